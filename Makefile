@@ -1,0 +1,109 @@
+# grademl-tui — build, test, benchmark, install.
+#
+#   make                 build build/grademl-tui
+#   make check           build and run every test (unit, end-to-end)
+#   make check SANITIZE=1  the same under AddressSanitizer and UBSan (build/san/)
+#   make demo            import the bundled capture and print its report
+#   make bench           benchmarks against the budgets in DESIGN.md
+#   make install PREFIX=/usr/local
+#   make deps            install missing Debian packages (as root), else print the line
+
+PREFIX   ?= /usr/local
+CC       ?= cc
+PKGS     := sqlite3 yajl jansson zlib libzstd ncursesw libpcre2-8
+DEBS     := build-essential pkg-config libsqlite3-dev libyajl-dev libjansson-dev zlib1g-dev \
+            libzstd-dev libncurses-dev libpcre2-dev libcmocka-dev tmux python3
+
+ifeq ($(SANITIZE),1)
+B        := build/san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+OPT      := -O1 -g
+else
+B        := build
+SANFLAGS :=
+OPT      := -O2 -g
+endif
+
+VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+WARN     := -std=c11 -Wall -Wextra -Wpedantic -Werror -Wshadow -Wstrict-prototypes \
+            -Wmissing-prototypes -Wno-unused-parameter
+CPPFLAGS += -D_GNU_SOURCE -I. -DGRADEML_VERSION='"$(VERSION)"'
+CFLAGS   += $(OPT) $(WARN) $(SANFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+LDFLAGS  += $(SANFLAGS)
+
+LIB_SRC  := $(wildcard model/*.c importers/*.c query/*.c) $(filter-out tui/main.c,$(wildcard tui/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
+BIN      := $(B)/grademl-tui
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
+TOOL_SRC := $(wildcard tests/tools/*.c)
+TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tools/%)
+
+.PHONY: all check unit e2e demo bench install clean deps format
+all: $(BIN)
+
+$(B)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(B)/libgrademl.a: $(LIB_OBJ)
+	$(AR) rcs $@ $^
+
+$(BIN): $(B)/tui/main.o $(B)/libgrademl.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/tests/%: $(B)/tests/%.o $(B)/libgrademl.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+$(B)/tools/%: $(B)/tests/tools/%.o $(B)/libgrademl.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+check: deps
+	$(MAKE) unit e2e
+
+unit: $(TEST_BIN) $(BIN)
+	@set -e; for t in $(TEST_BIN); do echo "== $$t"; GRADEML_BIN=$(BIN) $$t; done
+
+e2e: $(BIN) $(TOOL_BIN)
+	@GRADEML_BIN=$(BIN) GRADEML_TOOLS=$(B)/tools bash tests/e2e/run.sh
+
+demo: deps $(BIN)
+	rm -f demo.db
+	$(BIN) import -o demo.db tests/data/demo/*.pt.trace.json.gz
+	$(BIN) report demo.db
+
+bench: deps $(BIN) $(TOOL_BIN)
+	GRADEML_BIN=$(BIN) GRADEML_TOOLS=$(B)/tools bash tests/bench/run.sh
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/grademl-tui/themes \
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/grademl-tui
+	for f in themes/*; do [ -f "$$f" ] && install -m 644 "$$f" \
+		$(DESTDIR)$(PREFIX)/share/grademl-tui/themes/; done; true
+	install -m 644 man/grademl-tui.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	for f in man/*.7; do [ -f "$$f" ] && install -m 644 "$$f" \
+		$(DESTDIR)$(PREFIX)/share/man/man7/; done; true
+
+deps:
+	@missing=""; for p in $(DEBS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "installing:$$missing"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+		else \
+			echo "missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
+		fi; \
+	fi
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build demo.db
+
+-include $(shell find build -name '*.d' 2>/dev/null)

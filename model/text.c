@@ -1,0 +1,216 @@
+/*
+ * UTF-8 validation and repair (RFC 3629: no overlongs, no surrogates, at
+ * most U+10FFFF) and exact decimal time parsing.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/text.h"
+#include "model/xalloc.h"
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	if (c == 0)
+		return 0;
+	if (c < 0x80)
+		return 1;
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xbf;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		if (c == 0xe0)
+			lo = 0xa0;
+		if (c == 0xed)
+			hi = 0x9f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		if (c == 0xf0)
+			lo = 0x90;
+		if (c == 0xf4)
+			hi = 0x8f;
+	} else
+		return 0;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+int utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+	while (i < n) {
+		if (p[i] >= 0x20 && p[i] < 0x80) {
+			i++;
+			continue;
+		}
+		size_t k = utf8_seq(p + i, n - i);
+		if (!k)
+			return 0;
+		i += k;
+	}
+	return 1;
+}
+
+size_t utf8_repair(struct sbuf *out, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, bad = 0, run = 0;
+	while (i < n) {
+		size_t k = utf8_seq(p + i, n - i);
+		if (k) {
+			i += k;
+			continue;
+		}
+		sbuf_add(out, s + run, i - run);
+		sbuf_add(out, "\xef\xbf\xbd", 3);
+		bad++;
+		i++;
+		run = i;
+	}
+	sbuf_add(out, s + run, n - run);
+	return bad;
+}
+
+int parse_int64(const char *s, size_t n, int64_t *out)
+{
+	size_t i = 0;
+	int neg = 0;
+	if (i < n && (s[i] == '-' || s[i] == '+'))
+		neg = s[i++] == '-';
+	if (i == n)
+		return -1;
+	uint64_t v = 0;
+	for (; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		unsigned d = (unsigned)(s[i] - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	if (neg) {
+		if (v > (uint64_t)INT64_MAX + 1)
+			return -1;
+		*out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+	} else {
+		if (v > (uint64_t)INT64_MAX)
+			return -1;
+		*out = (int64_t)v;
+	}
+	return 0;
+}
+
+int parse_id64(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+	int base = 10;
+	if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		i = 2;
+	}
+	if (i == n)
+		return -1;
+	for (; i < n; i++) {
+		unsigned d;
+		char c = s[i];
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (base == 16 && c >= 'a' && c <= 'f')
+			d = (unsigned)(c - 'a' + 10);
+		else if (base == 16 && c >= 'A' && c <= 'F')
+			d = (unsigned)(c - 'A' + 10);
+		else
+			return -1;
+		if (v > (UINT64_MAX - d) / (unsigned)base)
+			return -1;
+		v = v * (unsigned)base + d;
+	}
+	*out = v;
+	return 0;
+}
+
+int parse_units_ns(const char *s, size_t n, int64_t unit_ns, int64_t *out)
+{
+	size_t i = 0;
+	int neg = 0;
+	if (i < n && (s[i] == '-' || s[i] == '+'))
+		neg = s[i++] == '-';
+	size_t int_start = i;
+	while (i < n && s[i] >= '0' && s[i] <= '9')
+		i++;
+	size_t int_end = i, frac_start = i, frac_end = i;
+	if (i < n && s[i] == '.') {
+		frac_start = ++i;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+		frac_end = i;
+	}
+	if (int_end == int_start && frac_end == frac_start)
+		return -1;
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		char buf[64];
+		if (n >= sizeof(buf))
+			return -1;
+		memcpy(buf, s, n);
+		buf[n] = '\0';
+		char *end;
+		errno = 0;
+		double d = strtod(buf, &end);
+		if (errno || end != buf + n || !isfinite(d))
+			return -1;
+		d *= (double)unit_ns;
+		if (d >= 9.2e18 || d <= -9.2e18)
+			return -1;
+		*out = (int64_t)llround(d);
+		return 0;
+	}
+	if (i != n)
+		return -1;
+	int64_t v = 0;
+	for (size_t k = int_start; k < int_end; k++) {
+		if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[k] - '0', &v))
+			return -1;
+	}
+	if (__builtin_mul_overflow(v, unit_ns, &v))
+		return -1;
+	/* the fraction: digits worth of unit_ns/10, unit_ns/100, ... rounded half up */
+	int64_t scale = unit_ns, frac = 0;
+	size_t k = frac_start;
+	for (; k < frac_end && scale >= 10; k++) {
+		scale /= 10;
+		frac += (s[k] - '0') * scale;
+	}
+	if (k < frac_end && s[k] >= '5')
+		frac++;
+	if (__builtin_add_overflow(v, frac, &v))
+		return -1;
+	*out = neg ? -v : v;
+	return 0;
+}
+
+int parse_duration_ns(const char *s, int64_t *out)
+{
+	static const struct {
+		const char *suffix;
+		int64_t ns;
+	} units[] = {{"ns", 1},	    {"us", 1000},	    {"ms", 1000000},
+		     {"min", 60000000000LL}, {"s", 1000000000}, {"h", 3600000000000LL}};
+	size_t n = strlen(s);
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		size_t k = strlen(units[i].suffix);
+		if (n > k && !strcmp(s + n - k, units[i].suffix))
+			return parse_units_ns(s, n - k, units[i].ns, out);
+	}
+	return parse_units_ns(s, n, 1, out);
+}
