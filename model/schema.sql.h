@@ -1,0 +1,49 @@
+/*
+ * Schema v1 of trace.db, as one SQL script run when a file is created.
+ * Keep it in step with man/grademl-tui.1 (TRACE.DB) and bump
+ * STORE_SCHEMA_VERSION with a migration in store.c on any change.
+ */
+#ifndef GRADEML_SCHEMA_SQL_H
+#define GRADEML_SCHEMA_SQL_H
+
+static const char store_schema_sql[] =
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+	"CREATE TABLE strings(id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);\n"
+	"CREATE TABLE phase_kinds(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);\n"
+	"CREATE TABLE sources(id INTEGER PRIMARY KEY, path TEXT NOT NULL, format TEXT NOT NULL,"
+	" compression TEXT, size_bytes INTEGER, anchor TEXT NOT NULL,"
+	" time_offset_ns INTEGER NOT NULL DEFAULT 0, host TEXT, rank INTEGER,"
+	" imported_at TEXT NOT NULL, phases INTEGER NOT NULL DEFAULT 0,"
+	" events INTEGER NOT NULL DEFAULT 0, samples INTEGER NOT NULL DEFAULT 0,"
+	" dropped INTEGER NOT NULL DEFAULT 0, attrs TEXT);\n"
+	"CREATE TABLE tracks(id INTEGER PRIMARY KEY, source_id INTEGER NOT NULL, kind TEXT NOT NULL,"
+	" pid TEXT, tid TEXT, name TEXT, host TEXT, rank INTEGER, sort_index INTEGER,"
+	" phase_id INTEGER);\n"
+	"CREATE TABLE phases(id INTEGER PRIMARY KEY, parent_id INTEGER, kind INTEGER NOT NULL,"
+	" name_id INTEGER NOT NULL, cat_id INTEGER, track_id INTEGER, source_id INTEGER,"
+	" start_ns INTEGER NOT NULL, dur_ns INTEGER NOT NULL, self_ns INTEGER NOT NULL,"
+	" device_ns INTEGER NOT NULL DEFAULT 0, child_count INTEGER NOT NULL DEFAULT 0,"
+	" depth INTEGER NOT NULL, attrs TEXT);\n"
+	"CREATE INDEX phases_parent ON phases(parent_id, start_ns);\n"
+	"CREATE TABLE edges(src INTEGER NOT NULL, dst INTEGER NOT NULL, kind INTEGER NOT NULL);\n"
+	"CREATE INDEX edges_src ON edges(src);\n"
+	"CREATE INDEX edges_dst ON edges(dst);\n"
+	"CREATE TABLE events(id INTEGER PRIMARY KEY, source_id INTEGER, track_id INTEGER,"
+	" t_ns INTEGER NOT NULL, name_id INTEGER NOT NULL, level TEXT, phase_id INTEGER,"
+	" attrs TEXT);\n"
+	"CREATE TABLE metrics(id INTEGER PRIMARY KEY, source_id INTEGER, host TEXT, resource TEXT,"
+	" name TEXT NOT NULL, unit TEXT, value_kind TEXT NOT NULL, capacity REAL);\n"
+	"CREATE TABLE samples(metric_id INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
+	" value REAL NOT NULL);\n"
+	"CREATE INDEX samples_metric ON samples(metric_id, t_ns);\n"
+	"CREATE TABLE diagnostics(id INTEGER PRIMARY KEY, source_id INTEGER, code TEXT NOT NULL,"
+	" count INTEGER NOT NULL, message TEXT NOT NULL, example TEXT);\n"
+	"CREATE VIEW phases_v AS SELECT p.id, p.parent_id, k.name AS kind, n.text AS name,"
+	" c.text AS category, p.track_id, p.source_id, p.start_ns, p.start_ns + p.dur_ns AS end_ns,"
+	" p.dur_ns, p.self_ns, p.device_ns, p.child_count, p.depth, p.attrs"
+	" FROM phases p JOIN phase_kinds k ON k.id = p.kind JOIN strings n ON n.id = p.name_id"
+	" LEFT JOIN strings c ON c.id = p.cat_id;\n"
+	"CREATE VIEW events_v AS SELECT e.id, e.source_id, e.track_id, e.t_ns, n.text AS name,"
+	" e.level, e.phase_id, e.attrs FROM events e JOIN strings n ON n.id = e.name_id;\n";
+
+#endif

@@ -1,0 +1,142 @@
+/*
+ * trace.db: the SQLite file every importer writes and every view reads.
+ *
+ * The store owns the connection, the schema (version STORE_SCHEMA_VERSION in
+ * PRAGMA user_version, application_id 'GRML'), and the prepared statements
+ * of the write path.  An import is one transaction: store_begin, any number
+ * of store_add_*, then store_commit, or store_rollback on any error, which
+ * leaves the file exactly as it was (a file the import created is removed).
+ *
+ * Times are int64 nanoseconds since the Unix epoch.  Strings (names,
+ * categories) are interned in the `strings` table; phases refer to them by id.
+ * The schema is documented in man/grademl-tui.1 (section TRACE.DB).
+ */
+#ifndef GRADEML_STORE_H
+#define GRADEML_STORE_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#define STORE_SCHEMA_VERSION 1
+#define STORE_APPLICATION_ID 0x47524d4c /* 'GRML' */
+
+struct store;
+
+enum store_mode { STORE_READ, STORE_WRITE };
+
+/* Phase kinds: the levels of the execution model (table phase_kinds). */
+#define PHASE_KIND_LIST(X)                                                                         \
+	X(WORKFLOW, "workflow")                                                                    \
+	X(STEP, "step")                                                                            \
+	X(RANK, "rank")                                                                            \
+	X(PROCESS, "process")                                                                      \
+	X(THREAD, "thread")                                                                        \
+	X(STREAM, "stream")                                                                        \
+	X(PROFILER_STEP, "profiler_step")                                                          \
+	X(OPERATOR, "operator")                                                                    \
+	X(ANNOTATION, "annotation")                                                                \
+	X(RUNTIME, "runtime")                                                                      \
+	X(KERNEL, "kernel")                                                                        \
+	X(MEMCPY, "memcpy")                                                                        \
+	X(MEMSET, "memset")                                                                        \
+	X(GPU_ANNOTATION, "gpu_annotation")                                                        \
+	X(ASYNC, "async")                                                                          \
+	X(SPAN, "span")
+
+enum phase_kind {
+	PHASE_NONE = 0,
+#define X(id, name) PHASE_##id,
+	PHASE_KIND_LIST(X)
+#undef X
+	PHASE_KIND_COUNT
+};
+
+const char *phase_kind_name(int kind);
+
+/* Edge kinds (edges.kind). */
+enum edge_kind { EDGE_FLOW = 1, EDGE_LAUNCH = 2, EDGE_FWDBWD = 3 };
+
+struct phase_row {
+	int64_t id; /* from store_reserve_phase_id */
+	int64_t parent_id; /* 0: none (a workflow) */
+	int kind;
+	int64_t name_id, cat_id;
+	int64_t track_id; /* 0: none */
+	int64_t source_id;
+	int64_t start_ns, dur_ns;
+	int64_t self_ns;      /* host time not covered by children on the same track */
+	int64_t device_ns;    /* time of device work launched beneath (kernels, memcpys) */
+	int64_t child_count;
+	int depth;
+	const char *attrs; /* compact JSON object text, or NULL */
+	size_t attrs_len;
+};
+
+struct source_row {
+	const char *path, *format, *compression, *anchor, *host;
+	int64_t size_bytes;
+	int64_t time_offset_ns;
+	int rank; /* -1: none */
+	const char *attrs; /* JSON text of the file's metadata, or NULL */
+};
+
+struct track_row {
+	int64_t source_id;
+	const char *kind; /* "thread", "stream", "async", "counter" */
+	const char *pid, *tid; /* as written in the trace */
+	const char *name;
+	const char *host;
+	int rank; /* -1: none */
+	int64_t sort_index;
+	int64_t phase_id; /* the track's node in the phase tree, or 0 */
+};
+
+struct metric_row {
+	int64_t source_id;
+	const char *host, *resource, *name, *unit;
+	const char *value_kind; /* "instant", "mean", "counter" */
+	double capacity; /* 0: unknown */
+};
+
+/* Opening: STORE_READ never writes; STORE_WRITE creates the file and the
+ * schema when missing.  A file that is not a SQLite database, or a database
+ * that is not a trace.db, is an error and is left untouched. */
+int store_open(const char *path, enum store_mode mode, struct store **out, char **err);
+void store_close(struct store *st);
+sqlite3 *store_db(struct store *st);
+const char *store_path(const struct store *st);
+
+int store_begin(struct store *st, char **err);
+int store_commit(struct store *st, char **err);
+void store_rollback(struct store *st);
+
+/* Write path: every call below is valid only between begin and commit.  They
+ * return -1 with *err set on a SQLite failure (disk full, I/O error). */
+int64_t store_intern(struct store *st, const char *s, size_t n, char **err);
+int64_t store_reserve_phase_id(struct store *st);
+int store_add_phase(struct store *st, const struct phase_row *p, char **err);
+int store_update_phase_window(struct store *st, int64_t id, int64_t start_ns, int64_t dur_ns,
+			      int64_t child_count, char **err);
+int store_add_launch_stats(struct store *st, int64_t id, int64_t kernels, int64_t device_ns,
+			   char **err);
+int64_t store_add_source(struct store *st, const struct source_row *s, char **err);
+int store_finish_source(struct store *st, int64_t source_id, int64_t phases, int64_t events,
+			int64_t samples, int64_t dropped, char **err);
+int64_t store_add_track(struct store *st, const struct track_row *t, char **err);
+int store_add_edge(struct store *st, int64_t src, int64_t dst, int kind, char **err);
+int store_add_event(struct store *st, int64_t source_id, int64_t track_id, int64_t t_ns,
+		    int64_t name_id, const char *level, int64_t phase_id, const char *attrs,
+		    size_t attrs_len, char **err);
+int64_t store_add_metric(struct store *st, const struct metric_row *m, char **err);
+int store_add_sample(struct store *st, int64_t metric_id, int64_t t_ns, double value,
+		     char **err);
+int store_add_diagnostic(struct store *st, int64_t source_id, const char *code, int64_t count,
+			 const char *message, const char *example, char **err);
+/* Runs one statement with no results (DDL, fix-ups); for model/ modules. */
+int store_exec(struct store *st, const char *sql, char **err);
+
+/* Finds a phase by kind and name under parent; 0 when none. */
+int64_t store_find_child(struct store *st, int64_t parent_id, int kind, const char *name,
+			 char **err);
+
+#endif
