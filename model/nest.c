@@ -1,0 +1,629 @@
+/*
+ * Phase-tree construction for one source; see nest.h for the contract.
+ *
+ * Records live in an arena (a fixed header followed by the attrs bytes);
+ * nest_finish sorts an index of them, or, when earlier arenas were spilled
+ * to sorted runs in a temporary file, k-way merges the runs.  The sorted
+ * stream is consumed by one pass that keeps a stack of open spans for the
+ * current track; a span's row is written when it is popped (post-order),
+ * with an id reserved when it was pushed (pre-order), so children always
+ * know their parent and parents know their self time and child count.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/nest.h"
+#include "model/sbuf.h"
+#include "model/xalloc.h"
+
+#define NEST_ON_DEVICE_KEY (1ULL << 32)
+
+struct rec {
+	uint64_t key; /* device bit << 32 | track */
+	int64_t start, dur;
+	uint64_t seq;
+	int64_t name_id, cat_id, corr;
+	uint64_t flow_id;
+	uint32_t attrs_len;
+	uint8_t role, flags, kind, pad;
+};
+
+#define REC_SIZE(alen) ((sizeof(struct rec) + (alen) + 7) & ~(size_t)7)
+
+struct run {
+	FILE *f;
+	uint64_t count;
+};
+
+struct nest {
+	char *arena;
+	size_t used, cap;
+	struct rec **idx;
+	size_t nidx, idx_alloc;
+	struct run *runs;
+	size_t nruns, runs_alloc;
+	uint64_t seq;
+	uint32_t max_track;
+	unsigned char device_of[1]; /* unused; device bit travels in the key */
+};
+
+struct nest *nest_new(size_t arena_bytes)
+{
+	struct nest *n = xcalloc(1, sizeof(*n));
+	if (arena_bytes < 4096)
+		arena_bytes = 4096;
+	n->cap = arena_bytes;
+	n->arena = xmalloc(arena_bytes);
+	return n;
+}
+
+void nest_free(struct nest *n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < n->nruns; i++)
+		fclose(n->runs[i].f);
+	free(n->runs);
+	free(n->idx);
+	free(n->arena);
+	free(n);
+}
+
+uint64_t nest_count(const struct nest *n)
+{
+	return n->seq;
+}
+
+static int rec_role_rank(const struct rec *r)
+{
+	return r->role == NEST_SPAN || r->role == NEST_DEVICE ? 0 : 1;
+}
+
+static int rec_cmp(const struct rec *a, const struct rec *b)
+{
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	int ra = rec_role_rank(a), rb = rec_role_rank(b);
+	if (ra != rb)
+		return ra - rb;
+	if (a->dur != b->dur)
+		return a->dur > b->dur ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int rec_pcmp(const void *x, const void *y)
+{
+	return rec_cmp(*(struct rec *const *)x, *(struct rec *const *)y);
+}
+
+static int spill(struct nest *n, char **err)
+{
+	if (!n->nidx)
+		return 0;
+	qsort(n->idx, n->nidx, sizeof(*n->idx), rec_pcmp);
+	FILE *f = tmpfile();
+	if (!f) {
+		*err = xasprintf("cannot create a temporary file for sorting (TMPDIR full?)");
+		return -1;
+	}
+	for (size_t i = 0; i < n->nidx; i++) {
+		struct rec *r = n->idx[i];
+		if (fwrite(r, REC_SIZE(r->attrs_len), 1, f) != 1) {
+			fclose(f);
+			*err = xasprintf("cannot write a temporary sort file (disk full?)");
+			return -1;
+		}
+	}
+	if (fflush(f) != 0 || fseek(f, 0, SEEK_SET) != 0) {
+		fclose(f);
+		*err = xasprintf("cannot write a temporary sort file (disk full?)");
+		return -1;
+	}
+	XGROW(n->runs, n->nruns + 1, n->runs_alloc);
+	n->runs[n->nruns].f = f;
+	n->runs[n->nruns].count = n->nidx;
+	n->nruns++;
+	n->nidx = 0;
+	n->used = 0;
+	return 0;
+}
+
+int nest_add(struct nest *n, const struct nest_span *s, char **err)
+{
+	size_t alen = s->attrs ? s->attrs_len : 0;
+	size_t need = REC_SIZE(alen);
+	if (n->used + need > n->cap) {
+		if (spill(n, err) < 0)
+			return -1;
+		if (need > n->cap) {
+			n->arena = xrealloc(n->arena, need);
+			n->cap = need;
+		}
+	}
+	struct rec *r = (struct rec *)(n->arena + n->used);
+	memset(r, 0, sizeof(*r));
+	r->key = s->track | ((s->flags & 0x10) ? NEST_ON_DEVICE_KEY : 0);
+	r->start = s->start;
+	r->dur = s->dur < 0 ? 0 : s->dur;
+	r->seq = n->seq++;
+	r->name_id = s->name_id;
+	r->cat_id = s->cat_id;
+	r->corr = s->corr;
+	r->flow_id = s->flow_id;
+	r->attrs_len = (uint32_t)alen;
+	r->role = s->role;
+	r->flags = s->flags;
+	r->kind = s->kind;
+	if (alen)
+		memcpy(r + 1, s->attrs, alen);
+	n->used += need;
+	XGROW(n->idx, n->nidx + 1, n->idx_alloc);
+	n->idx[n->nidx++] = r;
+	return 0;
+}
+
+/* ---- launch map: correlation id -> launching phase ---- */
+
+struct launch {
+	int64_t corr, id;
+	int64_t kernels, device_ns;
+	int depth;
+};
+
+struct launch_map {
+	struct launch *slot;
+	size_t cap, n;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static struct launch *launch_slot(struct launch_map *m, int64_t corr, int create)
+{
+	if (create && (m->n + 1) * 2 > m->cap) {
+		struct launch_map g = {xcalloc(m->cap ? m->cap * 2 : 1024, sizeof(struct launch)),
+				       m->cap ? m->cap * 2 : 1024, 0};
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->slot[i].corr) {
+				struct launch *d = launch_slot(&g, m->slot[i].corr, 1);
+				*d = m->slot[i];
+			}
+		free(m->slot);
+		*m = g;
+	}
+	if (!m->cap)
+		return NULL;
+	size_t i = mix64((uint64_t)corr) & (m->cap - 1);
+	while (m->slot[i].corr) {
+		if (m->slot[i].corr == corr)
+			return &m->slot[i];
+		i = (i + 1) & (m->cap - 1);
+	}
+	if (!create)
+		return NULL;
+	m->n++;
+	m->slot[i].corr = corr;
+	return &m->slot[i];
+}
+
+/* ---- the consuming pass ---- */
+
+struct frame {
+	int64_t id, parent_id;
+	int64_t start, end;
+	int64_t covered, nchild;
+	int64_t name_id, cat_id;
+	int depth, kind;
+	int in_parent; /* counts toward the stack parent's coverage */
+	struct sbuf attrs;
+};
+
+struct ctx {
+	struct store *st;
+	int64_t source_id;
+	struct nest_track *tracks;
+	size_t ntracks;
+	int64_t off;
+	struct nest_stats *stats;
+	char **err;
+	struct nest_track *t; /* current track */
+	struct frame *stack;
+	size_t depth, alloc;
+	int64_t busy, cover_end, top_children;
+	struct launch_map launches;
+	sqlite3_stmt *flow_ins;
+};
+
+static int to_abs(struct ctx *c, int64_t rel, int64_t *out)
+{
+	if (__builtin_add_overflow(rel, c->off, out)) {
+		c->stats->ns_overflow++;
+		return -1;
+	}
+	return 0;
+}
+
+static int write_frame(struct ctx *c, struct frame *f)
+{
+	int64_t self = (f->end - f->start) - f->covered;
+	struct phase_row p = {
+		.id = f->id,
+		.parent_id = f->parent_id,
+		.kind = f->kind,
+		.name_id = f->name_id,
+		.cat_id = f->cat_id,
+		.track_id = c->t->track_id,
+		.source_id = c->source_id,
+		.start_ns = f->start,
+		.dur_ns = f->end - f->start,
+		.self_ns = self < 0 ? 0 : self,
+		.device_ns = f->kind == PHASE_KERNEL || f->kind == PHASE_MEMCPY ||
+					     f->kind == PHASE_MEMSET
+				     ? f->end - f->start
+				     : 0,
+		.child_count = f->nchild,
+		.depth = f->depth,
+		.attrs = f->attrs.len ? f->attrs.buf : NULL,
+		.attrs_len = f->attrs.len,
+	};
+	c->stats->phases++;
+	return store_add_phase(c->st, &p, c->err);
+}
+
+static int pop_until(struct ctx *c, int64_t t)
+{
+	while (c->depth && c->stack[c->depth - 1].end <= t) {
+		if (write_frame(c, &c->stack[--c->depth]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int end_track(struct ctx *c)
+{
+	if (!c->t)
+		return 0;
+	if (pop_until(c, INT64_MAX) < 0)
+		return -1;
+	struct nest_track *t = c->t;
+	int64_t win = t->end - t->start;
+	struct phase_row p = {
+		.id = t->node_id,
+		.parent_id = t->parent_id,
+		.kind = t->kind,
+		.name_id = t->name_id,
+		.track_id = t->track_id,
+		.source_id = c->source_id,
+		.start_ns = t->start,
+		.dur_ns = win,
+		.self_ns = win - c->busy > 0 ? win - c->busy : 0,
+		.child_count = c->top_children,
+		.depth = t->depth,
+	};
+	c->t = NULL;
+	c->stats->phases++;
+	return store_add_phase(c->st, &p, c->err);
+}
+
+static void cover(struct ctx *c, int64_t s, int64_t e)
+{
+	if (e <= c->cover_end)
+		return;
+	c->busy += e - (s > c->cover_end ? s : c->cover_end);
+	c->cover_end = e;
+}
+
+static int consume(struct ctx *c, const struct rec *r)
+{
+	uint32_t ti = (uint32_t)(r->key & 0xffffffffu);
+	if (ti >= c->ntracks) {
+		*c->err = xasprintf("internal error: record on unknown track %u", ti);
+		return -1;
+	}
+	struct nest_track *t = &c->tracks[ti];
+	if (t != c->t) {
+		if (end_track(c) < 0)
+			return -1;
+		c->t = t;
+		c->busy = c->top_children = 0;
+		c->cover_end = INT64_MIN;
+		t->used = 0;
+	}
+	int64_t start, end;
+	if (to_abs(c, r->start, &start) < 0)
+		return 0;
+	int point = r->role == NEST_FLOW_OUT || r->role == NEST_FLOW_IN || r->role == NEST_INSTANT;
+	if (point || __builtin_add_overflow(start, r->dur, &end))
+		end = start;
+	if (!t->used) {
+		t->start = start;
+		t->end = end;
+		t->used = 1;
+	}
+	if (end > t->end)
+		t->end = end;
+	if (pop_until(c, start) < 0)
+		return -1;
+	struct frame *top = c->depth ? &c->stack[c->depth - 1] : NULL;
+
+	if (point) {
+		int64_t bound = top ? top->id : 0;
+		if (r->role == NEST_INSTANT) {
+			c->stats->events++;
+			return store_add_event(c->st, c->source_id, t->track_id, start, r->name_id,
+					       NULL, bound, r->attrs_len ? (const char *)(r + 1) : NULL,
+					       r->attrs_len, c->err);
+		}
+		if (!bound) {
+			c->stats->unbound_points++;
+			return 0;
+		}
+		sqlite3_bind_int64(c->flow_ins, 1, r->cat_id);
+		sqlite3_bind_int64(c->flow_ins, 2, (int64_t)r->flow_id);
+		sqlite3_bind_int(c->flow_ins, 3, r->role == NEST_FLOW_OUT ? 0 : 1);
+		sqlite3_bind_int64(c->flow_ins, 4, bound);
+		int rc = sqlite3_step(c->flow_ins);
+		sqlite3_reset(c->flow_ins);
+		if (rc != SQLITE_DONE) {
+			*c->err = xasprintf("cannot record a flow: %s",
+					    sqlite3_errmsg(store_db(c->st)));
+			return -1;
+		}
+		return 0;
+	}
+
+	cover(c, start, end);
+	struct frame f = {
+		.id = store_reserve_phase_id(c->st),
+		.start = start,
+		.end = end,
+		.name_id = r->name_id,
+		.cat_id = r->cat_id,
+		.kind = r->kind,
+	};
+	struct launch *l = NULL;
+	if (r->role == NEST_DEVICE && r->corr)
+		l = launch_slot(&c->launches, r->corr, 0);
+	if (l) {
+		f.parent_id = l->id;
+		f.depth = l->depth + 1;
+		l->kernels++;
+		l->device_ns += end - start;
+	} else if (top && !(r->flags & NEST_FLAT) && r->role != NEST_DEVICE) {
+		f.parent_id = top->id;
+		f.depth = top->depth + 1;
+		f.in_parent = 1;
+		top->nchild++;
+		if (end > top->end)
+			c->stats->overlaps++;
+		top->covered += (end < top->end ? end : top->end) - start;
+	} else {
+		if (r->role == NEST_DEVICE)
+			c->stats->unlinked++;
+		f.parent_id = t->node_id;
+		f.depth = t->depth + 1;
+		c->top_children++;
+	}
+	if ((r->flags & NEST_LAUNCH) && r->corr) {
+		struct launch *nl = launch_slot(&c->launches, r->corr, 1);
+		nl->id = f.id;
+		nl->depth = f.depth;
+	}
+	if (r->flags & (NEST_BIND_OUT | NEST_BIND_IN)) {
+		sqlite3_bind_int64(c->flow_ins, 1, r->cat_id);
+		sqlite3_bind_int64(c->flow_ins, 2, (int64_t)r->flow_id);
+		sqlite3_bind_int(c->flow_ins, 3, (r->flags & NEST_BIND_OUT) ? 0 : 1);
+		sqlite3_bind_int64(c->flow_ins, 4, f.id);
+		int rc = sqlite3_step(c->flow_ins);
+		sqlite3_reset(c->flow_ins);
+		if (rc != SQLITE_DONE) {
+			*c->err = xasprintf("cannot record a flow: %s",
+					    sqlite3_errmsg(store_db(c->st)));
+			return -1;
+		}
+	}
+	if (r->flags & NEST_FLAT) {
+		sbuf_init(&f.attrs);
+		if (r->attrs_len)
+			sbuf_add(&f.attrs, r + 1, r->attrs_len);
+		int rc = write_frame(c, &f);
+		sbuf_release(&f.attrs);
+		return rc;
+	}
+	if (c->depth == c->alloc) {
+		size_t na = c->alloc ? c->alloc * 2 : 64;
+		c->stack = xrealloc(c->stack, na * sizeof(*c->stack));
+		for (size_t i = c->alloc; i < na; i++)
+			sbuf_init(&c->stack[i].attrs);
+		c->alloc = na;
+	}
+	struct frame *slot = &c->stack[c->depth++];
+	struct sbuf keep = slot->attrs; /* each slot keeps its buffer for reuse */
+	*slot = f;
+	slot->attrs = keep;
+	sbuf_reset(&slot->attrs);
+	if (r->attrs_len)
+		sbuf_add(&slot->attrs, r + 1, r->attrs_len);
+	return 0;
+}
+
+/* ---- merging spilled runs ---- */
+
+struct reader {
+	FILE *f;
+	uint64_t left;
+	struct rec *cur;
+	size_t cur_alloc;
+};
+
+static int reader_next(struct reader *rd, char **err)
+{
+	if (!rd->left) {
+		return 0;
+	}
+	struct rec h;
+	if (fread(&h, sizeof(h), 1, rd->f) != 1)
+		goto bad;
+	size_t sz = REC_SIZE(h.attrs_len);
+	if (sz > rd->cur_alloc) {
+		rd->cur = xrealloc(rd->cur, sz);
+		rd->cur_alloc = sz;
+	}
+	*rd->cur = h;
+	if (sz > sizeof(h) && fread(rd->cur + 1, sz - sizeof(h), 1, rd->f) != 1)
+		goto bad;
+	rd->left--;
+	return 1;
+bad:
+	*err = xasprintf("cannot read back a temporary sort file");
+	return -1;
+}
+
+static void heap_down(struct reader **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && rec_cmp(h[l]->cur, h[m]->cur) < 0)
+			m = l;
+		if (l + 1 < n && rec_cmp(h[l + 1]->cur, h[m]->cur) < 0)
+			m = l + 1;
+		if (m == i)
+			return;
+		struct reader *tmp = h[i];
+		h[i] = h[m];
+		h[m] = tmp;
+		i = m;
+	}
+}
+
+static int merge_runs(struct nest *n, struct ctx *c)
+{
+	size_t k = n->nruns;
+	struct reader *rd = xcalloc(k, sizeof(*rd));
+	struct reader **heap = xcalloc(k, sizeof(*heap));
+	size_t hn = 0;
+	int rc = -1;
+	for (size_t i = 0; i < k; i++) {
+		rd[i].f = n->runs[i].f;
+		rd[i].left = n->runs[i].count;
+		setvbuf(rd[i].f, NULL, _IOFBF, 1 << 20);
+		int got = reader_next(&rd[i], c->err);
+		if (got < 0)
+			goto out;
+		if (got)
+			heap[hn++] = &rd[i];
+	}
+	for (size_t i = hn; i-- > 0;)
+		heap_down(heap, hn, i);
+	while (hn) {
+		if (consume(c, heap[0]->cur) < 0)
+			goto out;
+		int got = reader_next(heap[0], c->err);
+		if (got < 0)
+			goto out;
+		if (!got)
+			heap[0] = heap[--hn];
+		heap_down(heap, hn, 0);
+	}
+	rc = 0;
+out:
+	for (size_t i = 0; i < k; i++)
+		free(rd[i].cur);
+	free(rd);
+	free(heap);
+	return rc;
+}
+
+static int link_flows(struct ctx *c)
+{
+	static const char pair_sql[] =
+		"CREATE INDEX IF NOT EXISTS temp.nest_flows_key ON nest_flows(cat, fid, dir);"
+		"INSERT INTO edges(src, dst, kind)"
+		" SELECT o.phase, i.phase,"
+		"  CASE (SELECT text FROM strings WHERE id = o.cat)"
+		"   WHEN 'ac2g' THEN 2 WHEN 'async_cpu_to_gpu' THEN 2 WHEN 'async' THEN 2"
+		"   WHEN 'fwdbwd' THEN 3 ELSE 1 END"
+		" FROM nest_flows o JOIN nest_flows i"
+		"  ON i.cat IS o.cat AND i.fid = o.fid AND i.dir = 1 AND i.phase <> o.phase"
+		" WHERE o.dir = 0";
+	sqlite3 *db = store_db(c->st);
+	if (store_exec(c->st, pair_sql, c->err) < 0)
+		return -1;
+	c->stats->edges += sqlite3_changes(db);
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT count(*) FROM nest_flows a WHERE NOT EXISTS (SELECT 1 FROM"
+			       " nest_flows b WHERE b.cat IS a.cat AND b.fid = a.fid"
+			       " AND b.dir <> a.dir)",
+			       -1, &s, NULL) != SQLITE_OK) {
+		*c->err = xasprintf("cannot pair flows: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	if (sqlite3_step(s) == SQLITE_ROW)
+		c->stats->lone_flows += sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return store_exec(c->st, "DELETE FROM nest_flows", c->err);
+}
+
+int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest_track *tracks,
+		size_t ntracks, int64_t offset_ns, struct nest_stats *stats, char **err)
+{
+	struct ctx c = {
+		.st = st,
+		.source_id = source_id,
+		.tracks = tracks,
+		.ntracks = ntracks,
+		.off = offset_ns,
+		.stats = stats,
+		.err = err,
+	};
+	int rc = -1;
+	for (size_t i = 0; i < ntracks; i++)
+		tracks[i].used = 0;
+	if (store_exec(st, "CREATE TEMP TABLE IF NOT EXISTS nest_flows(cat INTEGER, fid INTEGER,"
+			   " dir INTEGER, phase INTEGER)",
+		       err) < 0)
+		return -1;
+	if (sqlite3_prepare_v2(store_db(st), "INSERT INTO nest_flows VALUES (?1, ?2, ?3, ?4)", -1,
+			       &c.flow_ins, NULL) != SQLITE_OK) {
+		*err = xasprintf("cannot record flows: %s", sqlite3_errmsg(store_db(st)));
+		return -1;
+	}
+	if (n->nruns) {
+		if (spill(n, err) < 0 || merge_runs(n, &c) < 0)
+			goto out;
+	} else {
+		qsort(n->idx, n->nidx, sizeof(*n->idx), rec_pcmp);
+		for (size_t i = 0; i < n->nidx; i++)
+			if (consume(&c, n->idx[i]) < 0)
+				goto out;
+	}
+	if (end_track(&c) < 0)
+		goto out;
+	for (size_t i = 0; i < c.launches.cap; i++) {
+		struct launch *l = &c.launches.slot[i];
+		if (l->corr && l->kernels &&
+		    store_add_launch_stats(st, l->id, l->kernels, l->device_ns, err) < 0)
+			goto out;
+	}
+	if (link_flows(&c) < 0)
+		goto out;
+	rc = 0;
+out:
+	sqlite3_finalize(c.flow_ins);
+	for (size_t i = 0; i < c.alloc; i++)
+		sbuf_release(&c.stack[i].attrs);
+	free(c.stack);
+	free(c.launches.slot);
+	return rc;
+}

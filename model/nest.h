@@ -1,0 +1,85 @@
+/*
+ * Builds one source's part of the phase tree from spans that arrive in any
+ * order: the importer adds records while it streams its input, then
+ * nest_finish sorts them by (track, start, longest first), nests them by time
+ * containment on each track, links device work to the call that launched it
+ * (by correlation id), binds flow endpoints and instants to the slice that
+ * encloses them, and writes phases, edges and events through the store.
+ *
+ * Memory is bounded: records fill an arena of `arena_bytes`; a full arena is
+ * sorted and spilled to a temporary file, and nest_finish merges the runs.
+ * Host tracks are processed before device tracks, so every launch is known
+ * when its kernels arrive.
+ *
+ * Times given to nest_add are relative to the source's time base; the offset
+ * passed to nest_finish makes them epoch nanoseconds.
+ */
+#ifndef GRADEML_NEST_H
+#define GRADEML_NEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/store.h"
+
+enum nest_role {
+	NEST_SPAN = 0,   /* a duration: becomes a phase */
+	NEST_DEVICE = 1, /* a duration on a device track, parented by its launch (corr) */
+	NEST_FLOW_OUT = 2, /* a point: flow start bound to the enclosing span */
+	NEST_FLOW_IN = 3,  /* a point: flow end bound to the enclosing span */
+	NEST_INSTANT = 4,  /* a point: becomes an event bound to the enclosing span */
+};
+
+enum nest_flags {
+	NEST_FLAT = 1,     /* do not nest by containment: a child of the track node */
+	NEST_LAUNCH = 2,   /* a span whose corr identifies device work it launched */
+	NEST_BIND_OUT = 4, /* a span that is itself the start of flow `flow_id` */
+	NEST_BIND_IN = 8,  /* a span that is itself the end of flow `flow_id` */
+};
+
+struct nest_span {
+	uint32_t track; /* index into the tracks given to nest_finish */
+	uint8_t role, flags, kind;
+	int64_t start, dur; /* ns; dur of points is ignored */
+	int64_t name_id, cat_id;
+	int64_t corr;     /* launch correlation id (NEST_LAUNCH, NEST_DEVICE), 0 none */
+	uint64_t flow_id; /* flows: the id; flow key = (cat_id, flow_id) */
+	const char *attrs;
+	size_t attrs_len;
+};
+
+/* What nest_finish needs of each track, and what it reports back. */
+struct nest_track {
+	/* in */
+	int64_t track_id;  /* tracks.id */
+	int64_t node_id;   /* reserved phase id of the track's node */
+	int64_t parent_id; /* the process (or rank) node above it */
+	int64_t name_id;
+	int kind;  /* PHASE_THREAD, PHASE_STREAM */
+	int depth; /* depth of the track node */
+	int device; /* a device track: processed after every host track */
+	/* out: the node's window in epoch ns, and whether it had any record */
+	int64_t start, end;
+	int used;
+};
+
+struct nest_stats {
+	int64_t phases, events, edges;
+	int64_t overlaps;       /* spans ending after the span that contains them */
+	int64_t unlinked;       /* device spans whose launch was not found */
+	int64_t unbound_points; /* flow ends / instants outside any span */
+	int64_t lone_flows;     /* flow starts or ends without their partner */
+	int64_t ns_overflow;    /* times that overflowed int64 after the offset */
+};
+
+struct nest;
+
+struct nest *nest_new(size_t arena_bytes);
+void nest_free(struct nest *n);
+/* Copies the span (and its attrs); fails only when the temp file cannot be written. */
+int nest_add(struct nest *n, const struct nest_span *s, char **err);
+uint64_t nest_count(const struct nest *n);
+int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest_track *tracks,
+		size_t ntracks, int64_t offset_ns, struct nest_stats *stats, char **err);
+
+#endif
