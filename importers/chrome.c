@@ -1,0 +1,1397 @@
+/*
+ * Chrome trace event format (PyTorch/Kineto, the legacy autograd profiler,
+ * TensorFlow and JAX exports), streamed with YAJL so memory does not grow
+ * with the file: events go to the nest builder (model/nest.h) as they are
+ * parsed; the tree is built once the whole file has been read, because
+ * metadata such as baseTimeNanoseconds or distributedInfo may follow the
+ * events.
+ *
+ * Both top-level forms are accepted: a bare array of events, and an object
+ * whose "traceEvents" array may come before or after other keys.  Every
+ * event is stored or counted in diagnostics with a reason.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+
+#include "importers/chrome.h"
+#include "model/nest.h"
+#include "model/sbuf.h"
+#include "model/strmap.h"
+#include "model/text.h"
+#include "model/xalloc.h"
+
+#define MAX_DEPTH 256
+#define MAX_SERIES 64
+#define NEST_ON_DEVICE 0x10 /* nest_span.flags: the track is a device stream */
+#define INTERN_CACHE_MAX (1 << 20)
+
+/* Diagnostics: code, whether the event was dropped, and the message. */
+#define DIAG_LIST(X)                                                                               \
+	X(EMPTY_EVENT, 1, "empty event object skipped (e.g. a trailing {})")                       \
+	X(NOT_OBJECT, 1, "traceEvents element that is not an object skipped")                      \
+	X(MISSING_PH, 1, "event without \"ph\" skipped")                                           \
+	X(BAD_TS, 1, "duration event with a missing or invalid \"ts\" dropped")                    \
+	X(BAD_DUR, 0, "invalid or negative \"dur\" read as 0")                                     \
+	X(UNSUPPORTED, 1, "event of an unsupported phase type skipped")                            \
+	X(UNMATCHED_END, 1, "\"E\" or \"e\" without a matching begin skipped")                     \
+	X(UNCLOSED_BEGIN, 0, "\"B\" or \"b\" never closed: ended at the source's last timestamp")  \
+	X(OVERLAP, 0, "span ending after the span containing it (kept as its child)")              \
+	X(UNLINKED_DEVICE, 0, "device work whose launching call was not found (under its stream)") \
+	X(LONE_FLOW, 0, "flow start or end without its partner (no edge)")                         \
+	X(UNBOUND_FLOW, 0, "flow endpoint outside any span (no edge)")                             \
+	X(FLOW_STEP, 1, "flow step (\"t\") ignored")                                               \
+	X(BIG_INTEGER, 0, "integer beyond int64 in args kept as a string")                         \
+	X(BAD_UTF8, 0, "invalid UTF-8 or NUL in a string replaced by U+FFFD")                      \
+	X(TIME_OVERFLOW, 1, "timestamp beyond the int64 nanosecond range dropped")                 \
+	X(BAD_COUNTER, 1, "counter event without numeric values skipped")
+
+enum diag {
+#define X(id, drop, msg) D_##id,
+	DIAG_LIST(X)
+#undef X
+		D_COUNT
+};
+
+static const struct {
+	const char *code, *message;
+	int drop;
+} diag_info[D_COUNT] = {
+#define X(id, drop, msg) [D_##id] = {#id, msg, drop},
+	DIAG_LIST(X)
+#undef X
+};
+
+enum field {
+	F_NONE,
+	F_PH,
+	F_NAME,
+	F_CAT,
+	F_PID,
+	F_TID,
+	F_TS,
+	F_DUR,
+	F_ID,
+	F_BP,
+	F_SCOPE,
+	F_BIND_ID,
+	F_FLOW_IN,
+	F_FLOW_OUT,
+	F_ARGS,
+	F_OTHER
+};
+
+enum cap_target { CAP_NONE, CAP_ARGS, CAP_META, CAP_SKIP };
+
+struct series {
+	char *key;
+	double value;
+};
+
+struct event {
+	struct sbuf ph, name, cat, pid, tid, ts, dur, id, bp, scope, bind_id;
+	int flow_in, flow_out, nfields;
+	struct sbuf args; /* compact JSON of args, or empty */
+	int64_t corr;
+	int has_corr;
+	struct sbuf arg_name, arg_labels;
+	int64_t sort_index;
+	int has_sort_index;
+	struct series series[MAX_SERIES];
+	int nseries;
+};
+
+struct track {
+	char *pid, *tid;
+	int device, async;
+	int64_t sort_index;
+	int64_t last_ts; /* greatest time seen, to close unclosed begins */
+};
+
+struct open_span { /* a "B" or "b" waiting for its end */
+	int64_t ts, name_id, cat_id;
+	uint32_t track;
+	int kind;
+	char *attrs;
+	size_t attrs_len;
+};
+
+struct open_stack {
+	struct open_span *v;
+	size_t n, alloc;
+};
+
+struct cp {
+	struct input *in;
+	struct store *st;
+	const struct import_opts *opts;
+	char **err;
+	int failed;
+	struct nest *nest;
+	uint64_t chunk_base;
+	yajl_handle h;
+
+	/* parse position */
+	int depth;
+	uint8_t is_map[MAX_DEPTH + 2];
+	uint8_t first[MAX_DEPTH + 2];
+	int top_object;  /* the document is an object */
+	int events_depth; /* depth of the traceEvents array; 0 outside */
+	int in_event;
+	struct sbuf key; /* last map key at the current depth */
+	enum field field;
+	enum cap_target cap;
+	int cap_depth;
+	struct sbuf *cap_buf;
+
+	struct event ev;
+	struct sbuf meta; /* top-level keys other than traceEvents, as JSON members */
+	struct sbuf scratch;
+	int has_base;
+	int64_t base_ns;
+
+	/* tables */
+	struct strmap names; /* interned string -> id */
+	struct strmap track_ids; /* "D\x1fpid\x1ftid" -> track index */
+	struct track *tracks;
+	size_t ntracks, tracks_alloc;
+	struct strmap proc_names, thread_names, proc_labels, proc_sort;
+	struct strmap open_b; /* track index -> index into opens */
+	struct strmap open_async; /* cat\x1fid\x1fscope -> index into opens */
+	struct open_stack *opens;
+	size_t nopens, opens_alloc;
+	struct strmap metrics; /* pid\x1fname\x1fkey -> metric id */
+	int64_t source_id;
+	int64_t min_ts, max_ts;
+	int any_ts;
+	int64_t spans, samples;
+	int64_t diag[D_COUNT];
+	char *diag_example[D_COUNT];
+};
+
+/* ---- helpers ---- */
+
+static void note(struct cp *p, enum diag d, const char *example)
+{
+	p->diag[d]++;
+	if (!p->diag_example[d] && example)
+		p->diag_example[d] = xstrdup(example);
+}
+
+static void note_at(struct cp *p, enum diag d)
+{
+	if (p->diag_example[d]) {
+		p->diag[d]++;
+		return;
+	}
+	char *ex = xasprintf("event ending near byte %llu",
+			     (unsigned long long)(p->chunk_base + yajl_get_bytes_consumed(p->h)));
+	note(p, d, ex);
+	free(ex);
+}
+
+static int fail(struct cp *p, char *msg)
+{
+	if (!p->failed) {
+		*p->err = msg;
+		p->failed = 1;
+	} else {
+		free(msg);
+	}
+	return 0; /* stops yajl */
+}
+
+static int64_t intern(struct cp *p, const char *s, size_t n)
+{
+	struct strmap_ent *e = strmap_get(&p->names, s, n);
+	if (e)
+		return e->value;
+	if (p->names.n >= INTERN_CACHE_MAX)
+		strmap_clear(&p->names);
+	int64_t id = store_intern(p->st, s, n, p->err);
+	if (id < 0) {
+		p->failed = 1;
+		return -1;
+	}
+	strmap_put(&p->names, s, n, id, NULL);
+	return id;
+}
+
+/* Appends a string, repaired to valid UTF-8 with no NUL. */
+static void add_clean(struct cp *p, struct sbuf *out, const unsigned char *s, size_t n)
+{
+	if (utf8_valid((const char *)s, n)) {
+		sbuf_add(out, s, n);
+		return;
+	}
+	if (utf8_repair(out, (const char *)s, n))
+		note_at(p, D_BAD_UTF8);
+}
+
+static void event_reset(struct event *e)
+{
+	sbuf_reset(&e->ph);
+	sbuf_reset(&e->name);
+	sbuf_reset(&e->cat);
+	sbuf_reset(&e->pid);
+	sbuf_reset(&e->tid);
+	sbuf_reset(&e->ts);
+	sbuf_reset(&e->dur);
+	sbuf_reset(&e->id);
+	sbuf_reset(&e->bp);
+	sbuf_reset(&e->scope);
+	sbuf_reset(&e->bind_id);
+	sbuf_reset(&e->args);
+	sbuf_reset(&e->arg_name);
+	sbuf_reset(&e->arg_labels);
+	for (int i = 0; i < e->nseries; i++)
+		free(e->series[i].key);
+	e->nseries = 0;
+	e->flow_in = e->flow_out = e->nfields = 0;
+	e->has_corr = e->has_sort_index = 0;
+}
+
+static enum field field_of(const struct sbuf *k)
+{
+	static const struct {
+		const char *name;
+		enum field f;
+	} map[] = {
+		{"ph", F_PH},       {"name", F_NAME},        {"cat", F_CAT},
+		{"pid", F_PID},     {"tid", F_TID},          {"ts", F_TS},
+		{"dur", F_DUR},     {"id", F_ID},            {"bp", F_BP},
+		{"s", F_SCOPE},     {"bind_id", F_BIND_ID},  {"flow_in", F_FLOW_IN},
+		{"flow_out", F_FLOW_OUT}, {"args", F_ARGS},
+	};
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(k->buf, map[i].name))
+			return map[i].f;
+	return F_OTHER;
+}
+
+static struct sbuf *field_buf(struct event *e, enum field f)
+{
+	switch (f) {
+	case F_PH: return &e->ph;
+	case F_NAME: return &e->name;
+	case F_CAT: return &e->cat;
+	case F_PID: return &e->pid;
+	case F_TID: return &e->tid;
+	case F_TS: return &e->ts;
+	case F_DUR: return &e->dur;
+	case F_ID: return &e->id;
+	case F_BP: return &e->bp;
+	case F_SCOPE: return &e->scope;
+	case F_BIND_ID: return &e->bind_id;
+	default: return NULL;
+	}
+}
+
+/* ---- capture: re-serialising a JSON subtree compactly ---- */
+
+static void cap_sep(struct cp *p, int is_key)
+{
+	int d = p->depth;
+	if (p->is_map[d] && !is_key)
+		return;
+	if (!p->first[d])
+		sbuf_addc(p->cap_buf, ',');
+	p->first[d] = 0;
+}
+
+/* Args members at the top of the args object carry the fields we index. */
+static void args_scalar(struct cp *p, const char *s, size_t n, int is_string, int is_number)
+{
+	struct event *e = &p->ev;
+	const char *k = p->key.buf;
+	int64_t v;
+	if (!strcmp(k, "correlation")) {
+		if (!parse_int64(s, n, &v)) {
+			e->corr = v;
+			e->has_corr = 1;
+		}
+	} else if (!strcmp(k, "name") && is_string) {
+		sbuf_reset(&e->arg_name);
+		add_clean(p, &e->arg_name, (const unsigned char *)s, n);
+	} else if (!strcmp(k, "labels") && is_string) {
+		sbuf_reset(&e->arg_labels);
+		add_clean(p, &e->arg_labels, (const unsigned char *)s, n);
+	} else if (!strcmp(k, "sort_index")) {
+		if (!parse_int64(s, n, &v)) {
+			e->sort_index = v;
+			e->has_sort_index = 1;
+		}
+	}
+	if ((is_number || is_string) && e->nseries < MAX_SERIES && n > 0 && n < 64) {
+		char buf[64];
+		memcpy(buf, s, n);
+		buf[n] = '\0';
+		char *end;
+		double d = strtod(buf, &end);
+		if (end == buf + n) {
+			e->series[e->nseries].key = xstrdup(k);
+			e->series[e->nseries].value = d;
+			e->nseries++;
+		}
+	}
+}
+
+static int is_big_integer(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '.' || s[i] == 'e' || s[i] == 'E')
+			return 0;
+	int64_t v;
+	return parse_int64(s, n, &v) < 0;
+}
+
+/* A scalar inside a capture. kind: 's' string, 'n' number, 'l' literal. */
+static void cap_scalar(struct cp *p, const char *s, size_t n, char kind)
+{
+	if (p->cap != CAP_SKIP) {
+		cap_sep(p, 0);
+		if (kind == 's') {
+			sbuf_reset(&p->scratch);
+			add_clean(p, &p->scratch, (const unsigned char *)s, n);
+			sbuf_add_json_string(p->cap_buf, p->scratch.buf, p->scratch.len);
+		} else if (kind == 'n' && is_big_integer(s, n)) {
+			note_at(p, D_BIG_INTEGER);
+			sbuf_add_json_string(p->cap_buf, s, n);
+		} else {
+			sbuf_add(p->cap_buf, s, n);
+		}
+	}
+	if (p->cap == CAP_ARGS && p->depth == p->cap_depth)
+		args_scalar(p, s, n, kind == 's', kind == 'n');
+}
+
+/* ---- events ---- */
+
+static int64_t ts_of(struct cp *p, const struct sbuf *t, int *ok)
+{
+	int64_t v = 0;
+	*ok = t->len && !parse_units_ns(t->buf, t->len, 1000, &v);
+	if (*ok) {
+		if (!p->any_ts || v < p->min_ts)
+			p->min_ts = v;
+		if (!p->any_ts || v > p->max_ts)
+			p->max_ts = v;
+		p->any_ts = 1;
+	}
+	return v;
+}
+
+static int ieq(const struct sbuf *s, const char *lit)
+{
+	return !strcasecmp(s->buf, lit);
+}
+
+/* Maps a category (and name) to a phase kind; sets *device for GPU work. */
+static int kind_of(const struct event *e, int *device, int *flat)
+{
+	*device = *flat = 0;
+	const struct sbuf *c = &e->cat;
+	if (!strncmp(e->name.buf, "ProfilerStep#", 13))
+		return PHASE_PROFILER_STEP;
+	if (ieq(c, "kernel")) {
+		*device = 1;
+		return PHASE_KERNEL;
+	}
+	if (ieq(c, "gpu_memcpy") || ieq(c, "memcpy")) {
+		*device = 1;
+		return PHASE_MEMCPY;
+	}
+	if (ieq(c, "gpu_memset") || ieq(c, "memset")) {
+		*device = 1;
+		return PHASE_MEMSET;
+	}
+	if (ieq(c, "gpu_user_annotation")) {
+		*device = *flat = 1;
+		return PHASE_GPU_ANNOTATION;
+	}
+	if (ieq(c, "cuda_runtime") || ieq(c, "runtime") || ieq(c, "cuda_driver") ||
+	    ieq(c, "mtia_runtime") || ieq(c, "hip_runtime") || ieq(c, "cuda_sync"))
+		return PHASE_RUNTIME;
+	if (ieq(c, "user_annotation"))
+		return PHASE_ANNOTATION;
+	if (ieq(c, "trace") || ieq(c, "python_function") || ieq(c, "python"))
+		return PHASE_SPAN;
+	return PHASE_OPERATOR;
+}
+
+static uint32_t track_of(struct cp *p, const struct sbuf *pid, const struct sbuf *tid, int device,
+			 int async)
+{
+	sbuf_reset(&p->scratch);
+	sbuf_addf(&p->scratch, "%c%c\x1f%s\x1f%s", device ? 'D' : 'H', async ? 'A' : 'S', pid->buf,
+		  tid->buf);
+	int created;
+	struct strmap_ent *e = strmap_put(&p->track_ids, p->scratch.buf, p->scratch.len,
+					  (int64_t)p->ntracks, &created);
+	if (created) {
+		XGROW(p->tracks, p->ntracks + 1, p->tracks_alloc);
+		struct track *t = &p->tracks[p->ntracks++];
+		t->pid = xstrdup(pid->buf);
+		t->tid = xstrdup(tid->buf);
+		t->device = device;
+		t->async = async;
+		t->sort_index = 0;
+		t->last_ts = INT64_MIN;
+	}
+	return (uint32_t)e->value;
+}
+
+/* Points carry no device category: they join the device stream of their
+ * pid/tid when one exists (in real traces a stream's first kernel precedes
+ * its flow ends), else the host thread. */
+static uint32_t point_track(struct cp *p, const struct event *e)
+{
+	sbuf_reset(&p->scratch);
+	sbuf_addf(&p->scratch, "DS\x1f%s\x1f%s", e->pid.buf, e->tid.buf);
+	struct strmap_ent *d = strmap_get(&p->track_ids, p->scratch.buf, p->scratch.len);
+	if (d)
+		return (uint32_t)d->value;
+	return track_of(p, &e->pid, &e->tid, 0, 0);
+}
+
+static void seen_at(struct cp *p, uint32_t track, int64_t t)
+{
+	if (t > p->tracks[track].last_ts)
+		p->tracks[track].last_ts = t;
+}
+
+static int add_span(struct cp *p, uint32_t track, int role, int flags, int kind, int64_t ts,
+		    int64_t dur, int64_t name_id, int64_t cat_id, int64_t corr, uint64_t flow_id,
+		    const char *attrs, size_t attrs_len)
+{
+	struct nest_span s = {
+		.track = track,
+		.role = (uint8_t)role,
+		.flags = (uint8_t)(flags | (p->tracks[track].device ? NEST_ON_DEVICE : 0)),
+		.kind = (uint8_t)kind,
+		.start = ts,
+		.dur = dur,
+		.name_id = name_id,
+		.cat_id = cat_id,
+		.corr = corr,
+		.flow_id = flow_id,
+		.attrs = attrs,
+		.attrs_len = attrs_len,
+	};
+	if (role == NEST_SPAN || role == NEST_DEVICE)
+		p->spans++;
+	int64_t end;
+	seen_at(p, track, __builtin_add_overflow(ts, dur, &end) ? ts : end);
+	if (nest_add(p->nest, &s, p->err) < 0) {
+		p->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static struct open_stack *open_stack(struct cp *p, struct strmap *m, const char *key, size_t n,
+				     int create)
+{
+	struct strmap_ent *e = create ? strmap_put(m, key, n, (int64_t)p->nopens, NULL)
+				      : strmap_get(m, key, n);
+	if (!e)
+		return NULL;
+	if (e->value == (int64_t)p->nopens) {
+		XGROW(p->opens, p->nopens + 1, p->opens_alloc);
+		memset(&p->opens[p->nopens++], 0, sizeof(struct open_stack));
+	}
+	return &p->opens[e->value];
+}
+
+static const char *attrs_or_null(const struct event *e, size_t *len)
+{
+	*len = e->args.len;
+	return e->args.len > 2 ? e->args.buf : (*len = 0, NULL);
+}
+
+static int metric_sample(struct cp *p, const struct event *e, int64_t ts)
+{
+	int stored = 0;
+	for (int i = 0; i < e->nseries; i++) {
+		const char *key = e->series[i].key;
+		sbuf_reset(&p->scratch);
+		sbuf_addf(&p->scratch, "%s\x1f%s\x1f%s", e->pid.buf, e->name.buf, key);
+		int created;
+		struct strmap_ent *m = strmap_put(&p->metrics, p->scratch.buf, p->scratch.len, 0,
+						  &created);
+		if (created) {
+			char *name = strcmp(key, e->name.buf) && e->nseries > 1
+					     ? xasprintf("%s.%s", e->name.buf, key)
+				     : !strcmp(key, e->name.buf) || !strcmp(key, "value")
+					     ? xstrdup(e->name.buf)
+					     : xasprintf("%s.%s", e->name.buf, key);
+			char *res = xasprintf("pid:%s", e->pid.buf);
+			struct metric_row r = {.source_id = p->source_id,
+					       .host = p->opts->host,
+					       .resource = res,
+					       .name = name,
+					       .value_kind = "instant"};
+			m->value = store_add_metric(p->st, &r, p->err);
+			free(name);
+			free(res);
+			if (m->value < 0)
+				return p->failed = 1, -1;
+		}
+		if (store_add_sample(p->st, m->value, ts, e->series[i].value, p->err) < 0)
+			return p->failed = 1, -1;
+		p->samples++;
+		stored++;
+	}
+	if (!stored)
+		note_at(p, D_BAD_COUNTER);
+	return 0;
+}
+
+static void metadata(struct cp *p, const struct event *e)
+{
+	const char *n = e->name.buf;
+	sbuf_reset(&p->scratch);
+	sbuf_addf(&p->scratch, "%s", e->pid.buf);
+	if (!strcmp(n, "thread_name") || !strcmp(n, "thread_sort_index"))
+		sbuf_addf(&p->scratch, "\x1f%s", e->tid.buf);
+	struct strmap *m = NULL;
+	if (!strcmp(n, "process_name"))
+		m = &p->proc_names;
+	else if (!strcmp(n, "thread_name"))
+		m = &p->thread_names;
+	else if (!strcmp(n, "process_labels"))
+		m = &p->proc_labels;
+	if (m && (e->arg_name.len || e->arg_labels.len)) {
+		const struct sbuf *v = m == &p->proc_labels ? &e->arg_labels : &e->arg_name;
+		if (!v->len)
+			return;
+		int64_t id = intern(p, v->buf, v->len);
+		if (id > 0)
+			strmap_put(m, p->scratch.buf, p->scratch.len, 0, NULL)->value = id;
+	} else if (!strcmp(n, "process_sort_index") && e->has_sort_index) {
+		strmap_put(&p->proc_sort, p->scratch.buf, p->scratch.len, 0, NULL)->value =
+			e->sort_index;
+	}
+}
+
+static int finish_event(struct cp *p)
+{
+	struct event *e = &p->ev;
+	if (!e->nfields) {
+		note(p, D_EMPTY_EVENT, "{}");
+		return 0;
+	}
+	if (!e->ph.len) {
+		note_at(p, D_MISSING_PH);
+		return 0;
+	}
+	char ph = e->ph.buf[0];
+	if (!e->pid.len)
+		sbuf_adds(&e->pid, "0");
+	if (!e->tid.len)
+		sbuf_adds(&e->tid, "0");
+	if (ph == 'M') {
+		metadata(p, e);
+		return 0;
+	}
+	int ok;
+	int64_t ts = ts_of(p, &e->ts, &ok);
+	if (!ok) {
+		if (ph == 'X' || ph == 'B' || ph == 'b')
+			note_at(p, D_BAD_TS);
+		else if (ph != 'E' && ph != 'e')
+			note_at(p, D_UNSUPPORTED);
+		else
+			note_at(p, D_UNMATCHED_END);
+		return 0;
+	}
+	int device, flat;
+	int kind = kind_of(e, &device, &flat);
+	int64_t name_id = intern(p, e->name.buf, e->name.len);
+	int64_t cat_id = e->cat.len ? intern(p, e->cat.buf, e->cat.len) : 0;
+	if (name_id < 0 || cat_id < 0)
+		return -1;
+	size_t alen;
+	const char *attrs = attrs_or_null(e, &alen);
+
+	switch (ph) {
+	case 'X': {
+		int64_t dur = 0;
+		if (e->dur.len && (parse_units_ns(e->dur.buf, e->dur.len, 1000, &dur) < 0 || dur < 0)) {
+			note_at(p, D_BAD_DUR);
+			dur = 0;
+		}
+		uint32_t t = track_of(p, &e->pid, &e->tid, device, 0);
+		int flags = flat ? NEST_FLAT : 0;
+		uint64_t fid = 0;
+		if (e->bind_id.len && !parse_id64(e->bind_id.buf, e->bind_id.len, &fid)) {
+			if (e->flow_out)
+				flags |= NEST_BIND_OUT;
+			else if (e->flow_in)
+				flags |= NEST_BIND_IN;
+		}
+		int role = device && !flat ? NEST_DEVICE : NEST_SPAN;
+		if (kind == PHASE_RUNTIME && e->has_corr)
+			flags |= NEST_LAUNCH;
+		return add_span(p, t, role, flags, kind, ts, dur, name_id,
+				(flags & (NEST_BIND_OUT | NEST_BIND_IN)) ? 0 : cat_id,
+				e->has_corr ? e->corr : 0, fid, attrs, alen);
+	}
+	case 'B': {
+		uint32_t t = track_of(p, &e->pid, &e->tid, device, 0);
+		seen_at(p, t, ts);
+		char key[16];
+		int kn = snprintf(key, sizeof(key), "%u", t);
+		struct open_stack *os = open_stack(p, &p->open_b, key, (size_t)kn, 1);
+		XGROW(os->v, os->n + 1, os->alloc);
+		os->v[os->n++] = (struct open_span){ts, name_id, cat_id, t, kind,
+						    alen ? xstrndup(attrs, alen) : NULL, alen};
+		return 0;
+	}
+	case 'E': {
+		uint32_t t = track_of(p, &e->pid, &e->tid, device, 0);
+		char key[16];
+		int kn = snprintf(key, sizeof(key), "%u", t);
+		struct open_stack *os = open_stack(p, &p->open_b, key, (size_t)kn, 0);
+		if (!os || !os->n) {
+			note_at(p, D_UNMATCHED_END);
+			return 0;
+		}
+		struct open_span o = os->v[--os->n];
+		int rc = add_span(p, o.track, NEST_SPAN, 0, o.kind, o.ts, ts - o.ts, o.name_id,
+				  o.cat_id, 0, 0, o.attrs, o.attrs_len);
+		free(o.attrs);
+		return rc;
+	}
+	case 'b':
+	case 'e': {
+		sbuf_reset(&p->scratch);
+		sbuf_addf(&p->scratch, "%s\x1f%s\x1f%s\x1f%s", e->cat.buf, e->id.buf, e->scope.buf,
+			  e->pid.buf);
+		struct open_stack *os = open_stack(p, &p->open_async, p->scratch.buf,
+						   p->scratch.len, ph == 'b');
+		if (ph == 'b') {
+			struct sbuf tid = SBUF_INIT;
+			sbuf_init(&tid);
+			sbuf_addf(&tid, "async %s", e->cat.len ? e->cat.buf : "events");
+			uint32_t t = track_of(p, &e->pid, &tid, 0, 1);
+			sbuf_release(&tid);
+			seen_at(p, t, ts);
+			XGROW(os->v, os->n + 1, os->alloc);
+			os->v[os->n++] = (struct open_span){ts,	  name_id, cat_id, t, PHASE_ASYNC,
+							    alen ? xstrndup(attrs, alen) : NULL, alen};
+			return 0;
+		}
+		if (!os || !os->n) {
+			note_at(p, D_UNMATCHED_END);
+			return 0;
+		}
+		struct open_span o = os->v[--os->n];
+		int rc = add_span(p, o.track, NEST_SPAN, NEST_FLAT, PHASE_ASYNC, o.ts, ts - o.ts,
+				  o.name_id, o.cat_id, 0, 0, o.attrs, o.attrs_len);
+		free(o.attrs);
+		return rc;
+	}
+	case 'i':
+	case 'I':
+	case 'R':
+	case 'n': {
+		uint32_t t = point_track(p, e);
+		return add_span(p, t, NEST_INSTANT, 0, 0, ts, 0, name_id, cat_id, 0, 0, attrs,
+				alen);
+	}
+	case 's':
+	case 'f': {
+		uint64_t fid;
+		if (!e->id.len || parse_id64(e->id.buf, e->id.len, &fid) < 0) {
+			/* ids may be arbitrary strings: fold them into a number */
+			fid = 1469598103934665603ULL;
+			for (size_t i = 0; i < e->id.len; i++)
+				fid = (fid ^ (unsigned char)e->id.buf[i]) * 1099511628211ULL;
+		}
+		uint32_t t = point_track(p, e);
+		return add_span(p, t, ph == 's' ? NEST_FLOW_OUT : NEST_FLOW_IN, 0, 0, ts, 0,
+				name_id, cat_id, 0, fid, NULL, 0);
+	}
+	case 't':
+		note_at(p, D_FLOW_STEP);
+		return 0;
+	case 'C':
+		return metric_sample(p, e, ts);
+	default:
+		if (!p->diag_example[D_UNSUPPORTED]) {
+			char *ex = xasprintf("ph \"%.8s\"", e->ph.buf);
+			note(p, D_UNSUPPORTED, ex);
+			free(ex);
+		} else {
+			p->diag[D_UNSUPPORTED]++;
+		}
+		return 0;
+	}
+}
+
+/* ---- YAJL callbacks ---- */
+
+static int on_scalar(struct cp *p, const char *s, size_t n, char kind)
+{
+	if (p->cap) {
+		cap_scalar(p, s, n, kind);
+		return !p->failed;
+	}
+	if (p->depth == 0)
+		return fail(p, xasprintf("%s: not a Chrome trace: the document is a bare %s",
+					 input_path(p->in), kind == 's' ? "string" : "value"));
+	if (p->in_event && p->depth == p->events_depth + 1) {
+		struct event *e = &p->ev;
+		e->nfields++;
+		if (p->field == F_FLOW_IN || p->field == F_FLOW_OUT) {
+			int v = kind == 'l' && n == 4 && !memcmp(s, "true", 4);
+			if (p->field == F_FLOW_IN)
+				e->flow_in = v;
+			else
+				e->flow_out = v;
+			return 1;
+		}
+		struct sbuf *b = field_buf(e, p->field);
+		if (b && !(kind == 'l' && n == 4 && !memcmp(s, "null", 4))) {
+			sbuf_reset(b);
+			add_clean(p, b, (const unsigned char *)s, n);
+		}
+		return !p->failed;
+	}
+	if (p->events_depth && p->depth == p->events_depth) {
+		note_at(p, D_NOT_OBJECT);
+		return 1;
+	}
+	if (p->top_object && p->depth == 1) {
+		if (!strcmp(p->key.buf, "baseTimeNanoseconds")) {
+			int64_t v;
+			if ((kind == 'n' || kind == 's') && !parse_int64(s, n, &v)) {
+				p->has_base = 1;
+				p->base_ns = v;
+			}
+		}
+		struct sbuf *save = p->cap_buf;
+		p->cap_buf = &p->meta;
+		p->cap = CAP_META;
+		cap_scalar(p, s, n, kind);
+		p->cap = CAP_NONE;
+		p->cap_buf = save;
+	}
+	return 1;
+}
+
+static int cb_null(void *ctx)
+{
+	return on_scalar(ctx, "null", 4, 'l');
+}
+
+static int cb_boolean(void *ctx, int v)
+{
+	return v ? on_scalar(ctx, "true", 4, 'l') : on_scalar(ctx, "false", 5, 'l');
+}
+
+static int cb_number(void *ctx, const char *s, size_t n)
+{
+	return on_scalar(ctx, s, n, 'n');
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t n)
+{
+	return on_scalar(ctx, (const char *)s, n, 's');
+}
+
+static int open_container(struct cp *p, int is_map)
+{
+	if (p->depth >= MAX_DEPTH)
+		return fail(p, xasprintf("%s: JSON nested deeper than %d levels near byte %llu",
+					 input_path(p->in), MAX_DEPTH,
+					 (unsigned long long)(p->chunk_base +
+							      yajl_get_bytes_consumed(p->h))));
+	if (p->cap) {
+		if (p->cap != CAP_SKIP) {
+			cap_sep(p, 0);
+			sbuf_addc(p->cap_buf, is_map ? '{' : '[');
+		}
+	} else if (p->depth == 0) {
+		p->top_object = is_map;
+		if (!is_map)
+			p->events_depth = 1;
+	} else if (p->top_object && p->depth == 1) {
+		if (!strcmp(p->key.buf, "traceEvents") && !is_map) {
+			p->events_depth = 2;
+		} else {
+			p->cap = CAP_META;
+			p->cap_buf = &p->meta;
+			p->cap_depth = p->depth + 1;
+			cap_sep(p, 0);
+			sbuf_addc(p->cap_buf, is_map ? '{' : '[');
+		}
+	} else if (p->events_depth && p->depth == p->events_depth) {
+		if (!is_map) {
+			note_at(p, D_NOT_OBJECT);
+			p->cap = CAP_SKIP;
+			p->cap_depth = p->depth + 1;
+		} else {
+			p->in_event = 1;
+			event_reset(&p->ev);
+		}
+	} else if (p->in_event && p->depth == p->events_depth + 1) {
+		p->ev.nfields++;
+		p->cap_depth = p->depth + 1;
+		if (p->field == F_ARGS && is_map) {
+			p->cap = CAP_ARGS;
+			p->cap_buf = &p->ev.args;
+			sbuf_reset(&p->ev.args);
+			sbuf_addc(p->cap_buf, '{');
+		} else {
+			p->cap = CAP_SKIP;
+		}
+	} else {
+		p->cap = CAP_SKIP;
+		p->cap_depth = p->depth + 1;
+	}
+	p->depth++;
+	p->is_map[p->depth] = (uint8_t)is_map;
+	p->first[p->depth] = 1;
+	return 1;
+}
+
+static int close_container(struct cp *p, int is_map)
+{
+	if (p->cap && p->cap != CAP_SKIP)
+		sbuf_addc(p->cap_buf, is_map ? '}' : ']');
+	if (p->cap && p->depth == p->cap_depth)
+		p->cap = CAP_NONE;
+	p->depth--;
+	if (p->in_event && p->depth == p->events_depth && is_map && !p->cap) {
+		p->in_event = 0;
+		if (finish_event(p) < 0)
+			p->failed = 1;
+	}
+	if (p->events_depth && p->depth == p->events_depth - 1 && !is_map && !p->cap)
+		p->events_depth = 0;
+	return !p->failed;
+}
+
+static int cb_start_map(void *ctx)
+{
+	return open_container(ctx, 1);
+}
+
+static int cb_end_map(void *ctx)
+{
+	return close_container(ctx, 1);
+}
+
+static int cb_start_array(void *ctx)
+{
+	return open_container(ctx, 0);
+}
+
+static int cb_end_array(void *ctx)
+{
+	return close_container(ctx, 0);
+}
+
+static int cb_map_key(void *ctx, const unsigned char *s, size_t n)
+{
+	struct cp *p = ctx;
+	sbuf_reset(&p->key);
+	add_clean(p, &p->key, s, n);
+	if (p->cap && p->cap != CAP_SKIP) {
+		cap_sep(p, 1);
+		sbuf_add_json_string(p->cap_buf, p->key.buf, p->key.len);
+		sbuf_addc(p->cap_buf, ':');
+	} else if (!p->cap && p->top_object && p->depth == 1 &&
+		   strcmp(p->key.buf, "traceEvents")) {
+		struct sbuf *save = p->cap_buf;
+		p->cap_buf = &p->meta;
+		cap_sep(p, 1);
+		sbuf_add_json_string(p->cap_buf, p->key.buf, p->key.len);
+		sbuf_addc(p->cap_buf, ':');
+		p->cap_buf = save;
+	}
+	if (p->in_event && p->depth == p->events_depth + 1 && !p->cap)
+		p->field = field_of(&p->key);
+	return 1;
+}
+
+static const yajl_callbacks callbacks = {
+	cb_null, cb_boolean, NULL, NULL, cb_number, cb_string, cb_start_map, cb_map_key,
+	cb_end_map, cb_start_array, cb_end_array,
+};
+
+/* ---- building the source's nodes once the file is read ---- */
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+static char *step_name_of(const char *path)
+{
+	static const char *const exts[] = {".gz", ".zst", ".json", ".trace", ".pt"};
+	char *name = xstrdup(base_name(path));
+	for (int again = 1; again;) {
+		again = 0;
+		for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+			size_t n = strlen(name), k = strlen(exts[i]);
+			if (n > k && !strcmp(name + n - k, exts[i])) {
+				name[n - k] = '\0';
+				again = 1;
+			}
+		}
+	}
+	return name;
+}
+
+static int meta_rank(struct cp *p, char **host)
+{
+	sbuf_reset(&p->scratch);
+	sbuf_addc(&p->scratch, '{');
+	sbuf_add(&p->scratch, p->meta.buf, p->meta.len);
+	sbuf_addc(&p->scratch, '}');
+	json_t *root = json_loadb(p->scratch.buf, p->scratch.len, 0, NULL);
+	int rank = -1;
+	if (root) {
+		json_t *r = json_object_get(json_object_get(root, "distributedInfo"), "rank");
+		if (json_is_integer(r) && json_integer_value(r) >= 0 &&
+		    json_integer_value(r) < 1 << 30)
+			rank = (int)json_integer_value(r);
+		else if (json_is_string(r))
+			rank = atoi(json_string_value(r));
+		json_t *h = json_object_get(root, "host_name");
+		if (json_is_string(h))
+			*host = xstrdup(json_string_value(h));
+		json_decref(root);
+	}
+	return rank;
+}
+
+static int64_t lookup_id(struct cp *p, struct strmap *m, const char *pid, const char *tid)
+{
+	sbuf_reset(&p->scratch);
+	sbuf_adds(&p->scratch, pid);
+	if (tid)
+		sbuf_addf(&p->scratch, "\x1f%s", tid);
+	struct strmap_ent *e = strmap_get(m, p->scratch.buf, p->scratch.len);
+	return e ? e->value : 0;
+}
+
+static const char *string_of(struct cp *p, int64_t id, struct sbuf *out)
+{
+	sbuf_reset(out);
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(store_db(p->st), "SELECT text FROM strings WHERE id = ?1", -1, &s,
+			       NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(s, 1, id);
+		if (sqlite3_step(s) == SQLITE_ROW)
+			sbuf_adds(out, (const char *)sqlite3_column_text(s, 0));
+		sqlite3_finalize(s);
+	}
+	return out->buf;
+}
+
+struct proc {
+	char *pid;
+	int device;
+	int64_t id, start, end, children;
+};
+
+static int close_unclosed(struct cp *p)
+{
+	for (size_t i = 0; i < p->nopens; i++) {
+		struct open_stack *os = &p->opens[i];
+		while (os->n) {
+			struct open_span o = os->v[--os->n];
+			int64_t end = p->tracks[o.track].last_ts;
+			if (end < o.ts)
+				end = o.ts;
+			if (!p->diag_example[D_UNCLOSED_BEGIN])
+				p->diag_example[D_UNCLOSED_BEGIN] =
+					xstrdup(string_of(p, o.name_id, &p->scratch));
+			p->diag[D_UNCLOSED_BEGIN]++;
+			int flat = p->tracks[o.track].async;
+			int rc = add_span(p, o.track, NEST_SPAN, flat ? NEST_FLAT : 0, o.kind, o.ts,
+					  end - o.ts,
+					  o.name_id, o.cat_id, 0, 0, o.attrs, o.attrs_len);
+			free(o.attrs);
+			if (rc < 0)
+				return -1;
+		}
+		free(os->v);
+	}
+	return 0;
+}
+
+static int build(struct cp *p, int64_t offset, int rank, const char *host)
+{
+	struct store *st = p->st;
+	char **err = p->err;
+	int rc = -1;
+	char *step = p->opts->step ? xstrdup(p->opts->step)
+		     : rank >= 0 && p->opts->group_step ? xstrdup(p->opts->group_step)
+							: step_name_of(input_path(p->in));
+	int64_t step_id = import_step_node(st, p->opts, step, err);
+	free(step);
+	if (step_id < 0)
+		return -1;
+	int64_t group = step_id;
+	int depth = 2;
+	int64_t rank_id = 0;
+	if (rank >= 0) {
+		rank_id = group = store_reserve_phase_id(st);
+		depth = 3;
+	}
+	struct nest_track *nt = xcalloc(p->ntracks ? p->ntracks : 1, sizeof(*nt));
+	struct proc *procs = xcalloc(p->ntracks ? p->ntracks : 1, sizeof(*procs));
+	size_t nprocs = 0;
+	struct sbuf name = SBUF_INIT;
+	sbuf_init(&name);
+	for (size_t i = 0; i < p->ntracks; i++) {
+		struct track *t = &p->tracks[i];
+		size_t j;
+		for (j = 0; j < nprocs; j++)
+			if (!strcmp(procs[j].pid, t->pid) && procs[j].device == t->device)
+				break;
+		if (j == nprocs) {
+			procs[nprocs].pid = t->pid;
+			procs[nprocs].device = t->device;
+			procs[nprocs].id = store_reserve_phase_id(st);
+			nprocs++;
+		}
+		int64_t tn = lookup_id(p, &p->thread_names, t->pid, t->tid);
+		sbuf_reset(&name);
+		if (tn)
+			string_of(p, tn, &name);
+		else if (t->device)
+			sbuf_addf(&name, "stream %s", t->tid);
+		else if (t->async)
+			sbuf_adds(&name, t->tid);
+		else
+			sbuf_addf(&name, "thread %s", t->tid);
+		nt[i].node_id = store_reserve_phase_id(st);
+		nt[i].parent_id = procs[j].id;
+		nt[i].name_id = intern(p, name.buf, name.len);
+		nt[i].kind = t->device ? PHASE_STREAM : PHASE_THREAD;
+		nt[i].depth = depth + 1;
+		nt[i].device = t->device;
+		struct track_row tr = {.source_id = p->source_id,
+				       .kind = t->device ? "stream" : t->async ? "async" : "thread",
+				       .pid = t->pid,
+				       .tid = t->tid,
+				       .name = name.buf,
+				       .host = host,
+				       .rank = rank,
+				       .sort_index = lookup_id(p, &p->proc_sort, t->pid, NULL),
+				       .phase_id = nt[i].node_id};
+		nt[i].track_id = store_add_track(st, &tr, err);
+		if (nt[i].name_id < 0 || nt[i].track_id < 0)
+			goto out;
+	}
+	struct nest_stats ns = {0};
+	if (nest_finish(p->nest, st, p->source_id, nt, p->ntracks, offset, &ns, err) < 0)
+		goto out;
+	p->diag[D_OVERLAP] += ns.overlaps;
+	p->diag[D_UNLINKED_DEVICE] += ns.unlinked;
+	p->diag[D_LONE_FLOW] += ns.lone_flows;
+	p->diag[D_UNBOUND_FLOW] += ns.unbound_points;
+	p->diag[D_TIME_OVERFLOW] += ns.ns_overflow;
+	p->spans -= ns.ns_overflow;
+
+	int64_t gstart = INT64_MAX, gend = INT64_MIN;
+	for (size_t j = 0; j < nprocs; j++) {
+		struct proc *pr = &procs[j];
+		pr->start = INT64_MAX;
+		pr->end = INT64_MIN;
+		for (size_t i = 0; i < p->ntracks; i++) {
+			if (nt[i].parent_id != pr->id || !nt[i].used)
+				continue;
+			pr->children++;
+			if (nt[i].start < pr->start)
+				pr->start = nt[i].start;
+			if (nt[i].end > pr->end)
+				pr->end = nt[i].end;
+		}
+		if (!pr->children)
+			continue;
+		int64_t pn = lookup_id(p, &p->proc_names, pr->pid, NULL);
+		int64_t pl = lookup_id(p, &p->proc_labels, pr->pid, NULL);
+		sbuf_reset(&name);
+		if (pn) {
+			string_of(p, pn, &name);
+			sbuf_addf(&name, " (%s)", pr->pid);
+		} else {
+			sbuf_addf(&name, "%s %s", pr->device ? "device" : "process", pr->pid);
+		}
+		if (pl) {
+			struct sbuf lb = SBUF_INIT;
+			sbuf_init(&lb);
+			sbuf_addf(&name, " %s", string_of(p, pl, &lb));
+			sbuf_release(&lb);
+		}
+		struct phase_row r = {.id = pr->id,
+				      .parent_id = group,
+				      .kind = PHASE_PROCESS,
+				      .name_id = intern(p, name.buf, name.len),
+				      .source_id = p->source_id,
+				      .start_ns = pr->start,
+				      .dur_ns = pr->end - pr->start,
+				      .child_count = pr->children,
+				      .depth = depth};
+		if (r.name_id < 0 || store_add_phase(st, &r, err) < 0)
+			goto out;
+		if (pr->start < gstart)
+			gstart = pr->start;
+		if (pr->end > gend)
+			gend = pr->end;
+	}
+	if (rank_id) {
+		sbuf_reset(&name);
+		sbuf_addf(&name, "rank %d", rank);
+		int64_t kids = 0;
+		for (size_t j = 0; j < nprocs; j++)
+			kids += procs[j].children > 0;
+		struct phase_row r = {.id = rank_id,
+				      .parent_id = step_id,
+				      .kind = PHASE_RANK,
+				      .name_id = intern(p, name.buf, name.len),
+				      .source_id = p->source_id,
+				      .start_ns = kids ? gstart : 0,
+				      .dur_ns = kids ? gend - gstart : 0,
+				      .child_count = kids,
+				      .depth = 2};
+		if (r.name_id < 0 || store_add_phase(st, &r, err) < 0)
+			goto out;
+	}
+	if (import_refresh_window(st, step_id, err) < 0)
+		goto out;
+	if (offset && p->samples) {
+		char *sql = xasprintf("UPDATE samples SET t_ns = t_ns + %lld WHERE metric_id IN"
+				      " (SELECT id FROM metrics WHERE source_id = %lld)",
+				      (long long)offset, (long long)p->source_id);
+		int e = store_exec(st, sql, err);
+		free(sql);
+		if (e < 0)
+			goto out;
+	}
+	int64_t dropped = 0;
+	for (int d = 0; d < D_COUNT; d++) {
+		if (!p->diag[d])
+			continue;
+		if (diag_info[d].drop && d != D_EMPTY_EVENT && d != D_NOT_OBJECT &&
+		    d != D_MISSING_PH && d != D_UNMATCHED_END && d != D_FLOW_STEP &&
+		    d != D_UNSUPPORTED && d != D_BAD_COUNTER)
+			dropped += p->diag[d];
+		if (store_add_diagnostic(st, p->source_id, diag_info[d].code, p->diag[d],
+					 diag_info[d].message, p->diag_example[d], err) < 0)
+			goto out;
+	}
+	if (store_finish_source(st, p->source_id, p->spans, ns.events, p->samples, dropped, err) <
+	    0)
+		goto out;
+	rc = 0;
+out:
+	sbuf_release(&name);
+	free(procs);
+	free(nt);
+	return rc;
+}
+
+static int set_source_anchor(struct cp *p, const char *anchor, int64_t offset, int rank,
+			     const char *host, const char *meta)
+{
+	sqlite3 *db = store_db(p->st);
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(db, "UPDATE sources SET anchor = ?1, time_offset_ns = ?2,"
+				   " rank = ?3, host = coalesce(host, ?4), attrs = ?5 WHERE id = ?6",
+			       -1, &s, NULL) != SQLITE_OK) {
+		*p->err = xasprintf("%s: %s", store_path(p->st), sqlite3_errmsg(db));
+		return -1;
+	}
+	sqlite3_bind_text(s, 1, anchor, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, offset);
+	if (rank >= 0)
+		sqlite3_bind_int(s, 3, rank);
+	sqlite3_bind_text(s, 4, host, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, meta, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 6, p->source_id);
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		*p->err = xasprintf("%s: %s", store_path(p->st), sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- entry points ---- */
+
+static void cp_release(struct cp *p)
+{
+	struct sbuf *bufs[] = {&p->ev.ph,  &p->ev.name,    &p->ev.cat,       &p->ev.pid,
+			       &p->ev.tid, &p->ev.ts,      &p->ev.dur,       &p->ev.id,
+			       &p->ev.bp,  &p->ev.scope,   &p->ev.bind_id,   &p->ev.args,
+			       &p->key,    &p->meta,       &p->scratch,      &p->ev.arg_name,
+			       &p->ev.arg_labels};
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		sbuf_release(bufs[i]);
+	for (int i = 0; i < p->ev.nseries; i++)
+		free(p->ev.series[i].key);
+	for (size_t i = 0; i < p->ntracks; i++) {
+		free(p->tracks[i].pid);
+		free(p->tracks[i].tid);
+	}
+	free(p->tracks);
+	for (size_t i = 0; i < p->nopens; i++) {
+		for (size_t k = 0; k < p->opens[i].n; k++)
+			free(p->opens[i].v[k].attrs);
+		if (p->opens[i].n)
+			free(p->opens[i].v);
+	}
+	free(p->opens);
+	struct strmap *maps[] = {&p->names,       &p->track_ids,   &p->proc_names, &p->thread_names,
+				 &p->proc_labels, &p->proc_sort,   &p->open_b,     &p->open_async,
+				 &p->metrics};
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		strmap_clear(maps[i]);
+	for (int d = 0; d < D_COUNT; d++)
+		free(p->diag_example[d]);
+	nest_free(p->nest);
+	if (p->h)
+		yajl_free(p->h);
+}
+
+static char *parse_error(struct cp *p, const unsigned char *chunk, size_t len, int at_end)
+{
+	unsigned char *msg = yajl_get_error(p->h, 0, chunk, len);
+	uint64_t at = p->chunk_base + (at_end ? 0 : yajl_get_bytes_consumed(p->h));
+	char *m = xasprintf("%s: %s at byte %llu: %s", input_path(p->in),
+			    at_end ? "truncated JSON (input ends inside a value)" : "malformed JSON",
+			    (unsigned long long)at, msg ? (const char *)msg : "parse error");
+	for (char *c = m; *c; c++)
+		if (*c == '\n' || *c == '\r')
+			*c = ' ';
+	yajl_free_error(p->h, msg);
+	return m;
+}
+
+int chrome_import(struct input *in, struct store *st, const struct import_opts *o, char **err)
+{
+	struct cp p;
+	memset(&p, 0, sizeof(p));
+	struct sbuf *bufs[] = {&p.ev.ph,  &p.ev.name,  &p.ev.cat,     &p.ev.pid,  &p.ev.tid,
+			       &p.ev.ts,  &p.ev.dur,   &p.ev.id,      &p.ev.bp,   &p.ev.scope,
+			       &p.ev.bind_id, &p.ev.args, &p.key,     &p.meta,    &p.scratch,
+			       &p.ev.arg_name, &p.ev.arg_labels};
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		sbuf_init(bufs[i]);
+	p.in = in;
+	p.st = st;
+	p.opts = o;
+	p.err = err;
+	p.nest = nest_new(o->arena_bytes ? o->arena_bytes : (size_t)32 << 20);
+	p.first[0] = 1;
+	int rc = -1;
+	char *host = NULL;
+
+	struct source_row src = {.path = input_path(in),
+				 .format = "chrome",
+				 .compression = input_codec_name(input_codec(in)),
+				 .anchor = "pending",
+				 .size_bytes = (int64_t)input_file_size(in),
+				 .rank = -1,
+				 .host = o->host};
+	p.source_id = store_add_source(st, &src, err);
+	if (p.source_id < 0)
+		goto out;
+
+	p.h = yajl_alloc(&callbacks, NULL, &p);
+	yajl_config(p.h, yajl_dont_validate_strings, 1);
+	yajl_config(p.h, yajl_allow_trailing_garbage, 0);
+	static unsigned char buf[1 << 16];
+	for (;;) {
+		ssize_t n = input_read(in, buf, sizeof(buf), err);
+		if (n < 0)
+			goto out;
+		if (n == 0)
+			break;
+		yajl_status s = yajl_parse(p.h, buf, (size_t)n);
+		if (p.failed)
+			goto out;
+		if (s != yajl_status_ok) {
+			*err = parse_error(&p, buf, (size_t)n, 0);
+			goto out;
+		}
+		p.chunk_base += (uint64_t)n;
+	}
+	if (yajl_complete_parse(p.h) != yajl_status_ok) {
+		if (p.failed)
+			goto out;
+		*err = parse_error(&p, buf, 0, 1);
+		goto out;
+	}
+	if (!p.top_object && !p.events_depth && p.depth == 0 && !p.spans && !p.ntracks &&
+	    !p.any_ts && p.chunk_base == 0) {
+		*err = xasprintf("%s: empty document", input_path(in));
+		goto out;
+	}
+	if (close_unclosed(&p) < 0)
+		goto out;
+
+	int rank = meta_rank(&p, &host);
+	const char *anchor;
+	int64_t offset = 0;
+	if (p.has_base) {
+		anchor = "baseTimeNanoseconds";
+		offset = p.base_ns;
+	} else if (o->has_time_offset) {
+		anchor = "time-offset";
+	} else if (p.any_ts && p.min_ts > (int64_t)946684800 * 1000000000) {
+		anchor = "absolute";
+	} else {
+		anchor = "relative"; /* unanchored: the profiler's own clock */
+	}
+	if (o->has_time_offset && __builtin_add_overflow(offset, o->time_offset_ns, &offset)) {
+		*err = xasprintf("%s: --time-offset overflows the time range", input_path(in));
+		goto out;
+	}
+	char *meta = xasprintf("{%s}", p.meta.buf);
+	int e = set_source_anchor(&p, anchor, offset, rank, host, meta);
+	free(meta);
+	if (e < 0)
+		goto out;
+	if (build(&p, offset, rank, host ? host : o->host) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(host);
+	cp_release(&p);
+	return rc;
+}
+
+int chrome_sniff(const unsigned char *b, size_t n)
+{
+	size_t i = 0;
+	if (n >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf)
+		i = 3;
+	while (i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t'))
+		i++;
+	if (i == n)
+		return 0;
+	if (b[i] != '{' && b[i] != '[')
+		return 0;
+	const char *s = (const char *)b + i;
+	size_t rest = n - i;
+	if (memmem(s, rest, "\"traceEvents\"", 13))
+		return 90;
+	if (memmem(s, rest, "\"ph\"", 4))
+		return 80;
+	if (b[i] == '[')
+		return 20;
+	return 10;
+}

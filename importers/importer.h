@@ -1,0 +1,52 @@
+/*
+ * The importer interface and the import context shared by all formats.
+ *
+ * An importer has a name, a sniff function (the first decompressed bytes ->
+ * confidence 0..100) and a run function that streams one input into the
+ * store.  run is called inside the import transaction; on failure it
+ * returns -1 with *err set to a one-line message naming the file and the
+ * position, and the caller rolls the whole import back.
+ */
+#ifndef GRADEML_IMPORTER_H
+#define GRADEML_IMPORTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "importers/input.h"
+#include "model/store.h"
+
+/* Options of one `grademl-tui import` run, shared by every file in it. */
+struct import_opts {
+	const char *workflow; /* workflow name; NULL: "workflow" */
+	const char *step;     /* step name; NULL: derived per file */
+	const char *host;     /* host of the sources; NULL: from the file or unknown */
+	int64_t time_offset_ns;
+	int has_time_offset;
+	const char *group_step; /* step shared by ranked traces of this run */
+	size_t arena_bytes;     /* nest arena; 0: the default */
+};
+
+struct importer {
+	const char *name;
+	const char *description;
+	int (*sniff)(const unsigned char *buf, size_t len);
+	int (*run)(struct input *in, struct store *st, const struct import_opts *o, char **err);
+};
+
+/* The registry: every importer, a lookup by name, and content sniffing. */
+const struct importer *importer_find(const char *name);
+const struct importer *importer_sniff(const unsigned char *buf, size_t len);
+const struct importer *const *importer_list(void);
+
+/* Imports the files as one transaction into the store at db_path. */
+int import_files(const char *db_path, char *const *paths, size_t npaths, const char *format,
+		 const struct import_opts *o, char **err);
+
+/* Finds or creates the workflow and step nodes a source hangs under. */
+int64_t import_step_node(struct store *st, const struct import_opts *o, const char *step_name,
+			 char **err);
+/* Sets the window of a structural node (and its ancestors) to cover its children. */
+int import_refresh_window(struct store *st, int64_t node_id, char **err);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * A file opened for streaming import.  Compression is sniffed from the first
+ * bytes (gzip, zstd, else plain) and undone on the fly, so an importer sees
+ * one byte stream and memory stays constant whatever the file size.
+ *
+ * Offsets are of the decompressed stream: an error at offset N names the
+ * N-th byte the parser saw.  Every failing call fills *err with an owned,
+ * one-line message that starts with the file name.
+ */
+#ifndef GRADEML_INPUT_H
+#define GRADEML_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct input;
+
+enum input_codec { INPUT_PLAIN, INPUT_GZIP, INPUT_ZSTD };
+
+/* Opens path; a directory, an unreadable or empty file is an error. */
+int input_open(const char *path, struct input **out, char **err);
+void input_close(struct input *in);
+
+/* The first decompressed bytes (up to 4096) without consuming them. */
+const unsigned char *input_peek(struct input *in, size_t *len);
+
+/* Reads up to n decompressed bytes: the count, 0 at the end, -1 on error. */
+ssize_t input_read(struct input *in, void *buf, size_t n, char **err);
+
+const char *input_path(const struct input *in);
+enum input_codec input_codec(const struct input *in);
+const char *input_codec_name(enum input_codec c);
+uint64_t input_offset(const struct input *in);   /* decompressed bytes handed out */
+uint64_t input_file_size(const struct input *in); /* bytes on disk */
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * The table of importers and content sniffing.  Adding a format is one
+ * row here and one file beside this one.
+ */
+#include <string.h>
+
+#include "importers/chrome.h"
+#include "importers/importer.h"
+#include "model/xalloc.h"
+
+static const struct importer chrome = {
+	"chrome",
+	"Chrome trace event JSON: PyTorch/Kineto, autograd profiler, TensorFlow, JAX",
+	chrome_sniff,
+	chrome_import,
+};
+
+static const struct importer *const all[] = {&chrome, NULL};
+
+const struct importer *const *importer_list(void)
+{
+	return all;
+}
+
+const struct importer *importer_find(const char *name)
+{
+	for (size_t i = 0; all[i]; i++)
+		if (!strcmp(all[i]->name, name))
+			return all[i];
+	return NULL;
+}
+
+const struct importer *importer_sniff(const unsigned char *buf, size_t len)
+{
+	const struct importer *best = NULL;
+	int best_score = 0;
+	for (size_t i = 0; all[i]; i++) {
+		int s = all[i]->sniff(buf, len);
+		if (s > best_score) {
+			best = all[i];
+			best_score = s;
+		}
+	}
+	return best;
+}
