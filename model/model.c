@@ -1,0 +1,169 @@
+/*
+ * Lazy phase tree over trace.db; see model.h.  Nodes come from an arena-like
+ * set of blocks so a drill-down allocates little; names are interned in a
+ * string map so repeated operator names cost one copy.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "model/store.h"
+#include "model/strmap.h"
+#include "model/xalloc.h"
+
+#define NODE_BLOCK 1024
+
+struct node_block {
+	struct node_block *next;
+	size_t used;
+	struct mnode nodes[NODE_BLOCK];
+};
+
+struct model {
+	struct store *st;
+	sqlite3_stmt *children_q;
+	struct mnode root;
+	struct node_block *blocks;
+	struct strmap names;
+};
+
+static struct mnode *new_node(struct model *m)
+{
+	if (!m->blocks || m->blocks->used == NODE_BLOCK) {
+		struct node_block *b = xcalloc(1, sizeof(*b));
+		b->next = m->blocks;
+		m->blocks = b;
+	}
+	return &m->blocks->nodes[m->blocks->used++];
+}
+
+static const char *intern_name(struct model *m, const unsigned char *s, int n)
+{
+	if (!s)
+		return NULL;
+	struct strmap_ent *e = strmap_put(&m->names, (const char *)s, (size_t)n, 0, NULL);
+	return e->key;
+}
+
+int model_children(struct model *m, struct mnode *n, char **err)
+{
+	if (n->loaded)
+		return 0;
+	sqlite3_stmt *q = m->children_q;
+	if (n->id)
+		sqlite3_bind_int64(q, 1, n->id);
+	else
+		sqlite3_bind_null(q, 1);
+	size_t alloc = 0;
+	int rc;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		struct mnode *c = new_node(m);
+		c->id = sqlite3_column_int64(q, 0);
+		c->parent = n;
+		c->kind = sqlite3_column_int(q, 1);
+		c->name = intern_name(m, sqlite3_column_text(q, 2), sqlite3_column_bytes(q, 2));
+		if (!c->name)
+			c->name = "";
+		c->category = intern_name(m, sqlite3_column_text(q, 3), sqlite3_column_bytes(q, 3));
+		c->start_ns = sqlite3_column_int64(q, 4);
+		c->dur_ns = sqlite3_column_int64(q, 5);
+		c->self_ns = sqlite3_column_int64(q, 6);
+		c->device_ns = sqlite3_column_int64(q, 7);
+		c->child_count = sqlite3_column_int64(q, 8);
+		c->track_id = sqlite3_column_int64(q, 9);
+		c->source_id = sqlite3_column_int64(q, 10);
+		c->depth = sqlite3_column_int(q, 11);
+		XGROW(n->children, n->nchildren + 1, alloc);
+		n->children[n->nchildren++] = c;
+	}
+	sqlite3_reset(q);
+	if (rc != SQLITE_DONE) {
+		*err = xasprintf("%s: cannot read phases: %s", store_path(m->st),
+				 sqlite3_errmsg(store_db(m->st)));
+		return -1;
+	}
+	n->loaded = 1;
+	return 0;
+}
+
+int model_open(const char *path, struct model **out, char **err)
+{
+	struct model *m = xcalloc(1, sizeof(*m));
+	if (store_open(path, STORE_READ, &m->st, err) < 0) {
+		free(m);
+		return -1;
+	}
+	if (sqlite3_prepare_v2(store_db(m->st),
+			       "SELECT p.id, p.kind, n.text, c.text, p.start_ns, p.dur_ns, p.self_ns,"
+			       " p.device_ns, p.child_count, p.track_id, p.source_id, p.depth"
+			       " FROM phases p JOIN strings n ON n.id = p.name_id"
+			       " LEFT JOIN strings c ON c.id = p.cat_id"
+			       " WHERE p.parent_id IS ?1 ORDER BY p.start_ns, p.id",
+			       -1, &m->children_q, NULL) != SQLITE_OK) {
+		*err = xasprintf("%s: cannot read phases: %s", path,
+				 sqlite3_errmsg(store_db(m->st)));
+		model_free(m);
+		return -1;
+	}
+	m->root.name = "/";
+	if (model_children(m, &m->root, err) < 0) {
+		model_free(m);
+		return -1;
+	}
+	int64_t s = INT64_MAX, e = INT64_MIN;
+	for (size_t i = 0; i < m->root.nchildren; i++) {
+		struct mnode *c = m->root.children[i];
+		if (c->start_ns < s)
+			s = c->start_ns;
+		if (c->start_ns + c->dur_ns > e)
+			e = c->start_ns + c->dur_ns;
+	}
+	if (m->root.nchildren) {
+		m->root.start_ns = s;
+		m->root.dur_ns = e - s;
+	}
+	m->root.child_count = (int64_t)m->root.nchildren;
+	*out = m;
+	return 0;
+}
+
+void model_free(struct model *m)
+{
+	if (!m)
+		return;
+	while (m->blocks) {
+		struct node_block *b = m->blocks;
+		m->blocks = b->next;
+		for (size_t i = 0; i < b->used; i++)
+			free(b->nodes[i].children);
+		free(b);
+	}
+	free(m->root.children);
+	strmap_clear(&m->names);
+	sqlite3_finalize(m->children_q);
+	store_close(m->st);
+	free(m);
+}
+
+struct store *model_store(struct model *m)
+{
+	return m->st;
+}
+
+struct mnode *model_root(struct model *m)
+{
+	return &m->root;
+}
+
+int64_t model_phase_count(struct model *m)
+{
+	sqlite3_stmt *q;
+	int64_t n = 0;
+	if (sqlite3_prepare_v2(store_db(m->st), "SELECT count(*) FROM phases", -1, &q, NULL) ==
+	    SQLITE_OK) {
+		if (sqlite3_step(q) == SQLITE_ROW)
+			n = sqlite3_column_int64(q, 0);
+		sqlite3_finalize(q);
+	}
+	return n;
+}

@@ -1,0 +1,78 @@
+/*
+ * Display formatting and sanitising; see format.h.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tui/format.h"
+#include "model/xalloc.h"
+
+const char *format_duration(char *buf, size_t n, int64_t ns)
+{
+	double v = (double)ns;
+	const char *neg = "";
+	if (v < 0) {
+		v = -v;
+		neg = "-";
+	}
+	if (v >= 3600e9)
+		snprintf(buf, n, "%s%.2f h", neg, v / 3600e9);
+	else if (v >= 60e9)
+		snprintf(buf, n, "%s%.2f min", neg, v / 60e9);
+	else if (v >= 1e9)
+		snprintf(buf, n, "%s%.3f s", neg, v / 1e9);
+	else if (v >= 1e6)
+		snprintf(buf, n, "%s%.3f ms", neg, v / 1e6);
+	else if (v >= 1e3)
+		snprintf(buf, n, "%s%.3f us", neg, v / 1e3);
+	else
+		snprintf(buf, n, "%s%.0f ns", neg, v);
+	return buf;
+}
+
+const char *format_bytes(char *buf, size_t n, int64_t bytes)
+{
+	static const char *const unit[] = {"B", "KB", "MB", "GB", "TB"};
+	double v = (double)bytes;
+	int u = 0;
+	while (v >= 1000 && u < 4) {
+		v /= 1000;
+		u++;
+	}
+	snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+	return buf;
+}
+
+void format_sanitize(struct sbuf *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		unsigned char c = *p;
+		if (c == 0x1b) {
+			sbuf_adds(out, "\\e");
+			p++;
+		} else if (c < 0x20 || c == 0x7f) {
+			sbuf_addf(out, "\\x%02x", c);
+			p++;
+		} else if (c < 0x80) {
+			sbuf_addc(out, (char)c);
+			p++;
+		} else {
+			/* a well-formed multi-byte sequence passes, except C1 controls */
+			size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+			size_t k = 1;
+			while (len && k < len && (p[k] & 0xc0) == 0x80)
+				k++;
+			if (!len || k != len || (c == 0xc2 && p[1] < 0xa0)) {
+				if (c == 0xc2 && len == 2 && k == 2)
+					sbuf_addf(out, "\\u%04x", p[1]);
+				else
+					sbuf_addf(out, "\\x%02x", c);
+				p += (c == 0xc2 && len == 2 && k == 2) ? 2 : 1;
+				continue;
+			}
+			sbuf_add(out, p, len);
+			p += len;
+		}
+	}
+}

@@ -1,0 +1,207 @@
+/*
+ * grademl-tui: argument parsing and dispatch to the import, report and
+ * (later) explorer and query front ends.  Exit status: 0 success, 2 any
+ * error (bad input, bad usage), with one line on stderr.
+ */
+#include <dirent.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "importers/importer.h"
+#include "model/text.h"
+#include "tui/report.h"
+#include "model/xalloc.h"
+
+#define EXIT_ERROR 2
+
+static const char usage_text[] =
+	"usage: grademl-tui import [-o trace.db] [--workflow NAME] [--step NAME] [--host NAME]\n"
+	"                          [--format NAME] [--time-offset DUR] FILE|DIR ...\n"
+	"       grademl-tui report trace.db [--format text|json]\n"
+	"       grademl-tui trace.db\n"
+	"       grademl-tui import --list-formats\n"
+	"       grademl-tui --help | --version\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "grademl-tui: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n%s", usage_text);
+	return EXIT_ERROR;
+}
+
+static int fail(char *err)
+{
+	fprintf(stderr, "grademl-tui: %s\n", err ? err : "unknown error");
+	free(err);
+	return EXIT_ERROR;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Expands directory arguments into their regular files, sorted by name. */
+static int expand_paths(char **args, int n, char ***out, size_t *nout, char **err)
+{
+	size_t alloc = 0, count = 0;
+	char **v = NULL;
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		if (stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			DIR *d = opendir(args[i]);
+			if (!d) {
+				*err = xasprintf("%s: cannot read directory", args[i]);
+				goto fail;
+			}
+			size_t before = count;
+			struct dirent *de;
+			while ((de = readdir(d))) {
+				if (de->d_name[0] == '.')
+					continue;
+				char *p = xasprintf("%s/%s", args[i], de->d_name);
+				struct stat fs;
+				if (stat(p, &fs) == 0 && S_ISREG(fs.st_mode)) {
+					XGROW(v, count + 1, alloc);
+					v[count++] = p;
+				} else {
+					free(p);
+				}
+			}
+			closedir(d);
+			if (count == before) {
+				*err = xasprintf("%s: directory holds no files to import", args[i]);
+				goto fail;
+			}
+			qsort(v + before, count - before, sizeof(*v), cmp_str);
+		} else {
+			XGROW(v, count + 1, alloc);
+			v[count++] = xstrdup(args[i]);
+		}
+	}
+	*out = v;
+	*nout = count;
+	return 0;
+fail:
+	for (size_t i = 0; i < count; i++)
+		free(v[i]);
+	free(v);
+	return -1;
+}
+
+static int cmd_import(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"workflow", required_argument, NULL, 'w'},
+		{"step", required_argument, NULL, 's'},
+		{"host", required_argument, NULL, 'H'},
+		{"format", required_argument, NULL, 'f'},
+		{"time-offset", required_argument, NULL, 't'},
+		{"list-formats", no_argument, NULL, 'L'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct import_opts o = {0};
+	const char *db = "trace.db", *format = NULL;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': db = optarg; break;
+		case 'w': o.workflow = optarg; break;
+		case 's': o.step = optarg; break;
+		case 'H': o.host = optarg; break;
+		case 'f': format = optarg; break;
+		case 't':
+			if (parse_duration_ns(optarg, &o.time_offset_ns) < 0)
+				return usage_error("invalid --time-offset '%s' (e.g. 1.5s, -200ms)",
+						   optarg);
+			o.has_time_offset = 1;
+			break;
+		case 'L':
+			for (const struct importer *const *i = importer_list(); *i; i++)
+				printf("%-10s %s\n", (*i)->name, (*i)->description);
+			return 0;
+		case 'h': fputs(usage_text, stdout); return 0;
+		default: return usage_error("%s", "invalid option to import");
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s", "import needs at least one FILE or DIR");
+	char **paths;
+	size_t n;
+	char *err = NULL;
+	if (expand_paths(argv + optind, argc - optind, &paths, &n, &err) < 0)
+		return fail(err);
+	int rc = import_files(db, paths, n, format, &o, &err);
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	if (rc < 0)
+		return fail(err);
+	return 0;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	enum report_format fmt = REPORT_TEXT;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!strcmp(optarg, "json"))
+				fmt = REPORT_JSON;
+			else if (strcmp(optarg, "text"))
+				return usage_error("unknown report format '%s' (text or json)",
+						   optarg);
+			break;
+		case 'h': fputs(usage_text, stdout); return 0;
+		default: return usage_error("%s", "invalid option to report");
+		}
+	}
+	if (argc - optind != 1)
+		return usage_error("%s", "report needs exactly one trace.db");
+	char *err = NULL;
+	if (report_write(stdout, argv[optind], fmt, &err) < 0)
+		return fail(err);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage_error("%s", "missing command or trace.db");
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+		printf("grademl-tui %s\n", GRADEML_VERSION);
+		return 0;
+	}
+	if (!strcmp(cmd, "import"))
+		return cmd_import(argc - 1, argv + 1);
+	if (!strcmp(cmd, "report"))
+		return cmd_report(argc - 1, argv + 1);
+	if (cmd[0] == '-')
+		return usage_error("unknown option '%s'", cmd);
+	/* grademl-tui trace.db: the explorer is not built yet, so the report */
+	char *err = NULL;
+	if (argc != 2)
+		return usage_error("unexpected argument '%s'", argv[2]);
+	if (report_write(stdout, cmd, REPORT_TEXT, &err) < 0)
+		return fail(err);
+	return 0;
+}

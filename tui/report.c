@@ -1,0 +1,287 @@
+/*
+ * The text and JSON report.  Both walk the same data: the summary figures
+ * (model/summary.h) and the top levels of the lazy tree (model/model.h).
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "model/store.h"
+#include "model/summary.h"
+#include "tui/format.h"
+#include "tui/report.h"
+#include "model/xalloc.h"
+
+#define TREE_LEVELS 5   /* workflow, step, rank, process, thread/stream */
+#define TREE_FANOUT 12  /* children shown per node, largest first */
+#define TOP_N 10
+
+static int by_duration_desc(const void *a, const void *b)
+{
+	const struct mnode *x = *(struct mnode *const *)a, *y = *(struct mnode *const *)b;
+	if (x->dur_ns != y->dur_ns)
+		return x->dur_ns > y->dur_ns ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* The children to show, largest first: a sorted copy the caller frees. */
+static struct mnode **shown_children(struct model *m, struct mnode *n, size_t *count, char **err)
+{
+	if (model_children(m, n, err) < 0)
+		return NULL;
+	struct mnode **v = xmalloc((n->nchildren ? n->nchildren : 1) * sizeof(*v));
+	memcpy(v, n->children, n->nchildren * sizeof(*v));
+	qsort(v, n->nchildren, sizeof(*v), by_duration_desc);
+	*count = n->nchildren;
+	return v;
+}
+
+static double share(const struct mnode *n)
+{
+	if (!n->parent || n->parent->dur_ns <= 0)
+		return 100.0;
+	return 100.0 * (double)n->dur_ns / (double)n->parent->dur_ns;
+}
+
+static const char *clean(struct sbuf *sb, const char *s)
+{
+	sbuf_reset(sb);
+	format_sanitize(sb, s ? s : "");
+	return sb->buf;
+}
+
+/* ---- text ---- */
+
+static int text_tree(FILE *out, struct model *m, struct mnode *n, int level, struct sbuf *sb,
+		     char **err)
+{
+	size_t count;
+	struct mnode **kids = shown_children(m, n, &count, err);
+	if (!kids)
+		return -1;
+	for (size_t i = 0; i < count && i < TREE_FANOUT; i++) {
+		struct mnode *c = kids[i];
+		char d[32];
+		char label[256];
+		snprintf(label, sizeof(label), "%*s%s", level * 2, "", clean(sb, c->name));
+		fprintf(out, "  %-58.58s %10s %6.1f%%  %-13s\n", label,
+			format_duration(d, sizeof(d), c->dur_ns), share(c), phase_kind_name(c->kind));
+		if (level + 1 < TREE_LEVELS && c->child_count &&
+		    text_tree(out, m, c, level + 1, sb, err) < 0) {
+			free(kids);
+			return -1;
+		}
+	}
+	if (count > TREE_FANOUT)
+		fprintf(out, "  %*s... %zu more\n", level * 2, "", count - TREE_FANOUT);
+	free(kids);
+	return 0;
+}
+
+static void text_ops(FILE *out, const char *title, const struct summary_op *ops, size_t n,
+		     struct sbuf *sb)
+{
+	fprintf(out, "\n%s\n", title);
+	if (!n) {
+		fprintf(out, "  (no operators)\n");
+		return;
+	}
+	fprintf(out, "  %-50s %8s %11s %11s\n", "operator", "count", "total", "self");
+	for (size_t i = 0; i < n; i++) {
+		char t[32], s[32];
+		fprintf(out, "  %-50.50s %8lld %11s %11s\n", clean(sb, ops[i].name),
+			(long long)ops[i].count, format_duration(t, sizeof(t), ops[i].total_ns),
+			format_duration(s, sizeof(s), ops[i].self_ns));
+	}
+}
+
+static int write_text(FILE *out, const char *path, struct model *m, const struct summary *s,
+		      char **err)
+{
+	struct sbuf sb = SBUF_INIT;
+	sbuf_init(&sb);
+	char a[32], b[32];
+	fprintf(out, "grademl-tui report: %s (%lld phases)\n", clean(&sb, path),
+		(long long)model_phase_count(m));
+
+	fprintf(out, "\nSources\n");
+	for (size_t i = 0; i < s->nsources; i++) {
+		const struct summary_source *src = &s->sources[i];
+		fprintf(out, "  #%lld %s %s (%s, %s), time %s", (long long)src->id,
+			src->format, clean(&sb, src->path),
+			src->compression ? src->compression : "none",
+			format_bytes(a, sizeof(a), src->size_bytes), src->anchor);
+		if (src->rank >= 0)
+			fprintf(out, ", rank %d", src->rank);
+		if (src->host)
+			fprintf(out, ", host %s", clean(&sb, src->host));
+		fprintf(out, "\n     %lld phases, %lld events, %lld samples, %lld dropped\n",
+			(long long)src->phases, (long long)src->events, (long long)src->samples,
+			(long long)src->dropped);
+		for (size_t k = 0; k < src->ndiags; k++) {
+			const struct summary_diag *g = &src->diags[k];
+			fprintf(out, "     ! %-16s %8lld  %s", g->code, (long long)g->count,
+				g->message);
+			if (g->example)
+				fprintf(out, " (e.g. %s)", clean(&sb, g->example));
+			fprintf(out, "\n");
+		}
+	}
+
+	fprintf(out, "\nWhere the time went (duration, share of parent)\n");
+	if (text_tree(out, m, model_root(m), 0, &sb, err) < 0) {
+		sbuf_release(&sb);
+		return -1;
+	}
+	text_ops(out, "Top operators by total time", s->by_total, s->nby_total, &sb);
+	text_ops(out, "Top operators by self time", s->by_self, s->nby_self, &sb);
+
+	fprintf(out, "\nGPU streams (busy fraction of the source's window)\n");
+	if (!s->nstreams)
+		fprintf(out, "  (no device streams)\n");
+	for (size_t i = 0; i < s->nstreams; i++) {
+		const struct summary_stream *x = &s->streams[i];
+		double f = x->window_ns > 0 ? 100.0 * (double)x->busy_ns / (double)x->window_ns : 0;
+		char label[160];
+		struct sbuf sb2 = SBUF_INIT;
+		sbuf_init(&sb2);
+		snprintf(label, sizeof(label), "%s%.0d%s%s / %s", x->rank >= 0 ? "rank " : "",
+			 x->rank >= 0 ? x->rank : 0, x->rank >= 0 ? " / " : "",
+			 clean(&sb, x->process), clean(&sb2, x->stream));
+		sbuf_release(&sb2);
+		fprintf(out, "  %-44.44s busy %11s of %11s %6.1f%%  %7lld items\n", label,
+			format_duration(a, sizeof(a), x->busy_ns),
+			format_duration(b, sizeof(b), x->window_ns), f, (long long)x->items);
+	}
+	sbuf_release(&sb);
+	return 0;
+}
+
+/* ---- JSON ---- */
+
+static json_t *json_tree(struct model *m, struct mnode *n, int level, char **err)
+{
+	json_t *arr = json_array();
+	size_t count;
+	struct mnode **kids = shown_children(m, n, &count, err);
+	if (!kids) {
+		json_decref(arr);
+		return NULL;
+	}
+	for (size_t i = 0; i < count && i < TREE_FANOUT; i++) {
+		struct mnode *c = kids[i];
+		json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:f, s:I}", "name", c->name, "kind",
+				      phase_kind_name(c->kind), "start_ns", (json_int_t)c->start_ns,
+				      "dur_ns", (json_int_t)c->dur_ns, "self_ns",
+				      (json_int_t)c->self_ns, "share_of_parent", share(c) / 100.0,
+				      "child_count", (json_int_t)c->child_count);
+		if (level + 1 < TREE_LEVELS && c->child_count) {
+			json_t *sub = json_tree(m, c, level + 1, err);
+			if (!sub) {
+				json_decref(o);
+				json_decref(arr);
+				free(kids);
+				return NULL;
+			}
+			json_object_set_new(o, "children", sub);
+		}
+		json_array_append_new(arr, o);
+	}
+	free(kids);
+	return arr;
+}
+
+static json_t *json_ops(const struct summary_op *ops, size_t n)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:I, s:I}", "name",
+						     ops[i].name, "count",
+						     (json_int_t)ops[i].count, "total_ns",
+						     (json_int_t)ops[i].total_ns, "self_ns",
+						     (json_int_t)ops[i].self_ns, "device_ns",
+						     (json_int_t)ops[i].device_ns));
+	return arr;
+}
+
+static json_t *json_nullable(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static int write_json(FILE *out, const char *path, struct model *m, const struct summary *s,
+		      char **err)
+{
+	json_t *root = json_object();
+	json_object_set_new(root, "trace_db", json_string(path));
+	json_object_set_new(root, "phases", json_integer(model_phase_count(m)));
+	json_t *srcs = json_array();
+	for (size_t i = 0; i < s->nsources; i++) {
+		const struct summary_source *src = &s->sources[i];
+		json_t *diags = json_array();
+		for (size_t k = 0; k < src->ndiags; k++)
+			json_array_append_new(
+				diags, json_pack("{s:s, s:I, s:s, s:o}", "code", src->diags[k].code,
+						 "count", (json_int_t)src->diags[k].count, "message",
+						 src->diags[k].message, "example",
+						 json_nullable(src->diags[k].example)));
+		json_t *o = json_pack(
+			"{s:I, s:s, s:s, s:o, s:I, s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:o}", "id",
+			(json_int_t)src->id, "path", src->path, "format", src->format,
+			"compression", json_nullable(src->compression), "size_bytes",
+			(json_int_t)src->size_bytes, "time_anchor", src->anchor, "host",
+			json_nullable(src->host), "rank",
+			src->rank >= 0 ? json_integer(src->rank) : json_null(), "phases",
+			(json_int_t)src->phases, "events", (json_int_t)src->events, "samples",
+			(json_int_t)src->samples, "dropped", (json_int_t)src->dropped,
+			"diagnostics", diags);
+		json_array_append_new(srcs, o);
+	}
+	json_object_set_new(root, "sources", srcs);
+	json_t *tree = json_tree(m, model_root(m), 0, err);
+	if (!tree) {
+		json_decref(root);
+		return -1;
+	}
+	json_object_set_new(root, "tree", tree);
+	json_object_set_new(root, "top_operators_by_total", json_ops(s->by_total, s->nby_total));
+	json_object_set_new(root, "top_operators_by_self", json_ops(s->by_self, s->nby_self));
+	json_t *streams = json_array();
+	for (size_t i = 0; i < s->nstreams; i++) {
+		const struct summary_stream *x = &s->streams[i];
+		json_array_append_new(
+			streams,
+			json_pack("{s:o, s:s, s:s, s:I, s:I, s:f, s:I}", "rank",
+				  x->rank >= 0 ? json_integer(x->rank) : json_null(), "process",
+				  x->process, "stream", x->stream, "busy_ns", (json_int_t)x->busy_ns,
+				  "window_ns", (json_int_t)x->window_ns, "busy_fraction",
+				  x->window_ns > 0 ? (double)x->busy_ns / (double)x->window_ns : 0.0,
+				  "items", (json_int_t)x->items));
+	}
+	json_object_set_new(root, "gpu_streams", streams);
+	json_dumpf(root, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	fputc('\n', out);
+	json_decref(root);
+	return 0;
+}
+
+int report_write(FILE *out, const char *path, enum report_format fmt, char **err)
+{
+	struct model *m;
+	if (model_open(path, &m, err) < 0)
+		return -1;
+	struct summary s;
+	int rc = summary_load(m, &s, TOP_N, err);
+	if (rc == 0) {
+		rc = fmt == REPORT_JSON ? write_json(out, path, m, &s, err)
+					: write_text(out, path, m, &s, err);
+		summary_release(&s);
+	}
+	model_free(m);
+	if (rc == 0 && (fflush(out) != 0 || ferror(out))) {
+		*err = xasprintf("cannot write the report: output error");
+		rc = -1;
+	}
+	return rc;
+}
