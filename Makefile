@@ -12,7 +12,8 @@ PREFIX   ?= /usr/local
 CC       ?= cc
 PKGS     := sqlite3 yajl jansson zlib libzstd ncursesw libpcre2-8
 DEBS     := build-essential pkg-config libsqlite3-dev libyajl-dev libjansson-dev zlib1g-dev \
-            libzstd-dev libncurses-dev libpcre2-dev libcmocka-dev tmux python3
+            libzstd-dev libncurses-dev libpcre2-dev libcmocka-dev tmux python3 sqlite3 \
+            time gzip zstd
 
 ifeq ($(SANITIZE),1)
 B        := build/san

@@ -255,20 +255,27 @@ static void event_reset(struct event *e)
 
 static enum field field_of(const struct sbuf *k)
 {
-	static const struct {
-		const char *name;
-		enum field f;
-	} map[] = {
-		{"ph", F_PH},       {"name", F_NAME},        {"cat", F_CAT},
-		{"pid", F_PID},     {"tid", F_TID},          {"ts", F_TS},
-		{"dur", F_DUR},     {"id", F_ID},            {"bp", F_BP},
-		{"s", F_SCOPE},     {"bind_id", F_BIND_ID},  {"flow_in", F_FLOW_IN},
-		{"flow_out", F_FLOW_OUT}, {"args", F_ARGS},
-	};
-	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (!strcmp(k->buf, map[i].name))
-			return map[i].f;
-	return F_OTHER;
+	const char *s = k->buf;
+	switch (k->len) {
+	case 1: return s[0] == 's' ? F_SCOPE : F_OTHER;
+	case 2:
+		return !strcmp(s, "ph")	  ? F_PH
+		       : !strcmp(s, "ts") ? F_TS
+		       : !strcmp(s, "id") ? F_ID
+		       : !strcmp(s, "bp") ? F_BP
+					  : F_OTHER;
+	case 3:
+		return !strcmp(s, "cat")   ? F_CAT
+		       : !strcmp(s, "pid") ? F_PID
+		       : !strcmp(s, "tid") ? F_TID
+		       : !strcmp(s, "dur") ? F_DUR
+					   : F_OTHER;
+	case 4:
+		return !strcmp(s, "name") ? F_NAME : !strcmp(s, "args") ? F_ARGS : F_OTHER;
+	case 7: return !strcmp(s, "bind_id") ? F_BIND_ID : !strcmp(s, "flow_in") ? F_FLOW_IN : F_OTHER;
+	case 8: return !strcmp(s, "flow_out") ? F_FLOW_OUT : F_OTHER;
+	default: return F_OTHER;
+	}
 }
 
 static struct sbuf *field_buf(struct event *e, enum field f)
@@ -307,7 +314,9 @@ static void args_scalar(struct cp *p, const char *s, size_t n, int is_string, in
 	struct event *e = &p->ev;
 	const char *k = p->key.buf;
 	int64_t v;
-	if (!strcmp(k, "correlation")) {
+	if (p->key.len > 11 || p->key.len < 4) {
+		/* none of the indexed keys */
+	} else if (!strcmp(k, "correlation")) {
 		if (!parse_int64(s, n, &v)) {
 			e->corr = v;
 			e->has_corr = 1;
@@ -324,7 +333,9 @@ static void args_scalar(struct cp *p, const char *s, size_t n, int is_string, in
 			e->has_sort_index = 1;
 		}
 	}
-	if ((is_number || is_string) && e->nseries < MAX_SERIES && n > 0 && n < 64) {
+	int maybe_counter = !e->ph.len || e->ph.buf[0] == 'C';
+	if (maybe_counter && (is_number || is_string) && e->nseries < MAX_SERIES && n > 0 &&
+	    n < 64) {
 		char buf[64];
 		memcpy(buf, s, n);
 		buf[n] = '\0';
@@ -425,8 +436,12 @@ static uint32_t track_of(struct cp *p, const struct sbuf *pid, const struct sbuf
 			 int async)
 {
 	sbuf_reset(&p->scratch);
-	sbuf_addf(&p->scratch, "%c%c\x1f%s\x1f%s", device ? 'D' : 'H', async ? 'A' : 'S', pid->buf,
-		  tid->buf);
+	sbuf_addc(&p->scratch, device ? 'D' : 'H');
+	sbuf_addc(&p->scratch, async ? 'A' : 'S');
+	sbuf_addc(&p->scratch, '\x1f');
+	sbuf_add(&p->scratch, pid->buf, pid->len);
+	sbuf_addc(&p->scratch, '\x1f');
+	sbuf_add(&p->scratch, tid->buf, tid->len);
 	int created;
 	struct strmap_ent *e = strmap_put(&p->track_ids, p->scratch.buf, p->scratch.len,
 					  (int64_t)p->ntracks, &created);
@@ -449,7 +464,10 @@ static uint32_t track_of(struct cp *p, const struct sbuf *pid, const struct sbuf
 static uint32_t point_track(struct cp *p, const struct event *e)
 {
 	sbuf_reset(&p->scratch);
-	sbuf_addf(&p->scratch, "DS\x1f%s\x1f%s", e->pid.buf, e->tid.buf);
+	sbuf_add(&p->scratch, "DS\x1f", 3);
+	sbuf_add(&p->scratch, e->pid.buf, e->pid.len);
+	sbuf_addc(&p->scratch, '\x1f');
+	sbuf_add(&p->scratch, e->tid.buf, e->tid.len);
 	struct strmap_ent *d = strmap_get(&p->track_ids, p->scratch.buf, p->scratch.len);
 	if (d)
 		return (uint32_t)d->value;

@@ -69,8 +69,18 @@ struct store {
 	int created; /* the file did not exist before this open */
 	int in_txn;
 	int64_t next_phase_id;
+	int indexes_deferred; /* bulk load into an empty file: index at commit */
 	sqlite3_stmt *stmt[S_COUNT];
 };
+
+/* Indexes built once after a bulk load rather than row by row. */
+static const char drop_indexes_sql[] =
+	"DROP INDEX phases_parent; DROP INDEX edges_src; DROP INDEX edges_dst;"
+	" DROP INDEX samples_metric";
+static const char create_indexes_sql[] =
+	"CREATE INDEX phases_parent ON phases(parent_id, start_ns);"
+	" CREATE INDEX edges_src ON edges(src); CREATE INDEX edges_dst ON edges(dst);"
+	" CREATE INDEX samples_metric ON samples(metric_id, t_ns)";
 
 static const char *const kind_names[PHASE_KIND_COUNT] = {
 	[PHASE_NONE] = "none",
@@ -269,7 +279,6 @@ static int run(struct store *st, sqlite3_stmt *s, char **err)
 {
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
-	sqlite3_clear_bindings(s);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return db_error(st, err, "write failed");
 	return 0;
@@ -299,11 +308,23 @@ int store_begin(struct store *st, char **err)
 		st->in_txn = 1;
 	}
 	st->next_phase_id = max_phase_id(st) + 1;
+	if (st->next_phase_id == 1 && !st->indexes_deferred) {
+		finalize_all(st);
+		if (store_exec(st, drop_indexes_sql, err) < 0)
+			return -1;
+		st->indexes_deferred = 1;
+	}
 	return 0;
 }
 
 int store_commit(struct store *st, char **err)
 {
+	if (st->indexes_deferred) {
+		finalize_all(st);
+		if (store_exec(st, create_indexes_sql, err) < 0)
+			return -1;
+		st->indexes_deferred = 0;
+	}
 	if (store_exec(st, "INSERT OR REPLACE INTO meta VALUES ('updated_at',"
 			   " strftime('%Y-%m-%dT%H:%M:%SZ')); COMMIT",
 		       err) < 0)
@@ -320,6 +341,7 @@ void store_rollback(struct store *st)
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 	}
 	st->in_txn = 0;
+	st->indexes_deferred = 0;
 	if (st->created && st->db) {
 		/* the import created the file: leave nothing behind */
 		finalize_all(st);
