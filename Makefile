@@ -72,7 +72,10 @@ e2e: $(BIN) $(TOOL_BIN)
 
 demo: deps $(BIN)
 	rm -f demo.db
-	$(BIN) import -o demo.db tests/data/demo/*.pt.trace.json.gz
+	python3 tests/data/demo/steps.py | while read -r step host start trace; do \
+		$(BIN) import -o demo.db --workflow demo --step "$$step" --host "$$host" \
+			--time-offset "$${start}us" "tests/data/demo/$$trace" || exit 2; \
+	done
 	$(BIN) report demo.db
 
 bench: deps $(BIN) $(TOOL_BIN)
@@ -82,7 +85,7 @@ install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/grademl-tui/themes \
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/grademl-tui
-	for f in themes/*; do [ -f "$$f" ] && install -m 644 "$$f" \
+	for f in themes/*.theme; do [ -f "$$f" ] && install -m 644 "$$f" \
 		$(DESTDIR)$(PREFIX)/share/grademl-tui/themes/; done; true
 	install -m 644 man/grademl-tui.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	for f in man/*.7; do [ -f "$$f" ] && install -m 644 "$$f" \

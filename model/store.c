@@ -218,7 +218,9 @@ int store_open(const char *path, enum store_mode mode, struct store **out, char 
 			goto fail;
 		if (fresh) {
 			/* schema creation belongs to the first import's transaction */
-			if (store_exec(st, "PRAGMA page_size = 8192; BEGIN IMMEDIATE", err) < 0 ||
+			/* a failed first import deletes the file: no journal needed */
+			if (store_exec(st, "PRAGMA page_size = 8192; PRAGMA journal_mode = OFF;"
+					   " BEGIN IMMEDIATE", err) < 0 ||
 			    create_schema(st, err) < 0)
 				goto fail;
 			st->in_txn = 1;

@@ -7,6 +7,13 @@
 #include "tui/format.h"
 #include "model/xalloc.h"
 
+/* Three significant digits in the largest unit that keeps the value >= 1. */
+static void sig3(char *buf, size_t n, const char *neg, double v, const char *unit)
+{
+	int prec = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
+	snprintf(buf, n, "%s%.*f %s", neg, prec, v, unit);
+}
+
 const char *format_duration(char *buf, size_t n, int64_t ns)
 {
 	double v = (double)ns;
@@ -16,15 +23,15 @@ const char *format_duration(char *buf, size_t n, int64_t ns)
 		neg = "-";
 	}
 	if (v >= 3600e9)
-		snprintf(buf, n, "%s%.2f h", neg, v / 3600e9);
+		sig3(buf, n, neg, v / 3600e9, "h");
 	else if (v >= 60e9)
-		snprintf(buf, n, "%s%.2f min", neg, v / 60e9);
+		sig3(buf, n, neg, v / 60e9, "min");
 	else if (v >= 1e9)
-		snprintf(buf, n, "%s%.3f s", neg, v / 1e9);
+		sig3(buf, n, neg, v / 1e9, "s");
 	else if (v >= 1e6)
-		snprintf(buf, n, "%s%.3f ms", neg, v / 1e6);
+		sig3(buf, n, neg, v / 1e6, "ms");
 	else if (v >= 1e3)
-		snprintf(buf, n, "%s%.3f us", neg, v / 1e3);
+		sig3(buf, n, neg, v / 1e3, "us");
 	else
 		snprintf(buf, n, "%s%.0f ns", neg, v);
 	return buf;

@@ -108,7 +108,7 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 	fprintf(out, "\nSources\n");
 	for (size_t i = 0; i < s->nsources; i++) {
 		const struct summary_source *src = &s->sources[i];
-		fprintf(out, "  #%lld %s %s (%s, %s), time %s", (long long)src->id,
+		fprintf(out, "  #%lld %s %s (%s, %s), anchor %s", (long long)src->id,
 			src->format, clean(&sb, src->path),
 			src->compression ? src->compression : "none",
 			format_bytes(a, sizeof(a), src->size_bytes), src->anchor);
