@@ -1120,6 +1120,9 @@ static int build(struct cp *p, int64_t offset, int rank, const char *host)
 	p->diag[D_UNBOUND_FLOW] += ns.unbound_points;
 	p->diag[D_TIME_OVERFLOW] += ns.ns_overflow;
 	p->spans -= ns.ns_overflow;
+	for (size_t i = 0; i < p->ntracks; i++)
+		if (nt[i].spans && store_set_track_spans(st, nt[i].track_id, nt[i].spans, err) < 0)
+			goto out;
 
 	int64_t gstart = INT64_MAX, gend = INT64_MIN;
 	for (size_t j = 0; j < nprocs; j++) {

@@ -45,7 +45,6 @@ struct nest {
 	size_t nruns, runs_alloc;
 	uint64_t seq;
 	uint32_t max_track;
-	unsigned char device_of[1]; /* unused; device bit travels in the key */
 };
 
 struct nest *nest_new(size_t arena_bytes)
@@ -383,6 +382,7 @@ static int consume(struct ctx *c, const struct rec *r)
 	}
 
 	cover(c, start, end);
+	t->spans++;
 	struct frame f = {
 		.id = store_reserve_phase_id(c->st),
 		.start = start,
@@ -589,7 +589,7 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 	};
 	int rc = -1;
 	for (size_t i = 0; i < ntracks; i++)
-		tracks[i].used = 0;
+		tracks[i].used = 0, tracks[i].spans = 0;
 	if (store_exec(st, "CREATE TEMP TABLE IF NOT EXISTS nest_flows(cat INTEGER, fid INTEGER,"
 			   " dir INTEGER, phase INTEGER)",
 		       err) < 0)

@@ -58,9 +58,11 @@ struct nest_track {
 	int kind;  /* PHASE_THREAD, PHASE_STREAM */
 	int depth; /* depth of the track node */
 	int device; /* a device track: processed after every host track */
-	/* out: the node's window in epoch ns, and whether it had any record */
+	/* out: the node's window in epoch ns, whether it had any record, and
+	 * how many spans (phases other than the node) it holds */
 	int64_t start, end;
 	int used;
+	int64_t spans;
 };
 
 struct nest_stats {

@@ -18,7 +18,7 @@ static const char store_schema_sql[] =
 	" dropped INTEGER NOT NULL DEFAULT 0, attrs TEXT);\n"
 	"CREATE TABLE tracks(id INTEGER PRIMARY KEY, source_id INTEGER NOT NULL, kind TEXT NOT NULL,"
 	" pid TEXT, tid TEXT, name TEXT, host TEXT, rank INTEGER, sort_index INTEGER,"
-	" phase_id INTEGER);\n"
+	" phase_id INTEGER, spans INTEGER NOT NULL DEFAULT 0);\n"
 	"CREATE TABLE phases(id INTEGER PRIMARY KEY, parent_id INTEGER, kind INTEGER NOT NULL,"
 	" name_id INTEGER NOT NULL, cat_id INTEGER, track_id INTEGER, source_id INTEGER,"
 	" start_ns INTEGER NOT NULL, dur_ns INTEGER NOT NULL, self_ns INTEGER NOT NULL,"

@@ -101,16 +101,20 @@ static int load_ops(sqlite3 *db, const char *order, int top_n, struct summary_op
 
 static int load_streams(sqlite3 *db, struct summary *s, char **err)
 {
+	/* windows come from the track nodes (few rows, looked up by id), so the
+	 * report does not scan the phases table per stream */
 	char *sql = xasprintf(
-		"SELECT pn.text, sn.text, coalesce(src.rank, -1), t.dur_ns - t.self_ns,"
-		" (SELECT max(x.start_ns + x.dur_ns) - min(x.start_ns) FROM phases x"
-		"   WHERE x.source_id = t.source_id AND x.kind IN (%d, %d)),"
-		" (SELECT count(*) FROM phases k WHERE k.track_id = t.track_id AND k.kind IN (%d, %d, %d))"
-		" FROM phases t JOIN strings sn ON sn.id = t.name_id"
-		" JOIN phases pr ON pr.id = t.parent_id JOIN strings pn ON pn.id = pr.name_id"
-		" LEFT JOIN sources src ON src.id = t.source_id"
-		" WHERE t.kind = %d ORDER BY t.source_id, pn.text, t.start_ns",
-		PHASE_THREAD, PHASE_STREAM, PHASE_KERNEL, PHASE_MEMCPY, PHASE_MEMSET, PHASE_STREAM);
+		"WITH win AS (SELECT t.source_id AS sid, min(p.start_ns) AS s,"
+		"   max(p.start_ns + p.dur_ns) AS e FROM tracks t JOIN phases p ON p.id = t.phase_id"
+		"   GROUP BY t.source_id)"
+		" SELECT pn.text, sn.text, coalesce(src.rank, -1), n.dur_ns - n.self_ns,"
+		"  win.e - win.s, t.spans"
+		" FROM tracks t JOIN phases n ON n.id = t.phase_id"
+		" JOIN strings sn ON sn.id = n.name_id"
+		" JOIN phases pr ON pr.id = n.parent_id JOIN strings pn ON pn.id = pr.name_id"
+		" JOIN sources src ON src.id = t.source_id JOIN win ON win.sid = t.source_id"
+		" WHERE n.kind = %d ORDER BY t.source_id, pn.text, n.start_ns",
+		PHASE_STREAM);
 	sqlite3_stmt *q;
 	int rc = prepare(db, sql, &q, err);
 	free(sql);
