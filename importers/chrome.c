@@ -25,8 +25,7 @@
 
 #define MAX_DEPTH 256
 #define MAX_SERIES 64
-#define NEST_ON_DEVICE 0x10 /* nest_span.flags: the track is a device stream */
-#define INTERN_CACHE_MAX (1 << 20)
+#define INTERN_CACHE_MAX (1 << 16) /* names cached; cleared when full */
 
 /* Diagnostics: code, whether the event was dropped, and the message. */
 #define DIAG_LIST(X)                                                                               \
@@ -1097,7 +1096,6 @@ static int build(struct cp *p, int64_t offset, int rank, const char *host)
 		nt[i].name_id = intern(p, name.buf, name.len);
 		nt[i].kind = t->device ? PHASE_STREAM : PHASE_THREAD;
 		nt[i].depth = depth + 1;
-		nt[i].device = t->device;
 		struct track_row tr = {.source_id = p->source_id,
 				       .kind = t->device ? "stream" : t->async ? "async" : "thread",
 				       .pid = t->pid,

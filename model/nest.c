@@ -144,7 +144,7 @@ int nest_add(struct nest *n, const struct nest_span *s, char **err)
 	}
 	struct rec *r = (struct rec *)(n->arena + n->used);
 	memset(r, 0, sizeof(*r));
-	r->key = s->track | ((s->flags & 0x10) ? NEST_ON_DEVICE_KEY : 0);
+	r->key = s->track | ((s->flags & NEST_ON_DEVICE) ? NEST_ON_DEVICE_KEY : 0);
 	r->start = s->start;
 	r->dur = s->dur < 0 ? 0 : s->dur;
 	r->seq = n->seq++;
@@ -164,12 +164,15 @@ int nest_add(struct nest *n, const struct nest_span *s, char **err)
 	return 0;
 }
 
-/* ---- launch map: correlation id -> launching phase ---- */
+/* ---- launch map: correlation id -> launching phase ----
+ *
+ * The one structure that grows with the input: 16 bytes per launch that has
+ * a correlation id, kept until every device track has been read.  Load
+ * factor at most 7/8 with linear probing. */
 
 struct launch {
-	int64_t corr, id;
-	int64_t kernels, device_ns;
-	int depth;
+	int64_t corr;	   /* 0: empty slot */
+	uint64_t id_depth; /* phase id << 16 | depth */
 };
 
 struct launch_map {
@@ -187,32 +190,38 @@ static uint64_t mix64(uint64_t x)
 	return x;
 }
 
-static struct launch *launch_slot(struct launch_map *m, int64_t corr, int create)
+static struct launch *launch_probe(const struct launch_map *m, int64_t corr)
 {
-	if (create && (m->n + 1) * 2 > m->cap) {
+	size_t i = mix64((uint64_t)corr) & (m->cap - 1);
+	while (m->slot[i].corr && m->slot[i].corr != corr)
+		i = (i + 1) & (m->cap - 1);
+	return &m->slot[i];
+}
+
+static const struct launch *launch_get(const struct launch_map *m, int64_t corr)
+{
+	if (!m->cap)
+		return NULL;
+	const struct launch *l = launch_probe(m, corr);
+	return l->corr ? l : NULL;
+}
+
+static void launch_put(struct launch_map *m, int64_t corr, int64_t id, int depth)
+{
+	if ((m->n + 1) * 8 > m->cap * 7) {
 		struct launch_map g = {xcalloc(m->cap ? m->cap * 2 : 1024, sizeof(struct launch)),
-				       m->cap ? m->cap * 2 : 1024, 0};
+				       m->cap ? m->cap * 2 : 1024, m->n};
 		for (size_t i = 0; i < m->cap; i++)
-			if (m->slot[i].corr) {
-				struct launch *d = launch_slot(&g, m->slot[i].corr, 1);
-				*d = m->slot[i];
-			}
+			if (m->slot[i].corr)
+				*launch_probe(&g, m->slot[i].corr) = m->slot[i];
 		free(m->slot);
 		*m = g;
 	}
-	if (!m->cap)
-		return NULL;
-	size_t i = mix64((uint64_t)corr) & (m->cap - 1);
-	while (m->slot[i].corr) {
-		if (m->slot[i].corr == corr)
-			return &m->slot[i];
-		i = (i + 1) & (m->cap - 1);
-	}
-	if (!create)
-		return NULL;
-	m->n++;
-	m->slot[i].corr = corr;
-	return &m->slot[i];
+	struct launch *l = launch_probe(m, corr);
+	if (!l->corr)
+		m->n++;
+	l->corr = corr;
+	l->id_depth = (uint64_t)id << 16 | (uint64_t)(depth & 0xffff);
 }
 
 /* ---- the consuming pass ---- */
@@ -391,14 +400,15 @@ static int consume(struct ctx *c, const struct rec *r)
 		.cat_id = r->cat_id,
 		.kind = r->kind,
 	};
-	struct launch *l = NULL;
+	const struct launch *l = NULL;
 	if (r->role == NEST_DEVICE && r->corr)
-		l = launch_slot(&c->launches, r->corr, 0);
+		l = launch_get(&c->launches, r->corr);
 	if (l) {
-		f.parent_id = l->id;
-		f.depth = l->depth + 1;
-		l->kernels++;
-		l->device_ns += end - start;
+		f.parent_id = (int64_t)(l->id_depth >> 16);
+		f.depth = (int)(l->id_depth & 0xffff) + 1;
+		/* the launch's row is written: count the kernel in place */
+		if (store_add_launch_stats(c->st, f.parent_id, 1, end - start, c->err) < 0)
+			return -1;
 	} else if (top && !(r->flags & NEST_FLAT) && r->role != NEST_DEVICE) {
 		f.parent_id = top->id;
 		f.depth = top->depth + 1;
@@ -414,11 +424,8 @@ static int consume(struct ctx *c, const struct rec *r)
 		f.depth = t->depth + 1;
 		c->top_children++;
 	}
-	if ((r->flags & NEST_LAUNCH) && r->corr) {
-		struct launch *nl = launch_slot(&c->launches, r->corr, 1);
-		nl->id = f.id;
-		nl->depth = f.depth;
-	}
+	if ((r->flags & NEST_LAUNCH) && r->corr)
+		launch_put(&c->launches, r->corr, f.id, f.depth);
 	if (r->flags & (NEST_BIND_OUT | NEST_BIND_IN)) {
 		sqlite3_bind_int64(c->flow_ins, 1, r->cat_id);
 		sqlite3_bind_int64(c->flow_ins, 2, (int64_t)r->flow_id);
@@ -516,7 +523,7 @@ static int merge_runs(struct nest *n, struct ctx *c)
 	for (size_t i = 0; i < k; i++) {
 		rd[i].f = n->runs[i].f;
 		rd[i].left = n->runs[i].count;
-		setvbuf(rd[i].f, NULL, _IOFBF, 1 << 20);
+		setvbuf(rd[i].f, NULL, _IOFBF, 256 << 10);
 		int got = reader_next(&rd[i], c->err);
 		if (got < 0)
 			goto out;
@@ -600,7 +607,15 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 		return -1;
 	}
 	if (n->nruns) {
-		if (spill(n, err) < 0 || merge_runs(n, &c) < 0)
+		if (spill(n, err) < 0)
+			goto out;
+		/* the arena is on disk now: give its memory back before merging */
+		free(n->arena);
+		free(n->idx);
+		n->arena = NULL;
+		n->idx = NULL;
+		n->cap = n->idx_alloc = 0;
+		if (merge_runs(n, &c) < 0)
 			goto out;
 	} else {
 		qsort(n->idx, n->nidx, sizeof(*n->idx), rec_pcmp);
@@ -610,12 +625,6 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 	}
 	if (end_track(&c) < 0)
 		goto out;
-	for (size_t i = 0; i < c.launches.cap; i++) {
-		struct launch *l = &c.launches.slot[i];
-		if (l->corr && l->kernels &&
-		    store_add_launch_stats(st, l->id, l->kernels, l->device_ns, err) < 0)
-			goto out;
-	}
 	if (link_flows(&c) < 0)
 		goto out;
 	rc = 0;

@@ -35,6 +35,8 @@ enum nest_flags {
 	NEST_LAUNCH = 2,   /* a span whose corr identifies device work it launched */
 	NEST_BIND_OUT = 4, /* a span that is itself the start of flow `flow_id` */
 	NEST_BIND_IN = 8,  /* a span that is itself the end of flow `flow_id` */
+	NEST_ON_DEVICE = 16, /* the record's track is a device stream: set it on every
+			      * record of such a track; those tracks are processed last */
 };
 
 struct nest_span {
@@ -57,7 +59,6 @@ struct nest_track {
 	int64_t name_id;
 	int kind;  /* PHASE_THREAD, PHASE_STREAM */
 	int depth; /* depth of the track node */
-	int device; /* a device track: processed after every host track */
 	/* out: the node's window in epoch ns, whether it had any record, and
 	 * how many spans (phases other than the node) it holds */
 	int64_t start, end;
@@ -69,7 +70,7 @@ struct nest_stats {
 	int64_t phases, events, edges;
 	int64_t overlaps;       /* spans ending after the span that contains them */
 	int64_t unlinked;       /* device spans whose launch was not found */
-	int64_t unbound_points; /* flow ends / instants outside any span */
+	int64_t unbound_points; /* flow ends outside any span (instants there are kept, unbound) */
 	int64_t lone_flows;     /* flow starts or ends without their partner */
 	int64_t ns_overflow;    /* times that overflowed int64 after the offset */
 };

@@ -214,7 +214,7 @@ int store_open(const char *path, enum store_mode mode, struct store **out, char 
 	if (fresh < 0)
 		goto fail;
 	if (mode == STORE_WRITE) {
-		if (store_exec(st, "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -32768;"
+		if (store_exec(st, "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384;"
 				   " PRAGMA temp_store = FILE",
 			       err) < 0)
 			goto fail;
@@ -334,7 +334,12 @@ int store_commit(struct store *st, char **err)
 		       err) < 0)
 		return -1;
 	st->in_txn = 0;
-	st->created = 0;
+	if (st->created) {
+		/* the first import ran without a journal; later ones must have one */
+		st->created = 0;
+		if (store_exec(st, "PRAGMA journal_mode = DELETE", err) < 0)
+			return -1;
+	}
 	return 0;
 }
 

@@ -65,7 +65,7 @@ struct phase_row {
 	int64_t source_id;
 	int64_t start_ns, dur_ns;
 	int64_t self_ns;      /* host time not covered by children on the same track */
-	int64_t device_ns;    /* time of device work launched beneath (kernels, memcpys) */
+	int64_t device_ns;    /* a launching call: its device work's time; device work: its own */
 	int64_t child_count;
 	int depth;
 	const char *attrs; /* compact JSON object text, or NULL */

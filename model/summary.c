@@ -77,8 +77,8 @@ static int load_sources(sqlite3 *db, struct summary *s, char **err)
 static int load_ops(sqlite3 *db, const char *order, int top_n, struct summary_op **out,
 		    size_t *n, char **err)
 {
-	char *sql = xasprintf("SELECT s.text, count(*), sum(p.dur_ns), sum(p.self_ns),"
-			      " sum(p.device_ns) AS dev FROM phases p JOIN strings s ON s.id = p.name_id"
+	char *sql = xasprintf("SELECT s.text, count(*), sum(p.dur_ns), sum(p.self_ns)"
+			      " FROM phases p JOIN strings s ON s.id = p.name_id"
 			      " WHERE p.kind = %d GROUP BY p.name_id ORDER BY %s DESC, s.text LIMIT %d",
 			      PHASE_OPERATOR, order, top_n);
 	sqlite3_stmt *q;
@@ -93,7 +93,6 @@ static int load_ops(sqlite3 *db, const char *order, int top_n, struct summary_op
 		o->count = sqlite3_column_int64(q, 1);
 		o->total_ns = sqlite3_column_int64(q, 2);
 		o->self_ns = sqlite3_column_int64(q, 3);
-		o->device_ns = sqlite3_column_int64(q, 4);
 	}
 	sqlite3_finalize(q);
 	return 0;

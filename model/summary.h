@@ -28,7 +28,7 @@ struct summary_source {
 
 struct summary_op {
 	char *name;
-	int64_t count, total_ns, self_ns, device_ns;
+	int64_t count, total_ns, self_ns;
 };
 
 struct summary_stream {

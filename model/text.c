@@ -10,8 +10,7 @@
 #include "model/text.h"
 #include "model/xalloc.h"
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
+size_t utf8_seq(const unsigned char *s, size_t n)
 {
 	unsigned char c = s[0];
 	if (c == 0)
@@ -177,25 +176,26 @@ int parse_units_ns(const char *s, size_t n, int64_t unit_ns, int64_t *out)
 	}
 	if (i != n)
 		return -1;
-	int64_t v = 0;
+	/* the magnitude in uint64, so that -2^63 parses */
+	uint64_t v = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
 	for (size_t k = int_start; k < int_end; k++) {
-		if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[k] - '0', &v))
+		if (__builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, (unsigned)(s[k] - '0'), &v))
 			return -1;
 	}
-	if (__builtin_mul_overflow(v, unit_ns, &v))
+	if (__builtin_mul_overflow(v, (uint64_t)unit_ns, &v))
 		return -1;
 	/* the fraction: digits worth of unit_ns/10, unit_ns/100, ... rounded half up */
-	int64_t scale = unit_ns, frac = 0;
+	uint64_t scale = (uint64_t)unit_ns, frac = 0;
 	size_t k = frac_start;
 	for (; k < frac_end && scale >= 10; k++) {
 		scale /= 10;
-		frac += (s[k] - '0') * scale;
+		frac += (uint64_t)(s[k] - '0') * scale;
 	}
 	if (k < frac_end && s[k] >= '5')
 		frac++;
-	if (__builtin_add_overflow(v, frac, &v))
+	if (__builtin_add_overflow(v, frac, &v) || v > limit)
 		return -1;
-	*out = neg ? -v : v;
+	*out = neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
 	return 0;
 }
 

@@ -10,6 +10,9 @@
 
 #include "model/sbuf.h"
 
+/* Length (1..4) of the valid UTF-8 sequence at s[0..n), or 0 when it is
+ * invalid (RFC 3629: no overlongs, surrogates or values past U+10FFFF) or NUL. */
+size_t utf8_seq(const unsigned char *s, size_t n);
 /* 1 when s[0..n) is valid UTF-8 with no NUL byte. */
 int utf8_valid(const char *s, size_t n);
 /* Appends s to out with every invalid sequence or NUL replaced by U+FFFD;

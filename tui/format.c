@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/text.h"
 #include "tui/format.h"
 #include "model/xalloc.h"
 
@@ -53,33 +54,23 @@ const char *format_bytes(char *buf, size_t n, int64_t bytes)
 void format_sanitize(struct sbuf *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	while (*p) {
+	size_t n = strlen(s);
+	while (n) {
 		unsigned char c = *p;
+		size_t k = c < 0x80 ? 1 : utf8_seq(p, n);
 		if (c == 0x1b) {
 			sbuf_adds(out, "\\e");
-			p++;
 		} else if (c < 0x20 || c == 0x7f) {
 			sbuf_addf(out, "\\x%02x", c);
-			p++;
-		} else if (c < 0x80) {
-			sbuf_addc(out, (char)c);
-			p++;
+		} else if (!k) {
+			sbuf_addf(out, "\\x%02x", c); /* invalid UTF-8: one byte at a time */
+			k = 1;
+		} else if (k == 2 && c == 0xc2 && p[1] < 0xa0) {
+			sbuf_addf(out, "\\u%04x", p[1]); /* a C1 control such as CSI */
 		} else {
-			/* a well-formed multi-byte sequence passes, except C1 controls */
-			size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-			size_t k = 1;
-			while (len && k < len && (p[k] & 0xc0) == 0x80)
-				k++;
-			if (!len || k != len || (c == 0xc2 && p[1] < 0xa0)) {
-				if (c == 0xc2 && len == 2 && k == 2)
-					sbuf_addf(out, "\\u%04x", p[1]);
-				else
-					sbuf_addf(out, "\\x%02x", c);
-				p += (c == 0xc2 && len == 2 && k == 2) ? 2 : 1;
-				continue;
-			}
-			sbuf_add(out, p, len);
-			p += len;
+			sbuf_add(out, p, k);
 		}
+		p += k ? k : 1;
+		n -= k ? k : 1;
 	}
 }

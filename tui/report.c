@@ -196,12 +196,10 @@ static json_t *json_ops(const struct summary_op *ops, size_t n)
 {
 	json_t *arr = json_array();
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:I, s:I}", "name",
-						     ops[i].name, "count",
-						     (json_int_t)ops[i].count, "total_ns",
+		json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:I}", "name", ops[i].name,
+						     "count", (json_int_t)ops[i].count, "total_ns",
 						     (json_int_t)ops[i].total_ns, "self_ns",
-						     (json_int_t)ops[i].self_ns, "device_ns",
-						     (json_int_t)ops[i].device_ns));
+						     (json_int_t)ops[i].self_ns));
 	return arr;
 }
 

@@ -1,0 +1,242 @@
+/*
+ * Unit tests for tui/format.h: durations, byte sizes, and the sanitising
+ * that keeps trace strings from driving the terminal.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/sbuf.h"
+#include "model/text.h"
+#include "tui/format.h"
+#include "model/xalloc.h"
+
+/* A newly allocated sanitised copy of s. */
+static char *sanitize(const char *s)
+{
+	struct sbuf out = SBUF_INIT;
+	sbuf_init(&out);
+	format_sanitize(&out, s);
+	return sbuf_detach(&out);
+}
+
+/* Fails unless s holds no C0 control, no DEL and no C1 control (U+0080..U+009F). */
+static void assert_inert(const char *in, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; p[i]; i++) {
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			fail_msg("control byte 0x%02x at %zu in the sanitised \"%s\"", p[i], i, in);
+		if (p[i] == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f)
+			fail_msg("C1 control U+00%02X at %zu in the sanitised \"%s\"", p[i + 1], i,
+				 in);
+	}
+}
+
+static void check_sanitize(const char *in, const char *want)
+{
+	char *got = sanitize(in);
+	if (strcmp(got, want))
+		fail_msg("format_sanitize(\"%s\") = \"%s\", want \"%s\"", in, got, want);
+	assert_inert(in, got);
+	free(got);
+}
+
+static void test_sanitize_escape_sequences(void **state)
+{
+	(void)state;
+	check_sanitize("\x1b[2J", "\\e[2J");
+	check_sanitize("x\x1b[31mred\x1b[0m", "x\\e[31mred\\e[0m");
+	check_sanitize("\x1b]0;pwned\x07", "\\e]0;pwned\\x07");
+	check_sanitize("\x1b]52;c;Zm9v\x07", "\\e]52;c;Zm9v\\x07");
+	check_sanitize("\x1b]52;c;Zm9v\x1b\\", "\\e]52;c;Zm9v\\e\\");
+}
+
+static void test_sanitize_controls(void **state)
+{
+	(void)state;
+	/* U+009B is the one-byte CSI of 8-bit terminals */
+	check_sanitize("a\xc2\x9b"
+		       "2J",
+		       "a\\u009b2J");
+	check_sanitize("\xc2\x80\xc2\x9f", "\\u0080\\u009f");
+	check_sanitize("del\x7f", "del\\x7f");
+	check_sanitize("a\nb\tc\rd", "a\\x0ab\\x09c\\x0dd");
+	check_sanitize("\x01\x1f", "\\x01\\x1f");
+	/* a raw C1 byte is not UTF-8 at all */
+	check_sanitize("\x9b"
+		       "2J",
+		       "\\x9b2J");
+	check_sanitize("", "");
+}
+
+static void test_sanitize_keeps_utf8(void **state)
+{
+	(void)state;
+	check_sanitize("\xc2\xb5s", "\xc2\xb5s");
+	check_sanitize("\xe2\x96\x81\xe2\x96\x82\xe2\x96\x88",
+		       "\xe2\x96\x81\xe2\x96\x82\xe2\x96\x88");
+	check_sanitize("aten::mm \xc2\xa0 \xf0\x9f\x98\x80 \xe6\x97\xa5",
+		       "aten::mm \xc2\xa0 \xf0\x9f\x98\x80 \xe6\x97\xa5");
+	check_sanitize("plain ascii ~!@#$%^&*()", "plain ascii ~!@#$%^&*()");
+}
+
+static void test_sanitize_broken_utf8(void **state)
+{
+	(void)state;
+	check_sanitize("a\xc0\xaf"
+		       "b",
+		       "a\\xc0\\xafb");
+	check_sanitize("end\xe2\x96", "end\\xe2\\x96");
+	check_sanitize("\xe2\x96"
+		       "x",
+		       "\\xe2\\x96x");
+	check_sanitize("\x80", "\\x80");
+	check_sanitize("\xff", "\\xff");
+	check_sanitize("\xc2", "\\xc2");
+}
+
+/* Sequences with the shape of UTF-8 that RFC 3629 still forbids: the header
+ * promises "invalid UTF-8 as \xNN", so none may reach the terminal raw. */
+static void test_sanitize_invalid_well_formed_shape(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+	    "\xed\xa0\x80",	/* surrogate U+D800 */
+	    "\xe0\x80\xaf",	/* overlong '/' */
+	    "\xe0\x82\x9b",	/* overlong U+009B (CSI) */
+	    "\xf0\x80\x80\xaf", /* overlong, four bytes */
+	    "\xf4\x90\x80\x80", /* beyond U+10FFFF */
+	    "\xf8\x88\x80\x80", /* five-byte lead */
+	    "\xff\x80\x80\x80",
+	};
+	int failures = 0;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *got = sanitize(bad[i]);
+		if (!utf8_valid(got, strlen(got)) || !strstr(got, "\\x")) {
+			struct sbuf hex = SBUF_INIT;
+			sbuf_init(&hex);
+			for (const unsigned char *p = (const unsigned char *)got; *p; p++)
+				if (*p >= 0x80)
+					sbuf_addf(&hex, "<%02x>", *p);
+				else
+					sbuf_addc(&hex, (char)*p);
+			print_error("format_sanitize left invalid UTF-8 raw: case %zu -> \"%s\"\n",
+				    i, hex.buf);
+			sbuf_release(&hex);
+			failures++;
+		}
+		free(got);
+	}
+	assert_int_equal(failures, 0);
+}
+
+static void test_sanitize_random(void **state)
+{
+	(void)state;
+	static const unsigned char alphabet[] = {0x1b, 0x07, 0x9b, 0xc2, 0x80, 0x9f, 0xa0,
+						 0xbf, 0xe2, 0x96, 0xed, 0xf0, 0x9f, 0x7f,
+						 0x0a, 'a',  '[',  ']',	 ';',  '\\'};
+	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+	char in[17];
+	for (int iter = 0; iter < 20000; iter++) {
+		size_t n = 0;
+		for (; n < sizeof(in) - 1; n++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			in[n] = (char)alphabet[(seed >> 33) % sizeof(alphabet)];
+		}
+		in[n] = '\0';
+		char *got = sanitize(in);
+		assert_inert("(random)", got);
+		free(got);
+	}
+}
+
+static const char *dur(int64_t ns)
+{
+	static char buf[32];
+	return format_duration(buf, sizeof(buf), ns);
+}
+
+static void test_format_duration(void **state)
+{
+	(void)state;
+	assert_string_equal(dur(0), "0 ns");
+	assert_string_equal(dur(12), "12 ns");
+	assert_string_equal(dur(999), "999 ns");
+	assert_string_equal(dur(1000), "1.00 us");
+	assert_string_equal(dur(789000), "789 us");
+	assert_string_equal(dur(12345), "12.3 us");
+	assert_string_equal(dur(45600000), "45.6 ms");
+	assert_string_equal(dur(1230000000), "1.23 s");
+	assert_string_equal(dur(INT64_C(59000000000)), "59.0 s");
+	assert_string_equal(dur(INT64_C(90000000000)), "1.50 min");
+	assert_string_equal(dur(INT64_C(7200000000000)), "2.00 h");
+	assert_string_equal(dur(-1500), "-1.50 us");
+	assert_string_equal(dur(-7), "-7 ns");
+	/* rounding that reaches the next decade drops a decimal */
+	assert_string_equal(dur(99960), "100 us");
+	assert_string_equal(dur(9996), "10.0 us");
+	/* a short buffer truncates and stays terminated */
+	char small[5];
+	assert_string_equal(format_duration(small, sizeof(small), 1230000000), "1.23");
+}
+
+/* The header: "at most 9 characters", as in "1.23 s", "45.6 ms", "789 us". */
+static void test_format_duration_width(void **state)
+{
+	(void)state;
+	int failures = 0;
+	for (int64_t ns = 1; ns > 0 && ns <= INT64_C(100000000000000); ns *= 10) {
+		for (int64_t m = 1; m <= 9; m += 4) {
+			const char *s = dur(ns * m);
+			if (strlen(s) > 9) {
+				print_error("format_duration(%lld) = \"%s\" (%zu characters)\n",
+					    (long long)(ns * m), s, strlen(s));
+				failures++;
+			}
+		}
+	}
+	assert_int_equal(failures, 0);
+}
+
+static const char *bytes(int64_t b)
+{
+	static char buf[32];
+	return format_bytes(buf, sizeof(buf), b);
+}
+
+static void test_format_bytes(void **state)
+{
+	(void)state;
+	assert_string_equal(bytes(0), "0 B");
+	assert_string_equal(bytes(999), "999 B");
+	assert_string_equal(bytes(1000), "1.0 KB");
+	assert_string_equal(bytes(1536), "1.5 KB");
+	assert_string_equal(bytes(12345678), "12.3 MB");
+	assert_string_equal(bytes(INT64_C(4500000000)), "4.5 GB");
+	assert_string_equal(bytes(INT64_C(5000000000000)), "5.0 TB");
+	/* TB is the largest unit */
+	assert_string_equal(bytes(INT64_C(5000000000000000)), "5000.0 TB");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_sanitize_escape_sequences),
+	    cmocka_unit_test(test_sanitize_controls),
+	    cmocka_unit_test(test_sanitize_keeps_utf8),
+	    cmocka_unit_test(test_sanitize_broken_utf8),
+	    cmocka_unit_test(test_sanitize_invalid_well_formed_shape),
+	    cmocka_unit_test(test_sanitize_random),
+	    cmocka_unit_test(test_format_duration),
+	    cmocka_unit_test(test_format_duration_width),
+	    cmocka_unit_test(test_format_bytes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,818 @@
+/*
+ * Unit tests for model/nest.h: spans fed straight to the builder, written
+ * into a real store, and read back from the phases, edges and events tables.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/nest.h"
+#include "model/sbuf.h"
+#include "model/store.h"
+#include "model/xalloc.h"
+
+#define ON_DEVICE NEST_ON_DEVICE
+
+struct fx {
+	char dir[64];
+	char path[128];
+	struct store *st;
+	int64_t src, proc;
+};
+
+static int64_t intern(struct fx *f, const char *s)
+{
+	char *err = NULL;
+	int64_t id = store_intern(f->st, s, strlen(s), &err);
+	if (id <= 0)
+		fail_msg("store_intern(%s): %s", s, err ? err : "?");
+	return id;
+}
+
+/* Opens a new store at f->path inside a transaction, with one source and a
+ * reserved process node. */
+static void fx_open(struct fx *f)
+{
+	char *err = NULL;
+	if (store_open(f->path, STORE_WRITE, &f->st, &err) < 0 || store_begin(f->st, &err) < 0)
+		fail_msg("cannot open %s: %s", f->path, err ? err : "?");
+	struct source_row sr = {
+	    .path = "t.json", .format = "chrome", .anchor = "epoch", .rank = -1};
+	f->src = store_add_source(f->st, &sr, &err);
+	assert_true(f->src > 0);
+	f->proc = store_reserve_phase_id(f->st);
+}
+
+/* Rolls back and closes: the file the test created disappears. */
+static void fx_close(struct fx *f)
+{
+	if (!f->st)
+		return;
+	store_rollback(f->st);
+	store_close(f->st);
+	f->st = NULL;
+}
+
+static int fx_setup(void **state)
+{
+	struct fx *f = xcalloc(1, sizeof(*f));
+	snprintf(f->dir, sizeof(f->dir), "/tmp/grademl-test-nest-XXXXXX");
+	if (!mkdtemp(f->dir)) {
+		free(f);
+		return -1;
+	}
+	snprintf(f->path, sizeof(f->path), "%s/trace.db", f->dir);
+	fx_open(f);
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	fx_close(f);
+	/* what a failed assertion may leave: the files of every store made here */
+	static const char *const names[] = {"trace.db", "spill.db", "memory.db"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char p[192];
+		snprintf(p, sizeof(p), "%s/%s", f->dir, names[i]);
+		unlink(p);
+		snprintf(p, sizeof(p), "%s/%s-journal", f->dir, names[i]);
+		unlink(p);
+	}
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+static struct nest_track make_track(struct fx *f, int device, const char *name)
+{
+	char *err = NULL;
+	struct nest_track t = {0};
+	t.node_id = store_reserve_phase_id(f->st);
+	t.parent_id = f->proc;
+	t.name_id = intern(f, name);
+	t.kind = device ? PHASE_STREAM : PHASE_THREAD;
+	t.depth = 3;
+	struct track_row tr = {.source_id = f->src,
+			       .kind = device ? "stream" : "thread",
+			       .pid = "1",
+			       .tid = name,
+			       .name = name,
+			       .rank = -1,
+			       .phase_id = t.node_id};
+	t.track_id = store_add_track(f->st, &tr, &err);
+	assert_true(t.track_id > 0);
+	return t;
+}
+
+struct sp {
+	uint32_t track;
+	int role, flags, kind;
+	int64_t start, dur;
+	const char *name, *cat;
+	int64_t corr;
+	uint64_t flow;
+	const char *attrs;
+};
+
+static void add(struct fx *f, struct nest *n, struct sp s)
+{
+	char *err = NULL;
+	struct nest_span ns = {
+	    .track = s.track,
+	    .role = (uint8_t)s.role,
+	    .flags = (uint8_t)s.flags,
+	    .kind = (uint8_t)(s.kind ? s.kind : PHASE_OPERATOR),
+	    .start = s.start,
+	    .dur = s.dur,
+	    .name_id = intern(f, s.name),
+	    .cat_id = s.cat ? intern(f, s.cat) : 0,
+	    .corr = s.corr,
+	    .flow_id = s.flow,
+	    .attrs = s.attrs,
+	    .attrs_len = s.attrs ? strlen(s.attrs) : 0,
+	};
+	assert_int_equal(nest_add(n, &ns, &err), 0);
+}
+
+static void finish(struct fx *f, struct nest *n, struct nest_track *t, size_t nt, int64_t off,
+		   struct nest_stats *stats)
+{
+	char *err = NULL;
+	memset(stats, 0, sizeof(*stats));
+	if (nest_finish(n, f->st, f->src, t, nt, off, stats, &err) < 0)
+		fail_msg("nest_finish: %s", err ? err : "?");
+}
+
+struct prow {
+	int64_t id, parent, kind, track, start, dur, self, device, children, depth;
+};
+
+static struct prow row_where(sqlite3 *db, const char *sql, int64_t arg, const char *text)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		fail_msg("prepare %s: %s", sql, sqlite3_errmsg(db));
+	if (text)
+		sqlite3_bind_text(s, 1, text, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_int64(s, 1, arg);
+	if (sqlite3_step(s) != SQLITE_ROW)
+		fail_msg("no phase for %s", text ? text : "id");
+	struct prow r = {
+	    sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+	    sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4), sqlite3_column_int64(s, 5),
+	    sqlite3_column_int64(s, 6), sqlite3_column_int64(s, 7), sqlite3_column_int64(s, 8),
+	    sqlite3_column_int64(s, 9),
+	};
+	if (sqlite3_step(s) == SQLITE_ROW)
+		fail_msg("more than one phase for %s", text ? text : "id");
+	sqlite3_finalize(s);
+	return r;
+}
+
+#define PCOLS                                                                                      \
+	"SELECT p.id, coalesce(p.parent_id, 0), p.kind, coalesce(p.track_id, 0), p.start_ns,"      \
+	" p.dur_ns, p.self_ns, p.device_ns, p.child_count, p.depth FROM phases p"
+
+/* The phase named `name` (exactly one). */
+static struct prow byname(struct fx *f, const char *name)
+{
+	return row_where(store_db(f->st),
+			 PCOLS " JOIN strings s ON s.id = p.name_id WHERE s.text = ?1", 0, name);
+}
+
+static struct prow byid(struct fx *f, int64_t id)
+{
+	return row_where(store_db(f->st), PCOLS " WHERE p.id = ?1", id, NULL);
+}
+
+static int64_t q_int(struct fx *f, const char *sql)
+{
+	sqlite3 *db = store_db(f->st);
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		fail_msg("prepare %s: %s", sql, sqlite3_errmsg(db));
+	if (sqlite3_step(s) != SQLITE_ROW)
+		fail_msg("no row from %s", sql);
+	int64_t v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+#define EQ(a, b)                                                                                   \
+	do {                                                                                       \
+		int64_t a_ = (a), b_ = (b);                                                        \
+		if (a_ != b_)                                                                      \
+			fail_msg("%s = %lld, want %lld", #a, (long long)a_, (long long)b_);        \
+	} while (0)
+
+static void test_nest_containment(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t = make_track(f, 0, "thread 1");
+	struct nest *n = nest_new(1 << 20);
+	add(f, n, (struct sp){.name = "D", .start = 60, .dur = 10});
+	add(f, n, (struct sp){.name = "B", .start = 10, .dur = 30});
+	add(f, n, (struct sp){.name = "A", .start = 0, .dur = 100});
+	add(f, n, (struct sp){.name = "C", .start = 50, .dur = 40});
+	assert_true(nest_count(n) == 4);
+	struct nest_stats st;
+	finish(f, n, &t, 1, 0, &st);
+	nest_free(n);
+
+	EQ(st.phases, 5);
+	EQ(st.overlaps, 0);
+	struct prow a = byname(f, "A"), b = byname(f, "B"), c = byname(f, "C"), d = byname(f, "D");
+	EQ(a.parent, t.node_id);
+	EQ(a.depth, 4);
+	EQ(a.children, 2);
+	EQ(a.start, 0);
+	EQ(a.dur, 100);
+	EQ(a.self, 30);
+	EQ(a.track, t.track_id);
+	EQ(a.kind, PHASE_OPERATOR);
+	EQ(a.device, 0);
+	EQ(b.parent, a.id);
+	EQ(b.depth, 5);
+	EQ(b.children, 0);
+	EQ(b.self, 30);
+	EQ(c.parent, a.id);
+	EQ(c.depth, 5);
+	EQ(c.children, 1);
+	EQ(c.self, 30);
+	EQ(d.parent, c.id);
+	EQ(d.depth, 6);
+	EQ(d.self, 10);
+	EQ(d.dur, 10);
+
+	struct prow node = byid(f, t.node_id);
+	EQ(node.parent, f->proc);
+	EQ(node.kind, PHASE_THREAD);
+	EQ(node.depth, 3);
+	EQ(node.children, 1);
+	EQ(node.start, 0);
+	EQ(node.dur, 100);
+	EQ(node.self, 0);
+	EQ(t.used, 1);
+	EQ(t.start, 0);
+	EQ(t.end, 100);
+	EQ(t.spans, 4);
+}
+
+static void test_nest_equal_start_longest_first(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t = make_track(f, 0, "thread 1");
+	struct nest *n = nest_new(1 << 20);
+	add(f, n, (struct sp){.name = "short", .start = 0, .dur = 50});
+	add(f, n, (struct sp){.name = "long", .start = 0, .dur = 100});
+	struct nest_stats st;
+	finish(f, n, &t, 1, 0, &st);
+	nest_free(n);
+	struct prow s = byname(f, "short"), l = byname(f, "long");
+	EQ(l.parent, t.node_id);
+	EQ(s.parent, l.id);
+	EQ(s.depth, l.depth + 1);
+	EQ(l.children, 1);
+	EQ(l.self, 50);
+	EQ(s.self, 50);
+	EQ(st.overlaps, 0);
+}
+
+static void test_nest_overflowing_child(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t = make_track(f, 0, "thread 1");
+	struct nest *n = nest_new(1 << 20);
+	add(f, n, (struct sp){.name = "B", .start = 10, .dur = 110});
+	add(f, n, (struct sp){.name = "A", .start = 0, .dur = 100});
+	add(f, n, (struct sp){.name = "E", .start = 130, .dur = 10});
+	struct nest_stats st;
+	finish(f, n, &t, 1, 0, &st);
+	nest_free(n);
+	struct prow a = byname(f, "A"), b = byname(f, "B"), e = byname(f, "E");
+	EQ(st.overlaps, 1);
+	EQ(b.parent, a.id);
+	EQ(b.dur, 110);
+	EQ(b.self, 110);
+	EQ(a.children, 1);
+	EQ(a.self, 10); /* 100 - (100 - 10): B counted up to A's end */
+	EQ(e.parent, t.node_id);
+	EQ(e.depth, 4);
+	struct prow node = byid(f, t.node_id);
+	EQ(node.start, 0);
+	EQ(node.dur, 140);
+	EQ(node.self, 10); /* [120, 130) idle */
+	EQ(node.children, 2);
+}
+
+static void test_nest_flat(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t = make_track(f, 0, "async");
+	struct nest *n = nest_new(1 << 20);
+	add(f, n, (struct sp){.name = "A", .start = 0, .dur = 100});
+	add(f, n,
+	    (struct sp){
+		.name = "F", .start = 10, .dur = 20, .flags = NEST_FLAT, .attrs = "{\"f\":1}"});
+	add(f, n, (struct sp){.name = "G", .start = 40, .dur = 20});
+	struct nest_stats st;
+	finish(f, n, &t, 1, 0, &st);
+	nest_free(n);
+	struct prow a = byname(f, "A"), fl = byname(f, "F"), g = byname(f, "G");
+	EQ(fl.parent, t.node_id);
+	EQ(fl.depth, 4);
+	EQ(g.parent, a.id); /* a flat span does not stop later nesting */
+	EQ(a.children, 1);
+	EQ(a.self, 80);
+	EQ(byid(f, t.node_id).children, 2);
+	char sql[128];
+	snprintf(sql, sizeof(sql), "SELECT attrs = '{\"f\":1}' FROM phases WHERE id = %lld",
+		 (long long)fl.id);
+	EQ(q_int(f, sql), 1);
+}
+
+/* tracks[0] is the device stream, tracks[1] the host thread: the device
+ * track is listed first and its spans are added first, and still every
+ * launch must be known when its kernel is placed. */
+static void test_nest_launch_link(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t[2] = {make_track(f, 1, "stream 7"), make_track(f, 0, "thread 1")};
+	struct nest *n = nest_new(1 << 20);
+	add(f, n,
+	    (struct sp){.track = 0,
+			.role = NEST_DEVICE,
+			.flags = ON_DEVICE,
+			.kind = PHASE_KERNEL,
+			.name = "K",
+			.start = 100,
+			.dur = 30,
+			.corr = 7});
+	add(f, n,
+	    (struct sp){.track = 0,
+			.role = NEST_DEVICE,
+			.flags = ON_DEVICE,
+			.kind = PHASE_KERNEL,
+			.name = "U",
+			.start = 200,
+			.dur = 10,
+			.corr = 99});
+	add(f, n,
+	    (struct sp){.track = 1,
+			.flags = NEST_LAUNCH,
+			.kind = PHASE_RUNTIME,
+			.name = "cudaLaunchKernel",
+			.start = 0,
+			.dur = 50,
+			.corr = 7});
+	add(f, n, (struct sp){.track = 1, .name = "aten::mm", .start = 0, .dur = 60});
+	struct nest_stats st;
+	finish(f, n, t, 2, 0, &st);
+	nest_free(n);
+
+	struct prow k = byname(f, "K"), u = byname(f, "U"), l = byname(f, "cudaLaunchKernel"),
+		    op = byname(f, "aten::mm");
+	EQ(st.phases, 6);
+	EQ(st.unlinked, 1);
+	EQ(l.parent, op.id);
+	EQ(k.parent, l.id);
+	EQ(k.depth, l.depth + 1);
+	EQ(k.track, t[0].track_id);
+	EQ(k.kind, PHASE_KERNEL);
+	EQ(k.device, 30);
+	EQ(k.self, 30);
+	EQ(l.children, 1);
+	EQ(l.device, 30);
+	EQ(l.self, 50); /* device work takes no host time */
+	EQ(op.children, 1);
+	EQ(op.self, 10);
+	EQ(u.parent, t[0].node_id);
+	EQ(u.depth, t[0].depth + 1);
+	EQ(u.device, 10);
+	struct prow stream = byid(f, t[0].node_id);
+	EQ(stream.kind, PHASE_STREAM);
+	EQ(stream.children, 1);
+	EQ(stream.start, 100);
+	EQ(stream.dur, 110);
+	EQ(stream.self, 70);
+	EQ(t[0].spans, 2);
+	EQ(t[1].spans, 2);
+}
+
+/* The header: `device` alone makes a track "processed after every host track". */
+/* A device track listed before the host track that launches its work is still
+ * processed after it: NEST_ON_DEVICE orders tracks. */
+static void test_nest_device_flag_orders_tracks(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t[2] = {make_track(f, 1, "stream 7"), make_track(f, 0, "thread 1")};
+	struct nest *n = nest_new(1 << 20);
+	add(f, n,
+	    (struct sp){.track = 0,
+			.role = NEST_DEVICE,
+			.flags = ON_DEVICE,
+			.kind = PHASE_KERNEL,
+			.name = "K",
+			.start = 100,
+			.dur = 30,
+			.corr = 7});
+	add(f, n,
+	    (struct sp){.track = 1,
+			.flags = NEST_LAUNCH,
+			.kind = PHASE_RUNTIME,
+			.name = "launch",
+			.start = 0,
+			.dur = 50,
+			.corr = 7});
+	struct nest_stats st;
+	finish(f, n, t, 2, 0, &st);
+	nest_free(n);
+	EQ(st.unlinked, 0);
+	EQ(byname(f, "K").parent, byname(f, "launch").id);
+}
+
+static void test_nest_flows(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t[2] = {make_track(f, 0, "thread 1"), make_track(f, 1, "stream 7")};
+	struct nest *n = nest_new(1 << 20);
+	add(f, n,
+	    (struct sp){.track = 0, .kind = PHASE_RUNTIME, .name = "S", .start = 0, .dur = 50});
+	add(f, n,
+	    (struct sp){.track = 1,
+			.role = NEST_DEVICE,
+			.flags = ON_DEVICE,
+			.kind = PHASE_KERNEL,
+			.name = "K",
+			.start = 100,
+			.dur = 30});
+	/* a flow start at S's very start, its end inside K */
+	add(f, n,
+	    (struct sp){.track = 1,
+			.role = NEST_FLOW_IN,
+			.flags = ON_DEVICE,
+			.name = "f",
+			.cat = "ac2g",
+			.start = 110,
+			.flow = 42});
+	add(f, n,
+	    (struct sp){.track = 0,
+			.role = NEST_FLOW_OUT,
+			.name = "f",
+			.cat = "ac2g",
+			.start = 0,
+			.flow = 42});
+	/* the same id in another category is another flow: lone */
+	add(f, n,
+	    (struct sp){.track = 0,
+			.role = NEST_FLOW_OUT,
+			.name = "f",
+			.cat = "fwdbwd",
+			.start = 10,
+			.flow = 42});
+	/* an end without a start: lone */
+	add(f, n,
+	    (struct sp){.track = 0,
+			.role = NEST_FLOW_IN,
+			.name = "f",
+			.cat = "ac2g",
+			.start = 20,
+			.flow = 77});
+	/* outside any span: unbound */
+	add(f, n,
+	    (struct sp){.track = 0,
+			.role = NEST_FLOW_OUT,
+			.name = "f",
+			.cat = "ac2g",
+			.start = 500,
+			.flow = 88});
+	/* spans that are themselves the ends of a flow */
+	add(f, n,
+	    (struct sp){.track = 0,
+			.flags = NEST_BIND_OUT,
+			.name = "P",
+			.cat = "user",
+			.start = 300,
+			.dur = 20,
+			.flow = 5});
+	add(f, n,
+	    (struct sp){.track = 0,
+			.flags = NEST_BIND_IN,
+			.name = "Q",
+			.cat = "user",
+			.start = 400,
+			.dur = 10,
+			.flow = 5});
+	struct nest_stats st;
+	finish(f, n, t, 2, 0, &st);
+	nest_free(n);
+
+	struct prow s = byname(f, "S"), k = byname(f, "K"), p = byname(f, "P"), q = byname(f, "Q");
+	EQ(st.edges, 2);
+	EQ(st.lone_flows, 2);
+	EQ(st.unbound_points, 1);
+	EQ(q_int(f, "SELECT count(*) FROM edges"), 2);
+	char sql[160];
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) FROM edges WHERE src = %lld AND dst = %lld"
+		 " AND kind = %d",
+		 (long long)s.id, (long long)k.id, EDGE_LAUNCH);
+	EQ(q_int(f, sql), 1);
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) FROM edges WHERE src = %lld AND dst = %lld"
+		 " AND kind = %d",
+		 (long long)p.id, (long long)q.id, EDGE_FLOW);
+	EQ(q_int(f, sql), 1);
+	/* points are not phases */
+	EQ(q_int(f, "SELECT count(*) FROM phases p JOIN strings s ON s.id = p.name_id"
+		    " WHERE s.text = 'f'"),
+	   0);
+	EQ(st.phases, 6);
+}
+
+static void test_nest_instants(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t = make_track(f, 0, "thread 1");
+	struct nest *n = nest_new(1 << 20);
+	add(f, n, (struct sp){.role = NEST_INSTANT, .name = "inner mark", .start = 45});
+	add(f, n, (struct sp){.name = "S", .start = 0, .dur = 100});
+	add(f, n, (struct sp){.name = "T", .start = 40, .dur = 20});
+	add(f, n,
+	    (struct sp){.role = NEST_INSTANT, .name = "mark", .start = 70, .attrs = "{\"v\":1}"});
+	add(f, n, (struct sp){.role = NEST_INSTANT, .name = "outside", .start = 500});
+	struct nest_stats st;
+	finish(f, n, &t, 1, 1000, &st);
+	nest_free(n);
+	struct prow s = byname(f, "S"), tt = byname(f, "T");
+	EQ(st.events, 3);
+	EQ(st.phases, 3);
+	EQ(q_int(f, "SELECT count(*) FROM events"), 3);
+	char sql[200];
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) FROM events_v WHERE name = 'mark' AND"
+		 " phase_id = %lld AND t_ns = 1070 AND track_id = %lld AND attrs = '{\"v\":1}'",
+		 (long long)s.id, (long long)t.track_id);
+	EQ(q_int(f, sql), 1);
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) FROM events_v WHERE name = 'inner mark' AND"
+		 " phase_id = %lld AND t_ns = 1045",
+		 (long long)tt.id);
+	EQ(q_int(f, sql), 1);
+	EQ(q_int(f, "SELECT count(*) FROM events_v WHERE name = 'outside' AND phase_id IS NULL"
+		    " AND t_ns = 1500"),
+	   1);
+}
+
+/* ---- the spill path against the in-memory path ---- */
+
+static uint64_t lcg(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *s >> 33;
+}
+
+#define NREC 5000
+
+/* Builds the same random source into a new store at path with the given
+ * arena, and dumps every row nest_finish wrote into out. */
+static void build_random(const char *path, size_t arena, struct sbuf *out, struct nest_stats *st)
+{
+	struct fx f = {0};
+	snprintf(f.path, sizeof(f.path), "%s", path);
+	fx_open(&f);
+	struct nest_track t[3] = {make_track(&f, 0, "thread 1"), make_track(&f, 1, "stream 7"),
+				  make_track(&f, 0, "thread 2")};
+	int64_t names[16];
+	for (int i = 0; i < 16; i++) {
+		char nm[16];
+		snprintf(nm, sizeof(nm), "op%d", i);
+		names[i] = intern(&f, nm);
+	}
+	int64_t cats[2] = {intern(&f, "ac2g"), intern(&f, "user")};
+	struct nest *n = nest_new(arena);
+	uint64_t seed = 12345;
+	int64_t launches[NREC];
+	size_t nlaunch = 0;
+	char *err = NULL;
+	for (int i = 0; i < NREC; i++) {
+		char attrs[32];
+		struct nest_span s = {0};
+		uint64_t r = lcg(&seed) % 100;
+		uint32_t host = lcg(&seed) % 2 ? 2 : 0;
+		s.start = (int64_t)(lcg(&seed) % 20000) * 10;
+		s.dur = (int64_t)(lcg(&seed) % 100 < 80 ? lcg(&seed) % 500 : lcg(&seed) % 20000);
+		s.name_id = names[lcg(&seed) % 16];
+		s.kind = PHASE_OPERATOR;
+		s.track = host;
+		if (r < 55) {
+			s.role = NEST_SPAN;
+		} else if (r < 70) {
+			s.role = NEST_SPAN;
+			s.kind = PHASE_RUNTIME;
+			s.flags = NEST_LAUNCH;
+			s.corr = i + 1;
+			launches[nlaunch++] = s.corr;
+		} else if (r < 85) {
+			s.track = 1;
+			s.role = NEST_DEVICE;
+			s.flags = ON_DEVICE;
+			s.kind = PHASE_KERNEL;
+			s.corr = nlaunch && lcg(&seed) % 4 ? launches[lcg(&seed) % nlaunch]
+							   : 1000000 + i;
+		} else if (r < 90) {
+			s.role = NEST_INSTANT;
+		} else {
+			s.role = lcg(&seed) % 2 ? NEST_FLOW_OUT : NEST_FLOW_IN;
+			s.cat_id = cats[lcg(&seed) % 2];
+			s.flow_id = lcg(&seed) % 300;
+			if (lcg(&seed) % 3 == 0) {
+				s.track = 1;
+				s.flags = ON_DEVICE;
+			}
+		}
+		if (lcg(&seed) % 8 == 0) {
+			s.attrs_len = (size_t)snprintf(attrs, sizeof(attrs), "{\"i\":%d}", i);
+			s.attrs = attrs;
+		}
+		assert_int_equal(nest_add(n, &s, &err), 0);
+	}
+	memset(st, 0, sizeof(*st));
+	if (nest_finish(n, f.st, f.src, t, 3, 1000000, st, &err) < 0)
+		fail_msg("nest_finish: %s", err);
+	nest_free(n);
+
+	sqlite3 *db = store_db(f.st);
+	static const char *const dumps[] = {
+	    "SELECT id, coalesce(parent_id, 0), kind, name_id, track_id, start_ns, dur_ns,"
+	    " self_ns, device_ns, child_count, depth, coalesce(attrs, '-') FROM phases"
+	    " ORDER BY track_id, start_ns, dur_ns DESC, id",
+	    "SELECT src, dst, kind, 0, 0, 0, 0, 0, 0, 0, 0, '' FROM edges ORDER BY src, dst, kind",
+	    "SELECT id, coalesce(phase_id, 0), track_id, t_ns, name_id, 0, 0, 0, 0, 0, 0,"
+	    " coalesce(attrs, '-') FROM events ORDER BY id",
+	};
+	for (size_t d = 0; d < 3; d++) {
+		sqlite3_stmt *q;
+		assert_int_equal(sqlite3_prepare_v2(db, dumps[d], -1, &q, NULL), SQLITE_OK);
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			sbuf_addf(out, "%zu", d);
+			for (int c = 0; c < 11; c++)
+				sbuf_addf(out, " %lld", (long long)sqlite3_column_int64(q, c));
+			sbuf_addf(out, " %s\n", (const char *)sqlite3_column_text(q, 11));
+		}
+		sqlite3_finalize(q);
+	}
+	fx_close(&f);
+}
+
+static size_t count_lines(const char *s, char tag)
+{
+	size_t n = 0;
+	for (const char *p = s; *p; p++)
+		if ((p == s || p[-1] == '\n') && *p == tag)
+			n++;
+	return n;
+}
+
+static void test_nest_spill_matches_memory(void **state)
+{
+	struct fx *f = *state;
+	fx_close(f); /* this test builds its own stores */
+	char p1[160], p2[160];
+	snprintf(p1, sizeof(p1), "%s/spill.db", f->dir);
+	snprintf(p2, sizeof(p2), "%s/memory.db", f->dir);
+	struct sbuf small = SBUF_INIT, big = SBUF_INIT;
+	sbuf_init(&small);
+	sbuf_init(&big);
+	struct nest_stats ss, sb;
+	build_random(p1, 4096, &small, &ss);
+	build_random(p2, (size_t)64 << 20, &big, &sb);
+
+	/* not vacuous: thousands of phases, some nesting, linking and flows */
+	assert_true(count_lines(big.buf, '0') > 3000);
+	assert_true(count_lines(big.buf, '1') > 0);
+	assert_true(count_lines(big.buf, '2') > 0);
+	assert_true(sb.overlaps > 0);
+	assert_true(sb.unlinked > 0);
+	assert_true(sb.lone_flows > 0);
+
+	if (strcmp(small.buf, big.buf)) {
+		const char *a = small.buf, *b = big.buf;
+		size_t line = 1;
+		while (*a && *a == *b) {
+			if (*a == '\n')
+				line++;
+			a++;
+			b++;
+		}
+		fail_msg("spilled and in-memory builds differ at line %zu", line);
+	}
+	EQ(ss.phases, sb.phases);
+	EQ(ss.events, sb.events);
+	EQ(ss.edges, sb.edges);
+	EQ(ss.overlaps, sb.overlaps);
+	EQ(ss.unlinked, sb.unlinked);
+	EQ(ss.unbound_points, sb.unbound_points);
+	EQ(ss.lone_flows, sb.lone_flows);
+	EQ(ss.ns_overflow, sb.ns_overflow);
+	EQ(ss.phases, (int64_t)count_lines(big.buf, '0'));
+	sbuf_release(&small);
+	sbuf_release(&big);
+	assert_int_equal(access(p1, F_OK), -1);
+	assert_int_equal(access(p2, F_OK), -1);
+}
+
+static void test_nest_offset_and_overflow(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t = make_track(f, 0, "thread 1");
+	struct nest *n = nest_new(1 << 20);
+	const int64_t off = 1000000;
+	add(f, n, (struct sp){.name = "S", .start = 10, .dur = 20});
+	add(f, n, (struct sp){.name = "early", .start = -5, .dur = 3});
+	add(f, n, (struct sp){.name = "too late", .start = INT64_MAX - 5, .dur = 1});
+	add(f, n, (struct sp){.role = NEST_INSTANT, .name = "late mark", .start = INT64_MAX - 1});
+	struct nest_stats st;
+	finish(f, n, &t, 1, off, &st);
+	nest_free(n);
+	struct prow s = byname(f, "S"), e = byname(f, "early");
+	EQ(s.start, off + 10);
+	EQ(s.dur, 20);
+	EQ(e.start, off - 5);
+	EQ(st.ns_overflow, 2);
+	EQ(st.phases, 3);
+	EQ(st.events, 0);
+	EQ(q_int(f, "SELECT count(*) FROM strings s JOIN phases p ON p.name_id = s.id"
+		    " WHERE s.text = 'too late'"),
+	   0);
+	EQ(q_int(f, "SELECT count(*) FROM events"), 0);
+	EQ(t.start, off - 5);
+	EQ(t.end, off + 30);
+	EQ(t.spans, 2);
+	struct prow node = byid(f, t.node_id);
+	EQ(node.start, off - 5);
+	EQ(node.dur, 35);
+}
+
+static void test_nest_track_window_and_idle(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t[2] = {make_track(f, 0, "thread 1"), make_track(f, 0, "thread 2")};
+	struct nest *n = nest_new(1 << 20);
+	add(f, n, (struct sp){.name = "d", .start = 1000, .dur = 100});
+	add(f, n, (struct sp){.name = "a", .start = 100, .dur = 100});
+	add(f, n, (struct sp){.name = "c", .start = 400, .dur = 50});
+	add(f, n, (struct sp){.name = "b", .start = 150, .dur = 150}); /* overflows a */
+	struct nest_stats st;
+	t[1].used = 1; /* nest_finish resets it */
+	finish(f, n, t, 2, 0, &st);
+	nest_free(n);
+	EQ(t[0].used, 1);
+	EQ(t[0].start, 100);
+	EQ(t[0].end, 1100);
+	EQ(t[0].spans, 4);
+	struct prow node = byid(f, t[0].node_id);
+	EQ(node.start, 100);
+	EQ(node.dur, 1000);
+	EQ(node.self, 650); /* 1000 - |[100,300) + [400,450) + [1000,1100)| */
+	EQ(node.children, 3);
+	EQ(byname(f, "b").parent, byname(f, "a").id);
+	/* a track without records has no node row */
+	EQ(t[1].used, 0);
+	EQ(t[1].spans, 0);
+	char sql[96];
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM phases WHERE id = %lld",
+		 (long long)t[1].node_id);
+	EQ(q_int(f, sql), 0);
+	EQ(st.phases, 5);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+	const struct CMUnitTest tests[] = {
+	    T(test_nest_containment),
+	    T(test_nest_equal_start_longest_first),
+	    T(test_nest_overflowing_child),
+	    T(test_nest_flat),
+	    T(test_nest_launch_link),
+	    T(test_nest_device_flag_orders_tracks),
+	    T(test_nest_flows),
+	    T(test_nest_instants),
+	    T(test_nest_spill_matches_memory),
+	    T(test_nest_offset_and_overflow),
+	    T(test_nest_track_window_and_idle),
+	};
+#undef T
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

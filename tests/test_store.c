@@ -1,0 +1,664 @@
+/*
+ * Unit tests for model/store.h: creating a trace.db, the write path, the
+ * schema markers and views, rollback leaving files as they were, and the
+ * refusal of files that are not a trace.db.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "model/store.h"
+#include "model/xalloc.h"
+
+struct fx {
+	char dir[64];
+	char path[128];
+	char *before; /* a file's bytes kept for comparison; freed by the teardown */
+};
+
+static int fx_setup(void **state)
+{
+	struct fx *f = xcalloc(1, sizeof(*f));
+	snprintf(f->dir, sizeof(f->dir), "/tmp/grademl-test-store-XXXXXX");
+	if (!mkdtemp(f->dir)) {
+		free(f);
+		return -1;
+	}
+	snprintf(f->path, sizeof(f->path), "%s/trace.db", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	DIR *d = opendir(f->dir);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			char p[512];
+			snprintf(p, sizeof(p), "%s/%s", f->dir, e->d_name);
+			struct stat sb;
+			if (stat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
+				rmdir(p);
+			else
+				unlink(p);
+		}
+		closedir(d);
+	}
+	rmdir(f->dir);
+	free(f->before);
+	free(f);
+	return 0;
+}
+
+static int exists(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0;
+}
+
+/* The whole file, NUL-terminated; *len its size.  NULL when unreadable. */
+static int64_t file_size(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 ? (int64_t)sb.st_size : -1;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return NULL;
+	size_t alloc = 4096, n = 0;
+	char *buf = xmalloc(alloc + 1);
+	size_t got;
+	while ((got = fread(buf + n, 1, alloc - n, fp)) > 0) {
+		n += got;
+		if (n == alloc) {
+			alloc *= 2;
+			buf = xrealloc(buf, alloc + 1);
+		}
+	}
+	fclose(fp);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+static void spit(const char *path, const void *data, size_t n)
+{
+	FILE *fp = fopen(path, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(data, 1, n, fp), n);
+	assert_int_equal(fclose(fp), 0);
+}
+
+static void assert_same_file(const char *path, const char *before, size_t before_len)
+{
+	size_t len = 0;
+	char *after = slurp(path, &len);
+	int same = after && len == before_len && !memcmp(after, before, len);
+	free(after);
+	if (!same)
+		fail_msg("%s changed: %zu bytes before, %zu after", path, before_len, len);
+}
+
+static int64_t q_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		fail_msg("cannot prepare %s: %s", sql, sqlite3_errmsg(db));
+	if (sqlite3_step(s) != SQLITE_ROW)
+		fail_msg("no row from %s", sql);
+	int64_t v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+/* First column of the first row as text, into buf; "(null)" for NULL. */
+static const char *q_text(sqlite3 *db, const char *sql, char *buf, size_t n)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		fail_msg("cannot prepare %s: %s", sql, sqlite3_errmsg(db));
+	if (sqlite3_step(s) != SQLITE_ROW)
+		fail_msg("no row from %s", sql);
+	const unsigned char *t = sqlite3_column_text(s, 0);
+	snprintf(buf, n, "%s", t ? (const char *)t : "(null)");
+	sqlite3_finalize(s);
+	return buf;
+}
+
+static void assert_err_mentions(char *err, const char *path, const char *what)
+{
+	assert_non_null(err);
+	char msg[512];
+	snprintf(msg, sizeof(msg), "%s", err);
+	int ok = strstr(err, path) && strstr(err, what);
+	free(err);
+	if (!ok)
+		fail_msg("error \"%s\" should mention \"%s\" and \"%s\"", msg, path, what);
+}
+
+struct ids {
+	int64_t src, track, wf, thread, op, mm, add, cat, metric;
+};
+
+/* Creates the file at path with a small import: one source, a workflow, a
+ * thread and an operator, an edge, an event, a metric and a diagnostic. */
+static void write_sample(const char *path, struct ids *ids)
+{
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(path, STORE_WRITE, &st, &err), 0);
+	assert_null(err);
+	assert_string_equal(store_path(st), path);
+	assert_int_equal(store_begin(st, &err), 0);
+
+	ids->mm = store_intern(st, "aten::mm", 8, &err);
+	assert_true(ids->mm > 0);
+	assert_true(store_intern(st, "aten::mm", 8, &err) == ids->mm);
+	assert_true(store_intern(st, "aten::mm(extra)", 8, &err) == ids->mm);
+	ids->add = store_intern(st, "aten::add", 9, &err);
+	assert_true(ids->add > 0 && ids->add != ids->mm);
+	ids->cat = store_intern(st, "cpu_op", 6, &err);
+	assert_true(ids->cat > 0 && ids->cat != ids->mm && ids->cat != ids->add);
+	int64_t wname = store_intern(st, "train", 5, &err);
+	int64_t tname = store_intern(st, "thread 7", 8, &err);
+	assert_true(wname > 0 && tname > 0 && wname != tname);
+
+	/* an empty phases table: ids start at 1 and go up by one */
+	ids->wf = store_reserve_phase_id(st);
+	ids->thread = store_reserve_phase_id(st);
+	ids->op = store_reserve_phase_id(st);
+	assert_true(ids->wf == 1);
+	assert_true(ids->thread == 2);
+	assert_true(ids->op == 3);
+
+	struct source_row sr = {.path = "/data/a.json",
+				.format = "chrome",
+				.anchor = "epoch",
+				.host = "node1",
+				.size_bytes = 1234,
+				.rank = -1,
+				.time_offset_ns = 5};
+	ids->src = store_add_source(st, &sr, &err);
+	assert_true(ids->src > 0);
+	struct track_row tr = {.source_id = ids->src,
+			       .kind = "thread",
+			       .pid = "1",
+			       .tid = "7",
+			       .name = "thread 7",
+			       .rank = 3,
+			       .sort_index = 2,
+			       .phase_id = ids->thread};
+	ids->track = store_add_track(st, &tr, &err);
+	assert_true(ids->track > 0);
+
+	struct phase_row wf = {.id = ids->wf,
+			       .kind = PHASE_WORKFLOW,
+			       .name_id = wname,
+			       .start_ns = 1000,
+			       .dur_ns = 500,
+			       .depth = 0};
+	struct phase_row th = {.id = ids->thread,
+			       .parent_id = ids->wf,
+			       .kind = PHASE_THREAD,
+			       .name_id = tname,
+			       .track_id = ids->track,
+			       .source_id = ids->src,
+			       .start_ns = 1000,
+			       .dur_ns = 400,
+			       .self_ns = 300,
+			       .child_count = 1,
+			       .depth = 1};
+	static const char attrs[] = "{\"shape\":[2,3]}trailing";
+	struct phase_row op = {.id = ids->op,
+			       .parent_id = ids->thread,
+			       .kind = PHASE_OPERATOR,
+			       .name_id = ids->mm,
+			       .cat_id = ids->cat,
+			       .track_id = ids->track,
+			       .source_id = ids->src,
+			       .start_ns = 1100,
+			       .dur_ns = 100,
+			       .self_ns = 100,
+			       .depth = 2,
+			       .attrs = attrs,
+			       .attrs_len = 15};
+	assert_int_equal(store_add_phase(st, &wf, &err), 0);
+	assert_int_equal(store_add_phase(st, &th, &err), 0);
+	assert_int_equal(store_add_phase(st, &op, &err), 0);
+	assert_int_equal(store_update_phase_window(st, ids->wf, 900, 700, 1, &err), 0);
+	assert_int_equal(store_add_launch_stats(st, ids->op, 2, 300, &err), 0);
+	assert_true(store_find_child(st, ids->thread, PHASE_OPERATOR, "aten::mm", &err) == ids->op);
+	assert_true(store_find_child(st, ids->thread, PHASE_KERNEL, "aten::mm", &err) == 0);
+	assert_true(store_find_child(st, 0, PHASE_WORKFLOW, "train", &err) == ids->wf);
+
+	assert_int_equal(store_add_edge(st, ids->thread, ids->op, EDGE_LAUNCH, &err), 0);
+	assert_int_equal(store_add_event(st, ids->src, ids->track, 1150, ids->add, "warn", ids->op,
+					 "{\"k\":1}", 7, &err),
+			 0);
+	struct metric_row mr = {.source_id = ids->src,
+				.host = "node1",
+				.resource = "cpu",
+				.name = "util",
+				.unit = "%",
+				.value_kind = "mean",
+				.capacity = 100};
+	ids->metric = store_add_metric(st, &mr, &err);
+	assert_true(ids->metric > 0);
+	assert_int_equal(store_add_sample(st, ids->metric, 1000, 12.5, &err), 0);
+	assert_int_equal(store_add_sample(st, ids->metric, 2000, 87.25, &err), 0);
+	assert_int_equal(
+	    store_add_diagnostic(st, ids->src, "BAD_TS", 3, "bad ts", "{\"ts\":x}", &err), 0);
+	assert_int_equal(store_finish_source(st, ids->src, 3, 1, 2, 4, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	assert_null(err);
+	store_close(st);
+}
+
+static void test_store_create_and_read_back(void **state)
+{
+	struct fx *f = *state;
+	struct ids ids;
+	write_sample(f->path, &ids);
+	assert_true(exists(f->path));
+
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_READ, &st, &err), 0);
+	sqlite3 *db = store_db(st);
+	char buf[256];
+	assert_true(q_int(db, "PRAGMA user_version") == STORE_SCHEMA_VERSION);
+	assert_true(q_int(db, "PRAGMA user_version") == 1);
+	assert_true(q_int(db, "PRAGMA application_id") == 0x47524d4c);
+	assert_string_equal(
+	    q_text(db, "SELECT value FROM meta WHERE key = 'schema_version'", buf, sizeof(buf)),
+	    "1");
+	assert_true(q_int(db, "SELECT count(*) FROM phase_kinds") == PHASE_KIND_COUNT - 1);
+	assert_string_equal(
+	    q_text(db, "SELECT name FROM phase_kinds WHERE id = 11", buf, sizeof(buf)),
+	    phase_kind_name(PHASE_KERNEL));
+	assert_string_equal(phase_kind_name(PHASE_KERNEL), "kernel");
+	assert_string_equal(phase_kind_name(0), "none");
+	assert_string_equal(phase_kind_name(PHASE_KIND_COUNT), "none");
+
+	assert_true(q_int(db, "SELECT count(*) FROM strings") == 5);
+	assert_true(q_int(db, "SELECT count(*) FROM strings WHERE text = 'aten::mm'") == 1);
+	assert_true(q_int(db, "SELECT count(*) FROM phases") == 3);
+
+	/* the view resolves names, kinds and categories */
+	sqlite3_stmt *s;
+	assert_int_equal(
+	    sqlite3_prepare_v2(db,
+			       "SELECT name, kind, category, start_ns, end_ns, dur_ns,"
+			       " self_ns, device_ns, child_count, depth, parent_id,"
+			       " attrs, track_id, source_id FROM phases_v WHERE id = ?1",
+			       -1, &s, NULL),
+	    SQLITE_OK);
+	sqlite3_bind_int64(s, 1, ids.op);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(s, 0), "aten::mm");
+	assert_string_equal((const char *)sqlite3_column_text(s, 1), "operator");
+	assert_string_equal((const char *)sqlite3_column_text(s, 2), "cpu_op");
+	assert_true(sqlite3_column_int64(s, 3) == 1100);
+	assert_true(sqlite3_column_int64(s, 4) == 1200);
+	assert_true(sqlite3_column_int64(s, 5) == 100);
+	assert_true(sqlite3_column_int64(s, 6) == 100);
+	assert_true(sqlite3_column_int64(s, 7) == 300); /* launch stats */
+	assert_true(sqlite3_column_int64(s, 8) == 2);
+	assert_true(sqlite3_column_int64(s, 9) == 2);
+	assert_true(sqlite3_column_int64(s, 10) == ids.thread);
+	assert_string_equal((const char *)sqlite3_column_text(s, 11), "{\"shape\":[2,3]}");
+	assert_true(sqlite3_column_int64(s, 12) == ids.track);
+	assert_true(sqlite3_column_int64(s, 13) == ids.src);
+	sqlite3_reset(s);
+	sqlite3_bind_int64(s, 1, ids.wf);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(s, 0), "train");
+	assert_string_equal((const char *)sqlite3_column_text(s, 1), "workflow");
+	assert_int_equal(sqlite3_column_type(s, 2), SQLITE_NULL); /* no category */
+	assert_true(sqlite3_column_int64(s, 3) == 900);		  /* updated window */
+	assert_true(sqlite3_column_int64(s, 5) == 700);
+	assert_true(sqlite3_column_int64(s, 6) == 0);
+	assert_true(sqlite3_column_int64(s, 8) == 1);
+	assert_int_equal(sqlite3_column_type(s, 10), SQLITE_NULL); /* parent 0 is NULL */
+	assert_int_equal(sqlite3_column_type(s, 11), SQLITE_NULL);
+	assert_int_equal(sqlite3_column_type(s, 12), SQLITE_NULL); /* track 0 is NULL */
+	sqlite3_finalize(s);
+
+	assert_true(q_int(db, "SELECT count(*) FROM edges") == 1);
+	char sql[256];
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) FROM edges WHERE src = %lld AND dst = %lld"
+		 " AND kind = 2",
+		 (long long)ids.thread, (long long)ids.op);
+	assert_true(q_int(db, sql) == 1);
+	assert_string_equal(q_text(db,
+				   "SELECT name || '|' || level || '|' || t_ns || '|' ||"
+				   " phase_id || '|' || attrs FROM events_v",
+				   buf, sizeof(buf)),
+			    "aten::add|warn|1150|3|{\"k\":1}");
+	assert_string_equal(q_text(db,
+				   "SELECT host || '|' || resource || '|' || name || '|' ||"
+				   " unit || '|' || value_kind || '|' || capacity FROM metrics",
+				   buf, sizeof(buf)),
+			    "node1|cpu|util|%|mean|100.0");
+	assert_true(q_int(db, "SELECT count(*) FROM samples") == 2);
+	assert_true(q_int(db, "SELECT sum(value) * 100 FROM samples") == 9975);
+	assert_true(q_int(db, "SELECT max(t_ns) FROM samples") == 2000);
+	assert_string_equal(q_text(db,
+				   "SELECT code || '|' || count || '|' || message || '|' ||"
+				   " example FROM diagnostics",
+				   buf, sizeof(buf)),
+			    "BAD_TS|3|bad ts|{\"ts\":x}");
+	assert_string_equal(q_text(db,
+				   "SELECT path || '|' || format || '|' || anchor || '|' ||"
+				   " host || '|' || size_bytes || '|' || time_offset_ns || '|' ||"
+				   " phases || '|' || events || '|' || samples || '|' || dropped ||"
+				   " '|' || (rank IS NULL) FROM sources",
+				   buf, sizeof(buf)),
+			    "/data/a.json|chrome|epoch|node1|1234|5|3|1|2|4|1");
+	assert_string_equal(q_text(db,
+				   "SELECT kind || '|' || pid || '|' || tid || '|' || name ||"
+				   " '|' || rank || '|' || sort_index || '|' || phase_id ||"
+				   " '|' || (host IS NULL) FROM tracks",
+				   buf, sizeof(buf)),
+			    "thread|1|7|thread 7|3|2|2|1");
+
+	/* a read-only store takes no transaction */
+	assert_int_equal(store_begin(st, &err), -1);
+	assert_err_mentions(err, f->path, "read-only");
+	store_close(st);
+}
+
+static void test_store_ids_continue(void **state)
+{
+	struct fx *f = *state;
+	struct ids ids;
+	write_sample(f->path, &ids);
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	/* a second import continues after the largest phase id */
+	assert_true(store_reserve_phase_id(st) == 4);
+	assert_true(store_reserve_phase_id(st) == 5);
+	/* interning sees the strings of the first import */
+	assert_true(store_intern(st, "aten::add", 9, &err) == ids.add);
+	int64_t fresh = store_intern(st, "new", 3, &err);
+	assert_true(fresh > 0 && fresh != ids.add && fresh != ids.mm && fresh != ids.cat);
+	struct phase_row p = {
+	    .id = 5, .kind = PHASE_SPAN, .name_id = fresh, .start_ns = 1, .dur_ns = 1};
+	assert_int_equal(store_add_phase(st, &p, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_true(store_reserve_phase_id(st) == 6);
+	store_rollback(st);
+	store_close(st);
+	assert_int_equal(store_open(f->path, STORE_READ, &st, &err), 0);
+	assert_true(q_int(store_db(st), "SELECT count(*) FROM phases") == 4);
+	store_close(st);
+}
+
+static void test_store_rollback_first_import(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_false(exists(f->path));
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	int64_t name = store_intern(st, "x", 1, &err);
+	struct phase_row p = {.id = store_reserve_phase_id(st),
+			      .kind = PHASE_SPAN,
+			      .name_id = name,
+			      .start_ns = 1,
+			      .dur_ns = 2};
+	assert_int_equal(store_add_phase(st, &p, &err), 0);
+	assert_true(exists(f->path));
+	store_rollback(st);
+	store_close(st);
+	assert_false(exists(f->path));
+	char j[160];
+	snprintf(j, sizeof(j), "%s-journal", f->path);
+	assert_false(exists(j));
+
+	/* closing without a commit is a rollback too */
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_true(store_intern(st, "y", 1, &err) > 0);
+	store_close(st);
+	assert_false(exists(f->path));
+	assert_false(exists(j));
+}
+
+static void test_store_rollback_existing(void **state)
+{
+	struct fx *f = *state;
+	struct ids ids;
+	write_sample(f->path, &ids);
+	size_t len = 0;
+	char *before = f->before = slurp(f->path, &len);
+	assert_non_null(before);
+	assert_true(len > 0);
+
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	/* pages written before the end must come back from the journal */
+	assert_int_equal(store_exec(st, "PRAGMA cache_size = 8", &err), 0);
+	int64_t name = store_intern(st, "rolled back", 11, &err);
+	assert_true(name > 0);
+	struct phase_row p = {.id = store_reserve_phase_id(st),
+			      .kind = PHASE_SPAN,
+			      .name_id = name,
+			      .start_ns = 1,
+			      .dur_ns = 2};
+	assert_int_equal(store_add_phase(st, &p, &err), 0);
+	struct source_row sr = {.path = "b", .format = "chrome", .anchor = "epoch", .rank = -1};
+	assert_true(store_add_source(st, &sr, &err) > 0);
+	for (int i = 0; i < 3000; i++)
+		assert_int_equal(store_add_sample(st, ids.metric, i, i, &err), 0);
+	assert_int_equal(store_update_phase_window(st, ids.op, 7, 1000, 3, &err), 0);
+	assert_int_equal(store_add_diagnostic(st, 1, "X", 1, "m", NULL, &err), 0);
+	assert_true(file_size(f->path) > (int64_t)len); /* pages did reach the file */
+	store_rollback(st);
+	store_close(st);
+
+	assert_same_file(f->path, before, len);
+	char j[160];
+	snprintf(j, sizeof(j), "%s-journal", f->path);
+	assert_false(exists(j));
+	assert_int_equal(store_open(f->path, STORE_READ, &st, &err), 0);
+	char ok[256];
+	assert_string_equal(q_text(store_db(st), "PRAGMA integrity_check", ok, sizeof(ok)), "ok");
+	assert_true(q_int(store_db(st), "SELECT count(*) FROM samples") == 2);
+	assert_true(
+	    q_int(store_db(st), "SELECT count(*) FROM strings WHERE text = 'rolled back'") == 0);
+	store_close(st);
+}
+
+/* A second transaction on the store that created the file: its rollback must
+ * still leave the committed file as it was, even when the transaction was big
+ * enough for SQLite to write pages before the end. */
+static void test_store_rollback_after_commit_same_session(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = NULL;
+	char *err = NULL;
+	enum { N = 3000 };
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	int64_t name = store_intern(st, "first", 5, &err);
+	for (int i = 0; i < N; i++) {
+		struct phase_row p = {.id = store_reserve_phase_id(st),
+				      .kind = PHASE_SPAN,
+				      .name_id = name,
+				      .start_ns = i,
+				      .dur_ns = 2};
+		assert_int_equal(store_add_phase(st, &p, &err), 0);
+	}
+	assert_int_equal(store_commit(st, &err), 0);
+	size_t len = 0;
+	char *before = f->before = slurp(f->path, &len);
+	assert_non_null(before);
+
+	assert_int_equal(store_begin(st, &err), 0);
+	/* a small page cache makes SQLite write pages before the commit, as a
+	 * large import does with the default cache */
+	assert_int_equal(store_exec(st, "PRAGMA cache_size = 8", &err), 0);
+	for (int64_t id = 1; id <= N; id++)
+		assert_int_equal(store_update_phase_window(st, id, 7, 1000, 3, &err), 0);
+	int64_t second = store_intern(st, "second", 6, &err);
+	assert_true(second > 0);
+	for (int i = 0; i < N; i++) {
+		struct phase_row q = {.id = store_reserve_phase_id(st),
+				      .kind = PHASE_SPAN,
+				      .name_id = second,
+				      .start_ns = i,
+				      .dur_ns = 1};
+		assert_int_equal(store_add_phase(st, &q, &err), 0);
+	}
+	assert_true(file_size(f->path) > (int64_t)len); /* pages did reach the file */
+	store_rollback(st);
+	store_close(st);
+
+	assert_int_equal(store_open(f->path, STORE_READ, &st, &err), 0);
+	char ok[256];
+	q_text(store_db(st), "PRAGMA integrity_check", ok, sizeof(ok));
+	int64_t rows = q_int(store_db(st), "SELECT count(*) FROM phases");
+	int64_t dur = q_int(store_db(st), "SELECT total(dur_ns) FROM phases");
+	store_close(st);
+	if (strcmp(ok, "ok"))
+		fail_msg("after the rollback: integrity_check says \"%s\"", ok);
+	assert_true(rows == N);
+	assert_true(dur == 2 * N);
+	assert_same_file(f->path, before, len);
+}
+
+static void test_store_refuses_garbage(void **state)
+{
+	struct fx *f = *state;
+	char junk[3000];
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (char)("this is not a database\n"[i % 23]);
+	spit(f->path, junk, sizeof(junk));
+	enum store_mode modes[] = {STORE_READ, STORE_WRITE};
+	for (size_t m = 0; m < 2; m++) {
+		struct store *st = NULL;
+		char *err = NULL;
+		assert_int_equal(store_open(f->path, modes[m], &st, &err), -1);
+		assert_null(st);
+		assert_err_mentions(err, f->path, "not a trace.db");
+		assert_same_file(f->path, junk, sizeof(junk));
+	}
+}
+
+static void test_store_refuses_foreign_sqlite(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+				      "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT);"
+				      " INSERT INTO notes(body) VALUES ('keep me')",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	size_t len = 0;
+	char *before = f->before = slurp(f->path, &len);
+	assert_non_null(before);
+	enum store_mode modes[] = {STORE_WRITE, STORE_READ};
+	for (size_t m = 0; m < 2; m++) {
+		struct store *st = NULL;
+		char *err = NULL;
+		assert_int_equal(store_open(f->path, modes[m], &st, &err), -1);
+		assert_null(st);
+		assert_err_mentions(err, f->path, "not a trace.db");
+		assert_same_file(f->path, before, len);
+	}
+}
+
+static void test_store_refuses_newer_schema(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+				      "PRAGMA application_id = 1196576076;"
+				      " PRAGMA user_version = 2; CREATE TABLE meta(k, v)",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	size_t len = 0;
+	char *before = f->before = slurp(f->path, &len);
+	assert_non_null(before);
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), -1);
+	assert_err_mentions(err, f->path, "newer");
+	assert_same_file(f->path, before, len);
+}
+
+static void test_store_refuses_directory(void **state)
+{
+	struct fx *f = *state;
+	enum store_mode modes[] = {STORE_READ, STORE_WRITE};
+	for (size_t m = 0; m < 2; m++) {
+		struct store *st = NULL;
+		char *err = NULL;
+		assert_int_equal(store_open(f->dir, modes[m], &st, &err), -1);
+		assert_null(st);
+		assert_err_mentions(err, f->dir, "directory");
+		struct stat sb;
+		assert_int_equal(stat(f->dir, &sb), 0);
+		assert_true(S_ISDIR(sb.st_mode));
+	}
+}
+
+static void test_store_read_missing(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_READ, &st, &err), -1);
+	assert_null(st);
+	assert_err_mentions(err, f->path, "cannot open");
+	assert_false(exists(f->path));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_store_create_and_read_back, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_ids_continue, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_rollback_first_import, fx_setup,
+					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_rollback_existing, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_rollback_after_commit_same_session, fx_setup,
+					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_refuses_garbage, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_refuses_foreign_sqlite, fx_setup,
+					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_refuses_newer_schema, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_refuses_directory, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_read_missing, fx_setup, fx_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
