@@ -431,8 +431,8 @@ static int kind_of(const struct event *e, int *device, int *flat)
 	return PHASE_OPERATOR;
 }
 
-static uint32_t track_of(struct cp *p, const struct sbuf *pid, const struct sbuf *tid, int device,
-			 int async)
+static void track_key(struct cp *p, const struct sbuf *pid, const struct sbuf *tid, int device,
+		      int async)
 {
 	sbuf_reset(&p->scratch);
 	sbuf_addc(&p->scratch, device ? 'D' : 'H');
@@ -441,6 +441,13 @@ static uint32_t track_of(struct cp *p, const struct sbuf *pid, const struct sbuf
 	sbuf_add(&p->scratch, pid->buf, pid->len);
 	sbuf_addc(&p->scratch, '\x1f');
 	sbuf_add(&p->scratch, tid->buf, tid->len);
+}
+
+/* The track of pid/tid, created on first use: only records create tracks. */
+static uint32_t track_of(struct cp *p, const struct sbuf *pid, const struct sbuf *tid, int device,
+			 int async)
+{
+	track_key(p, pid, tid, device, async);
 	int created;
 	struct strmap_ent *e = strmap_put(&p->track_ids, p->scratch.buf, p->scratch.len,
 					  (int64_t)p->ntracks, &created);
@@ -457,20 +464,22 @@ static uint32_t track_of(struct cp *p, const struct sbuf *pid, const struct sbuf
 	return (uint32_t)e->value;
 }
 
+/* The existing track of pid/tid, or -1. */
+static int64_t track_find(struct cp *p, const struct sbuf *pid, const struct sbuf *tid,
+			  int device)
+{
+	track_key(p, pid, tid, device, 0);
+	struct strmap_ent *e = strmap_get(&p->track_ids, p->scratch.buf, p->scratch.len);
+	return e ? e->value : -1;
+}
+
 /* Points carry no device category: they join the device stream of their
  * pid/tid when one exists (in real traces a stream's first kernel precedes
  * its flow ends), else the host thread. */
 static uint32_t point_track(struct cp *p, const struct event *e)
 {
-	sbuf_reset(&p->scratch);
-	sbuf_add(&p->scratch, "DS\x1f", 3);
-	sbuf_add(&p->scratch, e->pid.buf, e->pid.len);
-	sbuf_addc(&p->scratch, '\x1f');
-	sbuf_add(&p->scratch, e->tid.buf, e->tid.len);
-	struct strmap_ent *d = strmap_get(&p->track_ids, p->scratch.buf, p->scratch.len);
-	if (d)
-		return (uint32_t)d->value;
-	return track_of(p, &e->pid, &e->tid, 0, 0);
+	int64_t d = track_find(p, &e->pid, &e->tid, 1);
+	return d >= 0 ? (uint32_t)d : track_of(p, &e->pid, &e->tid, 0, 0);
 }
 
 static void seen_at(struct cp *p, uint32_t track, int64_t t)
@@ -668,10 +677,17 @@ static int finish_event(struct cp *p)
 		return 0;
 	}
 	case 'E': {
-		uint32_t t = track_of(p, &e->pid, &e->tid, device, 0);
-		char key[16];
-		int kn = snprintf(key, sizeof(key), "%u", t);
-		struct open_stack *os = open_stack(p, &p->open_b, key, (size_t)kn, 0);
+		/* an E need not repeat its B's category: close the B open on this
+		 * pid/tid, host or device */
+		struct open_stack *os = NULL;
+		for (int dev = 0; dev < 2 && (!os || !os->n); dev++) {
+			int64_t t = track_find(p, &e->pid, &e->tid, dev);
+			if (t < 0)
+				continue;
+			char key[24];
+			int kn = snprintf(key, sizeof(key), "%lld", (long long)t);
+			os = open_stack(p, &p->open_b, key, (size_t)kn, 0);
+		}
 		if (!os || !os->n) {
 			note_at(p, D_UNMATCHED_END);
 			return 0;
@@ -1118,9 +1134,19 @@ static int build(struct cp *p, int64_t offset, int rank, const char *host)
 	p->diag[D_UNBOUND_FLOW] += ns.unbound_points;
 	p->diag[D_TIME_OVERFLOW] += ns.ns_overflow;
 	p->spans -= ns.ns_overflow;
-	for (size_t i = 0; i < p->ntracks; i++)
+	for (size_t i = 0; i < p->ntracks; i++) {
 		if (nt[i].spans && store_set_track_spans(st, nt[i].track_id, nt[i].spans, err) < 0)
 			goto out;
+		if (!nt[i].used) {
+			/* every record of the track was dropped: it has no node */
+			char *sql = xasprintf("UPDATE tracks SET phase_id = NULL WHERE id = %lld",
+					      (long long)nt[i].track_id);
+			int e = store_exec(st, sql, err);
+			free(sql);
+			if (e < 0)
+				goto out;
+		}
+	}
 
 	int64_t gstart = INT64_MAX, gend = INT64_MIN;
 	for (size_t j = 0; j < nprocs; j++) {
@@ -1295,6 +1321,8 @@ static char *parse_error(struct cp *p, const unsigned char *chunk, size_t len, i
 	for (char *c = m; *c; c++)
 		if (*c == '\n' || *c == '\r')
 			*c = ' ';
+	for (size_t k = strlen(m); k && m[k - 1] == ' ';)
+		m[--k] = '\0';
 	yajl_free_error(p->h, msg);
 	return m;
 }
@@ -1339,14 +1367,18 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 			goto out;
 		if (n == 0)
 			break;
-		yajl_status s = yajl_parse(p.h, buf, (size_t)n);
+		size_t skip = 0;
+		if (p.chunk_base == 0 && n >= 3 && buf[0] == 0xef && buf[1] == 0xbb && buf[2] == 0xbf)
+			skip = 3; /* a UTF-8 byte order mark */
+		p.chunk_base += skip;
+		yajl_status s = yajl_parse(p.h, buf + skip, (size_t)n - skip);
 		if (p.failed)
 			goto out;
 		if (s != yajl_status_ok) {
-			*err = parse_error(&p, buf, (size_t)n, 0);
+			*err = parse_error(&p, buf + skip, (size_t)n - skip, 0);
 			goto out;
 		}
-		p.chunk_base += (uint64_t)n;
+		p.chunk_base += (uint64_t)n - skip;
 	}
 	if (yajl_complete_parse(p.h) != yajl_status_ok) {
 		if (p.failed)

@@ -1,0 +1,403 @@
+#!/usr/bin/env bash
+# End-to-end tests: run the real binary ($GRADEML_BIN) on real files.
+#
+#   a. the bundled demo capture: `report` text equals tests/expected/demo-report.txt,
+#      `report --format json` is valid JSON with the documented sections,
+#      `grademl-tui DB` (stdout not a terminal) prints the report;
+#   b. bad input of every kind: exit status 2, one line on stderr naming the
+#      file, and trace.db untouched (byte-identical, or still absent);
+#   c. the public sample traces in ../shared/samples/chrome-trace, when present:
+#      every file imports, every X/B/b event is a phase or a counted drop,
+#      the 8-rank DLRM run makes one step with 8 ranks, gzip = plain.
+#
+# Prints "ok - NAME" or "not ok - NAME (why)" per check, "skip - NAME (why)"
+# for a check that cannot run here, then "N passed, M failed[, K skipped]";
+# exits 1 when any check failed.
+#
+# GRADEML_E2E_REGEN=1 rewrites tests/expected/demo-report.txt from the
+# current binary instead of comparing (read the diff before committing it).
+# Needs: bash, sqlite3 (the CLI), python3, gzip, cmp, diff.
+set -u
+
+cd "$(dirname "$0")/../.." || exit 1
+ROOT=$PWD
+BIN=${GRADEML_BIN:-build/grademl-tui}
+case $BIN in /*) ;; *) BIN=$ROOT/$BIN ;; esac
+SAMPLES=$ROOT/../shared/samples/chrome-trace
+EXPECTED=$ROOT/tests/expected
+
+pass=0 fail=0 skipped=0
+ok() {
+	pass=$((pass + 1))
+	echo "ok - $1"
+}
+not_ok() {
+	fail=$((fail + 1))
+	echo "not ok - $1${2:+ ($2)}"
+}
+skip() {
+	skipped=$((skipped + 1))
+	echo "skip - $1${2:+ ($2)}"
+}
+summary() {
+	if [ "$skipped" -gt 0 ]; then
+		echo "$pass passed, $fail failed, $skipped skipped"
+	else
+		echo "$pass passed, $fail failed"
+	fi
+	[ "$fail" -eq 0 ]
+}
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/grademl-e2e.XXXXXX") || exit 1
+cleanup() {
+	chmod -R u+rwX "$TMP" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+if [ ! -x "$BIN" ]; then
+	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN"
+	summary
+	exit 1
+fi
+for tool in sqlite3 python3 gzip cmp diff; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		not_ok "tool $tool" "not installed (Debian: apt-get install -y ${tool/cmp/diffutils})"
+		summary
+		exit 1
+	fi
+done
+
+# The python3 interpreter itself (a pyenv shim costs ~0.4 s a call).
+PY=$(python3 -c 'import sys; print(sys.executable or "python3")') || PY=python3
+
+# q DB SQL: one query's output, read-only.
+q() {
+	sqlite3 -readonly -batch -noheader "$1" "$2" 2>&1
+}
+
+# Replaces every occurrence of the text $2 in file $1 by the token $3.
+replace_text() {
+	"$PY" -c 'import sys
+p, old, new = sys.argv[1:4]
+s = open(p, encoding="utf-8", errors="surrogateescape").read()
+open(p, "w", encoding="utf-8", errors="surrogateescape").write(s.replace(old, new))' "$1" "$2" "$3"
+}
+
+# ---------------------------------------------------------------------------
+# a. the demo capture
+
+DEMO=tests/data/demo
+demo_db=$TMP/demo.db
+demo_ok=1
+# The same import as `make demo`: each trace under its step, anchored at its
+# recorded start (tests/data/demo/steps.py reads workflow.jsonl).
+if ! steps=$("$PY" "$DEMO/steps.py") || [ -z "$steps" ]; then
+	not_ok "demo: steps.py lists the steps" "python3 $DEMO/steps.py failed"
+	demo_ok=0
+else
+	while read -r step host start trace; do
+		if ! "$BIN" import -o "$demo_db" --workflow demo --step "$step" --host "$host" \
+			--time-offset "${start}us" "$DEMO/$trace" 2>"$TMP/err"; then
+			not_ok "demo: import $trace" "$(head -c 300 "$TMP/err")"
+			demo_ok=0
+		fi
+	done <<<"$steps"
+	[ "$demo_ok" = 1 ] && ok "demo: import train and infer traces"
+fi
+
+if [ "$demo_ok" = 1 ]; then
+	"$BIN" report "$demo_db" >"$TMP/report.txt" 2>"$TMP/err"
+	rc=$?
+	cp "$TMP/report.txt" "$TMP/report.tok"
+	replace_text "$TMP/report.tok" "$demo_db" "@TRACE_DB@"
+	if [ "$rc" -ne 0 ]; then
+		not_ok "demo: report text" "exit $rc: $(head -c 300 "$TMP/err")"
+	elif [ "${GRADEML_E2E_REGEN:-}" = 1 ]; then
+		mkdir -p "$EXPECTED"
+		cp "$TMP/report.tok" "$EXPECTED/demo-report.txt"
+		skip "demo: report text equals tests/expected/demo-report.txt" "regenerated"
+	elif diff -u "$EXPECTED/demo-report.txt" "$TMP/report.tok" >"$TMP/diff" 2>&1; then
+		ok "demo: report text equals tests/expected/demo-report.txt"
+	else
+		not_ok "demo: report text equals tests/expected/demo-report.txt" \
+			"diff: $(head -n 12 "$TMP/diff" | tr '\n' '|')"
+	fi
+
+	# Both steps are in the report, with their traces' phase counts.
+	want_train=$("$PY" tests/e2e/sample_counts.py "$DEMO/train.pt.trace.json.gz")
+	want_infer=$("$PY" tests/e2e/sample_counts.py "$DEMO/infer.pt.trace.json.gz")
+	got=$(q "$demo_db" "SELECT group_concat(n, ' ') FROM (SELECT s.phases + s.dropped AS n
+		FROM sources s ORDER BY s.id)")
+	if [ "$got" = "$want_train $want_infer" ]; then
+		ok "demo: every event of both traces stored ($got)"
+	else
+		not_ok "demo: every event of both traces stored" "got '$got', want '$want_train $want_infer'"
+	fi
+	got=$(q "$demo_db" "SELECT group_concat(name, ',') FROM (SELECT name FROM phases_v
+		WHERE kind = 'step' ORDER BY start_ns)")
+	if [ "$got" = "train,infer" ] && grep -q '^    train ' "$TMP/report.txt" &&
+		grep -q '^    infer ' "$TMP/report.txt"; then
+		ok "demo: report shows steps train and infer"
+	else
+		not_ok "demo: report shows steps train and infer" "steps in db: '$got'"
+	fi
+
+	"$BIN" report "$demo_db" --format json >"$TMP/report.json" 2>"$TMP/err"
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		not_ok "demo: report --format json" "exit $rc: $(head -c 300 "$TMP/err")"
+	elif ! "$PY" -m json.tool <"$TMP/report.json" >/dev/null 2>"$TMP/err"; then
+		not_ok "demo: report --format json is valid JSON" "$(tail -n 1 "$TMP/err")"
+	else
+		ok "demo: report --format json is valid JSON"
+		missing=$("$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+keys = ["sources", "tree", "top_operators_by_total", "top_operators_by_self", "gpu_streams"]
+print(" ".join(k for k in keys if k not in d))' "$TMP/report.json")
+		if [ -z "$missing" ]; then
+			ok "demo: report JSON has sources, tree, top operators, gpu_streams"
+		else
+			not_ok "demo: report JSON has sources, tree, top operators, gpu_streams" \
+				"missing: $missing"
+		fi
+		# The JSON agrees with the database.
+		got=$("$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(len(d["sources"]), sum(s["phases"] for s in d["sources"]))' "$TMP/report.json" 2>&1)
+		want=$(q "$demo_db" "SELECT count(*) || ' ' || sum(phases) FROM sources")
+		if [ "$got" = "$want" ]; then
+			ok "demo: report JSON sources match trace.db ($got)"
+		else
+			not_ok "demo: report JSON sources match trace.db" "json '$got', db '$want'"
+		fi
+	fi
+
+	"$BIN" "$demo_db" >"$TMP/bare.txt" 2>"$TMP/err" </dev/null
+	rc=$?
+	if [ "$rc" -eq 0 ] && cmp -s "$TMP/bare.txt" "$TMP/report.txt"; then
+		ok "demo: 'grademl-tui DB' piped prints the report"
+	else
+		not_ok "demo: 'grademl-tui DB' piped prints the report" \
+			"exit $rc; $(cmp "$TMP/bare.txt" "$TMP/report.txt" 2>&1 | head -n 1)"
+	fi
+fi
+
+# ---------------------------------------------------------------------------
+# b. bad input: exit 2, one line on stderr naming the file, trace.db untouched
+
+# bad NAME NEED_BYTE NAMED DB CMD...: runs CMD, which must fail as described;
+# DB must afterwards be byte-identical to before, or still absent.
+bad() {
+	local name=$1 need_byte=$2 named=$3 db=$4
+	shift 4
+	local existed=0 why=""
+	if [ -e "$db" ]; then
+		existed=1
+		cp -p "$db" "$TMP/before.db"
+	fi
+	"$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+	local rc=$?
+	local line
+	line=$(head -n 1 "$TMP/err")
+	[ "$rc" -eq 2 ] || why+="exit $rc, want 2; "
+	[ "$(wc -l <"$TMP/err")" -eq 1 ] && [ "$(tail -c 1 "$TMP/err" | od -An -c | tr -d ' ')" = '\n' ] ||
+		why+="stderr is $(wc -l <"$TMP/err") lines, want exactly 1; "
+	case $line in "grademl-tui: "*) ;; *) why+="stderr does not start with 'grademl-tui: '; " ;; esac
+	case $line in *"$named"*) ;; *) why+="stderr does not name $named; " ;; esac
+	if [ "$need_byte" = 1 ]; then
+		case $line in *byte*) ;; *) why+="stderr does not say at which byte; " ;; esac
+	fi
+	[ -s "$TMP/out" ] && why+="wrote to stdout; "
+	if [ "$existed" = 1 ]; then
+		cmp -s "$db" "$TMP/before.db" || why+="$db changed; "
+	else
+		[ -e "$db" ] && why+="$db was created; "
+	fi
+	[ -e "$db-journal" ] && why+="$db-journal left behind; "
+	if [ -z "$why" ]; then
+		ok "$name"
+	else
+		not_ok "$name" "${why%; } -- stderr: $(head -c 300 "$TMP/err" | tr '\n' '|')"
+	fi
+}
+
+B=$TMP/bad
+mkdir -p "$B"
+# A good trace.db to fail into: the demo's, or a fresh import of one trace.
+good_db=$B/good.db
+if [ -f "$demo_db" ]; then
+	cp "$demo_db" "$good_db"
+else
+	"$BIN" import -o "$good_db" "$DEMO/train.pt.trace.json.gz" 2>/dev/null
+fi
+
+gzip -dc "$DEMO/train.pt.trace.json.gz" >"$B/train.json"
+size=$(wc -c <"$B/train.json")
+head -c $((size / 2)) "$B/train.json" >"$B/truncated.json"
+printf '[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2},\n {"ph":"X",,"name":"b"}]\n' \
+	>"$B/malformed.json"
+head -c 4096 /dev/urandom >"$B/binary.json"
+: >"$B/empty.json"
+mkdir -p "$B/emptydir"
+gz_size=$(wc -c <"$DEMO/train.pt.trace.json.gz")
+head -c $((gz_size / 2)) "$DEMO/train.pt.trace.json.gz" >"$B/truncated.json.gz"
+printf '42\n' >"$B/number.json"
+head -c 8192 /dev/urandom >"$B/junk.db"
+sqlite3 "$B/other.db" "CREATE TABLE notes(x TEXT); INSERT INTO notes VALUES ('not a trace.db');"
+
+for target in new existing; do
+	db=$B/$target.db
+	rm -f "$db"
+	[ "$target" = existing ] && cp "$good_db" "$db"
+	bad "bad input ($target db): truncated JSON" 1 "$B/truncated.json" "$db" \
+		"$BIN" import -o "$db" "$B/truncated.json"
+	bad "bad input ($target db): malformed JSON" 1 "$B/malformed.json" "$db" \
+		"$BIN" import -o "$db" "$B/malformed.json"
+	bad "bad input ($target db): binary file" 1 "$B/binary.json" "$db" \
+		"$BIN" import -o "$db" "$B/binary.json"
+	bad "bad input ($target db): top-level number" 1 "$B/number.json" "$db" \
+		"$BIN" import -o "$db" "$B/number.json"
+	bad "bad input ($target db): empty file" 0 "$B/empty.json" "$db" \
+		"$BIN" import -o "$db" "$B/empty.json"
+	bad "bad input ($target db): directory with no files" 0 "$B/emptydir" "$db" \
+		"$BIN" import -o "$db" "$B/emptydir"
+	bad "bad input ($target db): missing file" 0 "$B/no-such-file.json" "$db" \
+		"$BIN" import -o "$db" "$B/no-such-file.json"
+	bad "bad input ($target db): truncated gzip" 1 "$B/truncated.json.gz" "$db" \
+		"$BIN" import -o "$db" "$B/truncated.json.gz"
+	if [ "$(id -u)" = 0 ]; then
+		skip "bad input ($target db): unreadable file" "running as root: chmod 000 does not stop reads"
+	else
+		cp "$B/train.json" "$B/unreadable.json"
+		chmod 000 "$B/unreadable.json"
+		bad "bad input ($target db): unreadable file" 0 "$B/unreadable.json" "$db" \
+			"$BIN" import -o "$db" "$B/unreadable.json"
+		chmod 644 "$B/unreadable.json"
+	fi
+	# One bad file among good ones: the whole import is rolled back.
+	bad "bad input ($target db): one bad file among good ones" 1 "$B/truncated.json" "$db" \
+		"$BIN" import -o "$db" "$DEMO/infer.pt.trace.json.gz" "$B/truncated.json" "$B/train.json"
+done
+
+bad "bad db: report of a file that is not a database" 0 "$B/junk.db" "$B/junk.db" \
+	"$BIN" report "$B/junk.db"
+bad "bad db: 'grademl-tui DB' of a file that is not a database" 0 "$B/junk.db" "$B/junk.db" \
+	"$BIN" "$B/junk.db"
+bad "bad db: import into a file that is not a database" 0 "$B/junk.db" "$B/junk.db" \
+	"$BIN" import -o "$B/junk.db" "$B/train.json"
+bad "bad db: import into an SQLite database of another program" 0 "$B/other.db" "$B/other.db" \
+	"$BIN" import -o "$B/other.db" "$B/train.json"
+bad "bad db: report of a missing trace.db does not create it" 0 "$B/missing.db" "$B/missing.db" \
+	"$BIN" report "$B/missing.db"
+
+# The good db is still readable and unchanged in content after all that.
+if [ -f "$B/existing.db" ] && "$BIN" report "$B/existing.db" >/dev/null 2>&1 &&
+	cmp -s "$B/existing.db" "$good_db"; then
+	ok "bad input: the existing trace.db still reads and is byte-identical"
+else
+	not_ok "bad input: the existing trace.db still reads and is byte-identical"
+fi
+
+# ---------------------------------------------------------------------------
+# c. public sample traces
+
+if [ ! -d "$SAMPLES" ]; then
+	skip "samples: every file imports and is complete" "$SAMPLES absent"
+	skip "samples: 8-rank DLRM run in one import" "$SAMPLES absent"
+	skip "samples: gzip and plain give identical counts" "$SAMPLES absent"
+else
+	S=$TMP/samples
+	mkdir -p "$S/counts"
+	shopt -s nullglob
+	files=("$SAMPLES"/*)
+	# The reference counts (python, slow) run in parallel with the imports.
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	printf '%s\0' "${files[@]}" |
+		xargs -0 -P "$(nproc 2>/dev/null || echo 2)" -I{} sh -c \
+			'"$0" tests/e2e/sample_counts.py "$1" >"$2/$(basename "$1").n" 2>&1' "$PY" {} "$S/counts" &
+	counts_pid=$!
+	declare -A got_count
+	for f in "${files[@]}"; do
+		n=$(basename "$f")
+		db=$S/$n.db
+		if "$BIN" import -o "$db" "$f" 2>"$S/$n.err"; then
+			got_count[$n]=$(q "$db" "SELECT sum(phases) + sum(dropped) FROM sources")
+			rm -f "$db"
+		else
+			got_count[$n]="import failed (exit $?): $(head -c 300 "$S/$n.err")"
+		fi
+	done
+	wait "$counts_pid"
+	for f in "${files[@]}"; do
+		n=$(basename "$f")
+		want=$(cat "$S/counts/$n.n" 2>/dev/null)
+		if [ -n "$want" ] && [ "${got_count[$n]}" = "$want" ]; then
+			ok "sample $n: imports, phases + dropped = X + B + b = $want"
+		else
+			not_ok "sample $n: imports, phases + dropped = X + B + b" \
+				"got '${got_count[$n]}', want '$want'"
+		fi
+	done
+
+	# The 8 ranks of one DLRM step, imported in one command.
+	ranks=("$SAMPLES"/facebookresearch__param__worker*_step_12*.json)
+	if [ "${#ranks[@]}" -ne 8 ]; then
+		not_ok "samples: 8-rank DLRM run in one import" "found ${#ranks[@]} worker files, want 8"
+	else
+		db=$S/ranks.db
+		if ! "$BIN" import -o "$db" "${ranks[@]}" 2>"$S/ranks.err"; then
+			not_ok "samples: 8-rank DLRM run in one import" "$(head -c 300 "$S/ranks.err")"
+		else
+			why=""
+			got=$(q "$db" "SELECT count(*) FROM phases_v WHERE kind = 'step'")
+			[ "$got" = 1 ] || why+="$got steps, want 1; "
+			got=$(q "$db" "SELECT group_concat(kind || ':' || name, ',') FROM (SELECT kind, name
+				FROM phases_v WHERE parent_id = (SELECT id FROM phases_v WHERE kind = 'step')
+				ORDER BY name)")
+			want=$(for r in 0 1 2 3 4 5 6 7; do printf 'rank:rank %d,' "$r"; done)
+			[ "$got" = "${want%,}" ] || why+="step children '$got'; "
+			got=$(q "$db" "SELECT group_concat(rank, ',') FROM (SELECT rank FROM sources ORDER BY rank)")
+			[ "$got" = "0,1,2,3,4,5,6,7" ] || why+="sources.rank '$got'; "
+			got=$(q "$db" "SELECT count(*) FROM phases_v p JOIN sources s ON s.id = p.source_id
+				WHERE p.kind = 'rank' AND p.name = 'rank ' || s.rank")
+			[ "$got" = 8 ] || why+="$got rank nodes named after their source's rank, want 8; "
+			if [ -z "$why" ]; then
+				ok "samples: 8-rank DLRM run in one import: one step, rank 0..rank 7"
+			else
+				not_ok "samples: 8-rank DLRM run in one import" "${why%; }"
+			fi
+		fi
+	fi
+
+	# gzip and the same content uncompressed give the same counts.
+	gzs=("$SAMPLES"/*.gz)
+	if [ "${#gzs[@]}" -eq 0 ]; then
+		skip "samples: gzip and plain give identical counts" "no .gz sample"
+	fi
+	for f in "${gzs[@]}"; do
+		n=$(basename "$f" .gz)
+		plain=$S/$n
+		gzip -dc "$f" >"$plain"
+		db_gz=$S/gz-$n.db db_plain=$S/plain-$n.db
+		sql="SELECT phases, events, samples, dropped FROM sources"
+		if "$BIN" import -o "$db_gz" "$f" 2>/dev/null &&
+			"$BIN" import -o "$db_plain" "$plain" 2>"$S/plain.err"; then
+			a=$(q "$db_gz" "$sql") b=$(q "$db_plain" "$sql")
+			ca=$(q "$db_gz" "SELECT compression FROM sources")
+			cb=$(q "$db_plain" "SELECT coalesce(compression, 'none') FROM sources")
+			if [ -n "$a" ] && [ "$a" = "$b" ] && [ "$ca" = gzip ] && [ "$cb" != gzip ]; then
+				ok "sample $n: gzip and plain give identical counts ($a)"
+			else
+				not_ok "sample $n: gzip and plain give identical counts" \
+					"gzip '$a' ($ca), plain '$b' ($cb)"
+			fi
+		else
+			not_ok "sample $n: gzip and plain give identical counts" \
+				"import failed: $(head -c 300 "$S/plain.err")"
+		fi
+		rm -f "$plain" "$db_gz" "$db_plain"
+	done
+fi
+
+summary

@@ -1,0 +1,956 @@
+/*
+ * Unit tests of the Chrome trace importer (importers/chrome.c) through
+ * import_files(): each test writes a small JSON snippet to a temporary
+ * directory, imports it into a fresh trace.db there and reads the result
+ * back with SQL.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "importers/importer.h"
+#include "model/store.h"
+#include "model/xalloc.h"
+
+#define MAX_FILES 8
+
+struct fx {
+	char *dir;
+	char *db;
+	char *files[MAX_FILES];
+	int nfiles;
+	sqlite3 *conn; /* read-only connection to db, opened lazily */
+};
+
+static int setup(void **state)
+{
+	struct fx *f = xcalloc(1, sizeof(*f));
+	const char *tmp = getenv("TMPDIR");
+	char *tmpl = xasprintf("%s/grademl-test-chrome-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(tmpl)) {
+		free(tmpl);
+		free(f);
+		return -1;
+	}
+	f->dir = tmpl;
+	f->db = xasprintf("%s/trace.db", f->dir);
+	*state = f;
+	return 0;
+}
+
+static void unlink_db(const char *db)
+{
+	static const char *const suffixes[] = {"", "-journal", "-wal", "-shm"};
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		char *p = xasprintf("%s%s", db, suffixes[i]);
+		unlink(p);
+		free(p);
+	}
+}
+
+static void close_conn(struct fx *f)
+{
+	if (f->conn) {
+		sqlite3_close(f->conn);
+		f->conn = NULL;
+	}
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	close_conn(f);
+	unlink_db(f->db);
+	for (int i = 0; i < f->nfiles; i++) {
+		unlink(f->files[i]);
+		free(f->files[i]);
+	}
+	rmdir(f->dir);
+	free(f->db);
+	free(f->dir);
+	free(f);
+	return 0;
+}
+
+/* Writes len bytes of text to dir/name and returns the path (owned by f). */
+static const char *write_file(struct fx *f, const char *name, const char *text, size_t len)
+{
+	assert_true(f->nfiles < MAX_FILES);
+	char *path = xasprintf("%s/%s", f->dir, name);
+	FILE *fp = fopen(path, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(text, 1, len, fp), len);
+	assert_int_equal(fclose(fp), 0);
+	f->files[f->nfiles++] = path;
+	return path;
+}
+
+/* Imports the given files into f->db; returns import_files' status. */
+static int import_paths(struct fx *f, const char *const *paths, size_t n, char **err)
+{
+	struct import_opts o;
+	memset(&o, 0, sizeof(o));
+	close_conn(f);
+	*err = NULL;
+	return import_files(f->db, (char *const *)paths, n, NULL, &o, err);
+}
+
+/* Writes json to dir/name and imports it; the import must succeed. */
+static void import_ok(struct fx *f, const char *name, const char *json)
+{
+	const char *path = write_file(f, name, json, strlen(json));
+	char *err = NULL;
+	int rc = import_paths(f, &path, 1, &err);
+	if (rc != 0)
+		print_error("import of %s failed: %s\n", name, err ? err : "(no message)");
+	free(err);
+	assert_int_equal(rc, 0);
+}
+
+static sqlite3 *conn(struct fx *f)
+{
+	if (!f->conn)
+		assert_int_equal(sqlite3_open_v2(f->db, &f->conn, SQLITE_OPEN_READONLY, NULL),
+				 SQLITE_OK);
+	return f->conn;
+}
+
+static sqlite3_stmt *prepare(struct fx *f, const char *fmt, va_list ap)
+{
+	char *sql = xvasprintf(fmt, ap);
+	sqlite3_stmt *s = NULL;
+	int rc = sqlite3_prepare_v2(conn(f), sql, -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		print_error("SQL error in '%s': %s\n", sql, sqlite3_errmsg(conn(f)));
+	free(sql);
+	assert_int_equal(rc, SQLITE_OK);
+	return s;
+}
+
+/* The integer in the first column of the first row; the row must exist. */
+static int64_t q_int(struct fx *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int64_t q_int(struct fx *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sqlite3_stmt *s = prepare(f, fmt, ap);
+	va_end(ap);
+	int rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW)
+		print_error("no row for: %s\n", sqlite3_sql(s));
+	assert_int_equal(rc, SQLITE_ROW);
+	if (sqlite3_column_type(s, 0) == SQLITE_NULL)
+		print_error("NULL for: %s\n", sqlite3_sql(s));
+	assert_int_not_equal(sqlite3_column_type(s, 0), SQLITE_NULL);
+	int64_t v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+/* The text in the first column of the first row (owned), or NULL when no row
+ * or a NULL value. */
+static char *q_text(struct fx *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *q_text(struct fx *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sqlite3_stmt *s = prepare(f, fmt, ap);
+	va_end(ap);
+	char *v = NULL;
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
+		v = xstrdup((const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	return v;
+}
+
+static void assert_text(struct fx *f, const char *want, const char *sql)
+{
+	char *got = q_text(f, "%s", sql);
+	if (!got || strcmp(got, want))
+		print_error("%s\n  want: %s\n  got:  %s\n", sql, want, got ? got : "(null)");
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static int64_t diag_count(struct fx *f, const char *code)
+{
+	return q_int(f, "SELECT coalesce(sum(count), 0) FROM diagnostics WHERE code = '%s'", code);
+}
+
+static int64_t phase_id(struct fx *f, const char *name)
+{
+	return q_int(f, "SELECT id FROM phases_v WHERE name = '%s'", name);
+}
+
+/* Counts the events of the given ph in a JSON text the way the completeness
+ * rule counts them: occurrences of "ph":"<c>". */
+static int64_t count_ph(const char *json, char ph)
+{
+	char pat[16] = "\"ph\":\"?\"";
+	pat[6] = ph;
+	int64_t n = 0;
+	for (const char *s = json; (s = strstr(s, pat)); s += strlen(pat))
+		n++;
+	return n;
+}
+
+static void assert_complete(struct fx *f, const char *json)
+{
+	int64_t want = count_ph(json, 'X') + count_ph(json, 'B') + count_ph(json, 'b');
+	int64_t got = q_int(f, "SELECT sum(phases) + sum(dropped) FROM sources");
+	if (got != want)
+		print_error("phases + dropped = %lld, X + B + b = %lld\n", (long long)got,
+			    (long long)want);
+	assert_int_equal(got, want);
+}
+
+/* ---- top-level forms ---- */
+
+static void test_bare_array(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] =
+	    "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":2,\"ts\":10,\"dur\":5},"
+	    " {\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":2,\"ts\":11,\"dur\":2}]";
+	import_ok(f, "bare.json", json);
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'a'"), 10000);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'a'"), 5000);
+	assert_int_equal(q_int(f, "SELECT kind FROM phases p JOIN strings s ON s.id = p.name_id"
+				  " WHERE s.text = 'a'"),
+			 PHASE_OPERATOR);
+	/* b is nested in a by time */
+	assert_int_equal(q_int(f, "SELECT parent_id FROM phases_v WHERE name = 'b'"),
+			 phase_id(f, "a"));
+	/* a hangs under thread 2 < process 1 < step "bare" < workflow */
+	assert_text(f, "thread 2",
+		    "SELECT t.name FROM phases_v a JOIN phases_v t ON t.id = a.parent_id"
+		    " WHERE a.name = 'a' AND t.kind = 'thread'");
+	assert_text(
+	    f, "process 1",
+	    "SELECT p.name FROM phases_v a JOIN phases_v t ON t.id = a.parent_id"
+	    " JOIN phases_v p ON p.id = t.parent_id WHERE a.name = 'a' AND p.kind = 'process'");
+	assert_text(f, "bare", "SELECT name FROM phases_v WHERE kind = 'step'");
+	assert_text(f, "workflow", "SELECT name FROM phases_v WHERE kind = 'workflow'");
+	assert_text(f, "relative", "SELECT anchor FROM sources");
+	assert_text(f, "chrome", "SELECT format FROM sources");
+	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 2);
+	assert_complete(f, json);
+}
+
+#define BASE_NS "1700000000123456789"
+
+static void check_base(struct fx *f)
+{
+	assert_text(f, "baseTimeNanoseconds", "SELECT anchor FROM sources");
+	assert_text(f, BASE_NS, "SELECT time_offset_ns FROM sources");
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'op'"),
+			 INT64_C(1700000000123456789) + 10 * 1000);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'op'"), 5000);
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'inner'"),
+			 INT64_C(1700000000123456789) + 11500);
+}
+
+static void test_object_base_after_events(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "after.json",
+		  "{\"traceEvents\":["
+		  "{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5},"
+		  "{\"ph\":\"X\",\"name\":\"inner\",\"pid\":1,\"tid\":1,\"ts\":11.5,\"dur\":1}],"
+		  "\"baseTimeNanoseconds\":" BASE_NS "}");
+	check_base(f);
+}
+
+static void test_object_base_before_events(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "before.json",
+		  "{\"schemaVersion\":1,\"baseTimeNanoseconds\":" BASE_NS ",\"traceEvents\":["
+		  "{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5},"
+		  "{\"ph\":\"X\",\"name\":\"inner\",\"pid\":1,\"tid\":1,\"ts\":11.5,\"dur\":1}]}");
+	check_base(f);
+}
+
+/* The same events with the metadata before and after give identical rows. */
+static void test_object_base_order_identical(void **state)
+{
+	struct fx *f = *state;
+	static const char ev[] =
+	    "[{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5},"
+	    "{\"ph\":\"B\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":10.25},"
+	    "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":12}]";
+	char *after = xasprintf("{\"traceEvents\":%s,\"baseTimeNanoseconds\":" BASE_NS "}", ev);
+	char *before = xasprintf("{\"baseTimeNanoseconds\":" BASE_NS ",\"traceEvents\":%s}", ev);
+	import_ok(f, "one.json", after);
+	import_ok(f, "two.json", before);
+	free(after);
+	free(before);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM sources"), 2);
+	assert_int_equal(q_int(f, "SELECT count(DISTINCT anchor) FROM sources"), 1);
+	assert_text(f, "baseTimeNanoseconds", "SELECT anchor FROM sources");
+	/* every span of source 1 has its twin in source 2 */
+	assert_int_equal(q_int(f,
+			       "SELECT count(*) FROM phases_v WHERE source_id = 1 AND kind NOT IN"
+			       " ('process', 'thread')"),
+			 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v a JOIN phases_v b"
+				  " ON a.name = b.name AND a.start_ns = b.start_ns"
+				  " AND a.dur_ns = b.dur_ns AND a.kind = b.kind"
+				  " WHERE a.source_id = 1 AND b.source_id = 2"),
+			 q_int(f, "SELECT count(*) FROM phases WHERE source_id = 1"));
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'b' AND"
+				  " source_id = 2"),
+			 INT64_C(1700000000123456789) + 10250);
+}
+
+/* ---- numbers ---- */
+
+static void test_ts_dur_forms(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "ts.json",
+		  "[{\"ph\":\"X\",\"name\":\"int\",\"pid\":1,\"tid\":1,\"ts\":12,\"dur\":3},"
+		  "{\"ph\":\"X\",\"name\":\"frac\",\"pid\":1,\"tid\":2,\"ts\":1.5,\"dur\":0.25},"
+		  "{\"ph\":\"X\",\"name\":\"str\",\"pid\":1,\"tid\":3,\"ts\":\"12\",\"dur\":\"3\"},"
+		  "{\"ph\":\"X\",\"name\":\"strfrac\",\"pid\":1,\"tid\":4,\"ts\":\"7.125\","
+		  "\"dur\":\"0.5\"},"
+		  "{\"ph\":\"X\",\"name\":\"nano\",\"pid\":1,\"tid\":5,\"ts\":0.001,\"dur\":0.002},"
+		  "{\"ph\":\"X\",\"name\":\"exact\",\"pid\":1,\"tid\":6,"
+		  "\"ts\":1700000000123456.789,\"dur\":1}]");
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'int'"), 12000);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'int'"), 3000);
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'frac'"), 1500);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'frac'"), 250);
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'str'"), 12000);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'str'"), 3000);
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'strfrac'"), 7125);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'strfrac'"), 500);
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'nano'"), 1);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'nano'"), 2);
+	/* a decimal timestamp is read exactly, not through a double */
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'exact'"),
+			 INT64_C(1700000000123456789));
+	assert_int_equal(diag_count(f, "BAD_TS") + diag_count(f, "BAD_DUR"), 0);
+}
+
+static void test_bad_ts_dropped(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] =
+	    "[{\"ph\":\"X\",\"name\":\"good\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},"
+	    "{\"ph\":\"X\",\"name\":\"nots\",\"pid\":1,\"tid\":1,\"dur\":1},"
+	    "{\"ph\":\"X\",\"name\":\"junk\",\"pid\":1,\"tid\":1,\"ts\":\"soon\",\"dur\":1},"
+	    "{\"ph\":\"X\",\"name\":\"negdur\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":-3}]";
+	import_ok(f, "badts.json", json);
+	assert_int_equal(diag_count(f, "BAD_TS"), 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE name IN ('nots', 'junk')"),
+			 0);
+	assert_int_equal(diag_count(f, "BAD_DUR"), 1);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'negdur'"), 0);
+	assert_int_equal(q_int(f, "SELECT dropped FROM sources"), 2);
+	assert_complete(f, json);
+}
+
+static void test_string_pid_tid(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "str.json",
+		  "[{\"ph\":\"X\",\"name\":\"op\",\"pid\":\"CPU functions\",\"tid\":\"Spans\","
+		  "\"ts\":1,\"dur\":4}]");
+	assert_text(f, "CPU functions", "SELECT pid FROM tracks WHERE kind = 'thread'");
+	assert_text(f, "Spans", "SELECT tid FROM tracks WHERE kind = 'thread'");
+	assert_text(f, "thread Spans", "SELECT name FROM phases_v WHERE kind = 'thread'");
+	assert_text(f, "process CPU functions", "SELECT name FROM phases_v WHERE kind = 'process'");
+	assert_int_equal(q_int(f, "SELECT p.parent_id = t.id FROM phases_v p, phases_v t"
+				  " WHERE p.name = 'op' AND t.kind = 'thread'"),
+			 1);
+	assert_int_equal(q_int(f, "SELECT track_id = (SELECT id FROM tracks) FROM phases_v"
+				  " WHERE name = 'op'"),
+			 1);
+}
+
+/* ---- B/E, instants, counters, metadata ---- */
+
+static void test_begin_end(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] =
+	    "[{\"ph\":\"B\",\"name\":\"outer\",\"pid\":1,\"tid\":1,\"ts\":10},"
+	    "{\"ph\":\"B\",\"name\":\"inner\",\"pid\":1,\"tid\":1,\"ts\":12},"
+	    "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":15},"
+	    "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":20},"
+	    "{\"ph\":\"E\",\"name\":\"stray\",\"pid\":1,\"tid\":1,\"ts\":25},"
+	    "{\"ph\":\"E\",\"pid\":1,\"tid\":9,\"ts\":26},"
+	    "{\"ph\":\"B\",\"name\":\"open\",\"pid\":1,\"tid\":1,\"ts\":30},"
+	    "{\"ph\":\"X\",\"name\":\"last\",\"pid\":1,\"tid\":1,\"ts\":31,\"dur\":9}]";
+	import_ok(f, "be.json", json);
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'outer'"), 10000);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'outer'"), 10000);
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'inner'"), 12000);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'inner'"), 3000);
+	assert_int_equal(q_int(f, "SELECT parent_id FROM phases_v WHERE name = 'inner'"),
+			 phase_id(f, "outer"));
+	/* the two E without a B are dropped and counted */
+	assert_int_equal(diag_count(f, "UNMATCHED_END"), 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE name = 'stray'"), 0);
+	/* the B never closed is kept, ended at the track's last time (40 us) */
+	assert_int_equal(diag_count(f, "UNCLOSED_BEGIN"), 1);
+	assert_text(f, "open", "SELECT example FROM diagnostics WHERE code = 'UNCLOSED_BEGIN'");
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'open'"), 30000);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'open'"), 10000);
+	assert_int_equal(q_int(f, "SELECT parent_id FROM phases_v WHERE name = 'last'"),
+			 phase_id(f, "open"));
+	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 4);
+	assert_int_equal(q_int(f, "SELECT dropped FROM sources"), 0);
+	assert_complete(f, json);
+}
+
+/* An "E" need not repeat the category of its "B" (the format requires only
+ * pid, tid and ts): it closes a B of a device category on the same pid/tid. */
+static void test_begin_end_device_category(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] =
+	    "[{\"ph\":\"B\",\"cat\":\"gpu_memcpy\",\"name\":\"copy\",\"pid\":0,"
+	    "\"tid\":7,\"ts\":10},"
+	    "{\"ph\":\"E\",\"pid\":0,\"tid\":7,\"ts\":20},"
+	    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+	    "\"ts\":30,\"dur\":10}]";
+	import_ok(f, "bedev.json", json);
+	assert_int_equal(diag_count(f, "UNMATCHED_END"), 0);
+	assert_int_equal(diag_count(f, "UNCLOSED_BEGIN"), 0);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'copy'"), 10000);
+	assert_complete(f, json);
+}
+
+/* Every track row points at a phase that exists (its thread or stream node). */
+static void test_track_nodes_exist(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "tracks.json",
+		  "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},"
+		  "{\"ph\":\"E\",\"pid\":1,\"tid\":9,\"ts\":5}]");
+	assert_int_equal(q_int(f, "SELECT count(*) FROM tracks t WHERE t.phase_id <> 0 AND"
+				  " NOT EXISTS (SELECT 1 FROM phases p WHERE p.id = t.phase_id)"),
+			 0);
+}
+
+static void test_instants(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "inst.json",
+		  "[{\"ph\":\"X\",\"name\":\"parent\",\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":50},"
+		  "{\"ph\":\"X\",\"name\":\"child\",\"pid\":1,\"tid\":1,\"ts\":110,\"dur\":5},"
+		  "{\"ph\":\"i\",\"name\":\"mark\",\"pid\":1,\"tid\":1,\"ts\":120,\"s\":\"t\"},"
+		  "{\"ph\":\"I\",\"name\":\"deep\",\"pid\":1,\"tid\":1,\"ts\":112,"
+		  "\"args\":{\"k\":\"v\"}}]");
+	assert_int_equal(q_int(f, "SELECT count(*) FROM events"), 2);
+	assert_int_equal(q_int(f, "SELECT events FROM sources"), 2);
+	assert_int_equal(q_int(f, "SELECT t_ns FROM events_v WHERE name = 'mark'"), 120000);
+	assert_int_equal(q_int(f, "SELECT phase_id FROM events_v WHERE name = 'mark'"),
+			 phase_id(f, "parent"));
+	/* the innermost enclosing span */
+	assert_int_equal(q_int(f, "SELECT phase_id FROM events_v WHERE name = 'deep'"),
+			 phase_id(f, "child"));
+	/* instants are not phases */
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE name IN ('mark', 'deep')"),
+			 0);
+	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 2);
+}
+
+static void test_counters(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "ctr.json",
+		  "[{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"ts\":10,\"args\":{\"bytes\":100}},"
+		  "{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"ts\":20,\"args\":{\"bytes\":250.5}},"
+		  "{\"ph\":\"C\",\"name\":\"q\",\"pid\":2,\"ts\":30,"
+		  "\"args\":{\"rd\":1,\"wr\":\"2\"}},"
+		  "{\"ph\":\"C\",\"name\":\"none\",\"pid\":2,\"ts\":40,\"args\":{\"s\":\"x\"}},"
+		  "{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":10}]");
+	assert_int_equal(q_int(f, "SELECT count(*) FROM metrics"), 3);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM samples"), 4);
+	assert_int_equal(q_int(f, "SELECT samples FROM sources"), 4);
+	assert_text(f, "mem.bytes", "SELECT name FROM metrics WHERE resource = 'pid:1'");
+	assert_int_equal(q_int(f, "SELECT count(*) FROM samples s JOIN metrics m"
+				  " ON m.id = s.metric_id WHERE m.name = 'mem.bytes'"),
+			 2);
+	assert_int_equal(q_int(f, "SELECT s.t_ns FROM samples s JOIN metrics m"
+				  " ON m.id = s.metric_id WHERE m.name = 'mem.bytes' ORDER BY t_ns"
+				  " LIMIT 1 OFFSET 1"),
+			 20000);
+	assert_int_equal(
+	    q_int(f, "SELECT s.value = 250.5 FROM samples s JOIN metrics m"
+		     " ON m.id = s.metric_id WHERE m.name = 'mem.bytes' AND s.t_ns = 20000"),
+	    1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM metrics WHERE name IN ('q.rd', 'q.wr')"),
+			 2);
+	assert_int_equal(q_int(f, "SELECT s.value = 2 FROM samples s JOIN metrics m"
+				  " ON m.id = s.metric_id WHERE m.name = 'q.wr'"),
+			 1);
+	/* a counter with no numeric value is skipped and counted */
+	assert_int_equal(diag_count(f, "BAD_COUNTER"), 1);
+	/* counters are not phases */
+	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 1);
+}
+
+static void test_metadata_names(void **state)
+{
+	struct fx *f = *state;
+	import_ok(
+	    f, "meta.json",
+	    "[{\"ph\":\"X\",\"name\":\"op\",\"pid\":7,\"tid\":3,\"ts\":1,\"dur\":1},"
+	    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":7,\"args\":{\"name\":\"trainer\"}},"
+	    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":7,\"tid\":3,"
+	    "\"args\":{\"name\":\"main thread\"}},"
+	    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":7,\"tid\":4,"
+	    "\"args\":{\"name\":\"other\"}},"
+	    "{\"ph\":\"X\",\"name\":\"op2\",\"pid\":7,\"tid\":5,\"ts\":1,\"dur\":1}]");
+	assert_text(f, "trainer (7)", "SELECT name FROM phases_v WHERE kind = 'process'");
+	assert_text(f, "main thread",
+		    "SELECT t.name FROM phases_v o JOIN phases_v t ON t.id = o.parent_id"
+		    " WHERE o.name = 'op'");
+	assert_text(f, "thread 5",
+		    "SELECT t.name FROM phases_v o JOIN phases_v t ON t.id = o.parent_id"
+		    " WHERE o.name = 'op2'");
+	assert_text(f, "main thread", "SELECT name FROM tracks WHERE tid = '3'");
+	/* metadata events are not phases; only the two X are */
+	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE name IN"
+				  " ('process_name', 'thread_name')"),
+			 0);
+}
+
+/* ---- GPU: flows and launch links ---- */
+
+static void test_flow_launch(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "gpu.json",
+		  "{\"traceEvents\":["
+		  "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,"
+		  "\"ts\":95,\"dur\":20},"
+		  "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+		  "\"tid\":1,\"ts\":100,\"dur\":10,\"args\":{\"correlation\":42}},"
+		  "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":42,\"pid\":1,\"tid\":1,"
+		  "\"ts\":100},"
+		  "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm_kernel\",\"pid\":0,\"tid\":7,"
+		  "\"ts\":200,\"dur\":50,\"args\":{\"correlation\":42,\"stream\":7}},"
+		  "{\"ph\":\"f\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":42,\"pid\":0,\"tid\":7,"
+		  "\"ts\":200,\"bp\":\"e\"}]}");
+	int64_t rt = phase_id(f, "cudaLaunchKernel");
+	int64_t k = phase_id(f, "gemm_kernel");
+	assert_int_equal(q_int(f, "SELECT kind FROM phases WHERE id = %lld", (long long)rt),
+			 PHASE_RUNTIME);
+	assert_int_equal(q_int(f, "SELECT kind FROM phases WHERE id = %lld", (long long)k),
+			 PHASE_KERNEL);
+	assert_int_equal(q_int(f, "SELECT parent_id FROM phases WHERE id = %lld", (long long)k),
+			 rt);
+	assert_int_equal(q_int(f, "SELECT parent_id FROM phases WHERE id = %lld", (long long)rt),
+			 phase_id(f, "aten::mm"));
+	/* the s/f pair of category ac2g is the launch edge runtime -> kernel */
+	assert_int_equal(q_int(f,
+			       "SELECT count(*) FROM edges WHERE src = %lld AND dst = %lld"
+			       " AND kind = %d",
+			       (long long)rt, (long long)k, EDGE_LAUNCH),
+			 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM edges"), 1);
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases WHERE id = %lld", (long long)k),
+			 200000);
+	/* the kernel's stream is a track of kind stream */
+	assert_int_equal(q_int(f, "SELECT count(*) FROM tracks WHERE kind = 'stream' AND"
+				  " pid = '0' AND tid = '7'"),
+			 1);
+	assert_int_equal(q_int(f,
+			       "SELECT track_id = (SELECT id FROM tracks WHERE kind = 'stream')"
+			       " FROM phases WHERE id = %lld",
+			       (long long)k),
+			 1);
+	assert_int_equal(diag_count(f, "LONE_FLOW") + diag_count(f, "UNBOUND_FLOW") +
+			     diag_count(f, "UNLINKED_DEVICE"),
+			 0);
+}
+
+/* Without the s/f pair the correlation still parents the kernel, but there
+ * is no edge: the edge comes from the flow. */
+static void test_launch_without_flow(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "corr.json",
+		  "[{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\","
+		  "\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":10,\"args\":{\"correlation\":5}},"
+		  "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+		  "\"ts\":200,\"dur\":50,\"args\":{\"correlation\":5}},"
+		  "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"orphan\",\"pid\":0,\"tid\":7,"
+		  "\"ts\":300,\"dur\":5,\"args\":{\"correlation\":6}}]");
+	assert_int_equal(q_int(f, "SELECT parent_id FROM phases_v WHERE name = 'k'"),
+			 phase_id(f, "cudaLaunchKernel"));
+	assert_int_equal(q_int(f, "SELECT count(*) FROM edges"), 0);
+	/* a kernel whose launch is missing stays under its stream, counted */
+	assert_text(f, "stream",
+		    "SELECT s.kind FROM phases_v k JOIN phases_v s ON s.id = k.parent_id"
+		    " WHERE k.name = 'orphan'");
+	assert_int_equal(diag_count(f, "UNLINKED_DEVICE"), 1);
+	assert_int_equal(q_int(f, "SELECT device_ns FROM phases_v WHERE name = 'cudaLaunchKernel'"),
+			 50000);
+}
+
+/* A flow of another category between two host spans: an edge of kind flow. */
+static void test_flow_host(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "flow.json",
+		  "[{\"ph\":\"X\",\"name\":\"producer\",\"pid\":1,\"tid\":1,\"ts\":10,"
+		  "\"dur\":10},"
+		  "{\"ph\":\"X\",\"name\":\"consumer\",\"pid\":1,\"tid\":2,\"ts\":30,"
+		  "\"dur\":10},"
+		  "{\"ph\":\"s\",\"cat\":\"dataflow\",\"name\":\"q\",\"id\":\"abc\","
+		  "\"pid\":1,\"tid\":1,\"ts\":15},"
+		  "{\"ph\":\"f\",\"cat\":\"dataflow\",\"name\":\"q\",\"id\":\"abc\","
+		  "\"pid\":1,\"tid\":2,\"ts\":35,\"bp\":\"e\"},"
+		  "{\"ph\":\"s\",\"cat\":\"dataflow\",\"name\":\"q\",\"id\":\"lone\","
+		  "\"pid\":1,\"tid\":1,\"ts\":16}]");
+	assert_int_equal(q_int(f,
+			       "SELECT count(*) FROM edges WHERE src = %lld AND dst = %lld"
+			       " AND kind = %d",
+			       (long long)phase_id(f, "producer"),
+			       (long long)phase_id(f, "consumer"), EDGE_FLOW),
+			 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM edges"), 1);
+	assert_int_equal(diag_count(f, "LONE_FLOW"), 1);
+	/* flow points are neither phases nor events */
+	assert_int_equal(q_int(f, "SELECT phases + events FROM sources"), 2);
+}
+
+static void test_async(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] =
+	    "[{\"ph\":\"b\",\"cat\":\"io\",\"name\":\"read\",\"id\":\"0x1\",\"pid\":1,"
+	    "\"tid\":1,\"ts\":10},"
+	    "{\"ph\":\"b\",\"cat\":\"io\",\"name\":\"write\",\"id\":\"0x2\",\"pid\":1,"
+	    "\"tid\":2,\"ts\":12},"
+	    "{\"ph\":\"e\",\"cat\":\"io\",\"name\":\"read\",\"id\":\"0x1\",\"pid\":1,"
+	    "\"tid\":1,\"ts\":30},"
+	    "{\"ph\":\"e\",\"cat\":\"io\",\"name\":\"write\",\"id\":\"0x2\",\"pid\":1,"
+	    "\"tid\":3,\"ts\":15},"
+	    "{\"ph\":\"e\",\"cat\":\"io\",\"name\":\"x\",\"id\":\"0x9\",\"pid\":1,"
+	    "\"tid\":1,\"ts\":31}]";
+	import_ok(f, "async.json", json);
+	assert_int_equal(q_int(f, "SELECT kind FROM phases p JOIN strings s ON s.id = p.name_id"
+				  " WHERE s.text = 'read'"),
+			 PHASE_ASYNC);
+	assert_text(f, "async", "SELECT kind FROM phases_v WHERE name = 'read'");
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'read'"), 10000);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'read'"), 20000);
+	/* the pair is matched by id, whatever the tid of its end */
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'write'"), 3000);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM tracks WHERE kind = 'async'"), 1);
+	assert_int_equal(diag_count(f, "UNMATCHED_END"), 1);
+	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 2);
+	assert_complete(f, json);
+}
+
+/* ---- dialects and odd values ---- */
+
+static void test_tensorflow_style(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] =
+	    "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["
+	    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":\"1\",\"args\":{\"name\":\"/"
+	    "host:CPU\"}},"
+	    "{\"ph\":\"X\",\"name\":\"MatMul\",\"pid\":\"1\",\"tid\":\"2\",\"ts\":\"5\","
+	    "\"dur\":\"1.5\",\"args\":{\"long_name\":\"MatMul\",\"step\":\"3\"}},"
+	    "{\"ph\":\"X\",\"name\":\"Add\",\"pid\":\"1\",\"tid\":\"2\",\"ts\":\"8\","
+	    "\"dur\":\"1\",\"args\":{\"name\":\"add_1\"}},"
+	    "{}]}";
+	import_ok(f, "tf.json", json);
+	assert_int_equal(diag_count(f, "EMPTY_EVENT"), 1);
+	/* displayTimeUnit does not change the unit of ts: still microseconds */
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'MatMul'"), 5000);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'MatMul'"), 1500);
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'Add'"), 8000);
+	assert_text(f, "/host:CPU (1)", "SELECT name FROM phases_v WHERE kind = 'process'");
+	assert_text(f, "3",
+		    "SELECT json_extract(attrs, '$.step') FROM phases_v"
+		    " WHERE name = 'MatMul'");
+	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 2);
+	assert_int_equal(q_int(f, "SELECT dropped FROM sources"), 0);
+	assert_complete(f, json);
+}
+
+static void test_display_time_unit_ns(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "ns.json",
+		  "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":7,"
+		  "\"dur\":2}],\"displayTimeUnit\":\"ns\"}");
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'a'"), 7000);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'a'"), 2000);
+}
+
+static void test_big_integer_arg(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "big.json",
+		  "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,"
+		  "\"args\":{\"big\":18446744073709551615,\"small\":-5,\"f\":1.5e300}}]");
+	assert_int_equal(diag_count(f, "BIG_INTEGER"), 1);
+	assert_text(f, "text", "SELECT json_type(attrs, '$.big') FROM phases_v WHERE name = 'a'");
+	assert_text(f, "18446744073709551615",
+		    "SELECT json_extract(attrs, '$.big') FROM phases_v WHERE name = 'a'");
+	assert_text(f, "integer",
+		    "SELECT json_type(attrs, '$.small') FROM phases_v WHERE name = 'a'");
+	assert_int_equal(q_int(f, "SELECT json_extract(attrs, '$.small') FROM phases_v"
+				  " WHERE name = 'a'"),
+			 -5);
+	assert_text(f, "real", "SELECT json_type(attrs, '$.f') FROM phases_v WHERE name = 'a'");
+	assert_int_equal(q_int(f, "SELECT json_valid(attrs) FROM phases_v WHERE name = 'a'"), 1);
+}
+
+static void test_bad_utf8(void **state)
+{
+	struct fx *f = *state;
+	/* "op\xff" "x": a lone 0xff byte inside a name */
+	import_ok(f, "utf8.json",
+		  "[{\"ph\":\"X\",\"name\":\"op\xff"
+		  "x\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]");
+	assert_int_equal(diag_count(f, "BAD_UTF8"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE name = 'op' ||"
+				  " char(65533) || 'x'"),
+			 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM strings WHERE text LIKE 'op%%x'"
+				  " AND hex(text) = '6F70EFBFBD78'"),
+			 1);
+}
+
+static void test_distributed_rank(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "rank3.json",
+		  "{\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":3,\"world_size\":8},"
+		  "\"traceEvents\":["
+		  "{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]}");
+	assert_int_equal(q_int(f, "SELECT rank FROM sources"), 3);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases WHERE kind = %d", PHASE_RANK), 1);
+	assert_text(f, "rank 3", "SELECT name FROM phases_v WHERE kind = 'rank'");
+	assert_int_equal(q_int(f, "SELECT parent_id FROM phases_v WHERE kind = 'rank'"),
+			 q_int(f, "SELECT id FROM phases_v WHERE kind = 'step'"));
+	assert_int_equal(q_int(f, "SELECT parent_id FROM phases_v WHERE kind = 'process'"),
+			 q_int(f, "SELECT id FROM phases_v WHERE kind = 'rank'"));
+	assert_int_equal(q_int(f, "SELECT rank FROM tracks"), 3);
+	assert_text(f, "nccl",
+		    "SELECT json_extract(attrs, '$.distributedInfo.backend')"
+		    " FROM sources");
+}
+
+static void test_no_rank_without_distributed_info(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "norank.json",
+		  "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":1,"
+		  "\"dur\":1}]}");
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases WHERE kind = %d", PHASE_RANK), 0);
+	assert_int_equal(q_int(f, "SELECT rank IS NULL FROM sources"), 1);
+}
+
+/* Every X, B and b ends up as a phase or as a counted drop. */
+static void test_completeness(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] =
+	    "{\"traceEvents\":["
+	    "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":10},"
+	    "{\"ph\":\"X\",\"name\":\"a2\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":20},"
+	    "{\"ph\":\"X\",\"name\":\"nots\",\"pid\":1,\"tid\":1},"
+	    "{\"ph\":\"X\",\"name\":\"huge\",\"pid\":1,\"tid\":1,\"ts\":1e300,\"dur\":1},"
+	    "{\"ph\":\"B\",\"name\":\"b1\",\"pid\":1,\"tid\":2,\"ts\":3},"
+	    "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":4},"
+	    "{\"ph\":\"B\",\"name\":\"b2\",\"pid\":1,\"tid\":2,\"ts\":5},"
+	    "{\"ph\":\"B\",\"name\":\"nots2\",\"pid\":1,\"tid\":2,\"ts\":null},"
+	    "{\"ph\":\"E\",\"pid\":1,\"tid\":3,\"ts\":6},"
+	    "{\"ph\":\"b\",\"cat\":\"c\",\"name\":\"as\",\"id\":1,\"pid\":1,\"ts\":1},"
+	    "{\"ph\":\"e\",\"cat\":\"c\",\"name\":\"as\",\"id\":1,\"pid\":1,\"ts\":9},"
+	    "{\"ph\":\"b\",\"cat\":\"c\",\"name\":\"as2\",\"id\":2,\"pid\":1,\"ts\":2},"
+	    "{\"ph\":\"i\",\"name\":\"pt\",\"pid\":1,\"tid\":1,\"ts\":3},"
+	    "{\"ph\":\"C\",\"name\":\"ctr\",\"pid\":1,\"ts\":3,\"args\":{\"v\":1}},"
+	    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"p\"}},"
+	    "{\"ph\":\"t\",\"cat\":\"c\",\"id\":1,\"pid\":1,\"tid\":1,\"ts\":3},"
+	    "{\"ph\":\"P\",\"name\":\"sample\",\"pid\":1,\"tid\":1,\"ts\":3},"
+	    "{\"name\":\"noph\",\"pid\":1,\"tid\":1,\"ts\":3},"
+	    "[1,2],"
+	    "7,"
+	    "{}]}";
+	import_ok(f, "all.json", json);
+	assert_int_equal(count_ph(json, 'X') + count_ph(json, 'B') + count_ph(json, 'b'), 9);
+	assert_complete(f, json);
+	assert_int_equal(q_int(f, "SELECT dropped FROM sources"),
+			 diag_count(f, "BAD_TS") + diag_count(f, "TIME_OVERFLOW"));
+	/* nots (no ts), huge (1e300 us overflows) and nots2 (ts null) */
+	assert_int_equal(q_int(f, "SELECT dropped FROM sources"), 3);
+	assert_int_equal(diag_count(f, "UNCLOSED_BEGIN"), 2);
+	assert_int_equal(diag_count(f, "UNMATCHED_END"), 1);
+	assert_int_equal(diag_count(f, "EMPTY_EVENT"), 1);
+	assert_int_equal(diag_count(f, "NOT_OBJECT"), 2);
+	assert_int_equal(diag_count(f, "MISSING_PH"), 1);
+	assert_int_equal(diag_count(f, "FLOW_STEP"), 1);
+	assert_int_equal(diag_count(f, "UNSUPPORTED"), 1);
+	/* the phases counted are the phases stored (besides the structural nodes) */
+	assert_int_equal(q_int(f, "SELECT phases FROM sources"),
+			 q_int(f, "SELECT count(*) FROM phases_v WHERE kind NOT IN"
+				  " ('workflow', 'step', 'rank', 'process', 'thread', 'stream')"));
+}
+
+/* A UTF-8 byte order mark before the document: the sniffer accepts it, so
+ * the importer reads past it too. */
+static void test_utf8_bom(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "bom.json",
+		  "\xef\xbb\xbf[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,"
+		  "\"dur\":1}]");
+	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 1);
+}
+
+/* Two files in one import: two sources, each complete. */
+static void test_two_files_one_import(void **state)
+{
+	struct fx *f = *state;
+	static const char a[] = "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,"
+				"\"dur\":1}]";
+	static const char b[] = "{\"traceEvents\":[{\"ph\":\"B\",\"name\":\"b\",\"pid\":1,"
+				"\"tid\":1,\"ts\":1},{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":3}]}";
+	const char *paths[2] = {write_file(f, "a.json", a, strlen(a)),
+				write_file(f, "b.json", b, strlen(b))};
+	char *err = NULL;
+	int rc = import_paths(f, paths, 2, &err);
+	free(err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM sources"), 2);
+	assert_int_equal(q_int(f, "SELECT sum(phases) FROM sources"), 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases WHERE kind = %d", PHASE_WORKFLOW),
+			 1);
+}
+
+/* ---- malformed input fails, naming the file and the byte; no db is left ---- */
+
+static void expect_failure(struct fx *f, const char *name, const char *text, size_t len)
+{
+	const char *path = write_file(f, name, text, len);
+	char *err = NULL;
+	int rc = import_paths(f, &path, 1, &err);
+	assert_int_equal(rc, -1);
+	assert_non_null(err);
+	if (!strstr(err, path) || !strstr(err, "byte"))
+		print_error("message: %s\n", err);
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "byte"));
+	assert_null(strchr(err, '\n'));
+	free(err);
+	assert_int_not_equal(access(f->db, F_OK), 0);
+	char *journal = xasprintf("%s-journal", f->db);
+	assert_int_not_equal(access(journal, F_OK), 0);
+	free(journal);
+}
+
+static void test_truncated_json(void **state)
+{
+	static const char json[] =
+	    "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,"
+	    "\"dur\":1},{\"ph\":\"X\",\"name\":\"b\"";
+	expect_failure(*state, "trunc.json", json, strlen(json));
+}
+
+static void test_syntax_error(void **state)
+{
+	static const char json[] =
+	    "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},"
+	    "{\"ph\":\"X\",,\"name\":\"b\"}]";
+	expect_failure(*state, "syntax.json", json, strlen(json));
+}
+
+static void test_top_level_number(void **state)
+{
+	expect_failure(*state, "number.json", "42\n", 3);
+}
+
+static void test_trailing_garbage(void **state)
+{
+	static const char json[] = "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,"
+				   "\"dur\":1}] [";
+	expect_failure(*state, "garbage.json", json, strlen(json));
+}
+
+/* A failing file among good ones rolls the whole import back. */
+static void test_failure_rolls_back_existing_db(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "first.json",
+		  "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]");
+	int64_t phases = q_int(f, "SELECT count(*) FROM phases");
+	static const char good[] = "[{\"ph\":\"X\",\"name\":\"g\",\"pid\":1,\"tid\":1,\"ts\":1,"
+				   "\"dur\":1}]";
+	static const char bad[] = "[{\"ph\":\"X\",\"name\":\"h\",";
+	const char *paths[2] = {write_file(f, "good.json", good, strlen(good)),
+				write_file(f, "bad.json", bad, strlen(bad))};
+	char *err = NULL;
+	int rc = import_paths(f, paths, 2, &err);
+	assert_int_equal(rc, -1);
+	assert_non_null(err);
+	assert_non_null(strstr(err, paths[1]));
+	free(err);
+	assert_int_equal(access(f->db, F_OK), 0);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM sources"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases"), phases);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE name = 'g'"), 0);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    T(test_bare_array),
+	    T(test_object_base_after_events),
+	    T(test_object_base_before_events),
+	    T(test_object_base_order_identical),
+	    T(test_ts_dur_forms),
+	    T(test_bad_ts_dropped),
+	    T(test_string_pid_tid),
+	    T(test_begin_end),
+	    T(test_begin_end_device_category),
+	    T(test_track_nodes_exist),
+	    T(test_instants),
+	    T(test_counters),
+	    T(test_metadata_names),
+	    T(test_flow_launch),
+	    T(test_launch_without_flow),
+	    T(test_flow_host),
+	    T(test_async),
+	    T(test_tensorflow_style),
+	    T(test_display_time_unit_ns),
+	    T(test_big_integer_arg),
+	    T(test_bad_utf8),
+	    T(test_distributed_rank),
+	    T(test_no_rank_without_distributed_info),
+	    T(test_completeness),
+	    T(test_utf8_bom),
+	    T(test_two_files_one_import),
+	    T(test_truncated_json),
+	    T(test_syntax_error),
+	    T(test_top_level_number),
+	    T(test_trailing_garbage),
+	    T(test_failure_rolls_back_existing_db),
+	};
+	return cmocka_run_group_tests_name("chrome", tests, NULL, NULL);
+}
