@@ -3,6 +3,7 @@
 #   make                 build build/grademl-tui
 #   make check           build and run every test (unit, end-to-end)
 #   make check SANITIZE=1  the same under AddressSanitizer and UBSan (build/san/)
+#   make fuzz            libFuzzer targets (clang) in build/fuzz/
 #   make demo            import the bundled capture and print its report
 #   make bench           benchmarks against the budgets in DESIGN.md
 #   make install PREFIX=/usr/local
@@ -13,7 +14,7 @@ CC       ?= cc
 PKGS     := sqlite3 yajl jansson zlib libzstd ncursesw libpcre2-8
 DEBS     := build-essential pkg-config libsqlite3-dev libyajl-dev libjansson-dev zlib1g-dev \
             libzstd-dev libncurses-dev libpcre2-dev libcmocka-dev tmux python3 sqlite3 \
-            time gzip zstd
+            time gzip zstd clang libclang-rt-14-dev
 
 ifeq ($(SANITIZE),1)
 B        := build/san
@@ -41,7 +42,14 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tools/%)
 
-.PHONY: all check unit e2e demo bench install clean deps format
+FUZZ_CC   ?= clang
+FUZZ_B    := build/fuzz
+FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_OBJ  := $(LIB_SRC:%.c=$(FUZZ_B)/%.o)
+FUZZ_BIN  := $(FUZZ_B)/fuzz_chrome
+FUZZ_SECS ?= 10
+
+.PHONY: all check unit e2e fuzz fuzz-smoke demo bench install clean deps format
 all: $(BIN)
 
 $(B)/%.o: %.c
@@ -62,13 +70,37 @@ $(B)/tools/%: $(B)/tests/tools/%.o $(B)/libgrademl.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 check: deps
-	$(MAKE) unit e2e
+	$(MAKE) unit e2e fuzz-smoke
 
 unit: $(TEST_BIN) $(BIN)
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; GRADEML_BIN=$(BIN) $$t; done
 
 e2e: $(BIN) $(TOOL_BIN)
 	@GRADEML_BIN=$(BIN) GRADEML_TOOLS=$(B)/tools bash tests/e2e/run.sh
+
+# libFuzzer targets (clang); every parser gets one.  fuzz-smoke runs each
+# for FUZZ_SECS seconds on a copy of its seed corpus.
+$(FUZZ_B)/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(WARN) -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
+		$(shell pkg-config --cflags $(PKGS) 2>/dev/null) -c -o $@ $<
+
+$(FUZZ_BIN): $(FUZZ_OBJ) $(FUZZ_B)/tests/fuzz/fuzz_chrome.o
+	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
+
+fuzz: $(FUZZ_BIN)
+
+fuzz-smoke:
+	@if command -v $(FUZZ_CC) >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory fuzz && \
+		corpus=$$(mktemp -d) && cp tests/fuzz/corpus/chrome/* "$$corpus"/ && \
+		if ! $(FUZZ_BIN) -max_total_time=$(FUZZ_SECS) -max_len=4096 \
+			-artifact_prefix="$$corpus/" "$$corpus" >"$$corpus.log" 2>&1; then \
+			tail -40 "$$corpus.log"; echo "fuzz-smoke: FAILED, input kept in $$corpus"; exit 1; \
+		fi; \
+		tail -1 "$$corpus.log"; rm -rf "$$corpus" "$$corpus.log"; \
+		echo "fuzz-smoke: chrome importer survived $(FUZZ_SECS) s"; \
+	else echo "fuzz-smoke: skipped ($(FUZZ_CC) not installed)"; fi
 
 demo: deps $(BIN)
 	rm -f demo.db

@@ -1056,7 +1056,6 @@ static int close_unclosed(struct cp *p)
 			if (rc < 0)
 				return -1;
 		}
-		free(os->v);
 	}
 	return 0;
 }
@@ -1295,8 +1294,7 @@ static void cp_release(struct cp *p)
 	for (size_t i = 0; i < p->nopens; i++) {
 		for (size_t k = 0; k < p->opens[i].n; k++)
 			free(p->opens[i].v[k].attrs);
-		if (p->opens[i].n)
-			free(p->opens[i].v);
+		free(p->opens[i].v);
 	}
 	free(p->opens);
 	struct strmap *maps[] = {&p->names,       &p->track_ids,   &p->proc_names, &p->thread_names,

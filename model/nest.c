@@ -617,7 +617,7 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 		n->cap = n->idx_alloc = 0;
 		if (merge_runs(n, &c) < 0)
 			goto out;
-	} else {
+	} else if (n->nidx) {
 		qsort(n->idx, n->nidx, sizeof(*n->idx), rec_pcmp);
 		for (size_t i = 0; i < n->nidx; i++)
 			if (consume(&c, n->idx[i]) < 0)
