@@ -23,43 +23,46 @@
 #include "model/text.h"
 #include "model/xalloc.h"
 
-#define MAX_DEPTH 256
-#define MAX_SERIES 64
+#define MAX_DEPTH	 256
+#define MAX_SERIES	 64
+#define META_MAX	 (1 << 20) /* bytes of top-level metadata kept in sources.attrs */
 #define INTERN_CACHE_MAX (1 << 16) /* names cached; cleared when full */
 
-/* Diagnostics: code, whether the event was dropped, and the message. */
+/* Diagnostics: the code stored in trace.db and its message. */
 #define DIAG_LIST(X)                                                                               \
-	X(EMPTY_EVENT, 1, "empty event object skipped (e.g. a trailing {})")                       \
-	X(NOT_OBJECT, 1, "traceEvents element that is not an object skipped")                      \
-	X(MISSING_PH, 1, "event without \"ph\" skipped")                                           \
-	X(BAD_TS, 1, "duration event with a missing or invalid \"ts\" dropped")                    \
-	X(BAD_DUR, 0, "invalid or negative \"dur\" read as 0")                                     \
-	X(UNSUPPORTED, 1, "event of an unsupported phase type skipped")                            \
-	X(UNMATCHED_END, 1, "\"E\" or \"e\" without a matching begin skipped")                     \
-	X(UNCLOSED_BEGIN, 0, "\"B\" or \"b\" never closed: ended at the source's last timestamp")  \
-	X(OVERLAP, 0, "span ending after the span containing it (kept as its child)")              \
-	X(UNLINKED_DEVICE, 0, "device work whose launching call was not found (under its stream)") \
-	X(LONE_FLOW, 0, "flow start or end without its partner (no edge)")                         \
-	X(UNBOUND_FLOW, 0, "flow endpoint outside any span (no edge)")                             \
-	X(FLOW_STEP, 1, "flow step (\"t\") ignored")                                               \
-	X(BIG_INTEGER, 0, "integer beyond int64 in args kept as a string")                         \
-	X(BAD_UTF8, 0, "invalid UTF-8 or NUL in a string replaced by U+FFFD")                      \
-	X(TIME_OVERFLOW, 1, "timestamp beyond the int64 nanosecond range dropped")                 \
-	X(BAD_COUNTER, 1, "counter event without numeric values skipped")
+	X(EMPTY_EVENT, "empty event object skipped (e.g. a trailing {})")                          \
+	X(NOT_OBJECT, "traceEvents element that is not an object skipped")                         \
+	X(MISSING_PH, "event without \"ph\" skipped")                                              \
+	X(BAD_TS, "duration event with a missing or invalid \"ts\" dropped")                       \
+	X(BAD_DUR, "missing, invalid or negative duration read as 0")                              \
+	X(UNSUPPORTED, "event of an unsupported phase type skipped")                               \
+	X(UNMATCHED_END, "\"E\" or \"e\" without a matching begin skipped")                        \
+	X(UNCLOSED_BEGIN, "\"B\" or \"b\" never closed: ended at the source's last timestamp")     \
+	X(OVERLAP, "span ending after the span containing it (kept as its child)")                 \
+	X(UNLINKED_DEVICE, "device work whose launching call was not found (under its stream)")    \
+	X(LONE_FLOW, "flow start or end without its partner (no edge)")                            \
+	X(UNBOUND_FLOW, "flow endpoint outside any span (no edge)")                                \
+	X(FLOW_STEP, "flow step (\"t\") ignored")                                                  \
+	X(BIG_INTEGER, "integer beyond int64 in args kept as a string")                            \
+	X(BAD_UTF8, "invalid UTF-8 or NUL in a string replaced by U+FFFD")                         \
+	X(TIME_OVERFLOW, "span beyond the int64 nanosecond range dropped")                         \
+	X(POINT_OVERFLOW, "instant or flow end beyond the int64 nanosecond range dropped")         \
+	X(IGNORED_METADATA, "metadata event this version does not use skipped")                    \
+	X(META_SKIPPED, "top-level metadata beyond 1 MiB not kept in sources.attrs")               \
+	X(BAD_COUNTER, "counter event without numeric values skipped")
 
 enum diag {
-#define X(id, drop, msg) D_##id,
+#define X(id, msg) D_##id,
 	DIAG_LIST(X)
 #undef X
-		D_COUNT
+	    D_COUNT
 };
 
 static const struct {
 	const char *code, *message;
-	int drop;
 } diag_info[D_COUNT] = {
-#define X(id, drop, msg) [D_##id] = {#id, msg, drop},
-	DIAG_LIST(X)
+#define X(id, msg) [D_##id] = {#id, msg},
+    DIAG_LIST(X)
 #undef X
 };
 
@@ -105,7 +108,6 @@ struct event {
 struct track {
 	char *pid, *tid;
 	int device, async;
-	int64_t sort_index;
 	int64_t last_ts; /* greatest time seen, to close unclosed begins */
 };
 
@@ -136,8 +138,9 @@ struct cp {
 	int depth;
 	uint8_t is_map[MAX_DEPTH + 2];
 	uint8_t first[MAX_DEPTH + 2];
-	int top_object;  /* the document is an object */
+	int top_object;	  /* the document is an object */
 	int events_depth; /* depth of the traceEvents array; 0 outside */
+	int saw_events;	  /* the document is an array, or has a traceEvents array */
 	int in_event;
 	struct sbuf key; /* last map key at the current depth */
 	enum field field;
@@ -152,12 +155,12 @@ struct cp {
 	int64_t base_ns;
 
 	/* tables */
-	struct strmap names; /* interned string -> id */
+	struct strmap names;	 /* interned string -> id */
 	struct strmap track_ids; /* "D\x1fpid\x1ftid" -> track index */
 	struct track *tracks;
 	size_t ntracks, tracks_alloc;
 	struct strmap proc_names, thread_names, proc_labels, proc_sort;
-	struct strmap open_b; /* track index -> index into opens */
+	struct strmap open_b;	  /* track index -> index into opens */
 	struct strmap open_async; /* cat\x1fid\x1fscope -> index into opens */
 	struct open_stack *opens;
 	size_t nopens, opens_alloc;
@@ -256,7 +259,8 @@ static enum field field_of(const struct sbuf *k)
 {
 	const char *s = k->buf;
 	switch (k->len) {
-	case 1: return s[0] == 's' ? F_SCOPE : F_OTHER;
+	case 5:
+		return !strcmp(s, "scope") ? F_SCOPE : F_OTHER;
 	case 2:
 		return !strcmp(s, "ph")	  ? F_PH
 		       : !strcmp(s, "ts") ? F_TS
@@ -271,27 +275,44 @@ static enum field field_of(const struct sbuf *k)
 					   : F_OTHER;
 	case 4:
 		return !strcmp(s, "name") ? F_NAME : !strcmp(s, "args") ? F_ARGS : F_OTHER;
-	case 7: return !strcmp(s, "bind_id") ? F_BIND_ID : !strcmp(s, "flow_in") ? F_FLOW_IN : F_OTHER;
-	case 8: return !strcmp(s, "flow_out") ? F_FLOW_OUT : F_OTHER;
-	default: return F_OTHER;
+	case 7:
+		return !strcmp(s, "bind_id")   ? F_BIND_ID
+		       : !strcmp(s, "flow_in") ? F_FLOW_IN
+					       : F_OTHER;
+	case 8:
+		return !strcmp(s, "flow_out") ? F_FLOW_OUT : F_OTHER;
+	default:
+		return F_OTHER;
 	}
 }
 
 static struct sbuf *field_buf(struct event *e, enum field f)
 {
 	switch (f) {
-	case F_PH: return &e->ph;
-	case F_NAME: return &e->name;
-	case F_CAT: return &e->cat;
-	case F_PID: return &e->pid;
-	case F_TID: return &e->tid;
-	case F_TS: return &e->ts;
-	case F_DUR: return &e->dur;
-	case F_ID: return &e->id;
-	case F_BP: return &e->bp;
-	case F_SCOPE: return &e->scope;
-	case F_BIND_ID: return &e->bind_id;
-	default: return NULL;
+	case F_PH:
+		return &e->ph;
+	case F_NAME:
+		return &e->name;
+	case F_CAT:
+		return &e->cat;
+	case F_PID:
+		return &e->pid;
+	case F_TID:
+		return &e->tid;
+	case F_TS:
+		return &e->ts;
+	case F_DUR:
+		return &e->dur;
+	case F_ID:
+		return &e->id;
+	case F_BP:
+		return &e->bp;
+	case F_SCOPE:
+		return &e->scope;
+	case F_BIND_ID:
+		return &e->bind_id;
+	default:
+		return NULL;
 	}
 }
 
@@ -403,8 +424,6 @@ static int kind_of(const struct event *e, int *device, int *flat)
 {
 	*device = *flat = 0;
 	const struct sbuf *c = &e->cat;
-	if (!strncmp(e->name.buf, "ProfilerStep#", 13))
-		return PHASE_PROFILER_STEP;
 	if (ieq(c, "kernel")) {
 		*device = 1;
 		return PHASE_KERNEL;
@@ -421,6 +440,10 @@ static int kind_of(const struct event *e, int *device, int *flat)
 		*device = *flat = 1;
 		return PHASE_GPU_ANNOTATION;
 	}
+	/* device categories first: Kineto's GPU-side ProfilerStep#N is a
+	 * gpu_user_annotation and must stay on its stream */
+	if (!strncmp(e->name.buf, "ProfilerStep#", 13))
+		return PHASE_PROFILER_STEP;
 	if (ieq(c, "cuda_runtime") || ieq(c, "runtime") || ieq(c, "cuda_driver") ||
 	    ieq(c, "mtia_runtime") || ieq(c, "hip_runtime") || ieq(c, "cuda_sync"))
 		return PHASE_RUNTIME;
@@ -458,15 +481,13 @@ static uint32_t track_of(struct cp *p, const struct sbuf *pid, const struct sbuf
 		t->tid = xstrdup(tid->buf);
 		t->device = device;
 		t->async = async;
-		t->sort_index = 0;
 		t->last_ts = INT64_MIN;
 	}
 	return (uint32_t)e->value;
 }
 
 /* The existing track of pid/tid, or -1. */
-static int64_t track_find(struct cp *p, const struct sbuf *pid, const struct sbuf *tid,
-			  int device)
+static int64_t track_find(struct cp *p, const struct sbuf *pid, const struct sbuf *tid, int device)
 {
 	track_key(p, pid, tid, device, 0);
 	struct strmap_ent *e = strmap_get(&p->track_ids, p->scratch.buf, p->scratch.len);
@@ -488,28 +509,15 @@ static void seen_at(struct cp *p, uint32_t track, int64_t t)
 		p->tracks[track].last_ts = t;
 }
 
-static int add_span(struct cp *p, uint32_t track, int role, int flags, int kind, int64_t ts,
-		    int64_t dur, int64_t name_id, int64_t cat_id, int64_t corr, uint64_t flow_id,
-		    const char *attrs, size_t attrs_len)
+/* Hands a record to the nest builder, marking device tracks and counting spans. */
+static int add_span(struct cp *p, struct nest_span s)
 {
-	struct nest_span s = {
-		.track = track,
-		.role = (uint8_t)role,
-		.flags = (uint8_t)(flags | (p->tracks[track].device ? NEST_ON_DEVICE : 0)),
-		.kind = (uint8_t)kind,
-		.start = ts,
-		.dur = dur,
-		.name_id = name_id,
-		.cat_id = cat_id,
-		.corr = corr,
-		.flow_id = flow_id,
-		.attrs = attrs,
-		.attrs_len = attrs_len,
-	};
-	if (role == NEST_SPAN || role == NEST_DEVICE)
+	if (p->tracks[s.track].device)
+		s.flags |= NEST_ON_DEVICE;
+	if (s.role == NEST_SPAN || s.role == NEST_DEVICE)
 		p->spans++;
 	int64_t end;
-	seen_at(p, track, __builtin_add_overflow(ts, dur, &end) ? ts : end);
+	seen_at(p, s.track, __builtin_add_overflow(s.start, s.dur, &end) ? s.start : end);
 	if (nest_add(p->nest, &s, p->err) < 0) {
 		p->failed = 1;
 		return -1;
@@ -520,8 +528,8 @@ static int add_span(struct cp *p, uint32_t track, int role, int flags, int kind,
 static struct open_stack *open_stack(struct cp *p, struct strmap *m, const char *key, size_t n,
 				     int create)
 {
-	struct strmap_ent *e = create ? strmap_put(m, key, n, (int64_t)p->nopens, NULL)
-				      : strmap_get(m, key, n);
+	struct strmap_ent *e =
+	    create ? strmap_put(m, key, n, (int64_t)p->nopens, NULL) : strmap_get(m, key, n);
 	if (!e)
 		return NULL;
 	if (e->value == (int64_t)p->nopens) {
@@ -531,10 +539,52 @@ static struct open_stack *open_stack(struct cp *p, struct strmap *m, const char 
 	return &p->opens[e->value];
 }
 
+static void open_push(struct open_stack *os, struct open_span o, const char *attrs, size_t alen)
+{
+	o.attrs = alen ? xstrndup(attrs, alen) : NULL;
+	o.attrs_len = alen;
+	XGROW(os->v, os->n + 1, os->alloc);
+	os->v[os->n++] = o;
+}
+
+/* Closes the latest begin of os at ts (B/E and b/e alike). */
+static int open_close(struct cp *p, struct open_stack *os, int64_t ts, int flags)
+{
+	if (!os || !os->n) {
+		note_at(p, D_UNMATCHED_END);
+		return 0;
+	}
+	struct open_span o = os->v[--os->n];
+	int64_t dur;
+	if (__builtin_sub_overflow(ts, o.ts, &dur) || dur < 0) {
+		note_at(p, D_BAD_DUR);
+		dur = 0;
+	}
+	int rc = add_span(p, (struct nest_span){.track = o.track,
+						.flags = (uint8_t)flags,
+						.kind = (uint8_t)o.kind,
+						.start = o.ts,
+						.dur = dur,
+						.name_id = o.name_id,
+						.cat_id = o.cat_id,
+						.attrs = o.attrs,
+						.attrs_len = o.attrs_len});
+	free(o.attrs);
+	return rc;
+}
+
 static const char *attrs_or_null(const struct event *e, size_t *len)
 {
 	*len = e->args.len;
 	return e->args.len > 2 ? e->args.buf : (*len = 0, NULL);
+}
+
+/* The metric name of counter series `key` of event e. */
+static char *series_name(const struct event *e, const char *key)
+{
+	if (!strcmp(key, e->name.buf) || (e->nseries == 1 && !strcmp(key, "value")))
+		return xstrdup(e->name.buf);
+	return xasprintf("%s.%s", e->name.buf, key);
 }
 
 static int metric_sample(struct cp *p, const struct event *e, int64_t ts)
@@ -545,14 +595,10 @@ static int metric_sample(struct cp *p, const struct event *e, int64_t ts)
 		sbuf_reset(&p->scratch);
 		sbuf_addf(&p->scratch, "%s\x1f%s\x1f%s", e->pid.buf, e->name.buf, key);
 		int created;
-		struct strmap_ent *m = strmap_put(&p->metrics, p->scratch.buf, p->scratch.len, 0,
-						  &created);
+		struct strmap_ent *m =
+		    strmap_put(&p->metrics, p->scratch.buf, p->scratch.len, 0, &created);
 		if (created) {
-			char *name = strcmp(key, e->name.buf) && e->nseries > 1
-					     ? xasprintf("%s.%s", e->name.buf, key)
-				     : !strcmp(key, e->name.buf) || !strcmp(key, "value")
-					     ? xstrdup(e->name.buf)
-					     : xasprintf("%s.%s", e->name.buf, key);
+			char *name = series_name(e, key);
 			char *res = xasprintf("pid:%s", e->pid.buf);
 			struct metric_row r = {.source_id = p->source_id,
 					       .host = p->opts->host,
@@ -575,31 +621,67 @@ static int metric_sample(struct cp *p, const struct event *e, int64_t ts)
 	return 0;
 }
 
+/* M events: process and thread names, process labels and sort order. */
 static void metadata(struct cp *p, const struct event *e)
 {
 	const char *n = e->name.buf;
 	sbuf_reset(&p->scratch);
-	sbuf_addf(&p->scratch, "%s", e->pid.buf);
-	if (!strcmp(n, "thread_name") || !strcmp(n, "thread_sort_index"))
-		sbuf_addf(&p->scratch, "\x1f%s", e->tid.buf);
+	sbuf_adds(&p->scratch, e->pid.buf);
 	struct strmap *m = NULL;
-	if (!strcmp(n, "process_name"))
+	const struct sbuf *v = &e->arg_name;
+	if (!strcmp(n, "process_name")) {
 		m = &p->proc_names;
-	else if (!strcmp(n, "thread_name"))
+	} else if (!strcmp(n, "thread_name")) {
 		m = &p->thread_names;
-	else if (!strcmp(n, "process_labels"))
+		sbuf_addf(&p->scratch, "\x1f%s", e->tid.buf);
+	} else if (!strcmp(n, "process_labels")) {
 		m = &p->proc_labels;
-	if (m && (e->arg_name.len || e->arg_labels.len)) {
-		const struct sbuf *v = m == &p->proc_labels ? &e->arg_labels : &e->arg_name;
-		if (!v->len)
-			return;
-		int64_t id = intern(p, v->buf, v->len);
-		if (id > 0)
-			strmap_put(m, p->scratch.buf, p->scratch.len, 0, NULL)->value = id;
+		v = &e->arg_labels;
 	} else if (!strcmp(n, "process_sort_index") && e->has_sort_index) {
 		strmap_put(&p->proc_sort, p->scratch.buf, p->scratch.len, 0, NULL)->value =
-			e->sort_index;
+		    e->sort_index;
+		return;
 	}
+	if (!m || !v->len) {
+		note_at(p, D_IGNORED_METADATA);
+		return;
+	}
+	int64_t id = intern(p, v->buf, v->len);
+	if (id > 0)
+		strmap_put(m, p->scratch.buf, p->scratch.len, 0, NULL)->value = id;
+}
+
+/* A flow id as a number: decimal, 0x-hex, or any other string hashed. */
+static uint64_t flow_id_of(const struct sbuf *id)
+{
+	uint64_t fid;
+	if (id->len && !parse_id64(id->buf, id->len, &fid))
+		return fid;
+	fid = 1469598103934665603ULL;
+	for (size_t i = 0; i < id->len; i++)
+		fid = (fid ^ (unsigned char)id->buf[i]) * 1099511628211ULL;
+	return fid;
+}
+
+static int complete_event(struct cp *p, const struct event *e, struct nest_span s, int device,
+			  int flat)
+{
+	if (!e->dur.len || parse_units_ns(e->dur.buf, e->dur.len, 1000, &s.dur) < 0 || s.dur < 0) {
+		note_at(p, D_BAD_DUR);
+		s.dur = 0;
+	}
+	s.track = track_of(p, &e->pid, &e->tid, device, 0);
+	s.flags = flat ? NEST_FLAT : 0;
+	s.role = device && !flat ? NEST_DEVICE : NEST_SPAN;
+	if (s.kind == PHASE_RUNTIME && e->has_corr)
+		s.flags |= NEST_LAUNCH;
+	s.corr = e->has_corr ? e->corr : 0;
+	if (e->bind_id.len && (e->flow_out || e->flow_in)) {
+		/* bind_id flows pair by id alone, whatever the categories */
+		s.flags |= e->flow_out ? NEST_BIND_OUT : NEST_BIND_IN;
+		s.flow_id = flow_id_of(&e->bind_id);
+	}
+	return add_span(p, s);
 }
 
 static int finish_event(struct cp *p)
@@ -625,55 +707,30 @@ static int finish_event(struct cp *p)
 	int ok;
 	int64_t ts = ts_of(p, &e->ts, &ok);
 	if (!ok) {
-		if (ph == 'X' || ph == 'B' || ph == 'b')
-			note_at(p, D_BAD_TS);
-		else if (ph != 'E' && ph != 'e')
-			note_at(p, D_UNSUPPORTED);
-		else
-			note_at(p, D_UNMATCHED_END);
+		note_at(p, ph == 'X' || ph == 'B' || ph == 'b' ? D_BAD_TS
+			   : ph == 'E' || ph == 'e'	       ? D_UNMATCHED_END
+							       : D_UNSUPPORTED);
 		return 0;
 	}
 	int device, flat;
-	int kind = kind_of(e, &device, &flat);
-	int64_t name_id = intern(p, e->name.buf, e->name.len);
-	int64_t cat_id = e->cat.len ? intern(p, e->cat.buf, e->cat.len) : 0;
-	if (name_id < 0 || cat_id < 0)
+	struct nest_span s = {.kind = (uint8_t)kind_of(e, &device, &flat), .start = ts};
+	s.name_id = intern(p, e->name.buf, e->name.len);
+	s.cat_id = e->cat.len ? intern(p, e->cat.buf, e->cat.len) : 0;
+	if (s.name_id < 0 || s.cat_id < 0)
 		return -1;
-	size_t alen;
-	const char *attrs = attrs_or_null(e, &alen);
+	s.attrs = attrs_or_null(e, &s.attrs_len);
 
 	switch (ph) {
-	case 'X': {
-		int64_t dur = 0;
-		if (e->dur.len && (parse_units_ns(e->dur.buf, e->dur.len, 1000, &dur) < 0 || dur < 0)) {
-			note_at(p, D_BAD_DUR);
-			dur = 0;
-		}
-		uint32_t t = track_of(p, &e->pid, &e->tid, device, 0);
-		int flags = flat ? NEST_FLAT : 0;
-		uint64_t fid = 0;
-		if (e->bind_id.len && !parse_id64(e->bind_id.buf, e->bind_id.len, &fid)) {
-			if (e->flow_out)
-				flags |= NEST_BIND_OUT;
-			else if (e->flow_in)
-				flags |= NEST_BIND_IN;
-		}
-		int role = device && !flat ? NEST_DEVICE : NEST_SPAN;
-		if (kind == PHASE_RUNTIME && e->has_corr)
-			flags |= NEST_LAUNCH;
-		return add_span(p, t, role, flags, kind, ts, dur, name_id,
-				(flags & (NEST_BIND_OUT | NEST_BIND_IN)) ? 0 : cat_id,
-				e->has_corr ? e->corr : 0, fid, attrs, alen);
-	}
+	case 'X':
+		return complete_event(p, e, s, device, flat);
 	case 'B': {
 		uint32_t t = track_of(p, &e->pid, &e->tid, device, 0);
 		seen_at(p, t, ts);
-		char key[16];
+		char key[24];
 		int kn = snprintf(key, sizeof(key), "%u", t);
-		struct open_stack *os = open_stack(p, &p->open_b, key, (size_t)kn, 1);
-		XGROW(os->v, os->n + 1, os->alloc);
-		os->v[os->n++] = (struct open_span){ts, name_id, cat_id, t, kind,
-						    alen ? xstrndup(attrs, alen) : NULL, alen};
+		open_push(open_stack(p, &p->open_b, key, (size_t)kn, 1),
+			  (struct open_span){ts, s.name_id, s.cat_id, t, s.kind, NULL, 0}, s.attrs,
+			  s.attrs_len);
 		return 0;
 	}
 	case 'E': {
@@ -688,66 +745,45 @@ static int finish_event(struct cp *p)
 			int kn = snprintf(key, sizeof(key), "%lld", (long long)t);
 			os = open_stack(p, &p->open_b, key, (size_t)kn, 0);
 		}
-		if (!os || !os->n) {
-			note_at(p, D_UNMATCHED_END);
-			return 0;
-		}
-		struct open_span o = os->v[--os->n];
-		int rc = add_span(p, o.track, NEST_SPAN, 0, o.kind, o.ts, ts - o.ts, o.name_id,
-				  o.cat_id, 0, 0, o.attrs, o.attrs_len);
-		free(o.attrs);
-		return rc;
+		return open_close(p, os, ts, 0);
 	}
 	case 'b':
 	case 'e': {
 		sbuf_reset(&p->scratch);
 		sbuf_addf(&p->scratch, "%s\x1f%s\x1f%s\x1f%s", e->cat.buf, e->id.buf, e->scope.buf,
 			  e->pid.buf);
-		struct open_stack *os = open_stack(p, &p->open_async, p->scratch.buf,
-						   p->scratch.len, ph == 'b');
-		if (ph == 'b') {
-			struct sbuf tid = SBUF_INIT;
-			sbuf_init(&tid);
-			sbuf_addf(&tid, "async %s", e->cat.len ? e->cat.buf : "events");
-			uint32_t t = track_of(p, &e->pid, &tid, 0, 1);
-			sbuf_release(&tid);
-			seen_at(p, t, ts);
-			XGROW(os->v, os->n + 1, os->alloc);
-			os->v[os->n++] = (struct open_span){ts,	  name_id, cat_id, t, PHASE_ASYNC,
-							    alen ? xstrndup(attrs, alen) : NULL, alen};
-			return 0;
-		}
-		if (!os || !os->n) {
-			note_at(p, D_UNMATCHED_END);
-			return 0;
-		}
-		struct open_span o = os->v[--os->n];
-		int rc = add_span(p, o.track, NEST_SPAN, NEST_FLAT, PHASE_ASYNC, o.ts, ts - o.ts,
-				  o.name_id, o.cat_id, 0, 0, o.attrs, o.attrs_len);
-		free(o.attrs);
-		return rc;
+		struct open_stack *os =
+		    open_stack(p, &p->open_async, p->scratch.buf, p->scratch.len, ph == 'b');
+		if (ph == 'e')
+			return open_close(p, os, ts, NEST_FLAT);
+		struct sbuf tid = SBUF_INIT;
+		sbuf_init(&tid);
+		sbuf_addf(&tid, "async %s", e->cat.len ? e->cat.buf : "events");
+		uint32_t t = track_of(p, &e->pid, &tid, 0, 1);
+		sbuf_release(&tid);
+		seen_at(p, t, ts);
+		open_push(os, (struct open_span){ts, s.name_id, s.cat_id, t, PHASE_ASYNC, NULL, 0},
+			  s.attrs, s.attrs_len);
+		return 0;
 	}
 	case 'i':
 	case 'I':
 	case 'R':
-	case 'n': {
-		uint32_t t = point_track(p, e);
-		return add_span(p, t, NEST_INSTANT, 0, 0, ts, 0, name_id, cat_id, 0, 0, attrs,
-				alen);
-	}
+	case 'n':
+		s.track = point_track(p, e);
+		s.role = NEST_INSTANT;
+		return add_span(p, s);
 	case 's':
-	case 'f': {
-		uint64_t fid;
-		if (!e->id.len || parse_id64(e->id.buf, e->id.len, &fid) < 0) {
-			/* ids may be arbitrary strings: fold them into a number */
-			fid = 1469598103934665603ULL;
-			for (size_t i = 0; i < e->id.len; i++)
-				fid = (fid ^ (unsigned char)e->id.buf[i]) * 1099511628211ULL;
-		}
-		uint32_t t = point_track(p, e);
-		return add_span(p, t, ph == 's' ? NEST_FLOW_OUT : NEST_FLOW_IN, 0, 0, ts, 0,
-				name_id, cat_id, 0, fid, NULL, 0);
-	}
+	case 'f':
+		s.track = point_track(p, e);
+		s.role = ph == 's'		  ? NEST_FLOW_OUT
+			 : strcmp(e->bp.buf, "e") ? NEST_FLOW_IN_NEXT /* Chrome's default binding */
+						  : NEST_FLOW_IN;
+		s.flow_cat = s.cat_id;
+		s.flow_id = flow_id_of(&e->id);
+		s.attrs = NULL;
+		s.attrs_len = 0;
+		return add_span(p, s);
 	case 't':
 		note_at(p, D_FLOW_STEP);
 		return 0;
@@ -766,6 +802,31 @@ static int finish_event(struct cp *p)
 }
 
 /* ---- YAJL callbacks ---- */
+
+/* A value of a top-level key other than traceEvents starts: writes its key
+ * to the metadata kept for sources.attrs, or returns 0 when the value is to
+ * be skipped because the metadata is already at its cap. */
+static int meta_begin_value(struct cp *p)
+{
+	if (p->meta.len > META_MAX) {
+		note(p, D_META_SKIPPED, p->key.buf);
+		return 0;
+	}
+	p->cap_buf = &p->meta;
+	cap_sep(p, 1);
+	sbuf_add_json_string(&p->meta, p->key.buf, p->key.len);
+	sbuf_addc(&p->meta, ':');
+	return 1;
+}
+
+static int not_an_array(struct cp *p)
+{
+	return fail(p,
+		    xasprintf("%s: not a Chrome trace: traceEvents is not an array (near byte "
+			      "%llu)",
+			      input_path(p->in),
+			      (unsigned long long)(p->chunk_base + yajl_get_bytes_consumed(p->h))));
+}
 
 static int on_scalar(struct cp *p, const char *s, size_t n, char kind)
 {
@@ -799,6 +860,8 @@ static int on_scalar(struct cp *p, const char *s, size_t n, char kind)
 		return 1;
 	}
 	if (p->top_object && p->depth == 1) {
+		if (!strcmp(p->key.buf, "traceEvents"))
+			return not_an_array(p);
 		if (!strcmp(p->key.buf, "baseTimeNanoseconds")) {
 			int64_t v;
 			if ((kind == 'n' || kind == 's') && !parse_int64(s, n, &v)) {
@@ -806,12 +869,11 @@ static int on_scalar(struct cp *p, const char *s, size_t n, char kind)
 				p->base_ns = v;
 			}
 		}
-		struct sbuf *save = p->cap_buf;
-		p->cap_buf = &p->meta;
-		p->cap = CAP_META;
-		cap_scalar(p, s, n, kind);
-		p->cap = CAP_NONE;
-		p->cap_buf = save;
+		if (meta_begin_value(p)) {
+			p->cap = CAP_META;
+			cap_scalar(p, s, n, kind);
+			p->cap = CAP_NONE;
+		}
 	}
 	return 1;
 }
@@ -851,16 +913,20 @@ static int open_container(struct cp *p, int is_map)
 	} else if (p->depth == 0) {
 		p->top_object = is_map;
 		if (!is_map)
-			p->events_depth = 1;
+			p->events_depth = p->saw_events = 1;
 	} else if (p->top_object && p->depth == 1) {
-		if (!strcmp(p->key.buf, "traceEvents") && !is_map) {
+		if (!strcmp(p->key.buf, "traceEvents")) {
+			if (is_map)
+				return not_an_array(p);
 			p->events_depth = 2;
-		} else {
+			p->saw_events = 1;
+		} else if (meta_begin_value(p)) {
 			p->cap = CAP_META;
-			p->cap_buf = &p->meta;
 			p->cap_depth = p->depth + 1;
-			cap_sep(p, 0);
 			sbuf_addc(p->cap_buf, is_map ? '{' : '[');
+		} else {
+			p->cap = CAP_SKIP;
+			p->cap_depth = p->depth + 1;
 		}
 	} else if (p->events_depth && p->depth == p->events_depth) {
 		if (!is_map) {
@@ -938,14 +1004,6 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n)
 		cap_sep(p, 1);
 		sbuf_add_json_string(p->cap_buf, p->key.buf, p->key.len);
 		sbuf_addc(p->cap_buf, ':');
-	} else if (!p->cap && p->top_object && p->depth == 1 &&
-		   strcmp(p->key.buf, "traceEvents")) {
-		struct sbuf *save = p->cap_buf;
-		p->cap_buf = &p->meta;
-		cap_sep(p, 1);
-		sbuf_add_json_string(p->cap_buf, p->key.buf, p->key.len);
-		sbuf_addc(p->cap_buf, ':');
-		p->cap_buf = save;
 	}
 	if (p->in_event && p->depth == p->events_depth + 1 && !p->cap)
 		p->field = field_of(&p->key);
@@ -953,8 +1011,8 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n)
 }
 
 static const yajl_callbacks callbacks = {
-	cb_null, cb_boolean, NULL, NULL, cb_number, cb_string, cb_start_map, cb_map_key,
-	cb_end_map, cb_start_array, cb_end_array,
+    cb_null,	  cb_boolean, NULL,	  NULL,		  cb_number,	cb_string,
+    cb_start_map, cb_map_key, cb_end_map, cb_start_array, cb_end_array,
 };
 
 /* ---- building the source's nodes once the file is read ---- */
@@ -1017,14 +1075,10 @@ static int64_t lookup_id(struct cp *p, struct strmap *m, const char *pid, const 
 
 static const char *string_of(struct cp *p, int64_t id, struct sbuf *out)
 {
-	sbuf_reset(out);
-	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(store_db(p->st), "SELECT text FROM strings WHERE id = ?1", -1, &s,
-			       NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(s, 1, id);
-		if (sqlite3_step(s) == SQLITE_ROW)
-			sbuf_adds(out, (const char *)sqlite3_column_text(s, 0));
-		sqlite3_finalize(s);
+	char *e = NULL;
+	if (!store_string(p->st, id, out, &e)) {
+		free(e);
+		sbuf_reset(out);
 	}
 	return out->buf;
 }
@@ -1035,25 +1089,20 @@ struct proc {
 	int64_t id, start, end, children;
 };
 
+/* B and b events never closed end at the last time seen on their track. */
 static int close_unclosed(struct cp *p)
 {
 	for (size_t i = 0; i < p->nopens; i++) {
 		struct open_stack *os = &p->opens[i];
 		while (os->n) {
-			struct open_span o = os->v[--os->n];
-			int64_t end = p->tracks[o.track].last_ts;
-			if (end < o.ts)
-				end = o.ts;
+			struct open_span *o = &os->v[os->n - 1];
+			int64_t end = p->tracks[o->track].last_ts;
 			if (!p->diag_example[D_UNCLOSED_BEGIN])
 				p->diag_example[D_UNCLOSED_BEGIN] =
-					xstrdup(string_of(p, o.name_id, &p->scratch));
+				    xstrdup(string_of(p, o->name_id, &p->scratch));
 			p->diag[D_UNCLOSED_BEGIN]++;
-			int flat = p->tracks[o.track].async;
-			int rc = add_span(p, o.track, NEST_SPAN, flat ? NEST_FLAT : 0, o.kind, o.ts,
-					  end - o.ts,
-					  o.name_id, o.cat_id, 0, 0, o.attrs, o.attrs_len);
-			free(o.attrs);
-			if (rc < 0)
+			if (open_close(p, os, end > o->ts ? end : o->ts,
+				       p->tracks[o->track].async ? NEST_FLAT : 0) < 0)
 				return -1;
 		}
 	}
@@ -1065,7 +1114,7 @@ static int build(struct cp *p, int64_t offset, int rank, const char *host)
 	struct store *st = p->st;
 	char **err = p->err;
 	int rc = -1;
-	char *step = p->opts->step ? xstrdup(p->opts->step)
+	char *step = p->opts->step			? xstrdup(p->opts->step)
 		     : rank >= 0 && p->opts->group_step ? xstrdup(p->opts->group_step)
 							: step_name_of(input_path(p->in));
 	int64_t step_id = import_step_node(st, p->opts, step, err);
@@ -1112,7 +1161,9 @@ static int build(struct cp *p, int64_t offset, int rank, const char *host)
 		nt[i].kind = t->device ? PHASE_STREAM : PHASE_THREAD;
 		nt[i].depth = depth + 1;
 		struct track_row tr = {.source_id = p->source_id,
-				       .kind = t->device ? "stream" : t->async ? "async" : "thread",
+				       .kind = t->device  ? "stream"
+					       : t->async ? "async"
+							  : "thread",
 				       .pid = t->pid,
 				       .tid = t->tid,
 				       .name = name.buf,
@@ -1131,18 +1182,15 @@ static int build(struct cp *p, int64_t offset, int rank, const char *host)
 	p->diag[D_UNLINKED_DEVICE] += ns.unlinked;
 	p->diag[D_LONE_FLOW] += ns.lone_flows;
 	p->diag[D_UNBOUND_FLOW] += ns.unbound_points;
-	p->diag[D_TIME_OVERFLOW] += ns.ns_overflow;
-	p->spans -= ns.ns_overflow;
+	p->diag[D_TIME_OVERFLOW] += ns.span_overflow;
+	p->diag[D_POINT_OVERFLOW] += ns.point_overflow;
+	p->spans -= ns.span_overflow;
 	for (size_t i = 0; i < p->ntracks; i++) {
 		if (nt[i].spans && store_set_track_spans(st, nt[i].track_id, nt[i].spans, err) < 0)
 			goto out;
 		if (!nt[i].used) {
 			/* every record of the track was dropped: it has no node */
-			char *sql = xasprintf("UPDATE tracks SET phase_id = NULL WHERE id = %lld",
-					      (long long)nt[i].track_id);
-			int e = store_exec(st, sql, err);
-			free(sql);
-			if (e < 0)
+			if (store_clear_track_node(st, nt[i].track_id, err) < 0)
 				goto out;
 		}
 	}
@@ -1194,43 +1242,34 @@ static int build(struct cp *p, int64_t offset, int rank, const char *host)
 		if (pr->end > gend)
 			gend = pr->end;
 	}
-	if (rank_id) {
+	int64_t kids = 0;
+	for (size_t j = 0; j < nprocs; j++)
+		kids += procs[j].children > 0;
+	if (rank_id && kids) { /* a rank without spans gets no node */
 		sbuf_reset(&name);
 		sbuf_addf(&name, "rank %d", rank);
-		int64_t kids = 0;
-		for (size_t j = 0; j < nprocs; j++)
-			kids += procs[j].children > 0;
 		struct phase_row r = {.id = rank_id,
 				      .parent_id = step_id,
 				      .kind = PHASE_RANK,
 				      .name_id = intern(p, name.buf, name.len),
 				      .source_id = p->source_id,
-				      .start_ns = kids ? gstart : 0,
-				      .dur_ns = kids ? gend - gstart : 0,
+				      .start_ns = gstart,
+				      .dur_ns = gend - gstart,
 				      .child_count = kids,
 				      .depth = 2};
 		if (r.name_id < 0 || store_add_phase(st, &r, err) < 0)
 			goto out;
 	}
-	if (import_refresh_window(st, step_id, err) < 0)
+	if (store_refresh_window(st, step_id, err) < 0)
 		goto out;
-	if (offset && p->samples) {
-		char *sql = xasprintf("UPDATE samples SET t_ns = t_ns + %lld WHERE metric_id IN"
-				      " (SELECT id FROM metrics WHERE source_id = %lld)",
-				      (long long)offset, (long long)p->source_id);
-		int e = store_exec(st, sql, err);
-		free(sql);
-		if (e < 0)
-			goto out;
-	}
-	int64_t dropped = 0;
+	if (offset && p->samples && store_shift_samples(st, p->source_id, offset, err) < 0)
+		goto out;
+	/* the duration events (X, B, b) not stored: with the spans stored they
+	 * account for every duration event of the file */
+	int64_t dropped = p->diag[D_BAD_TS] + p->diag[D_TIME_OVERFLOW];
 	for (int d = 0; d < D_COUNT; d++) {
 		if (!p->diag[d])
 			continue;
-		if (diag_info[d].drop && d != D_EMPTY_EVENT && d != D_NOT_OBJECT &&
-		    d != D_MISSING_PH && d != D_UNMATCHED_END && d != D_FLOW_STEP &&
-		    d != D_UNSUPPORTED && d != D_BAD_COUNTER)
-			dropped += p->diag[d];
 		if (store_add_diagnostic(st, p->source_id, diag_info[d].code, p->diag[d],
 					 diag_info[d].message, p->diag_example[d], err) < 0)
 			goto out;
@@ -1246,42 +1285,14 @@ out:
 	return rc;
 }
 
-static int set_source_anchor(struct cp *p, const char *anchor, int64_t offset, int rank,
-			     const char *host, const char *meta)
-{
-	sqlite3 *db = store_db(p->st);
-	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(db, "UPDATE sources SET anchor = ?1, time_offset_ns = ?2,"
-				   " rank = ?3, host = coalesce(host, ?4), attrs = ?5 WHERE id = ?6",
-			       -1, &s, NULL) != SQLITE_OK) {
-		*p->err = xasprintf("%s: %s", store_path(p->st), sqlite3_errmsg(db));
-		return -1;
-	}
-	sqlite3_bind_text(s, 1, anchor, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, offset);
-	if (rank >= 0)
-		sqlite3_bind_int(s, 3, rank);
-	sqlite3_bind_text(s, 4, host, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, meta, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 6, p->source_id);
-	int rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
-		*p->err = xasprintf("%s: %s", store_path(p->st), sqlite3_errmsg(db));
-		return -1;
-	}
-	return 0;
-}
-
 /* ---- entry points ---- */
 
 static void cp_release(struct cp *p)
 {
-	struct sbuf *bufs[] = {&p->ev.ph,  &p->ev.name,    &p->ev.cat,       &p->ev.pid,
-			       &p->ev.tid, &p->ev.ts,      &p->ev.dur,       &p->ev.id,
-			       &p->ev.bp,  &p->ev.scope,   &p->ev.bind_id,   &p->ev.args,
-			       &p->key,    &p->meta,       &p->scratch,      &p->ev.arg_name,
-			       &p->ev.arg_labels};
+	struct sbuf *bufs[] = {
+	    &p->ev.ph,	&p->ev.name, &p->ev.cat,  &p->ev.pid,	   &p->ev.tid,	     &p->ev.ts,
+	    &p->ev.dur, &p->ev.id,   &p->ev.bp,	  &p->ev.scope,	   &p->ev.bind_id,   &p->ev.args,
+	    &p->key,	&p->meta,    &p->scratch, &p->ev.arg_name, &p->ev.arg_labels};
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		sbuf_release(bufs[i]);
 	for (int i = 0; i < p->ev.nseries; i++)
@@ -1297,9 +1308,9 @@ static void cp_release(struct cp *p)
 		free(p->opens[i].v);
 	}
 	free(p->opens);
-	struct strmap *maps[] = {&p->names,       &p->track_ids,   &p->proc_names, &p->thread_names,
-				 &p->proc_labels, &p->proc_sort,   &p->open_b,     &p->open_async,
-				 &p->metrics};
+	struct strmap *maps[] = {&p->names,	   &p->track_ids,   &p->proc_names,
+				 &p->thread_names, &p->proc_labels, &p->proc_sort,
+				 &p->open_b,	   &p->open_async,  &p->metrics};
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		strmap_clear(maps[i]);
 	for (int d = 0; d < D_COUNT; d++)
@@ -1313,9 +1324,10 @@ static char *parse_error(struct cp *p, const unsigned char *chunk, size_t len, i
 {
 	unsigned char *msg = yajl_get_error(p->h, 0, chunk, len);
 	uint64_t at = p->chunk_base + (at_end ? 0 : yajl_get_bytes_consumed(p->h));
-	char *m = xasprintf("%s: %s at byte %llu: %s", input_path(p->in),
-			    at_end ? "truncated JSON (input ends inside a value)" : "malformed JSON",
-			    (unsigned long long)at, msg ? (const char *)msg : "parse error");
+	char *m =
+	    xasprintf("%s: %s at byte %llu: %s", input_path(p->in),
+		      at_end ? "truncated JSON (input ends inside a value)" : "malformed JSON",
+		      (unsigned long long)at, msg ? (const char *)msg : "parse error");
 	for (char *c = m; *c; c++)
 		if (*c == '\n' || *c == '\r')
 			*c = ' ';
@@ -1329,9 +1341,9 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 {
 	struct cp p;
 	memset(&p, 0, sizeof(p));
-	struct sbuf *bufs[] = {&p.ev.ph,  &p.ev.name,  &p.ev.cat,     &p.ev.pid,  &p.ev.tid,
-			       &p.ev.ts,  &p.ev.dur,   &p.ev.id,      &p.ev.bp,   &p.ev.scope,
-			       &p.ev.bind_id, &p.ev.args, &p.key,     &p.meta,    &p.scratch,
+	struct sbuf *bufs[] = {&p.ev.ph,       &p.ev.name,	&p.ev.cat, &p.ev.pid, &p.ev.tid,
+			       &p.ev.ts,       &p.ev.dur,	&p.ev.id,  &p.ev.bp,  &p.ev.scope,
+			       &p.ev.bind_id,  &p.ev.args,	&p.key,	   &p.meta,   &p.scratch,
 			       &p.ev.arg_name, &p.ev.arg_labels};
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		sbuf_init(bufs[i]);
@@ -1366,7 +1378,8 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 		if (n == 0)
 			break;
 		size_t skip = 0;
-		if (p.chunk_base == 0 && n >= 3 && buf[0] == 0xef && buf[1] == 0xbb && buf[2] == 0xbf)
+		if (p.chunk_base == 0 && n >= 3 && buf[0] == 0xef && buf[1] == 0xbb &&
+		    buf[2] == 0xbf)
 			skip = 3; /* a UTF-8 byte order mark */
 		p.chunk_base += skip;
 		yajl_status s = yajl_parse(p.h, buf + skip, (size_t)n - skip);
@@ -1384,9 +1397,9 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 		*err = parse_error(&p, buf, 0, 1);
 		goto out;
 	}
-	if (!p.top_object && !p.events_depth && p.depth == 0 && !p.spans && !p.ntracks &&
-	    !p.any_ts && p.chunk_base == 0) {
-		*err = xasprintf("%s: empty document", input_path(in));
+	if (!p.saw_events) {
+		*err = xasprintf("%s: not a Chrome trace: no traceEvents array (byte %llu)",
+				 input_path(in), (unsigned long long)p.chunk_base);
 		goto out;
 	}
 	if (close_unclosed(&p) < 0)
@@ -1410,7 +1423,7 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 		goto out;
 	}
 	char *meta = xasprintf("{%s}", p.meta.buf);
-	int e = set_source_anchor(&p, anchor, offset, rank, host, meta);
+	int e = store_set_source_anchor(st, p.source_id, anchor, offset, rank, host, meta, err);
 	free(meta);
 	if (e < 0)
 		goto out;

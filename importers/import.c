@@ -9,66 +9,53 @@
 #include <string.h>
 
 #include "importers/importer.h"
+#include "model/sbuf.h"
+#include "model/text.h"
 #include "model/xalloc.h"
+
+/* A name from the command line or a file name, as valid UTF-8 (invalid
+ * bytes become U+FFFD); NULL stays NULL.  The caller frees it. */
+static char *repaired(const char *s)
+{
+	if (!s)
+		return NULL;
+	struct sbuf sb;
+	sbuf_init(&sb);
+	utf8_repair(&sb, s, strlen(s));
+	return sbuf_detach(&sb);
+}
 
 int64_t import_step_node(struct store *st, const struct import_opts *o, const char *step_name,
 			 char **err)
 {
-	const char *wf = o->workflow ? o->workflow : "workflow";
+	char *wf = repaired(o->workflow ? o->workflow : "workflow");
+	char *step = repaired(step_name);
+	int64_t rc = -1;
 	int64_t wf_id = store_find_child(st, 0, PHASE_WORKFLOW, wf, err);
 	if (wf_id < 0)
-		return -1;
+		goto out;
 	if (!wf_id) {
 		struct phase_row r = {.id = store_reserve_phase_id(st), .kind = PHASE_WORKFLOW};
 		r.name_id = store_intern(st, wf, strlen(wf), err);
 		if (r.name_id < 0 || store_add_phase(st, &r, err) < 0)
-			return -1;
+			goto out;
 		wf_id = r.id;
 	}
-	int64_t step_id = store_find_child(st, wf_id, PHASE_STEP, step_name, err);
-	if (step_id)
-		return step_id;
+	int64_t step_id = store_find_child(st, wf_id, PHASE_STEP, step, err);
+	if (step_id) {
+		rc = step_id;
+		goto out;
+	}
 	struct phase_row r = {
-		.id = store_reserve_phase_id(st), .parent_id = wf_id, .kind = PHASE_STEP, .depth = 1};
-	r.name_id = store_intern(st, step_name, strlen(step_name), err);
+	    .id = store_reserve_phase_id(st), .parent_id = wf_id, .kind = PHASE_STEP, .depth = 1};
+	r.name_id = store_intern(st, step, strlen(step), err);
 	if (r.name_id < 0 || store_add_phase(st, &r, err) < 0)
-		return -1;
-	return r.id;
-}
-
-int import_refresh_window(struct store *st, int64_t node_id, char **err)
-{
-	sqlite3 *db = store_db(st);
-	sqlite3_stmt *q, *up;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT min(start_ns), max(start_ns + dur_ns), count(*) FROM phases"
-			       " WHERE parent_id = ?1",
-			       -1, &q, NULL) != SQLITE_OK)
-		goto bad;
-	if (sqlite3_prepare_v2(db, "SELECT parent_id FROM phases WHERE id = ?1", -1, &up, NULL) !=
-	    SQLITE_OK) {
-		sqlite3_finalize(q);
-		goto bad;
-	}
-	int rc = 0;
-	while (node_id > 0 && rc == 0) {
-		sqlite3_bind_int64(q, 1, node_id);
-		if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
-			int64_t s = sqlite3_column_int64(q, 0), e = sqlite3_column_int64(q, 1);
-			rc = store_update_phase_window(st, node_id, s, e - s,
-						       sqlite3_column_int64(q, 2), err);
-		}
-		sqlite3_reset(q);
-		sqlite3_bind_int64(up, 1, node_id);
-		node_id = sqlite3_step(up) == SQLITE_ROW ? sqlite3_column_int64(up, 0) : 0;
-		sqlite3_reset(up);
-	}
-	sqlite3_finalize(q);
-	sqlite3_finalize(up);
+		goto out;
+	rc = r.id;
+out:
+	free(wf);
+	free(step);
 	return rc;
-bad:
-	*err = xasprintf("%s: %s", store_path(st), sqlite3_errmsg(db));
-	return -1;
 }
 
 /* The common prefix of the files' base names, for a step shared by ranks. */
@@ -95,15 +82,25 @@ int import_files(const char *db_path, char *const *paths, size_t npaths, const c
 	struct input *in = NULL;
 	const struct importer *forced = NULL;
 	struct import_opts o = *opts;
-	char *group = NULL;
+	char *owned[4] = {NULL, NULL, NULL, NULL};
 	int rc = -1;
 	if (format && !(forced = importer_find(format))) {
 		*err = xasprintf("unknown format '%s' (try: grademl-tui import --list-formats)",
 				 format);
 		return -1;
 	}
-	if (!o.group_step && npaths > 1)
-		o.group_step = group = group_step_name(paths, npaths);
+	/* names from the command line or from file names end up in trace.db
+	 * text: make them valid UTF-8 once, for every importer */
+	o.workflow = owned[0] = repaired(o.workflow);
+	o.step = owned[1] = repaired(o.step);
+	o.host = owned[2] = repaired(o.host);
+	if (o.group_step) {
+		o.group_step = owned[3] = repaired(o.group_step);
+	} else if (npaths > 1) {
+		char *g = group_step_name(paths, npaths);
+		o.group_step = owned[3] = repaired(g);
+		free(g);
+	}
 	if (store_open(db_path, STORE_WRITE, &st, err) < 0)
 		goto out;
 	if (store_begin(st, err) < 0)
@@ -117,9 +114,10 @@ int import_files(const char *db_path, char *const *paths, size_t npaths, const c
 			const unsigned char *peek = input_peek(in, &n);
 			imp = importer_sniff(peek, n);
 			if (!imp) {
-				*err = xasprintf("%s: unrecognised format at byte 0 (not a trace this"
-						 " version reads; --format forces one)",
-						 paths[i]);
+				*err =
+				    xasprintf("%s: unrecognised format at byte 0 (not a trace this"
+					      " version reads; --format forces one)",
+					      paths[i]);
 				goto out;
 			}
 		}
@@ -138,6 +136,7 @@ out:
 			store_rollback(st);
 		store_close(st);
 	}
-	free(group);
+	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
+		free(owned[i]);
 	return rc;
 }

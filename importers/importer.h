@@ -24,7 +24,7 @@ struct import_opts {
 	int64_t time_offset_ns;
 	int has_time_offset;
 	const char *group_step; /* step shared by ranked traces of this run */
-	size_t arena_bytes;     /* nest arena; 0: the default */
+	size_t arena_bytes;	/* nest arena; 0: the default */
 };
 
 struct importer {
@@ -46,7 +46,5 @@ int import_files(const char *db_path, char *const *paths, size_t npaths, const c
 /* Finds or creates the workflow and step nodes a source hangs under. */
 int64_t import_step_node(struct store *st, const struct import_opts *o, const char *step_name,
 			 char **err);
-/* Sets the window of a structural node (and its ancestors) to cover its children. */
-int import_refresh_window(struct store *st, int64_t node_id, char **err);
 
 #endif

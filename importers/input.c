@@ -17,14 +17,14 @@
 #include "model/xalloc.h"
 
 #define RAW_CHUNK (256 * 1024)
-#define PEEK_MAX 4096
+#define PEEK_MAX  4096
 
 struct input {
 	char *path;
 	int fd;
 	enum input_codec codec;
 	uint64_t size;
-	uint64_t offset;
+	uint64_t decoded; /* decompressed bytes the decoder has produced */
 	int eof;
 	/* raw (compressed) bytes read from the file but not yet decoded */
 	unsigned char *raw;
@@ -36,6 +36,7 @@ struct input {
 	/* peeked decoded bytes, handed out before anything else */
 	unsigned char peek[PEEK_MAX];
 	size_t peek_len, peek_pos;
+	char *peek_err; /* decoding failed past the peeked bytes: read reports it */
 };
 
 static char *errf(const struct input *in, const char *what)
@@ -62,6 +63,27 @@ static int fill_raw(struct input *in, char **err)
 	return 0;
 }
 
+/* After a gzip member: another member continues the stream; zero bytes up
+ * to the end of the file are padding (tape blocks, preallocated files),
+ * which gzip -t accepts too, and end it. */
+static int gzip_member_end(struct input *in, char **err)
+{
+	for (;;) {
+		while (in->raw_pos < in->raw_len && in->raw[in->raw_pos] == 0)
+			in->raw_pos++;
+		if (in->raw_pos < in->raw_len) {
+			inflateReset(&in->z);
+			return 0;
+		}
+		if (fill_raw(in, err) < 0)
+			return -1;
+		if (in->raw_eof) {
+			in->eof = 1;
+			return 0;
+		}
+	}
+}
+
 /* Decodes into buf without touching the peek buffer. */
 static ssize_t decode(struct input *in, unsigned char *buf, size_t n, char **err)
 {
@@ -79,12 +101,14 @@ static ssize_t decode(struct input *in, unsigned char *buf, size_t n, char **err
 			size_t k = avail < n ? avail : n;
 			memcpy(buf, in->raw + in->raw_pos, k);
 			in->raw_pos += k;
+			in->decoded += k;
 			return (ssize_t)k;
 		}
 		if (in->codec == INPUT_GZIP) {
 			if (in->raw_eof && avail == 0) {
-				*err = xasprintf("%s: truncated gzip stream at decompressed byte %llu",
-						 in->path, (unsigned long long)in->offset);
+				*err =
+				    xasprintf("%s: truncated gzip stream at decompressed byte %llu",
+					      in->path, (unsigned long long)in->decoded);
 				return -1;
 			}
 			in->z.next_in = in->raw + in->raw_pos;
@@ -94,18 +118,15 @@ static ssize_t decode(struct input *in, unsigned char *buf, size_t n, char **err
 			int rc = inflate(&in->z, Z_NO_FLUSH);
 			size_t produced = (size_t)(in->z.next_out - buf);
 			in->raw_pos = (size_t)(in->z.next_in - in->raw);
+			in->decoded += produced;
 			if (rc == Z_STREAM_END) {
-				/* concatenated gzip members continue the stream */
-				if (fill_raw(in, err) < 0)
+				if (gzip_member_end(in, err) < 0)
 					return -1;
-				if (in->raw_pos < in->raw_len)
-					inflateReset(&in->z);
-				else
-					in->eof = 1;
 			} else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-				*err = xasprintf("%s: corrupt gzip data near decompressed byte %llu: %s",
-						 in->path, (unsigned long long)in->offset,
-						 in->z.msg ? in->z.msg : "inflate failed");
+				*err = xasprintf(
+				    "%s: corrupt gzip data near decompressed byte %llu: %s",
+				    in->path, (unsigned long long)in->decoded,
+				    in->z.msg ? in->z.msg : "inflate failed");
 				return -1;
 			}
 			if (produced)
@@ -117,8 +138,9 @@ static ssize_t decode(struct input *in, unsigned char *buf, size_t n, char **err
 		/* zstd */
 		if (in->raw_eof && avail == 0) {
 			if (in->zstd_frame_open) {
-				*err = xasprintf("%s: truncated zstd stream at decompressed byte %llu",
-						 in->path, (unsigned long long)in->offset);
+				*err =
+				    xasprintf("%s: truncated zstd stream at decompressed byte %llu",
+					      in->path, (unsigned long long)in->decoded);
 				return -1;
 			}
 			in->eof = 1;
@@ -130,11 +152,12 @@ static ssize_t decode(struct input *in, unsigned char *buf, size_t n, char **err
 		in->raw_pos += ib.pos;
 		if (ZSTD_isError(rc)) {
 			*err = xasprintf("%s: corrupt zstd data near decompressed byte %llu: %s",
-					 in->path, (unsigned long long)in->offset,
+					 in->path, (unsigned long long)in->decoded,
 					 ZSTD_getErrorName(rc));
 			return -1;
 		}
 		in->zstd_frame_open = rc != 0;
+		in->decoded += ob.pos;
 		if (ob.pos)
 			return (ssize_t)ob.pos;
 	}
@@ -176,14 +199,19 @@ int input_open(const char *path, struct input **out, char **err)
 	} else if (in->raw_len >= 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f &&
 		   m[3] == 0xfd) {
 		in->codec = INPUT_ZSTD;
-		in->zd = ZSTD_createDCtx();
+		if (!(in->zd = ZSTD_createDCtx())) {
+			*err = errf(in, "cannot start zstd decoder");
+			goto fail;
+		}
 	}
 	/* peek: fill what the decoder yields, up to PEEK_MAX */
 	while (in->peek_len < PEEK_MAX) {
 		ssize_t k = decode(in, in->peek + in->peek_len, PEEK_MAX - in->peek_len, err);
 		if (k < 0) {
-			/* a short compressed file may fail here; report at read time */
-			free(*err);
+			if (in->peek_len == 0)
+				goto fail; /* nothing to sniff: the decode error is the answer */
+			/* the importer gets the bytes before the failure, then the error */
+			in->peek_err = *err;
 			*err = NULL;
 			break;
 		}
@@ -216,13 +244,13 @@ ssize_t input_read(struct input *in, void *buf, size_t n, char **err)
 			k = n;
 		memcpy(buf, in->peek + in->peek_pos, k);
 		in->peek_pos += k;
-		in->offset += k;
 		return (ssize_t)k;
 	}
-	ssize_t k = decode(in, buf, n, err);
-	if (k > 0)
-		in->offset += (uint64_t)k;
-	return k;
+	if (in->peek_err) {
+		*err = xstrdup(in->peek_err);
+		return -1;
+	}
+	return decode(in, buf, n, err);
 }
 
 void input_close(struct input *in)
@@ -236,6 +264,7 @@ void input_close(struct input *in)
 	if (in->zd)
 		ZSTD_freeDCtx(in->zd);
 	free(in->raw);
+	free(in->peek_err);
 	free(in->path);
 	free(in);
 }
@@ -253,11 +282,6 @@ enum input_codec input_codec(const struct input *in)
 const char *input_codec_name(enum input_codec c)
 {
 	return c == INPUT_GZIP ? "gzip" : c == INPUT_ZSTD ? "zstd" : "none";
-}
-
-uint64_t input_offset(const struct input *in)
-{
-	return in->offset;
 }
 
 uint64_t input_file_size(const struct input *in)

@@ -3,9 +3,9 @@
  * bytes (gzip, zstd, else plain) and undone on the fly, so an importer sees
  * one byte stream and memory stays constant whatever the file size.
  *
- * Offsets are of the decompressed stream: an error at offset N names the
- * N-th byte the parser saw.  Every failing call fills *err with an owned,
- * one-line message that starts with the file name.
+ * Offsets are of the decompressed stream: a decoding error "at decompressed
+ * byte N" comes after the first N bytes decoded well.  Every failing call
+ * fills *err with an owned, one-line message that starts with the file name.
  */
 #ifndef GRADEML_INPUT_H
 #define GRADEML_INPUT_H
@@ -18,7 +18,10 @@ struct input;
 
 enum input_codec { INPUT_PLAIN, INPUT_GZIP, INPUT_ZSTD };
 
-/* Opens path; a directory, an unreadable or empty file is an error. */
+/* Opens path and decodes the first bytes for input_peek.  A directory, an
+ * unreadable or empty file is an error, and so is a compressed file whose
+ * decoding fails before yielding a byte; a failure after some bytes is
+ * reported by input_read once they are consumed. */
 int input_open(const char *path, struct input **out, char **err);
 void input_close(struct input *in);
 
@@ -31,7 +34,6 @@ ssize_t input_read(struct input *in, void *buf, size_t n, char **err);
 const char *input_path(const struct input *in);
 enum input_codec input_codec(const struct input *in);
 const char *input_codec_name(enum input_codec c);
-uint64_t input_offset(const struct input *in);   /* decompressed bytes handed out */
 uint64_t input_file_size(const struct input *in); /* bytes on disk */
 
 #endif

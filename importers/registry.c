@@ -9,10 +9,10 @@
 #include "model/xalloc.h"
 
 static const struct importer chrome = {
-	"chrome",
-	"Chrome trace event JSON: PyTorch/Kineto, autograd profiler, TensorFlow, JAX",
-	chrome_sniff,
-	chrome_import,
+    "chrome",
+    "Chrome trace event JSON: PyTorch/Kineto, autograd profiler, TensorFlow, JAX",
+    chrome_sniff,
+    chrome_import,
 };
 
 static const struct importer *const all[] = {&chrome, NULL};

@@ -93,15 +93,16 @@ int model_open(const char *path, struct model **out, char **err)
 		free(m);
 		return -1;
 	}
-	if (sqlite3_prepare_v2(store_db(m->st),
-			       "SELECT p.id, p.kind, n.text, c.text, p.start_ns, p.dur_ns, p.self_ns,"
-			       " p.device_ns, p.child_count, p.track_id, p.source_id, p.depth"
-			       " FROM phases p JOIN strings n ON n.id = p.name_id"
-			       " LEFT JOIN strings c ON c.id = p.cat_id"
-			       " WHERE p.parent_id IS ?1 ORDER BY p.start_ns, p.id",
-			       -1, &m->children_q, NULL) != SQLITE_OK) {
-		*err = xasprintf("%s: cannot read phases: %s", path,
-				 sqlite3_errmsg(store_db(m->st)));
+	if (sqlite3_prepare_v2(
+		store_db(m->st),
+		"SELECT p.id, p.kind, n.text, c.text, p.start_ns, p.dur_ns, p.self_ns,"
+		" p.device_ns, p.child_count, p.track_id, p.source_id, p.depth"
+		" FROM phases p JOIN strings n ON n.id = p.name_id"
+		" LEFT JOIN strings c ON c.id = p.cat_id"
+		" WHERE p.parent_id IS ?1 ORDER BY p.start_ns, p.id",
+		-1, &m->children_q, NULL) != SQLITE_OK) {
+		*err =
+		    xasprintf("%s: cannot read phases: %s", path, sqlite3_errmsg(store_db(m->st)));
 		model_free(m);
 		return -1;
 	}

@@ -16,11 +16,11 @@
 struct mnode {
 	int64_t id;
 	struct mnode *parent; /* NULL for the root */
-	int kind;             /* enum phase_kind */
+	int kind;	      /* enum phase_kind */
 	const char *name;     /* never NULL */
 	const char *category; /* NULL when none */
 	int64_t start_ns, dur_ns, self_ns, device_ns;
-	int64_t child_count;  /* as stored; children[] holds them once loaded */
+	int64_t child_count; /* as stored; children[] holds them once loaded */
 	int64_t track_id, source_id;
 	int depth;
 	int loaded;

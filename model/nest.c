@@ -23,13 +23,15 @@ struct rec {
 	uint64_t key; /* device bit << 32 | track */
 	int64_t start, dur;
 	uint64_t seq;
-	int64_t name_id, cat_id, corr;
+	int64_t name_id, cat_id, corr, flow_cat;
 	uint64_t flow_id;
 	uint32_t attrs_len;
 	uint8_t role, flags, kind, pad;
 };
 
 #define REC_SIZE(alen) ((sizeof(struct rec) + (alen) + 7) & ~(size_t)7)
+#define RUN_BUFFER     (64 << 10) /* stdio buffer of each sorted run */
+#define MERGE_FANIN    64	  /* runs merged at once; more are merged in rounds */
 
 struct run {
 	FILE *f;
@@ -62,7 +64,8 @@ void nest_free(struct nest *n)
 	if (!n)
 		return;
 	for (size_t i = 0; i < n->nruns; i++)
-		fclose(n->runs[i].f);
+		if (n->runs[i].f)
+			fclose(n->runs[i].f);
 	free(n->runs);
 	free(n->idx);
 	free(n->arena);
@@ -74,9 +77,12 @@ uint64_t nest_count(const struct nest *n)
 	return n->seq;
 }
 
+/* At one start time: "next slice" flow ends, then spans, then other points. */
 static int rec_role_rank(const struct rec *r)
 {
-	return r->role == NEST_SPAN || r->role == NEST_DEVICE ? 0 : 1;
+	if (r->role == NEST_FLOW_IN_NEXT)
+		return 0;
+	return r->role == NEST_SPAN || r->role == NEST_DEVICE ? 1 : 2;
 }
 
 static int rec_cmp(const struct rec *a, const struct rec *b)
@@ -108,6 +114,7 @@ static int spill(struct nest *n, char **err)
 		*err = xasprintf("cannot create a temporary file for sorting (TMPDIR full?)");
 		return -1;
 	}
+	setvbuf(f, NULL, _IOFBF, RUN_BUFFER);
 	for (size_t i = 0; i < n->nidx; i++) {
 		struct rec *r = n->idx[i];
 		if (fwrite(r, REC_SIZE(r->attrs_len), 1, f) != 1) {
@@ -151,6 +158,7 @@ int nest_add(struct nest *n, const struct nest_span *s, char **err)
 	r->name_id = s->name_id;
 	r->cat_id = s->cat_id;
 	r->corr = s->corr;
+	r->flow_cat = s->flow_cat;
 	r->flow_id = s->flow_id;
 	r->attrs_len = (uint32_t)alen;
 	r->role = s->role;
@@ -229,11 +237,16 @@ static void launch_put(struct launch_map *m, int64_t corr, int64_t id, int depth
 struct frame {
 	int64_t id, parent_id;
 	int64_t start, end;
+	int64_t nest_end; /* end clipped to the parent's: later spans nest only inside it */
 	int64_t covered, nchild;
 	int64_t name_id, cat_id;
 	int depth, kind;
-	int in_parent; /* counts toward the stack parent's coverage */
 	struct sbuf attrs;
+};
+
+struct pending_flow { /* a "next slice" flow end waiting for its span */
+	int64_t cat, t;
+	uint64_t fid;
 };
 
 struct ctx {
@@ -248,41 +261,32 @@ struct ctx {
 	struct frame *stack;
 	size_t depth, alloc;
 	int64_t busy, cover_end, top_children;
+	struct pending_flow *pending;
+	size_t npending, pending_alloc;
 	struct launch_map launches;
 	sqlite3_stmt *flow_ins;
 };
 
-static int to_abs(struct ctx *c, int64_t rel, int64_t *out)
-{
-	if (__builtin_add_overflow(rel, c->off, out)) {
-		c->stats->ns_overflow++;
-		return -1;
-	}
-	return 0;
-}
-
 static int write_frame(struct ctx *c, struct frame *f)
 {
 	int64_t self = (f->end - f->start) - f->covered;
+	int device = f->kind == PHASE_KERNEL || f->kind == PHASE_MEMCPY || f->kind == PHASE_MEMSET;
 	struct phase_row p = {
-		.id = f->id,
-		.parent_id = f->parent_id,
-		.kind = f->kind,
-		.name_id = f->name_id,
-		.cat_id = f->cat_id,
-		.track_id = c->t->track_id,
-		.source_id = c->source_id,
-		.start_ns = f->start,
-		.dur_ns = f->end - f->start,
-		.self_ns = self < 0 ? 0 : self,
-		.device_ns = f->kind == PHASE_KERNEL || f->kind == PHASE_MEMCPY ||
-					     f->kind == PHASE_MEMSET
-				     ? f->end - f->start
-				     : 0,
-		.child_count = f->nchild,
-		.depth = f->depth,
-		.attrs = f->attrs.len ? f->attrs.buf : NULL,
-		.attrs_len = f->attrs.len,
+	    .id = f->id,
+	    .parent_id = f->parent_id,
+	    .kind = f->kind,
+	    .name_id = f->name_id,
+	    .cat_id = f->cat_id,
+	    .track_id = c->t->track_id,
+	    .source_id = c->source_id,
+	    .start_ns = f->start,
+	    .dur_ns = f->end - f->start,
+	    .self_ns = self < 0 ? 0 : self,
+	    .device_ns = device ? f->end - f->start : 0,
+	    .child_count = f->nchild,
+	    .depth = f->depth,
+	    .attrs = f->attrs.len ? f->attrs.buf : NULL,
+	    .attrs_len = f->attrs.len,
 	};
 	c->stats->phases++;
 	return store_add_phase(c->st, &p, c->err);
@@ -290,35 +294,58 @@ static int write_frame(struct ctx *c, struct frame *f)
 
 static int pop_until(struct ctx *c, int64_t t)
 {
-	while (c->depth && c->stack[c->depth - 1].end <= t) {
+	while (c->depth && c->stack[c->depth - 1].nest_end <= t) {
 		if (write_frame(c, &c->stack[--c->depth]) < 0)
 			return -1;
 	}
 	return 0;
 }
 
+/* Records one end of a flow for pairing in link_flows. dir 0: start, 1: end. */
+static int record_flow(struct ctx *c, int64_t cat, uint64_t fid, int dir, int64_t phase, int64_t t)
+{
+	sqlite3_stmt *s = c->flow_ins;
+	sqlite3_bind_int64(s, 1, cat);
+	sqlite3_bind_int64(s, 2, (int64_t)fid);
+	sqlite3_bind_int(s, 3, dir);
+	sqlite3_bind_int64(s, 4, phase);
+	sqlite3_bind_int64(s, 5, t);
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE) {
+		*c->err = xasprintf("%s: cannot record a flow: %s", store_path(c->st),
+				    sqlite3_errmsg(store_db(c->st)));
+		return -1;
+	}
+	return 0;
+}
+
 static int end_track(struct ctx *c)
 {
-	if (!c->t)
+	struct nest_track *t = c->t;
+	if (!t)
 		return 0;
 	if (pop_until(c, INT64_MAX) < 0)
 		return -1;
-	struct nest_track *t = c->t;
+	c->stats->unbound_points += (int64_t)c->npending;
+	c->npending = 0;
+	c->t = NULL;
+	if (!t->used)
+		return 0; /* every record overflowed: the track has no node */
 	int64_t win = t->end - t->start;
 	struct phase_row p = {
-		.id = t->node_id,
-		.parent_id = t->parent_id,
-		.kind = t->kind,
-		.name_id = t->name_id,
-		.track_id = t->track_id,
-		.source_id = c->source_id,
-		.start_ns = t->start,
-		.dur_ns = win,
-		.self_ns = win - c->busy > 0 ? win - c->busy : 0,
-		.child_count = c->top_children,
-		.depth = t->depth,
+	    .id = t->node_id,
+	    .parent_id = t->parent_id,
+	    .kind = t->kind,
+	    .name_id = t->name_id,
+	    .track_id = t->track_id,
+	    .source_id = c->source_id,
+	    .start_ns = t->start,
+	    .dur_ns = win,
+	    .self_ns = win - c->busy > 0 ? win - c->busy : 0,
+	    .child_count = c->top_children,
+	    .depth = t->depth,
 	};
-	c->t = NULL;
 	c->stats->phases++;
 	return store_add_phase(c->st, &p, c->err);
 }
@@ -329,6 +356,78 @@ static void cover(struct ctx *c, int64_t s, int64_t e)
 		return;
 	c->busy += e - (s > c->cover_end ? s : c->cover_end);
 	c->cover_end = e;
+}
+
+static int is_point(int role)
+{
+	return role == NEST_FLOW_OUT || role == NEST_FLOW_IN || role == NEST_INSTANT ||
+	       role == NEST_FLOW_IN_NEXT;
+}
+
+static int consume_point(struct ctx *c, const struct rec *r, int64_t t)
+{
+	struct frame *top = c->depth ? &c->stack[c->depth - 1] : NULL;
+	int64_t bound = top ? top->id : 0;
+	if (r->role == NEST_INSTANT) {
+		c->stats->events++;
+		return store_add_event(c->st, c->source_id, c->t->track_id, t, r->name_id, NULL,
+				       bound, r->attrs_len ? (const char *)(r + 1) : NULL,
+				       r->attrs_len, c->err);
+	}
+	if (r->role == NEST_FLOW_IN_NEXT) {
+		XGROW(c->pending, c->npending + 1, c->pending_alloc);
+		c->pending[c->npending++] = (struct pending_flow){r->flow_cat, t, r->flow_id};
+		return 0;
+	}
+	if (!bound) {
+		c->stats->unbound_points++;
+		return 0;
+	}
+	return record_flow(c, r->flow_cat, r->flow_id, r->role == NEST_FLOW_OUT ? 0 : 1, bound, t);
+}
+
+/* Chooses the parent of a new span: its launch, the enclosing span, or the track. */
+static int place_span(struct ctx *c, const struct rec *r, struct frame *f)
+{
+	struct nest_track *t = c->t;
+	struct frame *top = c->depth ? &c->stack[c->depth - 1] : NULL;
+	const struct launch *l = NULL;
+	if (r->role == NEST_DEVICE && r->corr)
+		l = launch_get(&c->launches, r->corr);
+	if (l) {
+		f->parent_id = (int64_t)(l->id_depth >> 16);
+		f->depth = (int)(l->id_depth & 0xffff) + 1;
+		/* the launch's row is written: count the kernel in place */
+		return store_add_launch_stats(c->st, f->parent_id, 1, f->end - f->start, c->err);
+	}
+	if (top && !(r->flags & NEST_FLAT) && r->role != NEST_DEVICE) {
+		f->parent_id = top->id;
+		f->depth = top->depth + 1;
+		f->nest_end = f->end < top->nest_end ? f->end : top->nest_end;
+		top->nchild++;
+		if (f->end > top->end)
+			c->stats->overlaps++;
+		top->covered += (f->end < top->end ? f->end : top->end) - f->start;
+		return 0;
+	}
+	if (r->role == NEST_DEVICE)
+		c->stats->unlinked++;
+	f->parent_id = t->node_id;
+	f->depth = t->depth + 1;
+	c->top_children++;
+	return 0;
+}
+
+static struct frame *push_frame(struct ctx *c)
+{
+	if (c->depth == c->alloc) {
+		size_t na = c->alloc ? c->alloc * 2 : 64;
+		c->stack = xrealloc(c->stack, na * sizeof(*c->stack));
+		for (size_t i = c->alloc; i < na; i++)
+			sbuf_init(&c->stack[i].attrs);
+		c->alloc = na;
+	}
+	return &c->stack[c->depth++];
 }
 
 static int consume(struct ctx *c, const struct rec *r)
@@ -347,11 +446,17 @@ static int consume(struct ctx *c, const struct rec *r)
 		c->cover_end = INT64_MIN;
 		t->used = 0;
 	}
+	int point = is_point(r->role);
 	int64_t start, end;
-	if (to_abs(c, r->start, &start) < 0)
+	if (__builtin_add_overflow(r->start, c->off, &start) ||
+	    (!point && __builtin_add_overflow(start, r->dur, &end))) {
+		if (point)
+			c->stats->point_overflow++;
+		else
+			c->stats->span_overflow++;
 		return 0;
-	int point = r->role == NEST_FLOW_OUT || r->role == NEST_FLOW_IN || r->role == NEST_INSTANT;
-	if (point || __builtin_add_overflow(start, r->dur, &end))
+	}
+	if (point)
 		end = start;
 	if (!t->used) {
 		t->start = start;
@@ -362,83 +467,33 @@ static int consume(struct ctx *c, const struct rec *r)
 		t->end = end;
 	if (pop_until(c, start) < 0)
 		return -1;
-	struct frame *top = c->depth ? &c->stack[c->depth - 1] : NULL;
-
-	if (point) {
-		int64_t bound = top ? top->id : 0;
-		if (r->role == NEST_INSTANT) {
-			c->stats->events++;
-			return store_add_event(c->st, c->source_id, t->track_id, start, r->name_id,
-					       NULL, bound, r->attrs_len ? (const char *)(r + 1) : NULL,
-					       r->attrs_len, c->err);
-		}
-		if (!bound) {
-			c->stats->unbound_points++;
-			return 0;
-		}
-		sqlite3_bind_int64(c->flow_ins, 1, r->cat_id);
-		sqlite3_bind_int64(c->flow_ins, 2, (int64_t)r->flow_id);
-		sqlite3_bind_int(c->flow_ins, 3, r->role == NEST_FLOW_OUT ? 0 : 1);
-		sqlite3_bind_int64(c->flow_ins, 4, bound);
-		int rc = sqlite3_step(c->flow_ins);
-		sqlite3_reset(c->flow_ins);
-		if (rc != SQLITE_DONE) {
-			*c->err = xasprintf("cannot record a flow: %s",
-					    sqlite3_errmsg(store_db(c->st)));
-			return -1;
-		}
-		return 0;
-	}
+	if (point)
+		return consume_point(c, r, start);
 
 	cover(c, start, end);
 	t->spans++;
 	struct frame f = {
-		.id = store_reserve_phase_id(c->st),
-		.start = start,
-		.end = end,
-		.name_id = r->name_id,
-		.cat_id = r->cat_id,
-		.kind = r->kind,
+	    .id = store_reserve_phase_id(c->st),
+	    .start = start,
+	    .end = end,
+	    .nest_end = end,
+	    .name_id = r->name_id,
+	    .cat_id = r->cat_id,
+	    .kind = r->kind,
 	};
-	const struct launch *l = NULL;
-	if (r->role == NEST_DEVICE && r->corr)
-		l = launch_get(&c->launches, r->corr);
-	if (l) {
-		f.parent_id = (int64_t)(l->id_depth >> 16);
-		f.depth = (int)(l->id_depth & 0xffff) + 1;
-		/* the launch's row is written: count the kernel in place */
-		if (store_add_launch_stats(c->st, f.parent_id, 1, end - start, c->err) < 0)
-			return -1;
-	} else if (top && !(r->flags & NEST_FLAT) && r->role != NEST_DEVICE) {
-		f.parent_id = top->id;
-		f.depth = top->depth + 1;
-		f.in_parent = 1;
-		top->nchild++;
-		if (end > top->end)
-			c->stats->overlaps++;
-		top->covered += (end < top->end ? end : top->end) - start;
-	} else {
-		if (r->role == NEST_DEVICE)
-			c->stats->unlinked++;
-		f.parent_id = t->node_id;
-		f.depth = t->depth + 1;
-		c->top_children++;
-	}
+	if (place_span(c, r, &f) < 0)
+		return -1;
 	if ((r->flags & NEST_LAUNCH) && r->corr)
 		launch_put(&c->launches, r->corr, f.id, f.depth);
-	if (r->flags & (NEST_BIND_OUT | NEST_BIND_IN)) {
-		sqlite3_bind_int64(c->flow_ins, 1, r->cat_id);
-		sqlite3_bind_int64(c->flow_ins, 2, (int64_t)r->flow_id);
-		sqlite3_bind_int(c->flow_ins, 3, (r->flags & NEST_BIND_OUT) ? 0 : 1);
-		sqlite3_bind_int64(c->flow_ins, 4, f.id);
-		int rc = sqlite3_step(c->flow_ins);
-		sqlite3_reset(c->flow_ins);
-		if (rc != SQLITE_DONE) {
-			*c->err = xasprintf("cannot record a flow: %s",
-					    sqlite3_errmsg(store_db(c->st)));
+	if ((r->flags & (NEST_BIND_OUT | NEST_BIND_IN)) &&
+	    record_flow(c, r->flow_cat, r->flow_id, (r->flags & NEST_BIND_OUT) ? 0 : 1, f.id,
+			start) < 0)
+		return -1;
+	for (size_t i = 0; i < c->npending; i++)
+		if (record_flow(c, c->pending[i].cat, c->pending[i].fid, 1, f.id, c->pending[i].t) <
+		    0)
 			return -1;
-		}
-	}
+	c->npending = 0;
 	if (r->flags & NEST_FLAT) {
 		sbuf_init(&f.attrs);
 		if (r->attrs_len)
@@ -447,14 +502,7 @@ static int consume(struct ctx *c, const struct rec *r)
 		sbuf_release(&f.attrs);
 		return rc;
 	}
-	if (c->depth == c->alloc) {
-		size_t na = c->alloc ? c->alloc * 2 : 64;
-		c->stack = xrealloc(c->stack, na * sizeof(*c->stack));
-		for (size_t i = c->alloc; i < na; i++)
-			sbuf_init(&c->stack[i].attrs);
-		c->alloc = na;
-	}
-	struct frame *slot = &c->stack[c->depth++];
+	struct frame *slot = push_frame(c);
 	struct sbuf keep = slot->attrs; /* each slot keeps its buffer for reuse */
 	*slot = f;
 	slot->attrs = keep;
@@ -513,18 +561,19 @@ static void heap_down(struct reader **h, size_t n, size_t i)
 	}
 }
 
-static int merge_runs(struct nest *n, struct ctx *c)
+typedef int (*rec_sink)(void *arg, const struct rec *r);
+
+/* Merges sorted runs into one sorted stream handed to sink; closes the runs. */
+static int merge(struct run *runs, size_t k, rec_sink sink, void *arg, char **err)
 {
-	size_t k = n->nruns;
 	struct reader *rd = xcalloc(k, sizeof(*rd));
 	struct reader **heap = xcalloc(k, sizeof(*heap));
 	size_t hn = 0;
 	int rc = -1;
 	for (size_t i = 0; i < k; i++) {
-		rd[i].f = n->runs[i].f;
-		rd[i].left = n->runs[i].count;
-		setvbuf(rd[i].f, NULL, _IOFBF, 256 << 10);
-		int got = reader_next(&rd[i], c->err);
+		rd[i].f = runs[i].f;
+		rd[i].left = runs[i].count;
+		int got = reader_next(&rd[i], err);
 		if (got < 0)
 			goto out;
 		if (got)
@@ -533,9 +582,9 @@ static int merge_runs(struct nest *n, struct ctx *c)
 	for (size_t i = hn; i-- > 0;)
 		heap_down(heap, hn, i);
 	while (hn) {
-		if (consume(c, heap[0]->cur) < 0)
+		if (sink(arg, heap[0]->cur) < 0)
 			goto out;
-		int got = reader_next(heap[0], c->err);
+		int got = reader_next(heap[0], err);
 		if (got < 0)
 			goto out;
 		if (!got)
@@ -544,65 +593,120 @@ static int merge_runs(struct nest *n, struct ctx *c)
 	}
 	rc = 0;
 out:
-	for (size_t i = 0; i < k; i++)
+	for (size_t i = 0; i < k; i++) {
 		free(rd[i].cur);
+		fclose(runs[i].f);
+		runs[i].f = NULL;
+	}
 	free(rd);
 	free(heap);
 	return rc;
 }
 
+static int sink_consume(void *arg, const struct rec *r)
+{
+	return consume(arg, r);
+}
+
+static int sink_write(void *arg, const struct rec *r)
+{
+	struct run *out = arg;
+	if (fwrite(r, REC_SIZE(r->attrs_len), 1, out->f) != 1)
+		return -1;
+	out->count++;
+	return 0;
+}
+
+/* Merges runs MERGE_FANIN at a time until at most MERGE_FANIN remain, so the
+ * open files and their buffers stay bounded whatever the input size. */
+static int merge_rounds(struct nest *n, char **err)
+{
+	while (n->nruns > MERGE_FANIN) {
+		size_t k = n->nruns - MERGE_FANIN + 1 < MERGE_FANIN ? n->nruns - MERGE_FANIN + 1
+								    : MERGE_FANIN;
+		struct run out = {tmpfile(), 0};
+		if (!out.f) {
+			*err =
+			    xasprintf("cannot create a temporary file for sorting (TMPDIR full?)");
+			return -1;
+		}
+		setvbuf(out.f, NULL, _IOFBF, RUN_BUFFER);
+		if (merge(n->runs, k, sink_write, &out, err) < 0 || fflush(out.f) != 0 ||
+		    fseek(out.f, 0, SEEK_SET) != 0) {
+			if (!*err)
+				*err = xasprintf("cannot write a temporary sort file (disk full?)");
+			fclose(out.f);
+			return -1;
+		}
+		memmove(n->runs, n->runs + k, (n->nruns - k) * sizeof(*n->runs));
+		n->nruns -= k;
+		n->runs[n->nruns++] = out;
+	}
+	return 0;
+}
+
+/* Pairs each flow end with the latest start of the same key at or before it
+ * (a flow id may be reused once its flow is over), writes the edges, and
+ * counts the ends and starts left without a partner. */
 static int link_flows(struct ctx *c)
 {
-	static const char pair_sql[] =
-		"CREATE INDEX IF NOT EXISTS temp.nest_flows_key ON nest_flows(cat, fid, dir);"
-		"INSERT INTO edges(src, dst, kind)"
-		" SELECT o.phase, i.phase,"
-		"  CASE (SELECT text FROM strings WHERE id = o.cat)"
-		"   WHEN 'ac2g' THEN 2 WHEN 'async_cpu_to_gpu' THEN 2 WHEN 'async' THEN 2"
-		"   WHEN 'fwdbwd' THEN 3 ELSE 1 END"
-		" FROM nest_flows o JOIN nest_flows i"
-		"  ON i.cat IS o.cat AND i.fid = o.fid AND i.dir = 1 AND i.phase <> o.phase"
-		" WHERE o.dir = 0";
-	sqlite3 *db = store_db(c->st);
-	if (store_exec(c->st, pair_sql, c->err) < 0)
+	char *sql = xasprintf(
+	    "CREATE INDEX temp.nest_flows_key ON nest_flows(cat, fid, dir, t);"
+	    "CREATE TEMP TABLE nest_pairs AS SELECT i.cat AS cat, i.phase AS dst,"
+	    " (SELECT o.rowid FROM nest_flows o WHERE o.cat = i.cat AND o.fid = i.fid"
+	    "  AND o.dir = 0 AND o.t <= i.t ORDER BY o.t DESC, o.rowid DESC LIMIT 1) AS src_row"
+	    " FROM nest_flows i WHERE i.dir = 1;"
+	    "INSERT INTO edges(src, dst, kind)"
+	    " SELECT o.phase, p.dst, CASE (SELECT text FROM strings WHERE id = p.cat)"
+	    "  WHEN 'ac2g' THEN %d WHEN 'async_cpu_to_gpu' THEN %d WHEN 'async' THEN %d"
+	    "  WHEN 'fwdbwd' THEN %d ELSE %d END"
+	    " FROM nest_pairs p JOIN nest_flows o ON o.rowid = p.src_row WHERE o.phase <> p.dst",
+	    EDGE_LAUNCH, EDGE_LAUNCH, EDGE_LAUNCH, EDGE_FWDBWD, EDGE_FLOW);
+	int rc = store_exec(c->st, sql, c->err);
+	free(sql);
+	if (rc < 0)
 		return -1;
+	sqlite3 *db = store_db(c->st);
 	c->stats->edges += sqlite3_changes(db);
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT count(*) FROM nest_flows a WHERE NOT EXISTS (SELECT 1 FROM"
-			       " nest_flows b WHERE b.cat IS a.cat AND b.fid = a.fid"
-			       " AND b.dir <> a.dir)",
-			       -1, &s, NULL) != SQLITE_OK) {
-		*c->err = xasprintf("cannot pair flows: %s", sqlite3_errmsg(db));
+	if (sqlite3_prepare_v2(
+		db,
+		"SELECT (SELECT count(*) FROM nest_pairs WHERE src_row IS NULL)"
+		" + (SELECT count(*) FROM nest_flows o WHERE o.dir = 0 AND NOT EXISTS"
+		"    (SELECT 1 FROM nest_pairs p WHERE p.src_row = o.rowid))",
+		-1, &s, NULL) != SQLITE_OK) {
+		*c->err =
+		    xasprintf("%s: cannot pair flows: %s", store_path(c->st), sqlite3_errmsg(db));
 		return -1;
 	}
 	if (sqlite3_step(s) == SQLITE_ROW)
 		c->stats->lone_flows += sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
-	return store_exec(c->st, "DELETE FROM nest_flows", c->err);
+	return store_exec(c->st, "DROP TABLE nest_pairs; DROP TABLE nest_flows", c->err);
 }
 
 int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest_track *tracks,
 		size_t ntracks, int64_t offset_ns, struct nest_stats *stats, char **err)
 {
 	struct ctx c = {
-		.st = st,
-		.source_id = source_id,
-		.tracks = tracks,
-		.ntracks = ntracks,
-		.off = offset_ns,
-		.stats = stats,
-		.err = err,
+	    .st = st,
+	    .source_id = source_id,
+	    .tracks = tracks,
+	    .ntracks = ntracks,
+	    .off = offset_ns,
+	    .stats = stats,
+	    .err = err,
 	};
 	int rc = -1;
 	for (size_t i = 0; i < ntracks; i++)
 		tracks[i].used = 0, tracks[i].spans = 0;
-	if (store_exec(st, "CREATE TEMP TABLE IF NOT EXISTS nest_flows(cat INTEGER, fid INTEGER,"
-			   " dir INTEGER, phase INTEGER)",
+	if (store_exec(st,
+		       "CREATE TEMP TABLE nest_flows(cat INTEGER, fid INTEGER, dir INTEGER,"
+		       " phase INTEGER, t INTEGER)",
 		       err) < 0)
 		return -1;
-	if (sqlite3_prepare_v2(store_db(st), "INSERT INTO nest_flows VALUES (?1, ?2, ?3, ?4)", -1,
-			       &c.flow_ins, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(store_db(st), "INSERT INTO nest_flows VALUES (?1, ?2, ?3, ?4, ?5)",
+			       -1, &c.flow_ins, NULL) != SQLITE_OK) {
 		*err = xasprintf("cannot record flows: %s", sqlite3_errmsg(store_db(st)));
 		return -1;
 	}
@@ -615,8 +719,9 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 		n->arena = NULL;
 		n->idx = NULL;
 		n->cap = n->idx_alloc = 0;
-		if (merge_runs(n, &c) < 0)
+		if (merge_rounds(n, err) < 0 || merge(n->runs, n->nruns, sink_consume, &c, err) < 0)
 			goto out;
+		n->nruns = 0;
 	} else if (n->nidx) {
 		qsort(n->idx, n->nidx, sizeof(*n->idx), rec_pcmp);
 		for (size_t i = 0; i < n->nidx; i++)
@@ -630,6 +735,7 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 	rc = 0;
 out:
 	sqlite3_finalize(c.flow_ins);
+	free(c.pending);
 	for (size_t i = 0; i < c.alloc; i++)
 		sbuf_release(&c.stack[i].attrs);
 	free(c.stack);

@@ -9,7 +9,8 @@
  * Memory is bounded: records fill an arena of `arena_bytes`; a full arena is
  * sorted and spilled to a temporary file, and nest_finish merges the runs.
  * Host tracks are processed before device tracks, so every launch is known
- * when its kernels arrive.
+ * when its kernels arrive.  A flow end pairs with the latest start of the
+ * same key at or before it, so a reused flow id links each pair once.
  *
  * Times given to nest_add are relative to the source's time base; the offset
  * passed to nest_finish makes them epoch nanoseconds.
@@ -23,18 +24,20 @@
 #include "model/store.h"
 
 enum nest_role {
-	NEST_SPAN = 0,   /* a duration: becomes a phase */
-	NEST_DEVICE = 1, /* a duration on a device track, parented by its launch (corr) */
-	NEST_FLOW_OUT = 2, /* a point: flow start bound to the enclosing span */
-	NEST_FLOW_IN = 3,  /* a point: flow end bound to the enclosing span */
-	NEST_INSTANT = 4,  /* a point: becomes an event bound to the enclosing span */
+	NEST_SPAN = 0,	       /* a duration: becomes a phase */
+	NEST_DEVICE = 1,       /* a duration on a device track, parented by its launch (corr) */
+	NEST_FLOW_OUT = 2,     /* a point: flow start bound to the enclosing span */
+	NEST_FLOW_IN = 3,      /* a point: flow end bound to the enclosing span */
+	NEST_INSTANT = 4,      /* a point: becomes an event bound to the enclosing span */
+	NEST_FLOW_IN_NEXT = 5, /* a point: flow end bound to the next span that starts at
+				* or after it on its track (Chrome's default for "f") */
 };
 
 enum nest_flags {
-	NEST_FLAT = 1,     /* do not nest by containment: a child of the track node */
-	NEST_LAUNCH = 2,   /* a span whose corr identifies device work it launched */
-	NEST_BIND_OUT = 4, /* a span that is itself the start of flow `flow_id` */
-	NEST_BIND_IN = 8,  /* a span that is itself the end of flow `flow_id` */
+	NEST_FLAT = 1,	     /* do not nest by containment: a child of the track node */
+	NEST_LAUNCH = 2,     /* a span whose corr identifies device work it launched */
+	NEST_BIND_OUT = 4,   /* a span that is itself the start of flow `flow_id` */
+	NEST_BIND_IN = 8,    /* a span that is itself the end of flow `flow_id` */
 	NEST_ON_DEVICE = 16, /* the record's track is a device stream: set it on every
 			      * record of such a track; those tracks are processed last */
 };
@@ -42,10 +45,11 @@ enum nest_flags {
 struct nest_span {
 	uint32_t track; /* index into the tracks given to nest_finish */
 	uint8_t role, flags, kind;
-	int64_t start, dur; /* ns; dur of points is ignored */
-	int64_t name_id, cat_id;
-	int64_t corr;     /* launch correlation id (NEST_LAUNCH, NEST_DEVICE), 0 none */
-	uint64_t flow_id; /* flows: the id; flow key = (cat_id, flow_id) */
+	int64_t start, dur;	 /* ns; dur of points is ignored */
+	int64_t name_id, cat_id; /* cat_id: the span's category (0: none) */
+	int64_t corr;		 /* launch correlation id (NEST_LAUNCH, NEST_DEVICE), 0 none */
+	int64_t flow_cat;	 /* flows: the category of the flow; key = (flow_cat, flow_id) */
+	uint64_t flow_id;
 	const char *attrs;
 	size_t attrs_len;
 };
@@ -68,11 +72,12 @@ struct nest_track {
 
 struct nest_stats {
 	int64_t phases, events, edges;
-	int64_t overlaps;       /* spans ending after the span that contains them */
-	int64_t unlinked;       /* device spans whose launch was not found */
+	int64_t overlaps;	/* spans ending after the span that contains them */
+	int64_t unlinked;	/* device spans whose launch was not found */
 	int64_t unbound_points; /* flow ends outside any span (instants there are kept, unbound) */
-	int64_t lone_flows;     /* flow starts or ends without their partner */
-	int64_t ns_overflow;    /* times that overflowed int64 after the offset */
+	int64_t lone_flows;	/* flow starts or ends without their partner */
+	int64_t span_overflow;	/* spans dropped: their time overflowed int64 after the offset */
+	int64_t point_overflow; /* flow ends and instants dropped for the same reason */
 };
 
 struct nest;

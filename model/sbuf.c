@@ -104,11 +104,21 @@ void sbuf_add_json_string(struct sbuf *sb, const char *s, size_t n)
 		sbuf_add(sb, s + run, i - run);
 		run = i + 1;
 		switch (c) {
-		case '"': sbuf_adds(sb, "\\\""); break;
-		case '\\': sbuf_adds(sb, "\\\\"); break;
-		case '\n': sbuf_adds(sb, "\\n"); break;
-		case '\t': sbuf_adds(sb, "\\t"); break;
-		case '\r': sbuf_adds(sb, "\\r"); break;
+		case '"':
+			sbuf_adds(sb, "\\\"");
+			break;
+		case '\\':
+			sbuf_adds(sb, "\\\\");
+			break;
+		case '\n':
+			sbuf_adds(sb, "\\n");
+			break;
+		case '\t':
+			sbuf_adds(sb, "\\t");
+			break;
+		case '\r':
+			sbuf_adds(sb, "\\r");
+			break;
 		default: {
 			char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
 			sbuf_add(sb, u, 6);

@@ -14,7 +14,10 @@ struct sbuf {
 	size_t alloc;
 };
 
-#define SBUF_INIT {NULL, 0, 0}
+#define SBUF_INIT                                                                                  \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 void sbuf_init(struct sbuf *sb);
 void sbuf_release(struct sbuf *sb);

@@ -1,7 +1,9 @@
 /*
- * The trace.db store: opening and validating the file, creating schema v1,
- * the import transaction, and the prepared statements of the write path.
- * Readers (model.c, summary.c) prepare their own statements on store_db().
+ * The trace.db store: opening and validating the file, creating schema v1
+ * (a new file in a temp file, published at the first commit), the import
+ * transaction, and the prepared statements of the write path and of the
+ * importers' fix-ups.  Readers (model.c, summary.c) prepare their own
+ * statements on store_db().
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "model/sbuf.h"
 #include "model/schema.sql.h"
 #include "model/store.h"
 #include "model/xalloc.h"
@@ -31,44 +34,64 @@ enum stmt_id {
 	S_SAMPLE,
 	S_DIAG,
 	S_FIND_CHILD,
+	S_STRING,
+	S_SOURCE_ANCHOR,
+	S_TRACK_CLEAR_NODE,
+	S_SHIFT_SAMPLES,
+	S_CHILD_WINDOW,
+	S_PARENT_OF,
 	S_COUNT
 };
 
 static const char *const stmt_sql[S_COUNT] = {
-	[S_INTERN_GET] = "SELECT id FROM strings WHERE text = ?1",
-	[S_INTERN_PUT] = "INSERT INTO strings(text) VALUES (?1)",
-	[S_PHASE] = "INSERT INTO phases(id, parent_id, kind, name_id, cat_id, track_id, source_id,"
-		    " start_ns, dur_ns, self_ns, device_ns, child_count, depth, attrs)"
-		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-	[S_PHASE_WINDOW] = "UPDATE phases SET start_ns = ?2, dur_ns = ?3, self_ns = 0,"
-			   " child_count = ?4 WHERE id = ?1",
-	[S_LAUNCH_STATS] = "UPDATE phases SET child_count = child_count + ?2,"
-			   " device_ns = device_ns + ?3 WHERE id = ?1",
-	[S_SOURCE] = "INSERT INTO sources(path, format, compression, size_bytes, anchor,"
-		     " time_offset_ns, host, rank, imported_at, attrs)"
-		     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-	[S_SOURCE_FINISH] = "UPDATE sources SET phases = ?2, events = ?3, samples = ?4,"
-			    " dropped = ?5 WHERE id = ?1",
-	[S_TRACK] = "INSERT INTO tracks(source_id, kind, pid, tid, name, host, rank, sort_index,"
-		    " phase_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-	[S_TRACK_SPANS] = "UPDATE tracks SET spans = ?2 WHERE id = ?1",
-	[S_EDGE] = "INSERT INTO edges(src, dst, kind) VALUES (?1, ?2, ?3)",
-	[S_EVENT] = "INSERT INTO events(source_id, track_id, t_ns, name_id, level, phase_id, attrs)"
-		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-	[S_METRIC] = "INSERT INTO metrics(source_id, host, resource, name, unit, value_kind,"
-		     " capacity) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-	[S_SAMPLE] = "INSERT INTO samples(metric_id, t_ns, value) VALUES (?1, ?2, ?3)",
-	[S_DIAG] = "INSERT INTO diagnostics(source_id, code, count, message, example)"
-		   " VALUES (?1, ?2, ?3, ?4, ?5)",
-	[S_FIND_CHILD] = "SELECT p.id FROM phases p JOIN strings s ON s.id = p.name_id"
-			 " WHERE p.parent_id IS ?1 AND p.kind = ?2 AND s.text = ?3 LIMIT 1",
+    [S_INTERN_GET] = "SELECT id FROM strings WHERE text = ?1",
+    [S_INTERN_PUT] = "INSERT INTO strings(text) VALUES (?1)",
+    [S_PHASE] = "INSERT INTO phases(id, parent_id, kind, name_id, cat_id, track_id, source_id,"
+		" start_ns, dur_ns, self_ns, device_ns, child_count, depth, attrs)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    [S_PHASE_WINDOW] = "UPDATE phases SET start_ns = ?2, dur_ns = ?3, self_ns = 0,"
+		       " child_count = ?4 WHERE id = ?1",
+    [S_LAUNCH_STATS] = "UPDATE phases SET child_count = child_count + ?2,"
+		       " device_ns = device_ns + ?3 WHERE id = ?1",
+    [S_SOURCE] = "INSERT INTO sources(path, format, compression, size_bytes, anchor,"
+		 " time_offset_ns, host, rank, imported_at, attrs)"
+		 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [S_SOURCE_FINISH] = "UPDATE sources SET phases = ?2, events = ?3, samples = ?4,"
+			" dropped = ?5 WHERE id = ?1",
+    [S_TRACK] = "INSERT INTO tracks(source_id, kind, pid, tid, name, host, rank, sort_index,"
+		" phase_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    [S_TRACK_SPANS] = "UPDATE tracks SET spans = ?2 WHERE id = ?1",
+    [S_EDGE] = "INSERT INTO edges(src, dst, kind) VALUES (?1, ?2, ?3)",
+    [S_EVENT] = "INSERT INTO events(source_id, track_id, t_ns, name_id, level, phase_id, attrs)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [S_METRIC] = "INSERT INTO metrics(source_id, host, resource, name, unit, value_kind,"
+		 " capacity) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [S_SAMPLE] = "INSERT INTO samples(metric_id, t_ns, value) VALUES (?1, ?2, ?3)",
+    [S_DIAG] = "INSERT INTO diagnostics(source_id, code, count, message, example)"
+	       " VALUES (?1, ?2, ?3, ?4, ?5)",
+    [S_FIND_CHILD] = "SELECT p.id FROM phases p JOIN strings s ON s.id = p.name_id"
+		     " WHERE p.parent_id IS ?1 AND p.kind = ?2 AND s.text = ?3 LIMIT 1",
+    [S_STRING] = "SELECT text FROM strings WHERE id = ?1",
+    /* the file's own host only fills in a source that has none (--host wins) */
+    [S_SOURCE_ANCHOR] = "UPDATE sources SET anchor = ?2, time_offset_ns = ?3, rank = ?4,"
+			" host = coalesce(host, ?5), attrs = ?6 WHERE id = ?1",
+    [S_TRACK_CLEAR_NODE] = "UPDATE tracks SET phase_id = NULL WHERE id = ?1",
+    [S_SHIFT_SAMPLES] = "UPDATE samples SET t_ns = t_ns + ?2 WHERE metric_id IN"
+			" (SELECT id FROM metrics WHERE source_id = ?1)",
+    /* an empty structural child (?2..?5: workflow, step, rank, process with no
+     * children) has no window of its own: it must not drag the parent to 0 */
+    [S_CHILD_WINDOW] = "SELECT min(CASE WHEN e THEN NULL ELSE start_ns END),"
+		       " max(CASE WHEN e THEN NULL ELSE start_ns + dur_ns END), count(*)"
+		       " FROM (SELECT start_ns, dur_ns, child_count = 0 AND kind IN"
+		       " (?2, ?3, ?4, ?5) AS e FROM phases WHERE parent_id = ?1)",
+    [S_PARENT_OF] = "SELECT parent_id FROM phases WHERE id = ?1",
 };
 
 struct store {
 	sqlite3 *db;
-	char *path;
+	char *path;	/* the trace.db the caller named */
+	char *tmp_path; /* a new file built aside until store_commit publishes it; else NULL */
 	enum store_mode mode;
-	int created; /* the file did not exist before this open */
 	int in_txn;
 	int64_t next_phase_id;
 	int indexes_deferred; /* bulk load into an empty file: index at commit */
@@ -77,17 +100,16 @@ struct store {
 
 /* Indexes built once after a bulk load rather than row by row. */
 static const char drop_indexes_sql[] =
-	"DROP INDEX phases_parent; DROP INDEX edges_src; DROP INDEX edges_dst;"
-	" DROP INDEX samples_metric";
+    "DROP INDEX phases_parent; DROP INDEX edges_src; DROP INDEX edges_dst;"
+    " DROP INDEX samples_metric";
 static const char create_indexes_sql[] =
-	"CREATE INDEX phases_parent ON phases(parent_id, start_ns);"
-	" CREATE INDEX edges_src ON edges(src); CREATE INDEX edges_dst ON edges(dst);"
-	" CREATE INDEX samples_metric ON samples(metric_id, t_ns)";
+    "CREATE INDEX phases_parent ON phases(parent_id, start_ns);"
+    " CREATE INDEX edges_src ON edges(src); CREATE INDEX edges_dst ON edges(dst);"
+    " CREATE INDEX samples_metric ON samples(metric_id, t_ns)";
 
-static const char *const kind_names[PHASE_KIND_COUNT] = {
-	[PHASE_NONE] = "none",
+static const char *const kind_names[PHASE_KIND_COUNT] = {[PHASE_NONE] = "none",
 #define X(id, name) [PHASE_##id] = name,
-	PHASE_KIND_LIST(X)
+							 PHASE_KIND_LIST(X)
 #undef X
 };
 
@@ -164,8 +186,8 @@ static int create_schema(struct store *st, char **err)
 	if (store_exec(st, store_schema_sql, err) < 0)
 		return -1;
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(st->db, "INSERT INTO phase_kinds(id, name) VALUES (?1, ?2)", -1,
-			       &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(st->db, "INSERT INTO phase_kinds(id, name) VALUES (?1, ?2)", -1, &s,
+			       NULL) != SQLITE_OK)
 		return db_error(st, err, "cannot create schema");
 	for (int k = 1; k < PHASE_KIND_COUNT; k++) {
 		sqlite3_bind_int(s, 1, k);
@@ -174,66 +196,65 @@ static int create_schema(struct store *st, char **err)
 		sqlite3_reset(s);
 	}
 	sqlite3_finalize(s);
-	char *sql = xasprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;"
-			      "INSERT INTO meta VALUES ('schema_version', '%d'),"
-			      " ('tool_version', '%s'), ('created_at', strftime('%%Y-%%m-%%dT%%H:%%M:%%SZ')),"
-			      " ('updated_at', strftime('%%Y-%%m-%%dT%%H:%%M:%%SZ'))",
-			      STORE_APPLICATION_ID, STORE_SCHEMA_VERSION, STORE_SCHEMA_VERSION,
-			      GRADEML_VERSION);
+	char *sql = xasprintf(
+	    "PRAGMA application_id = %d; PRAGMA user_version = %d;"
+	    "INSERT INTO meta VALUES ('schema_version', '%d'),"
+	    " ('tool_version', '%s'), ('created_at', strftime('%%Y-%%m-%%dT%%H:%%M:%%SZ')),"
+	    " ('updated_at', strftime('%%Y-%%m-%%dT%%H:%%M:%%SZ'))",
+	    STORE_APPLICATION_ID, STORE_SCHEMA_VERSION, STORE_SCHEMA_VERSION, GRADEML_VERSION);
 	int rc = store_exec(st, sql, err);
 	free(sql);
 	return rc;
 }
 
-int store_open(const char *path, enum store_mode mode, struct store **out, char **err)
+/* Opens the connection on file (path, or the temp file of a new one). */
+static int open_db(struct store *st, const char *file, int flags, char **err)
 {
-	struct store *st = xcalloc(1, sizeof(*st));
-	st->path = xstrdup(path);
-	st->mode = mode;
-	struct stat sb;
-	int exists = stat(path, &sb) == 0;
-	if (exists && S_ISDIR(sb.st_mode)) {
-		*err = xasprintf("%s: is a directory, not a trace.db", path);
-		goto fail;
-	}
-	if (!exists && mode == STORE_READ) {
-		*err = xasprintf("%s: cannot open: %s", path, strerror(ENOENT));
-		goto fail;
-	}
-	st->created = !exists;
-	int flags = mode == STORE_READ ? SQLITE_OPEN_READONLY
-				       : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-	if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK) {
-		*err = xasprintf("%s: cannot open: %s", path,
+	if (sqlite3_open_v2(file, &st->db, flags, NULL) != SQLITE_OK) {
+		*err = xasprintf("%s: cannot open: %s", st->path,
 				 st->db ? sqlite3_errmsg(st->db) : "out of memory");
-		goto fail;
+		return -1;
 	}
 	sqlite3_extended_result_codes(st->db, 0);
 	sqlite3_busy_timeout(st->db, 2000);
-	int fresh = check_file(st, err);
-	if (fresh < 0)
-		goto fail;
-	if (mode == STORE_WRITE) {
-		if (store_exec(st, "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384;"
-				   " PRAGMA temp_store = FILE",
-			       err) < 0)
-			goto fail;
-		if (fresh) {
-			/* schema creation belongs to the first import's transaction */
-			/* a failed first import deletes the file: no journal needed */
-			if (store_exec(st, "PRAGMA page_size = 8192; PRAGMA journal_mode = OFF;"
-					   " BEGIN IMMEDIATE", err) < 0 ||
-			    create_schema(st, err) < 0)
-				goto fail;
-			st->in_txn = 1;
-		}
-	}
-	*out = st;
 	return 0;
-fail:
-	store_rollback(st);
-	store_close(st);
-	return -1;
+}
+
+/* Settings of a write connection, once the file is known to be a trace.db
+ * (on another file they would fail with a less helpful message). */
+static int write_settings(struct store *st, char **err)
+{
+	return store_exec(st,
+			  "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384;"
+			  " PRAGMA temp_store = FILE",
+			  err);
+}
+
+/* Creates the empty file "<dir>/.<base>.XXXXXX" next to path, with the
+ * permissions a file created at path would get; the caller frees the name. */
+static char *make_temp(const char *path, char **err)
+{
+	const char *slash = strrchr(path, '/');
+	char *tmp = slash ? xasprintf("%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1)
+			  : xasprintf(".%s.XXXXXX", path);
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		*err = xasprintf("%s: cannot create: %s", path, strerror(errno));
+		free(tmp);
+		return NULL;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	int rc = fchmod(fd, 0666 & ~mask);
+	int e = errno;
+	close(fd);
+	if (rc < 0) {
+		*err = xasprintf("%s: cannot create: %s", path, strerror(e));
+		unlink(tmp);
+		free(tmp);
+		return NULL;
+	}
+	return tmp;
 }
 
 static void finalize_all(struct store *st)
@@ -244,11 +265,79 @@ static void finalize_all(struct store *st)
 	}
 }
 
+/* Drops a new file that was never published: nothing else ever saw it. */
+static void discard_temp(struct store *st)
+{
+	finalize_all(st);
+	if (st->db)
+		sqlite3_close(st->db);
+	st->db = NULL;
+	unlink(st->tmp_path);
+	char *j = xasprintf("%s-journal", st->tmp_path);
+	unlink(j);
+	free(j);
+	free(st->tmp_path);
+	st->tmp_path = NULL;
+}
+
+/*
+ * A new trace.db is built in a temp file beside path with no journal (a
+ * failed import just deletes it), so a killed import never leaves a broken
+ * file at path, and published by store_commit.  An existing file, even an
+ * empty one, is written in place under the rollback journal.
+ */
+int store_open(const char *path, enum store_mode mode, struct store **out, char **err)
+{
+	struct store *st = xcalloc(1, sizeof(*st));
+	st->path = xstrdup(path);
+	st->mode = mode;
+	struct stat sb;
+	int exists = stat(path, &sb) == 0;
+	int stat_errno = exists ? 0 : errno;
+	if (exists && S_ISDIR(sb.st_mode)) {
+		*err = xasprintf("%s: is a directory, not a trace.db", path);
+		goto fail;
+	}
+	if (!exists && (mode == STORE_READ || stat_errno != ENOENT)) {
+		*err = xasprintf("%s: cannot open: %s", path, strerror(stat_errno));
+		goto fail;
+	}
+	if (!exists && !(st->tmp_path = make_temp(path, err)))
+		goto fail;
+	int flags = mode == STORE_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+	if (open_db(st, st->tmp_path ? st->tmp_path : path, flags, err) < 0)
+		goto fail;
+	int fresh = st->tmp_path ? 1 : check_file(st, err);
+	if (fresh < 0 || (mode == STORE_WRITE && write_settings(st, err) < 0))
+		goto fail;
+	if (fresh) {
+		/* schema creation belongs to the first import's transaction */
+		if (store_exec(st,
+			       st->tmp_path ? "PRAGMA page_size = 8192; PRAGMA journal_mode = OFF;"
+					      " BEGIN IMMEDIATE"
+					    : "PRAGMA page_size = 8192; BEGIN IMMEDIATE",
+			       err) < 0)
+			goto fail;
+		st->in_txn = 1;
+		/* an empty file another import may have filled meanwhile: look
+		 * again now that we hold the write lock */
+		if (!st->tmp_path && (fresh = check_file(st, err)) < 0)
+			goto fail;
+		if (fresh && create_schema(st, err) < 0)
+			goto fail;
+	}
+	*out = st;
+	return 0;
+fail:
+	store_close(st);
+	return -1;
+}
+
 void store_close(struct store *st)
 {
 	if (!st)
 		return;
-	if (st->in_txn)
+	if (st->in_txn || st->tmp_path)
 		store_rollback(st);
 	finalize_all(st);
 	if (st->db)
@@ -269,9 +358,8 @@ const char *store_path(const struct store *st)
 
 static sqlite3_stmt *stmt(struct store *st, enum stmt_id id, char **err)
 {
-	if (!st->stmt[id] &&
-	    sqlite3_prepare_v3(st->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &st->stmt[id],
-			       NULL) != SQLITE_OK) {
+	if (!st->stmt[id] && sqlite3_prepare_v3(st->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
+						&st->stmt[id], NULL) != SQLITE_OK) {
 		db_error(st, err, "cannot prepare statement");
 		return NULL;
 	}
@@ -285,6 +373,18 @@ static int run(struct store *st, sqlite3_stmt *s, char **err)
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return db_error(st, err, "write failed");
+	return 0;
+}
+
+/* run() for an UPDATE of one row by id: no such row is an error too. */
+static int run_one(struct store *st, sqlite3_stmt *s, const char *what, int64_t id, char **err)
+{
+	if (run(st, s, err) < 0)
+		return -1;
+	if (sqlite3_changes(st->db) == 0) {
+		*err = xasprintf("%s: no %s with id %lld", st->path, what, (long long)id);
+		return -1;
+	}
 	return 0;
 }
 
@@ -306,6 +406,10 @@ int store_begin(struct store *st, char **err)
 		*err = xasprintf("%s: opened read-only", st->path);
 		return -1;
 	}
+	if (!st->db) {
+		*err = xasprintf("%s: connection closed after an earlier error", st->path);
+		return -1;
+	}
 	if (!st->in_txn) {
 		if (store_exec(st, "BEGIN IMMEDIATE", err) < 0)
 			return -1;
@@ -321,47 +425,67 @@ int store_begin(struct store *st, char **err)
 	return 0;
 }
 
+/* Gives the committed temp file its final name with link(), which, unlike
+ * rename(), fails when another import created path meanwhile; then reopens
+ * the connection on path so that later transactions journal beside it. */
+static int publish(struct store *st, char **err)
+{
+	if (link(st->tmp_path, st->path) < 0) {
+		if (errno == EEXIST)
+			*err = xasprintf(
+			    "%s: created by another import meanwhile; nothing imported", st->path);
+		else
+			*err = xasprintf("%s: cannot create: %s", st->path, strerror(errno));
+		return -1;
+	}
+	unlink(st->tmp_path);
+	free(st->tmp_path);
+	st->tmp_path = NULL;
+	finalize_all(st);
+	sqlite3_close(st->db);
+	st->db = NULL;
+	char *why = NULL;
+	if (open_db(st, st->path, SQLITE_OPEN_READWRITE, &why) < 0 ||
+	    write_settings(st, &why) < 0 ||
+	    store_exec(st, "PRAGMA journal_mode = DELETE", &why) < 0) {
+		*err = xasprintf("%s (the import itself is committed)", why);
+		free(why);
+		return -1;
+	}
+	return 0;
+}
+
 int store_commit(struct store *st, char **err)
 {
+	if (!st->db) {
+		*err = xasprintf("%s: connection closed after an earlier error", st->path);
+		return -1;
+	}
 	if (st->indexes_deferred) {
 		finalize_all(st);
 		if (store_exec(st, create_indexes_sql, err) < 0)
 			return -1;
 		st->indexes_deferred = 0;
 	}
-	if (store_exec(st, "INSERT OR REPLACE INTO meta VALUES ('updated_at',"
-			   " strftime('%Y-%m-%dT%H:%M:%SZ')); COMMIT",
+	if (store_exec(st,
+		       "INSERT OR REPLACE INTO meta VALUES ('updated_at',"
+		       " strftime('%Y-%m-%dT%H:%M:%SZ')); COMMIT",
 		       err) < 0)
 		return -1;
 	st->in_txn = 0;
-	if (st->created) {
-		/* the first import ran without a journal; later ones must have one */
-		st->created = 0;
-		if (store_exec(st, "PRAGMA journal_mode = DELETE", err) < 0)
-			return -1;
-	}
-	return 0;
+	return st->tmp_path ? publish(st, err) : 0;
 }
 
 void store_rollback(struct store *st)
 {
-	if (st->db && st->in_txn) {
+	if (st->tmp_path) {
+		discard_temp(st);
+	} else if (st->db && st->in_txn) {
 		finalize_all(st);
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 	}
 	st->in_txn = 0;
 	st->indexes_deferred = 0;
-	if (st->created && st->db) {
-		/* the import created the file: leave nothing behind */
-		finalize_all(st);
-		sqlite3_close(st->db);
-		st->db = NULL;
-		unlink(st->path);
-		char *j = xasprintf("%s-journal", st->path);
-		unlink(j);
-		free(j);
-		st->created = 0;
-	}
 }
 
 int64_t store_intern(struct store *st, const char *str, size_t n, char **err)
@@ -403,6 +527,20 @@ static void bind_text_or_null(sqlite3_stmt *s, int col, const char *v, size_t n)
 {
 	if (v)
 		sqlite3_bind_text(s, col, v, (int)n, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, col);
+}
+
+/* A C string, or NULL for SQL NULL. */
+static void bind_str(sqlite3_stmt *s, int col, const char *v)
+{
+	bind_text_or_null(s, col, v, v ? strlen(v) : 0);
+}
+
+static void bind_rank(sqlite3_stmt *s, int col, int rank)
+{
+	if (rank >= 0)
+		sqlite3_bind_int(s, col, rank);
 	else
 		sqlite3_bind_null(s, col);
 }
@@ -466,17 +604,14 @@ int64_t store_add_source(struct store *st, const struct source_row *r, char **er
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	sqlite3_bind_text(s, 1, r->path, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, r->format, -1, SQLITE_STATIC);
-	bind_text_or_null(s, 3, r->compression, r->compression ? strlen(r->compression) : 0);
+	bind_str(s, 3, r->compression);
 	sqlite3_bind_int64(s, 4, r->size_bytes);
 	sqlite3_bind_text(s, 5, r->anchor, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 6, r->time_offset_ns);
-	bind_text_or_null(s, 7, r->host, r->host ? strlen(r->host) : 0);
-	if (r->rank >= 0)
-		sqlite3_bind_int(s, 8, r->rank);
-	else
-		sqlite3_bind_null(s, 8);
+	bind_str(s, 7, r->host);
+	bind_rank(s, 8, r->rank);
 	sqlite3_bind_text(s, 9, when, -1, SQLITE_TRANSIENT);
-	bind_text_or_null(s, 10, r->attrs, r->attrs ? strlen(r->attrs) : 0);
+	bind_str(s, 10, r->attrs);
 	if (run(st, s, err) < 0)
 		return -1;
 	return sqlite3_last_insert_rowid(st->db);
@@ -503,14 +638,11 @@ int64_t store_add_track(struct store *st, const struct track_row *t, char **err)
 		return -1;
 	sqlite3_bind_int64(s, 1, t->source_id);
 	sqlite3_bind_text(s, 2, t->kind, -1, SQLITE_STATIC);
-	bind_text_or_null(s, 3, t->pid, t->pid ? strlen(t->pid) : 0);
-	bind_text_or_null(s, 4, t->tid, t->tid ? strlen(t->tid) : 0);
-	bind_text_or_null(s, 5, t->name, t->name ? strlen(t->name) : 0);
-	bind_text_or_null(s, 6, t->host, t->host ? strlen(t->host) : 0);
-	if (t->rank >= 0)
-		sqlite3_bind_int(s, 7, t->rank);
-	else
-		sqlite3_bind_null(s, 7);
+	bind_str(s, 3, t->pid);
+	bind_str(s, 4, t->tid);
+	bind_str(s, 5, t->name);
+	bind_str(s, 6, t->host);
+	bind_rank(s, 7, t->rank);
 	sqlite3_bind_int64(s, 8, t->sort_index);
 	bind_id_or_null(s, 9, t->phase_id);
 	if (run(st, s, err) < 0)
@@ -550,7 +682,7 @@ int store_add_event(struct store *st, int64_t source_id, int64_t track_id, int64
 	bind_id_or_null(s, 2, track_id);
 	sqlite3_bind_int64(s, 3, t_ns);
 	sqlite3_bind_int64(s, 4, name_id);
-	bind_text_or_null(s, 5, level, level ? strlen(level) : 0);
+	bind_str(s, 5, level);
 	bind_id_or_null(s, 6, phase_id);
 	bind_text_or_null(s, 7, attrs, attrs_len);
 	return run(st, s, err);
@@ -562,10 +694,10 @@ int64_t store_add_metric(struct store *st, const struct metric_row *m, char **er
 	if (!s)
 		return -1;
 	sqlite3_bind_int64(s, 1, m->source_id);
-	bind_text_or_null(s, 2, m->host, m->host ? strlen(m->host) : 0);
-	bind_text_or_null(s, 3, m->resource, m->resource ? strlen(m->resource) : 0);
+	bind_str(s, 2, m->host);
+	bind_str(s, 3, m->resource);
 	sqlite3_bind_text(s, 4, m->name, -1, SQLITE_STATIC);
-	bind_text_or_null(s, 5, m->unit, m->unit ? strlen(m->unit) : 0);
+	bind_str(s, 5, m->unit);
 	sqlite3_bind_text(s, 6, m->value_kind, -1, SQLITE_STATIC);
 	if (m->capacity > 0)
 		sqlite3_bind_double(s, 7, m->capacity);
@@ -597,7 +729,7 @@ int store_add_diagnostic(struct store *st, int64_t source_id, const char *code, 
 	sqlite3_bind_text(s, 2, code, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, count);
 	sqlite3_bind_text(s, 4, message, -1, SQLITE_STATIC);
-	bind_text_or_null(s, 5, example, example ? strlen(example) : 0);
+	bind_str(s, 5, example);
 	return run(st, s, err);
 }
 
@@ -616,4 +748,93 @@ int64_t store_find_child(struct store *st, int64_t parent_id, int kind, const ch
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return db_error(st, err, "cannot read phases");
 	return id;
+}
+
+const char *store_string(struct store *st, int64_t id, struct sbuf *out, char **err)
+{
+	sqlite3_stmt *s = stmt(st, S_STRING, err);
+	if (!s)
+		return NULL;
+	sqlite3_bind_int64(s, 1, id);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		sbuf_reset(out);
+		sbuf_add(out, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
+	}
+	sqlite3_reset(s);
+	if (rc == SQLITE_ROW)
+		return out->buf;
+	if (rc == SQLITE_DONE)
+		*err = xasprintf("%s: no string with id %lld", st->path, (long long)id);
+	else
+		db_error(st, err, "cannot read strings");
+	return NULL;
+}
+
+int store_set_source_anchor(struct store *st, int64_t source_id, const char *anchor,
+			    int64_t offset_ns, int rank, const char *host, const char *attrs_json,
+			    char **err)
+{
+	sqlite3_stmt *s = stmt(st, S_SOURCE_ANCHOR, err);
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, source_id);
+	sqlite3_bind_text(s, 2, anchor, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, offset_ns);
+	bind_rank(s, 4, rank);
+	bind_str(s, 5, host);
+	bind_str(s, 6, attrs_json);
+	return run_one(st, s, "source", source_id, err);
+}
+
+int store_clear_track_node(struct store *st, int64_t track_id, char **err)
+{
+	sqlite3_stmt *s = stmt(st, S_TRACK_CLEAR_NODE, err);
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, track_id);
+	return run_one(st, s, "track", track_id, err);
+}
+
+int store_shift_samples(struct store *st, int64_t source_id, int64_t offset_ns, char **err)
+{
+	sqlite3_stmt *s = stmt(st, S_SHIFT_SAMPLES, err);
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, source_id);
+	sqlite3_bind_int64(s, 2, offset_ns);
+	return run(st, s, err);
+}
+
+int store_refresh_window(struct store *st, int64_t node_id, char **err)
+{
+	sqlite3_stmt *q = stmt(st, S_CHILD_WINDOW, err);
+	sqlite3_stmt *up = q ? stmt(st, S_PARENT_OF, err) : NULL;
+	if (!up)
+		return -1;
+	sqlite3_bind_int(q, 2, PHASE_WORKFLOW);
+	sqlite3_bind_int(q, 3, PHASE_STEP);
+	sqlite3_bind_int(q, 4, PHASE_RANK);
+	sqlite3_bind_int(q, 5, PHASE_PROCESS);
+	while (node_id > 0) {
+		sqlite3_bind_int64(q, 1, node_id);
+		int rc = sqlite3_step(q);
+		int has = rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL;
+		int64_t start = has ? sqlite3_column_int64(q, 0) : 0;
+		int64_t end = has ? sqlite3_column_int64(q, 1) : 0;
+		int64_t count = has ? sqlite3_column_int64(q, 2) : 0;
+		sqlite3_reset(q);
+		if (rc != SQLITE_ROW)
+			return db_error(st, err, "cannot read phases");
+		if (has &&
+		    store_update_phase_window(st, node_id, start, end - start, count, err) < 0)
+			return -1;
+		sqlite3_bind_int64(up, 1, node_id);
+		rc = sqlite3_step(up);
+		node_id = rc == SQLITE_ROW ? sqlite3_column_int64(up, 0) : 0;
+		sqlite3_reset(up);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return db_error(st, err, "cannot read phases");
+	}
+	return 0;
 }

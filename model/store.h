@@ -7,6 +7,11 @@
  * of store_add_*, then store_commit, or store_rollback on any error, which
  * leaves the file exactly as it was (a file the import created is removed).
  *
+ * A new trace.db is built as a hidden temp file beside its path
+ * ("<dir>/.<base>.XXXXXX") and appears at its path only when the first
+ * commit succeeds, so a killed import never leaves a broken file there and
+ * two imports racing to create one file cannot destroy each other's work.
+ *
  * Times are int64 nanoseconds since the Unix epoch.  Strings (names,
  * categories) are interned in the `strings` table; phases refer to them by id.
  * The schema is documented in man/grademl-tui.1 (section TRACE.DB).
@@ -21,6 +26,7 @@
 #define STORE_APPLICATION_ID 0x47524d4c /* 'GRML' */
 
 struct store;
+struct sbuf;
 
 enum store_mode { STORE_READ, STORE_WRITE };
 
@@ -48,7 +54,7 @@ enum phase_kind {
 #define X(id, name) PHASE_##id,
 	PHASE_KIND_LIST(X)
 #undef X
-	PHASE_KIND_COUNT
+	    PHASE_KIND_COUNT
 };
 
 const char *phase_kind_name(int kind);
@@ -57,15 +63,15 @@ const char *phase_kind_name(int kind);
 enum edge_kind { EDGE_FLOW = 1, EDGE_LAUNCH = 2, EDGE_FWDBWD = 3 };
 
 struct phase_row {
-	int64_t id; /* from store_reserve_phase_id */
+	int64_t id;	   /* from store_reserve_phase_id */
 	int64_t parent_id; /* 0: none (a workflow) */
 	int kind;
 	int64_t name_id, cat_id;
 	int64_t track_id; /* 0: none */
 	int64_t source_id;
 	int64_t start_ns, dur_ns;
-	int64_t self_ns;      /* host time not covered by children on the same track */
-	int64_t device_ns;    /* a launching call: its device work's time; device work: its own */
+	int64_t self_ns;   /* host time not covered by children on the same track */
+	int64_t device_ns; /* a launching call: its device work's time; device work: its own */
 	int64_t child_count;
 	int depth;
 	const char *attrs; /* compact JSON object text, or NULL */
@@ -76,13 +82,13 @@ struct source_row {
 	const char *path, *format, *compression, *anchor, *host;
 	int64_t size_bytes;
 	int64_t time_offset_ns;
-	int rank; /* -1: none */
+	int rank;	   /* -1: none */
 	const char *attrs; /* JSON text of the file's metadata, or NULL */
 };
 
 struct track_row {
 	int64_t source_id;
-	const char *kind; /* "thread", "stream", "async", "counter" */
+	const char *kind;      /* "thread", "stream", "async", "counter" */
 	const char *pid, *tid; /* as written in the trace */
 	const char *name;
 	const char *host;
@@ -95,17 +101,25 @@ struct metric_row {
 	int64_t source_id;
 	const char *host, *resource, *name, *unit;
 	const char *value_kind; /* "instant", "mean", "counter" */
-	double capacity; /* 0: unknown */
+	double capacity;	/* 0: unknown */
 };
 
-/* Opening: STORE_READ never writes; STORE_WRITE creates the file and the
- * schema when missing.  A file that is not a SQLite database, or a database
- * that is not a trace.db, is an error and is left untouched. */
+/* Opening: STORE_READ never writes.  STORE_WRITE on a missing path builds the
+ * new file aside (see above) and begins its first transaction with the schema
+ * in it; on an existing empty file (0 bytes) it writes the schema in place in
+ * that transaction, under the rollback journal, so a rollback leaves 0 bytes.
+ * A file that is not a SQLite database, or a database that is not a
+ * trace.db, is an error and is left untouched. */
 int store_open(const char *path, enum store_mode mode, struct store **out, char **err);
 void store_close(struct store *st);
 sqlite3 *store_db(struct store *st);
 const char *store_path(const struct store *st);
 
+/* store_commit publishes a new file at its path; when another process
+ * created that path meanwhile it fails ("created by another import
+ * meanwhile"), leaves that file alone, and the caller rolls back.  The
+ * rollback of a new file deletes it and leaves the store closed: a later
+ * store_begin fails. */
 int store_begin(struct store *st, char **err);
 int store_commit(struct store *st, char **err);
 void store_rollback(struct store *st);
@@ -129,15 +143,35 @@ int store_add_event(struct store *st, int64_t source_id, int64_t track_id, int64
 		    int64_t name_id, const char *level, int64_t phase_id, const char *attrs,
 		    size_t attrs_len, char **err);
 int64_t store_add_metric(struct store *st, const struct metric_row *m, char **err);
-int store_add_sample(struct store *st, int64_t metric_id, int64_t t_ns, double value,
-		     char **err);
+int store_add_sample(struct store *st, int64_t metric_id, int64_t t_ns, double value, char **err);
 int store_add_diagnostic(struct store *st, int64_t source_id, const char *code, int64_t count,
 			 const char *message, const char *example, char **err);
+/* Fixes the time anchor of a source once its file is read: anchor, offset,
+ * rank (-1: none) and attrs (JSON text or NULL) replace what add_source set;
+ * host fills in only a source that has none (--host wins), NULL changes
+ * nothing.  An unknown source_id is an error. */
+int store_set_source_anchor(struct store *st, int64_t source_id, const char *anchor,
+			    int64_t offset_ns, int rank, const char *host, const char *attrs_json,
+			    char **err);
+/* Detaches a track from the phase tree (tracks.phase_id = NULL), for a track
+ * whose records were all dropped.  An unknown track_id is an error. */
+int store_clear_track_node(struct store *st, int64_t track_id, char **err);
+/* Adds offset_ns to the time of every sample of the source's metrics. */
+int store_shift_samples(struct store *st, int64_t source_id, int64_t offset_ns, char **err);
+/* Sets the window (start, duration, child count) of a structural node to
+ * cover its children, then does the same for each ancestor.  Children that
+ * are empty structural nodes (workflow, step, rank or process with no
+ * children) have no time of their own and are left out of the window. */
+int store_refresh_window(struct store *st, int64_t node_id, char **err);
 /* Runs one statement with no results (DDL, fix-ups); for model/ modules. */
 int store_exec(struct store *st, const char *sql, char **err);
 
 /* Finds a phase by kind and name under parent; 0 when none. */
 int64_t store_find_child(struct store *st, int64_t parent_id, int kind, const char *name,
 			 char **err);
+/* The text of strings row id, put in out (reset first; the caller owns out,
+ * initialised); returns out->buf, or NULL with *err set when there is no such
+ * row or the read fails. */
+const char *store_string(struct store *st, int64_t id, struct sbuf *out, char **err);
 
 #endif

@@ -20,7 +20,10 @@ struct strmap {
 	size_t cap, n;
 };
 
-#define STRMAP_INIT {NULL, 0, 0}
+#define STRMAP_INIT                                                                                \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 /* The entry for key, or NULL. */
 struct strmap_ent *strmap_get(const struct strmap *m, const char *key, size_t len);

@@ -74,13 +74,14 @@ static int load_sources(sqlite3 *db, struct summary *s, char **err)
 	return 0;
 }
 
-static int load_ops(sqlite3 *db, const char *order, int top_n, struct summary_op **out,
-		    size_t *n, char **err)
+static int load_ops(sqlite3 *db, const char *order, int top_n, struct summary_op **out, size_t *n,
+		    char **err)
 {
-	char *sql = xasprintf("SELECT s.text, count(*), sum(p.dur_ns), sum(p.self_ns)"
-			      " FROM phases p JOIN strings s ON s.id = p.name_id"
-			      " WHERE p.kind = %d GROUP BY p.name_id ORDER BY %s DESC, s.text LIMIT %d",
-			      PHASE_OPERATOR, order, top_n);
+	char *sql =
+	    xasprintf("SELECT s.text, count(*), sum(p.dur_ns), sum(p.self_ns)"
+		      " FROM phases p JOIN strings s ON s.id = p.name_id"
+		      " WHERE p.kind = %d GROUP BY p.name_id ORDER BY %s DESC, s.text LIMIT %d",
+		      PHASE_OPERATOR, order, top_n);
 	sqlite3_stmt *q;
 	int rc = prepare(db, sql, &q, err);
 	free(sql);
@@ -103,17 +104,17 @@ static int load_streams(sqlite3 *db, struct summary *s, char **err)
 	/* windows come from the track nodes (few rows, looked up by id), so the
 	 * report does not scan the phases table per stream */
 	char *sql = xasprintf(
-		"WITH win AS (SELECT t.source_id AS sid, min(p.start_ns) AS s,"
-		"   max(p.start_ns + p.dur_ns) AS e FROM tracks t JOIN phases p ON p.id = t.phase_id"
-		"   GROUP BY t.source_id)"
-		" SELECT pn.text, sn.text, coalesce(src.rank, -1), n.dur_ns - n.self_ns,"
-		"  win.e - win.s, t.spans"
-		" FROM tracks t JOIN phases n ON n.id = t.phase_id"
-		" JOIN strings sn ON sn.id = n.name_id"
-		" JOIN phases pr ON pr.id = n.parent_id JOIN strings pn ON pn.id = pr.name_id"
-		" JOIN sources src ON src.id = t.source_id JOIN win ON win.sid = t.source_id"
-		" WHERE n.kind = %d ORDER BY t.source_id, pn.text, n.start_ns",
-		PHASE_STREAM);
+	    "WITH win AS (SELECT t.source_id AS sid, min(p.start_ns) AS s,"
+	    "   max(p.start_ns + p.dur_ns) AS e FROM tracks t JOIN phases p ON p.id = t.phase_id"
+	    "   GROUP BY t.source_id)"
+	    " SELECT pn.text, sn.text, coalesce(src.rank, -1), n.dur_ns - n.self_ns,"
+	    "  win.e - win.s, t.spans"
+	    " FROM tracks t JOIN phases n ON n.id = t.phase_id"
+	    " JOIN strings sn ON sn.id = n.name_id"
+	    " JOIN phases pr ON pr.id = n.parent_id JOIN strings pn ON pn.id = pr.name_id"
+	    " JOIN sources src ON src.id = t.source_id JOIN win ON win.sid = t.source_id"
+	    " WHERE n.kind = %d ORDER BY t.source_id, pn.text, n.start_ns",
+	    PHASE_STREAM);
 	sqlite3_stmt *q;
 	int rc = prepare(db, sql, &q, err);
 	free(sql);

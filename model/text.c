@@ -179,7 +179,8 @@ int parse_units_ns(const char *s, size_t n, int64_t unit_ns, int64_t *out)
 	/* the magnitude in uint64, so that -2^63 parses */
 	uint64_t v = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
 	for (size_t k = int_start; k < int_end; k++) {
-		if (__builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, (unsigned)(s[k] - '0'), &v))
+		if (__builtin_mul_overflow(v, 10u, &v) ||
+		    __builtin_add_overflow(v, (unsigned)(s[k] - '0'), &v))
 			return -1;
 	}
 	if (__builtin_mul_overflow(v, (uint64_t)unit_ns, &v))
@@ -204,8 +205,9 @@ int parse_duration_ns(const char *s, int64_t *out)
 	static const struct {
 		const char *suffix;
 		int64_t ns;
-	} units[] = {{"ns", 1},	    {"us", 1000},	    {"ms", 1000000},
-		     {"min", 60000000000LL}, {"s", 1000000000}, {"h", 3600000000000LL}};
+	} units[] = {{"ns", 1},		{"us", 1000},
+		     {"ms", 1000000},	{"min", 60000000000LL},
+		     {"s", 1000000000}, {"h", 3600000000000LL}};
 	size_t n = strlen(s);
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		size_t k = strlen(units[i].suffix);

@@ -29,8 +29,6 @@ int parse_int64(const char *s, size_t n, int64_t *out);
 /* Unsigned 64-bit id, decimal or 0x-hex; -1 on junk. */
 int parse_id64(const char *s, size_t n, uint64_t *out);
 
-
-
 /* A duration with an optional unit (ns, us, ms, s, min, h; default ns),
  * e.g. "1.5s", "-200ms"; -1 on junk or overflow. */
 int parse_duration_ns(const char *s, int64_t *out);

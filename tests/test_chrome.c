@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "importers/importer.h"
+#include "model/sbuf.h"
 #include "model/store.h"
 #include "model/xalloc.h"
 
@@ -891,6 +892,124 @@ static void test_trailing_garbage(void **state)
 	expect_failure(*state, "garbage.json", json, strlen(json));
 }
 
+/* Any JSON object is not a trace: without a traceEvents array, fail. */
+static void test_object_without_events(void **state)
+{
+	static const char json[] = "{\"name\":\"my-package\",\"version\":\"1.0\"}";
+	expect_failure(*state, "package.json", json, strlen(json));
+}
+
+static void test_trace_events_not_array(void **state)
+{
+	static const char json[] = "{\"traceEvents\":5}";
+	expect_failure(*state, "five.json", json, strlen(json));
+}
+
+/* Kineto's GPU-side ProfilerStep#N (a gpu_user_annotation) stays on its
+ * stream: one stream track for pid 2 / tid 0, no thread track. */
+static void test_gpu_profiler_step_stays_on_stream(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] =
+	    "[{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"ProfilerStep#1\","
+	    "\"pid\":2,\"tid\":0,\"ts\":10,\"dur\":50},"
+	    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":2,\"tid\":0,\"ts\":20,"
+	    "\"dur\":5},"
+	    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":9,"
+	    "\"tid\":9,\"ts\":0,\"dur\":100}]";
+	import_ok(f, "gpustep.json", json);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM tracks WHERE pid = '2'"), 1);
+	assert_int_equal(
+	    q_int(f, "SELECT count(*) FROM tracks WHERE pid = '2' AND kind = 'stream'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'gpu_annotation'"),
+			 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'profiler_step'"), 1);
+	assert_complete(f, json);
+}
+
+/* An E before its B: a negative duration is read as 0 and counted; extreme
+ * times do not overflow. */
+static void test_end_before_begin(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] =
+	    "[{\"ph\":\"B\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":50},"
+	    "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":10},"
+	    "{\"ph\":\"B\",\"name\":\"far\",\"pid\":1,\"tid\":2,\"ts\":-9000000000000000},"
+	    "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":9000000000000000}]";
+	import_ok(f, "negative.json", json);
+	assert_int_equal(diag_count(f, "BAD_DUR"), 2);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'a'"), 0);
+	assert_complete(f, json);
+}
+
+/* Spans bound into a flow by bind_id keep their own category. */
+static void test_bind_id_keeps_category(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] =
+	    "[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,"
+	    "\"dur\":2,\"bind_id\":7,\"flow_out\":true},"
+	    "{\"ph\":\"X\",\"cat\":\"python\",\"name\":\"b\",\"pid\":1,\"tid\":2,\"ts\":5,"
+	    "\"dur\":2,\"bind_id\":7,\"flow_in\":true}]";
+	import_ok(f, "bind.json", json);
+	assert_text(f, "cpu_op", "SELECT category FROM phases_v WHERE name = 'a'");
+	assert_text(f, "python", "SELECT category FROM phases_v WHERE name = 'b'");
+	assert_int_equal(q_int(f, "SELECT count(*) FROM edges"), 1);
+}
+
+/* A ranked trace holding only metadata adds no rank node and does not
+ * stretch the step back to the epoch. */
+static void test_empty_rank_adds_nothing(void **state)
+{
+	struct fx *f = *state;
+	const char *paths[2];
+	paths[0] = write_file(f, "r0.json",
+			      "{\"distributedInfo\":{\"rank\":0},\"traceEvents\":["
+			      "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,"
+			      "\"ts\":1700000000000000,\"dur\":5}]}",
+			      strlen("{\"distributedInfo\":{\"rank\":0},\"traceEvents\":["
+				     "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,"
+				     "\"ts\":1700000000000000,\"dur\":5}]}"));
+	static const char meta_only[] =
+	    "{\"distributedInfo\":{\"rank\":1},\"traceEvents\":["
+	    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"p\"}}]}";
+	paths[1] = write_file(f, "r1.json", meta_only, strlen(meta_only));
+	char *err = NULL;
+	int rc = import_paths(f, paths, 2, &err);
+	free(err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'rank'"), 1);
+	assert_int_equal(q_int(f, "SELECT min(start_ns) FROM phases_v WHERE kind IN"
+				  " ('workflow', 'step')"),
+			 1700000000000000000LL);
+}
+
+/* Top-level metadata is kept as valid JSON, and beyond its cap skipped
+ * with a diagnostic rather than held in memory. */
+static void test_metadata_capped(void **state)
+{
+	struct fx *f = *state;
+	size_t big = (1 << 20) + 4096;
+	struct sbuf sb = SBUF_INIT;
+	sbuf_init(&sb);
+	sbuf_adds(&sb, "{\"a\":\"");
+	for (size_t i = 0; i < big; i++)
+		sbuf_addc(&sb, 'x');
+	sbuf_adds(&sb, "\",\"stackFrames\":{\"1\":{\"name\":\"f\"}},\"traceEvents\":"
+		       "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]}");
+	const char *path = write_file(f, "meta.json", sb.buf, sb.len);
+	sbuf_release(&sb);
+	char *err = NULL;
+	int rc = import_paths(f, &path, 1, &err);
+	free(err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(diag_count(f, "META_SKIPPED"), 1);
+	assert_int_equal(q_int(f, "SELECT json_valid(attrs) FROM sources"), 1);
+	assert_int_equal(q_int(f, "SELECT json_type(attrs, '$.stackFrames') IS NULL FROM sources"),
+			 1);
+}
+
 /* A failing file among good ones rolls the whole import back. */
 static void test_failure_rolls_back_existing_db(void **state)
 {
@@ -951,6 +1070,13 @@ int main(void)
 	    T(test_top_level_number),
 	    T(test_trailing_garbage),
 	    T(test_failure_rolls_back_existing_db),
+	    T(test_object_without_events),
+	    T(test_trace_events_not_array),
+	    T(test_gpu_profiler_step_stays_on_stream),
+	    T(test_end_before_begin),
+	    T(test_bind_id_keeps_category),
+	    T(test_empty_rank_adds_nothing),
+	    T(test_metadata_capped),
 	};
 	return cmocka_run_group_tests_name("chrome", tests, NULL, NULL);
 }

@@ -136,6 +136,7 @@ static void add(struct fx *f, struct nest *n, struct sp s)
 	    .name_id = intern(f, s.name),
 	    .cat_id = s.cat ? intern(f, s.cat) : 0,
 	    .corr = s.corr,
+	    .flow_cat = s.cat ? intern(f, s.cat) : 0,
 	    .flow_id = s.flow,
 	    .attrs = s.attrs,
 	    .attrs_len = s.attrs ? strlen(s.attrs) : 0,
@@ -441,6 +442,111 @@ static void test_nest_device_flag_orders_tracks(void **state)
 	EQ(byname(f, "K").parent, byname(f, "launch").id);
 }
 
+/* A span overflowing its parent must not adopt later spans outside the
+ * parent: A[0,10) B[5,15) C[12,14) puts C beside A, not under B. */
+static void test_nest_overlap_does_not_adopt(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t = make_track(f, 0, "thread 1");
+	struct nest *n = nest_new(1 << 20);
+	add(f, n, (struct sp){.name = "A", .start = 0, .dur = 10});
+	add(f, n, (struct sp){.name = "B", .start = 5, .dur = 10});
+	add(f, n, (struct sp){.name = "C", .start = 12, .dur = 2});
+	struct nest_stats st;
+	finish(f, n, &t, 1, 0, &st);
+	nest_free(n);
+	struct prow a = byname(f, "A"), b = byname(f, "B"), c = byname(f, "C");
+	EQ(b.parent, a.id);
+	EQ(b.dur, 10); /* the real duration is kept */
+	EQ(c.parent, t.node_id);
+	EQ(st.overlaps, 1);
+	EQ(a.self, 5);
+}
+
+/* A flow id reused after its flow ended links each pair once, not every
+ * start with every end. */
+static void test_nest_flow_id_reuse(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t = make_track(f, 0, "thread 1");
+	struct nest *n = nest_new(1 << 20);
+	const char *names[] = {"S1", "E1", "S2", "E2"};
+	for (int i = 0; i < 4; i++) {
+		add(f, n, (struct sp){.name = names[i], .start = i * 100, .dur = 10});
+		add(f, n,
+		    (struct sp){.role = i % 2 ? NEST_FLOW_IN : NEST_FLOW_OUT,
+				.name = "f",
+				.cat = "c",
+				.start = i * 100 + 1,
+				.flow = 1});
+	}
+	struct nest_stats st;
+	finish(f, n, &t, 1, 0, &st);
+	nest_free(n);
+	EQ(st.edges, 2);
+	EQ(st.lone_flows, 0);
+	char sql[160];
+	for (int i = 0; i < 4; i += 2) {
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*) FROM edges WHERE src = %lld AND dst = %lld",
+			 (long long)byname(f, names[i]).id, (long long)byname(f, names[i + 1]).id);
+		EQ(q_int(f, sql), 1);
+	}
+}
+
+/* A flow end without "bp":"e" binds to the next span starting at or after
+ * it (Chrome's default), here one starting exactly at its time. */
+static void test_nest_flow_next_slice(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t = make_track(f, 0, "thread 1");
+	struct nest *n = nest_new(1 << 20);
+	add(f, n, (struct sp){.name = "S", .start = 0, .dur = 10});
+	add(f, n,
+	    (struct sp){.role = NEST_FLOW_OUT, .name = "f", .cat = "c", .start = 5, .flow = 3});
+	add(f, n, (struct sp){.name = "before", .start = 20, .dur = 30});
+	add(f, n,
+	    (struct sp){
+		.role = NEST_FLOW_IN_NEXT, .name = "f", .cat = "c", .start = 40, .flow = 3});
+	add(f, n, (struct sp){.name = "N", .start = 60, .dur = 5});
+	/* a next-slice end with no span after it is unbound */
+	add(f, n,
+	    (struct sp){
+		.role = NEST_FLOW_IN_NEXT, .name = "f", .cat = "c", .start = 90, .flow = 4});
+	struct nest_stats st;
+	finish(f, n, &t, 1, 0, &st);
+	nest_free(n);
+	char sql[160];
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM edges WHERE src = %lld AND dst = %lld",
+		 (long long)byname(f, "S").id, (long long)byname(f, "N").id);
+	EQ(q_int(f, sql), 1);
+	EQ(st.edges, 1);
+	EQ(st.unbound_points, 1);
+}
+
+/* A track whose every record overflows gets no node (nothing may point at
+ * a phase that was never written). */
+static void test_nest_overflowed_track_has_no_node(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t[2] = {make_track(f, 0, "thread 1"), make_track(f, 0, "thread 2")};
+	struct nest *n = nest_new(1 << 20);
+	add(f, n, (struct sp){.track = 0, .name = "ok", .start = 0, .dur = 5});
+	add(f, n, (struct sp){.track = 1, .name = "late", .start = INT64_MAX - 2, .dur = 1});
+	struct nest_stats st;
+	finish(f, n, t, 2, 10, &st);
+	nest_free(n);
+	EQ(t[1].used, 0);
+	EQ(st.span_overflow, 1);
+	char sql[96];
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM phases WHERE id = %lld",
+		 (long long)t[1].node_id);
+	EQ(q_int(f, sql), 0);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM phases WHERE id = %lld",
+		 (long long)t[0].node_id);
+	EQ(q_int(f, sql), 1);
+}
+
 static void test_nest_flows(void **state)
 {
 	struct fx *f = *state;
@@ -634,7 +740,7 @@ static void build_random(const char *path, size_t arena, struct sbuf *out, struc
 			s.role = NEST_INSTANT;
 		} else {
 			s.role = lcg(&seed) % 2 ? NEST_FLOW_OUT : NEST_FLOW_IN;
-			s.cat_id = cats[lcg(&seed) % 2];
+			s.cat_id = s.flow_cat = cats[lcg(&seed) % 2];
 			s.flow_id = lcg(&seed) % 300;
 			if (lcg(&seed) % 3 == 0) {
 				s.track = 1;
@@ -724,7 +830,8 @@ static void test_nest_spill_matches_memory(void **state)
 	EQ(ss.unlinked, sb.unlinked);
 	EQ(ss.unbound_points, sb.unbound_points);
 	EQ(ss.lone_flows, sb.lone_flows);
-	EQ(ss.ns_overflow, sb.ns_overflow);
+	EQ(ss.span_overflow, sb.span_overflow);
+	EQ(ss.point_overflow, sb.point_overflow);
 	EQ(ss.phases, (int64_t)count_lines(big.buf, '0'));
 	sbuf_release(&small);
 	sbuf_release(&big);
@@ -749,7 +856,8 @@ static void test_nest_offset_and_overflow(void **state)
 	EQ(s.start, off + 10);
 	EQ(s.dur, 20);
 	EQ(e.start, off - 5);
-	EQ(st.ns_overflow, 2);
+	EQ(st.span_overflow, 1);
+	EQ(st.point_overflow, 1);
 	EQ(st.phases, 3);
 	EQ(st.events, 0);
 	EQ(q_int(f, "SELECT count(*) FROM strings s JOIN phases p ON p.name_id = s.id"
@@ -808,6 +916,10 @@ int main(void)
 	    T(test_nest_launch_link),
 	    T(test_nest_device_flag_orders_tracks),
 	    T(test_nest_flows),
+	    T(test_nest_overlap_does_not_adopt),
+	    T(test_nest_flow_id_reuse),
+	    T(test_nest_flow_next_slice),
+	    T(test_nest_overflowed_track_has_no_node),
 	    T(test_nest_instants),
 	    T(test_nest_spill_matches_memory),
 	    T(test_nest_offset_and_overflow),

@@ -1,7 +1,9 @@
 /*
  * Unit tests for model/store.h: creating a trace.db, the write path, the
- * schema markers and views, rollback leaving files as they were, and the
- * refusal of files that are not a trace.db.
+ * schema markers and views, rollback leaving files as they were, a new file
+ * appearing only at its first commit, and the refusal of files that are not
+ * a trace.db.  Also import_step_node and import_files, which write names from
+ * the command line through the store.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +19,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "importers/importer.h"
+#include "model/sbuf.h"
 #include "model/store.h"
+#include "model/text.h"
 #include "model/xalloc.h"
 
 struct fx {
@@ -68,6 +73,19 @@ static int exists(const char *path)
 {
 	struct stat sb;
 	return stat(path, &sb) == 0;
+}
+
+/* Temp files of a new trace.db in dir: ".trace.db.XXXXXX" (and its journal). */
+static int count_temps(const char *dir)
+{
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		n += !strncmp(e->d_name, ".trace.db.", 10);
+	closedir(d);
+	return n;
 }
 
 /* The whole file, NUL-terminated; *len its size.  NULL when unreadable. */
@@ -430,13 +448,20 @@ static void test_store_rollback_first_import(void **state)
 			      .start_ns = 1,
 			      .dur_ns = 2};
 	assert_int_equal(store_add_phase(st, &p, &err), 0);
-	assert_true(exists(f->path));
+	/* built aside: a killed import leaves nothing at the path */
+	assert_false(exists(f->path));
+	assert_int_equal(count_temps(f->dir), 1);
 	store_rollback(st);
+	assert_int_equal(count_temps(f->dir), 0);
+	/* the store that lost its new file refuses another transaction */
+	assert_int_equal(store_begin(st, &err), -1);
+	assert_err_mentions(err, f->path, "closed");
 	store_close(st);
 	assert_false(exists(f->path));
 	char j[160];
 	snprintf(j, sizeof(j), "%s-journal", f->path);
 	assert_false(exists(j));
+	assert_int_equal(count_temps(f->dir), 0);
 
 	/* closing without a commit is a rollback too */
 	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
@@ -445,6 +470,178 @@ static void test_store_rollback_first_import(void **state)
 	store_close(st);
 	assert_false(exists(f->path));
 	assert_false(exists(j));
+	assert_int_equal(count_temps(f->dir), 0);
+}
+
+/* `: > trace.db` then a failed import: the file was not ours to delete, and
+ * the rollback must take it back to 0 bytes. */
+static void test_store_empty_file_rollback(void **state)
+{
+	struct fx *f = *state;
+	spit(f->path, "", 0);
+	char j[160];
+	snprintf(j, sizeof(j), "%s-journal", f->path);
+	for (int close_only = 0; close_only < 2; close_only++) {
+		struct store *st = NULL;
+		char *err = NULL;
+		assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+		assert_int_equal(store_begin(st, &err), 0);
+		assert_int_equal(store_exec(st, "PRAGMA cache_size = 8", &err), 0);
+		int64_t name = store_intern(st, "lost", 4, &err);
+		for (int i = 0; i < 3000; i++) {
+			struct phase_row p = {.id = store_reserve_phase_id(st),
+					      .kind = PHASE_SPAN,
+					      .name_id = name,
+					      .start_ns = i,
+					      .dur_ns = 1};
+			assert_int_equal(store_add_phase(st, &p, &err), 0);
+		}
+		assert_true(file_size(f->path) > 0); /* pages did reach the file */
+		assert_true(exists(j));		     /* under a journal */
+		if (close_only) {
+			store_close(st);
+		} else {
+			store_rollback(st);
+			store_close(st);
+		}
+		assert_true(file_size(f->path) == 0);
+		assert_false(exists(j));
+		assert_int_equal(count_temps(f->dir), 0);
+	}
+
+	/* and a good import into it makes it a trace.db */
+	struct ids ids;
+	write_sample(f->path, &ids);
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_READ, &st, &err), 0);
+	char ok[256];
+	assert_string_equal(q_text(store_db(st), "PRAGMA integrity_check", ok, sizeof(ok)), "ok");
+	assert_true(q_int(store_db(st), "SELECT count(*) FROM phases") == 3);
+	assert_true(q_int(store_db(st), "PRAGMA application_id") == STORE_APPLICATION_ID);
+	store_close(st);
+}
+
+/* Another process created the path while the new file was being built: the
+ * commit must not replace or touch that file. */
+static void test_store_commit_path_taken(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_true(store_intern(st, "mine", 4, &err) > 0);
+	static const char other[] = "another import's bytes";
+	spit(f->path, other, sizeof(other) - 1);
+	assert_int_equal(store_commit(st, &err), -1);
+	char msg[512];
+	snprintf(msg, sizeof(msg), "%s", err ? err : "");
+	assert_err_mentions(err, f->path, "created by another import meanwhile");
+	assert_non_null(strstr(msg, "nothing imported"));
+	store_rollback(st);
+	store_close(st);
+	assert_same_file(f->path, other, sizeof(other) - 1);
+	assert_int_equal(count_temps(f->dir), 0);
+}
+
+/* Two imports create the same missing file at once: the first commit wins,
+ * the second fails, and its rollback leaves the winner's file whole. */
+static void test_store_concurrent_create(void **state)
+{
+	struct fx *f = *state;
+	struct store *a = NULL, *b = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_WRITE, &a, &err), 0);
+	assert_int_equal(store_open(f->path, STORE_WRITE, &b, &err), 0);
+	assert_int_equal(count_temps(f->dir), 2);
+	struct store *both[2] = {a, b};
+	const char *names[2] = {"from a", "from b"};
+	for (int k = 0; k < 2; k++) {
+		struct store *st = both[k];
+		assert_int_equal(store_begin(st, &err), 0);
+		int64_t name = store_intern(st, names[k], strlen(names[k]), &err);
+		struct phase_row p = {.id = store_reserve_phase_id(st),
+				      .kind = PHASE_WORKFLOW,
+				      .name_id = name,
+				      .start_ns = 5,
+				      .dur_ns = 5};
+		assert_int_equal(store_add_phase(st, &p, &err), 0);
+	}
+	assert_int_equal(store_commit(a, &err), 0);
+	assert_int_equal(store_commit(b, &err), -1);
+	assert_err_mentions(err, f->path, "another import");
+	store_rollback(b);
+	store_close(b);
+	store_close(a);
+	assert_int_equal(count_temps(f->dir), 0);
+
+	struct store *st = NULL;
+	assert_int_equal(store_open(f->path, STORE_READ, &st, &err), 0);
+	char buf[256];
+	assert_string_equal(q_text(store_db(st), "PRAGMA integrity_check", buf, sizeof(buf)), "ok");
+	assert_string_equal(q_text(store_db(st), "SELECT name FROM phases_v", buf, sizeof(buf)),
+			    "from a");
+	store_close(st);
+}
+
+/* After the first commit the store works on the real file: a second
+ * transaction journals beside it, and its rollback restores it. */
+static void test_store_commit_reopens_at_path(void **state)
+{
+	struct fx *f = *state;
+	mode_t old = umask(022);
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	int64_t name = store_intern(st, "first", 5, &err);
+	for (int i = 0; i < 2000; i++) {
+		struct phase_row p = {.id = store_reserve_phase_id(st),
+				      .kind = PHASE_SPAN,
+				      .name_id = name,
+				      .start_ns = i,
+				      .dur_ns = 2};
+		assert_int_equal(store_add_phase(st, &p, &err), 0);
+	}
+	assert_int_equal(store_commit(st, &err), 0);
+	umask(old);
+	assert_int_equal(count_temps(f->dir), 0);
+	struct stat sb;
+	assert_int_equal(stat(f->path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0644); /* as any new file, not mkstemp's 0600 */
+	const char *file = sqlite3_db_filename(store_db(st), "main");
+	assert_non_null(file);
+	size_t fl = strlen(file), bl = strlen("/trace.db");
+	assert_true(fl >= bl && !strcmp(file + fl - bl, "/trace.db"));
+	char buf[256];
+	assert_string_equal(q_text(store_db(st), "PRAGMA journal_mode", buf, sizeof(buf)),
+			    "delete");
+	assert_true(q_int(store_db(st), "PRAGMA page_size") == 8192);
+	size_t len = 0;
+	char *before = f->before = slurp(f->path, &len);
+	assert_non_null(before);
+
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_int_equal(store_exec(st, "PRAGMA cache_size = 8", &err), 0);
+	for (int64_t id = 1; id <= 2000; id++)
+		assert_int_equal(store_update_phase_window(st, id, 7, 1000, 3, &err), 0);
+	char j[160];
+	snprintf(j, sizeof(j), "%s-journal", f->path);
+	assert_true(exists(j));
+	store_rollback(st);
+	assert_false(exists(j));
+	/* and a later transaction on the same store commits */
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_true(store_intern(st, "third", 5, &err) > 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	store_close(st);
+
+	assert_int_equal(store_open(f->path, STORE_READ, &st, &err), 0);
+	assert_string_equal(q_text(store_db(st), "PRAGMA integrity_check", buf, sizeof(buf)), "ok");
+	assert_true(q_int(store_db(st), "SELECT total(dur_ns) FROM phases") == 4000);
+	assert_true(q_int(store_db(st), "SELECT count(*) FROM strings WHERE text = 'third'") == 1);
+	store_close(st);
 }
 
 static void test_store_rollback_existing(void **state)
@@ -552,6 +749,231 @@ static void test_store_rollback_after_commit_same_session(void **state)
 	assert_same_file(f->path, before, len);
 }
 
+/* The reads and fix-ups importers used to do in raw SQL. */
+static void test_store_string_and_fixups(void **state)
+{
+	struct fx *f = *state;
+	struct ids ids;
+	write_sample(f->path, &ids);
+	struct store *st = NULL;
+	char *err = NULL;
+	char buf[256];
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	sqlite3 *db = store_db(st);
+
+	struct sbuf sb;
+	sbuf_init(&sb);
+	sbuf_adds(&sb, "stale");
+	const char *t = store_string(st, ids.mm, &sb, &err);
+	assert_non_null(t);
+	assert_string_equal(t, "aten::mm");
+	assert_string_equal(store_string(st, ids.cat, &sb, &err), "cpu_op");
+	assert_true(sb.len == 6);
+	assert_null(store_string(st, 9999, &sb, &err));
+	assert_err_mentions(err, f->path, "no string with id 9999");
+	sbuf_release(&sb);
+
+	/* the source of write_sample has host node1: the file's host does not
+	 * replace it; anchor, offset, rank and attrs do change */
+	assert_int_equal(store_set_source_anchor(st, ids.src, "baseTimeNanoseconds", 77, 4, "other",
+						 "{\"a\":1}", &err),
+			 0);
+	assert_string_equal(q_text(db,
+				   "SELECT anchor || '|' || time_offset_ns || '|' || rank || '|' ||"
+				   " host || '|' || attrs FROM sources WHERE id = 1",
+				   buf, sizeof(buf)),
+			    "baseTimeNanoseconds|77|4|node1|{\"a\":1}");
+	struct source_row sr = {.path = "b.json", .format = "chrome", .anchor = "epoch", .rank = 2};
+	int64_t src2 = store_add_source(st, &sr, &err);
+	assert_true(src2 > ids.src);
+	assert_int_equal(store_set_source_anchor(st, src2, "relative", -5, -1, NULL, NULL, &err),
+			 0);
+	snprintf(buf, sizeof(buf),
+		 "SELECT (host IS NULL) + 2 * (rank IS NULL) + 4 * (attrs IS NULL) FROM sources"
+		 " WHERE id = %lld AND anchor = 'relative' AND time_offset_ns = -5",
+		 (long long)src2);
+	assert_true(q_int(db, buf) == 7);
+	assert_int_equal(store_set_source_anchor(st, src2, "relative", 0, -1, "h2", NULL, &err), 0);
+	assert_int_equal(store_set_source_anchor(st, src2, "relative", 0, -1, NULL, NULL, &err), 0);
+	assert_string_equal(q_text(db, "SELECT host FROM sources WHERE id = 2", buf, sizeof(buf)),
+			    "h2");
+	assert_int_equal(store_set_source_anchor(st, 999, "epoch", 0, -1, NULL, NULL, &err), -1);
+	assert_err_mentions(err, f->path, "no source with id 999");
+
+	assert_true(q_int(db, "SELECT count(*) FROM tracks WHERE phase_id IS NULL") == 0);
+	assert_int_equal(store_clear_track_node(st, ids.track, &err), 0);
+	assert_true(q_int(db, "SELECT count(*) FROM tracks WHERE phase_id IS NULL") == 1);
+	assert_int_equal(store_clear_track_node(st, 999, &err), -1);
+	assert_err_mentions(err, f->path, "no track with id 999");
+
+	/* only the samples of the source's own metrics move */
+	struct metric_row mr = {.source_id = src2, .name = "mem", .value_kind = "instant"};
+	int64_t m2 = store_add_metric(st, &mr, &err);
+	assert_true(m2 > ids.metric);
+	assert_int_equal(store_add_sample(st, m2, 10, 1, &err), 0);
+	assert_int_equal(store_shift_samples(st, ids.src, 1000, &err), 0);
+	assert_string_equal(q_text(db,
+				   "SELECT group_concat(t_ns, ',') FROM (SELECT t_ns FROM samples"
+				   " ORDER BY metric_id, t_ns)",
+				   buf, sizeof(buf)),
+			    "2000,3000,10");
+	assert_int_equal(store_shift_samples(st, src2, -10, &err), 0);
+	assert_true(q_int(db, "SELECT min(t_ns) FROM samples") == 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	store_close(st);
+}
+
+static void add_node(struct store *st, int64_t id, int64_t parent, int kind, int64_t start,
+		     int64_t dur, int64_t children)
+{
+	char *err = NULL;
+	char name[32];
+	snprintf(name, sizeof(name), "n%lld", (long long)id);
+	struct phase_row r = {.id = id,
+			      .parent_id = parent,
+			      .kind = kind,
+			      .name_id = store_intern(st, name, strlen(name), &err),
+			      .start_ns = start,
+			      .dur_ns = dur,
+			      .child_count = children};
+	assert_true(r.name_id > 0);
+	if (store_add_phase(st, &r, &err) < 0)
+		fail_msg("store_add_phase: %s", err);
+}
+
+static const char *window_of(struct store *st, int64_t id, char *buf, size_t n)
+{
+	char sql[128];
+	snprintf(
+	    sql, sizeof(sql),
+	    "SELECT start_ns || '+' || dur_ns || '/' || child_count FROM phases WHERE id = %lld",
+	    (long long)id);
+	return q_text(store_db(st), sql, buf, n);
+}
+
+/* An empty step (or rank, process) has no time: it must not stretch its
+ * parent's window back to 0, the Unix epoch. */
+static void test_store_refresh_window(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = NULL;
+	char *err = NULL;
+	char buf[64];
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	add_node(st, 1, 0, PHASE_WORKFLOW, 0, 0, 0);
+	add_node(st, 2, 1, PHASE_STEP, 0, 0, 0);
+	add_node(st, 3, 2, PHASE_THREAD, 1000, 500, 1);
+	add_node(st, 4, 3, PHASE_OPERATOR, 1100, 100, 0);
+	add_node(st, 5, 2, PHASE_RANK, 0, 0, 0);      /* empty rank */
+	add_node(st, 6, 2, PHASE_SPAN, 1400, 300, 0); /* a leaf counts even with no children */
+	add_node(st, 7, 1, PHASE_STEP, 0, 0, 0);      /* empty step */
+	add_node(st, 8, 1, PHASE_PROCESS, 0, 0, 0);   /* empty process */
+	assert_int_equal(store_refresh_window(st, 2, &err), 0);
+	assert_string_equal(window_of(st, 2, buf, sizeof(buf)), "1000+700/3");
+	assert_string_equal(window_of(st, 1, buf, sizeof(buf)), "1000+700/3");
+	/* refreshing an empty node changes nothing, above it neither */
+	assert_int_equal(store_refresh_window(st, 7, &err), 0);
+	assert_string_equal(window_of(st, 7, buf, sizeof(buf)), "0+0/0");
+	assert_string_equal(window_of(st, 1, buf, sizeof(buf)), "1000+700/3");
+	/* a structural node is no longer empty once it has children */
+	add_node(st, 9, 7, PHASE_THREAD, 3000, 10, 0);
+	assert_int_equal(store_refresh_window(st, 7, &err), 0);
+	assert_string_equal(window_of(st, 7, buf, sizeof(buf)), "3000+10/1");
+	assert_string_equal(window_of(st, 1, buf, sizeof(buf)), "1000+2010/3");
+	assert_int_equal(store_commit(st, &err), 0);
+	store_close(st);
+}
+
+/* Every text column a name can reach is valid UTF-8. */
+static void assert_all_utf8(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		fail_msg("cannot prepare %s: %s", sql, sqlite3_errmsg(db));
+	int rows = 0;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		rows++;
+		const char *t = (const char *)sqlite3_column_text(s, 0);
+		int n = sqlite3_column_bytes(s, 0);
+		if (t && !utf8_valid(t, (size_t)n))
+			fail_msg("%s: row %d is not valid UTF-8", sql, rows);
+	}
+	sqlite3_finalize(s);
+	assert_true(rows > 0);
+}
+
+static void test_import_step_node_repairs_names(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = NULL;
+	char *err = NULL;
+	char buf[64];
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	struct import_opts o = {.workflow = "wf\xff"};
+	int64_t a = import_step_node(st, &o, "step\xc3(", &err);
+	assert_true(a > 0);
+	/* the same names find the same nodes */
+	assert_true(import_step_node(st, &o, "step\xc3(", &err) == a);
+	assert_true(q_int(store_db(st), "SELECT count(*) FROM phases") == 2);
+	assert_all_utf8(store_db(st), "SELECT text FROM strings");
+	assert_string_equal(q_text(store_db(st),
+				   "SELECT name FROM phases_v WHERE kind = 'workflow'", buf,
+				   sizeof(buf)),
+			    "wf\xef\xbf\xbd");
+	assert_string_equal(
+	    q_text(store_db(st), "SELECT name FROM phases_v WHERE kind = 'step'", buf, sizeof(buf)),
+	    "step\xef\xbf\xbd(");
+	/* valid names are kept as they are */
+	struct import_opts plain = {0};
+	int64_t b = import_step_node(st, &plain, "train", &err);
+	assert_true(b > a);
+	assert_string_equal(q_text(store_db(st),
+				   "SELECT group_concat(name, ',') FROM (SELECT name FROM phases_v"
+				   " WHERE id > 2 ORDER BY id)",
+				   buf, sizeof(buf)),
+			    "workflow,train");
+	assert_int_equal(store_commit(st, &err), 0);
+	store_close(st);
+}
+
+/* --host, --workflow and a step named after a file with invalid UTF-8. */
+static void test_import_files_repairs_names(void **state)
+{
+	struct fx *f = *state;
+	char trace[160];
+	snprintf(trace, sizeof(trace),
+		 "%s/tr\xff"
+		 "ain.json",
+		 f->dir);
+	static const char json[] = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,"
+				   "\"dur\":2,\"pid\":1,\"tid\":1}]}";
+	spit(trace, json, sizeof(json) - 1);
+	struct import_opts o = {.workflow = "w\xfe", .host = "ho\xc0st"};
+	char *paths[] = {trace};
+	char *err = NULL;
+	if (import_files(f->path, paths, 1, NULL, &o, &err) < 0)
+		fail_msg("import_files: %s", err);
+	struct store *st = NULL;
+	assert_int_equal(store_open(f->path, STORE_READ, &st, &err), 0);
+	sqlite3 *db = store_db(st);
+	assert_all_utf8(db, "SELECT text FROM strings");
+	assert_all_utf8(db, "SELECT host FROM sources");
+	char buf[64];
+	assert_string_equal(q_text(db, "SELECT host FROM sources", buf, sizeof(buf)),
+			    "ho\xef\xbf\xbdst");
+	assert_string_equal(
+	    q_text(db, "SELECT name FROM phases_v WHERE kind = 'workflow'", buf, sizeof(buf)),
+	    "w\xef\xbf\xbd");
+	assert_string_equal(
+	    q_text(db, "SELECT name FROM phases_v WHERE kind = 'step'", buf, sizeof(buf)),
+	    "tr\xef\xbf\xbd"
+	    "ain");
+	store_close(st);
+}
+
 static void test_store_refuses_garbage(void **state)
 {
 	struct fx *f = *state;
@@ -650,9 +1072,19 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_store_ids_continue, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_rollback_first_import, fx_setup,
 					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_empty_file_rollback, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_commit_path_taken, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_concurrent_create, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_commit_reopens_at_path, fx_setup,
+					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_rollback_existing, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_rollback_after_commit_same_session, fx_setup,
 					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_string_and_fixups, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_refresh_window, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_import_step_node_repairs_names, fx_setup,
+					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_import_files_repairs_names, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refuses_garbage, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refuses_foreign_sqlite, fx_setup,
 					    fx_teardown),

@@ -51,6 +51,23 @@ const char *format_bytes(char *buf, size_t n, int64_t bytes)
 	return buf;
 }
 
+static uint32_t decode(const unsigned char *p, size_t k)
+{
+	if (k == 1)
+		return p[0];
+	uint32_t cp = p[0] & (0xff >> (k + 1));
+	for (size_t i = 1; i < k; i++)
+		cp = cp << 6 | (p[i] & 0x3f);
+	return cp;
+}
+
+/* Characters that reorder or break lines: shown as escapes (Trojan Source). */
+static int is_spoofing(uint32_t cp)
+{
+	return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e ||
+	       cp == 0x200f || cp == 0x061c || cp == 0x2028 || cp == 0x2029;
+}
+
 void format_sanitize(struct sbuf *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -67,10 +84,49 @@ void format_sanitize(struct sbuf *out, const char *s)
 			k = 1;
 		} else if (k == 2 && c == 0xc2 && p[1] < 0xa0) {
 			sbuf_addf(out, "\\u%04x", p[1]); /* a C1 control such as CSI */
+		} else if (k == 3 && is_spoofing(decode(p, k))) {
+			sbuf_addf(out, "\\u{%04x}", (unsigned)decode(p, k));
+		} else if (k == 2 && is_spoofing(decode(p, k))) {
+			sbuf_addf(out, "\\u{%04x}", (unsigned)decode(p, k));
 		} else {
 			sbuf_add(out, p, k);
 		}
-		p += k ? k : 1;
-		n -= k ? k : 1;
+		p += k;
+		n -= k;
 	}
+}
+
+int format_cp_width(uint32_t cp)
+{
+	if ((cp >= 0x0300 && cp <= 0x036f) || (cp >= 0x200b && cp <= 0x200f) ||
+	    (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0x20d0 && cp <= 0x20ff))
+		return 0;
+	if ((cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf && cp != 0x303f) ||
+	    (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) ||
+	    (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) ||
+	    (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1f64f) ||
+	    (cp >= 0x1f900 && cp <= 0x1f9ff) || (cp >= 0x20000 && cp <= 0x3fffd))
+		return 2;
+	return 1;
+}
+
+void format_fit(struct sbuf *out, const char *s, int cols, int pad)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+	int used = 0;
+	while (n) {
+		size_t k = *p < 0x80 ? 1 : utf8_seq(p, n);
+		if (!k)
+			k = 1; /* not expected after format_sanitize; keep going */
+		int w = k == 1 ? 1 : format_cp_width(decode(p, k));
+		if (used + w > cols)
+			break;
+		sbuf_add(out, p, k);
+		used += w;
+		p += k;
+		n -= k;
+	}
+	while (pad && used++ < cols)
+		sbuf_addc(out, ' ');
 }

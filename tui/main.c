@@ -18,12 +18,12 @@
 #define EXIT_ERROR 2
 
 static const char usage_text[] =
-	"usage: grademl-tui import [-o trace.db] [--workflow NAME] [--step NAME] [--host NAME]\n"
-	"                          [--format NAME] [--time-offset DUR] FILE|DIR ...\n"
-	"       grademl-tui report trace.db [--format text|json]\n"
-	"       grademl-tui trace.db\n"
-	"       grademl-tui import --list-formats\n"
-	"       grademl-tui --help | --version\n";
+    "usage: grademl-tui import [-o trace.db] [--workflow NAME] [--step NAME] [--host NAME]\n"
+    "                          [--format NAME] [--time-offset DUR] FILE|DIR ...\n"
+    "       grademl-tui report trace.db [--format text|json]\n"
+    "       grademl-tui trace.db\n"
+    "       grademl-tui import --list-formats\n"
+    "       grademl-tui --help | --version\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -96,15 +96,15 @@ fail:
 static int cmd_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"workflow", required_argument, NULL, 'w'},
-		{"step", required_argument, NULL, 's'},
-		{"host", required_argument, NULL, 'H'},
-		{"format", required_argument, NULL, 'f'},
-		{"time-offset", required_argument, NULL, 't'},
-		{"list-formats", no_argument, NULL, 'L'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"output", required_argument, NULL, 'o'},
+	    {"workflow", required_argument, NULL, 'w'},
+	    {"step", required_argument, NULL, 's'},
+	    {"host", required_argument, NULL, 'H'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"time-offset", required_argument, NULL, 't'},
+	    {"list-formats", no_argument, NULL, 'L'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct import_opts o = {0};
 	const char *db = "trace.db", *format = NULL;
@@ -112,11 +112,21 @@ static int cmd_import(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'o': db = optarg; break;
-		case 'w': o.workflow = optarg; break;
-		case 's': o.step = optarg; break;
-		case 'H': o.host = optarg; break;
-		case 'f': format = optarg; break;
+		case 'o':
+			db = optarg;
+			break;
+		case 'w':
+			o.workflow = optarg;
+			break;
+		case 's':
+			o.step = optarg;
+			break;
+		case 'H':
+			o.host = optarg;
+			break;
+		case 'f':
+			format = optarg;
+			break;
 		case 't':
 			if (parse_duration_ns(optarg, &o.time_offset_ns) < 0)
 				return usage_error("invalid --time-offset '%s' (e.g. 1.5s, -200ms)",
@@ -127,8 +137,11 @@ static int cmd_import(int argc, char **argv)
 			for (const struct importer *const *i = importer_list(); *i; i++)
 				printf("%-10s %s\n", (*i)->name, (*i)->description);
 			return 0;
-		case 'h': fputs(usage_text, stdout); return 0;
-		default: return usage_error("%s", "invalid option to import");
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			return usage_error("%s", "invalid option to import");
 		}
 	}
 	if (optind >= argc)
@@ -150,9 +163,9 @@ static int cmd_import(int argc, char **argv)
 static int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"format", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"format", required_argument, NULL, 'f'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	enum report_format fmt = REPORT_TEXT;
 	int c;
@@ -166,8 +179,11 @@ static int cmd_report(int argc, char **argv)
 				return usage_error("unknown report format '%s' (text or json)",
 						   optarg);
 			break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		default: return usage_error("%s", "invalid option to report");
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			return usage_error("%s", "invalid option to report");
 		}
 	}
 	if (argc - optind != 1)

@@ -9,13 +9,14 @@
 #include "model/model.h"
 #include "model/store.h"
 #include "model/summary.h"
+#include "model/text.h"
 #include "tui/format.h"
 #include "tui/report.h"
 #include "model/xalloc.h"
 
-#define TREE_LEVELS 5   /* workflow, step, rank, process, thread/stream */
-#define TREE_FANOUT 12  /* children shown per node, largest first */
-#define TOP_N 10
+#define TREE_LEVELS 5  /* workflow, step, rank, process, thread/stream */
+#define TREE_FANOUT 12 /* children shown per node, largest first */
+#define TOP_N	    10
 
 static int by_duration_desc(const void *a, const void *b)
 {
@@ -44,10 +45,23 @@ static double share(const struct mnode *n)
 	return 100.0 * (double)n->dur_ns / (double)n->parent->dur_ns;
 }
 
+/* s (from trace.db: untrusted) made safe to print, in sb. */
 static const char *clean(struct sbuf *sb, const char *s)
 {
 	sbuf_reset(sb);
 	format_sanitize(sb, s ? s : "");
+	return sb->buf;
+}
+
+/* s made safe and fitted to exactly cols display columns, in sb. */
+static const char *cell(struct sbuf *sb, const char *s, int cols)
+{
+	struct sbuf tmp = SBUF_INIT;
+	sbuf_init(&tmp);
+	format_sanitize(&tmp, s ? s : "");
+	sbuf_reset(sb);
+	format_fit(sb, tmp.buf, cols, 1);
+	sbuf_release(&tmp);
 	return sb->buf;
 }
 
@@ -63,10 +77,9 @@ static int text_tree(FILE *out, struct model *m, struct mnode *n, int level, str
 	for (size_t i = 0; i < count && i < TREE_FANOUT; i++) {
 		struct mnode *c = kids[i];
 		char d[32];
-		char label[256];
-		snprintf(label, sizeof(label), "%*s%s", level * 2, "", clean(sb, c->name));
-		fprintf(out, "  %-58.58s %10s %6.1f%%  %-13s\n", label,
-			format_duration(d, sizeof(d), c->dur_ns), share(c), phase_kind_name(c->kind));
+		fprintf(out, "  %*s%s %10s %6.1f%%  %s\n", level * 2, "",
+			cell(sb, c->name, 58 - level * 2), format_duration(d, sizeof(d), c->dur_ns),
+			share(c), phase_kind_name(c->kind));
 		if (level + 1 < TREE_LEVELS && c->child_count &&
 		    text_tree(out, m, c, level + 1, sb, err) < 0) {
 			free(kids);
@@ -90,7 +103,7 @@ static void text_ops(FILE *out, const char *title, const struct summary_op *ops,
 	fprintf(out, "  %-50s %8s %11s %11s\n", "operator", "count", "total", "self");
 	for (size_t i = 0; i < n; i++) {
 		char t[32], s[32];
-		fprintf(out, "  %-50.50s %8lld %11s %11s\n", clean(sb, ops[i].name),
+		fprintf(out, "  %s %8lld %11s %11s\n", cell(sb, ops[i].name, 50),
 			(long long)ops[i].count, format_duration(t, sizeof(t), ops[i].total_ns),
 			format_duration(s, sizeof(s), ops[i].self_ns));
 	}
@@ -108,10 +121,15 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 	fprintf(out, "\nSources\n");
 	for (size_t i = 0; i < s->nsources; i++) {
 		const struct summary_source *src = &s->sources[i];
+		/* every string here comes from the file and is printed sanitised */
+		struct sbuf f1 = SBUF_INIT, f2 = SBUF_INIT, f3 = SBUF_INIT;
+		sbuf_init(&f1);
+		sbuf_init(&f2);
+		sbuf_init(&f3);
 		fprintf(out, "  #%lld %s %s (%s, %s), anchor %s", (long long)src->id,
-			src->format, clean(&sb, src->path),
-			src->compression ? src->compression : "none",
-			format_bytes(a, sizeof(a), src->size_bytes), src->anchor);
+			clean(&f1, src->format), clean(&sb, src->path),
+			clean(&f2, src->compression ? src->compression : "none"),
+			format_bytes(a, sizeof(a), src->size_bytes), clean(&f3, src->anchor));
 		if (src->rank >= 0)
 			fprintf(out, ", rank %d", src->rank);
 		if (src->host)
@@ -121,12 +139,15 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 			(long long)src->dropped);
 		for (size_t k = 0; k < src->ndiags; k++) {
 			const struct summary_diag *g = &src->diags[k];
-			fprintf(out, "     ! %-16s %8lld  %s", g->code, (long long)g->count,
-				g->message);
+			fprintf(out, "     ! %s %8lld  %s", cell(&f1, g->code, 16),
+				(long long)g->count, clean(&f2, g->message));
 			if (g->example)
 				fprintf(out, " (e.g. %s)", clean(&sb, g->example));
 			fprintf(out, "\n");
 		}
+		sbuf_release(&f1);
+		sbuf_release(&f2);
+		sbuf_release(&f3);
 	}
 
 	fprintf(out, "\nWhere the time went (duration, share of parent)\n");
@@ -143,22 +164,43 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 	for (size_t i = 0; i < s->nstreams; i++) {
 		const struct summary_stream *x = &s->streams[i];
 		double f = x->window_ns > 0 ? 100.0 * (double)x->busy_ns / (double)x->window_ns : 0;
-		char label[160];
-		struct sbuf sb2 = SBUF_INIT;
-		sbuf_init(&sb2);
-		snprintf(label, sizeof(label), "%s%.0d%s%s / %s", x->rank >= 0 ? "rank " : "",
-			 x->rank >= 0 ? x->rank : 0, x->rank >= 0 ? " / " : "",
-			 clean(&sb, x->process), clean(&sb2, x->stream));
-		sbuf_release(&sb2);
-		fprintf(out, "  %-44.44s busy %11s of %11s %6.1f%%  %7lld items\n", label,
+		struct sbuf label = SBUF_INIT, tmp = SBUF_INIT;
+		sbuf_init(&label);
+		sbuf_init(&tmp);
+		if (x->rank >= 0)
+			sbuf_addf(&label, "rank %d / ", x->rank);
+		sbuf_addf(&label, "%s / ", clean(&tmp, x->process));
+		sbuf_adds(&label, clean(&tmp, x->stream));
+		sbuf_reset(&tmp);
+		format_fit(&tmp, label.buf, 44, 1);
+		fprintf(out, "  %s busy %11s of %11s %6.1f%%  %7lld items\n", tmp.buf,
 			format_duration(a, sizeof(a), x->busy_ns),
 			format_duration(b, sizeof(b), x->window_ns), f, (long long)x->items);
+		sbuf_release(&label);
+		sbuf_release(&tmp);
 	}
 	sbuf_release(&sb);
 	return 0;
 }
 
 /* ---- JSON ---- */
+
+/* A JSON string of s (NULL: null) with invalid UTF-8 repaired, so that
+ * json_pack never fails on a name from a trace or a path. */
+static json_t *jstr(const char *s)
+{
+	if (!s)
+		return json_null();
+	size_t n = strlen(s);
+	if (utf8_valid(s, n))
+		return json_stringn(s, n);
+	struct sbuf sb = SBUF_INIT;
+	sbuf_init(&sb);
+	utf8_repair(&sb, s, n);
+	json_t *j = json_stringn(sb.buf, sb.len);
+	sbuf_release(&sb);
+	return j;
+}
 
 static json_t *json_tree(struct model *m, struct mnode *n, int level, char **err)
 {
@@ -171,11 +213,11 @@ static json_t *json_tree(struct model *m, struct mnode *n, int level, char **err
 	}
 	for (size_t i = 0; i < count && i < TREE_FANOUT; i++) {
 		struct mnode *c = kids[i];
-		json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:f, s:I}", "name", c->name, "kind",
-				      phase_kind_name(c->kind), "start_ns", (json_int_t)c->start_ns,
-				      "dur_ns", (json_int_t)c->dur_ns, "self_ns",
-				      (json_int_t)c->self_ns, "share_of_parent", share(c) / 100.0,
-				      "child_count", (json_int_t)c->child_count);
+		json_t *o = json_pack("{s:o, s:s, s:I, s:I, s:I, s:f, s:I}", "name", jstr(c->name),
+				      "kind", phase_kind_name(c->kind), "start_ns",
+				      (json_int_t)c->start_ns, "dur_ns", (json_int_t)c->dur_ns,
+				      "self_ns", (json_int_t)c->self_ns, "share_of_parent",
+				      share(c) / 100.0, "child_count", (json_int_t)c->child_count);
 		if (level + 1 < TREE_LEVELS && c->child_count) {
 			json_t *sub = json_tree(m, c, level + 1, err);
 			if (!sub) {
@@ -196,44 +238,40 @@ static json_t *json_ops(const struct summary_op *ops, size_t n)
 {
 	json_t *arr = json_array();
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:I}", "name", ops[i].name,
-						     "count", (json_int_t)ops[i].count, "total_ns",
-						     (json_int_t)ops[i].total_ns, "self_ns",
-						     (json_int_t)ops[i].self_ns));
+		json_array_append_new(arr,
+				      json_pack("{s:o, s:I, s:I, s:I}", "name", jstr(ops[i].name),
+						"count", (json_int_t)ops[i].count, "total_ns",
+						(json_int_t)ops[i].total_ns, "self_ns",
+						(json_int_t)ops[i].self_ns));
 	return arr;
-}
-
-static json_t *json_nullable(const char *s)
-{
-	return s ? json_string(s) : json_null();
 }
 
 static int write_json(FILE *out, const char *path, struct model *m, const struct summary *s,
 		      char **err)
 {
 	json_t *root = json_object();
-	json_object_set_new(root, "trace_db", json_string(path));
+	json_object_set_new(root, "trace_db", jstr(path));
 	json_object_set_new(root, "phases", json_integer(model_phase_count(m)));
 	json_t *srcs = json_array();
 	for (size_t i = 0; i < s->nsources; i++) {
 		const struct summary_source *src = &s->sources[i];
 		json_t *diags = json_array();
 		for (size_t k = 0; k < src->ndiags; k++)
-			json_array_append_new(
-				diags, json_pack("{s:s, s:I, s:s, s:o}", "code", src->diags[k].code,
-						 "count", (json_int_t)src->diags[k].count, "message",
-						 src->diags[k].message, "example",
-						 json_nullable(src->diags[k].example)));
+			json_array_append_new(diags,
+					      json_pack("{s:o, s:I, s:o, s:o}", "code",
+							jstr(src->diags[k].code), "count",
+							(json_int_t)src->diags[k].count, "message",
+							jstr(src->diags[k].message), "example",
+							jstr(src->diags[k].example)));
 		json_t *o = json_pack(
-			"{s:I, s:s, s:s, s:o, s:I, s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:o}", "id",
-			(json_int_t)src->id, "path", src->path, "format", src->format,
-			"compression", json_nullable(src->compression), "size_bytes",
-			(json_int_t)src->size_bytes, "time_anchor", src->anchor, "host",
-			json_nullable(src->host), "rank",
-			src->rank >= 0 ? json_integer(src->rank) : json_null(), "phases",
-			(json_int_t)src->phases, "events", (json_int_t)src->events, "samples",
-			(json_int_t)src->samples, "dropped", (json_int_t)src->dropped,
-			"diagnostics", diags);
+		    "{s:I, s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:o}", "id",
+		    (json_int_t)src->id, "path", jstr(src->path), "format", jstr(src->format),
+		    "compression", jstr(src->compression), "size_bytes",
+		    (json_int_t)src->size_bytes, "time_anchor", jstr(src->anchor), "host",
+		    jstr(src->host), "rank", src->rank >= 0 ? json_integer(src->rank) : json_null(),
+		    "phases", (json_int_t)src->phases, "events", (json_int_t)src->events, "samples",
+		    (json_int_t)src->samples, "dropped", (json_int_t)src->dropped, "diagnostics",
+		    diags);
 		json_array_append_new(srcs, o);
 	}
 	json_object_set_new(root, "sources", srcs);
@@ -249,13 +287,14 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 	for (size_t i = 0; i < s->nstreams; i++) {
 		const struct summary_stream *x = &s->streams[i];
 		json_array_append_new(
-			streams,
-			json_pack("{s:o, s:s, s:s, s:I, s:I, s:f, s:I}", "rank",
-				  x->rank >= 0 ? json_integer(x->rank) : json_null(), "process",
-				  x->process, "stream", x->stream, "busy_ns", (json_int_t)x->busy_ns,
-				  "window_ns", (json_int_t)x->window_ns, "busy_fraction",
-				  x->window_ns > 0 ? (double)x->busy_ns / (double)x->window_ns : 0.0,
-				  "items", (json_int_t)x->items));
+		    streams,
+		    json_pack("{s:o, s:o, s:o, s:I, s:I, s:f, s:I}", "rank",
+			      x->rank >= 0 ? json_integer(x->rank) : json_null(), "process",
+			      jstr(x->process), "stream", jstr(x->stream), "busy_ns",
+			      (json_int_t)x->busy_ns, "window_ns", (json_int_t)x->window_ns,
+			      "busy_fraction",
+			      x->window_ns > 0 ? (double)x->busy_ns / (double)x->window_ns : 0.0,
+			      "items", (json_int_t)x->items));
 	}
 	json_object_set_new(root, "gpu_streams", streams);
 	json_dumpf(root, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);

@@ -68,8 +68,8 @@ static int on_end(void *ctx)
 }
 
 static const yajl_callbacks callbacks = {
-	on_null, on_boolean, NULL, NULL, on_number, on_string,
-	on_start, on_key,     on_end, on_start, on_end,
+    on_null,  on_boolean, NULL,	  NULL,	    on_number, on_string,
+    on_start, on_key,	  on_end, on_start, on_end,
 };
 
 static int fail(char *msg)
