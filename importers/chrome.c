@@ -224,30 +224,27 @@ static int64_t intern(struct cp *p, const char *s, size_t n)
 /* Appends a string, repaired to valid UTF-8 with no NUL. */
 static void add_clean(struct cp *p, struct sbuf *out, const unsigned char *s, size_t n)
 {
-	if (utf8_valid((const char *)s, n)) {
+	if (text_utf8_valid((const char *)s, n)) {
 		sbuf_add(out, s, n);
 		return;
 	}
-	if (utf8_repair(out, (const char *)s, n))
+	if (text_utf8_repair(out, (const char *)s, n))
 		note_at(p, D_BAD_UTF8);
+}
+
+/* Applies fn to every text buffer of an event. */
+static void event_each_buf(struct event *e, void (*fn)(struct sbuf *))
+{
+	struct sbuf *bufs[] = {&e->ph,	    &e->name, &e->cat,	    &e->pid,	   &e->tid,
+			       &e->ts,	    &e->dur,  &e->id,	    &e->bp,	   &e->scope,
+			       &e->bind_id, &e->args, &e->arg_name, &e->arg_labels};
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		fn(bufs[i]);
 }
 
 static void event_reset(struct event *e)
 {
-	sbuf_reset(&e->ph);
-	sbuf_reset(&e->name);
-	sbuf_reset(&e->cat);
-	sbuf_reset(&e->pid);
-	sbuf_reset(&e->tid);
-	sbuf_reset(&e->ts);
-	sbuf_reset(&e->dur);
-	sbuf_reset(&e->id);
-	sbuf_reset(&e->bp);
-	sbuf_reset(&e->scope);
-	sbuf_reset(&e->bind_id);
-	sbuf_reset(&e->args);
-	sbuf_reset(&e->arg_name);
-	sbuf_reset(&e->arg_labels);
+	event_each_buf(e, sbuf_reset);
 	for (int i = 0; i < e->nseries; i++)
 		free(e->series[i].key);
 	e->nseries = 0;
@@ -337,7 +334,7 @@ static void args_scalar(struct cp *p, const char *s, size_t n, int is_string, in
 	if (p->key.len > 11 || p->key.len < 4) {
 		/* none of the indexed keys */
 	} else if (!strcmp(k, "correlation")) {
-		if (!parse_int64(s, n, &v)) {
+		if (!text_parse_int64(s, n, &v)) {
 			e->corr = v;
 			e->has_corr = 1;
 		}
@@ -348,7 +345,7 @@ static void args_scalar(struct cp *p, const char *s, size_t n, int is_string, in
 		sbuf_reset(&e->arg_labels);
 		add_clean(p, &e->arg_labels, (const unsigned char *)s, n);
 	} else if (!strcmp(k, "sort_index")) {
-		if (!parse_int64(s, n, &v)) {
+		if (!text_parse_int64(s, n, &v)) {
 			e->sort_index = v;
 			e->has_sort_index = 1;
 		}
@@ -375,7 +372,7 @@ static int is_big_integer(const char *s, size_t n)
 		if (s[i] == '.' || s[i] == 'e' || s[i] == 'E')
 			return 0;
 	int64_t v;
-	return parse_int64(s, n, &v) < 0;
+	return text_parse_int64(s, n, &v) < 0;
 }
 
 /* A scalar inside a capture. kind: 's' string, 'n' number, 'l' literal. */
@@ -403,7 +400,7 @@ static void cap_scalar(struct cp *p, const char *s, size_t n, char kind)
 static int64_t ts_of(struct cp *p, const struct sbuf *t, int *ok)
 {
 	int64_t v = 0;
-	*ok = t->len && !parse_units_ns(t->buf, t->len, 1000, &v);
+	*ok = t->len && !text_parse_units(t->buf, t->len, 1000, &v);
 	if (*ok) {
 		if (!p->any_ts || v < p->min_ts)
 			p->min_ts = v;
@@ -655,7 +652,7 @@ static void metadata(struct cp *p, const struct event *e)
 static uint64_t flow_id_of(const struct sbuf *id)
 {
 	uint64_t fid;
-	if (id->len && !parse_id64(id->buf, id->len, &fid))
+	if (id->len && !text_parse_id64(id->buf, id->len, &fid))
 		return fid;
 	fid = 1469598103934665603ULL;
 	for (size_t i = 0; i < id->len; i++)
@@ -666,7 +663,8 @@ static uint64_t flow_id_of(const struct sbuf *id)
 static int complete_event(struct cp *p, const struct event *e, struct nest_span s, int device,
 			  int flat)
 {
-	if (!e->dur.len || parse_units_ns(e->dur.buf, e->dur.len, 1000, &s.dur) < 0 || s.dur < 0) {
+	if (!e->dur.len || text_parse_units(e->dur.buf, e->dur.len, 1000, &s.dur) < 0 ||
+	    s.dur < 0) {
 		note_at(p, D_BAD_DUR);
 		s.dur = 0;
 	}
@@ -864,7 +862,7 @@ static int on_scalar(struct cp *p, const char *s, size_t n, char kind)
 			return not_an_array(p);
 		if (!strcmp(p->key.buf, "baseTimeNanoseconds")) {
 			int64_t v;
-			if ((kind == 'n' || kind == 's') && !parse_int64(s, n, &v)) {
+			if ((kind == 'n' || kind == 's') && !text_parse_int64(s, n, &v)) {
 				p->has_base = 1;
 				p->base_ns = v;
 			}
@@ -1289,12 +1287,10 @@ out:
 
 static void cp_release(struct cp *p)
 {
-	struct sbuf *bufs[] = {
-	    &p->ev.ph,	&p->ev.name, &p->ev.cat,  &p->ev.pid,	   &p->ev.tid,	     &p->ev.ts,
-	    &p->ev.dur, &p->ev.id,   &p->ev.bp,	  &p->ev.scope,	   &p->ev.bind_id,   &p->ev.args,
-	    &p->key,	&p->meta,    &p->scratch, &p->ev.arg_name, &p->ev.arg_labels};
-	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
-		sbuf_release(bufs[i]);
+	event_each_buf(&p->ev, sbuf_release);
+	sbuf_release(&p->key);
+	sbuf_release(&p->meta);
+	sbuf_release(&p->scratch);
 	for (int i = 0; i < p->ev.nseries; i++)
 		free(p->ev.series[i].key);
 	for (size_t i = 0; i < p->ntracks; i++) {
@@ -1341,12 +1337,10 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 {
 	struct cp p;
 	memset(&p, 0, sizeof(p));
-	struct sbuf *bufs[] = {&p.ev.ph,       &p.ev.name,	&p.ev.cat, &p.ev.pid, &p.ev.tid,
-			       &p.ev.ts,       &p.ev.dur,	&p.ev.id,  &p.ev.bp,  &p.ev.scope,
-			       &p.ev.bind_id,  &p.ev.args,	&p.key,	   &p.meta,   &p.scratch,
-			       &p.ev.arg_name, &p.ev.arg_labels};
-	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
-		sbuf_init(bufs[i]);
+	event_each_buf(&p.ev, sbuf_init);
+	sbuf_init(&p.key);
+	sbuf_init(&p.meta);
+	sbuf_init(&p.scratch);
 	p.in = in;
 	p.st = st;
 	p.opts = o;

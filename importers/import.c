@@ -21,7 +21,7 @@ static char *repaired(const char *s)
 		return NULL;
 	struct sbuf sb;
 	sbuf_init(&sb);
-	utf8_repair(&sb, s, strlen(s));
+	text_utf8_repair(&sb, s, strlen(s));
 	return sbuf_detach(&sb);
 }
 

@@ -4,7 +4,8 @@
  * nest_finish sorts them by (track, start, longest first), nests them by time
  * containment on each track, links device work to the call that launched it
  * (by correlation id), binds flow endpoints and instants to the slice that
- * encloses them, and writes phases, edges and events through the store.
+ * encloses them, and writes phases and events through the store and flow
+ * edges with SQL over a temporary table of flow ends.
  *
  * Memory is bounded: records fill an arena of `arena_bytes`; a full arena is
  * sorted and spilled to a temporary file, and nest_finish merges the runs.

@@ -38,6 +38,7 @@ enum stmt_id {
 	S_SOURCE_ANCHOR,
 	S_TRACK_CLEAR_NODE,
 	S_SHIFT_SAMPLES,
+	S_METRIC_HOSTS,
 	S_CHILD_WINDOW,
 	S_PARENT_OF,
 	S_COUNT
@@ -75,6 +76,8 @@ static const char *const stmt_sql[S_COUNT] = {
     /* the file's own host only fills in a source that has none (--host wins) */
     [S_SOURCE_ANCHOR] = "UPDATE sources SET anchor = ?2, time_offset_ns = ?3, rank = ?4,"
 			" host = coalesce(host, ?5), attrs = ?6 WHERE id = ?1",
+    [S_METRIC_HOSTS] = "UPDATE metrics SET host = (SELECT host FROM sources WHERE id = ?1)"
+		       " WHERE source_id = ?1 AND host IS NULL",
     [S_TRACK_CLEAR_NODE] = "UPDATE tracks SET phase_id = NULL WHERE id = ?1",
     [S_SHIFT_SAMPLES] = "UPDATE samples SET t_ns = t_ns + ?2 WHERE metric_id IN"
 			" (SELECT id FROM metrics WHERE source_id = ?1)",
@@ -113,7 +116,7 @@ static const char *const kind_names[PHASE_KIND_COUNT] = {[PHASE_NONE] = "none",
 #undef X
 };
 
-const char *phase_kind_name(int kind)
+const char *store_kind_name(int kind)
 {
 	if (kind <= 0 || kind >= PHASE_KIND_COUNT)
 		return "none";
@@ -784,7 +787,14 @@ int store_set_source_anchor(struct store *st, int64_t source_id, const char *anc
 	bind_rank(s, 4, rank);
 	bind_str(s, 5, host);
 	bind_str(s, 6, attrs_json);
-	return run_one(st, s, "source", source_id, err);
+	if (run_one(st, s, "source", source_id, err) < 0)
+		return -1;
+	/* metrics created before the host was known take the source's */
+	sqlite3_stmt *m = stmt(st, S_METRIC_HOSTS, err);
+	if (!m)
+		return -1;
+	sqlite3_bind_int64(m, 1, source_id);
+	return run(st, m, err);
 }
 
 int store_clear_track_node(struct store *st, int64_t track_id, char **err)

@@ -57,7 +57,7 @@ enum phase_kind {
 	    PHASE_KIND_COUNT
 };
 
-const char *phase_kind_name(int kind);
+const char *store_kind_name(int kind);
 
 /* Edge kinds (edges.kind). */
 enum edge_kind { EDGE_FLOW = 1, EDGE_LAUNCH = 2, EDGE_FWDBWD = 3 };
@@ -149,7 +149,8 @@ int store_add_diagnostic(struct store *st, int64_t source_id, const char *code, 
 /* Fixes the time anchor of a source once its file is read: anchor, offset,
  * rank (-1: none) and attrs (JSON text or NULL) replace what add_source set;
  * host fills in only a source that has none (--host wins), NULL changes
- * nothing.  An unknown source_id is an error. */
+ * nothing; the source's metrics without a host take the source's.  An
+ * unknown source_id is an error. */
 int store_set_source_anchor(struct store *st, int64_t source_id, const char *anchor,
 			    int64_t offset_ns, int rank, const char *host, const char *attrs_json,
 			    char **err);

@@ -10,7 +10,7 @@
 #include "model/text.h"
 #include "model/xalloc.h"
 
-size_t utf8_seq(const unsigned char *s, size_t n)
+size_t text_utf8_seq(const unsigned char *s, size_t n)
 {
 	unsigned char c = s[0];
 	if (c == 0)
@@ -43,7 +43,7 @@ size_t utf8_seq(const unsigned char *s, size_t n)
 	return len;
 }
 
-int utf8_valid(const char *s, size_t n)
+int text_utf8_valid(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0;
@@ -52,7 +52,7 @@ int utf8_valid(const char *s, size_t n)
 			i++;
 			continue;
 		}
-		size_t k = utf8_seq(p + i, n - i);
+		size_t k = text_utf8_seq(p + i, n - i);
 		if (!k)
 			return 0;
 		i += k;
@@ -60,12 +60,12 @@ int utf8_valid(const char *s, size_t n)
 	return 1;
 }
 
-size_t utf8_repair(struct sbuf *out, const char *s, size_t n)
+size_t text_utf8_repair(struct sbuf *out, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, bad = 0, run = 0;
 	while (i < n) {
-		size_t k = utf8_seq(p + i, n - i);
+		size_t k = text_utf8_seq(p + i, n - i);
 		if (k) {
 			i += k;
 			continue;
@@ -80,7 +80,7 @@ size_t utf8_repair(struct sbuf *out, const char *s, size_t n)
 	return bad;
 }
 
-int parse_int64(const char *s, size_t n, int64_t *out)
+int text_parse_int64(const char *s, size_t n, int64_t *out)
 {
 	size_t i = 0;
 	int neg = 0;
@@ -109,7 +109,7 @@ int parse_int64(const char *s, size_t n, int64_t *out)
 	return 0;
 }
 
-int parse_id64(const char *s, size_t n, uint64_t *out)
+int text_parse_id64(const char *s, size_t n, uint64_t *out)
 {
 	uint64_t v = 0;
 	size_t i = 0;
@@ -139,7 +139,7 @@ int parse_id64(const char *s, size_t n, uint64_t *out)
 	return 0;
 }
 
-int parse_units_ns(const char *s, size_t n, int64_t unit_ns, int64_t *out)
+int text_parse_units(const char *s, size_t n, int64_t unit_ns, int64_t *out)
 {
 	size_t i = 0;
 	int neg = 0;
@@ -200,7 +200,7 @@ int parse_units_ns(const char *s, size_t n, int64_t unit_ns, int64_t *out)
 	return 0;
 }
 
-int parse_duration_ns(const char *s, int64_t *out)
+int text_parse_duration(const char *s, int64_t *out)
 {
 	static const struct {
 		const char *suffix;
@@ -212,7 +212,7 @@ int parse_duration_ns(const char *s, int64_t *out)
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		size_t k = strlen(units[i].suffix);
 		if (n > k && !strcmp(s + n - k, units[i].suffix))
-			return parse_units_ns(s, n - k, units[i].ns, out);
+			return text_parse_units(s, n - k, units[i].ns, out);
 	}
-	return parse_units_ns(s, n, 1, out);
+	return text_parse_units(s, n, 1, out);
 }

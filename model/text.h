@@ -12,24 +12,24 @@
 
 /* Length (1..4) of the valid UTF-8 sequence at s[0..n), or 0 when it is
  * invalid (RFC 3629: no overlongs, surrogates or values past U+10FFFF) or NUL. */
-size_t utf8_seq(const unsigned char *s, size_t n);
+size_t text_utf8_seq(const unsigned char *s, size_t n);
 /* 1 when s[0..n) is valid UTF-8 with no NUL byte. */
-int utf8_valid(const char *s, size_t n);
+int text_utf8_valid(const char *s, size_t n);
 /* Appends s to out with every invalid sequence or NUL replaced by U+FFFD;
  * returns the number of replacements. */
-size_t utf8_repair(struct sbuf *out, const char *s, size_t n);
+size_t text_utf8_repair(struct sbuf *out, const char *s, size_t n);
 
 /* Parses a decimal number of `unit_ns` units (1000 for microseconds) into
  * integer nanoseconds, exactly for plain decimals (no float rounding),
  * through double for exponents.  Leading/trailing blanks are refused.
  * Returns 0, or -1 when the text is not a number or overflows int64. */
-int parse_units_ns(const char *s, size_t n, int64_t unit_ns, int64_t *out);
+int text_parse_units(const char *s, size_t n, int64_t unit_ns, int64_t *out);
 /* Strict int64 parse of the whole text; -1 on junk or overflow. */
-int parse_int64(const char *s, size_t n, int64_t *out);
+int text_parse_int64(const char *s, size_t n, int64_t *out);
 /* Unsigned 64-bit id, decimal or 0x-hex; -1 on junk. */
-int parse_id64(const char *s, size_t n, uint64_t *out);
+int text_parse_id64(const char *s, size_t n, uint64_t *out);
 
 /* A duration with an optional unit (ns, us, ms, s, min, h; default ns),
  * e.g. "1.5s", "-200ms"; -1 on junk or overflow. */
-int parse_duration_ns(const char *s, int64_t *out);
+int text_parse_duration(const char *s, int64_t *out);
 #endif

@@ -1010,6 +1010,19 @@ static void test_metadata_capped(void **state)
 			 1);
 }
 
+/* Counter metrics take the host the trace names (host_name), even when the
+ * counter came before it. */
+static void test_counter_host_from_trace(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "host.json",
+		  "{\"traceEvents\":[{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"ts\":1,"
+		  "\"args\":{\"v\":3}},{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,"
+		  "\"dur\":1}],\"host_name\":\"node7\"}");
+	assert_text(f, "node7", "SELECT host FROM metrics");
+	assert_text(f, "node7", "SELECT host FROM sources");
+}
+
 /* A failing file among good ones rolls the whole import back. */
 static void test_failure_rolls_back_existing_db(void **state)
 {
@@ -1077,6 +1090,7 @@ int main(void)
 	    T(test_bind_id_keeps_category),
 	    T(test_empty_rank_adds_nothing),
 	    T(test_metadata_capped),
+	    T(test_counter_host_from_trace),
 	};
 	return cmocka_run_group_tests_name("chrome", tests, NULL, NULL);
 }

@@ -118,7 +118,7 @@ static void test_sanitize_invalid_well_formed_shape(void **state)
 	int failures = 0;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *got = sanitize(bad[i]);
-		if (!utf8_valid(got, strlen(got)) || !strstr(got, "\\x")) {
+		if (!text_utf8_valid(got, strlen(got)) || !strstr(got, "\\x")) {
 			struct sbuf hex = SBUF_INIT;
 			sbuf_init(&hex);
 			for (const unsigned char *p = (const unsigned char *)got; *p; p++)

@@ -310,10 +310,10 @@ static void test_store_create_and_read_back(void **state)
 	assert_true(q_int(db, "SELECT count(*) FROM phase_kinds") == PHASE_KIND_COUNT - 1);
 	assert_string_equal(
 	    q_text(db, "SELECT name FROM phase_kinds WHERE id = 11", buf, sizeof(buf)),
-	    phase_kind_name(PHASE_KERNEL));
-	assert_string_equal(phase_kind_name(PHASE_KERNEL), "kernel");
-	assert_string_equal(phase_kind_name(0), "none");
-	assert_string_equal(phase_kind_name(PHASE_KIND_COUNT), "none");
+	    store_kind_name(PHASE_KERNEL));
+	assert_string_equal(store_kind_name(PHASE_KERNEL), "kernel");
+	assert_string_equal(store_kind_name(0), "none");
+	assert_string_equal(store_kind_name(PHASE_KIND_COUNT), "none");
 
 	assert_true(q_int(db, "SELECT count(*) FROM strings") == 5);
 	assert_true(q_int(db, "SELECT count(*) FROM strings WHERE text = 'aten::mm'") == 1);
@@ -897,7 +897,7 @@ static void assert_all_utf8(sqlite3 *db, const char *sql)
 		rows++;
 		const char *t = (const char *)sqlite3_column_text(s, 0);
 		int n = sqlite3_column_bytes(s, 0);
-		if (t && !utf8_valid(t, (size_t)n))
+		if (t && !text_utf8_valid(t, (size_t)n))
 			fail_msg("%s: row %d is not valid UTF-8", sql, rows);
 	}
 	sqlite3_finalize(s);

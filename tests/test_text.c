@@ -14,10 +14,10 @@
 #include "model/text.h"
 #include "model/xalloc.h"
 
-/* parse_units_ns on a C string; returns its status, *out untouched on failure */
+/* text_parse_units on a C string; returns its status, *out untouched on failure */
 static int units(const char *s, int64_t unit, int64_t *out)
 {
-	return parse_units_ns(s, strlen(s), unit, out);
+	return text_parse_units(s, strlen(s), unit, out);
 }
 
 static void test_units_exact_microseconds(void **state)
@@ -92,17 +92,17 @@ static void test_units_junk(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int64_t v = 4242;
 		if (units(bad[i], 1000, &v) != -1)
-			fail_msg("parse_units_ns accepted \"%s\" as %lld", bad[i], (long long)v);
+			fail_msg("text_parse_units accepted \"%s\" as %lld", bad[i], (long long)v);
 		assert_true(v == 4242);
 	}
 	/* explicit length: a NUL byte inside the text is junk */
 	int64_t v = 4242;
-	assert_int_equal(parse_units_ns("12\0"
-					"3",
-					4, 1000, &v),
+	assert_int_equal(text_parse_units("12\0"
+					  "3",
+					  4, 1000, &v),
 			 -1);
 	/* and the length bounds the text: "123" read as "12" */
-	assert_int_equal(parse_units_ns("123", 2, 1000, &v), 0);
+	assert_int_equal(text_parse_units("123", 2, 1000, &v), 0);
 	assert_true(v == 12000);
 }
 
@@ -140,7 +140,7 @@ static void test_units_int64_min(void **state)
 
 static int int64_of(const char *s, int64_t *out)
 {
-	return parse_int64(s, strlen(s), out);
+	return text_parse_int64(s, strlen(s), out);
 }
 
 static void test_parse_int64(void **state)
@@ -174,19 +174,19 @@ static void test_parse_int64(void **state)
 					  "99999999999999999999999"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (int64_of(bad[i], &v) != -1)
-			fail_msg("parse_int64 accepted \"%s\" as %lld", bad[i], (long long)v);
+			fail_msg("text_parse_int64 accepted \"%s\" as %lld", bad[i], (long long)v);
 	assert_true(v == 7);
-	assert_int_equal(parse_int64("12\0"
-				     "3",
-				     4, &v),
+	assert_int_equal(text_parse_int64("12\0"
+					  "3",
+					  4, &v),
 			 -1);
-	assert_int_equal(parse_int64("123", 2, &v), 0);
+	assert_int_equal(text_parse_int64("123", 2, &v), 0);
 	assert_true(v == 12);
 }
 
 static int id_of(const char *s, uint64_t *out)
 {
-	return parse_id64(s, strlen(s), out);
+	return text_parse_id64(s, strlen(s), out);
 }
 
 static void test_parse_id64(void **state)
@@ -223,7 +223,7 @@ static void test_parse_id64(void **state)
 					  "0x10000000000000000"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (id_of(bad[i], &v) != -1)
-			fail_msg("parse_id64 accepted \"%s\" as %llu", bad[i],
+			fail_msg("text_parse_id64 accepted \"%s\" as %llu", bad[i],
 				 (unsigned long long)v);
 	assert_true(v == 99);
 }
@@ -247,10 +247,10 @@ static void test_parse_duration(void **state)
 	};
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		int64_t v = 0;
-		if (parse_duration_ns(ok[i].s, &v) != 0)
-			fail_msg("parse_duration_ns refused \"%s\"", ok[i].s);
+		if (text_parse_duration(ok[i].s, &v) != 0)
+			fail_msg("text_parse_duration refused \"%s\"", ok[i].s);
 		if (v != ok[i].ns)
-			fail_msg("parse_duration_ns(\"%s\") = %lld, want %lld", ok[i].s,
+			fail_msg("text_parse_duration(\"%s\") = %lld, want %lld", ok[i].s,
 				 (long long)v, (long long)ok[i].ns);
 	}
 	static const char *const bad[] = {"",	 "s",	 "ms",		 "min", "abc",
@@ -258,8 +258,9 @@ static void test_parse_duration(void **state)
 					  " 1s", "1s ",	 "10000000000h", "s5"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int64_t v = 5;
-		if (parse_duration_ns(bad[i], &v) != -1)
-			fail_msg("parse_duration_ns accepted \"%s\" as %lld", bad[i], (long long)v);
+		if (text_parse_duration(bad[i], &v) != -1)
+			fail_msg("text_parse_duration accepted \"%s\" as %lld", bad[i],
+				 (long long)v);
 	}
 }
 
@@ -268,8 +269,8 @@ static void test_utf8_valid(void **state)
 	(void)state;
 	static const char good[] = "ascii \xc2\xb5s \xe2\x96\x81\xe2\x96\x82\xe2\x96\x88 "
 				   "\xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf \t\n";
-	assert_int_equal(utf8_valid(good, strlen(good)), 1);
-	assert_int_equal(utf8_valid("", 0), 1);
+	assert_int_equal(text_utf8_valid(good, strlen(good)), 1);
+	assert_int_equal(text_utf8_valid("", 0), 1);
 	static const struct {
 		const char *s;
 		size_t n;
@@ -287,10 +288,10 @@ static void test_utf8_valid(void **state)
 	    {"\xc2\xb5\xc2", 3},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		if (utf8_valid(bad[i].s, bad[i].n))
-			fail_msg("utf8_valid accepted case %zu", i);
+		if (text_utf8_valid(bad[i].s, bad[i].n))
+			fail_msg("text_utf8_valid accepted case %zu", i);
 	/* the length bounds the check: the truncated tail is not read */
-	assert_int_equal(utf8_valid("ab\xe2", 2), 1);
+	assert_int_equal(text_utf8_valid("ab\xe2", 2), 1);
 }
 
 /* Repairs s[0..n), checks the count, the bytes and that the result is valid. */
@@ -299,12 +300,12 @@ static void check_repair(const char *s, size_t n, const char *want, size_t want_
 	struct sbuf out = SBUF_INIT;
 	sbuf_init(&out);
 	sbuf_adds(&out, ">");
-	size_t bad = utf8_repair(&out, s, n);
+	size_t bad = text_utf8_repair(&out, s, n);
 	if (bad != want_bad)
-		fail_msg("utf8_repair replaced %zu, want %zu", bad, want_bad);
+		fail_msg("text_utf8_repair replaced %zu, want %zu", bad, want_bad);
 	assert_int_equal(out.len, strlen(want) + 1);
 	assert_memory_equal(out.buf + 1, want, strlen(want));
-	assert_int_equal(utf8_valid(out.buf, out.len), 1);
+	assert_int_equal(text_utf8_valid(out.buf, out.len), 1);
 	sbuf_release(&out);
 }
 

@@ -74,7 +74,7 @@ void format_sanitize(struct sbuf *out, const char *s)
 	size_t n = strlen(s);
 	while (n) {
 		unsigned char c = *p;
-		size_t k = c < 0x80 ? 1 : utf8_seq(p, n);
+		size_t k = c < 0x80 ? 1 : text_utf8_seq(p, n);
 		if (c == 0x1b) {
 			sbuf_adds(out, "\\e");
 		} else if (c < 0x20 || c == 0x7f) {
@@ -116,7 +116,7 @@ void format_fit(struct sbuf *out, const char *s, int cols, int pad)
 	size_t n = strlen(s);
 	int used = 0;
 	while (n) {
-		size_t k = *p < 0x80 ? 1 : utf8_seq(p, n);
+		size_t k = *p < 0x80 ? 1 : text_utf8_seq(p, n);
 		if (!k)
 			k = 1; /* not expected after format_sanitize; keep going */
 		int w = k == 1 ? 1 : format_cp_width(decode(p, k));

@@ -1,7 +1,8 @@
 /*
  * grademl-tui: argument parsing and dispatch to the import, report and
  * (later) explorer and query front ends.  Exit status: 0 success, 2 any
- * error (bad input, bad usage), with one line on stderr.
+ * error (bad input, bad usage), with one line on stderr; 3 when memory runs
+ * out (model/xalloc.c).
  */
 #include <dirent.h>
 #include <getopt.h>
@@ -128,7 +129,7 @@ static int cmd_import(int argc, char **argv)
 			format = optarg;
 			break;
 		case 't':
-			if (parse_duration_ns(optarg, &o.time_offset_ns) < 0)
+			if (text_parse_duration(optarg, &o.time_offset_ns) < 0)
 				return usage_error("invalid --time-offset '%s' (e.g. 1.5s, -200ms)",
 						   optarg);
 			o.has_time_offset = 1;

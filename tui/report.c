@@ -79,7 +79,7 @@ static int text_tree(FILE *out, struct model *m, struct mnode *n, int level, str
 		char d[32];
 		fprintf(out, "  %*s%s %10s %6.1f%%  %s\n", level * 2, "",
 			cell(sb, c->name, 58 - level * 2), format_duration(d, sizeof(d), c->dur_ns),
-			share(c), phase_kind_name(c->kind));
+			share(c), store_kind_name(c->kind));
 		if (level + 1 < TREE_LEVELS && c->child_count &&
 		    text_tree(out, m, c, level + 1, sb, err) < 0) {
 			free(kids);
@@ -192,11 +192,11 @@ static json_t *jstr(const char *s)
 	if (!s)
 		return json_null();
 	size_t n = strlen(s);
-	if (utf8_valid(s, n))
+	if (text_utf8_valid(s, n))
 		return json_stringn(s, n);
 	struct sbuf sb = SBUF_INIT;
 	sbuf_init(&sb);
-	utf8_repair(&sb, s, n);
+	text_utf8_repair(&sb, s, n);
 	json_t *j = json_stringn(sb.buf, sb.len);
 	sbuf_release(&sb);
 	return j;
@@ -214,7 +214,7 @@ static json_t *json_tree(struct model *m, struct mnode *n, int level, char **err
 	for (size_t i = 0; i < count && i < TREE_FANOUT; i++) {
 		struct mnode *c = kids[i];
 		json_t *o = json_pack("{s:o, s:s, s:I, s:I, s:I, s:f, s:I}", "name", jstr(c->name),
-				      "kind", phase_kind_name(c->kind), "start_ns",
+				      "kind", store_kind_name(c->kind), "start_ns",
 				      (json_int_t)c->start_ns, "dur_ns", (json_int_t)c->dur_ns,
 				      "self_ns", (json_int_t)c->self_ns, "share_of_parent",
 				      share(c) / 100.0, "child_count", (json_int_t)c->child_count);
