@@ -20,11 +20,12 @@
 
 #include "importers/input.h"
 #include "model/sbuf.h"
+#include "tests/testdir.h"
 #include "model/xalloc.h"
 
 struct fx {
-	char dir[64];
-	char path[128];
+	char dir[256];
+	char path[320];
 	unsigned char *content; /* the decompressed bytes the file should read as */
 	size_t len;
 };
@@ -32,8 +33,7 @@ struct fx {
 static int fx_setup(void **state)
 {
 	struct fx *f = xcalloc(1, sizeof(*f));
-	snprintf(f->dir, sizeof(f->dir), "/tmp/grademl-test-input-XXXXXX");
-	if (!mkdtemp(f->dir)) {
+	if (testdir_make(f->dir, sizeof(f->dir), "input") < 0) {
 		free(f);
 		return -1;
 	}
@@ -45,23 +45,7 @@ static int fx_setup(void **state)
 static int fx_teardown(void **state)
 {
 	struct fx *f = *state;
-	DIR *d = opendir(f->dir);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			char p[512];
-			snprintf(p, sizeof(p), "%s/%s", f->dir, e->d_name);
-			struct stat sb;
-			if (stat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
-				rmdir(p);
-			else
-				unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(f->dir);
+	testdir_remove(f->dir);
 	free(f->content);
 	free(f);
 	return 0;
@@ -226,7 +210,7 @@ static void test_input_gzip_truncated(void **state)
 {
 	struct fx *f = *state;
 	make_content(f, 200000);
-	char gz[160];
+	char gz[400];
 	snprintf(gz, sizeof(gz), "%s.gz", f->path);
 	gzip_member(gz, "wb", f->content, f->len);
 	size_t zlen = 0;
@@ -281,7 +265,7 @@ static void test_input_empty_and_directory(void **state)
 	gzip_member(f->path, "wb", "", 0);
 	assert_open_fails(f->path, "empty after decompression");
 	assert_open_fails(f->dir, "directory");
-	char missing[160];
+	char missing[400];
 	snprintf(missing, sizeof(missing), "%s/missing", f->dir);
 	assert_open_fails(missing, "cannot open");
 }

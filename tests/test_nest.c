@@ -16,13 +16,14 @@
 #include "model/nest.h"
 #include "model/sbuf.h"
 #include "model/store.h"
+#include "tests/testdir.h"
 #include "model/xalloc.h"
 
 #define ON_DEVICE NEST_ON_DEVICE
 
 struct fx {
-	char dir[64];
-	char path[128];
+	char dir[256];
+	char path[320];
 	struct store *st;
 	int64_t src, proc;
 };
@@ -63,8 +64,7 @@ static void fx_close(struct fx *f)
 static int fx_setup(void **state)
 {
 	struct fx *f = xcalloc(1, sizeof(*f));
-	snprintf(f->dir, sizeof(f->dir), "/tmp/grademl-test-nest-XXXXXX");
-	if (!mkdtemp(f->dir)) {
+	if (testdir_make(f->dir, sizeof(f->dir), "nest") < 0) {
 		free(f);
 		return -1;
 	}
@@ -78,16 +78,7 @@ static int fx_teardown(void **state)
 {
 	struct fx *f = *state;
 	fx_close(f);
-	/* what a failed assertion may leave: the files of every store made here */
-	static const char *const names[] = {"trace.db", "spill.db", "memory.db"};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		char p[192];
-		snprintf(p, sizeof(p), "%s/%s", f->dir, names[i]);
-		unlink(p);
-		snprintf(p, sizeof(p), "%s/%s-journal", f->dir, names[i]);
-		unlink(p);
-	}
-	rmdir(f->dir);
+	testdir_remove(f->dir);
 	free(f);
 	return 0;
 }
@@ -794,7 +785,7 @@ static void test_nest_spill_matches_memory(void **state)
 {
 	struct fx *f = *state;
 	fx_close(f); /* this test builds its own stores */
-	char p1[160], p2[160];
+	char p1[400], p2[400];
 	snprintf(p1, sizeof(p1), "%s/spill.db", f->dir);
 	snprintf(p2, sizeof(p2), "%s/memory.db", f->dir);
 	struct sbuf small = SBUF_INIT, big = SBUF_INIT;

@@ -23,19 +23,19 @@
 #include "model/sbuf.h"
 #include "model/store.h"
 #include "model/text.h"
+#include "tests/testdir.h"
 #include "model/xalloc.h"
 
 struct fx {
-	char dir[64];
-	char path[128];
+	char dir[256];
+	char path[320];
 	char *before; /* a file's bytes kept for comparison; freed by the teardown */
 };
 
 static int fx_setup(void **state)
 {
 	struct fx *f = xcalloc(1, sizeof(*f));
-	snprintf(f->dir, sizeof(f->dir), "/tmp/grademl-test-store-XXXXXX");
-	if (!mkdtemp(f->dir)) {
+	if (testdir_make(f->dir, sizeof(f->dir), "store") < 0) {
 		free(f);
 		return -1;
 	}
@@ -47,23 +47,7 @@ static int fx_setup(void **state)
 static int fx_teardown(void **state)
 {
 	struct fx *f = *state;
-	DIR *d = opendir(f->dir);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			char p[512];
-			snprintf(p, sizeof(p), "%s/%s", f->dir, e->d_name);
-			struct stat sb;
-			if (stat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
-				rmdir(p);
-			else
-				unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(f->dir);
+	testdir_remove(f->dir);
 	free(f->before);
 	free(f);
 	return 0;
@@ -458,7 +442,7 @@ static void test_store_rollback_first_import(void **state)
 	assert_err_mentions(err, f->path, "closed");
 	store_close(st);
 	assert_false(exists(f->path));
-	char j[160];
+	char j[400];
 	snprintf(j, sizeof(j), "%s-journal", f->path);
 	assert_false(exists(j));
 	assert_int_equal(count_temps(f->dir), 0);
@@ -479,7 +463,7 @@ static void test_store_empty_file_rollback(void **state)
 {
 	struct fx *f = *state;
 	spit(f->path, "", 0);
-	char j[160];
+	char j[400];
 	snprintf(j, sizeof(j), "%s-journal", f->path);
 	for (int close_only = 0; close_only < 2; close_only++) {
 		struct store *st = NULL;
@@ -626,7 +610,7 @@ static void test_store_commit_reopens_at_path(void **state)
 	assert_int_equal(store_exec(st, "PRAGMA cache_size = 8", &err), 0);
 	for (int64_t id = 1; id <= 2000; id++)
 		assert_int_equal(store_update_phase_window(st, id, 7, 1000, 3, &err), 0);
-	char j[160];
+	char j[400];
 	snprintf(j, sizeof(j), "%s-journal", f->path);
 	assert_true(exists(j));
 	store_rollback(st);
@@ -679,7 +663,7 @@ static void test_store_rollback_existing(void **state)
 	store_close(st);
 
 	assert_same_file(f->path, before, len);
-	char j[160];
+	char j[400];
 	snprintf(j, sizeof(j), "%s-journal", f->path);
 	assert_false(exists(j));
 	assert_int_equal(store_open(f->path, STORE_READ, &st, &err), 0);
@@ -943,7 +927,7 @@ static void test_import_step_node_repairs_names(void **state)
 static void test_import_files_repairs_names(void **state)
 {
 	struct fx *f = *state;
-	char trace[160];
+	char trace[400];
 	snprintf(trace, sizeof(trace),
 		 "%s/tr\xff"
 		 "ain.json",
