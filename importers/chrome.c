@@ -42,7 +42,6 @@
 	X(UNLINKED_DEVICE, "device work whose launching call was not found (under its stream)")    \
 	X(LONE_FLOW, "flow start or end without its partner (no edge)")                            \
 	X(UNBOUND_FLOW, "flow endpoint outside any span (no edge)")                                \
-	X(FLOW_STEP, "flow step (\"t\") ignored")                                                  \
 	X(BIG_INTEGER, "integer beyond int64 in args kept as a string")                            \
 	X(BAD_UTF8, "invalid UTF-8 or NUL in a string replaced by U+FFFD")                         \
 	X(TIME_OVERFLOW, "span beyond the int64 nanosecond range dropped")                         \
@@ -772,19 +771,27 @@ static int finish_event(struct cp *p)
 		s.role = NEST_INSTANT;
 		return add_span(p, s);
 	case 's':
+	case 't':
 	case 'f':
 		s.track = point_track(p, e);
-		s.role = ph == 's'		  ? NEST_FLOW_OUT
-			 : strcmp(e->bp.buf, "e") ? NEST_FLOW_IN_NEXT /* Chrome's default binding */
-						  : NEST_FLOW_IN;
 		s.flow_cat = s.cat_id;
 		s.flow_id = flow_id_of(&e->id);
 		s.attrs = NULL;
 		s.attrs_len = 0;
+		if (ph == 's') {
+			s.role = NEST_FLOW_OUT;
+			return add_span(p, s);
+		}
+		/* a step ends one segment of the flow and starts the next: its end
+		 * is recorded first, so the pairing never joins it to itself */
+		s.role = ph == 'f' && strcmp(e->bp.buf, "e") ? NEST_FLOW_IN_NEXT /* the default */
+							     : NEST_FLOW_IN;
+		if (add_span(p, s) < 0)
+			return -1;
+		if (ph == 'f')
+			return 0;
+		s.role = NEST_FLOW_OUT;
 		return add_span(p, s);
-	case 't':
-		note_at(p, D_FLOW_STEP);
-		return 0;
 	case 'C':
 		return metric_sample(p, e, ts);
 	default:

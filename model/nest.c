@@ -654,7 +654,8 @@ static int link_flows(struct ctx *c)
 	    "CREATE INDEX temp.nest_flows_key ON nest_flows(cat, fid, dir, t);"
 	    "CREATE TEMP TABLE nest_pairs AS SELECT i.cat AS cat, i.phase AS dst,"
 	    " (SELECT o.rowid FROM nest_flows o WHERE o.cat = i.cat AND o.fid = i.fid"
-	    "  AND o.dir = 0 AND o.t <= i.t ORDER BY o.t DESC, o.rowid DESC LIMIT 1) AS src_row"
+	    "  AND o.dir = 0 AND (o.t < i.t OR (o.t = i.t AND o.rowid < i.rowid))"
+	    "  ORDER BY o.t DESC, o.rowid DESC LIMIT 1) AS src_row"
 	    " FROM nest_flows i WHERE i.dir = 1;"
 	    "INSERT INTO edges(src, dst, kind)"
 	    " SELECT o.phase, p.dst, CASE (SELECT text FROM strings WHERE id = p.cat)"
@@ -669,12 +670,12 @@ static int link_flows(struct ctx *c)
 	sqlite3 *db = store_db(c->st);
 	c->stats->edges += sqlite3_changes(db);
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(
-		db,
-		"SELECT (SELECT count(*) FROM nest_pairs WHERE src_row IS NULL)"
-		" + (SELECT count(*) FROM nest_flows o WHERE o.dir = 0 AND NOT EXISTS"
-		"    (SELECT 1 FROM nest_pairs p WHERE p.src_row = o.rowid))",
-		-1, &s, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(db,
+			       /* ends without a start, and starts that no end chose: linear */
+			       "SELECT (SELECT count(*) FROM nest_pairs WHERE src_row IS NULL)"
+			       " + (SELECT count(*) FROM nest_flows WHERE dir = 0)"
+			       " - (SELECT count(DISTINCT src_row) FROM nest_pairs)",
+			       -1, &s, NULL) != SQLITE_OK) {
 		*c->err =
 		    xasprintf("%s: cannot pair flows: %s", store_path(c->st), sqlite3_errmsg(db));
 		return -1;

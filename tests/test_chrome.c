@@ -804,7 +804,6 @@ static void test_completeness(void **state)
 	assert_int_equal(diag_count(f, "EMPTY_EVENT"), 1);
 	assert_int_equal(diag_count(f, "NOT_OBJECT"), 2);
 	assert_int_equal(diag_count(f, "MISSING_PH"), 1);
-	assert_int_equal(diag_count(f, "FLOW_STEP"), 1);
 	assert_int_equal(diag_count(f, "UNSUPPORTED"), 1);
 	/* the phases counted are the phases stored (besides the structural nodes) */
 	assert_int_equal(q_int(f, "SELECT phases FROM sources"),
@@ -1023,6 +1022,31 @@ static void test_counter_host_from_trace(void **state)
 	assert_text(f, "node7", "SELECT host FROM sources");
 }
 
+/* s, t, f: a flow with a step is a chain of two edges, s -> t -> f. */
+static void test_flow_step_chain(void **state)
+{
+	struct fx *f = *state;
+	import_ok(
+	    f, "chain.json",
+	    "[{\"ph\":\"X\",\"name\":\"A\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":10},"
+	    "{\"ph\":\"s\",\"cat\":\"c\",\"id\":1,\"name\":\"fl\",\"pid\":1,\"tid\":1,\"ts\":5},"
+	    "{\"ph\":\"X\",\"name\":\"B\",\"pid\":1,\"tid\":2,\"ts\":20,\"dur\":10},"
+	    "{\"ph\":\"t\",\"cat\":\"c\",\"id\":1,\"name\":\"fl\",\"pid\":1,\"tid\":2,\"ts\":25},"
+	    "{\"ph\":\"X\",\"name\":\"C\",\"pid\":1,\"tid\":3,\"ts\":40,\"dur\":10},"
+	    "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"c\",\"id\":1,\"name\":\"fl\",\"pid\":1,"
+	    "\"tid\":3,\"ts\":45}]");
+	assert_int_equal(q_int(f, "SELECT count(*) FROM edges"), 2);
+	assert_int_equal(
+	    q_int(f, "SELECT count(*) FROM edges e JOIN phases_v a ON a.id = e.src"
+		     " JOIN phases_v b ON b.id = e.dst WHERE a.name = 'A' AND b.name = 'B'"),
+	    1);
+	assert_int_equal(
+	    q_int(f, "SELECT count(*) FROM edges e JOIN phases_v a ON a.id = e.src"
+		     " JOIN phases_v b ON b.id = e.dst WHERE a.name = 'B' AND b.name = 'C'"),
+	    1);
+	assert_int_equal(diag_count(f, "LONE_FLOW"), 0);
+}
+
 /* A failing file among good ones rolls the whole import back. */
 static void test_failure_rolls_back_existing_db(void **state)
 {
@@ -1091,6 +1115,7 @@ int main(void)
 	    T(test_empty_rank_adds_nothing),
 	    T(test_metadata_capped),
 	    T(test_counter_host_from_trace),
+	    T(test_flow_step_chain),
 	};
 	return cmocka_run_group_tests_name("chrome", tests, NULL, NULL);
 }
