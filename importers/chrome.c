@@ -416,38 +416,47 @@ static int ieq(const struct sbuf *s, const char *lit)
 }
 
 /* Maps a category (and name) to a phase kind; sets *device for GPU work. */
+/* Categories and the phase kinds they make; anything else is an operator. */
+static const struct {
+	const char *cat;
+	int kind, device, flat;
+} cat_kinds[] = {
+    {"kernel", PHASE_KERNEL, 1, 0},
+    {"gpu_memcpy", PHASE_MEMCPY, 1, 0},
+    {"memcpy", PHASE_MEMCPY, 1, 0},
+    {"gpu_memset", PHASE_MEMSET, 1, 0},
+    {"memset", PHASE_MEMSET, 1, 0},
+    {"gpu_user_annotation", PHASE_GPU_ANNOTATION, 1, 1},
+    {"cuda_runtime", PHASE_RUNTIME, 0, 0},
+    {"runtime", PHASE_RUNTIME, 0, 0},
+    {"cuda_driver", PHASE_RUNTIME, 0, 0},
+    {"mtia_runtime", PHASE_RUNTIME, 0, 0},
+    {"hip_runtime", PHASE_RUNTIME, 0, 0},
+    {"cuda_sync", PHASE_RUNTIME, 0, 0},
+    {"user_annotation", PHASE_ANNOTATION, 0, 0},
+    {"trace", PHASE_SPAN, 0, 0},
+    {"python_function", PHASE_SPAN, 0, 0},
+    {"python", PHASE_SPAN, 0, 0},
+};
+
+/* Maps an event to a phase kind; sets *device for GPU work and *flat for
+ * spans that do not nest. */
 static int kind_of(const struct event *e, int *device, int *flat)
 {
+	int kind = PHASE_OPERATOR;
 	*device = *flat = 0;
-	const struct sbuf *c = &e->cat;
-	if (ieq(c, "kernel")) {
-		*device = 1;
-		return PHASE_KERNEL;
-	}
-	if (ieq(c, "gpu_memcpy") || ieq(c, "memcpy")) {
-		*device = 1;
-		return PHASE_MEMCPY;
-	}
-	if (ieq(c, "gpu_memset") || ieq(c, "memset")) {
-		*device = 1;
-		return PHASE_MEMSET;
-	}
-	if (ieq(c, "gpu_user_annotation")) {
-		*device = *flat = 1;
-		return PHASE_GPU_ANNOTATION;
-	}
-	/* device categories first: Kineto's GPU-side ProfilerStep#N is a
+	for (size_t i = 0; i < sizeof(cat_kinds) / sizeof(cat_kinds[0]); i++)
+		if (ieq(&e->cat, cat_kinds[i].cat)) {
+			kind = cat_kinds[i].kind;
+			*device = cat_kinds[i].device;
+			*flat = cat_kinds[i].flat;
+			break;
+		}
+	/* device categories win: Kineto's GPU-side ProfilerStep#N is a
 	 * gpu_user_annotation and must stay on its stream */
-	if (!strncmp(e->name.buf, "ProfilerStep#", 13))
+	if (!*device && !strncmp(e->name.buf, "ProfilerStep#", 13))
 		return PHASE_PROFILER_STEP;
-	if (ieq(c, "cuda_runtime") || ieq(c, "runtime") || ieq(c, "cuda_driver") ||
-	    ieq(c, "mtia_runtime") || ieq(c, "hip_runtime") || ieq(c, "cuda_sync"))
-		return PHASE_RUNTIME;
-	if (ieq(c, "user_annotation"))
-		return PHASE_ANNOTATION;
-	if (ieq(c, "trace") || ieq(c, "python_function") || ieq(c, "python"))
-		return PHASE_SPAN;
-	return PHASE_OPERATOR;
+	return kind;
 }
 
 static void track_key(struct cp *p, const struct sbuf *pid, const struct sbuf *tid, int device,
