@@ -1123,179 +1123,213 @@ static int close_unclosed(struct cp *p)
 	return 0;
 }
 
-static int build(struct cp *p, int64_t offset, int rank, const char *host)
+/* The nodes one source adds above its spans: step, optional rank, one node
+ * per process and per track. */
+struct scaffold {
+	int64_t step_id, group; /* group: the rank node, or the step */
+	int64_t rank_id;	/* 0: no rank */
+	int depth;		/* of the process nodes */
+	struct nest_track *nt;	/* one per track, for nest_finish */
+	struct proc *procs;
+	size_t nprocs;
+	struct sbuf name;
+};
+
+static void track_name(struct cp *p, const struct track *t, struct sbuf *name)
 {
-	struct store *st = p->st;
-	char **err = p->err;
-	int rc = -1;
-	char *step = p->opts->step			? xstrdup(p->opts->step)
-		     : rank >= 0 && p->opts->group_step ? xstrdup(p->opts->group_step)
-							: step_name_of(input_path(p->in));
-	int64_t step_id = import_step_node(st, p->opts, step, err);
-	free(step);
-	if (step_id < 0)
-		return -1;
-	int64_t group = step_id;
-	int depth = 2;
-	int64_t rank_id = 0;
-	if (rank >= 0) {
-		rank_id = group = store_reserve_phase_id(st);
-		depth = 3;
-	}
-	struct nest_track *nt = xcalloc(p->ntracks ? p->ntracks : 1, sizeof(*nt));
-	struct proc *procs = xcalloc(p->ntracks ? p->ntracks : 1, sizeof(*procs));
-	size_t nprocs = 0;
-	struct sbuf name = SBUF_INIT;
-	sbuf_init(&name);
+	int64_t tn = lookup_id(p, &p->thread_names, t->pid, t->tid);
+	sbuf_reset(name);
+	if (tn)
+		string_of(p, tn, name);
+	else if (t->device)
+		sbuf_addf(name, "stream %s", t->tid);
+	else if (t->async)
+		sbuf_adds(name, t->tid);
+	else
+		sbuf_addf(name, "thread %s", t->tid);
+}
+
+/* Reserves the process and track nodes and stores the tracks. */
+static int make_tracks(struct cp *p, struct scaffold *sc, int rank, const char *host)
+{
 	for (size_t i = 0; i < p->ntracks; i++) {
 		struct track *t = &p->tracks[i];
 		size_t j;
-		for (j = 0; j < nprocs; j++)
-			if (!strcmp(procs[j].pid, t->pid) && procs[j].device == t->device)
+		for (j = 0; j < sc->nprocs; j++)
+			if (!strcmp(sc->procs[j].pid, t->pid) && sc->procs[j].device == t->device)
 				break;
-		if (j == nprocs) {
-			procs[nprocs].pid = t->pid;
-			procs[nprocs].device = t->device;
-			procs[nprocs].id = store_reserve_phase_id(st);
-			nprocs++;
+		if (j == sc->nprocs) {
+			sc->procs[j].pid = t->pid;
+			sc->procs[j].device = t->device;
+			sc->procs[j].id = store_reserve_phase_id(p->st);
+			sc->nprocs++;
 		}
-		int64_t tn = lookup_id(p, &p->thread_names, t->pid, t->tid);
-		sbuf_reset(&name);
-		if (tn)
-			string_of(p, tn, &name);
-		else if (t->device)
-			sbuf_addf(&name, "stream %s", t->tid);
-		else if (t->async)
-			sbuf_adds(&name, t->tid);
-		else
-			sbuf_addf(&name, "thread %s", t->tid);
-		nt[i].node_id = store_reserve_phase_id(st);
-		nt[i].parent_id = procs[j].id;
-		nt[i].name_id = intern(p, name.buf, name.len);
-		nt[i].kind = t->device ? PHASE_STREAM : PHASE_THREAD;
-		nt[i].depth = depth + 1;
+		struct nest_track *n = &sc->nt[i];
+		track_name(p, t, &sc->name);
+		n->node_id = store_reserve_phase_id(p->st);
+		n->parent_id = sc->procs[j].id;
+		n->name_id = intern(p, sc->name.buf, sc->name.len);
+		n->kind = t->device ? PHASE_STREAM : PHASE_THREAD;
+		n->depth = sc->depth + 1;
 		struct track_row tr = {.source_id = p->source_id,
 				       .kind = t->device  ? "stream"
 					       : t->async ? "async"
 							  : "thread",
 				       .pid = t->pid,
 				       .tid = t->tid,
-				       .name = name.buf,
+				       .name = sc->name.buf,
 				       .host = host,
 				       .rank = rank,
 				       .sort_index = lookup_id(p, &p->proc_sort, t->pid, NULL),
-				       .phase_id = nt[i].node_id};
-		nt[i].track_id = store_add_track(st, &tr, err);
-		if (nt[i].name_id < 0 || nt[i].track_id < 0)
-			goto out;
+				       .phase_id = n->node_id};
+		n->track_id = store_add_track(p->st, &tr, p->err);
+		if (n->name_id < 0 || n->track_id < 0)
+			return -1;
 	}
-	struct nest_stats ns = {0};
-	if (nest_finish(p->nest, st, p->source_id, nt, p->ntracks, offset, &ns, err) < 0)
-		goto out;
-	p->diag[D_OVERLAP] += ns.overlaps;
-	p->diag[D_UNLINKED_DEVICE] += ns.unlinked;
-	p->diag[D_LONE_FLOW] += ns.lone_flows;
-	p->diag[D_UNBOUND_FLOW] += ns.unbound_points;
-	p->diag[D_TIME_OVERFLOW] += ns.span_overflow;
-	p->diag[D_POINT_OVERFLOW] += ns.point_overflow;
-	p->spans -= ns.span_overflow;
-	for (size_t i = 0; i < p->ntracks; i++) {
-		if (nt[i].spans && store_set_track_spans(st, nt[i].track_id, nt[i].spans, err) < 0)
-			goto out;
-		if (!nt[i].used) {
-			/* every record of the track was dropped: it has no node */
-			if (store_clear_track_node(st, nt[i].track_id, err) < 0)
-				goto out;
-		}
-	}
+	return 0;
+}
 
-	int64_t gstart = INT64_MAX, gend = INT64_MIN;
-	for (size_t j = 0; j < nprocs; j++) {
-		struct proc *pr = &procs[j];
+/* Records what nest_finish repaired and what each track ended up holding. */
+static int note_nest(struct cp *p, struct scaffold *sc, const struct nest_stats *ns)
+{
+	p->diag[D_OVERLAP] += ns->overlaps;
+	p->diag[D_UNLINKED_DEVICE] += ns->unlinked;
+	p->diag[D_LONE_FLOW] += ns->lone_flows;
+	p->diag[D_UNBOUND_FLOW] += ns->unbound_points;
+	p->diag[D_TIME_OVERFLOW] += ns->span_overflow;
+	p->diag[D_POINT_OVERFLOW] += ns->point_overflow;
+	p->spans -= ns->span_overflow;
+	for (size_t i = 0; i < p->ntracks; i++) {
+		struct nest_track *n = &sc->nt[i];
+		if (n->spans && store_set_track_spans(p->st, n->track_id, n->spans, p->err) < 0)
+			return -1;
+		/* every record of the track was dropped: it has no node */
+		if (!n->used && store_clear_track_node(p->st, n->track_id, p->err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void process_name(struct cp *p, const struct proc *pr, struct sbuf *name)
+{
+	int64_t pn = lookup_id(p, &p->proc_names, pr->pid, NULL);
+	int64_t pl = lookup_id(p, &p->proc_labels, pr->pid, NULL);
+	sbuf_reset(name);
+	if (pn) {
+		string_of(p, pn, name);
+		sbuf_addf(name, " (%s)", pr->pid);
+	} else {
+		sbuf_addf(name, "%s %s", pr->device ? "device" : "process", pr->pid);
+	}
+	if (pl) {
+		struct sbuf lb = SBUF_INIT;
+		sbuf_init(&lb);
+		sbuf_addf(name, " %s", string_of(p, pl, &lb));
+		sbuf_release(&lb);
+	}
+}
+
+/* Writes the process nodes that hold a used track, and then the rank node
+ * when there is one and it holds a process. */
+static int write_groups(struct cp *p, struct scaffold *sc, int rank)
+{
+	int64_t start = INT64_MAX, end = INT64_MIN, kids = 0;
+	for (size_t j = 0; j < sc->nprocs; j++) {
+		struct proc *pr = &sc->procs[j];
 		pr->start = INT64_MAX;
 		pr->end = INT64_MIN;
 		for (size_t i = 0; i < p->ntracks; i++) {
-			if (nt[i].parent_id != pr->id || !nt[i].used)
+			const struct nest_track *n = &sc->nt[i];
+			if (n->parent_id != pr->id || !n->used)
 				continue;
 			pr->children++;
-			if (nt[i].start < pr->start)
-				pr->start = nt[i].start;
-			if (nt[i].end > pr->end)
-				pr->end = nt[i].end;
+			pr->start = n->start < pr->start ? n->start : pr->start;
+			pr->end = n->end > pr->end ? n->end : pr->end;
 		}
 		if (!pr->children)
 			continue;
-		int64_t pn = lookup_id(p, &p->proc_names, pr->pid, NULL);
-		int64_t pl = lookup_id(p, &p->proc_labels, pr->pid, NULL);
-		sbuf_reset(&name);
-		if (pn) {
-			string_of(p, pn, &name);
-			sbuf_addf(&name, " (%s)", pr->pid);
-		} else {
-			sbuf_addf(&name, "%s %s", pr->device ? "device" : "process", pr->pid);
-		}
-		if (pl) {
-			struct sbuf lb = SBUF_INIT;
-			sbuf_init(&lb);
-			sbuf_addf(&name, " %s", string_of(p, pl, &lb));
-			sbuf_release(&lb);
-		}
+		process_name(p, pr, &sc->name);
 		struct phase_row r = {.id = pr->id,
-				      .parent_id = group,
+				      .parent_id = sc->group,
 				      .kind = PHASE_PROCESS,
-				      .name_id = intern(p, name.buf, name.len),
+				      .name_id = intern(p, sc->name.buf, sc->name.len),
 				      .source_id = p->source_id,
 				      .start_ns = pr->start,
 				      .dur_ns = pr->end - pr->start,
 				      .child_count = pr->children,
-				      .depth = depth};
-		if (r.name_id < 0 || store_add_phase(st, &r, err) < 0)
-			goto out;
-		if (pr->start < gstart)
-			gstart = pr->start;
-		if (pr->end > gend)
-			gend = pr->end;
+				      .depth = sc->depth};
+		if (r.name_id < 0 || store_add_phase(p->st, &r, p->err) < 0)
+			return -1;
+		kids++;
+		start = pr->start < start ? pr->start : start;
+		end = pr->end > end ? pr->end : end;
 	}
-	int64_t kids = 0;
-	for (size_t j = 0; j < nprocs; j++)
-		kids += procs[j].children > 0;
-	if (rank_id && kids) { /* a rank without spans gets no node */
-		sbuf_reset(&name);
-		sbuf_addf(&name, "rank %d", rank);
-		struct phase_row r = {.id = rank_id,
-				      .parent_id = step_id,
-				      .kind = PHASE_RANK,
-				      .name_id = intern(p, name.buf, name.len),
-				      .source_id = p->source_id,
-				      .start_ns = gstart,
-				      .dur_ns = gend - gstart,
-				      .child_count = kids,
-				      .depth = 2};
-		if (r.name_id < 0 || store_add_phase(st, &r, err) < 0)
-			goto out;
-	}
-	if (store_refresh_window(st, step_id, err) < 0)
-		goto out;
-	if (offset && p->samples && store_shift_samples(st, p->source_id, offset, err) < 0)
-		goto out;
+	if (!sc->rank_id || !kids)
+		return 0; /* a rank without spans gets no node */
+	sbuf_reset(&sc->name);
+	sbuf_addf(&sc->name, "rank %d", rank);
+	struct phase_row r = {.id = sc->rank_id,
+			      .parent_id = sc->step_id,
+			      .kind = PHASE_RANK,
+			      .name_id = intern(p, sc->name.buf, sc->name.len),
+			      .source_id = p->source_id,
+			      .start_ns = start,
+			      .dur_ns = end - start,
+			      .child_count = kids,
+			      .depth = 2};
+	if (r.name_id < 0 || store_add_phase(p->st, &r, p->err) < 0)
+		return -1;
+	return 0;
+}
+
+/* Stores the diagnostics and the source's counts. */
+static int finish_source(struct cp *p, int64_t events)
+{
 	/* the duration events (X, B, b) not stored: with the spans stored they
 	 * account for every duration event of the file */
 	int64_t dropped = p->diag[D_BAD_TS] + p->diag[D_TIME_OVERFLOW];
-	for (int d = 0; d < D_COUNT; d++) {
-		if (!p->diag[d])
-			continue;
-		if (store_add_diagnostic(st, p->source_id, diag_info[d].code, p->diag[d],
-					 diag_info[d].message, p->diag_example[d], err) < 0)
-			goto out;
+	for (int d = 0; d < D_COUNT; d++)
+		if (p->diag[d] &&
+		    store_add_diagnostic(p->st, p->source_id, diag_info[d].code, p->diag[d],
+					 diag_info[d].message, p->diag_example[d], p->err) < 0)
+			return -1;
+	return store_finish_source(p->st, p->source_id, p->spans, events, p->samples, dropped,
+				   p->err);
+}
+
+/* Builds the source's part of the tree once the whole file has been read. */
+static int build(struct cp *p, int64_t offset, int rank, const char *host)
+{
+	struct store *st = p->st;
+	int rc = -1;
+	char *step = p->opts->step			? xstrdup(p->opts->step)
+		     : rank >= 0 && p->opts->group_step ? xstrdup(p->opts->group_step)
+							: step_name_of(input_path(p->in));
+	struct scaffold sc = {.step_id = import_step_node(st, p->opts, step, p->err), .depth = 2};
+	free(step);
+	if (sc.step_id < 0)
+		return -1;
+	sc.group = sc.step_id;
+	if (rank >= 0) {
+		sc.rank_id = sc.group = store_reserve_phase_id(st);
+		sc.depth = 3;
 	}
-	if (store_finish_source(st, p->source_id, p->spans, ns.events, p->samples, dropped, err) <
-	    0)
+	sc.nt = xcalloc(p->ntracks ? p->ntracks : 1, sizeof(*sc.nt));
+	sc.procs = xcalloc(p->ntracks ? p->ntracks : 1, sizeof(*sc.procs));
+	sbuf_init(&sc.name);
+	struct nest_stats ns = {0};
+	if (make_tracks(p, &sc, rank, host) < 0 ||
+	    nest_finish(p->nest, st, p->source_id, sc.nt, p->ntracks, offset, &ns, p->err) < 0 ||
+	    note_nest(p, &sc, &ns) < 0 || write_groups(p, &sc, rank) < 0 ||
+	    store_refresh_window(st, sc.step_id, p->err) < 0 ||
+	    (offset && p->samples && store_shift_samples(st, p->source_id, offset, p->err) < 0) ||
+	    finish_source(p, ns.events) < 0)
 		goto out;
 	rc = 0;
 out:
-	sbuf_release(&name);
-	free(procs);
-	free(nt);
+	sbuf_release(&sc.name);
+	free(sc.procs);
+	free(sc.nt);
 	return rc;
 }
 
