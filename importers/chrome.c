@@ -578,10 +578,15 @@ static int open_close(struct cp *p, struct open_stack *os, int64_t ts, int flags
 	return rc;
 }
 
+/* The event's args as JSON, or NULL when it had none or an empty "{}". */
 static const char *attrs_or_null(const struct event *e, size_t *len)
 {
+	if (e->args.len <= 2) {
+		*len = 0;
+		return NULL;
+	}
 	*len = e->args.len;
-	return e->args.len > 2 ? e->args.buf : (*len = 0, NULL);
+	return e->args.buf;
 }
 
 /* The metric name of counter series `key` of event e. */
@@ -598,7 +603,11 @@ static int metric_sample(struct cp *p, const struct event *e, int64_t ts)
 	for (int i = 0; i < e->nseries; i++) {
 		const char *key = e->series[i].key;
 		sbuf_reset(&p->scratch);
-		sbuf_addf(&p->scratch, "%s\x1f%s\x1f%s", e->pid.buf, e->name.buf, key);
+		sbuf_add(&p->scratch, e->pid.buf, e->pid.len);
+		sbuf_addc(&p->scratch, '\x1f');
+		sbuf_add(&p->scratch, e->name.buf, e->name.len);
+		sbuf_addc(&p->scratch, '\x1f');
+		sbuf_adds(&p->scratch, key);
 		int created;
 		struct strmap_ent *m =
 		    strmap_put(&p->metrics, p->scratch.buf, p->scratch.len, 0, &created);

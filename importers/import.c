@@ -82,25 +82,19 @@ int import_files(const char *db_path, char *const *paths, size_t npaths, const c
 	struct input *in = NULL;
 	const struct importer *forced = NULL;
 	struct import_opts o = *opts;
-	char *owned[4] = {NULL, NULL, NULL, NULL};
+	char *host = NULL, *group = NULL;
 	int rc = -1;
 	if (format && !(forced = importer_find(format))) {
 		*err = xasprintf("unknown format '%s' (try: grademl-tui import --list-formats)",
 				 format);
 		return -1;
 	}
-	/* names from the command line or from file names end up in trace.db
-	 * text: make them valid UTF-8 once, for every importer */
-	o.workflow = owned[0] = repaired(o.workflow);
-	o.step = owned[1] = repaired(o.step);
-	o.host = owned[2] = repaired(o.host);
-	if (o.group_step) {
-		o.group_step = owned[3] = repaired(o.group_step);
-	} else if (npaths > 1) {
-		char *g = group_step_name(paths, npaths);
-		o.group_step = owned[3] = repaired(g);
-		free(g);
-	}
+	/* the host goes into trace.db text as given: valid UTF-8 once, for
+	 * every importer (workflow and step names are repaired where they are
+	 * interned, import_step_node) */
+	o.host = host = repaired(o.host);
+	if (!o.group_step && npaths > 1)
+		o.group_step = group = group_step_name(paths, npaths);
 	if (store_open(db_path, STORE_WRITE, &st, err) < 0)
 		goto out;
 	if (store_begin(st, err) < 0)
@@ -136,7 +130,7 @@ out:
 			store_rollback(st);
 		store_close(st);
 	}
-	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
-		free(owned[i]);
+	free(host);
+	free(group);
 	return rc;
 }

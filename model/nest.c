@@ -72,11 +72,6 @@ void nest_free(struct nest *n)
 	free(n);
 }
 
-uint64_t nest_count(const struct nest *n)
-{
-	return n->seq;
-}
-
 /* At one start time: "next slice" flow ends, then spans, then other points. */
 static int rec_role_rank(const struct rec *r)
 {

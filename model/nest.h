@@ -87,7 +87,6 @@ struct nest *nest_new(size_t arena_bytes);
 void nest_free(struct nest *n);
 /* Copies the span (and its attrs); fails only when the temp file cannot be written. */
 int nest_add(struct nest *n, const struct nest_span *s, char **err);
-uint64_t nest_count(const struct nest *n);
 int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest_track *tracks,
 		size_t ntracks, int64_t offset_ns, struct nest_stats *stats, char **err);
 

@@ -28,7 +28,6 @@ enum stmt_id {
 	S_SOURCE_FINISH,
 	S_TRACK,
 	S_TRACK_SPANS,
-	S_EDGE,
 	S_EVENT,
 	S_METRIC,
 	S_SAMPLE,
@@ -62,7 +61,6 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_TRACK] = "INSERT INTO tracks(source_id, kind, pid, tid, name, host, rank, sort_index,"
 		" phase_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     [S_TRACK_SPANS] = "UPDATE tracks SET spans = ?2 WHERE id = ?1",
-    [S_EDGE] = "INSERT INTO edges(src, dst, kind) VALUES (?1, ?2, ?3)",
     [S_EVENT] = "INSERT INTO events(source_id, track_id, t_ns, name_id, level, phase_id, attrs)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [S_METRIC] = "INSERT INTO metrics(source_id, host, resource, name, unit, value_kind,"
@@ -660,17 +658,6 @@ int store_set_track_spans(struct store *st, int64_t track_id, int64_t spans, cha
 		return -1;
 	sqlite3_bind_int64(s, 1, track_id);
 	sqlite3_bind_int64(s, 2, spans);
-	return run(st, s, err);
-}
-
-int store_add_edge(struct store *st, int64_t src, int64_t dst, int kind, char **err)
-{
-	sqlite3_stmt *s = stmt(st, S_EDGE, err);
-	if (!s)
-		return -1;
-	sqlite3_bind_int64(s, 1, src);
-	sqlite3_bind_int64(s, 2, dst);
-	sqlite3_bind_int(s, 3, kind);
 	return run(st, s, err);
 }
 

@@ -138,7 +138,6 @@ int store_finish_source(struct store *st, int64_t source_id, int64_t phases, int
 			int64_t samples, int64_t dropped, char **err);
 int64_t store_add_track(struct store *st, const struct track_row *t, char **err);
 int store_set_track_spans(struct store *st, int64_t track_id, int64_t spans, char **err);
-int store_add_edge(struct store *st, int64_t src, int64_t dst, int kind, char **err);
 int store_add_event(struct store *st, int64_t source_id, int64_t track_id, int64_t t_ns,
 		    int64_t name_id, const char *level, int64_t phase_id, const char *attrs,
 		    size_t attrs_len, char **err);

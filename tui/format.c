@@ -96,7 +96,8 @@ void format_sanitize(struct sbuf *out, const char *s)
 	}
 }
 
-int format_cp_width(uint32_t cp)
+/* Display columns of one code point: 0 (combining), 1, or 2 (wide). */
+static int cp_width(uint32_t cp)
 {
 	if ((cp >= 0x0300 && cp <= 0x036f) || (cp >= 0x200b && cp <= 0x200f) ||
 	    (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0x20d0 && cp <= 0x20ff))
@@ -119,7 +120,7 @@ void format_fit(struct sbuf *out, const char *s, int cols, int pad)
 		size_t k = *p < 0x80 ? 1 : text_utf8_seq(p, n);
 		if (!k)
 			k = 1; /* not expected after format_sanitize; keep going */
-		int w = k == 1 ? 1 : format_cp_width(decode(p, k));
+		int w = k == 1 ? 1 : cp_width(decode(p, k));
 		if (used + w > cols)
 			break;
 		sbuf_add(out, p, k);

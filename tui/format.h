@@ -20,8 +20,6 @@ const char *format_bytes(char *buf, size_t n, int64_t bytes);
  * as "\u00NN", bidi overrides and line/paragraph separators as "\u{NNNN}",
  * invalid UTF-8 byte by byte as "\xNN".  A literal backslash is kept. */
 void format_sanitize(struct sbuf *out, const char *s);
-/* Display columns of one code point: 0 (combining), 1, or 2 (wide). */
-int format_cp_width(uint32_t cp);
 /* Appends sanitised-for-display text s cut to at most cols display columns
  * (never inside a UTF-8 sequence) and, when pad, padded with spaces to cols. */
 void format_fit(struct sbuf *out, const char *s, int cols, int pad);
