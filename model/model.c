@@ -25,6 +25,11 @@ struct model {
 	struct mnode root;
 	struct node_block *blocks;
 	struct strmap names;
+	struct mtrack *tracks; /* ordered by id */
+	size_t ntracks;
+	struct mseries *series; /* loaded by model_series */
+	size_t nseries;
+	int series_loaded;
 };
 
 static struct mnode *new_node(struct model *m)
@@ -37,7 +42,7 @@ static struct mnode *new_node(struct model *m)
 	return &m->blocks->nodes[m->blocks->used++];
 }
 
-static const char *intern_name(struct model *m, const unsigned char *s, int n)
+const char *model_intern(struct model *m, const unsigned char *s, int n)
 {
 	if (!s)
 		return NULL;
@@ -61,10 +66,11 @@ int model_children(struct model *m, struct mnode *n, char **err)
 		c->id = sqlite3_column_int64(q, 0);
 		c->parent = n;
 		c->kind = sqlite3_column_int(q, 1);
-		c->name = intern_name(m, sqlite3_column_text(q, 2), sqlite3_column_bytes(q, 2));
+		c->name = model_intern(m, sqlite3_column_text(q, 2), sqlite3_column_bytes(q, 2));
 		if (!c->name)
 			c->name = "";
-		c->category = intern_name(m, sqlite3_column_text(q, 3), sqlite3_column_bytes(q, 3));
+		c->category =
+		    model_intern(m, sqlite3_column_text(q, 3), sqlite3_column_bytes(q, 3));
 		c->start_ns = sqlite3_column_int64(q, 4);
 		c->dur_ns = sqlite3_column_int64(q, 5);
 		c->self_ns = sqlite3_column_int64(q, 6);
@@ -84,6 +90,51 @@ int model_children(struct model *m, struct mnode *n, char **err)
 	}
 	n->loaded = 1;
 	return 0;
+}
+
+static int load_tracks(struct model *m, char **err)
+{
+	sqlite3_stmt *q;
+	size_t alloc = 0;
+	if (sqlite3_prepare_v2(store_db(m->st),
+			       "SELECT id, kind, coalesce(name, ''), host, coalesce(rank, -1),"
+			       " coalesce(sort_index, 0) FROM tracks ORDER BY id",
+			       -1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		XGROW(m->tracks, m->ntracks + 1, alloc);
+		struct mtrack *t = &m->tracks[m->ntracks++];
+		t->id = sqlite3_column_int64(q, 0);
+		t->kind = model_intern(m, sqlite3_column_text(q, 1), sqlite3_column_bytes(q, 1));
+		t->name = model_intern(m, sqlite3_column_text(q, 2), sqlite3_column_bytes(q, 2));
+		t->host = model_intern(m, sqlite3_column_text(q, 3), sqlite3_column_bytes(q, 3));
+		t->rank = sqlite3_column_int64(q, 4);
+		t->sort_index = sqlite3_column_int64(q, 5);
+		if (!t->kind)
+			t->kind = "";
+		if (!t->name)
+			t->name = "";
+	}
+	if (sqlite3_finalize(q) != SQLITE_OK)
+		goto fail;
+	return 0;
+fail:
+	*err = xasprintf("%s: cannot read tracks: %s", store_path(m->st),
+			 sqlite3_errmsg(store_db(m->st)));
+	return -1;
+}
+
+const struct mtrack *model_track(struct model *m, int64_t id)
+{
+	size_t lo = 0, hi = m->ntracks;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->tracks[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->ntracks && m->tracks[lo].id == id ? &m->tracks[lo] : NULL;
 }
 
 int model_open(const char *path, struct model **out, char **err)
@@ -107,7 +158,7 @@ int model_open(const char *path, struct model **out, char **err)
 		return -1;
 	}
 	m->root.name = "/";
-	if (model_children(m, &m->root, err) < 0) {
+	if (load_tracks(m, err) < 0 || model_children(m, &m->root, err) < 0) {
 		model_free(m);
 		return -1;
 	}
@@ -141,6 +192,8 @@ void model_free(struct model *m)
 	}
 	free(m->root.children);
 	strmap_clear(&m->names);
+	free(m->tracks);
+	free(m->series);
 	sqlite3_finalize(m->children_q);
 	store_close(m->st);
 	free(m);
@@ -167,4 +220,11 @@ int64_t model_phase_count(struct model *m)
 		sqlite3_finalize(q);
 	}
 	return n;
+}
+
+struct mseries **model_series_slot(struct model *m, size_t **n, int **loaded)
+{
+	*n = &m->nseries;
+	*loaded = &m->series_loaded;
+	return &m->series;
 }

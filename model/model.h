@@ -28,6 +28,43 @@ struct mnode {
 	size_t nchildren;
 };
 
+/* Where phases ran: a thread, a GPU stream, a process.  All tracks are
+ * loaded at open (there are few). */
+struct mtrack {
+	int64_t id;
+	const char *kind; /* "thread", "gpu-stream", ... */
+	const char *name; /* never NULL */
+	const char *host; /* NULL when unknown */
+	int64_t rank;	  /* -1 when unknown */
+	int64_t sort_index;
+};
+
+/* What the details pane shows beyond the node itself. */
+struct medge {
+	int kind;      /* EDGE_FLOW, EDGE_LAUNCH, EDGE_FWDBWD */
+	int outgoing;  /* 1: this phase -> other; 0: other -> this phase */
+	int64_t other; /* the phase at the other end */
+	char *name;    /* its name */
+};
+
+struct mdetail {
+	char *attrs;  /* JSON text or NULL */
+	char *source; /* the file it came from, or NULL */
+	struct medge *edges;
+	size_t nedges;
+	int64_t more_edges; /* edges not loaded beyond the first few */
+};
+
+/* One metric series (a row of the metrics table). */
+struct mseries {
+	int64_t id;
+	const char *name, *host, *resource, *unit; /* host, resource, unit may be NULL */
+	double capacity;			   /* 0 when unknown */
+	int64_t samples;
+	int64_t t0, t1;	       /* first and last sample */
+	double min, mean, max; /* mean is time-weighted */
+};
+
 struct model;
 
 int model_open(const char *path, struct model **out, char **err);
@@ -37,6 +74,23 @@ struct store *model_store(struct model *m);
 struct mnode *model_root(struct model *m);
 /* Loads n's children if not yet loaded. */
 int model_children(struct model *m, struct mnode *n, char **err);
+/* The track with this id, or NULL. */
+const struct mtrack *model_track(struct model *m, int64_t id);
+/* Fills d for n; release with model_detail_release. */
+int model_detail(struct model *m, const struct mnode *n, struct mdetail *d, char **err);
+void model_detail_release(struct mdetail *d);
+/* Every metric, with its statistics (read on first call). */
+int model_series(struct model *m, const struct mseries **out, size_t *n, char **err);
+/* The step-function value of a series averaged over n equal buckets of
+ * [t0, t1): out[i] is the time-weighted mean in bucket i, or NAN where the
+ * series has no value (before its first sample or after its last). */
+int model_series_buckets(struct model *m, int64_t metric_id, int64_t t0, int64_t t1, double *out,
+			 int n, char **err);
+/* For the model's own modules: s[0..n) as a string owned by the model
+ * (NULL when s is NULL). */
+const char *model_intern(struct model *m, const unsigned char *s, int n);
+/* For the model's own modules: where series are cached. */
+struct mseries **model_series_slot(struct model *m, size_t **n, int **loaded);
 /* Total number of phases in the file (one COUNT query). */
 int64_t model_phase_count(struct model *m);
 

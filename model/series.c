@@ -1,0 +1,180 @@
+/*
+ * Metric series for views: the list of series with their statistics, and a
+ * series reduced to n buckets for a sparkline.  A series is a step
+ * function: a sample's value holds until the next sample (DESIGN.md, data
+ * model), so means are time-weighted and the last sample holds for no time.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "model/store.h"
+#include "model/xalloc.h"
+
+/* Statistics of one series in one pass over its samples. */
+static int series_stats(sqlite3 *db, struct mseries *s)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT t_ns, value FROM samples WHERE metric_id = ?1 ORDER BY t_ns",
+			       -1, &q, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(q, 1, s->id);
+	double area = 0, prev_v = 0;
+	int64_t prev_t = 0;
+	s->min = INFINITY;
+	s->max = -INFINITY;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		int64_t t = sqlite3_column_int64(q, 0);
+		double v = sqlite3_column_double(q, 1);
+		if (s->samples++)
+			area += prev_v * (double)(t - prev_t);
+		else
+			s->t0 = t;
+		s->t1 = t;
+		if (v < s->min)
+			s->min = v;
+		if (v > s->max)
+			s->max = v;
+		prev_t = t;
+		prev_v = v;
+	}
+	if (!s->samples)
+		s->min = s->max = s->mean = NAN;
+	else if (s->t1 > s->t0)
+		s->mean = area / (double)(s->t1 - s->t0);
+	else
+		s->mean = prev_v;
+	return sqlite3_finalize(q) == SQLITE_OK ? 0 : -1;
+}
+
+int model_series(struct model *m, const struct mseries **out, size_t *n, char **err)
+{
+	size_t *count;
+	int *loaded;
+	struct mseries **v = model_series_slot(m, &count, &loaded);
+	sqlite3 *db = store_db(model_store(m));
+	if (!*loaded) {
+		sqlite3_stmt *q;
+		size_t alloc = 0;
+		if (sqlite3_prepare_v2(
+			db,
+			"SELECT id, name, host, resource, unit, coalesce(capacity, 0)"
+			" FROM metrics ORDER BY host, resource, name, id",
+			-1, &q, NULL) != SQLITE_OK)
+			goto fail;
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			XGROW(*v, *count + 1, alloc);
+			struct mseries *s = &(*v)[(*count)++];
+			memset(s, 0, sizeof(*s));
+			s->id = sqlite3_column_int64(q, 0);
+			s->name =
+			    model_intern(m, sqlite3_column_text(q, 1), sqlite3_column_bytes(q, 1));
+			s->host =
+			    model_intern(m, sqlite3_column_text(q, 2), sqlite3_column_bytes(q, 2));
+			s->resource =
+			    model_intern(m, sqlite3_column_text(q, 3), sqlite3_column_bytes(q, 3));
+			s->unit =
+			    model_intern(m, sqlite3_column_text(q, 4), sqlite3_column_bytes(q, 4));
+			s->capacity = sqlite3_column_double(q, 5);
+			if (!s->name)
+				s->name = "";
+		}
+		if (sqlite3_finalize(q) != SQLITE_OK)
+			goto fail;
+		for (size_t i = 0; i < *count; i++)
+			if (series_stats(db, &(*v)[i]) < 0)
+				goto fail;
+		*loaded = 1;
+	}
+	*out = *v;
+	*n = *count;
+	return 0;
+fail:
+	*err = xasprintf("%s: cannot read metrics: %s", store_path(model_store(m)),
+			 sqlite3_errmsg(db));
+	return -1;
+}
+
+/* Adds value v held over [a, b) to the buckets of [t0, t1). */
+static void spread(double *area, double *covered, int n, int64_t t0, int64_t t1, int64_t a,
+		   int64_t b, double v)
+{
+	if (a < t0)
+		a = t0;
+	if (b > t1)
+		b = t1;
+	double width = (double)(t1 - t0) / n;
+	while (a < b) {
+		int i = (int)((double)(a - t0) / width);
+		if (i >= n)
+			i = n - 1;
+		int64_t end = t0 + (int64_t)(width * (i + 1));
+		if (end <= a)
+			end = a + 1;
+		if (end > b || i == n - 1)
+			end = b;
+		area[i] += v * (double)(end - a);
+		covered[i] += (double)(end - a);
+		a = end;
+	}
+}
+
+int model_series_buckets(struct model *m, int64_t metric_id, int64_t t0, int64_t t1, double *out,
+			 int n, char **err)
+{
+	sqlite3 *db = store_db(model_store(m));
+	sqlite3_stmt *q;
+	if (n <= 0)
+		return 0;
+	for (int i = 0; i < n; i++)
+		out[i] = NAN;
+	if (t1 <= t0)
+		return 0;
+	/* The sample in force at t0, every sample up to t1, and the first one
+	 * after: the value before it holds up to t1. */
+	if (sqlite3_prepare_v2(db,
+			       "SELECT * FROM (SELECT t_ns, value FROM samples"
+			       " WHERE metric_id = ?1 AND t_ns <= ?2 ORDER BY t_ns DESC LIMIT 1)"
+			       " UNION ALL SELECT * FROM (SELECT t_ns, value FROM samples"
+			       " WHERE metric_id = ?1 AND t_ns > ?2 AND t_ns < ?3 ORDER BY t_ns)"
+			       " UNION ALL SELECT * FROM (SELECT t_ns, value FROM samples"
+			       " WHERE metric_id = ?1 AND t_ns >= ?3 AND t_ns > ?2"
+			       " ORDER BY t_ns LIMIT 1)",
+			       -1, &q, NULL) != SQLITE_OK) {
+		*err = xasprintf("%s: cannot read samples: %s", store_path(model_store(m)),
+				 sqlite3_errmsg(db));
+		return -1;
+	}
+	sqlite3_bind_int64(q, 1, metric_id);
+	sqlite3_bind_int64(q, 2, t0);
+	sqlite3_bind_int64(q, 3, t1);
+	double *area = xcalloc((size_t)n * 2, sizeof(double)), *covered = area + n;
+	int have = 0;
+	int64_t pt = 0;
+	double pv = 0;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		int64_t t = sqlite3_column_int64(q, 0);
+		double v = sqlite3_column_double(q, 1);
+		if (have)
+			spread(area, covered, n, t0, t1, pt, t, pv);
+		have = 1;
+		pt = t;
+		pv = v;
+	}
+	sqlite3_finalize(q);
+	/* The last sample holds for no time, but marks its own bucket. */
+	if (have && pt >= t0 && pt < t1) {
+		int i = (int)((double)(pt - t0) * n / (double)(t1 - t0));
+		if (covered[i] == 0) {
+			area[i] = pv;
+			covered[i] = 1;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		if (covered[i] > 0)
+			out[i] = area[i] / covered[i];
+	free(area);
+	return 0;
+}
