@@ -51,7 +51,7 @@ const char *format_bytes(char *buf, size_t n, int64_t bytes)
 	return buf;
 }
 
-static uint32_t decode(const unsigned char *p, size_t k)
+uint32_t format_decode(const unsigned char *p, size_t k)
 {
 	if (k == 1)
 		return p[0];
@@ -84,10 +84,10 @@ void format_sanitize(struct sbuf *out, const char *s)
 			k = 1;
 		} else if (k == 2 && c == 0xc2 && p[1] < 0xa0) {
 			sbuf_addf(out, "\\u%04x", p[1]); /* a C1 control such as CSI */
-		} else if (k == 3 && is_spoofing(decode(p, k))) {
-			sbuf_addf(out, "\\u{%04x}", (unsigned)decode(p, k));
-		} else if (k == 2 && is_spoofing(decode(p, k))) {
-			sbuf_addf(out, "\\u{%04x}", (unsigned)decode(p, k));
+		} else if (k == 3 && is_spoofing(format_decode(p, k))) {
+			sbuf_addf(out, "\\u{%04x}", (unsigned)format_decode(p, k));
+		} else if (k == 2 && is_spoofing(format_decode(p, k))) {
+			sbuf_addf(out, "\\u{%04x}", (unsigned)format_decode(p, k));
 		} else {
 			sbuf_add(out, p, k);
 		}
@@ -96,8 +96,7 @@ void format_sanitize(struct sbuf *out, const char *s)
 	}
 }
 
-/* Display columns of one code point: 0 (combining), 1, or 2 (wide). */
-static int cp_width(uint32_t cp)
+int format_cp_width(uint32_t cp)
 {
 	if ((cp >= 0x0300 && cp <= 0x036f) || (cp >= 0x200b && cp <= 0x200f) ||
 	    (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0x20d0 && cp <= 0x20ff))
@@ -111,16 +110,29 @@ static int cp_width(uint32_t cp)
 	return 1;
 }
 
+size_t format_next(const unsigned char *p, size_t n, uint32_t *cp, int *w)
+{
+	size_t k = *p < 0x80 ? 1 : text_utf8_seq(p, n);
+	if (!k) {
+		k = 1; /* not expected after format_sanitize: one byte, one column */
+		*cp = *p;
+		*w = 1;
+		return k;
+	}
+	*cp = k == 1 ? *p : format_decode(p, k);
+	*w = k == 1 ? 1 : format_cp_width(*cp);
+	return k;
+}
+
 void format_fit(struct sbuf *out, const char *s, int cols, int pad)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s);
 	int used = 0;
 	while (n) {
-		size_t k = *p < 0x80 ? 1 : text_utf8_seq(p, n);
-		if (!k)
-			k = 1; /* not expected after format_sanitize; keep going */
-		int w = k == 1 ? 1 : cp_width(decode(p, k));
+		uint32_t cp;
+		int w;
+		size_t k = format_next(p, n, &cp, &w);
 		if (used + w > cols)
 			break;
 		sbuf_add(out, p, k);
@@ -130,4 +142,47 @@ void format_fit(struct sbuf *out, const char *s, int cols, int pad)
 	}
 	while (pad && used++ < cols)
 		sbuf_addc(out, ' ');
+}
+
+size_t format_encode(uint32_t cp, char *out)
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | cp >> 12);
+		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | cp >> 18);
+	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	out[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+int format_width(const char *s)
+{
+	struct sbuf clean = SBUF_INIT;
+	format_sanitize(&clean, s);
+	const unsigned char *p = (const unsigned char *)clean.buf;
+	size_t n = clean.len;
+	int cols = 0;
+	while (n) {
+		uint32_t cp;
+		int w;
+		size_t k = format_next(p, n, &cp, &w);
+		cols += w;
+		p += k;
+		n -= k;
+	}
+	sbuf_release(&clean);
+	return cols;
 }

@@ -24,4 +24,16 @@ void format_sanitize(struct sbuf *out, const char *s);
  * (never inside a UTF-8 sequence) and, when pad, padded with spaces to cols. */
 void format_fit(struct sbuf *out, const char *s, int cols, int pad);
 
+/* The code point of the k-byte UTF-8 sequence at p (k from text_utf8_seq). */
+uint32_t format_decode(const unsigned char *p, size_t k);
+/* Display columns of one code point: 0 (combining), 1, or 2 (wide). */
+int format_cp_width(uint32_t cp);
+/* Writes cp as UTF-8 into out (4 bytes room); returns the bytes written. */
+size_t format_encode(uint32_t cp, char *out);
+/* The next character of sanitised text p[0..n) (n > 0): returns its byte
+ * length and sets its code point and display columns. */
+size_t format_next(const unsigned char *p, size_t n, uint32_t *cp, int *w);
+/* Display columns s takes once sanitised. */
+int format_width(const char *s);
+
 #endif
