@@ -48,7 +48,8 @@ FUZZ_CC   ?= clang
 FUZZ_B    := build/fuzz
 FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_OBJ  := $(LIB_SRC:%.c=$(FUZZ_B)/%.o)
-FUZZ_BIN  := $(FUZZ_B)/fuzz_chrome
+FUZZ_NAMES := chrome theme
+FUZZ_BIN  := $(FUZZ_NAMES:%=$(FUZZ_B)/fuzz_%)
 FUZZ_SECS ?= 10
 
 .PHONY: all check unit e2e fuzz fuzz-smoke demo bench install clean deps format
@@ -57,6 +58,15 @@ all: $(BIN)
 $(B)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+# Where `make install` puts the themes, compiled into theme.o; the stamp
+# rebuilds it when PREFIX changes.
+$(B)/prefix.stamp: FORCE
+	@mkdir -p $(@D)
+	@echo '$(PREFIX)' | cmp -s - $@ || echo '$(PREFIX)' >$@
+$(B)/tui/theme.o $(FUZZ_B)/tui/theme.o: $(B)/prefix.stamp
+$(B)/tui/theme.o $(FUZZ_B)/tui/theme.o: CPPFLAGS += -DGRADEML_THEME_DIR='"$(PREFIX)/share/grademl-tui/themes"'
+FORCE:
 
 $(B)/libgrademl.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
@@ -74,6 +84,9 @@ $(B)/tools/%: $(B)/tests/tools/%.o $(B)/libgrademl.a
 check: deps
 	$(MAKE) unit e2e fuzz-smoke
 
+# Tests find the themes in the tree whatever build directory they run from.
+export GRADEML_THEME_DIR := $(CURDIR)/themes
+
 unit: $(TEST_BIN) $(BIN)
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; GRADEML_BIN=$(BIN) $$t; done
 
@@ -87,21 +100,23 @@ $(FUZZ_B)/%.o: %.c
 	$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(WARN) -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
 		$(shell pkg-config --cflags $(PKGS) 2>/dev/null) -c -o $@ $<
 
-$(FUZZ_BIN): $(FUZZ_OBJ) $(FUZZ_B)/tests/fuzz/fuzz_chrome.o
+$(FUZZ_B)/fuzz_%: $(FUZZ_OBJ) $(FUZZ_B)/tests/fuzz/fuzz_%.o
 	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
 
 fuzz: $(FUZZ_BIN)
 
 fuzz-smoke:
 	@if command -v $(FUZZ_CC) >/dev/null 2>&1; then \
-		$(MAKE) --no-print-directory fuzz && \
-		corpus=$$(mktemp -d) && cp tests/fuzz/corpus/chrome/* "$$corpus"/ && \
-		if ! $(FUZZ_BIN) -max_total_time=$(FUZZ_SECS) -max_len=4096 \
+		$(MAKE) --no-print-directory fuzz || exit 1; \
+		for t in $(FUZZ_NAMES); do \
+		corpus=$$(mktemp -d) && cp tests/fuzz/corpus/$$t/* "$$corpus"/ && \
+		if ! $(FUZZ_B)/fuzz_$$t -max_total_time=$(FUZZ_SECS) -max_len=4096 \
 			-artifact_prefix="$$corpus/" "$$corpus" >"$$corpus.log" 2>&1; then \
-			tail -40 "$$corpus.log"; echo "fuzz-smoke: FAILED, input kept in $$corpus"; exit 1; \
+			tail -40 "$$corpus.log"; echo "fuzz-smoke: $$t FAILED, input kept in $$corpus"; exit 1; \
 		fi; \
 		tail -1 "$$corpus.log"; rm -rf "$$corpus" "$$corpus.log"; \
-		echo "fuzz-smoke: chrome importer survived $(FUZZ_SECS) s"; \
+		echo "fuzz-smoke: the $$t parser survived $(FUZZ_SECS) s"; \
+		done; \
 	else echo "fuzz-smoke: skipped ($(FUZZ_CC) not installed)"; fi
 
 demo: deps $(BIN)
@@ -110,7 +125,7 @@ demo: deps $(BIN)
 		$(BIN) import -o demo.db --workflow demo --step "$$step" --host "$$host" \
 			--time-offset "$${start}us" "tests/data/demo/$$trace" || exit 2; \
 	done
-	$(BIN) report demo.db
+	$(BIN) demo.db
 
 bench: deps $(BIN) $(TOOL_BIN)
 	GRADEML_BIN=$(BIN) GRADEML_TOOLS=$(B)/tools bash tests/bench/run.sh

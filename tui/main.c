@@ -9,11 +9,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "importers/importer.h"
 #include "model/text.h"
+#include "tui/app.h"
+#include "tui/headless.h"
 #include "tui/report.h"
+#include "tui/term.h"
 #include "model/xalloc.h"
 
 #define EXIT_ERROR 2
@@ -22,7 +28,8 @@ static const char usage_text[] =
     "usage: grademl-tui import [-o trace.db] [--workflow NAME] [--step NAME] [--host NAME]\n"
     "                          [--format NAME] [--time-offset DUR] FILE|DIR ...\n"
     "       grademl-tui report trace.db [--format text|json]\n"
-    "       grademl-tui trace.db\n"
+    "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] trace.db\n"
+    "       grademl-tui --keys FILE [--dump FILE] [--size WxH] [--stats] trace.db\n"
     "       grademl-tui import --list-formats\n"
     "       grademl-tui --help | --version\n";
 
@@ -195,6 +202,89 @@ static int cmd_report(int argc, char **argv)
 	return 0;
 }
 
+/* grademl-tui [options] trace.db: the explorer on a terminal, the headless
+ * mode with --keys/--dump, and the report when stdout is not a terminal. */
+static int cmd_explore(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"theme", required_argument, NULL, 't'},
+	    {"no-color", no_argument, NULL, 'n'},
+	    {"ascii", no_argument, NULL, 'a'},
+	    {"mouse", no_argument, NULL, 'm'},
+	    {"keys", required_argument, NULL, 'k'},
+	    {"dump", required_argument, NULL, 'd'},
+	    {"size", required_argument, NULL, 's'},
+	    {"stats", no_argument, NULL, 'S'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct term_opts t = {0};
+	struct headless_opts h = {0};
+	int c, headless = 0;
+	char *err = NULL;
+	h.w = APP_MIN_W;
+	h.h = APP_MIN_H;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			t.theme = optarg;
+			break;
+		case 'n':
+			t.no_color = 1;
+			break;
+		case 'a':
+			t.ascii = 1;
+			break;
+		case 'm':
+			t.mouse = 1;
+			break;
+		case 'k':
+			h.keys = optarg;
+			headless = 1;
+			break;
+		case 'd':
+			h.dump = optarg;
+			headless = 1;
+			break;
+		case 's': {
+			char tail;
+			if (sscanf(optarg, "%dx%d%c", &h.w, &h.h, &tail) != 2 || h.w < 1 ||
+			    h.h < 1 || h.w > 1000 || h.h > 1000)
+				return usage_error("bad --size '%s' (WIDTHxHEIGHT, e.g. 80x24)",
+						   optarg);
+			break;
+		}
+		case 'S':
+			h.stats = 1;
+			break;
+		default:
+			return usage_error("%s", "invalid option");
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error("%s",
+				   optind < argc ? "expected one trace.db" : "missing trace.db");
+	t.db = h.db = argv[optind];
+	setlocale(LC_ALL, "");
+	if (strcmp(nl_langinfo(CODESET), "UTF-8"))
+		t.ascii = 1;
+	const char *nc = getenv("NO_COLOR");
+	if (nc && *nc)
+		t.no_color = 1;
+	if (headless) {
+		h.ascii = t.ascii;
+		if (!h.dump)
+			h.dump = "-";
+		return headless_run(&h, &err) < 0 ? fail(err) : 0;
+	}
+	const char *term = getenv("TERM");
+	if (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO) || !term || !strcmp(term, "dumb")) {
+		if (report_write(stdout, t.db, REPORT_TEXT, &err) < 0)
+			return fail(err);
+		return 0;
+	}
+	return term_run(&t, &err) < 0 ? fail(err) : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -212,13 +302,5 @@ int main(int argc, char **argv)
 		return cmd_import(argc - 1, argv + 1);
 	if (!strcmp(cmd, "report"))
 		return cmd_report(argc - 1, argv + 1);
-	if (cmd[0] == '-')
-		return usage_error("unknown option '%s'", cmd);
-	/* grademl-tui trace.db: the explorer is not built yet, so the report */
-	char *err = NULL;
-	if (argc != 2)
-		return usage_error("unexpected argument '%s'", argv[2]);
-	if (report_write(stdout, cmd, REPORT_TEXT, &err) < 0)
-		return fail(err);
-	return 0;
+	return cmd_explore(argc, argv);
 }

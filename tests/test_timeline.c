@@ -1,0 +1,593 @@
+/*
+ * Unit tests for the timeline screen (tui/timeline.c): a small trace.db
+ * written through the store, opened with the model, and drawn into an
+ * 80x24 grid with ASCII glyphs.  The workflow's window is 60 us and one
+ * child runs 2 us past it, so the full window is 62 us over the 62 columns
+ * of the Gantt area (80 - 18 label columns): one column per microsecond,
+ * which makes every bar's columns easy to work out by hand.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "model/store.h"
+#include "tests/testdir.h"
+#include "tui/app.h"
+#include "tui/glyphs.h"
+#include "tui/grid.h"
+#include "tui/treeview.h"
+#include "model/xalloc.h"
+
+#define T0 1000000000LL /* the workflow's start */
+#define US 1000LL
+
+/* Children of "wf", in start order (their index in wf's children). */
+enum { ALPHA, BETA, GAMMA, EVIL, DELTA, KERNEL, NCHILD };
+
+#define EVIL_NAME "\x1b]0;evil\x07"
+
+struct fx {
+	char dir[256];
+	char path[320];
+	struct model *m;
+	struct app a;
+	struct grid g;
+};
+
+struct writer {
+	struct store *st;
+	int64_t src;
+};
+
+static int64_t add_phase(struct writer *w, int64_t parent, int kind, const char *name,
+			 int64_t track, int64_t start, int64_t dur, int64_t nchild, int depth)
+{
+	char *err = NULL;
+	int64_t name_id = store_intern(w->st, name, strlen(name), &err);
+	assert_true(name_id > 0);
+	struct phase_row p = {.id = store_reserve_phase_id(w->st),
+			      .parent_id = parent,
+			      .kind = kind,
+			      .name_id = name_id,
+			      .track_id = track,
+			      .source_id = w->src,
+			      .start_ns = start,
+			      .dur_ns = dur,
+			      .self_ns = dur,
+			      .child_count = nchild,
+			      .depth = depth};
+	if (store_add_phase(w->st, &p, &err) < 0)
+		fail_msg("store_add_phase(%s): %s", name, err ? err : "?");
+	return p.id;
+}
+
+static int64_t add_track(struct writer *w, const char *kind, const char *name, int64_t sort)
+{
+	char *err = NULL;
+	struct track_row tr = {.source_id = w->src,
+			       .kind = kind,
+			       .pid = "1",
+			       .tid = name,
+			       .name = name,
+			       .rank = -1,
+			       .sort_index = sort};
+	int64_t id = store_add_track(w->st, &tr, &err);
+	assert_true(id > 0);
+	return id;
+}
+
+static int64_t add_metric(struct writer *w, const char *name, const char *host)
+{
+	char *err = NULL;
+	struct metric_row mr = {.source_id = w->src,
+				.host = host,
+				.resource = "cpu",
+				.name = name,
+				.unit = "%",
+				.value_kind = "mean",
+				.capacity = 100};
+	int64_t id = store_add_metric(w->st, &mr, &err);
+	assert_true(id > 0);
+	return id;
+}
+
+static void write_trace(const char *path)
+{
+	struct writer w = {0};
+	char *err = NULL;
+	if (store_open(path, STORE_WRITE, &w.st, &err) < 0 || store_begin(w.st, &err) < 0)
+		fail_msg("cannot open %s: %s", path, err ? err : "?");
+	struct source_row sr = {
+	    .path = "t.json", .format = "chrome", .anchor = "epoch", .rank = -1};
+	w.src = store_add_source(w.st, &sr, &err);
+	assert_true(w.src > 0);
+	/* "stream 3" sorts before "thread 7" by sort_index, whatever the ids */
+	int64_t thread = add_track(&w, "thread", "thread 7", 2);
+	int64_t stream = add_track(&w, "stream", "stream 3", 1);
+
+	int64_t wf = add_phase(&w, 0, PHASE_WORKFLOW, "wf", 0, T0, 60 * US, NCHILD, 0);
+	add_phase(&w, wf, PHASE_OPERATOR, "alpha", thread, T0, 10 * US, 0, 1);
+	add_phase(&w, wf, PHASE_KERNEL, "beta", stream, T0 + 5 * US, 20 * US, 0, 1);
+	int64_t gamma =
+	    add_phase(&w, wf, PHASE_OPERATOR, "gamma", thread, T0 + 10 * US, 10 * US, 1, 1);
+	add_phase(&w, gamma, PHASE_RUNTIME, "inner", thread, T0 + 12 * US, 1 * US, 0, 2);
+	add_phase(&w, wf, PHASE_SPAN, EVIL_NAME, 0, T0 + 40 * US, 2 * US, 0, 1);
+	add_phase(&w, wf, PHASE_KERNEL, "delta", stream, T0 + 50 * US, 10 * US, 0, 1);
+	/* an async kernel past its parent's end: widens the window to 62 us */
+	add_phase(&w, wf, PHASE_KERNEL, "kernel", stream, T0 + 60 * US, 2 * US, 0, 1);
+
+	/* a workflow whose only child takes no time: a zero-length window */
+	int64_t zero = add_phase(&w, 0, PHASE_WORKFLOW, "zero", 0, T0 + 100 * US, 0, 1, 0);
+	add_phase(&w, zero, PHASE_OPERATOR, "instant", thread, T0 + 100 * US, 0, 0, 1);
+
+	/* 0 for the first half of the window, 100 for the second half (the
+	 * 61.5 us sample keeps the step inside the window to its end) */
+	int64_t util = add_metric(&w, "util", "node1");
+	assert_int_equal(store_add_sample(w.st, util, T0, 0, &err), 0);
+	assert_int_equal(store_add_sample(w.st, util, T0 + 31 * US, 100, &err), 0);
+	assert_int_equal(store_add_sample(w.st, util, T0 + 61500, 100, &err), 0);
+	assert_int_equal(store_add_sample(w.st, util, T0 + 62 * US, 50, &err), 0);
+	/* a series entirely outside the window: not drawn */
+	int64_t far = add_metric(&w, "far", "node2");
+	assert_int_equal(store_add_sample(w.st, far, T0 + 1000000 * US, 1, &err), 0);
+	assert_int_equal(store_add_sample(w.st, far, T0 + 2000000 * US, 2, &err), 0);
+
+	if (store_commit(w.st, &err) < 0)
+		fail_msg("commit: %s", err ? err : "?");
+	store_close(w.st);
+}
+
+/* The tree inside the workflow named name; its longest child selected. */
+static void enter_workflow(struct fx *f, const char *name)
+{
+	char *err = NULL;
+	struct mnode *root = model_root(f->m);
+	struct mnode *wf = NULL;
+	for (size_t i = 0; i < root->nchildren; i++)
+		if (!strcmp(root->children[i]->name, name))
+			wf = root->children[i];
+	assert_non_null(wf);
+	assert_int_equal(tree_view_show(&f->a.tree, root, wf, &err), 0);
+	assert_int_equal(tree_view_enter(&f->a.tree, &err), 1);
+	timeline_open(&f->a);
+}
+
+static int fx_setup(void **state)
+{
+	struct fx *f = xcalloc(1, sizeof(*f));
+	char *err = NULL;
+	if (testdir_make(f->dir, sizeof(f->dir), "timeline") < 0) {
+		free(f);
+		return -1;
+	}
+	snprintf(f->path, sizeof(f->path), "%s/trace.db", f->dir);
+	write_trace(f->path);
+	if (model_open(f->path, &f->m, &err) < 0)
+		fail_msg("model_open: %s", err ? err : "?");
+	f->a.m = f->m;
+	f->a.g = glyphs_get(1);
+	f->a.screen = SCREEN_TIMELINE;
+	if (tree_view_init(&f->a.tree, f->m, &err) < 0)
+		fail_msg("tree_view_init: %s", err ? err : "?");
+	grid_init(&f->g, 80, 24, 1);
+	enter_workflow(f, "wf");
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	grid_release(&f->g);
+	tree_view_release(&f->a.tree);
+	free(f->a.message);
+	model_free(f->m);
+	testdir_remove(f->dir);
+	free(f);
+	return 0;
+}
+
+/* Draws the timeline where app_draw puts it (rows 1..22 of 80x24). */
+static void draw(struct fx *f)
+{
+	grid_clear(&f->g, ROLE_NORMAL);
+	timeline_draw(&f->a, &f->g, 1, 22);
+}
+
+static const char *row(struct fx *f, int y)
+{
+	static char buf[1024];
+	grid_row_text(&f->g, y, buf, sizeof(buf));
+	return buf;
+}
+
+static int role_at(struct fx *f, int x, int y)
+{
+	const struct cell *c = grid_at(&f->g, x, y);
+	assert_non_null(c);
+	return c->role;
+}
+
+/* Asserts columns [x0, x1) of row y are '#' of role, and x0 - 1 and x1 not
+ * of that role or not '#'. */
+static void assert_bar(struct fx *f, int y, int x0, int x1, int role)
+{
+	for (int x = x0; x < x1; x++) {
+		const struct cell *c = grid_at(&f->g, x, y);
+		if (c->ch != '#' || c->role != role)
+			fail_msg("row %d col %d: '%c' role %d, want '#' role %d", y, x, (int)c->ch,
+				 c->role, role);
+	}
+	const struct cell *l = grid_at(&f->g, x0 - 1, y), *r = grid_at(&f->g, x1, y);
+	assert_false(l && l->ch == '#' && l->role == role);
+	assert_false(r && r->ch == '#' && r->role == role);
+}
+
+static struct mnode *wf_child(struct fx *f, int i)
+{
+	assert_true((size_t)i < f->a.tl.node->nchildren);
+	return f->a.tl.node->children[i];
+}
+
+static void test_open_window_and_selection(void **state)
+{
+	struct fx *f = *state;
+	struct timeline *tl = &f->a.tl;
+	assert_non_null(tl->node);
+	assert_string_equal(tl->node->name, "wf");
+	assert_int_equal(tl->node->nchildren, NCHILD);
+	/* widened past the parent's 60 us by the async kernel */
+	assert_true(tl->t0 == T0);
+	assert_true(tl->t1 == T0 + 62 * US);
+	/* the tree (sorted by duration) had the longest child selected */
+	assert_int_equal(tl->sel, BETA);
+	assert_int_equal(tl->top, 0);
+}
+
+static void test_draw_lanes_and_bars(void **state)
+{
+	struct fx *f = *state;
+	draw(f);
+	/* the axis: ticks every 15 columns, relative to the node's start */
+	assert_string_equal(row(f, 1), "time              0              +15.0 us       +30.0 us"
+				       "       +45.0 us");
+	/* lanes by sort_index, "(no track)" last, then the sparkline */
+	assert_int_equal(strncmp(row(f, 2), "stream 3 ", 9), 0);
+	assert_int_equal(strncmp(row(f, 3), "thread 7 ", 9), 0);
+	assert_int_equal(strncmp(row(f, 4), "(no track) ", 11), 0);
+	assert_int_equal(strncmp(row(f, 5), "util node1 ", 11), 0);
+	assert_string_equal(row(f, 6), "");
+
+	/* stream 3: beta (selected) 5..25 us, delta 50..60, kernel 60..62 */
+	assert_bar(f, 2, 18 + 5, 18 + 25, ROLE_SELECTED);
+	assert_bar(f, 2, 18 + 50, 18 + 60, ROLE_BAR_ALT);
+	assert_bar(f, 2, 18 + 60, 18 + 62, ROLE_BAR);
+	assert_int_equal(grid_at(&f->g, 18 + 4, 2)->ch, ' ');
+	assert_int_equal(grid_at(&f->g, 18 + 25, 2)->ch, ' ');
+	/* thread 7: alpha 0..10, gamma 10..20 in the other role (the boundary shows) */
+	assert_bar(f, 3, 18, 18 + 10, ROLE_BAR);
+	assert_bar(f, 3, 18 + 10, 18 + 20, ROLE_BAR_ALT);
+	assert_int_equal(grid_at(&f->g, 18 + 20, 3)->ch, ' ');
+	/* (no track): the hostile span 40..42 */
+	assert_bar(f, 4, 18 + 40, 18 + 42, ROLE_BAR);
+	assert_int_equal(role_at(f, 0, 2), ROLE_LABEL);
+
+	/* the sparkline: 31 lows then 31 highs over the Gantt columns */
+	char want[80];
+	memset(want, '_', 31);
+	memset(want + 31, '#', 31);
+	want[62] = '\0';
+	assert_string_equal(row(f, 5) + 18, want);
+	assert_int_equal(role_at(f, 18, 5), ROLE_SPARK);
+
+	/* the footer on the area's last row */
+	assert_string_equal(row(f, 22), "beta  start +5.00 us  dur 20.0 us  window +0 .. +62.0 us,"
+					" zoom 1x");
+}
+
+static void test_hostile_name_is_visible_text(void **state)
+{
+	struct fx *f = *state;
+	f->a.tl.sel = EVIL;
+	draw(f);
+	assert_int_equal(strncmp(row(f, 22), "\\e]0;evil\\x07  start +40.0 us", 29), 0);
+	for (int y = 0; y < f->g.h; y++)
+		for (int x = 0; x < f->g.w; x++) {
+			uint32_t ch = grid_at(&f->g, x, y)->ch;
+			if (ch < 0x20 || ch == 0x7f)
+				fail_msg("control character 0x%02x at %d,%d", (unsigned)ch, x, y);
+		}
+	/* the selected span is on the (no track) lane */
+	assert_bar(f, 4, 18 + 40, 18 + 42, ROLE_SELECTED);
+}
+
+static void test_zoom_and_pan_clamp(void **state)
+{
+	struct fx *f = *state;
+	struct timeline *tl = &f->a.tl;
+	/* beta's midpoint is T0 + 15 us; the first halving hits the left edge */
+	timeline_key(&f->a, A_ZOOM_IN);
+	assert_true(tl->t0 == T0 && tl->t1 == T0 + 31 * US);
+	timeline_key(&f->a, A_ZOOM_IN);
+	assert_true(tl->t0 == T0 + 7250 && tl->t1 == T0 + 22750);
+	draw(f);
+	assert_int_equal(strncmp(row(f, 22) + 35, "window +7.25 us .. +22.8 us, zoom 4x", 36), 0);
+	/* out: doubles around the window's centre, clamped */
+	timeline_key(&f->a, A_ZOOM_OUT);
+	assert_true(tl->t0 == T0 && tl->t1 == T0 + 31 * US);
+	/* pan by a quarter window, clamped at both ends */
+	timeline_key(&f->a, A_PAN_RIGHT);
+	assert_true(tl->t0 == T0 + 7750 && tl->t1 == T0 + 38750);
+	timeline_key(&f->a, A_PAN_LEFT);
+	timeline_key(&f->a, A_PAN_LEFT);
+	assert_true(tl->t0 == T0 && tl->t1 == T0 + 31 * US);
+	for (int i = 0; i < 10; i++)
+		timeline_key(&f->a, A_PAN_RIGHT);
+	assert_true(tl->t0 == T0 + 31 * US && tl->t1 == T0 + 62 * US);
+	timeline_key(&f->a, A_ZOOM_OUT);
+	timeline_key(&f->a, A_ZOOM_OUT);
+	assert_true(tl->t0 == T0 && tl->t1 == T0 + 62 * US);
+	/* in as far as it goes: 1 us around beta's midpoint */
+	for (int i = 0; i < 20; i++)
+		timeline_key(&f->a, A_ZOOM_IN);
+	assert_true(tl->t1 - tl->t0 == 1000);
+	assert_true(tl->t0 == T0 + 14500);
+	/* beta covers the whole window */
+	draw(f);
+	assert_bar(f, 2, 18, 80, ROLE_SELECTED);
+	timeline_key(&f->a, A_ZOOM_RESET);
+	assert_true(tl->t0 == T0 && tl->t1 == T0 + 62 * US);
+}
+
+static void test_selection_moves_and_pans(void **state)
+{
+	struct fx *f = *state;
+	struct timeline *tl = &f->a.tl;
+	for (int i = 0; i < 20; i++)
+		timeline_key(&f->a, A_ZOOM_IN);
+	assert_true(tl->t0 == T0 + 14500 && tl->t1 == T0 + 15500);
+	/* the last child lies outside: the window pans to its midpoint */
+	timeline_key(&f->a, A_END);
+	assert_int_equal(tl->sel, KERNEL);
+	assert_true(tl->t0 == T0 + 60500 && tl->t1 == T0 + 61500);
+	assert_ptr_equal(tree_view_selected(&f->a.tree), wf_child(f, KERNEL));
+	timeline_key(&f->a, A_HOME);
+	assert_int_equal(tl->sel, ALPHA);
+	assert_true(tl->t0 == T0 + 4500 && tl->t1 == T0 + 5500);
+	timeline_key(&f->a, A_UP);
+	assert_int_equal(tl->sel, ALPHA);
+	timeline_key(&f->a, A_DOWN);
+	assert_int_equal(tl->sel, BETA);
+	/* beta (5..25 us) overlaps the window already: no pan */
+	assert_true(tl->t0 == T0 + 4500 && tl->t1 == T0 + 5500);
+	timeline_key(&f->a, A_DOWN);
+	assert_int_equal(tl->sel, GAMMA);
+	assert_ptr_equal(tree_view_selected(&f->a.tree), wf_child(f, GAMMA));
+	timeline_key(&f->a, A_COSTLIEST);
+	assert_int_equal(tl->sel, BETA);
+	assert_ptr_equal(tree_view_selected(&f->a.tree), wf_child(f, BETA));
+	/* keys the timeline does not handle change nothing */
+	timeline_key(&f->a, A_SEARCH);
+	assert_int_equal(tl->sel, BETA);
+}
+
+static void test_enter_and_back(void **state)
+{
+	struct fx *f = *state;
+	struct timeline *tl = &f->a.tl;
+	/* beta has no children: Enter does nothing */
+	timeline_key(&f->a, A_ENTER);
+	assert_string_equal(tl->node->name, "wf");
+	timeline_key(&f->a, A_DOWN);
+	timeline_key(&f->a, A_ENTER);
+	assert_string_equal(tl->node->name, "gamma");
+	assert_ptr_equal(f->a.tree.node, tl->node);
+	assert_int_equal(tl->node->nchildren, 1);
+	assert_true(tl->t0 == T0 + 10 * US && tl->t1 == T0 + 20 * US);
+	draw(f);
+	assert_int_equal(strncmp(row(f, 2), "thread 7 ", 9), 0);
+	/* inner: 12..13 us of a 10 us window over 62 columns: 12.4 .. 18.6 */
+	assert_bar(f, 2, 18 + 12, 18 + 19, ROLE_SELECTED);
+	assert_int_equal(strncmp(row(f, 22), "inner  start +2.00 us  dur 1.00 us", 34), 0);
+
+	timeline_key(&f->a, A_BACK);
+	assert_string_equal(tl->node->name, "wf");
+	assert_int_equal(tl->sel, GAMMA);
+	assert_ptr_equal(tree_view_selected(&f->a.tree), wf_child(f, GAMMA));
+	/* up to the root, whose children are the workflows */
+	timeline_key(&f->a, A_BACK);
+	assert_ptr_equal(tl->node, model_root(f->m));
+	assert_string_equal(wf_child(f, (int)tl->sel)->name, "wf");
+	/* at the root Back does nothing */
+	timeline_key(&f->a, A_BACK);
+	assert_ptr_equal(tl->node, model_root(f->m));
+}
+
+static void test_enter_through_tree_filter(void **state)
+{
+	struct fx *f = *state;
+	/* a tree filter hiding gamma must not make Enter go elsewhere */
+	tree_view_set_filter(&f->a.tree, "alpha");
+	f->a.tl.sel = GAMMA;
+	timeline_key(&f->a, A_ENTER);
+	assert_string_equal(f->a.tl.node->name, "gamma");
+	assert_string_equal(f->a.tree.node->name, "gamma");
+}
+
+static void test_no_children_and_zero_window(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	struct mnode *alpha = wf_child(f, ALPHA);
+	assert_int_equal(tree_view_show(&f->a.tree, alpha, NULL, &err), 0);
+	timeline_open(&f->a);
+	draw(f);
+	assert_string_equal(row(f, 2), "no children to draw");
+	/* keys on an empty node are harmless */
+	timeline_key(&f->a, A_DOWN);
+	timeline_key(&f->a, A_END);
+	timeline_key(&f->a, A_ZOOM_IN);
+	timeline_key(&f->a, A_COSTLIEST);
+	timeline_key(&f->a, A_ENTER);
+	assert_ptr_equal(f->a.tl.node, alpha);
+
+	/* a zero-length window: the instant gets one cell at the left */
+	assert_int_equal(tree_view_up(&f->a.tree, &err), 1);
+	assert_int_equal(tree_view_up(&f->a.tree, &err), 1);
+	enter_workflow(f, "zero");
+	struct timeline *tl = &f->a.tl;
+	assert_true(tl->t0 == tl->t1);
+	timeline_key(&f->a, A_ZOOM_IN);
+	timeline_key(&f->a, A_ZOOM_OUT);
+	timeline_key(&f->a, A_PAN_RIGHT);
+	assert_true(tl->t0 == T0 + 100 * US && tl->t1 == T0 + 100 * US);
+	draw(f);
+	assert_bar(f, 2, 18, 19, ROLE_SELECTED);
+	assert_string_equal(row(f, 1), "time              0");
+	assert_int_equal(strncmp(row(f, 22), "instant  start +0  dur 0 ns  window +0 .. +0", 44),
+			 0);
+}
+
+/* With UTF-8 glyphs the bars are full blocks and the sparkline blocks. */
+static void test_utf8_glyphs(void **state)
+{
+	struct fx *f = *state;
+	struct grid g;
+	grid_init(&g, 80, 24, 0);
+	f->a.g = glyphs_get(0);
+	timeline_draw(&f->a, &g, 1, 22);
+	const struct cell *c = grid_at(&g, 18 + 5, 2);
+	assert_int_equal(c->ch, 0x2588);
+	assert_int_equal(c->role, ROLE_SELECTED);
+	assert_int_equal(grid_at(&g, 18, 3)->ch, 0x2588);
+	assert_int_equal(grid_at(&g, 18, 5)->ch, 0x2581);
+	assert_int_equal(grid_at(&g, 79, 5)->ch, 0x2588);
+	grid_release(&g);
+}
+
+/* Rows outside [y, y + h) keep what was there, whatever h. */
+static void test_small_heights_stay_inside(void **state)
+{
+	struct fx *f = *state;
+	for (int h = 0; h <= 6; h++) {
+		for (int y = 0; y < 24; y++)
+			grid_fill(&f->g, 0, y, 80, 'Z', ROLE_NORMAL);
+		timeline_draw(&f->a, &f->g, 10, h);
+		for (int y = 0; y < 24; y++) {
+			if (y >= 10 && y < 10 + h)
+				continue;
+			for (int x = 0; x < 80; x++)
+				if (grid_at(&f->g, x, y)->ch != 'Z')
+					fail_msg("h %d wrote row %d col %d", h, y, x);
+		}
+	}
+	/* one row: the footer; two: the axis and the footer */
+	timeline_draw(&f->a, &f->g, 10, 1);
+	assert_int_equal(strncmp(row(f, 10), "beta  start", 11), 0);
+	timeline_draw(&f->a, &f->g, 10, 2);
+	assert_int_equal(strncmp(row(f, 10), "time ", 5), 0);
+	assert_int_equal(strncmp(row(f, 11), "beta  start", 11), 0);
+	/* an area running past the grid is cut at its edge */
+	timeline_draw(&f->a, &f->g, 20, 10);
+	assert_int_equal(strncmp(row(f, 23), "beta  start", 11), 0);
+}
+
+/* With one lane row the lanes scroll to keep the selection's lane shown. */
+static void test_lanes_scroll_to_selection(void **state)
+{
+	struct fx *f = *state;
+	struct timeline *tl = &f->a.tl;
+	grid_clear(&f->g, ROLE_NORMAL);
+	timeline_draw(&f->a, &f->g, 1, 3);
+	assert_int_equal(strncmp(row(f, 2), "stream 3 ", 9), 0);
+	tl->sel = EVIL;
+	timeline_draw(&f->a, &f->g, 1, 3);
+	assert_int_equal(tl->top, 2);
+	assert_int_equal(strncmp(row(f, 2), "(no track) ", 11), 0);
+	assert_bar(f, 2, 18 + 40, 18 + 42, ROLE_SELECTED);
+	tl->sel = GAMMA;
+	timeline_draw(&f->a, &f->g, 1, 3);
+	assert_int_equal(tl->top, 1);
+	assert_int_equal(strncmp(row(f, 2), "thread 7 ", 9), 0);
+	/* with room for every lane, top goes back to 0 */
+	draw(f);
+	assert_int_equal(tl->top, 0);
+}
+
+/* 100 k children on 8 tracks: lanes and the footer are right.  (How fast
+ * that draws is make bench's business, not a unit test's.) */
+static void test_draw_100k_children(void **state)
+{
+	struct fx *f = *state;
+	enum { N = 100000, TRACKS = 8 };
+	char path[400];
+	snprintf(path, sizeof(path), "%s/big.db", f->dir);
+	struct writer w = {0};
+	char *err = NULL;
+	if (store_open(path, STORE_WRITE, &w.st, &err) < 0 || store_begin(w.st, &err) < 0)
+		fail_msg("cannot open %s: %s", path, err ? err : "?");
+	struct source_row sr = {
+	    .path = "t.json", .format = "chrome", .anchor = "epoch", .rank = -1};
+	w.src = store_add_source(w.st, &sr, &err);
+	int64_t tracks[TRACKS];
+	for (int i = 0; i < TRACKS; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "t%d", i);
+		tracks[i] = add_track(&w, "thread", name, TRACKS - i);
+	}
+	int64_t big = add_phase(&w, 0, PHASE_WORKFLOW, "big", 0, 0, (int64_t)N * 100, N, 0);
+	for (int i = 0; i < N; i++)
+		add_phase(&w, big, PHASE_OPERATOR, i == N / 2 ? "middle" : "op", tracks[i % TRACKS],
+			  (int64_t)i * 100, 90, 0, 1);
+	if (store_commit(w.st, &err) < 0)
+		fail_msg("commit: %s", err ? err : "?");
+	store_close(w.st);
+
+	struct model *m;
+	if (model_open(path, &m, &err) < 0)
+		fail_msg("model_open: %s", err ? err : "?");
+	struct app a = {0};
+	a.m = m;
+	a.g = glyphs_get(1);
+	assert_int_equal(tree_view_init(&a.tree, m, &err), 0);
+	assert_int_equal(tree_view_enter(&a.tree, &err), 1);
+	timeline_open(&a);
+	assert_int_equal(a.tl.node->nchildren, N);
+	a.tl.sel = N / 2;
+	timeline_draw(&a, &f->g, 1, 22);
+	/* lanes by sort_index: t7 first */
+	assert_int_equal(strncmp(row(f, 2), "t7 ", 3), 0);
+	assert_int_equal(strncmp(row(f, 9), "t0 ", 3), 0);
+	assert_int_equal(strncmp(row(f, 22), "middle  start +5.00 ms", 22), 0);
+	tree_view_release(&a.tree);
+	free(a.message);
+	model_free(m);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+	const struct CMUnitTest tests[] = {
+	    T(test_open_window_and_selection),
+	    T(test_draw_lanes_and_bars),
+	    T(test_hostile_name_is_visible_text),
+	    T(test_zoom_and_pan_clamp),
+	    T(test_selection_moves_and_pans),
+	    T(test_enter_and_back),
+	    T(test_enter_through_tree_filter),
+	    T(test_no_children_and_zero_window),
+	    T(test_utf8_glyphs),
+	    T(test_small_heights_stay_inside),
+	    T(test_lanes_scroll_to_selection),
+	    T(test_draw_100k_children),
+	};
+#undef T
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

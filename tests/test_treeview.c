@@ -1,0 +1,219 @@
+/*
+ * The tree screen's logic (treeview.c) and drawing (tree.c) on a small
+ * hand-built trace.db: sorting and flipping, drilling in and back up to the
+ * same row, the costliest child, smart-case search that wraps, filters,
+ * goto with '/' inside names, and the drawn rows.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/store.h"
+#include "tests/testdir.h"
+#include "tui/app.h"
+
+struct fx {
+	char dir[256], db[300];
+	struct model *m;
+	struct tree_view v;
+};
+
+static int64_t add(struct store *st, int64_t parent, int kind, const char *name, int64_t start,
+		   int64_t dur, int64_t self, int64_t children, int depth)
+{
+	char *err = NULL;
+	struct phase_row p = {0};
+	p.id = store_reserve_phase_id(st);
+	p.parent_id = parent;
+	p.kind = kind;
+	p.name_id = store_intern(st, name, strlen(name), &err);
+	p.start_ns = start;
+	p.dur_ns = dur;
+	p.self_ns = self;
+	p.child_count = children;
+	p.depth = depth;
+	assert_int_equal(store_add_phase(st, &p, &err), 0);
+	return p.id;
+}
+
+/* wf / train / {aten::mm 40, aten::add 10, Aten::relu 25, a/b 5} and
+ * train / a/b / {inner 3} */
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct store *st;
+	char *err = NULL;
+	assert_int_equal(testdir_make(f->dir, sizeof(f->dir), "tree"), 0);
+	snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
+	assert_int_equal(store_open(f->db, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	int64_t wf = add(st, 0, PHASE_WORKFLOW, "wf", 0, 100, 0, 1, 0);
+	int64_t tr = add(st, wf, PHASE_STEP, "train", 0, 100, 20, 4, 1);
+	add(st, tr, PHASE_OPERATOR, "aten::mm", 0, 40, 40, 0, 2);
+	add(st, tr, PHASE_OPERATOR, "aten::add", 40, 10, 10, 0, 2);
+	add(st, tr, PHASE_OPERATOR, "Aten::relu", 50, 25, 5, 0, 2);
+	int64_t ab = add(st, tr, PHASE_OPERATOR, "a/b", 80, 5, 2, 1, 2);
+	add(st, ab, PHASE_OPERATOR, "inner", 81, 3, 3, 0, 3);
+	assert_int_equal(store_commit(st, &err), 0);
+	store_close(st);
+	assert_int_equal(model_open(f->db, &f->m, &err), 0);
+	assert_int_equal(tree_view_init(&f->v, f->m, &err), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	tree_view_release(&f->v);
+	model_free(f->m);
+	testdir_remove(f->dir);
+	free(f);
+	return 0;
+}
+
+static const char *sel(struct fx *f)
+{
+	return tree_view_selected(&f->v)->name;
+}
+
+static void drill_and_sort(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	assert_string_equal(sel(f), "wf");
+	assert_int_equal(tree_view_enter(&f->v, &err), 1);
+	assert_int_equal(tree_view_enter(&f->v, &err), 1);
+	assert_int_equal(f->v.nrows, 4);
+	/* default: duration, longest first */
+	assert_string_equal(f->v.rows[0]->name, "aten::mm");
+	assert_string_equal(f->v.rows[3]->name, "a/b");
+	tree_view_sort(&f->v, SORT_DUR); /* same key flips */
+	assert_string_equal(f->v.rows[0]->name, "a/b");
+	tree_view_sort(&f->v, SORT_NAME);
+	assert_string_equal(f->v.rows[0]->name, "Aten::relu");
+	tree_view_sort(&f->v, SORT_SELF);
+	assert_string_equal(f->v.rows[0]->name, "aten::mm");
+	tree_view_sort(&f->v, SORT_START);
+	assert_string_equal(f->v.rows[2]->name, "Aten::relu");
+	/* a leaf cannot be entered */
+	f->v.sel = 0;
+	assert_int_equal(tree_view_enter(&f->v, &err), 0);
+	/* into a/b and back: a/b is selected again */
+	f->v.sel = 3;
+	assert_int_equal(tree_view_enter(&f->v, &err), 1);
+	assert_string_equal(sel(f), "inner");
+	assert_int_equal(tree_view_up(&f->v, &err), 1);
+	assert_string_equal(sel(f), "a/b");
+	tree_view_costliest(&f->v);
+	assert_string_equal(sel(f), "aten::mm");
+	assert_int_equal(tree_view_up(&f->v, &err), 1);
+	assert_int_equal(tree_view_up(&f->v, &err), 1);
+	assert_int_equal(tree_view_up(&f->v, &err), 0); /* the top */
+}
+
+static void search_and_filter(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	int wrapped;
+	assert_int_equal(tree_view_goto(&f->v, "/wf/train/aten::mm", &err), 0);
+	assert_string_equal(sel(f), "aten::mm");
+	/* lower case matches both cases; an upper-case letter makes it exact */
+	assert_int_equal(tree_view_search(&f->v, "aten", 1, &wrapped), 1);
+	assert_string_equal(sel(f), "Aten::relu");
+	assert_int_equal(wrapped, 0);
+	assert_int_equal(tree_view_search(&f->v, "aten", 1, &wrapped), 1);
+	assert_string_equal(sel(f), "aten::add");
+	assert_int_equal(tree_view_search(&f->v, "Aten", 1, &wrapped), 1);
+	assert_string_equal(sel(f), "Aten::relu");
+	assert_int_equal(wrapped, 1);
+	assert_int_equal(tree_view_search(&f->v, "aten::mm", -1, &wrapped), 1);
+	assert_string_equal(sel(f), "aten::mm");
+	assert_int_equal(tree_view_search(&f->v, "nothing", 1, &wrapped), 0);
+	tree_view_set_filter(&f->v, "ATEN");
+	assert_int_equal(f->v.nrows, 0);
+	tree_view_set_filter(&f->v, "aten");
+	assert_int_equal(f->v.nrows, 3);
+	tree_view_set_filter(&f->v, "");
+	assert_int_equal(f->v.nrows, 4);
+	assert_null(f->v.filter);
+}
+
+static void goto_paths(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	assert_int_equal(tree_view_goto(&f->v, "/wf/train/a/b/inner", &err), 0);
+	assert_string_equal(sel(f), "inner");
+	assert_string_equal(f->v.node->name, "a/b");
+	assert_int_equal(tree_view_goto(&f->v, "/", &err), 0);
+	assert_string_equal(sel(f), "wf");
+	assert_int_equal(tree_view_goto(&f->v, "/wf/nope", &err), -1);
+	assert_non_null(strstr(err, "nope"));
+	free(err);
+}
+
+static void drawn_rows(void **state)
+{
+	struct fx *f = *state;
+	struct app a;
+	struct grid g;
+	char *err = NULL, line[512];
+	memset(&a, 0, sizeof(a));
+	a.m = f->m;
+	a.g = glyphs_get(1);
+	assert_int_equal(tree_view_init(&a.tree, f->m, &err), 0);
+	assert_int_equal(tree_view_goto(&a.tree, "/wf/train/aten::add", &err), 0);
+	grid_init(&g, 80, 24, 1);
+	app_draw(&a, &g);
+	grid_row_text(&g, 0, line, sizeof(line));
+	assert_string_equal(line, "grademl-tui > wf > train");
+	grid_row_text(&g, 1, line, sizeof(line));
+	assert_non_null(strstr(line, "Name"));
+	assert_non_null(strstr(line, "vDuration"));
+	grid_row_text(&g, 2, line, sizeof(line));
+	assert_non_null(strstr(line, "aten::mm"));
+	assert_non_null(strstr(line, "40 ns"));
+	assert_non_null(strstr(line, "40.0%"));
+	/* aten::add (row 4) is selected, drawn in the selected role */
+	grid_row_text(&g, 4, line, sizeof(line));
+	assert_non_null(strstr(line, "aten::add"));
+	assert_int_equal(grid_at(&g, 10, 4)->role, ROLE_SELECTED);
+	assert_int_equal(grid_at(&g, 10, 3)->role, ROLE_NORMAL);
+	/* a/b has children: marked with '+' */
+	grid_row_text(&g, 5, line, sizeof(line));
+	assert_true(line[0] == '+');
+	/* details pane */
+	app_key(&a, 'd');
+	app_draw(&a, &g);
+	int found = 0;
+	for (int y = 0; y < g.h; y++) {
+		grid_row_text(&g, y, line, sizeof(line));
+		found |= strstr(line, "path") && strstr(line, "/wf/train/aten::add");
+	}
+	assert_true(found);
+	/* too small */
+	grid_resize(&g, 60, 20);
+	app_draw(&a, &g);
+	grid_row_text(&g, 10, line, sizeof(line));
+	assert_string_equal(line, "terminal too small: 60x20, needs 80x24");
+	grid_release(&g);
+	app_release(&a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(drill_and_sort, setup, teardown),
+	    cmocka_unit_test_setup_teardown(search_and_filter, setup, teardown),
+	    cmocka_unit_test_setup_teardown(goto_paths, setup, teardown),
+	    cmocka_unit_test_setup_teardown(drawn_rows, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

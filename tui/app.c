@@ -1,0 +1,558 @@
+/*
+ * The explorer's frame and dispatcher; see app.h.  A frame is the
+ * breadcrumb line, the current screen, and the status line (the prompt
+ * while one is open, else a message, else key hints).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/sbuf.h"
+#include "tui/app.h"
+#include "tui/format.h"
+#include "tui/theme.h"
+#include "model/xalloc.h"
+
+int app_init(struct app *a, struct model *m, int ascii, char **err)
+{
+	memset(a, 0, sizeof(*a));
+	a->m = m;
+	a->g = glyphs_get(ascii);
+	a->cur_x = a->cur_y = -1;
+	char *hist = prompt_history_path();
+	prompt_init(&a->prompt, hist);
+	free(hist);
+	return tree_view_init(&a->tree, m, err);
+}
+
+void app_release(struct app *a)
+{
+	model_detail_release(&a->detail);
+	tree_view_release(&a->tree);
+	prompt_release(&a->prompt);
+	free(a->mv.filter);
+	free(a->search);
+	free(a->message);
+	free(a->theme);
+	memset(a, 0, sizeof(*a));
+}
+
+void app_message(struct app *a, int error, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	struct sbuf sb = SBUF_INIT;
+	char buf[512];
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	sbuf_adds(&sb, buf);
+	free(a->message);
+	a->message = sbuf_detach(&sb);
+	a->msg_error = error;
+}
+
+static void fail(struct app *a, char *err)
+{
+	app_message(a, 1, "%s", err ? err : "unknown error");
+	free(err);
+}
+
+/* ---- search and filter (per screen) ---- */
+
+static void search(struct app *a, int dir)
+{
+	if (!a->search || !*a->search) {
+		app_message(a, 1, "no search yet: type / to search");
+		return;
+	}
+	int found = 0, wrapped = 0;
+	if (a->screen == SCREEN_TREE || a->screen == SCREEN_TIMELINE) {
+		found = tree_view_search(&a->tree, a->search, dir, &wrapped);
+		if (found && a->screen == SCREEN_TIMELINE)
+			timeline_open(a);
+	} else if (a->screen == SCREEN_METRICS) {
+		found = metrics_search(a, a->search, dir, &wrapped);
+	} else {
+		return;
+	}
+	if (!found)
+		app_message(a, 1, "pattern not found: %s", a->search);
+	else if (wrapped)
+		app_message(a, 0, "search wrapped");
+}
+
+static void set_filter(struct app *a, const char *pat)
+{
+	if (a->screen == SCREEN_METRICS) {
+		free(a->mv.filter);
+		a->mv.filter = *pat ? xstrdup(pat) : NULL;
+		a->mv.sel = a->mv.top = 0;
+		return;
+	}
+	tree_view_set_filter(&a->tree, pat);
+	if (*pat && !a->tree.nrows)
+		app_message(a, 1, "no rows match the filter '%s'", pat);
+}
+
+/* ---- ':' commands: one table, as tmux's cmd_entry ---- */
+
+struct command {
+	const char *name;
+	const char *args; /* for help and completion */
+	const char *help;
+	void (*run)(struct app *a, const char *arg); /* NULL: opens screen */
+	enum app_screen screen;
+};
+
+static void cmd_goto(struct app *a, const char *arg)
+{
+	char *err = NULL;
+	if (!*arg) {
+		app_message(a, 1, "goto needs a path, e.g. :goto /workflow/step");
+		return;
+	}
+	if (tree_view_goto(&a->tree, arg, &err) < 0)
+		fail(a, err);
+	else if (a->screen != SCREEN_TREE)
+		a->screen = SCREEN_TREE;
+}
+
+static const char *const sort_names[] = {"name", "duration", "self", "count", "start"};
+
+static void cmd_sort(struct app *a, const char *arg)
+{
+	for (size_t i = 0; i < sizeof(sort_names) / sizeof(*sort_names); i++) {
+		if (*arg && !strncmp(sort_names[i], arg, strlen(arg))) {
+			tree_view_sort(&a->tree, (enum tree_sort)i);
+			return;
+		}
+	}
+	app_message(a, 1, "sort by name, duration, self, count or start, not '%s'", arg);
+}
+
+static void cmd_theme(struct app *a, const char *arg)
+{
+	struct theme t;
+	char *err = NULL;
+	if (theme_load(arg, &t, &err) < 0) {
+		fail(a, err);
+		return;
+	}
+	free(a->theme);
+	a->theme = xstrdup(arg);
+	a->theme_changed = 1;
+}
+
+static void cmd_save(struct app *a, const char *arg)
+{
+	if (!*arg) {
+		app_message(a, 1, "save needs a file name");
+		return;
+	}
+	FILE *f = fopen(arg, "w");
+	if (!f) {
+		app_message(a, 1, "cannot write '%s'", arg);
+		return;
+	}
+	struct grid g;
+	grid_init(&g, a->w > 0 ? a->w : APP_MIN_W, a->h > 0 ? a->h : APP_MIN_H, 0);
+	app_draw(a, &g);
+	grid_dump(&g, f);
+	grid_release(&g);
+	if (fclose(f) != 0)
+		app_message(a, 1, "cannot write '%s'", arg);
+	else
+		app_message(a, 0, "saved the screen to %s", arg);
+}
+
+static void cmd_quit(struct app *a, const char *arg)
+{
+	a->quit = 1;
+}
+
+static const struct command commands[] = {
+    {"goto", "PATH", "show the phase at PATH (/workflow/step/...)", cmd_goto, SCREEN_TREE},
+    {"sort", "name|duration|self|count|start", "sort the tree (again: reverse)", cmd_sort,
+     SCREEN_TREE},
+    {"theme", "NAME", "switch to the theme NAME", cmd_theme, SCREEN_TREE},
+    {"save", "FILE", "write the screen as text to FILE", cmd_save, SCREEN_TREE},
+    {"tree", "", "show the tree", NULL, SCREEN_TREE},
+    {"timeline", "", "show the timeline", NULL, SCREEN_TIMELINE},
+    {"metrics", "", "show the metrics", NULL, SCREEN_METRICS},
+    {"help", "", "show the help", NULL, SCREEN_HELP},
+    {"quit", "", "quit", cmd_quit, SCREEN_TREE},
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+int app_command_info(size_t i, const char **name, const char **args, const char **help)
+{
+	if (i >= NCOMMANDS)
+		return 0;
+	*name = commands[i].name;
+	*args = commands[i].args;
+	*help = commands[i].help;
+	return 1;
+}
+
+static const struct command *find_command(const char *name, size_t len)
+{
+	const struct command *hit = NULL;
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (strlen(commands[i].name) == len && !strncmp(commands[i].name, name, len))
+			return &commands[i];
+		if (len && !strncmp(commands[i].name, name, len))
+			hit = hit ? (const struct command *)-1 : &commands[i];
+	}
+	return hit == (const struct command *)-1 ? NULL : hit;
+}
+
+static void open_screen(struct app *a, enum app_screen s)
+{
+	if (s == SCREEN_HELP) {
+		if (a->screen != SCREEN_HELP)
+			a->back = a->screen;
+		a->help_top = 0;
+	} else if (s == SCREEN_TIMELINE) {
+		timeline_open(a);
+	}
+	a->screen = s;
+}
+
+void app_command(struct app *a, const char *line)
+{
+	while (*line == ' ')
+		line++;
+	size_t len = strcspn(line, " ");
+	if (!len)
+		return;
+	const struct command *c = find_command(line, len);
+	if (!c) {
+		app_message(a, 1, "unknown command '%.*s' (Tab lists them)", (int)len, line);
+		return;
+	}
+	const char *arg = line + len;
+	while (*arg == ' ')
+		arg++;
+	if (c->run)
+		c->run(a, arg);
+	else
+		open_screen(a, c->screen);
+}
+
+/* ---- Tab completion ---- */
+
+/* The longest common prefix of cands, as a new line with head before it. */
+static char *complete_from(const char *head, const char *typed, char **cands, size_t n,
+			   const char *suffix, char **hint)
+{
+	size_t tl = strlen(typed), common = 0;
+	char **hits = xcalloc(n + 1, sizeof(*hits));
+	size_t nh = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(cands[i], typed, tl))
+			hits[nh++] = cands[i];
+	char *out = NULL;
+	if (nh) {
+		common = strlen(hits[0]);
+		for (size_t i = 1; i < nh; i++) {
+			size_t k = 0;
+			while (k < common && hits[i][k] == hits[0][k])
+				k++;
+			common = k;
+		}
+		out = xasprintf("%s%.*s%s", head, (int)common, hits[0], nh == 1 ? suffix : "");
+	}
+	if (nh > 1) {
+		struct sbuf sb = SBUF_INIT;
+		for (size_t i = 0; i < nh && sb.len < 400; i++) {
+			sbuf_adds(&sb, i ? "  " : "");
+			sbuf_adds(&sb, hits[i]);
+		}
+		*hint = sbuf_detach(&sb);
+	}
+	free(hits);
+	return out;
+}
+
+static char *complete_path(struct app *a, const char *head, const char *path, char **hint)
+{
+	struct mnode *n = model_root(a->m);
+	const char *p = path, *slash;
+	char *err = NULL;
+	while ((slash = strrchr(p, '/')) && slash != p - 1) {
+		/* walk the complete components before the last '/' */
+		const char *q = p;
+		while (*q == '/')
+			q++;
+		if (q > slash)
+			break;
+		size_t len = (size_t)(slash - q);
+		struct mnode *next = NULL;
+		if (model_children(a->m, n, &err) < 0) {
+			free(err);
+			return NULL;
+		}
+		for (size_t i = 0; i < n->nchildren && !next; i++)
+			if (strlen(n->children[i]->name) == len &&
+			    !strncmp(n->children[i]->name, q, len))
+				next = n->children[i];
+		if (!next)
+			return NULL;
+		n = next;
+		p = slash + 1;
+		break; /* one level per Tab press keeps names with '/' simple */
+	}
+	if (model_children(a->m, n, &err) < 0) {
+		free(err);
+		return NULL;
+	}
+	char **names = xcalloc(n->nchildren + 1, sizeof(*names));
+	for (size_t i = 0; i < n->nchildren; i++)
+		names[i] = (char *)n->children[i]->name;
+	char *prefix = xasprintf("%s%.*s", head, (int)(p - path), path);
+	char *out = complete_from(prefix, p, names, n->nchildren, "/", hint);
+	free(prefix);
+	free(names);
+	return out;
+}
+
+static char *complete(void *ctx, const char *line, char **hint)
+{
+	struct app *a = ctx;
+	const char *sp = strchr(line, ' ');
+	if (a->prompt.kind != PROMPT_COMMAND)
+		return NULL;
+	if (!sp) {
+		char *names[NCOMMANDS];
+		for (size_t i = 0; i < NCOMMANDS; i++)
+			names[i] = (char *)commands[i].name;
+		return complete_from("", line, names, NCOMMANDS, " ", hint);
+	}
+	const struct command *c = find_command(line, (size_t)(sp - line));
+	const char *arg = sp + 1;
+	char *head = xasprintf("%.*s", (int)(arg - line), line);
+	char *out = NULL;
+	if (c && c->run == cmd_goto) {
+		out = complete_path(a, head, *arg ? arg : "/", hint);
+	} else if (c && c->run == cmd_sort) {
+		out = complete_from(head, arg, (char **)sort_names, 5, "", hint);
+	} else if (c && c->run == cmd_theme) {
+		char **names;
+		size_t n = theme_list(&names);
+		out = complete_from(head, arg, names, n, "", hint);
+		for (size_t i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
+	}
+	free(head);
+	return out;
+}
+
+/* ---- keys ---- */
+
+static unsigned screen_bit(enum app_screen s)
+{
+	static const unsigned bits[] = {SCR_TREE, SCR_TIMELINE, SCR_METRICS, SCR_HELP};
+	return bits[s];
+}
+
+static void prompt_done(struct app *a, enum prompt_kind kind)
+{
+	const char *line = a->prompt.line.buf;
+	if (kind == PROMPT_COMMAND) {
+		app_command(a, line);
+	} else if (kind == PROMPT_SEARCH) {
+		if (*line) {
+			free(a->search);
+			a->search = xstrdup(line);
+		}
+		search(a, 1);
+	} else if (kind == PROMPT_FILTER) {
+		set_filter(a, line);
+	}
+}
+
+void app_key(struct app *a, int key)
+{
+	free(a->message);
+	a->message = NULL;
+	if (key == K_RESIZE)
+		return;
+	if (a->prompt.kind != PROMPT_NONE) {
+		enum prompt_kind kind = a->prompt.kind;
+		char *hint = NULL;
+		enum prompt_result r = prompt_key(&a->prompt, key, complete, a, &hint);
+		if (hint) {
+			app_message(a, 0, "%s", hint);
+			free(hint);
+		}
+		if (r == PROMPT_ACCEPT)
+			prompt_done(a, kind);
+		return;
+	}
+	enum action act = keys_lookup(key, screen_bit(a->screen));
+	switch (act) {
+	case A_NONE: {
+		char name[16];
+		if (key != K_RESIZE)
+			app_message(a, 1, "%s: no such key here (? for help)",
+				    keys_name(key, name, sizeof(name)));
+		return;
+	}
+	case A_QUIT:
+		a->quit = 1;
+		return;
+	case A_REDRAW:
+		a->redraw = 1;
+		return;
+	case A_HELP:
+		open_screen(a, SCREEN_HELP);
+		return;
+	case A_PROMPT:
+		prompt_open(&a->prompt, PROMPT_COMMAND);
+		return;
+	case A_SEARCH:
+		prompt_open(&a->prompt, PROMPT_SEARCH);
+		return;
+	case A_FILTER:
+		prompt_open(&a->prompt, PROMPT_FILTER);
+		return;
+	case A_SEARCH_NEXT:
+		search(a, 1);
+		return;
+	case A_SEARCH_PREV:
+		search(a, -1);
+		return;
+	case A_TIMELINE:
+		open_screen(a, SCREEN_TIMELINE);
+		return;
+	case A_METRICS:
+		open_screen(a, SCREEN_METRICS);
+		return;
+	case A_POP:
+		if (a->screen == SCREEN_HELP)
+			a->screen = a->back;
+		else if (a->screen != SCREEN_TREE)
+			a->screen = SCREEN_TREE;
+		else
+			tree_key(a, act);
+		return;
+	default:
+		break;
+	}
+	switch (a->screen) {
+	case SCREEN_TREE:
+		tree_key(a, act);
+		break;
+	case SCREEN_TIMELINE:
+		timeline_key(a, act);
+		break;
+	case SCREEN_METRICS:
+		metrics_key(a, act);
+		break;
+	case SCREEN_HELP:
+		help_key(a, act);
+		break;
+	}
+}
+
+/* ---- the frame ---- */
+
+static void draw_breadcrumb(struct app *a, struct grid *g)
+{
+	const struct mnode *chain[256];
+	int n = 0, cols = g->w - 1;
+	for (const struct mnode *p = a->tree.node; p && p->parent && n < 256; p = p->parent)
+		chain[n++] = p;
+	grid_fill(g, 0, 0, g->w, ' ', ROLE_BREADCRUMB);
+	/* Drop levels from the top until the path fits: the end is where the
+	 * user is. */
+	struct sbuf sb = SBUF_INIT;
+	for (int first = n - 1; first >= 0; first--) {
+		sbuf_reset(&sb);
+		sbuf_adds(&sb, first == n - 1 ? "grademl-tui" : a->g->more);
+		for (int i = first; i >= 0; i--) {
+			sbuf_adds(&sb, a->g->crumb);
+			sbuf_adds(&sb, chain[i]->name);
+		}
+		if (format_width(sb.buf) <= cols || first == 0)
+			break;
+	}
+	if (!n)
+		sbuf_adds(&sb, "grademl-tui");
+	grid_put(g, 0, 0, cols, sb.buf, ROLE_BREADCRUMB);
+	sbuf_release(&sb);
+}
+
+static void draw_status(struct app *a, struct grid *g)
+{
+	int y = g->h - 1;
+	grid_fill(g, 0, y, g->w, ' ', ROLE_STATUS);
+	a->cur_x = a->cur_y = -1;
+	if (a->prompt.kind != PROMPT_NONE) {
+		char lead[2] = {prompt_char(a->prompt.kind), 0};
+		grid_put(g, 0, y, 1, lead, ROLE_PROMPT);
+		/* show the end of a long line */
+		struct sbuf head = SBUF_INIT;
+		sbuf_add(&head, a->prompt.line.buf, a->prompt.cursor);
+		int cx = format_width(head.buf);
+		int shift = cx > g->w - 2 ? cx - (g->w - 2) : 0;
+		const char *p = a->prompt.line.buf;
+		for (int skipped = 0; skipped < shift && *p; skipped++) {
+			p++;
+			while ((*p & 0xc0) == 0x80)
+				p++;
+		}
+		grid_put(g, 1, y, g->w - 1, p, ROLE_PROMPT);
+		a->cur_x = 1 + cx - shift;
+		a->cur_y = y;
+		sbuf_release(&head);
+		return;
+	}
+	if (a->message) {
+		grid_put(g, 0, y, g->w, a->message, a->msg_error ? ROLE_ERROR : ROLE_STATUS);
+		return;
+	}
+	static const char *const hints[] = {
+	    [SCREEN_TREE] = "?:help /:search \\:filter ::command d:details t:timeline m:metrics "
+			    "q:up Q:quit",
+	    [SCREEN_TIMELINE] = "?:help +/-:zoom h/l:pan j/k:select Enter:drill 0:reset "
+				"q:back Q:quit",
+	    [SCREEN_METRICS] = "?:help /:search \\:filter j/k:move q:back Q:quit",
+	    [SCREEN_HELP] = "j/k:scroll q:back Q:quit",
+	};
+	grid_put(g, 0, y, g->w, hints[a->screen], ROLE_STATUS);
+}
+
+void app_draw(struct app *a, struct grid *g)
+{
+	a->w = g->w;
+	a->h = g->h;
+	grid_clear(g, ROLE_NORMAL);
+	if (g->w < APP_MIN_W || g->h < APP_MIN_H) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "terminal too small: %dx%d, needs %dx%d", g->w, g->h,
+			 APP_MIN_W, APP_MIN_H);
+		grid_put(g, 0, g->h / 2, g->w, msg, ROLE_ERROR);
+		a->cur_x = a->cur_y = -1;
+		return;
+	}
+	draw_breadcrumb(a, g);
+	int y = 1, h = g->h - 2;
+	switch (a->screen) {
+	case SCREEN_TREE:
+		tree_draw(a, g, y, h);
+		break;
+	case SCREEN_TIMELINE:
+		timeline_draw(a, g, y, h);
+		break;
+	case SCREEN_METRICS:
+		metrics_draw(a, g, y, h);
+		break;
+	case SCREEN_HELP:
+		help_draw(a, g, y, h);
+		break;
+	}
+	draw_status(a, g);
+}

@@ -1,0 +1,93 @@
+/*
+ * The explorer's state and its two entry points: app_key (one key press,
+ * dispatched through the key table in keys.h) and app_draw (the whole
+ * screen into a grid).  Neither touches the terminal: tui/term.c runs them
+ * under curses, tui/headless.c from a key script.  Each screen is its own
+ * module (tree, timeline, metrics, help) drawing into the grid below the
+ * breadcrumb line and above the status line.
+ */
+#ifndef GRADEML_APP_H
+#define GRADEML_APP_H
+
+#include <stdint.h>
+
+#include "model/model.h"
+#include "tui/glyphs.h"
+#include "tui/grid.h"
+#include "tui/keys.h"
+#include "tui/prompt.h"
+#include "tui/treeview.h"
+
+enum app_screen { SCREEN_TREE, SCREEN_TIMELINE, SCREEN_METRICS, SCREEN_HELP };
+
+/* Timeline state: the window shown and the selected child of tree.node. */
+struct timeline {
+	struct mnode *node; /* whose children are drawn; NULL: not set up */
+	int64_t t0, t1;	    /* the visible window */
+	size_t sel;	    /* index into node->children */
+	int top;	    /* first lane shown */
+};
+
+/* Metrics screen state. */
+struct metrics_view {
+	size_t sel, top;
+	char *filter;
+};
+
+/* Smallest usable terminal. */
+#define APP_MIN_W 80
+#define APP_MIN_H 24
+
+struct app {
+	struct model *m;
+	struct tree_view tree;
+	enum app_screen screen, back; /* back: where help returns to */
+	int details;		      /* details pane shown */
+	struct timeline tl;
+	struct metrics_view mv;
+	size_t help_top;
+	struct prompt prompt;
+	char *search;  /* last search pattern */
+	char *message; /* one-line message shown in the status line */
+	int msg_error;
+	const struct glyphs *g;
+	char *theme; /* requested theme name; term.c applies it */
+	int theme_changed;
+	int quit;
+	int redraw;	       /* Ctrl-L: the front end repaints everything */
+	int w, h;	       /* last drawn size */
+	int cur_x, cur_y;      /* where the terminal cursor goes (-1: hidden) */
+	int page;	       /* rows of the list last drawn (for PgUp/PgDn) */
+	struct mdetail detail; /* of detail_for, for the details pane */
+	const struct mnode *detail_for;
+	int64_t sib_count, sib_min, sib_mean, sib_p95, sib_max; /* same-named siblings */
+};
+
+int app_init(struct app *a, struct model *m, int ascii, char **err);
+void app_release(struct app *a);
+/* Handles one key; sets a->quit when the user quits. */
+void app_key(struct app *a, int key);
+void app_draw(struct app *a, struct grid *g);
+/* Shows a message in the status line until the next key. */
+void app_message(struct app *a, int error, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Runs one ':' command line (without the ':'). */
+void app_command(struct app *a, const char *line);
+
+/* The screens (one module each). */
+void tree_draw(struct app *a, struct grid *g, int y, int h);
+void tree_key(struct app *a, enum action act);
+void timeline_open(struct app *a);
+void timeline_key(struct app *a, enum action act);
+void timeline_draw(struct app *a, struct grid *g, int y, int h);
+void metrics_key(struct app *a, enum action act);
+void metrics_draw(struct app *a, struct grid *g, int y, int h);
+/* Selects the next (dir > 0) or previous series shown that matches pat
+ * (name or host), wrapping; 1 found, 0 not. */
+int metrics_search(struct app *a, const char *pat, int dir, int *wrapped);
+void help_key(struct app *a, enum action act);
+void help_draw(struct app *a, struct grid *g, int y, int h);
+/* The i-th ':' command's name, arguments and help; 0 past the end. */
+int app_command_info(size_t i, const char **name, const char **args, const char **help);
+
+#endif

@@ -1,0 +1,361 @@
+/*
+ * The tree screen: the current phase's children as rows (name, duration,
+ * share of the parent, self time, child count, and a sparkline of when the
+ * child ran within the parent's window), with an optional details pane
+ * under the list.  The logic lives in treeview.c; this file draws it and
+ * maps actions onto it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model/store.h"
+#include "tui/app.h"
+#include "tui/format.h"
+#include "model/xalloc.h"
+
+#define W_DUR	  10
+#define W_SHARE	  7
+#define W_SELF	  10
+#define W_COUNT	  8
+#define W_SPARK	  12
+#define DETAILS_H 9
+
+static int is_device(int kind)
+{
+	return kind == PHASE_KERNEL || kind == PHASE_MEMCPY || kind == PHASE_MEMSET ||
+	       kind == PHASE_GPU_ANNOTATION;
+}
+
+/* Share of the parent: device work against the parent's device time, host
+ * work against its duration (DESIGN.md: never mix the two). */
+static double share(const struct mnode *c)
+{
+	const struct mnode *p = c->parent;
+	if (!p)
+		return NAN;
+	if (is_device(c->kind) && !is_device(p->kind) && p->device_ns > 0)
+		return (double)c->dur_ns / (double)p->device_ns;
+	return p->dur_ns > 0 ? (double)c->dur_ns / (double)p->dur_ns : NAN;
+}
+
+static void put_right(struct grid *g, int x, int y, int w, const char *s, enum role r)
+{
+	int n = format_width(s);
+	grid_put(g, x + (n < w ? w - n : 0), y, w, s, r);
+}
+
+/* When the child ran within its parent's window: the covered fraction of
+ * each of n buckets. */
+static void draw_spark(struct app *a, struct grid *g, int x, int y, int n, const struct mnode *c,
+		       enum role r)
+{
+	const struct mnode *p = c->parent;
+	if (!p || p->dur_ns <= 0)
+		return;
+	double w = (double)p->dur_ns / n;
+	for (int i = 0; i < n; i++) {
+		double b0 = (double)(p->start_ns - p->start_ns) + w * i, b1 = b0 + w;
+		double s = (double)(c->start_ns - p->start_ns), e = s + (double)c->dur_ns;
+		double cov = (fmin(b1, e) - fmax(b0, s)) / w;
+		if (cov > 0)
+			grid_put(g, x + i, y, 1, glyphs_spark(a->g, cov, 0, 1),
+				 r == ROLE_SELECTED ? r : ROLE_SPARK);
+	}
+}
+
+static const char *sort_mark(const struct app *a, enum tree_sort s)
+{
+	return a->tree.sort != s ? "" : a->tree.desc ? a->g->down : a->g->up;
+}
+
+static void draw_header(struct app *a, struct grid *g, int y, int name_w)
+{
+	char buf[64];
+	grid_fill(g, 0, y, g->w, ' ', ROLE_HEADER);
+	snprintf(buf, sizeof(buf), "Name%s", sort_mark(a, SORT_NAME));
+	grid_put(g, 0, y, name_w, buf, a->tree.sort == SORT_NAME ? ROLE_SORTED : ROLE_HEADER);
+	int x = name_w;
+	snprintf(buf, sizeof(buf), "%sDuration", sort_mark(a, SORT_DUR));
+	put_right(g, x, y, W_DUR, buf, a->tree.sort == SORT_DUR ? ROLE_SORTED : ROLE_HEADER);
+	x += W_DUR;
+	put_right(g, x, y, W_SHARE, "Share", ROLE_HEADER);
+	x += W_SHARE;
+	snprintf(buf, sizeof(buf), "%sSelf", sort_mark(a, SORT_SELF));
+	put_right(g, x, y, W_SELF, buf, a->tree.sort == SORT_SELF ? ROLE_SORTED : ROLE_HEADER);
+	x += W_SELF;
+	snprintf(buf, sizeof(buf), "%sCount", sort_mark(a, SORT_COUNT));
+	put_right(g, x, y, W_COUNT, buf, a->tree.sort == SORT_COUNT ? ROLE_SORTED : ROLE_HEADER);
+	x += W_COUNT + 1;
+	snprintf(buf, sizeof(buf), "%sWhen", sort_mark(a, SORT_START));
+	grid_put(g, x, y, W_SPARK, buf, a->tree.sort == SORT_START ? ROLE_SORTED : ROLE_HEADER);
+}
+
+static void draw_row(struct app *a, struct grid *g, int y, int name_w, const struct mnode *c,
+		     int selected)
+{
+	enum role r = selected ? ROLE_SELECTED : ROLE_NORMAL;
+	char buf[64];
+	if (selected)
+		grid_fill(g, 0, y, g->w, ' ', ROLE_SELECTED);
+	/* a mark for rows that can be drilled into */
+	grid_put(g, 0, y, 2, c->child_count ? "+ " : "  ", selected ? r : ROLE_DIM);
+	grid_put(g, 2, y, name_w - 3, c->name, r);
+	int x = name_w;
+	put_right(g, x, y, W_DUR, format_duration(buf, sizeof(buf), c->dur_ns), r);
+	x += W_DUR;
+	double sh = share(c);
+	if (isnan(sh))
+		snprintf(buf, sizeof(buf), "-");
+	else
+		snprintf(buf, sizeof(buf), sh >= 9.995 ? "%.0f%%" : "%.1f%%", sh * 100);
+	put_right(g, x, y, W_SHARE, buf, r);
+	x += W_SHARE;
+	put_right(g, x, y, W_SELF, format_duration(buf, sizeof(buf), c->self_ns), r);
+	x += W_SELF;
+	snprintf(buf, sizeof(buf), "%lld", (long long)c->child_count);
+	put_right(g, x, y, W_COUNT, buf, r);
+	x += W_COUNT + 1;
+	draw_spark(a, g, x, y, g->w - x < W_SPARK ? g->w - x : W_SPARK, c, r);
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+	return a < b ? -1 : a > b;
+}
+
+/* Reads what the details pane shows of n, once per selection. */
+static void load_detail(struct app *a, const struct mnode *n)
+{
+	if (a->detail_for == n)
+		return;
+	model_detail_release(&a->detail);
+	a->detail_for = n;
+	char *err = NULL;
+	if (model_detail(a->m, n, &a->detail, &err) < 0) {
+		app_message(a, 1, "%s", err);
+		free(err);
+	}
+	const struct mnode *p = n->parent;
+	int64_t *d = xmalloc((p ? p->nchildren : 0) * sizeof(*d) + sizeof(*d));
+	size_t k = 0;
+	for (size_t i = 0; p && i < p->nchildren; i++)
+		if (p->children[i]->name == n->name || !strcmp(p->children[i]->name, n->name))
+			d[k++] = p->children[i]->dur_ns;
+	qsort(d, k, sizeof(*d), cmp_i64);
+	int64_t sum = 0;
+	for (size_t i = 0; i < k; i++)
+		sum += d[i];
+	a->sib_count = (int64_t)k;
+	a->sib_min = k ? d[0] : 0;
+	a->sib_max = k ? d[k - 1] : 0;
+	a->sib_mean = k ? sum / (int64_t)k : 0;
+	a->sib_p95 = k ? d[(size_t)ceil(0.95 * (double)k) - 1] : 0; /* nearest rank */
+	free(d);
+}
+
+static void path_of(const struct mnode *n, struct sbuf *sb)
+{
+	if (!n->parent)
+		return;
+	path_of(n->parent, sb);
+	sbuf_addc(sb, '/');
+	sbuf_adds(sb, n->name);
+}
+
+static const char *utc(char *buf, size_t n, int64_t ns)
+{
+	time_t s = (time_t)(ns / 1000000000);
+	struct tm tm;
+	if (ns < 0 || !gmtime_r(&s, &tm)) {
+		snprintf(buf, n, "?");
+		return buf;
+	}
+	size_t k = strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf + k, n - k, ".%06lld UTC", (long long)(ns % 1000000000 / 1000));
+	return buf;
+}
+
+static const char *edge_kind(int k)
+{
+	return k == EDGE_LAUNCH	  ? "launch"
+	       : k == EDGE_FLOW	  ? "flow"
+	       : k == EDGE_FWDBWD ? "fwd-bwd"
+				  : "edge";
+}
+
+/* One "label: text" line of the details pane; returns the next row. */
+static int line(struct grid *g, int y, int ymax, const char *label, const char *text)
+{
+	if (y >= ymax)
+		return y;
+	int x = grid_put(g, 1, y, 10, label, ROLE_LABEL);
+	grid_put(g, 1 + (x < 10 ? 10 : x), y, g->w - 12, text, ROLE_NORMAL);
+	return y + 1;
+}
+
+static void draw_details(struct app *a, struct grid *g, int y, int h, const struct mnode *n)
+{
+	char b1[64], b2[64], b3[64], b4[64];
+	struct sbuf sb = SBUF_INIT;
+	int ymax = y + h;
+	grid_fill(g, 0, y, g->w, '-', ROLE_DIM);
+	grid_put(g, 2, y++, -1, " details ", ROLE_TITLE);
+	if (!n) {
+		line(g, y, ymax, "", "nothing selected");
+		return;
+	}
+	load_detail(a, n);
+	const struct mnode *root = model_root(a->m);
+	sbuf_addf(&sb, "%s  kind %s", n->name, store_kind_name(n->kind));
+	if (n->category)
+		sbuf_addf(&sb, "  category %s", n->category);
+	y = line(g, y, ymax, "phase", sb.buf);
+	sbuf_reset(&sb);
+	sbuf_addf(&sb, "+%s (%s)  end +%s  dur %s  self %s",
+		  format_duration(b1, sizeof(b1), n->start_ns - root->start_ns),
+		  utc(b2, sizeof(b2), n->start_ns),
+		  format_duration(b3, sizeof(b3), n->start_ns + n->dur_ns - root->start_ns),
+		  format_duration(b4, sizeof(b4), n->dur_ns),
+		  format_duration(b1, sizeof(b1), n->self_ns));
+	if (n->device_ns)
+		sbuf_addf(&sb, "  device %s", format_duration(b2, sizeof(b2), n->device_ns));
+	y = line(g, y, ymax, "time", sb.buf);
+	sbuf_reset(&sb);
+	path_of(n, &sb);
+	y = line(g, y, ymax, "path", sb.buf);
+	sbuf_reset(&sb);
+	const struct mtrack *t = model_track(a->m, n->track_id);
+	if (t) {
+		sbuf_addf(&sb, "%s (%s)", t->name, t->kind);
+		if (t->host)
+			sbuf_addf(&sb, "  host %s", t->host);
+		if (t->rank >= 0)
+			sbuf_addf(&sb, "  rank %lld", (long long)t->rank);
+	} else {
+		sbuf_adds(&sb, "-");
+	}
+	if (a->detail.source)
+		sbuf_addf(&sb, "  from %s", a->detail.source);
+	y = line(g, y, ymax, "track", sb.buf);
+	sbuf_reset(&sb);
+	for (size_t i = 0; i < a->detail.nedges; i++) {
+		const struct medge *e = &a->detail.edges[i];
+		sbuf_addf(&sb, "%s%s %s %s", i ? "; " : "", edge_kind(e->kind),
+			  e->outgoing ? "->" : "<-", e->name ? e->name : "?");
+	}
+	if (a->detail.more_edges)
+		sbuf_addf(&sb, "; and %lld more", (long long)a->detail.more_edges);
+	y = line(g, y, ymax, "edges", a->detail.nedges ? sb.buf : "none");
+	y = line(g, y, ymax, "attrs", a->detail.attrs ? a->detail.attrs : "none");
+	sbuf_reset(&sb);
+	sbuf_addf(&sb, "%lld named so here: min %s  mean %s  p95 %s  max %s",
+		  (long long)a->sib_count, format_duration(b1, sizeof(b1), a->sib_min),
+		  format_duration(b2, sizeof(b2), a->sib_mean),
+		  format_duration(b3, sizeof(b3), a->sib_p95),
+		  format_duration(b4, sizeof(b4), a->sib_max));
+	line(g, y, ymax, "siblings", sb.buf);
+	sbuf_release(&sb);
+}
+
+void tree_draw(struct app *a, struct grid *g, int y, int h)
+{
+	struct tree_view *v = &a->tree;
+	int name_w = g->w - (W_DUR + W_SHARE + W_SELF + W_COUNT + 1 + W_SPARK);
+	int list_h = h - 1 - (a->details ? DETAILS_H : 0);
+	draw_header(a, g, y, name_w);
+	if (v->filter) {
+		char buf[128];
+		snprintf(buf, sizeof(buf), "[filter: %.100s]", v->filter);
+		int w = format_width(buf);
+		grid_put(g, name_w - w - 1 > 6 ? name_w - w - 1 : 6, y, w, buf, ROLE_FILTER);
+	}
+	a->page = list_h;
+	tree_view_scroll(v, list_h);
+	for (int i = 0; i < list_h && v->top + (size_t)i < v->nrows; i++)
+		draw_row(a, g, y + 1 + i, name_w, v->rows[v->top + (size_t)i],
+			 v->top + (size_t)i == v->sel);
+	if (!v->nrows)
+		grid_put(g, 2, y + 1, -1,
+			 v->filter ? "no children match the filter (\\ then Enter clears it)"
+				   : "no phases here",
+			 ROLE_DIM);
+	else if (v->nrows > (size_t)list_h) {
+		char buf[48];
+		snprintf(buf, sizeof(buf), " %zu/%zu ", v->sel + 1, v->nrows);
+		grid_put(g, g->w - format_width(buf), y + list_h, -1, buf, ROLE_DIM);
+	}
+	if (a->details)
+		draw_details(a, g, y + 1 + list_h, DETAILS_H, tree_view_selected(v));
+}
+
+void tree_key(struct app *a, enum action act)
+{
+	struct tree_view *v = &a->tree;
+	char *err = NULL;
+	int page = a->page > 1 ? a->page : 1;
+	int r = 0;
+	switch (act) {
+	case A_DOWN:
+		tree_view_move(v, 1);
+		break;
+	case A_UP:
+		tree_view_move(v, -1);
+		break;
+	case A_PGDN:
+		tree_view_move(v, page);
+		break;
+	case A_PGUP:
+		tree_view_move(v, -page);
+		break;
+	case A_HOME:
+		tree_view_move(v, -(long)v->nrows);
+		break;
+	case A_END:
+		tree_view_move(v, (long)v->nrows);
+		break;
+	case A_ENTER:
+		r = tree_view_enter(v, &err);
+		if (r == 0 && tree_view_selected(v))
+			app_message(a, 0, "%s has no children", tree_view_selected(v)->name);
+		break;
+	case A_BACK:
+		r = tree_view_up(v, &err);
+		break;
+	case A_POP:
+		r = tree_view_up(v, &err);
+		if (r == 0)
+			a->quit = 1;
+		break;
+	case A_COSTLIEST:
+		tree_view_costliest(v);
+		break;
+	case A_SORT_NAME:
+		tree_view_sort(v, SORT_NAME);
+		break;
+	case A_SORT_DUR:
+		tree_view_sort(v, SORT_DUR);
+		break;
+	case A_SORT_SELF:
+		tree_view_sort(v, SORT_SELF);
+		break;
+	case A_SORT_COUNT:
+		tree_view_sort(v, SORT_COUNT);
+		break;
+	case A_SORT_START:
+		tree_view_sort(v, SORT_START);
+		break;
+	case A_DETAILS:
+		a->details = !a->details;
+		break;
+	default:
+		break;
+	}
+	if (r < 0) {
+		app_message(a, 1, "%s", err);
+		free(err);
+	}
+}

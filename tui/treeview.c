@@ -1,0 +1,246 @@
+/*
+ * Tree screen logic; see treeview.h.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui/treeview.h"
+#include "model/xalloc.h"
+
+int tree_view_match(const char *name, const char *pat)
+{
+	if (!pat || !*pat)
+		return 1;
+	for (const char *p = pat; *p; p++)
+		if (isupper((unsigned char)*p))
+			return strstr(name, pat) != NULL;
+	return strcasestr(name, pat) != NULL;
+}
+
+static enum tree_sort sort_key;
+static int sort_desc;
+
+static int cmp_i64(int64_t a, int64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_rows(const void *pa, const void *pb)
+{
+	const struct mnode *a = *(struct mnode *const *)pa, *b = *(struct mnode *const *)pb;
+	int c = 0;
+	switch (sort_key) {
+	case SORT_NAME:
+		c = strcmp(a->name, b->name);
+		break;
+	case SORT_DUR:
+		c = cmp_i64(a->dur_ns, b->dur_ns);
+		break;
+	case SORT_SELF:
+		c = cmp_i64(a->self_ns, b->self_ns);
+		break;
+	case SORT_COUNT:
+		c = cmp_i64(a->child_count, b->child_count);
+		break;
+	case SORT_START:
+		c = cmp_i64(a->start_ns, b->start_ns);
+		break;
+	}
+	if (sort_desc)
+		c = -c;
+	if (!c)
+		c = cmp_i64(a->start_ns, b->start_ns);
+	return c ? c : cmp_i64(a->id, b->id);
+}
+
+/* Rebuilds rows from the node's children; keeps keep selected if listed. */
+static void rebuild(struct tree_view *v, const struct mnode *keep)
+{
+	v->nrows = 0;
+	for (size_t i = 0; i < v->node->nchildren; i++) {
+		struct mnode *c = v->node->children[i];
+		if (!tree_view_match(c->name, v->filter))
+			continue;
+		XGROW(v->rows, v->nrows + 1, v->alloc);
+		v->rows[v->nrows++] = c;
+	}
+	sort_key = v->sort;
+	sort_desc = v->desc;
+	qsort(v->rows, v->nrows, sizeof(*v->rows), cmp_rows);
+	v->sel = 0;
+	for (size_t i = 0; keep && i < v->nrows; i++)
+		if (v->rows[i] == keep)
+			v->sel = i;
+	v->top = 0;
+}
+
+int tree_view_init(struct tree_view *v, struct model *m, char **err)
+{
+	memset(v, 0, sizeof(*v));
+	v->m = m;
+	v->sort = SORT_DUR;
+	v->desc = 1;
+	return tree_view_show(v, model_root(m), NULL, err);
+}
+
+void tree_view_release(struct tree_view *v)
+{
+	free(v->rows);
+	free(v->filter);
+	memset(v, 0, sizeof(*v));
+}
+
+struct mnode *tree_view_selected(const struct tree_view *v)
+{
+	return v->nrows ? v->rows[v->sel] : NULL;
+}
+
+int tree_view_show(struct tree_view *v, struct mnode *n, struct mnode *sel, char **err)
+{
+	if (model_children(v->m, n, err) < 0)
+		return -1;
+	v->node = n;
+	rebuild(v, sel);
+	return 0;
+}
+
+int tree_view_enter(struct tree_view *v, char **err)
+{
+	struct mnode *s = tree_view_selected(v);
+	if (!s || !s->child_count)
+		return 0;
+	free(v->filter); /* a filter belongs to the level it was set on */
+	v->filter = NULL;
+	if (tree_view_show(v, s, NULL, err) < 0)
+		return -1;
+	return 1;
+}
+
+int tree_view_up(struct tree_view *v, char **err)
+{
+	struct mnode *from = v->node;
+	if (!from->parent)
+		return 0;
+	free(v->filter);
+	v->filter = NULL;
+	if (tree_view_show(v, from->parent, from, err) < 0)
+		return -1;
+	return 1;
+}
+
+void tree_view_move(struct tree_view *v, long delta)
+{
+	if (!v->nrows)
+		return;
+	long s = (long)v->sel + delta;
+	if (s < 0)
+		s = 0;
+	if (s >= (long)v->nrows)
+		s = (long)v->nrows - 1;
+	v->sel = (size_t)s;
+}
+
+void tree_view_sort(struct tree_view *v, enum tree_sort s)
+{
+	if (v->sort == s)
+		v->desc = !v->desc;
+	else {
+		v->sort = s;
+		v->desc = s != SORT_NAME && s != SORT_START; /* biggest first */
+	}
+	rebuild(v, tree_view_selected(v));
+}
+
+void tree_view_costliest(struct tree_view *v)
+{
+	for (size_t i = 0; i < v->nrows; i++)
+		if (v->rows[i]->dur_ns > v->rows[v->sel]->dur_ns)
+			v->sel = i;
+}
+
+int tree_view_search(struct tree_view *v, const char *pat, int dir, int *wrapped)
+{
+	*wrapped = 0;
+	if (!v->nrows || !pat || !*pat)
+		return 0;
+	size_t n = v->nrows, i = v->sel;
+	for (size_t step = 1; step <= n; step++) {
+		size_t j = dir > 0 ? (i + step) % n : (i + n - step % n) % n;
+		if (tree_view_match(v->rows[j]->name, pat)) {
+			*wrapped = dir > 0 ? j <= i : j >= i;
+			v->sel = j;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void tree_view_set_filter(struct tree_view *v, const char *pat)
+{
+	struct mnode *keep = tree_view_selected(v);
+	free(v->filter);
+	v->filter = pat && *pat ? xstrdup(pat) : NULL;
+	rebuild(v, keep);
+}
+
+/* The child of n whose name is a prefix of path ending at '/' or the end,
+ * the longest such; *len is the name's length. */
+static struct mnode *match_child(struct mnode *n, const char *path, size_t *len)
+{
+	struct mnode *best = NULL;
+	size_t best_len = 0;
+	for (size_t i = 0; i < n->nchildren; i++) {
+		const char *name = n->children[i]->name;
+		size_t k = strlen(name);
+		if (k > best_len && !strncmp(path, name, k) && (path[k] == '/' || !path[k])) {
+			best = n->children[i];
+			best_len = k;
+		}
+	}
+	*len = best_len;
+	return best;
+}
+
+int tree_view_goto(struct tree_view *v, const char *path, char **err)
+{
+	struct mnode *n = model_root(v->m), *target = NULL;
+	const char *p = path;
+	while (*p == '/')
+		p++;
+	while (*p) {
+		size_t len;
+		if (model_children(v->m, n, err) < 0)
+			return -1;
+		struct mnode *c = match_child(n, p, &len);
+		if (!c) {
+			*err = xasprintf("no phase '%.*s' under '%s'", (int)strcspn(p, "/"), p,
+					 n->name);
+			return -1;
+		}
+		target = c;
+		n = c;
+		p += len;
+		while (*p == '/')
+			p++;
+	}
+	free(v->filter);
+	v->filter = NULL;
+	if (!target)
+		return tree_view_show(v, model_root(v->m), NULL, err);
+	return tree_view_show(v, target->parent, target, err);
+}
+
+void tree_view_scroll(struct tree_view *v, int height)
+{
+	if (height < 1)
+		height = 1;
+	if (v->sel < v->top)
+		v->top = v->sel;
+	if (v->sel >= v->top + (size_t)height)
+		v->top = v->sel - (size_t)height + 1;
+	if (v->nrows <= (size_t)height)
+		v->top = 0;
+	else if (v->top > v->nrows - (size_t)height)
+		v->top = v->nrows - (size_t)height;
+}

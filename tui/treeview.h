@@ -1,0 +1,58 @@
+/*
+ * The tree screen's state and logic, without curses: which phase's
+ * children are listed, in what order, which row is selected, the filter
+ * and the search.  The caller owns the struct; tree_view_release frees what
+ * it holds (never the model).  rows[] are the current node's children that
+ * pass the filter, sorted; sel < nrows unless nrows is 0.
+ */
+#ifndef GRADEML_TREEVIEW_H
+#define GRADEML_TREEVIEW_H
+
+#include <stddef.h>
+
+#include "model/model.h"
+
+enum tree_sort { SORT_NAME, SORT_DUR, SORT_SELF, SORT_COUNT, SORT_START };
+
+struct tree_view {
+	struct model *m;
+	struct mnode *node;
+	struct mnode **rows;
+	size_t nrows, alloc;
+	size_t sel, top;
+	enum tree_sort sort;
+	int desc;
+	char *filter; /* NULL: none */
+};
+
+int tree_view_init(struct tree_view *v, struct model *m, char **err);
+void tree_view_release(struct tree_view *v);
+struct mnode *tree_view_selected(const struct tree_view *v);
+/* Lists n's children and selects sel (or the first row when sel is not
+ * among them). */
+int tree_view_show(struct tree_view *v, struct mnode *n, struct mnode *sel, char **err);
+/* Into the selected row; 0 when it has no children (nothing happens). */
+int tree_view_enter(struct tree_view *v, char **err);
+/* Up to the parent, selecting where we came from; 0 at the root. */
+int tree_view_up(struct tree_view *v, char **err);
+/* Moves the selection by delta rows, clamped. */
+void tree_view_move(struct tree_view *v, long delta);
+/* Sorts by s; the same s again flips the order.  Keeps the selection. */
+void tree_view_sort(struct tree_view *v, enum tree_sort s);
+/* Selects the row with the longest duration. */
+void tree_view_costliest(struct tree_view *v);
+/* Selects the next (dir > 0) or previous row whose name matches pat (smart
+ * case: case-sensitive only when pat has an upper-case letter), wrapping.
+ * Returns 1 found, 0 none, and sets *wrapped when it went past an end. */
+int tree_view_search(struct tree_view *v, const char *pat, int dir, int *wrapped);
+/* Shows only rows whose name matches pat (smart case); NULL or "" clears. */
+void tree_view_set_filter(struct tree_view *v, const char *pat);
+/* Goes to the phase at path ("/workflow/step/..."; names may hold '/'):
+ * shows its parent with it selected.  "/" is the top. */
+int tree_view_goto(struct tree_view *v, const char *path, char **err);
+/* Keeps sel visible in a window of height rows. */
+void tree_view_scroll(struct tree_view *v, int height);
+/* 1 when name matches pat under smart case. */
+int tree_view_match(const char *name, const char *pat);
+
+#endif
