@@ -275,37 +275,41 @@ static char *complete_from(const char *head, const char *typed, char **cands, si
 	return out;
 }
 
+/* The child of n named by the start of p up to a '/' (the longest such
+ * name, as names may hold '/'), or NULL; *len is the name's length. */
+static struct mnode *child_before_slash(struct mnode *n, const char *p, size_t *len)
+{
+	struct mnode *best = NULL;
+	*len = 0;
+	for (size_t i = 0; i < n->nchildren; i++) {
+		size_t k = strlen(n->children[i]->name);
+		if (k > *len && !strncmp(p, n->children[i]->name, k) && p[k] == '/') {
+			best = n->children[i];
+			*len = k;
+		}
+	}
+	return best;
+}
+
+/* Completes the last component of path among the children of the phase
+ * the components before it name. */
 static char *complete_path(struct app *a, const char *head, const char *path, char **hint)
 {
-	struct mnode *n = model_root(a->m);
-	const char *p = path, *slash;
+	struct mnode *n = model_root(a->m), *c;
+	const char *p = path;
 	char *err = NULL;
-	while ((slash = strrchr(p, '/')) && slash != p - 1) {
-		/* walk the complete components before the last '/' */
-		const char *q = p;
-		while (*q == '/')
-			q++;
-		if (q > slash)
-			break;
-		size_t len = (size_t)(slash - q);
-		struct mnode *next = NULL;
+	size_t len;
+	for (;;) {
+		while (*p == '/')
+			p++;
 		if (model_children(a->m, n, &err) < 0) {
 			free(err);
 			return NULL;
 		}
-		for (size_t i = 0; i < n->nchildren && !next; i++)
-			if (strlen(n->children[i]->name) == len &&
-			    !strncmp(n->children[i]->name, q, len))
-				next = n->children[i];
-		if (!next)
-			return NULL;
-		n = next;
-		p = slash + 1;
-		break; /* one level per Tab press keeps names with '/' simple */
-	}
-	if (model_children(a->m, n, &err) < 0) {
-		free(err);
-		return NULL;
+		if (!(c = child_before_slash(n, p, &len)))
+			break;
+		n = c;
+		p += len;
 	}
 	char **names = xcalloc(n->nchildren + 1, sizeof(*names));
 	for (size_t i = 0; i < n->nchildren; i++)

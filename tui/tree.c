@@ -174,8 +174,8 @@ static const char *utc(char *buf, size_t n, int64_t ns)
 		snprintf(buf, n, "?");
 		return buf;
 	}
-	size_t k = strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(buf + k, n - k, ".%06lld UTC", (long long)(ns % 1000000000 / 1000));
+	size_t k = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + k, n - k, ".%03lldZ", (long long)(ns % 1000000000 / 1000000));
 	return buf;
 }
 
@@ -193,7 +193,7 @@ static int line(struct grid *g, int y, int ymax, const char *label, const char *
 	if (y >= ymax)
 		return y;
 	int x = grid_put(g, 1, y, 10, label, ROLE_LABEL);
-	grid_put(g, 1 + (x < 10 ? 10 : x), y, g->w - 12, text, ROLE_NORMAL);
+	grid_put(g, 1 + (x < 10 ? 10 : x), y, -1, text, ROLE_NORMAL);
 	return y + 1;
 }
 
@@ -215,14 +215,14 @@ static void draw_details(struct app *a, struct grid *g, int y, int h, const stru
 		sbuf_addf(&sb, "  category %s", n->category);
 	y = line(g, y, ymax, "phase", sb.buf);
 	sbuf_reset(&sb);
-	sbuf_addf(&sb, "+%s (%s)  end +%s  dur %s  self %s",
+	sbuf_addf(&sb, "+%s .. +%s  dur %s  self %s",
 		  format_duration(b1, sizeof(b1), n->start_ns - root->start_ns),
-		  utc(b2, sizeof(b2), n->start_ns),
-		  format_duration(b3, sizeof(b3), n->start_ns + n->dur_ns - root->start_ns),
-		  format_duration(b4, sizeof(b4), n->dur_ns),
-		  format_duration(b1, sizeof(b1), n->self_ns));
+		  format_duration(b2, sizeof(b2), n->start_ns + n->dur_ns - root->start_ns),
+		  format_duration(b3, sizeof(b3), n->dur_ns),
+		  format_duration(b4, sizeof(b4), n->self_ns));
 	if (n->device_ns)
-		sbuf_addf(&sb, "  device %s", format_duration(b2, sizeof(b2), n->device_ns));
+		sbuf_addf(&sb, "  device %s", format_duration(b1, sizeof(b1), n->device_ns));
+	sbuf_addf(&sb, "  at %s", utc(b2, sizeof(b2), n->start_ns));
 	y = line(g, y, ymax, "time", sb.buf);
 	sbuf_reset(&sb);
 	path_of(n, &sb);
