@@ -92,6 +92,8 @@ unit: $(TEST_BIN) $(BIN)
 
 e2e: $(BIN) $(TOOL_BIN)
 	@GRADEML_BIN=$(BIN) GRADEML_TOOLS=$(B)/tools bash tests/e2e/run.sh
+	@GRADEML_BIN=$(BIN) bash tests/e2e/tui_headless.sh
+	@GRADEML_BIN=$(BIN) bash tests/e2e/tui_tmux.sh
 
 # libFuzzer targets (clang); every parser gets one.  fuzz-smoke runs each
 # for FUZZ_SECS seconds on a copy of its seed corpus.
@@ -129,6 +131,7 @@ demo: deps $(BIN)
 
 bench: deps $(BIN) $(TOOL_BIN)
 	GRADEML_BIN=$(BIN) GRADEML_TOOLS=$(B)/tools bash tests/bench/run.sh
+	GRADEML_BIN=$(BIN) bash tests/bench/tui.sh
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/grademl-tui/themes \

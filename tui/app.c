@@ -14,15 +14,13 @@
 #include "tui/theme.h"
 #include "model/xalloc.h"
 
-int app_init(struct app *a, struct model *m, int ascii, char **err)
+int app_init(struct app *a, struct model *m, int ascii, const char *history, char **err)
 {
 	memset(a, 0, sizeof(*a));
 	a->m = m;
 	a->g = glyphs_get(ascii);
 	a->cur_x = a->cur_y = -1;
-	char *hist = prompt_history_path();
-	prompt_init(&a->prompt, hist);
-	free(hist);
+	prompt_init(&a->prompt, history);
 	return tree_view_init(&a->tree, m, err);
 }
 

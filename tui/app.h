@@ -63,7 +63,8 @@ struct app {
 	int64_t sib_count, sib_min, sib_mean, sib_p95, sib_max; /* same-named siblings */
 };
 
-int app_init(struct app *a, struct model *m, int ascii, char **err);
+/* history: the command history file, or NULL to keep none (headless). */
+int app_init(struct app *a, struct model *m, int ascii, const char *history, char **err);
 void app_release(struct app *a);
 /* Handles one key; sets a->quit when the user quits. */
 void app_key(struct app *a, int key);

@@ -133,7 +133,8 @@ int headless_run(const struct headless_opts *o, char **err)
 	double t0 = now_ms();
 	if (model_open(o->db, &m, err) < 0)
 		return -1;
-	if (app_init(&r.app, m, o->ascii, err) < 0) {
+	/* no history: a script's screens must not depend on the user's past */
+	if (app_init(&r.app, m, o->ascii, NULL, err) < 0) {
 		model_free(m);
 		return -1;
 	}

@@ -207,7 +207,10 @@ int term_run(const struct term_opts *o, char **err)
 	struct grid g, last;
 	if (model_open(o->db, &m, err) < 0)
 		return -1;
-	if (app_init(&a, m, o->ascii, err) < 0) {
+	char *hist = prompt_history_path();
+	int rc = app_init(&a, m, o->ascii, hist, err);
+	free(hist);
+	if (rc < 0) {
 		model_free(m);
 		return -1;
 	}

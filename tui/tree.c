@@ -268,10 +268,19 @@ void tree_draw(struct app *a, struct grid *g, int y, int h)
 	int list_h = h - 1 - (a->details ? DETAILS_H : 0);
 	draw_header(a, g, y, name_w);
 	if (v->filter) {
+		/* after "Name" and its sort mark, within the name column */
 		char buf[128];
-		snprintf(buf, sizeof(buf), "[filter: %.100s]", v->filter);
-		int w = format_width(buf);
-		grid_put(g, name_w - w - 1 > 6 ? name_w - w - 1 : 6, y, w, buf, ROLE_FILTER);
+		int x = 4 + (a->tree.sort == SORT_NAME) + 2;
+		snprintf(buf, sizeof(buf), "[filter: %.100s", v->filter);
+		int room = name_w - 1 - x, w = format_width(buf) + 1;
+		if (w > room && room > 1) {
+			grid_put(g, x, y, room - 1, buf, ROLE_FILTER);
+			grid_put(g, x + room - 1, y, 1, a->g->more, ROLE_FILTER);
+			grid_put(g, x + room, y, 1, "]", ROLE_FILTER);
+		} else if (room > 1) {
+			x += grid_put(g, x, y, room, buf, ROLE_FILTER);
+			grid_put(g, x, y, 1, "]", ROLE_FILTER);
+		}
 	}
 	a->page = list_h;
 	tree_view_scroll(v, list_h);

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# The explorer benchmark (issue 3): how fast the first screen comes and how
+# fast keys answer on a trace.db of about 5 M phases, against DESIGN.md's
+# budgets: first screen <= 200 ms, key latency p99 <= 20 ms, peak RSS <= 500 MiB.
+#
+# The trace.db is the BENCH_MB-MiB Kineto trace that tests/bench/run.sh builds
+# (BENCH_DIR/big-${BENCH_MB}MiB.json, made here too when missing) imported
+# twice into one database, as steps a and b of workflow "bench" (1024 MiB:
+# ~2.8 M phases an import).  It is cached as BENCH_DIR/tui-${BENCH_MB}MiB.db
+# and rebuilt when the JSON is newer or the explorer cannot open it.
+#
+# A generated 1,000-key script walks into the node with the most children
+# (a CPU thread with ~65 k operators at 1 GiB) and below it, scrolls
+# (j/k/PgDn/PgUp/G/g), sorts (A/D/S/C/T, each twice), opens the timeline
+# there and zooms and pans it (t + - h l 0 q), drills in and out; it runs
+# under `grademl-tui --keys SCRIPT --stats --size 80x24`, whose stderr gives
+# the figures.  Prints one table of figure / measured / budget / verdict;
+# exits 0 even when a budget is missed, non-zero only when something failed
+# to run.
+#
+#   bash tests/bench/tui.sh                      (GRADEML_BIN picks the binary)
+#   BENCH_MB=64 bash tests/bench/tui.sh          a quick run on a small trace
+#   BENCH_KEYS=2000 BENCH_DIR=/var/tmp/b bash tests/bench/tui.sh
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+bin=${GRADEML_BIN:-$root/build/grademl-tui}
+case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
+dir=${BENCH_DIR:-/tmp/grademl-bench}
+mb=${BENCH_MB:-1024}
+nkeys=${BENCH_KEYS:-1000}
+sample=${BENCH_SAMPLE:-}
+
+die() {
+	echo "bench-tui: $*" >&2
+	exit 1
+}
+
+[[ $mb =~ ^[0-9]+$ && $mb -gt 0 ]] || die "BENCH_MB must be a positive whole number of MiB, not '$mb'"
+[[ $nkeys =~ ^[1-9][0-9]*$ ]] || die "BENCH_KEYS must be a positive whole number, not '$nkeys'"
+[[ -x $bin ]] || die "$bin is not built (run make, or set GRADEML_BIN)"
+command -v python3 >/dev/null || die "python3 is needed to build the input"
+mkdir -p "$dir" || die "cannot create $dir"
+case "$(cd "$dir" && pwd)/" in
+"$root"/*) die "BENCH_DIR $dir is inside the repository; big files do not belong there" ;;
+esac
+
+json=$dir/big-${mb}MiB.json
+db=$dir/tui-${mb}MiB.db
+work=$(mktemp -d "$dir/tui.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# The prompt's history file stays out of the real home.
+export HOME=$work/home XDG_STATE_HOME=$work/state LC_ALL=C.UTF-8
+
+# ---- the input, cached by size ----
+if [[ ! -s $json || $here/make_big_trace.py -nt $json ]]; then
+	echo "bench-tui: building $json ($mb MiB) ..." >&2
+	rm -f "$json" "$json.gz"
+	python3 "$here/make_big_trace.py" --mb "$mb" ${sample:+--sample "$sample"} -o "$json.tmp" ||
+		die "make_big_trace.py failed"
+	mv "$json.tmp" "$json"
+fi
+
+# opens DB: the explorer shows its first screen.
+opens() {
+	"$bin" --keys /dev/null --dump /dev/null --size 80x24 "$1" 2>/dev/null
+}
+
+if [[ ! -s $db || $json -nt $db ]] || ! opens "$db"; then
+	echo "bench-tui: importing $json twice into $db ..." >&2
+	rm -f "$db" "$db.tmp" "$db.tmp-wal" "$db.tmp-journal"
+	for step in a b; do
+		"$bin" import -o "$db.tmp" --workflow bench --step "$step" "$json" >/dev/null 2>"$work/import.err" ||
+			die "import --step $step failed: $(head -c 300 "$work/import.err")"
+	done
+	mv "$db.tmp" "$db"
+	opens "$db" || die "the explorer cannot open $db"
+fi
+db_bytes=$(stat -c %s "$db")
+phases=$(python3 -c 'import sqlite3, sys
+print(sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True).execute("SELECT count(*) FROM phases").fetchone()[0])' "$db") ||
+	die "cannot count the phases in $db"
+
+# ---- the key script ----
+# Each block starts and ends at the top.  Descents: "A D g" sorts by duration
+# (biggest first) and selects the first row; "A C g" sorts by child count.
+# From the top: bench, a|b, rank, then the CPU process's second thread (the
+# one with thousands of operators a copy); into_deep goes on into its
+# costliest child and that one's child with the most children.
+into_cpu='Enter Enter Enter A D g Enter j Enter'
+into_cpu_b='Enter j Enter Enter A D g Enter j Enter'
+into_deep="$into_cpu A D g Enter A C g Enter"
+up5='h h h h h'
+up7='h h h h h h h'
+scroll='j j j k PgDn PgDn PgDn PgUp G k k g j'
+sorts='A A D D S S C C T T A D'
+timeline='t + + + l l l h - + l 0 h l q'
+drill='* Enter j j G g h'
+blocks=(
+	"$into_cpu $scroll $sorts $up5"
+	"$into_cpu $timeline $drill $up5"
+	"$into_deep $scroll $timeline $up7"
+	"$into_cpu_b $sorts $timeline $scroll $up5"
+	"$into_deep $sorts $drill $up7"
+	"Enter Enter Enter $timeline $scroll h h h"
+)
+keys=()
+while ((${#keys[@]} < nkeys)); do
+	for b in "${blocks[@]}"; do
+		read -ra ks <<<"$b"
+		keys+=("${ks[@]}")
+	done
+done
+keys=("${keys[@]:0:nkeys}")
+printf '%s\n' "${keys[@]}" >"$work/bench.keys"
+
+# ---- the run ----
+cat "$db" >/dev/null # the page cache, as after the import that made it
+"$bin" --keys "$work/bench.keys" --dump "$work/screen.txt" --stats --size 80x24 "$db" \
+	>/dev/null 2>"$work/stats" || die "the explorer failed: $(head -c 300 "$work/stats")"
+first=$(sed -n 's/^headless: first screen \([0-9.]*\) ms$/\1/p' "$work/stats")
+read -r nk p50 p99 max < <(sed -n 's/^headless: \([0-9]*\) keys, p50 \([0-9.]*\) ms, p99 \([0-9.]*\) ms, max \([0-9.]*\) ms$/\1 \2 \3 \4/p' "$work/stats") || true
+rss=$(sed -n 's/^headless: peak RSS \([0-9]*\) KiB$/\1/p' "$work/stats")
+[[ -n $first && -n ${p99:-} && -n $rss ]] || die "cannot read the --stats lines: $(tr '\n' '|' <"$work/stats")"
+[[ $nk == "$nkeys" ]] || die "the explorer ran $nk keys of $nkeys (did a key quit early?)"
+
+awk -v mb="$mb" -v ph="$phases" -v dbb="$db_bytes" -v nk="$nk" -v first="$first" \
+	-v p50="$p50" -v p99="$p99" -v max="$max" -v rss="$rss" '
+function row(fig, meas, budget, ok) {
+	printf "%-28s %-14s %-10s %s\n", fig, meas, budget, ok ? "PASS" : "MISS"
+}
+function info(fig, meas) { printf "%-28s %-14s %-10s %s\n", fig, meas, "-", "-" }
+BEGIN {
+	printf "input: %d MiB trace imported twice; trace.db %.1f MiB, %d phases; %d keys at 80x24\n\n",
+	       mb, dbb / 1048576, ph, nk
+	printf "%-28s %-14s %-10s %s\n", "figure", "measured", "budget", "verdict"
+	printf "%-28s %-14s %-10s %s\n", "------", "--------", "------", "-------"
+	row("first screen", sprintf("%.1f ms", first), "<= 200 ms", first <= 200)
+	info("key latency p50", sprintf("%.2f ms", p50))
+	row("key latency p99", sprintf("%.2f ms", p99), "<= 20 ms", p99 <= 20)
+	info("key latency max", sprintf("%.2f ms", max))
+	row("peak RSS", sprintf("%.1f MiB", rss / 1024), "<= 500 MiB", rss / 1024 <= 500)
+}'

@@ -1,0 +1,427 @@
+#!/usr/bin/env bash
+# The explorer without a terminal: `grademl-tui --keys SCRIPT --dump FILE`
+# on the bundled demo capture (imported as `make demo` does) and on a small
+# generated Chrome trace with a counter track and a hostile phase name.
+#
+# Each tests/e2e/keys/NAME.keys runs at 80x24 and its dump (every `dump` in
+# the script, then the final screen) must equal tests/expected/tui/NAME.txt
+# (diff -u).  On top of the comparisons, checks that do not depend on the
+# expected files: the screens are 80x24, search wraps, a 60x20 terminal is
+# "too small" and 80x24 recovers, `:save` writes the dump's text, --ascii and
+# a non-UTF-8 locale give only ASCII bytes, an escape sequence in a phase name
+# shows as visible text and no ESC byte reaches the dump, and bad usage (an
+# unknown key, --size 0x0, a file that is not a trace.db) exits 2 with one line.
+#
+# Prints "ok - NAME" / "not ok - NAME (why)" per check, then "N passed, M
+# failed[, K regenerated]"; exits 1 when any check failed.
+#
+#   bash tests/e2e/tui_headless.sh                  (from anywhere)
+#   GRADEML_BIN=build/san/grademl-tui bash tests/e2e/tui_headless.sh
+#   GRADEML_E2E_REGEN=1 bash tests/e2e/tui_headless.sh   rewrites the expected
+#       screens from the current binary (read the diff before committing).
+# Needs: bash, python3, diff, cmp, grep.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$here/../.." && pwd)
+cd "$ROOT"
+BIN=${GRADEML_BIN:-build/grademl-tui}
+case $BIN in /*) ;; *) BIN=$ROOT/$BIN ;; esac
+KEYS=$here/keys
+EXPECTED=$ROOT/tests/expected/tui
+REGEN=${GRADEML_E2E_REGEN:-}
+
+pass=0 fail=0 regen=0
+ok() {
+	pass=$((pass + 1))
+	echo "ok - $1"
+}
+not_ok() {
+	fail=$((fail + 1))
+	echo "not ok - $1${2:+ ($2)}"
+}
+summary() {
+	if [ "$regen" -gt 0 ]; then
+		echo "$pass passed, $fail failed, $regen regenerated"
+	else
+		echo "$pass passed, $fail failed"
+	fi
+	[ "$fail" -eq 0 ]
+}
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/grademl-tui-headless.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+# The prompt keeps a command history under $XDG_STATE_HOME (else ~/.local/state):
+# keep it out of the real home, and start every run without one.
+export HOME=$TMP/home XDG_STATE_HOME=$TMP/state
+mkdir -p "$HOME" "$TMP/work"
+export LC_ALL=C.UTF-8
+unset NO_COLOR
+
+if [ ! -x "$BIN" ]; then
+	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN or run make"
+	summary || exit 1
+fi
+for tool in python3 diff cmp grep; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		not_ok "tool $tool" "not installed"
+		summary || exit 1
+	fi
+done
+
+# ---- the databases ----
+
+DEMO_DB=$TMP/demo.db
+# The same import as `make demo`, with the same relative paths, so the
+# details pane names the same source files.
+steps=$(python3 tests/data/demo/steps.py)
+while read -r step host start trace; do
+	if ! "$BIN" import -o "$DEMO_DB" --workflow demo --step "$step" --host "$host" \
+		--time-offset "${start}us" "tests/data/demo/$trace" 2>"$TMP/err"; then
+		not_ok "import demo $trace" "$(head -c 300 "$TMP/err")"
+		summary || exit 1
+	fi
+done <<<"$steps"
+
+# A phase whose name holds OSC 0 (set the window title, ended by BEL) and
+# CSI 2 J (erase the screen), with one child, and a counter track "mem".
+FIX_DB=$TMP/fixture.db
+cat >"$TMP/work/hostile.json" <<'EOF'
+{"traceEvents": [
+ {"name": "evil\u001b]0;title\u0007 name \u001b[2J end", "ph": "X", "ts": 0, "dur": 100, "pid": 1, "tid": 1},
+ {"name": "child", "ph": "X", "ts": 10, "dur": 20, "pid": 1, "tid": 1},
+ {"name": "mem", "ph": "C", "ts": 0, "pid": 1, "args": {"bytes": 100}},
+ {"name": "mem", "ph": "C", "ts": 50, "pid": 1, "args": {"bytes": 300}},
+ {"name": "mem", "ph": "C", "ts": 90, "pid": 1, "args": {"bytes": 200}}
+]}
+EOF
+if ! (cd "$TMP/work" && "$BIN" import -o "$FIX_DB" --workflow fixture --step s hostile.json) 2>"$TMP/err"; then
+	not_ok "import hostile.json" "$(head -c 300 "$TMP/err")"
+	summary || exit 1
+fi
+
+# ---- helpers ----
+
+# run NAME DB [ARGS...]: runs keys/NAME.keys at 80x24 in $TMP/work; the dump
+# goes to $TMP/NAME.txt.  Returns non-zero (after reporting) when it fails.
+run() {
+	local name=$1 db=$2 rc=0
+	shift 2
+	(cd "$TMP/work" && "$BIN" --keys "$KEYS/$name.keys" --dump "$TMP/$name.txt" \
+		--size 80x24 "$@" "$db") >"$TMP/$name.out" 2>"$TMP/$name.err" </dev/null || rc=$?
+	if [ "$rc" -ne 0 ] || [ -s "$TMP/$name.err" ]; then
+		not_ok "$name: runs" "exit $rc: $(head -c 300 "$TMP/$name.err")"
+		return 1
+	fi
+	return 0
+}
+
+# compare NAME: $TMP/NAME.txt equals tests/expected/tui/NAME.txt.
+compare() {
+	local name=$1 want=$EXPECTED/$1.txt
+	if [ "$REGEN" = 1 ]; then
+		mkdir -p "$EXPECTED"
+		cp "$TMP/$name.txt" "$want"
+		regen=$((regen + 1))
+		echo "regenerated - $name (tests/expected/tui/$name.txt)"
+	elif [ ! -e "$want" ]; then
+		not_ok "$name: screen equals tests/expected/tui/$name.txt" "missing; run with GRADEML_E2E_REGEN=1"
+	elif diff -u "$want" "$TMP/$name.txt" >"$TMP/$name.diff" 2>&1; then
+		ok "$name: screen equals tests/expected/tui/$name.txt"
+	else
+		not_ok "$name: screen equals tests/expected/tui/$name.txt" \
+			"diff: $(head -n 16 "$TMP/$name.diff" | tr '\n' '|')"
+	fi
+}
+
+# screen NAME: run + compare.
+screen() {
+	local name=$1
+	shift
+	if run "$name" "$@"; then
+		compare "$name"
+	fi
+}
+
+# has FILE TEXT: FILE holds TEXT (fixed string).
+has() {
+	grep -qF -- "$2" "$1"
+}
+
+# esc_free FILE: FILE holds no ESC byte (0x1b).
+esc_free() {
+	! LC_ALL=C grep -q $'\x1b' "$1"
+}
+
+# ascii_only FILE: every byte of FILE is printable ASCII (or a newline).
+ascii_only() {
+	! LC_ALL=C grep -q '[^ -~]' "$1"
+}
+
+# ---- the screens ----
+
+if run first-screen "$DEMO_DB"; then
+	compare first-screen
+	lines=$(wc -l <"$TMP/first-screen.txt")
+	widest=$(wc -L <"$TMP/first-screen.txt")
+	if [ "$lines" -eq 24 ] && [ "$widest" -le 80 ] && head -n 1 "$TMP/first-screen.txt" | grep -q '^grademl-tui' &&
+		grep -q '^+ demo ' "$TMP/first-screen.txt"; then
+		ok "first-screen: 24 lines of at most 80 columns, the title, the workflow demo"
+	else
+		not_ok "first-screen: 24 lines of at most 80 columns, the title, the workflow demo" \
+			"$lines lines, widest $widest"
+	fi
+fi
+
+if run drill-3 "$DEMO_DB"; then
+	compare drill-3
+	crumbs=$(awk 'NR % 24 == 1' "$TMP/drill-3.txt" | tr '\n' '|')
+	want='grademl-tui › demo|grademl-tui › demo › train|grademl-tui › demo › train › process CPU functions|'
+	if [ "$crumbs" = "$want" ]; then
+		ok "drill-3: Enter three times walks demo › train › process CPU functions"
+	else
+		not_ok "drill-3: Enter three times walks demo › train › process CPU functions" "breadcrumbs: $crumbs"
+	fi
+fi
+
+if run sort-flip "$DEMO_DB"; then
+	compare sort-flip
+	# Rows of the first dump (duration ascending): the first is the shortest.
+	first=$(sed -n 3p "$TMP/sort-flip.txt")
+	last_step=$(sed -n 3,24p "$TMP/sort-flip.txt" | grep -n 'ProfilerStep#1 ' | cut -d: -f1)
+	if has "$TMP/sort-flip.txt" '▲Duration' && [ "${first#  aten::zero_}" != "$first" ] &&
+		[ "$last_step" = 8 ]; then
+		ok "sort-flip: D again sorts by duration ascending (▲, longest last)"
+	else
+		not_ok "sort-flip: D again sorts by duration ascending (▲, longest last)" \
+			"first row '$first', ProfilerStep#1 at row ${last_step:-none}"
+	fi
+fi
+
+if run details "$DEMO_DB"; then
+	compare details
+	if has "$TMP/details.txt" '-- details --' &&
+		has "$TMP/details.txt" ' path      /demo/train/process CPU functions/thread 1/ProfilerStep#2'; then
+		ok "details: d shows the selected phase's path"
+	else
+		not_ok "details: d shows the selected phase's path"
+	fi
+fi
+
+if run search "$DEMO_DB"; then
+	compare search
+	# The dumps: after Enter, after four n, after the sixth match (wrapped).
+	msgs=$(awk 'NR % 24 == 0' "$TMP/search.txt" | tr '\n' '|')
+	phases=$(grep '^ phase ' "$TMP/search.txt" | awk '{print $2}' | tr '\n' ' ')
+	if [ "$(awk 'NR % 24 == 0' "$TMP/search.txt" | sed -n 3p)" = "search wrapped" ] &&
+		[ "$phases" = "aten::zeros aten::zero_ aten::zeros aten::zero_ " ]; then
+		ok "search: / then n walks the matches and wraps with a message"
+	else
+		not_ok "search: / then n walks the matches and wraps with a message" \
+			"status lines: $msgs selected: $phases"
+	fi
+fi
+
+if run filter "$DEMO_DB"; then
+	compare filter
+	first=$(head -n 24 "$TMP/filter.txt")
+	if grep -q '\[filter: step\]' <<<"$first" && [ "$(grep -c '^+ ProfilerStep#' <<<"$first")" = 3 ] &&
+		! grep -q 'aten::' <<<"$first" && has "$TMP/filter.txt" "no rows match the filter 'nothing-matches-this'" &&
+		[ "$(tail -n 24 "$TMP/filter.txt" | grep -c 'aten::')" = 5 ]; then
+		ok "filter: \\step keeps the three steps, a miss says so, an empty filter clears"
+	else
+		not_ok "filter: \\step keeps the three steps, a miss says so, an empty filter clears"
+	fi
+fi
+
+if run timeline "$DEMO_DB"; then
+	compare timeline
+	zooms=$(grep -o 'zoom [0-9]*x' "$TMP/timeline.txt" | tr '\n' ' ')
+	windows=$(grep -o 'window [^,]*' "$TMP/timeline.txt" | sort -u | wc -l)
+	if [ "$zooms" = "zoom 1x zoom 4x zoom 4x zoom 4x zoom 2x zoom 1x " ] && [ "$windows" -ge 5 ] &&
+		tail -n 24 "$TMP/timeline.txt" | grep -q '^Name '; then
+		ok "timeline: + zooms, h/l pan (the window moves), - and 0 zoom out, q returns"
+	else
+		not_ok "timeline: + zooms, h/l pan (the window moves), - and 0 zoom out, q returns" \
+			"zooms: $zooms; $windows distinct windows"
+	fi
+fi
+
+if run metrics "$FIX_DB"; then
+	compare metrics
+	if grep -q '^mem\.bytes .* 100 .* 300 .* 3 ' "$TMP/metrics.txt"; then
+		ok "metrics: the counter track with its min, max and sample count"
+	else
+		not_ok "metrics: the counter track with its min, max and sample count"
+	fi
+fi
+screen metrics-empty "$DEMO_DB"
+
+if run help "$DEMO_DB"; then
+	compare help
+	missing=''
+	for k in 'Enter, l, Right' '/ ' 'Q '; do
+		has "$TMP/help.txt" "$k" || missing+="'$k' "
+	done
+	if [ -z "$missing" ] && [ "$(head -n 24 "$TMP/help.txt")" != "$(sed -n 25,48p "$TMP/help.txt")" ]; then
+		ok "help: lists the keys and scrolls with G"
+	else
+		not_ok "help: lists the keys and scrolls with G" "missing: $missing"
+	fi
+fi
+
+if run goto "$DEMO_DB"; then
+	compare goto
+	if head -n 24 "$TMP/goto.txt" | grep -q '^ phase     ProfilerStep#2 ' &&
+		[ "$(tail -n 1 "$TMP/goto.txt")" != "$(sed -n 24p "$TMP/goto.txt")" ]; then
+		ok "goto: :goto PATH selects the phase; a bad path leaves a message"
+	else
+		not_ok "goto: :goto PATH selects the phase; a bad path leaves a message"
+	fi
+fi
+
+rm -f "$TMP/work/saved.txt"
+if run save "$DEMO_DB"; then
+	compare save
+	if [ ! -e "$TMP/work/saved.txt" ]; then
+		not_ok "save: :save FILE writes the screen as the dump does" "no saved.txt"
+	elif cmp -s "$TMP/work/saved.txt" <(tail -n 24 "$TMP/save.txt"); then
+		ok "save: :save FILE writes the screen as the dump does"
+	else
+		not_ok "save: :save FILE writes the screen as the dump does" \
+			"$(diff <(tail -n 24 "$TMP/save.txt") "$TMP/work/saved.txt" | head -n 6 | tr '\n' '|')"
+	fi
+fi
+
+if run resize "$DEMO_DB"; then
+	compare resize
+	small=$(sed -n 1,20p "$TMP/resize.txt")
+	if [ "$(wc -l <"$TMP/resize.txt")" = 44 ] && grep -q 'terminal too small' <<<"$small" &&
+		[ "$(wc -L <<<"$small")" -le 60 ] &&
+		cmp -s <(tail -n 24 "$TMP/resize.txt") <(
+			cd "$TMP/work"
+			printf 'Enter Enter Enter Enter\n' | "$BIN" --keys - --dump - --size 80x24 "$DEMO_DB"
+		); then
+		ok "resize: 60x20 says 'terminal too small', 80x24 again shows the same screen"
+	else
+		not_ok "resize: 60x20 says 'terminal too small', 80x24 again shows the same screen"
+	fi
+fi
+
+if run ascii "$DEMO_DB" --ascii; then
+	compare ascii
+	if ascii_only "$TMP/ascii.txt" && [ "$(wc -l <"$TMP/ascii.txt")" = $((5 * 24)) ]; then
+		ok "ascii: --ascii screens hold only ASCII bytes"
+	else
+		not_ok "ascii: --ascii screens hold only ASCII bytes" \
+			"$(LC_ALL=C grep -n '[^ -~]' "$TMP/ascii.txt" | head -n 2 | tr '\n' '|')"
+	fi
+fi
+# A locale that is not UTF-8 draws as --ascii does.
+rc=0
+(cd "$TMP/work" && LC_ALL=C "$BIN" --keys "$KEYS/ascii.keys" --dump - --size 80x24 "$DEMO_DB") \
+	>"$TMP/c-locale.txt" 2>"$TMP/err" || rc=$?
+if [ "$rc" = 0 ] && cmp -s "$TMP/c-locale.txt" "$TMP/ascii.txt"; then
+	ok "ascii: LC_ALL=C draws the same screens as --ascii"
+else
+	not_ok "ascii: LC_ALL=C draws the same screens as --ascii" "exit $rc $(head -c 200 "$TMP/err")"
+fi
+
+if run hostile "$FIX_DB"; then
+	compare hostile
+	if esc_free "$TMP/hostile.txt" && ! LC_ALL=C grep -q $'\a' "$TMP/hostile.txt" &&
+		has "$TMP/hostile.txt" 'evil\e]0;title\x07 name \e[2J' &&
+		has "$TMP/hostile.txt" ' phase     evil\e]0;title\x07 name \e[2J end '; then
+		ok "hostile: ESC and BEL in a name show as \\e and \\x07; no ESC or BEL byte in the dump"
+	else
+		not_ok "hostile: ESC and BEL in a name show as \\e and \\x07; no ESC or BEL byte in the dump"
+	fi
+fi
+rc=0
+(cd "$TMP/work" && "$BIN" --ascii --keys "$KEYS/hostile.keys" --dump - --size 80x24 "$FIX_DB") \
+	>"$TMP/hostile-ascii.txt" 2>"$TMP/err" || rc=$?
+if [ "$rc" = 0 ] && esc_free "$TMP/hostile-ascii.txt" && ascii_only "$TMP/hostile-ascii.txt" &&
+	has "$TMP/hostile-ascii.txt" 'evil\e]0;title\x07'; then
+	ok "hostile: the same with --ascii, and only ASCII bytes"
+else
+	not_ok "hostile: the same with --ascii, and only ASCII bytes" "exit $rc"
+fi
+
+if run quit-stops "$DEMO_DB"; then
+	compare quit-stops
+	if [ "$(head -n 1 "$TMP/quit-stops.txt")" = 'grademl-tui › demo › train' ] &&
+		[ "$(wc -l <"$TMP/quit-stops.txt")" = 24 ]; then
+		ok "quit-stops: Q ends the script and the last screen is dumped"
+	else
+		not_ok "quit-stops: Q ends the script and the last screen is dumped" \
+			"$(head -n 1 "$TMP/quit-stops.txt")"
+	fi
+fi
+
+# --stats: the three lines `make bench` reads.
+rc=0
+"$BIN" --keys "$KEYS/timeline.keys" --dump /dev/null --size 80x24 --stats "$DEMO_DB" \
+	>/dev/null 2>"$TMP/stats" || rc=$?
+if [ "$rc" = 0 ] && grep -Eq '^headless: first screen [0-9.]+ ms$' "$TMP/stats" &&
+	grep -Eq '^headless: 13 keys, p50 [0-9.]+ ms, p99 [0-9.]+ ms, max [0-9.]+ ms$' "$TMP/stats" &&
+	grep -Eq '^headless: peak RSS [0-9]+ KiB$' "$TMP/stats" && [ "$(wc -l <"$TMP/stats")" = 3 ]; then
+	ok "stats: --stats prints first screen, key percentiles and peak RSS"
+else
+	not_ok "stats: --stats prints first screen, key percentiles and peak RSS" \
+		"exit $rc: $(tr '\n' '|' <"$TMP/stats" | head -c 300)"
+fi
+
+# ---- bad usage: exit 2 and one line on stderr ----
+
+# bad NAME NEEDLE CMD...: CMD exits 2, its first stderr line starts with
+# "grademl-tui: " and holds NEEDLE; ONE_LINE=1 also wants exactly one line.
+bad() {
+	local name=$1 needle=$2 rc=0 why='' line
+	shift 2
+	"$@" >"$TMP/bad.out" 2>"$TMP/bad.err" </dev/null || rc=$?
+	line=$(head -n 1 "$TMP/bad.err")
+	[ "$rc" -eq 2 ] || why+="exit $rc, want 2; "
+	case $line in "grademl-tui: "*"$needle"*) ;; *) why+="first line '$line' lacks '$needle'; " ;; esac
+	if [ "${ONE_LINE:-1}" = 1 ] && [ "$(wc -l <"$TMP/bad.err")" != 1 ]; then
+		why+="stderr is $(wc -l <"$TMP/bad.err") lines, want 1; "
+	fi
+	[ ! -s "$TMP/bad.out" ] || why+="wrote to stdout; "
+	if [ -z "$why" ]; then ok "$name"; else not_ok "$name" "${why%; }"; fi
+}
+
+bad "usage: an unknown key in a script exits 2 naming file:line" \
+	"$KEYS/unknown-key.keys:3: unknown key 'NoSuchKey'" \
+	"$BIN" --keys "$KEYS/unknown-key.keys" --dump - --size 80x24 "$DEMO_DB"
+printf 'j\nresize 0x5\n' >"$TMP/bad-resize.keys"
+bad "usage: 'resize 0x5' in a script exits 2 naming file:line" "$TMP/bad-resize.keys:2:" \
+	"$BIN" --keys "$TMP/bad-resize.keys" --dump /dev/null "$DEMO_DB"
+ONE_LINE=0 bad "usage: --size 0x0 exits 2" "--size" \
+	"$BIN" --keys "$KEYS/first-screen.keys" --size 0x0 "$DEMO_DB"
+bad "usage: a missing key script exits 2" "$TMP/nope.keys" \
+	"$BIN" --keys "$TMP/nope.keys" --dump - "$DEMO_DB"
+printf 'this is not a database\n' >"$TMP/not.db"
+cp "$TMP/not.db" "$TMP/not.db.orig"
+bad "usage: a text file as trace.db exits 2 with one line naming it" "$TMP/not.db" \
+	"$BIN" --keys "$KEYS/first-screen.keys" --dump - "$TMP/not.db"
+if cmp -s "$TMP/not.db" "$TMP/not.db.orig"; then
+	ok "usage: the text file is left as it was"
+else
+	not_ok "usage: the text file is left as it was"
+fi
+: >"$TMP/empty.db"
+bad "usage: an empty file as trace.db exits 2 with one line naming it" "$TMP/empty.db" \
+	"$BIN" --keys "$KEYS/first-screen.keys" --dump - "$TMP/empty.db"
+if [ ! -s "$TMP/empty.db" ]; then
+	ok "usage: the empty file is left empty"
+else
+	not_ok "usage: the empty file is left empty" "$(stat -c %s "$TMP/empty.db") bytes now"
+fi
+bad "usage: a missing trace.db exits 2 with one line naming it" "$TMP/absent.db" \
+	"$BIN" --keys "$KEYS/first-screen.keys" --dump - "$TMP/absent.db"
+if [ ! -e "$TMP/absent.db" ]; then
+	ok "usage: a missing trace.db is not created"
+else
+	not_ok "usage: a missing trace.db is not created"
+fi
+
+summary

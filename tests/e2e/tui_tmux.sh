@@ -1,0 +1,272 @@
+#!/usr/bin/env bash
+# The explorer in a real terminal: a detached tmux (its own server socket, no
+# config) at 80x24 runs `grademl-tui demo.db` under a small wrapper that, once
+# the program has exited, prints "GRADEML-DONE rc=N tty=same|changed" (the
+# terminal modes from `stty -g` compared with those before the run).  Keys go
+# in with send-keys, the screen comes out with capture-pane -p, and every wait
+# polls the screen with a timeout, as tmux's own regress/ tests do.
+#
+#   a. open, drill down three levels, quit with Q: the marker shows, the
+#      alternate screen is off, the terminal modes are as before;
+#   b. search (the details pane names the match) and timeline zoom and pan;
+#   c. resize the window to 60x20 ("terminal too small") and back to 80x24
+#      (the screen recovers), then q pops each level and quits at the top;
+#   d. SIGTERM, and C-c (SIGINT) typed at the terminal, restore it too.
+#
+# Prints "ok - NAME" / "not ok - NAME (why)", then "N passed, M failed";
+# exits 1 when any check failed, 0 with a "skipped" line without tmux.
+#
+#   bash tests/e2e/tui_tmux.sh          (GRADEML_BIN picks the binary)
+# Needs: tmux, python3 (for the demo import), stty.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$here/../.." && pwd)
+cd "$ROOT"
+BIN=${GRADEML_BIN:-build/grademl-tui}
+case $BIN in /*) ;; *) BIN=$ROOT/$BIN ;; esac
+
+if ! command -v tmux >/dev/null 2>&1; then
+	echo "skipped: tmux is not installed (Debian: apt-get install tmux)"
+	exit 0
+fi
+
+pass=0 fail=0
+ok() {
+	pass=$((pass + 1))
+	echo "ok - $1"
+}
+not_ok() {
+	fail=$((fail + 1))
+	echo "not ok - $1${2:+ ($2)}"
+}
+summary() {
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+}
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/grademl-tui-tmux.XXXXXX")
+SOCK=grademl-tui-test-$$-$RANDOM
+tm() {
+	tmux -f /dev/null -L "$SOCK" "$@"
+}
+cleanup() {
+	tm kill-server >/dev/null 2>&1 || true
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+if [ ! -x "$BIN" ]; then
+	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN or run make"
+	summary || exit 1
+fi
+
+# The demo database, imported as `make demo` does.
+DB=$TMP/demo.db
+steps=$(python3 tests/data/demo/steps.py)
+while read -r step host start trace; do
+	if ! "$BIN" import -o "$DB" --workflow demo --step "$step" --host "$host" \
+		--time-offset "${start}us" "tests/data/demo/$trace" 2>"$TMP/err"; then
+		not_ok "import demo $trace" "$(head -c 300 "$TMP/err")"
+		summary || exit 1
+	fi
+done <<<"$steps"
+
+# The wrapper the pane runs.  SIGINT from C-c reaches the whole foreground
+# process group: the wrapper catches it (so it survives to print the marker)
+# while the explorer, which it execs with default dispositions, gets it too.
+mkdir -p "$TMP/home" "$TMP/state"
+cat >"$TMP/wrap.sh" <<'EOF'
+trap ':' INT TERM
+before=$(stty -g)
+echo $$ >"$WRAP_PIDFILE"
+"$GRADEML_BIN" "$@"
+rc=$?
+after=$(stty -g)
+if [ "$before" = "$after" ]; then tty=same; else tty=changed; fi
+printf 'GRADEML-DONE rc=%s tty=%s\n' "$rc" "$tty"
+exec sleep 600
+EOF
+
+# start NAME: a new 80x24 session NAME running the explorer on the demo db.
+start() {
+	local name=$1
+	rm -f "$TMP/$name.pid"
+	tm new-session -d -s "$name" -x 80 -y 24 \
+		env -i PATH="$PATH" TERM=xterm-256color LANG=C.UTF-8 HOME="$TMP/home" \
+		XDG_STATE_HOME="$TMP/state" GRADEML_BIN="$BIN" WRAP_PIDFILE="$TMP/$name.pid" \
+		bash --noprofile --norc "$TMP/wrap.sh" "$DB"
+}
+
+# screen NAME: the pane's text now.
+screen() {
+	tm capture-pane -p -t "$1" 2>/dev/null || true
+}
+
+# wait_for NAME TEXT [SECONDS]: polls the pane until it shows TEXT (fixed
+# string); returns 1 after SECONDS (default 5), the last screen in $TMP/last.
+wait_for() {
+	local name=$1 text=$2 limit=${3:-5} i
+	for ((i = 0; i < limit * 50; i++)); do
+		screen "$name" >"$TMP/last"
+		grep -qF -- "$text" "$TMP/last" && return 0
+		sleep 0.02
+	done
+	return 1
+}
+
+# wait_gone NAME TEXT [SECONDS]: polls until the pane no longer shows TEXT.
+wait_gone() {
+	local name=$1 text=$2 limit=${3:-5} i
+	for ((i = 0; i < limit * 50; i++)); do
+		screen "$name" >"$TMP/last"
+		grep -qF -- "$text" "$TMP/last" || return 0
+		sleep 0.02
+	done
+	return 1
+}
+
+alt_on() {
+	tm display -p -t "$1" '#{alternate_on}'
+}
+
+last_screen() {
+	grep -v '^$' "$TMP/last" | head -n 8 | tr '\n' '|' | head -c 400
+}
+
+# step NAME CHECK TEXT KEYS...: sends KEYS, then waits for TEXT.
+step() {
+	local name=$1 check=$2 text=$3
+	shift 3
+	tm send-keys -t "$name" "$@"
+	if wait_for "$name" "$text"; then
+		ok "$check"
+	else
+		not_ok "$check" "no '$text' on screen: $(last_screen)"
+		return 1
+	fi
+}
+
+# step_gone NAME CHECK TEXT KEYS...: sends KEYS, then waits for TEXT to go.
+step_gone() {
+	local name=$1 check=$2 text=$3
+	shift 3
+	tm send-keys -t "$name" "$@"
+	if wait_gone "$name" "$text"; then
+		ok "$check"
+	else
+		not_ok "$check" "'$text' still on screen: $(last_screen)"
+		return 1
+	fi
+}
+
+# restored NAME CHECK RC_WANT: the marker shows (the program exited), with
+# exit status RC_WANT and the terminal modes unchanged, the alternate screen
+# is off and the explorer's screen is gone.
+restored() {
+	local name=$1 check=$2 rc_want=$3 why='' alt
+	if ! wait_for "$name" "GRADEML-DONE" 5; then
+		not_ok "$check" "the program did not exit: $(last_screen)"
+		return
+	fi
+	grep -q "GRADEML-DONE rc=$rc_want " "$TMP/last" || why+="$(grep -o 'GRADEML-DONE rc=[0-9]*' "$TMP/last"), want rc=$rc_want; "
+	grep -q 'tty=same' "$TMP/last" || why+="stty modes changed; "
+	alt=$(alt_on "$name")
+	[ "$alt" = 0 ] || why+="alternate_on is $alt; "
+	! grep -qF '?:help' "$TMP/last" || why+="the explorer's screen is still shown; "
+	if [ -z "$why" ]; then
+		ok "$check ($(grep -o 'rc=[0-9]*' "$TMP/last"))"
+	else
+		not_ok "$check" "${why%; }"
+	fi
+}
+
+# The explorer's pid: the wrapper's child.
+explorer_pid() {
+	local wrapper
+	wrapper=$(cat "$TMP/$1.pid" 2>/dev/null) || return 1
+	ps -o pid= --ppid "$wrapper" | head -n 1 | tr -d ' '
+}
+
+# expect NAME CHECK TEXT: waits for TEXT without sending keys.
+expect() {
+	if wait_for "$1" "$3"; then
+		ok "$2"
+	else
+		not_ok "$2" "no '$3' on screen: $(last_screen)"
+		return 1
+	fi
+}
+
+# ---- a. drill down three levels, Q ----
+start a || not_ok "a: tmux starts a session"
+if expect a "a: the first screen shows the demo workflow" "?:help"; then
+	alt=$(alt_on a)
+	if [ "$alt" = 1 ] && grep -q '^+ demo ' "$TMP/last"; then
+		ok "a: the explorer runs on the alternate screen"
+	else
+		not_ok "a: the explorer runs on the alternate screen" "alternate_on=$alt"
+	fi
+	step a "a: Enter drills into demo" "grademl-tui › demo" Enter &&
+		step a "a: Enter drills into train" "› demo › train" Enter &&
+		step a "a: Enter drills into process CPU functions" "› train › process CPU functions" Enter &&
+		tm send-keys -t a Q && restored a "a: Q quits and restores the terminal" 0
+fi
+tm kill-session -t a 2>/dev/null || true
+
+# ---- b. search and timeline zoom ----
+start b || not_ok "b: tmux starts a session"
+if expect b "b: the explorer starts" "?:help"; then
+	tm send-keys -t b Enter Enter Enter
+	step b "b: down to thread 1" "› thread 1" Enter &&
+		step b "b: d opens the details pane" "-- details --" d &&
+		step b "b: /ProfilerStep#2 selects it" " phase     ProfilerStep#2 " / ProfilerStep#2 Enter &&
+		step b "b: /zero selects the first aten::zeros" " phase     aten::zeros " / zero Enter &&
+		step b "b: n moves to the next match" " time      +50.4 ms " n &&
+		step b "b: t opens the timeline at zoom 1x" "zoom 1x" d t &&
+		step b "b: + zooms to 2x" "zoom 2x" + &&
+		step b "b: + zooms to 4x" "zoom 4x" + &&
+		win=$(grep -o 'window [^,]*' "$TMP/last") &&
+		step_gone b "b: l pans right (the window moves)" "$win" l &&
+		step b "b: 0 resets the zoom" "zoom 1x" 0 &&
+		tm send-keys -t b Q && restored b "b: Q quits and restores the terminal" 0
+fi
+tm kill-session -t b 2>/dev/null || true
+
+# ---- c. resize to 60x20 and back, q to the top ----
+start c || not_ok "c: tmux starts a session"
+if expect c "c: the explorer starts" "?:help"; then
+	step c "c: down two levels" "grademl-tui › demo › train" Enter Enter &&
+		step c "c: 60x20 says 'terminal too small'" "terminal too small: 60x20, needs 80x24" \
+			\; resize-window -t c -x 60 -y 20 &&
+		step c "c: 80x24 again recovers the screen" "grademl-tui › demo › train" \
+			\; resize-window -t c -x 80 -y 24 &&
+		step_gone c "c: q pops to demo" "› train" q &&
+		step_gone c "c: q pops to the top" "› demo" q &&
+		tm send-keys -t c q && restored c "c: q at the top quits and restores the terminal" 0
+fi
+tm kill-session -t c 2>/dev/null || true
+
+# ---- d. SIGTERM and SIGINT ----
+start d || not_ok "d: tmux starts a session"
+if expect d "d: the explorer starts (for SIGTERM)" "?:help"; then
+	tm send-keys -t d Enter Enter
+	wait_for d "› train" || true
+	if pid=$(explorer_pid d) && [ -n "$pid" ]; then
+		kill -TERM "$pid"
+		restored d "d: SIGTERM quits and restores the terminal" "[0-9]*"
+	else
+		not_ok "d: SIGTERM quits and restores the terminal" "cannot find the explorer's pid"
+	fi
+fi
+tm kill-session -t d 2>/dev/null || true
+start e || not_ok "e: tmux starts a session"
+if expect e "d: the explorer starts (for C-c)" "?:help"; then
+	tm send-keys -t e Enter t
+	wait_for e "zoom 1x" || true
+	tm send-keys -t e C-c
+	restored e "d: C-c (SIGINT) quits and restores the terminal" "[0-9]*"
+fi
+tm kill-session -t e 2>/dev/null || true
+
+summary
