@@ -26,27 +26,7 @@ case $BIN in /*) ;; *) BIN=$ROOT/$BIN ;; esac
 SAMPLES=$ROOT/../shared/samples/chrome-trace
 EXPECTED=$ROOT/tests/expected
 
-pass=0 fail=0 skipped=0
-ok() {
-	pass=$((pass + 1))
-	echo "ok - $1"
-}
-not_ok() {
-	fail=$((fail + 1))
-	echo "not ok - $1${2:+ ($2)}"
-}
-skip() {
-	skipped=$((skipped + 1))
-	echo "skip - $1${2:+ ($2)}"
-}
-summary() {
-	if [ "$skipped" -gt 0 ]; then
-		echo "$pass passed, $fail failed, $skipped skipped"
-	else
-		echo "$pass passed, $fail failed"
-	fi
-	[ "$fail" -eq 0 ]
-}
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/grademl-e2e.XXXXXX") || exit 1
 cleanup() {

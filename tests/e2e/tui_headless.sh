@@ -31,23 +31,7 @@ KEYS=$here/keys
 EXPECTED=$ROOT/tests/expected/tui
 REGEN=${GRADEML_E2E_REGEN:-}
 
-pass=0 fail=0 regen=0
-ok() {
-	pass=$((pass + 1))
-	echo "ok - $1"
-}
-not_ok() {
-	fail=$((fail + 1))
-	echo "not ok - $1${2:+ ($2)}"
-}
-summary() {
-	if [ "$regen" -gt 0 ]; then
-		echo "$pass passed, $fail failed, $regen regenerated"
-	else
-		echo "$pass passed, $fail failed"
-	fi
-	[ "$fail" -eq 0 ]
-}
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/grademl-tui-headless.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
@@ -122,7 +106,7 @@ compare() {
 	if [ "$REGEN" = 1 ]; then
 		mkdir -p "$EXPECTED"
 		cp "$TMP/$name.txt" "$want"
-		regen=$((regen + 1))
+		regenerated
 		echo "regenerated - $name (tests/expected/tui/$name.txt)"
 	elif [ ! -e "$want" ]; then
 		not_ok "$name: screen equals tests/expected/tui/$name.txt" "missing; run with GRADEML_E2E_REGEN=1"

@@ -31,19 +31,7 @@ if ! command -v tmux >/dev/null 2>&1; then
 	exit 0
 fi
 
-pass=0 fail=0
-ok() {
-	pass=$((pass + 1))
-	echo "ok - $1"
-}
-not_ok() {
-	fail=$((fail + 1))
-	echo "not ok - $1${2:+ ($2)}"
-}
-summary() {
-	echo "$pass passed, $fail failed"
-	[ "$fail" -eq 0 ]
-}
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/grademl-tui-tmux.XXXXXX")
 SOCK=grademl-tui-test-$$-$RANDOM
