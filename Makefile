@@ -32,8 +32,8 @@ VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 WARN     := -std=c11 -Wall -Wextra -Wpedantic -Werror -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wno-unused-parameter
 CPPFLAGS += -D_GNU_SOURCE -I. -DGRADEML_VERSION='"$(VERSION)"'
-CFLAGS   += $(OPT) $(WARN) $(SANFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+CFLAGS   += -pthread $(OPT) $(WARN) $(SANFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -pthread
 LDFLAGS  += $(SANFLAGS)
 
 LIB_SRC  := $(wildcard model/*.c importers/*.c query/*.c) $(filter-out tui/main.c,$(wildcard tui/*.c))

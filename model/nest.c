@@ -15,6 +15,7 @@
 
 #include "model/nest.h"
 #include "model/sbuf.h"
+#include "model/wqueue.h"
 #include "model/xalloc.h"
 
 #define NEST_ON_DEVICE_KEY (1ULL << 32)
@@ -260,7 +261,90 @@ struct ctx {
 	size_t npending, pending_alloc;
 	struct launch_map launches;
 	sqlite3_stmt *flow_ins;
+	struct wqueue *q; /* the writes, done by the writer thread */
 };
+
+/* ---- the writes: queued here, done on the writer thread ---- */
+
+enum wop { W_PHASE, W_EVENT, W_LAUNCH, W_FLOW };
+
+/* One queued write; a phase's or an event's attrs follow it. */
+struct wmsg {
+	int op;
+	union {
+		struct phase_row phase;
+		struct {
+			int64_t track_id, t, name_id, phase_id;
+		} event;
+		struct {
+			int64_t id, device_ns;
+		} launch;
+		struct {
+			int64_t cat, fid, phase, t;
+			int dir;
+		} flow;
+	} u;
+};
+
+static int push(struct ctx *c, const struct wmsg *m, const void *tail, size_t tlen)
+{
+	if (wqueue_push(c->q, m, sizeof(*m), tail, tlen) == 0)
+		return 0;
+	/* the writer failed: its error comes back from wqueue_finish */
+	return -1;
+}
+
+static int write_flow(struct ctx *c, int64_t cat, int64_t fid, int dir, int64_t phase, int64_t t,
+		      char **err)
+{
+	sqlite3_stmt *s = c->flow_ins;
+	sqlite3_bind_int64(s, 1, cat);
+	sqlite3_bind_int64(s, 2, fid);
+	sqlite3_bind_int(s, 3, dir);
+	sqlite3_bind_int64(s, 4, phase);
+	sqlite3_bind_int64(s, 5, t);
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE) {
+		*err = xasprintf("%s: cannot record a flow: %s", store_path(c->st),
+				 sqlite3_errmsg(store_db(c->st)));
+		return -1;
+	}
+	return 0;
+}
+
+/* The writer thread's side: one queued write into the store. */
+static int do_write(void *arg, const void *msg, size_t len, char **err)
+{
+	struct ctx *c = arg;
+	const struct wmsg *m = msg;
+	const char *tail = (const char *)msg + sizeof(*m);
+	size_t tlen = len - sizeof(*m);
+	switch (m->op) {
+	case W_PHASE: {
+		struct phase_row p = m->u.phase;
+		p.attrs = tlen ? tail : NULL;
+		p.attrs_len = tlen;
+		return store_add_phase(c->st, &p, err);
+	}
+	case W_EVENT:
+		return store_add_event(c->st, c->source_id, m->u.event.track_id, m->u.event.t,
+				       m->u.event.name_id, NULL, m->u.event.phase_id,
+				       tlen ? tail : NULL, tlen, err);
+	case W_LAUNCH:
+		return store_add_launch_stats(c->st, m->u.launch.id, 1, m->u.launch.device_ns, err);
+	default:
+		return write_flow(c, m->u.flow.cat, m->u.flow.fid, m->u.flow.dir, m->u.flow.phase,
+				  m->u.flow.t, err);
+	}
+}
+
+static int queue_phase(struct ctx *c, const struct phase_row *p)
+{
+	struct wmsg m = {.op = W_PHASE, .u.phase = *p};
+	m.u.phase.attrs = NULL;
+	return push(c, &m, p->attrs, p->attrs ? p->attrs_len : 0);
+}
 
 static int write_frame(struct ctx *c, struct frame *f)
 {
@@ -284,7 +368,7 @@ static int write_frame(struct ctx *c, struct frame *f)
 	    .attrs_len = f->attrs.len,
 	};
 	c->stats->phases++;
-	return store_add_phase(c->st, &p, c->err);
+	return queue_phase(c, &p);
 }
 
 static int pop_until(struct ctx *c, int64_t t)
@@ -299,20 +383,13 @@ static int pop_until(struct ctx *c, int64_t t)
 /* Records one end of a flow for pairing in link_flows. dir 0: start, 1: end. */
 static int record_flow(struct ctx *c, int64_t cat, uint64_t fid, int dir, int64_t phase, int64_t t)
 {
-	sqlite3_stmt *s = c->flow_ins;
-	sqlite3_bind_int64(s, 1, cat);
-	sqlite3_bind_int64(s, 2, (int64_t)fid);
-	sqlite3_bind_int(s, 3, dir);
-	sqlite3_bind_int64(s, 4, phase);
-	sqlite3_bind_int64(s, 5, t);
-	int rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	if (rc != SQLITE_DONE) {
-		*c->err = xasprintf("%s: cannot record a flow: %s", store_path(c->st),
-				    sqlite3_errmsg(store_db(c->st)));
-		return -1;
-	}
-	return 0;
+	struct wmsg m = {.op = W_FLOW};
+	m.u.flow.cat = cat;
+	m.u.flow.fid = (int64_t)fid;
+	m.u.flow.dir = dir;
+	m.u.flow.phase = phase;
+	m.u.flow.t = t;
+	return push(c, &m, NULL, 0);
 }
 
 static int end_track(struct ctx *c)
@@ -342,7 +419,7 @@ static int end_track(struct ctx *c)
 	    .depth = t->depth,
 	};
 	c->stats->phases++;
-	return store_add_phase(c->st, &p, c->err);
+	return queue_phase(c, &p);
 }
 
 static void cover(struct ctx *c, int64_t s, int64_t e)
@@ -365,9 +442,12 @@ static int consume_point(struct ctx *c, const struct rec *r, int64_t t)
 	int64_t bound = top ? top->id : 0;
 	if (r->role == NEST_INSTANT) {
 		c->stats->events++;
-		return store_add_event(c->st, c->source_id, c->t->track_id, t, r->name_id, NULL,
-				       bound, r->attrs_len ? (const char *)(r + 1) : NULL,
-				       r->attrs_len, c->err);
+		struct wmsg m = {.op = W_EVENT};
+		m.u.event.track_id = c->t->track_id;
+		m.u.event.t = t;
+		m.u.event.name_id = r->name_id;
+		m.u.event.phase_id = bound;
+		return push(c, &m, r + 1, r->attrs_len);
 	}
 	if (r->role == NEST_FLOW_IN_NEXT) {
 		XGROW(c->pending, c->npending + 1, c->pending_alloc);
@@ -393,7 +473,10 @@ static int place_span(struct ctx *c, const struct rec *r, struct frame *f)
 		f->parent_id = (int64_t)(l->id_depth >> 16);
 		f->depth = (int)(l->id_depth & 0xffff) + 1;
 		/* the launch's row is written: count the kernel in place */
-		return store_add_launch_stats(c->st, f->parent_id, 1, f->end - f->start, c->err);
+		struct wmsg m = {.op = W_LAUNCH};
+		m.u.launch.id = f->parent_id;
+		m.u.launch.device_ns = f->end - f->start;
+		return push(c, &m, NULL, 0);
 	}
 	if (top && !(r->flags & NEST_FLAT) && r->role != NEST_DEVICE) {
 		f->parent_id = top->id;
@@ -706,6 +789,8 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 		*err = xasprintf("cannot record flows: %s", sqlite3_errmsg(store_db(st)));
 		return -1;
 	}
+	if (!(c.q = wqueue_start(do_write, &c, err)))
+		goto out;
 	if (n->nruns) {
 		if (spill(n, err) < 0)
 			goto out;
@@ -726,10 +811,20 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 	}
 	if (end_track(&c) < 0)
 		goto out;
-	if (link_flows(&c) < 0)
-		goto out;
 	rc = 0;
 out:
+	/* The writer's error, if any, is the one to report: a failed push
+	 * only says that the writer stopped. */
+	if (c.q) {
+		char *werr = NULL;
+		if (wqueue_finish(c.q, &werr) < 0) {
+			free(rc < 0 ? *err : NULL);
+			*err = werr;
+			rc = -1;
+		}
+	}
+	if (rc == 0 && link_flows(&c) < 0)
+		rc = -1;
 	sqlite3_finalize(c.flow_ins);
 	free(c.pending);
 	for (size_t i = 0; i < c.alloc; i++)

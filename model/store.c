@@ -208,10 +208,19 @@ static int create_schema(struct store *st, char **err)
 	return rc;
 }
 
-/* Opens the connection on file (path, or the temp file of a new one). */
+/* Opens the connection on file (path, or the temp file of a new one).  A
+ * connection is used by one thread at a time (the import hands it to its
+ * writer thread through a queue whose lock orders the two), so SQLite's own
+ * per-call locking is switched off (NOMUTEX), as is its memory accounting,
+ * which takes a global lock on every allocation. */
 static int open_db(struct store *st, const char *file, int flags, char **err)
 {
-	if (sqlite3_open_v2(file, &st->db, flags, NULL) != SQLITE_OK) {
+	static int configured;
+	if (!configured) {
+		configured = 1;
+		sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); /* fails harmlessly once initialised */
+	}
+	if (sqlite3_open_v2(file, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		*err = xasprintf("%s: cannot open: %s", st->path,
 				 st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		return -1;
