@@ -50,6 +50,11 @@ const char *model_intern(struct model *m, const unsigned char *s, int n)
 	return e->key;
 }
 
+static int64_t clamp(int64_t v, int64_t lo, int64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
 int model_children(struct model *m, struct mnode *n, char **err)
 {
 	if (n->loaded)
@@ -71,8 +76,8 @@ int model_children(struct model *m, struct mnode *n, char **err)
 			c->name = "";
 		c->category =
 		    model_intern(m, sqlite3_column_text(q, 3), sqlite3_column_bytes(q, 3));
-		c->start_ns = sqlite3_column_int64(q, 4);
-		c->dur_ns = sqlite3_column_int64(q, 5);
+		c->start_ns = clamp(sqlite3_column_int64(q, 4), MODEL_TIME_MIN, MODEL_TIME_MAX);
+		c->dur_ns = clamp(sqlite3_column_int64(q, 5), 0, MODEL_TIME_MAX);
 		c->self_ns = sqlite3_column_int64(q, 6);
 		c->device_ns = sqlite3_column_int64(q, 7);
 		c->child_count = sqlite3_column_int64(q, 8);

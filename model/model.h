@@ -13,6 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Times and durations as the model hands them out are clamped to these
+ * bounds (a hostile trace.db may hold anything), so that any start plus
+ * duration, and the difference of any two such, fits in an int64. */
+#define MODEL_TIME_MIN (INT64_MIN / 4)
+#define MODEL_TIME_MAX (INT64_MAX / 4)
+
 struct mnode {
 	int64_t id;
 	struct mnode *parent; /* NULL for the root */

@@ -29,7 +29,7 @@ static int series_stats(sqlite3 *db, struct mseries *s)
 		int64_t t = sqlite3_column_int64(q, 0);
 		double v = sqlite3_column_double(q, 1);
 		if (s->samples++)
-			area += prev_v * (double)(t - prev_t);
+			area += prev_v * ((double)t - (double)prev_t);
 		else
 			s->t0 = t;
 		s->t1 = t;
@@ -43,7 +43,7 @@ static int series_stats(sqlite3 *db, struct mseries *s)
 	if (!s->samples)
 		s->min = s->max = s->mean = NAN;
 	else if (s->t1 > s->t0)
-		s->mean = area / (double)(s->t1 - s->t0);
+		s->mean = area / ((double)s->t1 - (double)s->t0);
 	else
 		s->mean = prev_v;
 	return sqlite3_finalize(q) == SQLITE_OK ? 0 : -1;
@@ -97,27 +97,30 @@ fail:
 	return -1;
 }
 
-/* Adds value v held over [a, b) to the buckets of [t0, t1). */
-static void spread(double *area, double *covered, int n, int64_t t0, int64_t t1, int64_t a,
-		   int64_t b, double v)
+/* Adds value v held over [a, b) to the buckets of [t0, t1).  Times are
+ * taken as doubles: a hostile file's times may be 2^64 ns apart. */
+static void spread(double *area, double *covered, int n, double t0, double t1, double a, double b,
+		   double v)
 {
+	double width = (t1 - t0) / n;
 	if (a < t0)
 		a = t0;
 	if (b > t1)
 		b = t1;
-	double width = (double)(t1 - t0) / n;
-	while (a < b) {
-		int i = (int)((double)(a - t0) / width);
-		if (i >= n)
-			i = n - 1;
-		int64_t end = t0 + (int64_t)(width * (i + 1));
-		if (end <= a)
-			end = a + 1;
-		if (end > b || i == n - 1)
-			end = b;
-		area[i] += v * (double)(end - a);
-		covered[i] += (double)(end - a);
-		a = end;
+	if (!(width > 0) || !(b > a))
+		return;
+	int first = (int)((a - t0) / width), last = (int)((b - t0) / width);
+	if (first < 0)
+		first = 0;
+	if (last > n - 1)
+		last = n - 1;
+	for (int i = first; i <= last; i++) {
+		double lo = t0 + width * i, hi = i == n - 1 ? t1 : lo + width;
+		double part = (b < hi ? b : hi) - (a > lo ? a : lo);
+		if (part > 0) {
+			area[i] += v * part;
+			covered[i] += part;
+		}
 	}
 }
 
@@ -158,7 +161,7 @@ int model_series_buckets(struct model *m, int64_t metric_id, int64_t t0, int64_t
 		int64_t t = sqlite3_column_int64(q, 0);
 		double v = sqlite3_column_double(q, 1);
 		if (have)
-			spread(area, covered, n, t0, t1, pt, t, pv);
+			spread(area, covered, n, (double)t0, (double)t1, (double)pt, (double)t, pv);
 		have = 1;
 		pt = t;
 		pv = v;
@@ -166,7 +169,9 @@ int model_series_buckets(struct model *m, int64_t metric_id, int64_t t0, int64_t
 	sqlite3_finalize(q);
 	/* The last sample holds for no time, but marks its own bucket. */
 	if (have && pt >= t0 && pt < t1) {
-		int i = (int)((double)(pt - t0) * n / (double)(t1 - t0));
+		int i = (int)(((double)pt - (double)t0) * n / ((double)t1 - (double)t0));
+		if (i > n - 1)
+			i = n - 1;
 		if (covered[i] == 0) {
 			area[i] = pv;
 			covered[i] = 1;

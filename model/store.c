@@ -235,7 +235,7 @@ static int open_db(struct store *st, const char *file, int flags, char **err)
 static int write_settings(struct store *st, char **err)
 {
 	return store_exec(st,
-			  "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384;"
+			  "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -8192;"
 			  " PRAGMA temp_store = FILE",
 			  err);
 }

@@ -99,6 +99,11 @@ static void write_db(const char *path, int kind)
 		int64_t evil = add_metric(st, src, "node2", "mem", EVIL, "B");
 		sample(st, evil, 500, 1e9);
 		add_metric(st, src, "node3", "disk", "idle", NULL); /* no samples */
+	} else if (kind == 3) {
+		/* a hostile file: samples 2^64 ns apart */
+		int64_t far = add_metric(st, src, "h", "far", "far", "x");
+		sample(st, far, INT64_MIN + 1, 1);
+		sample(st, far, INT64_MAX - 1, 2);
 	} else if (kind == 1) {
 		for (int i = 0; i < 30; i++) {
 			char name[16];
@@ -143,6 +148,11 @@ static int setup_main(void **state)
 static int setup_many(void **state)
 {
 	return open_fx(state, 1);
+}
+
+static int setup_far(void **state)
+{
+	return open_fx(state, 3);
 }
 
 static int setup_empty(void **state)
@@ -446,6 +456,26 @@ static void test_metrics_empty(void **state)
 	assert_int_equal(f->a.mv.sel, 0);
 }
 
+/* Times at both ends of int64: no overflow (UBSan), no endless loop, and
+ * the sparkline still shows the value in force. */
+static void test_metrics_far_times(void **state)
+{
+	struct fx *f = *state;
+	const struct mseries *s;
+	size_t n;
+	char *err = NULL;
+	assert_int_equal(model_series(f->m, &s, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_true(s[0].mean >= 1 && s[0].mean <= 2);
+	double out[8];
+	assert_int_equal(
+	    model_series_buckets(f->m, s[0].id, INT64_MIN + 1, INT64_MAX, out, 8, &err), 0);
+	assert_true(out[0] == 1);
+	assert_true(out[7] >= 1 && out[7] <= 2);
+	draw(f); /* the window covers every sample */
+	assert_true(find_row(f, "far") >= 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -455,6 +485,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_metrics_filter, setup_main, teardown),
 	    cmocka_unit_test_setup_teardown(test_metrics_move, setup_many, teardown),
 	    cmocka_unit_test_setup_teardown(test_metrics_empty, setup_empty, teardown),
+	    cmocka_unit_test_setup_teardown(test_metrics_far_times, setup_far, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

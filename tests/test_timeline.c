@@ -288,8 +288,8 @@ static void test_draw_lanes_and_bars(void **state)
 	assert_int_equal(role_at(f, 18, 5), ROLE_SPARK);
 
 	/* the footer on the area's last row */
-	assert_string_equal(row(f, 22), "beta  start +5.00 us  dur 20.0 us  window +0 .. +62.0 us,"
-					" zoom 1x");
+	assert_string_equal(row(f, 22), "beta  at +5.00 us for 20.0 us  window +0 + 62.0 us"
+					"  zoom 1x");
 }
 
 static void test_hostile_name_is_visible_text(void **state)
@@ -297,7 +297,7 @@ static void test_hostile_name_is_visible_text(void **state)
 	struct fx *f = *state;
 	f->a.tl.sel = EVIL;
 	draw(f);
-	assert_int_equal(strncmp(row(f, 22), "\\e]0;evil\\x07  start +40.0 us", 29), 0);
+	assert_int_equal(strncmp(row(f, 22), "\\e]0;evil\\x07  at +40.0 us", 26), 0);
 	for (int y = 0; y < f->g.h; y++)
 		for (int x = 0; x < f->g.w; x++) {
 			uint32_t ch = grid_at(&f->g, x, y)->ch;
@@ -318,7 +318,7 @@ static void test_zoom_and_pan_clamp(void **state)
 	timeline_key(&f->a, A_ZOOM_IN);
 	assert_true(tl->t0 == T0 + 7250 && tl->t1 == T0 + 22750);
 	draw(f);
-	assert_int_equal(strncmp(row(f, 22) + 35, "window +7.25 us .. +22.8 us, zoom 4x", 36), 0);
+	assert_int_equal(strstr(row(f, 22), "window +7.25 us + 15.5 us  zoom 4x") == NULL, 0);
 	/* out: doubles around the window's centre, clamped */
 	timeline_key(&f->a, A_ZOOM_OUT);
 	assert_true(tl->t0 == T0 && tl->t1 == T0 + 31 * US);
@@ -395,7 +395,7 @@ static void test_enter_and_back(void **state)
 	assert_int_equal(strncmp(row(f, 2), "thread 7 ", 9), 0);
 	/* inner: 12..13 us of a 10 us window over 62 columns: 12.4 .. 18.6 */
 	assert_bar(f, 2, 18 + 12, 18 + 19, ROLE_SELECTED);
-	assert_int_equal(strncmp(row(f, 22), "inner  start +2.00 us  dur 1.00 us", 34), 0);
+	assert_int_equal(strncmp(row(f, 22), "inner  at +2.00 us for 1.00 us", 30), 0);
 
 	timeline_key(&f->a, A_BACK);
 	assert_string_equal(tl->node->name, "wf");
@@ -451,8 +451,7 @@ static void test_no_children_and_zero_window(void **state)
 	draw(f);
 	assert_bar(f, 2, 18, 19, ROLE_SELECTED);
 	assert_string_equal(row(f, 1), "time              0");
-	assert_int_equal(strncmp(row(f, 22), "instant  start +0  dur 0 ns  window +0 .. +0", 44),
-			 0);
+	assert_int_equal(strncmp(row(f, 22), "instant  at +0 for 0 ns  window +0 + 0 ns", 41), 0);
 }
 
 /* With UTF-8 glyphs the bars are full blocks and the sparkline blocks. */
@@ -490,13 +489,13 @@ static void test_small_heights_stay_inside(void **state)
 	}
 	/* one row: the footer; two: the axis and the footer */
 	timeline_draw(&f->a, &f->g, 10, 1);
-	assert_int_equal(strncmp(row(f, 10), "beta  start", 11), 0);
+	assert_int_equal(strncmp(row(f, 10), "beta  at", 8), 0);
 	timeline_draw(&f->a, &f->g, 10, 2);
 	assert_int_equal(strncmp(row(f, 10), "time ", 5), 0);
-	assert_int_equal(strncmp(row(f, 11), "beta  start", 11), 0);
+	assert_int_equal(strncmp(row(f, 11), "beta  at", 8), 0);
 	/* an area running past the grid is cut at its edge */
 	timeline_draw(&f->a, &f->g, 20, 10);
-	assert_int_equal(strncmp(row(f, 23), "beta  start", 11), 0);
+	assert_int_equal(strncmp(row(f, 23), "beta  at", 8), 0);
 }
 
 /* With one lane row the lanes scroll to keep the selection's lane shown. */
@@ -565,7 +564,7 @@ static void test_draw_100k_children(void **state)
 	/* lanes by sort_index: t7 first */
 	assert_int_equal(strncmp(row(f, 2), "t7 ", 3), 0);
 	assert_int_equal(strncmp(row(f, 9), "t0 ", 3), 0);
-	assert_int_equal(strncmp(row(f, 22), "middle  start +5.00 ms", 22), 0);
+	assert_int_equal(strncmp(row(f, 22), "middle  at +5.00 ms", 19), 0);
 	tree_view_release(&a.tree);
 	free(a.message);
 	model_free(m);

@@ -68,7 +68,7 @@ static void search(struct app *a, int dir)
 	if (a->screen == SCREEN_TREE || a->screen == SCREEN_TIMELINE) {
 		found = tree_view_search(&a->tree, a->search, dir, &wrapped);
 		if (found && a->screen == SCREEN_TIMELINE)
-			timeline_open(a);
+			timeline_select(a, tree_view_selected(&a->tree));
 	} else if (a->screen == SCREEN_METRICS) {
 		found = metrics_search(a, a->search, dir, &wrapped);
 	} else {
@@ -91,6 +91,22 @@ static void set_filter(struct app *a, const char *pat)
 	tree_view_set_filter(&a->tree, pat);
 	if (*pat && !a->tree.nrows)
 		app_message(a, 1, "no rows match the filter '%s'", pat);
+}
+
+/* "a, b or c": the names starting with name[0..len) of n names. */
+static void list_matches(struct sbuf *sb, const char *const *names, size_t n, const char *name,
+			 size_t len)
+{
+	size_t k = 0, total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += !strncmp(names[i], name, len);
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(names[i], name, len))
+			continue;
+		sbuf_adds(sb, k == 0 ? "" : k + 1 == total ? " or " : ", ");
+		sbuf_adds(sb, names[i]);
+		k++;
+	}
 }
 
 /* ---- ':' commands: one table, as tmux's cmd_entry ---- */
@@ -120,13 +136,28 @@ static const char *const sort_names[] = {"name", "duration", "self", "count", "s
 
 static void cmd_sort(struct app *a, const char *arg)
 {
-	for (size_t i = 0; i < sizeof(sort_names) / sizeof(*sort_names); i++) {
-		if (*arg && !strncmp(sort_names[i], arg, strlen(arg))) {
-			tree_view_sort(&a->tree, (enum tree_sort)i);
-			return;
+	size_t n = sizeof(sort_names) / sizeof(*sort_names), hits = 0, hit = 0;
+	for (size_t i = 0; i < n && *arg; i++) {
+		if (!strcmp(sort_names[i], arg)) {
+			hits = 1;
+			hit = i;
+			break;
+		}
+		if (!strncmp(sort_names[i], arg, strlen(arg))) {
+			hits++;
+			hit = i;
 		}
 	}
-	app_message(a, 1, "sort by name, duration, self, count or start, not '%s'", arg);
+	if (hits == 1) {
+		tree_view_sort(&a->tree, (enum tree_sort)hit);
+	} else if (hits > 1) {
+		struct sbuf sb = SBUF_INIT;
+		list_matches(&sb, sort_names, n, arg, strlen(arg));
+		app_message(a, 1, "'%s' is ambiguous: %s", arg, sb.buf);
+		sbuf_release(&sb);
+	} else {
+		app_message(a, 1, "sort by name, duration, self, count or start, not '%s'", arg);
+	}
 }
 
 static void cmd_theme(struct app *a, const char *arg)
@@ -193,16 +224,23 @@ int app_command_info(size_t i, const char **name, const char **args, const char 
 	return 1;
 }
 
-static const struct command *find_command(const char *name, size_t len)
+/* The command name[0..len) names, exactly or as the prefix of just one;
+ * NULL otherwise, with *matches counting the commands it is a prefix of. */
+static const struct command *find_command(const char *name, size_t len, int *matches)
 {
 	const struct command *hit = NULL;
+	*matches = 0;
 	for (size_t i = 0; i < NCOMMANDS; i++) {
-		if (strlen(commands[i].name) == len && !strncmp(commands[i].name, name, len))
+		if (strlen(commands[i].name) == len && !strncmp(commands[i].name, name, len)) {
+			*matches = 1;
 			return &commands[i];
-		if (len && !strncmp(commands[i].name, name, len))
-			hit = hit ? (const struct command *)-1 : &commands[i];
+		}
+		if (len && !strncmp(commands[i].name, name, len)) {
+			hit = &commands[i];
+			(*matches)++;
+		}
 	}
-	return hit == (const struct command *)-1 ? NULL : hit;
+	return *matches == 1 ? hit : NULL;
 }
 
 static void open_screen(struct app *a, enum app_screen s)
@@ -224,7 +262,18 @@ void app_command(struct app *a, const char *line)
 	size_t len = strcspn(line, " ");
 	if (!len)
 		return;
-	const struct command *c = find_command(line, len);
+	int matches;
+	const struct command *c = find_command(line, len, &matches);
+	if (!c && matches > 1) {
+		const char *names[NCOMMANDS];
+		struct sbuf sb = SBUF_INIT;
+		for (size_t i = 0; i < NCOMMANDS; i++)
+			names[i] = commands[i].name;
+		list_matches(&sb, names, NCOMMANDS, line, len);
+		app_message(a, 1, "'%.*s' is ambiguous: %s", (int)len, line, sb.buf);
+		sbuf_release(&sb);
+		return;
+	}
 	if (!c) {
 		app_message(a, 1, "unknown command '%.*s' (Tab lists them)", (int)len, line);
 		return;
@@ -331,7 +380,8 @@ static char *complete(void *ctx, const char *line, char **hint)
 			names[i] = (char *)commands[i].name;
 		return complete_from("", line, names, NCOMMANDS, " ", hint);
 	}
-	const struct command *c = find_command(line, (size_t)(sp - line));
+	int matches;
+	const struct command *c = find_command(line, (size_t)(sp - line), &matches);
 	const char *arg = sp + 1;
 	char *head = xasprintf("%.*s", (int)(arg - line), line);
 	char *out = NULL;
@@ -499,15 +549,19 @@ static void draw_status(struct app *a, struct grid *g)
 		struct sbuf head = SBUF_INIT;
 		sbuf_add(&head, a->prompt.line.buf, a->prompt.cursor);
 		int cx = format_width(head.buf);
-		int shift = cx > g->w - 2 ? cx - (g->w - 2) : 0;
-		const char *p = a->prompt.line.buf;
-		for (int skipped = 0; skipped < shift && *p; skipped++) {
-			p++;
-			while ((*p & 0xc0) == 0x80)
-				p++;
+		int shift = cx > g->w - 2 ? cx - (g->w - 2) : 0, skipped = 0;
+		const unsigned char *p = (const unsigned char *)a->prompt.line.buf;
+		size_t n = a->prompt.line.len;
+		while (skipped < shift && n) {
+			uint32_t cp;
+			int w;
+			size_t k = format_next(p, n, &cp, &w);
+			skipped += w;
+			p += k;
+			n -= k;
 		}
-		grid_put(g, 1, y, g->w - 1, p, ROLE_PROMPT);
-		a->cur_x = 1 + cx - shift;
+		grid_put(g, 1, y, g->w - 1, (const char *)p, ROLE_PROMPT);
+		a->cur_x = 1 + cx - skipped;
 		a->cur_y = y;
 		sbuf_release(&head);
 		return;

@@ -79,6 +79,8 @@ void app_command(struct app *a, const char *line);
 void tree_draw(struct app *a, struct grid *g, int y, int h);
 void tree_key(struct app *a, enum action act);
 void timeline_open(struct app *a);
+/* Selects child c of the timeline's node, keeping the zoom, and pans to it. */
+void timeline_select(struct app *a, const struct mnode *c);
 void timeline_key(struct app *a, enum action act);
 void timeline_draw(struct app *a, struct grid *g, int y, int h);
 void metrics_key(struct app *a, enum action act);

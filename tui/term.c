@@ -27,8 +27,15 @@ static void restore(void)
 	}
 }
 
+/* The loop quits when it sees got_signal; a second signal before it does
+ * (the program is stuck) restores the terminal and dies at once. */
 static void on_quit_signal(int sig)
 {
+	if (got_signal) {
+		restore();
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
 	got_signal = sig;
 }
 
@@ -50,10 +57,10 @@ static void install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = on_fatal_signal;
-	sigaction(SIGSEGV, &sa, NULL);
-	sigaction(SIGBUS, &sa, NULL);
-	sigaction(SIGABRT, &sa, NULL);
-	sigaction(SIGFPE, &sa, NULL);
+	static const int fatal[] = {SIGQUIT, SIGSEGV, SIGBUS,  SIGABRT,
+				    SIGFPE,  SIGILL,  SIGTRAP, SIGSYS};
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(*fatal); i++)
+		sigaction(fatal[i], &sa, NULL);
 }
 
 static attr_t role_attr[ROLE_COUNT];
@@ -156,15 +163,14 @@ static int map_key(int ch, int is_key)
 }
 
 /* Hands row y of g to curses as runs of one role. */
-static void flush_row(const struct grid *g, int y)
+static void flush_row(const struct grid *g, int y, char *buf)
 {
-	char buf[1024];
 	int x = 0;
 	while (x < g->w) {
 		const struct cell *c = grid_at(g, x, y);
 		int role = c->role, x0 = x;
 		size_t n = 0;
-		while (x < g->w && grid_at(g, x, y)->role == role && n + 4 < sizeof(buf)) {
+		while (x < g->w && grid_at(g, x, y)->role == role) {
 			uint32_t ch = grid_at(g, x, y)->ch;
 			if (ch != GRID_WIDE_TAIL)
 				n += format_encode(ch, buf + n);
@@ -178,6 +184,7 @@ static void flush_row(const struct grid *g, int y)
 
 static void flush(const struct grid *g, struct grid *last, int all, int cx, int cy)
 {
+	char *buf = xmalloc((size_t)g->w * 4 + 1); /* a whole row, never split */
 	if (all || last->w != g->w || last->h != g->h) {
 		grid_resize(last, g->w, g->h);
 		clearok(curscr, TRUE);
@@ -187,9 +194,10 @@ static void flush(const struct grid *g, struct grid *last, int all, int cx, int 
 		size_t off = (size_t)y * (size_t)g->w, len = (size_t)g->w * sizeof(struct cell);
 		if (!all && !memcmp(g->cells + off, last->cells + off, len))
 			continue;
-		flush_row(g, y);
+		flush_row(g, y, buf);
 		memcpy(last->cells + off, g->cells + off, len);
 	}
+	free(buf);
 	attrset(A_NORMAL);
 	if (cx >= 0) {
 		curs_set(1);
@@ -239,13 +247,26 @@ int term_run(const struct term_opts *o, char **err)
 	load_theme(&a, o->theme ? o->theme : "default", color);
 	grid_init(&g, COLS, LINES, o->ascii);
 	grid_init(&last, COLS, LINES, o->ascii);
-	int all = 1;
-	while (!a.quit && !got_signal) {
-		if (g.w != COLS || g.h != LINES)
+	int all = 1, dirty = 1;
+	while (!a.quit) {
+		if (got_signal == SIGINT && a.prompt.kind != PROMPT_NONE) {
+			/* C-c in a prompt cancels it, as in less and the shells */
+			got_signal = 0;
+			app_key(&a, K_ESC);
+			dirty = 1;
+		}
+		if (got_signal)
+			break;
+		if (g.w != COLS || g.h != LINES) {
 			grid_resize(&g, COLS, LINES);
-		app_draw(&a, &g);
-		flush(&g, &last, all, a.cur_x, a.cur_y);
-		all = 0;
+			dirty = 1;
+		}
+		/* redraw only after something happened: idle costs nothing */
+		if (dirty || all) {
+			app_draw(&a, &g);
+			flush(&g, &last, all, a.cur_x, a.cur_y);
+			all = dirty = 0;
+		}
 		wint_t wch;
 		int r = get_wch(&wch);
 		if (r == ERR)
@@ -259,6 +280,7 @@ int term_run(const struct term_opts *o, char **err)
 		if (key < 0)
 			continue;
 		app_key(&a, key);
+		dirty = 1;
 		if (a.redraw) {
 			a.redraw = 0;
 			all = 1;

@@ -120,6 +120,19 @@ static void sync_tree(struct app *a)
 	}
 }
 
+void timeline_select(struct app *a, const struct mnode *c)
+{
+	struct timeline *tl = &a->tl;
+	if (!c || !tl->node || c->parent != tl->node) {
+		timeline_open(a);
+		return;
+	}
+	for (size_t i = 0; i < tl->node->nchildren; i++)
+		if (tl->node->children[i] == c)
+			tl->sel = i;
+	show_selected(tl);
+}
+
 void timeline_open(struct app *a)
 {
 	struct timeline *tl = &a->tl;
@@ -416,19 +429,29 @@ static const char *rel(char *buf, size_t n, int64_t t, int64_t base, const char 
 	return buf;
 }
 
+/* Tick labels relative to the node's start; when zoomed in so far that
+ * neighbouring ticks would read the same (3 significant digits), the first
+ * tick keeps its offset and the others count from it ("t0" in the
+ * label column says so). */
 static void draw_axis(struct grid *g, const struct area *ar, int y, int64_t base)
 {
-	grid_fill(g, 0, y, g->w, ' ', ROLE_HEADER);
-	grid_put(g, 0, y, LABEL_W - 1, "time", ROLE_HEADER);
 	int64_t span = ar->t1 - ar->t0;
+	char a0[40], a1[40];
+	int64_t step = ar->w > TICK_W ? (int64_t)((double)span * TICK_W / ar->w) : span;
+	rel(a0, sizeof(a0), ar->t0, base, "0");
+	rel(a1, sizeof(a1), ar->t0 + step, base, "0");
+	int delta = span > 0 && !strcmp(a0, a1);
+	grid_fill(g, 0, y, g->w, ' ', ROLE_HEADER);
+	grid_put(g, 0, y, LABEL_W - 1, delta ? "time (from t0)" : "time", ROLE_HEADER);
 	for (int c = 0; c < ar->w; c += TICK_W) {
-		char buf[40];
+		char buf[48], r[40];
 		int64_t t = ar->t0 + (int64_t)((double)span * c / ar->w);
 		if (c == 0)
 			t = ar->t0;
 		if (c > 0 && span <= 0)
 			break; /* a zero-length window has one time to show */
-		rel(buf, sizeof(buf), t, base, "0");
+		rel(r, sizeof(r), t, delta && c > 0 ? ar->t0 : base, "0");
+		snprintf(buf, sizeof(buf), "%s%s", delta && c == 0 ? "t0=" : "", r);
 		int len = (int)strlen(buf);
 		if (ar->x + c + len > g->w)
 			break;
@@ -486,15 +509,15 @@ static void draw_footer(struct app *a, struct grid *g, int y, int64_t f0, int64_
 	char s[40], d[32], w0[40], w1[40];
 	struct sbuf rest = SBUF_INIT;
 	int64_t base = n->start_ns;
-	sbuf_addf(&rest, "  start %s  dur %s  window %s .. %s",
+	sbuf_addf(&rest, "  at %s for %s  window %s + %s",
 		  rel(s, sizeof(s), c->start_ns, base, "+0"),
 		  format_duration(d, sizeof(d), c->dur_ns), rel(w0, sizeof(w0), tl->t0, base, "+0"),
-		  rel(w1, sizeof(w1), tl->t1, base, "+0"));
+		  format_duration(w1, sizeof(w1), tl->t1 - tl->t0));
 	double zoom = tl->t1 > tl->t0 ? (double)(f1 - f0) / (double)(tl->t1 - tl->t0) : 1;
 	if (zoom >= 9.95 || fabs(zoom - floor(zoom + 0.5)) < 0.05)
-		sbuf_addf(&rest, ", zoom %.0fx", zoom);
+		sbuf_addf(&rest, "  zoom %.0fx", zoom);
 	else
-		sbuf_addf(&rest, ", zoom %.1fx", zoom);
+		sbuf_addf(&rest, "  zoom %.1fx", zoom);
 	int room = g->w - (int)rest.len;
 	if (room < 12)
 		room = 12;

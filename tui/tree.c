@@ -146,13 +146,13 @@ static void load_detail(struct app *a, const struct mnode *n)
 		if (p->children[i]->name == n->name || !strcmp(p->children[i]->name, n->name))
 			d[k++] = p->children[i]->dur_ns;
 	qsort(d, k, sizeof(*d), cmp_i64);
-	int64_t sum = 0;
+	double sum = 0; /* a double: many long siblings must not overflow */
 	for (size_t i = 0; i < k; i++)
-		sum += d[i];
+		sum += (double)d[i];
 	a->sib_count = (int64_t)k;
 	a->sib_min = k ? d[0] : 0;
 	a->sib_max = k ? d[k - 1] : 0;
-	a->sib_mean = k ? sum / (int64_t)k : 0;
+	a->sib_mean = k ? (int64_t)(sum / (double)k) : 0;
 	a->sib_p95 = k ? d[(size_t)ceil(0.95 * (double)k) - 1] : 0; /* nearest rank */
 	free(d);
 }
@@ -164,6 +164,31 @@ static void path_of(const struct mnode *n, struct sbuf *sb)
 	path_of(n->parent, sb);
 	sbuf_addc(sb, '/');
 	sbuf_adds(sb, n->name);
+}
+
+/* s cut from the left to cols columns, starting with more when cut: the
+ * end of a path is the part that matters. */
+static const char *left_cut(struct sbuf *s, int cols, const char *more)
+{
+	if (format_width(s->buf) <= cols)
+		return s->buf;
+	const unsigned char *p = (const unsigned char *)s->buf;
+	size_t n = s->len;
+	int need = format_width(s->buf) - cols + format_width(more);
+	while (need > 0 && n) {
+		uint32_t cp;
+		int w;
+		size_t k = format_next(p, n, &cp, &w);
+		need -= w;
+		p += k;
+		n -= k;
+	}
+	struct sbuf out = SBUF_INIT;
+	sbuf_adds(&out, more);
+	sbuf_add(&out, p, n);
+	sbuf_release(s);
+	*s = out;
+	return s->buf;
 }
 
 static const char *utc(char *buf, size_t n, int64_t ns)
@@ -226,7 +251,7 @@ static void draw_details(struct app *a, struct grid *g, int y, int h, const stru
 	y = line(g, y, ymax, "time", sb.buf);
 	sbuf_reset(&sb);
 	path_of(n, &sb);
-	y = line(g, y, ymax, "path", sb.buf);
+	y = line(g, y, ymax, "path", left_cut(&sb, g->w - 12, a->g->more));
 	sbuf_reset(&sb);
 	const struct mtrack *t = model_track(a->m, n->track_id);
 	if (t) {

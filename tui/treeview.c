@@ -110,11 +110,11 @@ int tree_view_enter(struct tree_view *v, char **err)
 	struct mnode *s = tree_view_selected(v);
 	if (!s || !s->child_count)
 		return 0;
+	if (model_children(v->m, s, err) < 0)
+		return -1;
 	free(v->filter); /* a filter belongs to the level it was set on */
 	v->filter = NULL;
-	if (tree_view_show(v, s, NULL, err) < 0)
-		return -1;
-	return 1;
+	return tree_view_show(v, s, NULL, err) < 0 ? -1 : 1;
 }
 
 int tree_view_up(struct tree_view *v, char **err)
@@ -122,11 +122,11 @@ int tree_view_up(struct tree_view *v, char **err)
 	struct mnode *from = v->node;
 	if (!from->parent)
 		return 0;
+	if (model_children(v->m, from->parent, err) < 0)
+		return -1;
 	free(v->filter);
 	v->filter = NULL;
-	if (tree_view_show(v, from->parent, from, err) < 0)
-		return -1;
-	return 1;
+	return tree_view_show(v, from->parent, from, err) < 0 ? -1 : 1;
 }
 
 void tree_view_move(struct tree_view *v, long delta)

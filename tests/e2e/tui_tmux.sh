@@ -82,7 +82,7 @@ start() {
 	rm -f "$TMP/$name.pid"
 	tm new-session -d -s "$name" -x 80 -y 24 \
 		env -i PATH="$PATH" TERM=xterm-256color LANG=C.UTF-8 HOME="$TMP/home" \
-		XDG_STATE_HOME="$TMP/state" GRADEML_BIN="$BIN" WRAP_PIDFILE="$TMP/$name.pid" \
+		XDG_STATE_HOME="$TMP/state" GRADEML_THEME_DIR="$ROOT/themes" GRADEML_BIN="$BIN" WRAP_PIDFILE="$TMP/$name.pid" \
 		bash --noprofile --norc "$TMP/wrap.sh" "$DB"
 }
 
