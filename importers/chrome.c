@@ -21,6 +21,7 @@
 #include "model/sbuf.h"
 #include "model/strmap.h"
 #include "model/text.h"
+#include "model/timing.h"
 #include "model/xalloc.h"
 
 #define MAX_DEPTH	 256
@@ -1444,6 +1445,7 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 		}
 		p.chunk_base += (uint64_t)n - skip;
 	}
+	timing_mark("parse");
 	if (yajl_complete_parse(p.h) != yajl_status_ok) {
 		if (p.failed)
 			goto out;

@@ -11,6 +11,7 @@
 #include "importers/importer.h"
 #include "model/sbuf.h"
 #include "model/text.h"
+#include "model/timing.h"
 #include "model/xalloc.h"
 
 /* A name from the command line or a file name, as valid UTF-8 (invalid
@@ -84,6 +85,7 @@ int import_files(const char *db_path, char *const *paths, size_t npaths, const c
 	struct import_opts o = *opts;
 	char *host = NULL, *group = NULL;
 	int rc = -1;
+	timing_mark(NULL);
 	if (format && !(forced = importer_find(format))) {
 		*err = xasprintf("unknown format '%s' (try: grademl-tui import --list-formats)",
 				 format);
@@ -120,6 +122,7 @@ int import_files(const char *db_path, char *const *paths, size_t npaths, const c
 		input_close(in);
 		in = NULL;
 	}
+	timing_mark("import");
 	if (store_commit(st, err) < 0)
 		goto out;
 	rc = 0;

@@ -15,6 +15,7 @@
 
 #include "model/nest.h"
 #include "model/sbuf.h"
+#include "model/timing.h"
 #include "model/wqueue.h"
 #include "model/xalloc.h"
 
@@ -726,42 +727,90 @@ static int merge_rounds(struct nest *n, char **err)
 /* Pairs each flow end with the latest start of the same key at or before it
  * (a flow id may be reused once its flow is over), writes the edges, and
  * counts the ends and starts left without a partner. */
+/* The edge kind a flow category stands for. */
+static int flow_kind(struct store *st, int64_t cat)
+{
+	struct sbuf name = SBUF_INIT;
+	char *err = NULL;
+	const char *s = store_string(st, cat, &name, &err);
+	int kind = EDGE_FLOW;
+	if (s && (!strcmp(s, "ac2g") || !strcmp(s, "async_cpu_to_gpu") || !strcmp(s, "async")))
+		kind = EDGE_LAUNCH;
+	else if (s && !strcmp(s, "fwdbwd"))
+		kind = EDGE_FWDBWD;
+	free(err);
+	sbuf_release(&name);
+	return kind;
+}
+
+/* Pairs flow ends in one ordered pass: within a (category, id), each end
+ * takes the latest start before it (equal times: the one recorded first).
+ * Ends without a start and starts no end took are lone. */
 static int link_flows(struct ctx *c)
 {
-	char *sql = xasprintf(
-	    "CREATE INDEX temp.nest_flows_key ON nest_flows(cat, fid, dir, t);"
-	    "CREATE TEMP TABLE nest_pairs AS SELECT i.cat AS cat, i.phase AS dst,"
-	    " (SELECT o.rowid FROM nest_flows o WHERE o.cat = i.cat AND o.fid = i.fid"
-	    "  AND o.dir = 0 AND (o.t < i.t OR (o.t = i.t AND o.rowid < i.rowid))"
-	    "  ORDER BY o.t DESC, o.rowid DESC LIMIT 1) AS src_row"
-	    " FROM nest_flows i WHERE i.dir = 1;"
-	    "INSERT INTO edges(src, dst, kind)"
-	    " SELECT o.phase, p.dst, CASE (SELECT text FROM strings WHERE id = p.cat)"
-	    "  WHEN 'ac2g' THEN %d WHEN 'async_cpu_to_gpu' THEN %d WHEN 'async' THEN %d"
-	    "  WHEN 'fwdbwd' THEN %d ELSE %d END"
-	    " FROM nest_pairs p JOIN nest_flows o ON o.rowid = p.src_row WHERE o.phase <> p.dst",
-	    EDGE_LAUNCH, EDGE_LAUNCH, EDGE_LAUNCH, EDGE_FWDBWD, EDGE_FLOW);
-	int rc = store_exec(c->st, sql, c->err);
-	free(sql);
-	if (rc < 0)
-		return -1;
 	sqlite3 *db = store_db(c->st);
-	c->stats->edges += sqlite3_changes(db);
-	sqlite3_stmt *s;
+	sqlite3_stmt *q = NULL, *ins = NULL;
+	int rc = -1;
 	if (sqlite3_prepare_v2(db,
-			       /* ends without a start, and starts that no end chose: linear */
-			       "SELECT (SELECT count(*) FROM nest_pairs WHERE src_row IS NULL)"
-			       " + (SELECT count(*) FROM nest_flows WHERE dir = 0)"
-			       " - (SELECT count(DISTINCT src_row) FROM nest_pairs)",
-			       -1, &s, NULL) != SQLITE_OK) {
-		*c->err =
-		    xasprintf("%s: cannot pair flows: %s", store_path(c->st), sqlite3_errmsg(db));
-		return -1;
+			       "SELECT cat, fid, dir, phase FROM nest_flows"
+			       " ORDER BY cat, fid, t, rowid",
+			       -1, &q, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO edges(src, dst, kind) VALUES (?1, ?2, ?3)", -1,
+			       &ins, NULL) != SQLITE_OK)
+		goto fail;
+	int64_t cat = 0, fid = 0, start = 0, kind_cat = -1;
+	int have_group = 0, start_used = 0, kind = EDGE_FLOW;
+	int step;
+	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t k = sqlite3_column_int64(q, 0), f = sqlite3_column_int64(q, 1);
+		int dir = sqlite3_column_int(q, 2);
+		int64_t phase = sqlite3_column_int64(q, 3);
+		if (!have_group || k != cat || f != fid) {
+			if (have_group && start && !start_used)
+				c->stats->lone_flows++;
+			have_group = 1;
+			cat = k;
+			fid = f;
+			start = 0;
+		}
+		if (dir == 0) {
+			if (start && !start_used)
+				c->stats->lone_flows++;
+			start = phase;
+			start_used = 0;
+			continue;
+		}
+		if (!start) {
+			c->stats->lone_flows++;
+			continue;
+		}
+		start_used = 1;
+		if (start == phase)
+			continue;
+		if (k != kind_cat) {
+			kind = flow_kind(c->st, k);
+			kind_cat = k;
+		}
+		sqlite3_bind_int64(ins, 1, start);
+		sqlite3_bind_int64(ins, 2, phase);
+		sqlite3_bind_int(ins, 3, kind);
+		if (sqlite3_step(ins) != SQLITE_DONE)
+			goto fail;
+		sqlite3_reset(ins);
+		c->stats->edges++;
 	}
-	if (sqlite3_step(s) == SQLITE_ROW)
-		c->stats->lone_flows += sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return store_exec(c->st, "DROP TABLE nest_pairs; DROP TABLE nest_flows", c->err);
+	if (step != SQLITE_DONE)
+		goto fail;
+	if (have_group && start && !start_used)
+		c->stats->lone_flows++;
+	sqlite3_finalize(q);
+	sqlite3_finalize(ins);
+	return store_exec(c->st, "DROP TABLE nest_flows", c->err);
+fail:
+	*c->err = xasprintf("%s: cannot pair flows: %s", store_path(c->st), sqlite3_errmsg(db));
+	sqlite3_finalize(q);
+	sqlite3_finalize(ins);
+	return rc;
 }
 
 int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest_track *tracks,
@@ -811,6 +860,7 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 	}
 	if (end_track(&c) < 0)
 		goto out;
+	timing_mark("sort, nest (main thread)");
 	rc = 0;
 out:
 	/* The writer's error, if any, is the one to report: a failed push
@@ -823,8 +873,10 @@ out:
 			rc = -1;
 		}
 	}
+	timing_mark("writes (writer thread)");
 	if (rc == 0 && link_flows(&c) < 0)
 		rc = -1;
+	timing_mark("flows");
 	sqlite3_finalize(c.flow_ins);
 	free(c.pending);
 	for (size_t i = 0; i < c.alloc; i++)

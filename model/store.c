@@ -16,6 +16,7 @@
 #include "model/sbuf.h"
 #include "model/schema.sql.h"
 #include "model/store.h"
+#include "model/timing.h"
 #include "model/xalloc.h"
 
 enum stmt_id {
@@ -234,10 +235,11 @@ static int open_db(struct store *st, const char *file, int flags, char **err)
  * (on another file they would fail with a less helpful message). */
 static int write_settings(struct store *st, char **err)
 {
-	return store_exec(st,
-			  "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -8192;"
-			  " PRAGMA temp_store = FILE",
-			  err);
+	return store_exec(
+	    st,
+	    "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -8192; PRAGMA threads = 2;"
+	    " PRAGMA temp_store = FILE",
+	    err);
 }
 
 /* Creates the empty file "<dir>/.<base>.XXXXXX" next to path, with the
@@ -476,6 +478,7 @@ int store_commit(struct store *st, char **err)
 		if (store_exec(st, create_indexes_sql, err) < 0)
 			return -1;
 		st->indexes_deferred = 0;
+		timing_mark("indexes");
 	}
 	if (store_exec(st,
 		       "INSERT OR REPLACE INTO meta VALUES ('updated_at',"
@@ -483,7 +486,9 @@ int store_commit(struct store *st, char **err)
 		       err) < 0)
 		return -1;
 	st->in_txn = 0;
-	return st->tmp_path ? publish(st, err) : 0;
+	int rc = st->tmp_path ? publish(st, err) : 0;
+	timing_mark("commit");
+	return rc;
 }
 
 void store_rollback(struct store *st)
