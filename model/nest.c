@@ -3,12 +3,15 @@
  *
  * Records live in an arena (a fixed header followed by the attrs bytes);
  * nest_finish sorts an index of them, or, when earlier arenas were spilled
- * to sorted runs in a temporary file, k-way merges the runs.  The sorted
+ * to sorted runs in a temporary file, k-way merges the runs.  There are two
+ * arenas of half the budget each: while the parser fills one, a spill
+ * thread sorts and writes the other, so sorting costs the parser nothing.  The sorted
  * stream is consumed by one pass that keeps a stack of open spans for the
  * current track; a span's row is written when it is popped (post-order),
  * with an id reserved when it was pushed (pre-order), so children always
  * know their parent and parents know their self time and child count.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,41 +43,99 @@ struct run {
 	uint64_t count;
 };
 
-struct nest {
+/* One arena and the index of the records in it. */
+struct buf {
 	char *arena;
 	size_t used, cap;
 	struct rec **idx;
 	size_t nidx, idx_alloc;
+};
+
+struct nest {
+	struct buf buf[2];
+	int cur;     /* records go into buf[cur] */
+	int spilled; /* some buffer went to the spill thread */
 	struct run *runs;
 	size_t nruns, runs_alloc;
 	uint64_t seq;
 	uint32_t max_track;
+	/* the spill thread: sorts and writes *job, then sets it NULL */
+	pthread_t thread;
+	int thread_on, stop;
+	pthread_mutex_t mu;
+	pthread_cond_t changed;
+	struct buf *job;
+	char *job_err; /* its first error */
 };
+
+static void buf_release(struct buf *b)
+{
+	free(b->arena);
+	free(b->idx);
+	memset(b, 0, sizeof(*b));
+}
 
 struct nest *nest_new(size_t arena_bytes)
 {
 	struct nest *n = xcalloc(1, sizeof(*n));
-	if (arena_bytes < 4096)
-		arena_bytes = 4096;
-	n->cap = arena_bytes;
-	n->arena = xmalloc(arena_bytes);
+	if (arena_bytes < 8192)
+		arena_bytes = 8192;
+	for (int i = 0; i < 2; i++)
+		n->buf[i].cap = arena_bytes / 2; /* allocated when first filled */
+	n->buf[0].arena = xmalloc(n->buf[0].cap);
+	pthread_mutex_init(&n->mu, NULL);
+	pthread_cond_init(&n->changed, NULL);
 	return n;
+}
+
+/* Waits until the spill thread is idle; its error, if any, goes to *err. */
+static int spill_wait(struct nest *n, char **err)
+{
+	if (!n->thread_on)
+		return 0;
+	pthread_mutex_lock(&n->mu);
+	while (n->job)
+		pthread_cond_wait(&n->changed, &n->mu);
+	char *e = n->job_err;
+	n->job_err = NULL;
+	pthread_mutex_unlock(&n->mu);
+	if (e) {
+		*err = e;
+		return -1;
+	}
+	return 0;
+}
+
+static void spill_stop(struct nest *n)
+{
+	if (!n->thread_on)
+		return;
+	pthread_mutex_lock(&n->mu);
+	n->stop = 1;
+	pthread_cond_broadcast(&n->changed);
+	pthread_mutex_unlock(&n->mu);
+	pthread_join(n->thread, NULL);
+	n->thread_on = 0;
+	free(n->job_err);
+	n->job_err = NULL;
 }
 
 void nest_free(struct nest *n)
 {
 	if (!n)
 		return;
+	spill_stop(n);
 	for (size_t i = 0; i < n->nruns; i++)
 		if (n->runs[i].f)
 			fclose(n->runs[i].f);
 	free(n->runs);
-	free(n->idx);
-	free(n->arena);
+	buf_release(&n->buf[0]);
+	buf_release(&n->buf[1]);
+	pthread_mutex_destroy(&n->mu);
+	pthread_cond_destroy(&n->changed);
 	free(n);
 }
 
-/* At one start time: "next slice" flow ends, then spans, then other points. */
 static int rec_role_rank(const struct rec *r)
 {
 	if (r->role == NEST_FLOW_IN_NEXT)
@@ -101,19 +162,21 @@ static int rec_pcmp(const void *x, const void *y)
 	return rec_cmp(*(struct rec *const *)x, *(struct rec *const *)y);
 }
 
-static int spill(struct nest *n, char **err)
+/* Sorts b's records and writes them as a new run; b is then empty.  Runs
+ * only where nothing else touches b or the run list. */
+static int spill(struct nest *n, struct buf *b, char **err)
 {
-	if (!n->nidx)
+	if (!b->nidx)
 		return 0;
-	qsort(n->idx, n->nidx, sizeof(*n->idx), rec_pcmp);
+	qsort(b->idx, b->nidx, sizeof(*b->idx), rec_pcmp);
 	FILE *f = tmpfile();
 	if (!f) {
 		*err = xasprintf("cannot create a temporary file for sorting (TMPDIR full?)");
 		return -1;
 	}
 	setvbuf(f, NULL, _IOFBF, RUN_BUFFER);
-	for (size_t i = 0; i < n->nidx; i++) {
-		struct rec *r = n->idx[i];
+	for (size_t i = 0; i < b->nidx; i++) {
+		struct rec *r = b->idx[i];
 		if (fwrite(r, REC_SIZE(r->attrs_len), 1, f) != 1) {
 			fclose(f);
 			*err = xasprintf("cannot write a temporary sort file (disk full?)");
@@ -125,12 +188,62 @@ static int spill(struct nest *n, char **err)
 		*err = xasprintf("cannot write a temporary sort file (disk full?)");
 		return -1;
 	}
+	pthread_mutex_lock(&n->mu);
 	XGROW(n->runs, n->nruns + 1, n->runs_alloc);
 	n->runs[n->nruns].f = f;
-	n->runs[n->nruns].count = n->nidx;
+	n->runs[n->nruns].count = b->nidx;
 	n->nruns++;
-	n->nidx = 0;
-	n->used = 0;
+	pthread_mutex_unlock(&n->mu);
+	b->nidx = 0;
+	b->used = 0;
+	return 0;
+}
+
+static void *spill_thread(void *arg)
+{
+	struct nest *n = arg;
+	pthread_mutex_lock(&n->mu);
+	for (;;) {
+		while (!n->job && !n->stop)
+			pthread_cond_wait(&n->changed, &n->mu);
+		if (!n->job)
+			break;
+		struct buf *b = n->job;
+		pthread_mutex_unlock(&n->mu);
+		char *err = NULL;
+		int rc = spill(n, b, &err);
+		pthread_mutex_lock(&n->mu);
+		if (rc < 0 && !n->job_err)
+			n->job_err = err;
+		else
+			free(err);
+		n->job = NULL;
+		pthread_cond_broadcast(&n->changed);
+	}
+	pthread_mutex_unlock(&n->mu);
+	return NULL;
+}
+
+/* Hands the full current buffer to the spill thread and switches to the
+ * other one, waiting until that one has been written. */
+static int spill_async(struct nest *n, char **err)
+{
+	if (!n->thread_on) {
+		if (pthread_create(&n->thread, NULL, spill_thread, n) != 0)
+			return spill(n, &n->buf[n->cur], err); /* no thread: sort here */
+		n->thread_on = 1;
+	}
+	if (spill_wait(n, err) < 0)
+		return -1;
+	pthread_mutex_lock(&n->mu);
+	n->job = &n->buf[n->cur];
+	pthread_cond_broadcast(&n->changed);
+	pthread_mutex_unlock(&n->mu);
+	n->spilled = 1;
+	n->cur ^= 1;
+	struct buf *b = &n->buf[n->cur];
+	if (!b->arena)
+		b->arena = xmalloc(b->cap);
 	return 0;
 }
 
@@ -138,15 +251,17 @@ int nest_add(struct nest *n, const struct nest_span *s, char **err)
 {
 	size_t alen = s->attrs ? s->attrs_len : 0;
 	size_t need = REC_SIZE(alen);
-	if (n->used + need > n->cap) {
-		if (spill(n, err) < 0)
+	struct buf *b = &n->buf[n->cur];
+	if (b->used + need > b->cap) {
+		if (b->nidx && spill_async(n, err) < 0)
 			return -1;
-		if (need > n->cap) {
-			n->arena = xrealloc(n->arena, need);
-			n->cap = need;
+		b = &n->buf[n->cur];
+		if (need > b->cap) {
+			b->arena = xrealloc(b->arena, need);
+			b->cap = need;
 		}
 	}
-	struct rec *r = (struct rec *)(n->arena + n->used);
+	struct rec *r = (struct rec *)(b->arena + b->used);
 	memset(r, 0, sizeof(*r));
 	r->key = s->track | ((s->flags & NEST_ON_DEVICE) ? NEST_ON_DEVICE_KEY : 0);
 	r->start = s->start;
@@ -163,9 +278,9 @@ int nest_add(struct nest *n, const struct nest_span *s, char **err)
 	r->kind = s->kind;
 	if (alen)
 		memcpy(r + 1, s->attrs, alen);
-	n->used += need;
-	XGROW(n->idx, n->nidx + 1, n->idx_alloc);
-	n->idx[n->nidx++] = r;
+	b->used += need;
+	XGROW(b->idx, b->nidx + 1, b->idx_alloc);
+	b->idx[b->nidx++] = r;
 	return 0;
 }
 
@@ -840,22 +955,21 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 	}
 	if (!(c.q = wqueue_start(do_write, &c, err)))
 		goto out;
-	if (n->nruns) {
-		if (spill(n, err) < 0)
+	struct buf *b = &n->buf[n->cur];
+	if (n->spilled) {
+		if (spill_wait(n, err) < 0 || spill(n, b, err) < 0)
 			goto out;
-		/* the arena is on disk now: give its memory back before merging */
-		free(n->arena);
-		free(n->idx);
-		n->arena = NULL;
-		n->idx = NULL;
-		n->cap = n->idx_alloc = 0;
+		spill_stop(n);
+		/* the arenas are on disk now: give their memory back before merging */
+		buf_release(&n->buf[0]);
+		buf_release(&n->buf[1]);
 		if (merge_rounds(n, err) < 0 || merge(n->runs, n->nruns, sink_consume, &c, err) < 0)
 			goto out;
 		n->nruns = 0;
-	} else if (n->nidx) {
-		qsort(n->idx, n->nidx, sizeof(*n->idx), rec_pcmp);
-		for (size_t i = 0; i < n->nidx; i++)
-			if (consume(&c, n->idx[i]) < 0)
+	} else if (b->nidx) {
+		qsort(b->idx, b->nidx, sizeof(*b->idx), rec_pcmp);
+		for (size_t i = 0; i < b->nidx; i++)
+			if (consume(&c, b->idx[i]) < 0)
 				goto out;
 	}
 	if (end_track(&c) < 0)
