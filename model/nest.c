@@ -378,6 +378,9 @@ struct ctx {
 	struct launch_map launches;
 	sqlite3_stmt *flow_ins;
 	struct wqueue *q; /* the writes, done by the writer thread */
+	/* the writer's phases not yet written: batched into one statement */
+	struct phase_row pend[STORE_PHASE_BATCH];
+	size_t npend;
 };
 
 /* ---- the writes: queued here, done on the writer thread ---- */
@@ -434,15 +437,31 @@ static int do_write(void *arg, const void *msg, size_t len, char **err)
 {
 	struct ctx *c = arg;
 	const struct wmsg *m = msg;
+	if (m && m->op == W_PHASE) {
+		/* attrs point into the chunk: written by the end of it at the latest */
+		struct phase_row *p = &c->pend[c->npend++];
+		*p = m->u.phase;
+		p->attrs_len = len - sizeof(*m);
+		p->attrs = p->attrs_len ? (const char *)msg + sizeof(*m) : NULL;
+		if (c->npend < STORE_PHASE_BATCH)
+			return 0;
+	}
+	/* Flows and events do not read phases, so they leave the batch alone;
+	 * a launch's update needs its row, which may be waiting here. */
+	int flush = !m || m->op == W_PHASE;
+	for (size_t i = 0; !flush && m->op == W_LAUNCH && i < c->npend; i++)
+		flush = c->pend[i].id == m->u.launch.id;
+	if (flush && c->npend) {
+		size_t n = c->npend;
+		c->npend = 0;
+		if (store_add_phases(c->st, c->pend, n, err) < 0)
+			return -1;
+	}
+	if (!m || m->op == W_PHASE)
+		return 0;
 	const char *tail = (const char *)msg + sizeof(*m);
 	size_t tlen = len - sizeof(*m);
 	switch (m->op) {
-	case W_PHASE: {
-		struct phase_row p = m->u.phase;
-		p.attrs = tlen ? tail : NULL;
-		p.attrs_len = tlen;
-		return store_add_phase(c->st, &p, err);
-	}
 	case W_EVENT:
 		return store_add_event(c->st, c->source_id, m->u.event.track_id, m->u.event.t,
 				       m->u.event.name_id, NULL, m->u.event.phase_id,

@@ -129,6 +129,9 @@ void store_rollback(struct store *st);
 int64_t store_intern(struct store *st, const char *s, size_t n, char **err);
 int64_t store_reserve_phase_id(struct store *st);
 int store_add_phase(struct store *st, const struct phase_row *p, char **err);
+/* Adds n phases, STORE_PHASE_BATCH to a statement where it can. */
+#define STORE_PHASE_BATCH 16
+int store_add_phases(struct store *st, const struct phase_row *p, size_t n, char **err);
 int store_update_phase_window(struct store *st, int64_t id, int64_t start_ns, int64_t dur_ns,
 			      int64_t child_count, char **err);
 int store_add_launch_stats(struct store *st, int64_t id, int64_t kernels, int64_t device_ns,

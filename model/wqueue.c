@@ -44,7 +44,7 @@ static int run_chunk(struct wqueue *q, const struct chunk *c, char **err)
 			return -1;
 		off += ALIGN8(len);
 	}
-	return 0;
+	return q->fn(q->arg, NULL, 0, err); /* the chunk's bytes go away now */
 }
 
 static void *consumer(void *arg)

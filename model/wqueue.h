@@ -21,7 +21,10 @@
 #define WQUEUE_CHUNK  (256 << 10)
 #define WQUEUE_CHUNKS 8
 
-/* Handles one message; 0, or -1 with *err set. */
+/* Handles one message; 0, or -1 with *err set.  A message's bytes stay
+ * valid until the end of its chunk: the consumer may keep pointers into
+ * them until it is called with msg NULL (after each chunk, and before
+ * wqueue_finish returns), when it must be done with them. */
 typedef int (*wqueue_fn)(void *arg, const void *msg, size_t len, char **err);
 
 struct wqueue;

@@ -391,6 +391,46 @@ static void test_store_create_and_read_back(void **state)
 	store_close(st);
 }
 
+/* store_add_phases: full batches and a remainder, every column in place. */
+static void test_store_add_phases_batches(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	int64_t name = store_intern(st, "op", 2, &err);
+	enum { N = 2 * STORE_PHASE_BATCH + 5 };
+	struct phase_row rows[N];
+	char attrs[N][16];
+	for (int i = 0; i < N; i++) {
+		snprintf(attrs[i], sizeof(attrs[i]), "{\"i\":%d}", i);
+		rows[i] = (struct phase_row){.id = store_reserve_phase_id(st),
+					     .parent_id = i ? rows[0].id : 0,
+					     .kind = PHASE_OPERATOR,
+					     .name_id = name,
+					     .start_ns = 1000 * i,
+					     .dur_ns = i,
+					     .self_ns = i / 2,
+					     .child_count = i == 0 ? N - 1 : 0,
+					     .depth = i ? 1 : 0,
+					     .attrs = i % 3 ? attrs[i] : NULL,
+					     .attrs_len = i % 3 ? strlen(attrs[i]) : 0};
+	}
+	assert_int_equal(store_add_phases(st, rows, N, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	sqlite3 *db = store_db(st);
+	char buf[64];
+	assert_true(q_int(db, "SELECT count(*) FROM phases") == N);
+	assert_true(q_int(db, "SELECT sum(start_ns) FROM phases") == 1000LL * N * (N - 1) / 2);
+	assert_true(q_int(db, "SELECT count(*) FROM phases WHERE attrs IS NULL") == (N + 2) / 3);
+	assert_true(q_int(db, "SELECT count(*) FROM phases WHERE parent_id IS NULL") == 1);
+	assert_string_equal(
+	    q_text(db, "SELECT attrs FROM phases WHERE dur_ns = 35", buf, sizeof(buf)),
+	    "{\"i\":35}");
+	store_close(st);
+}
+
 static void test_store_ids_continue(void **state)
 {
 	struct fx *f = *state;
@@ -1057,6 +1097,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_store_create_and_read_back, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_ids_continue, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_add_phases_batches, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_rollback_first_import, fx_setup,
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_empty_file_rollback, fx_setup, fx_teardown),

@@ -18,12 +18,17 @@ struct sink {
 	uint64_t next, bytes;
 	int64_t fail_at;
 	int bad;
+	int flushes;
 };
 
 static int consume(void *arg, const void *msg, size_t len, char **err)
 {
 	struct sink *s = arg;
 	uint64_t seq;
+	if (!msg) {
+		s->flushes++; /* the end of a chunk */
+		return 0;
+	}
 	memcpy(&seq, msg, sizeof(seq));
 	if (seq != s->next)
 		s->bad = 1;
@@ -59,6 +64,7 @@ static void in_order_and_whole(void **state)
 	assert_int_equal(s.next, 200000);
 	assert_int_equal(s.bytes, expect);
 	assert_int_equal(s.bad, 0);
+	assert_true(s.flushes > 1); /* once a chunk, the last one included */
 	free(tail);
 }
 
