@@ -376,8 +376,9 @@ struct ctx {
 	struct pending_flow *pending;
 	size_t npending, pending_alloc;
 	struct launch_map launches;
-	sqlite3_stmt *flow_ins;
-	struct wqueue *q; /* the writes, done by the writer thread */
+	sqlite3 *flows;		/* flow ends, in a private temporary database */
+	sqlite3_stmt *flow_ins; /* of the main thread: the writer is busy enough */
+	struct wqueue *q;	/* the writes, done by the writer thread */
 	/* the writer's phases not yet written: batched into one statement */
 	struct phase_row pend[STORE_PHASE_BATCH];
 	size_t npend;
@@ -385,7 +386,7 @@ struct ctx {
 
 /* ---- the writes: queued here, done on the writer thread ---- */
 
-enum wop { W_PHASE, W_EVENT, W_LAUNCH, W_FLOW };
+enum wop { W_PHASE, W_EVENT, W_LAUNCH };
 
 /* One queued write; a phase's or an event's attrs follow it. */
 struct wmsg {
@@ -398,10 +399,6 @@ struct wmsg {
 		struct {
 			int64_t id, device_ns;
 		} launch;
-		struct {
-			int64_t cat, fid, phase, t;
-			int dir;
-		} flow;
 	} u;
 };
 
@@ -411,25 +408,6 @@ static int push(struct ctx *c, const struct wmsg *m, const void *tail, size_t tl
 		return 0;
 	/* the writer failed: its error comes back from wqueue_finish */
 	return -1;
-}
-
-static int write_flow(struct ctx *c, int64_t cat, int64_t fid, int dir, int64_t phase, int64_t t,
-		      char **err)
-{
-	sqlite3_stmt *s = c->flow_ins;
-	sqlite3_bind_int64(s, 1, cat);
-	sqlite3_bind_int64(s, 2, fid);
-	sqlite3_bind_int(s, 3, dir);
-	sqlite3_bind_int64(s, 4, phase);
-	sqlite3_bind_int64(s, 5, t);
-	int rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	if (rc != SQLITE_DONE) {
-		*err = xasprintf("%s: cannot record a flow: %s", store_path(c->st),
-				 sqlite3_errmsg(store_db(c->st)));
-		return -1;
-	}
-	return 0;
 }
 
 /* The writer thread's side: one queued write into the store. */
@@ -466,11 +444,8 @@ static int do_write(void *arg, const void *msg, size_t len, char **err)
 		return store_add_event(c->st, c->source_id, m->u.event.track_id, m->u.event.t,
 				       m->u.event.name_id, NULL, m->u.event.phase_id,
 				       tlen ? tail : NULL, tlen, err);
-	case W_LAUNCH:
-		return store_add_launch_stats(c->st, m->u.launch.id, 1, m->u.launch.device_ns, err);
 	default:
-		return write_flow(c, m->u.flow.cat, m->u.flow.fid, m->u.flow.dir, m->u.flow.phase,
-				  m->u.flow.t, err);
+		return store_add_launch_stats(c->st, m->u.launch.id, 1, m->u.launch.device_ns, err);
 	}
 }
 
@@ -515,16 +490,47 @@ static int pop_until(struct ctx *c, int64_t t)
 	return 0;
 }
 
-/* Records one end of a flow for pairing in link_flows. dir 0: start, 1: end. */
+/* Records one end of a flow for pairing in link_flows. dir 0: start, 1: end.
+ * Flow ends go to a database of their own, written by this (the main)
+ * thread, which has time to spare while the writer fills trace.db. */
 static int record_flow(struct ctx *c, int64_t cat, uint64_t fid, int dir, int64_t phase, int64_t t)
 {
-	struct wmsg m = {.op = W_FLOW};
-	m.u.flow.cat = cat;
-	m.u.flow.fid = (int64_t)fid;
-	m.u.flow.dir = dir;
-	m.u.flow.phase = phase;
-	m.u.flow.t = t;
-	return push(c, &m, NULL, 0);
+	sqlite3_stmt *s = c->flow_ins;
+	sqlite3_bind_int64(s, 1, cat);
+	sqlite3_bind_int64(s, 2, (int64_t)fid);
+	sqlite3_bind_int(s, 3, dir);
+	sqlite3_bind_int64(s, 4, phase);
+	sqlite3_bind_int64(s, 5, t);
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE) {
+		*c->err = xasprintf("cannot record a flow in a temporary file (TMPDIR full?): %s",
+				    sqlite3_errmsg(c->flows));
+		return -1;
+	}
+	return 0;
+}
+
+/* The private database of flow ends: a temporary file SQLite deletes on
+ * close, with no journal (nothing in it outlives the import). */
+static int open_flows(struct ctx *c)
+{
+	if (sqlite3_open_v2("", &c->flows,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK ||
+	    sqlite3_exec(c->flows,
+			 "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
+			 " PRAGMA cache_size = -2048; PRAGMA threads = 2;"
+			 " CREATE TABLE flows(cat INTEGER, fid INTEGER, dir INTEGER,"
+			 " phase INTEGER, t INTEGER); BEGIN",
+			 NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(c->flows, "INSERT INTO flows VALUES (?1, ?2, ?3, ?4, ?5)", -1,
+			       &c->flow_ins, NULL) != SQLITE_OK) {
+		*c->err = xasprintf("cannot create a temporary file for flows (TMPDIR full?): %s",
+				    c->flows ? sqlite3_errmsg(c->flows) : "out of memory");
+		return -1;
+	}
+	return 0;
 }
 
 static int end_track(struct ctx *c)
@@ -885,9 +891,8 @@ static int link_flows(struct ctx *c)
 	sqlite3 *db = store_db(c->st);
 	sqlite3_stmt *q = NULL, *ins = NULL;
 	int rc = -1;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT cat, fid, dir, phase FROM nest_flows"
-			       " ORDER BY cat, fid, t, rowid",
+	if (sqlite3_prepare_v2(c->flows,
+			       "SELECT cat, fid, dir, phase FROM flows ORDER BY cat, fid, t, rowid",
 			       -1, &q, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "INSERT INTO edges(src, dst, kind) VALUES (?1, ?2, ?3)", -1,
 			       &ins, NULL) != SQLITE_OK)
@@ -933,13 +938,15 @@ static int link_flows(struct ctx *c)
 		sqlite3_reset(ins);
 		c->stats->edges++;
 	}
-	if (step != SQLITE_DONE)
+	if (step != SQLITE_DONE) {
+		db = c->flows;
 		goto fail;
+	}
 	if (have_group && start && !start_used)
 		c->stats->lone_flows++;
 	sqlite3_finalize(q);
 	sqlite3_finalize(ins);
-	return store_exec(c->st, "DROP TABLE nest_flows", c->err);
+	return 0;
 fail:
 	*c->err = xasprintf("%s: cannot pair flows: %s", store_path(c->st), sqlite3_errmsg(db));
 	sqlite3_finalize(q);
@@ -962,17 +969,7 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 	int rc = -1;
 	for (size_t i = 0; i < ntracks; i++)
 		tracks[i].used = 0, tracks[i].spans = 0;
-	if (store_exec(st,
-		       "CREATE TEMP TABLE nest_flows(cat INTEGER, fid INTEGER, dir INTEGER,"
-		       " phase INTEGER, t INTEGER)",
-		       err) < 0)
-		return -1;
-	if (sqlite3_prepare_v2(store_db(st), "INSERT INTO nest_flows VALUES (?1, ?2, ?3, ?4, ?5)",
-			       -1, &c.flow_ins, NULL) != SQLITE_OK) {
-		*err = xasprintf("cannot record flows: %s", sqlite3_errmsg(store_db(st)));
-		return -1;
-	}
-	if (!(c.q = wqueue_start(do_write, &c, err)))
+	if (open_flows(&c) < 0 || !(c.q = wqueue_start(do_write, &c, err)))
 		goto out;
 	struct buf *b = &n->buf[n->cur];
 	if (n->spilled) {
@@ -1011,6 +1008,7 @@ out:
 		rc = -1;
 	timing_mark("flows");
 	sqlite3_finalize(c.flow_ins);
+	sqlite3_close(c.flows);
 	free(c.pending);
 	for (size_t i = 0; i < c.alloc; i++)
 		sbuf_release(&c.stack[i].attrs);
