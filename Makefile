@@ -123,10 +123,7 @@ fuzz-smoke:
 
 demo: deps $(BIN)
 	rm -f demo.db
-	python3 tests/data/demo/steps.py | while read -r step host start trace; do \
-		$(BIN) import -o demo.db --workflow demo --step "$$step" --host "$$host" \
-			--time-offset "$${start}us" "tests/data/demo/$$trace" || exit 2; \
-	done
+	bash tests/data/demo/import.sh $(BIN) demo.db
 	$(BIN) demo.db
 
 bench: deps $(BIN) $(TOOL_BIN)

@@ -70,20 +70,12 @@ open(p, "w", encoding="utf-8", errors="surrogateescape").write(s.replace(old, ne
 DEMO=tests/data/demo
 demo_db=$TMP/demo.db
 demo_ok=1
-# The same import as `make demo`: each trace under its step, anchored at its
-# recorded start (tests/data/demo/steps.py reads workflow.jsonl).
-if ! steps=$("$PY" "$DEMO/steps.py") || [ -z "$steps" ]; then
-	not_ok "demo: steps.py lists the steps" "python3 $DEMO/steps.py failed"
-	demo_ok=0
+# The same import as `make demo` (tests/data/demo/import.sh).
+if bash "$DEMO/import.sh" "$BIN" "$demo_db" 2>"$TMP/err"; then
+	ok "demo: import train and infer traces"
 else
-	while read -r step host start trace; do
-		if ! "$BIN" import -o "$demo_db" --workflow demo --step "$step" --host "$host" \
-			--time-offset "${start}us" "$DEMO/$trace" 2>"$TMP/err"; then
-			not_ok "demo: import $trace" "$(head -c 300 "$TMP/err")"
-			demo_ok=0
-		fi
-	done <<<"$steps"
-	[ "$demo_ok" = 1 ] && ok "demo: import train and infer traces"
+	not_ok "demo: import the demo capture" "$(head -c 300 "$TMP/err")"
+	demo_ok=0
 fi
 
 if [ "$demo_ok" = 1 ]; then

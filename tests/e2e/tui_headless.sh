@@ -58,14 +58,10 @@ done
 DEMO_DB=$TMP/demo.db
 # The same import as `make demo`, with the same relative paths, so the
 # details pane names the same source files.
-steps=$(python3 tests/data/demo/steps.py)
-while read -r step host start trace; do
-	if ! "$BIN" import -o "$DEMO_DB" --workflow demo --step "$step" --host "$host" \
-		--time-offset "${start}us" "tests/data/demo/$trace" 2>"$TMP/err"; then
-		not_ok "import demo $trace" "$(head -c 300 "$TMP/err")"
-		summary || exit 1
-	fi
-done <<<"$steps"
+if ! bash tests/data/demo/import.sh "$BIN" "$DEMO_DB" 2>"$TMP/err"; then
+	not_ok "import the demo capture" "$(head -c 300 "$TMP/err")"
+	summary || exit 1
+fi
 
 # A phase whose name holds OSC 0 (set the window title, ended by BEL) and
 # CSI 2 J (erase the screen), with one child, and a counter track "mem".

@@ -51,14 +51,10 @@ fi
 
 # The demo database, imported as `make demo` does.
 DB=$TMP/demo.db
-steps=$(python3 tests/data/demo/steps.py)
-while read -r step host start trace; do
-	if ! "$BIN" import -o "$DB" --workflow demo --step "$step" --host "$host" \
-		--time-offset "${start}us" "tests/data/demo/$trace" 2>"$TMP/err"; then
-		not_ok "import demo $trace" "$(head -c 300 "$TMP/err")"
-		summary || exit 1
-	fi
-done <<<"$steps"
+if ! bash tests/data/demo/import.sh "$BIN" "$DB" 2>"$TMP/err"; then
+	not_ok "import the demo capture" "$(head -c 300 "$TMP/err")"
+	summary || exit 1
+fi
 
 # The wrapper the pane runs.  SIGINT from C-c reaches the whole foreground
 # process group: the wrapper catches it (so it survives to print the marker)
