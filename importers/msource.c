@@ -1,0 +1,116 @@
+/*
+ * Metric sources; see msource.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "importers/msource.h"
+#include "model/sbuf.h"
+#include "model/text.h"
+#include "model/xalloc.h"
+
+int msource_begin(struct msource *s, struct store *st, struct input *in, const char *format,
+		  const char *anchor, const struct import_opts *o, char **err)
+{
+	memset(s, 0, sizeof(*s));
+	s->st = st;
+	s->path = input_path(in);
+	s->host = o->host;
+	struct source_row src = {.path = input_path(in),
+				 .format = format,
+				 .compression = input_codec_name(input_codec(in)),
+				 .anchor = anchor,
+				 .size_bytes = (int64_t)input_file_size(in),
+				 .time_offset_ns = o->has_time_offset ? o->time_offset_ns : 0,
+				 .rank = -1,
+				 .host = o->host};
+	s->source_id = store_add_source(st, &src, err);
+	return s->source_id < 0 ? -1 : 0;
+}
+
+static char *utf8(const char *s)
+{
+	struct sbuf sb = SBUF_INIT;
+	text_utf8_repair(&sb, s, strlen(s));
+	return sbuf_detach(&sb);
+}
+
+int64_t msource_metric(struct msource *s, const char *host, const char *resource, const char *name,
+		       const char *unit, const char *value_kind, double capacity, char **err)
+{
+	if (!host)
+		host = s->host;
+	struct sbuf key = SBUF_INIT;
+	sbuf_addf(&key, "%s\x1f%s\x1f%s", host ? host : "", resource ? resource : "", name);
+	struct strmap_ent *e = strmap_get(&s->metrics, key.buf, key.len);
+	if (e) {
+		sbuf_release(&key);
+		return e->value;
+	}
+	/* names come from files: stored as valid UTF-8 */
+	char *h = host ? utf8(host) : NULL, *r = resource ? utf8(resource) : NULL;
+	char *n = utf8(name), *u = unit ? utf8(unit) : NULL;
+	struct metric_row m = {.source_id = s->source_id,
+			       .host = h,
+			       .resource = r,
+			       .name = n,
+			       .unit = u,
+			       .value_kind = value_kind,
+			       .capacity = capacity};
+	int64_t id = store_add_metric(s->st, &m, err);
+	free(h);
+	free(r);
+	free(n);
+	free(u);
+	if (id >= 0)
+		strmap_put(&s->metrics, key.buf, key.len, id, NULL);
+	sbuf_release(&key);
+	return id;
+}
+
+int msource_sample(struct msource *s, int64_t metric, int64_t t_ns, double v, char **err)
+{
+	if (store_add_sample(s->st, metric, t_ns, v, err) < 0)
+		return -1;
+	s->samples++;
+	return 0;
+}
+
+void msource_diag(struct msource *s, const char *code, const char *message, const char *example,
+		  int dropped)
+{
+	int i = 0;
+	while (i < s->ndiag && strcmp(s->diag[i].code, code))
+		i++;
+	if (i == s->ndiag) {
+		if (s->ndiag == MSOURCE_MAX_DIAGS)
+			i = MSOURCE_MAX_DIAGS - 1; /* codes are few; never reached */
+		else
+			s->ndiag++;
+		s->diag[i].code = code;
+		s->diag[i].message = message;
+		s->diag[i].example = example ? utf8(example) : NULL;
+	}
+	s->diag[i].count++;
+	s->dropped += dropped != 0;
+}
+
+int msource_end(struct msource *s, char **err)
+{
+	int rc = 0;
+	for (int i = 0; i < s->ndiag && rc == 0; i++)
+		rc = store_add_diagnostic(s->st, s->source_id, s->diag[i].code, s->diag[i].count,
+					  s->diag[i].message, s->diag[i].example, err);
+	if (rc == 0)
+		rc = store_finish_source(s->st, s->source_id, 0, 0, s->samples, s->dropped, err);
+	msource_release(s);
+	return rc;
+}
+
+void msource_release(struct msource *s)
+{
+	for (int i = 0; i < s->ndiag; i++)
+		free(s->diag[i].example);
+	s->ndiag = 0;
+	strmap_clear(&s->metrics);
+}
