@@ -6,6 +6,7 @@
 
 #include "importers/chrome.h"
 #include "importers/importer.h"
+#include "importers/sysstat.h"
 #include "model/xalloc.h"
 
 static const struct importer chrome = {
@@ -15,7 +16,14 @@ static const struct importer chrome = {
     chrome_import,
 };
 
-static const struct importer *const all[] = {&chrome, NULL};
+static const struct importer sysstat = {
+    "sysstat",
+    "sysstat `sadf -j` JSON: CPU, memory, disk, network and other sar activities",
+    sysstat_sniff,
+    sysstat_import,
+};
+
+static const struct importer *const all[] = {&chrome, &sysstat, NULL};
 
 const struct importer *const *importer_list(void)
 {

@@ -460,6 +460,14 @@ static void draw_axis(struct grid *g, const struct area *ar, int y, int64_t base
 }
 
 /* Metric sparklines on rows [y, y + rows); returns the rows used. */
+/* Utilisation series come first: they say most at a glance. */
+static int spark_first(const struct mseries *s)
+{
+	size_t n = strlen(s->name);
+	return (n > 5 && !strcmp(s->name + n - 5, ".util")) ||
+	       (n > 8 && !strcmp(s->name + n - 8, "-percent"));
+}
+
 static int draw_sparks(struct app *a, struct grid *g, const struct area *ar, int y, int rows)
 {
 	const struct mseries *s;
@@ -474,8 +482,12 @@ static int draw_sparks(struct app *a, struct grid *g, const struct area *ar, int
 		return 1;
 	}
 	double *v = xmalloc((size_t)ar->w * sizeof(*v));
-	for (size_t i = 0; i < ns && used < rows; i++) {
-		if (!s[i].samples || s[i].t1 < ar->t0 || s[i].t0 > ar->t1)
+	/* Rows are few and series many (sar records hundreds): utilisations
+	 * first, then the rest; a series that never changes shows nothing. */
+	for (size_t k = 0; k < 2 * ns && used < rows; k++) {
+		size_t i = k % ns;
+		if ((k < ns) != spark_first(&s[i]) || !(s[i].max > s[i].min) || !s[i].samples ||
+		    s[i].t1 < ar->t0 || s[i].t0 > ar->t1)
 			continue;
 		if (model_series_buckets(a->m, s[i].id, ar->t0,
 					 ar->t1 > ar->t0 ? ar->t1 : ar->t0 + 1, v, ar->w,

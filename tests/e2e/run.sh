@@ -100,7 +100,25 @@ if [ "$demo_ok" = 1 ]; then
 	want_train=$("$PY" tests/e2e/sample_counts.py "$DEMO/train.pt.trace.json.gz")
 	want_infer=$("$PY" tests/e2e/sample_counts.py "$DEMO/infer.pt.trace.json.gz")
 	got=$(q "$demo_db" "SELECT group_concat(n, ' ') FROM (SELECT s.phases + s.dropped AS n
-		FROM sources s ORDER BY s.id)")
+		FROM sources s WHERE s.format = 'chrome' ORDER BY s.id)")
+	# and every number of the sar capture a sample (sysstat_counts in Python)
+	want_sar=$("$PY" -c 'import gzip, json, sys
+def n(v, top=False):
+    if isinstance(v, bool): return 0
+    if isinstance(v, (int, float)): return 1
+    if isinstance(v, dict):
+        return sum(n(x) + (len(x) if top and k == "cpu-load" else 0)
+                   for k, x in v.items() if not (top and k == "timestamp"))
+    if isinstance(v, list): return sum(n(x) for x in v)
+    return 0
+d = json.load(gzip.open(sys.argv[1]))
+print(sum(n(s, True) for h in d["sysstat"]["hosts"] for s in h["statistics"]))' "$DEMO/sysstat.sadf.json.gz")
+	got_sar=$(q "$demo_db" "SELECT samples FROM sources WHERE format = 'sysstat'")
+	if [ -n "$want_sar" ] && [ "$got_sar" = "$want_sar" ]; then
+		ok "demo: every sar number stored as a sample ($got_sar)"
+	else
+		not_ok "demo: every sar number stored as a sample" "got '$got_sar', want '$want_sar'"
+	fi
 	if [ "$got" = "$want_train $want_infer" ]; then
 		ok "demo: every event of both traces stored ($got)"
 	else

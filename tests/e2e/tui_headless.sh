@@ -235,7 +235,15 @@ if run metrics "$FIX_DB"; then
 		not_ok "metrics: the counter track with its min, max and sample count"
 	fi
 fi
-screen metrics-empty "$DEMO_DB"
+# The demo's sar capture: CPU utilisation and the rest, on host vm.
+if run metrics-demo "$DEMO_DB"; then
+	compare metrics-demo
+	if grep -q '^cpu\.usr  *vm  *%  ' "$TMP/metrics-demo.txt"; then
+		ok "metrics-demo: sar's series of host vm are listed"
+	else
+		not_ok "metrics-demo: sar's series of host vm are listed"
+	fi
+fi
 
 if run help "$DEMO_DB"; then
 	compare help

@@ -13,3 +13,5 @@ while read -r step host start trace; do
 	"$bin" import -o "$db" --workflow demo --step "$step" --host "$host" \
 		--time-offset "${start}us" "$dir/$trace"
 done <<<"$steps"
+# sar's view of the same minutes: CPU, memory, disk and network of host vm
+"$bin" import -o "$db" "$dir/sysstat.sadf.json.gz"
