@@ -41,7 +41,11 @@ int64_t msource_metric(struct msource *s, const char *host, const char *resource
 	if (!host)
 		host = s->host;
 	struct sbuf key = SBUF_INIT;
-	sbuf_addf(&key, "%s\x1f%s\x1f%s", host ? host : "", resource ? resource : "", name);
+	sbuf_adds(&key, host ? host : "");
+	sbuf_addc(&key, '\x1f');
+	sbuf_adds(&key, resource ? resource : "");
+	sbuf_addc(&key, '\x1f');
+	sbuf_adds(&key, name);
 	struct strmap_ent *e = strmap_get(&s->metrics, key.buf, key.len);
 	if (e) {
 		sbuf_release(&key);
@@ -68,12 +72,18 @@ int64_t msource_metric(struct msource *s, const char *host, const char *resource
 	return id;
 }
 
+static int flush(struct msource *s, char **err)
+{
+	size_t n = s->npend;
+	s->npend = 0;
+	return store_add_samples(s->st, s->pend, n, err);
+}
+
 int msource_sample(struct msource *s, int64_t metric, int64_t t_ns, double v, char **err)
 {
-	if (store_add_sample(s->st, metric, t_ns, v, err) < 0)
-		return -1;
+	s->pend[s->npend++] = (struct sample_row){metric, t_ns, v};
 	s->samples++;
-	return 0;
+	return s->npend == STORE_SAMPLE_BATCH ? flush(s, err) : 0;
 }
 
 void msource_diag(struct msource *s, const char *code, const char *message, const char *example,
@@ -97,7 +107,7 @@ void msource_diag(struct msource *s, const char *code, const char *message, cons
 
 int msource_end(struct msource *s, char **err)
 {
-	int rc = 0;
+	int rc = flush(s, err);
 	for (int i = 0; i < s->ndiag && rc == 0; i++)
 		rc = store_add_diagnostic(s->st, s->source_id, s->diag[i].code, s->diag[i].count,
 					  s->diag[i].message, s->diag[i].example, err);

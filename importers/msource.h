@@ -21,7 +21,9 @@ struct msource {
 	const char *path;
 	const char *host; /* --host, or NULL */
 	int64_t samples, dropped;
-	struct strmap metrics; /* "host\x1fresource\x1fname" -> metric id */
+	struct strmap metrics;			    /* "host\x1fresource\x1fname" -> metric id */
+	struct sample_row pend[STORE_SAMPLE_BATCH]; /* samples not yet written */
+	size_t npend;
 	struct {
 		const char *code, *message;
 		int64_t count;

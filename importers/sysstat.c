@@ -105,7 +105,9 @@ static int put(struct sx *x, const char *resource, const char *field, const char
 	       double capacity, int64_t t, double v)
 {
 	struct sbuf name = SBUF_INIT;
-	sbuf_addf(&name, "%s.%s", resource, field);
+	sbuf_adds(&name, resource);
+	sbuf_addc(&name, '.');
+	sbuf_adds(&name, field);
 	int64_t id = msource_metric(&x->ms, x->o->host ? NULL : x->host.name, resource, name.buf,
 				    unit, "mean", capacity, x->err);
 	sbuf_release(&name);
@@ -325,16 +327,17 @@ static int end_sample(struct sx *x, struct scan *sc)
 	return rc;
 }
 
-/* One byte of the stream. */
+/* Whether byte c can change the scanner's state inside a sample. */
+static int significant(const struct scan *sc, unsigned char c)
+{
+	if (sc->in_string)
+		return c == '"' || c == '\\' || sc->escape;
+	return c == '"' || c == '{' || c == '}' || c == '[' || c == ']';
+}
+
+/* One byte of the stream (while cutting, the caller has copied it). */
 static int scan_byte(struct sx *x, struct scan *sc, unsigned char c)
 {
-	if (sc->cutting) {
-		if (sc->cut.len >= (sc->cutting == 1 ? SAMPLE_MAX : HEADER_MAX))
-			return fail(x, sc,
-				    sc->cutting == 1 ? "a sample larger than 8 MB"
-						     : "a host's fields larger than 64 KB");
-		sbuf_addc(&sc->cut, (char)c);
-	}
 	if (sc->in_string) {
 		if (sc->escape)
 			sc->escape = 0;
@@ -408,10 +411,32 @@ int sysstat_import(struct input *in, struct store *st, const struct import_opts 
 	unsigned char buf[64 << 10];
 	ssize_t n;
 	int rc = -1;
-	while ((n = input_read(in, buf, sizeof(buf), err)) > 0)
-		for (ssize_t i = 0; i < n; i++, sc.offset++)
+	while ((n = input_read(in, buf, sizeof(buf), err)) > 0) {
+		/* the bytes of a piece being cut are copied a run at a time; in a
+		 * sample only quotes, escapes and brackets need looking at */
+		ssize_t from = 0;
+		for (ssize_t i = 0; i < n; i++, sc.offset++) {
+			if (sc.cutting == 1 && !significant(&sc, buf[i]))
+				continue;
+			if (sc.cutting)
+				sbuf_add(&sc.cut, buf + from, (size_t)(i + 1 - from));
+			from = i + 1;
 			if (scan_byte(&x, &sc, buf[i]) < 0)
 				goto out;
+			if (sc.cut.len > (sc.cutting == 1 ? SAMPLE_MAX : HEADER_MAX)) {
+				fail(&x, &sc,
+				     sc.cutting == 1 ? "a sample larger than 8 MB"
+						     : "a host's fields larger than 64 KB");
+				goto out;
+			}
+		}
+		if (sc.cutting)
+			sbuf_add(&sc.cut, buf + from, (size_t)(n - from));
+		if (sc.cut.len > (sc.cutting == 1 ? SAMPLE_MAX : HEADER_MAX)) {
+			fail(&x, &sc, "a sample larger than 8 MB");
+			goto out;
+		}
+	}
 	if (n < 0)
 		goto out;
 	if (sc.depth || sc.in_string) {

@@ -33,6 +33,7 @@ enum stmt_id {
 	S_EVENT,
 	S_METRIC,
 	S_SAMPLE,
+	S_SAMPLES, /* STORE_SAMPLE_BATCH rows at once */
 	S_DIAG,
 	S_FIND_CHILD,
 	S_STRING,
@@ -69,6 +70,7 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_METRIC] = "INSERT INTO metrics(source_id, host, resource, name, unit, value_kind,"
 		 " capacity) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [S_SAMPLE] = "INSERT INTO samples(metric_id, t_ns, value) VALUES (?1, ?2, ?3)",
+    [S_SAMPLES] = NULL, /* built by batch_sql() */
     [S_DIAG] = "INSERT INTO diagnostics(source_id, code, count, message, example)"
 	       " VALUES (?1, ?2, ?3, ?4, ?5)",
     [S_FIND_CHILD] = "SELECT p.id FROM phases p JOIN strings s ON s.id = p.name_id"
@@ -370,25 +372,32 @@ const char *store_path(const struct store *st)
 	return st->path;
 }
 
-/* The INSERT of STORE_PHASE_BATCH phases: one statement per batch costs
- * SQLite's per-statement work once for many rows (30% less time per row,
- * measured on 700 k rows). */
-static char *phases_sql(void)
+/* The INSERT of STORE_PHASE_BATCH phases or STORE_SAMPLE_BATCH samples: one
+ * statement per batch costs SQLite's per-statement work once for many rows
+ * (30% less time per phase, measured on 700 k rows). */
+static char *batch_sql(enum stmt_id id)
 {
 	struct sbuf sb = SBUF_INIT;
-	sbuf_adds(&sb,
-		  "INSERT INTO phases(id, parent_id, kind, name_id, cat_id, track_id, source_id,"
-		  " start_ns, dur_ns, self_ns, device_ns, child_count, depth, attrs) VALUES ");
-	for (int i = 0; i < STORE_PHASE_BATCH; i++)
+	int rows = id == S_PHASES ? STORE_PHASE_BATCH : STORE_SAMPLE_BATCH;
+	const char *row = id == S_PHASES ? "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?)";
+	if (id == S_PHASES)
 		sbuf_adds(&sb,
-			  i ? ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+			  "INSERT INTO phases(id, parent_id, kind, name_id, cat_id, track_id,"
+			  " source_id, start_ns, dur_ns, self_ns, device_ns, child_count, depth,"
+			  " attrs) VALUES ");
+	else
+		sbuf_adds(&sb, "INSERT INTO samples(metric_id, t_ns, value) VALUES ");
+	for (int i = 0; i < rows; i++) {
+		sbuf_adds(&sb, i ? "," : "");
+		sbuf_adds(&sb, row);
+	}
 	return sbuf_detach(&sb);
 }
 
 static sqlite3_stmt *stmt(struct store *st, enum stmt_id id, char **err)
 {
 	if (!st->stmt[id]) {
-		char *built = id == S_PHASES ? phases_sql() : NULL;
+		char *built = id == S_PHASES || id == S_SAMPLES ? batch_sql(id) : NULL;
 		int rc = sqlite3_prepare_v3(st->db, built ? built : stmt_sql[id], -1,
 					    SQLITE_PREPARE_PERSISTENT, &st->stmt[id], NULL);
 		free(built);
@@ -757,6 +766,28 @@ int64_t store_add_metric(struct store *st, const struct metric_row *m, char **er
 	if (run(st, s, err) < 0)
 		return -1;
 	return sqlite3_last_insert_rowid(st->db);
+}
+
+int store_add_samples(struct store *st, const struct sample_row *v, size_t n, char **err)
+{
+	while (n >= STORE_SAMPLE_BATCH) {
+		sqlite3_stmt *s = stmt(st, S_SAMPLES, err);
+		if (!s)
+			return -1;
+		for (int i = 0; i < STORE_SAMPLE_BATCH; i++) {
+			sqlite3_bind_int64(s, 3 * i + 1, v[i].metric_id);
+			sqlite3_bind_int64(s, 3 * i + 2, v[i].t_ns);
+			sqlite3_bind_double(s, 3 * i + 3, v[i].value);
+		}
+		if (run(st, s, err) < 0)
+			return -1;
+		v += STORE_SAMPLE_BATCH;
+		n -= STORE_SAMPLE_BATCH;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (store_add_sample(st, v[i].metric_id, v[i].t_ns, v[i].value, err) < 0)
+			return -1;
+	return 0;
 }
 
 int store_add_sample(struct store *st, int64_t metric_id, int64_t t_ns, double value, char **err)

@@ -146,6 +146,13 @@ int store_add_event(struct store *st, int64_t source_id, int64_t track_id, int64
 		    size_t attrs_len, char **err);
 int64_t store_add_metric(struct store *st, const struct metric_row *m, char **err);
 int store_add_sample(struct store *st, int64_t metric_id, int64_t t_ns, double value, char **err);
+/* Adds n samples, STORE_SAMPLE_BATCH to a statement where it can. */
+#define STORE_SAMPLE_BATCH 64
+struct sample_row {
+	int64_t metric_id, t_ns;
+	double value;
+};
+int store_add_samples(struct store *st, const struct sample_row *v, size_t n, char **err);
 int store_add_diagnostic(struct store *st, int64_t source_id, const char *code, int64_t count,
 			 const char *message, const char *example, char **err);
 /* Fixes the time anchor of a source once its file is read: anchor, offset,
