@@ -6,6 +6,7 @@
 
 #include "importers/chrome.h"
 #include "importers/importer.h"
+#include "importers/nvsmi.h"
 #include "importers/sysstat.h"
 #include "model/xalloc.h"
 
@@ -23,7 +24,14 @@ static const struct importer sysstat = {
     sysstat_import,
 };
 
-static const struct importer *const all[] = {&chrome, &sysstat, NULL};
+static const struct importer nvsmi = {
+    "nvidia-smi",
+    "nvidia-smi --query-gpu CSV (units or nounits): per-GPU utilization, memory, power, clocks",
+    nvsmi_sniff,
+    nvsmi_import,
+};
+
+static const struct importer *const all[] = {&chrome, &sysstat, &nvsmi, NULL};
 
 const struct importer *const *importer_list(void)
 {

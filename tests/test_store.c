@@ -402,7 +402,7 @@ static void test_store_add_phases_batches(void **state)
 	int64_t name = store_intern(st, "op", 2, &err);
 	enum { N = 2 * STORE_PHASE_BATCH + 5 };
 	struct phase_row rows[N];
-	char attrs[N][16];
+	char attrs[N][24];
 	for (int i = 0; i < N; i++) {
 		snprintf(attrs[i], sizeof(attrs[i]), "{\"i\":%d}", i);
 		rows[i] = (struct phase_row){.id = store_reserve_phase_id(st),
