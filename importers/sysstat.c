@@ -449,6 +449,12 @@ int sysstat_import(struct input *in, struct store *st, const struct import_opts 
 				    : "no \"statistics\" samples: is this `sadf -j` output?");
 		goto out;
 	}
+	/* the report names the host the samples came from */
+	if (!o->host && x.host.name &&
+	    store_set_source_anchor(
+		st, x.ms.source_id, o->has_time_offset ? "time-offset" : "absolute",
+		o->has_time_offset ? o->time_offset_ns : 0, -1, x.host.name, NULL, err) < 0)
+		goto out;
 	rc = msource_end(&x.ms, err);
 	free(x.host.name);
 	sbuf_release(&sc.cut);

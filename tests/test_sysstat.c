@@ -146,6 +146,7 @@ static void series_and_times(void **state)
 			 1);
 	assert_int_equal(q_int(f, "SELECT samples FROM sources"), 16);
 	assert_string_equal(q_text(f, "SELECT format FROM sources", buf, 128), "sysstat");
+	assert_string_equal(q_text(f, "SELECT host FROM sources", buf, 128), "n1");
 	assert_int_equal(q_int(f, "SELECT count(*) FROM diagnostics"), 0);
 }
 
@@ -160,6 +161,7 @@ static void host_and_offset(void **state)
 			    "gpu-node-7");
 	assert_int_equal(q_int(f, "SELECT min(t_ns) FROM samples"), (T0 - 10 + 5) * 1000000000LL);
 	assert_string_equal(q_text(f, "SELECT anchor FROM sources", buf, 64), "time-offset");
+	assert_string_equal(q_text(f, "SELECT host FROM sources", buf, 64), "gpu-node-7");
 }
 
 static void mpstat_local_time(void **state)
