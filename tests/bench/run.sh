@@ -7,7 +7,8 @@
 # then measures with /usr/bin/time:
 #   a parse-only streaming pass over the plain JSON (build/tools/parse_only),
 #   `grademl-tui import` of the plain JSON (wall time, peak RSS, db size),
-#   `grademl-tui import` of the .gz.
+#   `grademl-tui import` of the .gz,
+#   `grademl-tui import` of a sadf -j file of ~2 M samples (make_big_sadf.py).
 # Prints one table of figure / measured / budget / verdict.  Exits 0 even when
 # a budget is missed; non-zero only when something failed to run.
 #
@@ -65,7 +66,7 @@ fi
 json_bytes=$(stat -c %s "$json")
 gz_bytes=$(stat -c %s "$gz")
 
-t_parse='' t_parsegz='' t_import='' m_import='' t_importgz='' m_importgz=''
+t_parse='' t_parsegz='' t_import='' m_import='' t_importgz='' m_importgz='' t_sadf='' m_sadf=''
 # measure NAME CMD...: runs CMD under /usr/bin/time BENCH_RUNS times; sets
 # t_NAME (the best wall time, s) and m_NAME (the largest peak RSS, KiB)
 measure() {
@@ -110,11 +111,26 @@ fi
 rm -f "$db" "$db-wal" "$db-journal"
 
 measure importgz "$bin" import -o "$work/gz.db" "$gz"
+rm -f "$work/gz.db"
+
+# Metric import: the demo's sar capture replicated (issue 4: >= 1 M samples/s).
+sadf=$dir/big-sadf.json
+if [[ ! -s $sadf || $here/make_big_sadf.py -nt $sadf ]]; then
+	python3 "$here/make_big_sadf.py" --copies 200 -o "$sadf.tmp" || die "make_big_sadf.py failed"
+	mv "$sadf.tmp" "$sadf"
+fi
+measure sadf "$bin" import -o "$work/sadf.db" "$sadf"
+if command -v sqlite3 >/dev/null; then
+	msamples=$(sqlite3 "$work/sadf.db" 'SELECT count(*) FROM samples') || die "cannot count samples"
+else
+	msamples=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM samples").fetchone()[0])' "$work/sadf.db")
+fi
+rm -f "$work/sadf.db"
 
 # ---- the table ----
 awk -v mb="$mb" -v jb="$json_bytes" -v gb="$gz_bytes" -v db="$db_bytes" -v ph="$phases" -v runs="$runs" \
 	-v tp="$t_parse" -v tpg="$t_parsegz" -v ti="$t_import" -v mi="$m_import" \
-	-v tg="$t_importgz" -v mg="$m_importgz" '
+	-v tg="$t_importgz" -v mg="$m_importgz" -v ts="$t_sadf" -v ms="$m_sadf" -v ns="$msamples" '
 function ratio(a, b) { return b > 0 ? a / b : 1e9 }
 function row(fig, meas, budget, ok) {
 	printf "%-34s %-22s %-12s %s\n", fig, meas, budget, ok ? "PASS" : "MISS"
@@ -141,4 +157,8 @@ BEGIN {
 	r = ratio(db, jb)
 	row("trace.db size / JSON size", sprintf("%.3f (%.1f MiB)", r, db / M), "<= 0.6", r <= 0.6)
 	info("phases", sprintf("%d", ph))
+	r = ratio(ns, ts)
+	row("metric import (sadf -j)", sprintf("%.2f M samples/s", r / 1e6), ">= 1 M/s", r >= 1e6)
+	row("peak RSS, metric import", sprintf("%.1f MiB", ms / 1024), "<= 100 MiB", ms / 1024 <= 100)
+	info("samples", sprintf("%d in %.2f s", ns, ts))
 }'
