@@ -33,6 +33,7 @@ void app_release(struct app *a)
 	free(a->search);
 	free(a->message);
 	free(a->theme);
+	free(a->spark);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -195,6 +196,30 @@ static void cmd_save(struct app *a, const char *arg)
 		app_message(a, 0, "saved the screen to %s", arg);
 }
 
+/* ':spark NAME' shows metric NAME in the tree's last column, during each
+ * row; ':spark' alone goes back to when the rows ran. */
+static void cmd_spark(struct app *a, const char *arg)
+{
+	const struct mseries *s;
+	size_t n;
+	char *err = NULL;
+	free(a->spark);
+	a->spark = NULL;
+	if (!*arg)
+		return;
+	if (model_series(a->m, &s, &n, &err) < 0) {
+		fail(a, err);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(s[i].name, arg)) {
+			a->spark = xstrdup(arg);
+			return;
+		}
+	}
+	app_message(a, 1, "no metric series named '%s' (Tab lists them; m shows them all)", arg);
+}
+
 static void cmd_quit(struct app *a, const char *arg)
 {
 	a->quit = 1;
@@ -205,6 +230,8 @@ static const struct command commands[] = {
     {"sort", "name|duration|self|count|start", "sort the tree (again: reverse)", cmd_sort,
      SCREEN_TREE},
     {"theme", "NAME", "switch to the theme NAME", cmd_theme, SCREEN_TREE},
+    {"spark", "[METRIC]", "show METRIC during each row in the tree (none: when rows ran)",
+     cmd_spark, SCREEN_TREE},
     {"save", "FILE", "write the screen as text to FILE", cmd_save, SCREEN_TREE},
     {"tree", "", "show the tree", NULL, SCREEN_TREE},
     {"timeline", "", "show the timeline", NULL, SCREEN_TIMELINE},
@@ -389,6 +416,18 @@ static char *complete(void *ctx, const char *line, char **hint)
 		out = complete_path(a, head, *arg ? arg : "/", hint);
 	} else if (c && c->run == cmd_sort) {
 		out = complete_from(head, arg, (char **)sort_names, 5, "", hint);
+	} else if (c && c->run == cmd_spark) {
+		const struct mseries *ms;
+		size_t n;
+		char *err = NULL;
+		if (model_series(a->m, &ms, &n, &err) == 0) {
+			char **names = xcalloc(n + 1, sizeof(*names));
+			for (size_t i = 0; i < n; i++)
+				names[i] = (char *)ms[i].name;
+			out = complete_from(head, arg, names, n, "", hint);
+			free(names);
+		}
+		free(err);
 	} else if (c && c->run == cmd_theme) {
 		char **names;
 		size_t n = theme_list(&names);

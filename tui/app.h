@@ -43,6 +43,7 @@ struct app {
 	struct tree_view tree;
 	enum app_screen screen, back; /* back: where help returns to */
 	int details;		      /* details pane shown */
+	char *spark;		      /* the tree's sparkline metric (NULL: when rows ran) */
 	struct timeline tl;
 	struct metrics_view mv;
 	size_t help_top;

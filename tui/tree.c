@@ -47,11 +47,56 @@ static void put_right(struct grid *g, int x, int y, int w, const char *s, enum r
 	grid_put(g, x + (n < w ? w - n : 0), y, w, s, r);
 }
 
+/* The series named a->spark for row c: the one on c's host when there
+ * are several, else the first; NULL when none. */
+static const struct mseries *spark_series(struct app *a, const struct mnode *c)
+{
+	const struct mseries *s, *hit = NULL;
+	size_t n;
+	char *err = NULL;
+	if (model_series(a->m, &s, &n, &err) < 0) {
+		free(err);
+		return NULL;
+	}
+	const struct mtrack *t = model_track(a->m, c->track_id);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(s[i].name, a->spark))
+			continue;
+		if (!hit || (t && t->host && s[i].host && !strcmp(t->host, s[i].host)))
+			hit = &s[i];
+	}
+	return hit;
+}
+
+/* The chosen metric over the child's own window: what the resource did
+ * while the child ran (blank where the series has no value). */
+static void draw_metric_spark(struct app *a, struct grid *g, int x, int y, int n,
+			      const struct mnode *c, enum role r)
+{
+	const struct mseries *s = spark_series(a, c);
+	double v[64];
+	char *err = NULL;
+	if (n > 64)
+		n = 64;
+	if (!s || c->dur_ns <= 0 ||
+	    model_series_buckets(a->m, s->id, c->start_ns, c->start_ns + c->dur_ns, v, n, &err) < 0) {
+		free(err);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		grid_put(g, x + i, y, 1, glyphs_spark(a->g, v[i], s->min, s->max),
+			 r == ROLE_SELECTED ? r : ROLE_SPARK);
+}
+
 /* When the child ran within its parent's window: the covered fraction of
- * each of n buckets. */
+ * each of n buckets; or, after ':spark NAME', that metric during the child. */
 static void draw_spark(struct app *a, struct grid *g, int x, int y, int n, const struct mnode *c,
 		       enum role r)
 {
+	if (a->spark) {
+		draw_metric_spark(a, g, x, y, n, c, r);
+		return;
+	}
 	const struct mnode *p = c->parent;
 	if (!p || p->dur_ns <= 0)
 		return;
@@ -89,7 +134,7 @@ static void draw_header(struct app *a, struct grid *g, int y, int name_w)
 	snprintf(buf, sizeof(buf), "%sCount", sort_mark(a, SORT_COUNT));
 	put_right(g, x, y, W_COUNT, buf, a->tree.sort == SORT_COUNT ? ROLE_SORTED : ROLE_HEADER);
 	x += W_COUNT + 1;
-	snprintf(buf, sizeof(buf), "%sWhen", sort_mark(a, SORT_START));
+	snprintf(buf, sizeof(buf), "%s%s", sort_mark(a, SORT_START), a->spark ? a->spark : "When");
 	grid_put(g, x, y, W_SPARK, buf, a->tree.sort == SORT_START ? ROLE_SORTED : ROLE_HEADER);
 }
 

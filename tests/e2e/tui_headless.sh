@@ -245,6 +245,15 @@ if run metrics-demo "$DEMO_DB"; then
 	fi
 fi
 
+if run spark "$DEMO_DB"; then
+	compare spark
+	if grep -q 'Count cpu\.util$' "$TMP/spark.txt" && grep -q '^+ infer .*█' "$TMP/spark.txt"; then
+		ok "spark: the tree's last column shows cpu.util during each step"
+	else
+		not_ok "spark: the tree's last column shows cpu.util during each step"
+	fi
+fi
+
 if run help "$DEMO_DB"; then
 	compare help
 	missing=''
