@@ -54,6 +54,15 @@ int lines_next(struct lines *l, char **line, size_t *len, char **err)
 	size_t scanned = l->pos;
 	for (;;) {
 		char *nl = memchr(l->buf + scanned, '\n', l->len - scanned);
+		if (l->skipping && (nl || l->eof)) {
+			l->lineno++;
+			l->skipped_long++;
+			l->first_long = l->first_long ? l->first_long : l->lineno;
+			l->skipping = 0;
+			l->pos = nl ? (size_t)(nl - l->buf) + 1 : l->len;
+			scanned = l->pos;
+			continue;
+		}
 		if (nl || (l->eof && l->pos < l->len)) {
 			size_t end = nl ? (size_t)(nl - l->buf) : l->len;
 			char *s = l->buf + l->pos;
@@ -74,7 +83,10 @@ int lines_next(struct lines *l, char **line, size_t *len, char **err)
 		}
 		if (l->eof)
 			return 0;
-		if (l->len - l->pos > LINES_MAX) {
+		if (l->len - l->pos > LINES_MAX && l->skip_long) {
+			l->skipping = 1; /* drop what was read of it; memory stays bounded */
+			l->pos = l->len;
+		} else if (l->len - l->pos > LINES_MAX) {
 			*err = xasprintf("%s:%lld: line longer than %d bytes", input_path(l->in),
 					 (long long)l->lineno + 1, LINES_MAX);
 			return -1;

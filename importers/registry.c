@@ -7,6 +7,8 @@
 #include "importers/chrome.h"
 #include "importers/importer.h"
 #include "importers/nvsmi.h"
+#include "importers/prometheus.h"
+#include "importers/spark.h"
 #include "importers/sysstat.h"
 #include "model/xalloc.h"
 
@@ -31,7 +33,21 @@ static const struct importer nvsmi = {
     nvsmi_import,
 };
 
-static const struct importer *const all[] = {&chrome, &sysstat, &nvsmi, NULL};
+static const struct importer prometheus = {
+    "prometheus",
+    "Prometheus query_range or query JSON (envelope or bare result): one series per label set",
+    prometheus_sniff,
+    prometheus_import,
+};
+
+static const struct importer spark = {
+    "spark",
+    "Spark event log (JSON lines, 2.x/3.x, rolling parts): application, jobs, stages, tasks",
+    spark_sniff,
+    spark_import,
+};
+
+static const struct importer *const all[] = {&chrome, &sysstat, &nvsmi, &prometheus, &spark, NULL};
 
 const struct importer *const *importer_list(void)
 {

@@ -187,21 +187,31 @@ static int check_file(struct store *st, char **err)
 	return 0;
 }
 
-static int create_schema(struct store *st, char **err)
+/* Writes every phase kind into phase_kinds; a file made by an older version
+ * gets the kinds added since (ids never move, so the rows it has stay). */
+static int add_kinds(struct store *st, char **err)
 {
-	if (store_exec(st, store_schema_sql, err) < 0)
-		return -1;
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(st->db, "INSERT INTO phase_kinds(id, name) VALUES (?1, ?2)", -1, &s,
-			       NULL) != SQLITE_OK)
-		return db_error(st, err, "cannot create schema");
-	for (int k = 1; k < PHASE_KIND_COUNT; k++) {
+	if (sqlite3_prepare_v2(st->db,
+			       "INSERT OR IGNORE INTO phase_kinds(id, name) VALUES (?1, ?2)", -1,
+			       &s, NULL) != SQLITE_OK)
+		return db_error(st, err, "cannot write phase kinds");
+	int rc = 0;
+	for (int k = 1; k < PHASE_KIND_COUNT && rc == 0; k++) {
 		sqlite3_bind_int(s, 1, k);
 		sqlite3_bind_text(s, 2, kind_names[k], -1, SQLITE_STATIC);
-		sqlite3_step(s);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			rc = db_error(st, err, "cannot write phase kinds");
 		sqlite3_reset(s);
 	}
 	sqlite3_finalize(s);
+	return rc;
+}
+
+static int create_schema(struct store *st, char **err)
+{
+	if (store_exec(st, store_schema_sql, err) < 0 || add_kinds(st, err) < 0)
+		return -1;
 	char *sql = xasprintf(
 	    "PRAGMA application_id = %d; PRAGMA user_version = %d;"
 	    "INSERT INTO meta VALUES ('schema_version', '%d'),"
@@ -458,6 +468,8 @@ int store_begin(struct store *st, char **err)
 			return -1;
 		st->in_txn = 1;
 	}
+	if (add_kinds(st, err) < 0)
+		return -1;
 	st->next_phase_id = max_phase_id(st) + 1;
 	if (st->next_phase_id == 1 && !st->indexes_deferred) {
 		finalize_all(st);

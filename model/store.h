@@ -30,7 +30,8 @@ struct sbuf;
 
 enum store_mode { STORE_READ, STORE_WRITE };
 
-/* Phase kinds: the levels of the execution model (table phase_kinds). */
+/* Phase kinds: the levels of the execution model (table phase_kinds).  New
+ * kinds go at the end: the ids are stored in existing files. */
 #define PHASE_KIND_LIST(X)                                                                         \
 	X(WORKFLOW, "workflow")                                                                    \
 	X(STEP, "step")                                                                            \
@@ -47,7 +48,11 @@ enum store_mode { STORE_READ, STORE_WRITE };
 	X(MEMSET, "memset")                                                                        \
 	X(GPU_ANNOTATION, "gpu_annotation")                                                        \
 	X(ASYNC, "async")                                                                          \
-	X(SPAN, "span")
+	X(SPAN, "span")                                                                            \
+	X(APPLICATION, "application")                                                              \
+	X(JOB, "job")                                                                              \
+	X(STAGE, "stage")                                                                          \
+	X(TASK, "task")
 
 enum phase_kind {
 	PHASE_NONE = 0,
@@ -60,7 +65,7 @@ enum phase_kind {
 const char *store_kind_name(int kind);
 
 /* Edge kinds (edges.kind). */
-enum edge_kind { EDGE_FLOW = 1, EDGE_LAUNCH = 2, EDGE_FWDBWD = 3 };
+enum edge_kind { EDGE_FLOW = 1, EDGE_LAUNCH = 2, EDGE_FWDBWD = 3, EDGE_STAGE_PARENT = 4 };
 
 struct phase_row {
 	int64_t id;	   /* from store_reserve_phase_id */

@@ -1,0 +1,585 @@
+/*
+ * Prometheus query results into metric series.
+ *
+ * The input is what the HTTP API returns for /api/v1/query_range (resultType
+ * "matrix": {"metric": {labels}, "values": [[t, "v"], ...]} per series) or
+ * /api/v1/query (resultType "vector": one "value": [t, "v"] per series),
+ * either the whole envelope {"status": "success", "data": {"resultType":
+ * ..., "result": [...]}} or the bare "result" array that client libraries
+ * save (prometheus-api-client's get_metric_range_data).  Keys may come in
+ * any order ("jq -S" puts "status" last).
+ *
+ * Memory: a result can be large, so it is not parsed whole.  A scanner that
+ * knows JSON's strings and nesting walks the stream, reads the envelope's
+ * few string fields itself and cuts out each element of "result" for
+ * jansson, as sysstat.c does with samples.  Memory is bounded by the largest
+ * series (SERIES_MAX, 8 MB; Prometheus returns at most 11,000 points per
+ * series, about 300 KB).
+ *
+ * Series: name is the __name__ label (absent after most functions: then
+ * "value"); resource is the other labels but instance, sorted by name,
+ * "k=v,k=v", cut to RESOURCE_MAX bytes (LONG_LABELS); host is instance
+ * without its ":port" (and an IPv6 address without its brackets), --host
+ * winning.  When every series has the same host it names the source's.
+ * Unit "%" for names ending in "percent" (capacity 100), "s" and "B" for
+ * "_seconds" and "_bytes"; capacity 1 for "_ratio", else 0 (unknown).
+ *
+ * Time: Prometheus stamps each value at the time the expression was
+ * evaluated, so samples are stored at that time, value_kind "instant".
+ * Timestamps are seconds since the epoch with up to millisecond digits;
+ * jansson reads them as doubles, which are rounded to the microsecond:
+ * exact for any timestamp written with at most 6 decimals before the year
+ * 2255.  A timestamp written as a string is parsed digit by digit to the
+ * nanosecond.  --time-offset is added to every sample.
+ *
+ * Values are strings: "NaN", "+Inf" and "-Inf" are skipped and counted
+ * (NON_FINITE), as are values that are not numbers (BAD_VALUE), points
+ * that are not [time, value] (BAD_POINT), series without values or with
+ * native histograms (NO_VALUES, HISTOGRAM) and labels that are not strings
+ * (BAD_LABEL).  Fatal: not JSON, truncated, "status" other than "success"
+ * (the server's error is quoted), a resultType other than matrix or vector,
+ * and a result without one series.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "importers/msource.h"
+#include "importers/prometheus.h"
+#include "model/sbuf.h"
+#include "model/xalloc.h"
+
+#define SERIES_MAX   (8 << 20) /* one element of "result", bytes */
+#define RESOURCE_MAX 200       /* the rendered labels, bytes */
+#define DEPTH_MAX    64
+#define STR_MAX	     200 /* an envelope string kept, bytes */
+#define SECONDS_MAX  9e9 /* |t| beyond this overflows int64 ns */
+
+enum { C_OBJECT = 1, C_ARRAY = 2 };
+
+/* The keys the scanner follows, each valid at one place only. */
+enum { K_OTHER, K_STATUS, K_DATA, K_ERROR, K_ERROR_TYPE, K_RESULT_TYPE, K_RESULT };
+
+struct scan {
+	unsigned char type[DEPTH_MAX]; /* container at each depth */
+	unsigned char key[DEPTH_MAX];  /* the K_* that opened it */
+	int depth;
+	int started, done; /* the top-level value opened, closed */
+	int in_string, escape;
+	char str[STR_MAX]; /* the last string read, cut */
+	size_t str_len;
+	int pending; /* the K_* whose value comes next */
+	struct sbuf cut;
+	int cutting, cut_depth;
+	int64_t offset;
+	char status[STR_MAX], result_type[STR_MAX], error[STR_MAX], error_type[STR_MAX];
+};
+
+struct px {
+	struct msource ms;
+	const struct import_opts *o;
+	struct input *in;
+	int64_t series;
+	char *host; /* the series' one host; NULL: none yet */
+	int many_hosts;
+	char **err;
+};
+
+static int fail(struct px *x, struct scan *sc, const char *what)
+{
+	*x->err = xasprintf("%s: at byte %lld: %s", input_path(x->in), (long long)sc->offset, what);
+	return -1;
+}
+
+/* ---- one series ---- */
+
+static int ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), k = strlen(tail);
+	return n >= k && !strcmp(s + n - k, tail);
+}
+
+/* "node1:9100" -> "node1", "[::1]:9090" -> "::1"; a bare IPv6 address is
+ * kept whole.  Returns a new string. */
+static char *host_of(const char *instance)
+{
+	const char *colon = strrchr(instance, ':');
+	if (instance[0] == '[') {
+		const char *close = strchr(instance, ']');
+		if (close)
+			return xstrndup(instance + 1, (size_t)(close - instance - 1));
+	}
+	if (colon && colon != instance && strchr(instance, ':') == colon && colon[1] &&
+	    strspn(colon + 1, "0123456789") == strlen(colon + 1))
+		return xstrndup(instance, (size_t)(colon - instance));
+	return xstrdup(instance);
+}
+
+struct label {
+	const char *k, *v;
+};
+
+static int label_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct label *)a)->k, ((const struct label *)b)->k);
+}
+
+/* The labels but __name__ and instance, "k=v,k=v" sorted by name, cut to
+ * RESOURCE_MAX bytes at a character boundary; "" when there are none. */
+static void resource_of(struct px *x, struct sbuf *r, json_t *metric)
+{
+	size_t n = json_object_size(metric), nl = 0;
+	struct label *l = xcalloc(n ? n : 1, sizeof(*l));
+	const char *k;
+	json_t *v;
+	json_object_foreach(metric, k, v)
+	{
+		if (!strcmp(k, "__name__") || !strcmp(k, "instance"))
+			continue;
+		if (!json_is_string(v)) {
+			msource_diag(&x->ms, "BAD_LABEL",
+				     "labels whose value is not a string, ignored", k, 0);
+			continue;
+		}
+		l[nl++] = (struct label){k, json_string_value(v)};
+	}
+	qsort(l, nl, sizeof(*l), label_cmp);
+	for (size_t i = 0; i < nl; i++)
+		sbuf_addf(r, "%s%s=%s", i ? "," : "", l[i].k, l[i].v);
+	free(l);
+	if (r->len > RESOURCE_MAX) {
+		msource_diag(&x->ms, "LONG_LABELS",
+			     "series whose labels were cut to 200 bytes in the resource", r->buf,
+			     0);
+		size_t cut = RESOURCE_MAX;
+		while (cut > 0 && ((unsigned char)r->buf[cut] & 0xC0) == 0x80)
+			cut--; /* not inside a UTF-8 character */
+		r->len = cut;
+		r->buf[cut] = '\0';
+		sbuf_adds(r, "...");
+	}
+}
+
+/* A timestamp, seconds since the epoch, to ns; -1 if it is not one. */
+static int time_of(json_t *t, int64_t *ns)
+{
+	if (json_is_integer(t)) {
+		json_int_t s = json_integer_value(t);
+		if (s > SECONDS_MAX || s < -SECONDS_MAX)
+			return -1;
+		*ns = (int64_t)s * 1000000000;
+		return 0;
+	}
+	if (json_is_real(t)) {
+		double s = json_real_value(t);
+		if (!(s < SECONDS_MAX && s > -SECONDS_MAX))
+			return -1;
+		*ns = (int64_t)llround(s * 1e6) * 1000; /* see the top: exact to the microsecond */
+		return 0;
+	}
+	const char *p = json_string_value(t);
+	if (!p)
+		return -1;
+	int neg = *p == '-';
+	p += neg;
+	int64_t sec = 0, frac = 0, scale = 1000000000;
+	int digits = 0;
+	for (; *p >= '0' && *p <= '9'; p++, digits++)
+		if ((sec = sec * 10 + (*p - '0')) > SECONDS_MAX)
+			return -1;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+			if (scale > 1) /* digits beyond the nanosecond are dropped */
+				frac += (*p - '0') * (scale /= 10);
+	if (*p || !digits)
+		return -1;
+	*ns = (neg ? -1 : 1) * (sec * 1000000000 + frac);
+	return 0;
+}
+
+/* A value: a string as Prometheus writes them (or a number). */
+static int value_of(struct px *x, json_t *v, double *out)
+{
+	const char *s = json_string_value(v);
+	if (json_is_number(v)) {
+		*out = json_number_value(v);
+		return 0;
+	}
+	if (s &&
+	    (!strcmp(s, "NaN") || !strcmp(s, "+Inf") || !strcmp(s, "-Inf") || !strcmp(s, "Inf"))) {
+		msource_diag(&x->ms, "NON_FINITE", "NaN and infinite values, skipped", s, 1);
+		return -1;
+	}
+	char *end = NULL;
+	double d = s && strchr("0123456789+-.", *s) && *s ? strtod(s, &end) : 0;
+	if (!s || !end || *end || !isfinite(d)) {
+		char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		msource_diag(&x->ms, "BAD_VALUE", "values that are not numbers, skipped", text, 1);
+		free(text);
+		return -1;
+	}
+	*out = d;
+	return 0;
+}
+
+static int put_point(struct px *x, int64_t metric, json_t *p)
+{
+	int64_t t;
+	double v;
+	if (!json_is_array(p) || json_array_size(p) != 2 || time_of(json_array_get(p, 0), &t) < 0) {
+		char *text = json_dumps(p, JSON_ENCODE_ANY | JSON_COMPACT);
+		msource_diag(&x->ms, "BAD_POINT", "points that are not [time, value], skipped",
+			     text, 1);
+		free(text);
+		return 0;
+	}
+	if (value_of(x, json_array_get(p, 1), &v) < 0)
+		return 0;
+	if (x->o->has_time_offset)
+		t += x->o->time_offset_ns;
+	return msource_sample(&x->ms, metric, t, v, x->err);
+}
+
+static void note_host(struct px *x, const char *host)
+{
+	if (!host || x->many_hosts)
+		return;
+	if (!x->host)
+		x->host = xstrdup(host);
+	else if (strcmp(x->host, host))
+		x->many_hosts = 1;
+}
+
+static int put_series(struct px *x, json_t *e)
+{
+	json_t *metric = json_object_get(e, "metric"), *values = json_object_get(e, "values"),
+	       *value = json_object_get(e, "value");
+	if (!json_is_array(values) && !json_is_array(value)) {
+		if (json_object_get(e, "histograms") || json_object_get(e, "histogram"))
+			msource_diag(&x->ms, "HISTOGRAM", "native histogram series, not imported",
+				     NULL, 1);
+		else
+			msource_diag(&x->ms, "NO_VALUES", "series without values, skipped", NULL,
+				     1);
+		return 0;
+	}
+	if (!json_is_object(metric))
+		metric = NULL;
+	x->series++;
+	const char *name = json_string_value(json_object_get(metric, "__name__"));
+	const char *instance = json_string_value(json_object_get(metric, "instance"));
+	if (!name || !*name)
+		name = "value";
+	char *host = instance ? host_of(instance) : NULL;
+	note_host(x, x->o->host ? x->o->host : host);
+	struct sbuf res = SBUF_INIT;
+	resource_of(x, &res, metric);
+	const char *unit = ends_with(name, "percent")	 ? "%"
+			   : ends_with(name, "_seconds") ? "s"
+			   : ends_with(name, "_bytes")	 ? "B"
+							 : NULL;
+	double cap = ends_with(name, "percent") ? 100 : ends_with(name, "_ratio") ? 1 : 0;
+	int64_t id = msource_metric(&x->ms, x->o->host ? NULL : host, res.len ? res.buf : NULL,
+				    name, unit, "instant", cap, x->err);
+	free(host);
+	sbuf_release(&res);
+	if (id < 0)
+		return -1;
+	if (!json_is_array(values))
+		return put_point(x, id, value);
+	size_t i;
+	json_t *p;
+	json_array_foreach(values, i, p) if (put_point(x, id, p) < 0) return -1;
+	return 0;
+}
+
+/* ---- the scanner ---- */
+
+static int key_id(const struct scan *sc)
+{
+	const char *s = sc->str;
+	if (sc->depth == 1 && sc->type[0] == C_OBJECT)
+		return !strcmp(s, "status")	 ? K_STATUS
+		       : !strcmp(s, "data")	 ? K_DATA
+		       : !strcmp(s, "error")	 ? K_ERROR
+		       : !strcmp(s, "errorType") ? K_ERROR_TYPE
+						 : K_OTHER;
+	if (sc->depth == 2 && sc->type[1] == C_OBJECT && sc->key[1] == K_DATA)
+		return !strcmp(s, "resultType") ? K_RESULT_TYPE
+		       : !strcmp(s, "result")	? K_RESULT
+						: K_OTHER;
+	return K_OTHER;
+}
+
+/* A string value of the envelope, kept when it is one we follow. */
+static void end_string(struct scan *sc)
+{
+	sc->str[sc->str_len] = '\0';
+	switch (sc->pending) {
+	case K_STATUS:
+		snprintf(sc->status, sizeof(sc->status), "%s", sc->str);
+		break;
+	case K_RESULT_TYPE:
+		snprintf(sc->result_type, sizeof(sc->result_type), "%s", sc->str);
+		break;
+	case K_ERROR:
+		snprintf(sc->error, sizeof(sc->error), "%s", sc->str);
+		break;
+	case K_ERROR_TYPE:
+		snprintf(sc->error_type, sizeof(sc->error_type), "%s", sc->str);
+		break;
+	default:
+		break;
+	}
+	sc->pending = K_OTHER;
+}
+
+static int end_series(struct px *x, struct scan *sc)
+{
+	json_error_t je;
+	json_t *e = json_loadb(sc->cut.buf, sc->cut.len, 0, &je);
+	sc->cutting = 0;
+	sbuf_reset(&sc->cut);
+	if (!e) {
+		char msg[200];
+		snprintf(msg, sizeof(msg), "a series is not valid JSON: %s", je.text);
+		return fail(x, sc, msg);
+	}
+	int rc = put_series(x, e);
+	json_decref(e);
+	return rc;
+}
+
+/* Whether byte c can change the scanner's state inside a series. */
+static int significant(const struct scan *sc, unsigned char c)
+{
+	if (sc->in_string)
+		return c == '"' || c == '\\' || sc->escape;
+	return c == '"' || c == '{' || c == '}' || c == '[' || c == ']';
+}
+
+/* One byte of the stream (while cutting, the caller has copied it). */
+static int scan_byte(struct px *x, struct scan *sc, unsigned char c)
+{
+	if (sc->in_string) {
+		if (sc->escape) {
+			sc->escape = 0;
+			if (c != '"' && c != '\\' && c != '/' && sc->str_len < sizeof(sc->str) - 1)
+				sc->str[sc->str_len++] = '\\'; /* \n, \u...: kept as written */
+		} else if (c == '\\') {
+			sc->escape = 1;
+			return 0;
+		} else if (c == '"') {
+			sc->in_string = 0;
+			if (!sc->cutting)
+				end_string(sc);
+			return 0;
+		} else if (c < 0x20 && !sc->cutting)
+			return fail(x, sc, "a control character inside a string (not JSON)");
+		if (sc->str_len < sizeof(sc->str) - 1)
+			sc->str[sc->str_len++] = (char)c;
+		return 0;
+	}
+	if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+		return 0;
+	if (sc->done)
+		return fail(x, sc, "data after the end of the document");
+	if (!sc->started && c != '{' && c != '[')
+		return fail(x, sc, "not a Prometheus JSON result: expected '{' or '['");
+	switch (c) {
+	case '"':
+		sc->in_string = 1;
+		sc->str_len = 0;
+		break;
+	case ':':
+		sc->str[sc->str_len] = '\0';
+		sc->pending = key_id(sc);
+		break;
+	case ',':
+		sc->pending = K_OTHER;
+		break;
+	case '{':
+	case '[':
+		if (sc->depth == DEPTH_MAX)
+			return fail(x, sc, "nested too deeply");
+		sc->started = 1;
+		sc->type[sc->depth] = c == '{' ? C_OBJECT : C_ARRAY;
+		sc->key[sc->depth] = (unsigned char)sc->pending;
+		sc->pending = K_OTHER;
+		/* a series: an object in a top-level array or in data.result */
+		if (c == '{' && !sc->cutting &&
+		    ((sc->depth == 1 && sc->type[0] == C_ARRAY) ||
+		     (sc->depth == 3 && sc->type[2] == C_ARRAY && sc->key[2] == K_RESULT))) {
+			sc->cutting = 1;
+			sc->cut_depth = sc->depth + 1;
+			sbuf_reset(&sc->cut);
+			sbuf_addc(&sc->cut, '{');
+		}
+		sc->depth++;
+		break;
+	case '}':
+	case ']':
+		if (sc->depth == 0 || sc->type[sc->depth - 1] != (c == '}' ? C_OBJECT : C_ARRAY))
+			return fail(x, sc, "brackets do not match");
+		sc->depth--;
+		sc->done = sc->depth == 0;
+		if (sc->cutting && sc->depth + 1 == sc->cut_depth)
+			return end_series(x, sc);
+		break;
+	default:
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      c == '-' || c == '+' || c == '.'))
+			return fail(x, sc, "not JSON");
+		break;
+	}
+	return 0;
+}
+
+/* The checks once the whole file is read. */
+static int finish(struct px *x, struct scan *sc)
+{
+	char msg[4 * STR_MAX + 100];
+	if (!sc->started)
+		return fail(x, sc, "the file is empty");
+	if (sc->depth || sc->in_string)
+		return fail(x, sc, "the file ends inside the document (truncated?)");
+	if (sc->status[0] && strcmp(sc->status, "success")) {
+		snprintf(msg, sizeof(msg), "the query failed: status '%s'%s%s%s%s", sc->status,
+			 sc->error_type[0] || sc->error[0] ? ": " : "", sc->error_type,
+			 sc->error_type[0] && sc->error[0] ? ": " : "", sc->error);
+		return fail(x, sc, msg);
+	}
+	if (sc->result_type[0] && strcmp(sc->result_type, "matrix") &&
+	    strcmp(sc->result_type, "vector")) {
+		snprintf(msg, sizeof(msg),
+			 "resultType '%s' has no series (matrix or vector expected)",
+			 sc->result_type);
+		return fail(x, sc, msg);
+	}
+	if (!x->series)
+		return fail(x, sc,
+			    sc->type[0] == C_OBJECT && !sc->status[0]
+				? "no \"status\" and no series: is this a Prometheus query result?"
+				: "no series with values in the result (an empty query result?)");
+	return 0;
+}
+
+int prometheus_import(struct input *in, struct store *st, const struct import_opts *o, char **err)
+{
+	struct px x;
+	struct scan sc;
+	memset(&x, 0, sizeof(x));
+	memset(&sc, 0, sizeof(sc));
+	x.o = o;
+	x.in = in;
+	x.err = err;
+	const char *anchor = o->has_time_offset ? "time-offset" : "absolute";
+	if (msource_begin(&x.ms, st, in, "prometheus", anchor, o, err) < 0)
+		return -1;
+	unsigned char buf[64 << 10];
+	ssize_t n;
+	while ((n = input_read(in, buf, sizeof(buf), err)) > 0) {
+		/* a series' bytes are copied a run at a time; only quotes,
+		 * escapes and brackets need looking at inside one */
+		ssize_t from = 0;
+		for (ssize_t i = 0; i < n; i++, sc.offset++) {
+			if (sc.cutting && !significant(&sc, buf[i]))
+				continue;
+			if (sc.cutting)
+				sbuf_add(&sc.cut, buf + from, (size_t)(i + 1 - from));
+			from = i + 1;
+			if (scan_byte(&x, &sc, buf[i]) < 0)
+				goto out;
+			if (sc.cut.len > SERIES_MAX)
+				break;
+		}
+		if (sc.cutting)
+			sbuf_add(&sc.cut, buf + from, (size_t)(n - from));
+		if (sc.cut.len > SERIES_MAX) {
+			fail(&x, &sc, "a series larger than 8 MB");
+			goto out;
+		}
+	}
+	if (n < 0 || finish(&x, &sc) < 0)
+		goto out;
+	/* one host for every series names the source's */
+	if (!o->host && x.host && !x.many_hosts &&
+	    store_set_source_anchor(st, x.ms.source_id, anchor,
+				    o->has_time_offset ? o->time_offset_ns : 0, -1, x.host, NULL,
+				    err) < 0)
+		goto out;
+	free(x.host);
+	sbuf_release(&sc.cut);
+	return msource_end(&x.ms, err);
+out:
+	msource_release(&x.ms);
+	free(x.host);
+	sbuf_release(&sc.cut);
+	return -1;
+}
+
+/* ---- sniffing ---- */
+
+static size_t skip_ws(const unsigned char *b, size_t n, size_t i)
+{
+	while (i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t'))
+		i++;
+	return i;
+}
+
+/* Whether the quoted key at b[i] is key; *next: past its ':' */
+static int key_at(const unsigned char *b, size_t n, size_t i, const char *key, size_t *next)
+{
+	size_t k = strlen(key);
+	if (i + k + 2 > n || b[i] != '"' || memcmp(b + i + 1, key, k) || b[i + k + 1] != '"')
+		return 0;
+	i = skip_ws(b, n, i + k + 2);
+	if (i == n || b[i] != ':')
+		return 0;
+	*next = skip_ws(b, n, i + 1);
+	return 1;
+}
+
+static int contains(const unsigned char *b, size_t n, const char *s)
+{
+	size_t k = strlen(s);
+	for (size_t j = 0; j + k <= n; j++)
+		if (!memcmp(b + j, s, k))
+			return 1;
+	return 0;
+}
+
+/* The envelope opens with "status" (as the server writes it) or "data"
+ * (keys sorted) and names resultType early; a bare result is an array of
+ * objects that open with "metric" and carry "values" or "value". */
+int prometheus_sniff(const unsigned char *b, size_t n)
+{
+	if (n > 4096)
+		n = 4096;
+	size_t i = skip_ws(b, n, 0), j;
+	if (i == n)
+		return 0;
+	if (b[i] == '{') {
+		i = skip_ws(b, n, i + 1);
+		if (key_at(b, n, i, "status", &j) &&
+		    (contains(b + j, n - j, "\"success\"") || contains(b, n, "\"data\"") ||
+		     contains(b, n, "\"errorType\"")))
+			return 90;
+		if (key_at(b, n, i, "data", &j) && j < n && b[j] == '{' &&
+		    (contains(b, n, "\"resultType\"") ||
+		     key_at(b, n, skip_ws(b, n, j + 1), "result", &j)))
+			return 90;
+		return 0;
+	}
+	if (b[i] != '[')
+		return 0;
+	i = skip_ws(b, n, i + 1);
+	if (i == n || b[i] != '{')
+		return 0;
+	i = skip_ws(b, n, i + 1);
+	if (key_at(b, n, i, "metric", &j) && j < n && b[j] == '{' &&
+	    (contains(b, n, "\"values\"") || contains(b, n, "\"value\"") || n == 4096))
+		return 90;
+	return 0;
+}
