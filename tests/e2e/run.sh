@@ -8,7 +8,10 @@
 #      file, and trace.db untouched (byte-identical, or still absent);
 #   c. the public sample traces in ../shared/samples/chrome-trace, when present:
 #      every file imports, every X/B/b event is a phase or a counted drop,
-#      the 8-rank DLRM run makes one step with 8 ranks, gzip = plain.
+#      the 8-rank DLRM run makes one step with 8 ranks, gzip = plain;
+#   d. the whole workflow: the demo's traces and sar metrics plus a real Spark
+#      log (when ../shared/samples is present) in one trace.db: one workflow
+#      whose steps hold operators and tasks, metrics on the hosts they ran on.
 #
 # Prints "ok - NAME" or "not ok - NAME (why)" per check, "skip - NAME (why)"
 # for a check that cannot run here, then "N passed, M failed[, K skipped]";
@@ -388,6 +391,42 @@ else
 		fi
 		rm -f "$plain" "$db_gz" "$db_plain"
 	done
+fi
+
+
+# ---- d. one workflow from several sources ----
+SPARK=$ROOT/../shared/samples/spark-eventlog/NVIDIA__spark-rapids-tools__eventlog-2021-06-15--15-00.gz
+if [ ! -f "$SPARK" ]; then
+	skip "workflow: demo + Spark in one tree" "no ../shared/samples"
+else
+	wf_db=$TMP/workflow.db
+	if bash "$DEMO/import.sh" "$BIN" "$wf_db" 2>"$TMP/err" &&
+		"$BIN" import -o "$wf_db" --workflow demo --step prep "$SPARK" 2>>"$TMP/err"; then
+		got=$(q "$wf_db" "SELECT (SELECT count(*) FROM phases_v WHERE kind = 'workflow')
+			|| ' ' || (SELECT group_concat(name, ',') FROM (SELECT name FROM phases_v
+			WHERE kind = 'step' ORDER BY name))
+			|| ' ' || (SELECT count(*) FROM phases_v WHERE kind = 'task')
+			|| ' ' || ((SELECT count(*) FROM phases_v WHERE kind = 'operator') > 0)
+			|| ' ' || (SELECT group_concat(DISTINCT host) FROM metrics)")
+		want="1 infer,prep,train 2672 1 vm"
+		if [ "$got" = "$want" ]; then
+			ok "workflow: one workflow, steps infer/prep/train, 2672 Spark tasks, operators, metrics on vm"
+		else
+			not_ok "workflow: demo + Spark in one tree" "got '$got', want '$want'"
+		fi
+		# each step's phases are under it: no task outside prep, no operator in prep
+		stray=$(q "$wf_db" "WITH RECURSIVE sub(id) AS (SELECT id FROM phases_v WHERE kind = 'step'
+			AND name = 'prep' UNION ALL SELECT p.id FROM phases p JOIN sub ON p.parent_id = sub.id)
+			SELECT (SELECT count(*) FROM phases_v WHERE kind = 'task' AND id NOT IN sub)
+			|| ' ' || (SELECT count(*) FROM phases_v WHERE kind = 'operator' AND id IN sub)")
+		if [ "$stray" = "0 0" ]; then
+			ok "workflow: tasks only under prep, operators only under train/infer"
+		else
+			not_ok "workflow: each source under its own step" "stray tasks/operators: $stray"
+		fi
+	else
+		not_ok "workflow: demo + Spark import" "$(head -c 300 "$TMP/err")"
+	fi
 fi
 
 summary
