@@ -9,10 +9,9 @@
  * save (prometheus-api-client's get_metric_range_data).  Keys may come in
  * any order ("jq -S" puts "status" last).
  *
- * Memory: a result can be large, so it is not parsed whole.  A scanner that
- * knows JSON's strings and nesting walks the stream, reads the envelope's
- * few string fields itself and cuts out each element of "result" for
- * jansson, as sysstat.c does with samples.  Memory is bounded by the largest
+ * Memory: a result can be large, so it is not parsed whole: jcut.c streams
+ * it, reports the envelope's few string fields and cuts out each element of
+ * "result" for jansson.  Memory is bounded by the largest
  * series (SERIES_MAX, 8 MB; Prometheus returns at most 11,000 points per
  * series, about 300 KB).
  *
@@ -45,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "importers/jcut.h"
 #include "importers/msource.h"
 #include "importers/prometheus.h"
 #include "model/sbuf.h"
@@ -52,29 +52,8 @@
 
 #define SERIES_MAX   (8 << 20) /* one element of "result", bytes */
 #define RESOURCE_MAX 200       /* the rendered labels, bytes */
-#define DEPTH_MAX    64
-#define STR_MAX	     200 /* an envelope string kept, bytes */
-#define SECONDS_MAX  9e9 /* |t| beyond this overflows int64 ns */
-
-enum { C_OBJECT = 1, C_ARRAY = 2 };
-
-/* The keys the scanner follows, each valid at one place only. */
-enum { K_OTHER, K_STATUS, K_DATA, K_ERROR, K_ERROR_TYPE, K_RESULT_TYPE, K_RESULT };
-
-struct scan {
-	unsigned char type[DEPTH_MAX]; /* container at each depth */
-	unsigned char key[DEPTH_MAX];  /* the K_* that opened it */
-	int depth;
-	int started, done; /* the top-level value opened, closed */
-	int in_string, escape;
-	char str[STR_MAX]; /* the last string read, cut */
-	size_t str_len;
-	int pending; /* the K_* whose value comes next */
-	struct sbuf cut;
-	int cutting, cut_depth;
-	int64_t offset;
-	char status[STR_MAX], result_type[STR_MAX], error[STR_MAX], error_type[STR_MAX];
-};
+#define STR_MAX	     200       /* an envelope string kept, bytes */
+#define SECONDS_MAX  9e9       /* |t| beyond this overflows int64 ns */
 
 struct px {
 	struct msource ms;
@@ -83,14 +62,9 @@ struct px {
 	int64_t series;
 	char *host; /* the series' one host; NULL: none yet */
 	int many_hosts;
+	char status[STR_MAX], result_type[STR_MAX], error[STR_MAX], error_type[STR_MAX];
 	char **err;
 };
-
-static int fail(struct px *x, struct scan *sc, const char *what)
-{
-	*x->err = xasprintf("%s: at byte %lld: %s", input_path(x->in), (long long)sc->offset, what);
-	return -1;
-}
 
 /* ---- one series ---- */
 
@@ -294,214 +268,82 @@ static int put_series(struct px *x, json_t *e)
 	return 0;
 }
 
-/* ---- the scanner ---- */
+/* ---- reading the document (importers/jcut.c) ---- */
 
-static int key_id(const struct scan *sc)
+/* The series: the elements of a bare top-level array, or of data.result. */
+static int cut(void *arg, const struct jcut *j, int d)
 {
-	const char *s = sc->str;
-	if (sc->depth == 1 && sc->type[0] == C_OBJECT)
-		return !strcmp(s, "status")	 ? K_STATUS
-		       : !strcmp(s, "data")	 ? K_DATA
-		       : !strcmp(s, "error")	 ? K_ERROR
-		       : !strcmp(s, "errorType") ? K_ERROR_TYPE
-						 : K_OTHER;
-	if (sc->depth == 2 && sc->type[1] == C_OBJECT && sc->key[1] == K_DATA)
-		return !strcmp(s, "resultType") ? K_RESULT_TYPE
-		       : !strcmp(s, "result")	? K_RESULT
-						: K_OTHER;
-	return K_OTHER;
+	(void)arg;
+	return (d == 0 && jcut_is_array(j, 0)) ||
+	       (d == 2 && !strcmp(jcut_key(j, 2), "result") && !strcmp(jcut_key(j, 1), "data"));
 }
 
-/* A string value of the envelope, kept when it is one we follow. */
-static void end_string(struct scan *sc)
+static int element(void *arg, json_t *e, char **err)
 {
-	sc->str[sc->str_len] = '\0';
-	switch (sc->pending) {
-	case K_STATUS:
-		snprintf(sc->status, sizeof(sc->status), "%s", sc->str);
-		break;
-	case K_RESULT_TYPE:
-		snprintf(sc->result_type, sizeof(sc->result_type), "%s", sc->str);
-		break;
-	case K_ERROR:
-		snprintf(sc->error, sizeof(sc->error), "%s", sc->str);
-		break;
-	case K_ERROR_TYPE:
-		snprintf(sc->error_type, sizeof(sc->error_type), "%s", sc->str);
-		break;
-	default:
-		break;
-	}
-	sc->pending = K_OTHER;
+	(void)err; /* put_series reports through x->err, which is err */
+	return put_series(arg, e);
 }
 
-static int end_series(struct px *x, struct scan *sc)
+/* The envelope's strings: status, error, errorType, data.resultType. */
+static void scalar(void *arg, const struct jcut *j, int d, const char *key, const char *text,
+		   int is_string)
 {
-	json_error_t je;
-	json_t *e = json_loadb(sc->cut.buf, sc->cut.len, 0, &je);
-	sc->cutting = 0;
-	sbuf_reset(&sc->cut);
-	if (!e) {
-		char msg[200];
-		snprintf(msg, sizeof(msg), "a series is not valid JSON: %s", je.text);
-		return fail(x, sc, msg);
-	}
-	int rc = put_series(x, e);
-	json_decref(e);
-	return rc;
+	struct px *x = arg;
+	char *dst = NULL;
+	if (!is_string)
+		return;
+	if (d == 0)
+		dst = !strcmp(key, "status")	  ? x->status
+		      : !strcmp(key, "error")	  ? x->error
+		      : !strcmp(key, "errorType") ? x->error_type
+						  : NULL;
+	else if (d == 1 && !strcmp(jcut_key(j, 1), "data") && !strcmp(key, "resultType"))
+		dst = x->result_type;
+	if (dst)
+		snprintf(dst, STR_MAX, "%s", text);
 }
 
-/* Whether byte c can change the scanner's state inside a series. */
-static int significant(const struct scan *sc, unsigned char c)
-{
-	if (sc->in_string)
-		return c == '"' || c == '\\' || sc->escape;
-	return c == '"' || c == '{' || c == '}' || c == '[' || c == ']';
-}
-
-/* One byte of the stream (while cutting, the caller has copied it). */
-static int scan_byte(struct px *x, struct scan *sc, unsigned char c)
-{
-	if (sc->in_string) {
-		if (sc->escape) {
-			sc->escape = 0;
-			if (c != '"' && c != '\\' && c != '/' && sc->str_len < sizeof(sc->str) - 1)
-				sc->str[sc->str_len++] = '\\'; /* \n, \u...: kept as written */
-		} else if (c == '\\') {
-			sc->escape = 1;
-			return 0;
-		} else if (c == '"') {
-			sc->in_string = 0;
-			if (!sc->cutting)
-				end_string(sc);
-			return 0;
-		} else if (c < 0x20 && !sc->cutting)
-			return fail(x, sc, "a control character inside a string (not JSON)");
-		if (sc->str_len < sizeof(sc->str) - 1)
-			sc->str[sc->str_len++] = (char)c;
-		return 0;
-	}
-	if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
-		return 0;
-	if (sc->done)
-		return fail(x, sc, "data after the end of the document");
-	if (!sc->started && c != '{' && c != '[')
-		return fail(x, sc, "not a Prometheus JSON result: expected '{' or '['");
-	switch (c) {
-	case '"':
-		sc->in_string = 1;
-		sc->str_len = 0;
-		break;
-	case ':':
-		sc->str[sc->str_len] = '\0';
-		sc->pending = key_id(sc);
-		break;
-	case ',':
-		sc->pending = K_OTHER;
-		break;
-	case '{':
-	case '[':
-		if (sc->depth == DEPTH_MAX)
-			return fail(x, sc, "nested too deeply");
-		sc->started = 1;
-		sc->type[sc->depth] = c == '{' ? C_OBJECT : C_ARRAY;
-		sc->key[sc->depth] = (unsigned char)sc->pending;
-		sc->pending = K_OTHER;
-		/* a series: an object in a top-level array or in data.result */
-		if (c == '{' && !sc->cutting &&
-		    ((sc->depth == 1 && sc->type[0] == C_ARRAY) ||
-		     (sc->depth == 3 && sc->type[2] == C_ARRAY && sc->key[2] == K_RESULT))) {
-			sc->cutting = 1;
-			sc->cut_depth = sc->depth + 1;
-			sbuf_reset(&sc->cut);
-			sbuf_addc(&sc->cut, '{');
-		}
-		sc->depth++;
-		break;
-	case '}':
-	case ']':
-		if (sc->depth == 0 || sc->type[sc->depth - 1] != (c == '}' ? C_OBJECT : C_ARRAY))
-			return fail(x, sc, "brackets do not match");
-		sc->depth--;
-		sc->done = sc->depth == 0;
-		if (sc->cutting && sc->depth + 1 == sc->cut_depth)
-			return end_series(x, sc);
-		break;
-	default:
-		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      c == '-' || c == '+' || c == '.'))
-			return fail(x, sc, "not JSON");
-		break;
-	}
-	return 0;
-}
+static const struct jcut_ops ops = {cut, element, scalar, "a series", SERIES_MAX};
 
 /* The checks once the whole file is read. */
-static int finish(struct px *x, struct scan *sc)
+static int finish(struct px *x, int top)
 {
 	char msg[4 * STR_MAX + 100];
-	if (!sc->started)
-		return fail(x, sc, "the file is empty");
-	if (sc->depth || sc->in_string)
-		return fail(x, sc, "the file ends inside the document (truncated?)");
-	if (sc->status[0] && strcmp(sc->status, "success")) {
-		snprintf(msg, sizeof(msg), "the query failed: status '%s'%s%s%s%s", sc->status,
-			 sc->error_type[0] || sc->error[0] ? ": " : "", sc->error_type,
-			 sc->error_type[0] && sc->error[0] ? ": " : "", sc->error);
-		return fail(x, sc, msg);
-	}
-	if (sc->result_type[0] && strcmp(sc->result_type, "matrix") &&
-	    strcmp(sc->result_type, "vector")) {
+	const char *what = NULL;
+	if (x->status[0] && strcmp(x->status, "success")) {
+		snprintf(msg, sizeof(msg), "the query failed: status '%s'%s%s%s%s", x->status,
+			 x->error_type[0] || x->error[0] ? ": " : "", x->error_type,
+			 x->error_type[0] && x->error[0] ? ": " : "", x->error);
+		what = msg;
+	} else if (x->result_type[0] && strcmp(x->result_type, "matrix") &&
+		   strcmp(x->result_type, "vector")) {
 		snprintf(msg, sizeof(msg),
 			 "resultType '%s' has no series (matrix or vector expected)",
-			 sc->result_type);
-		return fail(x, sc, msg);
+			 x->result_type);
+		what = msg;
+	} else if (!x->series) {
+		what = top == '{' && !x->status[0]
+			   ? "no \"status\" and no series: is this a Prometheus query result?"
+			   : "no series with values in the result (an empty query result?)";
 	}
-	if (!x->series)
-		return fail(x, sc,
-			    sc->type[0] == C_OBJECT && !sc->status[0]
-				? "no \"status\" and no series: is this a Prometheus query result?"
-				: "no series with values in the result (an empty query result?)");
-	return 0;
+	if (!what)
+		return 0;
+	*x->err = xasprintf("%s: %s", input_path(x->in), what);
+	return -1;
 }
 
 int prometheus_import(struct input *in, struct store *st, const struct import_opts *o, char **err)
 {
 	struct px x;
-	struct scan sc;
+	int top = 0;
 	memset(&x, 0, sizeof(x));
-	memset(&sc, 0, sizeof(sc));
 	x.o = o;
 	x.in = in;
 	x.err = err;
 	const char *anchor = o->has_time_offset ? "time-offset" : "absolute";
 	if (msource_begin(&x.ms, st, in, "prometheus", anchor, o, err) < 0)
 		return -1;
-	unsigned char buf[64 << 10];
-	ssize_t n;
-	while ((n = input_read(in, buf, sizeof(buf), err)) > 0) {
-		/* a series' bytes are copied a run at a time; only quotes,
-		 * escapes and brackets need looking at inside one */
-		ssize_t from = 0;
-		for (ssize_t i = 0; i < n; i++, sc.offset++) {
-			if (sc.cutting && !significant(&sc, buf[i]))
-				continue;
-			if (sc.cutting)
-				sbuf_add(&sc.cut, buf + from, (size_t)(i + 1 - from));
-			from = i + 1;
-			if (scan_byte(&x, &sc, buf[i]) < 0)
-				goto out;
-			if (sc.cut.len > SERIES_MAX)
-				break;
-		}
-		if (sc.cutting)
-			sbuf_add(&sc.cut, buf + from, (size_t)(n - from));
-		if (sc.cut.len > SERIES_MAX) {
-			fail(&x, &sc, "a series larger than 8 MB");
-			goto out;
-		}
-	}
-	if (n < 0 || finish(&x, &sc) < 0)
+	if (jcut_run(in, &ops, &x, &top, err) < 0 || finish(&x, top) < 0)
 		goto out;
 	/* one host for every series names the source's */
 	if (!o->host && x.host && !x.many_hosts &&
@@ -510,12 +352,10 @@ int prometheus_import(struct input *in, struct store *st, const struct import_op
 				    err) < 0)
 		goto out;
 	free(x.host);
-	sbuf_release(&sc.cut);
 	return msource_end(&x.ms, err);
 out:
 	msource_release(&x.ms);
 	free(x.host);
-	sbuf_release(&sc.cut);
 	return -1;
 }
 

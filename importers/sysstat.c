@@ -3,11 +3,9 @@
  *
  * The document is {"sysstat": {"hosts": [{host fields..., "statistics":
  * [{sample}, ...], "restarts": [...]}]}}.  A long recording is hundreds of
- * MB, so it is not parsed whole: a scanner that knows JSON's strings and
- * nesting (not its values) walks the stream, cuts out each host's header
- * (the fields before "statistics") and each sample object, and hands those
- * small pieces to jansson.  Memory is bounded by the largest sample
- * (SAMPLE_MAX).
+ * MB, so it is not parsed whole: jcut.c streams it, reports each host's
+ * own fields and cuts out each sample object for jansson.  Memory is
+ * bounded by the largest sample (SAMPLE_MAX).
  *
  * Each sample becomes one value per numeric field, named resource.field:
  * cpu-load {"cpu": "all"} -> cpu.idle, {"cpu": "3"} -> cpu3.idle, disk
@@ -29,14 +27,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "importers/jcut.h"
 #include "importers/msource.h"
 #include "importers/sysstat.h"
 #include "model/sbuf.h"
 #include "model/xalloc.h"
 
-#define SAMPLE_MAX (8 << 20)  /* one sample object, bytes */
-#define HEADER_MAX (64 << 10) /* a host's fields before its statistics */
-#define DEPTH_MAX  64
+#define SAMPLE_MAX (8 << 20) /* one sample object, bytes */
 
 struct host {
 	char *name; /* nodename, or NULL */
@@ -217,7 +214,7 @@ static int64_t parse_time(const char *date, const char *clock)
 	return (int64_t)timegm(&tm) * 1000000000;
 }
 
-static int put_sample(struct sx *x, json_t *s, int64_t at)
+static int put_sample(struct sx *x, json_t *s)
 {
 	json_t *ts = json_object_get(s, "timestamp");
 	int64_t t = json_is_string(ts) /* mpstat & co: the time, the day in the header */
@@ -243,7 +240,6 @@ static int put_sample(struct sx *x, json_t *s, int64_t at)
 		t -= json_integer_value(iv) * 1000000000; /* to the interval's start */
 	if (x->o->has_time_offset)
 		t += x->o->time_offset_ns;
-	(void)at;
 	x->timed++;
 	const char *k;
 	json_t *v;
@@ -252,217 +248,70 @@ static int put_sample(struct sx *x, json_t *s, int64_t at)
 	return 0;
 }
 
-/* ---- the scanner ---- */
+/* ---- reading the document (importers/jcut.c) ---- */
 
-enum { C_OBJECT = 1, C_ARRAY = 2 };
-
-struct scan {
-	unsigned char type[DEPTH_MAX]; /* container at each depth */
-	unsigned char key[DEPTH_MAX];  /* the key that opened it: K_* */
-	int depth;
-	int in_string, escape;
-	char last[32]; /* the last string read, cut */
-	size_t last_len;
-	int last_is_key; /* followed by ':' */
-	int pending_key; /* the K_* of the last key, for the next container */
-	struct sbuf cut; /* the piece being cut out */
-	int cutting;	 /* 1: a sample, 2: a header */
-	int cut_depth;
-	int64_t offset;
-};
-
-enum { K_OTHER, K_HOSTS, K_STATISTICS };
-
-static int key_id(const char *s)
+/* The samples: the elements of each host's "statistics". */
+static int cut(void *arg, const struct jcut *j, int d)
 {
-	return !strcmp(s, "hosts") ? K_HOSTS : !strcmp(s, "statistics") ? K_STATISTICS : K_OTHER;
+	(void)arg;
+	return !strcmp(jcut_key(j, d), "statistics");
 }
 
-static int fail(struct sx *x, struct scan *sc, const char *what)
+static int element(void *arg, json_t *e, char **err)
 {
-	*x->err = xasprintf("%s: at byte %lld: %s", input_path(x->in), (long long)sc->offset, what);
-	return -1;
+	(void)err; /* put_sample reports through x->err, which is err */
+	return put_sample(arg, e);
 }
 
-/* A header piece ends where "statistics" begins: close it and parse. */
-static int end_header(struct sx *x, struct scan *sc)
+/* A host's own fields: the objects in "hosts". */
+static void scalar(void *arg, const struct jcut *j, int d, const char *key, const char *text,
+		   int is_string)
 {
-	/* the piece ends with ... , "statistics" : -- drop that key */
-	const char *s = sc->cut.buf, *q = NULL;
-	for (const char *p = s; (p = strstr(p, "\"statistics\"")); p++)
-		q = p; /* the last one: the key just read */
-	if (q)
-		sc->cut.len = (size_t)(q - s);
-	sbuf_adds(&sc->cut, "\"statistics\": []}");
-	json_error_t je;
-	json_t *h = json_loadb(sc->cut.buf, sc->cut.len, 0, &je);
-	sc->cutting = 0;
-	sbuf_reset(&sc->cut);
-	if (!h)
-		return fail(x, sc, "a host's fields are not valid JSON");
-	free(x->host.name);
-	const char *name = json_string_value(json_object_get(h, "nodename"));
-	x->host.name = name ? xstrdup(name) : NULL;
-	const char *date = json_string_value(json_object_get(h, "date"));
-	snprintf(x->host.date, sizeof(x->host.date), "%s", date ? date : "");
-	json_t *nc = json_object_get(h, "number-of-cpus");
-	x->host.ncpu = json_is_integer(nc) ? (int)json_integer_value(nc) : 0;
-	json_decref(h);
-	return 0;
-}
-
-static int end_sample(struct sx *x, struct scan *sc)
-{
-	json_error_t je;
-	json_t *s = json_loadb(sc->cut.buf, sc->cut.len, 0, &je);
-	sc->cutting = 0;
-	sbuf_reset(&sc->cut);
-	if (!s) {
-		char msg[200];
-		snprintf(msg, sizeof(msg), "a sample is not valid JSON: %s", je.text);
-		return fail(x, sc, msg);
+	struct sx *x = arg;
+	if (d < 1 || !jcut_is_array(j, d - 1) || strcmp(jcut_key(j, d - 1), "hosts"))
+		return;
+	if (!strcmp(key, "nodename") && is_string) {
+		free(x->host.name);
+		x->host.name = xstrdup(text);
+	} else if (!strcmp(key, "number-of-cpus") && !is_string) {
+		x->host.ncpu = atoi(text);
+	} else if (!strcmp(key, "date") && is_string) {
+		snprintf(x->host.date, sizeof(x->host.date), "%.15s", text);
 	}
-	int rc = put_sample(x, s, sc->offset);
-	json_decref(s);
-	return rc;
 }
 
-/* Whether byte c can change the scanner's state inside a sample. */
-static int significant(const struct scan *sc, unsigned char c)
-{
-	if (sc->in_string)
-		return c == '"' || c == '\\' || sc->escape;
-	return c == '"' || c == '{' || c == '}' || c == '[' || c == ']';
-}
-
-/* One byte of the stream (while cutting, the caller has copied it). */
-static int scan_byte(struct sx *x, struct scan *sc, unsigned char c)
-{
-	if (sc->in_string) {
-		if (sc->escape)
-			sc->escape = 0;
-		else if (c == '\\')
-			sc->escape = 1;
-		else if (c == '"')
-			sc->in_string = 0;
-		else if (sc->last_len < sizeof(sc->last) - 1)
-			sc->last[sc->last_len++] = (char)c;
-		return 0;
-	}
-	switch (c) {
-	case '"':
-		sc->in_string = 1;
-		sc->last_len = 0;
-		sc->last_is_key = 0;
-		break;
-	case ':':
-		sc->last[sc->last_len] = '\0';
-		sc->pending_key = key_id(sc->last);
-		if (sc->pending_key == K_STATISTICS && sc->cutting == 2 &&
-		    sc->depth == sc->cut_depth && end_header(x, sc) < 0)
-			return -1;
-		break;
-	case '{':
-	case '[':
-		if (sc->depth == DEPTH_MAX)
-			return fail(x, sc, "nested too deeply");
-		sc->type[sc->depth] = c == '{' ? C_OBJECT : C_ARRAY;
-		sc->key[sc->depth] = (unsigned char)sc->pending_key;
-		sc->pending_key = K_OTHER;
-		/* a host: an object in "hosts"; a sample: an object in "statistics" */
-		if (c == '{' && !sc->cutting && sc->depth > 0 &&
-		    sc->type[sc->depth - 1] == C_ARRAY &&
-		    (sc->key[sc->depth - 1] == K_HOSTS || sc->key[sc->depth - 1] == K_STATISTICS)) {
-			sc->cutting = sc->key[sc->depth - 1] == K_HOSTS ? 2 : 1;
-			sc->cut_depth = sc->depth + 1;
-			sbuf_reset(&sc->cut);
-			sbuf_addc(&sc->cut, '{');
-		}
-		sc->depth++;
-		break;
-	case '}':
-	case ']':
-		if (sc->depth == 0 || sc->type[sc->depth - 1] != (c == '}' ? C_OBJECT : C_ARRAY))
-			return fail(x, sc, "brackets do not match");
-		sc->depth--;
-		if (sc->cutting == 1 && sc->depth + 1 == sc->cut_depth)
-			return end_sample(x, sc);
-		if (sc->cutting == 2 && sc->depth + 1 == sc->cut_depth)
-			return end_header(x, sc); /* a host without statistics */
-		break;
-	default:
-		break;
-	}
-	return 0;
-}
+static const struct jcut_ops ops = {cut, element, scalar, "a sample", SAMPLE_MAX};
 
 int sysstat_import(struct input *in, struct store *st, const struct import_opts *o, char **err)
 {
 	struct sx x;
-	struct scan sc;
 	memset(&x, 0, sizeof(x));
-	memset(&sc, 0, sizeof(sc));
 	x.o = o;
 	x.in = in;
 	x.err = err;
-	if (msource_begin(&x.ms, st, in, "sysstat", o->has_time_offset ? "time-offset" : "absolute",
-			  o, err) < 0)
+	const char *anchor = o->has_time_offset ? "time-offset" : "absolute";
+	if (msource_begin(&x.ms, st, in, "sysstat", anchor, o, err) < 0)
 		return -1;
-	unsigned char buf[64 << 10];
-	ssize_t n;
-	int rc = -1;
-	while ((n = input_read(in, buf, sizeof(buf), err)) > 0) {
-		/* the bytes of a piece being cut are copied a run at a time; in a
-		 * sample only quotes, escapes and brackets need looking at */
-		ssize_t from = 0;
-		for (ssize_t i = 0; i < n; i++, sc.offset++) {
-			if (sc.cutting == 1 && !significant(&sc, buf[i]))
-				continue;
-			if (sc.cutting)
-				sbuf_add(&sc.cut, buf + from, (size_t)(i + 1 - from));
-			from = i + 1;
-			if (scan_byte(&x, &sc, buf[i]) < 0)
-				goto out;
-			if (sc.cut.len > (sc.cutting == 1 ? SAMPLE_MAX : HEADER_MAX)) {
-				fail(&x, &sc,
-				     sc.cutting == 1 ? "a sample larger than 8 MB"
-						     : "a host's fields larger than 64 KB");
-				goto out;
-			}
-		}
-		if (sc.cutting)
-			sbuf_add(&sc.cut, buf + from, (size_t)(n - from));
-		if (sc.cut.len > (sc.cutting == 1 ? SAMPLE_MAX : HEADER_MAX)) {
-			fail(&x, &sc, "a sample larger than 8 MB");
-			goto out;
-		}
-	}
-	if (n < 0)
+	if (jcut_run(in, &ops, &x, NULL, err) < 0)
 		goto out;
-	if (sc.depth || sc.in_string) {
-		fail(&x, &sc, "the file ends inside the document (truncated?)");
-		goto out;
-	}
 	if (!x.timed) {
-		fail(&x, &sc,
-		     x.samples_seen ? "no sample has a readable timestamp (iostat: run it with -t)"
-				    : "no \"statistics\" samples: is this `sadf -j` output?");
+		*err = xasprintf("%s: %s", input_path(in),
+				 x.samples_seen
+				     ? "no sample has a readable timestamp (iostat: run it with -t)"
+				     : "no \"statistics\" samples: is this `sadf -j` output?");
 		goto out;
 	}
 	/* the report names the host the samples came from */
 	if (!o->host && x.host.name &&
-	    store_set_source_anchor(
-		st, x.ms.source_id, o->has_time_offset ? "time-offset" : "absolute",
-		o->has_time_offset ? o->time_offset_ns : 0, -1, x.host.name, NULL, err) < 0)
+	    store_set_source_anchor(st, x.ms.source_id, anchor,
+				    o->has_time_offset ? o->time_offset_ns : 0, -1, x.host.name,
+				    NULL, err) < 0)
 		goto out;
-	rc = msource_end(&x.ms, err);
 	free(x.host.name);
-	sbuf_release(&sc.cut);
-	return rc;
+	return msource_end(&x.ms, err);
 out:
 	msource_release(&x.ms);
 	free(x.host.name);
-	sbuf_release(&sc.cut);
 	return -1;
 }
 
