@@ -21,83 +21,11 @@
 #include <unistd.h>
 
 #include "importers/importer.h"
-#include "tests/testdir.h"
-
-struct fx {
-	char dir[256], in[300], db[300];
-	sqlite3 *conn;
-};
+#include "tests/importfx.h"
 
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (testdir_make(f->dir, sizeof(f->dir), "prometheus") < 0)
-		return -1;
-	snprintf(f->in, sizeof(f->in), "%s/in.json", f->dir);
-	snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	if (f->conn)
-		sqlite3_close(f->conn);
-	testdir_remove(f->dir);
-	free(f);
-	return 0;
-}
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *fp = fopen(path, "w");
-	assert_non_null(fp);
-	fputs(text, fp);
-	fclose(fp);
-}
-
-static void reset_db(struct fx *f)
-{
-	if (f->conn) {
-		sqlite3_close(f->conn);
-		f->conn = NULL;
-	}
-	unlink(f->db);
-}
-
-/* Imports text (format sniffed); 0 or -1 with the message in *err. */
-static int import(struct fx *f, const char *text, const struct import_opts *o, char **err)
-{
-	struct import_opts none = {0};
-	reset_db(f);
-	write_file(f->in, text);
-	char *paths[] = {f->in};
-	return import_files(f->db, paths, 1, NULL, o ? o : &none, err);
-}
-
-static int64_t q_int(struct fx *f, const char *sql)
-{
-	if (!f->conn)
-		assert_int_equal(sqlite3_open(f->db, &f->conn), SQLITE_OK);
-	sqlite3_stmt *s;
-	assert_int_equal(sqlite3_prepare_v2(f->conn, sql, -1, &s, NULL), SQLITE_OK);
-	int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
-	sqlite3_finalize(s);
-	return v;
-}
-
-static const char *q_text(struct fx *f, const char *sql, char *buf, size_t n)
-{
-	if (!f->conn)
-		assert_int_equal(sqlite3_open(f->db, &f->conn), SQLITE_OK);
-	sqlite3_stmt *s;
-	assert_int_equal(sqlite3_prepare_v2(f->conn, sql, -1, &s, NULL), SQLITE_OK);
-	buf[0] = '\0';
-	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-		snprintf(buf, n, "%s", (const char *)sqlite3_column_text(s, 0));
-	sqlite3_finalize(s);
-	return buf;
+	return importfx_setup(state, "prometheus", "in.json");
 }
 
 #define SERIES_A                                                                                   \
@@ -115,39 +43,39 @@ static const char bare[] = "[" SERIES_A ", " SERIES_B "]";
 static void check_ab(struct fx *f)
 {
 	char buf[128];
-	assert_int_equal(q_int(f, "SELECT count(*) FROM samples"), 3);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM metrics"), 2);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM samples"), 3);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM metrics"), 2);
 	/* labels but __name__ and instance, sorted: the same resource for both */
 	assert_string_equal(
-	    q_text(f, "SELECT group_concat(DISTINCT resource) FROM metrics", buf, 128),
+	    importfx_text(f, "SELECT group_concat(DISTINCT resource) FROM metrics", buf, 128),
 	    "job=node,mode=user");
 	assert_string_equal(
-	    q_text(f,
-		   "SELECT group_concat(host, ' ') FROM (SELECT host FROM metrics ORDER BY host)",
-		   buf, 128),
+	    importfx_text(
+		f, "SELECT group_concat(host, ' ') FROM (SELECT host FROM metrics ORDER BY host)",
+		buf, 128),
 	    "n1 n2");
-	assert_string_equal(q_text(f,
-				   "SELECT name || '/' || value_kind || '/' || capacity"
-				   " FROM metrics LIMIT 1",
-				   buf, 128),
+	assert_string_equal(importfx_text(f,
+					  "SELECT name || '/' || value_kind || '/' || capacity"
+					  " FROM metrics LIMIT 1",
+					  buf, 128),
 			    "node_cpu_ratio/instant/1.0");
-	assert_int_equal(q_int(f, "SELECT min(t_ns) FROM samples"), 1700000000123000000LL);
-	assert_int_equal(q_int(f, "SELECT max(t_ns) FROM samples"), 1700000015123000000LL);
-	assert_int_equal(q_int(f, "SELECT sum(value) * 4 FROM samples s JOIN metrics m"
-				  " ON m.id = s.metric_id WHERE m.host = 'n1'"),
+	assert_int_equal(importfx_int(f, "SELECT min(t_ns) FROM samples"), 1700000000123000000LL);
+	assert_int_equal(importfx_int(f, "SELECT max(t_ns) FROM samples"), 1700000015123000000LL);
+	assert_int_equal(importfx_int(f, "SELECT sum(value) * 4 FROM samples s JOIN metrics m"
+					 " ON m.id = s.metric_id WHERE m.host = 'n1'"),
 			 3);
-	assert_string_equal(q_text(f, "SELECT format FROM sources", buf, 128), "prometheus");
+	assert_string_equal(importfx_text(f, "SELECT format FROM sources", buf, 128), "prometheus");
 	/* two hosts: the source names none */
-	assert_int_equal(q_int(f, "SELECT host IS NULL FROM sources"), 1);
-	assert_int_equal(q_int(f, "SELECT samples FROM sources"), 3);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM diagnostics"), 0);
+	assert_int_equal(importfx_int(f, "SELECT host IS NULL FROM sources"), 1);
+	assert_int_equal(importfx_int(f, "SELECT samples FROM sources"), 3);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM diagnostics"), 0);
 }
 
 static void envelope_matrix(void **state)
 {
 	struct fx *f = *state;
 	char *err = NULL;
-	if (import(f, envelope, NULL, &err) < 0)
+	if (importfx_fresh(f, envelope, NULL, &err) < 0)
 		fail_msg("%s", err);
 	check_ab(f);
 }
@@ -156,7 +84,7 @@ static void bare_array(void **state)
 {
 	struct fx *f = *state;
 	char *err = NULL;
-	if (import(f, bare, NULL, &err) < 0)
+	if (importfx_fresh(f, bare, NULL, &err) < 0)
 		fail_msg("%s", err);
 	check_ab(f);
 }
@@ -166,12 +94,12 @@ static void sorted_keys(void **state)
 {
 	struct fx *f = *state;
 	char *err = NULL;
-	if (import(f,
-		   "{\"data\": {\"result\": [" SERIES_A "], \"resultType\": \"matrix\"},"
-		   " \"status\": \"success\"}",
-		   NULL, &err) < 0)
+	if (importfx_fresh(f,
+			   "{\"data\": {\"result\": [" SERIES_A "], \"resultType\": \"matrix\"},"
+			   " \"status\": \"success\"}",
+			   NULL, &err) < 0)
 		fail_msg("%s", err);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM samples"), 2);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM samples"), 2);
 }
 
 static void host_override_and_source_host(void **state)
@@ -179,29 +107,31 @@ static void host_override_and_source_host(void **state)
 	struct fx *f = *state;
 	char *err = NULL, buf[64];
 	struct import_opts o = {.host = "gpu-node-7"};
-	assert_int_equal(import(f, envelope, &o, &err), 0);
-	assert_string_equal(q_text(f, "SELECT group_concat(DISTINCT host) FROM metrics", buf, 64),
-			    "gpu-node-7");
-	assert_string_equal(q_text(f, "SELECT host FROM sources", buf, 64), "gpu-node-7");
-	/* --host merges the two instances' series, which have the same labels */
-	assert_int_equal(q_int(f, "SELECT count(*) FROM metrics"), 1);
-	/* one instance, IPv6 with brackets: the source takes its host */
-	assert_int_equal(import(f,
-				"[{\"metric\": {\"instance\": \"[::1]:9090\"},"
-				" \"values\": [[1700000000, \"1\"]]}]",
-				NULL, &err),
-			 0);
-	assert_string_equal(q_text(f, "SELECT host FROM sources", buf, 64), "::1");
-	assert_string_equal(q_text(f, "SELECT name FROM metrics", buf, 64), "value");
-	assert_int_equal(q_int(f, "SELECT resource IS NULL FROM metrics"), 1);
-	/* no port, and a name ending in percent */
-	assert_int_equal(import(f,
-				"[{\"metric\": {\"__name__\": \"gpu_util_percent\", \"instance\":"
-				" \"node3\"}, \"values\": [[1700000000, \"97\"]]}]",
-				NULL, &err),
-			 0);
+	assert_int_equal(importfx_fresh(f, envelope, &o, &err), 0);
 	assert_string_equal(
-	    q_text(f, "SELECT host || ' ' || unit || ' ' || capacity FROM metrics", buf, 64),
+	    importfx_text(f, "SELECT group_concat(DISTINCT host) FROM metrics", buf, 64),
+	    "gpu-node-7");
+	assert_string_equal(importfx_text(f, "SELECT host FROM sources", buf, 64), "gpu-node-7");
+	/* --host merges the two instances' series, which have the same labels */
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM metrics"), 1);
+	/* one instance, IPv6 with brackets: the source takes its host */
+	assert_int_equal(importfx_fresh(f,
+					"[{\"metric\": {\"instance\": \"[::1]:9090\"},"
+					" \"values\": [[1700000000, \"1\"]]}]",
+					NULL, &err),
+			 0);
+	assert_string_equal(importfx_text(f, "SELECT host FROM sources", buf, 64), "::1");
+	assert_string_equal(importfx_text(f, "SELECT name FROM metrics", buf, 64), "value");
+	assert_int_equal(importfx_int(f, "SELECT resource IS NULL FROM metrics"), 1);
+	/* no port, and a name ending in percent */
+	assert_int_equal(
+	    importfx_fresh(f,
+			   "[{\"metric\": {\"__name__\": \"gpu_util_percent\", \"instance\":"
+			   " \"node3\"}, \"values\": [[1700000000, \"97\"]]}]",
+			   NULL, &err),
+	    0);
+	assert_string_equal(
+	    importfx_text(f, "SELECT host || ' ' || unit || ' ' || capacity FROM metrics", buf, 64),
 	    "node3 % 100.0");
 }
 
@@ -209,40 +139,47 @@ static void bad_values_counted(void **state)
 {
 	struct fx *f = *state;
 	char *err = NULL, buf[64];
-	assert_int_equal(import(f,
-				"[{\"metric\": {\"__name__\": \"x\"}, \"values\": [[1700000000, "
-				"\"NaN\"], [1700000001, \"+Inf\"], [1700000002, \"-Inf\"],"
-				" [1700000003, \"abc\"], [1700000004, \"\"], [1700000005],"
-				" [\"bad\", \"1\"], [1700000006, \"2.5e1\"]]}]",
-				NULL, &err),
-			 0);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM samples"), 1);
-	assert_int_equal(q_int(f, "SELECT value FROM samples"), 25);
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'NON_FINITE'"), 3);
+	assert_int_equal(
+	    importfx_fresh(f,
+			   "[{\"metric\": {\"__name__\": \"x\"}, \"values\": [[1700000000, "
+			   "\"NaN\"], [1700000001, \"+Inf\"], [1700000002, \"-Inf\"],"
+			   " [1700000003, \"abc\"], [1700000004, \"\"], [1700000005],"
+			   " [\"bad\", \"1\"], [1700000006, \"2.5e1\"]]}]",
+			   NULL, &err),
+	    0);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM samples"), 1);
+	assert_int_equal(importfx_int(f, "SELECT value FROM samples"), 25);
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'NON_FINITE'"),
+			 3);
 	assert_string_equal(
-	    q_text(f, "SELECT example FROM diagnostics WHERE code = 'NON_FINITE'", buf, 64), "NaN");
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_VALUE'"), 2);
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_POINT'"), 2);
-	assert_int_equal(q_int(f, "SELECT dropped FROM sources"), 7);
-	assert_int_equal(q_int(f, "SELECT samples FROM sources"), 1);
+	    importfx_text(f, "SELECT example FROM diagnostics WHERE code = 'NON_FINITE'", buf, 64),
+	    "NaN");
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_VALUE'"),
+			 2);
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_POINT'"),
+			 2);
+	assert_int_equal(importfx_int(f, "SELECT dropped FROM sources"), 7);
+	assert_int_equal(importfx_int(f, "SELECT samples FROM sources"), 1);
 }
 
 static void vector_result(void **state)
 {
 	struct fx *f = *state;
 	char *err = NULL, buf[64];
-	if (import(f,
-		   "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
-		   "{\"metric\":{\"__name__\":\"up\",\"instance\":\"a:1\"},\"value\":[1700000000.5,"
-		   "\"1\"]},"
-		   "{\"metric\":{\"__name__\":\"up\",\"instance\":\"b:1\"},\"value\":[1700000000.5,"
-		   "\"0\"]}]}}",
-		   NULL, &err) < 0)
+	if (importfx_fresh(
+		f,
+		"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+		"{\"metric\":{\"__name__\":\"up\",\"instance\":\"a:1\"},\"value\":[1700000000.5,"
+		"\"1\"]},"
+		"{\"metric\":{\"__name__\":\"up\",\"instance\":\"b:1\"},\"value\":[1700000000.5,"
+		"\"0\"]}]}}",
+		NULL, &err) < 0)
 		fail_msg("%s", err);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM samples"), 2);
-	assert_int_equal(q_int(f, "SELECT count(DISTINCT t_ns) FROM samples"), 1);
-	assert_int_equal(q_int(f, "SELECT min(t_ns) FROM samples"), 1700000000500000000LL);
-	assert_string_equal(q_text(f, "SELECT group_concat(host) FROM metrics", buf, 64), "a,b");
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM samples"), 2);
+	assert_int_equal(importfx_int(f, "SELECT count(DISTINCT t_ns) FROM samples"), 1);
+	assert_int_equal(importfx_int(f, "SELECT min(t_ns) FROM samples"), 1700000000500000000LL);
+	assert_string_equal(importfx_text(f, "SELECT group_concat(host) FROM metrics", buf, 64),
+			    "a,b");
 }
 
 /* Times as Prometheus writes them (milliseconds) and with microseconds,
@@ -252,21 +189,22 @@ static void exact_times(void **state)
 	struct fx *f = *state;
 	char *err = NULL;
 	struct import_opts o = {.time_offset_ns = 7, .has_time_offset = 1};
-	if (import(f,
-		   "[{\"metric\": {}, \"values\": [[1564308009.804, \"1\"], [1999999999.999999,"
-		   " \"1\"], [1700000000.000001, \"1\"], [0.001, \"1\"],"
-		   " [\"1700000000.123456789\", \"1\"]]}]",
-		   &o, &err) < 0)
+	if (importfx_fresh(
+		f,
+		"[{\"metric\": {}, \"values\": [[1564308009.804, \"1\"], [1999999999.999999,"
+		" \"1\"], [1700000000.000001, \"1\"], [0.001, \"1\"],"
+		" [\"1700000000.123456789\", \"1\"]]}]",
+		&o, &err) < 0)
 		fail_msg("%s", err);
 	static const int64_t want[] = {1000000 + 7, 1564308009804000000LL + 7,
 				       1700000000000001000LL + 7, 1700000000123456789LL + 7,
 				       1999999999999999000LL + 7};
-	assert_int_equal(q_int(f, "SELECT count(*) FROM samples"), 5);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM samples"), 5);
 	for (size_t i = 0; i < 5; i++) {
 		char sql[128];
 		snprintf(sql, sizeof(sql),
 			 "SELECT t_ns FROM samples ORDER BY t_ns LIMIT 1 OFFSET %zu", i);
-		assert_int_equal(q_int(f, sql), want[i]);
+		assert_int_equal(importfx_int(f, sql), want[i]);
 	}
 }
 
@@ -323,8 +261,8 @@ static void bad_inputs(void **state)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
 		char *err = NULL;
-		reset_db(f);
-		write_file(f->in, cases[i].text);
+		importfx_reset(f);
+		importfx_write(f->in, cases[i].text);
 		char *paths[] = {f->in};
 		struct import_opts o = {0};
 		assert_int_equal(import_files(f->db, paths, 1, "prometheus", &o, &err), -1);
@@ -339,7 +277,7 @@ static void bad_inputs(void **state)
 	static const size_t junk_len[] = {12, 14, 0};
 	for (size_t i = 0; i < 3; i++) {
 		char *err = NULL;
-		reset_db(f);
+		importfx_reset(f);
 		FILE *fp = fopen(f->in, "wb");
 		fwrite(junk[i], 1, junk_len[i], fp);
 		fclose(fp);
@@ -398,16 +336,17 @@ static void real_samples(void **state)
 		assert_non_null(root);
 		int64_t want = expected_samples(root);
 		json_decref(root);
-		reset_db(f);
+		importfx_reset(f);
 		char *paths[] = {path}, *err = NULL;
 		struct import_opts o = {0};
 		if (import_files(f->db, paths, 1, NULL, &o, &err) < 0)
 			fail_msg("%s: %s", de->d_name, err);
-		if (q_int(f, "SELECT count(*) FROM samples") != want)
+		if (importfx_int(f, "SELECT count(*) FROM samples") != want)
 			fail_msg("%s: %lld samples, want %lld", de->d_name,
-				 (long long)q_int(f, "SELECT count(*) FROM samples"),
+				 (long long)importfx_int(f, "SELECT count(*) FROM samples"),
 				 (long long)want);
-		assert_int_equal(q_int(f, "SELECT count(*) FROM metrics WHERE host LIKE '%:%'"), 0);
+		assert_int_equal(
+		    importfx_int(f, "SELECT count(*) FROM metrics WHERE host LIKE '%:%'"), 0);
 		seen++;
 	}
 	closedir(d);
@@ -418,16 +357,17 @@ static void real_samples(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(envelope_matrix, setup, teardown),
-	    cmocka_unit_test_setup_teardown(bare_array, setup, teardown),
-	    cmocka_unit_test_setup_teardown(sorted_keys, setup, teardown),
-	    cmocka_unit_test_setup_teardown(host_override_and_source_host, setup, teardown),
-	    cmocka_unit_test_setup_teardown(bad_values_counted, setup, teardown),
-	    cmocka_unit_test_setup_teardown(vector_result, setup, teardown),
-	    cmocka_unit_test_setup_teardown(exact_times, setup, teardown),
+	    cmocka_unit_test_setup_teardown(envelope_matrix, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(bare_array, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(sorted_keys, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(host_override_and_source_host, setup,
+					    importfx_teardown),
+	    cmocka_unit_test_setup_teardown(bad_values_counted, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(vector_result, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(exact_times, setup, importfx_teardown),
 	    cmocka_unit_test(sniffing),
-	    cmocka_unit_test_setup_teardown(bad_inputs, setup, teardown),
-	    cmocka_unit_test_setup_teardown(real_samples, setup, teardown),
+	    cmocka_unit_test_setup_teardown(bad_inputs, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(real_samples, setup, importfx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

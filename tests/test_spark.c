@@ -22,78 +22,13 @@
 
 #include "importers/importer.h"
 #include "importers/lines.h"
-#include "tests/testdir.h"
+#include "tests/importfx.h"
 
 #define SAMPLES "../shared/samples/spark-eventlog"
 
-struct fx {
-	char dir[256], in[300], db[300];
-	sqlite3 *conn;
-};
-
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (testdir_make(f->dir, sizeof(f->dir), "spark") < 0)
-		return -1;
-	snprintf(f->in, sizeof(f->in), "%s/app.log", f->dir);
-	snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	if (f->conn)
-		sqlite3_close(f->conn);
-	testdir_remove(f->dir);
-	free(f);
-	return 0;
-}
-
-static void reset_db(struct fx *f)
-{
-	if (f->conn)
-		sqlite3_close(f->conn);
-	f->conn = NULL;
-	unlink(f->db);
-}
-
-static int import(struct fx *f, const char *text, char **err)
-{
-	FILE *fp = fopen(f->in, "w");
-	assert_non_null(fp);
-	fputs(text, fp);
-	fclose(fp);
-	struct import_opts o = {0};
-	char *paths[] = {f->in};
-	return import_files(f->db, paths, 1, NULL, &o, err);
-}
-
-static int64_t q_int(struct fx *f, const char *sql)
-{
-	if (!f->conn)
-		assert_int_equal(sqlite3_open(f->db, &f->conn), SQLITE_OK);
-	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(f->conn, sql, -1, &s, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", sql, sqlite3_errmsg(f->conn));
-	int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
-	sqlite3_finalize(s);
-	return v;
-}
-
-static const char *q_text(struct fx *f, const char *sql, char *buf, size_t n)
-{
-	if (!f->conn)
-		assert_int_equal(sqlite3_open(f->db, &f->conn), SQLITE_OK);
-	sqlite3_stmt *s;
-	assert_int_equal(sqlite3_prepare_v2(f->conn, sql, -1, &s, NULL), SQLITE_OK);
-	buf[0] = '\0';
-	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-		snprintf(buf, n, "%s", (const char *)sqlite3_column_text(s, 0));
-	sqlite3_finalize(s);
-	return buf;
+	return importfx_setup(state, "spark", "app.log");
 }
 
 #define TASK(id, stage, exec, host, t0, t1, reason)                                                \
@@ -148,77 +83,84 @@ static void tree_times_hosts_edge(void **state)
 	struct fx *f = *state;
 	char log[8192], buf[256], *err = NULL;
 	snprintf(log, sizeof(log), "%s%s", head, tail);
-	if (import(f, log, &err) < 0)
+	if (importfx_import(f, log, NULL, &err) < 0)
 		fail_msg("%s", err);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'application'"), 1);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'job'"), 1);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'stage'"), 2);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'task'"), 3);
+	assert_int_equal(
+	    importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'application'"), 1);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'job'"), 1);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'stage'"), 2);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'task'"), 3);
 	/* the step is named after the application; the shape of the tree */
-	assert_string_equal(q_text(f,
-				   "SELECT s.name FROM phases_v a JOIN phases_v s ON s.id ="
-				   " a.parent_id WHERE a.kind = 'application'",
-				   buf, sizeof(buf)),
+	assert_string_equal(importfx_text(f,
+					  "SELECT s.name FROM phases_v a JOIN phases_v s ON s.id ="
+					  " a.parent_id WHERE a.kind = 'application'",
+					  buf, sizeof(buf)),
 			    "demo");
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v t JOIN phases_v s ON s.id ="
-				  " t.parent_id JOIN phases_v j ON j.id = s.parent_id JOIN"
-				  " phases_v a ON a.id = j.parent_id WHERE t.kind = 'task' AND"
-				  " s.kind = 'stage' AND j.kind = 'job' AND a.kind = 'application'"
-				  " AND t.depth = 5"),
-			 3);
-	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE kind = 'application'"),
-			 1000 * MS);
-	assert_int_equal(q_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'application'"),
+	assert_int_equal(
+	    importfx_int(f, "SELECT count(*) FROM phases_v t JOIN phases_v s ON s.id ="
+			    " t.parent_id JOIN phases_v j ON j.id = s.parent_id JOIN"
+			    " phases_v a ON a.id = j.parent_id WHERE t.kind = 'task' AND"
+			    " s.kind = 'stage' AND j.kind = 'job' AND a.kind = 'application'"
+			    " AND t.depth = 5"),
+	    3);
+	assert_int_equal(
+	    importfx_int(f, "SELECT start_ns FROM phases_v WHERE kind = 'application'"), 1000 * MS);
+	assert_int_equal(importfx_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'application'"),
 			 6000 * MS);
 	/* the children's hull is 2000..5000 */
-	assert_int_equal(q_int(f, "SELECT self_ns FROM phases_v WHERE kind = 'application'"),
+	assert_int_equal(importfx_int(f, "SELECT self_ns FROM phases_v WHERE kind = 'application'"),
 			 2000 * MS);
-	assert_int_equal(q_int(f, "SELECT child_count FROM phases_v WHERE kind = 'job'"), 2);
-	assert_int_equal(q_int(f, "SELECT end_ns FROM phases_v WHERE name LIKE 'stage 0%'"),
+	assert_int_equal(importfx_int(f, "SELECT child_count FROM phases_v WHERE kind = 'job'"), 2);
+	assert_int_equal(importfx_int(f, "SELECT end_ns FROM phases_v WHERE name LIKE 'stage 0%'"),
 			 4000 * MS);
-	assert_int_equal(q_int(f, "SELECT child_count FROM phases_v WHERE name LIKE 'stage 0%'"),
-			 2);
-	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'task 1.0'"),
+	assert_int_equal(
+	    importfx_int(f, "SELECT child_count FROM phases_v WHERE name LIKE 'stage 0%'"), 2);
+	assert_int_equal(importfx_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'task 1.0'"),
 			 1300 * MS);
-	assert_int_equal(q_int(f, "SELECT self_ns FROM phases_v WHERE name = 'task 1.0'"),
+	assert_int_equal(importfx_int(f, "SELECT self_ns FROM phases_v WHERE name = 'task 1.0'"),
 			 1300 * MS);
 	/* executors: one track each, host from ExecutorAdded */
-	assert_int_equal(q_int(f, "SELECT count(*) FROM tracks WHERE kind = 'executor'"), 2);
-	assert_string_equal(q_text(f,
-				   "SELECT tr.host FROM phases_v t JOIN tracks tr ON tr.id ="
-				   " t.track_id WHERE t.name = 'task 1.0'",
-				   buf, sizeof(buf)),
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM tracks WHERE kind = 'executor'"), 2);
+	assert_string_equal(importfx_text(f,
+					  "SELECT tr.host FROM phases_v t JOIN tracks tr ON tr.id ="
+					  " t.track_id WHERE t.name = 'task 1.0'",
+					  buf, sizeof(buf)),
 			    "hostB");
-	assert_int_equal(q_int(f, "SELECT spans FROM tracks WHERE name = 'executor 1'"), 2);
+	assert_int_equal(importfx_int(f, "SELECT spans FROM tracks WHERE name = 'executor 1'"), 2);
 	/* stage 0 -> stage 1 */
-	assert_int_equal(q_int(f, "SELECT count(*) FROM edges e JOIN phases_v a ON a.id = e.src"
-				  " JOIN phases_v b ON b.id = e.dst WHERE a.name LIKE 'stage 0%'"
-				  " AND b.name LIKE 'stage 1%' AND e.kind = 4"),
-			 1);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM edges"), 1);
+	assert_int_equal(
+	    importfx_int(f, "SELECT count(*) FROM edges e JOIN phases_v a ON a.id = e.src"
+			    " JOIN phases_v b ON b.id = e.dst WHERE a.name LIKE 'stage 0%'"
+			    " AND b.name LIKE 'stage 1%' AND e.kind = 4"),
+	    1);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM edges"), 1);
 	/* the failed attempt is kept and marked */
-	assert_int_equal(q_int(f, "SELECT json_extract(attrs, '$.failed') FROM phases_v"
-				  " WHERE name = 'task 1.0'"),
+	assert_int_equal(importfx_int(f, "SELECT json_extract(attrs, '$.failed') FROM phases_v"
+					 " WHERE name = 'task 1.0'"),
 			 1);
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'FAILED_TASK'"), 1);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM diagnostics WHERE code = 'TRUNCATED'"), 0);
-	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 7);
+	assert_int_equal(
+	    importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'FAILED_TASK'"), 1);
+	assert_int_equal(
+	    importfx_int(f, "SELECT count(*) FROM diagnostics WHERE code = 'TRUNCATED'"), 0);
+	assert_int_equal(importfx_int(f, "SELECT phases FROM sources"), 7);
 }
 
 static void truncated_log(void **state)
 {
 	struct fx *f = *state;
 	char *err = NULL;
-	if (import(f, head, &err) < 0)
+	if (importfx_import(f, head, NULL, &err) < 0)
 		fail_msg("%s", err);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'task'"), 3);
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'TRUNCATED'"), 3);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'task'"), 3);
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'TRUNCATED'"),
+			 3);
 	/* closed at the last event: task 2's end */
-	assert_int_equal(q_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'application'"),
+	assert_int_equal(importfx_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'application'"),
 			 5000 * MS);
-	assert_int_equal(q_int(f, "SELECT end_ns FROM phases_v WHERE name LIKE 'stage 1%'"),
+	assert_int_equal(importfx_int(f, "SELECT end_ns FROM phases_v WHERE name LIKE 'stage 1%'"),
 			 5000 * MS);
-	assert_int_equal(q_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'job'"), 5000 * MS);
+	assert_int_equal(importfx_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'job'"),
+			 5000 * MS);
 }
 
 static void malformed_and_long_lines(void **state)
@@ -235,17 +177,20 @@ static void malformed_and_long_lines(void **state)
 	n += big;
 	snprintf(log + n, cap - n, "\"}\n%s", tail);
 	char *err = NULL;
-	if (import(f, log, &err) < 0)
+	if (importfx_import(f, log, NULL, &err) < 0)
 		fail_msg("%s", err);
 	free(log);
 	char buf[256];
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_LINE'"), 2);
-	assert_non_null(strstr(
-	    q_text(f, "SELECT example FROM diagnostics WHERE code = 'BAD_LINE'", buf, sizeof(buf)),
-	    "line 13: this is not json"));
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'LONG_LINE'"), 1);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'task'"), 3);
-	assert_int_equal(q_int(f, "SELECT dropped FROM sources"), 3);
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_LINE'"),
+			 2);
+	assert_non_null(
+	    strstr(importfx_text(f, "SELECT example FROM diagnostics WHERE code = 'BAD_LINE'", buf,
+				 sizeof(buf)),
+		   "line 13: this is not json"));
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'LONG_LINE'"),
+			 1);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'task'"), 3);
+	assert_int_equal(importfx_int(f, "SELECT dropped FROM sources"), 3);
 }
 
 static void not_spark(void **state)
@@ -254,7 +199,8 @@ static void not_spark(void **state)
 	char *err = NULL;
 	struct import_opts o = {0};
 	char *paths[] = {f->in};
-	assert_int_equal(import(f, "{\"a\":1}\n{\"b\":2}\n", &err), -1); /* not sniffed */
+	assert_int_equal(importfx_import(f, "{\"a\":1}\n{\"b\":2}\n", NULL, &err),
+			 -1); /* not sniffed */
 	free(err);
 	err = NULL;
 	assert_int_equal(import_files(f->db, paths, 1, "spark", &o, &err), -1);
@@ -268,7 +214,7 @@ static void not_spark(void **state)
 	assert_non_null(strstr(err, "not a Spark event log"));
 	free(err);
 	err = NULL;
-	assert_int_equal(import(f, "", &err), -1);
+	assert_int_equal(importfx_import(f, "", NULL, &err), -1);
 	assert_non_null(err);
 	free(err);
 	assert_int_equal(access(f->db, F_OK), -1); /* nothing written */
@@ -281,9 +227,10 @@ static void kinds_added_to_old_file(void **state)
 	char *err = NULL;
 	char log[8192];
 	snprintf(log, sizeof(log), "%s%s", head, tail);
-	if (import(f, log, &err) < 0)
+	if (importfx_import(f, log, NULL, &err) < 0)
 		fail_msg("%s", err);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phase_kinds WHERE name = 'task'"), 1);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phase_kinds WHERE name = 'task'"),
+			 1);
 	assert_int_equal(sqlite3_exec(f->conn,
 				      "DELETE FROM phase_kinds WHERE name IN"
 				      " ('application', 'job', 'stage', 'task')",
@@ -291,9 +238,9 @@ static void kinds_added_to_old_file(void **state)
 			 SQLITE_OK);
 	sqlite3_close(f->conn);
 	f->conn = NULL;
-	if (import(f, log, &err) < 0)
+	if (importfx_import(f, log, NULL, &err) < 0)
 		fail_msg("%s", err);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'task'"), 6);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'task'"), 6);
 }
 
 /* TaskEnd lines of a file, counted with the line reader alone. */
@@ -332,12 +279,12 @@ static void real_samples(void **state)
 		if (de->d_name[0] == '.' || stat(path, &sb) < 0 || sb.st_size == 0)
 			continue; /* the 0-byte appstatus marker cannot import */
 		int64_t want = count_task_ends(path);
-		reset_db(f);
+		importfx_reset(f);
 		char *paths[] = {path}, *err = NULL;
 		struct import_opts o = {0};
 		if (import_files(f->db, paths, 1, NULL, &o, &err) < 0)
 			fail_msg("%s: %s", de->d_name, err);
-		int64_t got = q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'task'");
+		int64_t got = importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'task'");
 		if (got != want)
 			fail_msg("%s: %lld tasks, want %lld", de->d_name, (long long)got,
 				 (long long)want);
@@ -378,26 +325,30 @@ static void rolling_parts(void **state)
 	if (rc < 0)
 		fail_msg("%s", err);
 	int64_t want = count_task_ends(real[0]) + count_task_ends(real[1]);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'task'"), want);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'application'"), 1);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'job'"), 1);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM diagnostics WHERE code = 'ORPHAN'"), 0);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM diagnostics WHERE code = 'ROLLED'"), 1);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'task'"),
+			 want);
+	assert_int_equal(
+	    importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'application'"), 1);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'job'"), 1);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM diagnostics WHERE code = 'ORPHAN'"),
+			 0);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM diagnostics WHERE code = 'ROLLED'"),
+			 1);
 	/* the job ends where part 2 says */
-	assert_int_equal(q_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'job'"),
+	assert_int_equal(importfx_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'job'"),
 			 1623876212122LL * MS);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(tree_times_hosts_edge, setup, teardown),
-	    cmocka_unit_test_setup_teardown(truncated_log, setup, teardown),
-	    cmocka_unit_test_setup_teardown(malformed_and_long_lines, setup, teardown),
-	    cmocka_unit_test_setup_teardown(not_spark, setup, teardown),
-	    cmocka_unit_test_setup_teardown(kinds_added_to_old_file, setup, teardown),
-	    cmocka_unit_test_setup_teardown(real_samples, setup, teardown),
-	    cmocka_unit_test_setup_teardown(rolling_parts, setup, teardown),
+	    cmocka_unit_test_setup_teardown(tree_times_hosts_edge, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(truncated_log, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(malformed_and_long_lines, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(not_spark, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(kinds_added_to_old_file, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(real_samples, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(rolling_parts, setup, importfx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,73 +20,11 @@
 #include <unistd.h>
 
 #include "importers/importer.h"
-#include "tests/testdir.h"
-
-struct fx {
-	char dir[256], in[300], db[300];
-	sqlite3 *conn;
-};
+#include "tests/importfx.h"
 
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (testdir_make(f->dir, sizeof(f->dir), "sysstat") < 0)
-		return -1;
-	snprintf(f->in, sizeof(f->in), "%s/in.json", f->dir);
-	snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	if (f->conn)
-		sqlite3_close(f->conn);
-	testdir_remove(f->dir);
-	free(f);
-	return 0;
-}
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *fp = fopen(path, "w");
-	assert_non_null(fp);
-	fputs(text, fp);
-	fclose(fp);
-}
-
-/* Imports text; 0 or -1 with the message in *err. */
-static int import(struct fx *f, const char *text, const struct import_opts *o, char **err)
-{
-	struct import_opts none = {0};
-	write_file(f->in, text);
-	char *paths[] = {f->in};
-	return import_files(f->db, paths, 1, NULL, o ? o : &none, err);
-}
-
-static int64_t q_int(struct fx *f, const char *sql)
-{
-	if (!f->conn)
-		assert_int_equal(sqlite3_open(f->db, &f->conn), SQLITE_OK);
-	sqlite3_stmt *s;
-	assert_int_equal(sqlite3_prepare_v2(f->conn, sql, -1, &s, NULL), SQLITE_OK);
-	int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
-	sqlite3_finalize(s);
-	return v;
-}
-
-static const char *q_text(struct fx *f, const char *sql, char *buf, size_t n)
-{
-	if (!f->conn)
-		assert_int_equal(sqlite3_open(f->db, &f->conn), SQLITE_OK);
-	sqlite3_stmt *s;
-	assert_int_equal(sqlite3_prepare_v2(f->conn, sql, -1, &s, NULL), SQLITE_OK);
-	buf[0] = '\0';
-	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-		snprintf(buf, n, "%s", (const char *)sqlite3_column_text(s, 0));
-	sqlite3_finalize(s);
-	return buf;
+	return importfx_setup(state, "sysstat", "in.json");
 }
 
 /* 2026-01-02 03:04:05 UTC */
@@ -111,43 +49,43 @@ static void series_and_times(void **state)
 {
 	struct fx *f = *state;
 	char *err = NULL, buf[128];
-	assert_int_equal(import(f, sadf, NULL, &err), 0);
+	assert_int_equal(importfx_import(f, sadf, NULL, &err), 0);
 	/* first sample: 2 cpus x (usr, idle, util) + 3 memory + 2 disk + 2 net; second: 3 */
-	assert_int_equal(q_int(f, "SELECT count(*) FROM samples"), 6 + 3 + 2 + 2 + 3);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM metrics"), 13);
-	assert_string_equal(q_text(f, "SELECT group_concat(DISTINCT host) FROM metrics", buf, 128),
-			    "n1");
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM samples"), 6 + 3 + 2 + 2 + 3);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM metrics"), 13);
+	assert_string_equal(
+	    importfx_text(f, "SELECT group_concat(DISTINCT host) FROM metrics", buf, 128), "n1");
 	/* cpu.util = 100 - idle, stored at the interval's start */
-	assert_int_equal(q_int(f,
-			       "SELECT s.t_ns FROM samples s JOIN metrics m ON m.id = s.metric_id"
-			       " WHERE m.name = 'cpu.util' ORDER BY s.t_ns LIMIT 1"),
-			 (T0 - 10) * 1000000000LL);
-	assert_int_equal(q_int(f, "SELECT sum(s.value) FROM samples s JOIN metrics m"
-				  " ON m.id = s.metric_id WHERE m.name = 'cpu.util'"),
+	assert_int_equal(
+	    importfx_int(f, "SELECT s.t_ns FROM samples s JOIN metrics m ON m.id = s.metric_id"
+			    " WHERE m.name = 'cpu.util' ORDER BY s.t_ns LIMIT 1"),
+	    (T0 - 10) * 1000000000LL);
+	assert_int_equal(importfx_int(f, "SELECT sum(s.value) FROM samples s JOIN metrics m"
+					 " ON m.id = s.metric_id WHERE m.name = 'cpu.util'"),
 			 10 + 40);
-	assert_string_equal(q_text(f,
-				   "SELECT unit || '/' || value_kind || '/' || capacity"
-				   " FROM metrics WHERE name = 'cpu0.util'",
-				   buf, 128),
+	assert_string_equal(importfx_text(f,
+					  "SELECT unit || '/' || value_kind || '/' || capacity"
+					  " FROM metrics WHERE name = 'cpu0.util'",
+					  buf, 128),
 			    "%/mean/100.0");
-	assert_string_equal(q_text(f,
-				   "SELECT resource || ' ' || unit || ' ' || capacity"
-				   " FROM metrics WHERE name = 'mem.memused'",
-				   buf, 128),
+	assert_string_equal(importfx_text(f,
+					  "SELECT resource || ' ' || unit || ' ' || capacity"
+					  " FROM metrics WHERE name = 'mem.memused'",
+					  buf, 128),
 			    "mem kB 400.0");
-	assert_string_equal(q_text(f,
-				   "SELECT resource || ' ' || unit FROM metrics"
-				   " WHERE name = 'net:eth0.rxkB'",
-				   buf, 128),
+	assert_string_equal(importfx_text(f,
+					  "SELECT resource || ' ' || unit FROM metrics"
+					  " WHERE name = 'net:eth0.rxkB'",
+					  buf, 128),
 			    "net:eth0 kB/s");
-	assert_int_equal(q_int(f,
-			       "SELECT count(*) FROM metrics WHERE name = 'disk:sda.util-percent'"
-			       " AND capacity = 100"),
-			 1);
-	assert_int_equal(q_int(f, "SELECT samples FROM sources"), 16);
-	assert_string_equal(q_text(f, "SELECT format FROM sources", buf, 128), "sysstat");
-	assert_string_equal(q_text(f, "SELECT host FROM sources", buf, 128), "n1");
-	assert_int_equal(q_int(f, "SELECT count(*) FROM diagnostics"), 0);
+	assert_int_equal(
+	    importfx_int(f, "SELECT count(*) FROM metrics WHERE name = 'disk:sda.util-percent'"
+			    " AND capacity = 100"),
+	    1);
+	assert_int_equal(importfx_int(f, "SELECT samples FROM sources"), 16);
+	assert_string_equal(importfx_text(f, "SELECT format FROM sources", buf, 128), "sysstat");
+	assert_string_equal(importfx_text(f, "SELECT host FROM sources", buf, 128), "n1");
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM diagnostics"), 0);
 }
 
 static void host_and_offset(void **state)
@@ -156,12 +94,14 @@ static void host_and_offset(void **state)
 	char *err = NULL, buf[64];
 	struct import_opts o = {
 	    .host = "gpu-node-7", .time_offset_ns = 5000000000LL, .has_time_offset = 1};
-	assert_int_equal(import(f, sadf, &o, &err), 0);
-	assert_string_equal(q_text(f, "SELECT group_concat(DISTINCT host) FROM metrics", buf, 64),
-			    "gpu-node-7");
-	assert_int_equal(q_int(f, "SELECT min(t_ns) FROM samples"), (T0 - 10 + 5) * 1000000000LL);
-	assert_string_equal(q_text(f, "SELECT anchor FROM sources", buf, 64), "time-offset");
-	assert_string_equal(q_text(f, "SELECT host FROM sources", buf, 64), "gpu-node-7");
+	assert_int_equal(importfx_import(f, sadf, &o, &err), 0);
+	assert_string_equal(
+	    importfx_text(f, "SELECT group_concat(DISTINCT host) FROM metrics", buf, 64),
+	    "gpu-node-7");
+	assert_int_equal(importfx_int(f, "SELECT min(t_ns) FROM samples"),
+			 (T0 - 10 + 5) * 1000000000LL);
+	assert_string_equal(importfx_text(f, "SELECT anchor FROM sources", buf, 64), "time-offset");
+	assert_string_equal(importfx_text(f, "SELECT host FROM sources", buf, 64), "gpu-node-7");
 }
 
 static void mpstat_local_time(void **state)
@@ -169,15 +109,18 @@ static void mpstat_local_time(void **state)
 	struct fx *f = *state;
 	char *err = NULL;
 	assert_int_equal(
-	    import(f,
-		   "{\"sysstat\": {\"hosts\": [{\"nodename\": \"x\", \"date\": \"06/01/20\","
-		   " \"statistics\": [{\"timestamp\": \"12:53:20\", \"cpu-load\":"
-		   " [{\"cpu\": \"all\", \"usr\": 1, \"idle\": 2}]}]}]}}",
-		   NULL, &err),
+	    importfx_import(
+		f,
+		"{\"sysstat\": {\"hosts\": [{\"nodename\": \"x\", \"date\": \"06/01/20\","
+		" \"statistics\": [{\"timestamp\": \"12:53:20\", \"cpu-load\":"
+		" [{\"cpu\": \"all\", \"usr\": 1, \"idle\": 2}]}]}]}}",
+		NULL, &err),
 	    0);
 	/* 2020-06-01 12:53:20, taken as UTC, and said so */
-	assert_int_equal(q_int(f, "SELECT min(t_ns) FROM samples"), 1591016000LL * 1000000000LL);
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'LOCAL_TIME'"), 1);
+	assert_int_equal(importfx_int(f, "SELECT min(t_ns) FROM samples"),
+			 1591016000LL * 1000000000LL);
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'LOCAL_TIME'"),
+			 1);
 }
 
 /* Each bad input: exit with one line naming the file, and no trace.db. */
@@ -201,7 +144,7 @@ static void bad_inputs(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
 		char *err = NULL;
 		unlink(f->db);
-		assert_int_equal(import(f, cases[i].text, NULL, &err), -1);
+		assert_int_equal(importfx_import(f, cases[i].text, NULL, &err), -1);
 		assert_non_null(err);
 		if (!strstr(err, cases[i].want) || !strstr(err, f->in) || strchr(err, '\n'))
 			fail_msg("case %zu: '%s'", i, err);
@@ -278,9 +221,9 @@ static void real_samples(void **state)
 		struct import_opts o = {0};
 		if (import_files(f->db, paths, 1, NULL, &o, &err) < 0)
 			fail_msg("%s: %s", de->d_name, err);
-		if (q_int(f, "SELECT count(*) FROM samples") != want)
+		if (importfx_int(f, "SELECT count(*) FROM samples") != want)
 			fail_msg("%s: %lld samples, want %lld", de->d_name,
-				 (long long)q_int(f, "SELECT count(*) FROM samples"),
+				 (long long)importfx_int(f, "SELECT count(*) FROM samples"),
 				 (long long)want);
 		seen++;
 	}
@@ -291,11 +234,11 @@ static void real_samples(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(series_and_times, setup, teardown),
-	    cmocka_unit_test_setup_teardown(host_and_offset, setup, teardown),
-	    cmocka_unit_test_setup_teardown(mpstat_local_time, setup, teardown),
-	    cmocka_unit_test_setup_teardown(bad_inputs, setup, teardown),
-	    cmocka_unit_test_setup_teardown(real_samples, setup, teardown),
+	    cmocka_unit_test_setup_teardown(series_and_times, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(host_and_offset, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(mpstat_local_time, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(bad_inputs, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(real_samples, setup, importfx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
