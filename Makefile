@@ -48,7 +48,7 @@ FUZZ_CC   ?= clang
 FUZZ_B    := build/fuzz
 FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_OBJ  := $(LIB_SRC:%.c=$(FUZZ_B)/%.o)
-FUZZ_NAMES := chrome theme sysstat nvsmi prometheus spark
+FUZZ_NAMES := chrome theme sysstat nvsmi prometheus spark workflow otlp mlperf rules
 FUZZ_BIN  := $(FUZZ_NAMES:%=$(FUZZ_B)/fuzz_%)
 FUZZ_SECS ?= 10
 
@@ -136,6 +136,9 @@ install: $(BIN)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/grademl-tui
 	for f in themes/*.theme; do [ -f "$$f" ] && install -m 644 "$$f" \
 		$(DESTDIR)$(PREFIX)/share/grademl-tui/themes/; done; true
+	install -d $(DESTDIR)$(PREFIX)/share/grademl-tui/rules
+	for f in rules/*.rules; do [ -f "$$f" ] && install -m 644 "$$f" \
+		$(DESTDIR)$(PREFIX)/share/grademl-tui/rules/; done; true
 	install -m 644 man/grademl-tui.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	for f in man/*.7; do [ -f "$$f" ] && install -m 644 "$$f" \
 		$(DESTDIR)$(PREFIX)/share/man/man7/; done; true

@@ -25,6 +25,7 @@ struct import_opts {
 	int has_time_offset;
 	const char *group_step; /* step shared by ranked traces of this run */
 	size_t arena_bytes;	/* nest arena; 0: the default */
+	const char *rules;	/* rules file of the "log" format, or NULL */
 };
 
 struct importer {

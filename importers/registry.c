@@ -6,10 +6,14 @@
 
 #include "importers/chrome.h"
 #include "importers/importer.h"
+#include "importers/mlperf.h"
 #include "importers/nvsmi.h"
+#include "importers/otlp.h"
 #include "importers/prometheus.h"
+#include "importers/rulelog.h"
 #include "importers/spark.h"
 #include "importers/sysstat.h"
+#include "importers/workflow.h"
 #include "model/xalloc.h"
 
 static const struct importer chrome = {
@@ -47,7 +51,37 @@ static const struct importer spark = {
     spark_import,
 };
 
-static const struct importer *const all[] = {&chrome, &sysstat, &nvsmi, &prometheus, &spark, NULL};
+static const struct importer mlperf = {
+    "mlperf",
+    "MLPerf logging (:::MLLOG lines, mixed logs): run, init, block, epoch, eval phases, events",
+    mlperf_sniff,
+    mlperf_import,
+};
+
+static const struct importer rulelog = {
+    "log",
+    "any text log through a rules file (--rules): PCRE2 patterns to events, samples, phases",
+    rulelog_sniff,
+    rulelog_import,
+};
+
+static const struct importer workflow = {
+    "workflow",
+    "workflow manifest (JSON lines: step, start, end, host, parent, depends_on): workflow and "
+    "steps",
+    workflow_sniff,
+    workflow_import,
+};
+
+static const struct importer otlp = {
+    "otlp",
+    "OpenTelemetry OTLP/JSON trace export (resourceSpans): root spans as steps, spans beneath",
+    otlp_sniff,
+    otlp_import,
+};
+
+static const struct importer *const all[] = {&chrome, &sysstat, &nvsmi,	   &prometheus, &spark,
+					     &mlperf, &rulelog, &workflow, &otlp,	NULL};
 
 const struct importer *const *importer_list(void)
 {

@@ -43,8 +43,16 @@ enum stmt_id {
 	S_METRIC_HOSTS,
 	S_CHILD_WINDOW,
 	S_PARENT_OF,
+	S_MANIFEST_OF,
 	S_COUNT
 };
+
+/* The window a step's own record declares (attrs {"manifest":{"start":
+ * ns, "end": ns}}, written by the workflow and OTLP importers): NULL when
+ * none or when attrs is not JSON. */
+#define MANIFEST_START                                                                             \
+	"(CASE WHEN json_valid(attrs) THEN json_extract(attrs, '$.manifest.start') END)"
+#define MANIFEST_END "(CASE WHEN json_valid(attrs) THEN json_extract(attrs, '$.manifest.end') END)"
 
 static const char *const stmt_sql[S_COUNT] = {
     [S_INTERN_GET] = "SELECT id FROM strings WHERE text = ?1",
@@ -89,8 +97,10 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_CHILD_WINDOW] = "SELECT min(CASE WHEN e THEN NULL ELSE start_ns END),"
 		       " max(CASE WHEN e THEN NULL ELSE start_ns + dur_ns END), count(*)"
 		       " FROM (SELECT start_ns, dur_ns, child_count = 0 AND kind IN"
-		       " (?2, ?3, ?4, ?5) AS e FROM phases WHERE parent_id = ?1)",
+		       " (?2, ?3, ?4, ?5) AND " MANIFEST_END " IS NULL AS e"
+		       " FROM phases WHERE parent_id = ?1)",
     [S_PARENT_OF] = "SELECT parent_id FROM phases WHERE id = ?1",
+    [S_MANIFEST_OF] = "SELECT " MANIFEST_START ", " MANIFEST_END " FROM phases WHERE id = ?1",
 };
 
 struct store {
@@ -911,7 +921,8 @@ int store_refresh_window(struct store *st, int64_t node_id, char **err)
 {
 	sqlite3_stmt *q = stmt(st, S_CHILD_WINDOW, err);
 	sqlite3_stmt *up = q ? stmt(st, S_PARENT_OF, err) : NULL;
-	if (!up)
+	sqlite3_stmt *mf = up ? stmt(st, S_MANIFEST_OF, err) : NULL;
+	if (!mf)
 		return -1;
 	sqlite3_bind_int(q, 2, PHASE_WORKFLOW);
 	sqlite3_bind_int(q, 3, PHASE_STEP);
@@ -923,9 +934,23 @@ int store_refresh_window(struct store *st, int64_t node_id, char **err)
 		int has = rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL;
 		int64_t start = has ? sqlite3_column_int64(q, 0) : 0;
 		int64_t end = has ? sqlite3_column_int64(q, 1) : 0;
-		int64_t count = has ? sqlite3_column_int64(q, 2) : 0;
+		int64_t count = rc == SQLITE_ROW ? sqlite3_column_int64(q, 2) : 0;
 		sqlite3_reset(q);
 		if (rc != SQLITE_ROW)
+			return db_error(st, err, "cannot read phases");
+		sqlite3_bind_int64(mf, 1, node_id);
+		rc = sqlite3_step(mf);
+		if (rc == SQLITE_ROW && sqlite3_column_type(mf, 0) == SQLITE_INTEGER &&
+		    sqlite3_column_type(mf, 1) == SQLITE_INTEGER) {
+			int64_t ms = sqlite3_column_int64(mf, 0), me = sqlite3_column_int64(mf, 1);
+			if (me >= ms) {
+				start = has && start < ms ? start : ms;
+				end = has && end > me ? end : me;
+				has = 1;
+			}
+		}
+		sqlite3_reset(mf);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 			return db_error(st, err, "cannot read phases");
 		if (has &&
 		    store_update_phase_window(st, node_id, start, end - start, count, err) < 0)

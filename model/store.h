@@ -65,7 +65,13 @@ enum phase_kind {
 const char *store_kind_name(int kind);
 
 /* Edge kinds (edges.kind). */
-enum edge_kind { EDGE_FLOW = 1, EDGE_LAUNCH = 2, EDGE_FWDBWD = 3, EDGE_STAGE_PARENT = 4 };
+enum edge_kind {
+	EDGE_FLOW = 1,
+	EDGE_LAUNCH = 2,
+	EDGE_FWDBWD = 3,
+	EDGE_STAGE_PARENT = 4,
+	EDGE_STEP_ORDER = 5 /* from a step to a step that depends on it */
+};
 
 struct phase_row {
 	int64_t id;	   /* from store_reserve_phase_id */
@@ -176,7 +182,10 @@ int store_shift_samples(struct store *st, int64_t source_id, int64_t offset_ns, 
 /* Sets the window (start, duration, child count) of a structural node to
  * cover its children, then does the same for each ancestor.  Children that
  * are empty structural nodes (workflow, step, rank or process with no
- * children) have no time of their own and are left out of the window. */
+ * children) have no time of their own and are left out of the window.  A
+ * node whose attrs declare its own window, {"manifest":{"start":NS,
+ * "end":NS}} (a step of a workflow manifest or a root OTLP span), keeps at
+ * least that window, children or not, and is never an empty node. */
 int store_refresh_window(struct store *st, int64_t node_id, char **err);
 /* Runs one statement with no results (DDL, fix-ups); for model/ modules. */
 int store_exec(struct store *st, const char *sql, char **err);

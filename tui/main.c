@@ -26,7 +26,7 @@
 
 static const char usage_text[] =
     "usage: grademl-tui import [-o trace.db] [--workflow NAME] [--step NAME] [--host NAME]\n"
-    "                          [--format NAME] [--time-offset DUR] FILE|DIR ...\n"
+    "                          [--format NAME] [--time-offset DUR] [--rules FILE] FILE|DIR ...\n"
     "       grademl-tui report trace.db [--format text|json]\n"
     "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] trace.db\n"
     "       grademl-tui --keys FILE [--dump FILE] [--size WxH] [--stats] trace.db\n"
@@ -104,15 +104,11 @@ fail:
 static int cmd_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"output", required_argument, NULL, 'o'},
-	    {"workflow", required_argument, NULL, 'w'},
-	    {"step", required_argument, NULL, 's'},
-	    {"host", required_argument, NULL, 'H'},
-	    {"format", required_argument, NULL, 'f'},
-	    {"time-offset", required_argument, NULL, 't'},
-	    {"list-formats", no_argument, NULL, 'L'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"output", required_argument, NULL, 'o'}, {"workflow", required_argument, NULL, 'w'},
+	    {"step", required_argument, NULL, 's'},   {"host", required_argument, NULL, 'H'},
+	    {"format", required_argument, NULL, 'f'}, {"time-offset", required_argument, NULL, 't'},
+	    {"rules", required_argument, NULL, 'r'},  {"list-formats", no_argument, NULL, 'L'},
+	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
 	};
 	struct import_opts o = {0};
 	const char *db = "trace.db", *format = NULL;
@@ -141,6 +137,9 @@ static int cmd_import(int argc, char **argv)
 						   optarg);
 			o.has_time_offset = 1;
 			break;
+		case 'r':
+			o.rules = optarg;
+			break;
 		case 'L':
 			for (const struct importer *const *i = importer_list(); *i; i++)
 				printf("%-10s %s\n", (*i)->name, (*i)->description);
@@ -154,6 +153,8 @@ static int cmd_import(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("%s", "import needs at least one FILE or DIR");
+	if (o.rules && !format)
+		format = "log"; /* a rules file means a text log */
 	char **paths;
 	size_t n;
 	char *err = NULL;

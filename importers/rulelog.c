@@ -1,0 +1,386 @@
+/*
+ * Text logs through a rules file (rules.h): each line is tried against
+ * every rule in file order and each rule that matches applies, so one line
+ * may give several samples.  Events hold the pattern's named groups and the
+ * line in attrs and are bound to the innermost open phase; samples go to
+ * one series per metric name (resource "log", value kind "instant");
+ * phases (kind span, category "log") nest as a stack under the step: a
+ * start opens one under the innermost open phase, an end closes the
+ * innermost open phase of its name and, counted, those opened inside it.
+ * Phases still open at the end close at the last time seen (counted).
+ *
+ * A match takes its time from its own "time" group, else from the line's
+ * time (the time directive's pattern), else from the last time seen; a
+ * match before any time is dropped and counted.  Lines no rule matches are
+ * counted, not stored.  Memory holds one line and the open phases.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "importers/lines.h"
+#include "importers/msource.h"
+#include "importers/rulelog.h"
+#include "importers/rules.h"
+#include "model/sbuf.h"
+#include "model/text.h"
+#include "model/xalloc.h"
+
+#define MAX_OPEN  1024
+#define LINE_KEPT 1000 /* bytes of a line kept in an event's attrs */
+
+#define D_UNMATCHED_LINE "UNMATCHED_LINE"
+#define M_UNMATCHED_LINE "lines no rule matches: ignored"
+#define D_NO_TIME	 "NO_TIME"
+#define M_NO_TIME	 "matches before any time was seen: dropped"
+#define D_BAD_TIME	 "BAD_TIME"
+#define M_BAD_TIME	 "captured times that do not read in the rules' time format: ignored"
+#define D_BAD_VALUE	 "BAD_VALUE"
+#define M_BAD_VALUE	 "sample values that are not numbers: dropped"
+#define D_UNMATCHED_END	 "UNMATCHED_END"
+#define M_UNMATCHED_END	 "phase ends with no open phase of that name: skipped"
+#define D_UNCLOSED	 "UNCLOSED"
+#define M_UNCLOSED	 "phases never ended: closed by an outer end or at the last time seen"
+#define D_TOO_DEEP	 "TOO_DEEP"
+#define M_TOO_DEEP	 "phase starts beyond 1024 open phases: dropped"
+#define D_LONG		 "LONG_LINE"
+#define M_LONG		 "lines longer than 1 MB skipped unread"
+
+struct open_phase {
+	char *name;
+	int64_t id, start, children, child_ns;
+};
+
+struct rl {
+	struct store *st;
+	const struct import_opts *o;
+	const char *path;
+	char **err;
+	struct rules *rules;
+	struct msource ms;
+	pcre2_match_data *md;
+	int64_t step_id, lineno, last_t, phases, events;
+	int any_t;
+	struct open_phase *open;
+	size_t nopen;
+	struct sbuf name, attrs, tmp;
+};
+
+int rulelog_sniff(const unsigned char *buf, size_t len)
+{
+	(void)buf;
+	(void)len;
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+static void diag(struct rl *p, const char *code, const char *msg, const char *line, size_t n,
+		 int dropped)
+{
+	int i = 0;
+	while (i < p->ms.ndiag && strcmp(p->ms.diag[i].code, code))
+		i++;
+	if (i < p->ms.ndiag) {
+		msource_diag(&p->ms, code, msg, NULL, dropped);
+		return;
+	}
+	char *ex = xasprintf("%s:%lld: %.*s", base_name(p->path), (long long)p->lineno,
+			     (int)(n > 200 ? 200 : n), line);
+	msource_diag(&p->ms, code, msg, ex, dropped);
+	free(ex);
+}
+
+/* Group g of the last match: its text in line, or NULL when it did not
+ * take part. */
+static const char *grp(struct rl *p, const char *line, int g, size_t *len)
+{
+	PCRE2_SIZE *ov = pcre2_get_ovector_pointer(p->md);
+	if (g <= 0 || (uint32_t)g >= pcre2_get_ovector_count(p->md) || ov[2 * g] == PCRE2_UNSET)
+		return NULL;
+	*len = ov[2 * g + 1] - ov[2 * g];
+	return line + ov[2 * g];
+}
+
+/* A captured time in ns (with --time-offset); 0 or -1. */
+static int cap_time(struct rl *p, const char *s, size_t n, int64_t *t)
+{
+	if (rules_parse_time(p->rules->time_fmt, s, n, t) < 0)
+		return -1;
+	if (p->o->has_time_offset && __builtin_add_overflow(*t, p->o->time_offset_ns, t))
+		return -1;
+	return 0;
+}
+
+static void seen(struct rl *p, int64_t t)
+{
+	if (!p->any_t || t > p->last_t)
+		p->last_t = t;
+	p->any_t = 1;
+}
+
+/* The rule's name with each {group} replaced, as valid UTF-8, in p->name. */
+static void expand(struct rl *p, const struct rule *r, const char *line)
+{
+	sbuf_reset(&p->tmp);
+	const char *s = r->name;
+	while (*s) {
+		const char *b = strchr(s, '{'), *e = b ? strchr(b, '}') : NULL;
+		if (!e) {
+			sbuf_adds(&p->tmp, s);
+			break;
+		}
+		sbuf_add(&p->tmp, s, (size_t)(b - s));
+		char *g = xstrndup(b + 1, (size_t)(e - b - 1));
+		size_t n;
+		int num = pcre2_substring_number_from_name(r->re, (PCRE2_SPTR)g);
+		const char *off = grp(p, line, num, &n);
+		if (off)
+			sbuf_add(&p->tmp, off, n);
+		free(g);
+		s = e + 1;
+	}
+	sbuf_reset(&p->name);
+	text_utf8_repair(&p->name, p->tmp.buf ? p->tmp.buf : "", p->tmp.len);
+}
+
+static int close_top(struct rl *p, int64_t t)
+{
+	struct open_phase *v = &p->open[--p->nopen];
+	int64_t dur = t > v->start ? t - v->start : 0;
+	struct phase_row r = {.id = v->id,
+			      .parent_id = p->nopen ? p->open[p->nopen - 1].id : p->step_id,
+			      .kind = PHASE_SPAN,
+			      .source_id = p->ms.source_id,
+			      .start_ns = v->start,
+			      .dur_ns = dur,
+			      .self_ns = dur > v->child_ns ? dur - v->child_ns : 0,
+			      .child_count = v->children,
+			      .depth = (int)p->nopen + 2};
+	r.name_id = store_intern(p->st, v->name, strlen(v->name), p->err);
+	free(v->name);
+	if (r.name_id < 0)
+		return -1;
+	r.cat_id = store_intern(p->st, "log", 3, p->err);
+	if (r.cat_id < 0 || store_add_phase(p->st, &r, p->err) < 0)
+		return -1;
+	if (p->nopen) {
+		p->open[p->nopen - 1].children++;
+		p->open[p->nopen - 1].child_ns += dur;
+	}
+	p->phases++;
+	return 0;
+}
+
+static int add_event(struct rl *p, const struct rule *r, int64_t t, const char *line, size_t n)
+{
+	uint32_t count, size;
+	PCRE2_SPTR table;
+	pcre2_pattern_info(r->re, PCRE2_INFO_NAMECOUNT, &count);
+	pcre2_pattern_info(r->re, PCRE2_INFO_NAMEENTRYSIZE, &size);
+	pcre2_pattern_info(r->re, PCRE2_INFO_NAMETABLE, &table);
+	sbuf_reset(&p->attrs);
+	sbuf_addc(&p->attrs, '{');
+	for (uint32_t i = 0; i < count; i++, table += size) {
+		int g = (table[0] << 8) | table[1];
+		size_t len;
+		const char *off = grp(p, line, g, &len);
+		if (!off)
+			continue;
+		const char *name = (const char *)table + 2;
+		sbuf_add_json_string(&p->attrs, name, strlen(name));
+		sbuf_addc(&p->attrs, ':');
+		sbuf_reset(&p->tmp);
+		text_utf8_repair(&p->tmp, off, len);
+		sbuf_add_json_string(&p->attrs, p->tmp.buf ? p->tmp.buf : "", p->tmp.len);
+		sbuf_addc(&p->attrs, ',');
+	}
+	sbuf_adds(&p->attrs, "\"line\":");
+	sbuf_reset(&p->tmp);
+	text_utf8_repair(&p->tmp, line, n > LINE_KEPT ? LINE_KEPT : n);
+	sbuf_add_json_string(&p->attrs, p->tmp.buf ? p->tmp.buf : "", p->tmp.len);
+	sbuf_addc(&p->attrs, '}');
+	int64_t name_id = store_intern(p->st, p->name.buf, p->name.len, p->err);
+	if (name_id < 0 || store_add_event(p->st, p->ms.source_id, 0, t, name_id, NULL,
+					   p->nopen ? p->open[p->nopen - 1].id : 0, p->attrs.buf,
+					   p->attrs.len, p->err) < 0)
+		return -1;
+	p->events++;
+	return 0;
+}
+
+static int apply(struct rl *p, const struct rule *r, int64_t t, const char *line, size_t n)
+{
+	size_t len;
+	const char *off;
+	expand(p, r, line);
+	switch (r->kind) {
+	case RULE_EVENT:
+		return add_event(p, r, t, line, n);
+	case RULE_SAMPLE: {
+		off = grp(p, line, r->value_group, &len);
+		char buf[64], *end;
+		double v = 0;
+		if (off && len && len < sizeof(buf)) {
+			memcpy(buf, off, len);
+			buf[len] = '\0';
+			v = strtod(buf, &end);
+		}
+		if (!off || !len || len >= sizeof(buf) || end != buf + len) {
+			diag(p, D_BAD_VALUE, M_BAD_VALUE, line, n, 1);
+			return 0;
+		}
+		int64_t m =
+		    msource_metric(&p->ms, NULL, "log", p->name.buf, r->unit, "instant", 0, p->err);
+		return m < 0 ? -1 : msource_sample(&p->ms, m, t, v, p->err);
+	}
+	case RULE_START:
+		if (p->nopen == MAX_OPEN) {
+			diag(p, D_TOO_DEEP, M_TOO_DEEP, line, n, 1);
+			return 0;
+		}
+		if (!(p->nopen & (p->nopen - 1)) || !p->nopen)
+			p->open =
+			    xrealloc(p->open, (p->nopen ? 2 * p->nopen : 1) * sizeof(*p->open));
+		p->open[p->nopen++] = (struct open_phase){
+		    .name = sbuf_detach(&p->name), .id = store_reserve_phase_id(p->st), .start = t};
+		return 0;
+	case RULE_END: {
+		size_t i = p->nopen;
+		while (i > 0 && strcmp(p->open[i - 1].name, p->name.buf))
+			i--;
+		if (!i) {
+			diag(p, D_UNMATCHED_END, M_UNMATCHED_END, line, n, 1);
+			return 0;
+		}
+		while (p->nopen > i) {
+			diag(p, D_UNCLOSED, M_UNCLOSED, p->open[p->nopen - 1].name,
+			     strlen(p->open[p->nopen - 1].name), 0);
+			if (close_top(p, t) < 0)
+				return -1;
+		}
+		return close_top(p, t);
+	}
+	}
+	return 0;
+}
+
+static int line(struct rl *p, const char *s, size_t n)
+{
+	int64_t line_t = 0;
+	int has_line_t = 0, matched = 0;
+	size_t len;
+	const char *off;
+	if (p->rules->time_re &&
+	    pcre2_match(p->rules->time_re, (PCRE2_SPTR)s, n, 0, 0, p->md, NULL) >= 0 &&
+	    (off = grp(p, s, p->rules->time_group, &len))) {
+		if (cap_time(p, off, len, &line_t) == 0) {
+			has_line_t = 1;
+			seen(p, line_t);
+		} else {
+			diag(p, D_BAD_TIME, M_BAD_TIME, s, n, 0);
+		}
+	}
+	for (size_t i = 0; i < p->rules->n; i++) {
+		const struct rule *r = &p->rules->v[i];
+		if (pcre2_match(r->re, (PCRE2_SPTR)s, n, 0, 0, p->md, NULL) < 0)
+			continue;
+		matched = 1;
+		int64_t t = 0;
+		int has_t = 0;
+		if ((off = grp(p, s, r->time_group, &len))) {
+			if (cap_time(p, off, len, &t) == 0) {
+				has_t = 1;
+				seen(p, t);
+			} else {
+				diag(p, D_BAD_TIME, M_BAD_TIME, s, n, 0);
+			}
+		}
+		if (!has_t && has_line_t) {
+			t = line_t;
+			has_t = 1;
+		}
+		if (!has_t && p->any_t) {
+			t = p->last_t;
+			has_t = 1;
+		}
+		if (!has_t) {
+			diag(p, D_NO_TIME, M_NO_TIME, s, n, 1);
+			continue;
+		}
+		if (apply(p, r, t, s, n) < 0)
+			return -1;
+	}
+	if (!matched)
+		diag(p, D_UNMATCHED_LINE, M_UNMATCHED_LINE, s, n, 0);
+	return 0;
+}
+
+int rulelog_import(struct input *in, struct store *st, const struct import_opts *o, char **err)
+{
+	struct rl p = {.st = st, .o = o, .path = input_path(in), .err = err};
+	struct lines ls;
+	int rc = -1, begun = 0;
+	lines_init(&ls, in);
+	ls.skip_long = 1;
+	sbuf_init(&p.name);
+	sbuf_init(&p.attrs);
+	sbuf_init(&p.tmp);
+	if (!o->rules) {
+		*err = xasprintf("%s: the log format needs a rules file (--rules FILE)", p.path);
+		goto out;
+	}
+	if (rules_load(o->rules, &p.rules, err) < 0)
+		goto out;
+	int elapsed = p.rules->time_fmt == RT_ELAPSED_S || p.rules->time_fmt == RT_ELAPSED_MS;
+	const char *anchor = o->has_time_offset ? "time-offset" : elapsed ? "relative" : "absolute";
+	if (msource_begin(&p.ms, st, in, "log", anchor, o, err) < 0)
+		goto out;
+	begun = 1;
+	p.md = pcre2_match_data_create(64, NULL);
+	p.step_id = import_step_node(st, o, o->step ? o->step : base_name(p.path), err);
+	if (p.step_id < 0)
+		goto out;
+	char *s;
+	size_t n;
+	int r;
+	while ((r = lines_next(&ls, &s, &n, err)) > 0) {
+		p.lineno = ls.lineno;
+		if (line(&p, s, n) < 0)
+			goto out;
+	}
+	if (r < 0)
+		goto out;
+	for (int64_t i = 0; i < ls.skipped_long; i++)
+		diag(&p, D_LONG, M_LONG, "", 0, 0);
+	while (p.nopen) {
+		diag(&p, D_UNCLOSED, M_UNCLOSED, p.open[p.nopen - 1].name,
+		     strlen(p.open[p.nopen - 1].name), 0);
+		if (close_top(&p, p.last_t) < 0)
+			goto out;
+	}
+	if (store_refresh_window(st, p.step_id, err) < 0)
+		goto out;
+	int64_t samples = p.ms.samples, dropped = p.ms.dropped;
+	begun = 0;
+	if (msource_end(&p.ms, err) < 0 ||
+	    store_finish_source(st, p.ms.source_id, p.phases, p.events, samples, dropped, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	if (begun)
+		msource_release(&p.ms);
+	for (size_t i = 0; i < p.nopen; i++)
+		free(p.open[i].name);
+	free(p.open);
+	pcre2_match_data_free(p.md);
+	rules_free(p.rules);
+	sbuf_release(&p.name);
+	sbuf_release(&p.attrs);
+	sbuf_release(&p.tmp);
+	lines_release(&ls);
+	return rc;
+}

@@ -1,0 +1,9 @@
+/*
+ * libFuzzer target for the OTLP/JSON trace importer (see fuzz_import.h).
+ */
+#include "tests/fuzz/fuzz_import.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return fuzz_import(data, size, "otlp");
+}

@@ -1,0 +1,303 @@
+/*
+ * The MLPerf logging importer on small logs written to a scratch directory
+ * (run > epoch > eval nesting with init under run, points as events bound
+ * to the open interval, an unmatched stop, a repeated start, a line that is
+ * not MLLOG, malformed JSON, a file with no MLLOG line) and on the real
+ * logs in ../shared/samples/training-log, whose intervals and points are
+ * counted independently with plain string search.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "importers/importer.h"
+#include "tests/testdir.h"
+
+#define SAMPLES "../shared/samples/training-log"
+#define MS	1000000LL
+
+struct fx {
+	char dir[256], in[300], db[300];
+	sqlite3 *conn;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	if (testdir_make(f->dir, sizeof(f->dir), "mlperf") < 0)
+		return -1;
+	snprintf(f->in, sizeof(f->in), "%s/result_0.txt", f->dir);
+	snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	if (f->conn)
+		sqlite3_close(f->conn);
+	testdir_remove(f->dir);
+	free(f);
+	return 0;
+}
+
+static void reset_db(struct fx *f)
+{
+	if (f->conn)
+		sqlite3_close(f->conn);
+	f->conn = NULL;
+	unlink(f->db);
+}
+
+static int import(struct fx *f, const char *text, const char *format, char **err)
+{
+	FILE *fp = fopen(f->in, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+	struct import_opts o = {0};
+	char *paths[] = {f->in};
+	return import_files(f->db, paths, 1, format, &o, err);
+}
+
+static int64_t q_int(struct fx *f, const char *sql)
+{
+	if (!f->conn)
+		assert_int_equal(sqlite3_open(f->db, &f->conn), SQLITE_OK);
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(f->conn, sql, -1, &s, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(f->conn));
+	int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+	sqlite3_finalize(s);
+	return v;
+}
+
+#define ML(t, type, key, value, meta)                                                              \
+	":::MLLOG {\"namespace\": \"\", \"time_ms\": " #t ", \"event_type\": \"" type              \
+	"\", \"key\": \"" key "\", \"value\": " value ", \"metadata\": {\"file\": \"t.py\", "      \
+	"\"lineno\": 1" meta "}}\n"
+#define START(t, key, meta)    ML(t, "INTERVAL_START", key, "null", meta)
+#define STOP(t, key, meta)     ML(t, "INTERVAL_END", key, "null", meta)
+#define POINT(t, key, v, meta) ML(t, "POINT_IN_TIME", key, v, meta)
+
+static const char log_text[] = "Starting training on 8 GPUs\n" START(1000, "run_start", "")
+    START(1000, "init_start", "") START(1001, "init_start", "") /* another rank: ignored */
+    STOP(1100, "init_stop", "") POINT(1200, "global_batch_size", "256", "")
+	START(1300, "epoch_start", ", \"epoch_num\": 1")
+	    START(1400, "eval_start", ", \"epoch_num\": 1")
+		POINT(1500, "eval_accuracy", "0.5", ", \"epoch_num\": 1")
+		    STOP(1600, "eval_stop", ", \"epoch_num\": 1")
+			STOP(1700, "epoch_stop", ", \"epoch_num\": 1")
+			    STOP(1800, "block_stop", "") ":::MLLOG {\"key\": \"run_stop\", \n"
+							 "0: " STOP(2000, "run_stop",
+								    ", \"status\": \"success\"");
+
+static void nesting_events_diagnostics(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	if (import(f, log_text, NULL, &err) < 0) /* sniffed */
+		fail_msg("%s", err);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'span'"), 4);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v p JOIN phases_v q ON"
+				  " q.id = p.parent_id WHERE p.name = 'run' AND q.kind = 'step'"
+				  " AND q.name = 'result_0.txt'"),
+			 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v p JOIN phases_v q ON"
+				  " q.id = p.parent_id WHERE p.name = 'init' AND q.name = 'run'"),
+			 1);
+	assert_int_equal(q_int(f,
+			       "SELECT count(*) FROM phases_v p JOIN phases_v q ON"
+			       " q.id = p.parent_id WHERE p.name = 'epoch 1' AND q.name = 'run'"),
+			 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v p JOIN phases_v q ON"
+				  " q.id = p.parent_id WHERE p.name = 'eval 1' AND"
+				  " q.name = 'epoch 1'"),
+			 1);
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'run'"), 1000 * MS);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'run'"), 1000 * MS);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'init'"), 100 * MS);
+	assert_int_equal(q_int(f, "SELECT child_count FROM phases_v WHERE name = 'run'"), 2);
+	assert_int_equal(q_int(f, "SELECT self_ns FROM phases_v WHERE name = 'run'"), 500 * MS);
+	assert_int_equal(q_int(f, "SELECT depth FROM phases_v WHERE name = 'eval 1'"), 4);
+	/* the step covers the run */
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE kind = 'step'"), 1000 * MS);
+	/* points are events bound to the interval open at the time */
+	assert_int_equal(q_int(f, "SELECT count(*) FROM events_v"), 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM events_v e JOIN phases_v p ON"
+				  " p.id = e.phase_id WHERE e.name = 'eval_accuracy' AND"
+				  " p.name = 'eval 1' AND e.t_ns = 1500000000"),
+			 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM events_v e JOIN phases_v p ON"
+				  " p.id = e.phase_id WHERE e.name = 'global_batch_size' AND"
+				  " p.name = 'run' AND json_extract(e.attrs, '$.value') = 256"
+				  " AND json_extract(e.attrs, '$.metadata.file') = 't.py'"),
+			 1);
+	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'UNMATCHED_STOP'"),
+			 1);
+	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'DUP_START'"), 1);
+	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'NOT_MLLOG'"), 1);
+	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_JSON'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM diagnostics WHERE code = 'UNCLOSED'"), 0);
+	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 4);
+	assert_int_equal(q_int(f, "SELECT events FROM sources"), 2);
+	assert_int_equal(q_int(f, "SELECT dropped FROM sources"), 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM sources WHERE format = 'mlperf'"), 1);
+}
+
+/* A new epoch closes the one left open; a run never stopped closes at the
+ * last time seen. */
+static void unclosed_intervals(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	static const char text[] =
+	    START(1000, "run_start", "") START(1100, "epoch_start", ", \"epoch_num\": 1")
+		START(1300, "epoch_start", ", \"epoch_num\": 2")
+		    POINT(1500, "train_samples", "1024", "");
+	if (import(f, text, "mlperf", &err) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'epoch 1'"), 200 * MS);
+	assert_int_equal(q_int(f, "SELECT end_ns FROM phases_v WHERE name = 'epoch 2'"), 1500 * MS);
+	assert_int_equal(q_int(f, "SELECT end_ns FROM phases_v WHERE name = 'run'"), 1500 * MS);
+	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'UNCLOSED'"), 3);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM events_v e JOIN phases_v p ON"
+				  " p.id = e.phase_id WHERE p.name = 'epoch 2'"),
+			 1);
+}
+
+static void no_mllog_is_fatal(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	assert_int_equal(import(f, "just a log\nnothing else\n", "mlperf", &err), -1);
+	assert_non_null(strstr(err, "result_0.txt: no :::MLLOG line"));
+	free(err);
+	assert_int_equal(access(f->db, F_OK), -1);
+}
+
+/* Independently: points are MLLOG lines whose key is not an interval key;
+ * phases follow one open flag (and number) per level. */
+static void count_log(const char *path, int64_t *phases, int64_t *events, int *any)
+{
+	static const char *const lv[][2] = {{"run_start", "run_stop"},
+					    {"init_start", "init_stop"},
+					    {"block_start", "block_stop"},
+					    {"epoch_start", "epoch_stop"},
+					    {"eval_start", "eval_stop"}};
+	int open[5] = {0};
+	char num[5][32] = {{0}};
+	FILE *fp = fopen(path, "r");
+	assert_non_null(fp);
+	static char buf[1 << 20];
+	*phases = *events = 0;
+	*any = 0;
+	while (fgets(buf, sizeof(buf), fp)) {
+		/* ranks writing at once may join records on one line */
+		for (char *r = strstr(buf, ":::MLLOG"), *next; r; r = next) {
+			next = strstr(r + 1, ":::MLLOG");
+			if (next)
+				*next = '\0';
+			*any = 1;
+			const char *k = strstr(r, "\"key\": \"");
+			assert_non_null(k);
+			k += 8;
+			const char *e = strstr(r, "\"epoch_num\": ");
+			char n[32] = "";
+			if (e)
+				snprintf(n, sizeof(n), "%.*s", (int)strspn(e + 13, "0123456789"),
+					 e + 13);
+			int hit = 0;
+			for (int l = 0; l < 5; l++) {
+				size_t sl = strlen(lv[l][0]), el = strlen(lv[l][1]);
+				if (!strncmp(k, lv[l][0], sl) && k[sl] == '"') {
+					hit = 1;
+					if (open[l] && !strcmp(num[l], n))
+						break;
+					*phases += open[l];
+					open[l] = 1;
+					snprintf(num[l], sizeof(num[l]), "%s", n);
+				} else if (!strncmp(k, lv[l][1], el) && k[el] == '"') {
+					hit = 1;
+					*phases += open[l];
+					open[l] = 0;
+				}
+			}
+			*events += !hit;
+			if (next)
+				*next = ':';
+		}
+	}
+	fclose(fp);
+	for (int l = 0; l < 5; l++)
+		*phases += open[l];
+}
+
+static void real_samples(void **state)
+{
+	struct fx *f = *state;
+	DIR *d = opendir(SAMPLES);
+	if (!d)
+		skip();
+	struct dirent *de;
+	int seen = 0;
+	while ((de = readdir(d))) {
+		char path[512];
+		snprintf(path, sizeof(path), "%s/%s", SAMPLES, de->d_name);
+		int64_t phases, events;
+		int any;
+		if (de->d_name[0] == '.')
+			continue;
+		count_log(path, &phases, &events, &any);
+		if (!any)
+			continue;
+		reset_db(f);
+		char *paths[] = {path}, *err = NULL;
+		struct import_opts o = {0};
+		/* the first :::MLLOG may lie beyond the 4096 bytes sniffed */
+		if (import_files(f->db, paths, 1, "mlperf", &o, &err) < 0)
+			fail_msg("%s: %s", de->d_name, err);
+		assert_int_equal(q_int(f, "SELECT count(*) FROM sources WHERE format = 'mlperf'"),
+				 1);
+		int64_t gp = q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'span'");
+		int64_t ge = q_int(f, "SELECT count(*) FROM events_v");
+		if (gp != phases || ge != events)
+			fail_msg("%s: %lld phases, %lld events; want %lld, %lld", de->d_name,
+				 (long long)gp, (long long)ge, (long long)phases,
+				 (long long)events);
+		/* every epoch lies inside a run, and no interval was cut short */
+		assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v p JOIN phases_v q ON"
+					  " q.id = p.parent_id WHERE p.name LIKE 'epoch %'"
+					  " AND q.name <> 'run'"),
+				 0);
+		assert_int_equal(q_int(f, "SELECT count(*) FROM diagnostics WHERE code IN"
+					  " ('UNCLOSED', 'UNMATCHED_STOP', 'BAD_JSON')"),
+				 0);
+		print_message("%s: %lld phases, %lld events\n", de->d_name, (long long)gp,
+			      (long long)ge);
+		seen++;
+	}
+	closedir(d);
+	assert_true(seen >= 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(nesting_events_diagnostics, setup, teardown),
+	    cmocka_unit_test_setup_teardown(unclosed_intervals, setup, teardown),
+	    cmocka_unit_test_setup_teardown(no_mllog_is_fatal, setup, teardown),
+	    cmocka_unit_test_setup_teardown(real_samples, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
