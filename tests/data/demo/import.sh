@@ -9,6 +9,8 @@ bin=$1 db=$2
 dir=tests/data/demo
 steps=$(python3 "$dir/steps.py")
 [ -n "$steps" ] || { echo "import.sh: $dir/steps.py listed no steps" >&2; exit 2; }
+# the workflow and its steps, with the windows the capture script recorded
+"$bin" import -o "$db" --workflow demo "$dir/workflow.jsonl"
 while read -r step host start trace; do
 	"$bin" import -o "$db" --workflow demo --step "$step" --host "$host" \
 		--time-offset "${start}us" "$dir/$trace"
