@@ -16,7 +16,9 @@
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
+#include "importers/diag.h"
 #include "importers/chrome.h"
+#include "importers/sniff.h"
 #include "model/nest.h"
 #include "model/sbuf.h"
 #include "model/strmap.h"
@@ -51,20 +53,7 @@
 	X(META_SKIPPED, "top-level metadata beyond 1 MiB not kept in sources.attrs")               \
 	X(BAD_COUNTER, "counter event without numeric values skipped")
 
-enum diag {
-#define X(id, msg) D_##id,
-	DIAG_LIST(X)
-#undef X
-	    D_COUNT
-};
-
-static const struct {
-	const char *code, *message;
-} diag_info[D_COUNT] = {
-#define X(id, msg) [D_##id] = {#id, msg},
-    DIAG_LIST(X)
-#undef X
-};
+DIAG_TABLE(DIAG_LIST);
 
 enum field {
 	F_NONE,
@@ -175,14 +164,14 @@ struct cp {
 
 /* ---- helpers ---- */
 
-static void note(struct cp *p, enum diag d, const char *example)
+static void note(struct cp *p, enum diag_code d, const char *example)
 {
 	p->diag[d]++;
 	if (!p->diag_example[d] && example)
 		p->diag_example[d] = xstrdup(example);
 }
 
-static void note_at(struct cp *p, enum diag d)
+static void note_at(struct cp *p, enum diag_code d)
 {
 	if (p->diag_example[d]) {
 		p->diag[d]++;
@@ -1493,11 +1482,7 @@ out:
 
 int chrome_sniff(const unsigned char *b, size_t n)
 {
-	size_t i = 0;
-	if (n >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf)
-		i = 3;
-	while (i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t'))
-		i++;
+	size_t i = sniff_start(b, n);
 	if (i == n)
 		return 0;
 	if (b[i] != '{' && b[i] != '[')

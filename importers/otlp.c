@@ -30,7 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "importers/diag.h"
 #include "importers/otlp.h"
+#include "importers/sniff.h"
 #include "importers/workflow.h"
 #include "model/sbuf.h"
 #include "model/strmap.h"
@@ -44,20 +46,7 @@
 	X(NEGATIVE_DURATION, "spans that end before they start: ended at their start")             \
 	X(BAD_EVENT, "span events without a usable time: skipped")
 
-enum diag_code {
-#define X(c, m) D_##c,
-	DIAG_LIST(X)
-#undef X
-	    D_COUNT
-};
-
-static const struct {
-	const char *code, *message;
-} diag_info[D_COUNT] = {
-#define X(c, m) {#c, m},
-    DIAG_LIST(X)
-#undef X
-};
+DIAG_TABLE(DIAG_LIST);
 
 struct span {
 	char *name, *attrs;
@@ -486,13 +475,6 @@ static int slurp(struct ot *p, struct sbuf *sb)
 	}
 }
 
-static size_t skip_space(const char *s, size_t i, size_t n)
-{
-	while (i < n && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t'))
-		i++;
-	return i;
-}
-
 int otlp_import(struct input *in, struct store *st, const struct import_opts *o, char **err)
 {
 	struct ot p;
@@ -518,7 +500,7 @@ int otlp_import(struct input *in, struct store *st, const struct import_opts *o,
 	if (buf.len >= 3 && !memcmp(buf.buf, "\xef\xbb\xbf", 3))
 		at = 3;
 	int docs = 0;
-	while ((at = skip_space(buf.buf, at, buf.len)) < buf.len) {
+	while ((at = sniff_skip_space((const unsigned char *)buf.buf, buf.len, at)) < buf.len) {
 		json_error_t je;
 		json_t *doc = json_loadb(buf.buf + at, buf.len - at, JSON_DISABLE_EOF_CHECK, &je);
 		if (!doc) {
@@ -549,13 +531,10 @@ out:
  * that it reaches otlp_import and its clear refusal. */
 int otlp_sniff(const unsigned char *b, size_t n)
 {
-	size_t i = 0;
-	if (n >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf)
-		i = 3;
-	i = skip_space((const char *)b, i, n);
+	size_t i = sniff_start(b, n);
 	if (i == n || b[i] != '{')
 		return 0;
-	i = skip_space((const char *)b, i + 1, n);
+	i = sniff_skip_space(b, n, i + 1);
 	static const char spans[] = "\"resourceSpans\"", metrics[] = "\"resourceMetrics\"",
 			  logs[] = "\"resourceLogs\"";
 	if (n - i >= sizeof(spans) - 1 && !memcmp(b + i, spans, sizeof(spans) - 1))

@@ -47,6 +47,7 @@
 #include "importers/jcut.h"
 #include "importers/msource.h"
 #include "importers/prometheus.h"
+#include "importers/sniff.h"
 #include "model/sbuf.h"
 #include "model/xalloc.h"
 
@@ -361,23 +362,16 @@ out:
 
 /* ---- sniffing ---- */
 
-static size_t skip_ws(const unsigned char *b, size_t n, size_t i)
-{
-	while (i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t'))
-		i++;
-	return i;
-}
-
 /* Whether the quoted key at b[i] is key; *next: past its ':' */
 static int key_at(const unsigned char *b, size_t n, size_t i, const char *key, size_t *next)
 {
 	size_t k = strlen(key);
 	if (i + k + 2 > n || b[i] != '"' || memcmp(b + i + 1, key, k) || b[i + k + 1] != '"')
 		return 0;
-	i = skip_ws(b, n, i + k + 2);
+	i = sniff_skip_space(b, n, i + k + 2);
 	if (i == n || b[i] != ':')
 		return 0;
-	*next = skip_ws(b, n, i + 1);
+	*next = sniff_skip_space(b, n, i + 1);
 	return 1;
 }
 
@@ -397,27 +391,27 @@ int prometheus_sniff(const unsigned char *b, size_t n)
 {
 	if (n > 4096)
 		n = 4096;
-	size_t i = skip_ws(b, n, 0), j;
+	size_t i = sniff_skip_space(b, n, 0), j;
 	if (i == n)
 		return 0;
 	if (b[i] == '{') {
-		i = skip_ws(b, n, i + 1);
+		i = sniff_skip_space(b, n, i + 1);
 		if (key_at(b, n, i, "status", &j) &&
 		    (contains(b + j, n - j, "\"success\"") || contains(b, n, "\"data\"") ||
 		     contains(b, n, "\"errorType\"")))
 			return 90;
 		if (key_at(b, n, i, "data", &j) && j < n && b[j] == '{' &&
 		    (contains(b, n, "\"resultType\"") ||
-		     key_at(b, n, skip_ws(b, n, j + 1), "result", &j)))
+		     key_at(b, n, sniff_skip_space(b, n, j + 1), "result", &j)))
 			return 90;
 		return 0;
 	}
 	if (b[i] != '[')
 		return 0;
-	i = skip_ws(b, n, i + 1);
+	i = sniff_skip_space(b, n, i + 1);
 	if (i == n || b[i] != '{')
 		return 0;
-	i = skip_ws(b, n, i + 1);
+	i = sniff_skip_space(b, n, i + 1);
 	if (key_at(b, n, i, "metric", &j) && j < n && b[j] == '{' &&
 	    (contains(b, n, "\"values\"") || contains(b, n, "\"value\"") || n == 4096))
 		return 90;

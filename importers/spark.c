@@ -35,7 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "importers/diag.h"
 #include "importers/lines.h"
+#include "importers/sniff.h"
 #include "importers/spark.h"
 #include "model/sbuf.h"
 #include "model/strmap.h"
@@ -60,20 +62,7 @@
 	X(NO_APP_START, "no ApplicationStart: the application is named after the file")            \
 	X(DUP_EVENT, "repeated start of a job or stage attempt: ignored")
 
-enum diag_code {
-#define X(c, m) D_##c,
-	DIAG_LIST(X)
-#undef X
-	    D_COUNT
-};
-
-static const struct {
-	const char *code, *message;
-} diag_info[D_COUNT] = {
-#define X(c, m) {#c, m},
-    DIAG_LIST(X)
-#undef X
-};
+DIAG_TABLE(DIAG_LIST);
 
 /* A job or a stage attempt: its phase and what its row needs. */
 struct node {
@@ -1170,11 +1159,7 @@ out:
 
 int spark_sniff(const unsigned char *b, size_t n)
 {
-	size_t i = 0;
-	if (n >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf)
-		i = 3;
-	while (i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t'))
-		i++;
+	size_t i = sniff_start(b, n);
 	if (i == n || b[i] != '{')
 		return 0;
 	const unsigned char *nl = memchr(b + i, '\n', n - i);

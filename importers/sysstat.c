@@ -29,6 +29,7 @@
 
 #include "importers/jcut.h"
 #include "importers/msource.h"
+#include "importers/sniff.h"
 #include "importers/sysstat.h"
 #include "model/sbuf.h"
 #include "model/xalloc.h"
@@ -317,9 +318,7 @@ out:
 
 int sysstat_sniff(const unsigned char *b, size_t n)
 {
-	size_t i = 0;
-	while (i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t'))
-		i++;
+	size_t i = sniff_start(b, n);
 	if (i == n || b[i] != '{')
 		return 0;
 	const char *key = "\"sysstat\"";

@@ -27,7 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "importers/diag.h"
 #include "importers/lines.h"
+#include "importers/sniff.h"
 #include "importers/workflow.h"
 #include "model/sbuf.h"
 #include "model/strmap.h"
@@ -42,20 +44,7 @@
 		      " put under the workflow")                                                   \
 	X(BAD_DEPENDENCY, "depends_on entries that name no step of the manifest: dropped")
 
-enum diag_code {
-#define X(c, m) D_##c,
-	DIAG_LIST(X)
-#undef X
-	    D_COUNT
-};
-
-static const struct {
-	const char *code, *message;
-} diag_info[D_COUNT] = {
-#define X(c, m) {#c, m},
-    DIAG_LIST(X)
-#undef X
-};
+DIAG_TABLE(DIAG_LIST);
 
 struct wstep {
 	char *name, *parent, *host;
@@ -527,11 +516,7 @@ out:
 /* The first line: a JSON object with "step" and "start" or "start_ns". */
 int workflow_sniff(const unsigned char *b, size_t n)
 {
-	size_t i = 0;
-	if (n >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf)
-		i = 3;
-	while (i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t'))
-		i++;
+	size_t i = sniff_start(b, n);
 	if (i == n || b[i] != '{')
 		return 0;
 	const unsigned char *nl = memchr(b + i, '\n', n - i);

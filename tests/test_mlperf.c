@@ -20,66 +20,23 @@
 #include <unistd.h>
 
 #include "importers/importer.h"
-#include "tests/testdir.h"
+#include "tests/importfx.h"
 
 #define SAMPLES "../shared/samples/training-log"
 #define MS	1000000LL
 
-struct fx {
-	char dir[256], in[300], db[300];
-	sqlite3 *conn;
-};
-
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (testdir_make(f->dir, sizeof(f->dir), "mlperf") < 0)
-		return -1;
-	snprintf(f->in, sizeof(f->in), "%s/result_0.txt", f->dir);
-	snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
-	*state = f;
-	return 0;
+	return importfx_setup(state, "mlperf", "result_0.txt");
 }
 
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	if (f->conn)
-		sqlite3_close(f->conn);
-	testdir_remove(f->dir);
-	free(f);
-	return 0;
-}
-
-static void reset_db(struct fx *f)
-{
-	if (f->conn)
-		sqlite3_close(f->conn);
-	f->conn = NULL;
-	unlink(f->db);
-}
-
+/* Imports text with the format forced (NULL: sniffed). */
 static int import(struct fx *f, const char *text, const char *format, char **err)
 {
-	FILE *fp = fopen(f->in, "w");
-	assert_non_null(fp);
-	fputs(text, fp);
-	fclose(fp);
 	struct import_opts o = {0};
+	importfx_write(f->in, text);
 	char *paths[] = {f->in};
 	return import_files(f->db, paths, 1, format, &o, err);
-}
-
-static int64_t q_int(struct fx *f, const char *sql)
-{
-	if (!f->conn)
-		assert_int_equal(sqlite3_open(f->db, &f->conn), SQLITE_OK);
-	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(f->conn, sql, -1, &s, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", sql, sqlite3_errmsg(f->conn));
-	int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
-	sqlite3_finalize(s);
-	return v;
 }
 
 #define ML(t, type, key, value, meta)                                                              \
@@ -108,51 +65,64 @@ static void nesting_events_diagnostics(void **state)
 	char *err = NULL;
 	if (import(f, log_text, NULL, &err) < 0) /* sniffed */
 		fail_msg("%s", err);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'span'"), 4);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v p JOIN phases_v q ON"
-				  " q.id = p.parent_id WHERE p.name = 'run' AND q.kind = 'step'"
-				  " AND q.name = 'result_0.txt'"),
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'span'"), 4);
+	assert_int_equal(importfx_int(f,
+				      "SELECT count(*) FROM phases_v p JOIN phases_v q ON"
+				      " q.id = p.parent_id WHERE p.name = 'run' AND q.kind = 'step'"
+				      " AND q.name = 'result_0.txt'"),
 			 1);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v p JOIN phases_v q ON"
-				  " q.id = p.parent_id WHERE p.name = 'init' AND q.name = 'run'"),
+	assert_int_equal(
+	    importfx_int(f, "SELECT count(*) FROM phases_v p JOIN phases_v q ON"
+			    " q.id = p.parent_id WHERE p.name = 'init' AND q.name = 'run'"),
+	    1);
+	assert_int_equal(
+	    importfx_int(f, "SELECT count(*) FROM phases_v p JOIN phases_v q ON"
+			    " q.id = p.parent_id WHERE p.name = 'epoch 1' AND q.name = 'run'"),
+	    1);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v p JOIN phases_v q ON"
+					 " q.id = p.parent_id WHERE p.name = 'eval 1' AND"
+					 " q.name = 'epoch 1'"),
 			 1);
-	assert_int_equal(q_int(f,
-			       "SELECT count(*) FROM phases_v p JOIN phases_v q ON"
-			       " q.id = p.parent_id WHERE p.name = 'epoch 1' AND q.name = 'run'"),
-			 1);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v p JOIN phases_v q ON"
-				  " q.id = p.parent_id WHERE p.name = 'eval 1' AND"
-				  " q.name = 'epoch 1'"),
-			 1);
-	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'run'"), 1000 * MS);
-	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'run'"), 1000 * MS);
-	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'init'"), 100 * MS);
-	assert_int_equal(q_int(f, "SELECT child_count FROM phases_v WHERE name = 'run'"), 2);
-	assert_int_equal(q_int(f, "SELECT self_ns FROM phases_v WHERE name = 'run'"), 500 * MS);
-	assert_int_equal(q_int(f, "SELECT depth FROM phases_v WHERE name = 'eval 1'"), 4);
+	assert_int_equal(importfx_int(f, "SELECT start_ns FROM phases_v WHERE name = 'run'"),
+			 1000 * MS);
+	assert_int_equal(importfx_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'run'"),
+			 1000 * MS);
+	assert_int_equal(importfx_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'init'"),
+			 100 * MS);
+	assert_int_equal(importfx_int(f, "SELECT child_count FROM phases_v WHERE name = 'run'"), 2);
+	assert_int_equal(importfx_int(f, "SELECT self_ns FROM phases_v WHERE name = 'run'"),
+			 500 * MS);
+	assert_int_equal(importfx_int(f, "SELECT depth FROM phases_v WHERE name = 'eval 1'"), 4);
 	/* the step covers the run */
-	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE kind = 'step'"), 1000 * MS);
+	assert_int_equal(importfx_int(f, "SELECT dur_ns FROM phases_v WHERE kind = 'step'"),
+			 1000 * MS);
 	/* points are events bound to the interval open at the time */
-	assert_int_equal(q_int(f, "SELECT count(*) FROM events_v"), 2);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM events_v e JOIN phases_v p ON"
-				  " p.id = e.phase_id WHERE e.name = 'eval_accuracy' AND"
-				  " p.name = 'eval 1' AND e.t_ns = 1500000000"),
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM events_v"), 2);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM events_v e JOIN phases_v p ON"
+					 " p.id = e.phase_id WHERE e.name = 'eval_accuracy' AND"
+					 " p.name = 'eval 1' AND e.t_ns = 1500000000"),
 			 1);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM events_v e JOIN phases_v p ON"
-				  " p.id = e.phase_id WHERE e.name = 'global_batch_size' AND"
-				  " p.name = 'run' AND json_extract(e.attrs, '$.value') = 256"
-				  " AND json_extract(e.attrs, '$.metadata.file') = 't.py'"),
+	assert_int_equal(importfx_int(f,
+				      "SELECT count(*) FROM events_v e JOIN phases_v p ON"
+				      " p.id = e.phase_id WHERE e.name = 'global_batch_size' AND"
+				      " p.name = 'run' AND json_extract(e.attrs, '$.value') = 256"
+				      " AND json_extract(e.attrs, '$.metadata.file') = 't.py'"),
 			 1);
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'UNMATCHED_STOP'"),
+	assert_int_equal(
+	    importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'UNMATCHED_STOP'"), 1);
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'DUP_START'"),
 			 1);
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'DUP_START'"), 1);
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'NOT_MLLOG'"), 1);
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_JSON'"), 1);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM diagnostics WHERE code = 'UNCLOSED'"), 0);
-	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 4);
-	assert_int_equal(q_int(f, "SELECT events FROM sources"), 2);
-	assert_int_equal(q_int(f, "SELECT dropped FROM sources"), 2);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM sources WHERE format = 'mlperf'"), 1);
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'NOT_MLLOG'"),
+			 1);
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_JSON'"),
+			 1);
+	assert_int_equal(
+	    importfx_int(f, "SELECT count(*) FROM diagnostics WHERE code = 'UNCLOSED'"), 0);
+	assert_int_equal(importfx_int(f, "SELECT phases FROM sources"), 4);
+	assert_int_equal(importfx_int(f, "SELECT events FROM sources"), 2);
+	assert_int_equal(importfx_int(f, "SELECT dropped FROM sources"), 2);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM sources WHERE format = 'mlperf'"),
+			 1);
 }
 
 /* A new epoch closes the one left open; a run never stopped closes at the
@@ -167,12 +137,16 @@ static void unclosed_intervals(void **state)
 		    POINT(1500, "train_samples", "1024", "");
 	if (import(f, text, "mlperf", &err) < 0)
 		fail_msg("%s", err);
-	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'epoch 1'"), 200 * MS);
-	assert_int_equal(q_int(f, "SELECT end_ns FROM phases_v WHERE name = 'epoch 2'"), 1500 * MS);
-	assert_int_equal(q_int(f, "SELECT end_ns FROM phases_v WHERE name = 'run'"), 1500 * MS);
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'UNCLOSED'"), 3);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM events_v e JOIN phases_v p ON"
-				  " p.id = e.phase_id WHERE p.name = 'epoch 2'"),
+	assert_int_equal(importfx_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'epoch 1'"),
+			 200 * MS);
+	assert_int_equal(importfx_int(f, "SELECT end_ns FROM phases_v WHERE name = 'epoch 2'"),
+			 1500 * MS);
+	assert_int_equal(importfx_int(f, "SELECT end_ns FROM phases_v WHERE name = 'run'"),
+			 1500 * MS);
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'UNCLOSED'"),
+			 3);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM events_v e JOIN phases_v p ON"
+					 " p.id = e.phase_id WHERE p.name = 'epoch 2'"),
 			 1);
 }
 
@@ -261,27 +235,28 @@ static void real_samples(void **state)
 		count_log(path, &phases, &events, &any);
 		if (!any)
 			continue;
-		reset_db(f);
+		importfx_reset(f);
 		char *paths[] = {path}, *err = NULL;
 		struct import_opts o = {0};
 		/* the first :::MLLOG may lie beyond the 4096 bytes sniffed */
 		if (import_files(f->db, paths, 1, "mlperf", &o, &err) < 0)
 			fail_msg("%s: %s", de->d_name, err);
-		assert_int_equal(q_int(f, "SELECT count(*) FROM sources WHERE format = 'mlperf'"),
-				 1);
-		int64_t gp = q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'span'");
-		int64_t ge = q_int(f, "SELECT count(*) FROM events_v");
+		assert_int_equal(
+		    importfx_int(f, "SELECT count(*) FROM sources WHERE format = 'mlperf'"), 1);
+		int64_t gp = importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'span'");
+		int64_t ge = importfx_int(f, "SELECT count(*) FROM events_v");
 		if (gp != phases || ge != events)
 			fail_msg("%s: %lld phases, %lld events; want %lld, %lld", de->d_name,
 				 (long long)gp, (long long)ge, (long long)phases,
 				 (long long)events);
 		/* every epoch lies inside a run, and no interval was cut short */
-		assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v p JOIN phases_v q ON"
-					  " q.id = p.parent_id WHERE p.name LIKE 'epoch %'"
-					  " AND q.name <> 'run'"),
+		assert_int_equal(importfx_int(f,
+					      "SELECT count(*) FROM phases_v p JOIN phases_v q ON"
+					      " q.id = p.parent_id WHERE p.name LIKE 'epoch %'"
+					      " AND q.name <> 'run'"),
 				 0);
-		assert_int_equal(q_int(f, "SELECT count(*) FROM diagnostics WHERE code IN"
-					  " ('UNCLOSED', 'UNMATCHED_STOP', 'BAD_JSON')"),
+		assert_int_equal(importfx_int(f, "SELECT count(*) FROM diagnostics WHERE code IN"
+						 " ('UNCLOSED', 'UNMATCHED_STOP', 'BAD_JSON')"),
 				 0);
 		print_message("%s: %lld phases, %lld events\n", de->d_name, (long long)gp,
 			      (long long)ge);
@@ -294,10 +269,10 @@ static void real_samples(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(nesting_events_diagnostics, setup, teardown),
-	    cmocka_unit_test_setup_teardown(unclosed_intervals, setup, teardown),
-	    cmocka_unit_test_setup_teardown(no_mllog_is_fatal, setup, teardown),
-	    cmocka_unit_test_setup_teardown(real_samples, setup, teardown),
+	    cmocka_unit_test_setup_teardown(nesting_events_diagnostics, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(unclosed_intervals, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(no_mllog_is_fatal, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(real_samples, setup, importfx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

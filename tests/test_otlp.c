@@ -18,69 +18,11 @@
 
 #include "importers/importer.h"
 #include "importers/otlp.h"
-#include "tests/testdir.h"
-
-struct fx {
-	char dir[256], in[300], db[300];
-	sqlite3 *conn;
-};
+#include "tests/importfx.h"
 
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (testdir_make(f->dir, sizeof(f->dir), "otlp") < 0)
-		return -1;
-	snprintf(f->in, sizeof(f->in), "%s/trace.json", f->dir);
-	snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	if (f->conn)
-		sqlite3_close(f->conn);
-	testdir_remove(f->dir);
-	free(f);
-	return 0;
-}
-
-static int import(struct fx *f, const char *text, const struct import_opts *o, char **err)
-{
-	FILE *fp = fopen(f->in, "w");
-	assert_non_null(fp);
-	fputs(text, fp);
-	fclose(fp);
-	struct import_opts none = {0};
-	char *paths[] = {f->in};
-	return import_files(f->db, paths, 1, NULL, o ? o : &none, err);
-}
-
-static int64_t q_int(struct fx *f, const char *sql)
-{
-	if (!f->conn)
-		assert_int_equal(sqlite3_open(f->db, &f->conn), SQLITE_OK);
-	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(f->conn, sql, -1, &s, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", sql, sqlite3_errmsg(f->conn));
-	int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
-	sqlite3_finalize(s);
-	return v;
-}
-
-static const char *q_text(struct fx *f, const char *sql, char *buf, size_t n)
-{
-	if (!f->conn)
-		assert_int_equal(sqlite3_open(f->db, &f->conn), SQLITE_OK);
-	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(f->conn, sql, -1, &s, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", sql, sqlite3_errmsg(f->conn));
-	buf[0] = '\0';
-	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-		snprintf(buf, n, "%s", (const char *)sqlite3_column_text(s, 0));
-	sqlite3_finalize(s);
-	return buf;
+	return importfx_setup(state, "otlp", "trace.json");
 }
 
 #define SPEC "../shared/samples/otlp-json/open-telemetry__opentelemetry-proto__trace.json"
@@ -96,22 +38,26 @@ static void spec_sample(void **state)
 	if (import_files(f->db, paths, 1, NULL, &o, &err) < 0)
 		fail_msg("%s", err);
 	char buf[512];
-	assert_string_equal(q_text(f, "SELECT format FROM sources", buf, sizeof(buf)), "otlp");
+	assert_string_equal(importfx_text(f, "SELECT format FROM sources", buf, sizeof(buf)),
+			    "otlp");
 	/* its one span names a parent not in the file: a root, so a step */
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'step' AND"
-				  " name = 'I''m a server span'"),
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'step' AND"
+					 " name = 'I''m a server span'"),
 			 1);
-	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE kind = 'step'"),
+	assert_int_equal(importfx_int(f, "SELECT start_ns FROM phases_v WHERE kind = 'step'"),
 			 1544712660000000000);
-	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE kind = 'step'"), 1000000000);
-	assert_string_equal(q_text(f,
-				   "SELECT json_extract(attrs, '$.service') || ' ' ||"
-				   " json_extract(attrs, '$.attributes.\"my.span.attr\"') FROM"
-				   " phases_v WHERE kind = 'step'",
-				   buf, sizeof(buf)),
-			    "my.service some value");
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'ORPHAN_SPAN'"), 1);
-	assert_int_equal(q_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'workflow'"),
+	assert_int_equal(importfx_int(f, "SELECT dur_ns FROM phases_v WHERE kind = 'step'"),
+			 1000000000);
+	assert_string_equal(
+	    importfx_text(f,
+			  "SELECT json_extract(attrs, '$.service') || ' ' ||"
+			  " json_extract(attrs, '$.attributes.\"my.span.attr\"') FROM"
+			  " phases_v WHERE kind = 'step'",
+			  buf, sizeof(buf)),
+	    "my.service some value");
+	assert_int_equal(
+	    importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'ORPHAN_SPAN'"), 1);
+	assert_int_equal(importfx_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'workflow'"),
 			 1544712661000000000);
 }
 
@@ -150,42 +96,48 @@ static void tree_and_host(void **state)
 {
 	struct fx *f = *state;
 	char *err = NULL;
-	if (import(f, doc, NULL, &err) < 0)
+	if (importfx_import(f, doc, NULL, &err) < 0)
 		fail_msg("%s", err);
 	char buf[512];
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'step'"), 1);
-	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'pipeline'"),
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'step'"), 1);
+	assert_int_equal(importfx_int(f, "SELECT start_ns FROM phases_v WHERE name = 'pipeline'"),
 			 1000000000000);
-	assert_int_equal(q_int(f, "SELECT end_ns FROM phases_v WHERE name = 'pipeline'"),
+	assert_int_equal(importfx_int(f, "SELECT end_ns FROM phases_v WHERE name = 'pipeline'"),
 			 9000000000000);
-	assert_int_equal(q_int(f, "SELECT child_count FROM phases_v WHERE name = 'pipeline'"), 2);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v c JOIN phases_v p ON"
-				  " p.id = c.parent_id WHERE p.name = 'pipeline' AND"
-				  " c.kind = 'span' AND c.depth = 2 AND c.category = 'trainer'"),
-			 2);
-	assert_int_equal(q_int(f,
-			       "SELECT c.depth FROM phases_v c JOIN phases_v p ON"
-			       " p.id = c.parent_id WHERE p.name = 'train' AND c.name = 'epoch'"),
-			 3);
+	assert_int_equal(
+	    importfx_int(f, "SELECT child_count FROM phases_v WHERE name = 'pipeline'"), 2);
+	assert_int_equal(
+	    importfx_int(f, "SELECT count(*) FROM phases_v c JOIN phases_v p ON"
+			    " p.id = c.parent_id WHERE p.name = 'pipeline' AND"
+			    " c.kind = 'span' AND c.depth = 2 AND c.category = 'trainer'"),
+	    2);
+	assert_int_equal(
+	    importfx_int(f, "SELECT c.depth FROM phases_v c JOIN phases_v p ON"
+			    " p.id = c.parent_id WHERE p.name = 'train' AND c.name = 'epoch'"),
+	    3);
 	/* train's self time: 5000 s less epoch's 2000 s */
-	assert_int_equal(q_int(f, "SELECT self_ns FROM phases_v WHERE name = 'train'"),
+	assert_int_equal(importfx_int(f, "SELECT self_ns FROM phases_v WHERE name = 'train'"),
 			 3000000000000);
-	assert_int_equal(q_int(f, "SELECT json_extract(attrs, '$.attributes.n') FROM phases_v"
-				  " WHERE name = 'train'"),
+	assert_int_equal(importfx_int(f,
+				      "SELECT json_extract(attrs, '$.attributes.n') FROM phases_v"
+				      " WHERE name = 'train'"),
 			 7);
-	assert_string_equal(q_text(f, "SELECT host FROM sources", buf, sizeof(buf)), "node1");
-	assert_string_equal(q_text(f,
-				   "SELECT json_extract(attrs, '$.host') FROM phases_v WHERE"
-				   " name = 'epoch'",
-				   buf, sizeof(buf)),
+	assert_string_equal(importfx_text(f, "SELECT host FROM sources", buf, sizeof(buf)),
 			    "node1");
-	assert_int_equal(q_int(f, "SELECT e.t_ns FROM events e JOIN phases_v p ON p.id ="
-				  " e.phase_id WHERE p.name = 'train'"),
+	assert_string_equal(importfx_text(f,
+					  "SELECT json_extract(attrs, '$.host') FROM phases_v WHERE"
+					  " name = 'epoch'",
+					  buf, sizeof(buf)),
+			    "node1");
+	assert_int_equal(importfx_int(f, "SELECT e.t_ns FROM events e JOIN phases_v p ON p.id ="
+					 " e.phase_id WHERE p.name = 'train'"),
 			 5000000000000);
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'DUP_SPAN'"), 1);
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_SPAN'"), 1);
-	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 3);
-	assert_int_equal(q_int(f, "SELECT events FROM sources"), 1);
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'DUP_SPAN'"),
+			 1);
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_SPAN'"),
+			 1);
+	assert_int_equal(importfx_int(f, "SELECT phases FROM sources"), 3);
+	assert_int_equal(importfx_int(f, "SELECT events FROM sources"), 1);
 }
 
 static void under_a_step(void **state)
@@ -193,24 +145,26 @@ static void under_a_step(void **state)
 	struct fx *f = *state;
 	char *err = NULL;
 	struct import_opts o = {.workflow = "w", .step = "run", .host = "cli"};
-	if (import(f, doc, &o, &err) < 0)
+	if (importfx_import(f, doc, &o, &err) < 0)
 		fail_msg("%s", err);
 	char buf[64];
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'step'"), 1);
-	assert_int_equal(q_int(f, "SELECT c.depth FROM phases_v c JOIN phases_v p ON"
-				  " p.id = c.parent_id WHERE p.name = 'run' AND c.name = 'pipeline'"
-				  " AND c.kind = 'span'"),
-			 2);
-	assert_int_equal(q_int(f, "SELECT depth FROM phases_v WHERE name = 'epoch'"), 4);
-	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'run'"), 8000000000000);
-	assert_string_equal(q_text(f, "SELECT host FROM sources", buf, sizeof(buf)), "cli");
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'step'"), 1);
+	assert_int_equal(
+	    importfx_int(f, "SELECT c.depth FROM phases_v c JOIN phases_v p ON"
+			    " p.id = c.parent_id WHERE p.name = 'run' AND c.name = 'pipeline'"
+			    " AND c.kind = 'span'"),
+	    2);
+	assert_int_equal(importfx_int(f, "SELECT depth FROM phases_v WHERE name = 'epoch'"), 4);
+	assert_int_equal(importfx_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'run'"),
+			 8000000000000);
+	assert_string_equal(importfx_text(f, "SELECT host FROM sources", buf, sizeof(buf)), "cli");
 }
 
 static void refused(void **state)
 {
 	struct fx *f = *state;
 	char *err = NULL;
-	assert_int_equal(import(f, "{\"resourceMetrics\":[]}", NULL, &err), -1);
+	assert_int_equal(importfx_import(f, "{\"resourceMetrics\":[]}", NULL, &err), -1);
 	assert_non_null(strstr(err, "an OTLP metrics export: only traces"));
 	free(err);
 	err = NULL;
@@ -219,7 +173,8 @@ static void refused(void **state)
 	assert_int_equal(import_files(f->db, paths, 1, "otlp", &o, &err), -1);
 	free(err);
 	err = NULL;
-	assert_int_equal(import(f, "{\"resourceSpans\":[]} {\"resourceSpans\":[", NULL, &err), -1);
+	assert_int_equal(
+	    importfx_import(f, "{\"resourceSpans\":[]} {\"resourceSpans\":[", NULL, &err), -1);
 	assert_non_null(strstr(err, "trace.json: byte "));
 	free(err);
 	assert_int_equal(access(f->db, F_OK), -1);
@@ -237,10 +192,10 @@ static void sniff(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(spec_sample, setup, teardown),
-	    cmocka_unit_test_setup_teardown(tree_and_host, setup, teardown),
-	    cmocka_unit_test_setup_teardown(under_a_step, setup, teardown),
-	    cmocka_unit_test_setup_teardown(refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(spec_sample, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(tree_and_host, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(under_a_step, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(refused, setup, importfx_teardown),
 	    cmocka_unit_test(sniff),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,71 +19,13 @@
 
 #include "importers/importer.h"
 #include "importers/workflow.h"
-#include "tests/testdir.h"
+#include "tests/importfx.h"
 
 #define DEMO "tests/data/demo"
 
-struct fx {
-	char dir[256], in[300], db[300];
-	sqlite3 *conn;
-};
-
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (testdir_make(f->dir, sizeof(f->dir), "workflow") < 0)
-		return -1;
-	snprintf(f->in, sizeof(f->in), "%s/wf.jsonl", f->dir);
-	snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	if (f->conn)
-		sqlite3_close(f->conn);
-	testdir_remove(f->dir);
-	free(f);
-	return 0;
-}
-
-static int import(struct fx *f, const char *text, const struct import_opts *o, char **err)
-{
-	FILE *fp = fopen(f->in, "w");
-	assert_non_null(fp);
-	fputs(text, fp);
-	fclose(fp);
-	struct import_opts none = {0};
-	char *paths[] = {f->in};
-	return import_files(f->db, paths, 1, NULL, o ? o : &none, err);
-}
-
-static int64_t q_int(struct fx *f, const char *sql)
-{
-	if (!f->conn)
-		assert_int_equal(sqlite3_open(f->db, &f->conn), SQLITE_OK);
-	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(f->conn, sql, -1, &s, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", sql, sqlite3_errmsg(f->conn));
-	int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
-	sqlite3_finalize(s);
-	return v;
-}
-
-static const char *q_text(struct fx *f, const char *sql, char *buf, size_t n)
-{
-	if (!f->conn)
-		assert_int_equal(sqlite3_open(f->db, &f->conn), SQLITE_OK);
-	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(f->conn, sql, -1, &s, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", sql, sqlite3_errmsg(f->conn));
-	buf[0] = '\0';
-	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-		snprintf(buf, n, "%s", (const char *)sqlite3_column_text(s, 0));
-	sqlite3_finalize(s);
-	return buf;
+	return importfx_setup(state, "workflow", "wf.jsonl");
 }
 
 /* 2026-11-22T12:28:19.155Z is 1795350499155000000 ns. */
@@ -100,56 +42,62 @@ static void steps_parents_edges(void **state)
 	struct fx *f = *state;
 	char *err = NULL;
 	struct import_opts o = {.workflow = "nightly"};
-	if (import(f, manifest, &o, &err) < 0)
+	if (importfx_import(f, manifest, &o, &err) < 0)
 		fail_msg("%s", err);
 	char buf[512];
-	assert_string_equal(q_text(f, "SELECT format FROM sources", buf, sizeof(buf)), "workflow");
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'step'"), 3);
-	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'prep'"),
+	assert_string_equal(importfx_text(f, "SELECT format FROM sources", buf, sizeof(buf)),
+			    "workflow");
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'step'"), 3);
+	assert_int_equal(importfx_int(f, "SELECT start_ns FROM phases_v WHERE name = 'prep'"),
 			 1795350499155000000);
-	assert_int_equal(q_int(f, "SELECT end_ns FROM phases_v WHERE name = 'prep'"),
+	assert_int_equal(importfx_int(f, "SELECT end_ns FROM phases_v WHERE name = 'prep'"),
 			 1795350501000000000);
-	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'epoch1'"), 3000000000);
+	assert_int_equal(importfx_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'epoch1'"),
+			 3000000000);
 	/* epoch1 is under train, one level deeper */
-	assert_int_equal(q_int(f, "SELECT c.depth FROM phases_v c JOIN phases_v p ON"
-				  " p.id = c.parent_id WHERE c.name = 'epoch1' AND p.name = 'train'"
-				  " AND p.kind = 'step'"),
-			 2);
-	assert_int_equal(q_int(f, "SELECT child_count FROM phases_v WHERE name = 'train'"), 1);
+	assert_int_equal(
+	    importfx_int(f, "SELECT c.depth FROM phases_v c JOIN phases_v p ON"
+			    " p.id = c.parent_id WHERE c.name = 'epoch1' AND p.name = 'train'"
+			    " AND p.kind = 'step'"),
+	    2);
+	assert_int_equal(importfx_int(f, "SELECT child_count FROM phases_v WHERE name = 'train'"),
+			 1);
 	/* the workflow spans its steps */
-	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE kind = 'workflow'"
-				  " AND name = 'nightly'"),
+	assert_int_equal(importfx_int(f, "SELECT start_ns FROM phases_v WHERE kind = 'workflow'"
+					 " AND name = 'nightly'"),
 			 1795350499155000000);
-	assert_int_equal(q_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'workflow'"),
+	assert_int_equal(importfx_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'workflow'"),
 			 1795350510000000000);
 	/* prep -> train and prep -> epoch1 */
-	assert_int_equal(q_int(f, "SELECT count(*) FROM edges e JOIN phases_v s ON s.id = e.src"
-				  " JOIN phases_v d ON d.id = e.dst WHERE e.kind = 5 AND"
-				  " s.name = 'prep' AND d.name IN ('train', 'epoch1')"),
+	assert_int_equal(importfx_int(f,
+				      "SELECT count(*) FROM edges e JOIN phases_v s ON s.id = e.src"
+				      " JOIN phases_v d ON d.id = e.dst WHERE e.kind = 5 AND"
+				      " s.name = 'prep' AND d.name IN ('train', 'epoch1')"),
 			 2);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM edges"), 2);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM edges"), 2);
 	/* hosts: attrs, a track each */
-	assert_string_equal(q_text(f,
-				   "SELECT json_extract(attrs, '$.host') FROM phases_v WHERE"
-				   " name = 'train'",
-				   buf, sizeof(buf)),
+	assert_string_equal(importfx_text(f,
+					  "SELECT json_extract(attrs, '$.host') FROM phases_v WHERE"
+					  " name = 'train'",
+					  buf, sizeof(buf)),
 			    "node2");
-	assert_string_equal(q_text(f,
-				   "SELECT t.host FROM phases p JOIN tracks t ON"
-				   " t.id = p.track_id JOIN strings s ON s.id = p.name_id"
-				   " WHERE s.text = 'prep' AND t.kind = 'host'",
-				   buf, sizeof(buf)),
+	assert_string_equal(importfx_text(f,
+					  "SELECT t.host FROM phases p JOIN tracks t ON"
+					  " t.id = p.track_id JOIN strings s ON s.id = p.name_id"
+					  " WHERE s.text = 'prep' AND t.kind = 'host'",
+					  buf, sizeof(buf)),
 			    "node1");
-	assert_string_equal(q_text(f, "SELECT host FROM sources", buf, sizeof(buf)), "node1");
-	assert_int_equal(q_int(f, "SELECT count(*) FROM diagnostics"), 0);
+	assert_string_equal(importfx_text(f, "SELECT host FROM sources", buf, sizeof(buf)),
+			    "node1");
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM diagnostics"), 0);
 
 	/* imported again: the same steps, no new edges */
 	sqlite3_close(f->conn);
 	f->conn = NULL;
-	if (import(f, manifest, &o, &err) < 0)
+	if (importfx_import(f, manifest, &o, &err) < 0)
 		fail_msg("%s", err);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'step'"), 3);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM edges"), 2);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'step'"), 3);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM edges"), 2);
 }
 
 /* The demo: the manifest, then the train trace under its step as
@@ -165,7 +113,8 @@ static void manifest_window_kept(void **state)
 	if (import_files(f->db, wf, 1, NULL, &o, &err) < 0)
 		fail_msg("%s", err);
 	const int64_t start = 1795350499155638250, end = 1795350510442805107;
-	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE name = 'train'"), start);
+	assert_int_equal(importfx_int(f, "SELECT start_ns FROM phases_v WHERE name = 'train'"),
+			 start);
 	o.step = "train";
 	o.host = "vm";
 	o.has_time_offset = 1;
@@ -176,21 +125,23 @@ static void manifest_window_kept(void **state)
 	/* one train step with the trace beneath, starting later than the
 	 * manifest says the step did: without the manifest window the step
 	 * would start there */
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'step' AND"
-				  " name = 'train'"),
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'step' AND"
+					 " name = 'train'"),
 			 1);
-	int64_t child = q_int(f, "SELECT min(c.start_ns) FROM phases_v c JOIN phases_v s ON"
-				 " s.id = c.parent_id WHERE s.name = 'train' AND s.kind = 'step'");
+	int64_t child =
+	    importfx_int(f, "SELECT min(c.start_ns) FROM phases_v c JOIN phases_v s ON"
+			    " s.id = c.parent_id WHERE s.name = 'train' AND s.kind = 'step'");
 	assert_true(child > start);
-	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE kind = 'step' AND"
-				  " name = 'train'"),
+	assert_int_equal(importfx_int(f, "SELECT start_ns FROM phases_v WHERE kind = 'step' AND"
+					 " name = 'train'"),
 			 start);
-	assert_true(q_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'step' AND"
-			     " name = 'train'") >= end);
-	assert_true(q_int(f, "SELECT child_count FROM phases_v WHERE kind = 'step' AND"
-			     " name = 'train'") > 0);
-	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE kind = 'workflow'"), start);
-	assert_int_equal(q_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'workflow'"),
+	assert_true(importfx_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'step' AND"
+				    " name = 'train'") >= end);
+	assert_true(importfx_int(f, "SELECT child_count FROM phases_v WHERE kind = 'step' AND"
+				    " name = 'train'") > 0);
+	assert_int_equal(importfx_int(f, "SELECT start_ns FROM phases_v WHERE kind = 'workflow'"),
+			 start);
+	assert_int_equal(importfx_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'workflow'"),
 			 1795350516979249354);
 }
 
@@ -198,33 +149,39 @@ static void bad_lines_counted(void **state)
 {
 	struct fx *f = *state;
 	char *err = NULL;
-	if (import(f,
-		   "{\"step\": \"a\", \"start\": 1000000000, \"end\": 2000000000}\n"
-		   "not json\n"
-		   "\n"
-		   "[1, 2]\n"
-		   "{\"step\": \"a\", \"start\": 1, \"end\": 2}\n"
-		   "{\"step\": \"b\", \"start\": \"yesterday\", \"end\": 2, \"parent\": \"zz\","
-		   " \"depends_on\": [\"a\", \"nope\", 3]}\n"
-		   "{\"step\": \"c\", \"start\": 5, \"end\": 6, \"parent\": \"d\"}\n"
-		   "{\"step\": \"d\", \"start\": 5, \"end\": 6, \"parent\": \"c\"}\n",
-		   NULL, &err) < 0)
+	if (importfx_import(
+		f,
+		"{\"step\": \"a\", \"start\": 1000000000, \"end\": 2000000000}\n"
+		"not json\n"
+		"\n"
+		"[1, 2]\n"
+		"{\"step\": \"a\", \"start\": 1, \"end\": 2}\n"
+		"{\"step\": \"b\", \"start\": \"yesterday\", \"end\": 2, \"parent\": \"zz\","
+		" \"depends_on\": [\"a\", \"nope\", 3]}\n"
+		"{\"step\": \"c\", \"start\": 5, \"end\": 6, \"parent\": \"d\"}\n"
+		"{\"step\": \"d\", \"start\": 5, \"end\": 6, \"parent\": \"c\"}\n",
+		NULL, &err) < 0)
 		fail_msg("%s", err);
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_LINE'"), 2);
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'DUP_STEP'"), 1);
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_TIME'"), 1);
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_PARENT'"), 2);
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_DEPENDENCY'"),
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_LINE'"),
 			 2);
-	assert_int_equal(q_int(f, "SELECT dropped FROM sources"), 3);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'step'"), 4);
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'DUP_STEP'"),
+			 1);
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_TIME'"),
+			 1);
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_PARENT'"),
+			 2);
+	assert_int_equal(
+	    importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_DEPENDENCY'"), 2);
+	assert_int_equal(importfx_int(f, "SELECT dropped FROM sources"), 3);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'step'"), 4);
 	/* the first a kept; b without a window, under the workflow */
-	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'a'"), 1000000000);
-	assert_int_equal(q_int(f, "SELECT depth FROM phases_v WHERE name = 'b'"), 1);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM edges WHERE kind = 5"), 1);
+	assert_int_equal(importfx_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'a'"),
+			 1000000000);
+	assert_int_equal(importfx_int(f, "SELECT depth FROM phases_v WHERE name = 'b'"), 1);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM edges WHERE kind = 5"), 1);
 	/* the cycle c <-> d is broken at one of them */
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE name IN ('c', 'd')"
-				  " AND depth = 1"),
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE name IN ('c', 'd')"
+					 " AND depth = 1"),
 			 1);
 }
 
@@ -285,10 +242,10 @@ static void sniff_and_times(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(steps_parents_edges, setup, teardown),
-	    cmocka_unit_test_setup_teardown(manifest_window_kept, setup, teardown),
-	    cmocka_unit_test_setup_teardown(bad_lines_counted, setup, teardown),
-	    cmocka_unit_test_setup_teardown(no_step_is_fatal, setup, teardown),
+	    cmocka_unit_test_setup_teardown(steps_parents_edges, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(manifest_window_kept, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(bad_lines_counted, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(no_step_is_fatal, setup, importfx_teardown),
 	    cmocka_unit_test(sniff_and_times),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
