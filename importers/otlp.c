@@ -26,7 +26,6 @@
  * before the start is taken as the start (NEGATIVE_DURATION).
  */
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,23 +73,8 @@ struct ot {
 	const char *first_host;
 	struct strmap by_key, step_root;
 	int64_t phases, events;
-	int64_t diag[D_COUNT];
-	char *example[D_COUNT];
+	struct diag_counts dc;
 };
-
-static void diag(struct ot *p, enum diag_code d, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void diag(struct ot *p, enum diag_code d, const char *fmt, ...)
-{
-	p->diag[d]++;
-	if (p->example[d])
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	p->example[d] = xvasprintf(fmt, ap);
-	va_end(ap);
-}
 
 static const char *keep(struct ot *p, const char *s)
 {
@@ -168,7 +152,8 @@ static void add_span(struct ot *p, json_t *js, const char *host, const char *ser
 	trace = trace ? trace : "";
 	if (!id || !*id || span_time(p, json_object_get(js, "startTimeUnixNano"), &start) < 0 ||
 	    span_time(p, json_object_get(js, "endTimeUnixNano"), &end) < 0) {
-		diag(p, D_BAD_SPAN, "span '%.80s' id '%.40s'", name ? name : "", id ? id : "");
+		diag_count(&p->dc, D_BAD_SPAN, 1, "span '%.80s' id '%.40s'", name ? name : "",
+			   id ? id : "");
 		return;
 	}
 	struct sbuf key;
@@ -177,12 +162,13 @@ static void add_span(struct ot *p, json_t *js, const char *host, const char *ser
 	int created;
 	strmap_put(&p->by_key, key.buf, key.len, (int64_t)p->nspans, &created);
 	if (!created) {
-		diag(p, D_DUP_SPAN, "trace '%.40s' span '%.40s'", trace, id);
+		diag_count(&p->dc, D_DUP_SPAN, 1, "trace '%.40s' span '%.40s'", trace, id);
 		sbuf_release(&key);
 		return;
 	}
 	if (end < start) {
-		diag(p, D_NEGATIVE_DURATION, "span '%.80s' id '%.40s'", name ? name : "", id);
+		diag_count(&p->dc, D_NEGATIVE_DURATION, 1, "span '%.80s' id '%.40s'",
+			   name ? name : "", id);
 		end = start;
 	}
 	XGROW(p->spans, p->nspans + 1, p->cspans);
@@ -278,8 +264,8 @@ static void place(struct ot *p, size_t i)
 		    s->parent_key ? strmap_get(&p->by_key, s->parent_key, strlen(s->parent_key))
 				  : NULL;
 		if (s->parent_key && (!e || p->spans[e->value].state == 1)) {
-			diag(p, D_ORPHAN_SPAN, "span '%.80s', parent '%.80s'", s->name,
-			     s->parent_key);
+			diag_count(&p->dc, D_ORPHAN_SPAN, 1, "span '%.80s', parent '%.80s'",
+				   s->name, s->parent_key);
 			e = NULL;
 		}
 		if (!e)
@@ -304,8 +290,8 @@ static int write_events(struct ot *p, struct span *s)
 		int64_t t;
 		const char *name = json_string_value(json_object_get(e, "name"));
 		if (span_time(p, json_object_get(e, "timeUnixNano"), &t) < 0) {
-			diag(p, D_BAD_EVENT, "event '%.80s' of span '%.80s'", name ? name : "",
-			     s->name);
+			diag_count(&p->dc, D_BAD_EVENT, 1, "event '%.80s' of span '%.80s'",
+				   name ? name : "", s->name);
 			continue;
 		}
 		name = name && *name ? name : "(unnamed event)";
@@ -422,13 +408,10 @@ static int finish(struct ot *p)
 				    p->o->has_time_offset ? p->o->time_offset_ns : 0, -1,
 				    p->first_host, NULL, p->err) < 0)
 		goto out;
-	for (int d = 0; d < D_COUNT; d++)
-		if (p->diag[d] &&
-		    store_add_diagnostic(p->st, p->source_id, diag_info[d].code, p->diag[d],
-					 diag_info[d].message, p->example[d], p->err) < 0)
-			goto out;
+	if (diag_write(&p->dc, diag_info, D_COUNT, p->st, p->source_id, p->err) < 0)
+		goto out;
 	rc = store_finish_source(p->st, p->source_id, p->phases, p->events, 0,
-				 p->diag[D_BAD_SPAN] + p->diag[D_DUP_SPAN] + p->diag[D_BAD_EVENT],
+				 p->dc.n[D_BAD_SPAN] + p->dc.n[D_DUP_SPAN] + p->dc.n[D_BAD_EVENT],
 				 p->err);
 out:
 	sbuf_release(&key);
@@ -447,8 +430,7 @@ static void release(struct ot *p)
 	for (size_t i = 0; i < p->nstrs; i++)
 		free(p->strs[i]);
 	free(p->strs);
-	for (int d = 0; d < D_COUNT; d++)
-		free(p->example[d]);
+	diag_release(&p->dc);
 	strmap_clear(&p->by_key);
 	strmap_clear(&p->step_root);
 }

@@ -31,7 +31,6 @@
  * their ids (attrs app_id, job_id, stage_id and attempt) and extends them.
  */
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,27 +99,12 @@ struct sp {
 	struct executor *execs;
 	size_t nexecs, cexecs;
 	int64_t lines_read, spark_events, phases, task_starts, task_ends;
-	int64_t diag[D_COUNT];
-	char *example[D_COUNT];
+	struct diag_counts dc;
 	sqlite3_stmt *edge;
 	struct sbuf attrs, name, key;
 };
 
 /* ---- small helpers ---- */
-
-static void diag(struct sp *p, enum diag_code d, int64_t n, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void diag(struct sp *p, enum diag_code d, int64_t n, const char *fmt, ...)
-{
-	p->diag[d] += n;
-	if (p->example[d] || !fmt)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	p->example[d] = xvasprintf(fmt, ap);
-	va_end(ap);
-}
 
 static int64_t jint(json_t *o, const char *k, int64_t dflt)
 {
@@ -338,7 +322,7 @@ static int ensure_app(struct sp *p)
 			if (r)
 				return r < 0 ? -1 : 0;
 		}
-		diag(p, D_NO_APP_START, 1, "%s", base_name(input_path(p->in)));
+		diag_count(&p->dc, D_NO_APP_START, 1, "%s", base_name(input_path(p->in)));
 	}
 	const char *step = p->o->step			 ? p->o->step
 			   : p->app_name && *p->app_name ? p->app_name
@@ -529,15 +513,15 @@ static int job_start(struct sp *p, json_t *ev)
 {
 	int64_t id = jint(ev, "Job ID", -1);
 	if (id < 0) {
-		diag(p, D_BAD_LINE, 1, "line %lld: a JobStart without a Job ID",
-		     (long long)p->lines.lineno);
+		diag_count(&p->dc, D_BAD_LINE, 1, "line %lld: a JobStart without a Job ID",
+			   (long long)p->lines.lineno);
 		return 0;
 	}
 	if (ensure_app(p) < 0)
 		return -1;
 	if (job_of(p, id)) {
-		diag(p, D_DUP_EVENT, 1, "line %lld: job %lld", (long long)p->lines.lineno,
-		     (long long)id);
+		diag_count(&p->dc, D_DUP_EVENT, 1, "line %lld: job %lld",
+			   (long long)p->lines.lineno, (long long)id);
 		return 0;
 	}
 	const char *k = int_key(p, id, 0, 0);
@@ -575,8 +559,8 @@ static int job_end(struct sp *p, json_t *ev)
 	if (!j && p->continued && find_job(p, "json_extract(attrs, '$.job_id') = ?2", id, &j) < 0)
 		return -1;
 	if (!j || !j->open) {
-		diag(p, D_ORPHAN, 1, "line %lld: end of job %lld, never started",
-		     (long long)p->lines.lineno, (long long)id);
+		diag_count(&p->dc, D_ORPHAN, 1, "line %lld: end of job %lld, never started",
+			   (long long)p->lines.lineno, (long long)id);
 		return 0;
 	}
 	int64_t t = jtime(p, ev, "Completion Time");
@@ -587,7 +571,7 @@ static int job_end(struct sp *p, json_t *ev)
 	j->reason = r ? xstrdup(r) : NULL;
 	if (r && strcmp(r, "JobSucceeded")) {
 		j->failed = 1;
-		diag(p, D_FAILED_JOB, 1, "job %lld: %s", (long long)id, r);
+		diag_count(&p->dc, D_FAILED_JOB, 1, "job %lld: %s", (long long)id, r);
 	}
 	return write_job(p, j);
 }
@@ -598,8 +582,8 @@ static int open_stage(struct sp *p, json_t *info, struct node **out)
 	int64_t sid = jint(info, "Stage ID", -1), att = jint(info, "Stage Attempt ID", 0);
 	*out = NULL;
 	if (sid < 0) {
-		diag(p, D_BAD_LINE, 1, "line %lld: a Stage Info without a Stage ID",
-		     (long long)p->lines.lineno);
+		diag_count(&p->dc, D_BAD_LINE, 1, "line %lld: a Stage Info without a Stage ID",
+			   (long long)p->lines.lineno);
 		return 0;
 	}
 	if (ensure_app(p) < 0)
@@ -632,8 +616,8 @@ static int open_stage(struct sp *p, json_t *info, struct node **out)
 		}
 	}
 	if (!e && !j)
-		diag(p, D_ORPHAN, 1, "line %lld: stage %lld in no job", (long long)p->lines.lineno,
-		     (long long)sid);
+		diag_count(&p->dc, D_ORPHAN, 1, "line %lld: stage %lld in no job",
+			   (long long)p->lines.lineno, (long long)sid);
 	/* edges from the latest attempt of each parent stage that ran */
 	json_t *v;
 	size_t i;
@@ -697,8 +681,8 @@ static int stage_submitted(struct sp *p, json_t *ev)
 	if (open_stage(p, info, &s) < 0)
 		return -1;
 	if (s && s->written)
-		diag(p, D_DUP_EVENT, 1, "line %lld: stage %lld.%lld", (long long)p->lines.lineno,
-		     (long long)s->key, (long long)s->attempt);
+		diag_count(&p->dc, D_DUP_EVENT, 1, "line %lld: stage %lld.%lld",
+			   (long long)p->lines.lineno, (long long)s->key, (long long)s->attempt);
 	return 0;
 }
 
@@ -716,8 +700,8 @@ static int stage_completed(struct sp *p, json_t *ev)
 	if (!s)
 		return 0;
 	if (!s->open) {
-		diag(p, D_DUP_EVENT, 1, "line %lld: stage %lld.%lld completed twice",
-		     (long long)p->lines.lineno, (long long)sid, (long long)att);
+		diag_count(&p->dc, D_DUP_EVENT, 1, "line %lld: stage %lld.%lld completed twice",
+			   (long long)p->lines.lineno, (long long)sid, (long long)att);
 		return 0;
 	}
 	int64_t t = jtime(p, info, "Submission Time");
@@ -730,8 +714,8 @@ static int stage_completed(struct sp *p, json_t *ev)
 		s->failed = 1;
 		free(s->reason);
 		s->reason = xstrdup(why);
-		diag(p, D_FAILED_STAGE, 1, "stage %lld.%lld: %.200s", (long long)sid,
-		     (long long)att, why);
+		diag_count(&p->dc, D_FAILED_STAGE, 1, "stage %lld.%lld: %.200s", (long long)sid,
+			   (long long)att, why);
 	}
 	if (s->parent == -2) {
 		s->open = 0;
@@ -800,8 +784,8 @@ static int task_end(struct sp *p, json_t *ev)
 	int64_t sid = jint(ev, "Stage ID", -1), att = jint(ev, "Stage Attempt ID", 0);
 	p->task_ends++;
 	if (!json_is_object(ti)) {
-		diag(p, D_BAD_LINE, 1, "line %lld: a TaskEnd without Task Info",
-		     (long long)p->lines.lineno);
+		diag_count(&p->dc, D_BAD_LINE, 1, "line %lld: a TaskEnd without Task Info",
+			   (long long)p->lines.lineno);
 		return 0;
 	}
 	if (ensure_app(p) < 0)
@@ -810,12 +794,13 @@ static int task_end(struct sp *p, json_t *ev)
 	if (!s && p->continued && find_stage(p, sid, att, &s) < 0)
 		return -1;
 	if (!s)
-		diag(p, D_ORPHAN, 1, "line %lld: a task of stage %lld.%lld, never submitted",
-		     (long long)p->lines.lineno, (long long)sid, (long long)att);
+		diag_count(&p->dc, D_ORPHAN, 1,
+			   "line %lld: a task of stage %lld.%lld, never submitted",
+			   (long long)p->lines.lineno, (long long)sid, (long long)att);
 	int64_t start = jtime(p, ti, "Launch Time"), end = jtime(p, ti, "Finish Time");
 	if (!start || !end || end < start) {
-		diag(p, D_BAD_TIME, 1, "line %lld: task %lld", (long long)p->lines.lineno,
-		     (long long)jint(ti, "Task ID", -1));
+		diag_count(&p->dc, D_BAD_TIME, 1, "line %lld: task %lld",
+			   (long long)p->lines.lineno, (long long)jint(ti, "Task ID", -1));
 		int64_t fb = s ? (s->end ? s->end : s->start) : p->tmax;
 		start = start ? start : end ? end : fb;
 		end = end >= start ? end : start;
@@ -853,13 +838,14 @@ static int task_end(struct sp *p, json_t *ev)
 		astr(&p->attrs, "error", msg);
 	sbuf_addc(&p->attrs, '}');
 	if (failed)
-		diag(p, D_FAILED_TASK, 1, "task %lld.%lld in stage %lld.%lld: %s%s%.200s",
-		     (long long)index, (long long)attempt, (long long)sid, (long long)att,
-		     reason ? reason : "?", msg ? ": " : "", msg ? msg : "");
+		diag_count(&p->dc, D_FAILED_TASK, 1,
+			   "task %lld.%lld in stage %lld.%lld: %s%s%.200s", (long long)index,
+			   (long long)attempt, (long long)sid, (long long)att,
+			   reason ? reason : "?", msg ? ": " : "", msg ? msg : "");
 	if (killed)
-		diag(p, D_KILLED_TASK, 1, "task %lld.%lld in stage %lld.%lld: %.200s",
-		     (long long)index, (long long)attempt, (long long)sid, (long long)att,
-		     msg ? msg : "killed");
+		diag_count(&p->dc, D_KILLED_TASK, 1, "task %lld.%lld in stage %lld.%lld: %.200s",
+			   (long long)index, (long long)attempt, (long long)sid, (long long)att,
+			   msg ? msg : "killed");
 	sbuf_reset(&p->name);
 	sbuf_addf(&p->name, "task %lld.%lld", (long long)index, (long long)attempt);
 	int64_t parent = s ? s->phase_id : p->app_id;
@@ -885,8 +871,8 @@ static int app_start(struct sp *p, json_t *ev)
 	const char *name = jstr(ev, "App Name"), *id = jstr(ev, "App ID");
 	const char *user = jstr(ev, "User"), *att = jstr(ev, "App Attempt ID");
 	if (p->app_id) {
-		diag(p, D_DUP_EVENT, 1, "line %lld: a second ApplicationStart",
-		     (long long)p->lines.lineno);
+		diag_count(&p->dc, D_DUP_EVENT, 1, "line %lld: a second ApplicationStart",
+			   (long long)p->lines.lineno);
 		return 0;
 	}
 	free(p->app_name);
@@ -934,7 +920,7 @@ static int event(struct sp *p, const char *name, json_t *ev)
 		executor_host(p, jstr(bm, "Executor ID"), jstr(bm, "Host"), 0);
 		return 0;
 	}
-	diag(p, D_IGNORED_EVENT, 1, "%s", name);
+	diag_count(&p->dc, D_IGNORED_EVENT, 1, "%s", name);
 	return 0;
 }
 
@@ -977,7 +963,8 @@ static int line(struct sp *p, char *s, size_t n)
 				if (len == 22 && !memcmp(name, "SparkListenerTaskStart", 22))
 					p->task_starts++;
 				else
-					diag(p, D_IGNORED_EVENT, 1, "%.*s", (int)len, name);
+					diag_count(&p->dc, D_IGNORED_EVENT, 1, "%.*s", (int)len,
+						   name);
 				p->spark_events += spark_name(name, len);
 				return 0;
 			}
@@ -991,7 +978,7 @@ static int line(struct sp *p, char *s, size_t n)
 		goto bad;
 	}
 	if (!spark_name(name, strlen(name))) {
-		diag(p, D_IGNORED_EVENT, 1, "%s", name); /* a listener of a plugin */
+		diag_count(&p->dc, D_IGNORED_EVENT, 1, "%s", name); /* a listener of a plugin */
 		json_decref(ev);
 		return 0;
 	}
@@ -1001,7 +988,7 @@ static int line(struct sp *p, char *s, size_t n)
 	json_decref(ev);
 	return rc;
 bad:
-	diag(p, D_BAD_LINE, 1, "line %lld: %.120s", (long long)p->lines.lineno, s);
+	diag_count(&p->dc, D_BAD_LINE, 1, "line %lld: %.120s", (long long)p->lines.lineno, s);
 	return 0;
 }
 
@@ -1045,31 +1032,28 @@ static int finish(struct sp *p)
 	}
 	if (!p->app_end) {
 		if (rolled)
-			diag(p, D_ROLLED, open, "part %lld: %lld jobs and stages open",
-			     (long long)part, (long long)open);
+			diag_count(&p->dc, D_ROLLED, open, "part %lld: %lld jobs and stages open",
+				   (long long)part, (long long)open);
 		else
-			diag(p, D_TRUNCATED, open + 1,
-			     "last event at %lld ms, %lld jobs and stages"
-			     " open",
-			     (long long)(p->tmax / 1000000), (long long)open);
+			diag_count(&p->dc, D_TRUNCATED, open + 1,
+				   "last event at %lld ms, %lld jobs and stages"
+				   " open",
+				   (long long)(p->tmax / 1000000), (long long)open);
 	}
 	if (write_app(p) < 0 || store_refresh_window(p->st, p->step_id, p->err) < 0)
 		return -1;
 	if (p->task_starts > p->task_ends && !p->continued && (p->app_end || !rolled))
-		diag(p, D_UNFINISHED_TASK, p->task_starts - p->task_ends, NULL);
+		diag_count(&p->dc, D_UNFINISHED_TASK, p->task_starts - p->task_ends, NULL);
 	if (p->lines.skipped_long)
-		diag(p, D_LONG_LINE, p->lines.skipped_long, "line %lld",
-		     (long long)p->lines.first_long);
+		diag_count(&p->dc, D_LONG_LINE, p->lines.skipped_long, "line %lld",
+			   (long long)p->lines.first_long);
 	for (size_t i = 0; i < p->nexecs; i++)
 		if (p->execs[i].track_id && store_set_track_spans(p->st, p->execs[i].track_id,
 								  p->execs[i].spans, p->err) < 0)
 			return -1;
-	for (int d = 0; d < D_COUNT; d++)
-		if (p->diag[d] &&
-		    store_add_diagnostic(p->st, p->source_id, diag_info[d].code, p->diag[d],
-					 diag_info[d].message, p->example[d], p->err) < 0)
-			return -1;
-	int64_t dropped = p->diag[D_BAD_LINE] + p->diag[D_LONG_LINE] + p->diag[D_UNFINISHED_TASK];
+	if (diag_write(&p->dc, diag_info, D_COUNT, p->st, p->source_id, p->err) < 0)
+		return -1;
+	int64_t dropped = p->dc.n[D_BAD_LINE] + p->dc.n[D_LONG_LINE] + p->dc.n[D_UNFINISHED_TASK];
 	return store_finish_source(p->st, p->source_id, p->phases, 0, 0, dropped, p->err);
 }
 
@@ -1085,8 +1069,7 @@ static void release(struct sp *p)
 	}
 	for (size_t i = 0; i < p->nexecs; i++)
 		free(p->execs[i].host);
-	for (int d = 0; d < D_COUNT; d++)
-		free(p->example[d]);
+	diag_release(&p->dc);
 	free(p->jobs);
 	free(p->stages);
 	free(p->execs);

@@ -23,7 +23,6 @@
  * under the workflow (BAD_PARENT); an unknown dependency is dropped
  * (BAD_DEPENDENCY).  A file with no step line at all is an error.
  */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,23 +67,8 @@ struct wf {
 	size_t nsteps, csteps;
 	struct strmap by_name, host_track;
 	int64_t created;
-	int64_t diag[D_COUNT];
-	char *example[D_COUNT];
+	struct diag_counts dc;
 };
-
-static void diag(struct wf *p, enum diag_code d, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void diag(struct wf *p, enum diag_code d, const char *fmt, ...)
-{
-	p->diag[d]++;
-	if (p->example[d])
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	p->example[d] = xvasprintf(fmt, ap);
-	va_end(ap);
-}
 
 /* ---- times ---- */
 
@@ -254,7 +238,8 @@ static int line(struct wf *p, const char *s, size_t n)
 	json_t *obj = json_loadb(s, n, 0, &je);
 	const char *name = json_string_value(json_object_get(obj, "step"));
 	if (!json_is_object(obj) || !name || !*name) {
-		diag(p, D_BAD_LINE, "line %lld: %.120s", (long long)p->lines.lineno, s);
+		diag_count(&p->dc, D_BAD_LINE, 1, "line %lld: %.120s", (long long)p->lines.lineno,
+			   s);
 		json_decref(obj);
 		return 0;
 	}
@@ -262,8 +247,8 @@ static int line(struct wf *p, const char *s, size_t n)
 	struct strmap_ent *e =
 	    strmap_put(&p->by_name, name, strlen(name), (int64_t)p->nsteps, &created);
 	if (!created) {
-		diag(p, D_DUP_STEP, "line %lld: step '%s' (first on line %lld)",
-		     (long long)p->lines.lineno, name, (long long)p->steps[e->value].line);
+		diag_count(&p->dc, D_DUP_STEP, 1, "line %lld: step '%s' (first on line %lld)",
+			   (long long)p->lines.lineno, name, (long long)p->steps[e->value].line);
 		json_decref(obj);
 		return 0;
 	}
@@ -279,7 +264,7 @@ static int line(struct wf *p, const char *s, size_t n)
 	if (workflow_time(sv, &w->start) < 0 || workflow_time(ev, &w->end) < 0 ||
 	    w->end < w->start || __builtin_add_overflow(w->start, off, &w->start) ||
 	    __builtin_add_overflow(w->end, off, &w->end)) {
-		diag(p, D_BAD_TIME, "line %lld: step '%s'", (long long)w->line, name);
+		diag_count(&p->dc, D_BAD_TIME, 1, "line %lld: step '%s'", (long long)w->line, name);
 		w->start = 1;
 		w->end = 0;
 	}
@@ -363,8 +348,8 @@ static int place(struct wf *p, size_t i)
 		struct strmap_ent *e =
 		    w->parent ? strmap_get(&p->by_name, w->parent, strlen(w->parent)) : NULL;
 		if (w->parent && (!e || p->steps[e->value].state == 1)) {
-			diag(p, D_BAD_PARENT, "line %lld: step '%s', parent '%s'",
-			     (long long)w->line, w->name, w->parent);
+			diag_count(&p->dc, D_BAD_PARENT, 1, "line %lld: step '%s', parent '%s'",
+				   (long long)w->line, w->name, w->parent);
 			free(w->parent);
 			w->parent = NULL;
 		}
@@ -403,8 +388,9 @@ static int finish_step(struct wf *p, struct wstep *w)
 		const char *dep = json_string_value(json_array_get(w->deps, k));
 		struct strmap_ent *e = dep ? strmap_get(&p->by_name, dep, strlen(dep)) : NULL;
 		if (!e) {
-			diag(p, D_BAD_DEPENDENCY, "line %lld: step '%s' depends on '%s'",
-			     (long long)w->line, w->name, dep ? dep : "(not a string)");
+			diag_count(&p->dc, D_BAD_DEPENDENCY, 1,
+				   "line %lld: step '%s' depends on '%s'", (long long)w->line,
+				   w->name, dep ? dep : "(not a string)");
 			continue;
 		}
 		int64_t src = p->steps[e->value].id;
@@ -416,8 +402,9 @@ static int finish_step(struct wf *p, struct wstep *w)
 			return -1;
 	}
 	if (w->deps && !json_is_array(w->deps))
-		diag(p, D_BAD_DEPENDENCY, "line %lld: step '%s': depends_on is not an array",
-		     (long long)w->line, w->name);
+		diag_count(&p->dc, D_BAD_DEPENDENCY, 1,
+			   "line %lld: step '%s': depends_on is not an array", (long long)w->line,
+			   w->name);
 	return 0;
 }
 
@@ -436,21 +423,18 @@ static int finish(struct wf *p)
 		if (store_refresh_window(p->st, p->steps[i].id, p->err) < 0)
 			return -1;
 	if (p->lines.skipped_long) {
-		diag(p, D_LONG_LINE, "line %lld", (long long)p->lines.first_long);
-		p->diag[D_LONG_LINE] = p->lines.skipped_long;
+		diag_count(&p->dc, D_LONG_LINE, 1, "line %lld", (long long)p->lines.first_long);
+		p->dc.n[D_LONG_LINE] = p->lines.skipped_long;
 	}
 	if (first_host &&
 	    store_set_source_anchor(
 		p->st, p->source_id, p->o->has_time_offset ? "time-offset" : "absolute",
 		p->o->has_time_offset ? p->o->time_offset_ns : 0, -1, first_host, NULL, p->err) < 0)
 		return -1;
-	for (int d = 0; d < D_COUNT; d++)
-		if (p->diag[d] &&
-		    store_add_diagnostic(p->st, p->source_id, diag_info[d].code, p->diag[d],
-					 diag_info[d].message, p->example[d], p->err) < 0)
-			return -1;
+	if (diag_write(&p->dc, diag_info, D_COUNT, p->st, p->source_id, p->err) < 0)
+		return -1;
 	return store_finish_source(p->st, p->source_id, (int64_t)p->nsteps, 0, 0,
-				   p->diag[D_BAD_LINE] + p->diag[D_LONG_LINE] + p->diag[D_DUP_STEP],
+				   p->dc.n[D_BAD_LINE] + p->dc.n[D_LONG_LINE] + p->dc.n[D_DUP_STEP],
 				   p->err);
 }
 
@@ -465,8 +449,7 @@ static void release(struct wf *p)
 		json_decref(w->deps);
 	}
 	free(p->steps);
-	for (int d = 0; d < D_COUNT; d++)
-		free(p->example[d]);
+	diag_release(&p->dc);
 	strmap_clear(&p->by_name);
 	strmap_clear(&p->host_track);
 	lines_release(&p->lines);
