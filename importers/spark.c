@@ -1142,11 +1142,9 @@ out:
 
 int spark_sniff(const unsigned char *b, size_t n)
 {
-	size_t i = sniff_start(b, n);
-	if (i == n || b[i] != '{')
+	size_t i, end;
+	if (!sniff_json_line(b, n, &i, &end))
 		return 0;
-	const unsigned char *nl = memchr(b + i, '\n', n - i);
-	size_t end = nl ? (size_t)(nl - b) : n;
 	static const char key[] = "\"Event\"";
 	for (size_t j = i; j + sizeof(key) - 1 <= end; j++) {
 		if (memcmp(b + j, key, sizeof(key) - 1))

@@ -499,11 +499,9 @@ out:
 /* The first line: a JSON object with "step" and "start" or "start_ns". */
 int workflow_sniff(const unsigned char *b, size_t n)
 {
-	size_t i = sniff_start(b, n);
-	if (i == n || b[i] != '{')
+	size_t i, end;
+	if (!sniff_json_line(b, n, &i, &end))
 		return 0;
-	const unsigned char *nl = memchr(b + i, '\n', n - i);
-	size_t end = nl ? (size_t)(nl - b) : n;
 	json_t *obj = json_loadb((const char *)b + i, end - i, 0, NULL);
 	int score = json_is_string(json_object_get(obj, "step")) &&
 			    (json_object_get(obj, "start") || json_object_get(obj, "start_ns"))
