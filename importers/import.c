@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "importers/hosts.h"
 #include "importers/importer.h"
 #include "model/sbuf.h"
 #include "model/text.h"
@@ -26,6 +27,23 @@ static char *repaired(const char *s)
 	return sbuf_detach(&sb);
 }
 
+/* The step named name under parent (depth of the new node: depth), made
+ * when missing; its id, or -1. */
+static int64_t step_under(struct store *st, int64_t parent, const char *name, int depth, char **err)
+{
+	int64_t id = store_find_child(st, parent, PHASE_STEP, name, err);
+	if (id)
+		return id;
+	struct phase_row r = {.id = store_reserve_phase_id(st),
+			      .parent_id = parent,
+			      .kind = PHASE_STEP,
+			      .depth = depth};
+	r.name_id = store_intern(st, name, strlen(name), err);
+	if (r.name_id < 0 || store_add_phase(st, &r, err) < 0)
+		return -1;
+	return r.id;
+}
+
 int64_t import_step_node(struct store *st, const struct import_opts *o, const char *step_name,
 			 char **err)
 {
@@ -42,17 +60,21 @@ int64_t import_step_node(struct store *st, const struct import_opts *o, const ch
 			goto out;
 		wf_id = r.id;
 	}
-	int64_t step_id = store_find_child(st, wf_id, PHASE_STEP, step, err);
-	if (step_id) {
-		rc = step_id;
+	/* --step a/b/c nests steps; a name from a file is one step whatever
+	 * it holds */
+	if (!o->step || strcmp(step_name, o->step) || !strchr(step, '/')) {
+		rc = step_under(st, wf_id, step, 1, err);
 		goto out;
 	}
-	struct phase_row r = {
-	    .id = store_reserve_phase_id(st), .parent_id = wf_id, .kind = PHASE_STEP, .depth = 1};
-	r.name_id = store_intern(st, step, strlen(step), err);
-	if (r.name_id < 0 || store_add_phase(st, &r, err) < 0)
-		goto out;
-	rc = r.id;
+	rc = wf_id;
+	int depth = 1;
+	for (char *save = NULL, *part = strtok_r(step, "/", &save); part && rc >= 0;
+	     part = strtok_r(NULL, "/", &save))
+		rc = step_under(st, rc, part, depth++, err);
+	if (rc == wf_id) {
+		*err = xasprintf("--step '%s' names no step", o->step);
+		rc = -1;
+	}
 out:
 	free(wf);
 	free(step);
@@ -74,6 +96,29 @@ static char *group_step_name(char *const *paths, size_t n)
 	while (len && strchr("0123456789._-", first[len - 1]))
 		len--;
 	return len ? xstrndup(first, len) : xstrdup("ranks");
+}
+
+/* Importers place a source's nodes below a top-level step (depth 1); under
+ * --step a/b/c they sit deeper by the extra levels, so the source's rows
+ * just written are shifted.  Names come from the file, so only the levels
+ * of --step count. */
+static int nest_depths(struct store *st, const struct import_opts *o, char **err)
+{
+	int extra = -1;
+	for (const char *p = o->step ? o->step : ""; *p;) {
+		p += strspn(p, "/");
+		if (*p)
+			extra++;
+		p += strcspn(p, "/");
+	}
+	if (extra <= 0)
+		return 0;
+	char *sql = xasprintf("UPDATE phases SET depth = depth + %d WHERE kind <> %d AND"
+			      " source_id = (SELECT max(id) FROM sources)",
+			      extra, PHASE_STEP);
+	int rc = store_exec(st, sql, err);
+	free(sql);
+	return rc;
 }
 
 int import_files(const char *db_path, char *const *paths, size_t npaths, const char *format,
@@ -101,6 +146,11 @@ int import_files(const char *db_path, char *const *paths, size_t npaths, const c
 		goto out;
 	if (store_begin(st, err) < 0)
 		goto out;
+	if (o.hosts_file && hosts_load(st, o.hosts_file, err) < 0)
+		goto out;
+	for (size_t i = 0; i < o.nhost_aliases; i++)
+		if (hosts_add_alias(st, o.host_aliases[i], err) < 0)
+			goto out;
 	for (size_t i = 0; i < npaths; i++) {
 		if (input_open(paths[i], &in, err) < 0)
 			goto out;
@@ -117,7 +167,7 @@ int import_files(const char *db_path, char *const *paths, size_t npaths, const c
 				goto out;
 			}
 		}
-		if (imp->run(in, st, &o, err) < 0)
+		if (imp->run(in, st, &o, err) < 0 || nest_depths(st, &o, err) < 0)
 			goto out;
 		input_close(in);
 		in = NULL;

@@ -23,9 +23,12 @@ struct import_opts {
 	const char *host;     /* host of the sources; NULL: from the file or unknown */
 	int64_t time_offset_ns;
 	int has_time_offset;
-	const char *group_step; /* step shared by ranked traces of this run */
-	size_t arena_bytes;	/* nest arena; 0: the default */
-	const char *rules;	/* rules file of the "log" format, or NULL */
+	const char *group_step;	   /* step shared by ranked traces of this run */
+	size_t arena_bytes;	   /* nest arena; 0: the default */
+	const char *rules;	   /* rules file of the "log" format, or NULL */
+	const char *hosts_file;	   /* host aliases (importers/hosts.h), or NULL */
+	char *const *host_aliases; /* "ALIAS=NAME" each */
+	size_t nhost_aliases;
 };
 
 struct importer {

@@ -112,6 +112,8 @@ struct store {
 	int64_t next_phase_id;
 	int indexes_deferred; /* bulk load into an empty file: index at commit */
 	sqlite3_stmt *stmt[S_COUNT];
+	char **alias, **canonical; /* host aliases: alias[i] is canonical[i] */
+	size_t naliases;
 };
 
 /* Indexes built once after a bulk load rather than row by row. */
@@ -378,6 +380,12 @@ void store_close(struct store *st)
 	finalize_all(st);
 	if (st->db)
 		sqlite3_close(st->db);
+	for (size_t i = 0; i < st->naliases; i++) {
+		free(st->alias[i]);
+		free(st->canonical[i]);
+	}
+	free(st->alias);
+	free(st->canonical);
 	free(st->path);
 	free(st);
 }
@@ -605,6 +613,33 @@ static void bind_str(sqlite3_stmt *s, int col, const char *v)
 	bind_text_or_null(s, col, v, v ? strlen(v) : 0);
 }
 
+int store_add_host_alias(struct store *st, const char *alias, const char *canonical)
+{
+	for (size_t i = 0; i < st->naliases; i++)
+		if (!strcmp(st->alias[i], alias))
+			return strcmp(st->canonical[i], canonical) ? -1 : 0;
+	st->alias = xrealloc(st->alias, (st->naliases + 1) * sizeof(*st->alias));
+	st->canonical = xrealloc(st->canonical, (st->naliases + 1) * sizeof(*st->canonical));
+	st->alias[st->naliases] = xstrdup(alias);
+	st->canonical[st->naliases] = xstrdup(canonical);
+	st->naliases++;
+	return 0;
+}
+
+const char *store_host(const struct store *st, const char *host)
+{
+	for (size_t i = 0; host && i < st->naliases; i++)
+		if (!strcmp(st->alias[i], host))
+			return st->canonical[i];
+	return host;
+}
+
+/* A host as stored: its canonical name when it is an alias. */
+static void bind_host(const struct store *st, sqlite3_stmt *s, int col, const char *host)
+{
+	bind_str(s, col, store_host(st, host));
+}
+
 static void bind_rank(sqlite3_stmt *s, int col, int rank)
 {
 	if (rank >= 0)
@@ -701,7 +736,7 @@ int64_t store_add_source(struct store *st, const struct source_row *r, char **er
 	sqlite3_bind_int64(s, 4, r->size_bytes);
 	sqlite3_bind_text(s, 5, r->anchor, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 6, r->time_offset_ns);
-	bind_str(s, 7, r->host);
+	bind_host(st, s, 7, r->host);
 	bind_rank(s, 8, r->rank);
 	sqlite3_bind_text(s, 9, when, -1, SQLITE_TRANSIENT);
 	bind_str(s, 10, r->attrs);
@@ -734,7 +769,7 @@ int64_t store_add_track(struct store *st, const struct track_row *t, char **err)
 	bind_str(s, 3, t->pid);
 	bind_str(s, 4, t->tid);
 	bind_str(s, 5, t->name);
-	bind_str(s, 6, t->host);
+	bind_host(st, s, 6, t->host);
 	bind_rank(s, 7, t->rank);
 	sqlite3_bind_int64(s, 8, t->sort_index);
 	bind_id_or_null(s, 9, t->phase_id);
@@ -776,7 +811,7 @@ int64_t store_add_metric(struct store *st, const struct metric_row *m, char **er
 	if (!s)
 		return -1;
 	sqlite3_bind_int64(s, 1, m->source_id);
-	bind_str(s, 2, m->host);
+	bind_host(st, s, 2, m->host);
 	bind_str(s, 3, m->resource);
 	sqlite3_bind_text(s, 4, m->name, -1, SQLITE_STATIC);
 	bind_str(s, 5, m->unit);
@@ -886,7 +921,7 @@ int store_set_source_anchor(struct store *st, int64_t source_id, const char *anc
 	sqlite3_bind_text(s, 2, anchor, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, offset_ns);
 	bind_rank(s, 4, rank);
-	bind_str(s, 5, host);
+	bind_host(st, s, 5, host);
 	bind_str(s, 6, attrs_json);
 	if (run_one(st, s, "source", source_id, err) < 0)
 		return -1;

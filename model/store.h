@@ -156,6 +156,12 @@ int store_add_event(struct store *st, int64_t source_id, int64_t track_id, int64
 		    int64_t name_id, const char *level, int64_t phase_id, const char *attrs,
 		    size_t attrs_len, char **err);
 int64_t store_add_metric(struct store *st, const struct metric_row *m, char **err);
+/* Host aliases: from now on, every host this store writes (sources, tracks,
+ * metrics) that is alias is written as canonical.  -1 when alias already
+ * names another host. */
+int store_add_host_alias(struct store *st, const char *alias, const char *canonical);
+/* host's canonical name (host itself when it is no alias; NULL stays NULL). */
+const char *store_host(const struct store *st, const char *host);
 int store_add_sample(struct store *st, int64_t metric_id, int64_t t_ns, double value, char **err);
 /* Adds n samples, STORE_SAMPLE_BATCH to a statement where it can. */
 #define STORE_SAMPLE_BATCH 64

@@ -26,7 +26,8 @@
 
 static const char usage_text[] =
     "usage: grademl-tui import [-o trace.db] [--workflow NAME] [--step NAME] [--host NAME]\n"
-    "                          [--format NAME] [--time-offset DUR] [--rules FILE] FILE|DIR ...\n"
+    "                          [--format NAME] [--time-offset DUR] [--rules FILE]\n"
+    "                          [--host-alias ALIAS=NAME] [--hosts FILE] FILE|DIR ...\n"
     "       grademl-tui report trace.db [--format text|json]\n"
     "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] trace.db\n"
     "       grademl-tui --keys FILE [--dump FILE] [--size WxH] [--stats] trace.db\n"
@@ -107,11 +108,13 @@ static int cmd_import(int argc, char **argv)
 	    {"output", required_argument, NULL, 'o'}, {"workflow", required_argument, NULL, 'w'},
 	    {"step", required_argument, NULL, 's'},   {"host", required_argument, NULL, 'H'},
 	    {"format", required_argument, NULL, 'f'}, {"time-offset", required_argument, NULL, 't'},
-	    {"rules", required_argument, NULL, 'r'},  {"list-formats", no_argument, NULL, 'L'},
+	    {"rules", required_argument, NULL, 'r'},  {"host-alias", required_argument, NULL, 'A'},
+	    {"hosts", required_argument, NULL, 'F'},  {"list-formats", no_argument, NULL, 'L'},
 	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
 	};
 	struct import_opts o = {0};
 	const char *db = "trace.db", *format = NULL;
+	static char **aliases; /* --host-alias values: live until exit */
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -139,6 +142,14 @@ static int cmd_import(int argc, char **argv)
 			break;
 		case 'r':
 			o.rules = optarg;
+			break;
+		case 'A':
+			aliases = xrealloc(aliases, (o.nhost_aliases + 1) * sizeof(*aliases));
+			aliases[o.nhost_aliases++] = optarg;
+			o.host_aliases = aliases;
+			break;
+		case 'F':
+			o.hosts_file = optarg;
 			break;
 		case 'L':
 			for (const struct importer *const *i = importer_list(); *i; i++)

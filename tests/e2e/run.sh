@@ -429,4 +429,47 @@ else
 	fi
 fi
 
+
+# ---- e. stitching options: nested --step, host aliases ----
+ns_db=$TMP/nested.db
+if "$BIN" import -o "$ns_db" --workflow w --step train/epoch1 "$DEMO/train.pt.trace.json.gz" 2>"$TMP/err" &&
+	"$BIN" import -o "$ns_db" --workflow w --step train/epoch2 "$DEMO/infer.pt.trace.json.gz" 2>>"$TMP/err"; then
+	got=$(q "$ns_db" "SELECT group_concat(name || ':' || depth, ' ') FROM (SELECT name, depth FROM phases_v
+		WHERE kind = 'step' OR name = 'process CPU functions' ORDER BY id)")
+	want="train:1 epoch1:2 process CPU functions:3 epoch2:2 process CPU functions:3"
+	if [ "$got" = "$want" ]; then
+		ok "--step train/epoch1 nests the steps; the trace's nodes sit below them"
+	else
+		not_ok "--step a/b nests steps" "got '$got', want '$want'"
+	fi
+else
+	not_ok "--step a/b nests steps" "$(head -c 300 "$TMP/err")"
+fi
+hosts=$TMP/hosts
+printf '# canonical name, then aliases\nnode9 vm vm.local\n' >"$hosts"
+ha_db=$TMP/alias.db
+if "$BIN" import -o "$ha_db" --hosts "$hosts" "$DEMO/sysstat.sadf.json.gz" 2>"$TMP/err" &&
+	"$BIN" import -o "$ha_db" --host-alias tracebox=node9 --host tracebox \
+		"$DEMO/train.pt.trace.json.gz" 2>>"$TMP/err"; then
+	got=$(q "$ha_db" "SELECT (SELECT group_concat(DISTINCT host) FROM metrics) || ' '
+		|| (SELECT group_concat(host, ',') FROM sources)")
+	if [ "$got" = "node9 node9,node9" ]; then
+		ok "host aliases: sar's vm and the trace's tracebox are both stored as node9"
+	else
+		not_ok "host aliases" "got '$got', want 'node9 node9,node9'"
+	fi
+else
+	not_ok "host aliases" "$(head -c 300 "$TMP/err")"
+fi
+printf 'a vm\nb vm\n' >"$hosts"
+rm -f "$ha_db"
+if "$BIN" import -o "$ha_db" --hosts "$hosts" "$DEMO/sysstat.sadf.json.gz" 2>"$TMP/err"; then
+	not_ok "a hosts file giving one alias two names is refused" "import succeeded"
+elif grep -q "$hosts:2: 'vm' is already an alias of 'a'" "$TMP/err" && [ ! -e "$ha_db" ] &&
+	[ "$(wc -l <"$TMP/err")" -eq 1 ]; then
+	ok "a hosts file giving one alias two names is refused with file:line, no trace.db"
+else
+	not_ok "a hosts file giving one alias two names is refused" "$(head -c 300 "$TMP/err")"
+fi
+
 summary
