@@ -8,7 +8,9 @@
 #   a parse-only streaming pass over the plain JSON (build/tools/parse_only),
 #   `grademl-tui import` of the plain JSON (wall time, peak RSS, db size),
 #   `grademl-tui import` of the .gz,
-#   `grademl-tui import` of a sadf -j file of ~2 M samples (make_big_sadf.py).
+#   `grademl-tui import` of a sadf -j file of ~2 M samples (make_big_sadf.py),
+#   `grademl-tui import` of a ~200 MB Spark log (make_big_spark.py; needs
+#   ../shared/samples).
 # Prints one table of figure / measured / budget / verdict.  Exits 0 even when
 # a budget is missed; non-zero only when something failed to run.
 #
@@ -66,7 +68,7 @@ fi
 json_bytes=$(stat -c %s "$json")
 gz_bytes=$(stat -c %s "$gz")
 
-t_parse='' t_parsegz='' t_import='' m_import='' t_importgz='' m_importgz='' t_sadf='' m_sadf=''
+t_parse='' t_parsegz='' t_import='' m_import='' t_importgz='' m_importgz='' t_sadf='' m_sadf='' t_spark='' m_spark=''
 # measure NAME CMD...: runs CMD under /usr/bin/time BENCH_RUNS times; sets
 # t_NAME (the best wall time, s) and m_NAME (the largest peak RSS, KiB)
 measure() {
@@ -127,10 +129,26 @@ else
 fi
 rm -f "$work/sadf.db"
 
+# Spark import: a real NDS log replicated (issue 4: >= 50 MB/s); needs
+# ../shared/samples and zstd, else the row says skipped.
+spark=$dir/big-spark.log
+spark_bytes=0
+if [[ ! -s $spark || $here/make_big_spark.py -nt $spark ]] && command -v zstd >/dev/null; then
+	python3 "$here/make_big_spark.py" --copies 5 -o "$spark.tmp" 2>/dev/null && mv "$spark.tmp" "$spark"
+	rm -f "$spark.tmp"
+fi
+if [[ -s $spark ]]; then
+	spark_bytes=$(stat -c %s "$spark")
+	cat "$spark" >/dev/null
+	measure spark "$bin" import -o "$work/spark.db" "$spark"
+	rm -f "$work/spark.db"
+fi
+
 # ---- the table ----
 awk -v mb="$mb" -v jb="$json_bytes" -v gb="$gz_bytes" -v db="$db_bytes" -v ph="$phases" -v runs="$runs" \
 	-v tp="$t_parse" -v tpg="$t_parsegz" -v ti="$t_import" -v mi="$m_import" \
-	-v tg="$t_importgz" -v mg="$m_importgz" -v ts="$t_sadf" -v ms="$m_sadf" -v ns="$msamples" '
+	-v tg="$t_importgz" -v mg="$m_importgz" -v ts="$t_sadf" -v ms="$m_sadf" -v ns="$msamples" \
+	-v tk="$t_spark" -v mk="$m_spark" -v kb="$spark_bytes" '
 function ratio(a, b) { return b > 0 ? a / b : 1e9 }
 function row(fig, meas, budget, ok) {
 	printf "%-34s %-22s %-12s %s\n", fig, meas, budget, ok ? "PASS" : "MISS"
@@ -161,4 +179,11 @@ BEGIN {
 	row("metric import (sadf -j)", sprintf("%.2f M samples/s", r / 1e6), ">= 1 M/s", r >= 1e6)
 	row("peak RSS, metric import", sprintf("%.1f MiB", ms / 1024), "<= 100 MiB", ms / 1024 <= 100)
 	info("samples", sprintf("%d in %.2f s", ns, ts))
+	if (kb > 0) {
+		r = ratio(kb / 1e6, tk)
+		row("Spark import", sprintf("%.0f MB/s (%.0f MB)", r, kb / 1e6), ">= 50 MB/s", r >= 50)
+		row("peak RSS, Spark import", sprintf("%.1f MiB", mk / 1024), "<= 100 MiB", mk / 1024 <= 100)
+	} else {
+		info("Spark import", "skipped (no ../shared/samples or zstd)")
+	}
 }'
