@@ -42,11 +42,6 @@ int jcut_is_array(const struct jcut *j, int d)
 	return d >= 0 && d < j->depth && j->type[d] == C_ARRAY;
 }
 
-int64_t jcut_offset(const struct jcut *j)
-{
-	return j->offset;
-}
-
 /* Keys are kept cut to JCUT_KEY - 1 bytes. */
 static void copy_key(char *dst, const char *src)
 {

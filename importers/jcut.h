@@ -47,7 +47,5 @@ int jcut_run(struct input *in, const struct jcut_ops *ops, void *arg, int *top, 
 const char *jcut_key(const struct jcut *j, int d);
 /* 1 when the container at depth d is an array. */
 int jcut_is_array(const struct jcut *j, int d);
-/* The decompressed byte offset now (for the caller's own messages). */
-int64_t jcut_offset(const struct jcut *j);
 
 #endif

@@ -1003,7 +1003,7 @@ out:
 			rc = -1;
 		}
 	}
-	timing_mark("writes (writer thread)");
+	timing_mark("writer catching up"); /* what it had left when the tree was built */
 	if (rc == 0 && link_flows(&c) < 0)
 		rc = -1;
 	timing_mark("flows");

@@ -282,7 +282,8 @@ static void open_screen(struct app *a, enum app_screen s)
 	a->screen = s;
 }
 
-void app_command(struct app *a, const char *line)
+/* Runs one ':' command line (without the ':'). */
+static void app_command(struct app *a, const char *line)
 {
 	while (*line == ' ')
 		line++;

@@ -73,8 +73,6 @@ void app_draw(struct app *a, struct grid *g);
 /* Shows a message in the status line until the next key. */
 void app_message(struct app *a, int error, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Runs one ':' command line (without the ':'). */
-void app_command(struct app *a, const char *line);
 
 /* The screens (one module each). */
 void tree_draw(struct app *a, struct grid *g, int y, int h);

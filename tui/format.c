@@ -96,7 +96,8 @@ void format_sanitize(struct sbuf *out, const char *s)
 	}
 }
 
-int format_cp_width(uint32_t cp)
+/* Display columns of one code point: 0 (combining), 1, or 2 (wide). */
+static int format_cp_width(uint32_t cp)
 {
 	if ((cp >= 0x0300 && cp <= 0x036f) || (cp >= 0x200b && cp <= 0x200f) ||
 	    (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0x20d0 && cp <= 0x20ff))

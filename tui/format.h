@@ -26,8 +26,6 @@ void format_fit(struct sbuf *out, const char *s, int cols, int pad);
 
 /* The code point of the k-byte UTF-8 sequence at p (k from text_utf8_seq). */
 uint32_t format_decode(const unsigned char *p, size_t k);
-/* Display columns of one code point: 0 (combining), 1, or 2 (wide). */
-int format_cp_width(uint32_t cp);
 /* Writes cp as UTF-8 into out (4 bytes room); returns the bytes written. */
 size_t format_encode(uint32_t cp, char *out);
 /* The next character of sanitised text p[0..n) (n > 0): returns its byte

@@ -12,11 +12,10 @@ static const struct glyphs utf8 = {
     "\u25b2",
     "\u25bc",
     "\u2026",
-    "\u2502",
 };
 
 static const struct glyphs ascii = {
-    {"_", ".", ":", "-", "=", "+", "*", "#"}, "#", " > ", "^", "v", "~", "|",
+    {"_", ".", ":", "-", "=", "+", "*", "#"}, "#", " > ", "^", "v", "~",
 };
 
 const struct glyphs *glyphs_get(int want_ascii)

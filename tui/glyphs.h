@@ -12,7 +12,6 @@ struct glyphs {
 	const char *crumb;     /* between breadcrumb parts */
 	const char *up, *down; /* sort order markers */
 	const char *more;      /* text cut here */
-	const char *vline;     /* pane separator */
 };
 
 const struct glyphs *glyphs_get(int ascii);

@@ -79,7 +79,8 @@ static void draw_metric_spark(struct app *a, struct grid *g, int x, int y, int n
 	if (n > 64)
 		n = 64;
 	if (!s || c->dur_ns <= 0 ||
-	    model_series_buckets(a->m, s->id, c->start_ns, c->start_ns + c->dur_ns, v, n, &err) < 0) {
+	    model_series_buckets(a->m, s->id, c->start_ns, c->start_ns + c->dur_ns, v, n, &err) <
+		0) {
 		free(err);
 		return;
 	}
@@ -102,7 +103,7 @@ static void draw_spark(struct app *a, struct grid *g, int x, int y, int n, const
 		return;
 	double w = (double)p->dur_ns / n;
 	for (int i = 0; i < n; i++) {
-		double b0 = (double)(p->start_ns - p->start_ns) + w * i, b1 = b0 + w;
+		double b0 = w * i, b1 = b0 + w; /* from the parent's start */
 		double s = (double)(c->start_ns - p->start_ns), e = s + (double)c->dur_ns;
 		double cov = (fmin(b1, e) - fmax(b0, s)) / w;
 		if (cov > 0)
