@@ -1297,17 +1297,11 @@ static int finish_source(struct cp *p, int64_t events)
 }
 
 /* Builds the source's part of the tree once the whole file has been read. */
-static int build(struct cp *p, int64_t offset, int rank, const char *host)
+static int build(struct cp *p, int64_t step_id, int64_t offset, int rank, const char *host)
 {
 	struct store *st = p->st;
 	int rc = -1;
-	char *step = p->opts->step			? xstrdup(p->opts->step)
-		     : rank >= 0 && p->opts->group_step ? xstrdup(p->opts->group_step)
-							: step_name_of(input_path(p->in));
-	struct scaffold sc = {.step_id = import_step_node(st, p->opts, step, p->err), .depth = 2};
-	free(step);
-	if (sc.step_id < 0)
-		return -1;
+	struct scaffold sc = {.step_id = step_id, .depth = 2};
 	sc.group = sc.step_id;
 	if (rank >= 0) {
 		sc.rank_id = sc.group = store_reserve_phase_id(st);
@@ -1450,6 +1444,14 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 		goto out;
 
 	int rank = meta_rank(&p, &host);
+	char *step = o->step			   ? xstrdup(o->step)
+		     : rank >= 0 && o->group_step ? xstrdup(o->group_step)
+						   : step_name_of(input_path(in));
+	int64_t step_id = import_step_node(st, o, step, err), win_start = 0, win_end;
+	free(step);
+	int has_window = step_id < 0 ? -1 : store_manifest_window(st, step_id, &win_start, &win_end, err);
+	if (has_window < 0)
+		goto out;
 	const char *anchor;
 	int64_t offset = 0;
 	if (p.has_base) {
@@ -1459,6 +1461,11 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 		anchor = "time-offset";
 	} else if (p.any_ts && p.min_ts > (int64_t)946684800 * 1000000000) {
 		anchor = "absolute";
+	} else if (has_window && p.any_ts) {
+		/* the profiler's own clock, and the step this trace records
+		 * declares when it ran: the trace starts with its step */
+		anchor = "step-window";
+		offset = (int64_t)((uint64_t)win_start - (uint64_t)p.min_ts);
 	} else {
 		anchor = "relative"; /* unanchored: the profiler's own clock */
 	}
@@ -1471,7 +1478,7 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 	free(meta);
 	if (e < 0)
 		goto out;
-	if (build(&p, offset, rank, host ? host : o->host) < 0)
+	if (build(&p, step_id, offset, rank, host ? host : o->host) < 0)
 		goto out;
 	rc = 0;
 out:

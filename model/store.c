@@ -952,12 +952,31 @@ int store_shift_samples(struct store *st, int64_t source_id, int64_t offset_ns, 
 	return run(st, s, err);
 }
 
+int store_manifest_window(struct store *st, int64_t node_id, int64_t *start, int64_t *end,
+			  char **err)
+{
+	sqlite3_stmt *mf = stmt(st, S_MANIFEST_OF, err);
+	if (!mf)
+		return -1;
+	sqlite3_bind_int64(mf, 1, node_id);
+	int rc = sqlite3_step(mf), found = 0;
+	if (rc == SQLITE_ROW && sqlite3_column_type(mf, 0) == SQLITE_INTEGER &&
+	    sqlite3_column_type(mf, 1) == SQLITE_INTEGER) {
+		*start = sqlite3_column_int64(mf, 0);
+		*end = sqlite3_column_int64(mf, 1);
+		found = *end >= *start;
+	}
+	sqlite3_reset(mf);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_error(st, err, "cannot read phases");
+	return found;
+}
+
 int store_refresh_window(struct store *st, int64_t node_id, char **err)
 {
 	sqlite3_stmt *q = stmt(st, S_CHILD_WINDOW, err);
 	sqlite3_stmt *up = q ? stmt(st, S_PARENT_OF, err) : NULL;
-	sqlite3_stmt *mf = up ? stmt(st, S_MANIFEST_OF, err) : NULL;
-	if (!mf)
+	if (!up)
 		return -1;
 	sqlite3_bind_int(q, 2, PHASE_WORKFLOW);
 	sqlite3_bind_int(q, 3, PHASE_STEP);
@@ -973,20 +992,15 @@ int store_refresh_window(struct store *st, int64_t node_id, char **err)
 		sqlite3_reset(q);
 		if (rc != SQLITE_ROW)
 			return db_error(st, err, "cannot read phases");
-		sqlite3_bind_int64(mf, 1, node_id);
-		rc = sqlite3_step(mf);
-		if (rc == SQLITE_ROW && sqlite3_column_type(mf, 0) == SQLITE_INTEGER &&
-		    sqlite3_column_type(mf, 1) == SQLITE_INTEGER) {
-			int64_t ms = sqlite3_column_int64(mf, 0), me = sqlite3_column_int64(mf, 1);
-			if (me >= ms) {
-				start = has && start < ms ? start : ms;
-				end = has && end > me ? end : me;
-				has = 1;
-			}
+		int64_t ms, me;
+		int mw = store_manifest_window(st, node_id, &ms, &me, err);
+		if (mw < 0)
+			return -1;
+		if (mw) {
+			start = has && start < ms ? start : ms;
+			end = has && end > me ? end : me;
+			has = 1;
 		}
-		sqlite3_reset(mf);
-		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			return db_error(st, err, "cannot read phases");
 		if (has &&
 		    store_update_phase_window(st, node_id, start, end - start, count, err) < 0)
 			return -1;

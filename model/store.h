@@ -193,6 +193,10 @@ int store_shift_samples(struct store *st, int64_t source_id, int64_t offset_ns, 
  * "end":NS}} (a step of a workflow manifest or a root OTLP span), keeps at
  * least that window, children or not, and is never an empty node. */
 int store_refresh_window(struct store *st, int64_t node_id, char **err);
+/* The window a node's attrs declare ({"manifest":{"start":NS,"end":NS}}):
+ * 1 with *start and *end set, 0 when it declares none, -1 on error. */
+int store_manifest_window(struct store *st, int64_t node_id, int64_t *start, int64_t *end,
+			  char **err);
 /* Runs one statement with no results (DDL, fix-ups); for model/ modules. */
 int store_exec(struct store *st, const char *sql, char **err);
 

@@ -445,6 +445,23 @@ if "$BIN" import -o "$ns_db" --workflow w --step train/epoch1 "$DEMO/train.pt.tr
 else
 	not_ok "--step a/b nests steps" "$(head -c 300 "$TMP/err")"
 fi
+# a relative trace imported under a manifest step without --time-offset
+# starts with its step's window
+sw_db=$TMP/stepwin.db
+if "$BIN" import -o "$sw_db" --workflow demo "$DEMO/workflow.jsonl" 2>"$TMP/err" &&
+	"$BIN" import -o "$sw_db" --workflow demo --step infer "$DEMO/infer.pt.trace.json.gz" 2>>"$TMP/err"; then
+	got=$(q "$sw_db" "SELECT s.anchor || ' ' || (p.start_ns = st.start_ns) || ' '
+		|| (p.start_ns + p.dur_ns <= st.start_ns + st.dur_ns)
+		FROM sources s, phases_v p, phases_v st WHERE s.format = 'chrome'
+		AND p.source_id = s.id AND p.depth = 2 AND st.kind = 'step' AND st.name = 'infer'")
+	if [ "$got" = "step-window 1 1" ]; then
+		ok "a relative trace under a manifest step is anchored at the step's start (step-window)"
+	else
+		not_ok "step-window anchoring" "got '$got', want 'step-window 1 1'"
+	fi
+else
+	not_ok "step-window anchoring" "$(head -c 300 "$TMP/err")"
+fi
 hosts=$TMP/hosts
 printf '# canonical name, then aliases\nnode9 vm vm.local\n' >"$hosts"
 ha_db=$TMP/alias.db
