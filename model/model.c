@@ -97,13 +97,20 @@ int model_children(struct model *m, struct mnode *n, char **err)
 	return 0;
 }
 
+/* A GPU stream's device: Kineto gives GPU work the device index as its
+ * pid ("pid": 0, "tid": "stream 7"); any other track, or a pid that is not
+ * a small number, has none (-1). */
+#define DEVICE_OF_TRACK                                                                            \
+	"(CASE WHEN kind = 'stream' AND pid GLOB '[0-9]*' AND pid NOT GLOB '*[^0-9]*'"             \
+	" AND length(pid) <= 4 THEN CAST(pid AS INTEGER) ELSE -1 END)"
+
 static int load_tracks(struct model *m, char **err)
 {
 	sqlite3_stmt *q;
 	size_t alloc = 0;
 	if (sqlite3_prepare_v2(store_db(m->st),
 			       "SELECT id, kind, coalesce(name, ''), host, coalesce(rank, -1),"
-			       " coalesce(sort_index, 0) FROM tracks ORDER BY id",
+			       " coalesce(sort_index, 0)," DEVICE_OF_TRACK " FROM tracks ORDER BY id",
 			       -1, &q, NULL) != SQLITE_OK)
 		goto fail;
 	while (sqlite3_step(q) == SQLITE_ROW) {
@@ -115,6 +122,7 @@ static int load_tracks(struct model *m, char **err)
 		t->host = model_intern(m, sqlite3_column_text(q, 3), sqlite3_column_bytes(q, 3));
 		t->rank = sqlite3_column_int64(q, 4);
 		t->sort_index = sqlite3_column_int64(q, 5);
+		t->device = sqlite3_column_int(q, 6);
 		if (!t->kind)
 			t->kind = "";
 		if (!t->name)

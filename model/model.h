@@ -43,6 +43,7 @@ struct mtrack {
 	const char *host; /* NULL when unknown */
 	int64_t rank;	  /* -1 when unknown */
 	int64_t sort_index;
+	int device; /* a GPU stream's device index; -1 for other tracks */
 };
 
 /* What the details pane shows beyond the node itself. */
@@ -92,6 +93,10 @@ int model_series(struct model *m, const struct mseries **out, size_t *n, char **
  * series has no value (before its first sample or after its last). */
 int model_series_buckets(struct model *m, int64_t metric_id, int64_t t0, int64_t t1, double *out,
 			 int n, char **err);
+/* The time-weighted mean and the highest value in force of a series over
+ * [t0, t1); both NAN where it has no value there. */
+int model_series_window(struct model *m, int64_t metric_id, int64_t t0, int64_t t1, double *mean,
+			double *max, char **err);
 /* For the model's own modules: s[0..n) as a string owned by the model
  * (NULL when s is NULL). */
 const char *model_intern(struct model *m, const unsigned char *s, int n);

@@ -97,6 +97,17 @@ fail:
 	return -1;
 }
 
+/* t - t0 as a double, exact to the nanosecond where the difference fits
+ * in 53 bits (epoch times themselves do not: doubles near 1.7e18 are 256 ns
+ * apart). */
+static double since(int64_t t, int64_t t0)
+{
+	int64_t d;
+	if (!__builtin_sub_overflow(t, t0, &d))
+		return (double)d;
+	return (double)t - (double)t0;
+}
+
 /* Adds value v held over [a, b) to the buckets of [t0, t1).  Times are
  * taken as doubles: a hostile file's times may be 2^64 ns apart. */
 static void spread(double *area, double *covered, int n, double t0, double t1, double a, double b,
@@ -161,7 +172,7 @@ int model_series_buckets(struct model *m, int64_t metric_id, int64_t t0, int64_t
 		int64_t t = sqlite3_column_int64(q, 0);
 		double v = sqlite3_column_double(q, 1);
 		if (have)
-			spread(area, covered, n, (double)t0, (double)t1, (double)pt, (double)t, pv);
+			spread(area, covered, n, 0, since(t1, t0), since(pt, t0), since(t, t0), pv);
 		have = 1;
 		pt = t;
 		pv = v;
@@ -169,7 +180,7 @@ int model_series_buckets(struct model *m, int64_t metric_id, int64_t t0, int64_t
 	sqlite3_finalize(q);
 	/* The last sample holds for no time, but marks its own bucket. */
 	if (have && pt >= t0 && pt < t1) {
-		int i = (int)(((double)pt - (double)t0) * n / ((double)t1 - (double)t0));
+		int i = (int)(since(pt, t0) * n / since(t1, t0));
 		if (i > n - 1)
 			i = n - 1;
 		if (covered[i] == 0) {
@@ -181,5 +192,36 @@ int model_series_buckets(struct model *m, int64_t metric_id, int64_t t0, int64_t
 		if (covered[i] > 0)
 			out[i] = area[i] / covered[i];
 	free(area);
+	return 0;
+}
+
+int model_series_window(struct model *m, int64_t metric_id, int64_t t0, int64_t t1, double *mean,
+			double *max, char **err)
+{
+	sqlite3 *db = store_db(model_store(m));
+	sqlite3_stmt *q;
+	*mean = *max = NAN;
+	if (t1 <= t0)
+		return 0;
+	if (model_series_buckets(m, metric_id, t0, t1, mean, 1, err) < 0)
+		return -1;
+	/* the sample in force at t0 and every one up to t1 */
+	if (sqlite3_prepare_v2(db,
+			       "SELECT max(value) FROM (SELECT * FROM (SELECT value FROM samples"
+			       " WHERE metric_id = ?1 AND t_ns <= ?2 ORDER BY t_ns DESC LIMIT 1)"
+			       " UNION ALL SELECT value FROM samples"
+			       " WHERE metric_id = ?1 AND t_ns > ?2 AND t_ns < ?3)",
+			       -1, &q, NULL) != SQLITE_OK) {
+		*err = xasprintf("%s: cannot read samples: %s", store_path(model_store(m)),
+				 sqlite3_errmsg(db));
+		return -1;
+	}
+	sqlite3_bind_int64(q, 1, metric_id);
+	sqlite3_bind_int64(q, 2, t0);
+	sqlite3_bind_int64(q, 3, t1);
+	if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL &&
+	    !isnan(*mean))
+		*max = sqlite3_column_double(q, 0);
+	sqlite3_finalize(q);
 	return 0;
 }

@@ -138,6 +138,18 @@ const char *store_kind_name(int kind)
 	return kind_names[kind];
 }
 
+const char *store_edge_kind_name(int kind)
+{
+	static const char *const names[] = {[EDGE_FLOW] = "flow",
+					    [EDGE_LAUNCH] = "launch",
+					    [EDGE_FWDBWD] = "fwd-bwd",
+					    [EDGE_STAGE_PARENT] = "stage-parent",
+					    [EDGE_STEP_ORDER] = "step-order"};
+	if (kind <= 0 || kind >= (int)(sizeof(names) / sizeof(names[0])))
+		return "edge";
+	return names[kind];
+}
+
 static int db_error(struct store *st, char **err, const char *what)
 {
 	*err = xasprintf("%s: %s: %s", st->path, what, sqlite3_errmsg(st->db));

@@ -73,6 +73,9 @@ enum edge_kind {
 	EDGE_STEP_ORDER = 5 /* from a step to a step that depends on it */
 };
 
+/* "flow", "launch", "fwd-bwd", "stage-parent", "step-order"; "edge" else. */
+const char *store_edge_kind_name(int kind);
+
 struct phase_row {
 	int64_t id;	   /* from store_reserve_phase_id */
 	int64_t parent_id; /* 0: none (a workflow) */

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "model/attach.h"
 #include "model/model.h"
 #include "tui/glyphs.h"
 #include "tui/grid.h"
@@ -62,6 +63,8 @@ struct app {
 	struct mdetail detail; /* of detail_for, for the details pane */
 	const struct mnode *detail_for;
 	int64_t sib_count, sib_min, sib_mean, sib_p95, sib_max; /* same-named siblings */
+	struct mbusy busy[3]; /* the busiest attached resources over detail_for */
+	size_t nbusy;
 };
 
 /* history: the command history file, or NULL to keep none (headless). */

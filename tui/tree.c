@@ -21,7 +21,7 @@
 #define W_SELF	  10
 #define W_COUNT	  8
 #define W_SPARK	  12
-#define DETAILS_H 9
+#define DETAILS_H 10
 
 static int is_device(int kind)
 {
@@ -47,25 +47,21 @@ static void put_right(struct grid *g, int x, int y, int w, const char *s, enum r
 	grid_put(g, x + (n < w ? w - n : 0), y, w, s, r);
 }
 
-/* The series named a->spark for row c: the one on c's host when there
- * are several, else the first; NULL when none. */
+/* The series named a->spark that describes what row c ran on (its host,
+ * its GPU: model/attach.c); NULL when none does. */
 static const struct mseries *spark_series(struct app *a, const struct mnode *c)
 {
-	const struct mseries *s, *hit = NULL;
+	const struct mseries *s;
 	size_t n;
 	char *err = NULL;
 	if (model_series(a->m, &s, &n, &err) < 0) {
 		free(err);
 		return NULL;
 	}
-	const struct mtrack *t = model_track(a->m, c->track_id);
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(s[i].name, a->spark))
-			continue;
-		if (!hit || (t && t->host && s[i].host && !strcmp(t->host, s[i].host)))
-			hit = &s[i];
-	}
-	return hit;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(s[i].name, a->spark) && model_attached(a->m, c, &s[i]))
+			return &s[i];
+	return NULL;
 }
 
 /* The chosen metric over the child's own window: what the resource did
@@ -201,6 +197,11 @@ static void load_detail(struct app *a, const struct mnode *n)
 	a->sib_mean = k ? (int64_t)(sum / (double)k) : 0;
 	a->sib_p95 = k ? d[(size_t)ceil(0.95 * (double)k) - 1] : 0; /* nearest rank */
 	free(d);
+	if (model_busiest(a->m, n, a->busy, sizeof(a->busy) / sizeof(a->busy[0]), &a->nbusy,
+			  &err) < 0) {
+		app_message(a, 1, "%s", err);
+		free(err);
+	}
 }
 
 static void path_of(const struct mnode *n, struct sbuf *sb)
@@ -248,14 +249,6 @@ static const char *utc(char *buf, size_t n, int64_t ns)
 	size_t k = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(buf + k, n - k, ".%03lldZ", (long long)(ns % 1000000000 / 1000000));
 	return buf;
-}
-
-static const char *edge_kind(int k)
-{
-	return k == EDGE_LAUNCH	  ? "launch"
-	       : k == EDGE_FLOW	  ? "flow"
-	       : k == EDGE_FWDBWD ? "fwd-bwd"
-				  : "edge";
 }
 
 /* One "label: text" line of the details pane; returns the next row. */
@@ -315,7 +308,7 @@ static void draw_details(struct app *a, struct grid *g, int y, int h, const stru
 	sbuf_reset(&sb);
 	for (size_t i = 0; i < a->detail.nedges; i++) {
 		const struct medge *e = &a->detail.edges[i];
-		sbuf_addf(&sb, "%s%s %s %s", i ? "; " : "", edge_kind(e->kind),
+		sbuf_addf(&sb, "%s%s %s %s", i ? "; " : "", store_edge_kind_name(e->kind),
 			  e->outgoing ? "->" : "<-", e->name ? e->name : "?");
 	}
 	if (a->detail.more_edges)
@@ -328,7 +321,20 @@ static void draw_details(struct app *a, struct grid *g, int y, int h, const stru
 		  format_duration(b2, sizeof(b2), a->sib_mean),
 		  format_duration(b3, sizeof(b3), a->sib_p95),
 		  format_duration(b4, sizeof(b4), a->sib_max));
-	line(g, y, ymax, "siblings", sb.buf);
+	y = line(g, y, ymax, "siblings", sb.buf);
+	sbuf_reset(&sb);
+	/* what the phase's host and device were busiest with meanwhile:
+	 * mean share of capacity, and the peak */
+	for (size_t i = 0; i < a->nbusy; i++) {
+		const struct mbusy *u = &a->busy[i];
+		const char *r = u->s->resource;
+		size_t rn = r ? strlen(r) : 0;
+		int named = rn && !(strncmp(u->s->name, r, rn) == 0 && u->s->name[rn] == '.');
+		sbuf_addf(&sb, "%s%s%s%s %.0f%% (peak %.0f%%)", i ? "; " : "", named ? r : "",
+			  named ? " " : "", u->s->name, 100 * u->mean / u->s->capacity,
+			  100 * u->max / u->s->capacity);
+	}
+	line(g, y, ymax, "busiest", a->nbusy ? sb.buf : "no metric of this host/device");
 	sbuf_release(&sb);
 }
 

@@ -184,45 +184,55 @@ void tree_view_set_filter(struct tree_view *v, const char *pat)
 	rebuild(v, keep);
 }
 
-/* The child of n whose name is a prefix of path ending at '/' or the end,
- * the longest such; *len is the name's length. */
-static struct mnode *match_child(struct mnode *n, const char *path, size_t *len)
+/* Where a path stopped matching: the deepest node reached and the rest. */
+struct miss {
+	const struct mnode *at;
+	const char *rest;
+	int depth;
+};
+
+/* The phase under n that path p names.  Names repeat (two processes of one
+ * trace may share a name), so every child whose name is a prefix of p
+ * ending at '/' or the end is tried, in order, until one leads to the
+ * whole path.  NULL when none does (*miss says where it stopped) or on an
+ * error (*err set). */
+static struct mnode *resolve(struct model *m, struct mnode *n, const char *p, int depth,
+			     struct miss *miss, char **err)
 {
-	struct mnode *best = NULL;
-	size_t best_len = 0;
+	if (model_children(m, n, err) < 0)
+		return NULL;
 	for (size_t i = 0; i < n->nchildren; i++) {
-		const char *name = n->children[i]->name;
-		size_t k = strlen(name);
-		if (k > best_len && !strncmp(path, name, k) && (path[k] == '/' || !path[k])) {
-			best = n->children[i];
-			best_len = k;
-		}
+		struct mnode *c = n->children[i];
+		size_t k = strlen(c->name);
+		if (strncmp(p, c->name, k) || (p[k] != '/' && p[k]))
+			continue;
+		const char *rest = p + k + strspn(p + k, "/");
+		if (!*rest)
+			return c;
+		struct mnode *hit = resolve(m, c, rest, depth + 1, miss, err);
+		if (hit || *err)
+			return hit;
 	}
-	*len = best_len;
-	return best;
+	if (depth >= miss->depth)
+		*miss = (struct miss){.at = n, .rest = p, .depth = depth};
+	return NULL;
 }
 
 int tree_view_goto(struct tree_view *v, const char *path, char **err)
 {
-	struct mnode *n = model_root(v->m), *target = NULL;
-	const char *p = path;
-	while (*p == '/')
-		p++;
-	while (*p) {
-		size_t len;
-		if (model_children(v->m, n, err) < 0)
+	const char *p = path + strspn(path, "/");
+	struct mnode *target = NULL;
+	if (*p) {
+		struct miss miss = {0};
+		*err = NULL;
+		target = resolve(v->m, model_root(v->m), p, 0, &miss, err);
+		if (*err)
 			return -1;
-		struct mnode *c = match_child(n, p, &len);
-		if (!c) {
-			*err = xasprintf("no phase '%.*s' under '%s'", (int)strcspn(p, "/"), p,
-					 n->name);
+		if (!target) {
+			*err = xasprintf("no phase '%.*s' under '%s'",
+					 (int)strcspn(miss.rest, "/"), miss.rest, miss.at->name);
 			return -1;
 		}
-		target = c;
-		n = c;
-		p += len;
-		while (*p == '/')
-			p++;
 	}
 	free(v->filter);
 	v->filter = NULL;

@@ -67,7 +67,15 @@ to regenerate every file here.
 EOF
 	for f in "$out"/*.gz; do
 		b=$(basename "$f")
-		echo "| $b | $(size "$b") | $(usize "$b") | |"
+		case $b in
+		ddp_rank0.*) what="Kineto trace of DDP rank 0 (CPU ops, CUDA runtime, kernels, memcpys, gloo all-reduce, flows, distributedInfo)" ;;
+		ddp_rank1.*) what="the same for rank 1 (1.5x longer sequences)" ;;
+		eval.*) what="Kineto trace of the eval step" ;;
+		nvsmi.*) what="nvidia-smi CSV, one row every 100 ms over the whole capture" ;;
+		train.*) what="Kineto trace of the train step: 3 active ProfilerStep#N" ;;
+		*) what="" ;;
+		esac
+		echo "| $b | $(size "$b") | $(usize "$b") | $what |"
 	done
 	echo "| workflow.jsonl | $(size workflow.jsonl) | - | one line per step: step, start_ns, end_ns (epoch ns), host, gpu, depends_on, trace(s) |"
 	cat <<EOF

@@ -11,7 +11,10 @@
 #      the 8-rank DLRM run makes one step with 8 ranks, gzip = plain;
 #   d. the whole workflow: the demo's traces and sar metrics plus a real Spark
 #      log (when ../shared/samples is present) in one trace.db: one workflow
-#      whose steps hold operators and tasks, metrics on the hosts they ran on.
+#      whose steps hold operators and tasks, metrics on the hosts they ran on;
+#   e. stitching: nested --step, step-window anchoring, host aliases;
+#   f. the real GPU capture (tests/data/gpu): steps, ranks, launch links,
+#      clocks that agree, nvidia-smi attached to the GPU it measured.
 #
 # Prints "ok - NAME" or "not ok - NAME (why)" per check, "skip - NAME (why)"
 # for a check that cannot run here, then "N passed, M failed[, K skipped]";
@@ -487,6 +490,66 @@ elif grep -q "$hosts:2: 'vm' is already an alias of 'a'" "$TMP/err" && [ ! -e "$
 	ok "a hosts file giving one alias two names is refused with file:line, no trace.db"
 else
 	not_ok "a hosts file giving one alias two names is refused" "$(head -c 300 "$TMP/err")"
+fi
+
+# ---- f. the real GPU capture: steps, ranks, kernels, nvidia-smi on its GPU ----
+GPU=tests/data/gpu
+g_db=$TMP/gpu.db
+if bash "$GPU/import.sh" "$BIN" "$g_db" 2>"$TMP/err"; then
+	got=$(q "$g_db" "SELECT (SELECT group_concat(name, ',') FROM (SELECT name FROM phases_v
+		WHERE kind = 'step' ORDER BY start_ns))
+		|| ' ' || (SELECT group_concat(name, ',') FROM (SELECT r.name FROM phases_v r
+		JOIN phases_v s ON s.id = r.parent_id WHERE r.kind = 'rank' AND s.name = 'ddp'
+		ORDER BY r.name))
+		|| ' ' || (SELECT count(DISTINCT source_id) FROM phases_v WHERE kind = 'kernel')")
+	if [ "$got" = "prep,train,eval,ddp rank 0,rank 1 4" ]; then
+		ok "gpu: steps prep/train/eval/ddp in manifest order, ddp holds ranks 0 and 1, kernels from 4 traces"
+	else
+		not_ok "gpu: tree shape" "got '$got'"
+	fi
+	# every kernel, memcpy and memset is linked to the call that launched
+	# it or counted as UNLINKED_DEVICE
+	got=$(q "$g_db" "SELECT (SELECT count(*) FROM phases_v WHERE kind IN ('kernel', 'memcpy', 'memset'))
+		- (SELECT count(DISTINCT dst) FROM edges WHERE kind = 2)
+		- (SELECT coalesce(sum(count), 0) FROM diagnostics WHERE code = 'UNLINKED_DEVICE')")
+	if [ "$got" = "0" ]; then
+		ok "gpu: device work = launched work + UNLINKED_DEVICE"
+	else
+		not_ok "gpu: launch links" "$got device phases neither linked nor counted"
+	fi
+	# Kineto's clock and the manifest's wall clock agree: each trace lies
+	# inside its step's recorded window
+	got=$(q "$g_db" "SELECT count(*) FROM phases_v s JOIN phases_v p ON p.parent_id = s.id
+		WHERE s.kind = 'step' AND p.kind IN ('process', 'rank') AND (p.start_ns <
+		json_extract(s.attrs, '$.manifest.start') OR p.end_ns > json_extract(s.attrs, '$.manifest.end'))")
+	if [ "$got" = "0" ]; then
+		ok "gpu: every trace lies inside its step's manifest window"
+	else
+		not_ok "gpu: traces inside their steps" "$got nodes outside"
+	fi
+	got=$(q "$g_db" "SELECT group_concat(DISTINCT host || '/' || resource) FROM metrics")
+	if [ "$got" = "vm/gpu0" ]; then
+		ok "gpu: nvidia-smi series on host vm, GPU 0"
+	else
+		not_ok "gpu: nvidia-smi series" "got '$got'"
+	fi
+	# attachment: a rank and a GPU stream (the GPU process's first child,
+	# Kineto's "stream 7 ") see GPU 0; a CPU thread does not
+	printf '%s\n' 'type :goto /gpu/ddp/rank 1' Enter d dump \
+		'type :goto /gpu/train/python3 (473) CPU/thread 473 (python3)' Enter dump \
+		'type :goto /gpu/train/python3 (0) GPU 0' Enter Enter dump >"$TMP/gpu.keys"
+	if "$BIN" --keys "$TMP/gpu.keys" --dump "$TMP/gpu.txt" --size 200x40 "$g_db" 2>"$TMP/err"; then
+		busy=$(grep '^ busiest ' "$TMP/gpu.txt" | cut -c 12-40 | tr '\n' '|')
+		case $busy in
+		"gpu0 utilization.gpu "*"|no metric of this host/device|gpu0 "*)
+			ok "gpu: rank 1 and a stream see GPU 0's metrics, a CPU thread none" ;;
+		*) not_ok "gpu: metrics attached by host and device" "busiest lines: $busy" ;;
+		esac
+	else
+		not_ok "gpu: headless explorer" "$(head -c 300 "$TMP/err")"
+	fi
+else
+	not_ok "gpu: import the capture" "$(head -c 300 "$TMP/err")"
 fi
 
 summary

@@ -1,0 +1,28 @@
+/*
+ * Metric series attached to phases by host and device (model/attach.c).
+ */
+#ifndef GRADEML_ATTACH_H
+#define GRADEML_ATTACH_H
+
+#include <stddef.h>
+
+#include "model/model.h"
+
+/* The GPU a series measures ("gpuN" resource or "gpu=N" label), or -1 for
+ * a host-wide series. */
+int mseries_device(const struct mseries *s);
+/* Whether series s describes a resource n ran on. */
+int model_attached(struct model *m, const struct mnode *n, const struct mseries *s);
+
+/* An attached series over one phase's window. */
+struct mbusy {
+	const struct mseries *s;
+	double mean, max; /* time-weighted mean and the highest value in force */
+};
+/* The attached series with a capacity, but those measuring slack (idle,
+ * free, available) and those that never change, that have values during n, busiest first by mean share
+ * of capacity: at most max of them in out[], *count set. */
+int model_busiest(struct model *m, const struct mnode *n, struct mbusy *out, size_t max,
+		  size_t *count, char **err);
+
+#endif
