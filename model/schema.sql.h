@@ -1,5 +1,7 @@
 /*
- * Schema v1 of trace.db, as one SQL script run when a file is created.
+ * The schema of trace.db: v1 as one SQL script run when a file is created,
+ * then what each later version adds (run on creation, and on an older file
+ * by its first write).
  * Keep it in step with man/grademl-tui.1 (TRACE.DB) and bump
  * STORE_SCHEMA_VERSION with a migration in store.c on any change.
  */
@@ -45,5 +47,16 @@ static const char store_schema_sql[] =
     " LEFT JOIN strings c ON c.id = p.cat_id;\n"
     "CREATE VIEW events_v AS SELECT e.id, e.source_id, e.track_id, e.t_ns, n.text AS name,"
     " e.level, e.phase_id, e.attrs FROM events e JOIN strings n ON n.id = e.name_id;\n";
+
+/* Schema v2 adds the analyses' cache (model/analyze.c): written whole by
+ * `grademl-tui analyze`, valid while meta 'analysis_of' matches the file. */
+static const char store_schema_v2_sql[] =
+    "CREATE TABLE IF NOT EXISTS imbalance(id INTEGER PRIMARY KEY, parent_id INTEGER NOT NULL,"
+    " kind TEXT NOT NULL, label TEXT NOT NULL, members INTEGER NOT NULL,"
+    " ideal_ns INTEGER NOT NULL, actual_ns INTEGER NOT NULL, impact_ns INTEGER NOT NULL,"
+    " straggler_id INTEGER NOT NULL, straggler TEXT NOT NULL, slow INTEGER NOT NULL);\n"
+    "CREATE TABLE IF NOT EXISTS issues(id INTEGER PRIMARY KEY, kind TEXT NOT NULL,"
+    " phase_id INTEGER NOT NULL, impact_ns INTEGER NOT NULL, share REAL,"
+    " explanation TEXT NOT NULL);\n";
 
 #endif

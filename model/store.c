@@ -232,9 +232,29 @@ static int add_kinds(struct store *st, char **err)
 	return rc;
 }
 
+/* Brings a file of an older schema up to this one, inside the write
+ * transaction: each version's additions, then the version marks. */
+static int migrate(struct store *st, char **err)
+{
+	int ver;
+	if (pragma_int(st, "PRAGMA user_version", &ver, err) < 0)
+		return -1;
+	if (ver >= STORE_SCHEMA_VERSION)
+		return 0;
+	if (ver < 2 && store_exec(st, store_schema_v2_sql, err) < 0)
+		return -1;
+	char *sql = xasprintf("PRAGMA user_version = %d;"
+			      " INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')",
+			      STORE_SCHEMA_VERSION, STORE_SCHEMA_VERSION);
+	int rc = store_exec(st, sql, err);
+	free(sql);
+	return rc;
+}
+
 static int create_schema(struct store *st, char **err)
 {
-	if (store_exec(st, store_schema_sql, err) < 0 || add_kinds(st, err) < 0)
+	if (store_exec(st, store_schema_sql, err) < 0 ||
+	    store_exec(st, store_schema_v2_sql, err) < 0 || add_kinds(st, err) < 0)
 		return -1;
 	char *sql = xasprintf(
 	    "PRAGMA application_id = %d; PRAGMA user_version = %d;"
@@ -498,7 +518,7 @@ int store_begin(struct store *st, char **err)
 			return -1;
 		st->in_txn = 1;
 	}
-	if (add_kinds(st, err) < 0)
+	if (migrate(st, err) < 0 || add_kinds(st, err) < 0)
 		return -1;
 	st->next_phase_id = max_phase_id(st) + 1;
 	if (st->next_phase_id == 1 && !st->indexes_deferred) {

@@ -29,6 +29,9 @@ int text_parse_int64(const char *s, size_t n, int64_t *out);
 /* Unsigned 64-bit id, decimal or 0x-hex; -1 on junk. */
 int text_parse_id64(const char *s, size_t n, uint64_t *out);
 
+/* ns as three significant digits in the largest unit that keeps the value
+ * at least 1 ("24.8 ms", "3.00 s", "90 ns"); returns buf. */
+const char *text_duration(char *buf, size_t n, int64_t ns);
 /* A duration with an optional unit (ns, us, ms, s, min, h; default ns),
  * e.g. "1.5s", "-200ms"; -1 on junk or overflow. */
 int text_parse_duration(const char *s, int64_t *out);

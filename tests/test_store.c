@@ -289,11 +289,11 @@ static void test_store_create_and_read_back(void **state)
 	sqlite3 *db = store_db(st);
 	char buf[256];
 	assert_true(q_int(db, "PRAGMA user_version") == STORE_SCHEMA_VERSION);
-	assert_true(q_int(db, "PRAGMA user_version") == 1);
+	assert_true(q_int(db, "PRAGMA user_version") == 2);
 	assert_true(q_int(db, "PRAGMA application_id") == 0x47524d4c);
 	assert_string_equal(
 	    q_text(db, "SELECT value FROM meta WHERE key = 'schema_version'", buf, sizeof(buf)),
-	    "1");
+	    "2");
 	assert_true(q_int(db, "SELECT count(*) FROM phase_kinds") == PHASE_KIND_COUNT - 1);
 	assert_string_equal(
 	    q_text(db, "SELECT name FROM phase_kinds WHERE id = 11", buf, sizeof(buf)),
@@ -1051,7 +1051,7 @@ static void test_store_refuses_newer_schema(void **state)
 	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db,
 				      "PRAGMA application_id = 1196576076;"
-				      " PRAGMA user_version = 2; CREATE TABLE meta(k, v)",
+				      " PRAGMA user_version = 3; CREATE TABLE meta(k, v)",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
 	sqlite3_close(db);
@@ -1063,6 +1063,41 @@ static void test_store_refuses_newer_schema(void **state)
 	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), -1);
 	assert_err_mentions(err, f->path, "newer");
 	assert_same_file(f->path, before, len);
+}
+
+/* A file of schema v1 (before the analyses' cache) is read as it is and
+ * brought to v2 by its first write. */
+static void test_store_migrates_v1(void **state)
+{
+	struct fx *f = *state;
+	struct ids ids;
+	write_sample(f->path, &ids);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+				      "DROP TABLE imbalance; DROP TABLE issues; PRAGMA user_version = 1;"
+				      " UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_READ, &st, &err), 0);
+	assert_true(q_int(store_db(st), "PRAGMA user_version") == 1);
+	store_close(st);
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	char buf[64];
+	db = store_db(st);
+	assert_true(q_int(db, "PRAGMA user_version") == 2);
+	assert_string_equal(
+	    q_text(db, "SELECT value FROM meta WHERE key = 'schema_version'", buf, sizeof(buf)),
+	    "2");
+	assert_true(q_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN"
+			      " ('imbalance', 'issues')") == 2);
+	assert_true(q_int(db, "SELECT count(*) FROM phases") > 0);
+	store_close(st);
 }
 
 static void test_store_refuses_directory(void **state)
@@ -1116,6 +1151,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_store_refuses_garbage, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refuses_foreign_sqlite, fx_setup,
 					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_migrates_v1, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refuses_newer_schema, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refuses_directory, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_read_missing, fx_setup, fx_teardown),

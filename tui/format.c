@@ -8,34 +8,9 @@
 #include "tui/format.h"
 #include "model/xalloc.h"
 
-/* Three significant digits in the largest unit that keeps the value >= 1. */
-static void sig3(char *buf, size_t n, const char *neg, double v, const char *unit)
-{
-	int prec = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
-	snprintf(buf, n, "%s%.*f %s", neg, prec, v, unit);
-}
-
 const char *format_duration(char *buf, size_t n, int64_t ns)
 {
-	double v = (double)ns;
-	const char *neg = "";
-	if (v < 0) {
-		v = -v;
-		neg = "-";
-	}
-	if (v >= 3600e9)
-		sig3(buf, n, neg, v / 3600e9, "h");
-	else if (v >= 60e9)
-		sig3(buf, n, neg, v / 60e9, "min");
-	else if (v >= 1e9)
-		sig3(buf, n, neg, v / 1e9, "s");
-	else if (v >= 1e6)
-		sig3(buf, n, neg, v / 1e6, "ms");
-	else if (v >= 1e3)
-		sig3(buf, n, neg, v / 1e3, "us");
-	else
-		snprintf(buf, n, "%s%.0f ns", neg, v);
-	return buf;
+	return text_duration(buf, n, ns);
 }
 
 const char *format_bytes(char *buf, size_t n, int64_t bytes)

@@ -1,10 +1,11 @@
 /*
- * grademl-tui: argument parsing and dispatch to the import, report and
- * (later) explorer and query front ends.  Exit status: 0 success, 2 any
+ * grademl-tui: argument parsing and dispatch to the import, report,
+ * analyze and explorer front ends.  Exit status: 0 success, 2 any
  * error (bad input, bad usage), with one line on stderr; 3 when memory runs
  * out (model/xalloc.c).
  */
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "importers/importer.h"
+#include "model/analyze.h"
 #include "model/text.h"
 #include "tui/app.h"
 #include "tui/headless.h"
@@ -29,6 +31,7 @@ static const char usage_text[] =
     "                          [--format NAME] [--time-offset DUR] [--rules FILE]\n"
     "                          [--host-alias ALIAS=NAME] [--hosts FILE] FILE|DIR ...\n"
     "       grademl-tui report trace.db [--format text|json]\n"
+    "       grademl-tui analyze trace.db\n"
     "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] trace.db\n"
     "       grademl-tui --keys FILE [--dump FILE] [--size WxH] [--stats] trace.db\n"
     "       grademl-tui import --list-formats\n"
@@ -214,6 +217,40 @@ static int cmd_report(int argc, char **argv)
 	return 0;
 }
 
+/* grademl-tui analyze trace.db: runs the analyses and caches them in the
+ * file (one transaction), then prints how many issues it found. */
+static int cmd_analyze(int argc, char **argv)
+{
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (argc != 2 || argv[1][0] == '-')
+		return usage_error("%s", "analyze needs exactly one trace.db");
+	struct store *st;
+	struct analysis an;
+	char *err = NULL;
+	struct stat sb;
+	if (stat(argv[1], &sb) < 0)
+		return fail(xasprintf("%s: cannot open: %s", argv[1], strerror(errno)));
+	if (store_open(argv[1], STORE_WRITE, &st, &err) < 0)
+		return fail(err);
+	if (store_begin(st, &err) < 0 || analysis_run(st, &an, &err) < 0) {
+		store_close(st);
+		return fail(err);
+	}
+	if (analysis_save(st, &an, &err) < 0 || store_commit(st, &err) < 0) {
+		analysis_release(&an);
+		store_close(st);
+		return fail(err);
+	}
+	printf("%s: %zu issues, %zu imbalanced groups; `grademl-tui report %s` lists them\n",
+	       argv[1], an.nissues, an.nimb, argv[1]);
+	analysis_release(&an);
+	store_close(st);
+	return 0;
+}
+
 /* grademl-tui [options] trace.db: the explorer on a terminal, the headless
  * mode with --keys/--dump, and the report when stdout is not a terminal. */
 static int cmd_explore(int argc, char **argv)
@@ -314,5 +351,7 @@ int main(int argc, char **argv)
 		return cmd_import(argc - 1, argv + 1);
 	if (!strcmp(cmd, "report"))
 		return cmd_report(argc - 1, argv + 1);
+	if (!strcmp(cmd, "analyze"))
+		return cmd_analyze(argc - 1, argv + 1);
 	return cmd_explore(argc, argv);
 }

@@ -3,9 +3,11 @@
  * (model/summary.h) and the top levels of the lazy tree (model/model.h).
  */
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/analyze.h"
 #include "model/model.h"
 #include "model/store.h"
 #include "model/summary.h"
@@ -110,7 +112,7 @@ static void text_ops(FILE *out, const char *title, const struct summary_op *ops,
 }
 
 static int write_text(FILE *out, const char *path, struct model *m, const struct summary *s,
-		      char **err)
+		      const struct analysis *an, char **err)
 {
 	struct sbuf sb = SBUF_INIT;
 	sbuf_init(&sb);
@@ -148,6 +150,26 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 		sbuf_release(&f1);
 		sbuf_release(&f2);
 		sbuf_release(&f3);
+	}
+
+	fprintf(out, "\nTop issues (estimated time saved, share of the workflow)\n");
+	if (!an->nissues)
+		fprintf(out, "  (none found)\n");
+	for (size_t i = 0; i < an->nissues && i < TOP_N; i++) {
+		const struct issue *u = &an->issues[i];
+		char *where = analysis_phase_path(model_store(m), u->phase_id);
+		char pct[16] = "-";
+		struct sbuf why = SBUF_INIT;
+		sbuf_init(&why);
+		if (!isnan(u->share))
+			snprintf(pct, sizeof(pct), u->share < 0.01 ? "%.2f%%" : "%.1f%%",
+				 100 * u->share);
+		fprintf(out, "  %2zu. %-10s %10s %6s  %s\n", i + 1, u->kind,
+			format_duration(a, sizeof(a), u->impact_ns), pct,
+			clean(&sb, where ? where : "?"));
+		fprintf(out, "      %s\n", clean(&why, u->explanation));
+		sbuf_release(&why);
+		free(where);
 	}
 
 	fprintf(out, "\nWhere the time went (duration, share of parent)\n");
@@ -247,7 +269,7 @@ static json_t *json_ops(const struct summary_op *ops, size_t n)
 }
 
 static int write_json(FILE *out, const char *path, struct model *m, const struct summary *s,
-		      char **err)
+		      const struct analysis *an, char **err)
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "trace_db", jstr(path));
@@ -297,6 +319,32 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 			      "items", (json_int_t)x->items));
 	}
 	json_object_set_new(root, "gpu_streams", streams);
+	json_t *issues = json_array();
+	for (size_t i = 0; i < an->nissues; i++) {
+		const struct issue *u = &an->issues[i];
+		char *where = analysis_phase_path(model_store(m), u->phase_id);
+		json_array_append_new(
+		    issues, json_pack("{s:I, s:s, s:I, s:o, s:I, s:o, s:o}", "rank", (json_int_t)i + 1,
+				      "kind", u->kind, "phase_id", (json_int_t)u->phase_id, "path",
+				      jstr(where), "impact_ns", (json_int_t)u->impact_ns, "share",
+				      isnan(u->share) ? json_null() : json_real(u->share),
+				      "explanation", jstr(u->explanation)));
+		free(where);
+	}
+	json_object_set_new(root, "top_issues", issues);
+	json_t *imb = json_array();
+	for (size_t i = 0; i < an->nimb; i++) {
+		const struct imbalance *g = &an->imb[i];
+		json_array_append_new(
+		    imb, json_pack("{s:s, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:I}", "kind", g->kind,
+				   "parent_id", (json_int_t)g->parent_id, "label", jstr(g->label),
+				   "members", (json_int_t)g->members, "ideal_ns",
+				   (json_int_t)g->ideal_ns, "actual_ns", (json_int_t)g->actual_ns,
+				   "impact_ns", (json_int_t)g->impact_ns, "straggler_id",
+				   (json_int_t)g->straggler_id, "straggler", jstr(g->straggler),
+				   "slow", (json_int_t)g->slow));
+	}
+	json_object_set_new(root, "imbalance", imb);
 	json_dumpf(root, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 	fputc('\n', out);
 	json_decref(root);
@@ -309,11 +357,15 @@ int report_write(FILE *out, const char *path, enum report_format fmt, char **err
 	if (model_open(path, &m, err) < 0)
 		return -1;
 	struct summary s;
+	struct analysis an;
 	int rc = summary_load(m, &s, TOP_N, err);
-	if (rc == 0) {
-		rc = fmt == REPORT_JSON ? write_json(out, path, m, &s, err)
-					: write_text(out, path, m, &s, err);
+	if (rc == 0 && (rc = analysis_get(model_store(m), &an, err)) < 0)
 		summary_release(&s);
+	if (rc == 0) {
+		rc = fmt == REPORT_JSON ? write_json(out, path, m, &s, &an, err)
+					: write_text(out, path, m, &s, &an, err);
+		summary_release(&s);
+		analysis_release(&an);
 	}
 	model_free(m);
 	if (rc == 0 && (fflush(out) != 0 || ferror(out))) {

@@ -149,12 +149,12 @@ print(sum(n(s, True) for h in d["sysstat"]["hosts"] for s in h["statistics"]))' 
 		ok "demo: report --format json is valid JSON"
 		missing=$("$PY" -c 'import json, sys
 d = json.load(open(sys.argv[1]))
-keys = ["sources", "tree", "top_operators_by_total", "top_operators_by_self", "gpu_streams"]
+keys = ["sources", "tree", "top_operators_by_total", "top_operators_by_self", "gpu_streams", "top_issues", "imbalance"]
 print(" ".join(k for k in keys if k not in d))' "$TMP/report.json")
 		if [ -z "$missing" ]; then
-			ok "demo: report JSON has sources, tree, top operators, gpu_streams"
+			ok "demo: report JSON has sources, tree, top operators, gpu_streams, top_issues, imbalance"
 		else
-			not_ok "demo: report JSON has sources, tree, top operators, gpu_streams" \
+			not_ok "demo: report JSON has sources, tree, top operators, gpu_streams, top_issues, imbalance" \
 				"missing: $missing"
 		fi
 		# The JSON agrees with the database.
@@ -547,6 +547,22 @@ if bash "$GPU/import.sh" "$BIN" "$g_db" 2>"$TMP/err"; then
 		esac
 	else
 		not_ok "gpu: headless explorer" "$(head -c 300 "$TMP/err")"
+	fi
+	# analyses: the report computes them, `analyze` caches the same
+	"$BIN" report "$g_db" >"$TMP/gpu-before.txt" 2>"$TMP/err"
+	if "$BIN" analyze "$g_db" >/dev/null 2>>"$TMP/err" &&
+		"$BIN" report "$g_db" >"$TMP/gpu-after.txt" 2>>"$TMP/err" &&
+		cmp -s "$TMP/gpu-before.txt" "$TMP/gpu-after.txt"; then
+		got=$(q "$g_db" "SELECT (SELECT value FROM meta WHERE key = 'schema_version') || ' '
+			|| (SELECT count(*) > 0 FROM issues) || ' ' || (SELECT kind || ':' || straggler
+			FROM imbalance WHERE kind = 'ranks')")
+		if [ "$got" = "2 1 ranks:rank 1" ]; then
+			ok "gpu: analyze caches the issues (ddp's straggler is rank 1); the report reads the same"
+		else
+			not_ok "gpu: analyze cache" "got '$got'"
+		fi
+	else
+		not_ok "gpu: analyze, then report from the cache" "$(head -c 300 "$TMP/err")"
 	fi
 else
 	not_ok "gpu: import the capture" "$(head -c 300 "$TMP/err")"

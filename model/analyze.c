@@ -1,0 +1,244 @@
+/*
+ * The analyses of one trace.db, run together, and their cache in the file
+ * (schema v2: tables imbalance and issues).  `grademl-tui analyze` writes
+ * the cache; report and the explorer read it while it matches the file,
+ * else compute the analyses in memory.  The cache matches while meta
+ * 'analysis_of' equals the file's signature: the largest phase, source and
+ * metric ids, which every import raises.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/analyze.h"
+#include "model/sbuf.h"
+#include "model/xalloc.h"
+
+/* "p<max phase id> s<max source id> m<max metric id>", or NULL. */
+static char *signature(sqlite3 *db)
+{
+	sqlite3_stmt *q;
+	char *sig = NULL;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT 'p' || coalesce((SELECT max(id) FROM phases), 0)"
+			       " || ' s' || coalesce((SELECT max(id) FROM sources), 0)"
+			       " || ' m' || coalesce((SELECT max(id) FROM metrics), 0)",
+			       -1, &q, NULL) != SQLITE_OK)
+		return NULL;
+	if (sqlite3_step(q) == SQLITE_ROW)
+		sig = xstrdup((const char *)sqlite3_column_text(q, 0));
+	sqlite3_finalize(q);
+	return sig;
+}
+
+int analysis_run(struct store *st, struct analysis *a, char **err)
+{
+	memset(a, 0, sizeof(*a));
+	if (imbalance_compute(st, &a->imb, &a->nimb, err) < 0 || issues_rank(st, a, err) < 0) {
+		analysis_release(a);
+		return -1;
+	}
+	return 0;
+}
+
+static int step_done(sqlite3 *db, sqlite3_stmt *s, char **err)
+{
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc == SQLITE_DONE)
+		return 0;
+	*err = xasprintf("cannot write the analyses: %s", sqlite3_errmsg(db));
+	return -1;
+}
+
+int analysis_save(struct store *st, const struct analysis *a, char **err)
+{
+	sqlite3 *db = store_db(st);
+	sqlite3_stmt *imb = NULL, *iss = NULL, *meta = NULL;
+	char *sig = signature(db);
+	int rc = -1;
+	if (!sig || store_exec(st, "DELETE FROM imbalance; DELETE FROM issues", err) < 0)
+		goto out;
+	if (sqlite3_prepare_v2(db,
+			       "INSERT INTO imbalance(parent_id, kind, label, members, ideal_ns,"
+			       " actual_ns, impact_ns, straggler_id, straggler, slow)"
+			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+			       -1, &imb, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+			       "INSERT INTO issues(id, kind, phase_id, impact_ns, share, explanation)"
+			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+			       -1, &iss, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+			       "INSERT OR REPLACE INTO meta VALUES ('analysis_of', ?1),"
+			       " ('analyzed_at', strftime('%Y-%m-%dT%H:%M:%SZ'))",
+			       -1, &meta, NULL) != SQLITE_OK) {
+		*err = xasprintf("cannot write the analyses: %s", sqlite3_errmsg(db));
+		goto out;
+	}
+	for (size_t i = 0; i < a->nimb; i++) {
+		const struct imbalance *g = &a->imb[i];
+		sqlite3_bind_int64(imb, 1, g->parent_id);
+		sqlite3_bind_text(imb, 2, g->kind, -1, SQLITE_STATIC);
+		sqlite3_bind_text(imb, 3, g->label, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(imb, 4, g->members);
+		sqlite3_bind_int64(imb, 5, g->ideal_ns);
+		sqlite3_bind_int64(imb, 6, g->actual_ns);
+		sqlite3_bind_int64(imb, 7, g->impact_ns);
+		sqlite3_bind_int64(imb, 8, g->straggler_id);
+		sqlite3_bind_text(imb, 9, g->straggler, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(imb, 10, g->slow);
+		if (step_done(db, imb, err) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < a->nissues; i++) {
+		const struct issue *u = &a->issues[i];
+		sqlite3_bind_int64(iss, 1, (int64_t)i + 1);
+		sqlite3_bind_text(iss, 2, u->kind, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(iss, 3, u->phase_id);
+		sqlite3_bind_int64(iss, 4, u->impact_ns);
+		if (isnan(u->share))
+			sqlite3_bind_null(iss, 5);
+		else
+			sqlite3_bind_double(iss, 5, u->share);
+		sqlite3_bind_text(iss, 6, u->explanation, -1, SQLITE_STATIC);
+		if (step_done(db, iss, err) < 0)
+			goto out;
+	}
+	sqlite3_bind_text(meta, 1, sig, -1, SQLITE_STATIC);
+	rc = step_done(db, meta, err);
+out:
+	sqlite3_finalize(imb);
+	sqlite3_finalize(iss);
+	sqlite3_finalize(meta);
+	free(sig);
+	return rc;
+}
+
+/* Interns the kinds read back, so struct issue and imbalance keep static
+ * kind strings. */
+static const char *known_kind(const char *k)
+{
+	static const char *const kinds[] = {"imbalance", "ranks", "tasks", "iteration"};
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (k && !strcmp(k, kinds[i]))
+			return kinds[i];
+	return "other";
+}
+
+static char *col_text(sqlite3_stmt *q, int i)
+{
+	const unsigned char *s = sqlite3_column_text(q, i);
+	return xstrdup(s ? (const char *)s : "");
+}
+
+/* Reads the cache; 1 when it matches the file, 0 when it does not. */
+static int load(struct store *st, struct analysis *a, char **err)
+{
+	sqlite3 *db = store_db(st);
+	sqlite3_stmt *q;
+	char *sig = signature(db);
+	int fresh = 0;
+	memset(a, 0, sizeof(*a));
+	if (!sig)
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'analysis_of'", -1, &q,
+			       NULL) == SQLITE_OK) {
+		fresh = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0) &&
+			!strcmp((const char *)sqlite3_column_text(q, 0), sig);
+		sqlite3_finalize(q);
+	}
+	free(sig);
+	if (!fresh)
+		return 0;
+	size_t alloc = 0;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT parent_id, kind, label, members, ideal_ns, actual_ns,"
+			       " impact_ns, straggler_id, straggler, slow FROM imbalance"
+			       " ORDER BY impact_ns DESC, straggler_id",
+			       -1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		XGROW(a->imb, a->nimb + 1, alloc);
+		a->imb[a->nimb++] = (struct imbalance){
+		    .parent_id = sqlite3_column_int64(q, 0),
+		    .kind = known_kind((const char *)sqlite3_column_text(q, 1)),
+		    .label = col_text(q, 2),
+		    .members = sqlite3_column_int64(q, 3),
+		    .ideal_ns = sqlite3_column_int64(q, 4),
+		    .actual_ns = sqlite3_column_int64(q, 5),
+		    .impact_ns = sqlite3_column_int64(q, 6),
+		    .straggler_id = sqlite3_column_int64(q, 7),
+		    .straggler = col_text(q, 8),
+		    .slow = sqlite3_column_int64(q, 9)};
+	}
+	sqlite3_finalize(q);
+	alloc = 0;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT kind, phase_id, impact_ns, share, explanation FROM issues"
+			       " ORDER BY id",
+			       -1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		XGROW(a->issues, a->nissues + 1, alloc);
+		a->issues[a->nissues++] = (struct issue){
+		    .kind = known_kind((const char *)sqlite3_column_text(q, 0)),
+		    .phase_id = sqlite3_column_int64(q, 1),
+		    .impact_ns = sqlite3_column_int64(q, 2),
+		    .share = sqlite3_column_type(q, 3) == SQLITE_NULL ? NAN
+								       : sqlite3_column_double(q, 3),
+		    .explanation = col_text(q, 4)};
+	}
+	sqlite3_finalize(q);
+	a->cached = 1;
+	return 1;
+fail:
+	*err = xasprintf("%s: cannot read the analyses: %s", store_path(st), sqlite3_errmsg(db));
+	analysis_release(a);
+	return -1;
+}
+
+int analysis_get(struct store *st, struct analysis *a, char **err)
+{
+	int rc = load(st, a, err);
+	if (rc < 0)
+		return -1;
+	return rc ? 0 : analysis_run(st, a, err);
+}
+
+void analysis_release(struct analysis *a)
+{
+	imbalance_release(a->imb, a->nimb);
+	for (size_t i = 0; i < a->nissues; i++)
+		free(a->issues[i].explanation);
+	free(a->issues);
+	memset(a, 0, sizeof(*a));
+}
+
+char *analysis_phase_path(struct store *st, int64_t id)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(store_db(st),
+			       "WITH RECURSIVE up(id, parent_id, name_id, lvl) AS (SELECT id,"
+			       " parent_id, name_id, 0 FROM phases WHERE id = ?1 UNION ALL"
+			       " SELECT p.id, p.parent_id, p.name_id, up.lvl + 1 FROM phases p"
+			       " JOIN up ON p.id = up.parent_id)"
+			       " SELECT n.text FROM up JOIN strings n ON n.id = up.name_id"
+			       " ORDER BY up.lvl DESC",
+			       -1, &q, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_int64(q, 1, id);
+	struct sbuf sb = SBUF_INIT;
+	sbuf_init(&sb);
+	int any = 0;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		sbuf_addf(&sb, "/%s", (const char *)sqlite3_column_text(q, 0));
+		any = 1;
+	}
+	sqlite3_finalize(q);
+	if (!any) {
+		sbuf_release(&sb);
+		return NULL;
+	}
+	return sbuf_detach(&sb);
+}

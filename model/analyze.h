@@ -1,0 +1,44 @@
+/*
+ * The analyses of a trace.db and their cache (model/analyze.c), and the
+ * one ranked list of issues they produce (model/issues.c).
+ */
+#ifndef GRADEML_ANALYZE_H
+#define GRADEML_ANALYZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/imbalance.h"
+#include "model/store.h"
+
+/* One row of the top-issues list. */
+struct issue {
+	const char *kind;  /* "imbalance", ... (static) */
+	int64_t phase_id;  /* the phase to look at */
+	int64_t impact_ns; /* estimated time the makespan would lose */
+	double share;	   /* impact / the duration of its workflow; NAN unknown */
+	char *explanation; /* one line for people */
+};
+
+struct analysis {
+	struct imbalance *imb;
+	size_t nimb;
+	struct issue *issues; /* largest impact first */
+	size_t nissues;
+	int cached; /* read from trace.db rather than computed */
+};
+
+/* Computes every analysis from the file. */
+int analysis_run(struct store *st, struct analysis *a, char **err);
+/* Replaces the file's cache with a, inside the caller's transaction. */
+int analysis_save(struct store *st, const struct analysis *a, char **err);
+/* The cache when it matches the file, else analysis_run. */
+int analysis_get(struct store *st, struct analysis *a, char **err);
+void analysis_release(struct analysis *a);
+/* "/workflow/step/.../name" of a phase (for :goto), or NULL when none. */
+char *analysis_phase_path(struct store *st, int64_t id);
+
+/* Builds a->issues from the analyses in a (model/issues.c). */
+int issues_rank(struct store *st, struct analysis *a, char **err);
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * Top issues: one list across the workflow, ranked by the time each would
+ * save the makespan, each pointing at the phase to look at and explained in
+ * a line a data scientist reads without the paper (DESIGN.md, Analyses).
+ *
+ * Sources so far: imbalance groups (the straggler, impact = its duration
+ * minus the group's mean).  The share is the impact over the duration of
+ * the workflow the phase belongs to.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/analyze.h"
+#include "model/text.h"
+#include "model/xalloc.h"
+
+/* The duration of the top-level phase above id (its workflow); 0. */
+static int64_t workflow_ns(sqlite3 *db, int64_t id)
+{
+	sqlite3_stmt *q;
+	int64_t dur = 0;
+	if (sqlite3_prepare_v2(db,
+			       "WITH RECURSIVE up(id, parent_id, dur_ns) AS (SELECT id, parent_id,"
+			       " dur_ns FROM phases WHERE id = ?1 UNION ALL SELECT p.id, p.parent_id,"
+			       " p.dur_ns FROM phases p JOIN up ON p.id = up.parent_id)"
+			       " SELECT dur_ns FROM up WHERE parent_id IS NULL",
+			       -1, &q, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(q, 1, id);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		dur = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return dur;
+}
+
+static char *explain_imbalance(const struct imbalance *g)
+{
+	char a[32], b[32], c[32];
+	text_duration(a, sizeof(a), g->actual_ns);
+	text_duration(b, sizeof(b), g->ideal_ns);
+	text_duration(c, sizeof(c), g->impact_ns);
+	if (!strcmp(g->kind, "tasks"))
+		return xasprintf("%s took %s against a mean of %s over %s; %lld of them ran over 10%%"
+				 " long: spreading the work evenly would save about %s",
+				 g->straggler, a, b, g->label, (long long)g->slow, c);
+	if (!strcmp(g->kind, "ranks"))
+		return xasprintf("%s took %s against a mean of %s over %s: the others wait about %s"
+				 " for it",
+				 g->straggler, a, b, g->label, c);
+	return xasprintf("the slowest %s took %s against a mean of %s: every rank waits about %s"
+			 " for it at the next collective",
+			 g->label, a, b, c);
+}
+
+static int by_impact(const void *x, const void *y)
+{
+	const struct issue *a = x, *b = y;
+	if (a->impact_ns != b->impact_ns)
+		return a->impact_ns < b->impact_ns ? 1 : -1;
+	return (a->phase_id > b->phase_id) - (a->phase_id < b->phase_id);
+}
+
+int issues_rank(struct store *st, struct analysis *a, char **err)
+{
+	sqlite3 *db = store_db(st);
+	size_t alloc = 0;
+	(void)err;
+	for (size_t i = 0; i < a->nimb; i++) {
+		const struct imbalance *g = &a->imb[i];
+		int64_t whole = workflow_ns(db, g->straggler_id);
+		XGROW(a->issues, a->nissues + 1, alloc);
+		a->issues[a->nissues++] = (struct issue){
+		    .kind = "imbalance",
+		    .phase_id = g->straggler_id,
+		    .impact_ns = g->impact_ns,
+		    .share = whole > 0 ? (double)g->impact_ns / (double)whole : NAN,
+		    .explanation = explain_imbalance(g)};
+	}
+	if (a->nissues)
+		qsort(a->issues, a->nissues, sizeof(*a->issues), by_impact);
+	return 0;
+}
