@@ -8,17 +8,28 @@
 #include "importers/hosts.h"
 #include "importers/input.h"
 #include "importers/lines.h"
+#include "model/sbuf.h"
+#include "model/text.h"
 #include "model/xalloc.h"
 
+/* Both names as valid UTF-8 (invalid bytes become U+FFFD), as import.c
+ * makes --host and msource every host it writes, so that they match. */
 static int add(struct store *st, const char *alias, const char *name, const char *where, char **err)
 {
-	if (!strcmp(alias, name))
-		return 0;
-	if (store_add_host_alias(st, alias, name) == 0)
-		return 0;
-	*err =
-	    xasprintf("%s: '%s' is already an alias of '%s'", where, alias, store_host(st, alias));
-	return -1;
+	struct sbuf a, c;
+	int rc = 0;
+	sbuf_init(&a);
+	sbuf_init(&c);
+	text_utf8_repair(&a, alias, strlen(alias));
+	text_utf8_repair(&c, name, strlen(name));
+	if (strcmp(a.buf, c.buf) && store_add_host_alias(st, a.buf, c.buf) < 0) {
+		*err = xasprintf("%s: '%s' is already an alias of '%s'", where, a.buf,
+				 store_host(st, a.buf));
+		rc = -1;
+	}
+	sbuf_release(&a);
+	sbuf_release(&c);
+	return rc;
 }
 
 int hosts_add_alias(struct store *st, const char *spec, char **err)

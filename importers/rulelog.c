@@ -14,6 +14,7 @@
  * match before any time is dropped and counted.  Lines no rule matches are
  * counted, not stored.  Memory holds one line and the open phases.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,7 +36,7 @@
 #define D_BAD_TIME	 "BAD_TIME"
 #define M_BAD_TIME	 "captured times that do not read in the rules' time format: ignored"
 #define D_BAD_VALUE	 "BAD_VALUE"
-#define M_BAD_VALUE	 "sample values that are not numbers: dropped"
+#define M_BAD_VALUE	 "sample values that are not finite numbers: dropped"
 #define D_UNMATCHED_END	 "UNMATCHED_END"
 #define M_UNMATCHED_END	 "phase ends with no open phase of that name: skipped"
 #define D_UNCLOSED	 "UNCLOSED"
@@ -229,7 +230,8 @@ static int apply(struct rl *p, const struct rule *r, int64_t t, const char *line
 			buf[len] = '\0';
 			v = strtod(buf, &end);
 		}
-		if (!off || !len || len >= sizeof(buf) || end != buf + len) {
+		/* NaN and infinities too: samples.value is a finite REAL */
+		if (!off || !len || len >= sizeof(buf) || end != buf + len || !isfinite(v)) {
 			diag(p, D_BAD_VALUE, M_BAD_VALUE, line, n, 1);
 			return 0;
 		}

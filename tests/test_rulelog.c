@@ -2,10 +2,11 @@
  * The rule-based log importer and its rules files: each rule kind on a
  * small log (events with their groups, samples, nested phases, an end with
  * no start, a phase never ended, lines without a time, lines no rule
- * matches), errors of the rules parser with their line and column, a
- * nanoGPT-like log with elapsed times, and the shipped rules files in
- * rules/ against the real logs in ../shared/samples/training-log, whose
- * matching lines are counted independently.
+ * matches), sample values that are no finite number, errors of the rules
+ * parser with their line and column, a nanoGPT-like log with elapsed
+ * times, and the shipped rules files in rules/ against the real logs in
+ * ../shared/samples/training-log, whose matching lines are counted
+ * independently.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -175,6 +176,27 @@ static void each_kind(void **state)
 	assert_int_equal(q_int(f, "SELECT events FROM sources"), 1);
 	assert_int_equal(q_int(f, "SELECT samples FROM sources"), 3);
 	assert_int_equal(q_int(f, "SELECT dropped FROM sources"), 3);
+}
+
+/* "nan" read as a number made samples.value NULL and failed the whole
+ * import on its NOT NULL constraint (fuzz_rulelog, corpus edge.log). */
+static void non_finite_values(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	if (import(f,
+		   "2024-01-02T10:00:00Z loss=nan\n"
+		   "2024-01-02T10:00:01Z loss=-NaN\n"
+		   "2024-01-02T10:00:02Z loss=inf\n"
+		   "2024-01-02T10:00:03Z loss=1e999\n"
+		   "2024-01-02T10:00:04Z loss=2.5\n",
+		   "time iso8601 /^(?<time>\\S+) /\nsample loss - /loss=(?<value>\\S+)/\n", NULL,
+		   &err) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM samples"), 1);
+	assert_true(q_real(f, "SELECT value FROM samples") == 2.5);
+	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_VALUE'"), 4);
+	assert_int_equal(q_int(f, "SELECT dropped FROM sources"), 4);
 }
 
 static void expect_rules_error(const char *text, const char *want)
@@ -361,6 +383,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(each_kind, setup, teardown),
+	    cmocka_unit_test_setup_teardown(non_finite_values, setup, teardown),
 	    cmocka_unit_test(rules_errors),
 	    cmocka_unit_test_setup_teardown(missing_rules_and_bad_pattern, setup, teardown),
 	    cmocka_unit_test(times),
