@@ -30,6 +30,7 @@ void app_release(struct app *a)
 	tree_view_release(&a->tree);
 	prompt_release(&a->prompt);
 	free(a->mv.filter);
+	issues_release(&a->iv);
 	free(a->search);
 	free(a->message);
 	free(a->theme);
@@ -236,6 +237,7 @@ static const struct command commands[] = {
     {"tree", "", "show the tree", NULL, SCREEN_TREE},
     {"timeline", "", "show the timeline", NULL, SCREEN_TIMELINE},
     {"metrics", "", "show the metrics", NULL, SCREEN_METRICS},
+    {"issues", "", "show the top issues", NULL, SCREEN_ISSUES},
     {"help", "", "show the help", NULL, SCREEN_HELP},
     {"quit", "", "quit", cmd_quit, SCREEN_TREE},
 };
@@ -278,6 +280,8 @@ static void open_screen(struct app *a, enum app_screen s)
 		a->help_top = 0;
 	} else if (s == SCREEN_TIMELINE) {
 		timeline_open(a);
+	} else if (s == SCREEN_ISSUES) {
+		issues_open(a);
 	}
 	a->screen = s;
 }
@@ -445,7 +449,7 @@ static char *complete(void *ctx, const char *line, char **hint)
 
 static unsigned screen_bit(enum app_screen s)
 {
-	static const unsigned bits[] = {SCR_TREE, SCR_TIMELINE, SCR_METRICS, SCR_HELP};
+	static const unsigned bits[] = {SCR_TREE, SCR_TIMELINE, SCR_METRICS, SCR_HELP, SCR_ISSUES};
 	return bits[s];
 }
 
@@ -522,6 +526,9 @@ void app_key(struct app *a, int key)
 	case A_METRICS:
 		open_screen(a, SCREEN_METRICS);
 		return;
+	case A_ISSUES:
+		open_screen(a, SCREEN_ISSUES);
+		return;
 	case A_POP:
 		if (a->screen == SCREEN_HELP)
 			a->screen = a->back;
@@ -542,6 +549,9 @@ void app_key(struct app *a, int key)
 		break;
 	case SCREEN_METRICS:
 		metrics_key(a, act);
+		break;
+	case SCREEN_ISSUES:
+		issues_key(a, act);
 		break;
 	case SCREEN_HELP:
 		help_key(a, act);
@@ -617,6 +627,7 @@ static void draw_status(struct app *a, struct grid *g)
 				"q:back Q:quit",
 	    [SCREEN_METRICS] = "?:help /:search \\:filter j/k:move q:back Q:quit",
 	    [SCREEN_HELP] = "j/k:scroll q:back Q:quit",
+	    [SCREEN_ISSUES] = "?:help j/k:move Enter:show in the tree m:metrics q:back Q:quit",
 	};
 	grid_put(g, 0, y, g->w, hints[a->screen], ROLE_STATUS);
 }
@@ -645,6 +656,9 @@ void app_draw(struct app *a, struct grid *g)
 		break;
 	case SCREEN_METRICS:
 		metrics_draw(a, g, y, h);
+		break;
+	case SCREEN_ISSUES:
+		issues_draw(a, g, y, h);
 		break;
 	case SCREEN_HELP:
 		help_draw(a, g, y, h);

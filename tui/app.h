@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "model/analyze.h"
 #include "model/attach.h"
 #include "model/model.h"
 #include "tui/glyphs.h"
@@ -19,7 +20,7 @@
 #include "tui/prompt.h"
 #include "tui/treeview.h"
 
-enum app_screen { SCREEN_TREE, SCREEN_TIMELINE, SCREEN_METRICS, SCREEN_HELP };
+enum app_screen { SCREEN_TREE, SCREEN_TIMELINE, SCREEN_METRICS, SCREEN_HELP, SCREEN_ISSUES };
 
 /* Timeline state: the window shown and the selected child of tree.node. */
 struct timeline {
@@ -35,6 +36,14 @@ struct metrics_view {
 	char *filter;
 };
 
+/* Top-issues screen state: the analyses, read when it first opens. */
+struct issues_view {
+	size_t sel, top;
+	int loaded;
+	struct analysis an;
+	char **paths; /* each issue's phase as a :goto path (NULL: gone) */
+};
+
 /* Smallest usable terminal. */
 #define APP_MIN_W 80
 #define APP_MIN_H 24
@@ -47,6 +56,7 @@ struct app {
 	char *spark;		      /* the tree's sparkline metric (NULL: when rows ran) */
 	struct timeline tl;
 	struct metrics_view mv;
+	struct issues_view iv;
 	size_t help_top;
 	struct prompt prompt;
 	char *search;  /* last search pattern */
@@ -87,6 +97,10 @@ void timeline_key(struct app *a, enum action act);
 void timeline_draw(struct app *a, struct grid *g, int y, int h);
 void metrics_key(struct app *a, enum action act);
 void metrics_draw(struct app *a, struct grid *g, int y, int h);
+void issues_open(struct app *a);
+void issues_key(struct app *a, enum action act);
+void issues_draw(struct app *a, struct grid *g, int y, int h);
+void issues_release(struct issues_view *v);
 /* Selects the next (dir > 0) or previous series shown that matches pat
  * (name or host), wrapping; 1 found, 0 not. */
 int metrics_search(struct app *a, const char *pat, int dir, int *wrapped);

@@ -162,3 +162,26 @@ int format_width(const char *s)
 	sbuf_release(&clean);
 	return cols;
 }
+
+const char *format_left_cut(struct sbuf *s, int cols, const char *more)
+{
+	if (format_width(s->buf) <= cols)
+		return s->buf;
+	const unsigned char *p = (const unsigned char *)s->buf;
+	size_t n = s->len;
+	int need = format_width(s->buf) - cols + format_width(more);
+	while (need > 0 && n) {
+		uint32_t cp;
+		int w;
+		size_t k = format_next(p, n, &cp, &w);
+		need -= w;
+		p += k;
+		n -= k;
+	}
+	struct sbuf out = SBUF_INIT;
+	sbuf_adds(&out, more);
+	sbuf_add(&out, p, n);
+	sbuf_release(s);
+	*s = out;
+	return s->buf;
+}

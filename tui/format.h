@@ -30,6 +30,9 @@ uint32_t format_decode(const unsigned char *p, size_t k);
 size_t format_encode(uint32_t cp, char *out);
 /* The next character of sanitised text p[0..n) (n > 0): returns its byte
  * length and sets its code point and display columns. */
+/* s cut from the left to cols columns, starting with more when cut (the
+ * end of a path is the part that matters); returns s->buf. */
+const char *format_left_cut(struct sbuf *s, int cols, const char *more);
 size_t format_next(const unsigned char *p, size_t n, uint32_t *cp, int *w);
 /* Display columns s takes once sanitised. */
 int format_width(const char *s);

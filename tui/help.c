@@ -27,6 +27,7 @@ static const struct {
     {SCR_TREE, "Tree"},
     {SCR_TIMELINE, "Timeline"},
     {SCR_METRICS, "Metrics"},
+    {SCR_ISSUES, "Top issues"},
 };
 
 /* "  j, Down          move down" for each action bound on screen bit. */

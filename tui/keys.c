@@ -13,22 +13,23 @@
 #define L SCR_TIMELINE
 #define M SCR_METRICS
 #define H SCR_HELP
+#define I SCR_ISSUES
 
 const struct binding key_bindings[] = {
-    {'j', T | L | M | H, A_DOWN},
-    {K_DOWN, T | L | M | H, A_DOWN},
-    {'k', T | L | M | H, A_UP},
-    {K_UP, T | L | M | H, A_UP},
-    {K_PGDN, T | M | H, A_PGDN},
-    {' ', T | M | H, A_PGDN},
-    {CTRL('f'), T | M | H, A_PGDN},
-    {K_PGUP, T | M | H, A_PGUP},
-    {CTRL('b'), T | M | H, A_PGUP},
-    {'g', T | L | M | H, A_HOME},
-    {K_HOME, T | L | M | H, A_HOME},
-    {'G', T | L | M | H, A_END},
-    {K_END, T | L | M | H, A_END},
-    {K_ENTER, T | L, A_ENTER},
+    {'j', T | L | M | H | I, A_DOWN},
+    {K_DOWN, T | L | M | H | I, A_DOWN},
+    {'k', T | L | M | H | I, A_UP},
+    {K_UP, T | L | M | H | I, A_UP},
+    {K_PGDN, T | M | H | I, A_PGDN},
+    {' ', T | M | H | I, A_PGDN},
+    {CTRL('f'), T | M | H | I, A_PGDN},
+    {K_PGUP, T | M | H | I, A_PGUP},
+    {CTRL('b'), T | M | H | I, A_PGUP},
+    {'g', T | L | M | H | I, A_HOME},
+    {K_HOME, T | L | M | H | I, A_HOME},
+    {'G', T | L | M | H | I, A_END},
+    {K_END, T | L | M | H | I, A_END},
+    {K_ENTER, T | L | I, A_ENTER},
     {'l', T, A_ENTER},
     {K_RIGHT, T, A_ENTER},
     {'h', T, A_BACK},
@@ -43,7 +44,8 @@ const struct binding key_bindings[] = {
     {'T', T, A_SORT_START},
     {'d', T, A_DETAILS},
     {'t', T, A_TIMELINE},
-    {'m', T | L, A_METRICS},
+    {'m', T | L | I, A_METRICS},
+    {'i', T | L | M, A_ISSUES},
     {'+', L, A_ZOOM_IN},
     {'=', L, A_ZOOM_IN},
     {'-', L, A_ZOOM_OUT},
@@ -62,7 +64,7 @@ const struct binding key_bindings[] = {
     {K_F1, SCR_ALL, A_HELP},
     {'q', SCR_ALL, A_POP},
     {'t', L, A_POP},
-    {K_ESC, L | M | H, A_POP},
+    {K_ESC, L | M | H | I, A_POP},
     {'Q', SCR_ALL, A_QUIT},
 };
 const size_t key_binding_count = sizeof(key_bindings) / sizeof(key_bindings[0]);

@@ -43,7 +43,8 @@ enum {
 	SCR_TIMELINE = 2,
 	SCR_METRICS = 4,
 	SCR_HELP = 8,
-	SCR_ALL = 15,
+	SCR_ISSUES = 16,
+	SCR_ALL = 31,
 };
 
 /* X(action, help text) in the order the help screen lists them. */
@@ -65,6 +66,7 @@ enum {
 	X(A_DETAILS, "show or hide the details pane")                                              \
 	X(A_TIMELINE, "timeline of the current phase's children")                                  \
 	X(A_METRICS, "metrics: every series with a sparkline")                                     \
+	X(A_ISSUES, "top issues, ranked by the time each would save")                          \
 	X(A_ZOOM_IN, "zoom in")                                                                    \
 	X(A_ZOOM_OUT, "zoom out")                                                                  \
 	X(A_PAN_LEFT, "pan left")                                                                  \

@@ -213,31 +213,6 @@ static void path_of(const struct mnode *n, struct sbuf *sb)
 	sbuf_adds(sb, n->name);
 }
 
-/* s cut from the left to cols columns, starting with more when cut: the
- * end of a path is the part that matters. */
-static const char *left_cut(struct sbuf *s, int cols, const char *more)
-{
-	if (format_width(s->buf) <= cols)
-		return s->buf;
-	const unsigned char *p = (const unsigned char *)s->buf;
-	size_t n = s->len;
-	int need = format_width(s->buf) - cols + format_width(more);
-	while (need > 0 && n) {
-		uint32_t cp;
-		int w;
-		size_t k = format_next(p, n, &cp, &w);
-		need -= w;
-		p += k;
-		n -= k;
-	}
-	struct sbuf out = SBUF_INIT;
-	sbuf_adds(&out, more);
-	sbuf_add(&out, p, n);
-	sbuf_release(s);
-	*s = out;
-	return s->buf;
-}
-
 static const char *utc(char *buf, size_t n, int64_t ns)
 {
 	time_t s = (time_t)(ns / 1000000000);
@@ -290,7 +265,7 @@ static void draw_details(struct app *a, struct grid *g, int y, int h, const stru
 	y = line(g, y, ymax, "time", sb.buf);
 	sbuf_reset(&sb);
 	path_of(n, &sb);
-	y = line(g, y, ymax, "path", left_cut(&sb, g->w - 12, a->g->more));
+	y = line(g, y, ymax, "path", format_left_cut(&sb, g->w - 12, a->g->more));
 	sbuf_reset(&sb);
 	const struct mtrack *t = model_track(a->m, n->track_id);
 	if (t) {

@@ -392,6 +392,29 @@ bad "usage: an unknown key in a script exits 2 naming file:line" \
 printf 'j\nresize 0x5\n' >"$TMP/bad-resize.keys"
 bad "usage: 'resize 0x5' in a script exits 2 naming file:line" "$TMP/bad-resize.keys:2:" \
 	"$BIN" --keys "$TMP/bad-resize.keys" --dump /dev/null "$DEMO_DB"
+# ---- top issues, on the real GPU capture ----
+GPU_DB=$TMP/gpu.db
+if ! bash tests/data/gpu/import.sh "$BIN" "$GPU_DB" 2>"$TMP/err"; then
+	not_ok "import the GPU capture" "$(head -c 300 "$TMP/err")"
+elif run issues "$GPU_DB"; then
+	compare issues
+	# three dumps of 24 lines: the list, the second issue selected, the tree
+	if sed -n 2,24p "$TMP/issues.txt" | grep -q '^ *1  imbalance .*/gpu/ddp/rank 1$' &&
+		sed -n 25,48p "$TMP/issues.txt" | grep -q '^ the slowest ProfilerStep#' &&
+		sed -n 49p "$TMP/issues.txt" | grep -q 'gpu › ddp › rank 1 › python3 (525) CPU'; then
+		ok "issues: ranked list with the why pane; Enter shows the phase in the tree"
+	else
+		not_ok "issues: list, explanation, Enter jumps" "see $TMP/issues.txt"
+	fi
+	if printf 'i\ndump\n' >"$TMP/work/none.keys" &&
+		"$BIN" --keys "$TMP/work/none.keys" --dump "$TMP/none.txt" --size 80x24 "$DEMO_DB" &&
+		grep -q 'No issues found' "$TMP/none.txt"; then
+		ok "issues: the demo (one rank, no tasks) says no issues were found"
+	else
+		not_ok "issues: an empty list says so" "$(head -c 300 "$TMP/none.txt")"
+	fi
+fi
+
 ONE_LINE=0 bad "usage: --size 0x0 exits 2" "--size" \
 	"$BIN" --keys "$KEYS/first-screen.keys" --size 0x0 "$DEMO_DB"
 bad "usage: a missing key script exits 2" "$TMP/nope.keys" \

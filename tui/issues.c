@@ -1,0 +1,175 @@
+/*
+ * The top-issues screen: the analyses' ranked list (model/analyze.c), one
+ * row per issue (rank, kind, time saved, share of the workflow, the phase),
+ * and the selected issue's explanation below.  Enter shows the phase in the
+ * tree.  The analyses are read (or computed) when the screen first opens.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/sbuf.h"
+#include "tui/app.h"
+#include "tui/format.h"
+
+#define EXPLAIN_H 4 /* rows under the list for the explanation */
+
+static int load(struct app *a)
+{
+	struct issues_view *v = &a->iv;
+	if (v->loaded)
+		return 0;
+	char *err = NULL;
+	if (analysis_get(model_store(a->m), &v->an, &err) < 0) {
+		app_message(a, 1, "%s", err);
+		free(err);
+		return -1;
+	}
+	v->paths = calloc(v->an.nissues ? v->an.nissues : 1, sizeof(*v->paths));
+	for (size_t i = 0; v->paths && i < v->an.nissues; i++)
+		v->paths[i] = analysis_phase_path(model_store(a->m), v->an.issues[i].phase_id);
+	v->loaded = 1;
+	return 0;
+}
+
+void issues_release(struct issues_view *v)
+{
+	for (size_t i = 0; v->paths && i < v->an.nissues; i++)
+		free(v->paths[i]);
+	free(v->paths);
+	analysis_release(&v->an);
+	memset(v, 0, sizeof(*v));
+}
+
+void issues_open(struct app *a)
+{
+	load(a);
+}
+
+/* Rows of the list as app_draw last laid it out. */
+static size_t list_rows(const struct app *a)
+{
+	int rows = a->h - 3 - (EXPLAIN_H + 1);
+	return rows > 1 ? (size_t)rows : 1;
+}
+
+void issues_key(struct app *a, enum action act)
+{
+	struct issues_view *v = &a->iv;
+	if (load(a) < 0 || !v->an.nissues)
+		return;
+	size_t n = v->an.nissues, rows = list_rows(a);
+	switch (act) {
+	case A_DOWN:
+		v->sel += v->sel + 1 < n;
+		break;
+	case A_UP:
+		v->sel -= v->sel > 0;
+		break;
+	case A_PGDN:
+		v->sel = v->sel + rows < n ? v->sel + rows : n - 1;
+		break;
+	case A_PGUP:
+		v->sel = v->sel > rows ? v->sel - rows : 0;
+		break;
+	case A_HOME:
+		v->sel = 0;
+		break;
+	case A_END:
+		v->sel = n - 1;
+		break;
+	case A_ENTER: {
+		char *err = NULL;
+		const char *path = v->paths ? v->paths[v->sel] : NULL;
+		if (!path) {
+			app_message(a, 1, "issue %zu: its phase is no longer in the file", v->sel + 1);
+		} else if (tree_view_goto(&a->tree, path, &err) < 0) {
+			app_message(a, 1, "%s", err);
+			free(err);
+		} else {
+			a->screen = SCREEN_TREE;
+			app_message(a, 0, "issue %zu: %s", v->sel + 1, v->an.issues[v->sel].kind);
+		}
+		return;
+	}
+	default:
+		return;
+	}
+	if (v->sel < v->top)
+		v->top = v->sel;
+	if (v->sel >= v->top + rows)
+		v->top = v->sel - rows + 1;
+}
+
+/* Writes text wrapped at w columns into rows y.. < ymax; the last row
+ * that fits ends with the "more" glyph when text goes on. */
+static void wrap(struct app *a, struct grid *g, int y, int ymax, int w, const char *text)
+{
+	const char *p = text;
+	while (*p && y < ymax) {
+		size_t len = strlen(p), cut = len;
+		if ((int)len > w) {
+			cut = (size_t)w;
+			while (cut > 0 && p[cut] != ' ')
+				cut--;
+			if (!cut)
+				cut = (size_t)w;
+		}
+		if (y == ymax - 1 && cut < len) {
+			grid_put(g, 1, y, w - 1, p, ROLE_NORMAL);
+			grid_put(g, w, y, 1, a->g->more, ROLE_DIM);
+			return;
+		}
+		grid_put(g, 1, y++, (int)cut > w ? w : (int)cut, p, ROLE_NORMAL);
+		p += cut;
+		p += strspn(p, " ");
+	}
+}
+
+void issues_draw(struct app *a, struct grid *g, int y, int h)
+{
+	struct issues_view *v = &a->iv;
+	char d[32], pct[16], num[24];
+	/* columns: rank 1..3, kind 6.., saved ..27, share ..35, phase 38.. */
+	grid_fill(g, 0, y, g->w, ' ', ROLE_HEADER);
+	grid_put(g, 3, y, 1, "#", ROLE_HEADER);
+	grid_put(g, 6, y, 4, "Kind", ROLE_HEADER);
+	grid_put(g, 23, y, 5, "Saves", ROLE_HEADER);
+	grid_put(g, 31, y, 5, "Share", ROLE_HEADER);
+	grid_put(g, 38, y, 5, "Phase", ROLE_HEADER);
+	if (load(a) < 0)
+		return;
+	if (!v->an.nissues) {
+		grid_put(g, 1, y + 2, g->w - 2,
+			 "No issues found: no imbalanced ranks, iterations or tasks.", ROLE_DIM);
+		return;
+	}
+	size_t rows = (size_t)(h - 1 - (EXPLAIN_H + 1) > 1 ? h - 1 - (EXPLAIN_H + 1) : 1);
+	for (size_t r = 0; r < rows && v->top + r < v->an.nissues; r++) {
+		size_t i = v->top + r;
+		const struct issue *u = &v->an.issues[i];
+		enum role role = i == v->sel ? ROLE_SELECTED : ROLE_NORMAL;
+		int row = y + 1 + (int)r;
+		grid_fill(g, 0, row, g->w, ' ', role);
+		snprintf(num, sizeof(num), "%3zu", i + 1);
+		snprintf(pct, sizeof(pct), "-");
+		if (!isnan(u->share))
+			snprintf(pct, sizeof(pct), u->share < 0.01 ? "%.2f%%" : "%.1f%%",
+				 100 * u->share);
+		grid_put(g, 1, row, 3, num, role);
+		grid_put(g, 6, row, 12, u->kind, role);
+		format_duration(d, sizeof(d), u->impact_ns);
+		grid_put(g, 19 + 9 - format_width(d), row, 9, d, role);
+		grid_put(g, 30 + 6 - format_width(pct), row, 7, pct, role);
+		struct sbuf path = SBUF_INIT;
+		sbuf_adds(&path, v->paths && v->paths[i] ? v->paths[i] : "?");
+		grid_put(g, 38, row, g->w - 39, format_left_cut(&path, g->w - 39, a->g->more),
+			 role);
+		sbuf_release(&path);
+	}
+	int ey = y + h - EXPLAIN_H - 1;
+	grid_fill(g, 0, ey, g->w, '-', ROLE_DIM);
+	grid_put(g, 2, ey, -1, " why ", ROLE_TITLE);
+	wrap(a, g, ey + 1, y + h, g->w - 2, v->an.issues[v->sel].explanation);
+}
