@@ -231,7 +231,7 @@ static void type_times(const struct item *it, size_t n, struct gpubreak_rank *r)
 {
 	struct span *s[GPUBREAK_NTYPES];
 	size_t ns[GPUBREAK_NTYPES] = {0}, nb = 0;
-	int64_t *bounds = xmalloc(2 * n * sizeof(*bounds) + 1);
+	int64_t *bounds = xmalloc((2 * n + 1) * sizeof(*bounds));
 	for (int t = 0; t < GPUBREAK_NTYPES; t++)
 		s[t] = xmalloc((n ? n : 1) * sizeof(**s));
 	for (size_t i = 0; i < n; i++)
@@ -245,7 +245,8 @@ static void type_times(const struct item *it, size_t n, struct gpubreak_rank *r)
 		}
 	}
 	/* between two consecutive boundaries the set of running types is fixed */
-	qsort(bounds, nb, sizeof(*bounds), by_int64);
+	if (nb)
+		qsort(bounds, nb, sizeof(*bounds), by_int64);
 	size_t p[GPUBREAK_NTYPES] = {0};
 	for (size_t b = 0; b + 1 < nb; b++) {
 		int64_t lo = bounds[b], hi = bounds[b + 1];
@@ -315,7 +316,8 @@ static void top_kernels(sqlite3_stmt *nameq, const struct item *it, size_t n, in
 	for (size_t i = 0; i < n; i++)
 		if (it[i].type == type)
 			v[nv++] = &it[i];
-	qsort(v, nv, sizeof(*v), by_name_id);
+	if (nv)
+		qsort(v, nv, sizeof(*v), by_name_id);
 	for (size_t i = 0; i < nv; i++) {
 		int64_t d = v[i]->end - v[i]->start;
 		if (!na || a[na - 1].name_id != v[i]->name_id) {
@@ -339,7 +341,8 @@ static void top_kernels(sqlite3_stmt *nameq, const struct item *it, size_t n, in
 		}
 		sqlite3_reset(nameq);
 	}
-	qsort(a, na, sizeof(*a), by_sum_desc);
+	if (na)
+		qsort(a, na, sizeof(*a), by_sum_desc);
 	double q = 0;
 	int fold = na > (size_t)o->top_n;
 	if (fold) {
@@ -434,7 +437,8 @@ static int analyse(sqlite3 *db, sqlite3_stmt *nameq, struct group *g, const stru
 	}
 	g->nstreams = 0;
 
-	qsort(g->items, g->n, sizeof(*g->items), by_start);
+	if (g->n)
+		qsort(g->items, g->n, sizeof(*g->items), by_start);
 	temporal(g->items, g->n, &r->time);
 	type_times(g->items, g->n, r);
 	size_t kalloc = 0;
