@@ -1,0 +1,403 @@
+/*
+ * Unit tests for model/gpubreak.h: HTA's GPU breakdowns over trace.db.
+ *
+ * Small Chrome traces written inline, whose figures are worked out by hand
+ * in the comments, then real traces whose figures come from an independent
+ * reference: tests/tools/hta_reference.py reads the raw JSON (not trace.db)
+ * and printed tests/expected/gpubreak/NAME.txt (see the README there); the
+ * test imports the same file, formats gpubreak's result in the same lines
+ * and compares them all.  HTA's own sample traces live in ../shared/samples
+ * and are skipped when it is absent; the H100 capture is in tests/data/gpu.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "importers/importer.h"
+#include "model/gpubreak.h"
+#include "model/model.h"
+#include "model/sbuf.h"
+#include "tests/importfx.h"
+#include "model/xalloc.h"
+
+#define SAMPLES	 "../shared/samples/chrome-trace/facebookresearch__HolisticTraceAnalysis__"
+#define EXPECTED "tests/expected/gpubreak/"
+
+static int setup(void **state)
+{
+	return importfx_setup(state, "gpubreak", "trace.json");
+}
+
+static int teardown(void **state)
+{
+	return importfx_teardown(state);
+}
+
+/* Imports text and computes the breakdowns with opts (NULL: defaults). */
+static void load_text(struct fx *f, const char *text, const struct gpubreak_opts *opts,
+		      struct gpubreak *g)
+{
+	char *err = NULL;
+	if (importfx_fresh(f, text, NULL, &err) < 0)
+		fail_msg("import: %s", err ? err : "?");
+	struct model *m;
+	if (model_open(f->db, &m, &err) < 0)
+		fail_msg("model_open: %s", err ? err : "?");
+	if (gpubreak_load(m, opts, g, &err) < 0)
+		fail_msg("gpubreak_load: %s", err ? err : "?");
+	model_free(m);
+}
+
+#define RT(ts, corr)                                                                               \
+	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"          \
+	"\"tid\":1,\"ts\":" #ts ",\"dur\":2,\"args\":{\"correlation\":" #corr "}},"
+#define DEV(cat, name, stream, ts, dur, corr)                                                      \
+	"{\"ph\":\"X\",\"cat\":\"" cat "\",\"name\":\"" name "\",\"pid\":0,\"tid\":" #stream       \
+	",\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{\"stream\":" #stream ",\"device\":0,"          \
+	"\"correlation\":" #corr "}}"
+
+/*
+ * One stream, times in microseconds:
+ *   k1   100..110  launched at 90
+ *   k2   112..122  launched at 95, before k1 ended: gap 2 < 30 -> kernel wait
+ *   k3   200..220  launched at 150, after k2 ended at 122: gap 78 -> host wait
+ *   k4   300..310  launched at 160, before 220: gap 80 >= 30 -> other
+ *   cpy  315..320  "Memcpy DtoH", launched at 170: gap 5 -> kernel wait, MEMORY
+ * Window 100..320 = 220 us; busy 10+10+20+10+5 = 55; idle 165 = 2+78+80+5;
+ * compute 50 (the four kernels); non-compute 220-50-165 = 5 (the memcpy).
+ */
+static const char gaps_json[] = "{\"traceEvents\":[" RT(90, 1) RT(95, 2) RT(150, 3) RT(160, 4)
+    RT(170, 5) DEV("kernel", "k1", 7, 100, 10, 1) "," DEV("kernel", "k2", 7, 112, 10, 2) "," DEV(
+	"kernel", "k3", 7, 200, 20,
+	3) "," DEV("kernel", "k4", 7, 300, 10,
+		   4) "," DEV("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", 7, 315, 5, 5) "]}";
+
+static void test_stream_gaps(void **state)
+{
+	struct fx *f = *state;
+	struct gpubreak g;
+	load_text(f, gaps_json, NULL, &g);
+	assert_int_equal(g.nranks, 1);
+	const struct gpubreak_rank *r = &g.ranks[0];
+	assert_int_equal(r->items, 5);
+	assert_int_equal(r->left_out, 0);
+	assert_int_equal(r->time.window_ns, 220000);
+	assert_int_equal(r->time.idle_ns, 165000);
+	assert_int_equal(r->time.compute_ns, 50000);
+	assert_int_equal(r->time.noncompute_ns, 5000);
+	assert_int_equal(r->type_ns[GPUBREAK_MEM], 5000);
+	assert_int_equal(r->type_ns[GPUBREAK_COMP], 50000);
+	assert_int_equal(r->type_ns[GPUBREAK_COMM], 0);
+	assert_int_equal(r->mix_ns[1 << GPUBREAK_MEM], 5000);
+	assert_int_equal(r->comm_ns, 0);
+
+	assert_int_equal(r->nstreams, 1);
+	const struct gpubreak_stream *s = &r->streams[0];
+	assert_int_equal(s->items, 5);
+	assert_int_equal(s->time.window_ns, 220000);
+	assert_int_equal(s->idle.ns[GPUBREAK_HOST_WAIT], 78000);
+	assert_int_equal(s->idle.count[GPUBREAK_HOST_WAIT], 1);
+	assert_int_equal(s->idle.ns[GPUBREAK_KERNEL_WAIT], 7000);
+	assert_int_equal(s->idle.count[GPUBREAK_KERNEL_WAIT], 2);
+	assert_int_equal(s->idle.ns[GPUBREAK_OTHER_WAIT], 80000);
+	assert_int_equal(s->idle.count[GPUBREAK_OTHER_WAIT], 1);
+
+	/* the memcpy is the one MEMORY kernel; the four kernels are COMPUTATION,
+	 * k3 the largest (20 us) */
+	int mem = 0, comp = 0;
+	for (size_t i = 0; i < r->nkernels; i++) {
+		const struct gpubreak_kernel *k = &r->kernels[i];
+		if (k->type == GPUBREAK_MEM) {
+			mem++;
+			assert_string_equal(k->name, "Memcpy DtoH (Device -> Pinned)");
+			assert_int_equal(k->sum_ns, 5000);
+		} else if (k->type == GPUBREAK_COMP && comp++ == 0) {
+			assert_string_equal(k->name, "k3");
+		}
+	}
+	assert_int_equal(mem, 1);
+	assert_int_equal(comp, 4);
+	gpubreak_release(&g);
+
+	/* a 1 us threshold turns the two short gaps (2 and 5 us) into "other" */
+	struct gpubreak_opts o;
+	gpubreak_default_opts(&o);
+	o.kernel_wait_ns = 1000;
+	load_text(f, gaps_json, &o, &g);
+	s = &g.ranks[0].streams[0];
+	assert_int_equal(s->idle.ns[GPUBREAK_KERNEL_WAIT], 0);
+	assert_int_equal(s->idle.ns[GPUBREAK_OTHER_WAIT], 87000);
+	assert_int_equal(s->idle.ns[GPUBREAK_HOST_WAIT], 78000);
+	gpubreak_release(&g);
+}
+
+/*
+ * A compute kernel on stream 7 over 1000..1100 us and an NCCL kernel on
+ * stream 20 over 1050..1150: half of the 100 us of communication runs under
+ * computation.  Window 150, idle 0, compute 100, non-compute 50; alone:
+ * COMP 1000..1050, both 1050..1100, COMM 1100..1150.
+ */
+static void test_comm_overlap(void **state)
+{
+	struct fx *f = *state;
+	struct gpubreak g;
+	load_text(f,
+		  "{\"traceEvents\":[" RT(990, 1) RT(995, 2)
+		      DEV("kernel", "gemm", 7, 1000, 100,
+			  1) "," DEV("kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 20, 1050,
+				     100, 2) "]}",
+		  NULL, &g);
+	assert_int_equal(g.nranks, 1);
+	const struct gpubreak_rank *r = &g.ranks[0];
+	assert_int_equal(r->comm_ns, 100000);
+	assert_int_equal(r->overlap_ns, 50000);
+	assert_int_equal(r->time.window_ns, 150000);
+	assert_int_equal(r->time.idle_ns, 0);
+	assert_int_equal(r->time.compute_ns, 100000);
+	assert_int_equal(r->time.noncompute_ns, 50000);
+	assert_int_equal(r->mix_ns[1 << GPUBREAK_COMP], 50000);
+	assert_int_equal(r->mix_ns[(1 << GPUBREAK_COMP) | (1 << GPUBREAK_COMM)], 50000);
+	assert_int_equal(r->mix_ns[1 << GPUBREAK_COMM], 50000);
+	assert_int_equal(r->nstreams, 2);
+	gpubreak_release(&g);
+}
+
+/*
+ * Two profiler steps: step 1 over 0..100 us, step 2 from 100.  Kernel a is
+ * launched at 10 (kept), b at 110 (in the last step: left out), c has no
+ * launching call (left out, as HTA drops work with no correlated CPU
+ * event).  With include_last_step all three count.
+ */
+static void test_last_step(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] =
+	    "{\"traceEvents\":["
+	    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,"
+	    "\"tid\":1,\"ts\":0,\"dur\":100},"
+	    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":1,"
+	    "\"tid\":1,\"ts\":100,\"dur\":100}," RT(10, 1) RT(110, 2)
+		DEV("kernel", "a", 7, 50, 10, 1) "," DEV("kernel", "b", 7, 150, 10, 2) "," DEV(
+		    "kernel", "c", 7, 60, 5, 99) "]}";
+	struct gpubreak g;
+	load_text(f, json, NULL, &g);
+	assert_int_equal(g.nranks, 1);
+	assert_int_equal(g.ranks[0].items, 1);
+	assert_int_equal(g.ranks[0].left_out, 2);
+	assert_int_equal(g.ranks[0].time.window_ns, 10000);
+	assert_true(g.ranks[0].cutoff_ns > 0);
+	gpubreak_release(&g);
+
+	struct gpubreak_opts o;
+	gpubreak_default_opts(&o);
+	o.include_last_step = 1;
+	load_text(f, json, &o, &g);
+	assert_int_equal(g.ranks[0].items, 3);
+	assert_int_equal(g.ranks[0].left_out, 0);
+	assert_int_equal(g.ranks[0].time.window_ns, 110000); /* 50 .. 160 */
+	gpubreak_release(&g);
+}
+
+static void test_kernel_type(void **state)
+{
+	(void)state;
+	assert_int_equal(gpubreak_kernel_type("ncclKernel_AllReduce_RING_LL_Sum_float"),
+			 GPUBREAK_COMM);
+	assert_int_equal(gpubreak_kernel_type("ncclDevKernel_AllGather_RING_LL"), GPUBREAK_COMM);
+	assert_int_equal(gpubreak_kernel_type("gloo:all_reduce"), GPUBREAK_COMM);
+	assert_int_equal(gpubreak_kernel_type("Memset (Device)"), GPUBREAK_MEM);
+	assert_int_equal(gpubreak_kernel_type("Memcpy HtoD (Pageable -> Device)"), GPUBREAK_MEM);
+	/* "nccl" must start the name, as in HTA */
+	assert_int_equal(gpubreak_kernel_type("void my_nccl_like_kernel"), GPUBREAK_COMP);
+	assert_int_equal(gpubreak_kernel_type("sm90_xmma_gemm_bf16"), GPUBREAK_COMP);
+}
+
+/* The lines hta_reference.py prints, from gpubreak's result. */
+static void format_rank(struct fx *f, const struct gpubreak_rank *r, struct sbuf *out)
+{
+	sbuf_addf(out, "rank %d items %lld left_out %lld\n", r->rank, (long long)r->items,
+		  (long long)r->left_out);
+	sbuf_addf(out, "temporal window_ns %lld idle_ns %lld compute_ns %lld noncompute_ns %lld\n",
+		  (long long)r->time.window_ns, (long long)r->time.idle_ns,
+		  (long long)r->time.compute_ns, (long long)r->time.noncompute_ns);
+	for (int t = 0; t < GPUBREAK_NTYPES; t++)
+		sbuf_addf(out, "type %s ns %lld\n", gpubreak_type_name(t),
+			  (long long)r->type_ns[t]);
+	/* the mask bits are the reference's too: COMMUNICATION 1, COMPUTATION 2,
+	 * MEMORY 4 */
+	for (int mask = 1; mask < 1 << GPUBREAK_NTYPES; mask++)
+		if (r->mix_ns[mask])
+			sbuf_addf(out, "mix %d ns %lld\n", mask, (long long)r->mix_ns[mask]);
+	sbuf_addf(out, "overlap comm_ns %lld overlap_ns %lld\n", (long long)r->comm_ns,
+		  (long long)r->overlap_ns);
+	sqlite3_stmt *q = importfx_query(f, "SELECT pid || ':' || tid FROM tracks WHERE id = ?1");
+	char **keys = xcalloc(r->nstreams + 1, sizeof(*keys));
+	size_t *order = xcalloc(r->nstreams + 1, sizeof(*order));
+	for (size_t i = 0; i < r->nstreams; i++) {
+		sqlite3_bind_int64(q, 1, r->streams[i].track_id);
+		assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+		keys[i] = xstrdup((const char *)sqlite3_column_text(q, 0));
+		sqlite3_reset(q);
+		order[i] = i;
+	}
+	sqlite3_finalize(q);
+	/* the reference sorts streams by (pid, stream) as strings */
+	for (size_t i = 1; i < r->nstreams; i++)
+		for (size_t k = i; k > 0 && strcmp(keys[order[k - 1]], keys[order[k]]) > 0; k--) {
+			size_t t = order[k];
+			order[k] = order[k - 1];
+			order[k - 1] = t;
+		}
+	for (size_t j = 0; j < r->nstreams; j++) {
+		const struct gpubreak_stream *s = &r->streams[order[j]];
+		const char *key = keys[order[j]];
+		sbuf_addf(out,
+			  "stream %s items %lld window_ns %lld idle_ns %lld compute_ns %lld"
+			  " noncompute_ns %lld\n",
+			  key, (long long)s->items, (long long)s->time.window_ns,
+			  (long long)s->time.idle_ns, (long long)s->time.compute_ns,
+			  (long long)s->time.noncompute_ns);
+		for (int w = 0; w < GPUBREAK_NWAITS; w++)
+			sbuf_addf(out, "idle %s %s ns %lld count %lld\n", key,
+				  gpubreak_wait_name(w), (long long)s->idle.ns[w],
+				  (long long)s->idle.count[w]);
+	}
+	for (size_t i = 0; i < r->nstreams; i++)
+		free(keys[i]);
+	free(keys);
+	free(order);
+	for (size_t i = 0; i < r->nkernels; i++) {
+		const struct gpubreak_kernel *k = &r->kernels[i];
+		sbuf_addf(
+		    out, "kernel %s names %lld count %lld sum_ns %lld min_ns %lld max_ns %lld %s\n",
+		    gpubreak_type_name(k->type), (long long)k->names, (long long)k->count,
+		    (long long)k->sum_ns, (long long)k->min_ns, (long long)k->max_ns, k->name);
+	}
+}
+
+static char *slurp(const char *path)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return NULL;
+	struct sbuf b = SBUF_INIT;
+	char chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
+		sbuf_add(&b, chunk, n);
+	fclose(fp);
+	return sbuf_detach(&b);
+}
+
+/* Imports trace, formats the breakdowns and compares every line with the
+ * expected file but its '#' comments. */
+static void check_sample(struct fx *f, const char *trace, const char *expected_name)
+{
+	if (access(trace, R_OK) != 0) {
+		print_message("skipped: %s is absent\n", trace);
+		skip();
+	}
+	char path[512];
+	snprintf(path, sizeof(path), EXPECTED "%s", expected_name);
+	char *want = slurp(path);
+	if (!want)
+		fail_msg("cannot read %s", path);
+	importfx_reset(f);
+	char *err = NULL;
+	char *paths[] = {(char *)trace};
+	struct import_opts none = {0};
+	if (import_files(f->db, paths, 1, NULL, &none, &err) < 0)
+		fail_msg("import %s: %s", trace, err ? err : "?");
+	struct model *m;
+	if (model_open(f->db, &m, &err) < 0)
+		fail_msg("model_open: %s", err ? err : "?");
+	struct gpubreak g;
+	if (gpubreak_load(m, NULL, &g, &err) < 0)
+		fail_msg("gpubreak_load: %s", err ? err : "?");
+	assert_int_equal(g.nranks, 1);
+	struct sbuf got = SBUF_INIT;
+	format_rank(f, &g.ranks[0], &got);
+	gpubreak_release(&g);
+	model_free(m);
+
+	/* drop the comments of the expected file */
+	struct sbuf exp = SBUF_INIT;
+	for (char *line = want; *line;) {
+		char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
+		if (line[0] != '#')
+			sbuf_add(&exp, line, len);
+		line += len;
+	}
+	const char *a = exp.buf ? exp.buf : "", *b = got.buf ? got.buf : "";
+	int line = 1;
+	while (*a && *b && *a == *b) {
+		if (*a == '\n')
+			line++;
+		a++;
+		b++;
+	}
+	if (*a || *b) {
+		const char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
+		fail_msg("%s: line %d of the figures differs\n  reference: %.*s\n  gpubreak:  %.*s",
+			 expected_name, line, ea ? (int)(ea - a) : (int)strlen(a), a,
+			 eb ? (int)(eb - b) : (int)strlen(b), b);
+	}
+	sbuf_release(&exp);
+	sbuf_release(&got);
+	free(want);
+}
+
+static void test_hta_control(void **state)
+{
+	check_sample(*state, SAMPLES "control.json.gz", "hta_control.txt");
+}
+
+static void test_hta_test(void **state)
+{
+	check_sample(*state, SAMPLES "test.json.gz", "hta_test.txt");
+}
+
+static void test_hta_inference(void **state)
+{
+	check_sample(*state, SAMPLES "inference_rank_1.json.gz", "hta_inference_rank_1.txt");
+}
+
+static void test_h100_train(void **state)
+{
+	check_sample(*state, "tests/data/gpu/train.pt.trace.json.gz", "h100_train.txt");
+}
+
+static void test_h100_eval(void **state)
+{
+	check_sample(*state, "tests/data/gpu/eval.pt.trace.json.gz", "h100_eval.txt");
+}
+
+static void test_h100_ddp_rank0(void **state)
+{
+	check_sample(*state, "tests/data/gpu/ddp_rank0.pt.trace.json.gz", "h100_ddp_rank0.txt");
+}
+
+static void test_h100_ddp_rank1(void **state)
+{
+	check_sample(*state, "tests/data/gpu/ddp_rank1.pt.trace.json.gz", "h100_ddp_rank1.txt");
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    T(test_stream_gaps),    T(test_comm_overlap),   T(test_last_step),
+	    T(test_kernel_type),    T(test_hta_control),    T(test_hta_test),
+	    T(test_hta_inference),  T(test_h100_train),	    T(test_h100_eval),
+	    T(test_h100_ddp_rank0), T(test_h100_ddp_rank1),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
