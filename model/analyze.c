@@ -1,5 +1,6 @@
 /*
- * The analyses of one trace.db, run together, and their cache in the file
+ * The analyses of one trace.db (imbalance, the GPU breakdowns, the issues
+ * they raise), run together, and their cache in the file
  * (schema v2: tables imbalance and issues).  `grademl-tui analyze` writes
  * the cache; report and the explorer read it while it matches the file,
  * else compute the analyses in memory.  The cache matches while meta
@@ -34,12 +35,18 @@ static char *signature(sqlite3 *db)
 
 int analysis_run(struct store *st, struct analysis *a, char **err)
 {
+	struct gpubreak gpu;
 	memset(a, 0, sizeof(*a));
-	if (imbalance_compute(st, &a->imb, &a->nimb, err) < 0 || issues_rank(st, a, err) < 0) {
-		analysis_release(a);
+	if (gpubreak_load(st, NULL, &gpu, err) < 0)
 		return -1;
-	}
-	return 0;
+	int rc = imbalance_compute(st, &a->imb, &a->nimb, err) < 0 ||
+			 issues_rank(st, a, &gpu, err) < 0
+		     ? -1
+		     : 0;
+	gpubreak_release(&gpu);
+	if (rc < 0)
+		analysis_release(a);
+	return rc;
 }
 
 static int step_done(sqlite3 *db, sqlite3_stmt *s, char **err)
@@ -119,7 +126,8 @@ out:
  * kind strings. */
 static const char *known_kind(const char *k)
 {
-	static const char *const kinds[] = {"imbalance", "ranks", "tasks", "iteration"};
+	static const char *const kinds[] = {"imbalance", "idle-gpu", "ranks", "tasks",
+					    "iteration"};
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (k && !strcmp(k, kinds[i]))
 			return kinds[i];

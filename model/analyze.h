@@ -8,12 +8,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/gpubreak.h"
 #include "model/imbalance.h"
 #include "model/store.h"
 
 /* One row of the top-issues list. */
 struct issue {
-	const char *kind;  /* "imbalance", ... (static) */
+	const char *kind;  /* "imbalance", "idle-gpu" (static) */
 	int64_t phase_id;  /* the phase to look at */
 	int64_t impact_ns; /* estimated time the makespan would lose */
 	double share;	   /* impact / the duration of its workflow; NAN unknown */
@@ -38,7 +39,8 @@ void analysis_release(struct analysis *a);
 /* "/workflow/step/.../name" of a phase (for :goto), or NULL when none. */
 char *analysis_phase_path(struct store *st, int64_t id);
 
-/* Builds a->issues from the analyses in a (model/issues.c). */
-int issues_rank(struct store *st, struct analysis *a, char **err);
+/* Builds a->issues from the analyses in a and the GPU breakdowns
+ * (model/issues.c). */
+int issues_rank(struct store *st, struct analysis *a, const struct gpubreak *gpu, char **err);
 
 #endif

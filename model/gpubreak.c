@@ -457,7 +457,7 @@ static void group_reset(struct group *g, int64_t source_id, int rank)
 	g->nstreams = 0;
 }
 
-int gpubreak_load(struct model *m, const struct gpubreak_opts *opts, struct gpubreak *out,
+int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpubreak *out,
 		  char **err)
 {
 	static const char sql[] =
@@ -472,7 +472,7 @@ int gpubreak_load(struct model *m, const struct gpubreak_opts *opts, struct gpub
 	struct gpubreak_opts def;
 	gpubreak_default_opts(&def);
 	const struct gpubreak_opts *o = opts ? opts : &def;
-	sqlite3 *db = store_db(model_store(m));
+	sqlite3 *db = store_db(st);
 	struct cutoff *cuts = NULL;
 	size_t ncuts = 0, ralloc = 0;
 	sqlite3_stmt *q = NULL, *nameq = NULL;

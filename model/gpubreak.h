@@ -71,7 +71,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/model.h"
+#include "model/store.h"
 
 enum gpubreak_type { GPUBREAK_COMM, GPUBREAK_COMP, GPUBREAK_MEM, GPUBREAK_NTYPES };
 enum gpubreak_wait {
@@ -142,9 +142,9 @@ const char *gpubreak_wait_name(int wait);
 /* HTA's kernel type of a device work name. */
 int gpubreak_kernel_type(const char *name);
 
-/* Computes every breakdown over m's trace.db; opts NULL takes the defaults.
+/* Computes every breakdown over st's trace.db; opts NULL takes the defaults.
  * Returns 0, or -1 with *err set (the caller frees it) and g empty. */
-int gpubreak_load(struct model *m, const struct gpubreak_opts *opts, struct gpubreak *g,
+int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpubreak *g,
 		  char **err);
 void gpubreak_release(struct gpubreak *g);
 

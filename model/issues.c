@@ -3,11 +3,17 @@
  * save the makespan, each pointing at the phase to look at and explained in
  * a line a data scientist reads without the paper (DESIGN.md, Analyses).
  *
- * Sources so far: imbalance groups (the straggler, impact = its duration
- * minus the group's mean).  The share is the impact over the duration of
- * the workflow the phase belongs to.
+ * Sources so far:
+ *   imbalance  each imbalanced group's straggler, impact = its duration
+ *              minus the group's mean (model/imbalance.c);
+ *   idle-gpu   per rank, the GPU stream that waited longest for the host
+ *              (HTA's host-wait idle, model/gpubreak.c): impact = that
+ *              wait, what launching work sooner would give back at most.
+ * The share is the impact over the duration of the workflow the phase
+ * belongs to.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +59,66 @@ static char *explain_imbalance(const struct imbalance *g)
 			 g->label, a, b, c);
 }
 
+/* The phase a track's nodes hang under (tracks.phase_id), or 0. */
+static int64_t track_phase(sqlite3 *db, int64_t track_id)
+{
+	sqlite3_stmt *q;
+	int64_t id = 0;
+	if (sqlite3_prepare_v2(db, "SELECT phase_id FROM tracks WHERE id = ?1", -1, &q, NULL) !=
+	    SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(q, 1, track_id);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		id = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return id;
+}
+
+static void add(struct analysis *a, size_t *alloc, struct issue u)
+{
+	XGROW(a->issues, a->nissues + 1, *alloc);
+	a->issues[a->nissues++] = u;
+}
+
+/* Per rank, the stream that waited longest for its host to launch work. */
+static void idle_gpu(sqlite3 *db, struct analysis *a, const struct gpubreak *g, size_t *alloc)
+{
+	for (size_t i = 0; i < g->nranks; i++) {
+		const struct gpubreak_rank *r = &g->ranks[i];
+		const struct gpubreak_stream *worst = NULL;
+		for (size_t k = 0; k < r->nstreams; k++)
+			if (!worst || r->streams[k].idle.ns[GPUBREAK_HOST_WAIT] >
+					  worst->idle.ns[GPUBREAK_HOST_WAIT])
+				worst = &r->streams[k];
+		int64_t wait = worst ? worst->idle.ns[GPUBREAK_HOST_WAIT] : 0;
+		int64_t phase = worst ? track_phase(db, worst->track_id) : 0;
+		if (wait <= 0 || phase <= 0 || worst->time.window_ns <= 0)
+			continue;
+		char w[32], win[32], who[32] = "";
+		size_t len = strlen(worst->name);
+		while (len && worst->name[len - 1] == ' ') /* Kineto's "stream 7 " */
+			len--;
+		if (r->rank >= 0)
+			snprintf(who, sizeof(who), " of rank %d", r->rank);
+		text_duration(w, sizeof(w), wait);
+		text_duration(win, sizeof(win), worst->time.window_ns);
+		int64_t whole = workflow_ns(db, phase);
+		add(a, alloc,
+		    (struct issue){
+			.kind = "idle-gpu",
+			.phase_id = phase,
+			.impact_ns = wait,
+			.share = whole > 0 ? (double)wait / (double)whole : NAN,
+			.explanation = xasprintf(
+			    "GPU %.*s%s sat idle %s of its %s (%.0f%%) waiting for the CPU to launch"
+			    " work (%lld gaps): fewer, larger launches (bigger batches, CUDA graphs,"
+			    " torch.compile) would give back up to %s",
+			    (int)len, worst->name, who, w, win,
+			    100.0 * (double)wait / (double)worst->time.window_ns,
+			    (long long)worst->idle.count[GPUBREAK_HOST_WAIT], w)});
+	}
+}
+
 static int by_impact(const void *x, const void *y)
 {
 	const struct issue *a = x, *b = y;
@@ -61,7 +127,7 @@ static int by_impact(const void *x, const void *y)
 	return (a->phase_id > b->phase_id) - (a->phase_id < b->phase_id);
 }
 
-int issues_rank(struct store *st, struct analysis *a, char **err)
+int issues_rank(struct store *st, struct analysis *a, const struct gpubreak *gpu, char **err)
 {
 	sqlite3 *db = store_db(st);
 	size_t alloc = 0;
@@ -69,14 +135,14 @@ int issues_rank(struct store *st, struct analysis *a, char **err)
 	for (size_t i = 0; i < a->nimb; i++) {
 		const struct imbalance *g = &a->imb[i];
 		int64_t whole = workflow_ns(db, g->straggler_id);
-		XGROW(a->issues, a->nissues + 1, alloc);
-		a->issues[a->nissues++] = (struct issue){
-		    .kind = "imbalance",
-		    .phase_id = g->straggler_id,
-		    .impact_ns = g->impact_ns,
-		    .share = whole > 0 ? (double)g->impact_ns / (double)whole : NAN,
-		    .explanation = explain_imbalance(g)};
+		add(a, &alloc,
+		    (struct issue){.kind = "imbalance",
+				   .phase_id = g->straggler_id,
+				   .impact_ns = g->impact_ns,
+				   .share = whole > 0 ? (double)g->impact_ns / (double)whole : NAN,
+				   .explanation = explain_imbalance(g)});
 	}
+	idle_gpu(db, a, gpu, &alloc);
 	if (a->nissues)
 		qsort(a->issues, a->nissues, sizeof(*a->issues), by_impact);
 	return 0;

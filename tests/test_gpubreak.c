@@ -49,7 +49,7 @@ static void load_text(struct fx *f, const char *text, const struct gpubreak_opts
 	struct model *m;
 	if (model_open(f->db, &m, &err) < 0)
 		fail_msg("model_open: %s", err ? err : "?");
-	if (gpubreak_load(m, opts, g, &err) < 0)
+	if (gpubreak_load(model_store(m), opts, g, &err) < 0)
 		fail_msg("gpubreak_load: %s", err ? err : "?");
 	model_free(m);
 }
@@ -318,7 +318,7 @@ static void check_sample(struct fx *f, const char *trace, const char *expected_n
 	if (model_open(f->db, &m, &err) < 0)
 		fail_msg("model_open: %s", err ? err : "?");
 	struct gpubreak g;
-	if (gpubreak_load(m, NULL, &g, &err) < 0)
+	if (gpubreak_load(model_store(m), NULL, &g, &err) < 0)
 		fail_msg("gpubreak_load: %s", err ? err : "?");
 	assert_int_equal(g.nranks, 1);
 	struct sbuf got = SBUF_INIT;

@@ -142,7 +142,9 @@ void issues_draw(struct app *a, struct grid *g, int y, int h)
 		return;
 	if (!v->an.nissues) {
 		grid_put(g, 1, y + 2, g->w - 2,
-			 "No issues found: no imbalanced ranks, iterations or tasks.", ROLE_DIM);
+			 "No issues found: no imbalanced ranks, iterations or tasks, and no GPU"
+			 " waiting on its host.",
+			 ROLE_DIM);
 		return;
 	}
 	size_t rows = (size_t)(h - 1 - (EXPLAIN_H + 1) > 1 ? h - 1 - (EXPLAIN_H + 1) : 1);

@@ -111,8 +111,62 @@ static void text_ops(FILE *out, const char *title, const struct summary_op *ops,
 	}
 }
 
+static double pct_of(int64_t part, int64_t whole)
+{
+	return whole > 0 ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* HTA's breakdowns per rank (model/gpubreak.c). */
+static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
+{
+	char a[32], b[32], c[32];
+	fprintf(out, "\nGPU breakdown (HTA's definitions: temporal, kernel types, idle per stream)\n");
+	if (!gpu->nranks)
+		fprintf(out, "  (no device work)\n");
+	for (size_t i = 0; i < gpu->nranks; i++) {
+		const struct gpubreak_rank *r = &gpu->ranks[i];
+		const struct gpubreak_temporal *t = &r->time;
+		if (r->rank >= 0)
+			fprintf(out, "  rank %d ", r->rank);
+		else
+			fprintf(out, "  ");
+		fprintf(out, "%s: %lld items", clean(sb, r->source), (long long)r->items);
+		if (r->left_out)
+			fprintf(out, " (%lld of the last profiler step left out)",
+				(long long)r->left_out);
+		fprintf(out, "\n     window %s: idle %.1f%%, compute %.1f%%, non-compute %.1f%%\n",
+			format_duration(a, sizeof(a), t->window_ns), pct_of(t->idle_ns, t->window_ns),
+			pct_of(t->compute_ns, t->window_ns), pct_of(t->noncompute_ns, t->window_ns));
+		fprintf(out, "     kernels: computation %s, communication %s, memory %s",
+			format_duration(a, sizeof(a), r->type_ns[GPUBREAK_COMP]),
+			format_duration(b, sizeof(b), r->type_ns[GPUBREAK_COMM]),
+			format_duration(c, sizeof(c), r->type_ns[GPUBREAK_MEM]));
+		if (r->comm_ns > 0)
+			fprintf(out, "; communication overlapped with computation %.1f%%",
+				pct_of(r->overlap_ns, r->comm_ns));
+		fputc('\n', out);
+		/* the idle split per stream, as HTA gives it (streams overlap, so
+		 * their idle times do not add up) */
+		for (size_t k = 0; k < r->nstreams; k++) {
+			const struct gpubreak_stream *x = &r->streams[k];
+			const int64_t *ns = x->idle.ns, *n = x->idle.count;
+			fprintf(out,
+				"     %s: %lld items, idle %.1f%%: host wait %s (%lld gaps), kernel"
+				" wait %s (%lld), other %s (%lld)\n",
+				clean(sb, x->name), (long long)x->items,
+				pct_of(x->time.idle_ns, x->time.window_ns),
+				format_duration(a, sizeof(a), ns[GPUBREAK_HOST_WAIT]),
+				(long long)n[GPUBREAK_HOST_WAIT],
+				format_duration(b, sizeof(b), ns[GPUBREAK_KERNEL_WAIT]),
+				(long long)n[GPUBREAK_KERNEL_WAIT],
+				format_duration(c, sizeof(c), ns[GPUBREAK_OTHER_WAIT]),
+				(long long)n[GPUBREAK_OTHER_WAIT]);
+		}
+	}
+}
+
 static int write_text(FILE *out, const char *path, struct model *m, const struct summary *s,
-		      const struct analysis *an, char **err)
+		      const struct analysis *an, const struct gpubreak *gpu, char **err)
 {
 	struct sbuf sb = SBUF_INIT;
 	sbuf_init(&sb);
@@ -201,6 +255,7 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 		sbuf_release(&label);
 		sbuf_release(&tmp);
 	}
+	text_gpu(out, gpu, &sb);
 	sbuf_release(&sb);
 	return 0;
 }
@@ -268,8 +323,57 @@ static json_t *json_ops(const struct summary_op *ops, size_t n)
 	return arr;
 }
 
+static json_t *json_gpu(const struct gpubreak *gpu)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; i < gpu->nranks; i++) {
+		const struct gpubreak_rank *r = &gpu->ranks[i];
+		json_t *types = json_object(), *streams = json_array(), *kernels = json_array();
+		for (int t = 0; t < GPUBREAK_NTYPES; t++)
+			json_object_set_new(types, gpubreak_type_name(t), json_integer(r->type_ns[t]));
+		for (size_t k = 0; k < r->nstreams; k++) {
+			const struct gpubreak_stream *x = &r->streams[k];
+			json_t *idle = json_object();
+			for (int w = 0; w < GPUBREAK_NWAITS; w++)
+				json_object_set_new(idle, gpubreak_wait_name(w),
+						    json_pack("{s:I, s:I}", "ns", (json_int_t)x->idle.ns[w],
+							      "count", (json_int_t)x->idle.count[w]));
+			json_array_append_new(
+			    streams, json_pack("{s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:o}", "track_id",
+					       (json_int_t)x->track_id, "name", jstr(x->name), "items",
+					       (json_int_t)x->items, "window_ns",
+					       (json_int_t)x->time.window_ns, "idle_ns",
+					       (json_int_t)x->time.idle_ns, "compute_ns",
+					       (json_int_t)x->time.compute_ns, "noncompute_ns",
+					       (json_int_t)x->time.noncompute_ns, "idle_breakdown", idle));
+		}
+		for (size_t k = 0; k < r->nkernels; k++) {
+			const struct gpubreak_kernel *x = &r->kernels[k];
+			json_array_append_new(
+			    kernels, json_pack("{s:o, s:s, s:b, s:I, s:I, s:I, s:I}", "name",
+					       jstr(x->name), "type", gpubreak_type_name(x->type),
+					       "others", x->others, "count", (json_int_t)x->count,
+					       "sum_ns", (json_int_t)x->sum_ns, "min_ns",
+					       (json_int_t)x->min_ns, "max_ns", (json_int_t)x->max_ns));
+		}
+		json_array_append_new(
+		    arr, json_pack("{s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:o, s:o}",
+				   "source", jstr(r->source), "rank",
+				   r->rank >= 0 ? json_integer(r->rank) : json_null(), "items",
+				   (json_int_t)r->items, "left_out", (json_int_t)r->left_out,
+				   "window_ns", (json_int_t)r->time.window_ns, "idle_ns",
+				   (json_int_t)r->time.idle_ns, "compute_ns",
+				   (json_int_t)r->time.compute_ns, "noncompute_ns",
+				   (json_int_t)r->time.noncompute_ns, "kernel_type_ns", types,
+				   "comm_ns", (json_int_t)r->comm_ns, "overlap_ns",
+				   (json_int_t)r->overlap_ns, "streams", streams, "top_kernels",
+				   kernels));
+	}
+	return arr;
+}
+
 static int write_json(FILE *out, const char *path, struct model *m, const struct summary *s,
-		      const struct analysis *an, char **err)
+		      const struct analysis *an, const struct gpubreak *gpu, char **err)
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "trace_db", jstr(path));
@@ -345,6 +449,7 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 				   "slow", (json_int_t)g->slow));
 	}
 	json_object_set_new(root, "imbalance", imb);
+	json_object_set_new(root, "gpu_breakdown", json_gpu(gpu));
 	json_dumpf(root, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 	fputc('\n', out);
 	json_decref(root);
@@ -358,14 +463,20 @@ int report_write(FILE *out, const char *path, enum report_format fmt, char **err
 		return -1;
 	struct summary s;
 	struct analysis an;
+	struct gpubreak gpu;
 	int rc = summary_load(m, &s, TOP_N, err);
 	if (rc == 0 && (rc = analysis_get(model_store(m), &an, err)) < 0)
 		summary_release(&s);
-	if (rc == 0) {
-		rc = fmt == REPORT_JSON ? write_json(out, path, m, &s, &an, err)
-					: write_text(out, path, m, &s, &an, err);
+	if (rc == 0 && (rc = gpubreak_load(model_store(m), NULL, &gpu, err)) < 0) {
 		summary_release(&s);
 		analysis_release(&an);
+	}
+	if (rc == 0) {
+		rc = fmt == REPORT_JSON ? write_json(out, path, m, &s, &an, &gpu, err)
+					: write_text(out, path, m, &s, &an, &gpu, err);
+		summary_release(&s);
+		analysis_release(&an);
+		gpubreak_release(&gpu);
 	}
 	model_free(m);
 	if (rc == 0 && (fflush(out) != 0 || ferror(out))) {

@@ -149,12 +149,12 @@ print(sum(n(s, True) for h in d["sysstat"]["hosts"] for s in h["statistics"]))' 
 		ok "demo: report --format json is valid JSON"
 		missing=$("$PY" -c 'import json, sys
 d = json.load(open(sys.argv[1]))
-keys = ["sources", "tree", "top_operators_by_total", "top_operators_by_self", "gpu_streams", "top_issues", "imbalance"]
+keys = ["sources", "tree", "top_operators_by_total", "top_operators_by_self", "gpu_streams", "top_issues", "imbalance", "gpu_breakdown"]
 print(" ".join(k for k in keys if k not in d))' "$TMP/report.json")
 		if [ -z "$missing" ]; then
-			ok "demo: report JSON has sources, tree, top operators, gpu_streams, top_issues, imbalance"
+			ok "demo: report JSON has sources, tree, top operators, gpu_streams, top_issues, imbalance, gpu_breakdown"
 		else
-			not_ok "demo: report JSON has sources, tree, top operators, gpu_streams, top_issues, imbalance" \
+			not_ok "demo: report JSON has sources, tree, top operators, gpu_streams, top_issues, imbalance, gpu_breakdown" \
 				"missing: $missing"
 		fi
 		# The JSON agrees with the database.
@@ -555,9 +555,10 @@ if bash "$GPU/import.sh" "$BIN" "$g_db" 2>"$TMP/err"; then
 		cmp -s "$TMP/gpu-before.txt" "$TMP/gpu-after.txt"; then
 		got=$(q "$g_db" "SELECT (SELECT value FROM meta WHERE key = 'schema_version') || ' '
 			|| (SELECT count(*) > 0 FROM issues) || ' ' || (SELECT kind || ':' || straggler
-			FROM imbalance WHERE kind = 'ranks')")
-		if [ "$got" = "2 1 ranks:rank 1" ]; then
-			ok "gpu: analyze caches the issues (ddp's straggler is rank 1); the report reads the same"
+			FROM imbalance WHERE kind = 'ranks') || ' ' || (SELECT i.kind || ':' || p.kind
+			FROM issues i JOIN phases_v p ON p.id = i.phase_id WHERE i.id = 1)")
+		if [ "$got" = "2 1 ranks:rank 1 idle-gpu:stream" ]; then
+			ok "gpu: analyze caches the issues (top: a GPU stream waiting on its host; ddp's straggler rank 1); the report reads the same"
 		else
 			not_ok "gpu: analyze cache" "got '$got'"
 		fi
