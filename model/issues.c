@@ -21,23 +21,29 @@
 #include "model/text.h"
 #include "model/xalloc.h"
 
-/* The duration of the top-level phase above id (its workflow); 0. */
-static int64_t workflow_ns(sqlite3 *db, int64_t id)
+/* The first column of sql's first row with ?1 bound to id; 0 when none. */
+static int64_t one_int(sqlite3 *db, const char *sql, int64_t id)
 {
 	sqlite3_stmt *q;
-	int64_t dur = 0;
-	if (sqlite3_prepare_v2(db,
-			       "WITH RECURSIVE up(id, parent_id, dur_ns) AS (SELECT id, parent_id,"
-			       " dur_ns FROM phases WHERE id = ?1 UNION ALL SELECT p.id, p.parent_id,"
-			       " p.dur_ns FROM phases p JOIN up ON p.id = up.parent_id)"
-			       " SELECT dur_ns FROM up WHERE parent_id IS NULL",
-			       -1, &q, NULL) != SQLITE_OK)
+	int64_t v = 0;
+	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_int64(q, 1, id);
 	if (sqlite3_step(q) == SQLITE_ROW)
-		dur = sqlite3_column_int64(q, 0);
+		v = sqlite3_column_int64(q, 0);
 	sqlite3_finalize(q);
-	return dur;
+	return v;
+}
+
+/* The duration of the top-level phase above id (its workflow); 0. */
+static int64_t workflow_ns(sqlite3 *db, int64_t id)
+{
+	return one_int(db,
+		       "WITH RECURSIVE up(id, parent_id, dur_ns) AS (SELECT id, parent_id,"
+		       " dur_ns FROM phases WHERE id = ?1 UNION ALL SELECT p.id, p.parent_id,"
+		       " p.dur_ns FROM phases p JOIN up ON p.id = up.parent_id)"
+		       " SELECT dur_ns FROM up WHERE parent_id IS NULL",
+		       id);
 }
 
 static char *explain_imbalance(const struct imbalance *g)
@@ -62,16 +68,7 @@ static char *explain_imbalance(const struct imbalance *g)
 /* The phase a track's nodes hang under (tracks.phase_id), or 0. */
 static int64_t track_phase(sqlite3 *db, int64_t track_id)
 {
-	sqlite3_stmt *q;
-	int64_t id = 0;
-	if (sqlite3_prepare_v2(db, "SELECT phase_id FROM tracks WHERE id = ?1", -1, &q, NULL) !=
-	    SQLITE_OK)
-		return 0;
-	sqlite3_bind_int64(q, 1, track_id);
-	if (sqlite3_step(q) == SQLITE_ROW)
-		id = sqlite3_column_int64(q, 0);
-	sqlite3_finalize(q);
-	return id;
+	return one_int(db, "SELECT phase_id FROM tracks WHERE id = ?1", track_id);
 }
 
 static void add(struct analysis *a, size_t *alloc, struct issue u)

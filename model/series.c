@@ -135,10 +135,26 @@ static void spread(double *area, double *covered, int n, double t0, double t1, d
 	}
 }
 
+/* sql prepared with ?1 the series, ?2 and ?3 the window; NULL and *err. */
+static sqlite3_stmt *window_query(struct model *m, const char *sql, int64_t metric_id, int64_t t0,
+				  int64_t t1, char **err)
+{
+	sqlite3 *db = store_db(model_store(m));
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
+		*err = xasprintf("%s: cannot read samples: %s", store_path(model_store(m)),
+				 sqlite3_errmsg(db));
+		return NULL;
+	}
+	sqlite3_bind_int64(q, 1, metric_id);
+	sqlite3_bind_int64(q, 2, t0);
+	sqlite3_bind_int64(q, 3, t1);
+	return q;
+}
+
 int model_series_buckets(struct model *m, int64_t metric_id, int64_t t0, int64_t t1, double *out,
 			 int n, char **err)
 {
-	sqlite3 *db = store_db(model_store(m));
 	sqlite3_stmt *q;
 	if (n <= 0)
 		return 0;
@@ -148,22 +164,15 @@ int model_series_buckets(struct model *m, int64_t metric_id, int64_t t0, int64_t
 		return 0;
 	/* The sample in force at t0, every sample up to t1, and the first one
 	 * after: the value before it holds up to t1. */
-	if (sqlite3_prepare_v2(db,
-			       "SELECT * FROM (SELECT t_ns, value FROM samples"
-			       " WHERE metric_id = ?1 AND t_ns <= ?2 ORDER BY t_ns DESC LIMIT 1)"
-			       " UNION ALL SELECT * FROM (SELECT t_ns, value FROM samples"
-			       " WHERE metric_id = ?1 AND t_ns > ?2 AND t_ns < ?3 ORDER BY t_ns)"
-			       " UNION ALL SELECT * FROM (SELECT t_ns, value FROM samples"
-			       " WHERE metric_id = ?1 AND t_ns >= ?3 AND t_ns > ?2"
-			       " ORDER BY t_ns LIMIT 1)",
-			       -1, &q, NULL) != SQLITE_OK) {
-		*err = xasprintf("%s: cannot read samples: %s", store_path(model_store(m)),
-				 sqlite3_errmsg(db));
+	if (!(q = window_query(m, "SELECT * FROM (SELECT t_ns, value FROM samples"
+				  " WHERE metric_id = ?1 AND t_ns <= ?2 ORDER BY t_ns DESC LIMIT 1)"
+				  " UNION ALL SELECT * FROM (SELECT t_ns, value FROM samples"
+				  " WHERE metric_id = ?1 AND t_ns > ?2 AND t_ns < ?3 ORDER BY t_ns)"
+				  " UNION ALL SELECT * FROM (SELECT t_ns, value FROM samples"
+				  " WHERE metric_id = ?1 AND t_ns >= ?3 AND t_ns > ?2"
+				  " ORDER BY t_ns LIMIT 1)",
+			       metric_id, t0, t1, err)))
 		return -1;
-	}
-	sqlite3_bind_int64(q, 1, metric_id);
-	sqlite3_bind_int64(q, 2, t0);
-	sqlite3_bind_int64(q, 3, t1);
 	double *area = xcalloc((size_t)n * 2, sizeof(double)), *covered = area + n;
 	int have = 0;
 	int64_t pt = 0;
@@ -198,7 +207,6 @@ int model_series_buckets(struct model *m, int64_t metric_id, int64_t t0, int64_t
 int model_series_window(struct model *m, int64_t metric_id, int64_t t0, int64_t t1, double *mean,
 			double *max, char **err)
 {
-	sqlite3 *db = store_db(model_store(m));
 	sqlite3_stmt *q;
 	*mean = *max = NAN;
 	if (t1 <= t0)
@@ -206,19 +214,12 @@ int model_series_window(struct model *m, int64_t metric_id, int64_t t0, int64_t 
 	if (model_series_buckets(m, metric_id, t0, t1, mean, 1, err) < 0)
 		return -1;
 	/* the sample in force at t0 and every one up to t1 */
-	if (sqlite3_prepare_v2(db,
-			       "SELECT max(value) FROM (SELECT * FROM (SELECT value FROM samples"
-			       " WHERE metric_id = ?1 AND t_ns <= ?2 ORDER BY t_ns DESC LIMIT 1)"
-			       " UNION ALL SELECT value FROM samples"
-			       " WHERE metric_id = ?1 AND t_ns > ?2 AND t_ns < ?3)",
-			       -1, &q, NULL) != SQLITE_OK) {
-		*err = xasprintf("%s: cannot read samples: %s", store_path(model_store(m)),
-				 sqlite3_errmsg(db));
+	if (!(q = window_query(m, "SELECT max(value) FROM (SELECT * FROM (SELECT value FROM samples"
+				  " WHERE metric_id = ?1 AND t_ns <= ?2 ORDER BY t_ns DESC LIMIT 1)"
+				  " UNION ALL SELECT value FROM samples"
+				  " WHERE metric_id = ?1 AND t_ns > ?2 AND t_ns < ?3)",
+			       metric_id, t0, t1, err)))
 		return -1;
-	}
-	sqlite3_bind_int64(q, 1, metric_id);
-	sqlite3_bind_int64(q, 2, t0);
-	sqlite3_bind_int64(q, 3, t1);
 	if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL &&
 	    !isnan(*mean))
 		*max = sqlite3_column_double(q, 0);
