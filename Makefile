@@ -129,6 +129,7 @@ demo: deps $(BIN)
 bench: deps $(BIN) $(TOOL_BIN)
 	GRADEML_BIN=$(BIN) GRADEML_TOOLS=$(B)/tools bash tests/bench/run.sh
 	GRADEML_BIN=$(BIN) bash tests/bench/tui.sh
+	GRADEML_BIN=$(BIN) bash tests/bench/analyze.sh
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/grademl-tui/themes \

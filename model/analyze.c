@@ -14,6 +14,7 @@
 
 #include "model/analyze.h"
 #include "model/sbuf.h"
+#include "model/timing.h"
 #include "model/xalloc.h"
 
 /* "p<max phase id> s<max source id> m<max metric id>", or NULL. */
@@ -37,12 +38,15 @@ int analysis_run(struct store *st, struct analysis *a, char **err)
 {
 	struct gpubreak gpu;
 	memset(a, 0, sizeof(*a));
+	timing_mark(NULL);
 	if (gpubreak_load(st, NULL, &gpu, err) < 0)
 		return -1;
-	int rc = imbalance_compute(st, &a->imb, &a->nimb, err) < 0 ||
-			 issues_rank(st, a, &gpu, err) < 0
-		     ? -1
-		     : 0;
+	timing_mark("gpu breakdown");
+	int rc = imbalance_compute(st, &a->imb, &a->nimb, err);
+	timing_mark("imbalance");
+	if (rc == 0)
+		rc = issues_rank(st, a, &gpu, err);
+	timing_mark("issues");
 	gpubreak_release(&gpu);
 	if (rc < 0)
 		analysis_release(a);

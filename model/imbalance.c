@@ -12,9 +12,8 @@
  * A group needs two members.  The straggler is the longest member; "slow"
  * counts the members more than 10% over the ideal.
  *
- * Cost: one scan of phases for ranks and tasks (sorted by parent by
- * SQLite), one for profiler steps, then per-group arithmetic; memory holds
- * one group's durations and the profiler steps of ranked traces.
+ * Cost: one scan of phases, then sorts in memory; memory holds 32 bytes
+ * per rank, task and profiler step.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -115,72 +114,103 @@ static int by_impact(const void *x, const void *y)
 	return (a->straggler_id > b->straggler_id) - (a->straggler_id < b->straggler_id);
 }
 
-/* Rows of the query (key, sub, id, dur) into *m. */
-static int rows(sqlite3 *db, const char *sql, int kind, struct member **m, size_t *n, char **err)
+struct list {
+	struct member *v;
+	size_t n, alloc;
+};
+
+static void push(struct list *l, struct member m)
 {
-	sqlite3_stmt *q;
-	size_t alloc = 0;
-	*m = NULL;
-	*n = 0;
-	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
-		goto fail;
-	sqlite3_bind_int(q, 1, kind);
-	sqlite3_bind_int(q, 2, PHASE_RANK);
-	int rc;
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		XGROW(*m, *n + 1, alloc);
-		(*m)[(*n)++] = (struct member){sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
-					       sqlite3_column_int64(q, 2),
-					       sqlite3_column_int64(q, 3)};
+	XGROW(l->v, l->n + 1, l->alloc);
+	l->v[l->n++] = m;
+}
+
+/* The step a ranked source's rank node hangs under; 0 when none.  ranks
+ * is sorted by source (key). */
+static int64_t step_of(const struct list *ranks, int64_t source)
+{
+	size_t lo = 0, hi = ranks->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ranks->v[mid].key < source)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	sqlite3_finalize(q);
-	if (rc == SQLITE_DONE)
-		return 0;
-fail:
-	*err = xasprintf("cannot read phases for the imbalance analysis: %s", sqlite3_errmsg(db));
-	free(*m);
-	*m = NULL;
-	return -1;
+	return lo < ranks->n && ranks->v[lo].key == source ? ranks->v[lo].sub : 0;
 }
 
 int imbalance_compute(struct store *st, struct imbalance **out, size_t *n, char **err)
 {
 	sqlite3 *db = store_db(st);
 	struct acc a = {0};
-	struct member *m;
-	size_t k;
-	/* ranks of a step, tasks of a stage: siblings of one kind */
-	static const int kinds[] = {PHASE_RANK, PHASE_TASK};
-	static const char *const names[] = {"ranks", "tasks"};
-	for (int i = 0; i < 2; i++) {
-		if (rows(db,
-			 "SELECT parent_id, 0, id, dur_ns FROM phases WHERE kind = ?1 AND ?2 > 0"
-			 " AND parent_id IS NOT NULL ORDER BY parent_id, id",
-			 kinds[i], &m, &k, err) < 0)
-			goto fail;
-		groups(db, &a, names[i], m, k);
-		free(m);
-	}
-	/* one iteration across ranks: profiler steps of ranked sources, keyed
-	 * by the step their rank node hangs under and by name */
-	if (rows(db,
-		 "SELECT r.parent_id, p.name_id, p.id, p.dur_ns FROM phases p"
-		 " JOIN (SELECT source_id, parent_id FROM phases WHERE kind = ?2) r"
-		 " ON r.source_id = p.source_id WHERE p.kind = ?1",
-		 PHASE_PROFILER_STEP, &m, &k, err) < 0)
+	struct list ranks = {0}, tasks = {0}, steps = {0}, sources = {0};
+	sqlite3_stmt *q;
+	int rc = -1;
+	/* one scan of phases for every kind the groups need */
+	if (sqlite3_prepare_v2(db,
+			       "SELECT kind, parent_id, name_id, source_id, id, dur_ns FROM phases"
+			       " WHERE kind IN (?1, ?2, ?3) AND parent_id IS NOT NULL",
+			       -1, &q, NULL) != SQLITE_OK)
 		goto fail;
+	sqlite3_bind_int(q, 1, PHASE_RANK);
+	sqlite3_bind_int(q, 2, PHASE_TASK);
+	sqlite3_bind_int(q, 3, PHASE_PROFILER_STEP);
+	int step;
+	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+		int kind = sqlite3_column_int(q, 0);
+		int64_t parent = sqlite3_column_int64(q, 1), name = sqlite3_column_int64(q, 2);
+		int64_t source = sqlite3_column_int64(q, 3), id = sqlite3_column_int64(q, 4);
+		int64_t dur = sqlite3_column_int64(q, 5);
+		if (kind == PHASE_RANK) {
+			push(&ranks, (struct member){parent, 0, id, dur});
+			push(&sources, (struct member){source, parent, id, 0});
+		} else if (kind == PHASE_TASK) {
+			push(&tasks, (struct member){parent, 0, id, dur});
+		} else {
+			push(&steps, (struct member){source, name, id, dur});
+		}
+	}
+	sqlite3_finalize(q);
+	if (step != SQLITE_DONE)
+		goto fail;
+	/* ranks of a step, tasks of a stage: siblings of one kind */
+	if (ranks.n)
+		qsort(ranks.v, ranks.n, sizeof(*ranks.v), by_key);
+	if (tasks.n)
+		qsort(tasks.v, tasks.n, sizeof(*tasks.v), by_key);
+	groups(db, &a, "ranks", ranks.v, ranks.n);
+	groups(db, &a, "tasks", tasks.v, tasks.n);
+	/* one iteration across ranks: profiler steps of ranked sources, keyed
+	 * by the step their rank node hangs under, and by name */
+	if (sources.n)
+		qsort(sources.v, sources.n, sizeof(*sources.v), by_key);
+	size_t k = 0;
+	for (size_t i = 0; i < steps.n; i++) {
+		int64_t s = step_of(&sources, steps.v[i].key);
+		if (s)
+			steps.v[k++] = (struct member){s, steps.v[i].sub, steps.v[i].id,
+						       steps.v[i].dur};
+	}
 	if (k)
-		qsort(m, k, sizeof(*m), by_key);
-	groups(db, &a, "iteration", m, k);
-	free(m);
+		qsort(steps.v, k, sizeof(*steps.v), by_key);
+	groups(db, &a, "iteration", steps.v, k);
 	if (a.n)
 		qsort(a.v, a.n, sizeof(*a.v), by_impact);
 	*out = a.v;
 	*n = a.n;
-	return 0;
+	a.v = NULL;
+	rc = 0;
+	goto out;
 fail:
+	*err = xasprintf("cannot read phases for the imbalance analysis: %s", sqlite3_errmsg(db));
 	imbalance_release(a.v, a.n);
-	return -1;
+out:
+	free(ranks.v);
+	free(tasks.v);
+	free(steps.v);
+	free(sources.v);
+	return rc;
 }
 
 void imbalance_release(struct imbalance *v, size_t n)

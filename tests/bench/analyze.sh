@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The analysis benchmark (issue 5): `grademl-tui analyze` on the explorer
+# benchmark's trace.db (tests/bench/tui.sh: the BENCH_MB-MiB Kineto trace
+# imported twice, ~5.6 M phases at 1024) with the metric benchmark's sar
+# file (tests/bench/run.sh: ~2.1 M samples) imported beside it, against
+# issue 5's budget: <= 10 s and <= 1 GiB peak RSS.  Run tui.sh and run.sh
+# first (make bench does); the database is copied, never changed.  Prints
+# one table; exits 0 even when a budget is missed, non-zero only when
+# something failed to run.
+#
+#   bash tests/bench/analyze.sh          (GRADEML_BIN picks the binary)
+#   BENCH_MB=64 bash tests/bench/analyze.sh
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+bin=${GRADEML_BIN:-$root/build/grademl-tui}
+case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
+dir=${BENCH_DIR:-/tmp/grademl-bench}
+mb=${BENCH_MB:-1024}
+
+die() {
+	echo "bench-analyze: $*" >&2
+	exit 1
+}
+
+[[ -x $bin ]] || die "$bin is not built (run make, or set GRADEML_BIN)"
+[[ -x /usr/bin/time ]] || die "/usr/bin/time is needed (Debian: apt-get install -y time)"
+src=$dir/tui-${mb}MiB.db
+sadf=$dir/big-sadf.json
+[[ -s $src ]] || die "$src is missing: run tests/bench/tui.sh first"
+[[ -s $sadf ]] || die "$sadf is missing: run tests/bench/run.sh first"
+
+work=$(mktemp -d "$dir/analyze.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+db=$work/a.db
+cp "$src" "$db"
+"$bin" import -o "$db" --host bench "$sadf" >/dev/null 2>"$work/err" ||
+	die "importing $sadf failed: $(head -c 300 "$work/err")"
+read -r phases samples < <(python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+print(c.execute("SELECT count(*) FROM phases").fetchone()[0], c.execute("SELECT count(*) FROM samples").fetchone()[0])' "$db") ||
+	die "cannot count $db"
+
+cat "$db" >/dev/null # the page cache, as after the import that made it
+/usr/bin/time -f '%e %M' -o "$work/time" "$bin" analyze "$db" >"$work/out" 2>"$work/err" ||
+	die "analyze failed: $(head -c 300 "$work/err")"
+read -r secs rss <"$work/time"
+issues=$(python3 -c 'import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM issues").fetchone()[0])' "$db")
+
+awk -v ph="$phases" -v sm="$samples" -v s="$secs" -v rss="$rss" -v n="$issues" '
+function row(fig, meas, budget, ok) {
+	printf "%-28s %-14s %-10s %s\n", fig, meas, budget, ok ? "PASS" : "MISS"
+}
+BEGIN {
+	printf "input: %d phases, %d metric samples; %d issues found\n\n", ph, sm, n
+	printf "%-28s %-14s %-10s %s\n", "figure", "measured", "budget", "verdict"
+	printf "%-28s %-14s %-10s %s\n", "------", "--------", "------", "-------"
+	row("analyze", sprintf("%.2f s", s), "<= 10 s", s <= 10)
+	row("peak RSS, analyze", sprintf("%.1f MiB", rss / 1024), "<= 1 GiB", rss <= 1048576)
+}'
