@@ -457,16 +457,59 @@ static void group_reset(struct group *g, int64_t source_id, int rank)
 	g->nstreams = 0;
 }
 
+/* Kernel types by name id: a million device items have a few thousand
+ * names, so each name is read and classified once.  Open addressing, kept
+ * at most half full. */
+struct types {
+	struct tslot {
+		int64_t name_id; /* 0: empty */
+		int type;
+	} *slot;
+	size_t cap, used;
+};
+
+static size_t tslot_of(const struct types *t, int64_t id)
+{
+	size_t i = (size_t)((uint64_t)id * 0x9e3779b97f4a7c15ull) & (t->cap - 1);
+	while (t->slot[i].name_id && t->slot[i].name_id != id)
+		i = (i + 1) & (t->cap - 1);
+	return i;
+}
+
+static int type_of(struct types *t, sqlite3_stmt *nameq, int64_t id)
+{
+	if (t->cap && t->slot[tslot_of(t, id)].name_id == id)
+		return t->slot[tslot_of(t, id)].type;
+	if (2 * (t->used + 1) > t->cap) {
+		struct types grown = {.cap = t->cap ? 2 * t->cap : 1024};
+		grown.slot = xcalloc(grown.cap, sizeof(*grown.slot));
+		for (size_t i = 0; i < t->cap; i++)
+			if (t->slot[i].name_id)
+				grown.slot[tslot_of(&grown, t->slot[i].name_id)] = t->slot[i];
+		grown.used = t->used;
+		free(t->slot);
+		*t = grown;
+	}
+	sqlite3_bind_int64(nameq, 1, id);
+	const unsigned char *name =
+	    sqlite3_step(nameq) == SQLITE_ROW ? sqlite3_column_text(nameq, 0) : NULL;
+	int type = gpubreak_kernel_type(name ? (const char *)name : "");
+	sqlite3_reset(nameq);
+	t->slot[tslot_of(t, id)] = (struct tslot){id, type};
+	t->used++;
+	return type;
+}
+
 int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpubreak *out,
 		  char **err)
 {
 	static const char sql[] =
 	    "SELECT t.source_id, coalesce(t.rank, -1), p.track_id, t.name, p.name_id,"
-	    " p.start_ns, p.dur_ns, s.text,"
+	    " p.start_ns, p.dur_ns,"
 	    " coalesce((SELECT r.start_ns FROM phases r WHERE r.id = p.parent_id AND r.kind = ?6),"
 	    "  (SELECT min(r.start_ns) FROM edges e JOIN phases r ON r.id = e.src"
 	    "   WHERE e.dst = p.id AND e.kind = ?4))"
-	    " FROM phases p JOIN tracks t ON t.id = p.track_id JOIN strings s ON s.id = p.name_id"
+	    " FROM phases p JOIN tracks t ON t.id = p.track_id"
 	    " WHERE p.kind IN (?1, ?2, ?3) AND t.kind = ?5"
 	    " ORDER BY t.source_id, 2, p.track_id, p.start_ns, p.dur_ns, p.id";
 	struct gpubreak_opts def;
@@ -477,6 +520,7 @@ int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpu
 	size_t ncuts = 0, ralloc = 0;
 	sqlite3_stmt *q = NULL, *nameq = NULL;
 	struct group g = {0};
+	struct types types = {0};
 	int rc = -1, step, have = 0;
 	memset(out, 0, sizeof(*out));
 	if (load_cutoffs(db, &cuts, &ncuts, err) < 0 || prepare(db, sql, &q, err) < 0 ||
@@ -510,14 +554,13 @@ int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpu
 		}
 		XGROW(g.items, g.n + 1, g.alloc);
 		struct item *it = &g.items[g.n++];
-		const unsigned char *name = sqlite3_column_text(q, 7);
 		int64_t dur = sqlite3_column_int64(q, 6);
 		it->name_id = sqlite3_column_int64(q, 4);
 		it->start = sqlite3_column_int64(q, 5);
 		it->end = it->start + (dur > 0 ? dur : 0);
-		it->launch = sqlite3_column_type(q, 8) == SQLITE_NULL ? INT64_MIN
-								      : sqlite3_column_int64(q, 8);
-		it->type = gpubreak_kernel_type(name ? (const char *)name : "");
+		it->launch = sqlite3_column_type(q, 7) == SQLITE_NULL ? INT64_MIN
+								      : sqlite3_column_int64(q, 7);
+		it->type = type_of(&types, nameq, it->name_id);
 	}
 	if (step != SQLITE_DONE) {
 		*err = xasprintf("cannot read trace.db: %s", sqlite3_errmsg(db));
@@ -533,6 +576,7 @@ out:
 	free(g.streams);
 	free(g.first);
 	free(cuts);
+	free(types.slot);
 	sqlite3_finalize(q);
 	sqlite3_finalize(nameq);
 	if (rc < 0)
