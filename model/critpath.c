@@ -18,7 +18,8 @@
 
 /* Phase flags. */
 #define F_LEAF	    0x01 /* no contained child: S(p) -> E(p) */
-#define F_CONTAINED 0x02 /* E(p) -> E(parent) */
+#define F_CONTAINED 0x02 /* E(p) -> E(up[p]) */
+#define F_INPARENT  0x80 /* contained in its parent: up[p] is the parent */
 #define F_NEST	    0x04 /* S(parent) -> S(p) does not go back in time */
 #define F_DEVICE    0x08 /* kernel, memcpy, memset */
 #define F_SIB	    0x10 /* ordered after a contained sibling: the gap is the parent's */
@@ -36,6 +37,7 @@ struct graph {
 	int64_t origin; /* earliest start; times below are relative to it */
 	int64_t *id, *t0, *t1;
 	int32_t *parent, *track, *first_child, *next_sib, *next_order;
+	int32_t *up; /* whose end waits for p's end: its parent, or a device op's stream node */
 	uint8_t *kind, *flags;
 	uint32_t *eoff; /* n + 1: the edges of source phase p are [eoff[p], eoff[p+1]) */
 	uint32_t *edst; /* destination phase << 1, | 1 when from the source's end */
@@ -51,9 +53,11 @@ struct graph {
 	double k;	/* what-if factor */
 };
 
-/* Tracks: id -> serial (a thread or a stream runs one thing at a time). */
+/* Tracks: id -> serial (a thread or a stream runs one thing at a time),
+ * and the track's node in the graph (-1: none). */
 struct tracks {
-	int64_t *id;
+	int64_t *id, *phase_id;
+	int32_t *node;
 	uint8_t *serial;
 	size_t n;
 };
@@ -142,16 +146,19 @@ static int db_fail(struct model *m, const char *what, char **err)
 static int load_tracks(struct model *m, struct tracks *t, char **err)
 {
 	sqlite3_stmt *q;
-	size_t alloc = 0, salloc = 0;
+	size_t alloc = 0, salloc = 0, palloc = 0;
 	if (sqlite3_prepare_v2(store_db(model_store(m)),
-			       "SELECT id, kind IN ('thread', 'stream') FROM tracks ORDER BY id",
+			       "SELECT id, kind IN ('thread', 'stream'), coalesce(phase_id, 0)"
+			       " FROM tracks ORDER BY id",
 			       -1, &q, NULL) != SQLITE_OK)
 		return db_fail(m, "tracks", err);
 	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		XGROW(t->id, t->n + 1, alloc);
 		XGROW(t->serial, t->n + 1, salloc);
+		XGROW(t->phase_id, t->n + 1, palloc);
 		t->id[t->n] = sqlite3_column_int64(q, 0);
+		t->phase_id[t->n] = sqlite3_column_int64(q, 2);
 		t->serial[t->n++] = (uint8_t)sqlite3_column_int(q, 1);
 	}
 	sqlite3_finalize(q);
@@ -195,8 +202,7 @@ static int load_phases(struct model *m, struct graph *g, int64_t root_id, const 
 #define SUB_TAIL                                                                                   \
 	" UNION ALL SELECT p.id, p.parent_id, p.kind, coalesce(p.track_id, 0), p.start_ns,"        \
 	" p.dur_ns FROM sub JOIN phases p ON p.parent_id = sub.id WHERE p.kind <> ?2"              \
-	" AND NOT (p.kind <= ?3 AND p.dur_ns = 0) AND NOT (p.kind = ?4 AND p.cat_id IN"            \
-	" (SELECT id FROM strings WHERE text = 'Trace' COLLATE NOCASE)))"                          \
+	" AND NOT (p.kind <= ?3 AND p.dur_ns = 0) AND NOT (p.kind = ?4 AND p.cat_id IS ?5))"       \
 	" SELECT * FROM sub"
 	static const char by_id[] = SUB_HEAD SUB_COLS " FROM phases WHERE id = ?1" SUB_TAIL;
 	static const char all[] =
@@ -205,6 +211,15 @@ static int load_phases(struct model *m, struct graph *g, int64_t root_id, const 
 #undef SUB_HEAD
 #undef SUB_TAIL
 	sqlite3_stmt *q;
+	/* the profiler's own window: Kineto's category "Trace" span */
+	int64_t trace_cat = 0;
+	if (sqlite3_prepare_v2(store_db(model_store(m)),
+			       "SELECT id FROM strings WHERE text = 'Trace'", -1, &q,
+			       NULL) != SQLITE_OK)
+		return db_fail(m, "strings", err);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		trace_cat = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
 	if (sqlite3_prepare_v2(store_db(model_store(m)), root_id ? by_id : all, -1, &q, NULL) !=
 	    SQLITE_OK)
 		return db_fail(m, "phases", err);
@@ -212,6 +227,7 @@ static int load_phases(struct model *m, struct graph *g, int64_t root_id, const 
 	sqlite3_bind_int(q, 2, PHASE_GPU_ANNOTATION);
 	sqlite3_bind_int(q, 3, PHASE_STREAM); /* workflow .. stream: structural */
 	sqlite3_bind_int(q, 4, PHASE_SPAN);
+	sqlite3_bind_int64(q, 5, trace_cat ? trace_cat : -1);
 	idmap_init(mp, 1024);
 	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -407,10 +423,11 @@ static void link(struct graph *g, const struct tracks *t)
 	g->first_child = xmalloc(n * sizeof(*g->first_child));
 	g->next_sib = xmalloc(n * sizeof(*g->next_sib));
 	g->next_order = xmalloc(n * sizeof(*g->next_order));
+	g->up = xmalloc(n * sizeof(*g->up));
 	for (size_t i = 0; i < n; i++) {
 		g->t0[i] -= origin;
 		g->t1[i] -= origin;
-		g->first_child[i] = g->next_order[i] = -1;
+		g->first_child[i] = g->next_order[i] = g->up[i] = -1;
 		int k = g->kind[i];
 		g->flags[i] =
 		    F_LEAF |
@@ -433,8 +450,18 @@ static void link(struct graph *g, const struct tracks *t)
 			continue;
 		g->flags[c] |= F_NEST;
 		if (g->t1[c] <= g->t1[p] && (structural(g, p) || g->track[c] == g->track[p])) {
+			g->up[c] = p;
+			g->flags[c] |= F_INPARENT;
+		} else if ((g->flags[c] & F_DEVICE) && g->track[c] >= 0) {
+			/* device work ends inside its stream's node, not its launch */
+			int32_t s = t->node[g->track[c]];
+			if (s >= 0 && s != c && !(g->flags[s] & F_DROP) && g->t0[s] <= g->t0[c] &&
+			    g->t1[c] <= g->t1[s])
+				g->up[c] = s;
+		}
+		if (g->up[c] >= 0) {
 			g->flags[c] |= F_CONTAINED;
-			g->flags[p] &= (uint8_t)~F_LEAF;
+			g->flags[g->up[c]] &= (uint8_t)~F_LEAF;
 		}
 	}
 	/* order: per serial track, consecutive device ops; per parent,
@@ -463,8 +490,8 @@ static void link(struct graph *g, const struct tracks *t)
 		if (prev < 0 || g->t1[prev] > g->t0[q])
 			continue;
 		g->next_order[prev] = q;
-		if (!(g->flags[q] & F_DEVICE) && (g->flags[q] & F_CONTAINED) &&
-		    (g->flags[prev] & F_CONTAINED))
+		if (!(g->flags[q] & F_DEVICE) && (g->flags[q] & F_INPARENT) &&
+		    (g->flags[prev] & F_INPARENT))
 			g->flags[q] |= F_SIB;
 	}
 	free(last_dev);
@@ -546,10 +573,10 @@ static void successors(struct graph *g, int pass, int32_t u)
 		for (int32_t c = g->first_child[p]; c >= 0; c = g->next_sib[c])
 			if (g->flags[c] & F_NEST)
 				visit(g, pass, u, 2 * c,
-				      (g->flags[c] & F_CONTAINED) ? BK_NEST_START : BK_LAUNCH);
+				      (g->flags[c] & F_INPARENT) ? BK_NEST_START : BK_LAUNCH);
 	} else {
 		if (g->flags[p] & F_CONTAINED)
-			visit(g, pass, u, 2 * g->parent[p] + 1, BK_NEST_END);
+			visit(g, pass, u, 2 * g->up[p] + 1, BK_NEST_END);
 		if (g->next_order[p] >= 0)
 			visit(g, pass, u, 2 * g->next_order[p], BK_ORDER);
 	}
@@ -607,6 +634,7 @@ static void graph_release(struct graph *g)
 	free(g->first_child);
 	free(g->next_sib);
 	free(g->next_order);
+	free(g->up);
 	free(g->kind);
 	free(g->flags);
 	free(g->eoff);
@@ -630,6 +658,9 @@ static int build(struct model *m, int64_t root_id, struct graph *g, char **err)
 	if (load_tracks(m, &t, err) < 0 || load_phases(m, g, root_id, &t, &mp, err) < 0 ||
 	    load_edges(m, g, &mp, err) < 0)
 		goto out;
+	t.node = xmalloc((t.n ? t.n : 1) * sizeof(*t.node));
+	for (size_t i = 0; i < t.n; i++)
+		t.node[i] = t.phase_id[i] ? idmap_get(&mp, t.phase_id[i]) : -1;
 	idmap_release(&mp);
 	link(g, &t);
 	kahn(g);
@@ -637,6 +668,8 @@ static int build(struct model *m, int64_t root_id, struct graph *g, char **err)
 out:
 	idmap_release(&mp);
 	free(t.id);
+	free(t.phase_id);
+	free(t.node);
 	free(t.serial);
 	if (rc < 0)
 		graph_release(g);
