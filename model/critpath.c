@@ -30,10 +30,12 @@
 enum { BK_RELEASE, BK_WORK, BK_NEST_START, BK_NEST_END, BK_LAUNCH, BK_ORDER, BK_EDGE };
 #define EDGE_KIND_MAX 200 /* edges.kind beyond this reads as 0 */
 
-#define T_LIMIT (INT64_MAX / 2)
+#define T_LIMIT	  (INT64_MAX / 2)
+#define SCAN_ROWS ((size_t)1 << 18)
 
 struct graph {
 	size_t n, cap;
+	int32_t root;	/* the root's index; -1 for root 0 */
 	int64_t origin; /* earliest start; times below are relative to it */
 	int64_t *id, *t0, *t1;
 	int32_t *parent, *track, *first_child, *next_sib, *next_order;
@@ -62,11 +64,15 @@ struct tracks {
 	size_t n;
 };
 
-/* Phase id -> load index, open addressing. */
+/* Phase id -> load index: open addressing, or, for the ids of a table
+ * scan (increasing, nearly dense), a plain array from base. */
 struct idmap {
 	int64_t *key;
 	int32_t *val; /* -1: empty */
 	size_t mask, used;
+	int32_t *dense;
+	int64_t base;
+	size_t range;
 };
 
 static inline int64_t ev_t(const struct graph *g, int32_t v)
@@ -99,11 +105,16 @@ static void idmap_release(struct idmap *mp)
 {
 	free(mp->key);
 	free(mp->val);
+	free(mp->dense);
 	memset(mp, 0, sizeof(*mp));
 }
 
 static int32_t idmap_get(const struct idmap *mp, int64_t key)
 {
+	if (mp->dense) {
+		uint64_t off = (uint64_t)key - (uint64_t)mp->base;
+		return key >= mp->base && off < mp->range ? mp->dense[off] : -1;
+	}
 	for (size_t s = idmap_slot(mp, key);; s = (s + 1) & mp->mask) {
 		if (mp->val[s] < 0)
 			return -1;
@@ -195,7 +206,7 @@ static void grow(struct graph *g)
  * parent cycle through the root would recurse for ever; the root read a
  * second time stops it. */
 static int load_phases(struct model *m, struct graph *g, int64_t root_id, const struct tracks *t,
-		       struct idmap *mp, char **err)
+		       struct idmap *mp, int64_t trace_cat, size_t cap, char **err)
 {
 #define SUB_COLS "id, parent_id, kind, coalesce(track_id, 0), start_ns, dur_ns"
 #define SUB_HEAD "WITH RECURSIVE sub(id, parent_id, kind, track_id, start_ns, dur_ns) AS (SELECT "
@@ -211,15 +222,6 @@ static int load_phases(struct model *m, struct graph *g, int64_t root_id, const 
 #undef SUB_HEAD
 #undef SUB_TAIL
 	sqlite3_stmt *q;
-	/* the profiler's own window: Kineto's category "Trace" span */
-	int64_t trace_cat = 0;
-	if (sqlite3_prepare_v2(store_db(model_store(m)),
-			       "SELECT id FROM strings WHERE text = 'Trace'", -1, &q,
-			       NULL) != SQLITE_OK)
-		return db_fail(m, "strings", err);
-	if (sqlite3_step(q) == SQLITE_ROW)
-		trace_cat = sqlite3_column_int64(q, 0);
-	sqlite3_finalize(q);
 	if (sqlite3_prepare_v2(store_db(model_store(m)), root_id ? by_id : all, -1, &q, NULL) !=
 	    SQLITE_OK)
 		return db_fail(m, "phases", err);
@@ -229,8 +231,15 @@ static int load_phases(struct model *m, struct graph *g, int64_t root_id, const 
 	sqlite3_bind_int(q, 4, PHASE_SPAN);
 	sqlite3_bind_int64(q, 5, trace_cat ? trace_cat : -1);
 	idmap_init(mp, 1024);
+	g->n = 0;
+	g->root = root_id ? 0 : -1;
 	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		if (g->n >= cap) {
+			sqlite3_finalize(q);
+			idmap_release(mp);
+			return 1;
+		}
 		if (g->n >= (size_t)1 << 30) {
 			sqlite3_finalize(q);
 			*err = xasprintf("critical path: more than 2^30 phases under %lld",
@@ -265,6 +274,122 @@ static int load_phases(struct model *m, struct graph *g, int64_t root_id, const 
 		    xasprintf("%s: no phase %lld", store_path(model_store(m)), (long long)root_id);
 		return -1;
 	}
+	return 0;
+}
+
+/* The map of g's ids, read in rowid order: dense when they nearly are. */
+static void scan_map(struct idmap *mp, const struct graph *g)
+{
+	memset(mp, 0, sizeof(*mp));
+	size_t n = g->n;
+	if (n && (uint64_t)g->id[n - 1] - (uint64_t)g->id[0] < (uint64_t)n * 4) {
+		mp->base = g->id[0];
+		mp->range = (size_t)(g->id[n - 1] - g->id[0]) + 1;
+		mp->dense = xmalloc(mp->range * sizeof(*mp->dense));
+		memset(mp->dense, 0xff, mp->range * sizeof(*mp->dense));
+		for (size_t i = 0; i < n; i++)
+			mp->dense[g->id[i] - mp->base] = (int32_t)i;
+		return;
+	}
+	idmap_init(mp, 1024);
+	for (size_t i = 0; i < n; i++)
+		idmap_put(mp, g->id[i], (int32_t)i);
+}
+
+/* A large subtree: the recursive query walks the index at random, a scan
+ * of the table in rowid order is several times faster.  Kept rows are
+ * compacted in place; this needs every parent's id below its children's
+ * (ids are reserved when a span opens); 1 when a row breaks that, and the
+ * caller walks the tree instead. */
+static int load_scan(struct model *m, struct graph *g, int64_t root_id, const struct tracks *t,
+		     struct idmap *mp, int64_t trace_cat, char **err)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(
+		store_db(model_store(m)),
+		"SELECT id, parent_id, kind, coalesce(track_id, 0), start_ns, dur_ns,"
+		" cat_id FROM phases",
+		-1, &q, NULL) != SQLITE_OK)
+		return db_fail(m, "phases", err);
+	int64_t *pid = NULL;
+	uint8_t *rule = NULL; /* 1: excluded, 2: no parent */
+	size_t palloc = 0, ralloc = 0;
+	g->n = 0;
+	int rc;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		if (g->n >= (size_t)1 << 30)
+			break;
+		grow(g);
+		XGROW(pid, g->n + 1, palloc);
+		XGROW(rule, g->n + 1, ralloc);
+		size_t i = g->n++;
+		g->id[i] = sqlite3_column_int64(q, 0);
+		pid[i] = sqlite3_column_int64(q, 1);
+		int kind = sqlite3_column_int(q, 2);
+		int64_t dur = sqlite3_column_int64(q, 5);
+		rule[i] =
+		    (uint8_t)((kind == PHASE_GPU_ANNOTATION || (kind <= PHASE_STREAM && !dur) ||
+			       (kind == PHASE_SPAN && trace_cat &&
+				sqlite3_column_int64(q, 6) == trace_cat)) |
+			      (sqlite3_column_type(q, 1) == SQLITE_NULL) << 1);
+		g->kind[i] = (uint8_t)(kind > 0 && kind < PHASE_KIND_COUNT ? kind : 0);
+		int64_t tid = sqlite3_column_int64(q, 3);
+		g->track[i] = tid ? track_index(t, tid) : -1;
+		g->t0[i] = clamp(sqlite3_column_int64(q, 4), MODEL_TIME_MIN, MODEL_TIME_MAX);
+		g->t1[i] = g->t0[i] + clamp(dur, 0, MODEL_TIME_MAX);
+	}
+	sqlite3_finalize(q);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		free(pid);
+		free(rule);
+		return db_fail(m, "phases", err);
+	}
+	scan_map(mp, g);
+	int32_t *nidx = xmalloc((g->n ? g->n : 1) * sizeof(*nidx));
+	size_t w = 0;
+	int unordered = 0;
+	g->root = -1;
+	for (size_t i = 0; i < g->n && !unordered; i++) {
+		int32_t p = -1;
+		int in;
+		if (root_id ? g->id[i] == root_id
+			    : (rule[i] == 2 && g->kind[i] != PHASE_GPU_ANNOTATION))
+			in = 1;
+		else if (rule[i])
+			in = 0;
+		else if ((p = idmap_get(mp, pid[i])) < 0)
+			in = 0;
+		else if ((size_t)p > i)
+			in = 0, unordered = 1;
+		else
+			in = nidx[p] >= 0;
+		nidx[i] = -1;
+		if (!in)
+			continue;
+		if (root_id && g->id[i] == root_id)
+			g->root = (int32_t)w, p = -1;
+		nidx[i] = (int32_t)w;
+		g->id[w] = g->id[i];
+		g->kind[w] = g->kind[i];
+		g->track[w] = g->track[i];
+		g->t0[w] = g->t0[i];
+		g->t1[w] = g->t1[i];
+		g->parent[w] = p >= 0 ? nidx[p] : -1;
+		w++;
+	}
+	free(nidx);
+	free(pid);
+	free(rule);
+	idmap_release(mp);
+	if (unordered)
+		return 1;
+	if (!w) {
+		*err =
+		    xasprintf("%s: no phase %lld", store_path(model_store(m)), (long long)root_id);
+		return -1;
+	}
+	g->n = w;
+	scan_map(mp, g);
 	return 0;
 }
 
@@ -438,7 +563,7 @@ static void link(struct graph *g, const struct tracks *t)
 	for (size_t i = n; i-- > 0;) {
 		int32_t p = g->parent[i], c = (int32_t)i;
 		g->next_sib[i] = -1;
-		if ((g->flags[c] & F_LEAF) && container(g, c) && c) {
+		if ((g->flags[c] & F_LEAF) && container(g, c) && c != g->root) {
 			g->flags[c] = F_DROP;
 			continue;
 		}
@@ -655,8 +780,27 @@ static int build(struct model *m, int64_t root_id, struct graph *g, char **err)
 	struct idmap mp = {0};
 	memset(g, 0, sizeof(*g));
 	int rc = -1;
-	if (load_tracks(m, &t, err) < 0 || load_phases(m, g, root_id, &t, &mp, err) < 0 ||
-	    load_edges(m, g, &mp, err) < 0)
+	if (load_tracks(m, &t, err) < 0)
+		goto out;
+	/* the profiler's own window: Kineto's category "Trace" span */
+	sqlite3_stmt *q;
+	int64_t trace_cat = 0;
+	if (sqlite3_prepare_v2(store_db(model_store(m)),
+			       "SELECT id FROM strings WHERE text = 'Trace'", -1, &q,
+			       NULL) != SQLITE_OK) {
+		db_fail(m, "strings", err);
+		goto out;
+	}
+	if (sqlite3_step(q) == SQLITE_ROW)
+		trace_cat = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	/* walk the tree; past SCAN_ROWS, scan the table instead */
+	int r = load_phases(m, g, root_id, &t, &mp, trace_cat, SCAN_ROWS, err);
+	if (r == 1)
+		r = load_scan(m, g, root_id, &t, &mp, trace_cat, err);
+	if (r == 1)
+		r = load_phases(m, g, root_id, &t, &mp, trace_cat, SIZE_MAX, err);
+	if (r < 0 || load_edges(m, g, &mp, err) < 0)
 		goto out;
 	t.node = xmalloc((t.n ? t.n : 1) * sizeof(*t.node));
 	for (size_t i = 0; i < t.n; i++)
