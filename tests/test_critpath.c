@@ -143,6 +143,7 @@ static void diamond(void **state)
 	assert_non_null(strstr(err, "not under"));
 	free(err);
 	err = NULL;
+	critpath_release(&cp);
 	assert_int_equal(critpath_compute(m, 987654321, &cp, &err), -1);
 	free(err);
 	/* root 0: every workflow, the same path */
