@@ -1,0 +1,122 @@
+/*
+ * Critical path and what-if over the dependency DAG of one subtree of the
+ * phase tree (Daydream's and HTA's question: which phases bound the
+ * makespan, and what would it be if one of them were k times faster).
+ *
+ * The graph.  Every phase under the root (the root included; GPU
+ * annotations, kind gpu_annotation, and what lies under them are left out:
+ * they mirror host annotations on a stream and are not work) gives two
+ * events, its start S and its end E, at their observed times.  Edges, each
+ * kept only when it does not go back in observed time:
+ *   work        S(p) -> E(p) for a leaf: a phase with no contained child;
+ *   nesting     S(parent) -> S(c) for every child;  E(c) -> E(parent) for a
+ *               contained child: one inside its parent's window and either
+ *               on its parent's track or under a structural parent (a
+ *               workflow, step, rank, process, thread or stream node, or a
+ *               phase without a track).  A kernel is no contained child of
+ *               the runtime call that launched it: its end holds up nothing
+ *               on the host, so a parent's end waits only for what really
+ *               ran inside it;
+ *   order       E(a) -> S(b) for consecutive phases of one serial executor
+ *               (a track of kind thread or stream): consecutive children of
+ *               one parent on that track, and on a stream consecutive device
+ *               ops (kernel, memcpy, memset) whatever launched them;
+ *   edges       every row of the edges table with both ends under the root
+ *               (flow, launch, fwd-bwd, stage parent, step order), a -> b as
+ *               E(a) -> S(b), or as S(a) -> S(b) when b started before a
+ *               ended (a launch: the kernel starts while its call runs).
+ * All levels are in the graph, not only leaves: a composite phase's own
+ * (self) time is the gaps between its children, which the nesting and
+ * order edges carry, so the path says "this operator's host code" as well
+ * as "this kernel".
+ *
+ * Weights.  Each event waited on one predecessor: the one that happened
+ * last (its binding edge; ties go to the first found in a topological
+ * pass).  The binding edge weighs the observed gap between the two events;
+ * every other edge weighs 0.  So the longest path reproduces the observed
+ * timeline exactly, and the critical path is the chain of binding edges
+ * back from the last end under the root: contiguous, in time order, its
+ * length the makespan.  The makespan of a root is the latest end of any
+ * event under it less the earliest start (normally the root's own window,
+ * longer when device work outlives it).  An event with no predecessor in
+ * the graph (the root's start; a phase whose only causes lie outside the
+ * root) is released at its observed time.
+ *
+ * Each stretch of the path is either a phase running, its work or its self
+ * time (work edges; nesting and order edges between a contained child and
+ * its parent), or a wait on the dependency named by the edge: a launch
+ * latency, a queue on a stream, a flow, a step-order or stage gap, or an
+ * unexplained release.
+ *
+ * What-if.  Making phase X k times faster divides by k the weight of every
+ * binding edge that is the work or self time of X or of a phase under X
+ * (its kernels included), then takes the longest path again in the same
+ * topological order (linear time).  Assumed: waits stay as observed
+ * (launch latencies, queueing, unexplained gaps, dependencies on work
+ * outside the root), and an edge that did not bind still needs no time, so
+ * a phase may now start as soon as all its predecessors are done.  Phases
+ * outside X do not change; contention X caused is not modelled.  k > 1
+ * speeds up, 0 < k < 1 slows down, INFINITY removes X's time.
+ *
+ * Memory is a few arrays of int32/int64 per phase and per event (about
+ * 110 bytes a phase at the peak: 630 MB for 5.6 M phases), nothing
+ * allocated per node.  Time: a recursive query over the phases_parent
+ * index for a subtree of up to 2^18 phases, a scan of the phases table in
+ * rowid order beyond that; one read of the edges; a radix sort of start
+ * times; one Kahn pass (and one replay per what-if), all linear.
+ */
+#ifndef GRADEML_CRITPATH_H
+#define GRADEML_CRITPATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/model.h"
+
+/* What a stretch of the path is. */
+enum critpath_what {
+	CRITPATH_RUN = 0,     /* phase_id ran: its work, or its self time between children */
+	CRITPATH_EDGE = 1,    /* phase_id waited on an edges row of kind edge_kind */
+	CRITPATH_LAUNCH = 2,  /* phase_id (on another track) waited after its parent began */
+	CRITPATH_QUEUE = 3,   /* phase_id waited after its predecessor on its thread or stream */
+	CRITPATH_RELEASE = 4, /* phase_id started later than anything in the graph explains */
+};
+
+/* One stretch of the path; consecutive stretches of one phase and kind are
+ * merged.  Times are absolute nanoseconds. */
+struct critpath_step {
+	int64_t phase_id;
+	int64_t start_ns, dur_ns;
+	int64_t on_path_ns; /* phase_id's running time on the whole path */
+	int what;	    /* enum critpath_what */
+	int edge_kind;	    /* EDGE_* for CRITPATH_EDGE, else 0 */
+};
+
+/* A phase's running time on the path. */
+struct critpath_phase {
+	int64_t phase_id;
+	int64_t on_path_ns;
+};
+
+struct critpath {
+	int64_t root_id;
+	int64_t start_ns, makespan_ns; /* steps tile [start_ns, start_ns + makespan_ns) */
+	int64_t run_ns, wait_ns;       /* the path's running and waiting time (sum: makespan) */
+	struct critpath_step *steps;   /* in time order */
+	size_t nsteps;
+	struct critpath_phase *phases; /* every phase that ran on the path, longest first */
+	size_t nphases;
+	int64_t nphases_graph, nedges_graph; /* the graph's size: phases, edges kept */
+};
+
+/* The critical path of the subtree at root_id (0: every workflow).  Fills
+ * *out (the caller releases it with critpath_release); -1 and *err when the
+ * root does not exist or trace.db cannot be read. */
+int critpath_compute(struct model *m, int64_t root_id, struct critpath *out, char **err);
+/* The makespan of root_id if phase_id (under it) were k times faster
+ * (k > 0, INFINITY allowed); -1 and *err on a bad phase or k. */
+int critpath_whatif(struct model *m, int64_t root_id, int64_t phase_id, double k,
+		    int64_t *makespan_ns, char **err);
+void critpath_release(struct critpath *c);
+
+#endif

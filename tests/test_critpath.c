@@ -1,0 +1,333 @@
+/*
+ * The critical path and what-if (model/critpath) on hand-computed cases: a
+ * diamond of workflow steps, a CPU op whose kernel outlives it; and on the
+ * real GPU capture (tests/data/gpu), properties that hold whatever the
+ * figures: the path tiles the root's window in time order, it lies under
+ * the root, a what-if never lengthens it and gains at most what it shrank.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "importers/importer.h"
+#include "model/critpath.h"
+#include "model/model.h"
+#include "model/store.h"
+#include "tests/importfx.h"
+
+#define GPU "tests/data/gpu"
+#define MS  1000000LL
+#define US  1000LL
+
+static int setup(void **state)
+{
+	return importfx_setup(state, "critpath", "in.json");
+}
+
+static struct model *open_model(struct fx *f)
+{
+	struct model *m;
+	char *err = NULL;
+	if (model_open(f->db, &m, &err) < 0)
+		fail_msg("%s", err);
+	return m;
+}
+
+static int64_t id_of(struct fx *f, const char *name)
+{
+	sqlite3_stmt *q = importfx_query(f, "SELECT id FROM phases_v WHERE name = ?1");
+	sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+	int64_t id = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int64(q, 0) : -1;
+	sqlite3_finalize(q);
+	if (id < 0)
+		fail_msg("no phase '%s'", name);
+	return id;
+}
+
+static int64_t whatif(struct model *m, int64_t root, int64_t phase, double k)
+{
+	int64_t ms = -1;
+	char *err = NULL;
+	if (critpath_whatif(m, root, phase, k, &ms, &err) < 0)
+		fail_msg("%s", err);
+	return ms;
+}
+
+/* The invariants of any path: contiguous, in time order, summing up. */
+static void check_tiling(const struct critpath *c)
+{
+	assert_true(c->nsteps > 0);
+	int64_t t = c->start_ns, run = 0;
+	for (size_t i = 0; i < c->nsteps; i++) {
+		assert_int_equal(c->steps[i].start_ns, t);
+		assert_true(c->steps[i].dur_ns > 0);
+		t += c->steps[i].dur_ns;
+	}
+	assert_int_equal(t, c->start_ns + c->makespan_ns);
+	assert_int_equal(c->run_ns + c->wait_ns, c->makespan_ns);
+	for (size_t i = 0; i < c->nphases; i++) {
+		run += c->phases[i].on_path_ns;
+		if (i)
+			assert_true(c->phases[i - 1].on_path_ns >= c->phases[i].on_path_ns);
+	}
+	assert_int_equal(run, c->run_ns);
+}
+
+/* a -> b, a -> c, b and c -> d; c has slack. Times in ms from T0. */
+#define T0 1795350500000000000LL
+static void diamond(void **state)
+{
+	struct fx *f = *state;
+	char text[1024], *err = NULL;
+	snprintf(
+	    text, sizeof(text),
+	    "{\"step\": \"a\", \"start_ns\": %lld, \"end_ns\": %lld}\n"
+	    "{\"step\": \"b\", \"start_ns\": %lld, \"end_ns\": %lld, \"depends_on\": [\"a\"]}\n"
+	    "{\"step\": \"c\", \"start_ns\": %lld, \"end_ns\": %lld, \"depends_on\": [\"a\"]}\n"
+	    "{\"step\": \"d\", \"start_ns\": %lld, \"end_ns\": %lld,"
+	    " \"depends_on\": [\"b\", \"c\"]}\n",
+	    T0, T0 + 10 * MS, T0 + 10 * MS, T0 + 30 * MS, T0 + 12 * MS, T0 + 24 * MS, T0 + 30 * MS,
+	    T0 + 40 * MS);
+	struct import_opts o = {.workflow = "wf"};
+	if (importfx_fresh(f, text, &o, &err) < 0)
+		fail_msg("%s", err);
+	int64_t wf = id_of(f, "wf"), a = id_of(f, "a"), b = id_of(f, "b"), c = id_of(f, "c"),
+		d = id_of(f, "d");
+	struct model *m = open_model(f);
+	struct critpath cp;
+	if (critpath_compute(m, wf, &cp, &err) < 0)
+		fail_msg("%s", err);
+	check_tiling(&cp);
+	assert_int_equal(cp.start_ns, T0);
+	assert_int_equal(cp.makespan_ns, 40 * MS);
+	assert_int_equal(cp.wait_ns, 0);
+	/* a, b, d run back to back; c is off the path */
+	assert_int_equal(cp.nsteps, 3);
+	int64_t want[] = {a, b, d}, len[] = {10 * MS, 20 * MS, 10 * MS};
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(cp.steps[i].phase_id, want[i]);
+		assert_int_equal(cp.steps[i].what, CRITPATH_RUN);
+		assert_int_equal(cp.steps[i].dur_ns, len[i]);
+		assert_int_equal(cp.steps[i].on_path_ns, len[i]);
+	}
+	assert_int_equal(cp.phases[0].phase_id, b);
+	/* the same figure from the what-if pass */
+	assert_int_equal(whatif(m, wf, b, 1), 40 * MS);
+	/* b twice as fast: d now waits for c (12 + 12 = 24), not b (10 + 10) */
+	assert_int_equal(whatif(m, wf, b, 2), 34 * MS);
+	assert_int_equal(whatif(m, wf, b, INFINITY), 34 * MS);
+	/* c off the path: nothing gained */
+	assert_int_equal(whatif(m, wf, c, 2), 40 * MS);
+	assert_int_equal(whatif(m, wf, c, 10), 40 * MS);
+	/* a first: b and c both start 5 ms earlier; c's 2 ms wait stays */
+	assert_int_equal(whatif(m, wf, a, 2), 35 * MS);
+	assert_int_equal(whatif(m, wf, d, 2), 35 * MS);
+	/* a slower b stays on the path */
+	assert_int_equal(whatif(m, wf, b, 0.5), 60 * MS);
+	/* the whole workflow: every step halves, c's wait after a stays */
+	assert_int_equal(whatif(m, wf, wf, 2), 20 * MS);
+	/* errors */
+	int64_t ms;
+	assert_int_equal(critpath_whatif(m, wf, b, 0, &ms, &err), -1);
+	free(err);
+	err = NULL;
+	assert_int_equal(critpath_whatif(m, b, a, 2, &ms, &err), -1);
+	assert_non_null(strstr(err, "not under"));
+	free(err);
+	err = NULL;
+	critpath_release(&cp);
+	assert_int_equal(critpath_compute(m, 987654321, &cp, &err), -1);
+	free(err);
+	/* root 0: every workflow, the same path */
+	if (critpath_compute(m, 0, &cp, &err) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(cp.makespan_ns, 40 * MS);
+	assert_int_equal(cp.nsteps, 3);
+	critpath_release(&cp);
+	model_free(m);
+}
+
+/* aten::mm (100..120 us) launches a 100 us kernel at 110 through
+ * cudaLaunchKernel (102..106); aten::add runs after it on the thread.
+ * The kernel ends last, so it bounds the step. */
+static const char launch_trace[] =
+    "{\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,"
+    "\"ts\":100,\"dur\":20},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+    "\"tid\":1,\"ts\":102,\"dur\":4,\"args\":{\"correlation\":42}},"
+    "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":42,\"pid\":1,\"tid\":1,"
+    "\"ts\":102},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,"
+    "\"ts\":110,\"dur\":100,\"args\":{\"correlation\":42,\"stream\":7}},"
+    "{\"ph\":\"f\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":42,\"pid\":0,\"tid\":7,"
+    "\"ts\":110,\"bp\":\"e\"},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":1,\"tid\":1,"
+    "\"ts\":130,\"dur\":5}]}";
+
+static void kernel_outlives_launch(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	struct import_opts o = {.workflow = "wf", .step = "s"};
+	if (importfx_fresh(f, launch_trace, &o, &err) < 0)
+		fail_msg("%s", err);
+	int64_t step = id_of(f, "s"), mm = id_of(f, "aten::mm"), rt = id_of(f, "cudaLaunchKernel"),
+		k = id_of(f, "gemm"), add = id_of(f, "aten::add");
+	struct model *m = open_model(f);
+	struct critpath cp;
+	if (critpath_compute(m, step, &cp, &err) < 0)
+		fail_msg("%s", err);
+	check_tiling(&cp);
+	assert_int_equal(cp.makespan_ns, 110 * US);
+	/* mm's own code until the launch, the launch call, the launch
+	 * latency (the ac2g edge), the kernel */
+	assert_int_equal(cp.nsteps, 4);
+	assert_int_equal(cp.steps[0].phase_id, mm);
+	assert_int_equal(cp.steps[0].what, CRITPATH_RUN);
+	assert_int_equal(cp.steps[0].dur_ns, 2 * US);
+	assert_int_equal(cp.steps[1].phase_id, rt);
+	assert_int_equal(cp.steps[1].dur_ns, 4 * US);
+	assert_int_equal(cp.steps[2].phase_id, k);
+	assert_int_equal(cp.steps[2].what, CRITPATH_EDGE);
+	assert_int_equal(cp.steps[2].edge_kind, EDGE_LAUNCH);
+	assert_int_equal(cp.steps[2].dur_ns, 4 * US);
+	assert_int_equal(cp.steps[3].phase_id, k);
+	assert_int_equal(cp.steps[3].what, CRITPATH_RUN);
+	assert_int_equal(cp.steps[3].on_path_ns, 100 * US);
+	assert_int_equal(cp.wait_ns, 4 * US);
+	assert_int_equal(cp.phases[0].phase_id, k);
+	/* a kernel twice as fast: 110 + 50 - 100 */
+	assert_int_equal(whatif(m, step, k, 2), 60 * US);
+	/* no kernel at all: the thread bounds it (add ends at 135) */
+	assert_int_equal(whatif(m, step, k, INFINITY), 35 * US);
+	/* aten::add is off the path */
+	assert_int_equal(whatif(m, step, add, 4), 110 * US);
+	/* aten::mm twice as fast takes its launch and kernel with it:
+	 * 1 + 2 + 4 (latency stays) + 50 */
+	assert_int_equal(whatif(m, step, mm, 2), 57 * US);
+	critpath_release(&cp);
+	model_free(m);
+}
+
+/* Is phase id under root (or root itself)? */
+static int under(struct fx *f, int64_t id, int64_t root)
+{
+	sqlite3_stmt *q = importfx_query(
+	    f, "WITH RECURSIVE up(id) AS (SELECT ?1 UNION ALL SELECT p.parent_id FROM phases p"
+	       " JOIN up ON p.id = up.id WHERE p.parent_id IS NOT NULL)"
+	       " SELECT count(*) FROM up WHERE id = ?2");
+	sqlite3_bind_int64(q, 1, id);
+	sqlite3_bind_int64(q, 2, root);
+	int r = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
+	sqlite3_finalize(q);
+	return r;
+}
+
+static void check_real(struct fx *f, struct model *m, int64_t root)
+{
+	struct critpath cp;
+	char *err = NULL;
+	if (critpath_compute(m, root, &cp, &err) < 0)
+		fail_msg("%s", err);
+	check_tiling(&cp);
+	/* the window: the root's own, or longer where device work outlives it */
+	sqlite3_stmt *q = importfx_query(
+	    f, "WITH RECURSIVE sub(id) AS (SELECT ?1 UNION ALL SELECT p.id FROM phases p"
+	       " JOIN sub ON p.parent_id = sub.id WHERE p.kind <> ?2)"
+	       " SELECT min(p.start_ns), max(p.start_ns + p.dur_ns), count(*),"
+	       " (SELECT start_ns FROM phases WHERE id = ?1),"
+	       " (SELECT start_ns + dur_ns FROM phases WHERE id = ?1)"
+	       " FROM sub JOIN phases p ON p.id = sub.id");
+	sqlite3_bind_int64(q, 1, root);
+	sqlite3_bind_int(q, 2, PHASE_GPU_ANNOTATION);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	int64_t lo = sqlite3_column_int64(q, 0), hi = sqlite3_column_int64(q, 1);
+	int64_t n = sqlite3_column_int64(q, 2), rs = sqlite3_column_int64(q, 3),
+		re = sqlite3_column_int64(q, 4);
+	sqlite3_finalize(q);
+	assert_int_equal(cp.start_ns, lo);
+	assert_int_equal(cp.start_ns, rs);
+	assert_true(cp.start_ns + cp.makespan_ns >= re);
+	assert_true(cp.start_ns + cp.makespan_ns <= hi);
+	assert_true(cp.nphases_graph > 1 && cp.nphases_graph <= n);
+	/* it goes through the trace, not only the root */
+	assert_true(cp.nphases > 10);
+	for (size_t i = 0; i < cp.nsteps; i++)
+		if (!under(f, cp.steps[i].phase_id, root))
+			fail_msg("step %zu: phase %lld is not under %lld", i,
+				 (long long)cp.steps[i].phase_id, (long long)root);
+	/* what-if: k = 1 is the baseline; speeding up the leaf with the most
+	 * time on the path gains something, and at most what it shrank */
+	assert_int_equal(whatif(m, root, root, 1), cp.makespan_ns);
+	int64_t leaf = 0, on = 0;
+	for (size_t i = 0; i < cp.nphases && !leaf; i++) {
+		q = importfx_query(f, "SELECT child_count FROM phases WHERE id = ?1");
+		sqlite3_bind_int64(q, 1, cp.phases[i].phase_id);
+		if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) == 0) {
+			leaf = cp.phases[i].phase_id;
+			on = cp.phases[i].on_path_ns;
+		}
+		sqlite3_finalize(q);
+	}
+	assert_true(leaf && on > 0);
+	int64_t w = whatif(m, root, leaf, 2);
+	assert_true(w < cp.makespan_ns);
+	assert_true(w >= cp.makespan_ns - on / 2 - 1);
+	/* the whole root twice as fast: never slower, never better than half */
+	w = whatif(m, root, root, 2);
+	assert_true(w <= cp.makespan_ns && w >= cp.makespan_ns / 2);
+	critpath_release(&cp);
+}
+
+/* train.pt.trace.json.gz under its manifest step, as import.sh does. */
+static void real_train(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	importfx_reset(f);
+	char *manifest[] = {GPU "/workflow.jsonl"}, *trace[] = {GPU "/train.pt.trace.json.gz"};
+	struct import_opts wo = {.workflow = "gpu"};
+	struct import_opts to = {.workflow = "gpu", .step = "train", .host = "vm"};
+	if (import_files(f->db, manifest, 1, NULL, &wo, &err) < 0 ||
+	    import_files(f->db, trace, 1, NULL, &to, &err) < 0)
+		fail_msg("%s", err);
+	struct model *m = open_model(f);
+	int64_t train = importfx_int(f, "SELECT id FROM phases_v WHERE kind = 'step'"
+					" AND name = 'train'");
+	check_real(f, m, train);
+	/* a ProfilerStep: its kernels may end after it */
+	int64_t ps = importfx_int(f, "SELECT id FROM phases_v WHERE kind = 'profiler_step'"
+				     " ORDER BY dur_ns DESC LIMIT 1");
+	assert_true(ps > 0);
+	check_real(f, m, ps);
+	/* the step's path is bound by its manifest window: the trace sits
+	 * inside it, the rest of the window is the step's own time */
+	struct critpath cp;
+	if (critpath_compute(m, train, &cp, &err) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(cp.makespan_ns,
+			 importfx_int(f, "SELECT dur_ns FROM phases WHERE id = (SELECT id FROM"
+					 " phases_v WHERE kind = 'step' AND name = 'train')"));
+	assert_int_equal(cp.steps[0].phase_id, train);
+	critpath_release(&cp);
+	model_free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(diamond, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(kernel_outlives_launch, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(real_train, setup, importfx_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
