@@ -1,9 +1,10 @@
 /*
- * The analyses of one trace.db (imbalance, the GPU breakdowns, the issues
- * they raise), run together, and their cache in the file
- * (schema v2: tables imbalance and issues).  `grademl-tui analyze` writes
- * the cache; report and the explorer read it while it matches the file,
- * else compute the analyses in memory.  The cache matches while meta
+ * The analyses of one trace.db (imbalance, the GPU breakdowns, each
+ * workflow's critical path, the issues they raise), run together, and
+ * their cache in the file (schema v2: tables imbalance, issues and
+ * critical_path; the GPU breakdowns are recomputed, they are quick).
+ * `grademl-tui analyze` writes the cache; report and the explorer read it
+ * while it matches the file, else compute the analyses in memory.  The cache matches while meta
  * 'analysis_of' equals the file's signature: the largest phase, source and
  * metric ids, which every import raises.
  */
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "model/analyze.h"
+#include "model/critpath.h"
 #include "model/sbuf.h"
 #include "model/timing.h"
 #include "model/xalloc.h"
@@ -34,6 +36,43 @@ static char *signature(sqlite3 *db)
 	return sig;
 }
 
+/* Each workflow's critical path: its longest phases, and the makespan were
+ * the longest piece of work on it twice as fast. */
+static int paths(struct store *st, struct analysis *a, char **err)
+{
+	sqlite3_stmt *q;
+	int64_t *roots = NULL;
+	size_t n = 0, alloc = 0, palloc = 0;
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT id FROM phases WHERE parent_id IS NULL AND dur_ns > 0 ORDER BY id",
+			       -1, &q, NULL) != SQLITE_OK) {
+		*err = xasprintf("%s: cannot read phases: %s", store_path(st),
+				 sqlite3_errmsg(store_db(st)));
+		return -1;
+	}
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		XGROW(roots, n + 1, alloc);
+		roots[n++] = sqlite3_column_int64(q, 0);
+	}
+	sqlite3_finalize(q);
+	for (size_t r = 0; r < n; r++) {
+		struct critpath cp;
+		if (critpath_analyze(st, roots[r], 2.0, 1, &cp, err) < 0) {
+			free(roots);
+			return -1;
+		}
+		for (size_t i = 0; i < cp.nphases && i < ANALYSIS_PATH_TOP; i++) {
+			XGROW(a->path, a->npath + 1, palloc);
+			a->path[a->npath++] = (struct pathrow){roots[r], cp.phases[i].phase_id,
+							       cp.phases[i].on_path_ns,
+							       cp.phases[i].whatif_ns, cp.makespan_ns};
+		}
+		critpath_release(&cp);
+	}
+	free(roots);
+	return 0;
+}
+
 int analysis_run(struct store *st, struct analysis *a, char **err)
 {
 	struct gpubreak gpu;
@@ -44,6 +83,9 @@ int analysis_run(struct store *st, struct analysis *a, char **err)
 	timing_mark("gpu breakdown");
 	int rc = imbalance_compute(st, &a->imb, &a->nimb, err);
 	timing_mark("imbalance");
+	if (rc == 0)
+		rc = paths(st, a, err);
+	timing_mark("critical path");
 	if (rc == 0)
 		rc = issues_rank(st, a, &gpu, err);
 	timing_mark("issues");
@@ -66,10 +108,12 @@ static int step_done(sqlite3 *db, sqlite3_stmt *s, char **err)
 int analysis_save(struct store *st, const struct analysis *a, char **err)
 {
 	sqlite3 *db = store_db(st);
-	sqlite3_stmt *imb = NULL, *iss = NULL, *meta = NULL;
+	sqlite3_stmt *imb = NULL, *iss = NULL, *meta = NULL, *cp = NULL;
 	char *sig = signature(db);
 	int rc = -1;
-	if (!sig || store_exec(st, "DELETE FROM imbalance; DELETE FROM issues", err) < 0)
+	if (!sig ||
+	    store_exec(st, "DELETE FROM imbalance; DELETE FROM issues; DELETE FROM critical_path",
+		       err) < 0)
 		goto out;
 	if (sqlite3_prepare_v2(db,
 			       "INSERT INTO imbalance(parent_id, kind, label, members, ideal_ns,"
@@ -116,9 +160,30 @@ int analysis_save(struct store *st, const struct analysis *a, char **err)
 		if (step_done(db, iss, err) < 0)
 			goto out;
 	}
+	if (sqlite3_prepare_v2(db,
+			       "INSERT INTO critical_path(root_id, phase_id, on_path_ns, whatif_ns,"
+			       " makespan_ns) VALUES (?1, ?2, ?3, ?4, ?5)",
+			       -1, &cp, NULL) != SQLITE_OK) {
+		*err = xasprintf("cannot write the analyses: %s", sqlite3_errmsg(db));
+		goto out;
+	}
+	for (size_t i = 0; i < a->npath; i++) {
+		const struct pathrow *p = &a->path[i];
+		sqlite3_bind_int64(cp, 1, p->root_id);
+		sqlite3_bind_int64(cp, 2, p->phase_id);
+		sqlite3_bind_int64(cp, 3, p->on_path_ns);
+		if (p->whatif_ns < 0)
+			sqlite3_bind_null(cp, 4);
+		else
+			sqlite3_bind_int64(cp, 4, p->whatif_ns);
+		sqlite3_bind_int64(cp, 5, p->makespan_ns);
+		if (step_done(db, cp, err) < 0)
+			goto out;
+	}
 	sqlite3_bind_text(meta, 1, sig, -1, SQLITE_STATIC);
 	rc = step_done(db, meta, err);
 out:
+	sqlite3_finalize(cp);
 	sqlite3_finalize(imb);
 	sqlite3_finalize(iss);
 	sqlite3_finalize(meta);
@@ -130,8 +195,8 @@ out:
  * kind strings. */
 static const char *known_kind(const char *k)
 {
-	static const char *const kinds[] = {"imbalance", "idle-gpu", "ranks", "tasks",
-					    "iteration"};
+	static const char *const kinds[] = {"imbalance", "idle-gpu", "critical-path", "ranks",
+					    "tasks", "iteration"};
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (k && !strcmp(k, kinds[i]))
 			return kinds[i];
@@ -202,6 +267,20 @@ static int load(struct store *st, struct analysis *a, char **err)
 		    .explanation = col_text(q, 4)};
 	}
 	sqlite3_finalize(q);
+	alloc = 0;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT root_id, phase_id, on_path_ns, coalesce(whatif_ns, -1),"
+			       " makespan_ns FROM critical_path ORDER BY rowid",
+			       -1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		XGROW(a->path, a->npath + 1, alloc);
+		a->path[a->npath++] = (struct pathrow){
+		    sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
+		    sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3),
+		    sqlite3_column_int64(q, 4)};
+	}
+	sqlite3_finalize(q);
 	a->cached = 1;
 	return 1;
 fail:
@@ -224,6 +303,7 @@ void analysis_release(struct analysis *a)
 	for (size_t i = 0; i < a->nissues; i++)
 		free(a->issues[i].explanation);
 	free(a->issues);
+	free(a->path);
 	memset(a, 0, sizeof(*a));
 }
 

@@ -14,20 +14,33 @@
 
 /* One row of the top-issues list. */
 struct issue {
-	const char *kind;  /* "imbalance", "idle-gpu" (static) */
+	const char *kind;  /* "imbalance", "idle-gpu", "critical-path" (static) */
 	int64_t phase_id;  /* the phase to look at */
 	int64_t impact_ns; /* estimated time the makespan would lose */
 	double share;	   /* impact / the duration of its workflow; NAN unknown */
 	char *explanation; /* one line for people */
 };
 
+/* A phase on a workflow's critical path (model/critpath.c). */
+struct pathrow {
+	int64_t root_id;     /* the workflow */
+	int64_t phase_id;
+	int64_t on_path_ns;  /* its time on the path */
+	int64_t whatif_ns;   /* the makespan were it twice as fast; -1: not asked */
+	int64_t makespan_ns; /* the workflow's, on its path */
+};
+
 struct analysis {
 	struct imbalance *imb;
 	size_t nimb;
+	struct pathrow *path; /* per workflow, its ANALYSIS_PATH_TOP longest phases */
+	size_t npath;
 	struct issue *issues; /* largest impact first */
 	size_t nissues;
 	int cached; /* read from trace.db rather than computed */
 };
+
+#define ANALYSIS_PATH_TOP 10
 
 /* Computes every analysis from the file. */
 int analysis_run(struct store *st, struct analysis *a, char **err);

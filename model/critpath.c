@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model/critpath.h"
+#include "model/model.h"
 #include "model/store.h"
 #include "model/xalloc.h"
 
@@ -146,23 +147,22 @@ static int idmap_put(struct idmap *mp, int64_t key, int32_t val)
 
 /* ---- reading ---- */
 
-static int db_fail(struct model *m, const char *what, char **err)
+static int db_fail(struct store *st, const char *what, char **err)
 {
-	struct store *st = model_store(m);
 	*err =
 	    xasprintf("%s: cannot read %s: %s", store_path(st), what, sqlite3_errmsg(store_db(st)));
 	return -1;
 }
 
-static int load_tracks(struct model *m, struct tracks *t, char **err)
+static int load_tracks(struct store *st, struct tracks *t, char **err)
 {
 	sqlite3_stmt *q;
 	size_t alloc = 0, salloc = 0, palloc = 0;
-	if (sqlite3_prepare_v2(store_db(model_store(m)),
+	if (sqlite3_prepare_v2(store_db(st),
 			       "SELECT id, kind IN ('thread', 'stream'), coalesce(phase_id, 0)"
 			       " FROM tracks ORDER BY id",
 			       -1, &q, NULL) != SQLITE_OK)
-		return db_fail(m, "tracks", err);
+		return db_fail(st, "tracks", err);
 	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		XGROW(t->id, t->n + 1, alloc);
@@ -173,7 +173,7 @@ static int load_tracks(struct model *m, struct tracks *t, char **err)
 		t->serial[t->n++] = (uint8_t)sqlite3_column_int(q, 1);
 	}
 	sqlite3_finalize(q);
-	return rc == SQLITE_DONE ? 0 : db_fail(m, "tracks", err);
+	return rc == SQLITE_DONE ? 0 : db_fail(st, "tracks", err);
 }
 
 static int32_t track_index(const struct tracks *t, int64_t id)
@@ -205,7 +205,7 @@ static void grow(struct graph *g)
 /* The subtree, breadth first: every row's parent was read before it.  A
  * parent cycle through the root would recurse for ever; the root read a
  * second time stops it. */
-static int load_phases(struct model *m, struct graph *g, int64_t root_id, const struct tracks *t,
+static int load_phases(struct store *st, struct graph *g, int64_t root_id, const struct tracks *t,
 		       struct idmap *mp, int64_t trace_cat, size_t cap, char **err)
 {
 #define SUB_COLS "id, parent_id, kind, coalesce(track_id, 0), start_ns, dur_ns"
@@ -222,9 +222,9 @@ static int load_phases(struct model *m, struct graph *g, int64_t root_id, const 
 #undef SUB_HEAD
 #undef SUB_TAIL
 	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(store_db(model_store(m)), root_id ? by_id : all, -1, &q, NULL) !=
+	if (sqlite3_prepare_v2(store_db(st), root_id ? by_id : all, -1, &q, NULL) !=
 	    SQLITE_OK)
-		return db_fail(m, "phases", err);
+		return db_fail(st, "phases", err);
 	sqlite3_bind_int64(q, 1, root_id);
 	sqlite3_bind_int(q, 2, PHASE_GPU_ANNOTATION);
 	sqlite3_bind_int(q, 3, PHASE_STREAM); /* workflow .. stream: structural */
@@ -250,7 +250,7 @@ static int load_phases(struct model *m, struct graph *g, int64_t root_id, const 
 		if (idmap_put(mp, id, (int32_t)g->n) < 0) {
 			sqlite3_finalize(q);
 			*err = xasprintf("%s: the phase tree loops through phase %lld",
-					 store_path(model_store(m)), (long long)id);
+					 store_path(st), (long long)id);
 			return -1;
 		}
 		grow(g);
@@ -268,10 +268,10 @@ static int load_phases(struct model *m, struct graph *g, int64_t root_id, const 
 	}
 	sqlite3_finalize(q);
 	if (rc != SQLITE_DONE)
-		return db_fail(m, "phases", err);
+		return db_fail(st, "phases", err);
 	if (!g->n) {
 		*err =
-		    xasprintf("%s: no phase %lld", store_path(model_store(m)), (long long)root_id);
+		    xasprintf("%s: no phase %lld", store_path(st), (long long)root_id);
 		return -1;
 	}
 	return 0;
@@ -301,16 +301,16 @@ static void scan_map(struct idmap *mp, const struct graph *g)
  * compacted in place; this needs every parent's id below its children's
  * (ids are reserved when a span opens); 1 when a row breaks that, and the
  * caller walks the tree instead. */
-static int load_scan(struct model *m, struct graph *g, int64_t root_id, const struct tracks *t,
+static int load_scan(struct store *st, struct graph *g, int64_t root_id, const struct tracks *t,
 		     struct idmap *mp, int64_t trace_cat, char **err)
 {
 	sqlite3_stmt *q;
 	if (sqlite3_prepare_v2(
-		store_db(model_store(m)),
+		store_db(st),
 		"SELECT id, parent_id, kind, coalesce(track_id, 0), start_ns, dur_ns,"
 		" cat_id FROM phases",
 		-1, &q, NULL) != SQLITE_OK)
-		return db_fail(m, "phases", err);
+		return db_fail(st, "phases", err);
 	int64_t *pid = NULL;
 	uint8_t *rule = NULL; /* 1: excluded, 2: no parent */
 	size_t palloc = 0, ralloc = 0;
@@ -342,7 +342,7 @@ static int load_scan(struct model *m, struct graph *g, int64_t root_id, const st
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
 		free(pid);
 		free(rule);
-		return db_fail(m, "phases", err);
+		return db_fail(st, "phases", err);
 	}
 	scan_map(mp, g);
 	int32_t *nidx = xmalloc((g->n ? g->n : 1) * sizeof(*nidx));
@@ -385,7 +385,7 @@ static int load_scan(struct model *m, struct graph *g, int64_t root_id, const st
 		return 1;
 	if (!w) {
 		*err =
-		    xasprintf("%s: no phase %lld", store_path(model_store(m)), (long long)root_id);
+		    xasprintf("%s: no phase %lld", store_path(st), (long long)root_id);
 		return -1;
 	}
 	g->n = w;
@@ -397,13 +397,13 @@ static int load_scan(struct model *m, struct graph *g, int64_t root_id, const st
  * E(src) (or S(src) when the destination began before the source ended) to
  * S(dst).  A small subtree of a large file looks its edges up by
  * destination; a large one reads the table once. */
-static int load_edges(struct model *m, struct graph *g, const struct idmap *mp, char **err)
+static int load_edges(struct store *st, struct graph *g, const struct idmap *mp, char **err)
 {
-	sqlite3 *db = store_db(model_store(m));
+	sqlite3 *db = store_db(st);
 	sqlite3_stmt *q;
 	int64_t total = 0;
 	if (sqlite3_prepare_v2(db, "SELECT max(rowid) FROM edges", -1, &q, NULL) != SQLITE_OK)
-		return db_fail(m, "edges", err);
+		return db_fail(st, "edges", err);
 	if (sqlite3_step(q) == SQLITE_ROW)
 		total = sqlite3_column_int64(q, 0);
 	sqlite3_finalize(q);
@@ -412,7 +412,7 @@ static int load_edges(struct model *m, struct graph *g, const struct idmap *mp, 
 			       by_dst ? "SELECT src, ?1, kind FROM edges WHERE dst = ?1"
 				      : "SELECT src, dst, kind FROM edges",
 			       -1, &q, NULL) != SQLITE_OK)
-		return db_fail(m, "edges", err);
+		return db_fail(st, "edges", err);
 	int32_t *src = NULL;
 	uint32_t *dst = NULL;
 	uint8_t *kind = NULL;
@@ -453,7 +453,7 @@ static int load_edges(struct model *m, struct graph *g, const struct idmap *mp, 
 		free(src);
 		free(dst);
 		free(kind);
-		return db_fail(m, "edges", err);
+		return db_fail(st, "edges", err);
 	}
 	/* counting sort by source */
 	g->eoff = xcalloc(g->n + 1, sizeof(*g->eoff));
@@ -774,33 +774,33 @@ static void graph_release(struct graph *g)
 	memset(g, 0, sizeof(*g));
 }
 
-static int build(struct model *m, int64_t root_id, struct graph *g, char **err)
+static int build(struct store *st, int64_t root_id, struct graph *g, char **err)
 {
 	struct tracks t = {0};
 	struct idmap mp = {0};
 	memset(g, 0, sizeof(*g));
 	int rc = -1;
-	if (load_tracks(m, &t, err) < 0)
+	if (load_tracks(st, &t, err) < 0)
 		goto out;
 	/* the profiler's own window: Kineto's category "Trace" span */
 	sqlite3_stmt *q;
 	int64_t trace_cat = 0;
-	if (sqlite3_prepare_v2(store_db(model_store(m)),
+	if (sqlite3_prepare_v2(store_db(st),
 			       "SELECT id FROM strings WHERE text = 'Trace'", -1, &q,
 			       NULL) != SQLITE_OK) {
-		db_fail(m, "strings", err);
+		db_fail(st, "strings", err);
 		goto out;
 	}
 	if (sqlite3_step(q) == SQLITE_ROW)
 		trace_cat = sqlite3_column_int64(q, 0);
 	sqlite3_finalize(q);
 	/* walk the tree; past SCAN_ROWS, scan the table instead */
-	int r = load_phases(m, g, root_id, &t, &mp, trace_cat, SCAN_ROWS, err);
+	int r = load_phases(st, g, root_id, &t, &mp, trace_cat, SCAN_ROWS, err);
 	if (r == 1)
-		r = load_scan(m, g, root_id, &t, &mp, trace_cat, err);
+		r = load_scan(st, g, root_id, &t, &mp, trace_cat, err);
 	if (r == 1)
-		r = load_phases(m, g, root_id, &t, &mp, trace_cat, SIZE_MAX, err);
-	if (r < 0 || load_edges(m, g, &mp, err) < 0)
+		r = load_phases(st, g, root_id, &t, &mp, trace_cat, SIZE_MAX, err);
+	if (r < 0 || load_edges(st, g, &mp, err) < 0)
 		goto out;
 	t.node = xmalloc((t.n ? t.n : 1) * sizeof(*t.node));
 	for (size_t i = 0; i < t.n; i++)
@@ -910,7 +910,7 @@ static void fill_path(const struct graph *g, struct critpath *c)
 	for (size_t i = 0; i < c->nsteps; i++)
 		if (c->steps[i].what == CRITPATH_RUN)
 			c->phases[np++] =
-			    (struct critpath_phase){c->steps[i].phase_id, c->steps[i].dur_ns};
+			    (struct critpath_phase){c->steps[i].phase_id, c->steps[i].dur_ns, -1};
 	qsort(c->phases, np, sizeof(*c->phases), cmp_phase_id);
 	size_t w = 0;
 	for (size_t i = 0; i < np; i++) {
@@ -921,7 +921,7 @@ static void fill_path(const struct graph *g, struct critpath *c)
 	}
 	c->nphases = w;
 	for (size_t i = 0; i < c->nsteps; i++) {
-		struct critpath_phase key = {c->steps[i].phase_id, 0};
+		struct critpath_phase key = {c->steps[i].phase_id, 0, -1};
 		struct critpath_phase *f =
 		    bsearch(&key, c->phases, c->nphases, sizeof(key), cmp_phase_id);
 		c->steps[i].on_path_ns = f && c->steps[i].what == CRITPATH_RUN ? f->on_path_ns : 0;
@@ -929,21 +929,83 @@ static void fill_path(const struct graph *g, struct critpath *c)
 	qsort(c->phases, c->nphases, sizeof(*c->phases), cmp_on_path);
 }
 
-int critpath_compute(struct model *m, int64_t root_id, struct critpath *out, char **err)
+/* The makespan with the phase at index x and everything under it k times
+ * faster, replayed in the graph's topological order; the graph is left as
+ * it was. */
+static int64_t replay(struct graph *g, size_t x, double k)
+{
+	for (size_t i = 0; i < g->n; i++)
+		g->flags[i] &= (uint8_t)~F_UNDER;
+	/* breadth-first load order: a parent is flagged before its children */
+	for (size_t i = 0; i < g->n; i++)
+		if (i == x || (g->parent[i] >= 0 && (g->flags[g->parent[i]] & F_UNDER)))
+			g->flags[i] |= F_UNDER;
+	g->k = k;
+	size_t ne = g->n * 2;
+	g->T = xmalloc(ne * sizeof(*g->T));
+	g->state = xcalloc(ne, sizeof(*g->state));
+	for (size_t v = 0; v < ne; v++)
+		g->T[v] = INT64_MIN;
+	int64_t end = 0;
+	for (size_t i = 0; i < ne; i++) {
+		int32_t u = g->order[i];
+		if (g->b[u] < 0)
+			g->T[u] = ev_t(g, u); /* released: stays where it was */
+		g->state[u] = 1;
+		if ((u & 1) && g->T[u] > end && !(g->flags[u >> 1] & F_DROP))
+			end = g->T[u];
+		successors(g, PASS_WHATIF, u);
+	}
+	free(g->T);
+	free(g->state);
+	g->T = NULL;
+	g->state = NULL;
+	return end;
+}
+
+/* The load index of phase id; g->n when it is not in the graph. */
+static size_t index_of(const struct graph *g, int64_t id)
+{
+	size_t x = 0;
+	while (x < g->n && g->id[x] != id)
+		x++;
+	return x;
+}
+
+int critpath_analyze(struct store *st, int64_t root_id, double k, size_t n, struct critpath *out,
+		     char **err)
 {
 	struct graph g;
 	memset(out, 0, sizeof(*out));
-	if (build(m, root_id, &g, err) < 0)
+	if (n && !(k > 0)) {
+		*err = xasprintf("what-if: the speed-up must be above 0, not %g", k);
+		return -1;
+	}
+	if (build(st, root_id, &g, err) < 0)
 		return -1;
 	out->root_id = root_id;
 	out->nphases_graph = (int64_t)g.n;
 	out->nedges_graph = g.nedges;
 	fill_path(&g, out);
+	for (size_t i = 0; i < out->nphases; i++)
+		out->phases[i].whatif_ns = -1;
+	for (size_t i = 0; i < out->nphases && n; i++) {
+		size_t x = index_of(&g, out->phases[i].phase_id);
+		if (x == g.n || structural(&g, (int32_t)x))
+			continue;
+		out->phases[i].whatif_ns = replay(&g, x, k);
+		n--;
+	}
 	graph_release(&g);
 	return 0;
 }
 
-int critpath_whatif(struct model *m, int64_t root_id, int64_t phase_id, double k,
+int critpath_compute(struct store *st, int64_t root_id, struct critpath *out, char **err)
+{
+	return critpath_analyze(st, root_id, 1, 0, out, err);
+}
+
+int critpath_whatif(struct store *st, int64_t root_id, int64_t phase_id, double k,
 		    int64_t *makespan_ns, char **err)
 {
 	if (!(k > 0)) {
@@ -951,38 +1013,16 @@ int critpath_whatif(struct model *m, int64_t root_id, int64_t phase_id, double k
 		return -1;
 	}
 	struct graph g;
-	if (build(m, root_id, &g, err) < 0)
+	if (build(st, root_id, &g, err) < 0)
 		return -1;
-	size_t x = 0;
-	while (x < g.n && g.id[x] != phase_id)
-		x++;
+	size_t x = index_of(&g, phase_id);
 	if (x == g.n) {
 		*err = xasprintf("what-if: phase %lld is not under %lld", (long long)phase_id,
 				 (long long)root_id);
 		graph_release(&g);
 		return -1;
 	}
-	/* breadth-first load order: a parent is flagged before its children */
-	for (size_t i = 0; i < g.n; i++)
-		if (i == x || (g.parent[i] >= 0 && (g.flags[g.parent[i]] & F_UNDER)))
-			g.flags[i] |= F_UNDER;
-	g.k = k;
-	size_t ne = g.n * 2;
-	g.T = xmalloc(ne * sizeof(*g.T));
-	g.state = xcalloc(ne, sizeof(*g.state));
-	for (size_t v = 0; v < ne; v++)
-		g.T[v] = INT64_MIN;
-	int64_t end = 0;
-	for (size_t i = 0; i < ne; i++) {
-		int32_t u = g.order[i];
-		if (g.b[u] < 0)
-			g.T[u] = ev_t(&g, u); /* released: stays where it was */
-		g.state[u] = 1;
-		if ((u & 1) && g.T[u] > end && !(g.flags[u >> 1] & F_DROP))
-			end = g.T[u];
-		successors(&g, PASS_WHATIF, u);
-	}
-	*makespan_ns = end;
+	*makespan_ns = replay(&g, x, k);
 	graph_release(&g);
 	return 0;
 }

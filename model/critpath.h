@@ -71,7 +71,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/model.h"
+#include "model/store.h"
 
 /* What a stretch of the path is. */
 enum critpath_what {
@@ -96,6 +96,7 @@ struct critpath_step {
 struct critpath_phase {
 	int64_t phase_id;
 	int64_t on_path_ns;
+	int64_t whatif_ns; /* the makespan were it critpath_analyze's k times faster; -1 */
 };
 
 struct critpath {
@@ -112,10 +113,16 @@ struct critpath {
 /* The critical path of the subtree at root_id (0: every workflow).  Fills
  * *out (the caller releases it with critpath_release); -1 and *err when the
  * root does not exist or trace.db cannot be read. */
-int critpath_compute(struct model *m, int64_t root_id, struct critpath *out, char **err);
+int critpath_compute(struct store *st, int64_t root_id, struct critpath *out, char **err);
+/* critpath_compute, and for the first n phases of the path (longest
+ * first) that are work rather than structure (not a workflow, step, rank,
+ * process, thread or stream node, nor one without a track), the makespan
+ * were each k times faster, on the one graph. */
+int critpath_analyze(struct store *st, int64_t root_id, double k, size_t n, struct critpath *out,
+		     char **err);
 /* The makespan of root_id if phase_id (under it) were k times faster
  * (k > 0, INFINITY allowed); -1 and *err on a bad phase or k. */
-int critpath_whatif(struct model *m, int64_t root_id, int64_t phase_id, double k,
+int critpath_whatif(struct store *st, int64_t root_id, int64_t phase_id, double k,
 		    int64_t *makespan_ns, char **err);
 void critpath_release(struct critpath *c);
 

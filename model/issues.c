@@ -8,7 +8,10 @@
  *              minus the group's mean (model/imbalance.c);
  *   idle-gpu   per rank, the GPU stream that waited longest for the host
  *              (HTA's host-wait idle, model/gpubreak.c): impact = that
- *              wait, what launching work sooner would give back at most.
+ *              wait, what launching work sooner would give back at most;
+ *   critical-path  per workflow, the longest piece of work on its critical
+ *              path (model/critpath.c): impact = the makespan less the
+ *              what-if makespan were it twice as fast.
  * The share is the impact over the duration of the workflow the phase
  * belongs to.
  */
@@ -33,6 +36,23 @@ static int64_t one_int(sqlite3 *db, const char *sql, int64_t id)
 		v = sqlite3_column_int64(q, 0);
 	sqlite3_finalize(q);
 	return v;
+}
+
+/* A phase's name, or "?". */
+static char *phase_text(sqlite3 *db, int64_t id)
+{
+	sqlite3_stmt *q;
+	char *s = NULL;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT n.text FROM phases p JOIN strings n ON n.id = p.name_id"
+			       " WHERE p.id = ?1",
+			       -1, &q, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(q, 1, id);
+		if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
+			s = xstrdup((const char *)sqlite3_column_text(q, 0));
+		sqlite3_finalize(q);
+	}
+	return s ? s : xstrdup("?");
 }
 
 /* The duration of the top-level phase above id (its workflow); 0. */
@@ -116,6 +136,38 @@ static void idle_gpu(sqlite3 *db, struct analysis *a, const struct gpubreak *g, 
 	}
 }
 
+/* Per workflow, the first phase of its path with a what-if makespan. */
+static void critical(sqlite3 *db, struct analysis *a, size_t *alloc)
+{
+	for (size_t i = 0; i < a->npath; i++) {
+		const struct pathrow *p = &a->path[i];
+		if (p->whatif_ns < 0 || (i && a->path[i - 1].root_id == p->root_id &&
+					 a->path[i - 1].whatif_ns >= 0))
+			continue;
+		int64_t gain = p->makespan_ns - p->whatif_ns;
+		if (gain <= 0)
+			continue;
+		char on[32], whole[32], g[32];
+		char *name = phase_text(db, p->phase_id);
+		text_duration(on, sizeof(on), p->on_path_ns);
+		text_duration(whole, sizeof(whole), p->makespan_ns);
+		text_duration(g, sizeof(g), gain);
+		int64_t wf = workflow_ns(db, p->phase_id);
+		add(a, alloc,
+		    (struct issue){
+			.kind = "critical-path",
+			.phase_id = p->phase_id,
+			.impact_ns = gain,
+			.share = wf > 0 ? (double)gain / (double)wf : NAN,
+			.explanation = xasprintf(
+			    "%s is %s of the workflow's critical path (%.2g%% of %s): were it twice"
+			    " as fast the workflow would end %s sooner",
+			    name, on, 100.0 * (double)p->on_path_ns / (double)p->makespan_ns, whole,
+			    g)});
+		free(name);
+	}
+}
+
 static int by_impact(const void *x, const void *y)
 {
 	const struct issue *a = x, *b = y;
@@ -140,6 +192,7 @@ int issues_rank(struct store *st, struct analysis *a, const struct gpubreak *gpu
 				   .explanation = explain_imbalance(g)});
 	}
 	idle_gpu(db, a, gpu, &alloc);
+	critical(db, a, &alloc);
 	if (a->nissues)
 		qsort(a->issues, a->nissues, sizeof(*a->issues), by_impact);
 	return 0;

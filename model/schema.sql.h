@@ -57,6 +57,8 @@ static const char store_schema_v2_sql[] =
     " straggler_id INTEGER NOT NULL, straggler TEXT NOT NULL, slow INTEGER NOT NULL);\n"
     "CREATE TABLE IF NOT EXISTS issues(id INTEGER PRIMARY KEY, kind TEXT NOT NULL,"
     " phase_id INTEGER NOT NULL, impact_ns INTEGER NOT NULL, share REAL,"
-    " explanation TEXT NOT NULL);\n";
+    " explanation TEXT NOT NULL);\n"
+    "CREATE TABLE IF NOT EXISTS critical_path(root_id INTEGER NOT NULL, phase_id INTEGER NOT NULL,"
+    " on_path_ns INTEGER NOT NULL, whatif_ns INTEGER, makespan_ns INTEGER NOT NULL);\n";
 
 #endif

@@ -56,7 +56,7 @@ static int64_t whatif(struct model *m, int64_t root, int64_t phase, double k)
 {
 	int64_t ms = -1;
 	char *err = NULL;
-	if (critpath_whatif(m, root, phase, k, &ms, &err) < 0)
+	if (critpath_whatif(model_store(m), root, phase, k, &ms, &err) < 0)
 		fail_msg("%s", err);
 	return ms;
 }
@@ -103,7 +103,7 @@ static void diamond(void **state)
 		d = id_of(f, "d");
 	struct model *m = open_model(f);
 	struct critpath cp;
-	if (critpath_compute(m, wf, &cp, &err) < 0)
+	if (critpath_compute(model_store(m), wf, &cp, &err) < 0)
 		fail_msg("%s", err);
 	check_tiling(&cp);
 	assert_int_equal(cp.start_ns, T0);
@@ -136,18 +136,18 @@ static void diamond(void **state)
 	assert_int_equal(whatif(m, wf, wf, 2), 20 * MS);
 	/* errors */
 	int64_t ms;
-	assert_int_equal(critpath_whatif(m, wf, b, 0, &ms, &err), -1);
+	assert_int_equal(critpath_whatif(model_store(m), wf, b, 0, &ms, &err), -1);
 	free(err);
 	err = NULL;
-	assert_int_equal(critpath_whatif(m, b, a, 2, &ms, &err), -1);
+	assert_int_equal(critpath_whatif(model_store(m), b, a, 2, &ms, &err), -1);
 	assert_non_null(strstr(err, "not under"));
 	free(err);
 	err = NULL;
 	critpath_release(&cp);
-	assert_int_equal(critpath_compute(m, 987654321, &cp, &err), -1);
+	assert_int_equal(critpath_compute(model_store(m), 987654321, &cp, &err), -1);
 	free(err);
 	/* root 0: every workflow, the same path */
-	if (critpath_compute(m, 0, &cp, &err) < 0)
+	if (critpath_compute(model_store(m), 0, &cp, &err) < 0)
 		fail_msg("%s", err);
 	assert_int_equal(cp.makespan_ns, 40 * MS);
 	assert_int_equal(cp.nsteps, 3);
@@ -184,7 +184,7 @@ static void kernel_outlives_launch(void **state)
 		k = id_of(f, "gemm"), add = id_of(f, "aten::add");
 	struct model *m = open_model(f);
 	struct critpath cp;
-	if (critpath_compute(m, step, &cp, &err) < 0)
+	if (critpath_compute(model_store(m), step, &cp, &err) < 0)
 		fail_msg("%s", err);
 	check_tiling(&cp);
 	assert_int_equal(cp.makespan_ns, 110 * US);
@@ -236,7 +236,7 @@ static void check_real(struct fx *f, struct model *m, int64_t root)
 {
 	struct critpath cp;
 	char *err = NULL;
-	if (critpath_compute(m, root, &cp, &err) < 0)
+	if (critpath_compute(model_store(m), root, &cp, &err) < 0)
 		fail_msg("%s", err);
 	check_tiling(&cp);
 	/* the window: the root's own, or longer where device work outlives it */
@@ -312,7 +312,7 @@ static void real_train(void **state)
 	/* the step's path is bound by its manifest window: the trace sits
 	 * inside it, the rest of the window is the step's own time */
 	struct critpath cp;
-	if (critpath_compute(m, train, &cp, &err) < 0)
+	if (critpath_compute(model_store(m), train, &cp, &err) < 0)
 		fail_msg("%s", err);
 	assert_int_equal(cp.makespan_ns,
 			 importfx_int(f, "SELECT dur_ns FROM phases WHERE id = (SELECT id FROM"

@@ -131,19 +131,19 @@ void issues_draw(struct app *a, struct grid *g, int y, int h)
 {
 	struct issues_view *v = &a->iv;
 	char d[32], pct[16], num[24];
-	/* columns: rank 1..3, kind 6.., saved ..27, share ..35, phase 38.. */
+	/* columns: rank 1..3, kind 6.., saved ..29, share ..37, phase 40.. */
 	grid_fill(g, 0, y, g->w, ' ', ROLE_HEADER);
 	grid_put(g, 3, y, 1, "#", ROLE_HEADER);
 	grid_put(g, 6, y, 4, "Kind", ROLE_HEADER);
-	grid_put(g, 23, y, 5, "Saves", ROLE_HEADER);
-	grid_put(g, 31, y, 5, "Share", ROLE_HEADER);
-	grid_put(g, 38, y, 5, "Phase", ROLE_HEADER);
+	grid_put(g, 25, y, 5, "Saves", ROLE_HEADER);
+	grid_put(g, 33, y, 5, "Share", ROLE_HEADER);
+	grid_put(g, 40, y, 5, "Phase", ROLE_HEADER);
 	if (load(a) < 0)
 		return;
 	if (!v->an.nissues) {
 		grid_put(g, 1, y + 2, g->w - 2,
-			 "No issues found: no imbalanced ranks, iterations or tasks, and no GPU"
-			 " waiting on its host.",
+			 "No issues found: no imbalance, no GPU waiting on its host, nothing on"
+			 " a critical path that would save time.",
 			 ROLE_DIM);
 		return;
 	}
@@ -160,13 +160,13 @@ void issues_draw(struct app *a, struct grid *g, int y, int h)
 			snprintf(pct, sizeof(pct), u->share < 0.01 ? "%.2f%%" : "%.1f%%",
 				 100 * u->share);
 		grid_put(g, 1, row, 3, num, role);
-		grid_put(g, 6, row, 12, u->kind, role);
+		grid_put(g, 6, row, 14, u->kind, role);
 		format_duration(d, sizeof(d), u->impact_ns);
-		grid_put(g, 19 + 9 - format_width(d), row, 9, d, role);
-		grid_put(g, 30 + 6 - format_width(pct), row, 7, pct, role);
+		grid_put(g, 21 + 9 - format_width(d), row, 9, d, role);
+		grid_put(g, 32 + 6 - format_width(pct), row, 7, pct, role);
 		struct sbuf path = SBUF_INIT;
 		sbuf_adds(&path, v->paths && v->paths[i] ? v->paths[i] : "?");
-		grid_put(g, 38, row, g->w - 39, format_left_cut(&path, g->w - 39, a->g->more),
+		grid_put(g, 40, row, g->w - 41, format_left_cut(&path, g->w - 41, a->g->more),
 			 role);
 		sbuf_release(&path);
 	}

@@ -218,11 +218,35 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 		if (!isnan(u->share))
 			snprintf(pct, sizeof(pct), u->share < 0.01 ? "%.2f%%" : "%.1f%%",
 				 100 * u->share);
-		fprintf(out, "  %2zu. %-10s %10s %6s  %s\n", i + 1, u->kind,
+		fprintf(out, "  %2zu. %-13s %10s %6s  %s\n", i + 1, u->kind,
 			format_duration(a, sizeof(a), u->impact_ns), pct,
 			clean(&sb, where ? where : "?"));
 		fprintf(out, "      %s\n", clean(&why, u->explanation));
 		sbuf_release(&why);
+		free(where);
+	}
+
+	fprintf(out, "\nCritical path (per workflow: the phases longest on it)\n");
+	if (!an->npath)
+		fprintf(out, "  (no workflow)\n");
+	for (size_t i = 0; i < an->npath; i++) {
+		const struct pathrow *p = &an->path[i];
+		char *where = analysis_phase_path(model_store(m), p->phase_id);
+		struct sbuf w = SBUF_INIT;
+		sbuf_init(&w);
+		if (!i || an->path[i - 1].root_id != p->root_id) {
+			char *root = analysis_phase_path(model_store(m), p->root_id);
+			fprintf(out, "  %s: %s\n", clean(&w, root ? root : "?"),
+				format_duration(a, sizeof(a), p->makespan_ns));
+			free(root);
+		}
+		fprintf(out, "  %11s %5.1f%%  %s", format_duration(a, sizeof(a), p->on_path_ns),
+			pct_of(p->on_path_ns, p->makespan_ns), clean(&w, where ? where : "?"));
+		if (p->whatif_ns >= 0)
+			fprintf(out, "  (twice as fast: %s sooner)",
+				format_duration(b, sizeof(b), p->makespan_ns - p->whatif_ns));
+		fputc('\n', out);
+		sbuf_release(&w);
 		free(where);
 	}
 
@@ -450,6 +474,19 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 	}
 	json_object_set_new(root, "imbalance", imb);
 	json_object_set_new(root, "gpu_breakdown", json_gpu(gpu));
+	json_t *cp = json_array();
+	for (size_t i = 0; i < an->npath; i++) {
+		const struct pathrow *p = &an->path[i];
+		char *where = analysis_phase_path(model_store(m), p->phase_id);
+		json_array_append_new(
+		    cp, json_pack("{s:I, s:I, s:o, s:I, s:o, s:I}", "root_id", (json_int_t)p->root_id,
+				  "phase_id", (json_int_t)p->phase_id, "path", jstr(where),
+				  "on_path_ns", (json_int_t)p->on_path_ns, "whatif_2x_makespan_ns",
+				  p->whatif_ns >= 0 ? json_integer(p->whatif_ns) : json_null(),
+				  "makespan_ns", (json_int_t)p->makespan_ns));
+		free(where);
+	}
+	json_object_set_new(root, "critical_path", cp);
 	json_dumpf(root, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 	fputc('\n', out);
 	json_decref(root);

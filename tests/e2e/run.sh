@@ -149,7 +149,7 @@ print(sum(n(s, True) for h in d["sysstat"]["hosts"] for s in h["statistics"]))' 
 		ok "demo: report --format json is valid JSON"
 		missing=$("$PY" -c 'import json, sys
 d = json.load(open(sys.argv[1]))
-keys = ["sources", "tree", "top_operators_by_total", "top_operators_by_self", "gpu_streams", "top_issues", "imbalance", "gpu_breakdown"]
+keys = ["sources", "tree", "top_operators_by_total", "top_operators_by_self", "gpu_streams", "top_issues", "imbalance", "critical_path", "gpu_breakdown"]
 print(" ".join(k for k in keys if k not in d))' "$TMP/report.json")
 		if [ -z "$missing" ]; then
 			ok "demo: report JSON has sources, tree, top operators, gpu_streams, top_issues, imbalance, gpu_breakdown"
