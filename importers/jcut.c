@@ -68,9 +68,16 @@ static void scalar_done(struct jcut *j, int is_string)
 
 static int end_element(struct jcut *j)
 {
+	j->cutting = 0;
+	if (j->ops->element_text) {
+		int rc = j->ops->element_text(j->arg, j->cut.buf, j->cut.len, j->err);
+		if (rc != 1) {
+			sbuf_reset(&j->cut);
+			return rc;
+		}
+	}
 	json_error_t je;
 	json_t *e = json_loadb(j->cut.buf, j->cut.len, 0, &je);
-	j->cutting = 0;
 	sbuf_reset(&j->cut);
 	if (!e) {
 		char msg[300];
