@@ -68,9 +68,16 @@ static void scalar_done(struct jcut *j, int is_string)
 
 static int end_element(struct jcut *j)
 {
+	j->cutting = 0;
+	if (j->ops->element_text) {
+		int rc = j->ops->element_text(j->arg, j->cut.buf, j->cut.len, j->err);
+		if (rc != 1) {
+			sbuf_reset(&j->cut);
+			return rc;
+		}
+	}
 	json_error_t je;
 	json_t *e = json_loadb(j->cut.buf, j->cut.len, 0, &je);
-	j->cutting = 0;
 	sbuf_reset(&j->cut);
 	if (!e) {
 		char msg[300];
@@ -197,18 +204,25 @@ int jcut_run(struct input *in, const struct jcut_ops *ops, void *arg, int *top, 
 	ssize_t n;
 	int rc = -1;
 	while ((n = input_read(in, buf, sizeof(buf), err)) > 0) {
-		/* an element's bytes are copied a run at a time; only quotes,
+		/* an element's bytes are copied a run at a time, up to a closing
+		 * bracket (which may end it) or the end of buf; only quotes,
 		 * escapes and brackets need looking at inside one */
 		ssize_t from = 0;
 		for (ssize_t i = 0; i < n; i++, j->offset++) {
-			if (j->cutting && !significant(j, buf[i]))
-				continue;
-			if (j->cutting)
-				sbuf_add(&j->cut, buf + from, (size_t)(i + 1 - from));
-			from = i + 1;
+			int was_cutting = j->cutting;
+			if (was_cutting) {
+				if (!significant(j, buf[i]))
+					continue;
+				if (!j->in_string && (buf[i] == '}' || buf[i] == ']')) {
+					sbuf_add(&j->cut, buf + from, (size_t)(i + 1 - from));
+					from = i + 1;
+				}
+			}
 			if (byte(j, buf[i]) < 0)
 				goto out;
-			if (j->cut.len > ops->element_max)
+			if (!was_cutting || !j->cutting)
+				from = i + 1;
+			if (j->cut.len + (size_t)(j->cutting ? i + 1 - from : 0) > ops->element_max)
 				break;
 		}
 		if (j->cutting)

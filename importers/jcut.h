@@ -38,6 +38,11 @@ struct jcut_ops {
 		       int is_string);
 	const char *element_name; /* "a sample", "a series": for messages */
 	size_t element_max;	  /* bytes */
+	/* Optional, tried before element: one cut element's text (the
+	 * callee may write into it); 0, -1 with *err, or 1 to decline, when
+	 * the text must still be the element's and goes to jansson and
+	 * element as without it. */
+	int (*element_text)(void *arg, char *text, size_t len, char **err);
 };
 
 /* Runs over the whole input; 0, or -1 with *err ("file: at byte N: ...").

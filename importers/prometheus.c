@@ -304,7 +304,7 @@ static void scalar(void *arg, const struct jcut *j, int d, const char *key, cons
 		snprintf(dst, STR_MAX, "%s", text);
 }
 
-static const struct jcut_ops ops = {cut, element, scalar, "a series", SERIES_MAX};
+static const struct jcut_ops ops = {cut, element, scalar, "a series", SERIES_MAX, NULL};
 
 /* The checks once the whole file is read. */
 static int finish(struct px *x, int top)

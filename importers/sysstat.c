@@ -4,8 +4,11 @@
  * The document is {"sysstat": {"hosts": [{host fields..., "statistics":
  * [{sample}, ...], "restarts": [...]}]}}.  A long recording is hundreds of
  * MB, so it is not parsed whole: jcut.c streams it, reports each host's
- * own fields and cuts out each sample object for jansson.  Memory is
- * bounded by the largest sample (SAMPLE_MAX).
+ * own fields and cuts out each sample object, which jflat.c reads (jansson
+ * when jflat declines).  Memory is bounded by the largest sample
+ * (SAMPLE_MAX).  A sample holds thousands of values, so the per-value path
+ * is kept short: no allocation, and the series found by its place in the
+ * sample (struct slot) rather than by name.
  *
  * Each sample becomes one value per numeric field, named resource.field:
  * cpu-load {"cpu": "all"} -> cpu.idle, {"cpu": "3"} -> cpu3.idle, disk
@@ -28,6 +31,7 @@
 #include <time.h>
 
 #include "importers/jcut.h"
+#include "importers/jflat.h"
 #include "importers/msource.h"
 #include "importers/sniff.h"
 #include "importers/sysstat.h"
@@ -42,14 +46,33 @@ struct host {
 	char date[16]; /* mpstat/iostat/pidstat: the day of the samples' times */
 };
 
+/* A series met at one place in a sample (see put). */
+struct slot {
+	char *resource, *field;
+	int64_t id;
+};
+
 struct sx {
 	struct msource ms;
 	const struct import_opts *o;
 	struct input *in;
 	struct host host;
 	int64_t samples_seen, timed;
+	struct jflat flat;  /* the sample being read */
+	struct slot *slot;  /* the series of the last sample, in the order put met them */
+	size_t nslot, slot_alloc;
+	size_t at;	    /* the slot of the next put in this sample */
 	char **err;
 };
+
+static void clear_slots(struct sx *x)
+{
+	for (size_t i = 0; i < x->nslot; i++) {
+		free(x->slot[i].resource);
+		free(x->slot[i].field);
+	}
+	x->nslot = 0;
+}
 
 /* ---- units and capacities ---- */
 
@@ -85,82 +108,119 @@ static const char *unit_of(const char *activity, const char *field)
 /* The resource of an activity's instance: cpu, cpu3, disk:sda, net:eth0... */
 static void resource_of(struct sbuf *r, const char *activity, const char *instance)
 {
-	if (!strcmp(activity, "cpu-load"))
-		sbuf_addf(r, "cpu%s", !instance || !strcmp(instance, "all") ? "" : instance);
-	else if (!strcmp(activity, "memory"))
+	if (!strcmp(activity, "cpu-load")) {
+		sbuf_adds(r, "cpu");
+		sbuf_adds(r, !instance || !strcmp(instance, "all") ? "" : instance);
+	} else if (!strcmp(activity, "memory")) {
 		sbuf_adds(r, "mem");
-	else if (!strcmp(activity, "disk"))
-		sbuf_addf(r, "disk:%s", instance ? instance : "?");
-	else if (!strcmp(activity, "net-dev") || !strcmp(activity, "net-edev"))
-		sbuf_addf(r, "net:%s", instance ? instance : "?");
-	else if (instance)
-		sbuf_addf(r, "%s:%s", activity, instance);
-	else
+	} else if (!strcmp(activity, "disk")) {
+		sbuf_adds(r, "disk:");
+		sbuf_adds(r, instance ? instance : "?");
+	} else if (!strcmp(activity, "net-dev") || !strcmp(activity, "net-edev")) {
+		sbuf_adds(r, "net:");
+		sbuf_adds(r, instance ? instance : "?");
+	} else {
 		sbuf_adds(r, activity);
+		if (instance) {
+			sbuf_addc(r, ':');
+			sbuf_adds(r, instance);
+		}
+	}
 }
 
-static int put(struct sx *x, const char *resource, const char *field, const char *unit,
-	       double capacity, int64_t t, double v)
+static int is_number(const struct jflat *f, uint32_t i)
 {
-	struct sbuf name = SBUF_INIT;
-	sbuf_adds(&name, resource);
-	sbuf_addc(&name, '.');
-	sbuf_adds(&name, field);
-	int64_t id = msource_metric(&x->ms, x->o->host ? NULL : x->host.name, resource, name.buf,
-				    unit, "mean", capacity, x->err);
-	sbuf_release(&name);
-	return id < 0 ? -1 : msource_sample(&x->ms, id, t, v, x->err);
+	return f->n[i].type == JF_INTEGER || f->n[i].type == JF_REAL;
+}
+
+static const char *string_of(const struct jflat *f, uint32_t i)
+{
+	return f->n[i].type == JF_STRING ? f->n[i].str : NULL;
+}
+
+/* The total of a memory object, from memused and memused-percent; 0 when
+ * unknown. */
+static double memory_total(const struct jflat *f, uint32_t obj)
+{
+	uint32_t used = jflat_get(f, obj, "memused"), pct = jflat_get(f, obj, "memused-percent");
+	if (is_number(f, used) && is_number(f, pct) && f->n[pct].num > 0)
+		return f->n[used].num * 100 / f->n[pct].num;
+	return 0;
+}
+
+/* One value of resource.field (a member of obj).  The series is found
+ * through x->slot, by its place in the sample, when it is where it was in
+ * the last sample; else by name (msource_metric), made on first use. */
+static int put(struct sx *x, const char *resource, const char *activity, const char *field,
+	       uint32_t obj, int64_t t, double v)
+{
+	struct slot *c = x->at < x->nslot ? &x->slot[x->at] : NULL;
+	if (!c || strcmp(c->field, field) || strcmp(c->resource, resource)) {
+		const char *unit = unit_of(activity, field);
+		double cap = unit && !strcmp(unit, "%")	  ? 100
+			     : !strcmp(field, "memused") ? memory_total(&x->flat, obj)
+							 : 0;
+		struct sbuf name = SBUF_INIT;
+		sbuf_adds(&name, resource);
+		sbuf_addc(&name, '.');
+		sbuf_adds(&name, field);
+		int64_t id = msource_metric(&x->ms, x->o->host ? NULL : x->host.name, resource,
+					    name.buf, unit, "mean", cap, x->err);
+		sbuf_release(&name);
+		if (id < 0)
+			return -1;
+		if (!c) {
+			XGROW(x->slot, x->nslot + 1, x->slot_alloc);
+			c = &x->slot[x->nslot++];
+		} else {
+			free(c->resource);
+			free(c->field);
+		}
+		c->resource = xstrdup(resource);
+		c->field = xstrdup(field);
+		c->id = id;
+	}
+	x->at++;
+	return msource_sample(&x->ms, c->id, t, v, x->err);
 }
 
 /* The first string member of an array element names the instance. */
-static const char *instance_of(json_t *obj)
+static const char *instance_of(const struct jflat *f, uint32_t obj)
 {
-	const char *k;
-	json_t *v;
-	json_object_foreach(obj, k, v) if (json_is_string(v)) return json_string_value(v);
+	for (uint32_t c = jflat_child(f, obj); c; c = f->n[c].next)
+		if (f->n[c].type == JF_STRING)
+			return f->n[c].str;
 	return NULL;
 }
 
 /* The numbers of one object: one series each. */
-static int put_object(struct sx *x, const char *activity, const char *instance, json_t *obj,
+static int put_object(struct sx *x, const char *activity, const char *instance, uint32_t obj,
 		      int64_t t)
 {
+	const struct jflat *f = &x->flat;
 	struct sbuf res = SBUF_INIT;
 	resource_of(&res, activity, instance);
-	const char *k;
-	json_t *v;
 	int rc = 0;
-	double total = 0; /* memory: from memused and memused-percent */
-	json_t *used = json_object_get(obj, "memused"),
-	       *pct = json_object_get(obj, "memused-percent");
-	if (json_is_number(used) && json_is_number(pct) && json_number_value(pct) > 0)
-		total = json_number_value(used) * 100 / json_number_value(pct);
-	json_object_foreach(obj, k, v)
-	{
-		if (!json_is_number(v))
-			continue;
-		const char *unit = unit_of(activity, k);
-		double cap = unit && !strcmp(unit, "%") ? 100 : !strcmp(k, "memused") ? total : 0;
-		if ((rc = put(x, res.buf, k, unit, cap, t, json_number_value(v))) < 0)
+	for (uint32_t c = jflat_child(f, obj); c; c = f->n[c].next) {
+		if (is_number(f, c) && (rc = put(x, res.buf, activity, f->n[c].key, obj, t,
+						 f->n[c].num)) < 0)
 			break;
 	}
-	json_t *idle = json_object_get(obj, "idle");
-	if (rc == 0 && !strcmp(activity, "cpu-load") && json_is_number(idle))
-		rc = put(x, res.buf, "util", "%", 100, t, 100 - json_number_value(idle));
+	uint32_t idle = jflat_get(f, obj, "idle");
+	if (rc == 0 && !strcmp(activity, "cpu-load") && is_number(f, idle))
+		rc = put(x, res.buf, activity, "util", obj, t, 100 - f->n[idle].num);
 	/* instances inside an instance (mpstat's interrupts per CPU): "cpu/name" */
-	json_object_foreach(obj, k, v)
-	{
-		size_t i;
-		json_t *e;
-		if (rc < 0 || !instance || !json_is_array(v))
+	for (uint32_t c = jflat_child(f, obj); c && rc >= 0 && instance; c = f->n[c].next) {
+		if (f->n[c].type != JF_ARRAY)
 			continue; /* an activity's own arrays are put_activity's */
-		json_array_foreach(v, i, e)
-		{
-			if (!json_is_object(e))
+		for (uint32_t e = jflat_child(f, c); e; e = f->n[e].next) {
+			if (f->n[e].type != JF_OBJECT)
 				continue;
 			struct sbuf in = SBUF_INIT;
-			const char *inner = instance_of(e);
-			sbuf_addf(&in, "%s/%s", instance, inner ? inner : "?");
+			const char *inner = instance_of(f, e);
+			sbuf_adds(&in, instance);
+			sbuf_addc(&in, '/');
+			sbuf_adds(&in, inner ? inner : "?");
 			rc = put_object(x, activity, in.buf, e, t);
 			sbuf_release(&in);
 			if (rc < 0)
@@ -173,22 +233,22 @@ static int put_object(struct sx *x, const char *activity, const char *instance, 
 
 /* An activity: an object of numbers (and nested activities) or an array of
  * instances. */
-static int put_activity(struct sx *x, const char *activity, json_t *v, int64_t t)
+static int put_activity(struct sx *x, const char *activity, uint32_t v, int64_t t)
 {
-	if (json_is_array(v)) {
-		size_t i;
-		json_t *e;
-		json_array_foreach(v, i, e) if (json_is_object(e) &&
-						put_object(x, activity, instance_of(e), e, t) <
-						    0) return -1;
+	const struct jflat *f = &x->flat;
+	if (f->n[v].type == JF_ARRAY) {
+		for (uint32_t e = jflat_child(f, v); e; e = f->n[e].next)
+			if (f->n[e].type == JF_OBJECT &&
+			    put_object(x, activity, instance_of(f, e), e, t) < 0)
+				return -1;
 		return 0;
 	}
-	if (!json_is_object(v))
+	if (f->n[v].type != JF_OBJECT)
 		return 0;
-	const char *k;
-	json_t *sub;
-	json_object_foreach(v, k, sub) if ((json_is_array(sub) || json_is_object(sub)) &&
-					   put_activity(x, k, sub, t) < 0) return -1;
+	for (uint32_t c = jflat_child(f, v); c; c = f->n[c].next)
+		if ((f->n[c].type == JF_ARRAY || f->n[c].type == JF_OBJECT) &&
+		    put_activity(x, f->n[c].key, c, t) < 0)
+			return -1;
 	return put_object(x, activity, NULL, v, t);
 }
 
@@ -215,37 +275,39 @@ static int64_t parse_time(const char *date, const char *clock)
 	return (int64_t)timegm(&tm) * 1000000000;
 }
 
-static int put_sample(struct sx *x, json_t *s)
+/* One sample, the value at JFLAT_ROOT of x->flat. */
+static int put_sample(struct sx *x)
 {
-	json_t *ts = json_object_get(s, "timestamp");
-	int64_t t = json_is_string(ts) /* mpstat & co: the time, the day in the header */
-			? parse_time(x->host.date, json_string_value(ts))
-			: parse_time(json_string_value(json_object_get(ts, "date")),
-				     json_string_value(json_object_get(ts, "time")));
+	const struct jflat *f = &x->flat;
+	uint32_t s = JFLAT_ROOT, ts = jflat_get(f, s, "timestamp");
+	int64_t t = f->n[ts].type == JF_STRING /* mpstat & co: the time, the day in the header */
+			? parse_time(x->host.date, f->n[ts].str)
+			: parse_time(string_of(f, jflat_get(f, ts, "date")),
+				     string_of(f, jflat_get(f, ts, "time")));
 	x->samples_seen++;
 	if (t < 0) {
 		msource_diag(&x->ms, "BAD_TIME", "samples without a readable timestamp, skipped",
 			     NULL, 1);
 		return 0;
 	}
-	json_t *utc = json_object_get(ts, "utc");
-	const char *tz = json_string_value(json_object_get(ts, "tz"));
-	if (!(json_is_integer(utc) && json_integer_value(utc) == 1) &&
+	uint32_t utc = jflat_get(f, ts, "utc");
+	const char *tz = string_of(f, jflat_get(f, ts, "tz"));
+	if (!(f->n[utc].type == JF_INTEGER && f->n[utc].integer == 1) &&
 	    !(tz && (!strcmp(tz, "UTC") || !strcmp(tz, "GMT"))))
 		msource_diag(&x->ms, "LOCAL_TIME",
 			     "samples stamped in local time, taken as UTC (use --time-offset)", tz,
 			     0);
-	json_t *iv = json_object_get(ts, "interval");
-	if (json_is_integer(iv) && json_integer_value(iv) > 0 &&
-	    json_integer_value(iv) < 366 * 86400)
-		t -= json_integer_value(iv) * 1000000000; /* to the interval's start */
+	uint32_t iv = jflat_get(f, ts, "interval");
+	if (f->n[iv].type == JF_INTEGER && f->n[iv].integer > 0 &&
+	    f->n[iv].integer < 366 * 86400)
+		t -= f->n[iv].integer * 1000000000; /* to the interval's start */
 	if (x->o->has_time_offset)
 		t += x->o->time_offset_ns;
 	x->timed++;
-	const char *k;
-	json_t *v;
-	json_object_foreach(s, k, v) if (strcmp(k, "timestamp") &&
-					 put_activity(x, k, v, t) < 0) return -1;
+	x->at = 0;
+	for (uint32_t c = jflat_child(f, s); c; c = f->n[c].next)
+		if (strcmp(f->n[c].key, "timestamp") && put_activity(x, f->n[c].key, c, t) < 0)
+			return -1;
 	return 0;
 }
 
@@ -258,10 +320,22 @@ static int cut(void *arg, const struct jcut *j, int d)
 	return !strcmp(jcut_key(j, d), "statistics");
 }
 
+/* A sample's text, read by jflat unless it declines (put_sample reports
+ * through x->err, which is err). */
+static int element_text(void *arg, char *text, size_t len, char **err)
+{
+	struct sx *x = arg;
+	(void)err;
+	return jflat_parse(&x->flat, text, len) ? 1 : put_sample(x);
+}
+
+/* A sample jflat declined, as jansson read it. */
 static int element(void *arg, json_t *e, char **err)
 {
-	(void)err; /* put_sample reports through x->err, which is err */
-	return put_sample(arg, e);
+	struct sx *x = arg;
+	(void)err;
+	jflat_from_json(&x->flat, e);
+	return put_sample(x);
 }
 
 /* A host's own fields: the objects in "hosts". */
@@ -274,6 +348,7 @@ static void scalar(void *arg, const struct jcut *j, int d, const char *key, cons
 	if (!strcmp(key, "nodename") && is_string) {
 		free(x->host.name);
 		x->host.name = xstrdup(text);
+		clear_slots(x); /* their series are the last host's */
 	} else if (!strcmp(key, "number-of-cpus") && !is_string) {
 		x->host.ncpu = atoi(text);
 	} else if (!strcmp(key, "date") && is_string) {
@@ -281,7 +356,16 @@ static void scalar(void *arg, const struct jcut *j, int d, const char *key, cons
 	}
 }
 
-static const struct jcut_ops ops = {cut, element, scalar, "a sample", SAMPLE_MAX};
+static const struct jcut_ops ops = {cut, element, scalar, "a sample", SAMPLE_MAX, element_text};
+
+/* Frees what x holds but its msource. */
+static void release(struct sx *x)
+{
+	free(x->host.name);
+	clear_slots(x);
+	free(x->slot);
+	jflat_release(&x->flat);
+}
 
 int sysstat_import(struct input *in, struct store *st, const struct import_opts *o, char **err)
 {
@@ -308,11 +392,11 @@ int sysstat_import(struct input *in, struct store *st, const struct import_opts 
 				    o->has_time_offset ? o->time_offset_ns : 0, -1, x.host.name,
 				    NULL, err) < 0)
 		goto out;
-	free(x.host.name);
+	release(&x);
 	return msource_end(&x.ms, err);
 out:
 	msource_release(&x.ms);
-	free(x.host.name);
+	release(&x);
 	return -1;
 }
 

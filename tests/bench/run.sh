@@ -17,6 +17,7 @@
 #   GRADEML_BIN=build/grademl-tui GRADEML_TOOLS=build/tools bash tests/bench/run.sh
 #   BENCH_MB=200 BENCH_RUNS=3 BENCH_DIR=/var/tmp/b BENCH_SAMPLE=x.json.gz bash tests/bench/run.sh
 # BENCH_RUNS (default 1) repeats each measurement and keeps the best time.
+# tests/bench/metric.sh runs the metric-import row alone, to compare builds.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
