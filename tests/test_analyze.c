@@ -61,7 +61,7 @@ static int setup(void **state)
 	int64_t train = add(f, wf, PHASE_STEP, "train", 0, 0, 200, 1);
 	static const int64_t rank_ns[] = {100, 140}, it1[] = {50, 70}, it2[] = {30, 30};
 	for (int i = 0; i < 2; i++) {
-		char name[16];
+		char name[24];
 		snprintf(name, sizeof(name), "rank %d", i);
 		int64_t r = add(f, train, PHASE_RANK, name, f->src[i], 0, rank_ns[i], 2);
 		int64_t t = add(f, r, PHASE_THREAD, "thread", f->src[i], 0, rank_ns[i], 3);
