@@ -67,7 +67,8 @@ static void rebuild(struct tree_view *v, const struct mnode *keep)
 	}
 	sort_key = v->sort;
 	sort_desc = v->desc;
-	qsort(v->rows, v->nrows, sizeof(*v->rows), cmp_rows);
+	if (v->nrows) /* a file of metrics alone has no rows, and rows is NULL */
+		qsort(v->rows, v->nrows, sizeof(*v->rows), cmp_rows);
 	v->sel = 0;
 	for (size_t i = 0; keep && i < v->nrows; i++)
 		if (v->rows[i] == keep)
