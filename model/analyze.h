@@ -49,6 +49,8 @@ int analysis_save(struct store *st, const struct analysis *a, char **err);
 /* The cache when it matches the file, else analysis_run. */
 int analysis_get(struct store *st, struct analysis *a, char **err);
 void analysis_release(struct analysis *a);
+/* A phase's name, or "?" when it has none; the caller frees it. */
+char *analysis_phase_name(struct store *st, int64_t id);
 /* "/workflow/step/.../name" of a phase (for :goto), or NULL when none. */
 char *analysis_phase_path(struct store *st, int64_t id);
 

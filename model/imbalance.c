@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/analyze.h"
 #include "model/imbalance.h"
 #include "model/xalloc.h"
 
@@ -30,24 +31,8 @@ struct acc {
 	size_t n, alloc;
 };
 
-static char *phase_name(sqlite3 *db, int64_t id)
-{
-	sqlite3_stmt *q;
-	char *s = NULL;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT n.text FROM phases p JOIN strings n ON n.id = p.name_id"
-			       " WHERE p.id = ?1",
-			       -1, &q, NULL) != SQLITE_OK)
-		return xstrdup("?");
-	sqlite3_bind_int64(q, 1, id);
-	if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
-		s = xstrdup((const char *)sqlite3_column_text(q, 0));
-	sqlite3_finalize(q);
-	return s ? s : xstrdup("?");
-}
-
 /* Closes the group m[0..n) (one parent, one kind). */
-static void finish(sqlite3 *db, struct acc *a, const char *kind, const struct member *m, size_t n)
+static void finish(struct store *st, struct acc *a, const char *kind, const struct member *m, size_t n)
 {
 	if (n < 2)
 		return;
@@ -73,9 +58,9 @@ static void finish(sqlite3 *db, struct acc *a, const char *kind, const struct me
 				.actual_ns = m[top].dur,
 				.impact_ns = m[top].dur - ideal,
 				.straggler_id = m[top].id,
-				.straggler = phase_name(db, m[top].id),
+				.straggler = analysis_phase_name(st, m[top].id),
 				.slow = slow};
-	char *parent = phase_name(db, m[0].key);
+	char *parent = analysis_phase_name(st, m[0].key);
 	if (!strcmp(kind, "ranks"))
 		g->label = xasprintf("the %zu ranks of step %s", n, parent);
 	else if (!strcmp(kind, "tasks"))
@@ -86,12 +71,12 @@ static void finish(sqlite3 *db, struct acc *a, const char *kind, const struct me
 }
 
 /* Feeds rows sorted by (key, sub) to finish(), one group at a time. */
-static void groups(sqlite3 *db, struct acc *a, const char *kind, const struct member *m, size_t n)
+static void groups(struct store *st, struct acc *a, const char *kind, const struct member *m, size_t n)
 {
 	size_t first = 0;
 	for (size_t i = 1; i <= n; i++)
 		if (i == n || m[i].key != m[first].key || m[i].sub != m[first].sub) {
-			finish(db, a, kind, m + first, i - first);
+			finish(st, a, kind, m + first, i - first);
 			first = i;
 		}
 }
@@ -179,8 +164,8 @@ int imbalance_compute(struct store *st, struct imbalance **out, size_t *n, char 
 		qsort(ranks.v, ranks.n, sizeof(*ranks.v), by_key);
 	if (tasks.n)
 		qsort(tasks.v, tasks.n, sizeof(*tasks.v), by_key);
-	groups(db, &a, "ranks", ranks.v, ranks.n);
-	groups(db, &a, "tasks", tasks.v, tasks.n);
+	groups(st, &a, "ranks", ranks.v, ranks.n);
+	groups(st, &a, "tasks", tasks.v, tasks.n);
 	/* one iteration across ranks: profiler steps of ranked sources, keyed
 	 * by the step their rank node hangs under, and by name */
 	if (sources.n)
@@ -194,7 +179,7 @@ int imbalance_compute(struct store *st, struct imbalance **out, size_t *n, char 
 	}
 	if (k)
 		qsort(steps.v, k, sizeof(*steps.v), by_key);
-	groups(db, &a, "iteration", steps.v, k);
+	groups(st, &a, "iteration", steps.v, k);
 	if (a.n)
 		qsort(a.v, a.n, sizeof(*a.v), by_impact);
 	*out = a.v;

@@ -38,23 +38,6 @@ static int64_t one_int(sqlite3 *db, const char *sql, int64_t id)
 	return v;
 }
 
-/* A phase's name, or "?". */
-static char *phase_text(sqlite3 *db, int64_t id)
-{
-	sqlite3_stmt *q;
-	char *s = NULL;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT n.text FROM phases p JOIN strings n ON n.id = p.name_id"
-			       " WHERE p.id = ?1",
-			       -1, &q, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(q, 1, id);
-		if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
-			s = xstrdup((const char *)sqlite3_column_text(q, 0));
-		sqlite3_finalize(q);
-	}
-	return s ? s : xstrdup("?");
-}
-
 /* The duration of the top-level phase above id (its workflow); 0. */
 static int64_t workflow_ns(sqlite3 *db, int64_t id)
 {
@@ -137,7 +120,7 @@ static void idle_gpu(sqlite3 *db, struct analysis *a, const struct gpubreak *g, 
 }
 
 /* Per workflow, the first phase of its path with a what-if makespan. */
-static void critical(sqlite3 *db, struct analysis *a, size_t *alloc)
+static void critical(struct store *st, struct analysis *a, size_t *alloc)
 {
 	for (size_t i = 0; i < a->npath; i++) {
 		const struct pathrow *p = &a->path[i];
@@ -148,11 +131,11 @@ static void critical(sqlite3 *db, struct analysis *a, size_t *alloc)
 		if (gain <= 0)
 			continue;
 		char on[32], whole[32], g[32];
-		char *name = phase_text(db, p->phase_id);
+		char *name = analysis_phase_name(st, p->phase_id);
 		text_duration(on, sizeof(on), p->on_path_ns);
 		text_duration(whole, sizeof(whole), p->makespan_ns);
 		text_duration(g, sizeof(g), gain);
-		int64_t wf = workflow_ns(db, p->phase_id);
+		int64_t wf = workflow_ns(store_db(st), p->phase_id);
 		add(a, alloc,
 		    (struct issue){
 			.kind = "critical-path",
@@ -192,7 +175,7 @@ int issues_rank(struct store *st, struct analysis *a, const struct gpubreak *gpu
 				   .explanation = explain_imbalance(g)});
 	}
 	idle_gpu(db, a, gpu, &alloc);
-	critical(db, a, &alloc);
+	critical(st, a, &alloc);
 	if (a->nissues)
 		qsort(a->issues, a->nissues, sizeof(*a->issues), by_impact);
 	return 0;
