@@ -1030,16 +1030,10 @@ static const yajl_callbacks callbacks = {
 
 /* ---- building the source's nodes once the file is read ---- */
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
 static char *step_name_of(const char *path)
 {
 	static const char *const exts[] = {".gz", ".zst", ".json", ".trace", ".pt"};
-	char *name = xstrdup(base_name(path));
+	char *name = xstrdup(input_base_name(path));
 	for (int again = 1; again;) {
 		again = 0;
 		for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {

@@ -84,10 +84,10 @@ out:
 /* The common prefix of the files' base names, for a step shared by ranks. */
 static char *group_step_name(char *const *paths, size_t n)
 {
-	const char *first = strrchr(paths[0], '/') ? strrchr(paths[0], '/') + 1 : paths[0];
+	const char *first = input_base_name(paths[0]);
 	size_t len = strlen(first);
 	for (size_t i = 1; i < n; i++) {
-		const char *b = strrchr(paths[i], '/') ? strrchr(paths[i], '/') + 1 : paths[i];
+		const char *b = input_base_name(paths[i]);
 		size_t k = 0;
 		while (k < len && b[k] == first[k])
 			k++;

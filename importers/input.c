@@ -288,3 +288,9 @@ uint64_t input_file_size(const struct input *in)
 {
 	return in->size;
 }
+
+const char *input_base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}

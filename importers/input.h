@@ -32,6 +32,8 @@ const unsigned char *input_peek(struct input *in, size_t *len);
 ssize_t input_read(struct input *in, void *buf, size_t n, char **err);
 
 const char *input_path(const struct input *in);
+/* The part of path after its last '/' (the whole path when it has none). */
+const char *input_base_name(const char *path);
 enum input_codec input_codec(const struct input *in);
 const char *input_codec_name(enum input_codec c);
 uint64_t input_file_size(const struct input *in); /* bytes on disk */

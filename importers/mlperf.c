@@ -96,15 +96,9 @@ int mlperf_sniff(const unsigned char *buf, size_t len)
 	return 0;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
 static char *example(struct ml *p, const char *line, size_t n)
 {
-	return xasprintf("%s:%lld: %.*s", base_name(p->path), (long long)p->lineno,
+	return xasprintf("%s:%lld: %.*s", input_base_name(p->path), (long long)p->lineno,
 			 (int)(n > 200 ? 200 : n), line);
 }
 
@@ -319,7 +313,7 @@ int mlperf_import(struct input *in, struct store *st, const struct import_opts *
 			  o, err) < 0)
 		goto out;
 	begun = 1;
-	p.step_id = import_step_node(st, o, o->step ? o->step : base_name(p.path), err);
+	p.step_id = import_step_node(st, o, o->step ? o->step : input_base_name(p.path), err);
 	if (p.step_id < 0)
 		goto out;
 	char *s;

@@ -73,12 +73,6 @@ int rulelog_sniff(const unsigned char *buf, size_t len)
 	return 0;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
 static void diag(struct rl *p, const char *code, const char *msg, const char *line, size_t n,
 		 int dropped)
 {
@@ -89,7 +83,7 @@ static void diag(struct rl *p, const char *code, const char *msg, const char *li
 		msource_diag(&p->ms, code, msg, NULL, dropped);
 		return;
 	}
-	char *ex = xasprintf("%s:%lld: %.*s", base_name(p->path), (long long)p->lineno,
+	char *ex = xasprintf("%s:%lld: %.*s", input_base_name(p->path), (long long)p->lineno,
 			     (int)(n > 200 ? 200 : n), line);
 	msource_diag(&p->ms, code, msg, ex, dropped);
 	free(ex);
@@ -343,7 +337,7 @@ int rulelog_import(struct input *in, struct store *st, const struct import_opts 
 		goto out;
 	begun = 1;
 	p.md = pcre2_match_data_create(64, NULL);
-	p.step_id = import_step_node(st, o, o->step ? o->step : base_name(p.path), err);
+	p.step_id = import_step_node(st, o, o->step ? o->step : input_base_name(p.path), err);
 	if (p.step_id < 0)
 		goto out;
 	char *s;

@@ -177,12 +177,6 @@ static int64_t self_of(int64_t start, int64_t end, int64_t cmin, int64_t cmax)
 	return end - start - covered;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
 static int write_row(struct sp *p, int64_t id, int64_t parent, int kind, const char *name,
 		     int64_t track, int64_t start, int64_t end, int64_t self, int64_t children,
 		     int depth)
@@ -251,7 +245,7 @@ static int lookup(struct sp *p, const char *sql, int64_t a, int64_t b, struct no
 /* The app id of a rolling part, from its name events_N_<appid>[.codec]. */
 static char *rolling_app_id(const char *path, int64_t *part)
 {
-	const char *b = base_name(path);
+	const char *b = input_base_name(path);
 	char *end;
 	if (strncmp(b, "events_", 7))
 		return NULL;
@@ -322,11 +316,11 @@ static int ensure_app(struct sp *p)
 			if (r)
 				return r < 0 ? -1 : 0;
 		}
-		diag_count(&p->dc, D_NO_APP_START, 1, "%s", base_name(input_path(p->in)));
+		diag_count(&p->dc, D_NO_APP_START, 1, "%s", input_base_name(input_path(p->in)));
 	}
 	const char *step = p->o->step			 ? p->o->step
 			   : p->app_name && *p->app_name ? p->app_name
-							 : base_name(input_path(p->in));
+							 : input_base_name(input_path(p->in));
 	p->step_id = import_step_node(p->st, p->o, step, p->err);
 	if (p->step_id < 0)
 		return -1;
@@ -353,7 +347,7 @@ static int write_app(struct sp *p)
 	sbuf_addc(&p->attrs, '}');
 	const char *name = p->app_name && *p->app_name ? p->app_name
 			   : p->app_key		       ? p->app_key
-						       : base_name(input_path(p->in));
+						       : input_base_name(input_path(p->in));
 	return write_row(p, p->app_id, p->step_id, PHASE_APPLICATION, name, 0, start, end,
 			 self_of(start, end, p->app_cmin, p->app_cmax), p->app_children, 2);
 }
