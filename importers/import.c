@@ -15,18 +15,6 @@
 #include "model/timing.h"
 #include "model/xalloc.h"
 
-/* A name from the command line or a file name, as valid UTF-8 (invalid
- * bytes become U+FFFD); NULL stays NULL.  The caller frees it. */
-static char *repaired(const char *s)
-{
-	if (!s)
-		return NULL;
-	struct sbuf sb;
-	sbuf_init(&sb);
-	text_utf8_repair(&sb, s, strlen(s));
-	return sbuf_detach(&sb);
-}
-
 /* The step named name under parent (depth of the new node: depth), made
  * when missing; its id, or -1. */
 static int64_t step_under(struct store *st, int64_t parent, const char *name, int depth, char **err)
@@ -47,8 +35,8 @@ static int64_t step_under(struct store *st, int64_t parent, const char *name, in
 int64_t import_step_node(struct store *st, const struct import_opts *o, const char *step_name,
 			 char **err)
 {
-	char *wf = repaired(o->workflow ? o->workflow : "workflow");
-	char *step = repaired(step_name);
+	char *wf = text_utf8_dup(o->workflow ? o->workflow : "workflow");
+	char *step = text_utf8_dup(step_name);
 	int64_t rc = -1;
 	int64_t wf_id = store_find_child(st, 0, PHASE_WORKFLOW, wf, err);
 	if (wf_id < 0)
@@ -139,7 +127,7 @@ int import_files(const char *db_path, char *const *paths, size_t npaths, const c
 	/* the host goes into trace.db text as given: valid UTF-8 once, for
 	 * every importer (workflow and step names are repaired where they are
 	 * interned, import_step_node) */
-	o.host = host = repaired(o.host);
+	o.host = host = text_utf8_dup(o.host);
 	if (!o.group_step && npaths > 1)
 		o.group_step = group = group_step_name(paths, npaths);
 	if (store_open(db_path, STORE_WRITE, &st, err) < 0)

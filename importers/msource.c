@@ -28,13 +28,6 @@ int msource_begin(struct msource *s, struct store *st, struct input *in, const c
 	return s->source_id < 0 ? -1 : 0;
 }
 
-static char *utf8(const char *s)
-{
-	struct sbuf sb = SBUF_INIT;
-	text_utf8_repair(&sb, s, strlen(s));
-	return sbuf_detach(&sb);
-}
-
 int64_t msource_metric(struct msource *s, const char *host, const char *resource, const char *name,
 		       const char *unit, const char *value_kind, double capacity, char **err)
 {
@@ -52,8 +45,8 @@ int64_t msource_metric(struct msource *s, const char *host, const char *resource
 		return e->value;
 	}
 	/* names come from files: stored as valid UTF-8 */
-	char *h = host ? utf8(host) : NULL, *r = resource ? utf8(resource) : NULL;
-	char *n = utf8(name), *u = unit ? utf8(unit) : NULL;
+	char *h = text_utf8_dup(host), *r = text_utf8_dup(resource);
+	char *n = text_utf8_dup(name), *u = text_utf8_dup(unit);
 	struct metric_row m = {.source_id = s->source_id,
 			       .host = h,
 			       .resource = r,
@@ -99,7 +92,7 @@ void msource_diag(struct msource *s, const char *code, const char *message, cons
 			s->ndiag++;
 		s->diag[i].code = code;
 		s->diag[i].message = message;
-		s->diag[i].example = example ? utf8(example) : NULL;
+		s->diag[i].example = text_utf8_dup(example);
 	}
 	s->diag[i].count++;
 	s->dropped += dropped != 0;

@@ -81,6 +81,15 @@ size_t text_utf8_repair(struct sbuf *out, const char *s, size_t n)
 	return bad;
 }
 
+char *text_utf8_dup(const char *s)
+{
+	if (!s)
+		return NULL;
+	struct sbuf sb = SBUF_INIT;
+	text_utf8_repair(&sb, s, strlen(s));
+	return sbuf_detach(&sb);
+}
+
 int text_parse_int64(const char *s, size_t n, int64_t *out)
 {
 	size_t i = 0;

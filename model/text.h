@@ -18,6 +18,8 @@ int text_utf8_valid(const char *s, size_t n);
 /* Appends s to out with every invalid sequence or NUL replaced by U+FFFD;
  * returns the number of replacements. */
 size_t text_utf8_repair(struct sbuf *out, const char *s, size_t n);
+/* A repaired copy of the string s (NULL stays NULL); the caller frees it. */
+char *text_utf8_dup(const char *s);
 
 /* Parses a decimal number of `unit_ns` units (1000 for microseconds) into
  * integer nanoseconds, exactly for plain decimals (no float rounding),
