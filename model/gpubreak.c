@@ -478,8 +478,11 @@ static size_t tslot_of(const struct types *t, int64_t id)
 
 static int type_of(struct types *t, sqlite3_stmt *nameq, int64_t id)
 {
-	if (t->cap && t->slot[tslot_of(t, id)].name_id == id)
-		return t->slot[tslot_of(t, id)].type;
+	if (t->cap) {
+		const struct tslot *hit = &t->slot[tslot_of(t, id)];
+		if (hit->name_id == id)
+			return hit->type;
+	}
 	if (2 * (t->used + 1) > t->cap) {
 		struct types grown = {.cap = t->cap ? 2 * t->cap : 1024};
 		grown.slot = xcalloc(grown.cap, sizeof(*grown.slot));
