@@ -1,14 +1,18 @@
 /*
- * The analyses of one trace.db (imbalance, the GPU breakdowns, each
- * workflow's critical path, the issues they raise), run together, and
- * their cache in the file (schema v2: tables imbalance, issues and
- * critical_path; the GPU breakdowns are recomputed, they are quick).
+ * The analyses of one trace.db (resource attribution and bottlenecks,
+ * imbalance, the GPU breakdowns, each workflow's critical path, the issues
+ * they raise), run together, and their cache in the file (tables
+ * attribution, attribution_fit, imbalance, issues and critical_path; the
+ * GPU breakdowns are recomputed).  The critical path runs on the caller's
+ * connection while a thread with a read-only connection of its own runs
+ * the others: on two cores the analyses take the longer of the two.
  * `grademl-tui analyze` writes the cache; report and the explorer read it
  * while it matches the file, else compute the analyses in memory.  The cache matches while meta
  * 'analysis_of' equals the file's signature: the largest phase, source and
  * metric ids, which every import raises.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +23,14 @@
 #include "model/timing.h"
 #include "model/xalloc.h"
 
-/* "p<max phase id> s<max source id> m<max metric id>", or NULL. */
+/* "v3 p<max phase id> s<max source id> m<max metric id>", or NULL: a cache
+ * written by an older schema's analysis does not match. */
 static char *signature(sqlite3 *db)
 {
 	sqlite3_stmt *q;
 	char *sig = NULL;
 	if (sqlite3_prepare_v2(db,
-			       "SELECT 'p' || coalesce((SELECT max(id) FROM phases), 0)"
+			       "SELECT 'v3 p' || coalesce((SELECT max(id) FROM phases), 0)"
 			       " || ' s' || coalesce((SELECT max(id) FROM sources), 0)"
 			       " || ' m' || coalesce((SELECT max(id) FROM metrics), 0)",
 			       -1, &q, NULL) != SQLITE_OK)
@@ -73,19 +78,60 @@ static int paths(struct store *st, struct analysis *a, char **err)
 	return 0;
 }
 
+/* The analyses that run beside the critical path, on a connection of
+ * their own: attribution, the GPU breakdowns and imbalance. */
+struct side_job {
+	const char *path;
+	struct analysis *a;
+	struct gpubreak *gpu;
+	char *err;
+	int rc;
+};
+
+static void *side_thread(void *arg)
+{
+	struct side_job *j = arg;
+	struct store *st = NULL;
+	j->rc = -1;
+	if (store_open(j->path, STORE_READ, &st, &j->err) < 0)
+		return NULL;
+	sqlite3_exec(store_db(st), "PRAGMA cache_size = -16384", NULL, NULL, NULL);
+	if (attrib_compute(store_db(st), j->path, &j->a->attr, &j->err) < 0)
+		goto out;
+	timing_mark("attribution (beside)");
+	if (gpubreak_load(st, NULL, j->gpu, &j->err) < 0)
+		goto out;
+	timing_mark("gpu breakdown (beside)");
+	if (imbalance_compute(st, &j->a->imb, &j->a->nimb, &j->err) < 0)
+		goto out;
+	timing_mark("imbalance (beside)");
+	j->rc = 0;
+out:
+	store_close(st);
+	return NULL;
+}
+
 int analysis_run(struct store *st, struct analysis *a, char **err)
 {
-	struct gpubreak gpu;
+	struct gpubreak gpu = {NULL, 0};
+	struct side_job job = {store_path(st), a, &gpu, NULL, 0};
+	pthread_t th;
 	memset(a, 0, sizeof(*a));
 	timing_mark(NULL);
-	if (gpubreak_load(st, NULL, &gpu, err) < 0)
-		return -1;
-	timing_mark("gpu breakdown");
-	int rc = imbalance_compute(st, &a->imb, &a->nimb, err);
-	timing_mark("imbalance");
-	if (rc == 0)
-		rc = paths(st, a, err);
+	int threaded = pthread_create(&th, NULL, side_thread, &job) == 0;
+	if (!threaded)
+		side_thread(&job);
+	int rc = paths(st, a, err);
 	timing_mark("critical path");
+	if (threaded)
+		pthread_join(th, NULL);
+	timing_mark("waiting for the others");
+	if (rc == 0 && job.rc < 0) {
+		*err = job.err;
+		job.err = NULL;
+		rc = -1;
+	}
+	free(job.err);
 	if (rc == 0)
 		rc = issues_rank(st, a, &gpu, err);
 	timing_mark("issues");
@@ -180,6 +226,8 @@ int analysis_save(struct store *st, const struct analysis *a, char **err)
 		if (step_done(db, cp, err) < 0)
 			goto out;
 	}
+	if (attrib_save(db, &a->attr, err) < 0)
+		goto out;
 	sqlite3_bind_text(meta, 1, sig, -1, SQLITE_STATIC);
 	rc = step_done(db, meta, err);
 out:
@@ -196,7 +244,7 @@ out:
 static const char *known_kind(const char *k)
 {
 	static const char *const kinds[] = {"imbalance", "idle-gpu", "critical-path", "ranks",
-					    "tasks", "iteration"};
+					    "tasks", "iteration", "bottleneck", "software-bound"};
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (k && !strcmp(k, kinds[i]))
 			return kinds[i];
@@ -209,24 +257,28 @@ static char *col_text(sqlite3_stmt *q, int i)
 	return xstrdup(s ? (const char *)s : "");
 }
 
-/* Reads the cache; 1 when it matches the file, 0 when it does not. */
-static int load(struct store *st, struct analysis *a, char **err)
+int analysis_fresh(sqlite3 *db)
 {
-	sqlite3 *db = store_db(st);
 	sqlite3_stmt *q;
 	char *sig = signature(db);
 	int fresh = 0;
-	memset(a, 0, sizeof(*a));
-	if (!sig)
-		return 0;
-	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'analysis_of'", -1, &q,
-			       NULL) == SQLITE_OK) {
+	if (sig && sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'analysis_of'", -1,
+				      &q, NULL) == SQLITE_OK) {
 		fresh = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0) &&
 			!strcmp((const char *)sqlite3_column_text(q, 0), sig);
 		sqlite3_finalize(q);
 	}
 	free(sig);
-	if (!fresh)
+	return fresh;
+}
+
+/* Reads the cache; 1 when it matches the file, 0 when it does not. */
+static int load(struct store *st, struct analysis *a, char **err)
+{
+	sqlite3 *db = store_db(st);
+	sqlite3_stmt *q;
+	memset(a, 0, sizeof(*a));
+	if (!analysis_fresh(db))
 		return 0;
 	size_t alloc = 0;
 	if (sqlite3_prepare_v2(db,
@@ -281,6 +333,10 @@ static int load(struct store *st, struct analysis *a, char **err)
 		    sqlite3_column_int64(q, 4)};
 	}
 	sqlite3_finalize(q);
+	if (attrib_load(db, &a->attr, err) < 0) {
+		analysis_release(a);
+		return -1;
+	}
 	a->cached = 1;
 	return 1;
 fail:
@@ -304,6 +360,7 @@ void analysis_release(struct analysis *a)
 		free(a->issues[i].explanation);
 	free(a->issues);
 	free(a->path);
+	attrib_release(&a->attr);
 	memset(a, 0, sizeof(*a));
 }
 

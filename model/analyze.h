@@ -8,13 +8,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/attrib.h"
 #include "model/gpubreak.h"
 #include "model/imbalance.h"
 #include "model/store.h"
 
 /* One row of the top-issues list. */
 struct issue {
-	const char *kind;  /* "imbalance", "idle-gpu", "critical-path" (static) */
+	const char *kind;  /* "bottleneck", "software-bound", "imbalance", "idle-gpu",
+			      "critical-path" (static) */
 	int64_t phase_id;  /* the phase to look at */
 	int64_t impact_ns; /* estimated time the makespan would lose */
 	double share;	   /* impact / the duration of its workflow; NAN unknown */
@@ -37,6 +39,7 @@ struct analysis {
 	size_t npath;
 	struct issue *issues; /* largest impact first */
 	size_t nissues;
+	struct attribution attr; /* resource attribution and bottlenecks */
 	int cached; /* read from trace.db rather than computed */
 };
 
@@ -46,6 +49,8 @@ struct analysis {
 int analysis_run(struct store *st, struct analysis *a, char **err);
 /* Replaces the file's cache with a, inside the caller's transaction. */
 int analysis_save(struct store *st, const struct analysis *a, char **err);
+/* Whether the file's cache (`grademl-tui analyze`) matches its data. */
+int analysis_fresh(sqlite3 *db);
 /* The cache when it matches the file, else analysis_run. */
 int analysis_get(struct store *st, struct analysis *a, char **err);
 void analysis_release(struct analysis *a);

@@ -8,6 +8,13 @@
 
 #include "model/model.h"
 
+/* SQL over a tracks row: a GPU stream's device.  Kineto gives GPU work the
+ * device index as its pid ("pid": 0, "tid": "stream 7"); any other track,
+ * or a pid that is not a small number, has none (-1). */
+#define TRACK_DEVICE_SQL                                                                           \
+	"(CASE WHEN kind = 'stream' AND pid GLOB '[0-9]*' AND pid NOT GLOB '*[^0-9]*'"             \
+	" AND length(pid) <= 4 THEN CAST(pid AS INTEGER) ELSE -1 END)"
+
 /* The GPU a series measures ("gpuN" resource or "gpu=N" label), or -1 for
  * a host-wide series. */
 int mseries_device(const struct mseries *s);

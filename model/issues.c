@@ -4,6 +4,9 @@
  * a line a data scientist reads without the paper (DESIGN.md, Analyses).
  *
  * Sources so far:
+ *   bottleneck, software-bound  per step, rank and Spark stage, the
+ *              bottleneck whose removal saves most (model/attrib.c):
+ *              impact = its duration less the estimate without it;
  *   imbalance  each imbalanced group's straggler, impact = its duration
  *              minus the group's mean (model/imbalance.c);
  *   idle-gpu   per rank, the GPU stream that waited longest for the host
@@ -151,6 +154,62 @@ static void critical(struct store *st, struct analysis *a, size_t *alloc)
 	}
 }
 
+static const char *advice(int res)
+{
+	switch (res) {
+	case ATTRIB_CPU:
+		return "more cores, or less CPU work in the loop (more data-loader workers,"
+		       " preprocessing done ahead)";
+	case ATTRIB_GPU:
+		return "faster kernels (mixed precision, fused operators) or more GPUs";
+	case ATTRIB_GPU_MEM:
+		return "fewer memory round trips (fused operators, larger batches)";
+	case ATTRIB_DISK:
+		return "faster storage, or the data cached in memory";
+	default:
+		return "a faster network, or less data sent";
+	}
+}
+
+/* Per step, rank and stage, the bottleneck whose removal saves most. */
+static void bottlenecks(struct store *st, struct analysis *a, size_t *alloc)
+{
+	for (size_t i = 0; i < a->attr.nrows; i++) {
+		const struct attrib_row *r = &a->attr.rows[i];
+		if (r->kind != PHASE_STEP && r->kind != PHASE_RANK && r->kind != PHASE_STAGE)
+			continue;
+		struct attrib_bneck b[ATTRIB_NRES + 1];
+		if (!attrib_bottlenecks(r, b))
+			continue;
+		int64_t gain = r->dur_ns - b[0].without_ns;
+		if (gain <= 0)
+			continue;
+		char d[32], g[32];
+		text_duration(d, sizeof(d), r->dur_ns);
+		text_duration(g, sizeof(g), gain);
+		char *name = analysis_phase_name(st, r->phase_id);
+		int64_t wf = workflow_ns(store_db(st), r->phase_id);
+		char *why;
+		if (b[0].res == ATTRIB_SOFTWARE)
+			why = xasprintf("%s: no resource was saturated during %.0f%% of its work, so the"
+					" time goes to Python, synchronisation or waiting, not to hardware:"
+					" up to %s of its %s",
+					name, 100 * b[0].frac, g, d);
+		else
+			why = xasprintf("%s: %s saturated during %.0f%% of its work; %s would save"
+					" about %s of its %s",
+					name, attrib_res_name(b[0].res), 100 * b[0].frac,
+					advice(b[0].res), g, d);
+		free(name);
+		add(a, alloc,
+		    (struct issue){.kind = b[0].res == ATTRIB_SOFTWARE ? "software-bound" : "bottleneck",
+				   .phase_id = r->phase_id,
+				   .impact_ns = gain,
+				   .share = wf > 0 ? (double)gain / (double)wf : NAN,
+				   .explanation = why});
+	}
+}
+
 static int by_impact(const void *x, const void *y)
 {
 	const struct issue *a = x, *b = y;
@@ -176,6 +235,7 @@ int issues_rank(struct store *st, struct analysis *a, const struct gpubreak *gpu
 	}
 	idle_gpu(db, a, gpu, &alloc);
 	critical(st, a, &alloc);
+	bottlenecks(st, a, &alloc);
 	if (a->nissues)
 		qsort(a->issues, a->nissues, sizeof(*a->issues), by_impact);
 	return 0;

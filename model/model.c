@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/attach.h"
 #include "model/model.h"
 #include "model/store.h"
 #include "model/strmap.h"
@@ -97,20 +98,13 @@ int model_children(struct model *m, struct mnode *n, char **err)
 	return 0;
 }
 
-/* A GPU stream's device: Kineto gives GPU work the device index as its
- * pid ("pid": 0, "tid": "stream 7"); any other track, or a pid that is not
- * a small number, has none (-1). */
-#define DEVICE_OF_TRACK                                                                            \
-	"(CASE WHEN kind = 'stream' AND pid GLOB '[0-9]*' AND pid NOT GLOB '*[^0-9]*'"             \
-	" AND length(pid) <= 4 THEN CAST(pid AS INTEGER) ELSE -1 END)"
-
 static int load_tracks(struct model *m, char **err)
 {
 	sqlite3_stmt *q;
 	size_t alloc = 0;
 	if (sqlite3_prepare_v2(store_db(m->st),
 			       "SELECT id, kind, coalesce(name, ''), host, coalesce(rank, -1),"
-			       " coalesce(sort_index, 0)," DEVICE_OF_TRACK " FROM tracks ORDER BY id",
+			       " coalesce(sort_index, 0)," TRACK_DEVICE_SQL " FROM tracks ORDER BY id",
 			       -1, &q, NULL) != SQLITE_OK)
 		goto fail;
 	while (sqlite3_step(q) == SQLITE_ROW) {

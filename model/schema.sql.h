@@ -61,4 +61,13 @@ static const char store_schema_v2_sql[] =
     "CREATE TABLE IF NOT EXISTS critical_path(root_id INTEGER NOT NULL, phase_id INTEGER NOT NULL,"
     " on_path_ns INTEGER NOT NULL, whatif_ns INTEGER, makespan_ns INTEGER NOT NULL);\n";
 
+/* Schema v3 adds resource attribution's cache (model/attrib.c), written
+ * with the other analyses. */
+static const char store_schema_v3_sql[] =
+    "CREATE TABLE IF NOT EXISTS attribution(phase_id INTEGER NOT NULL, resource TEXT NOT NULL,"
+    " usage REAL, busy_ns INTEGER NOT NULL, bneck_ns INTEGER NOT NULL,"
+    " PRIMARY KEY (phase_id, resource)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS attribution_fit(metric_id INTEGER NOT NULL,"
+    " phase_type TEXT NOT NULL, rule TEXT NOT NULL, demand REAL NOT NULL);\n";
+
 #endif

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "model/xalloc.h"
 
@@ -18,6 +19,21 @@ void *xmalloc(size_t n)
 	void *p = malloc(n ? n : 1);
 	if (!p)
 		oom(n);
+	return p;
+}
+
+void *xmalloc_big(size_t n)
+{
+	enum { HUGE = 2 << 20 };
+	if (n < 4 * (size_t)HUGE)
+		return xmalloc(n);
+	void *p = NULL;
+	size_t len = (n + HUGE - 1) / HUGE * HUGE;
+	if (posix_memalign(&p, HUGE, len) != 0 || !p)
+		oom(n);
+#ifdef MADV_HUGEPAGE
+	madvise(p, len, MADV_HUGEPAGE); /* a hint: fewer page faults where granted */
+#endif
 	return p;
 }
 

@@ -31,6 +31,7 @@ void app_release(struct app *a)
 	prompt_release(&a->prompt);
 	free(a->mv.filter);
 	issues_release(&a->iv);
+	app_attr_release(&a->attr);
 	free(a->search);
 	free(a->message);
 	free(a->theme);

@@ -13,6 +13,7 @@
 
 #include "model/analyze.h"
 #include "model/attach.h"
+#include "model/sbuf.h"
 #include "model/model.h"
 #include "tui/glyphs.h"
 #include "tui/grid.h"
@@ -43,6 +44,26 @@ struct issues_view {
 	struct analysis an;
 	char **paths; /* each issue's phase as a :goto path (NULL: gone) */
 };
+
+struct app;
+
+/* Resource attribution as the tree reads it: the file's cache when it is
+ * fresh, else computed in memory for files small enough (tui/attr.c). */
+struct app_attr {
+	int state;		/* 0 not yet looked, 1 the cache, 2 computed, -1 none */
+	struct attribution all; /* when computed */
+	struct attrib_row row;	/* the last row read from the cache */
+};
+
+/* The attribution row of a phase, or NULL (none, or none to be had). */
+const struct attrib_row *app_attr(struct app *a, int64_t phase_id);
+/* The phase's main bottleneck as "gpu 52%" ("sw" for software-bound) into
+ * buf, or "" when it has none. */
+void app_attr_top(const struct attrib_row *r, char *buf, size_t n);
+/* The details pane's two lines on r: resource use as bars, bottlenecks. */
+void app_attr_lines(struct app *a, const struct attrib_row *r, struct sbuf *use,
+		    struct sbuf *bneck);
+void app_attr_release(struct app_attr *t);
 
 /* Smallest usable terminal. */
 #define APP_MIN_W 80
@@ -75,6 +96,7 @@ struct app {
 	int64_t sib_count, sib_min, sib_mean, sib_p95, sib_max; /* same-named siblings */
 	struct mbusy busy[3]; /* the busiest attached resources over detail_for */
 	size_t nbusy;
+	struct app_attr attr; /* resource attribution (tui/attr.c) */
 };
 
 /* history: the command history file, or NULL to keep none (headless). */

@@ -165,6 +165,59 @@ static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 	}
 }
 
+/* The rows the report shows of the attribution: workflows, steps, ranks
+ * and Spark applications and stages. */
+static int attr_shown(const struct attrib_row *r)
+{
+	return r->kind == PHASE_WORKFLOW || r->kind == PHASE_STEP || r->kind == PHASE_RANK ||
+	       r->kind == PHASE_APPLICATION || r->kind == PHASE_STAGE;
+}
+
+static void text_attr(FILE *out, struct model *m, const struct attribution *at, struct sbuf *sb)
+{
+	char a[32], b[32];
+	fprintf(out, "\nResources (mean attributed use, 100%% = one resource; what bounds the work)\n");
+	size_t shown = 0;
+	for (size_t i = 0; i < at->nrows; i++) {
+		const struct attrib_row *r = &at->rows[i];
+		if (!attr_shown(r))
+			continue;
+		char *where = analysis_phase_path(model_store(m), r->phase_id);
+		struct sbuf line = SBUF_INIT;
+		sbuf_init(&line);
+		for (int x = 0; x < ATTRIB_NRES; x++)
+			if (r->mask & (1u << x))
+				sbuf_addf(&line, "%s%s %.0f%%", line.len ? ", " : "", attrib_res_name(x),
+					  100 * r->use[x]);
+		fprintf(out, "  %s: %s\n", clean(sb, where ? where : "?"), line.buf);
+		struct attrib_bneck bn[ATTRIB_NRES + 1];
+		size_t n = attrib_bottlenecks(r, bn);
+		sbuf_reset(&line);
+		for (size_t k = 0; k < n; k++)
+			sbuf_addf(&line, "%s%s %.0f%%", k ? ", " : "",
+				  bn[k].res == ATTRIB_SOFTWARE ? "software-bound" : attrib_res_name(bn[k].res),
+				  100 * bn[k].frac);
+		if (n)
+			fprintf(out, "      bound by %s; without the first: %s of %s\n", line.buf,
+				format_duration(a, sizeof(a), bn[0].without_ns),
+				format_duration(b, sizeof(b), r->dur_ns));
+		sbuf_release(&line);
+		free(where);
+		shown++;
+	}
+	if (!shown)
+		fprintf(out, "  (no attributed metric: cpu.util, utilization.gpu, ... beside the work)\n");
+	for (size_t i = 0; i < at->nfits; i++) {
+		const struct attrib_fit *f = &at->fits[i];
+		if (!i)
+			fprintf(out, "  demand per active phase, by metric (NNLS fit unless exact):\n");
+		if (f->demand > 0)
+			fprintf(out, "    metric #%lld %-8s %-10s %s %.3g\n", (long long)f->metric_id,
+				attrib_res_name(f->res), f->type, f->exact ? "exact" : "variable",
+				f->demand);
+	}
+}
+
 static int write_text(FILE *out, const char *path, struct model *m, const struct summary *s,
 		      const struct analysis *an, const struct gpubreak *gpu, char **err)
 {
@@ -225,6 +278,8 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 		sbuf_release(&why);
 		free(where);
 	}
+
+	text_attr(out, m, &an->attr, &sb);
 
 	fprintf(out, "\nCritical path (per workflow: the phases longest on it)\n");
 	if (!an->npath)
@@ -396,6 +451,46 @@ static json_t *json_gpu(const struct gpubreak *gpu)
 	return arr;
 }
 
+static json_t *json_attr(struct model *m, const struct attribution *at)
+{
+	json_t *rows = json_array(), *fits = json_array();
+	for (size_t i = 0; i < at->nrows; i++) {
+		const struct attrib_row *r = &at->rows[i];
+		if (!attr_shown(r))
+			continue;
+		json_t *res = json_object(), *bns = json_array();
+		for (int x = 0; x < ATTRIB_NRES; x++)
+			if (r->mask & (1u << x))
+				json_object_set_new(
+				    res, attrib_res_name(x),
+				    json_pack("{s:f, s:I}", "use", r->use[x], "bottlenecked_ns",
+					      (json_int_t)r->bneck_ns[x]));
+		struct attrib_bneck bn[ATTRIB_NRES + 1];
+		size_t n = attrib_bottlenecks(r, bn);
+		for (size_t k = 0; k < n; k++)
+			json_array_append_new(bns, json_pack("{s:s, s:f, s:I}", "resource",
+							     attrib_res_name(bn[k].res), "fraction",
+							     bn[k].frac, "without_ns",
+							     (json_int_t)bn[k].without_ns));
+		char *where = analysis_phase_path(model_store(m), r->phase_id);
+		json_array_append_new(
+		    rows, json_pack("{s:I, s:o, s:I, s:I, s:I, s:o, s:o}", "phase_id",
+				    (json_int_t)r->phase_id, "path", jstr(where), "dur_ns",
+				    (json_int_t)r->dur_ns, "host_work_ns", (json_int_t)r->busy_ns[0],
+				    "device_work_ns", (json_int_t)r->busy_ns[1], "resources", res,
+				    "bottlenecks", bns));
+		free(where);
+	}
+	for (size_t i = 0; i < at->nfits; i++)
+		json_array_append_new(
+		    fits, json_pack("{s:I, s:s, s:s, s:s, s:f}", "metric_id",
+				    (json_int_t)at->fits[i].metric_id, "resource",
+				    attrib_res_name(at->fits[i].res), "phase_type", at->fits[i].type,
+				    "rule", at->fits[i].exact ? "exact" : "variable", "demand",
+				    at->fits[i].demand));
+	return json_pack("{s:o, s:o}", "phases", rows, "demand", fits);
+}
+
 static int write_json(FILE *out, const char *path, struct model *m, const struct summary *s,
 		      const struct analysis *an, const struct gpubreak *gpu, char **err)
 {
@@ -487,6 +582,7 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 		free(where);
 	}
 	json_object_set_new(root, "critical_path", cp);
+	json_object_set_new(root, "attribution", json_attr(m, &an->attr));
 	json_dumpf(root, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 	fputc('\n', out);
 	json_decref(root);

@@ -1,8 +1,9 @@
 /*
  * The tree screen: the current phase's children as rows (name, duration,
- * share of the parent, self time, child count, and a sparkline of when the
- * child ran within the parent's window), with an optional details pane
- * under the list.  The logic lives in treeview.c; this file draws it and
+ * share of the parent, self time, child count, the main bottleneck when
+ * the file has resource attribution, and a sparkline of when the child ran
+ * within the parent's window), with an optional details pane under the
+ * list.  The logic lives in treeview.c; this file draws it and
  * maps actions onto it.
  */
 #include <math.h>
@@ -21,7 +22,8 @@
 #define W_SELF	  10
 #define W_COUNT	  8
 #define W_SPARK	  12
-#define DETAILS_H 10
+#define W_BNECK	  9
+#define DETAILS_H 12
 
 static int is_device(int kind)
 {
@@ -113,6 +115,14 @@ static const char *sort_mark(const struct app *a, enum tree_sort s)
 	return a->tree.sort != s ? "" : a->tree.desc ? a->g->down : a->g->up;
 }
 
+/* The bottleneck column: shown when the file has attribution. */
+static int bneck_shown(struct app *a)
+{
+	if (!a->attr.state)
+		app_attr(a, 0);
+	return a->attr.state == 1 || (a->attr.state == 2 && a->attr.all.nrows);
+}
+
 static void draw_header(struct app *a, struct grid *g, int y, int name_w)
 {
 	char buf[64];
@@ -131,6 +141,10 @@ static void draw_header(struct app *a, struct grid *g, int y, int name_w)
 	snprintf(buf, sizeof(buf), "%sCount", sort_mark(a, SORT_COUNT));
 	put_right(g, x, y, W_COUNT, buf, a->tree.sort == SORT_COUNT ? ROLE_SORTED : ROLE_HEADER);
 	x += W_COUNT + 1;
+	if (bneck_shown(a)) {
+		grid_put(g, x, y, W_BNECK, "Bneck", ROLE_HEADER);
+		x += W_BNECK;
+	}
 	snprintf(buf, sizeof(buf), "%s%s", sort_mark(a, SORT_START), a->spark ? a->spark : "When");
 	grid_put(g, x, y, W_SPARK, buf, a->tree.sort == SORT_START ? ROLE_SORTED : ROLE_HEADER);
 }
@@ -160,6 +174,11 @@ static void draw_row(struct app *a, struct grid *g, int y, int name_w, const str
 	snprintf(buf, sizeof(buf), "%lld", (long long)c->child_count);
 	put_right(g, x, y, W_COUNT, buf, r);
 	x += W_COUNT + 1;
+	if (bneck_shown(a)) {
+		app_attr_top(app_attr(a, c->id), buf, sizeof(buf));
+		grid_put(g, x, y, W_BNECK - 1, buf, r);
+		x += W_BNECK;
+	}
 	draw_spark(a, g, x, y, g->w - x < W_SPARK ? g->w - x : W_SPARK, c, r);
 }
 
@@ -309,14 +328,23 @@ static void draw_details(struct app *a, struct grid *g, int y, int h, const stru
 			  named ? " " : "", u->s->name, 100 * u->mean / u->s->capacity,
 			  100 * u->max / u->s->capacity);
 	}
-	line(g, y, ymax, "busiest", a->nbusy ? sb.buf : "no metric of this host/device");
+	y = line(g, y, ymax, "busiest", a->nbusy ? sb.buf : "no metric of this host/device");
+	sbuf_reset(&sb);
+	/* what its work used of them, and what held it back (model/attrib.h) */
+	struct sbuf b2s = SBUF_INIT;
+	sbuf_init(&b2s);
+	app_attr_lines(a, app_attr(a, n->id), &sb, &b2s);
+	y = line(g, y, ymax, "resources", sb.buf);
+	line(g, y, ymax, "bound by", b2s.buf);
+	sbuf_release(&b2s);
 	sbuf_release(&sb);
 }
 
 void tree_draw(struct app *a, struct grid *g, int y, int h)
 {
 	struct tree_view *v = &a->tree;
-	int name_w = g->w - (W_DUR + W_SHARE + W_SELF + W_COUNT + 1 + W_SPARK);
+	int name_w = g->w - (W_DUR + W_SHARE + W_SELF + W_COUNT + 1 + W_SPARK) -
+		     (bneck_shown(a) ? W_BNECK : 0);
 	int list_h = h - 1 - (a->details ? DETAILS_H : 0);
 	draw_header(a, g, y, name_w);
 	if (v->filter) {

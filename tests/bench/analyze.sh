@@ -3,7 +3,11 @@
 # benchmark's trace.db (tests/bench/tui.sh: the BENCH_MB-MiB Kineto trace
 # imported twice, ~5.6 M phases at 1024) with the metric benchmark's sar
 # file (tests/bench/run.sh: ~2.1 M samples) imported beside it, against
-# issue 5's budget: <= 10 s and <= 1 GiB peak RSS.  Run tui.sh and run.sh
+# issue 5's budget: <= 10 s and <= 1 GiB peak RSS.  So that attribution
+# has work to do, the copy's tracks get host "bench", the sar samples are
+# shifted (--time-offset) to start a second before the trace, and an
+# nvidia-smi file replaying the real H100 capture's rows every 100 ms over
+# the trace (align_nvsmi.py) is imported for the GPU the streams ran on.  Run tui.sh and run.sh
 # first (make bench does); the database is copied, never changed.  Prints
 # one table; exits 0 even when a budget is missed, non-zero only when
 # something failed to run.
@@ -35,8 +39,23 @@ work=$(mktemp -d "$dir/analyze.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 db=$work/a.db
 cp "$src" "$db"
-"$bin" import -o "$db" --host bench "$sadf" >/dev/null 2>"$work/err" ||
+read -r t0 t1 dev < <(python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("UPDATE tracks SET host = \x27bench\x27"); c.commit()
+t0, t1 = c.execute("SELECT min(start_ns), max(start_ns + dur_ns) FROM phases WHERE depth > 0").fetchone()
+dev = c.execute("SELECT pid FROM tracks WHERE kind = \x27stream\x27 LIMIT 1").fetchone()
+print(t0, t1, dev[0] if dev else 0)' "$db") || die "cannot prepare $db"
+sar0=$(python3 -c 'import json, sys, calendar, time
+s = json.load(open(sys.argv[1]))["sysstat"]["hosts"][0]["statistics"][0]["timestamp"]
+print(calendar.timegm(time.strptime(s["date"] + " " + s["time"], "%Y-%m-%d %H:%M:%S")))' "$sadf") ||
+	die "cannot read the start of $sadf"
+offset_ms=$(((t0 / 1000000) - 1000 - sar0 * 1000))
+"$bin" import -o "$db" --host bench --time-offset "${offset_ms}ms" "$sadf" >/dev/null 2>"$work/err" ||
 	die "importing $sadf failed: $(head -c 300 "$work/err")"
+python3 "$here/align_nvsmi.py" --start "$((t0 / 1000000000 - 1))" --end "$((t1 / 1000000000 + 1))" \
+	--index "$dev" -o "$work/nvsmi.csv" || die "align_nvsmi.py failed"
+"$bin" import -o "$db" --host bench "$work/nvsmi.csv" >/dev/null 2>"$work/err" ||
+	die "importing the aligned nvidia-smi file failed: $(head -c 300 "$work/err")"
 read -r phases samples < <(python3 -c 'import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 print(c.execute("SELECT count(*) FROM phases").fetchone()[0], c.execute("SELECT count(*) FROM samples").fetchone()[0])' "$db") ||
@@ -46,6 +65,7 @@ cat "$db" >/dev/null # the page cache, as after the import that made it
 /usr/bin/time -f '%e %M' -o "$work/time" "$bin" analyze "$db" >"$work/out" 2>"$work/err" ||
 	die "analyze failed: $(head -c 300 "$work/err")"
 read -r secs rss <"$work/time"
+[[ -z ${GRADEML_TIMING:-} ]] || cat "$work/err" >&2
 issues=$(python3 -c 'import sqlite3, sys
 print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM issues").fetchone()[0])' "$db")
 

@@ -1,0 +1,1382 @@
+/*
+ * Resource attribution and bottlenecks: the method and its choices are in
+ * attrib.h.  How it runs:
+ *
+ *   1. One scan of phases and tracks; the metrics worth attributing and
+ *      their samples.  A class is the work of one host's CPU side, or of
+ *      one GPU of a host; each metric belongs to one class.
+ *   2. Per class, its work is laid out in lanes: a CPU thread is one lane
+ *      whose innermost open phase works (phases nest by time); a GPU
+ *      stream's or executor's phases are packed into lanes of phases that
+ *      do not overlap.  A lane yields exclusive segments in time order.
+ *   3. Sweep one: the lanes are merged in time with every metric's sample
+ *      boundaries; for each sample period, how long each mix of active
+ *      phase types (counts per type: the "key") lasted.  From that, the
+ *      NNLS fit of each metric's Variable demands, then each period
+ *      upsampled per key in GradeML's three passes.
+ *   4. Sweep two: the same merge; at every change of key or period the
+ *      usage rate and bottleneck state per phase type follow from the
+ *      upsampled values, as running integrals; a segment's share is the
+ *      difference of the integrals at its ends, added to every kept
+ *      ancestor (attrib.h: ATTRIB_MIN_NS).
+ *
+ * Memory: 26 bytes per phase, 4 per phase of work, and the kept rows.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/attach.h"
+#include "model/attrib.h"
+#include "model/nnls.h"
+#include "model/store.h"
+#include "model/xalloc.h"
+
+#define NTYPES 5 /* phase types of a class (attrib.h) */
+#define INF INT64_MAX
+
+static const struct {
+	const char *name;
+	int device;
+} res_info[] = {
+#define X(id, name, dev) {name, dev},
+    ATTRIB_RES_LIST(X)
+#undef X
+};
+
+const char *attrib_res_name(int res)
+{
+	if (res == ATTRIB_SOFTWARE)
+		return "software";
+	return res >= 0 && res < ATTRIB_NRES ? res_info[res].name : "?";
+}
+
+int attrib_res_of(const char *s)
+{
+	for (int r = 0; r <= ATTRIB_NRES; r++)
+		if (!strcmp(s, attrib_res_name(r)))
+			return r;
+	return -1;
+}
+
+int attrib_res_device(int res)
+{
+	return res >= 0 && res < ATTRIB_NRES ? res_info[res].device : 0;
+}
+
+static const char *const type_names[2][NTYPES] = {
+    {"operator", "runtime", "annotation", "task", "other"},
+    {"kernel", "memcpy", "memset", NULL, NULL},
+};
+
+/* The phases, as parallel arrays in id order. */
+struct phases {
+	size_t n;
+	int64_t *id, *start, *end;
+	int32_t *parent, *track; /* indexes; -1 none */
+	uint8_t *kind, *leaf;
+	int32_t *keep; /* row of a kept phase, or -1 */
+	int32_t *up;   /* the nearest kept phase, itself or above, or -1 */
+};
+
+struct track {
+	int64_t id;
+	const char *host; /* interned in hosts[], NULL unknown */
+	int device;	  /* -1: host side */
+	int nest;	  /* phases nest by time (a CPU thread) */
+	int cls;	  /* class index, -1 none */
+};
+
+struct metric {
+	int64_t id;
+	int res, cls;
+	double cap;
+	int64_t *t;
+	double *v;
+	size_t ns;
+	size_t j; /* the period [t[j], t[j+1]) now, ns when before the first */
+	int exact[NTYPES];
+	double d[NTYPES];
+	/* per period: the keys seen and their time, then the upsampled value */
+	size_t *off; /* ns + 1 offsets into the entries */
+	uint64_t *key;
+	double *len, *u;
+	size_t nent, aent;
+};
+
+struct klass {
+	const char *host;
+	int device;
+	int *metrics;
+	size_t nmetrics;
+	unsigned mask[NTYPES]; /* resources each type demands */
+};
+
+/* A lane: phase indexes, by start then longest first. */
+struct lane {
+	int32_t *ph;
+	size_t n, i;
+	int32_t *stack;
+	int64_t *stack_end;
+	size_t sp, salloc;
+	int64_t cur;
+	int64_t s0, s1; /* the segment now or next */
+	int32_t who;
+	int active, done;
+	double snap[2 * ATTRIB_NRES + 1];
+};
+
+struct acc {
+	double use[ATTRIB_NRES], bneck[ATTRIB_NRES];
+	double busy[2], free_[2];
+	unsigned mask;
+};
+
+struct run {
+	sqlite3 *db;
+	const char *path;
+	char **err;
+	struct phases p;
+	struct track *tracks;
+	size_t ntracks;
+	char **hosts;
+	size_t nhosts;
+	struct metric *m;
+	size_t nm;
+	struct klass *k;
+	size_t nk;
+	struct acc *acc;
+	size_t nkeep;
+	struct attribution *out;
+	size_t fit_alloc;
+};
+
+static int fail(struct run *r, const char *what)
+{
+	*r->err = xasprintf("%s: cannot read %s: %s", r->path, what, sqlite3_errmsg(r->db));
+	return -1;
+}
+
+/* The phase type of a phase of the given kind on a track, or -1 when it is
+ * no work of its own (a container, or GPU annotations over kernels). */
+static int type_of(int kind, int leaf, const struct track *t, int *device_work)
+{
+	*device_work = 0;
+	if (t->device >= 0) {
+		*device_work = 1;
+		return kind == PHASE_KERNEL ? 0 : kind == PHASE_MEMCPY ? 1 : kind == PHASE_MEMSET ? 2 : -1;
+	}
+	switch (kind) {
+	case PHASE_OPERATOR:
+		return 0;
+	case PHASE_RUNTIME:
+		return 1;
+	case PHASE_ANNOTATION:
+	case PHASE_PROFILER_STEP:
+		return 2;
+	case PHASE_TASK:
+		return 3;
+	case PHASE_STEP:
+	case PHASE_APPLICATION:
+	case PHASE_JOB:
+	case PHASE_STAGE:
+		return leaf ? 4 : -1;
+	case PHASE_SPAN:
+		return leaf && !t->nest ? 4 : -1; /* not Kineto's profiler span */
+	default:
+		return -1;
+	}
+}
+
+static const char *intern_host(struct run *r, const unsigned char *s)
+{
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < r->nhosts; i++)
+		if (!strcmp(r->hosts[i], (const char *)s))
+			return r->hosts[i];
+	r->hosts = xrealloc(r->hosts, (r->nhosts + 1) * sizeof(*r->hosts));
+	return r->hosts[r->nhosts++] = xstrdup((const char *)s);
+}
+
+static int load_tracks(struct run *r)
+{
+	sqlite3_stmt *q;
+	size_t alloc = 0;
+	if (sqlite3_prepare_v2(r->db, "SELECT id, kind, host, " TRACK_DEVICE_SQL " FROM tracks ORDER BY id",
+			       -1, &q, NULL) != SQLITE_OK)
+		return fail(r, "tracks");
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		XGROW(r->tracks, r->ntracks + 1, alloc);
+		const char *kind = (const char *)sqlite3_column_text(q, 1);
+		struct track *t = &r->tracks[r->ntracks++];
+		t->id = sqlite3_column_int64(q, 0);
+		t->host = intern_host(r, sqlite3_column_text(q, 2));
+		t->device = sqlite3_column_int(q, 3);
+		t->nest = kind && (!strcmp(kind, "thread") || !strcmp(kind, "host"));
+		t->cls = -1;
+		if (!t->nest && t->device < 0 && !(kind && !strcmp(kind, "executor")))
+			t->device = -2; /* async or counter tracks: no work */
+	}
+	sqlite3_finalize(q);
+	return 0;
+}
+
+static int32_t track_index(const struct run *r, int64_t id)
+{
+	size_t lo = 0, hi = r->ntracks;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (r->tracks[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->ntracks && r->tracks[lo].id == id ? (int32_t)lo : -1;
+}
+
+static int32_t phase_index(const struct phases *p, int64_t id)
+{
+	if (p->n && id >= p->id[0] && (uint64_t)(id - p->id[0]) < p->n &&
+	    p->id[id - p->id[0]] == id)
+		return (int32_t)(id - p->id[0]);
+	size_t lo = 0, hi = p->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->id[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->n && p->id[lo] == id ? (int32_t)lo : -1;
+}
+
+/* Kept: long enough to say something, or a level of the tree's top. */
+static int kept(int kind, int64_t dur)
+{
+	if (dur <= 0)
+		return 0;
+	switch (kind) {
+	case PHASE_WORKFLOW:
+	case PHASE_STEP:
+	case PHASE_RANK:
+	case PHASE_PROCESS:
+	case PHASE_THREAD:
+	case PHASE_STREAM:
+		return 1;
+	default:
+		return dur >= ATTRIB_MIN_NS;
+	}
+}
+
+static int load_phases(struct run *r)
+{
+	sqlite3_stmt *q;
+	struct phases *p = &r->p;
+	size_t alloc = 0;
+	int64_t *parent_id = NULL;
+	/* sized once: growing arrays of millions copies and faults them in */
+	if (sqlite3_prepare_v2(r->db, "SELECT count(*) FROM phases", -1, &q, NULL) != SQLITE_OK)
+		return fail(r, "phases");
+	if (sqlite3_step(q) == SQLITE_ROW)
+		alloc = (size_t)sqlite3_column_int64(q, 0) + 1;
+	sqlite3_finalize(q);
+	p->id = xmalloc_big(alloc * sizeof(*p->id));
+	p->start = xmalloc_big(alloc * sizeof(*p->start));
+	p->end = xmalloc_big(alloc * sizeof(*p->end));
+	p->track = xmalloc_big(alloc * sizeof(*p->track));
+	p->kind = xmalloc(alloc);
+	p->leaf = xmalloc(alloc);
+	parent_id = xmalloc_big(alloc * sizeof(*parent_id));
+	if (sqlite3_prepare_v2(r->db,
+			       "SELECT id, coalesce(parent_id, 0), kind, coalesce(track_id, 0), start_ns,"
+			       " dur_ns, child_count FROM phases ORDER BY id",
+			       -1, &q, NULL) != SQLITE_OK) {
+		free(parent_id);
+		return fail(r, "phases");
+	}
+	while (sqlite3_step(q) == SQLITE_ROW && p->n < alloc) {
+		size_t i = p->n++;
+		p->id[i] = sqlite3_column_int64(q, 0);
+		parent_id[i] = sqlite3_column_int64(q, 1);
+		p->kind[i] = (uint8_t)sqlite3_column_int(q, 2);
+		int64_t tid = sqlite3_column_int64(q, 3);
+		p->track[i] = tid ? track_index(r, tid) : -1;
+		p->start[i] = sqlite3_column_int64(q, 4);
+		int64_t dur = sqlite3_column_int64(q, 5);
+		p->end[i] = p->start[i] + (dur > 0 ? dur : 0);
+		p->leaf[i] = sqlite3_column_int64(q, 6) == 0;
+	}
+	int rc = sqlite3_errcode(r->db);
+	sqlite3_finalize(q);
+	if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		free(parent_id);
+		return fail(r, "phases");
+	}
+	p->parent = xmalloc_big((p->n + 1) * sizeof(*p->parent));
+	p->keep = xmalloc_big((p->n + 1) * sizeof(*p->keep));
+	p->up = xmalloc_big((p->n + 1) * sizeof(*p->up));
+	for (size_t i = 0; i < p->n; i++) {
+		p->parent[i] = parent_id[i] ? phase_index(p, parent_id[i]) : -1;
+		p->keep[i] = kept(p->kind[i], p->end[i] - p->start[i]) ? (int32_t)r->nkeep++ : -1;
+		p->up[i] = -2; /* not yet known */
+	}
+	free(parent_id);
+	/* up[]: the nearest kept phase, resolved along the parent chain */
+	for (size_t i = 0; i < p->n; i++) {
+		int32_t x = (int32_t)i, hops = 0;
+		while (x >= 0 && p->up[x] == -2 && p->keep[x] < 0 && hops++ < 1 << 20)
+			x = p->parent[x];
+		int32_t found = x < 0 ? -1 : p->keep[x] >= 0 ? x : p->up[x] == -2 ? -1 : p->up[x];
+		for (int32_t y = (int32_t)i; y >= 0 && p->up[y] == -2;) {
+			int32_t next = p->keep[y] >= 0 ? -1 : p->parent[y];
+			p->up[y] = p->keep[y] >= 0 ? y : found;
+			y = next;
+		}
+	}
+	return 0;
+}
+
+/* The class of metrics a name measures, or -1 when not attributed. */
+static int res_of_metric(const char *resource, const char *name)
+{
+	size_t n = strlen(name);
+#define ENDS(s) (n >= sizeof(s) - 1 && !strcmp(name + n - (sizeof(s) - 1), s))
+	if (!strcmp(name, "cpu.util") && resource && !strcmp(resource, "cpu"))
+		return ATTRIB_CPU;
+	if (!strcmp(name, "utilization.gpu") || !strcmp(name, "DCGM_FI_DEV_GPU_UTIL"))
+		return ATTRIB_GPU;
+	if (!strcmp(name, "utilization.memory") || !strcmp(name, "DCGM_FI_DEV_MEM_COPY_UTIL"))
+		return ATTRIB_GPU_MEM;
+	if (resource && !strncmp(resource, "disk:", 5) && ENDS(".util-percent"))
+		return ATTRIB_DISK;
+	if (resource && !strncmp(resource, "net:", 4) && strcmp(resource, "net:lo") &&
+	    ENDS(".ifutil-percent"))
+		return ATTRIB_NET;
+#undef ENDS
+	return -1;
+}
+
+static int class_of(struct run *r, const char *host, int device)
+{
+	for (size_t i = 0; i < r->nk; i++)
+		if (r->k[i].host == host && r->k[i].device == device)
+			return (int)i;
+	r->k = xrealloc(r->k, (r->nk + 1) * sizeof(*r->k));
+	r->k[r->nk] = (struct klass){.host = host, .device = device};
+	return (int)r->nk++;
+}
+
+static int load_samples(struct run *r, struct metric *m)
+{
+	sqlite3_stmt *q;
+	size_t alloc = 0;
+	if (sqlite3_prepare_v2(r->db, "SELECT t_ns, value FROM samples WHERE metric_id = ?1 ORDER BY t_ns",
+			       -1, &q, NULL) != SQLITE_OK)
+		return fail(r, "samples");
+	sqlite3_bind_int64(q, 1, m->id);
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		if (m->ns == alloc) {
+			alloc = alloc ? alloc * 2 : 256;
+			m->t = xrealloc(m->t, alloc * sizeof(*m->t));
+			m->v = xrealloc(m->v, alloc * sizeof(*m->v));
+		}
+		m->t[m->ns] = sqlite3_column_int64(q, 0);
+		double v = sqlite3_column_double(q, 1);
+		m->v[m->ns++] = isfinite(v) && v > 0 ? v : 0;
+	}
+	sqlite3_finalize(q);
+	return 0;
+}
+
+/* The metrics worth attributing, each in the class of its host (device):
+ * only classes that have work get any. */
+static int load_metrics(struct run *r)
+{
+	sqlite3_stmt *q;
+	size_t alloc = 0;
+	for (size_t i = 0; i < r->ntracks; i++) {
+		struct track *t = &r->tracks[i];
+		if (t->device >= -1)
+			t->cls = class_of(r, t->host, t->device);
+	}
+	size_t nk_work = r->nk;
+	if (sqlite3_prepare_v2(r->db,
+			       "SELECT id, host, resource, name, capacity FROM metrics"
+			       " WHERE capacity > 0 AND value_kind != 'counter' ORDER BY id",
+			       -1, &q, NULL) != SQLITE_OK)
+		return fail(r, "metrics");
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		const char *resource = (const char *)sqlite3_column_text(q, 2);
+		int res = res_of_metric(resource, (const char *)sqlite3_column_text(q, 3));
+		if (res < 0)
+			continue;
+		struct mseries s = {.resource = resource};
+		int device = attrib_res_device(res) ? mseries_device(&s) : -1;
+		if (attrib_res_device(res) && device < 0)
+			continue;
+		const char *host = intern_host(r, sqlite3_column_text(q, 1));
+		int cls = -1;
+		for (size_t k = 0; k < nk_work; k++)
+			if (r->k[k].host == host && r->k[k].device == device)
+				cls = (int)k;
+		if (cls < 0)
+			continue;
+		XGROW(r->m, r->nm + 1, alloc);
+		r->m[r->nm++] = (struct metric){.id = sqlite3_column_int64(q, 0),
+						.res = res,
+						.cls = cls,
+						.cap = sqlite3_column_double(q, 4)};
+	}
+	sqlite3_finalize(q);
+	for (size_t i = 0; i < r->nm; i++) {
+		struct klass *k = &r->k[r->m[i].cls];
+		k->metrics = xrealloc(k->metrics, (k->nmetrics + 1) * sizeof(*k->metrics));
+		k->metrics[k->nmetrics++] = (int)i;
+		if (load_samples(r, &r->m[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- lanes ---- */
+
+struct work {
+	int32_t ph;
+	int64_t start, end;
+};
+
+static int by_start(const void *a, const void *b)
+{
+	const struct work *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end > y->end ? -1 : 1; /* the outer first */
+	return (x->ph > y->ph) - (x->ph < y->ph);
+}
+
+/* Lays out the work of class c in lanes; *types gets each phase's type. */
+static struct lane *make_lanes(struct run *r, int c, uint8_t *types, size_t *nlanes)
+{
+	struct phases *p = &r->p;
+	size_t *count = xcalloc(r->ntracks + 1, sizeof(*count));
+	size_t total = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		int32_t t = p->track[i];
+		types[i] = 0xff;
+		if (t < 0 || r->tracks[t].cls != c || p->end[i] <= p->start[i])
+			continue;
+		int dev;
+		int ty = type_of(p->kind[i], p->leaf[i], &r->tracks[t], &dev);
+		if (ty < 0)
+			continue;
+		types[i] = (uint8_t)ty;
+		count[t]++;
+		total++;
+	}
+	struct work *w = xmalloc((total + 1) * sizeof(*w));
+	size_t *at = xcalloc(r->ntracks + 1, sizeof(*at));
+	for (size_t t = 0, o = 0; t < r->ntracks; t++) {
+		at[t] = o;
+		o += count[t];
+	}
+	for (size_t i = 0; i < p->n; i++)
+		if (types[i] != 0xff)
+			w[at[p->track[i]]++] = (struct work){(int32_t)i, p->start[i], p->end[i]};
+	struct lane *lanes = NULL;
+	size_t nl = 0, lalloc = 0;
+	size_t o = 0;
+	for (size_t t = 0; t < r->ntracks; t++) {
+		struct work *tw = w + o;
+		size_t n = count[t];
+		o += n;
+		if (!n)
+			continue;
+		size_t k = 1;
+		while (k < n && by_start(&tw[k - 1], &tw[k]) <= 0)
+			k++;
+		if (k < n) /* phases are mostly stored in start order already */
+			qsort(tw, n, sizeof(*tw), by_start);
+		if (r->tracks[t].nest) {
+			XGROW(lanes, nl + 1, lalloc);
+			struct lane *l = &lanes[nl++];
+			memset(l, 0, sizeof(*l));
+			l->ph = xmalloc(n * sizeof(*l->ph));
+			for (size_t i = 0; i < n; i++)
+				l->ph[i] = tw[i].ph;
+			l->n = n;
+			continue;
+		}
+		/* flat work that may overlap: first-fit into lanes of its own */
+		size_t first = nl;
+		for (size_t i = 0; i < n; i++) {
+			size_t li = first;
+			while (li < nl && p->end[lanes[li].ph[lanes[li].n - 1]] > tw[i].start)
+				li++;
+			if (li == nl) {
+				XGROW(lanes, nl + 1, lalloc);
+				memset(&lanes[nl], 0, sizeof(lanes[nl]));
+				lanes[nl].ph = xmalloc(n * sizeof(*lanes[nl].ph));
+				nl++;
+			}
+			lanes[li].ph[lanes[li].n++] = tw[i].ph;
+		}
+	}
+	free(w);
+	free(at);
+	free(count);
+	*nlanes = nl;
+	return lanes;
+}
+
+static void lane_push(struct lane *l, int32_t ph, int64_t end)
+{
+	if (l->sp == l->salloc) {
+		l->salloc = l->salloc ? l->salloc * 2 : 16;
+		l->stack = xrealloc(l->stack, l->salloc * sizeof(*l->stack));
+		l->stack_end = xrealloc(l->stack_end, l->salloc * sizeof(*l->stack_end));
+	}
+	l->stack[l->sp] = ph;
+	l->stack_end[l->sp++] = end;
+}
+
+/* The lane's next exclusive segment into s0, s1, who; done when none. */
+static void lane_next(struct lane *l, const struct phases *p)
+{
+	for (;;) {
+		int64_t next = l->i < l->n ? p->start[l->ph[l->i]] : INF;
+		if (l->sp) {
+			int64_t top_end = l->stack_end[l->sp - 1];
+			int32_t top = l->stack[l->sp - 1];
+			if (next < top_end) {
+				if (next > l->cur) {
+					l->s0 = l->cur, l->s1 = next, l->who = top;
+					l->cur = next;
+					return;
+				}
+				int32_t ph = l->ph[l->i++];
+				lane_push(l, ph, p->end[ph] < top_end ? p->end[ph] : top_end);
+				l->cur = next;
+				continue;
+			}
+			l->sp--;
+			if (top_end > l->cur) {
+				l->s0 = l->cur, l->s1 = top_end, l->who = top;
+				l->cur = top_end;
+				return;
+			}
+			continue;
+		}
+		if (next == INF) {
+			l->done = 1;
+			return;
+		}
+		int32_t ph = l->ph[l->i++];
+		lane_push(l, ph, p->end[ph]);
+		l->cur = next;
+	}
+}
+
+static void lane_reset(struct lane *l, const struct phases *p)
+{
+	l->i = 0, l->sp = 0, l->cur = 0, l->active = 0, l->done = 0;
+	lane_next(l, p);
+}
+
+/* A binary heap of lanes by their next event time. */
+struct heap {
+	int32_t *v;
+	size_t n;
+	struct lane *lanes;
+};
+
+static int64_t lane_time(const struct lane *l)
+{
+	return l->done ? INF : l->active ? l->s1 : l->s0;
+}
+
+static void heap_down(struct heap *h, size_t i)
+{
+	for (;;) {
+		size_t a = 2 * i + 1, b = a + 1, m = i;
+		if (a < h->n && lane_time(&h->lanes[h->v[a]]) < lane_time(&h->lanes[h->v[m]]))
+			m = a;
+		if (b < h->n && lane_time(&h->lanes[h->v[b]]) < lane_time(&h->lanes[h->v[m]]))
+			m = b;
+		if (m == i)
+			return;
+		int32_t x = h->v[i];
+		h->v[i] = h->v[m], h->v[m] = x;
+		i = m;
+	}
+}
+
+/* ---- the two sweeps ---- */
+
+static uint64_t key_of(const int *cnt)
+{
+	uint64_t k = 0;
+	for (int t = 0; t < NTYPES; t++)
+		k |= (uint64_t)(cnt[t] > 255 ? 255 : cnt[t]) << (8 * t);
+	return k;
+}
+
+static int key_count(uint64_t k, int t)
+{
+	return (int)((k >> (8 * t)) & 0xff);
+}
+
+/* Adds len of key to metric m's current period (entries of one period are
+ * kept together; a period's few keys are found by a linear scan). */
+static void hist_add(struct metric *m, uint64_t key, double len)
+{
+	size_t from = m->off[m->j];
+	for (size_t e = from; e < m->nent; e++)
+		if (m->key[e] == key) {
+			m->len[e] += len;
+			return;
+		}
+	if (m->nent == m->aent) {
+		m->aent = m->aent ? m->aent * 2 : 64;
+		m->key = xrealloc(m->key, m->aent * sizeof(*m->key));
+		m->len = xrealloc(m->len, m->aent * sizeof(*m->len));
+	}
+	m->key[m->nent] = key;
+	m->len[m->nent++] = len;
+}
+
+static int in_period(const struct metric *m)
+{
+	return m->j < m->ns && m->j + 1 < m->ns;
+}
+
+static int64_t next_boundary(const struct metric *m)
+{
+	size_t nj = m->j == m->ns ? 0 : m->j + 1;
+	return nj < m->ns ? m->t[nj] : INF;
+}
+
+/* Moves m's period to the one holding time now; returns whether it moved. */
+static int advance_metric(struct metric *m, int64_t now, int hist)
+{
+	int moved = 0;
+	while (next_boundary(m) <= now) {
+		m->j = m->j == m->ns ? 0 : m->j + 1;
+		if (hist)
+			m->off[m->j] = m->nent;
+		moved = 1;
+	}
+	return moved;
+}
+
+struct state {
+	/* running integrals per type: usage per resource, bottlenecked per
+	 * resource, bottlenecked on any; value at t_ref and rate */
+	double w[NTYPES][ATTRIB_NRES], wr[NTYPES][ATTRIB_NRES];
+	double b[NTYPES][ATTRIB_NRES], br[NTYPES][ATTRIB_NRES];
+	double a[NTYPES], ar[NTYPES];
+	int64_t t_ref;
+};
+
+static void fold(struct state *s, int64_t now)
+{
+	double dt = (double)(now - s->t_ref);
+	if (dt == 0)
+		return;
+	for (int t = 0; t < NTYPES; t++) {
+		for (int x = 0; x < ATTRIB_NRES; x++) {
+			s->w[t][x] += s->wr[t][x] * dt;
+			s->b[t][x] += s->br[t][x] * dt;
+		}
+		s->a[t] += s->ar[t] * dt;
+	}
+	s->t_ref = now;
+}
+
+/* The upsampled value of metric m for key in its current period. */
+static double upsampled(const struct metric *m, uint64_t key)
+{
+	for (size_t e = m->off[m->j]; e < m->off[m->j + 1]; e++)
+		if (m->key[e] == key)
+			return m->u[e];
+	return 0;
+}
+
+/* New rates after a change of key or period (sweep two). */
+static void rates(struct run *r, struct klass *k, struct state *s, uint64_t key)
+{
+	memset(s->wr, 0, sizeof(s->wr));
+	memset(s->br, 0, sizeof(s->br));
+	memset(s->ar, 0, sizeof(s->ar));
+	for (size_t i = 0; i < k->nmetrics; i++) {
+		struct metric *m = &r->m[k->metrics[i]];
+		if (!in_period(m))
+			continue;
+		double e = 0, v = 0, c = m->cap;
+		for (int t = 0; t < NTYPES; t++) {
+			int n = key_count(key, t);
+			if (m->exact[t])
+				e += n * m->d[t];
+			else
+				v += n * m->d[t];
+		}
+		double u = upsampled(m, key);
+		int global = u >= ATTRIB_SATURATED * c;
+		int local_exact = e > 0 && fmin(u / e, 1) >= ATTRIB_SATURATED * fmin(c / e, 1);
+		int local_var = c - e <= 0 || fmax(u - e, 0) >= ATTRIB_SATURATED * (c - e);
+		for (int t = 0; t < NTYPES; t++) {
+			if (!(m->d[t] > 0) || !key_count(key, t))
+				continue;
+			double rate;
+			int bn;
+			if (m->exact[t]) {
+				rate = e > 0 ? m->d[t] * fmin(u / e, 1) : 0;
+				bn = global || local_exact;
+			} else {
+				rate = v > 0 ? m->d[t] * fmax(u - e, 0) / v : 0;
+				bn = global || local_var;
+			}
+			s->wr[t][m->res] += rate / c;
+			if (bn)
+				s->br[t][m->res] = 1;
+		}
+	}
+	for (int t = 0; t < NTYPES; t++)
+		for (int x = 0; x < ATTRIB_NRES; x++)
+			if (s->br[t][x])
+				s->ar[t] = 1;
+}
+
+static void snapshot(const struct state *s, int t, int64_t now, double *out)
+{
+	double dt = (double)(now - s->t_ref);
+	for (int x = 0; x < ATTRIB_NRES; x++) {
+		out[x] = s->w[t][x] + s->wr[t][x] * dt;
+		out[ATTRIB_NRES + x] = s->b[t][x] + s->br[t][x] * dt;
+	}
+	out[2 * ATTRIB_NRES] = s->a[t] + s->ar[t] * dt;
+}
+
+/* A segment of phase ph (type t, of class k) ends: its share goes to every
+ * kept phase from ph up. */
+static void charge(struct run *r, struct klass *k, const struct lane *l, int t, int64_t now,
+		   const struct state *s)
+{
+	double end[2 * ATTRIB_NRES + 1];
+	snapshot(s, t, now, end);
+	int dev = k->device >= 0;
+	double len = (double)(now - l->s0);
+	double busy_bn = end[2 * ATTRIB_NRES] - l->snap[2 * ATTRIB_NRES];
+	const struct phases *p = &r->p;
+	for (int32_t x = p->up[l->who]; x >= 0; x = p->parent[x] >= 0 ? p->up[p->parent[x]] : -1) {
+		struct acc *a = &r->acc[p->keep[x]];
+		for (int y = 0; y < ATTRIB_NRES; y++) {
+			a->use[y] += end[y] - l->snap[y];
+			a->bneck[y] += end[ATTRIB_NRES + y] - l->snap[ATTRIB_NRES + y];
+		}
+		a->busy[dev] += len;
+		a->free_[dev] += len - busy_bn;
+		a->mask |= k->mask[t];
+	}
+}
+
+/* One merge of the lanes with the metrics' sample boundaries.  hist: sweep
+ * one (time per key per period), else sweep two (charges). */
+static void sweep(struct run *r, struct klass *k, struct lane *lanes, size_t nl,
+		  const uint8_t *types, int hist)
+{
+	struct heap h = {xmalloc((nl + 1) * sizeof(int32_t)), 0, lanes};
+	struct state s;
+	int cnt[NTYPES] = {0};
+	memset(&s, 0, sizeof(s));
+	for (size_t i = 0; i < nl; i++) {
+		lane_reset(&lanes[i], &r->p);
+		h.v[h.n++] = (int32_t)i;
+	}
+	for (size_t i = h.n; i-- > 0;)
+		heap_down(&h, i);
+	for (size_t i = 0; i < k->nmetrics; i++) {
+		struct metric *m = &r->m[k->metrics[i]];
+		m->j = m->ns;
+	}
+	int64_t prev = INF;
+	uint64_t key = 0, prev_key = ~(uint64_t)0;
+	for (;;) {
+		int64_t now = h.n ? lane_time(&lanes[h.v[0]]) : INF;
+		for (size_t i = 0; i < k->nmetrics; i++) {
+			int64_t b = next_boundary(&r->m[k->metrics[i]]);
+			now = b < now ? b : now;
+		}
+		if (now == INF)
+			break;
+		if (hist && prev != INF && now > prev)
+			for (size_t i = 0; i < k->nmetrics; i++) {
+				struct metric *m = &r->m[k->metrics[i]];
+				if (in_period(m))
+					hist_add(m, key, (double)(now - prev));
+			}
+		if (prev == INF)
+			s.t_ref = now;
+		/* lanes whose event is now: ends first, then what starts */
+		while (h.n && lane_time(&lanes[h.v[0]]) == now) {
+			struct lane *l = &lanes[h.v[0]];
+			if (l->active) {
+				int t = types[l->who];
+				if (!hist)
+					charge(r, k, l, t, now, &s);
+				cnt[t]--;
+				l->active = 0;
+				lane_next(l, &r->p);
+			} else {
+				int t = types[l->who];
+				cnt[t]++;
+				l->active = 1;
+				if (!hist)
+					snapshot(&s, t, now, l->snap);
+			}
+			heap_down(&h, 0);
+		}
+		int moved = 0;
+		for (size_t i = 0; i < k->nmetrics; i++)
+			moved |= advance_metric(&r->m[k->metrics[i]], now, hist);
+		key = key_of(cnt);
+		if (!hist && (moved || key != prev_key)) {
+			fold(&s, now);
+			rates(r, k, &s, key);
+			prev_key = key;
+		}
+		prev = now;
+	}
+	if (hist)
+		for (size_t i = 0; i < k->nmetrics; i++) {
+			struct metric *m = &r->m[k->metrics[i]];
+			for (size_t j = m->j == m->ns ? 0 : m->j + 1; j <= m->ns; j++)
+				m->off[j] = m->nent;
+		}
+	free(h.v);
+}
+
+/* ---- fit and upsampling ---- */
+
+static void add_fit(struct run *r, const struct metric *m, int cls_dev, int t)
+{
+	struct attribution *a = r->out;
+	XGROW(a->fits, a->nfits + 1, r->fit_alloc);
+	a->fits[a->nfits++] = (struct attrib_fit){m->id, m->res, type_names[cls_dev][t], m->exact[t],
+						  m->d[t]};
+}
+
+/* Metric m's demands: Exact(capacity) for kernels on GPU utilization,
+ * else Variable(d) fitted by NNLS over the sample periods. */
+static void fit(struct run *r, struct metric *m, int dev, const int *present)
+{
+	int cols[NTYPES], k = 0;
+	for (int t = 0; t < NTYPES; t++) {
+		m->exact[t] = 0;
+		m->d[t] = 0;
+		if (!present[t])
+			continue;
+		if (m->res == ATTRIB_GPU) {
+			if (t == 0) {
+				m->exact[t] = 1;
+				m->d[t] = m->cap;
+			}
+			continue;
+		}
+		cols[k++] = t;
+	}
+	if (k) {
+		struct nnls_acc acc;
+		double row[NTYPES], x[NTYPES];
+		nnls_acc_init(&acc, (size_t)k);
+		for (size_t j = 0; j + 1 < m->ns; j++) {
+			double L = (double)(m->t[j + 1] - m->t[j]), ex = 0;
+			if (!(L > 0))
+				continue;
+			memset(row, 0, sizeof(row));
+			for (size_t e = m->off[j]; e < m->off[j + 1]; e++) {
+				for (int c = 0; c < k; c++)
+					row[c] += m->len[e] * key_count(m->key[e], cols[c]) / L;
+				for (int t = 0; t < NTYPES; t++)
+					if (m->exact[t])
+						ex += m->len[e] * key_count(m->key[e], t) * m->d[t] / L;
+			}
+			nnls_acc_add(&acc, row, fmax(m->v[j] - ex, 0), 1.0);
+		}
+		if (nnls_acc_solve(&acc, x) == 0)
+			for (int c = 0; c < k; c++)
+				m->d[cols[c]] = isfinite(x[c]) && x[c] > 0 ? x[c] : 0;
+		nnls_acc_release(&acc);
+	}
+	for (int t = 0; t < NTYPES; t++)
+		if (present[t])
+			add_fit(r, m, dev, t);
+}
+
+struct bucket {
+	double e, v, f, u;
+	size_t ent;
+};
+
+static int by_e(const void *a, const void *b)
+{
+	const struct bucket *x = a, *y = b;
+	return x->e < y->e ? 1 : x->e > y->e ? -1 : 0;
+}
+
+static double room_ratio(const struct bucket *x, double cap)
+{
+	if (!(x->v > 0))
+		return 0;
+	return cap - x->u > 0 ? x->v / (cap - x->u) : INFINITY;
+}
+
+static double g_cap; /* qsort has no context: set for by_room only */
+
+static int by_room(const void *a, const void *b)
+{
+	double x = room_ratio(a, g_cap), y = room_ratio(b, g_cap);
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int by_u(const void *a, const void *b)
+{
+	const struct bucket *x = a, *y = b;
+	return x->u < y->u ? 1 : x->u > y->u ? -1 : 0;
+}
+
+/* GradeML's upsampling of one sample value over a period's buckets: first
+ * to exact demand, then in proportion to variable demand, then spread as
+ * background, never past capacity. */
+static void upsample(struct bucket *b, size_t n, double value, double cap)
+{
+	double rest = value, need = 0;
+	for (size_t i = 0; i < n; i++) {
+		b[i].u = 0;
+		need += b[i].e * b[i].f;
+	}
+	qsort(b, n, sizeof(*b), by_e);
+	for (size_t i = 0; i < n && need > 0 && rest > 0; i++) {
+		double u = fmin(fmin(rest / need * b[i].e, b[i].e), cap);
+		b[i].u = u;
+		rest = fmax(rest - u * b[i].f, 0);
+		need -= b[i].e * b[i].f;
+	}
+	if (rest > 0) {
+		need = 0;
+		for (size_t i = 0; i < n; i++)
+			need += b[i].v * b[i].f;
+		g_cap = cap;
+		qsort(b, n, sizeof(*b), by_room);
+		for (size_t i = 0; i < n && need > 0 && rest > 0; i++) {
+			double u = fmin(rest / need * b[i].v, fmax(cap - b[i].u, 0));
+			b[i].u += u;
+			rest = fmax(rest - u * b[i].f, 0);
+			need -= b[i].v * b[i].f;
+		}
+	}
+	if (rest > 0) {
+		double left = 0;
+		for (size_t i = 0; i < n; i++)
+			left += b[i].f;
+		qsort(b, n, sizeof(*b), by_u);
+		for (size_t i = 0; i < n && left > 0 && rest > 0; i++) {
+			double u = fmin(rest / left, fmax(cap - b[i].u, 0));
+			b[i].u += u;
+			rest = fmax(rest - u * b[i].f, 0);
+			left -= b[i].f;
+		}
+	}
+}
+
+void attrib_upsample(size_t n, const double *exact, const double *var, const double *frac,
+		     double value, double cap, double *out)
+{
+	struct bucket *b = xmalloc((n + 1) * sizeof(*b));
+	for (size_t i = 0; i < n; i++)
+		b[i] = (struct bucket){exact[i], var[i], frac[i], 0, i};
+	upsample(b, n, value, cap);
+	for (size_t i = 0; i < n; i++)
+		out[b[i].ent] = b[i].u;
+	free(b);
+}
+
+static void upsample_metric(struct metric *m)
+{
+	struct bucket *b = NULL;
+	size_t alloc = 0;
+	m->u = xcalloc(m->nent + 1, sizeof(*m->u));
+	for (size_t j = 0; j + 1 < m->ns; j++) {
+		size_t n = m->off[j + 1] - m->off[j];
+		double L = (double)(m->t[j + 1] - m->t[j]);
+		if (!n || !(L > 0))
+			continue;
+		XGROW(b, n, alloc);
+		for (size_t i = 0; i < n; i++) {
+			size_t e = m->off[j] + i;
+			double ex = 0, va = 0;
+			for (int t = 0; t < NTYPES; t++) {
+				int c = key_count(m->key[e], t);
+				if (m->exact[t])
+					ex += c * m->d[t];
+				else
+					va += c * m->d[t];
+			}
+			b[i] = (struct bucket){ex, va, m->len[e] / L, 0, e};
+		}
+		upsample(b, n, fmin(m->v[j], m->cap * 4), m->cap);
+		for (size_t i = 0; i < n; i++)
+			m->u[b[i].ent] = b[i].u;
+	}
+	free(b);
+}
+
+static void run_class(struct run *r, int c, uint8_t *types)
+{
+	struct klass *k = &r->k[c];
+	size_t nl;
+	struct lane *lanes = make_lanes(r, c, types, &nl);
+	int present[NTYPES] = {0};
+	for (size_t i = 0; i < r->p.n; i++)
+		if (types[i] != 0xff)
+			present[types[i]] = 1;
+	for (size_t i = 0; i < k->nmetrics; i++) {
+		struct metric *m = &r->m[k->metrics[i]];
+		m->off = xcalloc(m->ns + 1, sizeof(*m->off));
+	}
+	sweep(r, k, lanes, nl, types, 1);
+	for (size_t i = 0; i < k->nmetrics; i++) {
+		struct metric *m = &r->m[k->metrics[i]];
+		fit(r, m, k->device >= 0, present);
+		upsample_metric(m);
+		for (int t = 0; t < NTYPES; t++)
+			if (m->d[t] > 0)
+				k->mask[t] |= 1u << m->res;
+	}
+	sweep(r, k, lanes, nl, types, 0);
+	for (size_t i = 0; i < nl; i++) {
+		free(lanes[i].ph);
+		free(lanes[i].stack);
+		free(lanes[i].stack_end);
+	}
+	free(lanes);
+}
+
+static void rows(struct run *r)
+{
+	struct attribution *a = r->out;
+	const struct phases *p = &r->p;
+	a->rows = xcalloc(r->nkeep + 1, sizeof(*a->rows));
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->keep[i] < 0)
+			continue;
+		const struct acc *x = &r->acc[p->keep[i]];
+		if (!(x->busy[0] > 0 || x->busy[1] > 0))
+			continue;
+		struct attrib_row *w = &a->rows[a->nrows++];
+		w->phase_id = p->id[i];
+		w->kind = p->kind[i];
+		w->dur_ns = p->end[i] - p->start[i];
+		w->mask = x->mask;
+		for (int c = 0; c < 2; c++) {
+			w->busy_ns[c] = llround(x->busy[c]);
+			w->free_ns[c] = llround(fmax(x->free_[c], 0));
+		}
+		for (int y = 0; y < ATTRIB_NRES; y++) {
+			w->use[y] = w->dur_ns ? x->use[y] / (double)w->dur_ns : 0;
+			w->bneck_ns[y] = llround(fmax(x->bneck[y], 0));
+		}
+	}
+}
+
+static void run_release(struct run *r)
+{
+	struct phases *p = &r->p;
+	free(p->id), free(p->start), free(p->end), free(p->parent), free(p->track);
+	free(p->kind), free(p->leaf), free(p->keep), free(p->up);
+	for (size_t i = 0; i < r->nm; i++) {
+		struct metric *m = &r->m[i];
+		free(m->t), free(m->v), free(m->off), free(m->key), free(m->len), free(m->u);
+	}
+	free(r->m);
+	for (size_t i = 0; i < r->nk; i++)
+		free(r->k[i].metrics);
+	free(r->k);
+	for (size_t i = 0; i < r->nhosts; i++)
+		free(r->hosts[i]);
+	free(r->hosts);
+	free(r->tracks);
+	free(r->acc);
+}
+
+int attrib_compute(sqlite3 *db, const char *path, struct attribution *a, char **err)
+{
+	struct run r = {.db = db, .path = path, .err = err, .out = a};
+	int rc = -1;
+	memset(a, 0, sizeof(*a));
+	if (load_tracks(&r) < 0 || load_metrics(&r) < 0)
+		goto out;
+	if (!r.nm) {
+		rc = 0;
+		goto out;
+	}
+	if (load_phases(&r) < 0)
+		goto out;
+	r.acc = xcalloc(r.nkeep + 1, sizeof(*r.acc));
+	uint8_t *types = xmalloc(r.p.n + 1);
+	for (size_t c = 0; c < r.nk; c++)
+		if (r.k[c].nmetrics)
+			run_class(&r, (int)c, types);
+	free(types);
+	rows(&r);
+	rc = 0;
+out:
+	run_release(&r);
+	if (rc < 0)
+		attrib_release(a);
+	return rc;
+}
+
+void attrib_release(struct attribution *a)
+{
+	free(a->rows);
+	free(a->fits);
+	memset(a, 0, sizeof(*a));
+}
+
+const struct attrib_row *attrib_find(const struct attribution *a, int64_t phase_id)
+{
+	size_t lo = 0, hi = a->nrows;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (a->rows[mid].phase_id < phase_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < a->nrows && a->rows[lo].phase_id == phase_id ? &a->rows[lo] : NULL;
+}
+
+/* ---- bottlenecks ---- */
+
+/* The bottlenecked fraction of the work of resource res's class; *cls
+ * gets the class (for software, the least free one). */
+static double frac(const struct attrib_row *r, int res, int *cls)
+{
+	*cls = attrib_res_device(res);
+	if (res == ATTRIB_SOFTWARE) {
+		double g = INFINITY;
+		for (int c = 0; c < 2; c++)
+			if (r->busy_ns[c] > 0 &&
+			    (double)r->free_ns[c] / (double)r->busy_ns[c] < g) {
+				g = (double)r->free_ns[c] / (double)r->busy_ns[c];
+				*cls = c;
+			}
+		return isfinite(g) ? fmin(g, 1) : 0;
+	}
+	if (!(r->mask & (1u << res)))
+		return 0;
+	int64_t busy = r->busy_ns[*cls];
+	return busy > 0 ? fmin((double)r->bneck_ns[res] / (double)busy, 1) : 0;
+}
+
+static int by_saving(const void *a, const void *b)
+{
+	const struct attrib_bneck *x = a, *y = b;
+	if (x->without_ns != y->without_ns)
+		return x->without_ns < y->without_ns ? -1 : 1;
+	return x->res - y->res;
+}
+
+size_t attrib_bottlenecks(const struct attrib_row *r, struct attrib_bneck *out)
+{
+	double g[ATTRIB_NRES + 1];
+	int cls[ATTRIB_NRES + 1];
+	for (int x = 0; x <= ATTRIB_NRES; x++)
+		g[x] = frac(r, x, &cls[x]);
+	size_t n = 0;
+	for (int x = 0; x <= ATTRIB_NRES; x++) {
+		if (!(g[x] > 0))
+			continue;
+		double others = 0;
+		for (int y = 0; y < ATTRIB_NRES; y++)
+			if (y != x)
+				others = fmax(others, g[y]);
+		/* GradeML's gain, over the time the class's work covers */
+		double gain = fmax(fmin(g[x], 1 - others), 0);
+		double span = (double)(r->busy_ns[cls[x]] < r->dur_ns ? r->busy_ns[cls[x]] : r->dur_ns);
+		out[n++] = (struct attrib_bneck){x, g[x], r->dur_ns - llround(gain * span)};
+	}
+	qsort(out, n, sizeof(*out), by_saving);
+	return n;
+}
+
+/* ---- the cache ---- */
+
+int attrib_save(sqlite3 *db, const struct attribution *a, char **err)
+{
+	sqlite3_stmt *row = NULL, *fitq = NULL;
+	int rc = -1;
+	if (sqlite3_exec(db, "DELETE FROM attribution; DELETE FROM attribution_fit", NULL, NULL,
+			 NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+			       "INSERT INTO attribution(phase_id, resource, usage, busy_ns, bneck_ns)"
+			       " VALUES (?1, ?2, ?3, ?4, ?5)",
+			       -1, &row, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+			       "INSERT INTO attribution_fit(metric_id, phase_type, rule, demand)"
+			       " VALUES (?1, ?2, ?3, ?4)",
+			       -1, &fitq, NULL) != SQLITE_OK)
+		goto fail;
+	for (size_t i = 0; i < a->nrows; i++) {
+		const struct attrib_row *r = &a->rows[i];
+		sqlite3_bind_int64(row, 1, r->phase_id);
+		for (int x = 0; x <= ATTRIB_NRES; x++) {
+			int sw = x == ATTRIB_SOFTWARE;
+			if (!sw && !(r->mask & (1u << x)))
+				continue;
+			sqlite3_bind_text(row, 2, attrib_res_name(x), -1, SQLITE_STATIC);
+			int cls = sw ? 0 : attrib_res_device(x);
+			if (sw) {
+				/* the class that is least free: frac() reads it back */
+				double g0 = r->busy_ns[0] ? (double)r->free_ns[0] / (double)r->busy_ns[0] : 2;
+				double g1 = r->busy_ns[1] ? (double)r->free_ns[1] / (double)r->busy_ns[1] : 2;
+				cls = g1 < g0;
+				sqlite3_bind_null(row, 3);
+				sqlite3_bind_int64(row, 5, r->free_ns[cls]);
+			} else {
+				sqlite3_bind_double(row, 3, r->use[x]);
+				sqlite3_bind_int64(row, 5, r->bneck_ns[x]);
+			}
+			sqlite3_bind_int64(row, 4, r->busy_ns[cls]);
+			if (sqlite3_step(row) != SQLITE_DONE)
+				goto fail;
+			sqlite3_reset(row);
+		}
+	}
+	for (size_t i = 0; i < a->nfits; i++) {
+		const struct attrib_fit *f = &a->fits[i];
+		sqlite3_bind_int64(fitq, 1, f->metric_id);
+		sqlite3_bind_text(fitq, 2, f->type, -1, SQLITE_STATIC);
+		sqlite3_bind_text(fitq, 3, f->exact ? "exact" : "variable", -1, SQLITE_STATIC);
+		sqlite3_bind_double(fitq, 4, f->demand);
+		if (sqlite3_step(fitq) != SQLITE_DONE)
+			goto fail;
+		sqlite3_reset(fitq);
+	}
+	rc = 0;
+	goto out;
+fail:
+	*err = xasprintf("cannot write the attribution: %s", sqlite3_errmsg(db));
+out:
+	sqlite3_finalize(row);
+	sqlite3_finalize(fitq);
+	return rc;
+}
+
+/* Adds one attribution row (resource x: busy, bneck, usage) to r. */
+static void fill(struct attrib_row *r, int x, int64_t busy, int64_t bn, double usage)
+{
+	if (x == ATTRIB_SOFTWARE) {
+		/* one class's figures stand for the least free one */
+		int c = r->busy_ns[0] == busy || !r->busy_ns[0] ? 0 : 1;
+		r->busy_ns[c] = busy;
+		r->free_ns[c] = bn;
+		r->free_ns[!c] = r->busy_ns[!c];
+		return;
+	}
+	int c = attrib_res_device(x);
+	r->mask |= 1u << x;
+	r->busy_ns[c] = busy;
+	r->use[x] = usage;
+	r->bneck_ns[x] = bn;
+}
+
+int attrib_read(sqlite3 *db, int64_t phase_id, struct attrib_row *r)
+{
+	sqlite3_stmt *q;
+	int n = 0;
+	memset(r, 0, sizeof(*r));
+	if (sqlite3_prepare_v2(db,
+			       "SELECT a.resource, a.usage, a.busy_ns, a.bneck_ns, p.dur_ns, p.kind"
+			       " FROM attribution a JOIN phases p ON p.id = a.phase_id"
+			       " WHERE a.phase_id = ?1 ORDER BY a.resource = 'software'",
+			       -1, &q, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(q, 1, phase_id);
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		int x = attrib_res_of((const char *)sqlite3_column_text(q, 0));
+		if (x < 0)
+			continue;
+		r->phase_id = phase_id;
+		r->dur_ns = sqlite3_column_int64(q, 4);
+		r->kind = sqlite3_column_int(q, 5);
+		fill(r, x, sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3),
+		     sqlite3_column_double(q, 1));
+		n++;
+	}
+	sqlite3_finalize(q);
+	return n > 0;
+}
+
+static const char *type_name(const char *s)
+{
+	for (int c = 0; c < 2; c++)
+		for (int t = 0; t < NTYPES; t++)
+			if (type_names[c][t] && !strcmp(type_names[c][t], s))
+				return type_names[c][t];
+	return "other";
+}
+
+int attrib_load(sqlite3 *db, struct attribution *a, char **err)
+{
+	sqlite3_stmt *q = NULL;
+	size_t alloc = 0, falloc = 0;
+	memset(a, 0, sizeof(*a));
+	if (sqlite3_prepare_v2(db,
+			       "SELECT a.phase_id, a.resource, a.usage, a.busy_ns, a.bneck_ns, p.dur_ns, p.kind"
+			       " FROM attribution a JOIN phases p ON p.id = a.phase_id"
+			       " ORDER BY a.phase_id, a.resource = 'software'",
+			       -1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(q, 0);
+		int x = attrib_res_of((const char *)sqlite3_column_text(q, 1));
+		if (x < 0)
+			continue;
+		if (!a->nrows || a->rows[a->nrows - 1].phase_id != id) {
+			XGROW(a->rows, a->nrows + 1, alloc);
+			memset(&a->rows[a->nrows], 0, sizeof(a->rows[0]));
+			a->rows[a->nrows].phase_id = id;
+			a->rows[a->nrows].kind = sqlite3_column_int(q, 6);
+			a->rows[a->nrows++].dur_ns = sqlite3_column_int64(q, 5);
+		}
+		fill(&a->rows[a->nrows - 1], x, sqlite3_column_int64(q, 3), sqlite3_column_int64(q, 4),
+		     sqlite3_column_double(q, 2));
+	}
+	sqlite3_finalize(q);
+	if (sqlite3_prepare_v2(db,
+			       "SELECT f.metric_id, m.name, m.resource, f.phase_type, f.rule, f.demand"
+			       " FROM attribution_fit f JOIN metrics m ON m.id = f.metric_id"
+			       " ORDER BY f.rowid",
+			       -1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		XGROW(a->fits, a->nfits + 1, falloc);
+		const char *rule = (const char *)sqlite3_column_text(q, 4);
+		a->fits[a->nfits++] = (struct attrib_fit){
+		    sqlite3_column_int64(q, 0),
+		    res_of_metric((const char *)sqlite3_column_text(q, 2),
+				  (const char *)sqlite3_column_text(q, 1)),
+		    type_name((const char *)sqlite3_column_text(q, 3)), rule && !strcmp(rule, "exact"),
+		    sqlite3_column_double(q, 5)};
+	}
+	sqlite3_finalize(q);
+	return 0;
+fail:
+	*err = xasprintf("cannot read the attribution: %s", sqlite3_errmsg(db));
+	sqlite3_finalize(q);
+	attrib_release(a);
+	return -1;
+}

@@ -1,0 +1,242 @@
+/*
+ * Resource attribution (model/attrib.c) on cases small enough to work out
+ * by hand: the three-pass upsampling of one sample period, a saturated GPU,
+ * a CPU demand fitted by NNLS, phases of another host never charged, and
+ * the cache's round trip.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "model/attrib.h"
+#include "model/schema.sql.h"
+#include "model/store.h"
+
+#define MS 1000000LL
+
+/* One period, two halves: phase A with Exact(50) in the first, phase B
+ * with Variable(1) in both; the sample says 60 of 100.
+ *   exact:      need 50 * .5 = 25 <= 60, so the first half gets 50; 35 left
+ *   variable:   by demand / room: first half (1/50) before second (1/100);
+ *               first: min(35 / 1 * 1, 100 - 50) = 35 -> 85; 17.5 left;
+ *               second: min(17.5 / .5 * 1, 100) = 35
+ * So 85 then 35, which average to 60; A gets 50 of the 85 and B 35 of each. */
+static void test_upsample_exact_and_variable(void **state)
+{
+	(void)state;
+	double e[] = {50, 0}, v[] = {1, 1}, f[] = {.5, .5}, u[2];
+	attrib_upsample(2, e, v, f, 60, 100, u);
+	assert_true(fabs(u[0] - 85) < 1e-9);
+	assert_true(fabs(u[1] - 35) < 1e-9);
+}
+
+/* More usage than demand and capacity allow: exact first (capped at its
+ * demand), variable up to capacity, then the background spreads the rest
+ * evenly under the cap.  Demands: first half exact 40; second half none.
+ * value 90: exact gives 40 (20 used, 70 left); no variable demand;
+ * background by value, highest first: first half min(70 / 1, 60) = 60
+ * -> 100, 40 left over .5; second half min(40 / .5, 100) = 80. */
+static void test_upsample_background_capped(void **state)
+{
+	(void)state;
+	double e[] = {40, 0}, v[] = {0, 0}, f[] = {.5, .5}, u[2];
+	attrib_upsample(2, e, v, f, 90, 100, u);
+	assert_true(fabs(u[0] - 100) < 1e-9);
+	assert_true(fabs(u[1] - 80) < 1e-9);
+}
+
+struct fx {
+	char path[64];
+	sqlite3 *db;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	snprintf(f->path, sizeof(f->path), "/tmp/grademl-attrib-XXXXXX");
+	int fd = mkstemp(f->path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(sqlite3_open(f->path, &f->db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(f->db, store_schema_sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(f->db, store_schema_v2_sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(f->db, store_schema_v3_sql, NULL, NULL, NULL), SQLITE_OK);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	sqlite3_close(f->db);
+	unlink(f->path);
+	free(f);
+	return 0;
+}
+
+static void sql(sqlite3 *db, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	char *err = NULL;
+	if (sqlite3_exec(db, buf, NULL, NULL, &err) != SQLITE_OK)
+		fail_msg("%s: %s", buf, err);
+}
+
+static void phase(sqlite3 *db, int id, int parent, int kind, int track, long long t0, long long t1,
+		  int children)
+{
+	sql(db,
+	    "INSERT INTO phases(id, parent_id, kind, name_id, track_id, start_ns, dur_ns, self_ns,"
+	    " child_count, depth) VALUES (%d, nullif(%d, 0), %d, 1, nullif(%d, 0), %lld, %lld, 0,"
+	    " %d, 0)",
+	    id, parent, kind, track, t0, t1 - t0, children);
+}
+
+static const struct attrib_row *row(const struct attribution *a, int64_t id)
+{
+	const struct attrib_row *r = attrib_find(a, id);
+	assert_non_null(r);
+	return r;
+}
+
+/* GPU 0 of host h: kernels [0, 40) and [60, 100) ms on one stream under a
+ * stream node spanning [0, 100); utilization.gpu says 80% over [0, 100).
+ * Kernels have Exact(100) demand: the exact pass needs 100 * .8 = 80,
+ * exactly the sample, so each kernel runs at 100%: saturated the whole
+ * time.  The stream node: device work 80 ms, all of it bottlenecked on
+ * gpu, none free; mean use 80 ms * 1.0 / 100 ms = 0.8 of the GPU.
+ * A kernel of host "other" at the same time, with no metric of its own,
+ * is never charged. */
+static void test_saturated_gpu(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *db = f->db;
+	sql(db, "INSERT INTO tracks(id, source_id, kind, pid, tid, host) VALUES"
+		" (1, 1, 'stream', '0', 'stream 7', 'h'), (2, 1, 'stream', '0', 'stream 7', 'other')");
+	phase(db, 1, 0, PHASE_STREAM, 1, 0, 100 * MS, 2);
+	phase(db, 2, 1, PHASE_KERNEL, 1, 0, 40 * MS, 0);
+	phase(db, 3, 1, PHASE_KERNEL, 1, 60 * MS, 100 * MS, 0);
+	phase(db, 4, 0, PHASE_STREAM, 2, 0, 100 * MS, 1);
+	phase(db, 5, 4, PHASE_KERNEL, 2, 0, 100 * MS, 0);
+	sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity) VALUES"
+		" (1, 'h', 'gpu0', 'utilization.gpu', '%%', 'instant', 100)");
+	sql(db, "INSERT INTO samples VALUES (1, 0, 80), (1, %lld, 0)", 100 * MS);
+	struct attribution a;
+	char *err = NULL;
+	assert_int_equal(attrib_compute(db, f->path, &a, &err), 0);
+	const struct attrib_row *r = row(&a, 1);
+	assert_int_equal(r->busy_ns[1], 80 * MS);
+	assert_int_equal(r->bneck_ns[ATTRIB_GPU], 80 * MS);
+	assert_int_equal(r->free_ns[1], 0);
+	assert_true(fabs(r->use[ATTRIB_GPU] - 0.8) < 1e-9);
+	assert_true(r->mask & (1u << ATTRIB_GPU));
+	assert_null(attrib_find(&a, 4));
+	assert_null(attrib_find(&a, 5));
+	/* GradeML's estimate: g = 1, nothing else: the whole work time goes */
+	struct attrib_bneck b[ATTRIB_NRES + 1];
+	assert_int_equal(attrib_bottlenecks(r, b), 1);
+	assert_int_equal(b[0].res, ATTRIB_GPU);
+	assert_int_equal(b[0].without_ns, 20 * MS);
+	/* the cache keeps what the explorer and report read */
+	sql(db, "BEGIN");
+	assert_int_equal(attrib_save(db, &a, &err), 0);
+	sql(db, "COMMIT");
+	struct attrib_row back;
+	assert_int_equal(attrib_read(db, 1, &back), 1);
+	assert_int_equal(back.bneck_ns[ATTRIB_GPU], r->bneck_ns[ATTRIB_GPU]);
+	assert_int_equal(back.busy_ns[1], r->busy_ns[1]);
+	assert_true(fabs(back.use[ATTRIB_GPU] - 0.8) < 1e-9);
+	assert_int_equal(attrib_read(db, 5, &back), 0);
+	attrib_release(&a);
+}
+
+/* One CPU thread of host h: operator A over [0, 1.5) s inside a thread
+ * node over [0, 3) s; cpu.util samples 60 | 30 | 0 over three seconds.
+ * A is active 1, 0.5 and 0 of the three periods, so NNLS fits A's
+ * Variable demand to 60 exactly (60 = 1 d, 30 = .5 d).  Upsampled, A runs
+ * at 60 in both of its periods: mean use 0.6 of the CPU, never saturated,
+ * so all 1.5 s of its work are software-bound. */
+static void test_cpu_fit(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *db = f->db;
+	long long s = 1000 * MS;
+	sql(db, "INSERT INTO tracks(id, source_id, kind, pid, tid, host) VALUES"
+		" (1, 1, 'thread', '10', '10', 'h')");
+	phase(db, 1, 0, PHASE_THREAD, 1, 0, 3 * s, 1);
+	phase(db, 2, 1, PHASE_OPERATOR, 1, 0, 3 * s / 2, 0);
+	sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity) VALUES"
+		" (1, 'h', 'cpu', 'cpu.util', '%%', 'mean', 100),"
+		" (2, 'h', 'cpu', 'cpu.idle', '%%', 'mean', 100)");
+	sql(db, "INSERT INTO samples VALUES (1, 0, 60), (1, %lld, 30), (1, %lld, 0), (1, %lld, 0)",
+	    s, 2 * s, 3 * s);
+	struct attribution a;
+	char *err = NULL;
+	assert_int_equal(attrib_compute(db, f->path, &a, &err), 0);
+	assert_int_equal(a.nfits, 1); /* cpu.idle is not attributed */
+	assert_true(fabs(a.fits[0].demand - 60) < 1e-6);
+	assert_string_equal(a.fits[0].type, "operator");
+	const struct attrib_row *r = row(&a, 2);
+	assert_int_equal(r->busy_ns[0], 3 * s / 2);
+	assert_true(fabs(r->use[ATTRIB_CPU] - 0.6) < 1e-6);
+	assert_int_equal(r->bneck_ns[ATTRIB_CPU], 0);
+	assert_int_equal(r->free_ns[0], 3 * s / 2);
+	/* the thread node sums its child: 0.9 CPU-seconds over 3 s */
+	const struct attrib_row *t = row(&a, 1);
+	assert_true(fabs(t->use[ATTRIB_CPU] - 0.3) < 1e-6);
+	struct attrib_bneck b[ATTRIB_NRES + 1];
+	assert_int_equal(attrib_bottlenecks(t, b), 1);
+	assert_int_equal(b[0].res, ATTRIB_SOFTWARE);
+	assert_true(fabs(b[0].frac - 1) < 1e-9);
+	attrib_release(&a);
+}
+
+/* Nested phases on a thread: the innermost running one is charged.  An
+ * operator [0, 1) s with a child [0.25, 0.75) s; cpu.util 100 over [0, 1):
+ * saturated; the parent's own work is 0.5 s, the child's 0.5 s, and the
+ * parent's row sums both: 1 s of work, all bottlenecked on cpu. */
+static void test_nesting(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *db = f->db;
+	long long s = 1000 * MS;
+	sql(db, "INSERT INTO tracks(id, source_id, kind, pid, tid, host) VALUES"
+		" (1, 1, 'thread', '10', '10', 'h')");
+	phase(db, 1, 0, PHASE_OPERATOR, 1, 0, s, 1);
+	phase(db, 2, 1, PHASE_OPERATOR, 1, s / 4, 3 * s / 4, 0);
+	sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity) VALUES"
+		" (1, 'h', 'cpu', 'cpu.util', '%%', 'mean', 100)");
+	sql(db, "INSERT INTO samples VALUES (1, 0, 100), (1, %lld, 100), (1, %lld, 0)", s, 2 * s);
+	struct attribution a;
+	char *err = NULL;
+	assert_int_equal(attrib_compute(db, f->path, &a, &err), 0);
+	assert_int_equal(row(&a, 2)->busy_ns[0], s / 2);
+	assert_int_equal(row(&a, 1)->busy_ns[0], s);
+	assert_int_equal(row(&a, 1)->bneck_ns[ATTRIB_CPU], s);
+	assert_true(fabs(row(&a, 1)->use[ATTRIB_CPU] - 1) < 1e-6);
+	attrib_release(&a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_upsample_exact_and_variable),
+	    cmocka_unit_test(test_upsample_background_capped),
+	    cmocka_unit_test_setup_teardown(test_saturated_gpu, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cpu_fit, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_nesting, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,109 @@
+/*
+ * Resource attribution in the explorer: which figures the tree and the
+ * details pane show for a phase (model/attrib.h has the method).  The
+ * figures come from the file's cache while it matches the file (`grademl-tui
+ * analyze`), one row read per phase drawn; a file without a fresh cache and
+ * under ATTR_COMPUTE_MAX phases is attributed in memory when first needed
+ * (milliseconds at that size); a larger one shows none, and a hint.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/store.h"
+#include "tui/app.h"
+#include "tui/format.h"
+#include "model/xalloc.h"
+
+#define ATTR_COMPUTE_MAX 1000000
+
+static void look(struct app *a)
+{
+	struct app_attr *t = &a->attr;
+	sqlite3 *db = store_db(model_store(a->m));
+	char *err = NULL;
+	t->state = -1;
+	if (analysis_fresh(db)) {
+		t->state = 1;
+		return;
+	}
+	if (model_phase_count(a->m) > ATTR_COMPUTE_MAX)
+		return;
+	if (attrib_compute(db, store_path(model_store(a->m)), &t->all, &err) < 0) {
+		app_message(a, 1, "%s", err);
+		free(err);
+		return;
+	}
+	t->state = 2;
+}
+
+const struct attrib_row *app_attr(struct app *a, int64_t phase_id)
+{
+	struct app_attr *t = &a->attr;
+	if (!t->state)
+		look(a);
+	if (t->state == 2)
+		return attrib_find(&t->all, phase_id);
+	if (t->state != 1)
+		return NULL;
+	if (t->row.phase_id == phase_id && t->row.mask)
+		return &t->row;
+	return attrib_read(store_db(model_store(a->m)), phase_id, &t->row) == 1 ? &t->row : NULL;
+}
+
+void app_attr_top(const struct attrib_row *r, char *buf, size_t n)
+{
+	struct attrib_bneck b[ATTRIB_NRES + 1];
+	*buf = 0;
+	if (!r || !attrib_bottlenecks(r, b))
+		return;
+	snprintf(buf, n, "%s %.0f%%", b[0].res == ATTRIB_SOFTWARE ? "sw" : attrib_res_name(b[0].res),
+		 100 * b[0].frac);
+}
+
+/* "name ███░░ 37%" for one resource's mean use (1.0 = one resource). */
+static void bar(struct app *a, struct sbuf *sb, const char *name, double use)
+{
+	int cells = 5, full = (int)lround(fmin(fmax(use, 0), 1) * cells);
+	sbuf_addf(sb, "%s%s ", sb->len ? "  " : "", name);
+	for (int i = 0; i < cells; i++)
+		sbuf_adds(sb, i < full ? a->g->full : a->g->spark[0]);
+	sbuf_addf(sb, " %.0f%%", 100 * use);
+}
+
+void app_attr_lines(struct app *a, const struct attrib_row *r, struct sbuf *use,
+		    struct sbuf *bneck)
+{
+	if (!r) {
+		const char *why = a->attr.state == 1 || a->attr.state == 2
+				      ? "none: no attributed metric of its host or device, or under 100 us"
+				      : "not computed for a file this large: run `grademl-tui analyze` on it";
+		sbuf_adds(use, why);
+		sbuf_adds(bneck, "-");
+		return;
+	}
+	for (int x = 0; x < ATTRIB_NRES; x++)
+		if (r->mask & (1u << x))
+			bar(a, use, attrib_res_name(x), r->use[x]);
+	struct attrib_bneck b[ATTRIB_NRES + 1];
+	size_t n = attrib_bottlenecks(r, b);
+	char d1[32], d2[32];
+	for (size_t i = 0; i < n && i < 3; i++) {
+		int sw = b[i].res == ATTRIB_SOFTWARE;
+		sbuf_addf(bneck, "%s%s %.0f%% of its work", i ? "; " : "",
+			  sw ? "software-bound" : attrib_res_name(b[i].res), 100 * b[i].frac);
+		if (i == 0 && b[i].without_ns < r->dur_ns)
+			sbuf_addf(bneck, ", %s without it (now %s)",
+				  format_duration(d1, sizeof(d1), b[i].without_ns),
+				  format_duration(d2, sizeof(d2), r->dur_ns));
+	}
+	if (!n)
+		sbuf_adds(bneck, "none");
+}
+
+void app_attr_release(struct app_attr *t)
+{
+	attrib_release(&t->all);
+	memset(t, 0, sizeof(*t));
+}
