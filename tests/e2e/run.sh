@@ -556,9 +556,16 @@ if bash "$GPU/import.sh" "$BIN" "$g_db" 2>"$TMP/err"; then
 		got=$(q "$g_db" "SELECT (SELECT value FROM meta WHERE key = 'schema_version') || ' '
 			|| (SELECT count(*) > 0 FROM issues) || ' ' || (SELECT kind || ':' || straggler
 			FROM imbalance WHERE kind = 'ranks') || ' ' || (SELECT i.kind || ':' || p.kind
-			FROM issues i JOIN phases_v p ON p.id = i.phase_id WHERE i.id = 1)")
-		if [ "$got" = "2 1 ranks:rank 1 idle-gpu:stream" ]; then
-			ok "gpu: analyze caches the issues (top: a GPU stream waiting on its host; ddp's straggler rank 1); the report reads the same"
+			FROM issues i JOIN phases_v p ON p.id = i.phase_id WHERE i.id = 1) || ' '
+			|| (SELECT group_concat(f.phase_type || '=' || f.rule || ':' || f.demand)
+			FROM attribution_fit f JOIN metrics m ON m.id = f.metric_id
+			WHERE m.name = 'utilization.gpu' AND f.demand > 0) || ' '
+			|| (SELECT count(*) FROM attribution a JOIN phases_v p ON p.id = a.phase_id
+			WHERE p.kind = 'step' AND a.resource = 'gpu' AND a.busy_ns > 0) || ' '
+			|| (SELECT count(*) FROM attribution a JOIN phases_v p ON p.id = a.phase_id
+			WHERE p.kind IN ('operator', 'runtime') AND a.resource = 'cpu')")
+		if [ "$got" = "3 1 ranks:rank 1 idle-gpu:stream kernel=exact:100.0 3 0" ]; then
+			ok "gpu: analyze caches the issues (top: a GPU stream waiting on its host; ddp's straggler rank 1) and the attribution (kernels Exact(100) on utilization.gpu; GPU work under the 3 traced steps; no CPU metric, so no CPU attribution); the report reads the same"
 		else
 			not_ok "gpu: analyze cache" "got '$got'"
 		fi
