@@ -222,17 +222,28 @@ static int load_tracks(struct run *r)
 	return 0;
 }
 
-static int32_t track_index(const struct run *r, int64_t id)
+/* The first of n elements, stride bytes apart, each starting with its
+ * int64 key in ascending order, whose key is >= key. */
+static size_t lower_bound(const void *base, size_t n, size_t stride, int64_t key)
 {
-	size_t lo = 0, hi = r->ntracks;
+	const char *b = base;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (r->tracks[mid].id < id)
+		int64_t k;
+		memcpy(&k, b + mid * stride, sizeof(k));
+		if (k < key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < r->ntracks && r->tracks[lo].id == id ? (int32_t)lo : -1;
+	return lo;
+}
+
+static int32_t track_index(const struct run *r, int64_t id)
+{
+	size_t i = lower_bound(r->tracks, r->ntracks, sizeof(*r->tracks), id);
+	return i < r->ntracks && r->tracks[i].id == id ? (int32_t)i : -1;
 }
 
 static int32_t phase_index(const struct phases *p, int64_t id)
@@ -240,15 +251,8 @@ static int32_t phase_index(const struct phases *p, int64_t id)
 	if (p->n && id >= p->id[0] && (uint64_t)(id - p->id[0]) < p->n &&
 	    p->id[id - p->id[0]] == id)
 		return (int32_t)(id - p->id[0]);
-	size_t lo = 0, hi = p->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (p->id[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < p->n && p->id[lo] == id ? (int32_t)lo : -1;
+	size_t i = lower_bound(p->id, p->n, sizeof(*p->id), id);
+	return i < p->n && p->id[i] == id ? (int32_t)i : -1;
 }
 
 /* Kept: long enough to say something, or a level of the tree's top. */
@@ -256,17 +260,8 @@ static int kept(int kind, int64_t dur)
 {
 	if (dur <= 0)
 		return 0;
-	switch (kind) {
-	case PHASE_WORKFLOW:
-	case PHASE_STEP:
-	case PHASE_RANK:
-	case PHASE_PROCESS:
-	case PHASE_THREAD:
-	case PHASE_STREAM:
-		return 1;
-	default:
-		return dur >= ATTRIB_MIN_NS;
-	}
+	/* workflow, step, rank, process, thread, stream */
+	return (kind >= PHASE_WORKFLOW && kind <= PHASE_STREAM) || dur >= ATTRIB_MIN_NS;
 }
 
 static int load_phases(struct run *r)
@@ -1147,15 +1142,8 @@ void attrib_release(struct attribution *a)
 
 const struct attrib_row *attrib_find(const struct attribution *a, int64_t phase_id)
 {
-	size_t lo = 0, hi = a->nrows;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (a->rows[mid].phase_id < phase_id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < a->nrows && a->rows[lo].phase_id == phase_id ? &a->rows[lo] : NULL;
+	size_t i = lower_bound(a->rows, a->nrows, sizeof(*a->rows), phase_id);
+	return i < a->nrows && a->rows[i].phase_id == phase_id ? &a->rows[i] : NULL;
 }
 
 /* ---- bottlenecks ---- */
