@@ -159,13 +159,10 @@ static int fail(struct run *r, const char *what)
 
 /* The phase type of a phase of the given kind on a track, or -1 when it is
  * no work of its own (a container, or GPU annotations over kernels). */
-static int type_of(int kind, int leaf, const struct track *t, int *device_work)
+static int type_of(int kind, int leaf, const struct track *t)
 {
-	*device_work = 0;
-	if (t->device >= 0) {
-		*device_work = 1;
+	if (t->device >= 0)
 		return kind == PHASE_KERNEL ? 0 : kind == PHASE_MEMCPY ? 1 : kind == PHASE_MEMSET ? 2 : -1;
-	}
 	switch (kind) {
 	case PHASE_OPERATOR:
 		return 0;
@@ -462,8 +459,7 @@ static struct lane *make_lanes(struct run *r, int c, uint8_t *types, size_t *nla
 		types[i] = 0xff;
 		if (t < 0 || r->tracks[t].cls != c || p->end[i] <= p->start[i])
 			continue;
-		int dev;
-		int ty = type_of(p->kind[i], p->leaf[i], &r->tracks[t], &dev);
+		int ty = type_of(p->kind[i], p->leaf[i], &r->tracks[t]);
 		if (ty < 0)
 			continue;
 		types[i] = (uint8_t)ty;
@@ -911,6 +907,7 @@ static void fit(struct run *r, struct metric *m, int dev, const int *present)
 
 struct bucket {
 	double e, v, f, u;
+	double order; /* the variable pass's sort key */
 	size_t ent;
 };
 
@@ -920,19 +917,11 @@ static int by_e(const void *a, const void *b)
 	return x->e < y->e ? 1 : x->e > y->e ? -1 : 0;
 }
 
-static double room_ratio(const struct bucket *x, double cap)
-{
-	if (!(x->v > 0))
-		return 0;
-	return cap - x->u > 0 ? x->v / (cap - x->u) : INFINITY;
-}
-
-static double g_cap; /* qsort has no context: set for by_room only */
-
+/* The variable pass goes by demand over room left, largest first. */
 static int by_room(const void *a, const void *b)
 {
-	double x = room_ratio(a, g_cap), y = room_ratio(b, g_cap);
-	return x < y ? 1 : x > y ? -1 : 0;
+	const struct bucket *x = a, *y = b;
+	return x->order < y->order ? 1 : x->order > y->order ? -1 : 0;
 }
 
 static int by_u(const void *a, const void *b)
@@ -962,7 +951,10 @@ static void upsample(struct bucket *b, size_t n, double value, double cap)
 		need = 0;
 		for (size_t i = 0; i < n; i++)
 			need += b[i].v * b[i].f;
-		g_cap = cap;
+		for (size_t i = 0; i < n; i++) {
+			double room = cap - b[i].u;
+			b[i].order = !(b[i].v > 0) ? 0 : room > 0 ? b[i].v / room : INFINITY;
+		}
 		qsort(b, n, sizeof(*b), by_room);
 		for (size_t i = 0; i < n && need > 0 && rest > 0; i++) {
 			double u = fmin(rest / need * b[i].v, fmax(cap - b[i].u, 0));
@@ -990,7 +982,7 @@ void attrib_upsample(size_t n, const double *exact, const double *var, const dou
 {
 	struct bucket *b = xmalloc((n + 1) * sizeof(*b));
 	for (size_t i = 0; i < n; i++)
-		b[i] = (struct bucket){exact[i], var[i], frac[i], 0, i};
+		b[i] = (struct bucket){exact[i], var[i], frac[i], 0, 0, i};
 	upsample(b, n, value, cap);
 	for (size_t i = 0; i < n; i++)
 		out[b[i].ent] = b[i].u;
@@ -1018,7 +1010,7 @@ static void upsample_metric(struct metric *m)
 				else
 					va += c * m->d[t];
 			}
-			b[i] = (struct bucket){ex, va, m->len[e] / L, 0, e};
+			b[i] = (struct bucket){ex, va, m->len[e] / L, 0, 0, e};
 		}
 		upsample(b, n, fmin(m->v[j], m->cap * 4), m->cap);
 		for (size_t i = 0; i < n; i++)
