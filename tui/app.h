@@ -55,6 +55,8 @@ struct app_attr {
 	struct attrib_row row;	/* the last row read from the cache */
 };
 
+/* Whether the file has attribution to show (looks on the first call). */
+int app_attr_available(struct app *a);
 /* The attribution row of a phase, or NULL (none, or none to be had). */
 const struct attrib_row *app_attr(struct app *a, int64_t phase_id);
 /* The phase's main bottleneck as "gpu 52%" ("sw" for software-bound) into

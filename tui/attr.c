@@ -38,6 +38,13 @@ static void look(struct app *a)
 	t->state = 2;
 }
 
+int app_attr_available(struct app *a)
+{
+	if (!a->attr.state)
+		look(a);
+	return a->attr.state == 1 || (a->attr.state == 2 && a->attr.all.nrows);
+}
+
 const struct attrib_row *app_attr(struct app *a, int64_t phase_id)
 {
 	struct app_attr *t = &a->attr;

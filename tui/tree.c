@@ -115,14 +115,6 @@ static const char *sort_mark(const struct app *a, enum tree_sort s)
 	return a->tree.sort != s ? "" : a->tree.desc ? a->g->down : a->g->up;
 }
 
-/* The bottleneck column: shown when the file has attribution. */
-static int bneck_shown(struct app *a)
-{
-	if (!a->attr.state)
-		app_attr(a, 0);
-	return a->attr.state == 1 || (a->attr.state == 2 && a->attr.all.nrows);
-}
-
 static void draw_header(struct app *a, struct grid *g, int y, int name_w)
 {
 	char buf[64];
@@ -141,7 +133,7 @@ static void draw_header(struct app *a, struct grid *g, int y, int name_w)
 	snprintf(buf, sizeof(buf), "%sCount", sort_mark(a, SORT_COUNT));
 	put_right(g, x, y, W_COUNT, buf, a->tree.sort == SORT_COUNT ? ROLE_SORTED : ROLE_HEADER);
 	x += W_COUNT + 1;
-	if (bneck_shown(a)) {
+	if (app_attr_available(a)) {
 		grid_put(g, x, y, W_BNECK, "Bneck", ROLE_HEADER);
 		x += W_BNECK;
 	}
@@ -174,7 +166,7 @@ static void draw_row(struct app *a, struct grid *g, int y, int name_w, const str
 	snprintf(buf, sizeof(buf), "%lld", (long long)c->child_count);
 	put_right(g, x, y, W_COUNT, buf, r);
 	x += W_COUNT + 1;
-	if (bneck_shown(a)) {
+	if (app_attr_available(a)) {
 		app_attr_top(app_attr(a, c->id), buf, sizeof(buf));
 		grid_put(g, x, y, W_BNECK - 1, buf, r);
 		x += W_BNECK;
@@ -344,7 +336,7 @@ void tree_draw(struct app *a, struct grid *g, int y, int h)
 {
 	struct tree_view *v = &a->tree;
 	int name_w = g->w - (W_DUR + W_SHARE + W_SELF + W_COUNT + 1 + W_SPARK) -
-		     (bneck_shown(a) ? W_BNECK : 0);
+		     (app_attr_available(a) ? W_BNECK : 0);
 	int list_h = h - 1 - (a->details ? DETAILS_H : 0);
 	draw_header(a, g, y, name_w);
 	if (v->filter) {
