@@ -1318,7 +1318,16 @@ static int run_stage(struct cc *c, struct scope *s, const struct qstage *st)
 								      : stage_saturated(c, s, st);
 		break;
 	case QST_SELECT:
-		rc = enter_level(c, s, st, LV_ROWS, "select") < 0 ? -1 : stage_select(c, s, st);
+		/* picks the columns of unaggregated rows: anywhere before stats */
+		if (s->aggregated || s->grouped) {
+			fail(c, st->pos, st->len,
+			     xstrdup("select picks columns of rows; after by or stats the columns "
+				     "are the keys and aggregates"),
+			     NULL);
+			rc = -1;
+			break;
+		}
+		rc = stage_select(c, s, st);
 		break;
 	case QST_BY:
 		rc = enter_level(c, s, st, LV_BY, "by") < 0 ? -1 : stage_by(c, s, st);

@@ -218,6 +218,7 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *
 {
 	struct query_plan plan;
 	struct query_error e = {0};
+	struct qfuncs *funcs = NULL;
 	sqlite3_stmt *st = NULL;
 	const char *tail = NULL;
 	size_t alloc = 0;
@@ -228,7 +229,7 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *
 		goto fail_query;
 	if (!plan.raw && check_metrics(db, &plan, &e) < 0)
 		goto fail_plan;
-	if (query_funcs_register(db, err) < 0)
+	if (query_funcs_register(db, &funcs, err) < 0)
 		goto out;
 	if (getenv("GRADEML_QUERY_SQL") && *getenv("GRADEML_QUERY_SQL"))
 		fprintf(stderr, "%s\n", plan.sql);
@@ -322,9 +323,11 @@ fail_query:
 	else
 		query_error_release(&e);
 	sqlite3_finalize(st);
+	query_funcs_idle(funcs);
 	return -1;
 out:
 	sqlite3_finalize(st);
+	query_funcs_idle(funcs);
 	query_plan_release(&plan);
 	query_error_release(&e);
 	return rc;

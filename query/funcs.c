@@ -661,7 +661,15 @@ static void pct_final(sqlite3_context *ctx)
 	free(a->v);
 }
 
-int query_funcs_register(sqlite3 *db, char **err)
+void query_funcs_idle(struct qfuncs *f)
+{
+	if (f) {
+		sqlite3_finalize(f->path_q);
+		f->path_q = NULL;
+	}
+}
+
+int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err)
 {
 	struct qfuncs *f = xcalloc(1, sizeof(*f));
 	f->db = db;
@@ -690,5 +698,7 @@ int query_funcs_register(sqlite3 *db, char **err)
 		*err = xasprintf("cannot register query functions: %s", sqlite3_errmsg(db));
 		return -1;
 	}
+	if (out)
+		*out = f;
 	return 0;
 }

@@ -37,7 +37,14 @@
 
 #include <sqlite3.h>
 
-int query_funcs_register(sqlite3 *db, char **err);
+struct qfuncs;
+
+/* Registers the functions; *out (may be NULL) is their state, owned by the
+ * connection. */
+int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err);
+/* Finalises the statements the functions keep between calls (caches stay),
+ * so that the connection can close; call it when a query is done. */
+void query_funcs_idle(struct qfuncs *f);
 
 /* Compiles pattern to check it; returns 0, or -1 with *offset the byte of
  * the pattern where PCRE2 stopped and *err its message (caller frees). */

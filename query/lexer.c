@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "model/text.h"
 #include "query/lexer.h"
@@ -245,6 +246,12 @@ int query_lex_number(const char *s, int n, struct query_number *out, const char 
 			if ((int)strlen(unit_table[k].name) == n - u &&
 			    !memcmp(unit_table[k].name, s + u, (size_t)(n - u)))
 				unit = &unit_table[k];
+		/* units are case-sensitive (B and b differ in the wild) unless
+		 * nothing else matches: 5MS is 5 ms */
+		for (size_t k = 0; !unit && k < sizeof(unit_table) / sizeof(unit_table[0]); k++)
+			if ((int)strlen(unit_table[k].name) == n - u &&
+			    !strncasecmp(unit_table[k].name, s + u, (size_t)(n - u)))
+				unit = &unit_table[k];
 		if (!unit) {
 			*why = "unknown unit";
 			return -1;
@@ -259,7 +266,12 @@ int query_lex_number(const char *s, int n, struct query_number *out, const char 
 	if (!bad && unit && unit->kind != QU_PERCENT) {
 		out->kind = unit->kind;
 		out->is_int = 1;
-		if (have_exp) {
+		int64_t whole;
+		if (!have_exp && text_parse_int64(num, (size_t)u, &whole) == 0) {
+			if (__builtin_mul_overflow(whole, unit->factor, &out->i))
+				bad = 1;
+		} else if (have_exp || unit->factor % 1000 != 0) {
+			/* KiB, MiB, GiB with a fraction: to the nearest byte */
 			double v = out->r * (double)unit->factor;
 			if (!(v >= -9.2e18 && v <= 9.2e18))
 				bad = 1;

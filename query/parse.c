@@ -107,26 +107,32 @@ char *query_error_format(const char *query, const struct query_error *e)
 	return sbuf_detach(&sb);
 }
 
+/* Optimal string alignment distance (a swap of two neighbours counts one:
+ * "tpo" is one edit from "top"), case-insensitive. */
 static size_t edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
 	if (la > 64 || lb > 64)
 		return 99;
-	size_t row[65];
+	size_t d[65][65];
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
 	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t prev = row[0];
-		row[0] = i;
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++)
 		for (size_t j = 1; j <= lb; j++) {
-			size_t cur = row[j];
-			size_t sub = prev + ((a[i - 1] | 0x20) != (b[j - 1] | 0x20));
-			size_t best = row[j] + 1 < row[j - 1] + 1 ? row[j] + 1 : row[j - 1] + 1;
-			row[j] = sub < best ? sub : best;
-			prev = cur;
+			int ne = (a[i - 1] | 0x20) != (b[j - 1] | 0x20);
+			size_t v = d[i - 1][j - 1] + (size_t)ne;
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && (a[i - 1] | 0x20) == (b[j - 2] | 0x20) &&
+			    (a[i - 2] | 0x20) == (b[j - 1] | 0x20) && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
 		}
-	}
-	return row[lb];
+	return d[la][lb];
 }
 
 const char *query_suggest(const char *s, const char *const *cands)
