@@ -167,6 +167,9 @@ struct outcol {
 	enum query_coltype type;
 	char *sql;
 	char *group_sql; /* a by key: what GROUP BY uses */
+	int intkey;	 /* a by key: group_sql is one integer column */
+	char op;	 /* an aggregate gm_hagg can compute (its spec letter), or 0 */
+	char *arg_sql;	 /* its argument, or NULL for count(*) */
 };
 
 enum level { LV_ROWS, LV_BY, LV_STATS, LV_POST, LV_LIMIT };
@@ -187,6 +190,7 @@ struct scope {
 	const char *level_word;
 	char *w0, *w1; /* metrics: the window of mean/max/sat */
 	int windowed;
+	int joined; /* metrics joined with a window CTE as w */
 };
 
 struct cc {
@@ -365,6 +369,7 @@ static void outcols_free(struct outcol *o, size_t n)
 		free(o[i].name);
 		free(o[i].sql);
 		free(o[i].group_sql);
+		free(o[i].arg_sql);
 	}
 	free(o);
 }
@@ -460,13 +465,16 @@ struct rterm {
 	int is_text_literal;	   /* a string or a bare word that names no field */
 	int is_number;
 	const struct qnode *node;
-	char *name; /* output name */
+	char *name;    /* output name */
+	char agg_op;   /* an aggregate: its gm_hagg letter, or 0 */
+	char *agg_arg; /* its argument's SQL */
 };
 
 static void rterm_release(struct rterm *t)
 {
 	free(t->sql);
 	free(t->name);
+	free(t->agg_arg);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -504,6 +512,7 @@ static int resolve_agg(struct cc *c, struct scope *s, const struct qnode *n, str
 		out->sql = xstrdup("count(*)");
 		out->type = QC_INT;
 		out->name = xstrdup("count");
+		out->agg_op = 'c';
 		return 0;
 	}
 	struct rterm arg;
@@ -526,6 +535,9 @@ static int resolve_agg(struct cc *c, struct scope *s, const struct qnode *n, str
 		if (!strcmp(agg_sql[k][1], "avg") && arg.type != QC_DUR && arg.type != QC_TIME)
 			out->type = QC_REAL;
 	}
+	static const char ops[] = "CsaanxXXXX"; /* gm_hagg letters; X: not hashable */
+	out->agg_op = ops[k] == 'X' || arg.type == QC_TEXT ? 0 : ops[k];
+	out->agg_arg = xstrdup(arg.sql);
 	out->name = xasprintf("%s(%s)", agg_sql[k][0], arg.name);
 	for (char *p = out->name; *p; p++)
 		if (*p >= 'A' && *p <= 'Z')
@@ -980,6 +992,7 @@ static int stage_during(struct cc *c, struct scope *s, const struct qstage *st)
 		s->w0 = xstrdup("w.w0");
 		s->w1 = xstrdup("w.w1");
 		s->windowed = 1;
+		s->joined = 1;
 		add_extra(s, "phase", QC_PHASE, xstrdup("w.wid"));
 	} else {
 		sbuf_addf(&cond, "EXISTS (SELECT 1 FROM w%d w WHERE ", id);
@@ -1147,11 +1160,18 @@ static void add_outcol(struct outcol **v, size_t *n, size_t *alloc, const char *
 		       enum query_coltype type, const char *sql, const char *group_sql)
 {
 	XGROW(*v, *n + 1, *alloc);
+	memset(&(*v)[*n], 0, sizeof((*v)[*n]));
 	(*v)[*n].name = xstrdup(name);
 	(*v)[*n].type = type;
 	(*v)[*n].sql = xstrdup(sql);
 	(*v)[*n].group_sql = group_sql ? xstrdup(group_sql) : NULL;
 	(*n)++;
+}
+
+static void add_count(struct scope *s)
+{
+	add_outcol(&s->aggs, &s->naggs, &s->aaggs, "count", QC_INT, "count(*)", NULL);
+	s->aggs[s->naggs - 1].op = 'c';
 }
 
 static int stage_by(struct cc *c, struct scope *s, const struct qstage *st)
@@ -1167,6 +1187,12 @@ static int stage_by(struct cc *c, struct scope *s, const struct qstage *st)
 			return -1;
 		add_outcol(&s->keys, &s->nkeys, &s->akeys, t.name, t.type, t.sql,
 			   is_interned(&t) ? t.field->icol : t.sql);
+		const char *g = s->keys[s->nkeys - 1].group_sql;
+		s->keys[s->nkeys - 1].intkey =
+		    t.field && t.type != QC_TEXT && t.type != QC_REAL &&
+		    strspn(g, "abcdefghijklmnopqrstuvwxyz_.") == strlen(g);
+		if (is_interned(&t))
+			s->keys[s->nkeys - 1].intkey = 1;
 		rterm_release(&t);
 	}
 	s->grouped = 1;
@@ -1186,8 +1212,10 @@ static int add_agg(struct cc *c, struct scope *s, const struct qnode *n)
 {
 	struct rterm t;
 	if (n->kind == QN_WORD && !strcasecmp(n->text, "count")) {
-		if (!find_agg(s, "count"))
+		if (!find_agg(s, "count")) {
 			add_outcol(&s->aggs, &s->naggs, &s->aaggs, "count", QC_INT, "count(*)", NULL);
+			s->aggs[s->naggs - 1].op = 'c';
+		}
 		return 0;
 	}
 	if (n->kind != QN_CALL) {
@@ -1199,8 +1227,11 @@ static int add_agg(struct cc *c, struct scope *s, const struct qnode *n)
 	}
 	if (resolve_agg(c, s, n, &t) < 0)
 		return -1;
-	if (!find_agg(s, t.name))
+	if (!find_agg(s, t.name)) {
 		add_outcol(&s->aggs, &s->naggs, &s->aaggs, t.name, t.type, t.sql, NULL);
+		s->aggs[s->naggs - 1].op = t.agg_op;
+		s->aggs[s->naggs - 1].arg_sql = t.agg_arg ? xstrdup(t.agg_arg) : NULL;
+	}
 	rterm_release(&t);
 	return 0;
 }
@@ -1341,8 +1372,7 @@ static int run_stage(struct cc *c, struct scope *s, const struct qstage *st)
 		s->aggregated = 1;
 		if (st->kind == QST_COUNT) {
 			if (!find_agg(s, "count"))
-				add_outcol(&s->aggs, &s->naggs, &s->aaggs, "count", QC_INT, "count(*)",
-					   NULL);
+				add_count(s);
 			break;
 		}
 		for (size_t i = 0; i < st->nterms && rc == 0; i++)
@@ -1370,8 +1400,7 @@ static int run_stage(struct cc *c, struct scope *s, const struct qstage *st)
 			if (st->key)
 				rc = add_agg(c, s, st->key);
 			else
-				add_outcol(&s->aggs, &s->naggs, &s->aaggs, "count", QC_INT, "count(*)",
-					   NULL);
+				add_count(s);
 		}
 		if (rc == 0) {
 			if (st->key) {
@@ -1420,6 +1449,95 @@ static void add_plan_col(struct cc *c, const char *name, enum query_coltype type
 	p->ncols++;
 }
 
+/* text with every occurrence of from[i] replaced by to[i] (the first
+ * match at each position wins); the caller frees it. */
+static char *replace_all(const char *text, char *const *from, char *const *to, size_t n)
+{
+	struct sbuf sb;
+	sbuf_init(&sb);
+	for (const char *p = text; *p;) {
+		size_t i;
+		for (i = 0; i < n; i++)
+			if (from[i] && *from[i] && !strncmp(p, from[i], strlen(from[i])))
+				break;
+		if (i < n) {
+			sbuf_adds(&sb, to[i]);
+			p += strlen(from[i]);
+		} else {
+			sbuf_addc(&sb, *p++);
+		}
+	}
+	return sbuf_detach(&sb);
+}
+
+/* Whether sql still reads a column of the source row (p. e. m. s. w.). */
+static int reads_row(const char *sql)
+{
+	for (const char *p = sql; *p; p++)
+		if (strchr("pemsw", *p) && p[1] == '.' &&
+		    (p == sql || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
+				   (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'))))
+			return 1;
+	return 0;
+}
+
+/* The hash-grouped form of an aggregated select with one integer key and
+ * aggregates gm_hagg computes (see funcs.c): 1 with out filled, 0 when the
+ * query does not have that shape (the caller emits GROUP BY). */
+static int emit_hashed(struct cc *c, struct scope *s, struct sbuf *out)
+{
+	if (s->nkeys != 1 || !s->keys[0].intkey || s->naggs == 0 || s->naggs > 16)
+		return 0;
+	for (size_t i = 0; i < s->naggs; i++)
+		if (!s->aggs[i].op)
+			return 0;
+	size_t n = s->naggs + 1;
+	char **from = xcalloc(n, sizeof(char *)), **to = xcalloc(n, sizeof(char *));
+	/* the longest texts first: an aggregate holds the key's column */
+	for (size_t i = 0; i < s->naggs; i++) {
+		from[i] = s->aggs[i].sql;
+		to[i] = xasprintf("g.a%zu", i);
+	}
+	from[s->naggs] = s->keys[0].group_sql;
+	to[s->naggs] = xstrdup("g.k0");
+	char *key = replace_all(s->keys[0].sql, from, to, n);
+	char *having = replace_all(s->having.buf, from, to, n);
+	char *order = replace_all(s->order.buf, from, to, n);
+	int ok = !reads_row(key) && !reads_row(having) && !reads_row(order);
+	if (ok) {
+		sbuf_addf(out, "SELECT %s AS c0", key);
+		for (size_t i = 0; i < s->naggs; i++)
+			sbuf_addf(out, ", g.a%zu AS c%zu", i, i + 1);
+		sbuf_adds(out, " FROM (SELECT json_extract(value, '$[0]') AS k0");
+		for (size_t i = 0; i < s->naggs; i++)
+			sbuf_addf(out, ", json_extract(value, '$[%zu]') AS a%zu", i + 1, i);
+		sbuf_adds(out, " FROM json_each((SELECT gm_hagg('");
+		for (size_t i = 0; i < s->naggs; i++)
+			sbuf_addc(out, s->aggs[i].op);
+		sbuf_addf(out, "', %s", s->keys[0].group_sql);
+		for (size_t i = 0; i < s->naggs; i++)
+			sbuf_addf(out, ", %s", s->aggs[i].arg_sql ? s->aggs[i].arg_sql : "NULL");
+		sbuf_addf(out, ") FROM %s", s->from.buf);
+		if (s->has_where)
+			sbuf_addf(out, " WHERE %s", s->where.buf);
+		sbuf_adds(out, "))) g");
+		if (s->has_having)
+			sbuf_addf(out, " WHERE %s", having);
+		sbuf_addf(out, " ORDER BY %s%sc0", order, s->has_order ? ", " : ""); /* ties: key order */
+		add_plan_col(c, s->keys[0].name, s->keys[0].type);
+		for (size_t i = 0; i < s->naggs; i++)
+			add_plan_col(c, s->aggs[i].name, s->aggs[i].type);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(to[i]);
+	free(from);
+	free(to);
+	free(key);
+	free(having);
+	free(order);
+	return ok;
+}
+
 /* Builds the SELECT of ast in scope s into out; the top level also records
  * the plan's columns. */
 static int compile_select(struct cc *c, const struct query_ast *ast, struct scope *s,
@@ -1466,6 +1584,13 @@ static int compile_select(struct cc *c, const struct query_ast *ast, struct scop
 	for (size_t i = 0; i < ast->nstages; i++)
 		if (run_stage(c, s, &ast->stages[i]) < 0)
 			return -1;
+	if (!s->window_mode && s->aggregated && emit_hashed(c, s, out)) {
+		if (s->limit >= 0) {
+			sbuf_adds(out, " LIMIT ");
+			bind_int(c, out, s->limit);
+		}
+		return 0;
+	}
 	/* the select list */
 	sbuf_adds(out, "SELECT ");
 	size_t ncol = 0;
@@ -1520,10 +1645,24 @@ static int compile_select(struct cc *c, const struct query_ast *ast, struct scop
 	}
 	if (s->has_having)
 		sbuf_addf(out, " HAVING %s", s->having.buf);
-	if (s->has_order)
-		sbuf_addf(out, " ORDER BY %s", s->order.buf);
-	else if (top && !s->aggregated && s->src == QS_PHASES)
-		sbuf_adds(out, " ORDER BY p.id");
+	/* ties (and unsorted rows) in a stable order */
+	static const char *const row_order[] = {[QS_PHASES] = "p.id", [QS_EVENTS] = "e.id",
+						[QS_METRICS] = "m.id",
+						[QS_SAMPLES] = "s.metric_id, s.t_ns"};
+	if (s->window_mode) {
+		if (s->has_order)
+			sbuf_addf(out, " ORDER BY %s", s->order.buf);
+	} else if (s->aggregated) {
+		if (s->has_order)
+			sbuf_addf(out, " ORDER BY %s, c0", s->order.buf);
+		else if (s->nkeys)
+			sbuf_adds(out, " ORDER BY c0");
+	} else {
+		sbuf_addf(out, " ORDER BY %s%s%s", s->order.buf, s->has_order ? ", " : "",
+			  row_order[s->src]);
+		if (s->joined)
+			sbuf_adds(out, ", w.wid");
+	}
 	if (s->limit >= 0) {
 		sbuf_adds(out, " LIMIT ");
 		bind_int(c, out, s->limit);

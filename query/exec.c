@@ -75,6 +75,14 @@ int query_authorizer(void *unused, int action, const char *a, const char *b, con
 		return SQLITE_OK;
 	case SQLITE_FUNCTION:
 		return in_list(b, denied_functions) ? SQLITE_DENY : SQLITE_OK;
+	case SQLITE_UPDATE:
+		/* SQLite asks this while it builds an eponymous virtual table
+		 * (json_each, pragma_table_info) for a read; a real UPDATE of the
+		 * schema table needs writable_schema, denied below, and fails
+		 * sqlite3_stmt_readonly in query_run anyway */
+		return a && (!strcmp(a, "sqlite_master") || !strcmp(a, "sqlite_temp_master"))
+			   ? SQLITE_OK
+			   : SQLITE_DENY;
 	case SQLITE_PRAGMA:
 		if (in_list(a, pragma_named) || (!b && in_list(a, pragma_plain)))
 			return SQLITE_OK;

@@ -26,6 +26,11 @@
  *                              (NULL: 0.95 x the metric's capacity; an error
  *                              when it has none).
  *   gm_valueat(metric, t)      the value in force at t, or NULL.
+ *   gm_hagg(spec, key, x...)   aggregate: GROUP BY an integer key through
+ *                              a hash table; the groups as JSON text
+ *                              [[key, a1, ...], ...] (spec: one letter per
+ *                              aggregate, c count(*) C count s sum n min
+ *                              x max a avg).
  *   gm_pct(x, p)               aggregate: the p-th percentile (0..100) of x,
  *                              linear between closest ranks (numpy's default).
  *
