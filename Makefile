@@ -94,6 +94,7 @@ e2e: $(BIN) $(TOOL_BIN)
 	@GRADEML_BIN=$(BIN) GRADEML_TOOLS=$(B)/tools bash tests/e2e/run.sh
 	@GRADEML_BIN=$(BIN) bash tests/e2e/tui_headless.sh
 	@GRADEML_BIN=$(BIN) bash tests/e2e/tui_tmux.sh
+	@GRADEML_BIN=$(BIN) bash tests/e2e/query.sh
 
 # libFuzzer targets (clang); every parser gets one.  fuzz-smoke runs each
 # for FUZZ_SECS seconds on a copy of its seed corpus.

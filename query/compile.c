@@ -1625,14 +1625,9 @@ static int compile_select(struct cc *c, const struct query_ast *ast, struct scop
 				free(sql);
 			}
 		}
-		/* the columns stages added, unless selected already */
-		for (size_t i = 0; i < s->nextras; i++) {
-			int dup = 0;
-			for (size_t k = 0; k < s->nsel; k++)
-				dup |= !strcasecmp(s->sel[k].name, s->extras[i].name);
-			if (!dup)
-				COL(s->extras[i].sql, s->extras[i].name, s->extras[i].type);
-		}
+		/* the columns stages added, unless select chose the columns */
+		for (size_t i = 0; !s->nsel && i < s->nextras; i++)
+			COL(s->extras[i].sql, s->extras[i].name, s->extras[i].type);
 	}
 #undef COL
 	sbuf_addf(out, " FROM %s", s->from.buf);

@@ -100,7 +100,8 @@ static int print_table(FILE *f, const struct query_result *r, const struct query
 		sbuf_reset(&sb);
 		h->sanitize(&sb, r->cols[c].name);
 		cells[c] = xstrdup(sb.buf);
-		right[c] = right_aligned(r->cols[c].type);
+		/* the sql escape's columns: right-aligned unless they hold text */
+		right[c] = right_aligned(r->cols[c].type) || r->cols[c].type == QC_ANY;
 	}
 	for (size_t i = 0; i < nr; i++)
 		for (size_t c = 0; c < nc; c++) {
