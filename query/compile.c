@@ -1538,6 +1538,18 @@ static int emit_hashed(struct cc *c, struct scope *s, struct sbuf *out)
 	return ok;
 }
 
+/* Whether cond requires `parent = VALUE` (a top-level conjunct): then the
+ * rows come in start order straight from the index phases_parent. */
+static int filters_parent(const struct qnode *n)
+{
+	if (!n)
+		return 0;
+	if (n->kind == QN_AND)
+		return filters_parent(n->a) || filters_parent(n->b);
+	return n->kind == QN_CMP && n->op == QT_EQ && n->a->kind == QN_WORD &&
+	       !strcasecmp(n->a->text, "parent") && n->b->kind == QN_NUMBER;
+}
+
 /* Builds the SELECT of ast in scope s into out; the top level also records
  * the plan's columns. */
 static int compile_select(struct cc *c, const struct query_ast *ast, struct scope *s,
@@ -1653,8 +1665,10 @@ static int compile_select(struct cc *c, const struct query_ast *ast, struct scop
 		else if (s->nkeys)
 			sbuf_adds(out, " ORDER BY c0");
 	} else {
+		/* children of one parent: in start order, as the index has them */
+		int by_start = s->src == QS_PHASES && filters_parent(ast->filter);
 		sbuf_addf(out, " ORDER BY %s%s%s", s->order.buf, s->has_order ? ", " : "",
-			  row_order[s->src]);
+			  by_start ? "p.start_ns, p.id" : row_order[s->src]);
 		if (s->joined)
 			sbuf_adds(out, ", w.wid");
 	}

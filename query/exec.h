@@ -20,7 +20,7 @@ struct query_value {
 	enum query_ptype type; /* QP_NULL, QP_INT, QP_REAL, QP_TEXT */
 	int64_t i;
 	double r;
-	char *s; /* QP_TEXT: owned, NUL-terminated */
+	char *s; /* QP_TEXT: NUL-terminated, owned by the result */
 };
 
 struct query_result {
@@ -29,6 +29,7 @@ struct query_result {
 	struct query_value *cells; /* nrows x ncols, row-major */
 	int phase_col;		   /* a column of phase ids to jump to, or -1 */
 	int truncated;		   /* more rows than max_rows were left out */
+	void *text;		   /* owns the cells' strings (blocks of many) */
 };
 
 /* Opens path read-only (SQLITE_OPEN_READONLY, PRAGMA query_only) and checks
