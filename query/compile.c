@@ -33,30 +33,32 @@
 	"coalesce(e.phase_id, (SELECT q.id FROM phases q WHERE q.track_id = e.track_id"            \
 	" AND q.start_ns <= e.t_ns AND q.start_ns + q.dur_ns > e.t_ns"                             \
 	" ORDER BY q.depth DESC, q.start_ns DESC LIMIT 1),"                                        \
-	" (SELECT q.id FROM phases q WHERE q.start_ns <= e.t_ns AND q.start_ns + q.dur_ns > e.t_ns" \
+	" (SELECT q.id FROM phases q WHERE q.start_ns <= e.t_ns AND q.start_ns + q.dur_ns > "      \
+	"e.t_ns"                                                                                   \
 	" ORDER BY q.depth DESC, q.start_ns DESC LIMIT 1))"
 
 #define PHASE_HOST_SQL                                                                             \
-	"coalesce((SELECT host FROM tracks WHERE id = p.track_id), json_extract(p.attrs, '$.host'))"
+	"coalesce((SELECT host FROM tracks WHERE id = p.track_id), json_extract(p.attrs, "         \
+	"'$.host'))"
 
 struct field {
 	const char *name;
 	enum query_coltype type;
-	const char *sql; /* "$W0"/"$W1": the scope's window bounds */
+	const char *sql;		   /* "$W0"/"$W1": the scope's window bounds */
 	const char *icol, *itable, *itext; /* interned: id column, table, text column */
 };
 
 #define F_STRUCT(n, t, s, ic, it, ix) {n, t, s, ic, it, ix},
-#define F_NAME(n, t, s, ic, it, ix) n,
+#define F_NAME(n, t, s, ic, it, ix)   n,
 
 #define PHASE_FIELDS(X)                                                                            \
 	X("id", QC_PHASE, "p.id", NULL, NULL, NULL)                                                \
 	X("parent", QC_PHASE, "p.parent_id", NULL, NULL, NULL)                                     \
-	X("kind", QC_TEXT, "(SELECT name FROM phase_kinds WHERE id = p.kind)", "p.kind",          \
+	X("kind", QC_TEXT, "(SELECT name FROM phase_kinds WHERE id = p.kind)", "p.kind",           \
 	  "phase_kinds", "name")                                                                   \
-	X("name", QC_TEXT, "(SELECT text FROM strings WHERE id = p.name_id)", "p.name_id",        \
+	X("name", QC_TEXT, "(SELECT text FROM strings WHERE id = p.name_id)", "p.name_id",         \
 	  "strings", "text")                                                                       \
-	X("category", QC_TEXT, "(SELECT text FROM strings WHERE id = p.cat_id)", "p.cat_id",      \
+	X("category", QC_TEXT, "(SELECT text FROM strings WHERE id = p.cat_id)", "p.cat_id",       \
 	  "strings", "text")                                                                       \
 	X("path", QC_TEXT, "gm_path(p.id)", NULL, NULL, NULL)                                      \
 	X("host", QC_TEXT, PHASE_HOST_SQL, NULL, NULL, NULL)                                       \
@@ -73,16 +75,16 @@ struct field {
 #define EVENT_FIELDS(X)                                                                            \
 	X("id", QC_INT, "e.id", NULL, NULL, NULL)                                                  \
 	X("t", QC_TIME, "e.t_ns", NULL, NULL, NULL)                                                \
-	X("name", QC_TEXT, "(SELECT text FROM strings WHERE id = e.name_id)", "e.name_id",        \
+	X("name", QC_TEXT, "(SELECT text FROM strings WHERE id = e.name_id)", "e.name_id",         \
 	  "strings", "text")                                                                       \
 	X("level", QC_TEXT, "e.level", NULL, NULL, NULL)                                           \
-	X("host", QC_TEXT, "(SELECT host FROM tracks WHERE id = e.track_id)", NULL, NULL, NULL)   \
+	X("host", QC_TEXT, "(SELECT host FROM tracks WHERE id = e.track_id)", NULL, NULL, NULL)    \
 	X("track", QC_INT, "e.track_id", NULL, NULL, NULL)                                         \
 	X("source", QC_INT, "e.source_id", NULL, NULL, NULL)                                       \
 	X("phase", QC_PHASE, RUNNING_SQL, NULL, NULL, NULL)                                        \
 	X("phase.name", QC_TEXT,                                                                   \
-	  "(SELECT text FROM strings WHERE id = (SELECT name_id FROM phases WHERE id = " RUNNING_SQL \
-	  "))",                                                                                    \
+	  "(SELECT text FROM strings WHERE id = (SELECT name_id FROM phases WHERE id "             \
+	  "= " RUNNING_SQL "))",                                                                   \
 	  NULL, NULL, NULL)                                                                        \
 	X("phase.path", QC_TEXT, "gm_path(" RUNNING_SQL ")", NULL, NULL, NULL)
 
@@ -114,8 +116,10 @@ struct field {
 	X("t", QC_TIME, "s.t_ns", NULL, NULL, NULL)                                                \
 	X("value", QC_REAL, "s.value", NULL, NULL, NULL)
 
-static const struct field phase_fields[] = {PHASE_FIELDS(F_STRUCT){NULL, 0, NULL, NULL, NULL, NULL}};
-static const struct field event_fields[] = {EVENT_FIELDS(F_STRUCT){NULL, 0, NULL, NULL, NULL, NULL}};
+static const struct field phase_fields[] = {
+    PHASE_FIELDS(F_STRUCT){NULL, 0, NULL, NULL, NULL, NULL}};
+static const struct field event_fields[] = {
+    EVENT_FIELDS(F_STRUCT){NULL, 0, NULL, NULL, NULL, NULL}};
 static const struct field metric_fields[] = {
     METRIC_FIELDS(F_STRUCT){NULL, 0, NULL, NULL, NULL, NULL}};
 static const struct field sample_fields[] = {
@@ -134,14 +138,30 @@ static const struct source_info {
 	const char *t0, *t1; /* the row's time span; t1 == t0 for instants */
 	const char *defaults[8];
 } sources[] = {
-    [QS_PHASES] = {phase_fields, phase_names, "phases p", "p.start_ns", "(p.start_ns + p.dur_ns)",
+    [QS_PHASES] = {phase_fields,
+		   phase_names,
+		   "phases p",
+		   "p.start_ns",
+		   "(p.start_ns + p.dur_ns)",
 		   {"id", "kind", "name", "dur", "path", NULL}},
-    [QS_EVENTS] = {event_fields, event_names, "events e", "e.t_ns", "e.t_ns",
+    [QS_EVENTS] = {event_fields,
+		   event_names,
+		   "events e",
+		   "e.t_ns",
+		   "e.t_ns",
 		   {"id", "t", "name", "level", "phase", NULL}},
-    [QS_METRICS] = {metric_fields, metric_names, "metrics m", NULL, NULL,
+    [QS_METRICS] = {metric_fields,
+		    metric_names,
+		    "metrics m",
+		    NULL,
+		    NULL,
 		    {"id", "host", "name", "unit", "samples", "mean", "max", NULL}},
-    [QS_SAMPLES] = {sample_fields, sample_names, "samples s JOIN metrics m ON m.id = s.metric_id",
-		    "s.t_ns", "s.t_ns", {"metric", "host", "t", "value", NULL}},
+    [QS_SAMPLES] = {sample_fields,
+		    sample_names,
+		    "samples s JOIN metrics m ON m.id = s.metric_id",
+		    "s.t_ns",
+		    "s.t_ns",
+		    {"metric", "host", "t", "value", NULL}},
 };
 
 static const char *const source_words[] = {"phases", "events", "metrics", "samples"};
@@ -479,9 +499,8 @@ static void rterm_release(struct rterm *t)
 }
 
 static const char *const agg_sql[][2] = {
-    {"count", "count"}, {"sum", "sum"},	 {"mean", "avg"},   {"avg", "avg"},
-    {"min", "min"},	{"max", "max"},	 {"p50", "50"},	    {"p90", "90"},
-    {"p95", "95"},	{"p99", "99"},
+    {"count", "count"}, {"sum", "sum"}, {"mean", "avg"}, {"avg", "avg"}, {"min", "min"},
+    {"max", "max"},	{"p50", "50"},	{"p90", "90"},	 {"p95", "95"},	 {"p99", "99"},
 };
 
 static int resolve_term(struct cc *c, struct scope *s, const struct qnode *n, int post,
@@ -743,7 +762,8 @@ static int emit_cmp(struct cc *c, struct scope *s, struct sbuf *out, const struc
 	}
 	if (op == QT_MATCH || op == QT_NMATCH) {
 		if (!b.is_text_literal) {
-			fail(c, n->b->pos, n->b->len, xstrdup("a regular expression must be a string"),
+			fail(c, n->b->pos, n->b->len,
+			     xstrdup("a regular expression must be a string"),
 			     xstrdup("e.g. name ~ \"^aten::(mm|addmm)$\""));
 			goto out;
 		}
@@ -770,8 +790,8 @@ static int emit_cmp(struct cc *c, struct scope *s, struct sbuf *out, const struc
 		rc = 0;
 		goto out;
 	}
-	if (a.field && !strcmp(a.field->name, "path") && s->src == QS_PHASES &&
-	    b.is_text_literal && (op == QT_EQ || op == QT_NE)) {
+	if (a.field && !strcmp(a.field->name, "path") && s->src == QS_PHASES && b.is_text_literal &&
+	    (op == QT_EQ || op == QT_NE)) {
 		if (op == QT_NE)
 			sbuf_adds(out, "(NOT ");
 		emit_glob(c, out, "p", n->b->text);
@@ -790,7 +810,7 @@ static int emit_cmp(struct cc *c, struct scope *s, struct sbuf *out, const struc
 		rc = 0;
 		goto out;
 	}
-	static const char *const ops[] = {[QT_EQ] = "=", [QT_NE] = "!=", [QT_LT] = "<",
+	static const char *const ops[] = {[QT_EQ] = "=",  [QT_NE] = "!=", [QT_LT] = "<",
 					  [QT_LE] = "<=", [QT_GT] = ">",  [QT_GE] = ">="};
 	sbuf_addf(out, "(%s %s ", a.sql, ops[op]);
 	if (emit_value(c, s, out, &a, &b) < 0)
@@ -827,7 +847,8 @@ static int emit_expr(struct cc *c, struct scope *s, struct sbuf *out, const stru
 		return emit_cmp(c, s, out, n, post);
 	case QN_PATH:
 		if (post) {
-			fail(c, n->pos, n->len, xstrdup("a path cannot filter aggregated rows"), NULL);
+			fail(c, n->pos, n->len, xstrdup("a path cannot filter aggregated rows"),
+			     NULL);
 			return -1;
 		}
 		if (s->src == QS_PHASES) {
@@ -840,7 +861,8 @@ static int emit_expr(struct cc *c, struct scope *s, struct sbuf *out, const stru
 			free(re);
 		} else {
 			fail(c, n->pos, n->len,
-			     xasprintf("a path selects phases or events, not %s", source_words[s->src]),
+			     xasprintf("a path selects phases or events, not %s",
+				       source_words[s->src]),
 			     NULL);
 			return -1;
 		}
@@ -863,8 +885,8 @@ static void add_where(struct scope *s, const char *cond)
 
 /* A metric reference "name" or "name@host": registers it for the check
  * before the run; the SQL of its id for a row on host_sql into out. */
-static int emit_metric_id(struct cc *c, struct sbuf *out, const struct qnode *n, const char *host_sql,
-			  int need_capacity, char **display)
+static int emit_metric_id(struct cc *c, struct sbuf *out, const struct qnode *n,
+			  const char *host_sql, int need_capacity, char **display)
 {
 	if (n->kind != QN_WORD && n->kind != QN_STRING) {
 		fail(c, n->pos, n->len, xstrdup("expected a metric name"),
@@ -1039,8 +1061,8 @@ static int stage_between(struct cc *c, struct scope *s, const struct qstage *st)
 static int stage_within(struct cc *c, struct scope *s, const struct qstage *st)
 {
 	if (s->src != QS_PHASES && s->src != QS_EVENTS) {
-		fail(c, st->pos, st->len, xasprintf("within needs phases or events, not %s",
-						    source_words[s->src]),
+		fail(c, st->pos, st->len,
+		     xasprintf("within needs phases or events, not %s", source_words[s->src]),
 		     NULL);
 		return -1;
 	}
@@ -1062,8 +1084,9 @@ static int stage_within(struct cc *c, struct scope *s, const struct qstage *st)
 	 * ORDER BY an expression over the outer row, so the minimum distance
 	 * is found first */
 	const char *self = s->src == QS_PHASES ? " AND w.wid != p.id" : "";
-	sbuf_addf(&near, "(SELECT w.wid FROM w%d w WHERE %s = (SELECT min(%s) FROM w%d w WHERE %s <= ",
-		  id, dist.buf, dist.buf, id, dist.buf);
+	sbuf_addf(&near,
+		  "(SELECT w.wid FROM w%d w WHERE %s = (SELECT min(%s) FROM w%d w WHERE %s <= ", id,
+		  dist.buf, dist.buf, id, dist.buf);
 	bind_number(c, &near, d);
 	sbuf_addf(&near, "%s)%s ORDER BY w.wid LIMIT 1)", self, self);
 	char *cond = xasprintf("%s IS NOT NULL", near.buf);
@@ -1087,8 +1110,9 @@ static int stage_with(struct cc *c, struct scope *s, const struct qstage *st)
 		char *disp = NULL;
 		sbuf_init(&mid);
 		if (emit_metric_id(c, &mid, st->terms[i],
-				   s->src == QS_PHASES ? PHASE_HOST_SQL
-						       : "(SELECT host FROM tracks WHERE id = e.track_id)",
+				   s->src == QS_PHASES
+				       ? PHASE_HOST_SQL
+				       : "(SELECT host FROM tracks WHERE id = e.track_id)",
 				   0, &disp) < 0) {
 			sbuf_release(&mid);
 			return -1;
@@ -1096,12 +1120,14 @@ static int stage_with(struct cc *c, struct scope *s, const struct qstage *st)
 		char *name;
 		if (s->src == QS_PHASES) {
 			name = xasprintf("%s.mean", disp);
-			add_extra(s, name, QC_REAL,
-				  xasprintf("gm_twmean(%s, p.start_ns, p.start_ns + p.dur_ns)", mid.buf));
+			add_extra(
+			    s, name, QC_REAL,
+			    xasprintf("gm_twmean(%s, p.start_ns, p.start_ns + p.dur_ns)", mid.buf));
 			free(name);
 			name = xasprintf("%s.max", disp);
-			add_extra(s, name, QC_REAL,
-				  xasprintf("gm_twmax(%s, p.start_ns, p.start_ns + p.dur_ns)", mid.buf));
+			add_extra(
+			    s, name, QC_REAL,
+			    xasprintf("gm_twmax(%s, p.start_ns, p.start_ns + p.dur_ns)", mid.buf));
 		} else {
 			name = xasprintf("%s.value", disp);
 			add_extra(s, name, QC_REAL, xasprintf("gm_valueat(%s, e.t_ns)", mid.buf));
@@ -1213,7 +1239,8 @@ static int add_agg(struct cc *c, struct scope *s, const struct qnode *n)
 	struct rterm t;
 	if (n->kind == QN_WORD && !strcasecmp(n->text, "count")) {
 		if (!find_agg(s, "count")) {
-			add_outcol(&s->aggs, &s->naggs, &s->aaggs, "count", QC_INT, "count(*)", NULL);
+			add_outcol(&s->aggs, &s->naggs, &s->aaggs, "count", QC_INT, "count(*)",
+				   NULL);
 			s->aggs[s->naggs - 1].op = 'c';
 		}
 		return 0;
@@ -1286,8 +1313,8 @@ static int stage_select(struct cc *c, struct scope *s, const struct qstage *st)
 	for (size_t i = 0; i < st->nterms; i++) {
 		struct rterm t;
 		if (st->terms[i]->kind != QN_WORD) {
-			fail(c, st->terms[i]->pos, st->terms[i]->len, xstrdup("select takes fields"),
-			     xstrdup("e.g. select id, name, dur"));
+			fail(c, st->terms[i]->pos, st->terms[i]->len,
+			     xstrdup("select takes fields"), xstrdup("e.g. select id, name, dur"));
 			return -1;
 		}
 		if (resolve_term(c, s, st->terms[i], 0, 0, &t) < 0)
@@ -1303,9 +1330,8 @@ static int run_stage(struct cc *c, struct scope *s, const struct qstage *st)
 	struct sbuf tmp;
 	int rc = 0;
 	sbuf_init(&tmp);
-	if (s->window_mode &&
-	    (st->kind == QST_BY || st->kind == QST_STATS || st->kind == QST_COUNT ||
-	     st->kind == QST_SELECT)) {
+	if (s->window_mode && (st->kind == QST_BY || st->kind == QST_STATS ||
+			       st->kind == QST_COUNT || st->kind == QST_SELECT)) {
 		fail(c, st->pos, st->len,
 		     xasprintf("a window selects phases; '%.*s' is not allowed in it", st->len,
 			       c->q + st->pos),
@@ -1346,7 +1372,7 @@ static int run_stage(struct cc *c, struct scope *s, const struct qstage *st)
 		break;
 	case QST_SATURATED:
 		rc = enter_level(c, s, st, LV_ROWS, "saturated") < 0 ? -1
-								      : stage_saturated(c, s, st);
+								     : stage_saturated(c, s, st);
 		break;
 	case QST_SELECT:
 		/* picks the columns of unaggregated rows: anywhere before stats */
@@ -1365,7 +1391,8 @@ static int run_stage(struct cc *c, struct scope *s, const struct qstage *st)
 		break;
 	case QST_STATS:
 	case QST_COUNT:
-		if (enter_level(c, s, st, LV_STATS, st->kind == QST_COUNT ? "count" : "stats") < 0) {
+		if (enter_level(c, s, st, LV_STATS, st->kind == QST_COUNT ? "count" : "stats") <
+		    0) {
 			rc = -1;
 			break;
 		}
@@ -1475,8 +1502,9 @@ static int reads_row(const char *sql)
 {
 	for (const char *p = sql; *p; p++)
 		if (strchr("pemsw", *p) && p[1] == '.' &&
-		    (p == sql || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
-				   (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'))))
+		    (p == sql ||
+		     !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
+		       (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'))))
 			return 1;
 	return 0;
 }
@@ -1523,7 +1551,8 @@ static int emit_hashed(struct cc *c, struct scope *s, struct sbuf *out)
 		sbuf_adds(out, "))) g");
 		if (s->has_having)
 			sbuf_addf(out, " WHERE %s", having);
-		sbuf_addf(out, " ORDER BY %s%sc0", order, s->has_order ? ", " : ""); /* ties: key order */
+		sbuf_addf(out, " ORDER BY %s%sc0", order,
+			  s->has_order ? ", " : ""); /* ties: key order */
 		add_plan_col(c, s->keys[0].name, s->keys[0].type);
 		for (size_t i = 0; i < s->naggs; i++)
 			add_plan_col(c, s->aggs[i].name, s->aggs[i].type);
@@ -1622,7 +1651,8 @@ static int compile_select(struct cc *c, const struct query_ast *ast, struct scop
 			COL(s->aggs[i].sql, s->aggs[i].name, s->aggs[i].type);
 	} else {
 		if (s->grouped) {
-			fail(c, ast->source_pos, 1, xstrdup("'by' needs stats, count or top after it"),
+			fail(c, ast->source_pos, 1,
+			     xstrdup("'by' needs stats, count or top after it"),
 			     xstrdup("e.g. phases | by name | stats count, sum(dur)"));
 			return -1;
 		}
@@ -1653,7 +1683,8 @@ static int compile_select(struct cc *c, const struct query_ast *ast, struct scop
 	if (s->has_having)
 		sbuf_addf(out, " HAVING %s", s->having.buf);
 	/* ties (and unsorted rows) in a stable order */
-	static const char *const row_order[] = {[QS_PHASES] = "p.id", [QS_EVENTS] = "e.id",
+	static const char *const row_order[] = {[QS_PHASES] = "p.id",
+						[QS_EVENTS] = "e.id",
 						[QS_METRICS] = "m.id",
 						[QS_SAMPLES] = "s.metric_id, s.t_ns"};
 	if (s->window_mode) {

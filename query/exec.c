@@ -20,7 +20,8 @@ int query_open(const char *path, sqlite3 **db, char **err)
 	*db = NULL;
 	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
 	    SQLITE_OK) {
-		*err = xasprintf("%s: cannot open: %s", path, *db ? sqlite3_errmsg(*db) : "no memory");
+		*err =
+		    xasprintf("%s: cannot open: %s", path, *db ? sqlite3_errmsg(*db) : "no memory");
 		goto fail;
 	}
 	if (sqlite3_exec(*db, "PRAGMA query_only = 1", NULL, NULL, NULL) != SQLITE_OK ||
@@ -30,7 +31,8 @@ int query_open(const char *path, sqlite3 **db, char **err)
 		goto fail;
 	}
 	if (sqlite3_column_int64(q, 0) != STORE_APPLICATION_ID) {
-		*err = xasprintf("%s: not a trace.db (import traces with grademl-tui import)", path);
+		*err =
+		    xasprintf("%s: not a trace.db (import traces with grademl-tui import)", path);
 		goto fail;
 	}
 	/* SQLite's default page cache: a larger one only adds page faults to a
@@ -46,17 +48,19 @@ fail:
 }
 
 /* Functions no query may call, even if a build of SQLite has them. */
-static const char *const denied_functions[] = {"load_extension", "writefile", "readfile",
-					       "edit",		 "fts3_tokenizer", "sqlite_dbpage",
-					       "zipfile",	 "shell_add_schema", NULL};
+static const char *const denied_functions[] = {
+    "load_extension", "writefile", "readfile",	       "edit", "fts3_tokenizer",
+    "sqlite_dbpage",  "zipfile",   "shell_add_schema", NULL};
 /* PRAGMAs that only read: with a table or index name as their argument... */
 static const char *const pragma_named[] = {"table_info", "table_xinfo", "index_list",
-					   "index_info", "index_xinfo", "foreign_key_list", NULL};
+					   "index_info", "index_xinfo", "foreign_key_list",
+					   NULL};
 /* ...and with no argument at all (an argument would set them). */
 static const char *const pragma_plain[] = {
-    "user_version",  "application_id", "schema_version", "page_count",	 "page_size",
-    "freelist_count", "database_list", "function_list",  "table_list",	 "compile_options",
-    "collation_list", "module_list",   "pragma_list",	 "data_version", "encoding", NULL};
+    "user_version", "application_id",  "schema_version", "page_count",
+    "page_size",    "freelist_count",  "database_list",	 "function_list",
+    "table_list",   "compile_options", "collation_list", "module_list",
+    "pragma_list",  "data_version",    "encoding",	 NULL};
 
 static int in_list(const char *s, const char *const *list)
 {
@@ -114,7 +118,8 @@ static int check_metrics(sqlite3 *db, const struct query_plan *plan, struct quer
 		sqlite3_bind_text(q, 2, m->host, -1, SQLITE_STATIC);
 		if (sqlite3_step(q) != SQLITE_ROW) {
 			query_error_set(e, 0, 1,
-					xasprintf("cannot read metrics: %s", sqlite3_errmsg(db)), NULL);
+					xasprintf("cannot read metrics: %s", sqlite3_errmsg(db)),
+					NULL);
 			goto out;
 		}
 		if (sqlite3_column_int64(q, 0) == 0) {
@@ -123,11 +128,12 @@ static int check_metrics(sqlite3 *db, const struct query_plan *plan, struct quer
 			const char **cands = NULL;
 			char **own = NULL;
 			size_t n = 0, alloc = 0, oalloc = 0;
-			if (sqlite3_prepare_v2(db,
-					       "SELECT DISTINCT name FROM metrics UNION"
-					       " SELECT DISTINCT resource || '.' || name FROM metrics"
-					       " WHERE resource IS NOT NULL",
-					       -1, &all, NULL) == SQLITE_OK) {
+			if (sqlite3_prepare_v2(
+				db,
+				"SELECT DISTINCT name FROM metrics UNION"
+				" SELECT DISTINCT resource || '.' || name FROM metrics"
+				" WHERE resource IS NOT NULL",
+				-1, &all, NULL) == SQLITE_OK) {
 				while (sqlite3_step(all) == SQLITE_ROW) {
 					const char *t = (const char *)sqlite3_column_text(all, 0);
 					XGROW(own, n + 1, oalloc);
@@ -143,7 +149,8 @@ static int check_metrics(sqlite3 *db, const struct query_plan *plan, struct quer
 				cands[n] = NULL;
 				sug = query_suggest(m->name, cands);
 			}
-			query_error_set(e, m->pos, m->len, xasprintf("unknown metric '%s'", m->name),
+			query_error_set(e, m->pos, m->len,
+					xasprintf("unknown metric '%s'", m->name),
 					sug ? xasprintf("did you mean '%s'?", sug)
 					    : xstrdup(n ? "`metrics` lists the metrics of this file"
 							: "this file has no metrics"));
@@ -160,9 +167,9 @@ static int check_metrics(sqlite3 *db, const struct query_plan *plan, struct quer
 			goto out;
 		}
 		if (m->need_capacity && sqlite3_column_int64(q, 1) != 1) {
-			query_error_set(e, m->pos, m->len,
-					xasprintf("metric '%s' has no capacity", m->name),
-					xasprintf("give a threshold: saturated %s >= VALUE", m->name));
+			query_error_set(
+			    e, m->pos, m->len, xasprintf("metric '%s' has no capacity", m->name),
+			    xasprintf("give a threshold: saturated %s >= VALUE", m->name));
 			goto out;
 		}
 	}
@@ -276,12 +283,11 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *
 	if (prc != SQLITE_OK || !st) {
 		if (plan.raw) {
 			int off = sqlite3_error_offset(db);
-			query_error_set(&e, plan.sql_pos + (off > 0 ? off : 0), 1,
-					xasprintf("sql: %s", st || prc != SQLITE_OK
-								 ? sqlite3_errmsg(db)
-								 : "empty statement"),
-					prc == SQLITE_AUTH ? xstrdup("the sql escape only reads")
-							   : NULL);
+			query_error_set(
+			    &e, plan.sql_pos + (off > 0 ? off : 0), 1,
+			    xasprintf("sql: %s", st || prc != SQLITE_OK ? sqlite3_errmsg(db)
+									: "empty statement"),
+			    prc == SQLITE_AUTH ? xstrdup("the sql escape only reads") : NULL);
 			goto fail_plan;
 		}
 		*err = xasprintf("cannot prepare the query: %s", sqlite3_errmsg(db));
@@ -470,12 +476,13 @@ size_t query_complete(sqlite3 *db, const char *text, char ***out, size_t *start)
 			cand_add(&c, store_kind_name(k), 0);
 	} else if (prev->type >= QT_EQ && prev->type <= QT_NMATCH && nprev >= 2 &&
 		   tok_is(text, &toks[nprev - 2], "name")) {
-		cand_sql(&c, db,
-			 src == QS_EVENTS
-			     ? "SELECT DISTINCT s.text FROM strings s JOIN events e ON e.name_id = s.id"
-			       " WHERE substr(s.text, 1, length(?1)) = ?1 ORDER BY 1 LIMIT 200"
-			     : "SELECT text FROM strings WHERE substr(text, 1, length(?1)) = ?1"
-			       " ORDER BY 1 LIMIT 200");
+		cand_sql(
+		    &c, db,
+		    src == QS_EVENTS
+			? "SELECT DISTINCT s.text FROM strings s JOIN events e ON e.name_id = s.id"
+			  " WHERE substr(s.text, 1, length(?1)) = ?1 ORDER BY 1 LIMIT 200"
+			: "SELECT text FROM strings WHERE substr(text, 1, length(?1)) = ?1"
+			  " ORDER BY 1 LIMIT 200");
 	} else if (src >= 0 && src < 4) {
 		cand_list(&c, query_fields((enum query_source)src));
 		if (stage && (tok_is(text, stage, "stats") || tok_is(text, stage, "top") ||

@@ -14,9 +14,9 @@
 #include "query/funcs.h"
 #include "model/xalloc.h"
 
-#define NREGEX 16
-#define NSERIES 8
-#define NMEMO 8
+#define NREGEX	       16
+#define NSERIES	       8
+#define NMEMO	       8
 #define MAX_PATH_DEPTH 512
 
 struct regex_slot {
@@ -31,8 +31,8 @@ struct series {
 	size_t n;
 	int64_t *t;
 	double *v;
-	double *area; /* area[i]: integral of the step function over [t[0], t[i]) */
-	double *seg;  /* max segment tree over v: seg[n + i] = v[i] */
+	double *area;	 /* area[i]: integral of the step function over [t[0], t[i]) */
+	double *seg;	 /* max segment tree over v: seg[n + i] = v[i] */
 	double capacity; /* NAN: unknown */
 	double sat_thr;	 /* threshold sat[] was built for */
 	int64_t *sat;	 /* sat[i]: ns over [t[0], t[i]) with value >= sat_thr */
@@ -336,7 +336,8 @@ static void fn_metric(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		return;
 	for (size_t i = 0; i < NMEMO; i++) {
 		struct memo *m = &f->memo[i];
-		if (m->name && !strcmp(m->name, name) && same(m->host, host) && same(m->phost, phost)) {
+		if (m->name && !strcmp(m->name, name) && same(m->host, host) &&
+		    same(m->phost, phost)) {
 			if (m->id)
 				sqlite3_result_int64(ctx, m->id);
 			return;
@@ -591,7 +592,7 @@ static void fn_satns(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	if (!s)
 		return;
 	double thr = sqlite3_value_type(argv[3]) == SQLITE_NULL ? 0.95 * s->capacity
-								 : sqlite3_value_double(argv[3]);
+								: sqlite3_value_double(argv[3]);
 	if (isnan(thr)) {
 		sqlite3_result_error(ctx,
 				     "the metric has no capacity: give a threshold"
@@ -609,11 +610,12 @@ static void fn_satns(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		s->sat_thr = thr;
 		s->sat[0] = 0;
 		for (size_t i = 1; i < s->n; i++)
-			s->sat[i] = s->sat[i - 1] + (s->v[i - 1] >= thr ? s->t[i] - s->t[i - 1] : 0);
+			s->sat[i] =
+			    s->sat[i - 1] + (s->v[i - 1] >= thr ? s->t[i] - s->t[i - 1] : 0);
 	}
 	int64_t a, b, t0 = sqlite3_value_int64(argv[1]), t1 = sqlite3_value_int64(argv[2]);
-	sqlite3_result_int64(ctx, t1 > t0 && clip(s, t0, t1, &a, &b) ? sat_to(s, b) - sat_to(s, a)
-								       : 0);
+	sqlite3_result_int64(ctx,
+			     t1 > t0 && clip(s, t0, t1, &a, &b) ? sat_to(s, b) - sat_to(s, a) : 0);
 }
 
 /* ---- gm_hagg: GROUP BY through a hash table ----
@@ -637,7 +639,7 @@ struct hagg {
 	size_t naggs;
 	size_t cap, n;
 	int64_t *keys;
-	unsigned char *used; /* 1: key, 2: the NULL key's slot is keys[cap] */
+	unsigned char *used;	 /* 1: key, 2: the NULL key's slot is keys[cap] */
 	struct hagg_cell *cells; /* (cap + 1) x naggs */
 };
 
@@ -868,9 +870,8 @@ int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err)
 		int nargs;
 		void (*fn)(sqlite3_context *, int, sqlite3_value **);
 	} table[] = {
-	    {"regexp", 2, fn_regexp},	    {"gm_path", 1, fn_path},
-	    {"gm_metric", 3, fn_metric},    {"gm_twmean", 3, fn_twmean},
-	    {"gm_twmax", 3, fn_twmax},	    {"gm_satns", 4, fn_satns},
+	    {"regexp", 2, fn_regexp},	   {"gm_path", 1, fn_path},   {"gm_metric", 3, fn_metric},
+	    {"gm_twmean", 3, fn_twmean},   {"gm_twmax", 3, fn_twmax}, {"gm_satns", 4, fn_satns},
 	    {"gm_valueat", 2, fn_valueat},
 	};
 	/* regexp owns the state: its destructor runs when it is replaced by
@@ -882,8 +883,8 @@ int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err)
 		rc = sqlite3_create_function_v2(db, table[i].name, table[i].nargs, SQLITE_UTF8, f,
 						table[i].fn, NULL, NULL, NULL);
 	for (int n = 3; rc == SQLITE_OK && n <= 3 + 16; n++)
-		rc = sqlite3_create_function_v2(db, "gm_hagg", n, SQLITE_UTF8, NULL, NULL, hagg_step,
-						hagg_final, NULL);
+		rc = sqlite3_create_function_v2(db, "gm_hagg", n, SQLITE_UTF8, NULL, NULL,
+						hagg_step, hagg_final, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_function_v2(db, "gm_pct", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
 						NULL, NULL, pct_step, pct_final, NULL);

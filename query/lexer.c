@@ -35,25 +35,88 @@ enum cc {
 };
 
 static const unsigned char cc_table[256] = {
-    ['\t'] = CC_SPACE, ['\n'] = CC_SPACE, ['\r'] = CC_SPACE, ['\f'] = CC_SPACE,
-    ['\v'] = CC_SPACE, [' '] = CC_SPACE,  ['"'] = CC_QUOTE,  ['\''] = CC_QUOTE,
-    ['/'] = CC_SLASH,  ['|'] = CC_PIPE,   ['('] = CC_LP,     [')'] = CC_RP,
-    [','] = CC_COMMA,  ['='] = CC_EQ,     ['!'] = CC_BANG,   ['<'] = CC_LT,
-    ['>'] = CC_GT,     ['~'] = CC_TILDE,  ['-'] = CC_MINUS,  ['.'] = CC_DOT,
-    [':'] = CC_WORDONLY, ['#'] = CC_WORDONLY, ['@'] = CC_WORDONLY, ['*'] = CC_WORDONLY,
+    ['\t'] = CC_SPACE,
+    ['\n'] = CC_SPACE,
+    ['\r'] = CC_SPACE,
+    ['\f'] = CC_SPACE,
+    ['\v'] = CC_SPACE,
+    [' '] = CC_SPACE,
+    ['"'] = CC_QUOTE,
+    ['\''] = CC_QUOTE,
+    ['/'] = CC_SLASH,
+    ['|'] = CC_PIPE,
+    ['('] = CC_LP,
+    [')'] = CC_RP,
+    [','] = CC_COMMA,
+    ['='] = CC_EQ,
+    ['!'] = CC_BANG,
+    ['<'] = CC_LT,
+    ['>'] = CC_GT,
+    ['~'] = CC_TILDE,
+    ['-'] = CC_MINUS,
+    ['.'] = CC_DOT,
+    [':'] = CC_WORDONLY,
+    ['#'] = CC_WORDONLY,
+    ['@'] = CC_WORDONLY,
+    ['*'] = CC_WORDONLY,
     ['_'] = CC_ALPHA,
-    ['0'] = CC_DIGIT,  ['1'] = CC_DIGIT,  ['2'] = CC_DIGIT,  ['3'] = CC_DIGIT,
-    ['4'] = CC_DIGIT,  ['5'] = CC_DIGIT,  ['6'] = CC_DIGIT,  ['7'] = CC_DIGIT,
-    ['8'] = CC_DIGIT,  ['9'] = CC_DIGIT,
+    ['0'] = CC_DIGIT,
+    ['1'] = CC_DIGIT,
+    ['2'] = CC_DIGIT,
+    ['3'] = CC_DIGIT,
+    ['4'] = CC_DIGIT,
+    ['5'] = CC_DIGIT,
+    ['6'] = CC_DIGIT,
+    ['7'] = CC_DIGIT,
+    ['8'] = CC_DIGIT,
+    ['9'] = CC_DIGIT,
 #define L(c) [c] = CC_ALPHA, [c - 'a' + 'A'] = CC_ALPHA
-    L('a'), L('b'), L('c'), L('d'), L('e'), L('f'), L('g'), L('h'), L('i'), L('j'), L('k'),
-    L('l'), L('m'), L('n'), L('o'), L('p'), L('q'), L('r'), L('s'), L('t'), L('u'), L('v'),
-    L('w'), L('x'), L('y'), L('z'),
+    L('a'),
+    L('b'),
+    L('c'),
+    L('d'),
+    L('e'),
+    L('f'),
+    L('g'),
+    L('h'),
+    L('i'),
+    L('j'),
+    L('k'),
+    L('l'),
+    L('m'),
+    L('n'),
+    L('o'),
+    L('p'),
+    L('q'),
+    L('r'),
+    L('s'),
+    L('t'),
+    L('u'),
+    L('v'),
+    L('w'),
+    L('x'),
+    L('y'),
+    L('z'),
 #undef L
-#define H8(b) [b] = CC_ALPHA, [b + 1] = CC_ALPHA, [b + 2] = CC_ALPHA, [b + 3] = CC_ALPHA,        \
-	      [b + 4] = CC_ALPHA, [b + 5] = CC_ALPHA, [b + 6] = CC_ALPHA, [b + 7] = CC_ALPHA
-    H8(0x80), H8(0x88), H8(0x90), H8(0x98), H8(0xa0), H8(0xa8), H8(0xb0), H8(0xb8),
-    H8(0xc0), H8(0xc8), H8(0xd0), H8(0xd8), H8(0xe0), H8(0xe8), H8(0xf0), H8(0xf8),
+#define H8(b)                                                                                      \
+	[b] = CC_ALPHA, [b + 1] = CC_ALPHA, [b + 2] = CC_ALPHA, [b + 3] = CC_ALPHA,                \
+	[b + 4] = CC_ALPHA, [b + 5] = CC_ALPHA, [b + 6] = CC_ALPHA, [b + 7] = CC_ALPHA
+    H8(0x80),
+    H8(0x88),
+    H8(0x90),
+    H8(0x98),
+    H8(0xa0),
+    H8(0xa8),
+    H8(0xb0),
+    H8(0xb8),
+    H8(0xc0),
+    H8(0xc8),
+    H8(0xd0),
+    H8(0xd8),
+    H8(0xe0),
+    H8(0xe8),
+    H8(0xf0),
+    H8(0xf8),
 #undef H8
 };
 
@@ -133,8 +196,8 @@ enum query_tok query_lex_token(const char *s, int *len)
 		*len = i + 1;
 		return QT_STRING;
 	case CC_SLASH:
-		for (i = 1; s[i] && CC(s[i]) != CC_SPACE && s[i] != '|' && s[i] != ',' && s[i] != ')';
-		     i++)
+		for (i = 1;
+		     s[i] && CC(s[i]) != CC_SPACE && s[i] != '|' && s[i] != ',' && s[i] != ')'; i++)
 			;
 		*len = i;
 		return QT_PATH;
@@ -220,8 +283,8 @@ static const struct unit {
     {"%", QU_PERCENT, 1},
 };
 
-const char *const query_units[] = {"ns", "us", "ms", "s", "min", "h", "B", "KB", "MB",
-				   "GB", "KiB", "MiB", "GiB", "%", NULL};
+const char *const query_units[] = {"ns", "us", "ms",  "s",   "min", "h", "B", "KB",
+				   "MB", "GB", "KiB", "MiB", "GiB", "%", NULL};
 
 int query_lex_number(const char *s, int n, struct query_number *out, const char **why)
 {

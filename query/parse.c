@@ -14,9 +14,9 @@
 #define MAX_DEPTH 64 /* nesting of parentheses, not's and sub-queries */
 
 const char *const query_sources[] = {"phases", "events", "metrics", "samples", "sql", NULL};
-const char *const query_stage_words[] = {"where",  "by",	"stats",   "count",  "top",
-					 "sort",   "limit",	"select",  "during", "between",
-					 "with",   "within",	"saturated", NULL};
+const char *const query_stage_words[] = {"where", "by",	    "stats",	 "count",  "top",
+					 "sort",  "limit",  "select",	 "during", "between",
+					 "with",  "within", "saturated", NULL};
 
 /* Arena: blocks chained through their first word, freed at once. */
 struct arena {
@@ -238,7 +238,8 @@ static struct qnode *parse_term(struct parser *p)
 				const char *s = query_suggest(unit, query_units);
 				fail(p, t.pos + u, t.len - u, xasprintf("%s '%s'", why, unit),
 				     s ? xasprintf("did you mean '%s'?", s)
-				       : xstrdup("units: ns us ms s min h, B KB MB GB KiB MiB GiB, %"));
+				       : xstrdup(
+					     "units: ns us ms s min h, B KB MB GB KiB MiB GiB, %"));
 				free(unit);
 			} else {
 				fail(p, t.pos, t.len, xstrdup(why), NULL);
@@ -431,7 +432,8 @@ static int parse_terms(struct parser *p, struct qstage *s, int sort)
 		if (n && p->tok.type == QT_COMMA)
 			advance(p);
 		if (n == 64) {
-			fail(p, p->tok.pos, p->tok.len, xstrdup("too many terms (64 at most)"), NULL);
+			fail(p, p->tok.pos, p->tok.len, xstrdup("too many terms (64 at most)"),
+			     NULL);
 			return -1;
 		}
 		if (!(buf[n] = parse_term(p)))
@@ -471,8 +473,7 @@ static int parse_inner(struct parser *p, struct query_ast *ast, int pipes);
 static int parse_window(struct parser *p, struct qwindow *w)
 {
 	w->pos = p->tok.pos;
-	if (p->tok.type == QT_PATH ||
-	    (p->tok.type == QT_STRING && p->q[p->tok.pos + 1] == '/')) {
+	if (p->tok.type == QT_PATH || (p->tok.type == QT_STRING && p->q[p->tok.pos + 1] == '/')) {
 		if (!(w->path = parse_term(p)))
 			return -1;
 		w->path->kind = QN_PATH;
@@ -528,10 +529,10 @@ static const struct {
 	const char *word;
 	enum qstage_kind kind;
 } stage_table[] = {
-    {"where", QST_WHERE},   {"by", QST_BY},	    {"stats", QST_STATS},
-    {"count", QST_COUNT},   {"top", QST_TOP},	    {"sort", QST_SORT},
-    {"limit", QST_LIMIT},   {"select", QST_SELECT}, {"during", QST_DURING},
-    {"between", QST_BETWEEN}, {"with", QST_WITH},   {"within", QST_WITHIN},
+    {"where", QST_WHERE},	  {"by", QST_BY},	  {"stats", QST_STATS},
+    {"count", QST_COUNT},	  {"top", QST_TOP},	  {"sort", QST_SORT},
+    {"limit", QST_LIMIT},	  {"select", QST_SELECT}, {"during", QST_DURING},
+    {"between", QST_BETWEEN},	  {"with", QST_WITH},	  {"within", QST_WITHIN},
     {"saturated", QST_SATURATED},
 };
 
@@ -543,7 +544,8 @@ static int parse_stage(struct parser *p, struct qstage *s)
 			break;
 	if (k == sizeof(stage_table) / sizeof(stage_table[0])) {
 		char *w = xstrndup(p->q + p->tok.pos, (size_t)p->tok.len);
-		const char *sug = p->tok.type == QT_WORD ? query_suggest(w, query_stage_words) : NULL;
+		const char *sug =
+		    p->tok.type == QT_WORD ? query_suggest(w, query_stage_words) : NULL;
 		char *t = tok_text(p);
 		fail(p, p->tok.pos, p->tok.len, xasprintf("unknown stage %s", t),
 		     sug ? xasprintf("did you mean '%s'?", sug)
@@ -649,7 +651,8 @@ static int parse_inner(struct parser *p, struct query_ast *ast, int pipes)
 	while (pipes && p->tok.type == QT_PIPE) {
 		advance(p);
 		if (n == 64) {
-			fail(p, p->tok.pos, p->tok.len, xstrdup("too many stages (64 at most)"), NULL);
+			fail(p, p->tok.pos, p->tok.len, xstrdup("too many stages (64 at most)"),
+			     NULL);
 			return -1;
 		}
 		memset(&buf[n], 0, sizeof(buf[n]));

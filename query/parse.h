@@ -84,22 +84,22 @@ struct query_ast;
 /* A time window source: phases selected by a path glob or a sub-query. */
 struct qwindow {
 	int pos, len;
-	struct qnode *path;	/* a QN_PATH, or NULL */
+	struct qnode *path;    /* a QN_PATH, or NULL */
 	struct query_ast *sub; /* a phases query, or NULL */
 };
 
 struct qstage {
 	enum qstage_kind kind;
-	int pos, len;		  /* the keyword */
-	struct qnode *expr;	  /* where */
-	struct qnode **terms;	  /* by, stats, sort, select, with (metric words) */
-	int *desc;		  /* sort: per term */
+	int pos, len;	      /* the keyword */
+	struct qnode *expr;   /* where */
+	struct qnode **terms; /* by, stats, sort, select, with (metric words) */
+	int *desc;	      /* sort: per term */
 	size_t nterms;
-	long long n;		  /* top, limit */
-	struct qnode *key;	  /* top: the key or NULL */
-	struct qnode *t0, *t1;	  /* between: numbers; within: t0 the distance */
-	struct qwindow win;	  /* during, within */
-	struct qnode *metric;	  /* saturated */
+	long long n;		 /* top, limit */
+	struct qnode *key;	 /* top: the key or NULL */
+	struct qnode *t0, *t1;	 /* between: numbers; within: t0 the distance */
+	struct qwindow win;	 /* during, within */
+	struct qnode *metric;	 /* saturated */
 	struct qnode *threshold; /* saturated: a number or NULL */
 };
 
@@ -120,7 +120,7 @@ int query_parse(const char *q, struct query_ast *ast, struct query_error *e);
 void query_ast_release(struct query_ast *ast);
 
 /* Keyword tables, for completion and hints. */
-extern const char *const query_sources[];	 /* NULL-terminated */
+extern const char *const query_sources[];     /* NULL-terminated */
 extern const char *const query_stage_words[]; /* NULL-terminated */
 
 /* The word among cands (NULL-terminated) closest to s by edit distance,

@@ -215,7 +215,8 @@ static int print_json(FILE *f, const struct query_result *r)
 		json_t *o = json_object();
 		for (size_t c = 0; c < r->ncols; c++)
 			json_object_set_new(o, r->cols[c].name, json_value(query_cell(r, i, c)));
-		char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+		char *s =
+		    json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 		fprintf(f, "%s\n%s", i ? "," : "", s ? s : "{}");
 		free(s);
 		json_decref(o);
@@ -232,8 +233,9 @@ int query_print(FILE *f, const struct query_result *r, enum query_format fmt,
 		h.sanitize = hooks->sanitize;
 	if (hooks && hooks->width)
 		h.width = hooks->width;
-	int rc = fmt == QF_TABLE ? print_table(f, r, &h) : fmt == QF_CSV ? print_csv(f, r)
-									  : print_json(f, r);
+	int rc = fmt == QF_TABLE ? print_table(f, r, &h)
+		 : fmt == QF_CSV ? print_csv(f, r)
+				 : print_json(f, r);
 	if (rc == 0 && (fflush(f) != 0 || ferror(f))) {
 		*err = xasprintf("cannot write the result: %s", strerror(errno));
 		return -1;

@@ -116,11 +116,12 @@ static void compiles(const char *q)
 static void test_lex_tokens(void **state)
 {
 	(void)state;
-	const char *q = "phases name ~ \"a\\\"b\" | top 10 sum(dur) /wf/**/x != <= >= !~ cpu.util@h1 -5ms";
-	enum query_tok want[] = {QT_WORD,   QT_WORD, QT_MATCH, QT_STRING, QT_PIPE, QT_WORD,
-				 QT_NUMBER, QT_WORD, QT_LP,    QT_WORD,   QT_RP,   QT_PATH,
-				 QT_NE,	    QT_LE,   QT_GE,    QT_NMATCH, QT_WORD, QT_NUMBER,
-				 QT_EOF};
+	const char *q =
+	    "phases name ~ \"a\\\"b\" | top 10 sum(dur) /wf/**/x != <= >= !~ cpu.util@h1 -5ms";
+	enum query_tok want[] = {QT_WORD,   QT_WORD,   QT_MATCH,  QT_STRING, QT_PIPE,
+				 QT_WORD,   QT_NUMBER, QT_WORD,	  QT_LP,     QT_WORD,
+				 QT_RP,	    QT_PATH,   QT_NE,	  QT_LE,     QT_GE,
+				 QT_NMATCH, QT_WORD,   QT_NUMBER, QT_EOF};
 	int pos = 0;
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		struct query_token t = query_lex_next(q, &pos);
@@ -187,7 +188,8 @@ static void test_parse_valid(void **state)
 	    "phases kind = operator dur >= 2us or not (self < 1us)",
 	    "phases /wf/*/aten::mm",
 	    "phases path = \"/wf/step1/**\" | select id, path",
-	    "phases | by kind, name | stats count, mean(dur), p95(dur), p99(self) | sort count desc",
+	    "phases | by kind, name | stats count, mean(dur), p95(dur), p99(self) | sort count "
+	    "desc",
 	    "phases | by name | stats sum(dur) | where sum(dur) > 1ms | top 3 sum(dur)",
 	    "phases | with cpu.util | sort cpu.util.mean desc | limit 5",
 	    "phases kind = operator | saturated cpu.util >= 90% | top 5 cpu.util.sat",
@@ -385,8 +387,9 @@ static void test_authorizer(void **state)
 			 SQLITE_DENY);
 	assert_int_equal(query_authorizer(NULL, SQLITE_PRAGMA, "writable_schema", NULL, NULL, NULL),
 			 SQLITE_DENY);
-	assert_int_equal(query_authorizer(NULL, SQLITE_FUNCTION, NULL, "load_extension", NULL, NULL),
-			 SQLITE_DENY);
+	assert_int_equal(
+	    query_authorizer(NULL, SQLITE_FUNCTION, NULL, "load_extension", NULL, NULL),
+	    SQLITE_DENY);
 	assert_int_equal(query_authorizer(NULL, SQLITE_FUNCTION, NULL, "regexp", NULL, NULL),
 			 SQLITE_OK);
 }
@@ -420,9 +423,14 @@ static void test_glob(void **state)
 		const char *q;
 		size_t rows;
 	} runs[] = {
-	    {"phases /wf", 1},		   {"phases /wf/*", 1},	       {"phases /wf/*/*", 2},
-	    {"phases /wf/**", 4},	   {"phases /wf/**/aten::mm", 1}, {"phases /wf/step1/aten::*", 2},
-	    {"phases /*/step?/aten::add", 1}, {"phases path != /wf/**/aten::*", 2},
+	    {"phases /wf", 1},
+	    {"phases /wf/*", 1},
+	    {"phases /wf/*/*", 2},
+	    {"phases /wf/**", 4},
+	    {"phases /wf/**/aten::mm", 1},
+	    {"phases /wf/step1/aten::*", 2},
+	    {"phases /*/step?/aten::add", 1},
+	    {"phases path != /wf/**/aten::*", 2},
 	    {"phases \"/wf/**\" and dur < 5us", 2},
 	};
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
@@ -471,8 +479,8 @@ static void test_twmean_by_hand(void **state)
 	query_result_release(&r);
 	r = run_ok(db, "phases | saturated cpu.util >= 20 | select id, cpu.util.sat | sort id");
 	assert_int_equal(r.nrows, 4);
-	assert_true(query_cell(&r, 3, 1)->i == 1000);			     /* add: 20 >= 20 */
-	assert_true(query_cell(&r, 2, 1)->i == 2500);			     /* mm: [2500, 5000) */
+	assert_true(query_cell(&r, 3, 1)->i == 1000); /* add: 20 >= 20 */
+	assert_true(query_cell(&r, 2, 1)->i == 2500); /* mm: [2500, 5000) */
 	query_result_release(&r);
 	struct query_error e = run_err(db, "phases | saturated power");
 	assert_non_null(strstr(e.msg, "has no capacity"));
@@ -483,7 +491,8 @@ static void test_twmean_by_hand(void **state)
 	/* [0, 9000): (2500x10 + 1500x50 + 1500x100 + 3500x20) / 9000 */
 	assert_true(fabs(cell_real(&r, 0, 0) - 320000.0 / 9000) < 1e-9);
 	query_result_release(&r);
-	r = run_ok(db, "metrics cpu.util | during /wf/step1/aten::mm | select mean, max, sat, phase");
+	r = run_ok(db,
+		   "metrics cpu.util | during /wf/step1/aten::mm | select mean, max, sat, phase");
 	assert_true(fabs(cell_real(&r, 0, 0) - 60) < 1e-9);
 	assert_true(query_cell(&r, 0, 2)->i == 1000);
 	assert_true(query_cell(&r, 0, 3)->i == 3);
@@ -532,16 +541,16 @@ static void test_twmean_matches_model(void **state)
 	if (model_open(path, &m, &err) < 0)
 		fail_msg("model_open: %s", err);
 	assert_int_equal(query_open(path, &qdb, &err), 0);
-	static const int64_t windows[][2] = {{1000, 11000}, {2000, 5000}, {6000, 7000},
-					     {-50, 1},	    {0, 2500},	  {2500, 2501},
-					     {8999, 9001},  {9000, 9500}, {9001, 9500},
-					     {4000, 4000},  {3999, 5501}, {-100, -1}};
+	static const int64_t windows[][2] = {
+	    {1000, 11000}, {2000, 5000}, {6000, 7000}, {-50, 1},     {0, 2500},	   {2500, 2501},
+	    {8999, 9001},  {9000, 9500}, {9001, 9500}, {4000, 4000}, {3999, 5501}, {-100, -1}};
 	for (size_t i = 0; i < sizeof(windows) / sizeof(windows[0]); i++) {
 		double mean, max;
 		assert_int_equal(
 		    model_series_window(m, 1, windows[i][0], windows[i][1], &mean, &max, &err), 0);
-		char *q = xasprintf("metrics cpu.util | between %lldns and %lldns | select mean, max",
-				    (long long)windows[i][0] - 1000, (long long)windows[i][1] - 1000);
+		char *q =
+		    xasprintf("metrics cpu.util | between %lldns and %lldns | select mean, max",
+			      (long long)windows[i][0] - 1000, (long long)windows[i][1] - 1000);
 		struct query_result r = run_ok(qdb, q);
 		const struct query_value *qm = query_cell(&r, 0, 0), *qx = query_cell(&r, 0, 1);
 		if (isnan(mean) != (qm->type == QP_NULL) || isnan(max) != (qx->type == QP_NULL) ||
@@ -549,7 +558,8 @@ static void test_twmean_matches_model(void **state)
 		    (!isnan(max) && fabs(max - qx->r) > 1e-9))
 			fail_msg("[%lld, %lld): model %g/%g, query %g/%g", (long long)windows[i][0],
 				 (long long)windows[i][1], mean, max,
-				 qm->type == QP_NULL ? NAN : qm->r, qx->type == QP_NULL ? NAN : qx->r);
+				 qm->type == QP_NULL ? NAN : qm->r,
+				 qx->type == QP_NULL ? NAN : qx->r);
 		query_result_release(&r);
 		free(q);
 	}
@@ -562,7 +572,8 @@ static void test_events_running_phase(void **state)
 {
 	(void)state;
 	sqlite3 *db = tiny_db();
-	struct query_result r = run_ok(db, "events | select id, phase, phase.name, phase.path | sort id");
+	struct query_result r =
+	    run_ok(db, "events | select id, phase, phase.name, phase.path | sort id");
 	assert_int_equal(r.nrows, 2);
 	assert_true(query_cell(&r, 0, 1)->i == 3); /* on track 1, inside mm */
 	assert_string_equal(query_cell(&r, 0, 2)->s, "aten::mm");

@@ -38,8 +38,9 @@ static int64_t count_rows(void)
 {
 	sqlite3_stmt *q;
 	int64_t n = -1;
-	if (sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM phases) + (SELECT count(*) FROM"
-				   " samples) + (SELECT count(*) FROM sqlite_master)",
+	if (sqlite3_prepare_v2(db,
+			       "SELECT (SELECT count(*) FROM phases) + (SELECT count(*) FROM"
+			       " samples) + (SELECT count(*) FROM sqlite_master)",
 			       -1, &q, NULL) == SQLITE_OK &&
 	    sqlite3_step(q) == SQLITE_ROW)
 		n = sqlite3_column_int64(q, 0);
