@@ -47,6 +47,11 @@ fail:
 	return -1;
 }
 
+void query_close(sqlite3 *db)
+{
+	sqlite3_close(db);
+}
+
 /* Functions no query may call, even if a build of SQLite has them. */
 static const char *const denied_functions[] = {
     "load_extension", "writefile", "readfile",	       "edit", "fts3_tokenizer",

@@ -35,6 +35,8 @@ struct query_result {
 /* Opens path read-only (SQLITE_OPEN_READONLY, PRAGMA query_only) and checks
  * that it is a trace.db.  Returns 0 or -1 with *err. */
 int query_open(const char *path, sqlite3 **db, char **err);
+/* Closes a connection from query_open (NULL is fine). */
+void query_close(sqlite3 *db);
 
 /* Compiles and runs q on db into *out (release it).  max_rows 0: no limit.
  * On a bad query returns -1 with *err the message, the query and a caret

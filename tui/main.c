@@ -291,12 +291,12 @@ static int cmd_query(int argc, char **argv)
 	if (query_open(argv[optind], &db, &err) < 0)
 		return fail(err);
 	if (query_run(db, argv[optind + 1], 0, &r, NULL, &err) < 0) {
-		sqlite3_close(db);
+		query_close(db);
 		return fail(err);
 	}
 	int rc = query_print(stdout, &r, fmt, &hooks, &err);
 	query_result_release(&r);
-	sqlite3_close(db);
+	query_close(db);
 	return rc < 0 ? fail(err) : 0;
 }
 
