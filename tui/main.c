@@ -1,6 +1,6 @@
 /*
  * grademl-tui: argument parsing and dispatch to the import, report,
- * analyze and explorer front ends.  Exit status: 0 success, 2 any
+ * analyze, query and explorer front ends.  Exit status: 0 success, 2 any
  * error (bad input, bad usage), with one line on stderr; 3 when memory runs
  * out (model/xalloc.c).
  */
