@@ -48,7 +48,7 @@ FUZZ_CC   ?= clang
 FUZZ_B    := build/fuzz
 FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_OBJ  := $(LIB_SRC:%.c=$(FUZZ_B)/%.o)
-FUZZ_NAMES := chrome theme sysstat nvsmi prometheus spark workflow otlp mlperf rules rulelog hosts
+FUZZ_NAMES := chrome theme sysstat nvsmi prometheus spark workflow otlp mlperf rules rulelog hosts query
 FUZZ_BIN  := $(FUZZ_NAMES:%=$(FUZZ_B)/fuzz_%)
 FUZZ_SECS ?= 10
 
@@ -94,6 +94,7 @@ e2e: $(BIN) $(TOOL_BIN)
 	@GRADEML_BIN=$(BIN) GRADEML_TOOLS=$(B)/tools bash tests/e2e/run.sh
 	@GRADEML_BIN=$(BIN) bash tests/e2e/tui_headless.sh
 	@GRADEML_BIN=$(BIN) bash tests/e2e/tui_tmux.sh
+	@GRADEML_BIN=$(BIN) bash tests/e2e/query.sh
 
 # libFuzzer targets (clang); every parser gets one.  fuzz-smoke runs each
 # for FUZZ_SECS seconds on a copy of its seed corpus.

@@ -1,6 +1,6 @@
 /*
  * grademl-tui: argument parsing and dispatch to the import, report,
- * analyze and explorer front ends.  Exit status: 0 success, 2 any
+ * analyze, query and explorer front ends.  Exit status: 0 success, 2 any
  * error (bad input, bad usage), with one line on stderr; 3 when memory runs
  * out (model/xalloc.c).
  */
@@ -18,7 +18,10 @@
 #include "importers/importer.h"
 #include "model/analyze.h"
 #include "model/text.h"
+#include "query/exec.h"
+#include "query/print.h"
 #include "tui/app.h"
+#include "tui/format.h"
 #include "tui/headless.h"
 #include "tui/report.h"
 #include "tui/term.h"
@@ -32,6 +35,7 @@ static const char usage_text[] =
     "                          [--host-alias ALIAS=NAME] [--hosts FILE] FILE|DIR ...\n"
     "       grademl-tui report trace.db [--format text|json]\n"
     "       grademl-tui analyze trace.db\n"
+    "       grademl-tui query trace.db 'QUERY' [--format table|csv|json]\n"
     "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] trace.db\n"
     "       grademl-tui --keys FILE [--dump FILE] [--size WxH] [--stats] trace.db\n"
     "       grademl-tui import --list-formats\n"
@@ -251,6 +255,51 @@ static int cmd_analyze(int argc, char **argv)
 	return 0;
 }
 
+/* grademl-tui query trace.db 'QUERY' [--format table|csv|json]: runs one
+ * query (man grademl-query(7)) read-only and prints its result; a bad query
+ * prints the error with a caret under its column and exits 2. */
+static int cmd_query(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"format", required_argument, NULL, 'f'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	enum query_format fmt = QF_TABLE;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (query_format_parse(optarg, &fmt) < 0)
+				return usage_error("unknown query format '%s' (table, csv or json)",
+						   optarg);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			return usage_error("%s", "invalid option to query");
+		}
+	}
+	if (argc - optind != 2)
+		return usage_error("%s", "query needs a trace.db and a query");
+	sqlite3 *db;
+	struct query_result r;
+	const struct query_print_hooks hooks = {format_sanitize, format_width};
+	char *err = NULL;
+	if (query_open(argv[optind], &db, &err) < 0)
+		return fail(err);
+	if (query_run(db, argv[optind + 1], 0, &r, NULL, &err) < 0) {
+		query_close(db);
+		return fail(err);
+	}
+	int rc = query_print(stdout, &r, fmt, &hooks, &err);
+	query_result_release(&r);
+	query_close(db);
+	return rc < 0 ? fail(err) : 0;
+}
+
 /* grademl-tui [options] trace.db: the explorer on a terminal, the headless
  * mode with --keys/--dump, and the report when stdout is not a terminal. */
 static int cmd_explore(int argc, char **argv)
@@ -353,5 +402,7 @@ int main(int argc, char **argv)
 		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(cmd, "analyze"))
 		return cmd_analyze(argc - 1, argv + 1);
+	if (!strcmp(cmd, "query"))
+		return cmd_query(argc - 1, argv + 1);
 	return cmd_explore(argc, argv);
 }

@@ -1,0 +1,510 @@
+/*
+ * Running queries (see exec.h): the read-only connection, the authorizer,
+ * the metric check, the result table, and completion.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "model/sbuf.h"
+#include "model/store.h"
+#include "query/exec.h"
+#include "query/funcs.h"
+#include "query/lexer.h"
+#include "model/xalloc.h"
+
+int query_open(const char *path, sqlite3 **db, char **err)
+{
+	sqlite3_stmt *q = NULL;
+	*db = NULL;
+	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		*err =
+		    xasprintf("%s: cannot open: %s", path, *db ? sqlite3_errmsg(*db) : "no memory");
+		goto fail;
+	}
+	if (sqlite3_exec(*db, "PRAGMA query_only = 1", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(*db, "PRAGMA application_id", -1, &q, NULL) != SQLITE_OK ||
+	    sqlite3_step(q) != SQLITE_ROW) {
+		*err = xasprintf("%s: cannot read: %s", path, sqlite3_errmsg(*db));
+		goto fail;
+	}
+	if (sqlite3_column_int64(q, 0) != STORE_APPLICATION_ID) {
+		*err =
+		    xasprintf("%s: not a trace.db (import traces with grademl-tui import)", path);
+		goto fail;
+	}
+	/* SQLite's default page cache: a larger one only adds page faults to a
+	 * scan the OS cache serves anyway (64 MiB made the top-10 bench 0.99 s
+	 * instead of 0.68 s) */
+	sqlite3_finalize(q);
+	return 0;
+fail:
+	sqlite3_finalize(q);
+	sqlite3_close(*db);
+	*db = NULL;
+	return -1;
+}
+
+void query_close(sqlite3 *db)
+{
+	sqlite3_close(db);
+}
+
+/* Functions no query may call, even if a build of SQLite has them. */
+static const char *const denied_functions[] = {
+    "load_extension", "writefile", "readfile",	       "edit", "fts3_tokenizer",
+    "sqlite_dbpage",  "zipfile",   "shell_add_schema", NULL};
+/* PRAGMAs that only read: with a table or index name as their argument... */
+static const char *const pragma_named[] = {"table_info", "table_xinfo", "index_list",
+					   "index_info", "index_xinfo", "foreign_key_list",
+					   NULL};
+/* ...and with no argument at all (an argument would set them). */
+static const char *const pragma_plain[] = {
+    "user_version", "application_id",  "schema_version", "page_count",
+    "page_size",    "freelist_count",  "database_list",	 "function_list",
+    "table_list",   "compile_options", "collation_list", "module_list",
+    "pragma_list",  "data_version",    "encoding",	 NULL};
+
+static int in_list(const char *s, const char *const *list)
+{
+	for (size_t i = 0; s && list[i]; i++)
+		if (!strcasecmp(s, list[i]))
+			return 1;
+	return 0;
+}
+
+int query_authorizer(void *unused, int action, const char *a, const char *b, const char *db,
+		     const char *trigger)
+{
+	switch (action) {
+	case SQLITE_SELECT:
+	case SQLITE_READ:
+	case SQLITE_RECURSIVE:
+		return SQLITE_OK;
+	case SQLITE_FUNCTION:
+		return in_list(b, denied_functions) ? SQLITE_DENY : SQLITE_OK;
+	case SQLITE_UPDATE:
+		/* SQLite asks this while it builds an eponymous virtual table
+		 * (json_each, pragma_table_info) for a read; a real UPDATE of the
+		 * schema table needs writable_schema, denied below, and fails
+		 * sqlite3_stmt_readonly in query_run anyway */
+		return a && (!strcmp(a, "sqlite_master") || !strcmp(a, "sqlite_temp_master"))
+			   ? SQLITE_OK
+			   : SQLITE_DENY;
+	case SQLITE_PRAGMA:
+		if (in_list(a, pragma_named) || (!b && in_list(a, pragma_plain)))
+			return SQLITE_OK;
+		return SQLITE_DENY;
+	default:
+		return SQLITE_DENY;
+	}
+}
+
+/* Checks the metrics a plan names: each must exist (and have a capacity
+ * where saturated needs one). */
+static int check_metrics(sqlite3 *db, const struct query_plan *plan, struct query_error *e)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = -1;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT count(*), max(capacity > 0), max(host IS ?2)"
+			       " FROM metrics WHERE name = ?1 OR (resource || '.' || name) = ?1",
+			       -1, &q, NULL) != SQLITE_OK) {
+		query_error_set(e, 0, 1, xasprintf("cannot read metrics: %s", sqlite3_errmsg(db)),
+				NULL);
+		return -1;
+	}
+	for (size_t i = 0; i < plan->nmrefs; i++) {
+		const struct query_mref *m = &plan->mrefs[i];
+		sqlite3_reset(q);
+		sqlite3_bind_text(q, 1, m->name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(q, 2, m->host, -1, SQLITE_STATIC);
+		if (sqlite3_step(q) != SQLITE_ROW) {
+			query_error_set(e, 0, 1,
+					xasprintf("cannot read metrics: %s", sqlite3_errmsg(db)),
+					NULL);
+			goto out;
+		}
+		if (sqlite3_column_int64(q, 0) == 0) {
+			/* the closest name, among names and resource.names */
+			sqlite3_stmt *all;
+			const char **cands = NULL;
+			char **own = NULL;
+			size_t n = 0, alloc = 0, oalloc = 0;
+			if (sqlite3_prepare_v2(
+				db,
+				"SELECT DISTINCT name FROM metrics UNION"
+				" SELECT DISTINCT resource || '.' || name FROM metrics"
+				" WHERE resource IS NOT NULL",
+				-1, &all, NULL) == SQLITE_OK) {
+				while (sqlite3_step(all) == SQLITE_ROW) {
+					const char *t = (const char *)sqlite3_column_text(all, 0);
+					XGROW(own, n + 1, oalloc);
+					XGROW(cands, n + 2, alloc);
+					own[n] = xstrdup(t ? t : "");
+					cands[n] = own[n];
+					n++;
+				}
+				sqlite3_finalize(all);
+			}
+			const char *sug = NULL;
+			if (n) {
+				cands[n] = NULL;
+				sug = query_suggest(m->name, cands);
+			}
+			query_error_set(e, m->pos, m->len,
+					xasprintf("unknown metric '%s'", m->name),
+					sug ? xasprintf("did you mean '%s'?", sug)
+					    : xstrdup(n ? "`metrics` lists the metrics of this file"
+							: "this file has no metrics"));
+			for (size_t k = 0; k < n; k++)
+				free(own[k]);
+			free(own);
+			free(cands);
+			goto out;
+		}
+		if (m->host && sqlite3_column_int64(q, 2) != 1) {
+			query_error_set(e, m->pos, m->len,
+					xasprintf("no metric '%s' on host '%s'", m->name, m->host),
+					xstrdup("`metrics | select name, host` lists them"));
+			goto out;
+		}
+		if (m->need_capacity && sqlite3_column_int64(q, 1) != 1) {
+			query_error_set(
+			    e, m->pos, m->len, xasprintf("metric '%s' has no capacity", m->name),
+			    xasprintf("give a threshold: saturated %s >= VALUE", m->name));
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(q);
+	return rc;
+}
+
+static void bind_params(sqlite3_stmt *st, const struct query_plan *plan)
+{
+	for (size_t i = 0; i < plan->nparams; i++) {
+		const struct query_param *p = &plan->params[i];
+		int k = (int)i + 1;
+		switch (p->type) {
+		case QP_INT:
+			sqlite3_bind_int64(st, k, p->i);
+			break;
+		case QP_REAL:
+			sqlite3_bind_double(st, k, p->r);
+			break;
+		case QP_TEXT:
+			sqlite3_bind_text(st, k, p->s, -1, SQLITE_STATIC);
+			break;
+		case QP_NULL:
+			sqlite3_bind_null(st, k);
+			break;
+		}
+	}
+}
+
+static int is_blank(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '-' && s[1] == '-') { /* a trailing comment */
+			while (*s && *s != '\n')
+				s++;
+			if (!*s)
+				break;
+			continue;
+		}
+		if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r' && *s != ';')
+			return 0;
+	}
+	return 1;
+}
+
+/* The result's strings live in blocks chained through their first word:
+ * one allocation per 64 KiB of text, not one per cell. */
+struct text_block {
+	struct text_block *next;
+	size_t used, cap;
+	char data[];
+};
+
+static char *text_copy(struct query_result *r, const char *s, size_t n)
+{
+	struct text_block *b = r->text;
+	if (!b || b->cap - b->used < n + 1) {
+		size_t cap = n + 1 > 65536 ? n + 1 : 65536;
+		struct text_block *nb = xmalloc(sizeof(*nb) + cap);
+		nb->next = b;
+		nb->used = 0;
+		nb->cap = cap;
+		r->text = b = nb;
+	}
+	char *d = b->data + b->used;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	b->used += n + 1;
+	return d;
+}
+
+void query_result_release(struct query_result *r)
+{
+	for (size_t i = 0; i < r->ncols; i++)
+		free(r->cols[i].name);
+	free(r->cols);
+	for (struct text_block *b = r->text, *next; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	free(r->cells);
+	memset(r, 0, sizeof(*r));
+	r->phase_col = -1;
+}
+
+int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *out,
+	      struct query_error *qerr, char **err)
+{
+	struct query_plan plan;
+	struct query_error e = {0};
+	struct qfuncs *funcs = NULL;
+	sqlite3_stmt *st = NULL;
+	const char *tail = NULL;
+	size_t alloc = 0;
+	int rc = -1;
+	memset(out, 0, sizeof(*out));
+	out->phase_col = -1;
+	if (query_compile(q, &plan, &e) < 0)
+		goto fail_query;
+	if (!plan.raw && check_metrics(db, &plan, &e) < 0)
+		goto fail_plan;
+	if (query_funcs_register(db, &funcs, err) < 0)
+		goto out;
+	if (getenv("GRADEML_QUERY_SQL") && *getenv("GRADEML_QUERY_SQL"))
+		fprintf(stderr, "%s\n", plan.sql);
+	sqlite3_set_authorizer(db, query_authorizer, NULL);
+	int prc = sqlite3_prepare_v2(db, plan.sql, -1, &st, &tail);
+	sqlite3_set_authorizer(db, NULL, NULL);
+	if (prc != SQLITE_OK || !st) {
+		if (plan.raw) {
+			int off = sqlite3_error_offset(db);
+			query_error_set(
+			    &e, plan.sql_pos + (off > 0 ? off : 0), 1,
+			    xasprintf("sql: %s", st || prc != SQLITE_OK ? sqlite3_errmsg(db)
+									: "empty statement"),
+			    prc == SQLITE_AUTH ? xstrdup("the sql escape only reads") : NULL);
+			goto fail_plan;
+		}
+		*err = xasprintf("cannot prepare the query: %s", sqlite3_errmsg(db));
+		goto out;
+	}
+	if (tail && !is_blank(tail)) {
+		query_error_set(&e, plan.sql_pos + (int)(tail - plan.sql), 1,
+				xstrdup("sql: one statement only"), NULL);
+		goto fail_plan;
+	}
+	if (!sqlite3_stmt_readonly(st)) {
+		query_error_set(&e, plan.sql_pos, 1, xstrdup("sql: the statement would write"),
+				xstrdup("the sql escape only reads"));
+		goto fail_plan;
+	}
+	bind_params(st, &plan);
+	out->ncols = (size_t)sqlite3_column_count(st);
+	out->cols = xcalloc(out->ncols ? out->ncols : 1, sizeof(*out->cols));
+	for (size_t i = 0; i < out->ncols; i++) {
+		if (plan.raw) {
+			const char *name = sqlite3_column_name(st, (int)i);
+			out->cols[i].name = xstrdup(name ? name : "?");
+			out->cols[i].type = QC_ANY;
+		} else {
+			out->cols[i].name = xstrdup(plan.cols[i].name);
+			out->cols[i].type = plan.cols[i].type;
+		}
+	}
+	out->phase_col = plan.raw ? -1 : plan.phase_col;
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		if (max_rows && out->nrows == max_rows) {
+			out->truncated = 1;
+			break;
+		}
+		XGROW(out->cells, (out->nrows + 1) * out->ncols, alloc);
+		struct query_value *row = &out->cells[out->nrows * out->ncols];
+		for (size_t i = 0; i < out->ncols; i++) {
+			struct query_value *v = &row[i];
+			memset(v, 0, sizeof(*v));
+			switch (sqlite3_column_type(st, (int)i)) {
+			case SQLITE_INTEGER:
+				v->type = QP_INT;
+				v->i = sqlite3_column_int64(st, (int)i);
+				break;
+			case SQLITE_FLOAT:
+				v->type = QP_REAL;
+				v->r = sqlite3_column_double(st, (int)i);
+				break;
+			case SQLITE_NULL:
+				v->type = QP_NULL;
+				break;
+			default: {
+				const unsigned char *t = sqlite3_column_text(st, (int)i);
+				v->type = QP_TEXT;
+				v->s = text_copy(out, t ? (const char *)t : "",
+						 (size_t)sqlite3_column_bytes(st, (int)i));
+			}
+			}
+		}
+		out->nrows++;
+	}
+	if (step != SQLITE_ROW && step != SQLITE_DONE) {
+		*err = xasprintf("query failed: %s", sqlite3_errmsg(db));
+		query_result_release(out);
+		goto out;
+	}
+	rc = 0;
+	goto out;
+fail_plan:
+	query_plan_release(&plan);
+fail_query:
+	*err = query_error_format(q, &e);
+	if (qerr)
+		*qerr = e;
+	else
+		query_error_release(&e);
+	sqlite3_finalize(st);
+	query_funcs_idle(funcs);
+	return -1;
+out:
+	sqlite3_finalize(st);
+	query_funcs_idle(funcs);
+	query_plan_release(&plan);
+	query_error_release(&e);
+	return rc;
+}
+
+/* ---- completion ---- */
+
+struct cands {
+	char **v;
+	size_t n, alloc;
+	const char *word;
+	size_t wlen;
+};
+
+static void cand_add(struct cands *c, const char *s, int icase)
+{
+	if (!s || strlen(s) < c->wlen ||
+	    (icase ? strncasecmp(s, c->word, c->wlen) : strncmp(s, c->word, c->wlen)))
+		return;
+	XGROW(c->v, c->n + 1, c->alloc);
+	c->v[c->n++] = xstrdup(s);
+}
+
+static void cand_list(struct cands *c, const char *const *list)
+{
+	for (size_t i = 0; list[i]; i++)
+		cand_add(c, list[i], 1);
+}
+
+static void cand_sql(struct cands *c, sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *q;
+	if (!db || sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_text(q, 1, c->word, (int)c->wlen, SQLITE_STATIC);
+	while (sqlite3_step(q) == SQLITE_ROW)
+		cand_add(c, (const char *)sqlite3_column_text(q, 0), 0);
+	sqlite3_finalize(q);
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int tok_is(const char *text, const struct query_token *t, const char *w)
+{
+	return t->type == QT_WORD && (size_t)t->len == strlen(w) &&
+	       !strncasecmp(text + t->pos, w, (size_t)t->len);
+}
+
+size_t query_complete(sqlite3 *db, const char *text, char ***out, size_t *start)
+{
+	struct query_token toks[256];
+	size_t n = 0;
+	int pos = 0;
+	for (;;) {
+		struct query_token t = query_lex_next(text, &pos);
+		if (t.type == QT_EOF || t.type == QT_ERROR || n == 256)
+			break;
+		toks[n++] = t;
+	}
+	size_t len = strlen(text);
+	struct cands c = {0};
+	/* the word being typed: the last token when it touches the end */
+	int typing = n && (size_t)(toks[n - 1].pos + toks[n - 1].len) == len &&
+		     (toks[n - 1].type == QT_WORD || toks[n - 1].type == QT_PATH ||
+		      toks[n - 1].type == QT_NUMBER);
+	size_t nprev = typing ? n - 1 : n;
+	*start = typing ? (size_t)toks[n - 1].pos : len;
+	c.word = text + *start;
+	c.wlen = len - *start;
+	/* the source, the current stage's keyword, the token before */
+	int src = -1;
+	for (int k = 0; k < 4; k++)
+		if (nprev && tok_is(text, &toks[0], query_sources[k]))
+			src = k;
+	const struct query_token *prev = nprev ? &toks[nprev - 1] : NULL;
+	const struct query_token *stage = NULL;
+	for (size_t i = nprev; i-- > 0;)
+		if (toks[i].type == QT_PIPE) {
+			stage = i + 1 < nprev ? &toks[i + 1] : NULL;
+			break;
+		}
+	static const char *const ops[] = {"and", "or", "not", NULL};
+	static const char *const aggs[] = {"count", "sum(", "mean(", "avg(", "min(", "max(",
+					   "p50(",  "p90(", "p95(",  "p99(", NULL};
+	const char *metric_sql = "SELECT DISTINCT name FROM metrics UNION SELECT DISTINCT"
+				 " resource || '.' || name FROM metrics WHERE resource IS NOT NULL";
+	if (!prev) {
+		cand_list(&c, query_sources);
+	} else if (prev->type == QT_PIPE) {
+		cand_list(&c, query_stage_words);
+	} else if (tok_is(text, prev, "with") || tok_is(text, prev, "saturated") ||
+		   (stage && tok_is(text, stage, "with") && prev->type == QT_COMMA) ||
+		   (nprev == 1 && (src == QS_METRICS || src == QS_SAMPLES))) {
+		cand_sql(&c, db, metric_sql);
+		if (nprev == 1 && src >= 0)
+			cand_list(&c, query_fields((enum query_source)src));
+	} else if (prev->type >= QT_EQ && prev->type <= QT_NMATCH && nprev >= 2 &&
+		   tok_is(text, &toks[nprev - 2], "kind") && src == QS_PHASES) {
+		for (int k = 1; k < PHASE_KIND_COUNT; k++)
+			cand_add(&c, store_kind_name(k), 0);
+	} else if (prev->type >= QT_EQ && prev->type <= QT_NMATCH && nprev >= 2 &&
+		   tok_is(text, &toks[nprev - 2], "name")) {
+		cand_sql(
+		    &c, db,
+		    src == QS_EVENTS
+			? "SELECT DISTINCT s.text FROM strings s JOIN events e ON e.name_id = s.id"
+			  " WHERE substr(s.text, 1, length(?1)) = ?1 ORDER BY 1 LIMIT 200"
+			: "SELECT text FROM strings WHERE substr(text, 1, length(?1)) = ?1"
+			  " ORDER BY 1 LIMIT 200");
+	} else if (src >= 0 && src < 4) {
+		cand_list(&c, query_fields((enum query_source)src));
+		if (stage && (tok_is(text, stage, "stats") || tok_is(text, stage, "top") ||
+			      tok_is(text, stage, "sort")))
+			cand_list(&c, aggs);
+		else if (!stage || tok_is(text, stage, "where"))
+			cand_list(&c, ops);
+	}
+	if (c.n)
+		qsort(c.v, c.n, sizeof(*c.v), cmp_cand);
+	size_t k = 0;
+	for (size_t i = 0; i < c.n; i++) {
+		if (k && !strcmp(c.v[k - 1], c.v[i]))
+			free(c.v[i]);
+		else
+			c.v[k++] = c.v[i];
+	}
+	*out = c.v;
+	return k;
+}

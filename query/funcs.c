@@ -1,0 +1,898 @@
+/*
+ * SQL functions for compiled queries (see funcs.h): PCRE2 regexp, phase
+ * paths, metric lookup, and time-weighted statistics of a metric over a
+ * window, answered from series loaded once per connection.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <math.h>
+#include <pcre2.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/sbuf.h"
+#include "query/funcs.h"
+#include "model/xalloc.h"
+
+#define NREGEX	       16
+#define NSERIES	       8
+#define NMEMO	       8
+#define MAX_PATH_DEPTH 512
+
+struct regex_slot {
+	char *pattern;
+	pcre2_code *re;
+	pcre2_match_data *md;
+};
+
+/* One metric's samples, sorted by time, with what windows need. */
+struct series {
+	int64_t id;
+	size_t n;
+	int64_t *t;
+	double *v;
+	double *area;	 /* area[i]: integral of the step function over [t[0], t[i]) */
+	double *seg;	 /* max segment tree over v: seg[n + i] = v[i] */
+	double capacity; /* NAN: unknown */
+	double sat_thr;	 /* threshold sat[] was built for */
+	int64_t *sat;	 /* sat[i]: ns over [t[0], t[i]) with value >= sat_thr */
+	unsigned long used;
+};
+
+struct metric_ent {
+	int64_t id;
+	char *name, *full, *host; /* full: "resource.name" */
+};
+
+struct memo {
+	char *name, *host, *phost;
+	int64_t id; /* 0: none */
+};
+
+/* id -> path of a phase (ancestors only) */
+struct path_ent {
+	int64_t id; /* 0: empty */
+	char *path;
+};
+
+struct qfuncs {
+	sqlite3 *db;
+	struct regex_slot rx[NREGEX];
+	size_t rx_next;
+	struct series *ser[NSERIES];
+	unsigned long clock;
+	struct metric_ent *metrics;
+	size_t nmetrics;
+	int metrics_loaded;
+	struct memo memo[NMEMO];
+	size_t memo_next;
+	struct path_ent *paths;
+	size_t paths_cap, paths_n;
+	sqlite3_stmt *path_q;
+};
+
+static void series_free(struct series *s)
+{
+	if (!s)
+		return;
+	free(s->t);
+	free(s->v);
+	free(s->area);
+	free(s->seg);
+	free(s->sat);
+	free(s);
+}
+
+static void qfuncs_free(void *p)
+{
+	struct qfuncs *f = p;
+	for (size_t i = 0; i < NREGEX; i++) {
+		free(f->rx[i].pattern);
+		pcre2_match_data_free(f->rx[i].md);
+		pcre2_code_free(f->rx[i].re);
+	}
+	for (size_t i = 0; i < NSERIES; i++)
+		series_free(f->ser[i]);
+	for (size_t i = 0; i < f->nmetrics; i++) {
+		free(f->metrics[i].name);
+		free(f->metrics[i].full);
+		free(f->metrics[i].host);
+	}
+	free(f->metrics);
+	for (size_t i = 0; i < NMEMO; i++) {
+		free(f->memo[i].name);
+		free(f->memo[i].host);
+		free(f->memo[i].phost);
+	}
+	for (size_t i = 0; i < f->paths_cap; i++)
+		free(f->paths[i].path);
+	free(f->paths);
+	sqlite3_finalize(f->path_q);
+	free(f);
+}
+
+/* ---- regexp ---- */
+
+static pcre2_code *compile_re(const char *pattern, int *offset, char **err)
+{
+	int code;
+	PCRE2_SIZE off;
+	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+				       PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &code, &off, NULL);
+	if (!re) {
+		PCRE2_UCHAR msg[256];
+		if (pcre2_get_error_message(code, msg, sizeof(msg)) < 0)
+			msg[0] = '\0';
+		if (offset)
+			*offset = (int)off;
+		if (err)
+			*err = xasprintf("invalid regular expression: %s", (char *)msg);
+		return NULL;
+	}
+	pcre2_jit_compile(re, PCRE2_JIT_COMPLETE); /* falls back to the interpreter */
+	return re;
+}
+
+int query_regex_check(const char *pattern, int *offset, char **err)
+{
+	pcre2_code *re = compile_re(pattern, offset, err);
+	if (!re)
+		return -1;
+	pcre2_code_free(re);
+	return 0;
+}
+
+static void fn_regexp(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	const char *pat = (const char *)sqlite3_value_text(argv[0]);
+	const char *s = (const char *)sqlite3_value_text(argv[1]);
+	if (!pat || !s)
+		return;
+	int len = sqlite3_value_bytes(argv[1]);
+	struct regex_slot *slot = NULL;
+	for (size_t i = 0; i < NREGEX; i++)
+		if (f->rx[i].pattern && !strcmp(f->rx[i].pattern, pat)) {
+			slot = &f->rx[i];
+			break;
+		}
+	if (!slot) {
+		char *err = NULL;
+		pcre2_code *re = compile_re(pat, NULL, &err);
+		if (!re) {
+			sqlite3_result_error(ctx, err, -1);
+			free(err);
+			return;
+		}
+		slot = &f->rx[f->rx_next++ % NREGEX];
+		free(slot->pattern);
+		pcre2_match_data_free(slot->md);
+		pcre2_code_free(slot->re);
+		slot->pattern = xstrdup(pat);
+		slot->re = re;
+		slot->md = pcre2_match_data_create_from_pattern(re, NULL);
+		if (!slot->md) {
+			sqlite3_result_error_nomem(ctx);
+			return;
+		}
+	}
+	int rc = pcre2_match(slot->re, (PCRE2_SPTR)s, (PCRE2_SIZE)len, 0, 0, slot->md, NULL);
+	if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) {
+		sqlite3_result_error(ctx, "regular expression: match failed (too complex?)", -1);
+		return;
+	}
+	sqlite3_result_int(ctx, rc >= 0);
+}
+
+/* ---- gm_path ---- */
+
+static uint64_t hash64(int64_t x)
+{
+	uint64_t h = (uint64_t)x * UINT64_C(0x9e3779b97f4a7c15);
+	return h ^ (h >> 29);
+}
+
+static struct path_ent *path_slot(struct qfuncs *f, int64_t id)
+{
+	if (!f->paths_cap)
+		return NULL;
+	size_t mask = f->paths_cap - 1;
+	for (size_t i = hash64(id) & mask;; i = (i + 1) & mask) {
+		if (f->paths[i].id == id || f->paths[i].id == 0)
+			return &f->paths[i];
+	}
+}
+
+static void path_put(struct qfuncs *f, int64_t id, const char *path)
+{
+	if ((f->paths_n + 1) * 2 > f->paths_cap) {
+		size_t ncap = f->paths_cap ? f->paths_cap * 2 : 1024;
+		struct path_ent *old = f->paths;
+		size_t ocap = f->paths_cap;
+		f->paths = xcalloc(ncap, sizeof(*f->paths));
+		f->paths_cap = ncap;
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i].id)
+				*path_slot(f, old[i].id) = old[i];
+		free(old);
+	}
+	struct path_ent *e = path_slot(f, id);
+	if (e->id)
+		return;
+	e->id = id;
+	e->path = xstrdup(path);
+	f->paths_n++;
+}
+
+/* The path of id into out; 0 when found, 1 when id is unknown, -1 on a
+ * SQLite error.  Ancestors' paths are cached, id's own is not. */
+static int phase_path(struct qfuncs *f, int64_t id, struct sbuf *out)
+{
+	int64_t chain[MAX_PATH_DEPTH];
+	char *names[MAX_PATH_DEPTH];
+	int n = 0, rc = 0;
+	const char *base = "";
+	int64_t cur = id;
+	if (!f->path_q && sqlite3_prepare_v2(f->db,
+					     "SELECT parent_id, (SELECT text FROM strings"
+					     " WHERE id = name_id) FROM phases WHERE id = ?1",
+					     -1, &f->path_q, NULL) != SQLITE_OK)
+		return -1;
+	while (cur && n < MAX_PATH_DEPTH) {
+		struct path_ent *e = n ? path_slot(f, cur) : NULL;
+		if (e && e->id == cur) {
+			base = e->path;
+			break;
+		}
+		sqlite3_bind_int64(f->path_q, 1, cur);
+		int step = sqlite3_step(f->path_q);
+		if (step != SQLITE_ROW) {
+			sqlite3_reset(f->path_q);
+			rc = step == SQLITE_DONE ? 1 : -1;
+			break;
+		}
+		const char *name = (const char *)sqlite3_column_text(f->path_q, 1);
+		chain[n] = cur;
+		names[n] = xstrdup(name ? name : "");
+		n++;
+		cur = sqlite3_column_int64(f->path_q, 0);
+		for (int k = 0; k < n; k++)
+			if (chain[k] == cur)
+				cur = 0; /* a cycle in a hostile file: stop at the root */
+		sqlite3_reset(f->path_q);
+	}
+	if (rc == 0 && n == 0 && !*base)
+		rc = 1;
+	if (rc == 0) {
+		/* build from the top; cache each ancestor's path on the way */
+		sbuf_reset(out);
+		sbuf_adds(out, base);
+		for (int k = n - 1; k >= 0; k--) {
+			sbuf_addc(out, '/');
+			sbuf_adds(out, names[k]);
+			if (k > 0)
+				path_put(f, chain[k], out->buf);
+		}
+	}
+	for (int k = 0; k < n; k++)
+		free(names[k]);
+	return rc;
+}
+
+static void fn_path(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+		return;
+	struct sbuf sb;
+	sbuf_init(&sb);
+	int rc = phase_path(f, sqlite3_value_int64(argv[0]), &sb);
+	if (rc < 0)
+		sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
+	else if (rc == 0)
+		sqlite3_result_text(ctx, sb.buf, (int)sb.len, SQLITE_TRANSIENT);
+	sbuf_release(&sb);
+}
+
+/* ---- metrics ---- */
+
+static int load_metrics(struct qfuncs *f)
+{
+	sqlite3_stmt *q;
+	if (f->metrics_loaded)
+		return 0;
+	if (sqlite3_prepare_v2(f->db, "SELECT id, name, resource, host FROM metrics ORDER BY id",
+			       -1, &q, NULL) != SQLITE_OK)
+		return -1;
+	size_t alloc = 0;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		XGROW(f->metrics, f->nmetrics + 1, alloc);
+		struct metric_ent *m = &f->metrics[f->nmetrics++];
+		const char *name = (const char *)sqlite3_column_text(q, 1);
+		const char *res = (const char *)sqlite3_column_text(q, 2);
+		const char *host = (const char *)sqlite3_column_text(q, 3);
+		m->id = sqlite3_column_int64(q, 0);
+		m->name = xstrdup(name ? name : "");
+		m->full = res ? xasprintf("%s.%s", res, m->name) : xstrdup(m->name);
+		m->host = host ? xstrdup(host) : NULL;
+	}
+	sqlite3_finalize(q);
+	f->metrics_loaded = 1;
+	return 0;
+}
+
+static int same(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static void fn_metric(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	const char *name = (const char *)sqlite3_value_text(argv[0]);
+	const char *host = (const char *)sqlite3_value_text(argv[1]);
+	const char *phost = (const char *)sqlite3_value_text(argv[2]);
+	if (!name)
+		return;
+	for (size_t i = 0; i < NMEMO; i++) {
+		struct memo *m = &f->memo[i];
+		if (m->name && !strcmp(m->name, name) && same(m->host, host) &&
+		    same(m->phost, phost)) {
+			if (m->id)
+				sqlite3_result_int64(ctx, m->id);
+			return;
+		}
+	}
+	if (load_metrics(f) < 0) {
+		sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
+		return;
+	}
+	int64_t best = 0;
+	int best_on_host = 0;
+	for (size_t i = 0; i < f->nmetrics; i++) {
+		struct metric_ent *m = &f->metrics[i];
+		if (strcmp(m->name, name) && strcmp(m->full, name))
+			continue;
+		if (host && !same(m->host, host))
+			continue;
+		int on = phost && same(m->host, phost);
+		if (!best || (on && !best_on_host)) {
+			best = m->id;
+			best_on_host = on;
+		}
+	}
+	struct memo *m = &f->memo[f->memo_next++ % NMEMO];
+	free(m->name);
+	free(m->host);
+	free(m->phost);
+	m->name = xstrdup(name);
+	m->host = host ? xstrdup(host) : NULL;
+	m->phost = phost ? xstrdup(phost) : NULL;
+	m->id = best;
+	if (best)
+		sqlite3_result_int64(ctx, best);
+}
+
+/* ---- series ---- */
+
+/* t - t0 as a double, exact where the difference fits 53 bits (as
+ * model/series.c: hostile times may be 2^64 ns apart). */
+static double since(int64_t t, int64_t t0)
+{
+	int64_t d;
+	if (!__builtin_sub_overflow(t, t0, &d))
+		return (double)d;
+	return (double)t - (double)t0;
+}
+
+static struct series *series_get(struct qfuncs *f, int64_t id, char **err)
+{
+	struct series *s = NULL;
+	size_t victim = 0;
+	for (size_t i = 0; i < NSERIES; i++) {
+		if (f->ser[i] && f->ser[i]->id == id) {
+			f->ser[i]->used = ++f->clock;
+			return f->ser[i];
+		}
+		if (!f->ser[i] || (f->ser[victim] && f->ser[i]->used < f->ser[victim]->used))
+			victim = i;
+	}
+	sqlite3_stmt *q = NULL;
+	s = xcalloc(1, sizeof(*s));
+	s->id = id;
+	s->capacity = NAN;
+	s->sat_thr = NAN;
+	if (sqlite3_prepare_v2(f->db, "SELECT capacity FROM metrics WHERE id = ?1", -1, &q, NULL) !=
+	    SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(q, 1, id);
+	if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL &&
+	    sqlite3_column_double(q, 0) > 0)
+		s->capacity = sqlite3_column_double(q, 0);
+	sqlite3_finalize(q);
+	if (sqlite3_prepare_v2(f->db,
+			       "SELECT t_ns, value FROM samples WHERE metric_id = ?1 ORDER BY t_ns",
+			       -1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(q, 1, id);
+	size_t at = 0, av = 0;
+	int rc;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		XGROW(s->t, s->n + 1, at);
+		XGROW(s->v, s->n + 1, av);
+		s->t[s->n] = sqlite3_column_int64(q, 0);
+		s->v[s->n] = sqlite3_column_double(q, 1);
+		s->n++;
+	}
+	sqlite3_finalize(q);
+	q = NULL;
+	if (rc != SQLITE_DONE)
+		goto fail;
+	s->area = xmalloc((s->n + 1) * sizeof(double));
+	s->area[0] = 0;
+	for (size_t i = 1; i < s->n; i++)
+		s->area[i] = s->area[i - 1] + s->v[i - 1] * since(s->t[i], s->t[i - 1]);
+	s->seg = xmalloc((2 * s->n + 1) * sizeof(double));
+	for (size_t i = 0; i < s->n; i++)
+		s->seg[s->n + i] = s->v[i];
+	for (size_t i = s->n - 1; i >= 1 && s->n > 1; i--)
+		s->seg[i] = fmax(s->seg[2 * i], s->seg[2 * i + 1]);
+	series_free(f->ser[victim]);
+	f->ser[victim] = s;
+	s->used = ++f->clock;
+	return s;
+fail:
+	*err = xasprintf("cannot read samples: %s", sqlite3_errmsg(f->db));
+	sqlite3_finalize(q);
+	series_free(s);
+	return NULL;
+}
+
+/* The last index with t[i] <= x, or -1. */
+static ptrdiff_t last_le(const struct series *s, int64_t x)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->t[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (ptrdiff_t)lo - 1;
+}
+
+/* The last index with t[i] < x, or -1. */
+static ptrdiff_t last_lt(const struct series *s, int64_t x)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->t[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (ptrdiff_t)lo - 1;
+}
+
+/* The integral of the step function from t[0] to x, t[0] <= x <= t[n-1]. */
+static double area_to(const struct series *s, int64_t x)
+{
+	ptrdiff_t k = last_le(s, x);
+	if (k < 0)
+		return 0;
+	if ((size_t)k == s->n - 1)
+		return s->area[k];
+	return s->area[k] + s->v[k] * since(x, s->t[k]);
+}
+
+/* The window [t0, t1) clipped to [t[0], t[n-1]]: 1 when it covers time. */
+static int clip(const struct series *s, int64_t t0, int64_t t1, int64_t *a, int64_t *b)
+{
+	*a = t0 > s->t[0] ? t0 : s->t[0];
+	*b = t1 < s->t[s->n - 1] ? t1 : s->t[s->n - 1];
+	return *b > *a;
+}
+
+/* The mean over [t0, t1); 0 with *out set, or 1 when there is none. */
+static int window_mean(const struct series *s, int64_t t0, int64_t t1, double *out)
+{
+	int64_t a, b;
+	if (!s->n || t1 <= t0)
+		return 1;
+	if (clip(s, t0, t1, &a, &b)) {
+		*out = (area_to(s, b) - area_to(s, a)) / since(b, a);
+		return 0;
+	}
+	/* the last sample holds for no time but marks a window it falls in */
+	int64_t tl = s->t[s->n - 1];
+	if (tl >= t0 && tl < t1) {
+		*out = s->v[s->n - 1];
+		return 0;
+	}
+	return 1;
+}
+
+static double seg_max(const struct series *s, size_t l, size_t r) /* [l, r] */
+{
+	double m = -INFINITY;
+	for (l += s->n, r += s->n + 1; l < r; l >>= 1, r >>= 1) {
+		if (l & 1)
+			m = fmax(m, s->seg[l++]);
+		if (r & 1)
+			m = fmax(m, s->seg[--r]);
+	}
+	return m;
+}
+
+static struct series *arg_series(sqlite3_context *ctx, sqlite3_value **argv, int nargs)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	for (int i = 0; i < nargs; i++)
+		if (sqlite3_value_type(argv[i]) == SQLITE_NULL)
+			return NULL;
+	char *err = NULL;
+	struct series *s = series_get(f, sqlite3_value_int64(argv[0]), &err);
+	if (!s) {
+		sqlite3_result_error(ctx, err, -1);
+		free(err);
+	}
+	return s;
+}
+
+static void fn_twmean(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct series *s = arg_series(ctx, argv, 3);
+	double m;
+	if (s && !window_mean(s, sqlite3_value_int64(argv[1]), sqlite3_value_int64(argv[2]), &m))
+		sqlite3_result_double(ctx, m);
+}
+
+static void fn_twmax(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct series *s = arg_series(ctx, argv, 3);
+	double m;
+	if (!s)
+		return;
+	int64_t t0 = sqlite3_value_int64(argv[1]), t1 = sqlite3_value_int64(argv[2]);
+	if (window_mean(s, t0, t1, &m))
+		return;
+	ptrdiff_t k0 = last_le(s, t0), k1 = last_lt(s, t1);
+	if (k0 < 0)
+		k0 = 0;
+	if (k1 < k0)
+		return;
+	sqlite3_result_double(ctx, seg_max(s, (size_t)k0, (size_t)k1));
+}
+
+static void fn_valueat(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct series *s = arg_series(ctx, argv, 2);
+	if (!s || !s->n)
+		return;
+	ptrdiff_t k = last_le(s, sqlite3_value_int64(argv[1]));
+	if (k >= 0)
+		sqlite3_result_double(ctx, s->v[k]);
+}
+
+static int64_t sat_to(const struct series *s, int64_t x)
+{
+	ptrdiff_t k = last_le(s, x);
+	if (k < 0)
+		return 0;
+	if ((size_t)k == s->n - 1)
+		return s->sat[k];
+	return s->sat[k] + (s->v[k] >= s->sat_thr ? x - s->t[k] : 0);
+}
+
+static void fn_satns(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct series *s = arg_series(ctx, argv, 3);
+	if (!s)
+		return;
+	double thr = sqlite3_value_type(argv[3]) == SQLITE_NULL ? 0.95 * s->capacity
+								: sqlite3_value_double(argv[3]);
+	if (isnan(thr)) {
+		sqlite3_result_error(ctx,
+				     "the metric has no capacity: give a threshold"
+				     " (saturated METRIC >= VALUE)",
+				     -1);
+		return;
+	}
+	if (!s->n) {
+		sqlite3_result_int64(ctx, 0);
+		return;
+	}
+	if (!s->sat || s->sat_thr != thr) {
+		free(s->sat);
+		s->sat = xmalloc(s->n * sizeof(int64_t));
+		s->sat_thr = thr;
+		s->sat[0] = 0;
+		for (size_t i = 1; i < s->n; i++)
+			s->sat[i] =
+			    s->sat[i - 1] + (s->v[i - 1] >= thr ? s->t[i] - s->t[i - 1] : 0);
+	}
+	int64_t a, b, t0 = sqlite3_value_int64(argv[1]), t1 = sqlite3_value_int64(argv[2]);
+	sqlite3_result_int64(ctx,
+			     t1 > t0 && clip(s, t0, t1, &a, &b) ? sat_to(s, b) - sat_to(s, a) : 0);
+}
+
+/* ---- gm_hagg: GROUP BY through a hash table ----
+ *
+ * gm_hagg(spec, key, x1, x2, ...): an aggregate that groups rows by an
+ * integer key (or NULL) in a hash table and returns the groups as JSON,
+ * [[key, a1, a2, ...], ...], for json_each.  spec has one letter per
+ * aggregate: c count(*), C count(x), s sum, n min, x max, a avg.  SQLite
+ * groups by sorting every row; with few groups over millions of rows
+ * hashing is several times faster (the top-10 budget of issue 6). */
+
+struct hagg_cell {
+	int64_t i; /* sum of integers, integer min/max, or count */
+	double d;  /* sum of reals or real min/max */
+	int64_t n; /* non-NULL values */
+	int real;  /* d holds the value (a real was seen, or an int sum overflowed) */
+};
+
+struct hagg {
+	char spec[32];
+	size_t naggs;
+	size_t cap, n;
+	int64_t *keys;
+	unsigned char *used;	 /* 1: key, 2: the NULL key's slot is keys[cap] */
+	struct hagg_cell *cells; /* (cap + 1) x naggs */
+};
+
+static size_t hagg_find(struct hagg *h, int64_t key, int isnull)
+{
+	if (isnull)
+		return h->cap;
+	size_t mask = h->cap - 1;
+	for (size_t i = hash64(key) & mask;; i = (i + 1) & mask)
+		if (!h->used[i] || h->keys[i] == key)
+			return i;
+}
+
+static void hagg_grow(struct hagg *h)
+{
+	struct hagg old = *h;
+	h->cap = old.cap ? old.cap * 2 : 64;
+	h->keys = xcalloc(h->cap + 1, sizeof(int64_t));
+	h->used = xcalloc(h->cap + 1, 1);
+	h->cells = xcalloc((h->cap + 1) * h->naggs, sizeof(struct hagg_cell));
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.used[i]) {
+			size_t k = hagg_find(h, old.keys[i], 0);
+			h->used[k] = 1;
+			h->keys[k] = old.keys[i];
+			memcpy(&h->cells[k * h->naggs], &old.cells[i * h->naggs],
+			       h->naggs * sizeof(struct hagg_cell));
+		}
+	if (old.cap && old.used[old.cap]) {
+		h->used[h->cap] = 2;
+		memcpy(&h->cells[h->cap * h->naggs], &old.cells[old.cap * h->naggs],
+		       h->naggs * sizeof(struct hagg_cell));
+	}
+	free(old.keys);
+	free(old.used);
+	free(old.cells);
+}
+
+static void hagg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct hagg **hp = sqlite3_aggregate_context(ctx, sizeof(*hp));
+	if (!hp) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	struct hagg *h = *hp;
+	if (!h) {
+		const char *spec = (const char *)sqlite3_value_text(argv[0]);
+		size_t n = spec ? strlen(spec) : 0;
+		if (!n || n >= sizeof(h->spec) || n != (size_t)argc - 2) {
+			sqlite3_result_error(ctx, "gm_hagg: bad spec", -1);
+			return;
+		}
+		h = *hp = xcalloc(1, sizeof(*h));
+		memcpy(h->spec, spec, n);
+		h->naggs = n;
+		hagg_grow(h);
+	}
+	int isnull = sqlite3_value_type(argv[1]) == SQLITE_NULL;
+	int64_t key = sqlite3_value_int64(argv[1]);
+	size_t k = hagg_find(h, key, isnull);
+	if (!h->used[k]) {
+		if (!isnull && (h->n + 1) * 2 > h->cap) {
+			hagg_grow(h);
+			k = hagg_find(h, key, 0);
+		}
+		h->used[k] = isnull ? 2 : 1;
+		h->keys[k] = key;
+		h->n += !isnull;
+	}
+	struct hagg_cell *c = &h->cells[k * h->naggs];
+	for (size_t a = 0; a < h->naggs; a++, c++) {
+		sqlite3_value *v = argv[a + 2];
+		int t = sqlite3_value_type(v);
+		if (h->spec[a] == 'c') {
+			c->n++;
+			continue;
+		}
+		if (t == SQLITE_NULL)
+			continue;
+		int isint = t == SQLITE_INTEGER;
+		int64_t iv = isint ? sqlite3_value_int64(v) : 0;
+		double dv = sqlite3_value_double(v);
+		switch (h->spec[a]) {
+		case 'C':
+			break;
+		case 's':
+		case 'a':
+			if (!c->real && (!isint || __builtin_add_overflow(c->i, iv, &c->i))) {
+				c->real = 1;
+				c->d = (double)c->i;
+				c->d += dv;
+			} else if (c->real) {
+				c->d += dv;
+			}
+			break;
+		case 'n':
+		case 'x': {
+			double cur = c->real ? c->d : (double)c->i;
+			int better = !c->n || (h->spec[a] == 'n' ? dv < cur : dv > cur);
+			if (better) {
+				c->real = !isint;
+				c->i = iv;
+				c->d = dv;
+			}
+			break;
+		}
+		}
+		c->n++;
+	}
+}
+
+static void hagg_value(struct sbuf *out, const struct hagg_cell *c, char op)
+{
+	if (op == 'c' || op == 'C') {
+		sbuf_addf(out, "%lld", (long long)c->n);
+	} else if (!c->n) {
+		sbuf_adds(out, "null");
+	} else if (op == 'a' || c->real) {
+		/* a real stays a real through JSON: 3000 would read back as an integer */
+		double d = op == 'a' ? (c->real ? c->d : (double)c->i) / (double)c->n : c->d;
+		if (!isfinite(d)) {
+			sbuf_adds(out, "null");
+			return;
+		}
+		size_t at = out->len;
+		sbuf_addf(out, "%.17g", d);
+		if (!strpbrk(out->buf + at, ".e"))
+			sbuf_adds(out, ".0");
+	} else {
+		sbuf_addf(out, "%lld", (long long)c->i);
+	}
+}
+
+static void hagg_final(sqlite3_context *ctx)
+{
+	struct hagg **hp = sqlite3_aggregate_context(ctx, 0);
+	struct hagg *h = hp ? *hp : NULL;
+	struct sbuf sb;
+	sbuf_init(&sb);
+	sbuf_addc(&sb, '[');
+	int first = 1;
+	for (size_t k = 0; h && k <= h->cap; k++) {
+		if (!h->used[k])
+			continue;
+		sbuf_adds(&sb, first ? "[" : ",[");
+		first = 0;
+		if (h->used[k] == 2)
+			sbuf_adds(&sb, "null");
+		else
+			sbuf_addf(&sb, "%lld", (long long)h->keys[k]);
+		for (size_t a = 0; a < h->naggs; a++) {
+			sbuf_addc(&sb, ',');
+			hagg_value(&sb, &h->cells[k * h->naggs + a], h->spec[a]);
+		}
+		sbuf_addc(&sb, ']');
+	}
+	sbuf_addc(&sb, ']');
+	sqlite3_result_text(ctx, sb.buf, (int)sb.len, SQLITE_TRANSIENT);
+	sbuf_release(&sb);
+	if (h) {
+		free(h->keys);
+		free(h->used);
+		free(h->cells);
+		free(h);
+	}
+}
+
+/* ---- gm_pct ---- */
+
+struct pct_acc {
+	double *v;
+	size_t n, alloc;
+	double p;
+};
+
+static void pct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct pct_acc *a = sqlite3_aggregate_context(ctx, sizeof(*a));
+	if (!a) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+		return;
+	XGROW(a->v, a->n + 1, a->alloc);
+	a->v[a->n++] = sqlite3_value_double(argv[0]);
+	a->p = sqlite3_value_double(argv[1]);
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+static void pct_final(sqlite3_context *ctx)
+{
+	struct pct_acc *a = sqlite3_aggregate_context(ctx, 0);
+	if (!a || !a->n) {
+		if (a)
+			free(a->v);
+		return;
+	}
+	qsort(a->v, a->n, sizeof(double), cmp_double);
+	double p = a->p < 0 ? 0 : a->p > 100 ? 100 : a->p;
+	double rank = p / 100.0 * (double)(a->n - 1);
+	size_t lo = (size_t)floor(rank), hi = lo + 1 < a->n ? lo + 1 : lo;
+	double r = a->v[lo] + (a->v[hi] - a->v[lo]) * (rank - (double)lo);
+	sqlite3_result_double(ctx, r);
+	free(a->v);
+}
+
+void query_funcs_idle(struct qfuncs *f)
+{
+	if (f) {
+		sqlite3_finalize(f->path_q);
+		f->path_q = NULL;
+	}
+}
+
+int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err)
+{
+	struct qfuncs *f = xcalloc(1, sizeof(*f));
+	f->db = db;
+	static const struct {
+		const char *name;
+		int nargs;
+		void (*fn)(sqlite3_context *, int, sqlite3_value **);
+	} table[] = {
+	    {"regexp", 2, fn_regexp},	   {"gm_path", 1, fn_path},   {"gm_metric", 3, fn_metric},
+	    {"gm_twmean", 3, fn_twmean},   {"gm_twmax", 3, fn_twmax}, {"gm_satns", 4, fn_satns},
+	    {"gm_valueat", 2, fn_valueat},
+	};
+	/* regexp owns the state: its destructor runs when it is replaced by
+	 * the next registration or the connection closes, after which no
+	 * other function of this set is called with the old pointer. */
+	int rc = sqlite3_create_function_v2(db, "regexp", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, f,
+					    fn_regexp, NULL, NULL, qfuncs_free);
+	for (size_t i = 1; rc == SQLITE_OK && i < sizeof(table) / sizeof(table[0]); i++)
+		rc = sqlite3_create_function_v2(db, table[i].name, table[i].nargs, SQLITE_UTF8, f,
+						table[i].fn, NULL, NULL, NULL);
+	for (int n = 3; rc == SQLITE_OK && n <= 3 + 16; n++)
+		rc = sqlite3_create_function_v2(db, "gm_hagg", n, SQLITE_UTF8, NULL, NULL,
+						hagg_step, hagg_final, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function_v2(db, "gm_pct", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+						NULL, NULL, pct_step, pct_final, NULL);
+	if (rc != SQLITE_OK) {
+		*err = xasprintf("cannot register query functions: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	if (out)
+		*out = f;
+	return 0;
+}

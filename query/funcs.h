@@ -1,0 +1,58 @@
+/*
+ * The SQL functions compiled queries call, registered on a connection by
+ * query_funcs_register.  Their state (caches) belongs to the connection and
+ * is freed when the functions are registered again or the connection closes.
+ *
+ *   regexp(pattern, text)      1/0: PCRE2 match (UTF, JIT), compiled
+ *                              patterns cached; `text REGEXP pattern` too.
+ *   gm_path(id)                the phase's path "/wf/step/.../name", parents
+ *                              cached; NULL for an unknown id.
+ *   gm_metric(name, host, phost)  the metric id for a reference: name is
+ *                              a metric's name or "resource.name"; host, when
+ *                              not NULL, must match; among several, the one
+ *                              on phost, else the lowest id; NULL if none.
+ *   gm_twmean(metric, t0, t1)  time-weighted mean of the series over
+ *                              [t0, t1), as model_series_window: a sample
+ *                              holds until the next one; the mean is over the
+ *                              covered part of the window; the last sample
+ *                              holds for no time but is the mean of a window
+ *                              that starts at or before it and covers nothing
+ *                              else; NULL where the series has no value.
+ *   gm_twmax(metric, t0, t1)   the highest value in force over [t0, t1):
+ *                              the sample in force at t0 and every one before
+ *                              t1; NULL where gm_twmean is NULL.
+ *   gm_satns(metric, t0, t1, threshold)  nanoseconds of [t0, t1) during
+ *                              which the value in force is >= threshold
+ *                              (NULL: 0.95 x the metric's capacity; an error
+ *                              when it has none).
+ *   gm_valueat(metric, t)      the value in force at t, or NULL.
+ *   gm_hagg(spec, key, x...)   aggregate: GROUP BY an integer key through
+ *                              a hash table; the groups as JSON text
+ *                              [[key, a1, ...], ...] (spec: one letter per
+ *                              aggregate, c count(*) C count s sum n min
+ *                              x max a avg).
+ *   gm_pct(x, p)               aggregate: the p-th percentile (0..100) of x,
+ *                              linear between closest ranks (numpy's default).
+ *
+ * Series are loaded whole on first use (sorted by time) with prefix sums of
+ * value x time and a max segment tree, so each window costs O(log n).
+ */
+#ifndef GRADEML_QUERY_FUNCS_H
+#define GRADEML_QUERY_FUNCS_H
+
+#include <sqlite3.h>
+
+struct qfuncs;
+
+/* Registers the functions; *out (may be NULL) is their state, owned by the
+ * connection. */
+int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err);
+/* Finalises the statements the functions keep between calls (caches stay),
+ * so that the connection can close; call it when a query is done. */
+void query_funcs_idle(struct qfuncs *f);
+
+/* Compiles pattern to check it; returns 0, or -1 with *offset the byte of
+ * the pattern where PCRE2 stopped and *err its message (caller frees). */
+int query_regex_check(const char *pattern, int *offset, char **err);
+
+#endif

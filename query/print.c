@@ -1,0 +1,244 @@
+/*
+ * Query results as a table, CSV or JSON (see print.h).
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/text.h"
+#include "query/print.h"
+#include "model/xalloc.h"
+
+int query_format_parse(const char *s, enum query_format *fmt)
+{
+	static const char *const names[] = {"table", "csv", "json"};
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(s, names[i])) {
+			*fmt = (enum query_format)i;
+			return 0;
+		}
+	return -1;
+}
+
+static void plain_sanitize(struct sbuf *out, const char *s)
+{
+	for (; *s; s++)
+		sbuf_addc(out, (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+}
+
+static int plain_width(const char *s)
+{
+	int w = 0;
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+/* A value as raw text (CSV): integers, numbers with 17 significant digits
+ * trimmed of a useless tail, text as stored. */
+static void raw_text(struct sbuf *out, const struct query_value *v)
+{
+	switch (v->type) {
+	case QP_NULL:
+		break;
+	case QP_INT:
+		sbuf_addf(out, "%lld", (long long)v->i);
+		break;
+	case QP_REAL:
+		sbuf_addf(out, "%.15g", v->r);
+		break;
+	case QP_TEXT:
+		sbuf_adds(out, v->s);
+		break;
+	}
+}
+
+/* A value for the table. */
+static void cell_text(struct sbuf *out, const struct query_value *v, enum query_coltype type,
+		      const struct query_print_hooks *h)
+{
+	char buf[64];
+	switch (v->type) {
+	case QP_NULL:
+		sbuf_addc(out, '-');
+		return;
+	case QP_TEXT:
+		h->sanitize(out, v->s);
+		return;
+	case QP_INT:
+		if (type == QC_DUR)
+			sbuf_adds(out, text_duration(buf, sizeof(buf), v->i));
+		else
+			sbuf_addf(out, "%lld", (long long)v->i);
+		return;
+	case QP_REAL:
+		if (type == QC_DUR && fabs(v->r) < 9e18)
+			sbuf_adds(out, text_duration(buf, sizeof(buf), (int64_t)llround(v->r)));
+		else
+			sbuf_addf(out, "%.6g", v->r);
+		return;
+	}
+}
+
+static int right_aligned(enum query_coltype t)
+{
+	return t != QC_TEXT && t != QC_ANY;
+}
+
+static int print_table(FILE *f, const struct query_result *r, const struct query_print_hooks *h)
+{
+	size_t nc = r->ncols, nr = r->nrows;
+	char **cells = xcalloc((nr + 1) * (nc ? nc : 1), sizeof(char *));
+	int *width = xcalloc(nc ? nc : 1, sizeof(int));
+	int *right = xcalloc(nc ? nc : 1, sizeof(int));
+	struct sbuf sb;
+	sbuf_init(&sb);
+	for (size_t c = 0; c < nc; c++) {
+		sbuf_reset(&sb);
+		h->sanitize(&sb, r->cols[c].name);
+		cells[c] = xstrdup(sb.buf);
+		/* the sql escape's columns: right-aligned unless they hold text */
+		right[c] = right_aligned(r->cols[c].type) || r->cols[c].type == QC_ANY;
+	}
+	for (size_t i = 0; i < nr; i++)
+		for (size_t c = 0; c < nc; c++) {
+			const struct query_value *v = query_cell(r, i, c);
+			sbuf_reset(&sb);
+			cell_text(&sb, v, r->cols[c].type, h);
+			cells[(i + 1) * nc + c] = xstrdup(sb.buf);
+			if (r->cols[c].type == QC_ANY && (v->type == QP_TEXT))
+				right[c] = 0;
+		}
+	for (size_t i = 0; i <= nr; i++)
+		for (size_t c = 0; c < nc; c++) {
+			int w = h->width(cells[i * nc + c]);
+			if (w > width[c])
+				width[c] = w;
+		}
+	for (size_t i = 0; i <= nr; i++) {
+		sbuf_reset(&sb);
+		for (size_t c = 0; c < nc; c++) {
+			const char *s = cells[i * nc + c];
+			int pad = width[c] - h->width(s);
+			if (c)
+				sbuf_adds(&sb, "  ");
+			if (right[c])
+				for (int k = 0; k < pad; k++)
+					sbuf_addc(&sb, ' ');
+			sbuf_adds(&sb, s);
+			if (!right[c] && c + 1 < nc)
+				for (int k = 0; k < pad; k++)
+					sbuf_addc(&sb, ' ');
+		}
+		fprintf(f, "%s\n", sb.buf);
+	}
+	fprintf(f, "(%zu row%s%s)\n", nr, nr == 1 ? "" : "s", r->truncated ? ", truncated" : "");
+	for (size_t i = 0; i < (nr + 1) * nc; i++)
+		free(cells[i]);
+	free(cells);
+	free(width);
+	free(right);
+	sbuf_release(&sb);
+	return 0;
+}
+
+static void csv_field(struct sbuf *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		sbuf_adds(out, s);
+		return;
+	}
+	sbuf_addc(out, '"');
+	for (; *s; s++) {
+		if (*s == '"')
+			sbuf_addc(out, '"');
+		sbuf_addc(out, *s);
+	}
+	sbuf_addc(out, '"');
+}
+
+static int print_csv(FILE *f, const struct query_result *r)
+{
+	struct sbuf line, v;
+	sbuf_init(&line);
+	sbuf_init(&v);
+	for (size_t c = 0; c < r->ncols; c++) {
+		if (c)
+			sbuf_addc(&line, ',');
+		csv_field(&line, r->cols[c].name);
+	}
+	fprintf(f, "%s\r\n", line.buf);
+	for (size_t i = 0; i < r->nrows; i++) {
+		sbuf_reset(&line);
+		for (size_t c = 0; c < r->ncols; c++) {
+			if (c)
+				sbuf_addc(&line, ',');
+			sbuf_reset(&v);
+			raw_text(&v, query_cell(r, i, c));
+			csv_field(&line, v.buf);
+		}
+		fprintf(f, "%s\r\n", line.buf);
+	}
+	sbuf_release(&line);
+	sbuf_release(&v);
+	return 0;
+}
+
+static json_t *json_value(const struct query_value *v)
+{
+	switch (v->type) {
+	case QP_INT:
+		return json_integer((json_int_t)v->i);
+	case QP_REAL:
+		return isfinite(v->r) ? json_real(v->r) : json_null();
+	case QP_TEXT: {
+		json_t *j = json_string(v->s);
+		if (!j) { /* not UTF-8 (a blob through the sql escape) */
+			char *fixed = text_utf8_dup(v->s);
+			j = json_string(fixed);
+			free(fixed);
+		}
+		return j ? j : json_null();
+	}
+	default:
+		return json_null();
+	}
+}
+
+static int print_json(FILE *f, const struct query_result *r)
+{
+	fputs("[", f);
+	for (size_t i = 0; i < r->nrows; i++) {
+		json_t *o = json_object();
+		for (size_t c = 0; c < r->ncols; c++)
+			json_object_set_new(o, r->cols[c].name, json_value(query_cell(r, i, c)));
+		char *s =
+		    json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+		fprintf(f, "%s\n%s", i ? "," : "", s ? s : "{}");
+		free(s);
+		json_decref(o);
+	}
+	fputs(r->nrows ? "\n]\n" : "]\n", f);
+	return 0;
+}
+
+int query_print(FILE *f, const struct query_result *r, enum query_format fmt,
+		const struct query_print_hooks *hooks, char **err)
+{
+	struct query_print_hooks h = {plain_sanitize, plain_width};
+	if (hooks && hooks->sanitize)
+		h.sanitize = hooks->sanitize;
+	if (hooks && hooks->width)
+		h.width = hooks->width;
+	int rc = fmt == QF_TABLE ? print_table(f, r, &h)
+		 : fmt == QF_CSV ? print_csv(f, r)
+				 : print_json(f, r);
+	if (rc == 0 && (fflush(f) != 0 || ferror(f))) {
+		*err = xasprintf("cannot write the result: %s", strerror(errno));
+		return -1;
+	}
+	return rc;
+}

@@ -1,0 +1,790 @@
+/*
+ * Unit tests for query/: the lexer (tokens, units), the parser and the
+ * compiler (valid queries, errors with their column and hint), globs, the
+ * parameter binding (injection attempts stay values), the read-only sql
+ * escape (every kind of write denied), and the time-weighted statistics on
+ * a tiny trace.db computed by hand and checked against model/series.c.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "model/schema.sql.h"
+#include "model/store.h"
+#include "query/compile.h"
+#include "query/exec.h"
+#include "query/funcs.h"
+#include "query/lexer.h"
+#include "query/parse.h"
+#include "query/print.h"
+#include "tests/testdir.h"
+#include "model/xalloc.h"
+
+/* ---- the tiny trace ----
+ *
+ * wf [1000, 11000) > step1 [1000, 9000) on track 1 (host h1) > mm [2000,
+ * 5000), add [6000, 7000).  cpu.util (capacity 100) on h1: 10 from 0, 50
+ * from 2500, 100 from 4000, 20 from 5500, 0 at 9000 (the last sample).
+ * Events: "boom" at 2100 on track 1, "late" at 6500 on no track. */
+static const char tiny_sql[] =
+    "INSERT INTO phase_kinds(id, name) VALUES (1,'workflow'),(2,'step'),(8,'operator');"
+    "INSERT INTO strings(id, text) VALUES (1,'wf'),(2,'step1'),"
+    " (3,'x''; DROP TABLE phases; --'),(4,'aten::mm'),(5,'aten::add'),(6,'boom'),(7,'late');"
+    "INSERT INTO tracks(id, source_id, kind, host) VALUES (1, 1, 'thread', 'h1');"
+    "INSERT INTO phases(id, parent_id, kind, name_id, track_id, start_ns, dur_ns, self_ns,"
+    " depth) VALUES (1, NULL, 1, 1, NULL, 1000, 10000, 0, 0),"
+    " (2, 1, 2, 2, 1, 1000, 8000, 0, 1), (3, 2, 8, 4, 1, 2000, 3000, 3000, 2),"
+    " (4, 2, 8, 5, 1, 6000, 1000, 1000, 2);"
+    "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity)"
+    " VALUES (1, 'h1', 'cpu', 'cpu.util', '%', 'mean', 100),"
+    " (2, 'h1', 'gpu0', 'power', 'W', 'instant', NULL);"
+    "INSERT INTO samples(metric_id, t_ns, value) VALUES (1, 0, 10), (1, 2500, 50),"
+    " (1, 4000, 100), (1, 5500, 20), (1, 9000, 0), (2, 0, 5);"
+    "INSERT INTO events(id, track_id, t_ns, name_id) VALUES (1, 1, 2100, 6), (2, NULL, 6500, 7);";
+
+static sqlite3 *tiny_db(void)
+{
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, store_schema_sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, tiny_sql, NULL, NULL, NULL), SQLITE_OK);
+	return db;
+}
+
+/* Runs q; asserts success; returns the result (release it). */
+static struct query_result run_ok(sqlite3 *db, const char *q)
+{
+	struct query_result r;
+	char *err = NULL;
+	int rc = query_run(db, q, 0, &r, NULL, &err);
+	if (rc < 0)
+		fail_msg("query '%s' failed: %s", q, err);
+	return r;
+}
+
+/* Runs q, which must fail; returns the error (release it) and frees the text. */
+static struct query_error run_err(sqlite3 *db, const char *q)
+{
+	struct query_result r;
+	struct query_error e = {0};
+	char *err = NULL;
+	if (query_run(db, q, 0, &r, &e, &err) == 0) {
+		query_result_release(&r);
+		fail_msg("query '%s' should have failed", q);
+	}
+	assert_non_null(err);
+	free(err);
+	return e;
+}
+
+/* Compiles q, which must fail at column col (1-based) with msg and hint
+ * containing the given texts (hint NULL: not checked). */
+static void compile_fails(const char *q, int col, const char *msg, const char *hint)
+{
+	struct query_plan plan;
+	struct query_error e = {0};
+	if (query_compile(q, &plan, &e) == 0) {
+		query_plan_release(&plan);
+		fail_msg("'%s' compiled", q);
+	}
+	if (e.pos + 1 != col || !strstr(e.msg, msg) || (hint && (!e.hint || !strstr(e.hint, hint))))
+		fail_msg("'%s': column %d '%s' hint '%s'; wanted column %d '%s' hint '%s'", q,
+			 e.pos + 1, e.msg, e.hint ? e.hint : "(none)", col, msg, hint ? hint : "-");
+	query_error_release(&e);
+}
+
+static void compiles(const char *q)
+{
+	struct query_plan plan;
+	struct query_error e = {0};
+	if (query_compile(q, &plan, &e) < 0)
+		fail_msg("'%s' failed: column %d: %s", q, e.pos + 1, e.msg);
+	query_plan_release(&plan);
+}
+
+/* ---- lexer ---- */
+
+static void test_lex_tokens(void **state)
+{
+	(void)state;
+	const char *q =
+	    "phases name ~ \"a\\\"b\" | top 10 sum(dur) /wf/**/x != <= >= !~ cpu.util@h1 -5ms";
+	enum query_tok want[] = {QT_WORD,   QT_WORD,   QT_MATCH,  QT_STRING, QT_PIPE,
+				 QT_WORD,   QT_NUMBER, QT_WORD,	  QT_LP,     QT_WORD,
+				 QT_RP,	    QT_PATH,   QT_NE,	  QT_LE,     QT_GE,
+				 QT_NMATCH, QT_WORD,   QT_NUMBER, QT_EOF};
+	int pos = 0;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct query_token t = query_lex_next(q, &pos);
+		if (t.type != want[i])
+			fail_msg("token %zu at %d: type %d, wanted %d", i, t.pos, t.type, want[i]);
+	}
+	pos = 0;
+	struct query_token t = query_lex_next("  \"unterminated", &pos);
+	assert_int_equal(t.type, QT_ERROR);
+	assert_int_equal(t.pos, 2);
+	char *s = query_lex_string("\"a\\\"b\\\\c\\d\"", 11);
+	assert_string_equal(s, "a\"b\\c\\d"); /* unknown escapes stay for regexes */
+	free(s);
+}
+
+static void num(const char *s, enum query_unit_kind kind, int64_t i, double r)
+{
+	struct query_number n;
+	const char *why = NULL;
+	if (query_lex_number(s, (int)strlen(s), &n, &why) < 0)
+		fail_msg("'%s': %s", s, why);
+	assert_int_equal(n.kind, kind);
+	if (kind == QU_TIME || kind == QU_BYTES)
+		assert_true(n.i == i);
+	else
+		assert_true(fabs(n.r - r) < 1e-9);
+}
+
+static void test_lex_units(void **state)
+{
+	(void)state;
+	num("1.5ms", QU_TIME, 1500000, 0);
+	num("250ns", QU_TIME, 250, 0);
+	num("3us", QU_TIME, 3000, 0);
+	num("2s", QU_TIME, 2000000000, 0);
+	num("1.5min", QU_TIME, 90000000000, 0);
+	num("2h", QU_TIME, INT64_C(7200000000000), 0);
+	num("0.000001s", QU_TIME, 1000, 0);
+	num("-5ms", QU_TIME, -5000000, 0);
+	num("1e3us", QU_TIME, 1000000, 0);
+	num("2GB", QU_BYTES, 2000000000, 0);
+	num("1KB", QU_BYTES, 1000, 0);
+	num("3MB", QU_BYTES, 3000000, 0);
+	num("1KiB", QU_BYTES, 1024, 0);
+	num("1.5GiB", QU_BYTES, 1610612736, 0);
+	num("512B", QU_BYTES, 512, 0);
+	num("80%", QU_PERCENT, 0, 80);
+	num("12.5", QU_NONE, 0, 12.5);
+	struct query_number n;
+	const char *why;
+	assert_int_equal(query_lex_number("5mss", 4, &n, &why), -1);
+	assert_int_equal(n.unit_pos, 1);
+	assert_int_equal(query_lex_number("99999999999h", 12, &n, &why), -1);
+}
+
+/* ---- parser and compiler ---- */
+
+static void test_parse_valid(void **state)
+{
+	(void)state;
+	static const char *const ok[] = {
+	    "phases",
+	    "phases name ~ \"^aten::\" and dur > 1ms | by name | top 10 sum(dur)",
+	    "phases kind = operator dur >= 2us or not (self < 1us)",
+	    "phases /wf/*/aten::mm",
+	    "phases path = \"/wf/step1/**\" | select id, path",
+	    "phases | by kind, name | stats count, mean(dur), p95(dur), p99(self) | sort count "
+	    "desc",
+	    "phases | by name | stats sum(dur) | where sum(dur) > 1ms | top 3 sum(dur)",
+	    "phases | with cpu.util | sort cpu.util.mean desc | limit 5",
+	    "phases kind = operator | saturated cpu.util >= 90% | top 5 cpu.util.sat",
+	    "phases | during /wf/step1 | between 1s and 2s | count",
+	    "phases | during (phases kind = step | top 1 dur) | count",
+	    "events name ~ \"oom\" | during phases kind = step",
+	    "events | within 5ms of /wf/step1 | select t, name, phase, phase.path",
+	    "events | with cpu.util@h1",
+	    "metrics cpu.util | during phases kind = step",
+	    "metrics \"cpu.util\" host = h1 | select name, mean, max, sat",
+	    "samples cpu.util value >= 50 | between 0s and 10s | stats min(value), max(value)",
+	    "samples | by metric | stats count",
+	    "sql SELECT 1",
+	    "PHASES DUR > 1MS | TOP 2",
+	};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		compiles(ok[i]);
+}
+
+static void test_parse_errors(void **state)
+{
+	(void)state;
+	compile_fails("phases durr > 1ms", 8, "unknown field 'durr'", "did you mean 'dur'?");
+	compile_fails("phase dur > 1ms", 1, "expected phases", "did you mean 'phases'?");
+	compile_fails("phases dur > 5mss", 15, "unknown unit 'mss'", "did you mean 'ms'?");
+	compile_fails("phases name ~ \"([a-z\"", 21, "invalid regular expression", NULL);
+	compile_fails("phases kind = opertor", 15, "unknown phase kind 'opertor'",
+		      "did you mean 'operator'?");
+	compile_fails("phases | tpo 5", 10, "unknown stage", "did you mean 'top'?");
+	compile_fails("phases dur > \"x\"", 14, "'dur' is a duration, not text", NULL);
+	compile_fails("phases dur > 5GB", 14, "'dur' is a duration", NULL);
+	compile_fails("phases name = \"x", 15, "unterminated string", NULL);
+	compile_fails("phases (dur > 1ms", 18, "expected ')'", "not closed");
+	compile_fails("phases dur > 1ms)", 17, "unbalanced ')'", NULL);
+	compile_fails("phases dur", 11, "expected a comparison", NULL);
+	compile_fails("phases | top 3 | by name", 18, "'by' cannot come after 'top'", NULL);
+	compile_fails("phases | by name | stats summ(dur)", 26, "unknown function 'summ'",
+		      "did you mean 'sum'?");
+	compile_fails("phases sum(dur) > 1s", 8, "'sum' is an aggregate", NULL);
+	compile_fails("phases | by name", 1, "'by' needs stats", NULL);
+	compile_fails("phases | top x", 14, "expected how many rows", NULL);
+	compile_fails("metrics | within 5ms of /x", 11, "within needs phases or events", NULL);
+	compile_fails("phases | during (events)", 18, "a window is a selection of phases", NULL);
+	compile_fails("phases | between 1s", 20, "expected 'and'", NULL);
+	compile_fails("phases & dur", 8, "expected", NULL);
+	compile_fails("", 1, "expected phases", NULL);
+	/* deep nesting is refused, not a stack overflow */
+	char deep[600];
+	memset(deep, '(', sizeof(deep));
+	memcpy(deep, "phases ", 7);
+	deep[sizeof(deep) - 1] = '\0';
+	struct query_plan plan;
+	struct query_error e = {0};
+	assert_int_equal(query_compile(deep, &plan, &e), -1);
+	assert_non_null(strstr(e.msg, "nested too deeply"));
+	query_error_release(&e);
+}
+
+static void test_error_format(void **state)
+{
+	(void)state;
+	struct query_error e = {0};
+	query_error_set(&e, 7, 4, xstrdup("unknown field 'durr'"), xstrdup("did you mean 'dur'?"));
+	char *s = query_error_format("phases durr > 1ms", &e);
+	assert_string_equal(s, "error at column 8: unknown field 'durr'\n"
+			       "  phases durr > 1ms\n"
+			       "         ^^^^\n"
+			       "hint: did you mean 'dur'?");
+	free(s);
+	query_error_release(&e);
+	/* columns count characters: 'é' is two bytes, one column */
+	query_error_set(&e, 9, 1, xstrdup("x"), NULL);
+	s = query_error_format("phases é ?", &e);
+	assert_non_null(strstr(s, "column 9:"));
+	assert_non_null(strstr(s, "\n          ^"));
+	free(s);
+	query_error_release(&e);
+}
+
+/* The SQL holds no literal: every value is a parameter. */
+static void test_compile_binds(void **state)
+{
+	(void)state;
+	struct query_plan plan;
+	struct query_error e = {0};
+	const char *q = "phases name = \"x'; DROP TABLE phases; --\" or name ~ \"a'b\" or dur > 7ms"
+			" or host = evilhost | with cpu.util | limit 3";
+	assert_int_equal(query_compile(q, &plan, &e), 0);
+	assert_null(strstr(plan.sql, "DROP"));
+	assert_null(strstr(plan.sql, "evilhost"));
+	assert_null(strstr(plan.sql, "7000000"));
+	assert_null(strstr(plan.sql, "a'b"));
+	assert_null(strstr(plan.sql, "cpu.util"));
+	int found = 0;
+	for (size_t i = 0; i < plan.nparams; i++)
+		if (plan.params[i].type == QP_TEXT &&
+		    !strcmp(plan.params[i].s, "x'; DROP TABLE phases; --"))
+			found = 1;
+	assert_true(found);
+	/* the glob is bound as a pattern too */
+	query_plan_release(&plan);
+	assert_int_equal(query_compile("phases /a'b/**", &plan, &e), 0);
+	assert_null(strstr(plan.sql, "a'b"));
+	query_plan_release(&plan);
+}
+
+static void test_injection(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	/* a quote and a statement in a value match only themselves */
+	struct query_result r = run_ok(db, "phases name = \"x'; DROP TABLE phases; --\"");
+	assert_int_equal(r.nrows, 0);
+	query_result_release(&r);
+	r = run_ok(db, "phases name = 'x\\'; DROP TABLE phases; --' or name ~ \"'; ATTACH"
+		       " DATABASE '/tmp/x.db' AS x; --\"");
+	assert_int_equal(r.nrows, 0);
+	query_result_release(&r);
+	r = run_ok(db, "phases host = \"h1'; DELETE FROM phases; --\" | count");
+	assert_int_equal(r.nrows, 1);
+	assert_true(query_cell(&r, 0, 0)->i == 0);
+	query_result_release(&r);
+	r = run_ok(db, "phases | count");
+	assert_true(query_cell(&r, 0, 0)->i == 4); /* all still there */
+	query_result_release(&r);
+	/* writes through the escape hatch are denied, on a writable connection */
+	static const char *const writes[] = {
+	    "sql INSERT INTO phases(id, kind, name_id, start_ns, dur_ns, self_ns, depth)"
+	    " VALUES (9, 1, 1, 0, 0, 0, 0)",
+	    "sql UPDATE phases SET dur_ns = 0",
+	    "sql DELETE FROM phases",
+	    "sql DROP TABLE phases",
+	    "sql CREATE TABLE t(x)",
+	    "sql CREATE TEMP TABLE t(x)",
+	    "sql CREATE VIEW v AS SELECT 1",
+	    "sql CREATE INDEX i ON phases(dur_ns)",
+	    "sql ALTER TABLE phases ADD COLUMN x",
+	    "sql ATTACH DATABASE ':memory:' AS x",
+	    "sql DETACH DATABASE main",
+	    "sql PRAGMA writable_schema = 1",
+	    "sql PRAGMA user_version = 7",
+	    "sql PRAGMA journal_mode = DELETE",
+	    "sql PRAGMA query_only = 0",
+	    "sql VACUUM",
+	    "sql REINDEX",
+	    "sql ANALYZE",
+	    "sql BEGIN",
+	    "sql SAVEPOINT a",
+	    "sql SELECT load_extension('x')",
+	    "sql SELECT 1; DELETE FROM phases",
+	    "sql WITH x AS (SELECT 1) DELETE FROM phases",
+	    "sql REPLACE INTO strings(id, text) VALUES (1, 'x')",
+	    "sql UPDATE sqlite_master SET sql = 'x'",
+	    "sql DELETE FROM sqlite_master",
+	    "sql INSERT INTO sqlite_master VALUES ('table', 'x', 'x', 0, 'CREATE TABLE x(y)')",
+	};
+	for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
+		struct query_error e = run_err(db, writes[i]);
+		query_error_release(&e);
+	}
+	r = run_ok(db, "sql SELECT count(*) AS n FROM phases");
+	assert_true(query_cell(&r, 0, 0)->i == 4);
+	query_result_release(&r);
+	r = run_ok(db, "sql SELECT (SELECT text FROM strings WHERE id = 1) AS t");
+	assert_string_equal(query_cell(&r, 0, 0)->s, "wf");
+	query_result_release(&r);
+	r = run_ok(db, "sql PRAGMA user_version");
+	assert_int_equal(r.nrows, 1);
+	query_result_release(&r);
+	r = run_ok(db, "sql SELECT count(*) FROM json_each('[1,2]') UNION ALL"
+		       " SELECT count(*) FROM pragma_table_info('phases')");
+	assert_int_equal(r.nrows, 2);
+	query_result_release(&r);
+	r = run_ok(db, "sql PRAGMA table_info(phases)");
+	assert_true(r.nrows > 5);
+	query_result_release(&r);
+	r = run_ok(db, "sql SELECT * FROM metrics m WHERE 'x' REGEXP 'x'");
+	query_result_release(&r);
+	sqlite3_close(db);
+}
+
+static void test_authorizer(void **state)
+{
+	(void)state;
+	assert_int_equal(query_authorizer(NULL, SQLITE_SELECT, NULL, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(query_authorizer(NULL, SQLITE_READ, "phases", "id", "main", NULL),
+			 SQLITE_OK);
+	assert_int_equal(query_authorizer(NULL, SQLITE_INSERT, "phases", NULL, "main", NULL),
+			 SQLITE_DENY);
+	assert_int_equal(query_authorizer(NULL, SQLITE_ATTACH, "x.db", NULL, NULL, NULL),
+			 SQLITE_DENY);
+	assert_int_equal(query_authorizer(NULL, SQLITE_PRAGMA, "user_version", NULL, NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(query_authorizer(NULL, SQLITE_PRAGMA, "user_version", "3", NULL, NULL),
+			 SQLITE_DENY);
+	assert_int_equal(query_authorizer(NULL, SQLITE_PRAGMA, "writable_schema", NULL, NULL, NULL),
+			 SQLITE_DENY);
+	assert_int_equal(
+	    query_authorizer(NULL, SQLITE_FUNCTION, NULL, "load_extension", NULL, NULL),
+	    SQLITE_DENY);
+	assert_int_equal(query_authorizer(NULL, SQLITE_FUNCTION, NULL, "regexp", NULL, NULL),
+			 SQLITE_OK);
+}
+
+static void test_glob(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *glob, *re;
+	} cases[] = {
+	    {"/wf/step1", "^/wf/step1$"},
+	    {"/wf/*/x", "^/wf/[^/]*/x$"},
+	    {"/wf/**", "^/wf(?:/[^/]*)*$"},
+	    {"/wf/**/aten::mm", "^/wf(?:/[^/]*)*/aten::mm$"},
+	    {"/a.b/c?d/(x)", "^/a\\.b/c[^/]d/\\(x\\)$"},
+	    {"/process CPU functions/*", "^/process\\ CPU\\ functions/[^/]*$"},
+	    {"aten::mm", "^(?:/[^/]*)*/aten::mm$"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *re = query_glob_regex(cases[i].glob);
+		if (strcmp(re, cases[i].re))
+			fail_msg("glob '%s': '%s', wanted '%s'", cases[i].glob, re, cases[i].re);
+		int off;
+		char *err = NULL;
+		assert_int_equal(query_regex_check(re, &off, &err), 0);
+		free(re);
+	}
+	/* and on the tiny trace */
+	sqlite3 *db = tiny_db();
+	static const struct {
+		const char *q;
+		size_t rows;
+	} runs[] = {
+	    {"phases /wf", 1},
+	    {"phases /wf/*", 1},
+	    {"phases /wf/*/*", 2},
+	    {"phases /wf/**", 4},
+	    {"phases /wf/**/aten::mm", 1},
+	    {"phases /wf/step1/aten::*", 2},
+	    {"phases /*/step?/aten::add", 1},
+	    {"phases path != /wf/**/aten::*", 2},
+	    {"phases \"/wf/**\" and dur < 5us", 2},
+	};
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		struct query_result r = run_ok(db, runs[i].q);
+		if (r.nrows != runs[i].rows)
+			fail_msg("'%s': %zu rows, wanted %zu", runs[i].q, r.nrows, runs[i].rows);
+		query_result_release(&r);
+	}
+	sqlite3_close(db);
+}
+
+static double cell_real(const struct query_result *r, size_t row, size_t col)
+{
+	const struct query_value *v = query_cell(r, row, col);
+	if (v->type == QP_INT)
+		return (double)v->i;
+	if (v->type != QP_REAL)
+		fail_msg("row %zu col %zu is not a number (type %d)", row, col, v->type);
+	return v->r;
+}
+
+static void test_twmean_by_hand(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	struct query_result r = run_ok(db, "phases | with cpu.util | select id, cpu.util.mean,"
+					   " cpu.util.max | sort id");
+	assert_int_equal(r.nrows, 4);
+	/* wf [1000, 11000): covered to the last sample at 9000:
+	 * (1500x10 + 1500x50 + 1500x100 + 3500x20) / 8000 = 38.75 */
+	assert_true(fabs(cell_real(&r, 0, 1) - 38.75) < 1e-9);
+	assert_true(fabs(cell_real(&r, 0, 2) - 100) < 1e-9);
+	/* mm [2000, 5000): (500x10 + 1500x50 + 1000x100) / 3000 = 60; max 100 */
+	assert_true(fabs(cell_real(&r, 2, 1) - 60) < 1e-9);
+	assert_true(fabs(cell_real(&r, 2, 2) - 100) < 1e-9);
+	/* add [6000, 7000): 20 throughout */
+	assert_true(fabs(cell_real(&r, 3, 1) - 20) < 1e-9);
+	assert_true(fabs(cell_real(&r, 3, 2) - 20) < 1e-9);
+	query_result_release(&r);
+
+	/* saturation: >= 95 during [4000, 5500) */
+	r = run_ok(db, "phases | saturated cpu.util | select id, cpu.util.sat | sort id");
+	assert_int_equal(r.nrows, 3); /* wf, step1, mm */
+	assert_true(query_cell(&r, 0, 1)->i == 1500);
+	assert_true(query_cell(&r, 2, 1)->i == 1000);
+	query_result_release(&r);
+	r = run_ok(db, "phases | saturated cpu.util >= 20 | select id, cpu.util.sat | sort id");
+	assert_int_equal(r.nrows, 4);
+	assert_true(query_cell(&r, 3, 1)->i == 1000); /* add: 20 >= 20 */
+	assert_true(query_cell(&r, 2, 1)->i == 2500); /* mm: [2500, 5000) */
+	query_result_release(&r);
+	struct query_error e = run_err(db, "phases | saturated power");
+	assert_non_null(strstr(e.msg, "has no capacity"));
+	query_error_release(&e);
+
+	/* windows of metrics: whole series, during, between */
+	r = run_ok(db, "metrics cpu.util | select mean, max");
+	/* [0, 9000): (2500x10 + 1500x50 + 1500x100 + 3500x20) / 9000 */
+	assert_true(fabs(cell_real(&r, 0, 0) - 320000.0 / 9000) < 1e-9);
+	query_result_release(&r);
+	r = run_ok(db,
+		   "metrics cpu.util | during /wf/step1/aten::mm | select mean, max, sat, phase");
+	assert_true(fabs(cell_real(&r, 0, 0) - 60) < 1e-9);
+	assert_true(query_cell(&r, 0, 2)->i == 1000);
+	assert_true(query_cell(&r, 0, 3)->i == 3);
+	query_result_release(&r);
+	/* the trace starts at 1000 (the root): 3us..4.5us is [4000, 5500) */
+	r = run_ok(db, "metrics cpu.util | between 3us and 4.5us | select mean");
+	assert_true(fabs(cell_real(&r, 0, 0) - 100) < 1e-9);
+	query_result_release(&r);
+	/* after the last sample there is no value; at it, its own */
+	r = run_ok(db, "metrics cpu.util | between 8000ns and 9000ns | select mean, max");
+	assert_true(fabs(cell_real(&r, 0, 0) - 0) < 1e-9);
+	query_result_release(&r);
+	r = run_ok(db, "metrics cpu.util | between 9000ns and 10000ns | select mean");
+	assert_int_equal(query_cell(&r, 0, 0)->type, QP_NULL);
+	query_result_release(&r);
+	sqlite3_close(db);
+}
+
+/* gm_twmean/gm_twmax agree with model_series_window on the same file. */
+static void test_twmean_matches_model(void **state)
+{
+	(void)state;
+	char dir[256], path[300];
+	assert_int_equal(testdir_make(dir, sizeof(dir), "query"), 0);
+	snprintf(path, sizeof(path), "%s/t.db", dir);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	char *pragma = xasprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;",
+				 STORE_APPLICATION_ID, STORE_SCHEMA_VERSION);
+	assert_int_equal(sqlite3_exec(db, pragma, NULL, NULL, NULL), SQLITE_OK);
+	free(pragma);
+	assert_int_equal(sqlite3_exec(db, store_schema_sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, store_schema_v2_sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, tiny_sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+				      "INSERT INTO meta VALUES ('schema_version', '2');"
+				      "INSERT INTO sources(id, path, format, anchor, imported_at)"
+				      " VALUES (1, 't', 'x', 'absolute', 'now')",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+
+	struct model *m;
+	char *err = NULL;
+	sqlite3 *qdb;
+	if (model_open(path, &m, &err) < 0)
+		fail_msg("model_open: %s", err);
+	assert_int_equal(query_open(path, &qdb, &err), 0);
+	static const int64_t windows[][2] = {
+	    {1000, 11000}, {2000, 5000}, {6000, 7000}, {-50, 1},     {0, 2500},	   {2500, 2501},
+	    {8999, 9001},  {9000, 9500}, {9001, 9500}, {4000, 4000}, {3999, 5501}, {-100, -1}};
+	for (size_t i = 0; i < sizeof(windows) / sizeof(windows[0]); i++) {
+		double mean, max;
+		assert_int_equal(
+		    model_series_window(m, 1, windows[i][0], windows[i][1], &mean, &max, &err), 0);
+		char *q =
+		    xasprintf("metrics cpu.util | between %lldns and %lldns | select mean, max",
+			      (long long)windows[i][0] - 1000, (long long)windows[i][1] - 1000);
+		struct query_result r = run_ok(qdb, q);
+		const struct query_value *qm = query_cell(&r, 0, 0), *qx = query_cell(&r, 0, 1);
+		if (isnan(mean) != (qm->type == QP_NULL) || isnan(max) != (qx->type == QP_NULL) ||
+		    (!isnan(mean) && fabs(mean - qm->r) > 1e-9) ||
+		    (!isnan(max) && fabs(max - qx->r) > 1e-9))
+			fail_msg("[%lld, %lld): model %g/%g, query %g/%g", (long long)windows[i][0],
+				 (long long)windows[i][1], mean, max,
+				 qm->type == QP_NULL ? NAN : qm->r,
+				 qx->type == QP_NULL ? NAN : qx->r);
+		query_result_release(&r);
+		free(q);
+	}
+	sqlite3_close(qdb);
+	model_free(m);
+	testdir_remove(dir);
+}
+
+static void test_events_running_phase(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	struct query_result r =
+	    run_ok(db, "events | select id, phase, phase.name, phase.path | sort id");
+	assert_int_equal(r.nrows, 2);
+	assert_true(query_cell(&r, 0, 1)->i == 3); /* on track 1, inside mm */
+	assert_string_equal(query_cell(&r, 0, 2)->s, "aten::mm");
+	assert_string_equal(query_cell(&r, 0, 3)->s, "/wf/step1/aten::mm");
+	assert_true(query_cell(&r, 1, 1)->i == 4); /* no track: by time, the deepest */
+	assert_int_equal(r.phase_col, 1);
+	query_result_release(&r);
+	r = run_ok(db, "events | within 500ns of /wf/step1/aten::add | select id, near");
+	assert_int_equal(r.nrows, 1);
+	assert_true(query_cell(&r, 0, 0)->i == 2);
+	query_result_release(&r);
+	r = run_ok(db, "events | within 1000ns of /wf/step1/aten::add | select id, near");
+	assert_int_equal(r.nrows, 1); /* 2100 is 3900 ns from it */
+	query_result_release(&r);
+	r = run_ok(db, "events | within 4us of phases kind = operator | select id, near | sort id");
+	assert_int_equal(r.nrows, 2);
+	assert_true(query_cell(&r, 0, 1)->i == 3); /* nearest: the one it is in */
+	query_result_release(&r);
+	r = run_ok(db, "events | during /wf/step1/aten::mm");
+	assert_int_equal(r.nrows, 1);
+	query_result_release(&r);
+	r = run_ok(db, "events | with cpu.util | select id, cpu.util.value | sort id");
+	assert_true(fabs(cell_real(&r, 0, 1) - 10) < 1e-9);
+	assert_true(fabs(cell_real(&r, 1, 1) - 20) < 1e-9);
+	query_result_release(&r);
+	sqlite3_close(db);
+}
+
+static void test_aggregates(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	struct query_result r =
+	    run_ok(db, "phases | by kind | stats count, sum(dur), min(dur), max(dur), mean(dur),"
+		       " p50(dur), p95(dur), p99(dur) | sort kind");
+	assert_int_equal(r.nrows, 3);
+	assert_int_equal(r.ncols, 9);
+	assert_string_equal(r.cols[0].name, "kind");
+	assert_string_equal(r.cols[2].name, "sum(dur)");
+	assert_int_equal(r.cols[2].type, QC_DUR);
+	/* operator: 3000 and 1000 */
+	assert_string_equal(query_cell(&r, 0, 0)->s, "operator");
+	assert_true(query_cell(&r, 0, 1)->i == 2);
+	assert_true(query_cell(&r, 0, 2)->i == 4000);
+	assert_true(query_cell(&r, 0, 3)->i == 1000);
+	assert_true(query_cell(&r, 0, 4)->i == 3000);
+	assert_true(fabs(cell_real(&r, 0, 5) - 2000) < 1e-9);
+	assert_true(fabs(cell_real(&r, 0, 6) - 2000) < 1e-9); /* linear between ranks */
+	assert_true(fabs(cell_real(&r, 0, 7) - 2900) < 1e-9);
+	assert_true(fabs(cell_real(&r, 0, 8) - 2980) < 1e-9);
+	query_result_release(&r);
+	/* the hash-grouped form (count..mean) and GROUP BY (with a percentile)
+	 * agree, NULL keys included */
+	static const char *const keys[] = {"name", "kind", "category", "parent", "depth"};
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		char *q1 = xasprintf("phases | by %s | stats count, sum(dur), min(self), max(dur),"
+				     " mean(dur), count(parent)",
+				     keys[k]);
+		char *q2 = xasprintf("phases | by %s | stats count, sum(dur), min(self), max(dur),"
+				     " mean(dur), count(parent), p50(dur)",
+				     keys[k]);
+		struct query_result h = run_ok(db, q1), g = run_ok(db, q2);
+		assert_int_equal(h.nrows, g.nrows);
+		for (size_t i = 0; i < h.nrows; i++)
+			for (size_t c = 0; c < h.ncols; c++) {
+				const struct query_value *a = query_cell(&h, i, c),
+							 *b = query_cell(&g, i, c);
+				if (a->type != b->type || (a->type == QP_INT && a->i != b->i) ||
+				    (a->type == QP_REAL && fabs(a->r - b->r) > 1e-9) ||
+				    (a->type == QP_TEXT && strcmp(a->s, b->s)))
+					fail_msg("%s: row %zu col %zu differs", q1, i, c);
+			}
+		query_result_release(&h);
+		query_result_release(&g);
+		free(q1);
+		free(q2);
+	}
+	r = run_ok(db, "phases | by name | top 2 sum(dur)");
+	assert_int_equal(r.nrows, 2);
+	assert_string_equal(query_cell(&r, 0, 0)->s, "wf");
+	query_result_release(&r);
+	r = run_ok(db, "phases kind = operator | by name | stats sum(dur) | where sum(dur) > 2us");
+	assert_int_equal(r.nrows, 1);
+	assert_string_equal(query_cell(&r, 0, 0)->s, "aten::mm");
+	query_result_release(&r);
+	r = run_ok(db, "phases | top 1");
+	assert_true(query_cell(&r, 0, 0)->i == 1);
+	query_result_release(&r);
+	r = run_ok(db, "phases dur > 2us and dur < 9us | sort dur asc | select id");
+	assert_int_equal(r.nrows, 2);
+	assert_true(query_cell(&r, 0, 0)->i == 3);
+	query_result_release(&r);
+	/* a time against a duration is relative to the trace start (1000) */
+	r = run_ok(db, "phases start >= 1us | select id | sort id");
+	assert_int_equal(r.nrows, 2);
+	query_result_release(&r);
+	r = run_ok(db, "phases start >= 2000 | count");
+	assert_true(query_cell(&r, 0, 0)->i == 2);
+	query_result_release(&r);
+	r = run_ok(db, "phases name !~ \"^aten\" and not kind = step | select name");
+	assert_int_equal(r.nrows, 1);
+	query_result_release(&r);
+	struct query_error e = run_err(db, "phases | with cpu.utl");
+	assert_int_equal(e.pos, 14);
+	assert_non_null(strstr(e.hint, "cpu.util"));
+	query_error_release(&e);
+	e = run_err(db, "phases | with cpu.util@h2");
+	assert_non_null(strstr(e.msg, "on host 'h2'"));
+	query_error_release(&e);
+	sqlite3_close(db);
+}
+
+static void test_print(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	struct query_result r = run_ok(db, "sql SELECT 'a,b' AS x, 'say \"hi\"' AS y, 1.5 AS z,"
+					   " NULL AS n, 'l1' || char(10) || 'l2' AS w");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	char *err = NULL;
+	assert_int_equal(query_print(f, &r, QF_CSV, NULL, &err), 0);
+	fclose(f);
+	assert_string_equal(buf, "x,y,z,n,w\r\n\"a,b\",\"say \"\"hi\"\"\",1.5,,\"l1\nl2\"\r\n");
+	free(buf);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(query_print(f, &r, QF_JSON, NULL, &err), 0);
+	fclose(f);
+	assert_string_equal(buf, "[\n{\"x\":\"a,b\",\"y\":\"say \\\"hi\\\"\",\"z\":1.5,\"n\":null,"
+				 "\"w\":\"l1\\nl2\"}\n]\n");
+	free(buf);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(query_print(f, &r, QF_TABLE, NULL, &err), 0);
+	fclose(f);
+	assert_null(strstr(buf, "l1\nl2")); /* no raw control character in a table */
+	free(buf);
+	query_result_release(&r);
+	r = run_ok(db, "phases | select name, dur | sort id | limit 2");
+	f = open_memstream(&buf, &len);
+	assert_int_equal(query_print(f, &r, QF_TABLE, NULL, &err), 0);
+	fclose(f);
+	assert_string_equal(buf, "name       dur\n"
+				 "wf     10.0 us\n"
+				 "step1  8.00 us\n"
+				 "(2 rows)\n");
+	free(buf);
+	query_result_release(&r);
+	sqlite3_close(db);
+}
+
+static void test_complete(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	char **c;
+	size_t start;
+	size_t n = query_complete(db, "ph", &c, &start);
+	assert_int_equal(n, 1);
+	assert_string_equal(c[0], "phases");
+	assert_int_equal(start, 0);
+	free(c[0]);
+	free(c);
+	n = query_complete(db, "phases | t", &c, &start);
+	assert_int_equal(n, 1);
+	assert_string_equal(c[0], "top");
+	assert_int_equal(start, 9);
+	free(c[0]);
+	free(c);
+	n = query_complete(db, "phases | with cpu", &c, &start);
+	assert_int_equal(n, 2); /* cpu.util, and cpu.cpu.util (resource.name) */
+	for (size_t i = 0; i < n; i++)
+		free(c[i]);
+	free(c);
+	n = query_complete(db, "phases du", &c, &start);
+	assert_int_equal(n, 1);
+	assert_string_equal(c[0], "dur");
+	free(c[0]);
+	free(c);
+	n = query_complete(db, "phases name = aten::", &c, &start);
+	assert_int_equal(n, 2);
+	assert_string_equal(c[0], "aten::add");
+	for (size_t i = 0; i < n; i++)
+		free(c[i]);
+	free(c);
+	n = query_complete(db, "phases kind = op", &c, &start);
+	assert_int_equal(n, 1);
+	assert_string_equal(c[0], "operator");
+	free(c[0]);
+	free(c);
+	sqlite3_close(db);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_lex_tokens),
+	    cmocka_unit_test(test_lex_units),
+	    cmocka_unit_test(test_parse_valid),
+	    cmocka_unit_test(test_parse_errors),
+	    cmocka_unit_test(test_error_format),
+	    cmocka_unit_test(test_compile_binds),
+	    cmocka_unit_test(test_injection),
+	    cmocka_unit_test(test_authorizer),
+	    cmocka_unit_test(test_glob),
+	    cmocka_unit_test(test_twmean_by_hand),
+	    cmocka_unit_test(test_twmean_matches_model),
+	    cmocka_unit_test(test_events_running_phase),
+	    cmocka_unit_test(test_aggregates),
+	    cmocka_unit_test(test_print),
+	    cmocka_unit_test(test_complete),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
