@@ -131,6 +131,7 @@ bench: deps $(BIN) $(TOOL_BIN)
 	GRADEML_BIN=$(BIN) GRADEML_TOOLS=$(B)/tools bash tests/bench/run.sh
 	GRADEML_BIN=$(BIN) bash tests/bench/tui.sh
 	GRADEML_BIN=$(BIN) bash tests/bench/analyze.sh
+	GRADEML_BIN=$(BIN) bash tests/bench/query.sh
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/grademl-tui/themes \
