@@ -37,6 +37,17 @@ static int plain_width(const char *s)
 	return w;
 }
 
+/* The caller's hooks, the plain ones where it gives none. */
+static struct query_print_hooks resolve(const struct query_print_hooks *hooks)
+{
+	struct query_print_hooks h = {plain_sanitize, plain_width};
+	if (hooks && hooks->sanitize)
+		h.sanitize = hooks->sanitize;
+	if (hooks && hooks->width)
+		h.width = hooks->width;
+	return h;
+}
+
 /* A value as raw text (CSV): integers, numbers with 17 significant digits
  * trimmed of a useless tail, text as stored. */
 static void raw_text(struct sbuf *out, const struct query_value *v)
@@ -88,59 +99,80 @@ static int right_aligned(enum query_coltype t)
 	return t != QC_TEXT && t != QC_ANY;
 }
 
-static int print_table(FILE *f, const struct query_result *r, const struct query_print_hooks *h)
+void query_table_build(struct query_table *t, const struct query_result *r,
+		       const struct query_print_hooks *hooks)
 {
+	struct query_print_hooks h = resolve(hooks);
 	size_t nc = r->ncols, nr = r->nrows;
-	char **cells = xcalloc((nr + 1) * (nc ? nc : 1), sizeof(char *));
-	int *width = xcalloc(nc ? nc : 1, sizeof(int));
-	int *right = xcalloc(nc ? nc : 1, sizeof(int));
+	t->nrows = nr;
+	t->ncols = nc;
+	t->cells = xcalloc((nr + 1) * (nc ? nc : 1), sizeof(char *));
+	t->width = xcalloc(nc ? nc : 1, sizeof(int));
+	t->right = xcalloc(nc ? nc : 1, sizeof(int));
 	struct sbuf sb;
 	sbuf_init(&sb);
 	for (size_t c = 0; c < nc; c++) {
 		sbuf_reset(&sb);
-		h->sanitize(&sb, r->cols[c].name);
-		cells[c] = xstrdup(sb.buf);
+		h.sanitize(&sb, r->cols[c].name);
+		t->cells[c] = xstrdup(sb.buf);
 		/* the sql escape's columns: right-aligned unless they hold text */
-		right[c] = right_aligned(r->cols[c].type) || r->cols[c].type == QC_ANY;
+		t->right[c] = right_aligned(r->cols[c].type) || r->cols[c].type == QC_ANY;
 	}
 	for (size_t i = 0; i < nr; i++)
 		for (size_t c = 0; c < nc; c++) {
 			const struct query_value *v = query_cell(r, i, c);
 			sbuf_reset(&sb);
-			cell_text(&sb, v, r->cols[c].type, h);
-			cells[(i + 1) * nc + c] = xstrdup(sb.buf);
+			cell_text(&sb, v, r->cols[c].type, &h);
+			t->cells[(i + 1) * nc + c] = xstrdup(sb.buf);
 			if (r->cols[c].type == QC_ANY && (v->type == QP_TEXT))
-				right[c] = 0;
+				t->right[c] = 0;
 		}
 	for (size_t i = 0; i <= nr; i++)
 		for (size_t c = 0; c < nc; c++) {
-			int w = h->width(cells[i * nc + c]);
-			if (w > width[c])
-				width[c] = w;
+			int w = h.width(t->cells[i * nc + c]);
+			if (w > t->width[c])
+				t->width[c] = w;
 		}
-	for (size_t i = 0; i <= nr; i++) {
+	sbuf_release(&sb);
+}
+
+void query_table_release(struct query_table *t)
+{
+	for (size_t i = 0; t->cells && i < (t->nrows + 1) * t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	free(t->width);
+	free(t->right);
+	memset(t, 0, sizeof(*t));
+}
+
+static int print_table(FILE *f, const struct query_result *r, const struct query_print_hooks *h)
+{
+	struct query_table t;
+	struct sbuf sb;
+	query_table_build(&t, r, h);
+	sbuf_init(&sb);
+	size_t nc = t.ncols;
+	for (size_t i = 0; i <= t.nrows; i++) {
 		sbuf_reset(&sb);
 		for (size_t c = 0; c < nc; c++) {
-			const char *s = cells[i * nc + c];
-			int pad = width[c] - h->width(s);
+			const char *s = query_table_cell(&t, i, c);
+			int pad = t.width[c] - h->width(s);
 			if (c)
 				sbuf_adds(&sb, "  ");
-			if (right[c])
+			if (t.right[c])
 				for (int k = 0; k < pad; k++)
 					sbuf_addc(&sb, ' ');
 			sbuf_adds(&sb, s);
-			if (!right[c] && c + 1 < nc)
+			if (!t.right[c] && c + 1 < nc)
 				for (int k = 0; k < pad; k++)
 					sbuf_addc(&sb, ' ');
 		}
 		fprintf(f, "%s\n", sb.buf);
 	}
-	fprintf(f, "(%zu row%s%s)\n", nr, nr == 1 ? "" : "s", r->truncated ? ", truncated" : "");
-	for (size_t i = 0; i < (nr + 1) * nc; i++)
-		free(cells[i]);
-	free(cells);
-	free(width);
-	free(right);
+	fprintf(f, "(%zu row%s%s)\n", t.nrows, t.nrows == 1 ? "" : "s",
+		r->truncated ? ", truncated" : "");
+	query_table_release(&t);
 	sbuf_release(&sb);
 	return 0;
 }
@@ -228,11 +260,7 @@ static int print_json(FILE *f, const struct query_result *r)
 int query_print(FILE *f, const struct query_result *r, enum query_format fmt,
 		const struct query_print_hooks *hooks, char **err)
 {
-	struct query_print_hooks h = {plain_sanitize, plain_width};
-	if (hooks && hooks->sanitize)
-		h.sanitize = hooks->sanitize;
-	if (hooks && hooks->width)
-		h.width = hooks->width;
+	struct query_print_hooks h = resolve(hooks);
 	int rc = fmt == QF_TABLE ? print_table(f, r, &h)
 		 : fmt == QF_CSV ? print_csv(f, r)
 				 : print_json(f, r);

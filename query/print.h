@@ -24,6 +24,27 @@ struct query_print_hooks {
 	int (*width)(const char *s);
 };
 
+/* A result as display text: the header (row 0) and every cell through the
+ * hooks' sanitiser, durations as "24.8 ms", NULL as "-"; each column's widest
+ * cell and whether it is right-aligned (numbers; the sql escape's columns
+ * unless they hold text).  The table printer and the explorer share it. */
+struct query_table {
+	size_t nrows, ncols; /* rows of the result: cells holds nrows + 1 */
+	char **cells;
+	int *width;
+	int *right;
+};
+
+/* hooks NULL or its members NULL: the plain defaults above. */
+void query_table_build(struct query_table *t, const struct query_result *r,
+		       const struct query_print_hooks *hooks);
+void query_table_release(struct query_table *t);
+/* Row 0 is the header; the result's row i is row i + 1. */
+static inline const char *query_table_cell(const struct query_table *t, size_t row, size_t col)
+{
+	return t->cells[row * t->ncols + col];
+}
+
 /* "table", "csv", "json" -> *fmt; -1 for anything else. */
 int query_format_parse(const char *s, enum query_format *fmt);
 /* Writes r to f.  Returns 0, or -1 with *err on a write error. */
