@@ -117,12 +117,49 @@ static void completion(void **state)
 	prompt_release(&p);
 }
 
+/* Tab completes what is left of the cursor and keeps the rest. */
+static void completion_mid_line(void **state)
+{
+	struct prompt p;
+	char *hint = NULL;
+	prompt_init(&p, NULL);
+	prompt_open(&p, PROMPT_COMMAND);
+	type(&p, "a | x");
+	for (int i = 0; i < 4; i++)
+		prompt_key(&p, K_LEFT, NULL, NULL, NULL);
+	assert_int_equal(p.cursor, 1);
+	prompt_key(&p, K_TAB, complete_abc, NULL, &hint);
+	assert_string_equal(p.line.buf, "ab | x");
+	assert_int_equal(p.cursor, 2);
+	free(hint);
+	prompt_release(&p);
+}
+
+/* Reopening puts the line back with the cursor where asked, never past the
+ * end nor inside a UTF-8 character. */
+static void reopen_at_column(void **state)
+{
+	struct prompt p;
+	prompt_init(&p, NULL);
+	prompt_reopen(&p, PROMPT_COMMAND, "phases kind = opertor", 14);
+	assert_int_equal(p.kind, PROMPT_COMMAND);
+	assert_string_equal(p.line.buf, "phases kind = opertor");
+	assert_int_equal(p.cursor, 14);
+	prompt_reopen(&p, PROMPT_COMMAND, "ab", 99);
+	assert_int_equal(p.cursor, 2);
+	prompt_reopen(&p, PROMPT_COMMAND, "a\xc3\xa9" "b", 2); /* inside the é */
+	assert_int_equal(p.cursor, 1);
+	prompt_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(editing),
 	    cmocka_unit_test(history_saved_and_browsed),
 	    cmocka_unit_test(completion),
+	    cmocka_unit_test(completion_mid_line),
+	    cmocka_unit_test(reopen_at_column),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/sbuf.h"
+#include "query/parse.h"
 #include "tui/app.h"
 #include "tui/format.h"
 #include "tui/theme.h"
@@ -31,6 +32,7 @@ void app_release(struct app *a)
 	prompt_release(&a->prompt);
 	free(a->mv.filter);
 	issues_release(&a->iv);
+	results_release(&a->rv);
 	app_attr_release(&a->attr);
 	free(a->search);
 	free(a->message);
@@ -74,6 +76,8 @@ static void search(struct app *a, int dir)
 			timeline_select(a, tree_view_selected(&a->tree));
 	} else if (a->screen == SCREEN_METRICS) {
 		found = metrics_search(a, a->search, dir, &wrapped);
+	} else if (a->screen == SCREEN_RESULTS) {
+		found = results_search(a, a->search, dir, &wrapped);
 	} else {
 		return;
 	}
@@ -89,6 +93,10 @@ static void set_filter(struct app *a, const char *pat)
 		free(a->mv.filter);
 		a->mv.filter = *pat ? xstrdup(pat) : NULL;
 		a->mv.sel = a->mv.top = 0;
+		return;
+	}
+	if (a->screen == SCREEN_RESULTS) {
+		results_set_filter(a, pat);
 		return;
 	}
 	tree_view_set_filter(&a->tree, pat);
@@ -239,6 +247,7 @@ static const struct command commands[] = {
     {"timeline", "", "show the timeline", NULL, SCREEN_TIMELINE},
     {"metrics", "", "show the metrics", NULL, SCREEN_METRICS},
     {"issues", "", "show the top issues", NULL, SCREEN_ISSUES},
+    {"results", "", "show the last query's results again", NULL, SCREEN_RESULTS},
     {"help", "", "show the help", NULL, SCREEN_HELP},
     {"quit", "", "quit", cmd_quit, SCREEN_TREE},
 };
@@ -283,6 +292,8 @@ static void open_screen(struct app *a, enum app_screen s)
 		timeline_open(a);
 	} else if (s == SCREEN_ISSUES) {
 		issues_open(a);
+	} else if (s == SCREEN_RESULTS) {
+		results_open(a);
 	}
 	a->screen = s;
 }
@@ -295,6 +306,10 @@ static void app_command(struct app *a, const char *line)
 	size_t len = strcspn(line, " ");
 	if (!len)
 		return;
+	if (results_is_query(line, len)) {
+		results_run(a, line);
+		return;
+	}
 	int matches;
 	const struct command *c = find_command(line, len, &matches);
 	if (!c && matches > 1) {
@@ -401,6 +416,33 @@ static char *complete_path(struct app *a, const char *head, const char *path, ch
 	return out;
 }
 
+static const struct command *find_command_exact(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Completes the word of a query that ends line (query_complete). */
+static char *complete_query(struct app *a, const char *line, char **hint)
+{
+	char **cands = NULL;
+	size_t start = 0, n = results_complete(a, line, &cands, &start);
+	char *head = xstrndup(line, start);
+	char *out = n ? complete_from(head, line + start, cands, n, n == 1 ? " " : "", hint) : NULL;
+	for (size_t i = 0; i < n; i++)
+		free(cands[i]);
+	free(cands);
+	free(head);
+	return out;
+}
+
 static char *complete(void *ctx, const char *line, char **hint)
 {
 	struct app *a = ctx;
@@ -408,11 +450,19 @@ static char *complete(void *ctx, const char *line, char **hint)
 	if (a->prompt.kind != PROMPT_COMMAND)
 		return NULL;
 	if (!sp) {
-		char *names[NCOMMANDS];
+		/* the commands, then the query sources that are not also one */
+		char *names[NCOMMANDS + 8];
+		size_t n = 0;
 		for (size_t i = 0; i < NCOMMANDS; i++)
-			names[i] = (char *)commands[i].name;
-		return complete_from("", line, names, NCOMMANDS, " ", hint);
+			names[n++] = (char *)commands[i].name;
+		for (size_t i = 0; query_sources[i] && n < NCOMMANDS + 8; i++)
+			if (!find_command_exact(query_sources[i]))
+				names[n++] = (char *)query_sources[i];
+		qsort(names, n, sizeof(*names), cmp_str);
+		return complete_from("", line, names, n, " ", hint);
 	}
+	if (results_is_query(line, (size_t)(sp - line)))
+		return complete_query(a, line, hint);
 	int matches;
 	const struct command *c = find_command(line, (size_t)(sp - line), &matches);
 	const char *arg = sp + 1;
@@ -450,7 +500,8 @@ static char *complete(void *ctx, const char *line, char **hint)
 
 static unsigned screen_bit(enum app_screen s)
 {
-	static const unsigned bits[] = {SCR_TREE, SCR_TIMELINE, SCR_METRICS, SCR_HELP, SCR_ISSUES};
+	static const unsigned bits[] = {SCR_TREE, SCR_TIMELINE, SCR_METRICS,
+					SCR_HELP, SCR_ISSUES,	SCR_RESULTS};
 	return bits[s];
 }
 
@@ -554,6 +605,9 @@ void app_key(struct app *a, int key)
 	case SCREEN_ISSUES:
 		issues_key(a, act);
 		break;
+	case SCREEN_RESULTS:
+		results_key(a, act);
+		break;
 	case SCREEN_HELP:
 		help_key(a, act);
 		break;
@@ -594,6 +648,11 @@ static void draw_status(struct app *a, struct grid *g)
 	grid_fill(g, 0, y, g->w, ' ', ROLE_STATUS);
 	a->cur_x = a->cur_y = -1;
 	if (a->prompt.kind != PROMPT_NONE) {
+		/* a message while typing (completions, an error to mend) goes
+		 * on the line above, over the screen's last row */
+		if (a->message)
+			grid_put(g, 0, y - 1, g->w, a->message,
+				 a->msg_error ? ROLE_ERROR : ROLE_STATUS);
 		char lead[2] = {prompt_char(a->prompt.kind), 0};
 		grid_put(g, 0, y, 1, lead, ROLE_PROMPT);
 		/* show the end of a long line */
@@ -629,6 +688,8 @@ static void draw_status(struct app *a, struct grid *g)
 	    [SCREEN_METRICS] = "?:help /:search \\:filter j/k:move q:back Q:quit",
 	    [SCREEN_HELP] = "j/k:scroll q:back Q:quit",
 	    [SCREEN_ISSUES] = "?:help j/k:move Enter:show in the tree m:metrics q:back Q:quit",
+	    [SCREEN_RESULTS] = "?:help j/k:move h/l:column s:sort /:search \\:filter "
+			       "Enter:show in the tree q:back",
 	};
 	grid_put(g, 0, y, g->w, hints[a->screen], ROLE_STATUS);
 }
@@ -660,6 +721,9 @@ void app_draw(struct app *a, struct grid *g)
 		break;
 	case SCREEN_ISSUES:
 		issues_draw(a, g, y, h);
+		break;
+	case SCREEN_RESULTS:
+		results_draw(a, g, y, h);
 		break;
 	case SCREEN_HELP:
 		help_draw(a, g, y, h);

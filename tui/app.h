@@ -15,13 +15,22 @@
 #include "model/attach.h"
 #include "model/sbuf.h"
 #include "model/model.h"
+#include "query/exec.h"
+#include "query/print.h"
 #include "tui/glyphs.h"
 #include "tui/grid.h"
 #include "tui/keys.h"
 #include "tui/prompt.h"
 #include "tui/treeview.h"
 
-enum app_screen { SCREEN_TREE, SCREEN_TIMELINE, SCREEN_METRICS, SCREEN_HELP, SCREEN_ISSUES };
+enum app_screen {
+	SCREEN_TREE,
+	SCREEN_TIMELINE,
+	SCREEN_METRICS,
+	SCREEN_HELP,
+	SCREEN_ISSUES,
+	SCREEN_RESULTS,
+};
 
 /* Timeline state: the window shown and the selected child of tree.node. */
 struct timeline {
@@ -43,6 +52,22 @@ struct issues_view {
 	int loaded;
 	struct analysis an;
 	char **paths; /* each issue's phase as a :goto path (NULL: gone) */
+};
+
+/* Query results screen state (tui/results.c). */
+struct results_view {
+	sqlite3 *db; /* read-only, opened by the first query */
+	char *query; /* the last query run, as typed; NULL: none yet */
+	char *error; /* its error (caret line, hint); NULL: it ran */
+	struct query_result r;
+	struct query_table t; /* r's cells as display text */
+	size_t *order;	      /* the rows shown (filtered, sorted): indexes into r */
+	size_t nshown;
+	size_t sel, top;  /* positions in order */
+	size_t col, left; /* the selected column; the first one drawn */
+	int sort_col;	  /* -1: the query's own order */
+	int desc;
+	char *filter;
 };
 
 struct app;
@@ -80,6 +105,7 @@ struct app {
 	struct timeline tl;
 	struct metrics_view mv;
 	struct issues_view iv;
+	struct results_view rv;
 	size_t help_top;
 	struct prompt prompt;
 	char *search;  /* last search pattern */
@@ -125,6 +151,20 @@ void issues_open(struct app *a);
 void issues_key(struct app *a, enum action act);
 void issues_draw(struct app *a, struct grid *g, int y, int h);
 void issues_release(struct issues_view *v);
+/* Whether the ':' line whose first word is line[0..len) is a query: the
+ * word is a query source (a bare "metrics" is the metrics screen). */
+int results_is_query(const char *line, size_t len);
+/* Runs query and shows its result (or its error) on the results screen. */
+void results_run(struct app *a, const char *query);
+void results_open(struct app *a);
+void results_key(struct app *a, enum action act);
+void results_draw(struct app *a, struct grid *g, int y, int h);
+int results_search(struct app *a, const char *pat, int dir, int *wrapped);
+void results_set_filter(struct app *a, const char *pat);
+/* Completion candidates for a query (query_complete on the screen's
+ * connection). */
+size_t results_complete(struct app *a, const char *line, char ***cands, size_t *start);
+void results_release(struct results_view *v);
 /* Selects the next (dir > 0) or previous series shown that matches pat
  * (name or host), wrapping; 1 found, 0 not. */
 int metrics_search(struct app *a, const char *pat, int dir, int *wrapped);

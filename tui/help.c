@@ -24,10 +24,8 @@ static const struct {
 	unsigned bit;
 	const char *title;
 } sections[] = {
-    {SCR_TREE, "Tree"},
-    {SCR_TIMELINE, "Timeline"},
-    {SCR_METRICS, "Metrics"},
-    {SCR_ISSUES, "Top issues"},
+    {SCR_TREE, "Tree"},		{SCR_TIMELINE, "Timeline"},	{SCR_METRICS, "Metrics"},
+    {SCR_ISSUES, "Top issues"}, {SCR_RESULTS, "Query results"},
 };
 
 /* "  j, Down          move down" for each action bound on screen bit. */
@@ -64,6 +62,9 @@ static void build(struct help_text *h)
 		add(h, xasprintf("  :%-30s %s", cmd, text));
 		free(cmd);
 	}
+	add(h, xasprintf("  :%-30s %s", "phases|events|metrics|samples",
+			 "run a query (man 7 grademl-query)"));
+	add(h, xasprintf("  :%-30s %s", "sql SELECT ...", "run read-only SQL on trace.db"));
 	add(h, xstrdup(""));
 	add(h, xstrdup("Prompt: Enter runs, Esc cancels, Up/Down history, Tab completes,"));
 	add(h, xstrdup("  C-a/C-e start/end, C-u/C-k cut, C-w delete a word."));

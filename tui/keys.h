@@ -44,7 +44,8 @@ enum {
 	SCR_METRICS = 4,
 	SCR_HELP = 8,
 	SCR_ISSUES = 16,
-	SCR_ALL = 31,
+	SCR_RESULTS = 32,
+	SCR_ALL = 63,
 };
 
 /* X(action, help text) in the order the help screen lists them. */
@@ -63,10 +64,13 @@ enum {
 	X(A_SORT_SELF, "sort by self time (again: reverse)")                                       \
 	X(A_SORT_COUNT, "sort by child count (again: reverse)")                                    \
 	X(A_SORT_START, "sort by start time (again: reverse)")                                     \
+	X(A_COL_PREV, "select the column to the left")                                             \
+	X(A_COL_NEXT, "select the column to the right")                                            \
+	X(A_SORT_COL, "sort by the selected column (again: reverse)")                              \
 	X(A_DETAILS, "show or hide the details pane")                                              \
 	X(A_TIMELINE, "timeline of the current phase's children")                                  \
 	X(A_METRICS, "metrics: every series with a sparkline")                                     \
-	X(A_ISSUES, "top issues, ranked by the time each would save")                          \
+	X(A_ISSUES, "top issues, ranked by the time each would save")                              \
 	X(A_ZOOM_IN, "zoom in")                                                                    \
 	X(A_ZOOM_OUT, "zoom out")                                                                  \
 	X(A_PAN_LEFT, "pan left")                                                                  \
@@ -76,7 +80,7 @@ enum {
 	X(A_SEARCH_NEXT, "next match")                                                             \
 	X(A_SEARCH_PREV, "previous match")                                                         \
 	X(A_FILTER, "filter rows by name (empty: clear)")                                          \
-	X(A_PROMPT, "command prompt (goto, sort, theme, save, quit)")                              \
+	X(A_PROMPT, "command or query prompt (Tab completes)")                                     \
 	X(A_REDRAW, "redraw the screen")                                                           \
 	X(A_HELP, "this help")                                                                     \
 	X(A_POP, "close this screen; on the tree, go up a level (quit at the top)")                \

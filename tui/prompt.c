@@ -103,6 +103,15 @@ void prompt_open(struct prompt *p, enum prompt_kind kind)
 	p->browse = p->hist[kind].n;
 }
 
+void prompt_reopen(struct prompt *p, enum prompt_kind kind, const char *line, size_t cursor)
+{
+	prompt_open(p, kind);
+	sbuf_adds(&p->line, line);
+	p->cursor = cursor < p->line.len ? cursor : p->line.len;
+	while (p->cursor > 0 && ((unsigned char)p->line.buf[p->cursor] & 0xc0) == 0x80)
+		p->cursor--;
+}
+
 char prompt_char(enum prompt_kind kind)
 {
 	return kind == PROMPT_SEARCH ? '/' : kind == PROMPT_FILTER ? '\\' : ':';
@@ -228,11 +237,18 @@ enum prompt_result prompt_key(struct prompt *p, int key, prompt_complete_fn fn, 
 		break;
 	case K_TAB:
 		if (fn) {
-			char *s = fn(ctx, p->line.buf, hint);
+			/* completes what is left of the cursor; the rest stays */
+			char *left = xstrndup(p->line.buf, p->cursor);
+			char *s = fn(ctx, left, hint);
 			if (s) {
+				char *rest = xstrdup(p->line.buf + p->cursor);
 				set_line(p, s);
+				sbuf_adds(&p->line, rest);
+				p->cursor = strlen(s);
+				free(rest);
 				free(s);
 			}
+			free(left);
 		}
 		break;
 	default:

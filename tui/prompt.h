@@ -2,7 +2,7 @@
  * The one-line editor under the screen, for ':' commands, '/' searches and
  * '\' filters.  Each kind keeps its own history; the command history is
  * saved to a file (the caller chooses it: $XDG_STATE_HOME/grademl-tui/history).
- * Tab asks the caller to complete the line.  Editing is by bytes of UTF-8:
+ * Tab asks the caller to complete what is left of the cursor.  Editing is by bytes of UTF-8:
  * the cursor never stops inside a character.
  */
 #ifndef GRADEML_PROMPT_H
@@ -38,6 +38,9 @@ struct prompt {
 void prompt_init(struct prompt *p, const char *hist_file);
 void prompt_release(struct prompt *p);
 void prompt_open(struct prompt *p, enum prompt_kind kind);
+/* Opens the prompt on line with the cursor at byte cursor (at most the end,
+ * never inside a character): a query to mend at the column of its error. */
+void prompt_reopen(struct prompt *p, enum prompt_kind kind, const char *line, size_t cursor);
 /* Handles one key; on ACCEPT the line is in p->line (and in the history);
  * the prompt closes on ACCEPT and CANCEL. */
 enum prompt_result prompt_key(struct prompt *p, int key, prompt_complete_fn fn, void *ctx,

@@ -403,6 +403,50 @@ bad "usage: an unknown key in a script exits 2 naming file:line" \
 printf 'j\nresize 0x5\n' >"$TMP/bad-resize.keys"
 bad "usage: 'resize 0x5' in a script exits 2 naming file:line" "$TMP/bad-resize.keys:2:" \
 	"$BIN" --keys "$TMP/bad-resize.keys" --dump /dev/null "$DEMO_DB"
+# ---- queries at the ':' prompt ----
+cp "$DEMO_DB" "$TMP/demo.db.before-query"
+if run query "$DEMO_DB"; then
+	compare query
+	# seven dumps of 24 lines each
+	d() { sed -n "$(($1 * 24 - 23)),$(($1 * 24))p" "$TMP/query.txt"; }
+	why=""
+	d 1 | grep -q '^ :phases kind = operator | by name | stats count, sum(dur), max(dur) .* 76 rows$' ||
+		why+="no query line with 76 rows; "
+	d 1 | grep -q '^ name  *count  *sum(dur)  *max(dur)$' || why+="no header; "
+	d 2 | grep -q 'sum(dur)[▼v]' || why+="no sort marker on sum(dur); "
+	d 2 | sed -n 4p | grep -q 'aten::conv2d' || why+="the largest sum(dur) is not first; "
+	# the filter keeps the names holding "backward" in any case, as the CLI counts them
+	want=$("$BIN" query "$DEMO_DB" 'phases kind = operator and name ~ "(?i)backward" | by name | stats count' \
+		--format csv | tail -n +2 | wc -l)
+	d 4 | grep -q " $want of 76 rows, filter .backward." || why+="not $want rows after the filter; "
+	d 5 | sed -n 1p | grep -q 'thread 1$' || why+="Enter did not go to the phase's parent; "
+	d 5 | grep -q 'ProfilerStep#2' || why+="Enter did not select ProfilerStep#2; "
+	d 6 | grep -q "^ error at column 15: unknown phase kind 'opertor'" || why+="no error line; "
+	d 6 | grep -q '^                 \^\^\^\^\^\^\^$' || why+="no caret under the column; "
+	d 6 | grep -q "did you mean 'operator'" || why+="no hint; "
+	d 6 | tail -1 | grep -q '^:phases kind = opertor | count$' || why+="the prompt did not reopen; "
+	d 7 | grep -q 'only reads' || why+="a write through sql was not refused; "
+	if [ -z "$why" ]; then
+		ok "query: table, sort, search, filter, Enter to the tree, errors with a caret"
+	else
+		not_ok "query: the results screen" "${why%; } (see $TMP/query.txt)"
+	fi
+fi
+if run query-tab "$DEMO_DB"; then
+	compare query-tab
+	if tail -1 "$TMP/query-tab.txt" | grep -q '^:phases kind = operator | s$' &&
+		tail -2 "$TMP/query-tab.txt" | head -1 | grep -q 'saturated  select  sort  stats'; then
+		ok "query: Tab completes sources and kinds, and lists the stage keywords"
+	else
+		not_ok "query: Tab completion" "$(tail -2 "$TMP/query-tab.txt" | tr '\n' '|')"
+	fi
+fi
+if cmp -s "$DEMO_DB" "$TMP/demo.db.before-query"; then
+	ok "query: trace.db is byte-identical after the queries (a DELETE through sql included)"
+else
+	not_ok "query: trace.db unchanged" "the queries changed $DEMO_DB"
+fi
+
 # ---- top issues, on the real GPU capture ----
 GPU_DB=$TMP/gpu.db
 if ! bash tests/data/gpu/import.sh "$BIN" "$GPU_DB" 2>"$TMP/err"; then
