@@ -3,11 +3,13 @@
  * breadcrumb line, the current screen, and the status line (the prompt
  * while one is open, else a message, else key hints).
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/critpath.h"
 #include "model/sbuf.h"
 #include "query/parse.h"
 #include "tui/app.h"
@@ -230,6 +232,49 @@ static void cmd_spark(struct app *a, const char *arg)
 	app_message(a, 1, "no metric series named '%s' (Tab lists them; m shows them all)", arg);
 }
 
+/* ':whatif K': the makespan of the selected phase's workflow were the
+ * phase K times faster (K may be "inf": were it free), by replaying the
+ * critical path's DAG (model/critpath.h). */
+static void cmd_whatif(struct app *a, const char *arg)
+{
+	const struct mnode *n = tree_view_selected(&a->tree), *w = n;
+	char *end, *err = NULL, was[32], saved[32];
+	double k = strtod(arg, &end);
+	if (end != arg && (*end == 'x' || *end == 'X'))
+		end++;
+	if (!*arg || end == arg || *end || !(k > 0)) {
+		app_message(a, 1, "whatif needs a speed-up K > 0, e.g. :whatif 2 (or inf)");
+		return;
+	}
+	if (!n || !n->parent) {
+		app_message(a, 1, "whatif: select a phase first");
+		return;
+	}
+	while (w->parent && w->parent->parent)
+		w = w->parent;
+	int64_t base, faster;
+	struct store *st = model_store(a->m);
+	if (critpath_whatif(st, w->id, n->id, 1.0, &base, &err) < 0 ||
+	    critpath_whatif(st, w->id, n->id, k, &faster, &err) < 0) {
+		fail(a, err);
+		return;
+	}
+	char how[32];
+	if (isinf(k))
+		snprintf(how, sizeof(how), "taking no time");
+	else
+		snprintf(how, sizeof(how), "%gx faster", k);
+	format_duration(was, sizeof(was), base);
+	format_duration(saved, sizeof(saved), base - faster);
+	if (faster >= base)
+		app_message(a, 0, "%s %s saves nothing: %s's critical path does not wait on it",
+			    n->name, how, w->name);
+	else
+		app_message(a, 0, "%s %s saves %s (%.2f%%) of %s's %s", n->name, how, saved,
+			    base > 0 ? 100.0 * (double)(base - faster) / (double)base : 0.0,
+			    w->name, was);
+}
+
 static void cmd_quit(struct app *a, const char *arg)
 {
 	a->quit = 1;
@@ -243,6 +288,8 @@ static const struct command commands[] = {
     {"spark", "[METRIC]", "show METRIC during each row in the tree (none: when rows ran)",
      cmd_spark, SCREEN_TREE},
     {"save", "FILE", "write the screen as text to FILE", cmd_save, SCREEN_TREE},
+    {"whatif", "K", "the time saved were the selected phase K times faster", cmd_whatif,
+     SCREEN_TREE},
     {"tree", "", "show the tree", NULL, SCREEN_TREE},
     {"timeline", "", "show the timeline", NULL, SCREEN_TIMELINE},
     {"metrics", "", "show the metrics", NULL, SCREEN_METRICS},

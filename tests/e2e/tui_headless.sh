@@ -447,6 +447,22 @@ else
 	not_ok "query: trace.db unchanged" "the queries changed $DEMO_DB"
 fi
 
+# ---- :whatif K, against the report's own what-if ----
+if run whatif "$DEMO_DB"; then
+	compare whatif
+	# the report's 2x saving for the same operator (its critical path section)
+	want=$("$BIN" report "$DEMO_DB" | grep -F 'ProfilerStep#1/aten::linear/aten::addmm  (twice as fast:' |
+		sed 's/.*twice as fast: \(.*\) sooner).*/\1/')
+	if [ -n "$want" ] && sed -n 24p "$TMP/whatif.txt" | grep -qF "aten::addmm 2x faster saves $want (" &&
+		sed -n 48p "$TMP/whatif.txt" | grep -q '^aten::addmm taking no time saves ' &&
+		sed -n 72p "$TMP/whatif.txt" | grep -q 'saves nothing' &&
+		sed -n 96p "$TMP/whatif.txt" | grep -q 'whatif needs a speed-up'; then
+		ok "whatif: the saving equals the report's ($want); a phase off the path saves nothing"
+	else
+		not_ok "whatif" "want '$want': $(grep -n 'saves\|whatif' "$TMP/whatif.txt" | tr '\n' '|')"
+	fi
+fi
+
 # ---- top issues, on the real GPU capture ----
 GPU_DB=$TMP/gpu.db
 if ! bash tests/data/gpu/import.sh "$BIN" "$GPU_DB" 2>"$TMP/err"; then
