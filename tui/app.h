@@ -9,6 +9,7 @@
 #ifndef GRADEML_APP_H
 #define GRADEML_APP_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "model/analyze.h"
@@ -125,6 +126,11 @@ struct app {
 	struct mbusy busy[3]; /* the busiest attached resources over detail_for */
 	size_t nbusy;
 	struct app_attr attr; /* resource attribution (tui/attr.c) */
+	/* Set by a front end that has a terminal (NULL headless): the flag its
+	 * SIGINT handler sets, which stops a long query, and a function that
+	 * shows the frame at once, before such a wait. */
+	volatile sig_atomic_t *interrupt;
+	void (*show_now)(struct app *a);
 };
 
 /* history: the command history file, or NULL to keep none (headless). */

@@ -9,6 +9,7 @@
  * The queries run on a read-only connection of their own (query_open),
  * opened by the first one; the model's connection is never given to them.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,13 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* SQLite's progress handler: a non-zero return stops the statement. */
+static int stop_on_interrupt(void *ctx)
+{
+	const struct app *a = ctx;
+	return a->interrupt && *a->interrupt == SIGINT;
+}
+
 void results_run(struct app *a, const char *query)
 {
 	struct results_view *v = &a->rv;
@@ -140,9 +148,25 @@ void results_run(struct app *a, const char *query)
 	char *q = xstrdup(query);
 	free(v->query);
 	v->query = q;
+	if (a->show_now) {
+		app_message(a, 0, "running the query (C-c stops it)");
+		a->show_now(a);
+	}
+	sqlite3_progress_handler(v->db, 10000, stop_on_interrupt, a);
 	int64_t t0 = now_ns();
 	int rc = query_run(v->db, q, RESULTS_MAX_ROWS, &r, &qe, &err);
 	int64_t took = now_ns() - t0;
+	sqlite3_progress_handler(v->db, 0, NULL, NULL);
+	if (rc < 0 && a->interrupt && *a->interrupt == SIGINT) {
+		*a->interrupt = 0; /* it stopped the query; it must not quit too */
+		query_error_release(&qe);
+		free(err);
+		free(v->error);
+		v->error = xasprintf("stopped after %.1f s (C-c)", (double)took / 1e9);
+		a->screen = SCREEN_RESULTS;
+		app_message(a, 1, "query stopped");
+		return;
+	}
 	free(v->error);
 	v->error = NULL;
 	a->screen = SCREEN_RESULTS;

@@ -208,6 +208,16 @@ static void flush(const struct grid *g, struct grid *last, int all, int cx, int 
 	refresh();
 }
 
+/* The frame being drawn and the one on the screen, for show_now. */
+static struct grid *screen_g, *screen_last;
+
+/* Shows the frame at once: a message before a long wait. */
+static void show_now(struct app *a)
+{
+	app_draw(a, screen_g);
+	flush(screen_g, screen_last, 0, a->cur_x, a->cur_y);
+}
+
 int term_run(const struct term_opts *o, char **err)
 {
 	struct model *m = NULL;
@@ -247,6 +257,10 @@ int term_run(const struct term_opts *o, char **err)
 	load_theme(&a, o->theme ? o->theme : "default", color);
 	grid_init(&g, COLS, LINES, o->ascii);
 	grid_init(&last, COLS, LINES, o->ascii);
+	screen_g = &g;
+	screen_last = &last;
+	a.interrupt = &got_signal;
+	a.show_now = show_now;
 	int all = 1, dirty = 1;
 	while (!a.quit) {
 		if (got_signal == SIGINT && a.prompt.kind != PROMPT_NONE) {

@@ -12,6 +12,8 @@
 #   c. resize the window to 60x20 ("terminal too small") and back to 80x24
 #      (the screen recovers), then q pops each level and quits at the top;
 #   d. SIGTERM, and C-c (SIGINT) typed at the terminal, restore it too.
+#   f. C-c during a query that would never end stops the query, not the
+#      explorer.
 #
 # Prints "ok - NAME" / "not ok - NAME (why)", then "N passed, M failed";
 # exits 1 when any check failed, 0 with a "skipped" line without tmux.
@@ -252,5 +254,20 @@ if expect e "d: the explorer starts (for C-c)" "?:help"; then
 	restored e "d: C-c (SIGINT) quits and restores the terminal" "[0-9]*"
 fi
 tm kill-session -t e 2>/dev/null || true
+
+# ---- f. C-c stops a query that would run for ever, and does not quit ----
+start f || not_ok "f: tmux starts a session"
+if expect f "f: the explorer starts (for a query)" "?:help"; then
+	tm send-keys -t f ':sql WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c' Enter
+	if wait_for f "C-c stops it"; then
+		ok "f: a long query says it is running and how to stop it"
+	else
+		not_ok "f: a long query says it is running" "$(last_screen)"
+	fi
+	step f "f: C-c stops the query" "stopped after" C-c &&
+		step f "f: the explorer goes on: q goes back to the tree" "+ demo" q &&
+		tm send-keys -t f Q && restored f "f: Q then quits and restores the terminal" 0
+fi
+tm kill-session -t f 2>/dev/null || true
 
 summary
