@@ -28,7 +28,7 @@
 #define F_DROP	    0x40 /* an empty container: no edges, no end */
 
 /* Why an event waited on its binding predecessor; BK_EDGE + edges.kind. */
-enum { BK_RELEASE, BK_WORK, BK_NEST_START, BK_NEST_END, BK_LAUNCH, BK_ORDER, BK_EDGE };
+enum { BK_RELEASE, BK_WORK, BK_NEST_START, BK_NEST_END, BK_LAUNCH, BK_ORDER, BK_SYNC, BK_EDGE };
 #define EDGE_KIND_MAX 200 /* edges.kind beyond this reads as 0 */
 
 #define T_LIMIT	  (INT64_MAX / 2)
@@ -46,6 +46,11 @@ struct graph {
 	uint32_t *edst; /* destination phase << 1, | 1 when from the source's end */
 	uint8_t *ekind; /* edges.kind */
 	int64_t nedges; /* edges kept, implicit ones included */
+	/* synchronising calls: E(sync_src[j]) -> E(sync_dst[j]); sync_head[p]
+	 * is the first j whose source is p, sync_next[j] the next (-1: none) */
+	int32_t *syncs; /* while loading: the synchronising calls */
+	size_t nsyncs, async;
+	int32_t *sync_head, *sync_next, *sync_dst;
 	int32_t *b;	/* per event: binding predecessor, -1 when released */
 	uint8_t *bk;	/* per event: BK_* of the binding edge */
 	int32_t *order; /* the 2n events in topological order */
@@ -57,9 +62,10 @@ struct graph {
 };
 
 /* Tracks: id -> serial (a thread or a stream runs one thing at a time),
- * and the track's node in the graph (-1: none). */
+ * the source (the trace file: one process) and the track's node in the
+ * graph (-1: none). */
 struct tracks {
-	int64_t *id, *phase_id;
+	int64_t *id, *phase_id, *source;
 	int32_t *node;
 	uint8_t *serial;
 	size_t n;
@@ -157,10 +163,10 @@ static int db_fail(struct store *st, const char *what, char **err)
 static int load_tracks(struct store *st, struct tracks *t, char **err)
 {
 	sqlite3_stmt *q;
-	size_t alloc = 0, salloc = 0, palloc = 0;
+	size_t alloc = 0, salloc = 0, palloc = 0, oalloc = 0;
 	if (sqlite3_prepare_v2(store_db(st),
-			       "SELECT id, kind IN ('thread', 'stream'), coalesce(phase_id, 0)"
-			       " FROM tracks ORDER BY id",
+			       "SELECT id, kind IN ('thread', 'stream'), coalesce(phase_id, 0),"
+			       " source_id FROM tracks ORDER BY id",
 			       -1, &q, NULL) != SQLITE_OK)
 		return db_fail(st, "tracks", err);
 	int rc;
@@ -168,8 +174,10 @@ static int load_tracks(struct store *st, struct tracks *t, char **err)
 		XGROW(t->id, t->n + 1, alloc);
 		XGROW(t->serial, t->n + 1, salloc);
 		XGROW(t->phase_id, t->n + 1, palloc);
+		XGROW(t->source, t->n + 1, oalloc);
 		t->id[t->n] = sqlite3_column_int64(q, 0);
 		t->phase_id[t->n] = sqlite3_column_int64(q, 2);
+		t->source[t->n] = sqlite3_column_int64(q, 3);
 		t->serial[t->n++] = (uint8_t)sqlite3_column_int(q, 1);
 	}
 	sqlite3_finalize(q);
@@ -189,6 +197,62 @@ static int32_t track_index(const struct tracks *t, int64_t id)
 	return lo < t->n && t->id[lo] == id ? (int32_t)lo : -1;
 }
 
+/* Host calls that return only when device work is done: the whole device,
+ * a stream, an event, or a synchronous copy (CUDA and HIP runtimes, and
+ * CUDA's driver API). */
+static const char *const sync_names[] = {"cudaDeviceSynchronize",
+					 "cudaStreamSynchronize",
+					 "cudaEventSynchronize",
+					 "cudaMemcpy",
+					 "cudaMemcpy2D",
+					 "cuCtxSynchronize",
+					 "cuStreamSynchronize",
+					 "cuEventSynchronize",
+					 "hipDeviceSynchronize",
+					 "hipStreamSynchronize",
+					 "hipEventSynchronize",
+					 "hipMemcpy",
+					 NULL};
+
+/* The string ids of sync_names in this file. */
+struct sync_ids {
+	int64_t id[16];
+	size_t n;
+};
+
+static int load_sync_ids(struct store *st, struct sync_ids *s, char **err)
+{
+	sqlite3_stmt *q;
+	s->n = 0;
+	if (sqlite3_prepare_v2(store_db(st), "SELECT id FROM strings WHERE text = ?1", -1, &q,
+			       NULL) != SQLITE_OK)
+		return db_fail(st, "strings", err);
+	for (size_t i = 0; sync_names[i] && s->n < 16; i++) {
+		sqlite3_reset(q);
+		sqlite3_bind_text(q, 1, sync_names[i], -1, SQLITE_STATIC);
+		if (sqlite3_step(q) == SQLITE_ROW)
+			s->id[s->n++] = sqlite3_column_int64(q, 0);
+	}
+	sqlite3_finalize(q);
+	return 0;
+}
+
+static int is_sync(const struct sync_ids *s, int kind, int64_t name_id)
+{
+	if (kind != PHASE_RUNTIME)
+		return 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->id[i] == name_id)
+			return 1;
+	return 0;
+}
+
+static void add_sync(struct graph *g, int32_t p)
+{
+	XGROW(g->syncs, g->nsyncs + 1, g->async);
+	g->syncs[g->nsyncs++] = p;
+}
+
 static void grow(struct graph *g)
 {
 	if (g->n < g->cap)
@@ -206,13 +270,15 @@ static void grow(struct graph *g)
  * parent cycle through the root would recurse for ever; the root read a
  * second time stops it. */
 static int load_phases(struct store *st, struct graph *g, int64_t root_id, const struct tracks *t,
-		       struct idmap *mp, int64_t trace_cat, size_t cap, char **err)
+		       struct idmap *mp, int64_t trace_cat, const struct sync_ids *sy, size_t cap,
+		       char **err)
 {
-#define SUB_COLS "id, parent_id, kind, coalesce(track_id, 0), start_ns, dur_ns"
-#define SUB_HEAD "WITH RECURSIVE sub(id, parent_id, kind, track_id, start_ns, dur_ns) AS (SELECT "
+#define SUB_COLS "id, parent_id, kind, coalesce(track_id, 0), start_ns, dur_ns, name_id"
+#define SUB_HEAD                                                                                   \
+	"WITH RECURSIVE sub(id, parent_id, kind, track_id, start_ns, dur_ns, name_id) AS (SELECT "
 #define SUB_TAIL                                                                                   \
 	" UNION ALL SELECT p.id, p.parent_id, p.kind, coalesce(p.track_id, 0), p.start_ns,"        \
-	" p.dur_ns FROM sub JOIN phases p ON p.parent_id = sub.id WHERE p.kind <> ?2"              \
+	" p.dur_ns, p.name_id FROM sub JOIN phases p ON p.parent_id = sub.id WHERE p.kind <> ?2"   \
 	" AND NOT (p.kind <= ?3 AND p.dur_ns = 0) AND NOT (p.kind = ?4 AND p.cat_id IS ?5))"       \
 	" SELECT * FROM sub"
 	static const char by_id[] = SUB_HEAD SUB_COLS " FROM phases WHERE id = ?1" SUB_TAIL;
@@ -222,8 +288,7 @@ static int load_phases(struct store *st, struct graph *g, int64_t root_id, const
 #undef SUB_HEAD
 #undef SUB_TAIL
 	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(store_db(st), root_id ? by_id : all, -1, &q, NULL) !=
-	    SQLITE_OK)
+	if (sqlite3_prepare_v2(store_db(st), root_id ? by_id : all, -1, &q, NULL) != SQLITE_OK)
 		return db_fail(st, "phases", err);
 	sqlite3_bind_int64(q, 1, root_id);
 	sqlite3_bind_int(q, 2, PHASE_GPU_ANNOTATION);
@@ -231,7 +296,7 @@ static int load_phases(struct store *st, struct graph *g, int64_t root_id, const
 	sqlite3_bind_int(q, 4, PHASE_SPAN);
 	sqlite3_bind_int64(q, 5, trace_cat ? trace_cat : -1);
 	idmap_init(mp, 1024);
-	g->n = 0;
+	g->n = g->nsyncs = 0;
 	g->root = root_id ? 0 : -1;
 	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -265,13 +330,14 @@ static int load_phases(struct store *st, struct graph *g, int64_t root_id, const
 		g->track[i] = tid ? track_index(t, tid) : -1;
 		g->t0[i] = clamp(sqlite3_column_int64(q, 4), MODEL_TIME_MIN, MODEL_TIME_MAX);
 		g->t1[i] = g->t0[i] + clamp(sqlite3_column_int64(q, 5), 0, MODEL_TIME_MAX);
+		if (is_sync(sy, kind, sqlite3_column_int64(q, 6)))
+			add_sync(g, (int32_t)i);
 	}
 	sqlite3_finalize(q);
 	if (rc != SQLITE_DONE)
 		return db_fail(st, "phases", err);
 	if (!g->n) {
-		*err =
-		    xasprintf("%s: no phase %lld", store_path(st), (long long)root_id);
+		*err = xasprintf("%s: no phase %lld", store_path(st), (long long)root_id);
 		return -1;
 	}
 	return 0;
@@ -302,17 +368,17 @@ static void scan_map(struct idmap *mp, const struct graph *g)
  * (ids are reserved when a span opens); 1 when a row breaks that, and the
  * caller walks the tree instead. */
 static int load_scan(struct store *st, struct graph *g, int64_t root_id, const struct tracks *t,
-		     struct idmap *mp, int64_t trace_cat, char **err)
+		     struct idmap *mp, int64_t trace_cat, const struct sync_ids *sy, char **err)
 {
 	sqlite3_stmt *q;
 	if (sqlite3_prepare_v2(
 		store_db(st),
 		"SELECT id, parent_id, kind, coalesce(track_id, 0), start_ns, dur_ns,"
-		" cat_id FROM phases",
+		" cat_id, name_id FROM phases",
 		-1, &q, NULL) != SQLITE_OK)
 		return db_fail(st, "phases", err);
 	int64_t *pid = NULL;
-	uint8_t *rule = NULL; /* 1: excluded, 2: no parent */
+	uint8_t *rule = NULL; /* 1: excluded, 2: no parent; 4: synchronises */
 	size_t palloc = 0, ralloc = 0;
 	g->n = 0;
 	int rc;
@@ -331,7 +397,8 @@ static int load_scan(struct store *st, struct graph *g, int64_t root_id, const s
 		    (uint8_t)((kind == PHASE_GPU_ANNOTATION || (kind <= PHASE_STREAM && !dur) ||
 			       (kind == PHASE_SPAN && trace_cat &&
 				sqlite3_column_int64(q, 6) == trace_cat)) |
-			      (sqlite3_column_type(q, 1) == SQLITE_NULL) << 1);
+			      (sqlite3_column_type(q, 1) == SQLITE_NULL) << 1 |
+			      is_sync(sy, kind, sqlite3_column_int64(q, 7)) << 2);
 		g->kind[i] = (uint8_t)(kind > 0 && kind < PHASE_KIND_COUNT ? kind : 0);
 		int64_t tid = sqlite3_column_int64(q, 3);
 		g->track[i] = tid ? track_index(t, tid) : -1;
@@ -349,13 +416,13 @@ static int load_scan(struct store *st, struct graph *g, int64_t root_id, const s
 	size_t w = 0;
 	int unordered = 0;
 	g->root = -1;
+	g->nsyncs = 0;
 	for (size_t i = 0; i < g->n && !unordered; i++) {
 		int32_t p = -1;
-		int in;
-		if (root_id ? g->id[i] == root_id
-			    : (rule[i] == 2 && g->kind[i] != PHASE_GPU_ANNOTATION))
+		int in, r = rule[i] & 3;
+		if (root_id ? g->id[i] == root_id : (r == 2 && g->kind[i] != PHASE_GPU_ANNOTATION))
 			in = 1;
-		else if (rule[i])
+		else if (r)
 			in = 0;
 		else if ((p = idmap_get(mp, pid[i])) < 0)
 			in = 0;
@@ -375,6 +442,8 @@ static int load_scan(struct store *st, struct graph *g, int64_t root_id, const s
 		g->t0[w] = g->t0[i];
 		g->t1[w] = g->t1[i];
 		g->parent[w] = p >= 0 ? nidx[p] : -1;
+		if (rule[i] & 4)
+			add_sync(g, (int32_t)w);
 		w++;
 	}
 	free(nidx);
@@ -384,8 +453,7 @@ static int load_scan(struct store *st, struct graph *g, int64_t root_id, const s
 	if (unordered)
 		return 1;
 	if (!w) {
-		*err =
-		    xasprintf("%s: no phase %lld", store_path(st), (long long)root_id);
+		*err = xasprintf("%s: no phase %lld", store_path(st), (long long)root_id);
 		return -1;
 	}
 	g->n = w;
@@ -501,23 +569,21 @@ static int structural(const struct graph *g, int32_t p)
 	}
 }
 
-/* Load indexes in order of start time (stable: ties keep load order), by
- * an LSD radix sort on 16-bit digits. */
-static int32_t *by_start(const struct graph *g)
+/* idx[0..n) (load indexes) ordered by key[idx] (stable: ties keep their
+ * order), by an LSD radix sort on 16-bit digits; keys are >= 0.  Returns
+ * the sorted array (idx is reused or freed). */
+static int32_t *sort_by_key(const int64_t *key, int32_t *idx, size_t n)
 {
-	size_t n = g->n;
-	int32_t *a = xmalloc(n * sizeof(*a)), *tmp = xmalloc(n * sizeof(*tmp));
+	int32_t *a = idx, *tmp = xmalloc((n ? n : 1) * sizeof(*tmp));
 	size_t *cnt = xmalloc(65536 * sizeof(*cnt));
 	uint64_t max = 0;
-	for (size_t i = 0; i < n; i++) {
-		a[i] = (int32_t)i;
-		if ((uint64_t)g->t0[i] > max)
-			max = (uint64_t)g->t0[i];
-	}
+	for (size_t i = 0; i < n; i++)
+		if ((uint64_t)key[a[i]] > max)
+			max = (uint64_t)key[a[i]];
 	for (int shift = 0; shift < 64 && (max >> shift); shift += 16) {
 		memset(cnt, 0, 65536 * sizeof(*cnt));
 		for (size_t i = 0; i < n; i++)
-			cnt[((uint64_t)g->t0[a[i]] >> shift) & 0xffff]++;
+			cnt[((uint64_t)key[a[i]] >> shift) & 0xffff]++;
 		size_t sum = 0;
 		for (size_t d = 0; d < 65536; d++) {
 			size_t c = cnt[d];
@@ -525,7 +591,7 @@ static int32_t *by_start(const struct graph *g)
 			sum += c;
 		}
 		for (size_t i = 0; i < n; i++)
-			tmp[cnt[((uint64_t)g->t0[a[i]] >> shift) & 0xffff]++] = a[i];
+			tmp[cnt[((uint64_t)key[a[i]] >> shift) & 0xffff]++] = a[i];
 		int32_t *s = a;
 		a = tmp;
 		tmp = s;
@@ -533,6 +599,15 @@ static int32_t *by_start(const struct graph *g)
 	free(tmp);
 	free(cnt);
 	return a;
+}
+
+/* Load indexes in order of start time. */
+static int32_t *by_start(const struct graph *g)
+{
+	int32_t *a = xmalloc((g->n ? g->n : 1) * sizeof(*a));
+	for (size_t i = 0; i < g->n; i++)
+		a[i] = (int32_t)i;
+	return sort_by_key(g->t0, a, g->n);
 }
 
 /* Flags, child lists and the order edges, from the loaded arrays. */
@@ -624,6 +699,58 @@ static void link(struct graph *g, const struct tracks *t)
 	free(seq);
 }
 
+/* Sync edges: a synchronising call returns only once the device work it
+ * waits for is done, so its end waits on the device op of its own source
+ * (trace file) that ended last within the call's window: E(k) -> E(s).
+ * Which stream or event it named is not in the trace, so the last op to
+ * end on any of the source's streams stands for what it waited on. */
+static void link_syncs(struct graph *g, const struct tracks *t)
+{
+	size_t nd = 0, m = 0;
+	if (!g->nsyncs)
+		return;
+	int32_t *dev = xmalloc(g->n * sizeof(*dev));
+	for (size_t i = 0; i < g->n; i++)
+		if ((g->flags[i] & (F_DEVICE | F_DROP)) == F_DEVICE && g->track[i] >= 0)
+			dev[nd++] = (int32_t)i;
+	if (!nd) {
+		free(dev);
+		return;
+	}
+	dev = sort_by_key(g->t1, dev, nd);
+	g->sync_head = xmalloc(g->n * sizeof(*g->sync_head));
+	memset(g->sync_head, 0xff, g->n * sizeof(*g->sync_head));
+	g->sync_next = xmalloc(g->nsyncs * sizeof(*g->sync_next));
+	g->sync_dst = xmalloc(g->nsyncs * sizeof(*g->sync_dst));
+	for (size_t i = 0; i < g->nsyncs; i++) {
+		int32_t sy = g->syncs[i];
+		if (g->track[sy] < 0 || (g->flags[sy] & F_DROP))
+			continue;
+		int64_t src = t->source[g->track[sy]];
+		/* the last op ending by the call's end; back while inside its window */
+		size_t lo = 0, hi = nd;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (g->t1[dev[mid]] <= g->t1[sy])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t j = lo, tries = 0; j-- > 0 && tries < 4096; tries++) {
+			int32_t k = dev[j];
+			if (g->t1[k] < g->t0[sy])
+				break;
+			if (t->source[g->track[k]] != src)
+				continue;
+			g->sync_dst[m] = sy;
+			g->sync_next[m] = g->sync_head[k];
+			g->sync_head[k] = (int32_t)m++;
+			break;
+		}
+	}
+	free(dev);
+}
+
 /* ---- passes ---- */
 
 enum { PASS_COUNT, PASS_KAHN, PASS_WHATIF };
@@ -704,6 +831,9 @@ static void successors(struct graph *g, int pass, int32_t u)
 			visit(g, pass, u, 2 * g->up[p] + 1, BK_NEST_END);
 		if (g->next_order[p] >= 0)
 			visit(g, pass, u, 2 * g->next_order[p], BK_ORDER);
+		if (g->sync_head)
+			for (int32_t j = g->sync_head[p]; j >= 0; j = g->sync_next[j])
+				visit(g, pass, u, 2 * g->sync_dst[j] + 1, BK_SYNC);
 	}
 	for (uint32_t e = g->eoff[p]; e < g->eoff[p + 1]; e++)
 		if ((g->edst[e] & 1) == (uint32_t)(u & 1) && !(g->flags[g->edst[e] >> 1] & F_DROP))
@@ -771,6 +901,10 @@ static void graph_release(struct graph *g)
 	free(g->indeg);
 	free(g->state);
 	free(g->T);
+	free(g->syncs);
+	free(g->sync_head);
+	free(g->sync_next);
+	free(g->sync_dst);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -785,8 +919,7 @@ static int build(struct store *st, int64_t root_id, struct graph *g, char **err)
 	/* the profiler's own window: Kineto's category "Trace" span */
 	sqlite3_stmt *q;
 	int64_t trace_cat = 0;
-	if (sqlite3_prepare_v2(store_db(st),
-			       "SELECT id FROM strings WHERE text = 'Trace'", -1, &q,
+	if (sqlite3_prepare_v2(store_db(st), "SELECT id FROM strings WHERE text = 'Trace'", -1, &q,
 			       NULL) != SQLITE_OK) {
 		db_fail(st, "strings", err);
 		goto out;
@@ -795,11 +928,14 @@ static int build(struct store *st, int64_t root_id, struct graph *g, char **err)
 		trace_cat = sqlite3_column_int64(q, 0);
 	sqlite3_finalize(q);
 	/* walk the tree; past SCAN_ROWS, scan the table instead */
-	int r = load_phases(st, g, root_id, &t, &mp, trace_cat, SCAN_ROWS, err);
+	struct sync_ids sy;
+	if (load_sync_ids(st, &sy, err) < 0)
+		goto out;
+	int r = load_phases(st, g, root_id, &t, &mp, trace_cat, &sy, SCAN_ROWS, err);
 	if (r == 1)
-		r = load_scan(st, g, root_id, &t, &mp, trace_cat, err);
+		r = load_scan(st, g, root_id, &t, &mp, trace_cat, &sy, err);
 	if (r == 1)
-		r = load_phases(st, g, root_id, &t, &mp, trace_cat, SIZE_MAX, err);
+		r = load_phases(st, g, root_id, &t, &mp, trace_cat, &sy, SIZE_MAX, err);
 	if (r < 0 || load_edges(st, g, &mp, err) < 0)
 		goto out;
 	t.node = xmalloc((t.n ? t.n : 1) * sizeof(*t.node));
@@ -807,6 +943,7 @@ static int build(struct store *st, int64_t root_id, struct graph *g, char **err)
 		t.node[i] = t.phase_id[i] ? idmap_get(&mp, t.phase_id[i]) : -1;
 	idmap_release(&mp);
 	link(g, &t);
+	link_syncs(g, &t);
 	kahn(g);
 	rc = 0;
 out:
@@ -815,6 +952,7 @@ out:
 	free(t.phase_id);
 	free(t.node);
 	free(t.serial);
+	free(t.source);
 	if (rc < 0)
 		graph_release(g);
 	return rc;
@@ -888,6 +1026,8 @@ static void fill_path(const struct graph *g, struct critpath *c)
 			what = CRITPATH_LAUNCH;
 		else if (bk == BK_ORDER)
 			what = CRITPATH_QUEUE;
+		else if (bk == BK_SYNC)
+			what = CRITPATH_SYNC;
 		else
 			what = CRITPATH_EDGE, ek = bk - BK_EDGE;
 		add_step(c, &alloc, g->id[p], what, ek, g->origin + from, len);

@@ -24,7 +24,15 @@
  *   edges       every row of the edges table with both ends under the root
  *               (flow, launch, fwd-bwd, stage parent, step order), a -> b as
  *               E(a) -> S(b), or as S(a) -> S(b) when b started before a
- *               ended (a launch: the kernel starts while its call runs).
+ *               ended (a launch: the kernel starts while its call runs);
+ *   sync        E(k) -> E(s) for a host call s that returns only when device
+ *               work is done (cudaDeviceSynchronize, cudaStreamSynchronize,
+ *               cudaEventSynchronize, a synchronous cudaMemcpy, their HIP
+ *               and driver-API twins), k the device op of the same source
+ *               (trace file) that ended last within s's window: the call
+ *               could not return before it.  The trace does not say which
+ *               stream or event s named, so the last op to end on any of
+ *               the source's streams stands for it.
  * All levels are in the graph, not only leaves: a composite phase's own
  * (self) time is the gaps between its children, which the nesting and
  * order edges carry, so the path says "this operator's host code" as well
@@ -45,8 +53,11 @@
  * Each stretch of the path is either a phase running, its work or its self
  * time (work edges; nesting and order edges between a contained child and
  * its parent), or a wait on the dependency named by the edge: a launch
- * latency, a queue on a stream, a flow, a step-order or stage gap, or an
- * unexplained release.
+ * latency, a queue on a stream, a flow, a step-order or stage gap, a
+ * synchronising call's return after the device work it waited for, or an
+ * unexplained release.  Through sync edges the path runs from the host
+ * into the kernels the host waited on, so a what-if on a kernel shortens
+ * the host's wait.
  *
  * What-if.  Making phase X k times faster divides by k the weight of every
  * binding edge that is the work or self time of X or of a phase under X
@@ -80,6 +91,7 @@ enum critpath_what {
 	CRITPATH_LAUNCH = 2,  /* phase_id (on another track) waited after its parent began */
 	CRITPATH_QUEUE = 3,   /* phase_id waited after its predecessor on its thread or stream */
 	CRITPATH_RELEASE = 4, /* phase_id started later than anything in the graph explains */
+	CRITPATH_SYNC = 5,    /* phase_id, a synchronising call, returned after device work ended */
 };
 
 /* One stretch of the path; consecutive stretches of one phase and kind are

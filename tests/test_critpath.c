@@ -218,6 +218,64 @@ static void kernel_outlives_launch(void **state)
 	model_free(m);
 }
 
+/* The same launch, then cudaDeviceSynchronize (125..215) waits for the
+ * kernel (110..210) and aten::add (220..225) runs after it returns.  The
+ * sync edge puts the kernel on the host's path: a faster kernel lets the
+ * call return, and add start, sooner. */
+static const char sync_trace[] =
+    "{\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,"
+    "\"ts\":100,\"dur\":20},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+    "\"tid\":1,\"ts\":102,\"dur\":4,\"args\":{\"correlation\":42}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,"
+    "\"ts\":110,\"dur\":100,\"args\":{\"correlation\":42,\"stream\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\","
+    "\"pid\":1,\"tid\":1,\"ts\":125,\"dur\":90},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":1,\"tid\":1,"
+    "\"ts\":220,\"dur\":5}]}";
+
+static void sync_waits_on_kernel(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	struct import_opts o = {.workflow = "wf", .step = "s"};
+	if (importfx_fresh(f, sync_trace, &o, &err) < 0)
+		fail_msg("%s", err);
+	int64_t step = id_of(f, "s"), k = id_of(f, "gemm"),
+		sync = id_of(f, "cudaDeviceSynchronize"), add = id_of(f, "aten::add");
+	struct model *m = open_model(f);
+	struct critpath cp;
+	if (critpath_compute(model_store(m), step, &cp, &err) < 0)
+		fail_msg("%s", err);
+	check_tiling(&cp);
+	assert_int_equal(cp.makespan_ns, 125 * US);
+	/* ... the kernel, then the call's return 5 us after it, then add */
+	size_t i = 0;
+	while (i < cp.nsteps && !(cp.steps[i].phase_id == k && cp.steps[i].what == CRITPATH_RUN))
+		i++;
+	assert_true(i + 1 < cp.nsteps);
+	assert_int_equal(cp.steps[i].dur_ns, 100 * US);
+	assert_int_equal(cp.steps[i + 1].phase_id, sync);
+	assert_int_equal(cp.steps[i + 1].what, CRITPATH_SYNC);
+	assert_int_equal(cp.steps[i + 1].start_ns, cp.start_ns + 110 * US);
+	assert_int_equal(cp.steps[i + 1].dur_ns, 5 * US);
+	assert_int_equal(cp.steps[cp.nsteps - 1].phase_id, add);
+	/* the call's own 90 us are not on the path: it waited */
+	for (size_t j = 0; j < cp.nphases; j++)
+		assert_false(cp.phases[j].phase_id == sync);
+	assert_int_equal(cp.phases[0].phase_id, k);
+	/* kernel twice as fast: it ends at 160, the call returns at 165, add
+	 * runs 170..175: 75 us from 100 */
+	assert_int_equal(whatif(m, step, k, 2), 75 * US);
+	/* no kernel: the call returns as soon as it is made (125), add 130..135 */
+	assert_int_equal(whatif(m, step, k, INFINITY), 35 * US);
+	/* the call itself faster: it was waiting, nothing changes */
+	assert_int_equal(whatif(m, step, sync, 2), 125 * US);
+	critpath_release(&cp);
+	model_free(m);
+}
+
 /* Is phase id under root (or root itself)? */
 static int under(struct fx *f, int64_t id, int64_t root)
 {
@@ -326,6 +384,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(diamond, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(sync_waits_on_kernel, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(kernel_outlives_launch, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(real_train, setup, importfx_teardown),
 	};
