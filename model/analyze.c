@@ -2,14 +2,15 @@
  * The analyses of one trace.db (resource attribution and bottlenecks,
  * imbalance, the GPU breakdowns, each workflow's critical path, the issues
  * they raise), run together, and their cache in the file (tables
- * attribution, attribution_fit, imbalance, issues and critical_path; the
- * GPU breakdowns are recomputed).  The critical path runs on the caller's
- * connection while a thread with a read-only connection of its own runs
- * the others: on two cores the analyses take the longer of the two.
- * `grademl-tui analyze` writes the cache; report and the explorer read it
- * while it matches the file, else compute the analyses in memory.  The cache matches while meta
- * 'analysis_of' equals the file's signature: the largest phase, source and
- * metric ids, which every import raises.
+ * attribution, attribution_fit, imbalance, issues, critical_path and the
+ * gpu_breakdown tables of model/gpucache.c).  The critical path runs on the
+ * caller's connection while a thread with a read-only connection of its
+ * own runs the others: on two cores the analyses take the longer of the
+ * two.  `grademl-tui analyze` writes the cache; report and the explorer
+ * read it while it matches the file, else compute the analyses in memory.
+ * The cache matches while meta 'analysis_of' equals the file's signature:
+ * the schema version and the largest phase, source and metric ids, which
+ * every import raises.
  */
 #include <math.h>
 #include <pthread.h>
@@ -19,22 +20,26 @@
 
 #include "model/analyze.h"
 #include "model/critpath.h"
+#include "model/gpucache.h"
 #include "model/sbuf.h"
 #include "model/timing.h"
 #include "model/xalloc.h"
 
-/* "v3 p<max phase id> s<max source id> m<max metric id>", or NULL: a cache
- * written by an older schema's analysis does not match. */
+/* "v<schema> p<max phase id> s<max source id> m<max metric id>", or NULL:
+ * a cache written by an older schema's analysis does not match, as it may
+ * lack what a later schema caches (v4: the GPU breakdowns). */
 static char *signature(sqlite3 *db)
 {
 	sqlite3_stmt *q;
 	char *sig = NULL;
 	if (sqlite3_prepare_v2(db,
-			       "SELECT 'v3 p' || coalesce((SELECT max(id) FROM phases), 0)"
+			       "SELECT 'v' || ?1"
+			       " || ' p' || coalesce((SELECT max(id) FROM phases), 0)"
 			       " || ' s' || coalesce((SELECT max(id) FROM sources), 0)"
 			       " || ' m' || coalesce((SELECT max(id) FROM metrics), 0)",
 			       -1, &q, NULL) != SQLITE_OK)
 		return NULL;
+	sqlite3_bind_int(q, 1, STORE_SCHEMA_VERSION);
 	if (sqlite3_step(q) == SQLITE_ROW)
 		sig = xstrdup((const char *)sqlite3_column_text(q, 0));
 	sqlite3_finalize(q);
@@ -83,7 +88,6 @@ static int paths(struct store *st, struct analysis *a, char **err)
 struct side_job {
 	const char *path;
 	struct analysis *a;
-	struct gpubreak *gpu;
 	char *err;
 	int rc;
 };
@@ -99,7 +103,7 @@ static void *side_thread(void *arg)
 	if (attrib_compute(store_db(st), j->path, &j->a->attr, &j->err) < 0)
 		goto out;
 	timing_mark("attribution (beside)");
-	if (gpubreak_load(st, NULL, j->gpu, &j->err) < 0)
+	if (gpubreak_load(st, NULL, &j->a->gpu, &j->err) < 0)
 		goto out;
 	timing_mark("gpu breakdown (beside)");
 	if (imbalance_compute(st, &j->a->imb, &j->a->nimb, &j->err) < 0)
@@ -113,8 +117,7 @@ out:
 
 int analysis_run(struct store *st, struct analysis *a, char **err)
 {
-	struct gpubreak gpu = {NULL, 0};
-	struct side_job job = {store_path(st), a, &gpu, NULL, 0};
+	struct side_job job = {store_path(st), a, NULL, 0};
 	pthread_t th;
 	memset(a, 0, sizeof(*a));
 	timing_mark(NULL);
@@ -133,9 +136,8 @@ int analysis_run(struct store *st, struct analysis *a, char **err)
 	}
 	free(job.err);
 	if (rc == 0)
-		rc = issues_rank(st, a, &gpu, err);
+		rc = issues_rank(st, a, &a->gpu, err);
 	timing_mark("issues");
-	gpubreak_release(&gpu);
 	if (rc < 0)
 		analysis_release(a);
 	return rc;
@@ -226,7 +228,7 @@ int analysis_save(struct store *st, const struct analysis *a, char **err)
 		if (step_done(db, cp, err) < 0)
 			goto out;
 	}
-	if (attrib_save(db, &a->attr, err) < 0)
+	if (attrib_save(db, &a->attr, err) < 0 || gpucache_save(db, &a->gpu, err) < 0)
 		goto out;
 	sqlite3_bind_text(meta, 1, sig, -1, SQLITE_STATIC);
 	rc = step_done(db, meta, err);
@@ -333,7 +335,7 @@ static int load(struct store *st, struct analysis *a, char **err)
 		    sqlite3_column_int64(q, 4)};
 	}
 	sqlite3_finalize(q);
-	if (attrib_load(db, &a->attr, err) < 0) {
+	if (attrib_load(db, &a->attr, err) < 0 || gpucache_load(db, &a->gpu, err) < 0) {
 		analysis_release(a);
 		return -1;
 	}
@@ -361,6 +363,7 @@ void analysis_release(struct analysis *a)
 	free(a->issues);
 	free(a->path);
 	attrib_release(&a->attr);
+	gpubreak_release(&a->gpu);
 	memset(a, 0, sizeof(*a));
 }
 

@@ -40,6 +40,7 @@ struct analysis {
 	struct issue *issues; /* largest impact first */
 	size_t nissues;
 	struct attribution attr; /* resource attribution and bottlenecks */
+	struct gpubreak gpu;	 /* HTA's GPU breakdowns, default options */
 	int cached; /* read from trace.db rather than computed */
 };
 
@@ -59,7 +60,7 @@ char *analysis_phase_name(struct store *st, int64_t id);
 /* "/workflow/step/.../name" of a phase (for :goto), or NULL when none. */
 char *analysis_phase_path(struct store *st, int64_t id);
 
-/* Builds a->issues from the analyses in a and the GPU breakdowns
+/* Builds a->issues from the analyses in a and the GPU breakdowns gpu
  * (model/issues.c). */
 int issues_rank(struct store *st, struct analysis *a, const struct gpubreak *gpu, char **err);
 

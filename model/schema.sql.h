@@ -70,4 +70,33 @@ static const char store_schema_v3_sql[] =
     "CREATE TABLE IF NOT EXISTS attribution_fit(metric_id INTEGER NOT NULL,"
     " phase_type TEXT NOT NULL, rule TEXT NOT NULL, demand REAL NOT NULL);\n";
 
+/* Schema v4 adds the GPU breakdowns' cache (model/gpucache.c), written with
+ * the other analyses: one row per (source, rank) of device work, rank -1
+ * when the trace names none, and its type mixes, top kernels and streams
+ * keyed the same way.  Times in ns. */
+static const char store_schema_v4_sql[] =
+    "CREATE TABLE IF NOT EXISTS gpu_breakdown(source_id INTEGER NOT NULL, rank INTEGER NOT NULL,"
+    " items INTEGER NOT NULL, left_out INTEGER NOT NULL, cutoff_ns INTEGER NOT NULL,"
+    " window_ns INTEGER NOT NULL, idle_ns INTEGER NOT NULL, compute_ns INTEGER NOT NULL,"
+    " noncompute_ns INTEGER NOT NULL, comm_ns INTEGER NOT NULL, comp_ns INTEGER NOT NULL,"
+    " mem_ns INTEGER NOT NULL, overlap_ns INTEGER NOT NULL,"
+    " PRIMARY KEY (source_id, rank)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS gpu_breakdown_mix(source_id INTEGER NOT NULL,"
+    " rank INTEGER NOT NULL, comm INTEGER NOT NULL, comp INTEGER NOT NULL,"
+    " mem INTEGER NOT NULL, ns INTEGER NOT NULL,"
+    " PRIMARY KEY (source_id, rank, comm, comp, mem)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS gpu_breakdown_kernels(source_id INTEGER NOT NULL,"
+    " rank INTEGER NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, name TEXT NOT NULL,"
+    " others INTEGER NOT NULL, names INTEGER NOT NULL, count INTEGER NOT NULL,"
+    " sum_ns INTEGER NOT NULL, min_ns INTEGER NOT NULL, max_ns INTEGER NOT NULL,"
+    " PRIMARY KEY (source_id, rank, seq)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS gpu_breakdown_streams(source_id INTEGER NOT NULL,"
+    " rank INTEGER NOT NULL, track_id INTEGER NOT NULL, items INTEGER NOT NULL,"
+    " window_ns INTEGER NOT NULL, idle_ns INTEGER NOT NULL, compute_ns INTEGER NOT NULL,"
+    " noncompute_ns INTEGER NOT NULL, host_wait_ns INTEGER NOT NULL,"
+    " host_wait_gaps INTEGER NOT NULL, kernel_wait_ns INTEGER NOT NULL,"
+    " kernel_wait_gaps INTEGER NOT NULL, other_wait_ns INTEGER NOT NULL,"
+    " other_wait_gaps INTEGER NOT NULL,"
+    " PRIMARY KEY (source_id, rank, track_id)) WITHOUT ROWID;\n";
+
 #endif

@@ -116,7 +116,8 @@ static double pct_of(int64_t part, int64_t whole)
 	return whole > 0 ? 100.0 * (double)part / (double)whole : 0;
 }
 
-/* HTA's breakdowns per rank (model/gpubreak.c). */
+/* HTA's breakdowns per rank (model/gpubreak.c), from the analyses: the
+ * cache when it matches the file, else computed with them. */
 static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 {
 	char a[32], b[32], c[32];
@@ -219,7 +220,7 @@ static void text_attr(FILE *out, struct model *m, const struct attribution *at, 
 }
 
 static int write_text(FILE *out, const char *path, struct model *m, const struct summary *s,
-		      const struct analysis *an, const struct gpubreak *gpu, char **err)
+		      const struct analysis *an, char **err)
 {
 	struct sbuf sb = SBUF_INIT;
 	sbuf_init(&sb);
@@ -334,7 +335,7 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 		sbuf_release(&label);
 		sbuf_release(&tmp);
 	}
-	text_gpu(out, gpu, &sb);
+	text_gpu(out, &an->gpu, &sb);
 	sbuf_release(&sb);
 	return 0;
 }
@@ -492,7 +493,7 @@ static json_t *json_attr(struct model *m, const struct attribution *at)
 }
 
 static int write_json(FILE *out, const char *path, struct model *m, const struct summary *s,
-		      const struct analysis *an, const struct gpubreak *gpu, char **err)
+		      const struct analysis *an, char **err)
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "trace_db", jstr(path));
@@ -568,7 +569,7 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 				   "slow", (json_int_t)g->slow));
 	}
 	json_object_set_new(root, "imbalance", imb);
-	json_object_set_new(root, "gpu_breakdown", json_gpu(gpu));
+	json_object_set_new(root, "gpu_breakdown", json_gpu(&an->gpu));
 	json_t *cp = json_array();
 	for (size_t i = 0; i < an->npath; i++) {
 		const struct pathrow *p = &an->path[i];
@@ -596,20 +597,14 @@ int report_write(FILE *out, const char *path, enum report_format fmt, char **err
 		return -1;
 	struct summary s;
 	struct analysis an;
-	struct gpubreak gpu;
 	int rc = summary_load(m, &s, TOP_N, err);
 	if (rc == 0 && (rc = analysis_get(model_store(m), &an, err)) < 0)
 		summary_release(&s);
-	if (rc == 0 && (rc = gpubreak_load(model_store(m), NULL, &gpu, err)) < 0) {
-		summary_release(&s);
-		analysis_release(&an);
-	}
 	if (rc == 0) {
-		rc = fmt == REPORT_JSON ? write_json(out, path, m, &s, &an, &gpu, err)
-					: write_text(out, path, m, &s, &an, &gpu, err);
+		rc = fmt == REPORT_JSON ? write_json(out, path, m, &s, &an, err)
+					: write_text(out, path, m, &s, &an, err);
 		summary_release(&s);
 		analysis_release(&an);
-		gpubreak_release(&gpu);
 	}
 	model_free(m);
 	if (rc == 0 && (fflush(out) != 0 || ferror(out))) {
