@@ -63,6 +63,38 @@ static void fail(struct app *a, char *err)
 	free(err);
 }
 
+int app_list_move(enum action act, size_t *sel, size_t *top, size_t n, size_t rows)
+{
+	size_t last = n ? n - 1 : 0;
+	switch (act) {
+	case A_DOWN:
+		*sel += *sel < last;
+		break;
+	case A_UP:
+		*sel -= *sel > 0;
+		break;
+	case A_PGDN:
+		*sel = *sel + rows < last ? *sel + rows : last;
+		break;
+	case A_PGUP:
+		*sel = *sel > rows ? *sel - rows : 0;
+		break;
+	case A_HOME:
+		*sel = 0;
+		break;
+	case A_END:
+		*sel = last;
+		break;
+	default:
+		return 0;
+	}
+	if (*sel < *top)
+		*top = *sel;
+	if (*sel >= *top + rows)
+		*top = *sel - rows + 1;
+	return 1;
+}
+
 /* ---- search and filter (per screen) ---- */
 
 static void search(struct app *a, int dir)

@@ -143,6 +143,11 @@ void app_draw(struct app *a, struct grid *g);
 void app_message(struct app *a, int error, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Moves a list's selection for a movement action (down, up, a page of
+ * rows, first, last) among n rows and scrolls top to keep it shown; 1 when
+ * act was one of those. */
+int app_list_move(enum action act, size_t *sel, size_t *top, size_t n, size_t rows);
+
 /* The screens (one module each). */
 void tree_draw(struct app *a, struct grid *g, int y, int h);
 void tree_key(struct app *a, enum action act);

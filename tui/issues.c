@@ -59,31 +59,14 @@ void issues_key(struct app *a, enum action act)
 	struct issues_view *v = &a->iv;
 	if (load(a) < 0 || !v->an.nissues)
 		return;
-	size_t n = v->an.nissues, rows = list_rows(a);
-	switch (act) {
-	case A_DOWN:
-		v->sel += v->sel + 1 < n;
-		break;
-	case A_UP:
-		v->sel -= v->sel > 0;
-		break;
-	case A_PGDN:
-		v->sel = v->sel + rows < n ? v->sel + rows : n - 1;
-		break;
-	case A_PGUP:
-		v->sel = v->sel > rows ? v->sel - rows : 0;
-		break;
-	case A_HOME:
-		v->sel = 0;
-		break;
-	case A_END:
-		v->sel = n - 1;
-		break;
-	case A_ENTER: {
+	if (app_list_move(act, &v->sel, &v->top, v->an.nissues, list_rows(a)))
+		return;
+	if (act == A_ENTER) {
 		char *err = NULL;
 		const char *path = v->paths ? v->paths[v->sel] : NULL;
 		if (!path) {
-			app_message(a, 1, "issue %zu: its phase is no longer in the file", v->sel + 1);
+			app_message(a, 1, "issue %zu: its phase is no longer in the file",
+				    v->sel + 1);
 		} else if (tree_view_goto(&a->tree, path, &err) < 0) {
 			app_message(a, 1, "%s", err);
 			free(err);
@@ -91,15 +74,7 @@ void issues_key(struct app *a, enum action act)
 			a->screen = SCREEN_TREE;
 			app_message(a, 0, "issue %zu: %s", v->sel + 1, v->an.issues[v->sel].kind);
 		}
-		return;
 	}
-	default:
-		return;
-	}
-	if (v->sel < v->top)
-		v->top = v->sel;
-	if (v->sel >= v->top + rows)
-		v->top = v->sel - rows + 1;
 }
 
 /* Writes text wrapped at w columns into rows y.. < ymax; the last row

@@ -269,26 +269,9 @@ void results_key(struct app *a, enum action act)
 	struct results_view *v = &a->rv;
 	if (!v->query || v->error || !v->t.ncols)
 		return;
-	size_t rows = list_rows(a), n = v->nshown;
+	if (app_list_move(act, &v->sel, &v->top, v->nshown, list_rows(a)))
+		return;
 	switch (act) {
-	case A_DOWN:
-		v->sel += v->sel + 1 < n;
-		break;
-	case A_UP:
-		v->sel -= v->sel > 0;
-		break;
-	case A_PGDN:
-		v->sel = v->sel + rows < n ? v->sel + rows : n ? n - 1 : 0;
-		break;
-	case A_PGUP:
-		v->sel = v->sel > rows ? v->sel - rows : 0;
-		break;
-	case A_HOME:
-		v->sel = 0;
-		break;
-	case A_END:
-		v->sel = n ? n - 1 : 0;
-		break;
 	case A_COL_PREV:
 		v->col -= v->col > 0;
 		break;
@@ -297,18 +280,14 @@ void results_key(struct app *a, enum action act)
 		break;
 	case A_SORT_COL:
 		sort_by(a);
-		break;
+		return;
 	case A_ENTER:
-		if (n)
+		if (v->nshown)
 			show_phase(a);
 		return;
 	default:
 		return;
 	}
-	if (v->sel < v->top)
-		v->top = v->sel;
-	if (v->sel >= v->top + rows)
-		v->top = v->sel - rows + 1;
 	if (v->col < v->left)
 		v->left = v->col;
 	while (v->left < v->col && !col_fits(v, v->col, a->w))
