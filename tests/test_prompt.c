@@ -92,6 +92,36 @@ static void history_saved_and_browsed(void **state)
 	testdir_remove(dir);
 }
 
+/* A history file of 1200 lines is cut to the last 500 when read, and the
+ * newest line is still the first Up gives. */
+static void history_file_trimmed(void **state)
+{
+	char dir[256], path[300], buf[64];
+	assert_int_equal(testdir_make(dir, sizeof(dir), "prompt"), 0);
+	snprintf(path, sizeof(path), "%s/history", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	for (int i = 0; i < 1200; i++)
+		fprintf(f, "goto /%d\n", i);
+	fclose(f);
+	struct prompt p;
+	prompt_init(&p, path);
+	prompt_open(&p, PROMPT_COMMAND);
+	prompt_key(&p, K_UP, NULL, NULL, NULL);
+	assert_string_equal(p.line.buf, "goto /1199");
+	prompt_release(&p);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	int n = 0;
+	while (fgets(buf, sizeof(buf), f))
+		if (n++ == 0)
+			assert_string_equal(buf, "goto /700\n");
+	fclose(f);
+	assert_int_equal(n, 500);
+	remove(path);
+	testdir_remove(dir);
+}
+
 static char *complete_abc(void *ctx, const char *line, char **hint)
 {
 	(void)ctx;
@@ -147,7 +177,10 @@ static void reopen_at_column(void **state)
 	assert_int_equal(p.cursor, 14);
 	prompt_reopen(&p, PROMPT_COMMAND, "ab", 99);
 	assert_int_equal(p.cursor, 2);
-	prompt_reopen(&p, PROMPT_COMMAND, "a\xc3\xa9" "b", 2); /* inside the é */
+	prompt_reopen(&p, PROMPT_COMMAND,
+		      "a\xc3\xa9"
+		      "b",
+		      2); /* inside the é */
 	assert_int_equal(p.cursor, 1);
 	prompt_release(&p);
 }
@@ -157,6 +190,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(editing),
 	    cmocka_unit_test(history_saved_and_browsed),
+	    cmocka_unit_test(history_file_trimmed),
 	    cmocka_unit_test(completion),
 	    cmocka_unit_test(completion_mid_line),
 	    cmocka_unit_test(reopen_at_column),

@@ -27,6 +27,24 @@ static void hist_add(struct prompt_history *h, const char *s)
 	h->lines[h->n++] = xstrdup(s);
 }
 
+/* The file only grows (one line appended per command): once it holds
+ * twice what is kept, it is written again with the kept lines, through a
+ * temporary file renamed over it.  Failures are quiet. */
+static void hist_trim(const struct prompt *p)
+{
+	const struct prompt_history *h = &p->hist[PROMPT_COMMAND];
+	char *tmp = xasprintf("%s.tmp", p->hist_file);
+	FILE *f = fopen(tmp, "w");
+	int ok = f != NULL;
+	for (size_t i = 0; ok && i < h->n; i++)
+		ok = fprintf(f, "%s\n", h->lines[i]) >= 0;
+	if (f && fclose(f) != 0)
+		ok = 0;
+	if (!ok || rename(tmp, p->hist_file) != 0)
+		remove(tmp);
+	free(tmp);
+}
+
 void prompt_init(struct prompt *p, const char *hist_file)
 {
 	memset(p, 0, sizeof(*p));
@@ -38,11 +56,15 @@ void prompt_init(struct prompt *p, const char *hist_file)
 	if (!f)
 		return;
 	char buf[4096];
+	size_t lines = 0;
 	while (fgets(buf, sizeof(buf), f)) {
 		buf[strcspn(buf, "\n")] = '\0';
 		hist_add(&p->hist[PROMPT_COMMAND], buf);
+		lines++;
 	}
 	fclose(f);
+	if (lines > 2 * HISTORY_MAX)
+		hist_trim(p);
 }
 
 void prompt_release(struct prompt *p)
