@@ -1643,6 +1643,13 @@ static void load_track(struct win *w, int32_t ti, int64_t lo, int64_t hi)
 	const struct track *t = &w->r->tracks[ti];
 	struct wph x;
 	int64_t a, e;
+	if (!t->spans && t->node) {
+		/* no spans: nothing but the node, unless it has children */
+		sqlite3_reset(w->row);
+		sqlite3_bind_int64(w->row, 1, t->node);
+		if (sqlite3_step(w->row) == SQLITE_ROW && sqlite3_column_int64(w->row, 6) == 0)
+			return;
+	}
 	if (track_run(w, ti, &a, &e) < 0) {
 		sqlite3_reset(w->scan);
 		sqlite3_bind_int64(w->scan, 1, t->id);
