@@ -33,7 +33,7 @@
 #include "model/xalloc.h"
 
 #define NTYPES 5 /* phase types of a class (attrib.h) */
-#define INF INT64_MAX
+#define INF    INT64_MAX
 
 static const struct {
 	const char *name;
@@ -81,10 +81,12 @@ struct phases {
 
 struct track {
 	int64_t id;
-	const char *host; /* interned in hosts[], NULL unknown */
-	int device;	  /* -1: host side */
-	int nest;	  /* phases nest by time (a CPU thread) */
-	int cls;	  /* class index, -1 none */
+	const char *host;	     /* interned in hosts[], NULL unknown */
+	int device;		     /* -1: host side */
+	int nest;		     /* phases nest by time (a CPU thread) */
+	int cls;		     /* class index, -1 none */
+	int stream;		     /* a device stream: written after the source's host tracks */
+	int64_t source, spans, node; /* its source, phases and node phase (0 none) */
 };
 
 struct metric {
@@ -149,6 +151,10 @@ struct run {
 	size_t nkeep;
 	struct attribution *out;
 	size_t fit_alloc;
+	/* attrib_series: the tracks whose host counts (NULL: all), and the
+	 * samples wanted: those of the periods that [t0, t1) touches */
+	const uint8_t *track_ok;
+	int64_t t0, t1;
 };
 
 static int fail(struct run *r, const char *what)
@@ -162,7 +168,10 @@ static int fail(struct run *r, const char *what)
 static int type_of(int kind, int leaf, const struct track *t)
 {
 	if (t->device >= 0)
-		return kind == PHASE_KERNEL ? 0 : kind == PHASE_MEMCPY ? 1 : kind == PHASE_MEMSET ? 2 : -1;
+		return kind == PHASE_KERNEL   ? 0
+		       : kind == PHASE_MEMCPY ? 1
+		       : kind == PHASE_MEMSET ? 2
+					      : -1;
 	switch (kind) {
 	case PHASE_OPERATOR:
 		return 0;
@@ -200,7 +209,10 @@ static int load_tracks(struct run *r)
 {
 	sqlite3_stmt *q;
 	size_t alloc = 0;
-	if (sqlite3_prepare_v2(r->db, "SELECT id, kind, host, " TRACK_DEVICE_SQL " FROM tracks ORDER BY id",
+	if (sqlite3_prepare_v2(r->db,
+			       "SELECT id, kind, host, " TRACK_DEVICE_SQL
+			       ", coalesce(source_id, 0), spans,"
+			       " coalesce(phase_id, 0) FROM tracks ORDER BY id",
 			       -1, &q, NULL) != SQLITE_OK)
 		return fail(r, "tracks");
 	while (sqlite3_step(q) == SQLITE_ROW) {
@@ -212,6 +224,10 @@ static int load_tracks(struct run *r)
 		t->device = sqlite3_column_int(q, 3);
 		t->nest = kind && (!strcmp(kind, "thread") || !strcmp(kind, "host"));
 		t->cls = -1;
+		t->stream = kind && !strcmp(kind, "stream");
+		t->source = sqlite3_column_int64(q, 4);
+		t->spans = sqlite3_column_int64(q, 5);
+		t->node = sqlite3_column_int64(q, 6);
 		if (!t->nest && t->device < 0 && !(kind && !strcmp(kind, "executor")))
 			t->device = -2; /* async or counter tracks: no work */
 	}
@@ -280,10 +296,11 @@ static int load_phases(struct run *r)
 	p->kind = xmalloc(alloc);
 	p->leaf = xmalloc(alloc);
 	parent_id = xmalloc_big(alloc * sizeof(*parent_id));
-	if (sqlite3_prepare_v2(r->db,
-			       "SELECT id, coalesce(parent_id, 0), kind, coalesce(track_id, 0), start_ns,"
-			       " dur_ns, child_count FROM phases ORDER BY id",
-			       -1, &q, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(
+		r->db,
+		"SELECT id, coalesce(parent_id, 0), kind, coalesce(track_id, 0), start_ns,"
+		" dur_ns, child_count FROM phases ORDER BY id",
+		-1, &q, NULL) != SQLITE_OK) {
 		free(parent_id);
 		return fail(r, "phases");
 	}
@@ -363,10 +380,18 @@ static int load_samples(struct run *r, struct metric *m)
 {
 	sqlite3_stmt *q;
 	size_t alloc = 0;
-	if (sqlite3_prepare_v2(r->db, "SELECT t_ns, value FROM samples WHERE metric_id = ?1 ORDER BY t_ns",
-			       -1, &q, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		r->db,
+		"SELECT t_ns, value FROM samples WHERE metric_id = ?1 AND t_ns >="
+		" coalesce((SELECT max(t_ns) FROM samples WHERE metric_id = ?1 AND t_ns <= ?2),"
+		" (SELECT min(t_ns) FROM samples WHERE metric_id = ?1)) AND t_ns <="
+		" coalesce((SELECT min(t_ns) FROM samples WHERE metric_id = ?1 AND t_ns >= ?3),"
+		" (SELECT max(t_ns) FROM samples WHERE metric_id = ?1)) ORDER BY t_ns",
+		-1, &q, NULL) != SQLITE_OK)
 		return fail(r, "samples");
 	sqlite3_bind_int64(q, 1, m->id);
+	sqlite3_bind_int64(q, 2, r->t0);
+	sqlite3_bind_int64(q, 3, r->t1);
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		if (m->ns == alloc) {
 			alloc = alloc ? alloc * 2 : 256;
@@ -389,7 +414,7 @@ static int load_metrics(struct run *r)
 	size_t alloc = 0;
 	for (size_t i = 0; i < r->ntracks; i++) {
 		struct track *t = &r->tracks[i];
-		if (t->device >= -1)
+		if (t->device >= -1 && (!r->track_ok || r->track_ok[i]))
 			t->cls = class_of(r, t->host, t->device);
 	}
 	size_t nk_work = r->nk;
@@ -772,11 +797,65 @@ static void charge(struct run *r, struct klass *k, const struct lane *l, int t, 
 	}
 }
 
-/* One merge of the lanes with the metrics' sample boundaries.  hist: sweep
- * one (time per key per period), else sweep two (charges). */
-static void sweep(struct run *r, struct klass *k, struct lane *lanes, size_t nl,
-		  const uint8_t *types, int hist)
+/* What a merge of the lanes does: sweep one (time per key per period),
+ * sweep two (charges to the kept phases), or sweep two for one phase's
+ * usage over time (struct series). */
+enum sweep_mode { SWEEP_HIST, SWEEP_CHARGE, SWEEP_SERIES };
+
+/* attrib_series' accumulator: the usage rate of the phase asked about is,
+ * at any time, the sum over types of the rate per phase of that type
+ * (struct state's wr) times how many of its phases of that type run. */
+struct series {
+	const uint8_t *under; /* per phase: its work counts (it or a descendant) */
+	int na[NTYPES];	      /* lanes running such a phase now, per type */
+	int64_t t0, t1;
+	int nb;
+	double *out; /* per resource and bucket: the integral, then the mean */
+};
+
+/* The start of bucket b of nb over [t0, t1) (b = nb: t1), without overflow. */
+static int64_t bucket_edge(const struct series *sa, int b)
 {
+	uint64_t span = (uint64_t)(sa->t1 - sa->t0), n = (uint64_t)sa->nb;
+	return sa->t0 + (int64_t)(span / n * (uint64_t)b + span % n * (uint64_t)b / n);
+}
+
+/* Adds the rates of s over [a, b), a stretch with no event inside. */
+static void series_add(struct series *sa, const struct state *s, int64_t a, int64_t b)
+{
+	double rate[ATTRIB_NRES] = {0};
+	int any = 0;
+	a = a > sa->t0 ? a : sa->t0;
+	b = b < sa->t1 ? b : sa->t1;
+	if (a >= b)
+		return;
+	for (int t = 0; t < NTYPES; t++)
+		if (sa->na[t])
+			for (int x = 0; x < ATTRIB_NRES; x++) {
+				rate[x] += sa->na[t] * s->wr[t][x];
+				any |= rate[x] != 0;
+			}
+	if (!any)
+		return;
+	int i = (int)((double)(a - sa->t0) / (double)(sa->t1 - sa->t0) * sa->nb);
+	i = i < 0 ? 0 : i >= sa->nb ? sa->nb - 1 : i;
+	while (i > 0 && bucket_edge(sa, i) > a)
+		i--;
+	while (i + 1 < sa->nb && bucket_edge(sa, i + 1) <= a)
+		i++;
+	for (; i < sa->nb && bucket_edge(sa, i) < b; i++) {
+		int64_t lo = bucket_edge(sa, i), hi = bucket_edge(sa, i + 1);
+		double len = (double)((hi < b ? hi : b) - (lo > a ? lo : a));
+		for (int x = 0; x < ATTRIB_NRES; x++)
+			sa->out[x * sa->nb + i] += rate[x] * len;
+	}
+}
+
+/* One merge of the lanes with the metrics' sample boundaries. */
+static void sweep(struct run *r, struct klass *k, struct lane *lanes, size_t nl,
+		  const uint8_t *types, enum sweep_mode mode, struct series *sa)
+{
+	int hist = mode == SWEEP_HIST;
 	struct heap h = {xmalloc((nl + 1) * sizeof(int32_t)), 0, lanes};
 	struct state s;
 	int cnt[NTYPES] = {0};
@@ -807,6 +886,8 @@ static void sweep(struct run *r, struct klass *k, struct lane *lanes, size_t nl,
 				if (in_period(m))
 					hist_add(m, key, (double)(now - prev));
 			}
+		if (mode == SWEEP_SERIES && prev != INF && now > prev)
+			series_add(sa, &s, prev, now);
 		if (prev == INF)
 			s.t_ref = now;
 		/* lanes whose event is now: ends first, then what starts */
@@ -814,8 +895,10 @@ static void sweep(struct run *r, struct klass *k, struct lane *lanes, size_t nl,
 			struct lane *l = &lanes[h.v[0]];
 			if (l->active) {
 				int t = types[l->who];
-				if (!hist)
+				if (mode == SWEEP_CHARGE)
 					charge(r, k, l, t, now, &s);
+				else if (mode == SWEEP_SERIES && sa->under[l->who])
+					sa->na[t]--;
 				cnt[t]--;
 				l->active = 0;
 				lane_next(l, &r->p);
@@ -823,8 +906,10 @@ static void sweep(struct run *r, struct klass *k, struct lane *lanes, size_t nl,
 				int t = types[l->who];
 				cnt[t]++;
 				l->active = 1;
-				if (!hist)
+				if (mode == SWEEP_CHARGE)
 					snapshot(&s, t, now, l->snap);
+				else if (mode == SWEEP_SERIES && sa->under[l->who])
+					sa->na[t]++;
 			}
 			heap_down(&h, 0);
 		}
@@ -832,7 +917,7 @@ static void sweep(struct run *r, struct klass *k, struct lane *lanes, size_t nl,
 		for (size_t i = 0; i < k->nmetrics; i++)
 			moved |= advance_metric(&r->m[k->metrics[i]], now, hist);
 		key = key_of(cnt);
-		if (!hist && (moved || key != prev_key)) {
+		if (mode != SWEEP_HIST && (moved || key != prev_key)) {
 			fold(&s, now);
 			rates(r, k, &s, key);
 			prev_key = key;
@@ -854,8 +939,8 @@ static void add_fit(struct run *r, const struct metric *m, int cls_dev, int t)
 {
 	struct attribution *a = r->out;
 	XGROW(a->fits, a->nfits + 1, r->fit_alloc);
-	a->fits[a->nfits++] = (struct attrib_fit){m->id, m->res, type_names[cls_dev][t], m->exact[t],
-						  m->d[t]};
+	a->fits[a->nfits++] =
+	    (struct attrib_fit){m->id, m->res, type_names[cls_dev][t], m->exact[t], m->d[t]};
 }
 
 /* Metric m's demands: Exact(capacity) for kernels on GPU utilization,
@@ -891,7 +976,8 @@ static void fit(struct run *r, struct metric *m, int dev, const int *present)
 					row[c] += m->len[e] * key_count(m->key[e], cols[c]) / L;
 				for (int t = 0; t < NTYPES; t++)
 					if (m->exact[t])
-						ex += m->len[e] * key_count(m->key[e], t) * m->d[t] / L;
+						ex += m->len[e] * key_count(m->key[e], t) *
+						      m->d[t] / L;
 			}
 			nnls_acc_add(&acc, row, fmax(m->v[j] - ex, 0), 1.0);
 		}
@@ -1019,11 +1105,30 @@ static void upsample_metric(struct metric *m)
 	free(b);
 }
 
-static void run_class(struct run *r, int c, uint8_t *types)
+/* Metric m's demands as fitted before (attrib_compute's or the cache's). */
+static void demands_of(struct metric *m, int dev, const struct attrib_fit *fits, size_t nfits)
+{
+	for (int t = 0; t < NTYPES; t++) {
+		m->exact[t] = 0;
+		m->d[t] = 0;
+		for (size_t i = 0; i < nfits; i++)
+			if (fits[i].metric_id == m->id && type_names[dev][t] &&
+			    !strcmp(fits[i].type, type_names[dev][t])) {
+				m->exact[t] = fits[i].exact;
+				m->d[t] = isfinite(fits[i].demand) && fits[i].demand > 0
+					      ? fits[i].demand
+					      : 0;
+			}
+	}
+}
+
+/* Class c up to sweep two: its lanes, sweep one, the demands (fitted, or
+ * fits' when not NULL) and each period upsampled. */
+static struct lane *class_prepare(struct run *r, int c, uint8_t *types, size_t *nl,
+				  const struct attrib_fit *fits, size_t nfits)
 {
 	struct klass *k = &r->k[c];
-	size_t nl;
-	struct lane *lanes = make_lanes(r, c, types, &nl);
+	struct lane *lanes = make_lanes(r, c, types, nl);
 	int present[NTYPES] = {0};
 	for (size_t i = 0; i < r->p.n; i++)
 		if (types[i] != 0xff)
@@ -1032,22 +1137,37 @@ static void run_class(struct run *r, int c, uint8_t *types)
 		struct metric *m = &r->m[k->metrics[i]];
 		m->off = xcalloc(m->ns + 1, sizeof(*m->off));
 	}
-	sweep(r, k, lanes, nl, types, 1);
+	sweep(r, k, lanes, *nl, types, SWEEP_HIST, NULL);
 	for (size_t i = 0; i < k->nmetrics; i++) {
 		struct metric *m = &r->m[k->metrics[i]];
-		fit(r, m, k->device >= 0, present);
+		if (fits)
+			demands_of(m, k->device >= 0, fits, nfits);
+		else
+			fit(r, m, k->device >= 0, present);
 		upsample_metric(m);
 		for (int t = 0; t < NTYPES; t++)
 			if (m->d[t] > 0)
 				k->mask[t] |= 1u << m->res;
 	}
-	sweep(r, k, lanes, nl, types, 0);
+	return lanes;
+}
+
+static void lanes_free(struct lane *lanes, size_t nl)
+{
 	for (size_t i = 0; i < nl; i++) {
 		free(lanes[i].ph);
 		free(lanes[i].stack);
 		free(lanes[i].stack_end);
 	}
 	free(lanes);
+}
+
+static void run_class(struct run *r, int c, uint8_t *types)
+{
+	size_t nl;
+	struct lane *lanes = class_prepare(r, c, types, &nl, NULL, 0);
+	sweep(r, &r->k[c], lanes, nl, types, SWEEP_CHARGE, NULL);
+	lanes_free(lanes, nl);
 }
 
 static void rows(struct run *r)
@@ -1099,7 +1219,8 @@ static void run_release(struct run *r)
 
 int attrib_compute(sqlite3 *db, const char *path, struct attribution *a, char **err)
 {
-	struct run r = {.db = db, .path = path, .err = err, .out = a};
+	struct run r = {
+	    .db = db, .path = path, .err = err, .out = a, .t0 = INT64_MIN, .t1 = INT64_MAX};
 	int rc = -1;
 	memset(a, 0, sizeof(*a));
 	if (load_tracks(&r) < 0 || load_metrics(&r) < 0)
@@ -1185,7 +1306,8 @@ size_t attrib_bottlenecks(const struct attrib_row *r, struct attrib_bneck *out)
 				others = fmax(others, g[y]);
 		/* GradeML's gain, over the time the class's work covers */
 		double gain = fmax(fmin(g[x], 1 - others), 0);
-		double span = (double)(r->busy_ns[cls[x]] < r->dur_ns ? r->busy_ns[cls[x]] : r->dur_ns);
+		double span =
+		    (double)(r->busy_ns[cls[x]] < r->dur_ns ? r->busy_ns[cls[x]] : r->dur_ns);
 		out[n++] = (struct attrib_bneck){x, g[x], r->dur_ns - llround(gain * span)};
 	}
 	qsort(out, n, sizeof(*out), by_saving);
@@ -1200,10 +1322,11 @@ int attrib_save(sqlite3 *db, const struct attribution *a, char **err)
 	int rc = -1;
 	if (sqlite3_exec(db, "DELETE FROM attribution; DELETE FROM attribution_fit", NULL, NULL,
 			 NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db,
-			       "INSERT INTO attribution(phase_id, resource, usage, busy_ns, bneck_ns)"
-			       " VALUES (?1, ?2, ?3, ?4, ?5)",
-			       -1, &row, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(
+		db,
+		"INSERT INTO attribution(phase_id, resource, usage, busy_ns, bneck_ns)"
+		" VALUES (?1, ?2, ?3, ?4, ?5)",
+		-1, &row, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db,
 			       "INSERT INTO attribution_fit(metric_id, phase_type, rule, demand)"
 			       " VALUES (?1, ?2, ?3, ?4)",
@@ -1220,8 +1343,12 @@ int attrib_save(sqlite3 *db, const struct attribution *a, char **err)
 			int cls = sw ? 0 : attrib_res_device(x);
 			if (sw) {
 				/* the class that is least free: frac() reads it back */
-				double g0 = r->busy_ns[0] ? (double)r->free_ns[0] / (double)r->busy_ns[0] : 2;
-				double g1 = r->busy_ns[1] ? (double)r->free_ns[1] / (double)r->busy_ns[1] : 2;
+				double g0 = r->busy_ns[0]
+						? (double)r->free_ns[0] / (double)r->busy_ns[0]
+						: 2;
+				double g1 = r->busy_ns[1]
+						? (double)r->free_ns[1] / (double)r->busy_ns[1]
+						: 2;
 				cls = g1 < g0;
 				sqlite3_bind_null(row, 3);
 				sqlite3_bind_int64(row, 5, r->free_ns[cls]);
@@ -1309,16 +1436,44 @@ static const char *type_name(const char *s)
 	return "other";
 }
 
+/* The cache's fitted demands into a->fits. */
+static int load_fits(sqlite3 *db, struct attribution *a)
+{
+	sqlite3_stmt *q;
+	size_t alloc = 0;
+	if (sqlite3_prepare_v2(
+		db,
+		"SELECT f.metric_id, m.name, m.resource, f.phase_type, f.rule, f.demand"
+		" FROM attribution_fit f JOIN metrics m ON m.id = f.metric_id"
+		" ORDER BY f.rowid",
+		-1, &q, NULL) != SQLITE_OK)
+		return -1;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		XGROW(a->fits, a->nfits + 1, alloc);
+		const char *rule = (const char *)sqlite3_column_text(q, 4);
+		a->fits[a->nfits++] = (struct attrib_fit){
+		    sqlite3_column_int64(q, 0),
+		    res_of_metric((const char *)sqlite3_column_text(q, 2),
+				  (const char *)sqlite3_column_text(q, 1)),
+		    type_name((const char *)sqlite3_column_text(q, 3)),
+		    rule && !strcmp(rule, "exact"), sqlite3_column_double(q, 5)};
+	}
+	int rc = sqlite3_errcode(db);
+	sqlite3_finalize(q);
+	return rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
+}
+
 int attrib_load(sqlite3 *db, struct attribution *a, char **err)
 {
 	sqlite3_stmt *q = NULL;
-	size_t alloc = 0, falloc = 0;
+	size_t alloc = 0;
 	memset(a, 0, sizeof(*a));
-	if (sqlite3_prepare_v2(db,
-			       "SELECT a.phase_id, a.resource, a.usage, a.busy_ns, a.bneck_ns, p.dur_ns, p.kind"
-			       " FROM attribution a JOIN phases p ON p.id = a.phase_id"
-			       " ORDER BY a.phase_id, a.resource = 'software'",
-			       -1, &q, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		db,
+		"SELECT a.phase_id, a.resource, a.usage, a.busy_ns, a.bneck_ns, p.dur_ns, p.kind"
+		" FROM attribution a JOIN phases p ON p.id = a.phase_id"
+		" ORDER BY a.phase_id, a.resource = 'software'",
+		-1, &q, NULL) != SQLITE_OK)
 		goto fail;
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(q, 0);
@@ -1332,31 +1487,468 @@ int attrib_load(sqlite3 *db, struct attribution *a, char **err)
 			a->rows[a->nrows].kind = sqlite3_column_int(q, 6);
 			a->rows[a->nrows++].dur_ns = sqlite3_column_int64(q, 5);
 		}
-		fill(&a->rows[a->nrows - 1], x, sqlite3_column_int64(q, 3), sqlite3_column_int64(q, 4),
-		     sqlite3_column_double(q, 2));
+		fill(&a->rows[a->nrows - 1], x, sqlite3_column_int64(q, 3),
+		     sqlite3_column_int64(q, 4), sqlite3_column_double(q, 2));
 	}
 	sqlite3_finalize(q);
-	if (sqlite3_prepare_v2(db,
-			       "SELECT f.metric_id, m.name, m.resource, f.phase_type, f.rule, f.demand"
-			       " FROM attribution_fit f JOIN metrics m ON m.id = f.metric_id"
-			       " ORDER BY f.rowid",
-			       -1, &q, NULL) != SQLITE_OK)
+	q = NULL;
+	if (load_fits(db, a) < 0)
 		goto fail;
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		XGROW(a->fits, a->nfits + 1, falloc);
-		const char *rule = (const char *)sqlite3_column_text(q, 4);
-		a->fits[a->nfits++] = (struct attrib_fit){
-		    sqlite3_column_int64(q, 0),
-		    res_of_metric((const char *)sqlite3_column_text(q, 2),
-				  (const char *)sqlite3_column_text(q, 1)),
-		    type_name((const char *)sqlite3_column_text(q, 3)), rule && !strcmp(rule, "exact"),
-		    sqlite3_column_double(q, 5)};
-	}
-	sqlite3_finalize(q);
 	return 0;
 fail:
 	*err = xasprintf("cannot read the attribution: %s", sqlite3_errmsg(db));
 	sqlite3_finalize(q);
 	attrib_release(a);
 	return -1;
+}
+
+/* ---- usage over time (attrib_series) ----
+ *
+ * The same sweeps over a window: per class of the phase's hosts, the
+ * sample periods that [t0, t1) touches, and the work of the class's lanes
+ * in them.  A track's phases are found without a scan: the nest builder
+ * writes each track's phases as one run of ids in start order, the runs of
+ * a source in (host before stream, track id) order (model/nest.h), so the
+ * run and the window inside it are binary searches on ids.  What began
+ * before the window: on a thread, the open phases are the last phase
+ * started and its ancestors; on a flat track (stream, executor), phases
+ * that started up to LOOKBACK_NS, or twice the longest phase in the window,
+ * earlier.  A track laid out otherwise is scanned. */
+
+#define LOOKBACK_NS 1000000000LL
+
+struct wph {
+	int64_t id, parent, start, end;
+	int32_t track;
+	uint8_t kind, leaf;
+	int depth;
+};
+
+struct win {
+	struct run *r;
+	struct wph *v;
+	size_t n, alloc;
+	int64_t max_id;
+	sqlite3_stmt *probe, *start, *row, *range, *back, *scan, *up;
+	int64_t phase, depth; /* the phase asked about */
+	/* ids above the window whose "under the phase" is known: open addressing */
+	int64_t *memo_id;
+	int8_t *memo_v;
+	size_t memo_n, memo_cap;
+};
+
+#define WPH_COLS                                                                                   \
+	"id, coalesce(parent_id, 0), kind, coalesce(track_id, 0), start_ns, dur_ns, child_count, " \
+	"depth"
+
+static void wph_read(struct win *w, sqlite3_stmt *q, struct wph *x)
+{
+	int64_t tid = sqlite3_column_int64(q, 3), dur = sqlite3_column_int64(q, 5);
+	x->id = sqlite3_column_int64(q, 0);
+	x->parent = sqlite3_column_int64(q, 1);
+	x->kind = (uint8_t)sqlite3_column_int(q, 2);
+	x->track = tid ? track_index(w->r, tid) : -1;
+	x->start = sqlite3_column_int64(q, 4);
+	x->end = x->start + (dur > 0 ? dur : 0);
+	x->leaf = sqlite3_column_int64(q, 6) == 0;
+	x->depth = sqlite3_column_int(q, 7);
+}
+
+static void wph_add(struct win *w, const struct wph *x)
+{
+	XGROW(w->v, w->n + 1, w->alloc);
+	w->v[w->n++] = *x;
+}
+
+/* The first phase at or after id from that lies on a track and is not a
+ * track's node: 1 with *id, *ti; 0 when none. */
+static int probe(struct win *w, int64_t from, int64_t *id, int32_t *ti)
+{
+	for (;;) {
+		int got = 0;
+		sqlite3_reset(w->probe);
+		sqlite3_bind_int64(w->probe, 1, from);
+		while (sqlite3_step(w->probe) == SQLITE_ROW) {
+			int64_t x = sqlite3_column_int64(w->probe, 0),
+				tid = sqlite3_column_int64(w->probe, 1);
+			int32_t t = tid ? track_index(w->r, tid) : -1;
+			got = 1;
+			from = x + 1;
+			if (t >= 0 && w->r->tracks[t].node != x) {
+				*id = x, *ti = t;
+				return 1;
+			}
+		}
+		if (!got)
+			return 0;
+	}
+}
+
+/* The order of the runs of ids: source, host tracks before streams, id. */
+static int run_order(const struct track *a, const struct track *b)
+{
+	if (a->source != b->source)
+		return a->source < b->source ? -1 : 1;
+	if (a->stream != b->stream)
+		return a->stream - b->stream;
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/* Track ti's run of ids [*a, *e]: 0, or -1 when it is not laid out so. */
+static int track_run(struct win *w, int32_t ti, int64_t *a, int64_t *e)
+{
+	const struct track *t = &w->r->tracks[ti];
+	int64_t lo = 0, hi = w->max_id + 1, id;
+	int32_t x;
+	if (t->spans <= 0)
+		return -1;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (!probe(w, mid, &id, &x))
+			hi = mid;
+		else if (run_order(&w->r->tracks[x], t) < 0)
+			lo = id + 1;
+		else
+			hi = mid;
+	}
+	if (!probe(w, lo, a, &x) || x != ti)
+		return -1;
+	*e = *a + t->spans - 1;
+	if (!probe(w, *e, &id, &x) || id != *e || x != ti)
+		return -1;
+	return probe(w, *e + 1, &id, &x) && run_order(&w->r->tracks[x], t) <= 0 ? -1 : 0;
+}
+
+/* The first id of [a, e + 1) whose phase starts at or after t. */
+static int64_t first_at(struct win *w, int64_t a, int64_t e, int64_t t)
+{
+	int64_t lo = a, hi = e + 1;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2, s = INT64_MAX;
+		sqlite3_reset(w->start);
+		sqlite3_bind_int64(w->start, 1, mid);
+		if (sqlite3_step(w->start) == SQLITE_ROW)
+			s = sqlite3_column_int64(w->start, 0);
+		if (s < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Track ti's phases that may be at work in [lo, hi). */
+static void load_track(struct win *w, int32_t ti, int64_t lo, int64_t hi)
+{
+	const struct track *t = &w->r->tracks[ti];
+	struct wph x;
+	int64_t a, e;
+	if (!t->spans && t->node) {
+		/* no spans: nothing but the node, unless it has children */
+		sqlite3_reset(w->row);
+		sqlite3_bind_int64(w->row, 1, t->node);
+		if (sqlite3_step(w->row) == SQLITE_ROW && sqlite3_column_int64(w->row, 6) == 0)
+			return;
+	}
+	if (track_run(w, ti, &a, &e) < 0) {
+		sqlite3_reset(w->scan);
+		sqlite3_bind_int64(w->scan, 1, t->id);
+		sqlite3_bind_int64(w->scan, 2, lo);
+		sqlite3_bind_int64(w->scan, 3, hi);
+		while (sqlite3_step(w->scan) == SQLITE_ROW) {
+			wph_read(w, w->scan, &x);
+			wph_add(w, &x);
+		}
+		return;
+	}
+	int64_t x_lo = first_at(w, a, e, lo), x_hi = first_at(w, a, e, hi), longest = 0;
+	sqlite3_reset(w->range);
+	sqlite3_bind_int64(w->range, 1, x_lo);
+	sqlite3_bind_int64(w->range, 2, x_hi);
+	while (sqlite3_step(w->range) == SQLITE_ROW) {
+		wph_read(w, w->range, &x);
+		if (x.track != ti)
+			continue;
+		wph_add(w, &x);
+		longest = x.end - x.start > longest ? x.end - x.start : longest;
+	}
+	if (x_lo <= a)
+		return;
+	if (t->nest) {
+		/* the open phases are the last one started and its ancestors */
+		for (int64_t id = x_lo - 1; id;) {
+			sqlite3_reset(w->row);
+			sqlite3_bind_int64(w->row, 1, id);
+			if (sqlite3_step(w->row) != SQLITE_ROW)
+				break;
+			wph_read(w, w->row, &x);
+			if (x.track != ti)
+				break;
+			wph_add(w, &x);
+			id = x.parent;
+		}
+		return;
+	}
+	int64_t horizon = lo - (2 * longest > LOOKBACK_NS ? 2 * longest : LOOKBACK_NS);
+	sqlite3_reset(w->back);
+	sqlite3_bind_int64(w->back, 1, a);
+	sqlite3_bind_int64(w->back, 2, x_lo);
+	while (sqlite3_step(w->back) == SQLITE_ROW) {
+		wph_read(w, w->back, &x);
+		if (x.start < horizon)
+			break;
+		if (x.track == ti && x.end > lo)
+			wph_add(w, &x);
+	}
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct wph *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The window's phases into r->p, in id order. */
+static void window_phases(struct win *w, int64_t **parent_id, int **depth)
+{
+	struct phases *p = &w->r->p;
+	if (w->n)
+		qsort(w->v, w->n, sizeof(*w->v), by_id);
+	size_t n = 0;
+	for (size_t i = 0; i < w->n; i++)
+		if (!n || w->v[i].id != w->v[n - 1].id)
+			w->v[n++] = w->v[i];
+	p->n = n;
+	p->id = xmalloc((n + 1) * sizeof(*p->id));
+	p->start = xmalloc((n + 1) * sizeof(*p->start));
+	p->end = xmalloc((n + 1) * sizeof(*p->end));
+	p->parent = xmalloc((n + 1) * sizeof(*p->parent));
+	p->track = xmalloc((n + 1) * sizeof(*p->track));
+	p->kind = xmalloc(n + 1);
+	p->leaf = xmalloc(n + 1);
+	*parent_id = xmalloc((n + 1) * sizeof(**parent_id));
+	*depth = xmalloc((n + 1) * sizeof(**depth));
+	for (size_t i = 0; i < n; i++) {
+		const struct wph *x = &w->v[i];
+		p->id[i] = x->id, p->start[i] = x->start, p->end[i] = x->end;
+		p->track[i] = x->track, p->kind[i] = x->kind, p->leaf[i] = x->leaf;
+		(*parent_id)[i] = x->parent, (*depth)[i] = x->depth;
+	}
+	for (size_t i = 0; i < n; i++)
+		p->parent[i] = (*parent_id)[i] ? phase_index(p, (*parent_id)[i]) : -1;
+}
+
+static int8_t *memo_slot(struct win *w, int64_t id, int add)
+{
+	if (add && 2 * (w->memo_n + 1) > w->memo_cap) {
+		size_t cap = w->memo_cap ? 2 * w->memo_cap : 256;
+		int64_t *ids = xcalloc(cap, sizeof(*ids));
+		int8_t *v = xcalloc(cap, sizeof(*v));
+		for (size_t i = 0; i < w->memo_cap; i++)
+			if (w->memo_id[i])
+				for (size_t j = (uint64_t)w->memo_id[i] * 0x9E3779B97F4A7C15u % cap;
+				     ; j = (j + 1) % cap)
+					if (!ids[j]) {
+						ids[j] = w->memo_id[i], v[j] = w->memo_v[i];
+						break;
+					}
+		free(w->memo_id), free(w->memo_v);
+		w->memo_id = ids, w->memo_v = v, w->memo_cap = cap;
+	}
+	if (!w->memo_cap)
+		return NULL;
+	for (size_t j = (uint64_t)id * 0x9E3779B97F4A7C15u % w->memo_cap;;
+	     j = (j + 1) % w->memo_cap) {
+		if (w->memo_id[j] == id)
+			return &w->memo_v[j];
+		if (!w->memo_id[j]) {
+			if (!add)
+				return NULL;
+			w->memo_id[j] = id;
+			w->memo_n++;
+			return &w->memo_v[j];
+		}
+	}
+}
+
+/* Whether phase id, not in the window, is the phase asked about or lies
+ * under it: up its ancestors in the file, remembering each. */
+static int under_id(struct win *w, int64_t id)
+{
+	int64_t path[64];
+	int n = 0, v = 0;
+	for (;;) {
+		if (!id)
+			break;
+		if (id == w->phase) {
+			v = 1;
+			break;
+		}
+		int8_t *m = memo_slot(w, id, 0);
+		if (m) {
+			v = *m;
+			break;
+		}
+		sqlite3_reset(w->up);
+		sqlite3_bind_int64(w->up, 1, id);
+		if (sqlite3_step(w->up) != SQLITE_ROW || sqlite3_column_int64(w->up, 1) <= w->depth)
+			break;
+		if (n < 64)
+			path[n++] = id;
+		id = sqlite3_column_int64(w->up, 0);
+	}
+	for (int i = 0; i < n; i++)
+		*memo_slot(w, path[i], 1) = (int8_t)v;
+	return v;
+}
+
+/* under[i]: 1 when window phase i is the phase asked about or under it;
+ * 2 while unknown. */
+static int under_of(struct win *w, uint8_t *under, const int64_t *parent_id, const int *depth,
+		    int32_t i)
+{
+	const struct phases *p = &w->r->p;
+	if (under[i] != 2)
+		return under[i];
+	int v;
+	if (p->id[i] == w->phase)
+		v = 1;
+	else if (depth[i] <= w->depth)
+		v = 0;
+	else if (p->parent[i] >= 0)
+		v = under_of(w, under, parent_id, depth, p->parent[i]);
+	else
+		v = under_id(w, parent_id[i]);
+	return under[i] = (uint8_t)v;
+}
+
+static int prep(struct win *w, sqlite3_stmt **q, const char *sql)
+{
+	return sqlite3_prepare_v2(w->r->db, sql, -1, q, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+static void win_release(struct win *w)
+{
+	sqlite3_finalize(w->probe), sqlite3_finalize(w->start), sqlite3_finalize(w->row);
+	sqlite3_finalize(w->range), sqlite3_finalize(w->back), sqlite3_finalize(w->scan);
+	sqlite3_finalize(w->up);
+	free(w->v), free(w->memo_id), free(w->memo_v);
+}
+
+/* Which tracks' hosts count: the phase's own track's, or those of the
+ * tracks whose node lies under it. */
+static void hosts_of(struct win *w, int32_t own, uint8_t *ok)
+{
+	struct run *r = w->r;
+	for (size_t i = 0; i < r->ntracks; i++)
+		ok[i] = own >= 0 ? i == (size_t)own
+				 : r->tracks[i].node && under_id(w, r->tracks[i].node);
+	for (size_t i = 0; i < r->ntracks; i++)
+		for (size_t j = 0; j < r->ntracks && !(ok[i] & 2); j++)
+			if ((ok[j] & 1) && r->tracks[i].host == r->tracks[j].host)
+				ok[i] |= 2;
+}
+
+int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, int64_t phase_id,
+		  int64_t t0, int64_t t1, int nb, double *out, char **err)
+{
+	struct run r = {.db = db, .path = path, .err = err, .t0 = t0, .t1 = t1};
+	struct win w = {.r = &r, .phase = phase_id};
+	struct attribution cached = {0};
+	sqlite3_stmt *own = NULL;
+	uint8_t *ok = NULL, *types = NULL, *under = NULL;
+	int64_t *parent_id = NULL;
+	int *depth = NULL, rc = -1;
+	if (nb <= 0 || t1 <= t0) {
+		*err = xasprintf("%s: no time to divide: [%lld, %lld) in %d", path, (long long)t0,
+				 (long long)t1, nb);
+		return -1;
+	}
+	memset(out, 0, (size_t)nb * ATTRIB_NRES * sizeof(*out));
+	if (!a) {
+		if (load_fits(db, &cached) < 0) {
+			fail(&r, "the fitted demands");
+			goto out;
+		}
+		a = &cached;
+	}
+	if (prep(&w, &w.probe,
+		 "SELECT id, coalesce(track_id, 0) FROM phases WHERE id >= ?1"
+		 " ORDER BY id LIMIT 16") < 0 ||
+	    prep(&w, &w.start, "SELECT start_ns FROM phases WHERE id = ?1") < 0 ||
+	    prep(&w, &w.row, "SELECT " WPH_COLS " FROM phases WHERE id = ?1") < 0 ||
+	    prep(&w, &w.range, "SELECT " WPH_COLS " FROM phases WHERE id >= ?1 AND id < ?2") < 0 ||
+	    prep(&w, &w.back,
+		 "SELECT " WPH_COLS " FROM phases WHERE id >= ?1 AND id < ?2"
+		 " ORDER BY id DESC") < 0 ||
+	    prep(&w, &w.scan,
+		 "SELECT " WPH_COLS " FROM phases WHERE track_id = ?1"
+		 " AND start_ns < ?3 AND start_ns + dur_ns > ?2") < 0 ||
+	    prep(&w, &w.up, "SELECT coalesce(parent_id, 0), depth FROM phases WHERE id = ?1") < 0 ||
+	    prep(&w, &own,
+		 "SELECT coalesce(track_id, 0), depth, (SELECT max(id) FROM phases)"
+		 " FROM phases WHERE id = ?1") < 0) {
+		fail(&r, "phases");
+		goto out;
+	}
+	if (load_tracks(&r) < 0)
+		goto out;
+	sqlite3_bind_int64(own, 1, phase_id);
+	if (sqlite3_step(own) != SQLITE_ROW) {
+		*err = xasprintf("%s: no phase %lld", path, (long long)phase_id);
+		goto out;
+	}
+	int64_t own_track = sqlite3_column_int64(own, 0);
+	w.depth = sqlite3_column_int64(own, 1);
+	w.max_id = sqlite3_column_int64(own, 2);
+	ok = xmalloc(r.ntracks + 1);
+	hosts_of(&w, own_track ? track_index(&r, own_track) : -1, ok);
+	r.track_ok = ok;
+	if (load_metrics(&r) < 0)
+		goto out;
+	for (size_t c = 0; c < r.nk; c++) {
+		int64_t lo = INF, hi = INT64_MIN;
+		for (size_t i = 0; i < r.k[c].nmetrics; i++) {
+			const struct metric *m = &r.m[r.k[c].metrics[i]];
+			if (m->ns) {
+				lo = m->t[0] < lo ? m->t[0] : lo;
+				hi = m->t[m->ns - 1] > hi ? m->t[m->ns - 1] : hi;
+			}
+		}
+		for (size_t i = 0; lo < hi && i < r.ntracks; i++)
+			if (r.tracks[i].cls == (int)c)
+				load_track(&w, (int32_t)i, lo, hi);
+	}
+	window_phases(&w, &parent_id, &depth);
+	under = xmalloc(r.p.n + 1);
+	memset(under, 2, r.p.n + 1);
+	for (size_t i = 0; i < r.p.n; i++)
+		if (r.p.end[i] > t0 && r.p.start[i] < t1)
+			under_of(&w, under, parent_id, depth, (int32_t)i);
+		else if (under[i] == 2)
+			under[i] = 0;
+	types = xmalloc(r.p.n + 1);
+	struct series sa = {.under = under, .t0 = t0, .t1 = t1, .nb = nb, .out = out};
+	for (size_t c = 0; c < r.nk; c++) {
+		if (!r.k[c].nmetrics)
+			continue;
+		size_t nl;
+		struct lane *lanes = class_prepare(&r, (int)c, types, &nl, a->fits, a->nfits);
+		memset(sa.na, 0, sizeof(sa.na));
+		sweep(&r, &r.k[c], lanes, nl, types, SWEEP_SERIES, &sa);
+		lanes_free(lanes, nl);
+	}
+	for (int b = 0; b < nb; b++) {
+		int64_t len = bucket_edge(&sa, b + 1) - bucket_edge(&sa, b);
+		for (int x = 0; x < ATTRIB_NRES; x++)
+			out[x * nb + b] = len > 0 ? out[x * nb + b] / (double)len : 0;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(own);
+	win_release(&w);
+	run_release(&r);
+	attrib_release(&cached);
+	free(ok), free(types), free(under), free(parent_id), free(depth);
+	return rc;
 }

@@ -58,7 +58,7 @@ enum attrib_res {
 	ATTRIB_SOFTWARE = ATTRIB_NRES /* a pseudo-resource: nothing saturated */
 };
 
-#define ATTRIB_MIN_NS 100000 /* 100 us */
+#define ATTRIB_MIN_NS	 100000 /* 100 us */
 #define ATTRIB_SATURATED 0.95
 
 /* "cpu", "gpu", "gpu-mem", "disk", "net", "software". */
@@ -72,11 +72,11 @@ int attrib_res_device(int res);
  * work (class 1); a resource's fractions are of the work of its class. */
 struct attrib_row {
 	int64_t phase_id, dur_ns;
-	int kind;	    /* enum phase_kind */
-	int64_t busy_ns[2]; /* its work's time (its own and its descendants') */
-	int64_t free_ns[2]; /* of that, while nothing it demands was saturated */
-	unsigned mask;	    /* bit r: the work demands resource r */
-	double use[ATTRIB_NRES];      /* mean attributed usage over dur_ns, 1.0 = one resource */
+	int kind;		       /* enum phase_kind */
+	int64_t busy_ns[2];	       /* its work's time (its own and its descendants') */
+	int64_t free_ns[2];	       /* of that, while nothing it demands was saturated */
+	unsigned mask;		       /* bit r: the work demands resource r */
+	double use[ATTRIB_NRES];       /* mean attributed usage over dur_ns, 1.0 = one resource */
 	int64_t bneck_ns[ATTRIB_NRES]; /* work time bottlenecked on r */
 };
 
@@ -110,6 +110,20 @@ int attrib_compute(sqlite3 *db, const char *path, struct attribution *a, char **
 void attrib_release(struct attribution *a);
 /* The row of a phase, or NULL. */
 const struct attrib_row *attrib_find(const struct attribution *a, int64_t phase_id);
+
+/* The usage of each resource attributed to phase_id's work (its own and
+ * its descendants', as attrib_row.use) over [t0, t1) in nb buckets: bucket
+ * b is [t0 + b (t1 - t0) / nb, t0 + (b + 1) (t1 - t0) / nb), edges rounded
+ * down, and out[r * nb + b] (ATTRIB_NRES * nb doubles) its mean usage of
+ * resource r, 1.0 = one resource.  Over the phase's own window, the
+ * buckets' mean weighted by width is its row's use[r].  The method and
+ * numbers are attrib_compute's, on the demands it fitted: a's fits, or
+ * with a NULL the file's cache (attribution_fit; the caller checks it is
+ * fresh, model/analyze.h).  Reads only the phase's hosts: their metrics'
+ * samples over the sample periods [t0, t1) touches and their work in
+ * those periods.  Returns 0, or -1 with *err. */
+int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, int64_t phase_id,
+		  int64_t t0, int64_t t1, int nb, double *out, char **err);
 
 /* One bottleneck of a row: a resource or ATTRIB_SOFTWARE. */
 struct attrib_bneck {

@@ -1,8 +1,10 @@
 /*
  * Resource attribution (model/attrib.c) on cases small enough to work out
  * by hand: the three-pass upsampling of one sample period, a saturated GPU,
- * a CPU demand fitted by NNLS, phases of another host never charged, and
- * the cache's round trip.
+ * a CPU demand fitted by NNLS, phases of another host never charged, the
+ * cache's round trip, and a phase's usage over time (attrib_series) by
+ * hand and on the real captures (tests/data/demo, tests/data/gpu, imported
+ * with GRADEML_BIN; skipped without it).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -19,6 +21,7 @@
 #include "model/attrib.h"
 #include "model/schema.sql.h"
 #include "model/store.h"
+#include "tests/testdir.h"
 
 #define MS 1000000LL
 
@@ -123,8 +126,9 @@ static void test_saturated_gpu(void **state)
 {
 	struct fx *f = *state;
 	sqlite3 *db = f->db;
-	sql(db, "INSERT INTO tracks(id, source_id, kind, pid, tid, host) VALUES"
-		" (1, 1, 'stream', '0', 'stream 7', 'h'), (2, 1, 'stream', '0', 'stream 7', 'other')");
+	sql(db,
+	    "INSERT INTO tracks(id, source_id, kind, pid, tid, host) VALUES"
+	    " (1, 1, 'stream', '0', 'stream 7', 'h'), (2, 1, 'stream', '0', 'stream 7', 'other')");
 	phase(db, 1, 0, PHASE_STREAM, 1, 0, 100 * MS, 2);
 	phase(db, 2, 1, PHASE_KERNEL, 1, 0, 40 * MS, 0);
 	phase(db, 3, 1, PHASE_KERNEL, 1, 60 * MS, 100 * MS, 0);
@@ -229,6 +233,155 @@ static void test_nesting(void **state)
 	attrib_release(&a);
 }
 
+/* attrib_series over [t0, t1) in nb buckets, checked against want[]
+ * (ATTRIB_CPU only; every other resource 0). */
+static void check_series(sqlite3 *db, const struct attribution *a, int64_t id, int64_t t0,
+			 int64_t t1, int nb, const double *want)
+{
+	double out[ATTRIB_NRES * 8];
+	char *err = NULL;
+	if (attrib_series(db, "t.db", a, id, t0, t1, nb, out, &err) < 0)
+		fail_msg("%s", err);
+	for (int x = 0; x < ATTRIB_NRES; x++)
+		for (int b = 0; b < nb; b++) {
+			double w = x == ATTRIB_CPU ? want[b] : 0;
+			if (fabs(out[x * nb + b] - w) > 1e-9)
+				fail_msg("phase %lld, %s, bucket %d: %g, not %g", (long long)id,
+					 attrib_res_name(x), b, out[x * nb + b], w);
+		}
+}
+
+/* Two threads of host h share its CPU: operator A over [0, 2) s on one
+ * (under a thread node over [0, 4) s), B over [0.5, 2.5) s on the other.
+ * cpu.util 60 | 80 | 20 | 0: A and B are active 1.5, 2, .5 and 0 of the
+ * four periods, so NNLS fits Variable(40) exactly.  The first period's
+ * half with both (key 2, demand 80) gets 80 first, the half with A alone
+ * the 20 left over .5 s: 40; so every running operator gets 40 of 100 at
+ * all times.  A's series over [0, 4) s in 8 buckets: 0.4 in the first four,
+ * then 0; B's over [0.25, 2.25) s in 4 buckets: B starts halfway through
+ * the first, so 0.2, then 0.4, 0.4, 0.4. */
+static void test_series_shared_cpu(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *db = f->db;
+	long long s = 1000 * MS;
+	sql(db, "INSERT INTO tracks(id, source_id, kind, pid, tid, host, phase_id) VALUES"
+		" (1, 1, 'thread', '10', '10', 'h', 1), (2, 1, 'thread', '10', '11', 'h', NULL)");
+	phase(db, 1, 0, PHASE_THREAD, 1, 0, 4 * s, 1);
+	phase(db, 2, 1, PHASE_OPERATOR, 1, 0, 2 * s, 0);
+	phase(db, 3, 0, PHASE_OPERATOR, 2, s / 2, 5 * s / 2, 0);
+	sql(db, "UPDATE phases SET depth = 1 WHERE id = 2"); /* the walk up stops at depth */
+	sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity) VALUES"
+		" (1, 'h', 'cpu', 'cpu.util', '%%', 'mean', 100)");
+	sql(db,
+	    "INSERT INTO samples VALUES (1, 0, 60), (1, %lld, 80), (1, %lld, 20), (1, %lld, 0),"
+	    " (1, %lld, 0)",
+	    s, 2 * s, 3 * s, 4 * s);
+	struct attribution a;
+	char *err = NULL;
+	assert_int_equal(attrib_compute(db, f->path, &a, &err), 0);
+	assert_int_equal(a.nfits, 1);
+	assert_true(fabs(a.fits[0].demand - 40) < 1e-6);
+	assert_true(fabs(row(&a, 2)->use[ATTRIB_CPU] - 0.4) < 1e-6);
+	const double a8[] = {.4, .4, .4, .4, 0, 0, 0, 0}, b4[] = {.2, .4, .4, .4};
+	check_series(db, &a, 2, 0, 4 * s, 8, a8);
+	check_series(db, &a, 1, 0, 4 * s, 8, a8); /* the thread node: A's */
+	check_series(db, &a, 3, s / 4, 9 * s / 4, 4, b4);
+	/* from the cache's demands rather than a's, the same */
+	sql(db, "BEGIN");
+	assert_int_equal(attrib_save(db, &a, &err), 0);
+	sql(db, "COMMIT");
+	check_series(db, NULL, 3, s / 4, 9 * s / 4, 4, b4);
+	/* a window inside one bucket of a sample period: still 0.4 */
+	const double one[] = {.4};
+	check_series(db, NULL, 3, s, s + 1000, 1, one);
+	double out[ATTRIB_NRES];
+	assert_int_equal(attrib_series(db, "t.db", &a, 99, 0, s, 1, out, &err), -1);
+	free(err);
+	attrib_release(&a);
+}
+
+/* On a real capture: for phases of each kind asked, the series' integral
+ * over a window that holds all the phase's work (kernels may end after
+ * their launch) is its row's use times its duration. */
+static void check_real(const char *script, const char *tag)
+{
+	const char *bin = getenv("GRADEML_BIN");
+	char dir[256], cmd[1024], db_path[300];
+	if (!bin || access(bin, X_OK) || access(script, R_OK))
+		skip();
+	assert_int_equal(testdir_make(dir, sizeof(dir), tag), 0);
+	snprintf(db_path, sizeof(db_path), "%s/t.db", dir);
+	snprintf(cmd, sizeof(cmd), "bash %s '%s' '%s' >/dev/null 2>&1", script, bin, db_path);
+	assert_int_equal(system(cmd), 0);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	struct attribution a;
+	char *err = NULL;
+	if (attrib_compute(db, db_path, &a, &err) < 0)
+		fail_msg("%s", err);
+	/* the longest phase of each kind, and a call whose child is a kernel */
+	sqlite3_stmt *q;
+	assert_int_equal(
+	    sqlite3_prepare_v2(
+		db,
+		"WITH pick(id) AS (SELECT (SELECT id FROM phases WHERE kind = k.id ORDER BY"
+		" dur_ns DESC LIMIT 1) FROM phase_kinds k WHERE k.name IN ('workflow', 'step', "
+		"'rank',"
+		" 'thread', 'profiler_step', 'operator', 'annotation') UNION SELECT (SELECT"
+		" p.id FROM phases p JOIN phases c ON c.parent_id = p.id WHERE c.kind = (SELECT"
+		" id FROM phase_kinds WHERE name = 'kernel') AND p.dur_ns >= 100000 ORDER BY"
+		" p.dur_ns DESC LIMIT 1)), sub(top, id, e) AS (SELECT id, id, 0 FROM pick"
+		" UNION ALL SELECT sub.top, p.id, p.start_ns + p.dur_ns FROM phases p JOIN sub"
+		" ON p.parent_id = sub.id) SELECT p.id, p.start_ns, p.dur_ns,"
+		" max(p.start_ns + p.dur_ns, max(sub.e)) FROM sub JOIN phases p ON p.id ="
+		" sub.top GROUP BY p.id",
+		-1, &q, NULL),
+	    SQLITE_OK);
+	int n = 0, charged = 0;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(q, 0), t0 = sqlite3_column_int64(q, 1);
+		int64_t dur = sqlite3_column_int64(q, 2), t1 = sqlite3_column_int64(q, 3);
+		enum { NB = 8 };
+		double out[ATTRIB_NRES * NB];
+		if (attrib_series(db, db_path, &a, id, t0, t1, NB, out, &err) < 0)
+			fail_msg("%s", err);
+		const struct attrib_row *r = attrib_find(&a, id);
+		for (int x = 0; x < ATTRIB_NRES; x++) {
+			double sum = 0, want = r ? r->use[x] * (double)dur : 0;
+			for (int b = 0; b < NB; b++) {
+				int64_t lo = t0 + (t1 - t0) / NB * b + (t1 - t0) % NB * b / NB;
+				int64_t hi =
+				    t0 + (t1 - t0) / NB * (b + 1) + (t1 - t0) % NB * (b + 1) / NB;
+				sum += out[x * NB + b] * (double)(hi - lo);
+			}
+			if (fabs(sum - want) > 1e-6 * fmax(want, 1e6))
+				fail_msg("phase %lld, %s: series %g ns, row %g ns", (long long)id,
+					 attrib_res_name(x), sum, want);
+			charged |= want > 0;
+		}
+		n++;
+	}
+	sqlite3_finalize(q);
+	assert_true(n >= 5);
+	assert_true(charged);
+	attrib_release(&a);
+	sqlite3_close(db);
+	testdir_remove(dir);
+}
+
+static void test_series_demo(void **state)
+{
+	(void)state;
+	check_real("tests/data/demo/import.sh", "attrib-demo");
+}
+
+static void test_series_gpu(void **state)
+{
+	(void)state;
+	check_real("tests/data/gpu/import.sh", "attrib-gpu");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +390,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_saturated_gpu, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cpu_fit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_nesting, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_series_shared_cpu, setup, teardown),
+	    cmocka_unit_test(test_series_demo),
+	    cmocka_unit_test(test_series_gpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
