@@ -115,8 +115,10 @@ const struct attrib_row *attrib_find(const struct attribution *a, int64_t phase_
  * its descendants', as attrib_row.use) over [t0, t1) in nb buckets: bucket
  * b is [t0 + b (t1 - t0) / nb, t0 + (b + 1) (t1 - t0) / nb), edges rounded
  * down, and out[r * nb + b] (ATTRIB_NRES * nb doubles) its mean usage of
- * resource r, 1.0 = one resource.  Over the phase's own window, the
- * buckets' mean weighted by width is its row's use[r].  The method and
+ * resource r, 1.0 = one resource.  Over a window that holds all the
+ * phase's work the buckets integrate to its row's use[r] x dur_ns; over the
+ * phase's own window too when its work lies within it (host work always; a
+ * kernel may outlive the call that launched it).  The method and
  * numbers are attrib_compute's, on the demands it fitted: a's fits, or
  * with a NULL the file's cache (attribution_fit; the caller checks it is
  * fresh, model/analyze.h).  Reads only the phase's hosts: their metrics'

@@ -75,10 +75,15 @@ struct app;
 
 /* Resource attribution as the tree reads it: the file's cache when it is
  * fresh, else computed in memory for files small enough (tui/attr.c). */
+#define APP_ATTR_BUCKETS 24 /* the details pane's usage-over-time sparklines */
+
 struct app_attr {
 	int state;		/* 0 not yet looked, 1 the cache, 2 computed, -1 none */
 	struct attribution all; /* when computed */
 	struct attrib_row row;	/* the last row read from the cache */
+	int64_t series_for;	/* the phase series is of (0: none yet) */
+	int series_ok;
+	double series[ATTRIB_NRES * APP_ATTR_BUCKETS];
 };
 
 /* Whether the file has attribution to show (looks on the first call). */
@@ -91,6 +96,11 @@ void app_attr_top(const struct attrib_row *r, char *buf, size_t n);
 /* The details pane's two lines on r: resource use as bars, bottlenecks. */
 void app_attr_lines(struct app *a, const struct attrib_row *r, struct sbuf *use,
 		    struct sbuf *bneck);
+/* The details pane's "over time" line: for each resource r uses, its
+ * attributed usage over n's window as a sparkline (attrib_series), or why
+ * there is none. */
+void app_attr_over_time(struct app *a, const struct mnode *n, const struct attrib_row *r,
+			struct sbuf *out);
 void app_attr_release(struct app_attr *t);
 
 /* Smallest usable terminal. */

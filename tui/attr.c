@@ -65,8 +65,8 @@ void app_attr_top(const struct attrib_row *r, char *buf, size_t n)
 	*buf = 0;
 	if (!r || !attrib_bottlenecks(r, b))
 		return;
-	snprintf(buf, n, "%s %.0f%%", b[0].res == ATTRIB_SOFTWARE ? "sw" : attrib_res_name(b[0].res),
-		 100 * b[0].frac);
+	snprintf(buf, n, "%s %.0f%%",
+		 b[0].res == ATTRIB_SOFTWARE ? "sw" : attrib_res_name(b[0].res), 100 * b[0].frac);
 }
 
 /* "name ███░░ 37%" for one resource's mean use (1.0 = one resource). */
@@ -79,13 +79,13 @@ static void bar(struct app *a, struct sbuf *sb, const char *name, double use)
 	sbuf_addf(sb, " %.0f%%", 100 * use);
 }
 
-void app_attr_lines(struct app *a, const struct attrib_row *r, struct sbuf *use,
-		    struct sbuf *bneck)
+void app_attr_lines(struct app *a, const struct attrib_row *r, struct sbuf *use, struct sbuf *bneck)
 {
 	if (!r) {
-		const char *why = a->attr.state == 1 || a->attr.state == 2
-				      ? "none: no attributed metric of its host or device, or under 100 us"
-				      : "not computed for a file this large: run `grademl-tui analyze` on it";
+		const char *why =
+		    a->attr.state == 1 || a->attr.state == 2
+			? "none: no attributed metric of its host or device, or under 100 us"
+			: "not computed for a file this large: run `grademl-tui analyze` on it";
 		sbuf_adds(use, why);
 		sbuf_adds(bneck, "-");
 		return;
@@ -107,6 +107,60 @@ void app_attr_lines(struct app *a, const struct attrib_row *r, struct sbuf *use,
 	}
 	if (!n)
 		sbuf_adds(bneck, "none");
+}
+
+/* Over time on a file attributed from its cache, the samples the window
+ * touches and the work of its hosts then are read again: about 0.1 s for a
+ * ProfilerStep of the 5.6 M-phase bench, seconds for a whole step.  Longer
+ * phases of such files go without. */
+#define ATTR_SERIES_MAX_NS (2 * 1000000000LL)
+
+/* n's series into the cache slot; 0 when there is one. */
+static int series(struct app *a, const struct mnode *n)
+{
+	struct app_attr *t = &a->attr;
+	char *err = NULL;
+	if (t->series_for == n->id)
+		return t->series_ok ? 0 : -1;
+	t->series_for = n->id;
+	t->series_ok = 0;
+	if (t->state == 1 && n->dur_ns > ATTR_SERIES_MAX_NS)
+		return -1;
+	if (n->dur_ns <= 0 ||
+	    attrib_series(store_db(model_store(a->m)), store_path(model_store(a->m)),
+			  t->state == 2 ? &t->all : NULL, n->id, n->start_ns,
+			  n->start_ns + n->dur_ns, APP_ATTR_BUCKETS, t->series, &err) < 0) {
+		free(err);
+		return -1;
+	}
+	t->series_ok = 1;
+	return 0;
+}
+
+void app_attr_over_time(struct app *a, const struct mnode *n, const struct attrib_row *r,
+			struct sbuf *out)
+{
+	if (!r) {
+		sbuf_adds(out, "-");
+		return;
+	}
+	if (series(a, n) < 0) {
+		sbuf_adds(out, a->attr.state == 1 && n->dur_ns > ATTR_SERIES_MAX_NS
+				   ? "not drawn for a phase over 2 s of a file this large"
+				   : "-");
+		return;
+	}
+	int k = 0;
+	for (int x = 0; x < ATTRIB_NRES; x++) {
+		if (!(r->mask & (1u << x)) || k++ == 3)
+			continue;
+		sbuf_addf(out, "%s%s ", k > 1 ? "  " : "", attrib_res_name(x));
+		for (int b = 0; b < APP_ATTR_BUCKETS; b++)
+			sbuf_adds(out, glyphs_spark(
+					   a->g, fmin(a->attr.series[x * APP_ATTR_BUCKETS + b], 1),
+					   0, 1));
+	}
+	sbuf_adds(out, k ? "  (0..100%)" : "-");
 }
 
 void app_attr_release(struct app_attr *t)

@@ -208,8 +208,8 @@ static void load_detail(struct app *a, const struct mnode *n)
 	a->sib_mean = k ? (int64_t)(sum / (double)k) : 0;
 	a->sib_p95 = k ? d[(size_t)ceil(0.95 * (double)k) - 1] : 0; /* nearest rank */
 	free(d);
-	if (model_busiest(a->m, n, a->busy, sizeof(a->busy) / sizeof(a->busy[0]), &a->nbusy,
-			  &err) < 0) {
+	if (model_busiest(a->m, n, a->busy, sizeof(a->busy) / sizeof(a->busy[0]), &a->nbusy, &err) <
+	    0) {
 		app_message(a, 1, "%s", err);
 		free(err);
 	}
@@ -325,8 +325,12 @@ static void draw_details(struct app *a, struct grid *g, int y, int h, const stru
 	/* what its work used of them, and what held it back (model/attrib.h) */
 	struct sbuf b2s = SBUF_INIT;
 	sbuf_init(&b2s);
-	app_attr_lines(a, app_attr(a, n->id), &sb, &b2s);
+	const struct attrib_row *r = app_attr(a, n->id);
+	app_attr_lines(a, r, &sb, &b2s);
 	y = line(g, y, ymax, "resources", sb.buf);
+	sbuf_reset(&sb);
+	app_attr_over_time(a, n, r, &sb);
+	y = line(g, y, ymax, "over time", sb.buf);
 	line(g, y, ymax, "bound by", b2s.buf);
 	sbuf_release(&b2s);
 	sbuf_release(&sb);

@@ -197,6 +197,16 @@ if run details "$DEMO_DB"; then
 	else
 		not_ok "details: resource attribution as bars, the bottleneck line and the tree's Bneck column"
 	fi
+	# its attributed cpu use over its window: 24 buckets, mostly near full
+	# (87% on average), as a sparkline
+	spark=$(grep -o ' over time cpu [▁▂▃▄▅▆▇█]*  (0..100%)' "$TMP/details.txt" | head -n 1 |
+		sed 's/ over time cpu \(.*\)  (0..100%)/\1/')
+	if [ "$(printf '%s' "$spark" | wc -m)" = 24 ] &&
+		[ "$(printf '%s' "$spark" | grep -o '█' | wc -l)" -ge 12 ]; then
+		ok "details: attributed cpu use over the phase's window as a 24-cell sparkline"
+	else
+		not_ok "details: the usage-over-time sparkline" "got '$spark'"
+	fi
 fi
 
 if run search "$DEMO_DB"; then
