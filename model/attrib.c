@@ -44,6 +44,9 @@ static const struct {
 #undef X
 };
 
+/* The cache's rows for each class's work time and its software-bound part. */
+static const char *const software_name[2] = {"software", "software-device"};
+
 const char *attrib_res_name(int res)
 {
 	if (res == ATTRIB_SOFTWARE)
@@ -1335,21 +1338,15 @@ int attrib_save(sqlite3 *db, const struct attribution *a, char **err)
 	for (size_t i = 0; i < a->nrows; i++) {
 		const struct attrib_row *r = &a->rows[i];
 		sqlite3_bind_int64(row, 1, r->phase_id);
-		for (int x = 0; x <= ATTRIB_NRES; x++) {
-			int sw = x == ATTRIB_SOFTWARE;
-			if (!sw && !(r->mask & (1u << x)))
+		/* the resources, then one software row per class that worked */
+		for (int x = 0; x <= ATTRIB_NRES + 1; x++) {
+			int sw = x >= ATTRIB_SOFTWARE;
+			int cls = sw ? x - ATTRIB_SOFTWARE : attrib_res_device(x);
+			if (sw ? !r->busy_ns[cls] : !(r->mask & (1u << x)))
 				continue;
-			sqlite3_bind_text(row, 2, attrib_res_name(x), -1, SQLITE_STATIC);
-			int cls = sw ? 0 : attrib_res_device(x);
+			sqlite3_bind_text(row, 2, sw ? software_name[cls] : attrib_res_name(x), -1,
+					  SQLITE_STATIC);
 			if (sw) {
-				/* the class that is least free: frac() reads it back */
-				double g0 = r->busy_ns[0]
-						? (double)r->free_ns[0] / (double)r->busy_ns[0]
-						: 2;
-				double g1 = r->busy_ns[1]
-						? (double)r->free_ns[1] / (double)r->busy_ns[1]
-						: 2;
-				cls = g1 < g0;
 				sqlite3_bind_null(row, 3);
 				sqlite3_bind_int64(row, 5, r->free_ns[cls]);
 			} else {
@@ -1382,22 +1379,26 @@ out:
 	return rc;
 }
 
-/* Adds one attribution row (resource x: busy, bneck, usage) to r. */
-static void fill(struct attrib_row *r, int x, int64_t busy, int64_t bn, double usage)
+/* Adds one attribution row (resource named res: busy, bneck, usage) to
+ * r; -1 for a resource it does not know. */
+static int fill(struct attrib_row *r, const char *res, int64_t busy, int64_t bn, double usage)
 {
-	if (x == ATTRIB_SOFTWARE) {
-		/* one class's figures stand for the least free one */
-		int c = r->busy_ns[0] == busy || !r->busy_ns[0] ? 0 : 1;
+	for (int c = 0; c < 2; c++) {
+		if (strcmp(res, software_name[c]))
+			continue;
 		r->busy_ns[c] = busy;
 		r->free_ns[c] = bn;
-		r->free_ns[!c] = r->busy_ns[!c];
-		return;
+		return 0;
 	}
+	int x = attrib_res_of(res);
+	if (x < 0 || x == ATTRIB_SOFTWARE)
+		return -1;
 	int c = attrib_res_device(x);
 	r->mask |= 1u << x;
 	r->busy_ns[c] = busy;
 	r->use[x] = usage;
 	r->bneck_ns[x] = bn;
+	return 0;
 }
 
 int attrib_read(sqlite3 *db, int64_t phase_id, struct attrib_row *r)
@@ -1408,19 +1409,17 @@ int attrib_read(sqlite3 *db, int64_t phase_id, struct attrib_row *r)
 	if (sqlite3_prepare_v2(db,
 			       "SELECT a.resource, a.usage, a.busy_ns, a.bneck_ns, p.dur_ns, p.kind"
 			       " FROM attribution a JOIN phases p ON p.id = a.phase_id"
-			       " WHERE a.phase_id = ?1 ORDER BY a.resource = 'software'",
+			       " WHERE a.phase_id = ?1",
 			       -1, &q, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(q, 1, phase_id);
 	while (sqlite3_step(q) == SQLITE_ROW) {
-		int x = attrib_res_of((const char *)sqlite3_column_text(q, 0));
-		if (x < 0)
+		if (fill(r, (const char *)sqlite3_column_text(q, 0), sqlite3_column_int64(q, 2),
+			 sqlite3_column_int64(q, 3), sqlite3_column_double(q, 1)) < 0)
 			continue;
 		r->phase_id = phase_id;
 		r->dur_ns = sqlite3_column_int64(q, 4);
 		r->kind = sqlite3_column_int(q, 5);
-		fill(r, x, sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3),
-		     sqlite3_column_double(q, 1));
 		n++;
 	}
 	sqlite3_finalize(q);
@@ -1472,14 +1471,11 @@ int attrib_load(sqlite3 *db, struct attribution *a, char **err)
 		db,
 		"SELECT a.phase_id, a.resource, a.usage, a.busy_ns, a.bneck_ns, p.dur_ns, p.kind"
 		" FROM attribution a JOIN phases p ON p.id = a.phase_id"
-		" ORDER BY a.phase_id, a.resource = 'software'",
+		" ORDER BY a.phase_id",
 		-1, &q, NULL) != SQLITE_OK)
 		goto fail;
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(q, 0);
-		int x = attrib_res_of((const char *)sqlite3_column_text(q, 1));
-		if (x < 0)
-			continue;
 		if (!a->nrows || a->rows[a->nrows - 1].phase_id != id) {
 			XGROW(a->rows, a->nrows + 1, alloc);
 			memset(&a->rows[a->nrows], 0, sizeof(a->rows[0]));
@@ -1487,8 +1483,9 @@ int attrib_load(sqlite3 *db, struct attribution *a, char **err)
 			a->rows[a->nrows].kind = sqlite3_column_int(q, 6);
 			a->rows[a->nrows++].dur_ns = sqlite3_column_int64(q, 5);
 		}
-		fill(&a->rows[a->nrows - 1], x, sqlite3_column_int64(q, 3),
-		     sqlite3_column_int64(q, 4), sqlite3_column_double(q, 2));
+		fill(&a->rows[a->nrows - 1], (const char *)sqlite3_column_text(q, 1),
+		     sqlite3_column_int64(q, 3), sqlite3_column_int64(q, 4),
+		     sqlite3_column_double(q, 2));
 	}
 	sqlite3_finalize(q);
 	q = NULL;

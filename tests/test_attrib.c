@@ -301,6 +301,55 @@ static void test_series_shared_cpu(void **state)
 	attrib_release(&a);
 }
 
+/* The cache gives back every figure of every row that has any: both
+ * classes' work and software-bound time included (a phase with device work
+ * and no host resource once read its device time as host time). */
+static void check_cache_round_trip(const char *db_path, const struct attribution *a)
+{
+	sqlite3 *w;
+	struct attribution back;
+	char *err = NULL;
+	assert_int_equal(sqlite3_open_v2(db_path, &w, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+	sql(w, "BEGIN");
+	if (attrib_save(w, a, &err) < 0)
+		fail_msg("%s", err);
+	sql(w, "COMMIT");
+	if (attrib_load(w, &back, &err) < 0)
+		fail_msg("%s", err);
+	size_t kept = 0;
+	for (size_t i = 0; i < a->nrows; i++) {
+		const struct attrib_row *r = &a->rows[i], *b = attrib_find(&back, r->phase_id);
+		if (!r->mask && !r->busy_ns[0] && !r->busy_ns[1]) {
+			assert_null(b);
+			continue;
+		}
+		kept++;
+		if (!b)
+			fail_msg("phase %lld is not in the cache", (long long)r->phase_id);
+		assert_int_equal(b->mask, r->mask);
+		for (int c = 0; c < 2; c++) {
+			assert_int_equal(b->busy_ns[c], r->busy_ns[c]);
+			assert_int_equal(b->free_ns[c], r->free_ns[c]);
+		}
+		for (int x = 0; x < ATTRIB_NRES; x++) {
+			if (!(r->mask & (1u << x)))
+				continue;
+			assert_int_equal(b->bneck_ns[x], r->bneck_ns[x]);
+			assert_true(b->use[x] == r->use[x]);
+		}
+		struct attrib_row one;
+		if (i % 97 == 0) {
+			assert_int_equal(attrib_read(w, r->phase_id, &one), 1);
+			assert_int_equal(one.busy_ns[0], r->busy_ns[0]);
+			assert_int_equal(one.busy_ns[1], r->busy_ns[1]);
+			assert_int_equal(one.free_ns[1], r->free_ns[1]);
+		}
+	}
+	assert_int_equal(back.nrows, kept);
+	attrib_release(&back);
+	sqlite3_close(w);
+}
+
 /* On a real capture: for phases of each kind asked, the series' integral
  * over a window that holds all the phase's work (kernels may end after
  * their launch) is its row's use times its duration. */
@@ -365,6 +414,7 @@ static void check_real(const char *script, const char *tag)
 	sqlite3_finalize(q);
 	assert_true(n >= 5);
 	assert_true(charged);
+	check_cache_round_trip(db_path, &a);
 	attrib_release(&a);
 	sqlite3_close(db);
 	testdir_remove(dir);
