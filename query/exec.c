@@ -2,6 +2,7 @@
  * Running queries (see exec.h): the read-only connection, the authorizer,
  * the metric check, the result table, and completion.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,36 @@ static char *text_copy(struct query_result *r, const char *s, size_t n)
 	return d;
 }
 
+/* Texts repeat (names, kinds, paths of siblings): a direct-mapped table of
+ * the texts last copied, by hash, lets a repeat share the earlier copy. */
+#define TEXT_SEEN 1024
+
+struct text_seen {
+	uint64_t hash;
+	size_t n;
+	const char *s;
+};
+
+static uint64_t text_hash(const char *s, size_t n)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a */
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * UINT64_C(0x100000001b3);
+	return h;
+}
+
+static char *text_intern(struct query_result *r, struct text_seen *seen, const char *s, size_t n)
+{
+	uint64_t h = text_hash(s, n);
+	struct text_seen *e = &seen[h % TEXT_SEEN];
+	if (e->s && e->hash == h && e->n == n && !memcmp(e->s, s, n))
+		return (char *)e->s;
+	e->hash = h;
+	e->n = n;
+	e->s = text_copy(r, s, n);
+	return (char *)e->s;
+}
+
 void query_result_release(struct query_result *r)
 {
 	for (size_t i = 0; i < r->ncols; i++)
@@ -272,6 +303,7 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *
 	const char *tail = NULL;
 	size_t alloc = 0;
 	int rc = -1;
+	struct text_seen *seen = NULL;
 	memset(out, 0, sizeof(*out));
 	out->phase_col = -1;
 	if (query_compile(q, &plan, &e) < 0)
@@ -322,6 +354,7 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *
 		}
 	}
 	out->phase_col = plan.raw ? -1 : plan.phase_col;
+	seen = xcalloc(TEXT_SEEN, sizeof(*seen));
 	int step;
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		if (max_rows && out->nrows == max_rows) {
@@ -348,8 +381,8 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *
 			default: {
 				const unsigned char *t = sqlite3_column_text(st, (int)i);
 				v->type = QP_TEXT;
-				v->s = text_copy(out, t ? (const char *)t : "",
-						 (size_t)sqlite3_column_bytes(st, (int)i));
+				v->s = text_intern(out, seen, t ? (const char *)t : "",
+						   (size_t)sqlite3_column_bytes(st, (int)i));
 			}
 			}
 		}
@@ -374,6 +407,7 @@ fail_query:
 	query_funcs_idle(funcs);
 	return -1;
 out:
+	free(seen);
 	sqlite3_finalize(st);
 	query_funcs_idle(funcs);
 	query_plan_release(&plan);
