@@ -54,12 +54,9 @@ struct field {
 #define PHASE_FIELDS(X)                                                                            \
 	X("id", QC_PHASE, "p.id", NULL, NULL, NULL)                                                \
 	X("parent", QC_PHASE, "p.parent_id", NULL, NULL, NULL)                                     \
-	X("kind", QC_TEXT, "(SELECT name FROM phase_kinds WHERE id = p.kind)", "p.kind",           \
-	  "phase_kinds", "name")                                                                   \
-	X("name", QC_TEXT, "(SELECT text FROM strings WHERE id = p.name_id)", "p.name_id",         \
-	  "strings", "text")                                                                       \
-	X("category", QC_TEXT, "(SELECT text FROM strings WHERE id = p.cat_id)", "p.cat_id",       \
-	  "strings", "text")                                                                       \
+	X("kind", QC_TEXT, "gm_kind(p.kind)", "p.kind", "phase_kinds", "name")                     \
+	X("name", QC_TEXT, "gm_str(p.name_id)", "p.name_id", "strings", "text")                    \
+	X("category", QC_TEXT, "gm_str(p.cat_id)", "p.cat_id", "strings", "text")                  \
 	X("path", QC_TEXT, "gm_path(p.id)", NULL, NULL, NULL)                                      \
 	X("host", QC_TEXT, PHASE_HOST_SQL, NULL, NULL, NULL)                                       \
 	X("track", QC_INT, "p.track_id", NULL, NULL, NULL)                                         \
@@ -75,17 +72,14 @@ struct field {
 #define EVENT_FIELDS(X)                                                                            \
 	X("id", QC_INT, "e.id", NULL, NULL, NULL)                                                  \
 	X("t", QC_TIME, "e.t_ns", NULL, NULL, NULL)                                                \
-	X("name", QC_TEXT, "(SELECT text FROM strings WHERE id = e.name_id)", "e.name_id",         \
-	  "strings", "text")                                                                       \
+	X("name", QC_TEXT, "gm_str(e.name_id)", "e.name_id", "strings", "text")                    \
 	X("level", QC_TEXT, "e.level", NULL, NULL, NULL)                                           \
 	X("host", QC_TEXT, "(SELECT host FROM tracks WHERE id = e.track_id)", NULL, NULL, NULL)    \
 	X("track", QC_INT, "e.track_id", NULL, NULL, NULL)                                         \
 	X("source", QC_INT, "e.source_id", NULL, NULL, NULL)                                       \
 	X("phase", QC_PHASE, RUNNING_SQL, NULL, NULL, NULL)                                        \
 	X("phase.name", QC_TEXT,                                                                   \
-	  "(SELECT text FROM strings WHERE id = (SELECT name_id FROM phases WHERE id "             \
-	  "= " RUNNING_SQL "))",                                                                   \
-	  NULL, NULL, NULL)                                                                        \
+	  "gm_str((SELECT name_id FROM phases WHERE id = " RUNNING_SQL "))", NULL, NULL, NULL)     \
 	X("phase.path", QC_TEXT, "gm_path(" RUNNING_SQL ")", NULL, NULL, NULL)
 
 #define METRIC_FIELDS(X)                                                                           \

@@ -18,6 +18,10 @@
 #define NSERIES	       8
 #define NMEMO	       8
 #define MAX_PATH_DEPTH 512
+/* What an interned-text cache may hold; past either, lookups go to the
+ * table uncached (the texts already handed out as SQLITE_STATIC stay). */
+#define ITEXT_MAX_ENTRIES (1u << 20)
+#define ITEXT_MAX_BYTES	  ((size_t)64 << 20)
 
 struct regex_slot {
 	char *pattern;
@@ -55,8 +59,25 @@ struct path_ent {
 	char *path;
 };
 
+/* id -> text of an interned table (strings, phase_kinds), open addressing */
+struct itext_ent {
+	int64_t id;
+	char *text; /* NULL: the table has no such id */
+	int len;    /* bytes; -1: NUL-terminated at text[strlen], SQLite's cue
+		     * that it need not copy the text to terminate it */
+	int used;
+};
+
+struct itext {
+	const char *sql; /* SELECT text WHERE id = ?1 */
+	sqlite3_stmt *q;
+	struct itext_ent *v;
+	size_t cap, n, bytes; /* cap: 0 or a power of two */
+};
+
 struct qfuncs {
 	sqlite3 *db;
+	struct itext strs, kinds;
 	struct regex_slot rx[NREGEX];
 	size_t rx_next;
 	struct series *ser[NSERIES];
@@ -83,9 +104,19 @@ static void series_free(struct series *s)
 	free(s);
 }
 
+static void itext_release(struct itext *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->v[i].text);
+	free(t->v);
+	sqlite3_finalize(t->q);
+}
+
 static void qfuncs_free(void *p)
 {
 	struct qfuncs *f = p;
+	itext_release(&f->strs);
+	itext_release(&f->kinds);
 	for (size_t i = 0; i < NREGEX; i++) {
 		free(f->rx[i].pattern);
 		pcre2_match_data_free(f->rx[i].md);
@@ -184,13 +215,115 @@ static void fn_regexp(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sqlite3_result_int(ctx, rc >= 0);
 }
 
-/* ---- gm_path ---- */
-
 static uint64_t hash64(int64_t x)
 {
 	uint64_t h = (uint64_t)x * UINT64_C(0x9e3779b97f4a7c15);
 	return h ^ (h >> 29);
 }
+
+/* ---- gm_str, gm_kind ---- */
+
+static struct itext_ent *itext_slot(struct itext *t, int64_t id)
+{
+	size_t mask = t->cap - 1;
+	for (size_t i = hash64(id) & mask;; i = (i + 1) & mask)
+		if (!t->v[i].used || t->v[i].id == id)
+			return &t->v[i];
+}
+
+/* Remembers id's text (NULL: none); returns the entry, or NULL when the
+ * cache is full. */
+static struct itext_ent *itext_put(struct itext *t, int64_t id, const char *text, int len)
+{
+	if (t->n >= ITEXT_MAX_ENTRIES || t->bytes + (size_t)len > ITEXT_MAX_BYTES)
+		return NULL;
+	if ((t->n + 1) * 2 > t->cap) {
+		struct itext_ent *old = t->v;
+		size_t ocap = t->cap;
+		t->cap = ocap ? ocap * 2 : 256;
+		t->v = xcalloc(t->cap, sizeof(*t->v));
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i].used)
+				*itext_slot(t, old[i].id) = old[i];
+		free(old);
+	}
+	struct itext_ent *e = itext_slot(t, id);
+	e->used = 1;
+	e->id = id;
+	e->text = NULL;
+	e->len = len;
+	if (text) { /* len bytes: a text may hold a NUL */
+		e->text = xmalloc((size_t)len + 1);
+		memcpy(e->text, text, (size_t)len);
+		e->text[len] = '\0';
+		if (!memchr(text, '\0', (size_t)len))
+			e->len = -1;
+	}
+	t->n++;
+	t->bytes += (size_t)len;
+	return e;
+}
+
+/* The result of (SELECT text FROM table WHERE id = arg), from the cache
+ * when arg is an integer.  A cached text is returned SQLITE_STATIC: it
+ * lives until the functions are registered again or the connection
+ * closes, after the statement that used it is finalised. */
+static void itext_lookup(sqlite3_context *ctx, struct qfuncs *f, struct itext *t,
+			 sqlite3_value *arg)
+{
+	int type = sqlite3_value_type(arg);
+	int64_t id = sqlite3_value_int64(arg);
+	if (type == SQLITE_NULL)
+		return;
+	if (type == SQLITE_INTEGER && t->cap) {
+		struct itext_ent *e = itext_slot(t, id);
+		if (e->used) {
+			if (e->text)
+				sqlite3_result_text(ctx, e->text, e->len, SQLITE_STATIC);
+			return;
+		}
+	}
+	if (!t->q && sqlite3_prepare_v2(f->db, t->sql, -1, &t->q, NULL) != SQLITE_OK) {
+		sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
+		return;
+	}
+	sqlite3_bind_value(t->q, 1, arg);
+	int step = sqlite3_step(t->q);
+	if (step == SQLITE_ROW && sqlite3_column_type(t->q, 0) == SQLITE_TEXT &&
+	    type == SQLITE_INTEGER) {
+		const char *text = (const char *)sqlite3_column_text(t->q, 0);
+		int len = sqlite3_column_bytes(t->q, 0);
+		struct itext_ent *e = itext_put(t, id, text, len);
+		if (e)
+			sqlite3_result_text(ctx, e->text, e->len, SQLITE_STATIC);
+		else
+			sqlite3_result_text(ctx, text, len, SQLITE_TRANSIENT);
+	} else if (step == SQLITE_ROW) {
+		/* a value of another type (a hostile file), or a key that is
+		 * not an integer: as the subquery would, uncached */
+		sqlite3_result_value(ctx, sqlite3_column_value(t->q, 0));
+	} else if (step == SQLITE_DONE) {
+		if (type == SQLITE_INTEGER)
+			itext_put(t, id, NULL, 0);
+	} else {
+		sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
+	}
+	sqlite3_reset(t->q);
+}
+
+static void fn_str(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	itext_lookup(ctx, f, &f->strs, argv[0]);
+}
+
+static void fn_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	itext_lookup(ctx, f, &f->kinds, argv[0]);
+}
+
+/* ---- gm_path ---- */
 
 static struct path_ent *path_slot(struct qfuncs *f, int64_t id)
 {
@@ -858,6 +991,10 @@ void query_funcs_idle(struct qfuncs *f)
 	if (f) {
 		sqlite3_finalize(f->path_q);
 		f->path_q = NULL;
+		sqlite3_finalize(f->strs.q);
+		f->strs.q = NULL;
+		sqlite3_finalize(f->kinds.q);
+		f->kinds.q = NULL;
 	}
 }
 
@@ -865,6 +1002,8 @@ int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err)
 {
 	struct qfuncs *f = xcalloc(1, sizeof(*f));
 	f->db = db;
+	f->strs.sql = "SELECT text FROM strings WHERE id = ?1";
+	f->kinds.sql = "SELECT name FROM phase_kinds WHERE id = ?1";
 	static const struct {
 		const char *name;
 		int nargs;
@@ -872,7 +1011,7 @@ int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err)
 	} table[] = {
 	    {"regexp", 2, fn_regexp},	   {"gm_path", 1, fn_path},   {"gm_metric", 3, fn_metric},
 	    {"gm_twmean", 3, fn_twmean},   {"gm_twmax", 3, fn_twmax}, {"gm_satns", 4, fn_satns},
-	    {"gm_valueat", 2, fn_valueat},
+	    {"gm_valueat", 2, fn_valueat}, {"gm_str", 1, fn_str},     {"gm_kind", 1, fn_kind},
 	};
 	/* regexp owns the state: its destructor runs when it is replaced by
 	 * the next registration or the connection closes, after which no

@@ -5,6 +5,10 @@
  *
  *   regexp(pattern, text)      1/0: PCRE2 match (UTF, JIT), compiled
  *                              patterns cached; `text REGEXP pattern` too.
+ *   gm_str(id)                 (SELECT text FROM strings WHERE id = id), from
+ *                              a cache: the first miss prepares one lookup,
+ *                              each text is read once per registration.
+ *   gm_kind(id)                the same over phase_kinds(name).
  *   gm_path(id)                the phase's path "/wf/step/.../name", parents
  *                              cached; NULL for an unknown id.
  *   gm_metric(name, host, phost)  the metric id for a reference: name is

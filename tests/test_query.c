@@ -371,6 +371,54 @@ static void test_injection(void **state)
 	sqlite3_close(db);
 }
 
+/* gm_str and gm_kind answer as the subqueries they replace, for every kind
+ * of key and of stored value, on a miss, a hit and an unknown id; and the
+ * result shares one copy of a repeated text. */
+static void test_interned_text(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	/* a hostile file: a blob and a text holding a NUL among the strings */
+	assert_int_equal(sqlite3_exec(db,
+				      "INSERT INTO strings(id, text) VALUES (8, X'00ff'),"
+				      " (9, CAST(X'610062' AS TEXT)), (-3, 'neg');"
+				      "INSERT INTO phase_kinds(id, name) VALUES (0, 'zero');",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	static const char *const fns[][2] = {{"gm_str", "SELECT text FROM strings"},
+					     {"gm_kind", "SELECT name FROM phase_kinds"}};
+	for (int k = 0; k < 2; k++) {
+		char *q = xasprintf(
+		    "sql WITH v(x) AS (VALUES (1), (4), (4), (99), (NULL), (8), (9), (9), (-3),"
+		    " (0), (2), ('4'), (4.0), (X'01'), (1), (99))"
+		    " SELECT count(*) AS n, sum(%s(x) IS NOT (%s WHERE id = x)"
+		    " OR typeof(%s(x)) != typeof((%s WHERE id = x))"
+		    " OR hex(%s(x)) != hex((%s WHERE id = x))) AS bad FROM v",
+		    fns[k][0], fns[k][1], fns[k][0], fns[k][1], fns[k][0], fns[k][1]);
+		struct query_result r = run_ok(db, q);
+		assert_true(query_cell(&r, 0, 0)->i == 16);
+		assert_true(query_cell(&r, 0, 1)->i == 0);
+		query_result_release(&r);
+		free(q);
+	}
+	struct query_result r = run_ok(db, "sql SELECT typeof(gm_str(8)), hex(gm_str(9)),"
+					   " gm_str(4), gm_kind(8)");
+	assert_string_equal(query_cell(&r, 0, 0)->s, "blob");
+	assert_string_equal(query_cell(&r, 0, 1)->s, "610062");
+	assert_string_equal(query_cell(&r, 0, 2)->s, "aten::mm");
+	assert_string_equal(query_cell(&r, 0, 3)->s, "operator");
+	query_result_release(&r);
+	/* mm and add are both operators: one copy of "operator" */
+	r = run_ok(db, "phases | select kind, name");
+	assert_int_equal(r.nrows, 4);
+	assert_string_equal(query_cell(&r, 2, 0)->s, "operator");
+	assert_string_equal(query_cell(&r, 2, 1)->s, "aten::mm");
+	assert_string_equal(query_cell(&r, 3, 1)->s, "aten::add");
+	assert_ptr_equal(query_cell(&r, 2, 0)->s, query_cell(&r, 3, 0)->s);
+	query_result_release(&r);
+	sqlite3_close(db);
+}
+
 static void test_authorizer(void **state)
 {
 	(void)state;
@@ -777,6 +825,7 @@ int main(void)
 	    cmocka_unit_test(test_error_format),
 	    cmocka_unit_test(test_compile_binds),
 	    cmocka_unit_test(test_injection),
+	    cmocka_unit_test(test_interned_text),
 	    cmocka_unit_test(test_authorizer),
 	    cmocka_unit_test(test_glob),
 	    cmocka_unit_test(test_twmean_by_hand),
