@@ -1069,25 +1069,19 @@ static int stage_within(struct cc *c, struct scope *s, const struct qstage *st)
 	int id = compile_window(c, &st->win);
 	if (id < 0)
 		return -1;
-	struct sbuf dist, near;
-	sbuf_init(&dist);
+	struct sbuf near;
 	sbuf_init(&near);
-	/* the gap between the row's span and the window; 0 when they overlap */
-	sbuf_addf(&dist, "max(w.w0 - %s, %s - w.w1, 0)", s->si->t1, s->si->t0);
-	/* the nearest window (the lowest id among equals); SQLite cannot
-	 * ORDER BY an expression over the outer row, so the minimum distance
-	 * is found first */
-	const char *self = s->src == QS_PHASES ? " AND w.wid != p.id" : "";
-	sbuf_addf(&near,
-		  "(SELECT w.wid FROM w%d w WHERE %s = (SELECT min(%s) FROM w%d w WHERE %s <= ", id,
-		  dist.buf, dist.buf, id, dist.buf);
+	/* the nearest window by the gap between the row's span and it (0 when
+	 * they overlap), the lowest id among equals: gm_near (funcs.h) over the
+	 * windows gm_wset collects once */
+	sbuf_addf(&near, "gm_near((SELECT gm_wset(w.wid, w.w0, w.w1) FROM w%d w), %s, %s, ", id,
+		  s->si->t0, s->si->t1);
 	bind_number(c, &near, d);
-	sbuf_addf(&near, "%s)%s ORDER BY w.wid LIMIT 1)", self, self);
+	sbuf_adds(&near, s->src == QS_PHASES ? ", p.id)" : ")");
 	char *cond = xasprintf("%s IS NOT NULL", near.buf);
 	add_where(s, cond);
 	free(cond);
 	add_extra(s, "near", QC_PHASE, sbuf_detach(&near));
-	sbuf_release(&dist);
 	return 0;
 }
 

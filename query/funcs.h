@@ -35,6 +35,12 @@
  *                              [[key, a1, ...], ...] (spec: one letter per
  *                              aggregate, c count(*) C count s sum n min
  *                              x max a avg).
+ *   gm_wset(wid, w0, w1)       aggregate: keeps a within stage's windows as a
+ *                              set (sorted by w0) and returns its number.
+ *   gm_near(set, t0, t1, d[, self])  the window of the set with the least
+ *                              gap max(w0 - t1, t0 - w1, 0) <= d, the lowest
+ *                              wid among equals, not self; NULL if none or
+ *                              if an argument is NULL.
  *   gm_pct(x, p)               aggregate: the p-th percentile (0..100) of x,
  *                              linear between closest ranks (numpy's default).
  *

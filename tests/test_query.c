@@ -419,6 +419,61 @@ static void test_interned_text(void **state)
 	sqlite3_close(db);
 }
 
+/* gm_near (within's nearest window) answers as the SQL it replaced, over
+ * windows with ties, overlaps, equal spans and an inverted one. */
+static void test_near_matches_sql(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	assert_int_equal(
+	    sqlite3_exec(db,
+			 "WITH RECURSIVE i(n) AS (SELECT 10 UNION ALL SELECT n + 1 FROM i"
+			 " WHERE n < 300) INSERT INTO phases(id, parent_id, kind, name_id,"
+			 " start_ns, dur_ns, self_ns, depth) SELECT n, 1, 8, 4,"
+			 " (n * 7919) % 5000, CASE WHEN n % 17 = 0 THEN -50 ELSE (n * 104729) % 400"
+			 " END, 0, 1 FROM i;"
+			 "INSERT INTO phases(id, parent_id, kind, name_id, start_ns, dur_ns,"
+			 " self_ns, depth) VALUES (301, 1, 8, 4, 100, 100, 0, 1),"
+			 " (302, 1, 8, 4, 100, 100, 0, 1), (303, 1, 8, 4, 4000, 0, 0, 1);"
+			 "INSERT INTO events(id, t_ns, name_id) SELECT id, start_ns + 3, 6 FROM"
+			 " phases WHERE id > 250;",
+			 NULL, NULL, NULL),
+	    SQLITE_OK);
+	static const char *const sets[] = {"depth = 1 AND id % 3 = 0", "id IN (301, 302, 303)",
+					   "id % 29 = 1", "0"};
+	for (size_t k = 0; k < sizeof(sets) / sizeof(sets[0]); k++)
+		for (int ev = 0; ev < 2; ev++) {
+			const char *t0 = ev ? "e.t_ns" : "p.start_ns";
+			const char *t1 = ev ? "e.t_ns" : "(p.start_ns + p.dur_ns)";
+			const char *self = ev ? "" : " AND w.wid != p.id";
+			char *dist = xasprintf("max(w.w0 - %s, %s - w.w1, 0)", t1, t0);
+			char *q = xasprintf(
+			    "sql WITH w1 AS MATERIALIZED (SELECT id AS wid, start_ns AS w0,"
+			    " start_ns + dur_ns AS w1 FROM phases WHERE %s),"
+			    " d(d) AS (VALUES (0), (1), (37), (250), (100000))"
+			    " SELECT count(*) AS n, sum(gm_near((SELECT gm_wset(w.wid, w.w0, w.w1)"
+			    " FROM w1 w), %s, %s, d.d%s) IS NOT (SELECT w.wid FROM w1 w WHERE %s ="
+			    " (SELECT min(%s) FROM w1 w WHERE %s <= d.d%s)%s ORDER BY w.wid"
+			    " LIMIT 1)) AS bad, count(gm_near((SELECT gm_wset(w.wid, w.w0, w.w1)"
+			    " FROM w1 w), %s, %s, d.d%s)) AS found FROM %s, d",
+			    sets[k], t0, t1, ev ? "" : ", p.id", dist, dist, dist, self, self, t0,
+			    t1, ev ? "" : ", p.id", ev ? "events e" : "phases p");
+			struct query_result r = run_ok(db, q);
+			assert_true(query_cell(&r, 0, 0)->i > 0);
+			if (query_cell(&r, 0, 1)->i != 0)
+				fail_msg("set '%s' (%s): %lld of %lld rows differ", sets[k],
+					 ev ? "events" : "phases",
+					 (long long)query_cell(&r, 0, 1)->i,
+					 (long long)query_cell(&r, 0, 0)->i);
+			if (k < 3)
+				assert_true(query_cell(&r, 0, 2)->i > 0);
+			query_result_release(&r);
+			free(q);
+			free(dist);
+		}
+	sqlite3_close(db);
+}
+
 static void test_authorizer(void **state)
 {
 	(void)state;
@@ -826,6 +881,7 @@ int main(void)
 	    cmocka_unit_test(test_compile_binds),
 	    cmocka_unit_test(test_injection),
 	    cmocka_unit_test(test_interned_text),
+	    cmocka_unit_test(test_near_matches_sql),
 	    cmocka_unit_test(test_authorizer),
 	    cmocka_unit_test(test_glob),
 	    cmocka_unit_test(test_twmean_by_hand),
