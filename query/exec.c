@@ -259,12 +259,21 @@ struct text_seen {
 	const char *s;
 };
 
+/* A hash of n bytes, eight at a time: only to pick a slot, which memcmp
+ * then checks. */
 static uint64_t text_hash(const char *s, size_t n)
 {
-	uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a */
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * UINT64_C(0x100000001b3);
-	return h;
+	const uint64_t k = UINT64_C(0x9e3779b97f4a7c15);
+	uint64_t h = n * k, w;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * k;
+		h ^= h >> 29;
+	}
+	w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w) * k;
+	return h ^ (h >> 32);
 }
 
 static char *text_intern(struct query_result *r, struct text_seen *seen, const char *s, size_t n)
