@@ -29,13 +29,7 @@
 
 /* The phase running at an event: its own phase_id, else the deepest phase
  * on its track that contains its time, else the deepest phase anywhere. */
-#define RUNNING_SQL                                                                                \
-	"coalesce(e.phase_id, (SELECT q.id FROM phases q WHERE q.track_id = e.track_id"            \
-	" AND q.start_ns <= e.t_ns AND q.start_ns + q.dur_ns > e.t_ns"                             \
-	" ORDER BY q.depth DESC, q.start_ns DESC LIMIT 1),"                                        \
-	" (SELECT q.id FROM phases q WHERE q.start_ns <= e.t_ns AND q.start_ns + q.dur_ns > "      \
-	"e.t_ns"                                                                                   \
-	" ORDER BY q.depth DESC, q.start_ns DESC LIMIT 1))"
+#define RUNNING_SQL "coalesce(e.phase_id, gm_running(e.track_id, e.t_ns))"
 
 #define PHASE_HOST_SQL                                                                             \
 	"coalesce((SELECT host FROM tracks WHERE id = p.track_id), json_extract(p.attrs, "         \

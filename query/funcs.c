@@ -91,6 +91,10 @@ struct qfuncs {
 	struct itext strs, kinds;
 	struct wset **wsets; /* by the compiler's window number */
 	size_t nwsets;
+	struct rkey *rkeys; /* gm_running's events, sorted by (t, track) */
+	size_t nrkeys;
+	int running_loaded;
+	sqlite3_stmt *running_track_q, *running_any_q;
 	struct regex_slot rx[NREGEX];
 	size_t rx_next;
 	struct series *ser[NSERIES];
@@ -139,6 +143,9 @@ static void qfuncs_free(void *p)
 	for (size_t i = 0; i < f->nwsets; i++)
 		wset_free(f->wsets[i]);
 	free(f->wsets);
+	free(f->rkeys);
+	sqlite3_finalize(f->running_track_q);
+	sqlite3_finalize(f->running_any_q);
 	itext_release(&f->strs);
 	itext_release(&f->kinds);
 	for (size_t i = 0; i < NREGEX; i++) {
@@ -1129,6 +1136,195 @@ static void fn_near(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		sqlite3_result_int64(ctx, best->wid);
 }
 
+/* ---- gm_running ----
+ *
+ * The phase running at an event without a phase_id: among the phases on
+ * its track that contain its time, the deepest (then the latest start),
+ * else the same among all phases.  As SQL that is two scans of phases per
+ * event (no index serves it); here the first call collects the (track, t)
+ * of every such event, and one scan of phases in id order answers them
+ * all: a phase updates the events inside it, so among equals the lowest
+ * id wins, as SQLite's ORDER BY ... LIMIT 1 over the same scan.  A call
+ * for another (track, t), or a file whose values are not integers, runs
+ * the SQL. */
+
+#define RUNNING_TRACK_SQL                                                                          \
+	"SELECT q.id FROM phases q WHERE q.track_id = ?1 AND q.start_ns <= ?2"                     \
+	" AND q.start_ns + q.dur_ns > ?2 ORDER BY q.depth DESC, q.start_ns DESC LIMIT 1"
+#define RUNNING_ANY_SQL                                                                            \
+	"SELECT q.id FROM phases q WHERE q.start_ns <= ?1 AND q.start_ns + q.dur_ns > ?1"          \
+	" ORDER BY q.depth DESC, q.start_ns DESC LIMIT 1"
+
+struct rbest {
+	int64_t id, depth, start;
+	int found;
+};
+
+struct rkey {
+	int64_t t, track;
+	int has_track;
+	struct rbest on_track, any;
+};
+
+static int cmp_rkey(const struct rkey *a, int64_t t, int has_track, int64_t track)
+{
+	if (a->t != t)
+		return a->t < t ? -1 : 1;
+	if (a->has_track != has_track)
+		return a->has_track < has_track ? -1 : 1;
+	return (a->track > track) - (a->track < track);
+}
+
+static int cmp_rkey_q(const void *x, const void *y)
+{
+	const struct rkey *b = y;
+	return cmp_rkey(x, b->t, b->has_track, b->track);
+}
+
+static void rbest_offer(struct rbest *b, int64_t id, int64_t depth, int64_t start)
+{
+	if (!b->found || depth > b->depth || (depth == b->depth && start > b->start)) {
+		b->id = id;
+		b->depth = depth;
+		b->start = start;
+		b->found = 1;
+	}
+}
+
+/* Builds f->rkeys; 0, 1 when the file needs the SQL, -1 on an error. */
+static int running_load(struct qfuncs *f)
+{
+	sqlite3_stmt *q = NULL;
+	size_t alloc = 0;
+	int rc = -1, step;
+	if (sqlite3_prepare_v2(f->db,
+			       "SELECT DISTINCT track_id, t_ns FROM events WHERE phase_id IS NULL",
+			       -1, &q, NULL) != SQLITE_OK)
+		goto out;
+	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+		int tt = sqlite3_column_type(q, 0);
+		if (sqlite3_column_type(q, 1) != SQLITE_INTEGER ||
+		    (tt != SQLITE_INTEGER && tt != SQLITE_NULL)) {
+			rc = 1;
+			goto out;
+		}
+		XGROW(f->rkeys, f->nrkeys + 1, alloc);
+		struct rkey *k = &f->rkeys[f->nrkeys++];
+		memset(k, 0, sizeof(*k));
+		k->t = sqlite3_column_int64(q, 1);
+		k->has_track = tt == SQLITE_INTEGER;
+		k->track = k->has_track ? sqlite3_column_int64(q, 0) : 0;
+	}
+	if (step != SQLITE_DONE)
+		goto out;
+	sqlite3_finalize(q);
+	q = NULL;
+	if (!f->nrkeys) {
+		rc = 0;
+		goto out;
+	}
+	qsort(f->rkeys, f->nrkeys, sizeof(*f->rkeys), cmp_rkey_q);
+	if (sqlite3_prepare_v2(
+		f->db, "SELECT id, track_id, start_ns, dur_ns, depth FROM phases ORDER BY id", -1,
+		&q, NULL) != SQLITE_OK)
+		goto out;
+	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+		int tt = sqlite3_column_type(q, 1);
+		if (sqlite3_column_type(q, 0) != SQLITE_INTEGER ||
+		    sqlite3_column_type(q, 2) != SQLITE_INTEGER ||
+		    sqlite3_column_type(q, 3) != SQLITE_INTEGER ||
+		    sqlite3_column_type(q, 4) != SQLITE_INTEGER ||
+		    (tt != SQLITE_INTEGER && tt != SQLITE_NULL)) {
+			rc = 1;
+			goto out;
+		}
+		int64_t id = sqlite3_column_int64(q, 0), track = sqlite3_column_int64(q, 1);
+		int64_t start = sqlite3_column_int64(q, 2), dur = sqlite3_column_int64(q, 3);
+		int64_t depth = sqlite3_column_int64(q, 4), end;
+		int open_end = 0; /* start + dur beyond int64: SQLite's real sum exceeds any t */
+		if (__builtin_add_overflow(start, dur, &end)) {
+			if (dur < 0)
+				continue;
+			open_end = 1;
+		}
+		size_t a = 0, b = f->nrkeys;
+		while (a < b) {
+			size_t m = a + (b - a) / 2;
+			if (f->rkeys[m].t < start)
+				a = m + 1;
+			else
+				b = m;
+		}
+		for (size_t i = a; i < f->nrkeys && (open_end || f->rkeys[i].t < end); i++) {
+			struct rkey *k = &f->rkeys[i];
+			rbest_offer(&k->any, id, depth, start);
+			if (k->has_track && tt == SQLITE_INTEGER && k->track == track)
+				rbest_offer(&k->on_track, id, depth, start);
+		}
+	}
+	rc = step == SQLITE_DONE ? 0 : -1;
+out:
+	sqlite3_finalize(q);
+	if (rc != 0) {
+		free(f->rkeys);
+		f->rkeys = NULL;
+		f->nrkeys = 0;
+	}
+	return rc;
+}
+
+/* One of the two SQL lookups into *id; 1 found, 0 not, -1 on an error. */
+static int running_sql(struct qfuncs *f, sqlite3_stmt **q, const char *sql, sqlite3_value *track,
+		       sqlite3_value *t, int64_t *id)
+{
+	if (!*q && sqlite3_prepare_v2(f->db, sql, -1, q, NULL) != SQLITE_OK)
+		return -1;
+	if (track)
+		sqlite3_bind_value(*q, 1, track);
+	sqlite3_bind_value(*q, track ? 2 : 1, t);
+	int step = sqlite3_step(*q);
+	int found = step == SQLITE_ROW && sqlite3_column_type(*q, 0) != SQLITE_NULL;
+	if (found)
+		*id = sqlite3_column_int64(*q, 0);
+	sqlite3_reset(*q);
+	return step == SQLITE_ROW || step == SQLITE_DONE ? found : -1;
+}
+
+static void fn_running(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	int tt = sqlite3_value_type(argv[0]), ty = sqlite3_value_type(argv[1]);
+	if (!f->running_loaded) {
+		f->running_loaded = 1;
+		if (running_load(f) < 0) {
+			sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
+			return;
+		}
+	}
+	if (ty == SQLITE_INTEGER && (tt == SQLITE_INTEGER || tt == SQLITE_NULL) && f->nrkeys) {
+		struct rkey key = {.t = sqlite3_value_int64(argv[1]),
+				   .has_track = tt == SQLITE_INTEGER,
+				   .track =
+				       tt == SQLITE_INTEGER ? sqlite3_value_int64(argv[0]) : 0};
+		const struct rkey *k =
+		    bsearch(&key, f->rkeys, f->nrkeys, sizeof(*f->rkeys), cmp_rkey_q);
+		if (k) {
+			const struct rbest *b = k->on_track.found ? &k->on_track : &k->any;
+			if (b->found)
+				sqlite3_result_int64(ctx, b->id);
+			return;
+		}
+	}
+	int64_t id;
+	int r = running_sql(f, &f->running_track_q, RUNNING_TRACK_SQL, argv[0], argv[1], &id);
+	if (r == 0)
+		r = running_sql(f, &f->running_any_q, RUNNING_ANY_SQL, NULL, argv[1], &id);
+	if (r < 0)
+		sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
+	else if (r == 1)
+		sqlite3_result_int64(ctx, id);
+}
+
 void query_funcs_idle(struct qfuncs *f)
 {
 	if (f) {
@@ -1138,6 +1334,10 @@ void query_funcs_idle(struct qfuncs *f)
 		f->strs.q = NULL;
 		sqlite3_finalize(f->kinds.q);
 		f->kinds.q = NULL;
+		sqlite3_finalize(f->running_track_q);
+		f->running_track_q = NULL;
+		sqlite3_finalize(f->running_any_q);
+		f->running_any_q = NULL;
 	}
 }
 
@@ -1155,6 +1355,7 @@ int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err)
 	    {"regexp", 2, fn_regexp},	   {"gm_path", 1, fn_path},   {"gm_metric", 3, fn_metric},
 	    {"gm_twmean", 3, fn_twmean},   {"gm_twmax", 3, fn_twmax}, {"gm_satns", 4, fn_satns},
 	    {"gm_valueat", 2, fn_valueat}, {"gm_str", 1, fn_str},     {"gm_kind", 1, fn_kind},
+	    {"gm_running", 2, fn_running},
 	};
 	/* regexp owns the state: its destructor runs when it is replaced by
 	 * the next registration or the connection closes, after which no

@@ -35,6 +35,11 @@
  *                              [[key, a1, ...], ...] (spec: one letter per
  *                              aggregate, c count(*) C count s sum n min
  *                              x max a avg).
+ *   gm_running(track, t)       the phase running at an event that has no
+ *                              phase_id: the deepest (then latest-starting,
+ *                              then lowest-id) phase on the track containing
+ *                              t, else the same among all phases; answered
+ *                              for every such event by one scan of phases.
  *   gm_wset(wid, w0, w1)       aggregate: keeps a within stage's windows as a
  *                              set (sorted by w0) and returns its number.
  *   gm_near(set, t0, t1, d[, self])  the window of the set with the least

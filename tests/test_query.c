@@ -474,6 +474,64 @@ static void test_near_matches_sql(void **state)
 	sqlite3_close(db);
 }
 
+/* gm_running (the phase running at an event without one) answers as the
+ * SQL it replaced, over phases with equal depths and starts (ties), on
+ * several tracks and none, for the events' own keys and for others. */
+static void test_running_matches_sql(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	assert_int_equal(
+	    sqlite3_exec(db,
+			 "WITH RECURSIVE i(n) AS (SELECT 10 UNION ALL SELECT n + 1 FROM i"
+			 " WHERE n < 400) INSERT INTO phases(id, parent_id, kind, name_id,"
+			 " track_id, start_ns, dur_ns, self_ns, depth) SELECT n, 1, 8, 4,"
+			 " CASE WHEN n % 5 = 0 THEN NULL ELSE n % 3 END, ((n * 7919) % 50) * 100,"
+			 " CASE WHEN n % 13 = 0 THEN 0 ELSE ((n * 104729) % 30) * 100 END, 0,"
+			 " n % 4 FROM i;"
+			 "WITH RECURSIVE i(n) AS (SELECT 10 UNION ALL SELECT n + 1 FROM i"
+			 " WHERE n < 200) INSERT INTO events(id, track_id, t_ns, name_id)"
+			 " SELECT n, CASE WHEN n % 7 = 0 THEN NULL ELSE n % 4 END,"
+			 " ((n * 31) % 60) * 100 + (n % 3) * 50, 6 FROM i;",
+			 NULL, NULL, NULL),
+	    SQLITE_OK);
+	static const char *const old =
+	    "coalesce((SELECT q.id FROM phases q WHERE q.track_id = %s AND q.start_ns <= %s"
+	    " AND q.start_ns + q.dur_ns > %s ORDER BY q.depth DESC, q.start_ns DESC LIMIT 1),"
+	    " (SELECT q.id FROM phases q WHERE q.start_ns <= %s AND q.start_ns + q.dur_ns > %s"
+	    " ORDER BY q.depth DESC, q.start_ns DESC LIMIT 1))";
+	char *o = xasprintf(old, "e.track_id", "e.t_ns", "e.t_ns", "e.t_ns", "e.t_ns");
+	char *q =
+	    xasprintf("sql SELECT count(*) AS n, sum(gm_running(e.track_id, e.t_ns) IS NOT %s)"
+		      " AS bad, count(gm_running(e.track_id, e.t_ns)) AS found FROM events e"
+		      " WHERE e.phase_id IS NULL",
+		      o);
+	struct query_result r = run_ok(db, q);
+	assert_true(query_cell(&r, 0, 0)->i == 193);
+	assert_true(query_cell(&r, 0, 1)->i == 0);
+	assert_true(query_cell(&r, 0, 2)->i > 100);
+	query_result_release(&r);
+	free(q);
+	free(o);
+	/* keys no event has: the SQL path */
+	o = xasprintf(old, "v.column1", "v.column2", "v.column2", "v.column2", "v.column2");
+	q = xasprintf("sql SELECT count(*) AS n, sum(gm_running(v.column1, v.column2) IS NOT %s)"
+		      " AS bad FROM (VALUES (1, 2525), (NULL, 1010), (9, 3000), (2, '3000'),"
+		      " (1, 2500.0), (2, NULL)) v",
+		      o);
+	r = run_ok(db, q);
+	assert_true(query_cell(&r, 0, 0)->i == 6);
+	assert_true(query_cell(&r, 0, 1)->i == 0);
+	query_result_release(&r);
+	free(q);
+	free(o);
+	/* the query language's field */
+	r = run_ok(db, "events id = 20 | select phase");
+	assert_int_equal(r.nrows, 1);
+	query_result_release(&r);
+	sqlite3_close(db);
+}
+
 static void test_authorizer(void **state)
 {
 	(void)state;
@@ -882,6 +940,7 @@ int main(void)
 	    cmocka_unit_test(test_injection),
 	    cmocka_unit_test(test_interned_text),
 	    cmocka_unit_test(test_near_matches_sql),
+	    cmocka_unit_test(test_running_matches_sql),
 	    cmocka_unit_test(test_authorizer),
 	    cmocka_unit_test(test_glob),
 	    cmocka_unit_test(test_twmean_by_hand),
