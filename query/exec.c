@@ -76,29 +76,53 @@ static int in_list(const char *s, const char *const *list)
 	return 0;
 }
 
+/* Whether table is a PRAGMA's table-valued form (pragma_table_info) of a
+ * PRAGMA the lists above allow. */
+static int pragma_table_allowed(const char *table)
+{
+	if (!table || strncasecmp(table, "pragma_", 7))
+		return 1; /* not a pragma's table */
+	return in_list(table + 7, pragma_named) || in_list(table + 7, pragma_plain);
+}
+
+/* SQLite creates an eponymous virtual table (json_each, pragma_table_info)
+ * on its first use in a connection and, while it does, asks the authorizer
+ * for SQLITE_UPDATE on each column of sqlite_master, which a real UPDATE
+ * of the schema asks too.  Creating the ones a query may use here, before
+ * the authorizer is set, lets it deny every UPDATE.  Only when sql names
+ * one: each costs a prepare. */
+static void warm_virtual_tables(sqlite3 *db, const char *sql)
+{
+	static const char *const json[] = {"json_each", "json_tree", NULL};
+	const char *const *lists[] = {json, pragma_named, pragma_plain};
+	if (!strcasestr(sql, "json_") && !strcasestr(sql, "pragma_"))
+		return;
+	for (size_t l = 0; l < 3; l++)
+		for (size_t i = 0; lists[l][i]; i++) {
+			char *q = xasprintf("SELECT 1 FROM %s%s", l ? "pragma_" : "", lists[l][i]);
+			sqlite3_stmt *st = NULL;
+			if (sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK)
+				sqlite3_finalize(st);
+			free(q);
+		}
+}
+
 int query_authorizer(void *unused, int action, const char *a, const char *b, const char *db,
 		     const char *trigger)
 {
 	switch (action) {
 	case SQLITE_SELECT:
-	case SQLITE_READ:
 	case SQLITE_RECURSIVE:
 		return SQLITE_OK;
+	case SQLITE_READ:
+		return pragma_table_allowed(a) ? SQLITE_OK : SQLITE_DENY;
 	case SQLITE_FUNCTION:
 		return in_list(b, denied_functions) ? SQLITE_DENY : SQLITE_OK;
-	case SQLITE_UPDATE:
-		/* SQLite asks this while it builds an eponymous virtual table
-		 * (json_each, pragma_table_info) for a read; a real UPDATE of the
-		 * schema table needs writable_schema, denied below, and fails
-		 * sqlite3_stmt_readonly in query_run anyway */
-		return a && (!strcmp(a, "sqlite_master") || !strcmp(a, "sqlite_temp_master"))
-			   ? SQLITE_OK
-			   : SQLITE_DENY;
 	case SQLITE_PRAGMA:
 		if (in_list(a, pragma_named) || (!b && in_list(a, pragma_plain)))
 			return SQLITE_OK;
 		return SQLITE_DENY;
-	default:
+	default: /* writes, UPDATE of sqlite_master included: see warm_virtual_tables */
 		return SQLITE_DENY;
 	}
 }
@@ -323,6 +347,7 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *
 		goto out;
 	if (getenv("GRADEML_QUERY_SQL") && *getenv("GRADEML_QUERY_SQL"))
 		fprintf(stderr, "%s\n", plan.sql);
+	warm_virtual_tables(db, plan.sql);
 	sqlite3_set_authorizer(db, query_authorizer, NULL);
 	int prc = sqlite3_prepare_v2(db, plan.sql, -1, &st, &tail);
 	sqlite3_set_authorizer(db, NULL, NULL);

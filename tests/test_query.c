@@ -553,6 +553,50 @@ static void test_authorizer(void **state)
 	    SQLITE_DENY);
 	assert_int_equal(query_authorizer(NULL, SQLITE_FUNCTION, NULL, "regexp", NULL, NULL),
 			 SQLITE_OK);
+	/* no UPDATE at all, the schema table's included (the virtual tables
+	 * that ask for it while they are created are created beforehand) */
+	assert_int_equal(
+	    query_authorizer(NULL, SQLITE_UPDATE, "sqlite_master", "sql", "main", NULL),
+	    SQLITE_DENY);
+	assert_int_equal(
+	    query_authorizer(NULL, SQLITE_UPDATE, "sqlite_temp_master", "sql", "temp", NULL),
+	    SQLITE_DENY);
+	/* a PRAGMA's table form follows the PRAGMA's list */
+	assert_int_equal(
+	    query_authorizer(NULL, SQLITE_READ, "pragma_table_info", "name", "main", NULL),
+	    SQLITE_OK);
+	assert_int_equal(
+	    query_authorizer(NULL, SQLITE_READ, "pragma_journal_mode", "journal_mode", NULL, NULL),
+	    SQLITE_DENY);
+	/* on fresh connections (virtual tables not yet created), queries that
+	 * need json_each and pragma tables still run */
+	static const char *const reads[] = {
+	    "phases | by name | stats count",
+	    "sql SELECT count(*) FROM json_each('[1,2]')",
+	    "sql SELECT count(*) FROM json_tree('[1,[2]]')",
+	    "sql SELECT count(*) FROM pragma_table_info('phases')",
+	    "sql SELECT count(*) FROM pragma_index_list('phases')",
+	    "sql SELECT * FROM pragma_user_version",
+	};
+	for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+		sqlite3 *db = tiny_db();
+		struct query_result r = run_ok(db, reads[i]);
+		assert_true(r.nrows >= 1);
+		query_result_release(&r);
+		sqlite3_close(db);
+	}
+	static const char *const denied[] = {
+	    "sql SELECT * FROM pragma_journal_mode",
+	    "sql SELECT * FROM pragma_writable_schema",
+	    "sql SELECT count(*) FROM dbstat",
+	    "sql UPDATE sqlite_master SET sql = 'x'",
+	};
+	for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
+		sqlite3 *db = tiny_db();
+		struct query_error e = run_err(db, denied[i]);
+		query_error_release(&e);
+		sqlite3_close(db);
+	}
 }
 
 static void test_glob(void **state)
