@@ -29,13 +29,7 @@
 
 /* The phase running at an event: its own phase_id, else the deepest phase
  * on its track that contains its time, else the deepest phase anywhere. */
-#define RUNNING_SQL                                                                                \
-	"coalesce(e.phase_id, (SELECT q.id FROM phases q WHERE q.track_id = e.track_id"            \
-	" AND q.start_ns <= e.t_ns AND q.start_ns + q.dur_ns > e.t_ns"                             \
-	" ORDER BY q.depth DESC, q.start_ns DESC LIMIT 1),"                                        \
-	" (SELECT q.id FROM phases q WHERE q.start_ns <= e.t_ns AND q.start_ns + q.dur_ns > "      \
-	"e.t_ns"                                                                                   \
-	" ORDER BY q.depth DESC, q.start_ns DESC LIMIT 1))"
+#define RUNNING_SQL "coalesce(e.phase_id, gm_running(e.track_id, e.t_ns))"
 
 #define PHASE_HOST_SQL                                                                             \
 	"coalesce((SELECT host FROM tracks WHERE id = p.track_id), json_extract(p.attrs, "         \
@@ -54,12 +48,9 @@ struct field {
 #define PHASE_FIELDS(X)                                                                            \
 	X("id", QC_PHASE, "p.id", NULL, NULL, NULL)                                                \
 	X("parent", QC_PHASE, "p.parent_id", NULL, NULL, NULL)                                     \
-	X("kind", QC_TEXT, "(SELECT name FROM phase_kinds WHERE id = p.kind)", "p.kind",           \
-	  "phase_kinds", "name")                                                                   \
-	X("name", QC_TEXT, "(SELECT text FROM strings WHERE id = p.name_id)", "p.name_id",         \
-	  "strings", "text")                                                                       \
-	X("category", QC_TEXT, "(SELECT text FROM strings WHERE id = p.cat_id)", "p.cat_id",       \
-	  "strings", "text")                                                                       \
+	X("kind", QC_TEXT, "gm_kind(p.kind)", "p.kind", "phase_kinds", "name")                     \
+	X("name", QC_TEXT, "gm_str(p.name_id)", "p.name_id", "strings", "text")                    \
+	X("category", QC_TEXT, "gm_str(p.cat_id)", "p.cat_id", "strings", "text")                  \
 	X("path", QC_TEXT, "gm_path(p.id)", NULL, NULL, NULL)                                      \
 	X("host", QC_TEXT, PHASE_HOST_SQL, NULL, NULL, NULL)                                       \
 	X("track", QC_INT, "p.track_id", NULL, NULL, NULL)                                         \
@@ -75,17 +66,14 @@ struct field {
 #define EVENT_FIELDS(X)                                                                            \
 	X("id", QC_INT, "e.id", NULL, NULL, NULL)                                                  \
 	X("t", QC_TIME, "e.t_ns", NULL, NULL, NULL)                                                \
-	X("name", QC_TEXT, "(SELECT text FROM strings WHERE id = e.name_id)", "e.name_id",         \
-	  "strings", "text")                                                                       \
+	X("name", QC_TEXT, "gm_str(e.name_id)", "e.name_id", "strings", "text")                    \
 	X("level", QC_TEXT, "e.level", NULL, NULL, NULL)                                           \
 	X("host", QC_TEXT, "(SELECT host FROM tracks WHERE id = e.track_id)", NULL, NULL, NULL)    \
 	X("track", QC_INT, "e.track_id", NULL, NULL, NULL)                                         \
 	X("source", QC_INT, "e.source_id", NULL, NULL, NULL)                                       \
 	X("phase", QC_PHASE, RUNNING_SQL, NULL, NULL, NULL)                                        \
 	X("phase.name", QC_TEXT,                                                                   \
-	  "(SELECT text FROM strings WHERE id = (SELECT name_id FROM phases WHERE id "             \
-	  "= " RUNNING_SQL "))",                                                                   \
-	  NULL, NULL, NULL)                                                                        \
+	  "gm_str((SELECT name_id FROM phases WHERE id = " RUNNING_SQL "))", NULL, NULL, NULL)     \
 	X("phase.path", QC_TEXT, "gm_path(" RUNNING_SQL ")", NULL, NULL, NULL)
 
 #define METRIC_FIELDS(X)                                                                           \
@@ -1075,25 +1063,19 @@ static int stage_within(struct cc *c, struct scope *s, const struct qstage *st)
 	int id = compile_window(c, &st->win);
 	if (id < 0)
 		return -1;
-	struct sbuf dist, near;
-	sbuf_init(&dist);
+	struct sbuf near;
 	sbuf_init(&near);
-	/* the gap between the row's span and the window; 0 when they overlap */
-	sbuf_addf(&dist, "max(w.w0 - %s, %s - w.w1, 0)", s->si->t1, s->si->t0);
-	/* the nearest window (the lowest id among equals); SQLite cannot
-	 * ORDER BY an expression over the outer row, so the minimum distance
-	 * is found first */
-	const char *self = s->src == QS_PHASES ? " AND w.wid != p.id" : "";
-	sbuf_addf(&near,
-		  "(SELECT w.wid FROM w%d w WHERE %s = (SELECT min(%s) FROM w%d w WHERE %s <= ", id,
-		  dist.buf, dist.buf, id, dist.buf);
+	/* the nearest window by the gap between the row's span and it (0 when
+	 * they overlap), the lowest id among equals: gm_near (funcs.h) over the
+	 * windows gm_wset collects once */
+	sbuf_addf(&near, "gm_near((SELECT gm_wset(w.wid, w.w0, w.w1) FROM w%d w), %s, %s, ", id,
+		  s->si->t0, s->si->t1);
 	bind_number(c, &near, d);
-	sbuf_addf(&near, "%s)%s ORDER BY w.wid LIMIT 1)", self, self);
+	sbuf_adds(&near, s->src == QS_PHASES ? ", p.id)" : ")");
 	char *cond = xasprintf("%s IS NOT NULL", near.buf);
 	add_where(s, cond);
 	free(cond);
 	add_extra(s, "near", QC_PHASE, sbuf_detach(&near));
-	sbuf_release(&dist);
 	return 0;
 }
 

@@ -2,6 +2,7 @@
  * Running queries (see exec.h): the read-only connection, the authorizer,
  * the metric check, the result table, and completion.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,29 +76,53 @@ static int in_list(const char *s, const char *const *list)
 	return 0;
 }
 
+/* Whether table is a PRAGMA's table-valued form (pragma_table_info) of a
+ * PRAGMA the lists above allow. */
+static int pragma_table_allowed(const char *table)
+{
+	if (!table || strncasecmp(table, "pragma_", 7))
+		return 1; /* not a pragma's table */
+	return in_list(table + 7, pragma_named) || in_list(table + 7, pragma_plain);
+}
+
+/* SQLite creates an eponymous virtual table (json_each, pragma_table_info)
+ * on its first use in a connection and, while it does, asks the authorizer
+ * for SQLITE_UPDATE on each column of sqlite_master, which a real UPDATE
+ * of the schema asks too.  Creating the ones a query may use here, before
+ * the authorizer is set, lets it deny every UPDATE.  Only when sql names
+ * one: each costs a prepare. */
+static void warm_virtual_tables(sqlite3 *db, const char *sql)
+{
+	static const char *const json[] = {"json_each", "json_tree", NULL};
+	const char *const *lists[] = {json, pragma_named, pragma_plain};
+	if (!strcasestr(sql, "json_") && !strcasestr(sql, "pragma_"))
+		return;
+	for (size_t l = 0; l < 3; l++)
+		for (size_t i = 0; lists[l][i]; i++) {
+			char *q = xasprintf("SELECT 1 FROM %s%s", l ? "pragma_" : "", lists[l][i]);
+			sqlite3_stmt *st = NULL;
+			if (sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK)
+				sqlite3_finalize(st);
+			free(q);
+		}
+}
+
 int query_authorizer(void *unused, int action, const char *a, const char *b, const char *db,
 		     const char *trigger)
 {
 	switch (action) {
 	case SQLITE_SELECT:
-	case SQLITE_READ:
 	case SQLITE_RECURSIVE:
 		return SQLITE_OK;
+	case SQLITE_READ:
+		return pragma_table_allowed(a) ? SQLITE_OK : SQLITE_DENY;
 	case SQLITE_FUNCTION:
 		return in_list(b, denied_functions) ? SQLITE_DENY : SQLITE_OK;
-	case SQLITE_UPDATE:
-		/* SQLite asks this while it builds an eponymous virtual table
-		 * (json_each, pragma_table_info) for a read; a real UPDATE of the
-		 * schema table needs writable_schema, denied below, and fails
-		 * sqlite3_stmt_readonly in query_run anyway */
-		return a && (!strcmp(a, "sqlite_master") || !strcmp(a, "sqlite_temp_master"))
-			   ? SQLITE_OK
-			   : SQLITE_DENY;
 	case SQLITE_PRAGMA:
 		if (in_list(a, pragma_named) || (!b && in_list(a, pragma_plain)))
 			return SQLITE_OK;
 		return SQLITE_DENY;
-	default:
+	default: /* writes, UPDATE of sqlite_master included: see warm_virtual_tables */
 		return SQLITE_DENY;
 	}
 }
@@ -248,6 +273,45 @@ static char *text_copy(struct query_result *r, const char *s, size_t n)
 	return d;
 }
 
+/* Texts repeat (names, kinds, paths of siblings): a direct-mapped table of
+ * the texts last copied, by hash, lets a repeat share the earlier copy. */
+#define TEXT_SEEN 1024
+
+struct text_seen {
+	uint64_t hash;
+	size_t n;
+	const char *s;
+};
+
+/* A hash of n bytes, eight at a time: only to pick a slot, which memcmp
+ * then checks. */
+static uint64_t text_hash(const char *s, size_t n)
+{
+	const uint64_t k = UINT64_C(0x9e3779b97f4a7c15);
+	uint64_t h = n * k, w;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * k;
+		h ^= h >> 29;
+	}
+	w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w) * k;
+	return h ^ (h >> 32);
+}
+
+static char *text_intern(struct query_result *r, struct text_seen *seen, const char *s, size_t n)
+{
+	uint64_t h = text_hash(s, n);
+	struct text_seen *e = &seen[h % TEXT_SEEN];
+	if (e->s && e->hash == h && e->n == n && !memcmp(e->s, s, n))
+		return (char *)e->s;
+	e->hash = h;
+	e->n = n;
+	e->s = text_copy(r, s, n);
+	return (char *)e->s;
+}
+
 void query_result_release(struct query_result *r)
 {
 	for (size_t i = 0; i < r->ncols; i++)
@@ -272,6 +336,7 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *
 	const char *tail = NULL;
 	size_t alloc = 0;
 	int rc = -1;
+	struct text_seen *seen = NULL;
 	memset(out, 0, sizeof(*out));
 	out->phase_col = -1;
 	if (query_compile(q, &plan, &e) < 0)
@@ -282,6 +347,7 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *
 		goto out;
 	if (getenv("GRADEML_QUERY_SQL") && *getenv("GRADEML_QUERY_SQL"))
 		fprintf(stderr, "%s\n", plan.sql);
+	warm_virtual_tables(db, plan.sql);
 	sqlite3_set_authorizer(db, query_authorizer, NULL);
 	int prc = sqlite3_prepare_v2(db, plan.sql, -1, &st, &tail);
 	sqlite3_set_authorizer(db, NULL, NULL);
@@ -322,6 +388,7 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *
 		}
 	}
 	out->phase_col = plan.raw ? -1 : plan.phase_col;
+	seen = xcalloc(TEXT_SEEN, sizeof(*seen));
 	int step;
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		if (max_rows && out->nrows == max_rows) {
@@ -348,8 +415,8 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *
 			default: {
 				const unsigned char *t = sqlite3_column_text(st, (int)i);
 				v->type = QP_TEXT;
-				v->s = text_copy(out, t ? (const char *)t : "",
-						 (size_t)sqlite3_column_bytes(st, (int)i));
+				v->s = text_intern(out, seen, t ? (const char *)t : "",
+						   (size_t)sqlite3_column_bytes(st, (int)i));
 			}
 			}
 		}
@@ -374,6 +441,7 @@ fail_query:
 	query_funcs_idle(funcs);
 	return -1;
 out:
+	free(seen);
 	sqlite3_finalize(st);
 	query_funcs_idle(funcs);
 	query_plan_release(&plan);

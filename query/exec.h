@@ -16,11 +16,16 @@
 
 #include "query/compile.h"
 
+/* One cell: type says which member holds the value (16 bytes, since a
+ * result of many rows is mostly cells). */
 struct query_value {
 	enum query_ptype type; /* QP_NULL, QP_INT, QP_REAL, QP_TEXT */
-	int64_t i;
-	double r;
-	char *s; /* QP_TEXT: NUL-terminated, owned by the result */
+	union {
+		int64_t i; /* QP_INT */
+		double r;  /* QP_REAL */
+		char *s;   /* QP_TEXT: NUL-terminated, owned by the result; equal
+			    * texts may share one copy */
+	};
 };
 
 struct query_result {

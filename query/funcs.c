@@ -18,6 +18,10 @@
 #define NSERIES	       8
 #define NMEMO	       8
 #define MAX_PATH_DEPTH 512
+/* What an interned-text cache may hold; past either, lookups go to the
+ * table uncached (the texts already handed out as SQLITE_STATIC stay). */
+#define ITEXT_MAX_ENTRIES (1u << 20)
+#define ITEXT_MAX_BYTES	  ((size_t)64 << 20)
 
 struct regex_slot {
 	char *pattern;
@@ -55,8 +59,42 @@ struct path_ent {
 	char *path;
 };
 
+/* id -> text of an interned table (strings, phase_kinds), open addressing */
+struct itext_ent {
+	int64_t id;
+	char *text; /* NULL: the table has no such id */
+	int len;    /* bytes; -1: NUL-terminated at text[strlen], SQLite's cue
+		     * that it need not copy the text to terminate it */
+	int used;
+};
+
+struct itext {
+	const char *sql; /* SELECT text WHERE id = ?1 */
+	sqlite3_stmt *q;
+	struct itext_ent *v;
+	size_t cap, n, bytes; /* cap: 0 or a power of two */
+};
+
+/* One within stage's windows, sorted by start (then id). */
+struct wwin {
+	int64_t wid, w0, w1;
+};
+
+struct wset {
+	struct wwin *v;
+	size_t n, alloc;
+	int64_t maxlen; /* the longest window's w1 - w0, at least 0 */
+};
+
 struct qfuncs {
 	sqlite3 *db;
+	struct itext strs, kinds;
+	struct wset **wsets; /* by the compiler's window number */
+	size_t nwsets;
+	struct rkey *rkeys; /* gm_running's events, sorted by (t, track) */
+	size_t nrkeys;
+	int running_loaded;
+	sqlite3_stmt *running_track_q, *running_any_q;
 	struct regex_slot rx[NREGEX];
 	size_t rx_next;
 	struct series *ser[NSERIES];
@@ -83,9 +121,33 @@ static void series_free(struct series *s)
 	free(s);
 }
 
+static void itext_release(struct itext *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->v[i].text);
+	free(t->v);
+	sqlite3_finalize(t->q);
+}
+
+static void wset_free(struct wset *w)
+{
+	if (w) {
+		free(w->v);
+		free(w);
+	}
+}
+
 static void qfuncs_free(void *p)
 {
 	struct qfuncs *f = p;
+	for (size_t i = 0; i < f->nwsets; i++)
+		wset_free(f->wsets[i]);
+	free(f->wsets);
+	free(f->rkeys);
+	sqlite3_finalize(f->running_track_q);
+	sqlite3_finalize(f->running_any_q);
+	itext_release(&f->strs);
+	itext_release(&f->kinds);
 	for (size_t i = 0; i < NREGEX; i++) {
 		free(f->rx[i].pattern);
 		pcre2_match_data_free(f->rx[i].md);
@@ -184,13 +246,115 @@ static void fn_regexp(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sqlite3_result_int(ctx, rc >= 0);
 }
 
-/* ---- gm_path ---- */
-
 static uint64_t hash64(int64_t x)
 {
 	uint64_t h = (uint64_t)x * UINT64_C(0x9e3779b97f4a7c15);
 	return h ^ (h >> 29);
 }
+
+/* ---- gm_str, gm_kind ---- */
+
+static struct itext_ent *itext_slot(struct itext *t, int64_t id)
+{
+	size_t mask = t->cap - 1;
+	for (size_t i = hash64(id) & mask;; i = (i + 1) & mask)
+		if (!t->v[i].used || t->v[i].id == id)
+			return &t->v[i];
+}
+
+/* Remembers id's text (NULL: none); returns the entry, or NULL when the
+ * cache is full. */
+static struct itext_ent *itext_put(struct itext *t, int64_t id, const char *text, int len)
+{
+	if (t->n >= ITEXT_MAX_ENTRIES || t->bytes + (size_t)len > ITEXT_MAX_BYTES)
+		return NULL;
+	if ((t->n + 1) * 2 > t->cap) {
+		struct itext_ent *old = t->v;
+		size_t ocap = t->cap;
+		t->cap = ocap ? ocap * 2 : 256;
+		t->v = xcalloc(t->cap, sizeof(*t->v));
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i].used)
+				*itext_slot(t, old[i].id) = old[i];
+		free(old);
+	}
+	struct itext_ent *e = itext_slot(t, id);
+	e->used = 1;
+	e->id = id;
+	e->text = NULL;
+	e->len = len;
+	if (text) { /* len bytes: a text may hold a NUL */
+		e->text = xmalloc((size_t)len + 1);
+		memcpy(e->text, text, (size_t)len);
+		e->text[len] = '\0';
+		if (!memchr(text, '\0', (size_t)len))
+			e->len = -1;
+	}
+	t->n++;
+	t->bytes += (size_t)len;
+	return e;
+}
+
+/* The result of (SELECT text FROM table WHERE id = arg), from the cache
+ * when arg is an integer.  A cached text is returned SQLITE_STATIC: it
+ * lives until the functions are registered again or the connection
+ * closes, after the statement that used it is finalised. */
+static void itext_lookup(sqlite3_context *ctx, struct qfuncs *f, struct itext *t,
+			 sqlite3_value *arg)
+{
+	int type = sqlite3_value_type(arg);
+	int64_t id = sqlite3_value_int64(arg);
+	if (type == SQLITE_NULL)
+		return;
+	if (type == SQLITE_INTEGER && t->cap) {
+		struct itext_ent *e = itext_slot(t, id);
+		if (e->used) {
+			if (e->text)
+				sqlite3_result_text(ctx, e->text, e->len, SQLITE_STATIC);
+			return;
+		}
+	}
+	if (!t->q && sqlite3_prepare_v2(f->db, t->sql, -1, &t->q, NULL) != SQLITE_OK) {
+		sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
+		return;
+	}
+	sqlite3_bind_value(t->q, 1, arg);
+	int step = sqlite3_step(t->q);
+	if (step == SQLITE_ROW && sqlite3_column_type(t->q, 0) == SQLITE_TEXT &&
+	    type == SQLITE_INTEGER) {
+		const char *text = (const char *)sqlite3_column_text(t->q, 0);
+		int len = sqlite3_column_bytes(t->q, 0);
+		struct itext_ent *e = itext_put(t, id, text, len);
+		if (e)
+			sqlite3_result_text(ctx, e->text, e->len, SQLITE_STATIC);
+		else
+			sqlite3_result_text(ctx, text, len, SQLITE_TRANSIENT);
+	} else if (step == SQLITE_ROW) {
+		/* a value of another type (a hostile file), or a key that is
+		 * not an integer: as the subquery would, uncached */
+		sqlite3_result_value(ctx, sqlite3_column_value(t->q, 0));
+	} else if (step == SQLITE_DONE) {
+		if (type == SQLITE_INTEGER)
+			itext_put(t, id, NULL, 0);
+	} else {
+		sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
+	}
+	sqlite3_reset(t->q);
+}
+
+static void fn_str(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	itext_lookup(ctx, f, &f->strs, argv[0]);
+}
+
+static void fn_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	itext_lookup(ctx, f, &f->kinds, argv[0]);
+}
+
+/* ---- gm_path ---- */
 
 static struct path_ent *path_slot(struct qfuncs *f, int64_t id)
 {
@@ -853,11 +1017,327 @@ static void pct_final(sqlite3_context *ctx)
 	free(a->v);
 }
 
+/* ---- gm_wset, gm_near ----
+ *
+ * within's nearest window.  gm_wset(wid, w0, w1), an aggregate over a
+ * window CTE, keeps the windows as a set and returns its number; the
+ * compiler passes it, as an uncorrelated subquery (which SQLite evaluates
+ * once), to gm_near(set, t0, t1, d[, self]) per row: the window with the
+ * least gap max(w0 - t1, t0 - w1, 0) <= d, the lowest wid among equals,
+ * other than self; NULL when none or when an argument is NULL, as the SQL
+ * it replaces (which cost O(windows^2) a row: minutes for 230 windows).
+ * A window with a NULL bound is never near anything. */
+
+struct wset_acc {
+	struct wset *w;
+};
+
+static void wset_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct wset_acc *a = sqlite3_aggregate_context(ctx, sizeof(*a));
+	if (!a) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	if (!a->w)
+		a->w = xcalloc(1, sizeof(*a->w));
+	for (int i = 0; i < 3; i++)
+		if (sqlite3_value_type(argv[i]) == SQLITE_NULL)
+			return;
+	struct wset *w = a->w;
+	XGROW(w->v, w->n + 1, w->alloc);
+	w->v[w->n++] = (struct wwin){sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1]),
+				     sqlite3_value_int64(argv[2])};
+}
+
+static int cmp_wwin(const void *x, const void *y)
+{
+	const struct wwin *a = x, *b = y;
+	if (a->w0 != b->w0)
+		return a->w0 < b->w0 ? -1 : 1;
+	return (a->wid > b->wid) - (a->wid < b->wid);
+}
+
+static void wset_final(sqlite3_context *ctx)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	struct wset_acc *a = sqlite3_aggregate_context(ctx, 0);
+	struct wset *w = a && a->w ? a->w : xcalloc(1, sizeof(*w));
+	if (w->n)
+		qsort(w->v, w->n, sizeof(*w->v), cmp_wwin);
+	for (size_t i = 0; i < w->n; i++) {
+		int64_t len;
+		if (__builtin_sub_overflow(w->v[i].w1, w->v[i].w0, &len))
+			len = w->v[i].w1 > w->v[i].w0 ? INT64_MAX : 0;
+		if (len > w->maxlen)
+			w->maxlen = len;
+	}
+	/* the same set as the last one (the WHERE and the column each ask
+	 * for it): share it */
+	struct wset *last = f->nwsets ? f->wsets[f->nwsets - 1] : NULL;
+	if (last && last->n == w->n && last->maxlen == w->maxlen &&
+	    (!w->n || !memcmp(last->v, w->v, w->n * sizeof(*w->v)))) {
+		wset_free(w);
+		sqlite3_result_int64(ctx, (int64_t)f->nwsets - 1);
+		return;
+	}
+	f->wsets = xrealloc(f->wsets, (f->nwsets + 1) * sizeof(*f->wsets));
+	f->wsets[f->nwsets++] = w;
+	sqlite3_result_int64(ctx, (int64_t)f->nwsets - 1);
+}
+
+__extension__ typedef __int128 i128;
+
+static void fn_near(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	for (int i = 0; i < argc; i++)
+		if (sqlite3_value_type(argv[i]) == SQLITE_NULL)
+			return;
+	int64_t k = sqlite3_value_int64(argv[0]);
+	if (k < 0 || (uint64_t)k >= f->nwsets) {
+		sqlite3_result_error(ctx, "gm_near: no such window set", -1);
+		return;
+	}
+	const struct wset *w = f->wsets[k];
+	i128 t0 = sqlite3_value_int64(argv[1]), t1 = sqlite3_value_int64(argv[2]);
+	i128 d = sqlite3_value_int64(argv[3]);
+	int has_self = argc > 4;
+	int64_t self = has_self ? sqlite3_value_int64(argv[4]) : 0;
+	/* gap <= d needs w0 <= t1 + d and w1 >= t0 - d, so w0 >= t0 - d - maxlen */
+	i128 lo = t0 - d - w->maxlen, hi = t1 + d;
+	size_t a = 0, b = w->n;
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if ((i128)w->v[m].w0 < lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	const struct wwin *best = NULL;
+	i128 best_gap = 0;
+	for (size_t i = a; i < w->n && (i128)w->v[i].w0 <= hi; i++) {
+		const struct wwin *x = &w->v[i];
+		if (has_self && x->wid == self)
+			continue;
+		i128 g = (i128)x->w0 - t1, g2 = t0 - (i128)x->w1;
+		if (g2 > g)
+			g = g2;
+		if (g < 0)
+			g = 0;
+		if (g > d)
+			continue;
+		if (!best || g < best_gap || (g == best_gap && x->wid < best->wid)) {
+			best = x;
+			best_gap = g;
+		}
+	}
+	if (best)
+		sqlite3_result_int64(ctx, best->wid);
+}
+
+/* ---- gm_running ----
+ *
+ * The phase running at an event without a phase_id: among the phases on
+ * its track that contain its time, the deepest (then the latest start),
+ * else the same among all phases.  As SQL that is two scans of phases per
+ * event (no index serves it); here the first call collects the (track, t)
+ * of every such event, and one scan of phases in id order answers them
+ * all: a phase updates the events inside it, so among equals the lowest
+ * id wins, as SQLite's ORDER BY ... LIMIT 1 over the same scan.  A call
+ * for another (track, t), or a file whose values are not integers, runs
+ * the SQL. */
+
+#define RUNNING_TRACK_SQL                                                                          \
+	"SELECT q.id FROM phases q WHERE q.track_id = ?1 AND q.start_ns <= ?2"                     \
+	" AND q.start_ns + q.dur_ns > ?2 ORDER BY q.depth DESC, q.start_ns DESC LIMIT 1"
+#define RUNNING_ANY_SQL                                                                            \
+	"SELECT q.id FROM phases q WHERE q.start_ns <= ?1 AND q.start_ns + q.dur_ns > ?1"          \
+	" ORDER BY q.depth DESC, q.start_ns DESC LIMIT 1"
+
+struct rbest {
+	int64_t id, depth, start;
+	int found;
+};
+
+struct rkey {
+	int64_t t, track;
+	int has_track;
+	struct rbest on_track, any;
+};
+
+static int cmp_rkey(const struct rkey *a, int64_t t, int has_track, int64_t track)
+{
+	if (a->t != t)
+		return a->t < t ? -1 : 1;
+	if (a->has_track != has_track)
+		return a->has_track < has_track ? -1 : 1;
+	return (a->track > track) - (a->track < track);
+}
+
+static int cmp_rkey_q(const void *x, const void *y)
+{
+	const struct rkey *b = y;
+	return cmp_rkey(x, b->t, b->has_track, b->track);
+}
+
+static void rbest_offer(struct rbest *b, int64_t id, int64_t depth, int64_t start)
+{
+	if (!b->found || depth > b->depth || (depth == b->depth && start > b->start)) {
+		b->id = id;
+		b->depth = depth;
+		b->start = start;
+		b->found = 1;
+	}
+}
+
+/* Builds f->rkeys; 0, 1 when the file needs the SQL, -1 on an error. */
+static int running_load(struct qfuncs *f)
+{
+	sqlite3_stmt *q = NULL;
+	size_t alloc = 0;
+	int rc = -1, step;
+	if (sqlite3_prepare_v2(f->db,
+			       "SELECT DISTINCT track_id, t_ns FROM events WHERE phase_id IS NULL",
+			       -1, &q, NULL) != SQLITE_OK)
+		goto out;
+	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+		int tt = sqlite3_column_type(q, 0);
+		if (sqlite3_column_type(q, 1) != SQLITE_INTEGER ||
+		    (tt != SQLITE_INTEGER && tt != SQLITE_NULL)) {
+			rc = 1;
+			goto out;
+		}
+		XGROW(f->rkeys, f->nrkeys + 1, alloc);
+		struct rkey *k = &f->rkeys[f->nrkeys++];
+		memset(k, 0, sizeof(*k));
+		k->t = sqlite3_column_int64(q, 1);
+		k->has_track = tt == SQLITE_INTEGER;
+		k->track = k->has_track ? sqlite3_column_int64(q, 0) : 0;
+	}
+	if (step != SQLITE_DONE)
+		goto out;
+	sqlite3_finalize(q);
+	q = NULL;
+	if (!f->nrkeys) {
+		rc = 0;
+		goto out;
+	}
+	qsort(f->rkeys, f->nrkeys, sizeof(*f->rkeys), cmp_rkey_q);
+	if (sqlite3_prepare_v2(
+		f->db, "SELECT id, track_id, start_ns, dur_ns, depth FROM phases ORDER BY id", -1,
+		&q, NULL) != SQLITE_OK)
+		goto out;
+	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+		int tt = sqlite3_column_type(q, 1);
+		if (sqlite3_column_type(q, 0) != SQLITE_INTEGER ||
+		    sqlite3_column_type(q, 2) != SQLITE_INTEGER ||
+		    sqlite3_column_type(q, 3) != SQLITE_INTEGER ||
+		    sqlite3_column_type(q, 4) != SQLITE_INTEGER ||
+		    (tt != SQLITE_INTEGER && tt != SQLITE_NULL)) {
+			rc = 1;
+			goto out;
+		}
+		int64_t id = sqlite3_column_int64(q, 0), track = sqlite3_column_int64(q, 1);
+		int64_t start = sqlite3_column_int64(q, 2), dur = sqlite3_column_int64(q, 3);
+		int64_t depth = sqlite3_column_int64(q, 4), end;
+		int open_end = 0; /* start + dur beyond int64: SQLite's real sum exceeds any t */
+		if (__builtin_add_overflow(start, dur, &end)) {
+			if (dur < 0)
+				continue;
+			open_end = 1;
+		}
+		size_t a = 0, b = f->nrkeys;
+		while (a < b) {
+			size_t m = a + (b - a) / 2;
+			if (f->rkeys[m].t < start)
+				a = m + 1;
+			else
+				b = m;
+		}
+		for (size_t i = a; i < f->nrkeys && (open_end || f->rkeys[i].t < end); i++) {
+			struct rkey *k = &f->rkeys[i];
+			rbest_offer(&k->any, id, depth, start);
+			if (k->has_track && tt == SQLITE_INTEGER && k->track == track)
+				rbest_offer(&k->on_track, id, depth, start);
+		}
+	}
+	rc = step == SQLITE_DONE ? 0 : -1;
+out:
+	sqlite3_finalize(q);
+	if (rc != 0) {
+		free(f->rkeys);
+		f->rkeys = NULL;
+		f->nrkeys = 0;
+	}
+	return rc;
+}
+
+/* One of the two SQL lookups into *id; 1 found, 0 not, -1 on an error. */
+static int running_sql(struct qfuncs *f, sqlite3_stmt **q, const char *sql, sqlite3_value *track,
+		       sqlite3_value *t, int64_t *id)
+{
+	if (!*q && sqlite3_prepare_v2(f->db, sql, -1, q, NULL) != SQLITE_OK)
+		return -1;
+	if (track)
+		sqlite3_bind_value(*q, 1, track);
+	sqlite3_bind_value(*q, track ? 2 : 1, t);
+	int step = sqlite3_step(*q);
+	int found = step == SQLITE_ROW && sqlite3_column_type(*q, 0) != SQLITE_NULL;
+	if (found)
+		*id = sqlite3_column_int64(*q, 0);
+	sqlite3_reset(*q);
+	return step == SQLITE_ROW || step == SQLITE_DONE ? found : -1;
+}
+
+static void fn_running(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	int tt = sqlite3_value_type(argv[0]), ty = sqlite3_value_type(argv[1]);
+	if (!f->running_loaded) {
+		f->running_loaded = 1;
+		if (running_load(f) < 0) {
+			sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
+			return;
+		}
+	}
+	if (ty == SQLITE_INTEGER && (tt == SQLITE_INTEGER || tt == SQLITE_NULL) && f->nrkeys) {
+		struct rkey key = {.t = sqlite3_value_int64(argv[1]),
+				   .has_track = tt == SQLITE_INTEGER,
+				   .track =
+				       tt == SQLITE_INTEGER ? sqlite3_value_int64(argv[0]) : 0};
+		const struct rkey *k =
+		    bsearch(&key, f->rkeys, f->nrkeys, sizeof(*f->rkeys), cmp_rkey_q);
+		if (k) {
+			const struct rbest *b = k->on_track.found ? &k->on_track : &k->any;
+			if (b->found)
+				sqlite3_result_int64(ctx, b->id);
+			return;
+		}
+	}
+	int64_t id;
+	int r = running_sql(f, &f->running_track_q, RUNNING_TRACK_SQL, argv[0], argv[1], &id);
+	if (r == 0)
+		r = running_sql(f, &f->running_any_q, RUNNING_ANY_SQL, NULL, argv[1], &id);
+	if (r < 0)
+		sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
+	else if (r == 1)
+		sqlite3_result_int64(ctx, id);
+}
+
 void query_funcs_idle(struct qfuncs *f)
 {
 	if (f) {
 		sqlite3_finalize(f->path_q);
 		f->path_q = NULL;
+		sqlite3_finalize(f->strs.q);
+		f->strs.q = NULL;
+		sqlite3_finalize(f->kinds.q);
+		f->kinds.q = NULL;
+		sqlite3_finalize(f->running_track_q);
+		f->running_track_q = NULL;
+		sqlite3_finalize(f->running_any_q);
+		f->running_any_q = NULL;
 	}
 }
 
@@ -865,6 +1345,8 @@ int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err)
 {
 	struct qfuncs *f = xcalloc(1, sizeof(*f));
 	f->db = db;
+	f->strs.sql = "SELECT text FROM strings WHERE id = ?1";
+	f->kinds.sql = "SELECT name FROM phase_kinds WHERE id = ?1";
 	static const struct {
 		const char *name;
 		int nargs;
@@ -872,7 +1354,8 @@ int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err)
 	} table[] = {
 	    {"regexp", 2, fn_regexp},	   {"gm_path", 1, fn_path},   {"gm_metric", 3, fn_metric},
 	    {"gm_twmean", 3, fn_twmean},   {"gm_twmax", 3, fn_twmax}, {"gm_satns", 4, fn_satns},
-	    {"gm_valueat", 2, fn_valueat},
+	    {"gm_valueat", 2, fn_valueat}, {"gm_str", 1, fn_str},     {"gm_kind", 1, fn_kind},
+	    {"gm_running", 2, fn_running},
 	};
 	/* regexp owns the state: its destructor runs when it is replaced by
 	 * the next registration or the connection closes, after which no
@@ -885,6 +1368,12 @@ int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err)
 	for (int n = 3; rc == SQLITE_OK && n <= 3 + 16; n++)
 		rc = sqlite3_create_function_v2(db, "gm_hagg", n, SQLITE_UTF8, NULL, NULL,
 						hagg_step, hagg_final, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function_v2(db, "gm_wset", 3, SQLITE_UTF8, f, NULL, wset_step,
+						wset_final, NULL);
+	for (int n = 4; rc == SQLITE_OK && n <= 5; n++)
+		rc = sqlite3_create_function_v2(db, "gm_near", n, SQLITE_UTF8, f, fn_near, NULL,
+						NULL, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_function_v2(db, "gm_pct", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
 						NULL, NULL, pct_step, pct_final, NULL);

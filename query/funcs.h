@@ -5,6 +5,10 @@
  *
  *   regexp(pattern, text)      1/0: PCRE2 match (UTF, JIT), compiled
  *                              patterns cached; `text REGEXP pattern` too.
+ *   gm_str(id)                 (SELECT text FROM strings WHERE id = id), from
+ *                              a cache: the first miss prepares one lookup,
+ *                              each text is read once per registration.
+ *   gm_kind(id)                the same over phase_kinds(name).
  *   gm_path(id)                the phase's path "/wf/step/.../name", parents
  *                              cached; NULL for an unknown id.
  *   gm_metric(name, host, phost)  the metric id for a reference: name is
@@ -31,6 +35,17 @@
  *                              [[key, a1, ...], ...] (spec: one letter per
  *                              aggregate, c count(*) C count s sum n min
  *                              x max a avg).
+ *   gm_running(track, t)       the phase running at an event that has no
+ *                              phase_id: the deepest (then latest-starting,
+ *                              then lowest-id) phase on the track containing
+ *                              t, else the same among all phases; answered
+ *                              for every such event by one scan of phases.
+ *   gm_wset(wid, w0, w1)       aggregate: keeps a within stage's windows as a
+ *                              set (sorted by w0) and returns its number.
+ *   gm_near(set, t0, t1, d[, self])  the window of the set with the least
+ *                              gap max(w0 - t1, t0 - w1, 0) <= d, the lowest
+ *                              wid among equals, not self; NULL if none or
+ *                              if an argument is NULL.
  *   gm_pct(x, p)               aggregate: the p-th percentile (0..100) of x,
  *                              linear between closest ranks (numpy's default).
  *

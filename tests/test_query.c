@@ -371,6 +371,167 @@ static void test_injection(void **state)
 	sqlite3_close(db);
 }
 
+/* gm_str and gm_kind answer as the subqueries they replace, for every kind
+ * of key and of stored value, on a miss, a hit and an unknown id; and the
+ * result shares one copy of a repeated text. */
+static void test_interned_text(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	/* a hostile file: a blob and a text holding a NUL among the strings */
+	assert_int_equal(sqlite3_exec(db,
+				      "INSERT INTO strings(id, text) VALUES (8, X'00ff'),"
+				      " (9, CAST(X'610062' AS TEXT)), (-3, 'neg');"
+				      "INSERT INTO phase_kinds(id, name) VALUES (0, 'zero');",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	static const char *const fns[][2] = {{"gm_str", "SELECT text FROM strings"},
+					     {"gm_kind", "SELECT name FROM phase_kinds"}};
+	for (int k = 0; k < 2; k++) {
+		char *q = xasprintf(
+		    "sql WITH v(x) AS (VALUES (1), (4), (4), (99), (NULL), (8), (9), (9), (-3),"
+		    " (0), (2), ('4'), (4.0), (X'01'), (1), (99))"
+		    " SELECT count(*) AS n, sum(%s(x) IS NOT (%s WHERE id = x)"
+		    " OR typeof(%s(x)) != typeof((%s WHERE id = x))"
+		    " OR hex(%s(x)) != hex((%s WHERE id = x))) AS bad FROM v",
+		    fns[k][0], fns[k][1], fns[k][0], fns[k][1], fns[k][0], fns[k][1]);
+		struct query_result r = run_ok(db, q);
+		assert_true(query_cell(&r, 0, 0)->i == 16);
+		assert_true(query_cell(&r, 0, 1)->i == 0);
+		query_result_release(&r);
+		free(q);
+	}
+	struct query_result r = run_ok(db, "sql SELECT typeof(gm_str(8)), hex(gm_str(9)),"
+					   " gm_str(4), gm_kind(8)");
+	assert_string_equal(query_cell(&r, 0, 0)->s, "blob");
+	assert_string_equal(query_cell(&r, 0, 1)->s, "610062");
+	assert_string_equal(query_cell(&r, 0, 2)->s, "aten::mm");
+	assert_string_equal(query_cell(&r, 0, 3)->s, "operator");
+	query_result_release(&r);
+	/* mm and add are both operators: one copy of "operator" */
+	r = run_ok(db, "phases | select kind, name");
+	assert_int_equal(r.nrows, 4);
+	assert_string_equal(query_cell(&r, 2, 0)->s, "operator");
+	assert_string_equal(query_cell(&r, 2, 1)->s, "aten::mm");
+	assert_string_equal(query_cell(&r, 3, 1)->s, "aten::add");
+	assert_ptr_equal(query_cell(&r, 2, 0)->s, query_cell(&r, 3, 0)->s);
+	query_result_release(&r);
+	sqlite3_close(db);
+}
+
+/* gm_near (within's nearest window) answers as the SQL it replaced, over
+ * windows with ties, overlaps, equal spans and an inverted one. */
+static void test_near_matches_sql(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	assert_int_equal(
+	    sqlite3_exec(db,
+			 "WITH RECURSIVE i(n) AS (SELECT 10 UNION ALL SELECT n + 1 FROM i"
+			 " WHERE n < 300) INSERT INTO phases(id, parent_id, kind, name_id,"
+			 " start_ns, dur_ns, self_ns, depth) SELECT n, 1, 8, 4,"
+			 " (n * 7919) % 5000, CASE WHEN n % 17 = 0 THEN -50 ELSE (n * 104729) % 400"
+			 " END, 0, 1 FROM i;"
+			 "INSERT INTO phases(id, parent_id, kind, name_id, start_ns, dur_ns,"
+			 " self_ns, depth) VALUES (301, 1, 8, 4, 100, 100, 0, 1),"
+			 " (302, 1, 8, 4, 100, 100, 0, 1), (303, 1, 8, 4, 4000, 0, 0, 1);"
+			 "INSERT INTO events(id, t_ns, name_id) SELECT id, start_ns + 3, 6 FROM"
+			 " phases WHERE id > 250;",
+			 NULL, NULL, NULL),
+	    SQLITE_OK);
+	static const char *const sets[] = {"depth = 1 AND id % 3 = 0", "id IN (301, 302, 303)",
+					   "id % 29 = 1", "0"};
+	for (size_t k = 0; k < sizeof(sets) / sizeof(sets[0]); k++)
+		for (int ev = 0; ev < 2; ev++) {
+			const char *t0 = ev ? "e.t_ns" : "p.start_ns";
+			const char *t1 = ev ? "e.t_ns" : "(p.start_ns + p.dur_ns)";
+			const char *self = ev ? "" : " AND w.wid != p.id";
+			char *dist = xasprintf("max(w.w0 - %s, %s - w.w1, 0)", t1, t0);
+			char *q = xasprintf(
+			    "sql WITH w1 AS MATERIALIZED (SELECT id AS wid, start_ns AS w0,"
+			    " start_ns + dur_ns AS w1 FROM phases WHERE %s),"
+			    " d(d) AS (VALUES (0), (1), (37), (250), (100000))"
+			    " SELECT count(*) AS n, sum(gm_near((SELECT gm_wset(w.wid, w.w0, w.w1)"
+			    " FROM w1 w), %s, %s, d.d%s) IS NOT (SELECT w.wid FROM w1 w WHERE %s ="
+			    " (SELECT min(%s) FROM w1 w WHERE %s <= d.d%s)%s ORDER BY w.wid"
+			    " LIMIT 1)) AS bad, count(gm_near((SELECT gm_wset(w.wid, w.w0, w.w1)"
+			    " FROM w1 w), %s, %s, d.d%s)) AS found FROM %s, d",
+			    sets[k], t0, t1, ev ? "" : ", p.id", dist, dist, dist, self, self, t0,
+			    t1, ev ? "" : ", p.id", ev ? "events e" : "phases p");
+			struct query_result r = run_ok(db, q);
+			assert_true(query_cell(&r, 0, 0)->i > 0);
+			if (query_cell(&r, 0, 1)->i != 0)
+				fail_msg("set '%s' (%s): %lld of %lld rows differ", sets[k],
+					 ev ? "events" : "phases",
+					 (long long)query_cell(&r, 0, 1)->i,
+					 (long long)query_cell(&r, 0, 0)->i);
+			if (k < 3)
+				assert_true(query_cell(&r, 0, 2)->i > 0);
+			query_result_release(&r);
+			free(q);
+			free(dist);
+		}
+	sqlite3_close(db);
+}
+
+/* gm_running (the phase running at an event without one) answers as the
+ * SQL it replaced, over phases with equal depths and starts (ties), on
+ * several tracks and none, for the events' own keys and for others. */
+static void test_running_matches_sql(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	assert_int_equal(
+	    sqlite3_exec(db,
+			 "WITH RECURSIVE i(n) AS (SELECT 10 UNION ALL SELECT n + 1 FROM i"
+			 " WHERE n < 400) INSERT INTO phases(id, parent_id, kind, name_id,"
+			 " track_id, start_ns, dur_ns, self_ns, depth) SELECT n, 1, 8, 4,"
+			 " CASE WHEN n % 5 = 0 THEN NULL ELSE n % 3 END, ((n * 7919) % 50) * 100,"
+			 " CASE WHEN n % 13 = 0 THEN 0 ELSE ((n * 104729) % 30) * 100 END, 0,"
+			 " n % 4 FROM i;"
+			 "WITH RECURSIVE i(n) AS (SELECT 10 UNION ALL SELECT n + 1 FROM i"
+			 " WHERE n < 200) INSERT INTO events(id, track_id, t_ns, name_id)"
+			 " SELECT n, CASE WHEN n % 7 = 0 THEN NULL ELSE n % 4 END,"
+			 " ((n * 31) % 60) * 100 + (n % 3) * 50, 6 FROM i;",
+			 NULL, NULL, NULL),
+	    SQLITE_OK);
+	static const char *const old =
+	    "coalesce((SELECT q.id FROM phases q WHERE q.track_id = %s AND q.start_ns <= %s"
+	    " AND q.start_ns + q.dur_ns > %s ORDER BY q.depth DESC, q.start_ns DESC LIMIT 1),"
+	    " (SELECT q.id FROM phases q WHERE q.start_ns <= %s AND q.start_ns + q.dur_ns > %s"
+	    " ORDER BY q.depth DESC, q.start_ns DESC LIMIT 1))";
+	char *o = xasprintf(old, "e.track_id", "e.t_ns", "e.t_ns", "e.t_ns", "e.t_ns");
+	char *q =
+	    xasprintf("sql SELECT count(*) AS n, sum(gm_running(e.track_id, e.t_ns) IS NOT %s)"
+		      " AS bad, count(gm_running(e.track_id, e.t_ns)) AS found FROM events e"
+		      " WHERE e.phase_id IS NULL",
+		      o);
+	struct query_result r = run_ok(db, q);
+	assert_true(query_cell(&r, 0, 0)->i == 193);
+	assert_true(query_cell(&r, 0, 1)->i == 0);
+	assert_true(query_cell(&r, 0, 2)->i > 100);
+	query_result_release(&r);
+	free(q);
+	free(o);
+	/* keys no event has: the SQL path */
+	o = xasprintf(old, "v.column1", "v.column2", "v.column2", "v.column2", "v.column2");
+	q = xasprintf("sql SELECT count(*) AS n, sum(gm_running(v.column1, v.column2) IS NOT %s)"
+		      " AS bad FROM (VALUES (1, 2525), (NULL, 1010), (9, 3000), (2, '3000'),"
+		      " (1, 2500.0), (2, NULL)) v",
+		      o);
+	r = run_ok(db, q);
+	assert_true(query_cell(&r, 0, 0)->i == 6);
+	assert_true(query_cell(&r, 0, 1)->i == 0);
+	query_result_release(&r);
+	free(q);
+	free(o);
+	/* the query language's field */
+	r = run_ok(db, "events id = 20 | select phase");
+	assert_int_equal(r.nrows, 1);
+	query_result_release(&r);
+	sqlite3_close(db);
+}
+
 static void test_authorizer(void **state)
 {
 	(void)state;
@@ -392,6 +553,50 @@ static void test_authorizer(void **state)
 	    SQLITE_DENY);
 	assert_int_equal(query_authorizer(NULL, SQLITE_FUNCTION, NULL, "regexp", NULL, NULL),
 			 SQLITE_OK);
+	/* no UPDATE at all, the schema table's included (the virtual tables
+	 * that ask for it while they are created are created beforehand) */
+	assert_int_equal(
+	    query_authorizer(NULL, SQLITE_UPDATE, "sqlite_master", "sql", "main", NULL),
+	    SQLITE_DENY);
+	assert_int_equal(
+	    query_authorizer(NULL, SQLITE_UPDATE, "sqlite_temp_master", "sql", "temp", NULL),
+	    SQLITE_DENY);
+	/* a PRAGMA's table form follows the PRAGMA's list */
+	assert_int_equal(
+	    query_authorizer(NULL, SQLITE_READ, "pragma_table_info", "name", "main", NULL),
+	    SQLITE_OK);
+	assert_int_equal(
+	    query_authorizer(NULL, SQLITE_READ, "pragma_journal_mode", "journal_mode", NULL, NULL),
+	    SQLITE_DENY);
+	/* on fresh connections (virtual tables not yet created), queries that
+	 * need json_each and pragma tables still run */
+	static const char *const reads[] = {
+	    "phases | by name | stats count",
+	    "sql SELECT count(*) FROM json_each('[1,2]')",
+	    "sql SELECT count(*) FROM json_tree('[1,[2]]')",
+	    "sql SELECT count(*) FROM pragma_table_info('phases')",
+	    "sql SELECT count(*) FROM pragma_index_list('phases')",
+	    "sql SELECT * FROM pragma_user_version",
+	};
+	for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+		sqlite3 *db = tiny_db();
+		struct query_result r = run_ok(db, reads[i]);
+		assert_true(r.nrows >= 1);
+		query_result_release(&r);
+		sqlite3_close(db);
+	}
+	static const char *const denied[] = {
+	    "sql SELECT * FROM pragma_journal_mode",
+	    "sql SELECT * FROM pragma_writable_schema",
+	    "sql SELECT count(*) FROM dbstat",
+	    "sql UPDATE sqlite_master SET sql = 'x'",
+	};
+	for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
+		sqlite3 *db = tiny_db();
+		struct query_error e = run_err(db, denied[i]);
+		query_error_release(&e);
+		sqlite3_close(db);
+	}
 }
 
 static void test_glob(void **state)
@@ -777,6 +982,9 @@ int main(void)
 	    cmocka_unit_test(test_error_format),
 	    cmocka_unit_test(test_compile_binds),
 	    cmocka_unit_test(test_injection),
+	    cmocka_unit_test(test_interned_text),
+	    cmocka_unit_test(test_near_matches_sql),
+	    cmocka_unit_test(test_running_matches_sql),
 	    cmocka_unit_test(test_authorizer),
 	    cmocka_unit_test(test_glob),
 	    cmocka_unit_test(test_twmean_by_hand),
