@@ -531,8 +531,12 @@ size_t query_complete(sqlite3 *db, const char *text, char ***out, size_t *start)
 	static const char *const ops[] = {"and", "or", "not", NULL};
 	static const char *const aggs[] = {"count", "sum(", "mean(", "avg(", "min(", "max(",
 					   "p50(",  "p90(", "p95(",  "p99(", NULL};
-	const char *metric_sql = "SELECT DISTINCT name FROM metrics UNION SELECT DISTINCT"
-				 " resource || '.' || name FROM metrics WHERE resource IS NOT NULL";
+	/* a name, and resource.name where the name does not already start
+	 * with its resource (sar's "cpu.util" is not offered as "cpu.cpu.util") */
+	const char *metric_sql =
+	    "SELECT DISTINCT name FROM metrics UNION SELECT DISTINCT resource || '.' || name"
+	    " FROM metrics WHERE resource IS NOT NULL"
+	    " AND substr(name, 1, length(resource) + 1) <> resource || '.'";
 	if (!prev) {
 		cand_list(&c, query_sources);
 	} else if (prev->type == QT_PIPE) {

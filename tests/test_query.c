@@ -948,8 +948,18 @@ static void test_complete(void **state)
 	assert_int_equal(start, 9);
 	free(c[0]);
 	free(c);
+	/* sar's names hold their resource: cpu.util, not also cpu.cpu.util */
 	n = query_complete(db, "phases | with cpu", &c, &start);
-	assert_int_equal(n, 2); /* cpu.util, and cpu.cpu.util (resource.name) */
+	assert_int_equal(n, 1);
+	assert_string_equal(c[0], "cpu.util");
+	free(c[0]);
+	free(c);
+	/* nvidia-smi's do not: power, and gpu0.power to name the GPU */
+	n = query_complete(db, "phases | with ", &c, &start);
+	assert_int_equal(n, 3);
+	assert_string_equal(c[0], "cpu.util");
+	assert_string_equal(c[1], "gpu0.power");
+	assert_string_equal(c[2], "power");
 	for (size_t i = 0; i < n; i++)
 		free(c[i]);
 	free(c);
