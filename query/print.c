@@ -48,6 +48,20 @@ static struct query_print_hooks resolve(const struct query_print_hooks *hooks)
 	return h;
 }
 
+/* Appends v in decimal: what "%lld" writes, without printf's machinery
+ * (a 46 k-row CSV spent a tenth of its time in vfprintf). */
+static void add_int(struct sbuf *out, int64_t v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--p = '-';
+	sbuf_add(out, p, (size_t)(buf + sizeof(buf) - p));
+}
+
 /* A value as raw text (CSV): integers, numbers with 17 significant digits
  * trimmed of a useless tail, text as stored. */
 static void raw_text(struct sbuf *out, const struct query_value *v)
@@ -56,7 +70,7 @@ static void raw_text(struct sbuf *out, const struct query_value *v)
 	case QP_NULL:
 		break;
 	case QP_INT:
-		sbuf_addf(out, "%lld", (long long)v->i);
+		add_int(out, v->i);
 		break;
 	case QP_REAL:
 		sbuf_addf(out, "%.15g", v->r);
@@ -83,7 +97,7 @@ static void cell_text(struct sbuf *out, const struct query_value *v, enum query_
 		if (type == QC_DUR)
 			sbuf_adds(out, text_duration(buf, sizeof(buf), v->i));
 		else
-			sbuf_addf(out, "%lld", (long long)v->i);
+			add_int(out, v->i);
 		return;
 	case QP_REAL:
 		if (type == QC_DUR && fabs(v->r) < 9e18)

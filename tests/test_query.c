@@ -905,6 +905,17 @@ static void test_print(void **state)
 	fclose(f);
 	assert_string_equal(buf, "x,y,z,n,w\r\n\"a,b\",\"say \"\"hi\"\"\",1.5,,\"l1\nl2\"\r\n");
 	free(buf);
+	/* integers as "%lld" writes them, the extremes included */
+	struct query_result ints =
+	    run_ok(db, "sql SELECT 0 AS a, -7 AS b, 9223372036854775807 AS c,"
+		       " -9223372036854775807 - 1 AS d, 1000000 AS e");
+	f = open_memstream(&buf, &len);
+	assert_int_equal(query_print(f, &ints, QF_CSV, NULL, &err), 0);
+	fclose(f);
+	assert_string_equal(buf, "a,b,c,d,e\r\n0,-7,9223372036854775807,-9223372036854775808,"
+				 "1000000\r\n");
+	free(buf);
+	query_result_release(&ints);
 	f = open_memstream(&buf, &len);
 	assert_int_equal(query_print(f, &r, QF_JSON, NULL, &err), 0);
 	fclose(f);
