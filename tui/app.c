@@ -768,7 +768,7 @@ static void draw_status(struct app *a, struct grid *g)
 	    [SCREEN_HELP] = "j/k:scroll q:back Q:quit",
 	    [SCREEN_ISSUES] = "?:help j/k:move Enter:show in the tree m:metrics q:back Q:quit",
 	    [SCREEN_RESULTS] = "?:help j/k:move h/l:column s:sort /:search \\:filter "
-			       "Enter:show in the tree q:back",
+			       "Enter:in the tree q:back",
 	};
 	grid_put(g, 0, y, g->w, hints[a->screen], ROLE_STATUS);
 }
