@@ -1146,7 +1146,7 @@ int critpath_compute(struct store *st, int64_t root_id, struct critpath *out, ch
 }
 
 int critpath_whatif(struct store *st, int64_t root_id, int64_t phase_id, double k,
-		    int64_t *makespan_ns, char **err)
+		    int64_t *makespan_ns, int64_t *observed_ns, char **err)
 {
 	if (!(k > 0)) {
 		*err = xasprintf("what-if: the speed-up must be above 0, not %g", k);
@@ -1163,6 +1163,8 @@ int critpath_whatif(struct store *st, int64_t root_id, int64_t phase_id, double 
 		return -1;
 	}
 	*makespan_ns = replay(&g, x, k);
+	if (observed_ns)
+		*observed_ns = ev_t(&g, last_end(&g));
 	graph_release(&g);
 	return 0;
 }

@@ -133,9 +133,10 @@ int critpath_compute(struct store *st, int64_t root_id, struct critpath *out, ch
 int critpath_analyze(struct store *st, int64_t root_id, double k, size_t n, struct critpath *out,
 		     char **err);
 /* The makespan of root_id if phase_id (under it) were k times faster
- * (k > 0, INFINITY allowed); -1 and *err on a bad phase or k. */
+ * (k > 0, INFINITY allowed), and when observed_ns is not NULL the makespan
+ * as observed, from the one graph; -1 and *err on a bad phase or k. */
 int critpath_whatif(struct store *st, int64_t root_id, int64_t phase_id, double k,
-		    int64_t *makespan_ns, char **err);
+		    int64_t *makespan_ns, int64_t *observed_ns, char **err);
 void critpath_release(struct critpath *c);
 
 #endif

@@ -56,7 +56,7 @@ static int64_t whatif(struct model *m, int64_t root, int64_t phase, double k)
 {
 	int64_t ms = -1;
 	char *err = NULL;
-	if (critpath_whatif(model_store(m), root, phase, k, &ms, &err) < 0)
+	if (critpath_whatif(model_store(m), root, phase, k, &ms, NULL, &err) < 0)
 		fail_msg("%s", err);
 	return ms;
 }
@@ -119,8 +119,12 @@ static void diamond(void **state)
 		assert_int_equal(cp.steps[i].on_path_ns, len[i]);
 	}
 	assert_int_equal(cp.phases[0].phase_id, b);
-	/* the same figure from the what-if pass */
+	/* the same figure from the what-if pass, and as observed */
 	assert_int_equal(whatif(m, wf, b, 1), 40 * MS);
+	int64_t faster, observed;
+	assert_int_equal(critpath_whatif(model_store(m), wf, b, 2, &faster, &observed, &err), 0);
+	assert_int_equal(faster, 34 * MS);
+	assert_int_equal(observed, cp.makespan_ns);
 	/* b twice as fast: d now waits for c (12 + 12 = 24), not b (10 + 10) */
 	assert_int_equal(whatif(m, wf, b, 2), 34 * MS);
 	assert_int_equal(whatif(m, wf, b, INFINITY), 34 * MS);
@@ -136,10 +140,10 @@ static void diamond(void **state)
 	assert_int_equal(whatif(m, wf, wf, 2), 20 * MS);
 	/* errors */
 	int64_t ms;
-	assert_int_equal(critpath_whatif(model_store(m), wf, b, 0, &ms, &err), -1);
+	assert_int_equal(critpath_whatif(model_store(m), wf, b, 0, &ms, NULL, &err), -1);
 	free(err);
 	err = NULL;
-	assert_int_equal(critpath_whatif(model_store(m), b, a, 2, &ms, &err), -1);
+	assert_int_equal(critpath_whatif(model_store(m), b, a, 2, &ms, NULL, &err), -1);
 	assert_non_null(strstr(err, "not under"));
 	free(err);
 	err = NULL;

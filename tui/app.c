@@ -286,8 +286,11 @@ static void cmd_whatif(struct app *a, const char *arg)
 		w = w->parent;
 	int64_t base, faster;
 	struct store *st = model_store(a->m);
-	if (critpath_whatif(st, w->id, n->id, 1.0, &base, &err) < 0 ||
-	    critpath_whatif(st, w->id, n->id, k, &faster, &err) < 0) {
+	if (a->show_now) {
+		app_message(a, 0, "replaying %s's critical path ...", w->name);
+		a->show_now(a);
+	}
+	if (critpath_whatif(st, w->id, n->id, k, &faster, &base, &err) < 0) {
 		fail(a, err);
 		return;
 	}
@@ -299,8 +302,8 @@ static void cmd_whatif(struct app *a, const char *arg)
 	format_duration(was, sizeof(was), base);
 	format_duration(saved, sizeof(saved), base - faster);
 	if (faster >= base)
-		app_message(a, 0, "%s %s saves nothing: %s's critical path does not wait on it",
-			    n->name, how, w->name);
+		app_message(a, 0, "%s %s saves nothing: not on %s's critical path", n->name, how,
+			    w->name);
 	else
 		app_message(a, 0, "%s %s saves %s (%.2f%%) of %s's %s", n->name, how, saved,
 			    base > 0 ? 100.0 * (double)(base - faster) / (double)base : 0.0,
