@@ -104,7 +104,8 @@ static int load_tracks(struct model *m, char **err)
 	size_t alloc = 0;
 	if (sqlite3_prepare_v2(store_db(m->st),
 			       "SELECT id, kind, coalesce(name, ''), host, coalesce(rank, -1),"
-			       " coalesce(sort_index, 0)," TRACK_DEVICE_SQL " FROM tracks ORDER BY id",
+			       " coalesce(sort_index, 0)," TRACK_DEVICE_SQL
+			       " FROM tracks ORDER BY id",
 			       -1, &q, NULL) != SQLITE_OK)
 		goto fail;
 	while (sqlite3_step(q) == SQLITE_ROW) {
@@ -216,17 +217,26 @@ struct mnode *model_root(struct model *m)
 	return &m->root;
 }
 
-int64_t model_phase_count(struct model *m)
+static int64_t one_int(struct model *m, const char *sql)
 {
 	sqlite3_stmt *q;
 	int64_t n = 0;
-	if (sqlite3_prepare_v2(store_db(m->st), "SELECT count(*) FROM phases", -1, &q, NULL) ==
-	    SQLITE_OK) {
+	if (sqlite3_prepare_v2(store_db(m->st), sql, -1, &q, NULL) == SQLITE_OK) {
 		if (sqlite3_step(q) == SQLITE_ROW)
 			n = sqlite3_column_int64(q, 0);
 		sqlite3_finalize(q);
 	}
 	return n;
+}
+
+int64_t model_phase_count(struct model *m)
+{
+	return one_int(m, "SELECT count(*) FROM phases");
+}
+
+int64_t model_phase_bound(struct model *m)
+{
+	return one_int(m, "SELECT coalesce(max(id), 0) FROM phases");
 }
 
 struct mseries **model_series_slot(struct model *m, size_t **n, int **loaded)

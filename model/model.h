@@ -102,7 +102,11 @@ int model_series_window(struct model *m, int64_t metric_id, int64_t t0, int64_t 
 const char *model_intern(struct model *m, const unsigned char *s, int n);
 /* For the model's own modules: where series are cached. */
 struct mseries **model_series_slot(struct model *m, size_t **n, int **loaded);
-/* Total number of phases in the file (one COUNT query). */
+/* Total number of phases in the file (one COUNT query: a scan, 70 ms at
+ * 5.6 M phases). */
 int64_t model_phase_count(struct model *m);
+/* The largest phase id, at least the number of phases (ids are rowids):
+ * one B-tree descent, for size thresholds. */
+int64_t model_phase_bound(struct model *m);
 
 #endif

@@ -28,7 +28,7 @@ static void look(struct app *a)
 		t->state = 1;
 		return;
 	}
-	if (model_phase_count(a->m) > ATTR_COMPUTE_MAX)
+	if (model_phase_bound(a->m) > ATTR_COMPUTE_MAX)
 		return;
 	if (attrib_compute(db, store_path(model_store(a->m)), &t->all, &err) < 0) {
 		app_message(a, 1, "%s", err);
