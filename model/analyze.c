@@ -25,9 +25,10 @@
 #include "model/timing.h"
 #include "model/xalloc.h"
 
-/* "v<schema> p<max phase id> s<max source id> m<max metric id>", or NULL:
- * a cache written by an older schema's analysis does not match, as it may
- * lack what a later schema caches (v4: the GPU breakdowns). */
+/* "v<schema> p<max phase id> s<max source id> m<max metric id>" and, when
+ * the file has demand rules, " r<rules>"; or NULL.  A cache written by an
+ * older schema's analysis does not match, as it may lack what a later
+ * schema caches (v4: the GPU breakdowns), nor one under other rules. */
 static char *signature(sqlite3 *db)
 {
 	sqlite3_stmt *q;
@@ -36,7 +37,9 @@ static char *signature(sqlite3 *db)
 			       "SELECT 'v' || ?1"
 			       " || ' p' || coalesce((SELECT max(id) FROM phases), 0)"
 			       " || ' s' || coalesce((SELECT max(id) FROM sources), 0)"
-			       " || ' m' || coalesce((SELECT max(id) FROM metrics), 0)",
+			       " || ' m' || coalesce((SELECT max(id) FROM metrics), 0)"
+			       " || coalesce(' r' || (SELECT value FROM meta"
+			       " WHERE key = 'demand_rules'), '')",
 			       -1, &q, NULL) != SQLITE_OK)
 		return NULL;
 	sqlite3_bind_int(q, 1, STORE_SCHEMA_VERSION);
@@ -53,9 +56,10 @@ static int paths(struct store *st, struct analysis *a, char **err)
 	sqlite3_stmt *q;
 	int64_t *roots = NULL;
 	size_t n = 0, alloc = 0, palloc = 0;
-	if (sqlite3_prepare_v2(store_db(st),
-			       "SELECT id FROM phases WHERE parent_id IS NULL AND dur_ns > 0 ORDER BY id",
-			       -1, &q, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(
+		store_db(st),
+		"SELECT id FROM phases WHERE parent_id IS NULL AND dur_ns > 0 ORDER BY id", -1, &q,
+		NULL) != SQLITE_OK) {
 		*err = xasprintf("%s: cannot read phases: %s", store_path(st),
 				 sqlite3_errmsg(store_db(st)));
 		return -1;
@@ -73,9 +77,9 @@ static int paths(struct store *st, struct analysis *a, char **err)
 		}
 		for (size_t i = 0; i < cp.nphases && i < ANALYSIS_PATH_TOP; i++) {
 			XGROW(a->path, a->npath + 1, palloc);
-			a->path[a->npath++] = (struct pathrow){roots[r], cp.phases[i].phase_id,
-							       cp.phases[i].on_path_ns,
-							       cp.phases[i].whatif_ns, cp.makespan_ns};
+			a->path[a->npath++] = (struct pathrow){
+			    roots[r], cp.phases[i].phase_id, cp.phases[i].on_path_ns,
+			    cp.phases[i].whatif_ns, cp.makespan_ns};
 		}
 		critpath_release(&cp);
 	}
@@ -87,6 +91,7 @@ static int paths(struct store *st, struct analysis *a, char **err)
  * their own: attribution, the GPU breakdowns and imbalance. */
 struct side_job {
 	const char *path;
+	const char *rules; /* attribution's demand rules; NULL: the file's */
 	struct analysis *a;
 	char *err;
 	int rc;
@@ -100,7 +105,7 @@ static void *side_thread(void *arg)
 	if (store_open(j->path, STORE_READ, &st, &j->err) < 0)
 		return NULL;
 	sqlite3_exec(store_db(st), "PRAGMA cache_size = -16384", NULL, NULL, NULL);
-	if (attrib_compute(store_db(st), j->path, &j->a->attr, &j->err) < 0)
+	if (attrib_compute_rules(store_db(st), j->path, j->rules, &j->a->attr, &j->err) < 0)
 		goto out;
 	timing_mark("attribution (beside)");
 	if (gpubreak_load(st, NULL, &j->a->gpu, &j->err) < 0)
@@ -117,7 +122,12 @@ out:
 
 int analysis_run(struct store *st, struct analysis *a, char **err)
 {
-	struct side_job job = {store_path(st), a, NULL, 0};
+	return analysis_run_rules(st, NULL, a, err);
+}
+
+int analysis_run_rules(struct store *st, const char *rules, struct analysis *a, char **err)
+{
+	struct side_job job = {store_path(st), rules, a, NULL, 0};
 	pthread_t th;
 	memset(a, 0, sizeof(*a));
 	timing_mark(NULL);
@@ -141,6 +151,33 @@ int analysis_run(struct store *st, struct analysis *a, char **err)
 	if (rc < 0)
 		analysis_release(a);
 	return rc;
+}
+
+int analysis_keep_rules(struct store *st, const char *rules, char **err)
+{
+	struct attrib_rules r;
+	if (attrib_rules_parse(rules, &r, err) < 0)
+		return -1;
+	attrib_rules_release(&r);
+	sqlite3_stmt *q;
+	sqlite3 *db = store_db(st);
+	int rc =
+	    sqlite3_prepare_v2(db,
+			       *rules ? "INSERT OR REPLACE INTO meta VALUES ('demand_rules', ?1)"
+				      : "DELETE FROM meta WHERE key = 'demand_rules'",
+			       -1, &q, NULL);
+	if (rc == SQLITE_OK) {
+		if (*rules)
+			sqlite3_bind_text(q, 1, rules, -1, SQLITE_STATIC);
+		rc = sqlite3_step(q);
+		sqlite3_finalize(q);
+	}
+	if (rc != SQLITE_DONE) {
+		*err = xasprintf("%s: cannot keep the demand rules: %s", store_path(st),
+				 sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
 }
 
 static int step_done(sqlite3 *db, sqlite3_stmt *s, char **err)
@@ -168,10 +205,11 @@ int analysis_save(struct store *st, const struct analysis *a, char **err)
 			       " actual_ns, impact_ns, straggler_id, straggler, slow)"
 			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 			       -1, &imb, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db,
-			       "INSERT INTO issues(id, kind, phase_id, impact_ns, share, explanation)"
-			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-			       -1, &iss, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(
+		db,
+		"INSERT INTO issues(id, kind, phase_id, impact_ns, share, explanation)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+		-1, &iss, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db,
 			       "INSERT OR REPLACE INTO meta VALUES ('analysis_of', ?1),"
 			       " ('analyzed_at', strftime('%Y-%m-%dT%H:%M:%SZ'))",
@@ -245,8 +283,9 @@ out:
  * kind strings. */
 static const char *known_kind(const char *k)
 {
-	static const char *const kinds[] = {"imbalance", "idle-gpu", "critical-path", "ranks",
-					    "tasks", "iteration", "bottleneck", "software-bound"};
+	static const char *const kinds[] = {"imbalance",  "idle-gpu",	   "critical-path",
+					    "ranks",	  "tasks",	   "iteration",
+					    "bottleneck", "software-bound"};
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (k && !strcmp(k, kinds[i]))
 			return kinds[i];
@@ -291,17 +330,17 @@ static int load(struct store *st, struct analysis *a, char **err)
 		goto fail;
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		XGROW(a->imb, a->nimb + 1, alloc);
-		a->imb[a->nimb++] = (struct imbalance){
-		    .parent_id = sqlite3_column_int64(q, 0),
-		    .kind = known_kind((const char *)sqlite3_column_text(q, 1)),
-		    .label = col_text(q, 2),
-		    .members = sqlite3_column_int64(q, 3),
-		    .ideal_ns = sqlite3_column_int64(q, 4),
-		    .actual_ns = sqlite3_column_int64(q, 5),
-		    .impact_ns = sqlite3_column_int64(q, 6),
-		    .straggler_id = sqlite3_column_int64(q, 7),
-		    .straggler = col_text(q, 8),
-		    .slow = sqlite3_column_int64(q, 9)};
+		a->imb[a->nimb++] =
+		    (struct imbalance){.parent_id = sqlite3_column_int64(q, 0),
+				       .kind = known_kind((const char *)sqlite3_column_text(q, 1)),
+				       .label = col_text(q, 2),
+				       .members = sqlite3_column_int64(q, 3),
+				       .ideal_ns = sqlite3_column_int64(q, 4),
+				       .actual_ns = sqlite3_column_int64(q, 5),
+				       .impact_ns = sqlite3_column_int64(q, 6),
+				       .straggler_id = sqlite3_column_int64(q, 7),
+				       .straggler = col_text(q, 8),
+				       .slow = sqlite3_column_int64(q, 9)};
 	}
 	sqlite3_finalize(q);
 	alloc = 0;
@@ -317,7 +356,7 @@ static int load(struct store *st, struct analysis *a, char **err)
 		    .phase_id = sqlite3_column_int64(q, 1),
 		    .impact_ns = sqlite3_column_int64(q, 2),
 		    .share = sqlite3_column_type(q, 3) == SQLITE_NULL ? NAN
-								       : sqlite3_column_double(q, 3),
+								      : sqlite3_column_double(q, 3),
 		    .explanation = col_text(q, 4)};
 	}
 	sqlite3_finalize(q);
@@ -329,10 +368,10 @@ static int load(struct store *st, struct analysis *a, char **err)
 		goto fail;
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		XGROW(a->path, a->npath + 1, alloc);
-		a->path[a->npath++] = (struct pathrow){
-		    sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
-		    sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3),
-		    sqlite3_column_int64(q, 4)};
+		a->path[a->npath++] =
+		    (struct pathrow){sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
+				     sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3),
+				     sqlite3_column_int64(q, 4)};
 	}
 	sqlite3_finalize(q);
 	if (attrib_load(db, &a->attr, err) < 0 || gpucache_load(db, &a->gpu, err) < 0) {

@@ -25,7 +25,7 @@ struct issue {
 
 /* A phase on a workflow's critical path (model/critpath.c). */
 struct pathrow {
-	int64_t root_id;     /* the workflow */
+	int64_t root_id; /* the workflow */
 	int64_t phase_id;
 	int64_t on_path_ns;  /* its time on the path */
 	int64_t whatif_ns;   /* the makespan were it twice as fast; -1: not asked */
@@ -41,13 +41,19 @@ struct analysis {
 	size_t nissues;
 	struct attribution attr; /* resource attribution and bottlenecks */
 	struct gpubreak gpu;	 /* HTA's GPU breakdowns, default options */
-	int cached; /* read from trace.db rather than computed */
+	int cached;		 /* read from trace.db rather than computed */
 };
 
 #define ANALYSIS_PATH_TOP 10
 
 /* Computes every analysis from the file. */
 int analysis_run(struct store *st, struct analysis *a, char **err);
+/* The same with attribution's demand rules given (model/attrib.h; NULL:
+ * the file's meta 'demand_rules'). */
+int analysis_run_rules(struct store *st, const char *rules, struct analysis *a, char **err);
+/* Checks rules and keeps them as the file's demand rules (meta
+ * 'demand_rules'), inside the caller's transaction; "" drops them. */
+int analysis_keep_rules(struct store *st, const char *rules, char **err);
 /* Replaces the file's cache with a, inside the caller's transaction. */
 int analysis_save(struct store *st, const struct analysis *a, char **err);
 /* Whether the file's cache (`grademl-tui analyze`) matches its data. */

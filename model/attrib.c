@@ -154,6 +154,7 @@ struct run {
 	size_t nkeep;
 	struct attribution *out;
 	size_t fit_alloc;
+	const struct attrib_rules *rules; /* the user's demand rules, or NULL */
 	/* attrib_series: the tracks whose host counts (NULL: all), and the
 	 * samples wanted: those of the periods that [t0, t1) touches */
 	const uint8_t *track_ok;
@@ -946,20 +947,41 @@ static void add_fit(struct run *r, const struct metric *m, int cls_dev, int t)
 	    (struct attrib_fit){m->id, m->res, type_names[cls_dev][t], m->exact[t], m->d[t]};
 }
 
+/* The user's rule for type t of class dev on resource res, or NULL. */
+static const struct attrib_rule *rule_for(const struct attrib_rules *rs, int res, int dev, int t)
+{
+	for (size_t i = 0; rs && i < rs->n; i++)
+		if (rs->v[i].res == res && rs->v[i].dev == dev && rs->v[i].type == t)
+			return &rs->v[i];
+	return NULL;
+}
+
 /* Metric m's demands: Exact(capacity) for kernels on GPU utilization,
- * else Variable(d) fitted by NNLS over the sample periods. */
+ * else Variable(d) fitted by NNLS over the sample periods; a user's rule
+ * replaces either (a fixed demand is known, not fitted). */
 static void fit(struct run *r, struct metric *m, int dev, const int *present)
 {
-	int cols[NTYPES], k = 0;
+	int cols[NTYPES], k = 0, known[NTYPES] = {0};
 	for (int t = 0; t < NTYPES; t++) {
 		m->exact[t] = 0;
 		m->d[t] = 0;
 		if (!present[t])
 			continue;
-		if (m->res == ATTRIB_GPU) {
+		const struct attrib_rule *u = rule_for(r->rules, m->res, dev, t);
+		if (u) {
+			m->exact[t] = u->rule == ATTRIB_RULE_EXACT;
+			if (u->rule == ATTRIB_RULE_NONE)
+				continue;
+			if (!isnan(u->demand) || m->exact[t]) {
+				m->d[t] = isnan(u->demand) ? m->cap : u->demand;
+				known[t] = 1;
+				continue;
+			}
+		} else if (m->res == ATTRIB_GPU) {
 			if (t == 0) {
 				m->exact[t] = 1;
 				m->d[t] = m->cap;
+				known[t] = 1;
 			}
 			continue;
 		}
@@ -978,7 +1000,7 @@ static void fit(struct run *r, struct metric *m, int dev, const int *present)
 				for (int c = 0; c < k; c++)
 					row[c] += m->len[e] * key_count(m->key[e], cols[c]) / L;
 				for (int t = 0; t < NTYPES; t++)
-					if (m->exact[t])
+					if (known[t])
 						ex += m->len[e] * key_count(m->key[e], t) *
 						      m->d[t] / L;
 			}
@@ -1220,12 +1242,139 @@ static void run_release(struct run *r)
 	free(r->acc);
 }
 
+/* ---- the user's demand rules ---- */
+
+static int rule_fail(char **err, const char *rule, size_t len, const char *why)
+{
+	*err = xasprintf("demand rule '%.*s': %s", (int)len, rule, why);
+	return -1;
+}
+
+/* One rule, text[0..len): "TYPE RESOURCE RULE [D]". */
+static int parse_rule(const char *text, size_t len, struct attrib_rule *u, char **err)
+{
+	char w[4][32];
+	int n = 0;
+	for (size_t i = 0; i < len;) {
+		size_t k = 0;
+		while (i < len && (text[i] == ' ' || text[i] == '\t'))
+			i++;
+		if (i == len)
+			break;
+		if (n == 4)
+			return rule_fail(err, text, len, "too many words");
+		while (i < len && text[i] != ' ' && text[i] != '\t' && k < sizeof(w[n]) - 1)
+			w[n][k++] = text[i++];
+		if (i < len && text[i] != ' ' && text[i] != '\t')
+			return rule_fail(err, text, len, "a word is too long");
+		w[n++][k] = '\0';
+	}
+	if (n < 3)
+		return rule_fail(err, text, len,
+				 "write TYPE RESOURCE exact|variable|none [DEMAND]");
+	u->dev = u->type = -1;
+	for (int c = 0; c < 2; c++)
+		for (int t = 0; t < NTYPES; t++)
+			if (type_names[c][t] && !strcmp(type_names[c][t], w[0]))
+				u->dev = c, u->type = t;
+	if (u->type < 0)
+		return rule_fail(err, text, len,
+				 "no such phase type (operator, runtime, annotation, task, other,"
+				 " kernel, memcpy, memset)");
+	u->res = attrib_res_of(w[1]);
+	if (u->res < 0 || u->res == ATTRIB_SOFTWARE)
+		return rule_fail(err, text, len, "no such resource (cpu, gpu, gpu-mem, disk, net)");
+	if (attrib_res_device(u->res) != u->dev)
+		return rule_fail(err, text, len,
+				 u->dev ? "device work demands gpu or gpu-mem only"
+					: "host work demands cpu, disk or net only");
+	static const char *const rules[] = {"exact", "variable", "none"};
+	u->rule = -1;
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(w[2], rules[i]))
+			u->rule = i;
+	if (u->rule < 0)
+		return rule_fail(err, text, len, "the rule is exact, variable or none");
+	u->demand = NAN;
+	if (n == 4) {
+		char *end;
+		u->demand = strtod(w[3], &end);
+		if (*end || !(u->demand >= 0) || !isfinite(u->demand) ||
+		    u->rule == ATTRIB_RULE_NONE)
+			return rule_fail(err, text, len,
+					 u->rule == ATTRIB_RULE_NONE
+					     ? "none takes no demand"
+					     : "the demand is a number >= 0");
+	}
+	return 0;
+}
+
+int attrib_rules_parse(const char *text, struct attrib_rules *out, char **err)
+{
+	size_t alloc = 0;
+	memset(out, 0, sizeof(*out));
+	for (const char *p = text; p && *p;) {
+		size_t len = strcspn(p, ";\n");
+		const char *q = p;
+		while (q < p + len && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q < p + len) {
+			struct attrib_rule u;
+			if (parse_rule(q, len - (size_t)(q - p), &u, err) < 0) {
+				attrib_rules_release(out);
+				return -1;
+			}
+			XGROW(out->v, out->n + 1, alloc);
+			out->v[out->n++] = u;
+		}
+		p += len + (p[len] != '\0');
+	}
+	return 0;
+}
+
+void attrib_rules_release(struct attrib_rules *r)
+{
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The rules the file keeps (meta 'demand_rules'), or NULL. */
+static char *file_rules(sqlite3 *db)
+{
+	sqlite3_stmt *q;
+	char *text = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'demand_rules'", -1, &q,
+			       NULL) != SQLITE_OK)
+		return NULL;
+	if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
+		text = xstrdup((const char *)sqlite3_column_text(q, 0));
+	sqlite3_finalize(q);
+	return text;
+}
+
 int attrib_compute(sqlite3 *db, const char *path, struct attribution *a, char **err)
+{
+	return attrib_compute_rules(db, path, NULL, a, err);
+}
+
+int attrib_compute_rules(sqlite3 *db, const char *path, const char *rules_text,
+			 struct attribution *a, char **err)
 {
 	struct run r = {
 	    .db = db, .path = path, .err = err, .out = a, .t0 = INT64_MIN, .t1 = INT64_MAX};
+	struct attrib_rules rules;
 	int rc = -1;
 	memset(a, 0, sizeof(*a));
+	char *kept = rules_text ? NULL : file_rules(db);
+	if (attrib_rules_parse(rules_text ? rules_text : kept, &rules, err) < 0) {
+		char *e = *err;
+		*err = xasprintf("%s: %s", path, e);
+		free(e);
+		free(kept);
+		return -1;
+	}
+	free(kept);
+	r.rules = &rules;
 	if (load_tracks(&r) < 0 || load_metrics(&r) < 0)
 		goto out;
 	if (!r.nm) {
@@ -1244,6 +1393,7 @@ int attrib_compute(sqlite3 *db, const char *path, struct attribution *a, char **
 	rc = 0;
 out:
 	run_release(&r);
+	attrib_rules_release(&rules);
 	if (rc < 0)
 		attrib_release(a);
 	return rc;

@@ -103,10 +103,37 @@ struct attribution {
 void attrib_upsample(size_t n, const double *exact, const double *var, const double *frac,
 		     double value, double cap, double *out);
 
+/* A user's demand rule, replacing the default for one phase type on one
+ * resource: Exact(d), Variable(d) or None (GradeML's rules).  Text: rules
+ * separated by ';' or newlines, each "TYPE RESOURCE exact [D]", "TYPE
+ * RESOURCE variable [D]" or "TYPE RESOURCE none", TYPE one of operator,
+ * runtime, annotation, task, other (host work) or kernel, memcpy, memset
+ * (device work), RESOURCE one of its class's (cpu, disk, net; gpu,
+ * gpu-mem); D in the metric's units per active phase, left out: the
+ * capacity (exact) or a fit (variable).  The file keeps the rules analyze
+ * was given in meta 'demand_rules'. */
+enum { ATTRIB_RULE_EXACT, ATTRIB_RULE_VARIABLE, ATTRIB_RULE_NONE };
+struct attrib_rule {
+	int res;
+	int dev, type; /* the type's class (0 host, 1 device) and index in it */
+	int rule;      /* ATTRIB_RULE_* */
+	double demand; /* NAN: the capacity (exact) or fitted (variable) */
+};
+struct attrib_rules {
+	struct attrib_rule *v;
+	size_t n;
+};
+/* Returns 0, or -1 with *err naming the rule and what is wrong with it. */
+int attrib_rules_parse(const char *text, struct attrib_rules *out, char **err);
+void attrib_rules_release(struct attrib_rules *r);
+
 /* Computes the attribution of every attributable metric of the file open
- * as db (path for messages).  Uses only reads: db may be a second
- * connection on another thread. */
+ * as db (path for messages) under the rules of meta 'demand_rules'.  Uses
+ * only reads: db may be a second connection on another thread. */
 int attrib_compute(sqlite3 *db, const char *path, struct attribution *a, char **err);
+/* The same under the rules text given (NULL: the file's). */
+int attrib_compute_rules(sqlite3 *db, const char *path, const char *rules, struct attribution *a,
+			 char **err);
 void attrib_release(struct attribution *a);
 /* The row of a phase, or NULL. */
 const struct attrib_row *attrib_find(const struct attribution *a, int64_t phase_id);

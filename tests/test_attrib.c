@@ -207,6 +207,109 @@ static void test_cpu_fit(void **state)
 	attrib_release(&a);
 }
 
+/* The same operator under the user's rules: a fixed variable demand is
+ * kept, not fitted, and still takes all the observed use (nothing else
+ * runs); Exact(20) takes 20 whenever it runs (1.5 s x 20 = 30 %-seconds,
+ * 0.2 of a CPU over its 1.5 s) and leaves the rest to background; None
+ * takes nothing.  The file's meta 'demand_rules' is what attrib_compute
+ * applies. */
+static void test_rules(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *db = f->db;
+	long long s = 1000 * MS;
+	sql(db, "INSERT INTO tracks(id, source_id, kind, pid, tid, host) VALUES"
+		" (1, 1, 'thread', '10', '10', 'h')");
+	phase(db, 1, 0, PHASE_THREAD, 1, 0, 3 * s, 1);
+	phase(db, 2, 1, PHASE_OPERATOR, 1, 0, 3 * s / 2, 0);
+	sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity) VALUES"
+		" (1, 'h', 'cpu', 'cpu.util', '%%', 'mean', 100)");
+	sql(db, "INSERT INTO samples VALUES (1, 0, 60), (1, %lld, 30), (1, %lld, 0), (1, %lld, 0)",
+	    s, 2 * s, 3 * s);
+	struct attribution a;
+	char *err = NULL;
+	assert_int_equal(attrib_compute_rules(db, f->path, "operator cpu variable 40", &a, &err),
+			 0);
+	assert_int_equal(a.nfits, 1);
+	assert_int_equal(a.fits[0].exact, 0);
+	assert_true(a.fits[0].demand == 40);
+	assert_true(fabs(row(&a, 2)->use[ATTRIB_CPU] - 0.6) < 1e-6);
+	attrib_release(&a);
+	assert_int_equal(attrib_compute_rules(db, f->path, " ;operator cpu exact 20;", &a, &err),
+			 0);
+	assert_int_equal(a.fits[0].exact, 1);
+	assert_true(a.fits[0].demand == 20);
+	assert_true(fabs(row(&a, 2)->use[ATTRIB_CPU] - 0.2) < 1e-6);
+	attrib_release(&a);
+	/* exact without a demand: the capacity, capped by what was observed */
+	assert_int_equal(attrib_compute_rules(db, f->path, "operator cpu exact", &a, &err), 0);
+	assert_true(a.fits[0].demand == 100);
+	assert_true(fabs(row(&a, 2)->use[ATTRIB_CPU] - 0.6) < 1e-6);
+	attrib_release(&a);
+	sql(db, "INSERT INTO meta VALUES ('demand_rules', 'operator cpu none')");
+	assert_int_equal(attrib_compute(db, f->path, &a, &err), 0);
+	const struct attrib_row *r = row(&a, 2);
+	assert_int_equal(r->busy_ns[0], 3 * s / 2);
+	assert_false(r->mask & (1u << ATTRIB_CPU));
+	assert_true(r->use[ATTRIB_CPU] == 0);
+	attrib_release(&a);
+	/* a bad rule in the file is an error naming the file and the rule */
+	sql(db, "UPDATE meta SET value = 'operator cpu sometimes' WHERE key = 'demand_rules'");
+	assert_int_equal(attrib_compute(db, f->path, &a, &err), -1);
+	assert_non_null(strstr(err, f->path));
+	assert_non_null(strstr(err, "'operator cpu sometimes'"));
+	free(err);
+}
+
+/* What attrib_rules_parse refuses, and why. */
+static void test_rules_parse(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+	    {"operator cpu", "write TYPE RESOURCE"},
+	    {"operator cpu variable 1 2", "too many words"},
+	    {"kernal gpu exact", "no such phase type"},
+	    {"kernel gpu0 exact", "no such resource"},
+	    {"kernel software exact", "no such resource"},
+	    {"kernel cpu exact", "device work demands gpu or gpu-mem only"},
+	    {"operator gpu none", "host work demands cpu, disk or net only"},
+	    {"operator cpu often", "exact, variable or none"},
+	    {"operator cpu none 3", "none takes no demand"},
+	    {"operator cpu exact -1", "a number >= 0"},
+	    {"operator cpu exact nan", "a number >= 0"},
+	    {"operator cpu exact 1x", "a number >= 0"},
+	    {"operator cpu variable 1; memcpy net none", "'memcpy net none': device work"},
+	    {"operatoroperatoroperatoroperatoroperator cpu none", "too long"},
+	};
+	struct attrib_rules r;
+	char *err = NULL;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		if (attrib_rules_parse(bad[i].text, &r, &err) != -1)
+			fail_msg("'%s' was taken", bad[i].text);
+		if (!strstr(err, bad[i].why))
+			fail_msg("'%s': %s", bad[i].text, err);
+		free(err);
+		err = NULL;
+	}
+	assert_int_equal(attrib_rules_parse("kernel gpu-mem variable 2.5\n\t memset gpu none ;"
+					    "task disk exact",
+					    &r, &err),
+			 0);
+	assert_int_equal(r.n, 3);
+	assert_int_equal(r.v[0].res, ATTRIB_GPU_MEM);
+	assert_int_equal(r.v[0].dev, 1);
+	assert_int_equal(r.v[0].rule, ATTRIB_RULE_VARIABLE);
+	assert_true(r.v[0].demand == 2.5);
+	assert_int_equal(r.v[1].rule, ATTRIB_RULE_NONE);
+	assert_int_equal(r.v[2].res, ATTRIB_DISK);
+	assert_true(isnan(r.v[2].demand));
+	attrib_rules_release(&r);
+	assert_int_equal(attrib_rules_parse(NULL, &r, &err), 0);
+	assert_int_equal(r.n, 0);
+}
+
 /* Nested phases on a thread: the innermost running one is charged.  An
  * operator [0, 1) s with a child [0.25, 0.75) s; cpu.util 100 over [0, 1):
  * saturated; the parent's own work is 0.5 s, the child's 0.5 s, and the
@@ -440,6 +543,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_saturated_gpu, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cpu_fit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_nesting, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rules, setup, teardown),
+	    cmocka_unit_test(test_rules_parse),
 	    cmocka_unit_test_setup_teardown(test_series_shared_cpu, setup, teardown),
 	    cmocka_unit_test(test_series_demo),
 	    cmocka_unit_test(test_series_gpu),

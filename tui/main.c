@@ -17,6 +17,7 @@
 
 #include "importers/importer.h"
 #include "model/analyze.h"
+#include "model/sbuf.h"
 #include "model/text.h"
 #include "query/exec.h"
 #include "query/print.h"
@@ -34,7 +35,7 @@ static const char usage_text[] =
     "                          [--format NAME] [--time-offset DUR] [--rules FILE]\n"
     "                          [--host-alias ALIAS=NAME] [--hosts FILE] FILE|DIR ...\n"
     "       grademl-tui report trace.db [--format text|json]\n"
-    "       grademl-tui analyze trace.db\n"
+    "       grademl-tui analyze [--demand RULES]... trace.db\n"
     "       grademl-tui query trace.db 'QUERY' [--format table|csv|json]\n"
     "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] trace.db\n"
     "       grademl-tui --keys FILE [--dump FILE] [--size WxH] [--stats] trace.db\n"
@@ -221,35 +222,67 @@ static int cmd_report(int argc, char **argv)
 	return 0;
 }
 
-/* grademl-tui analyze trace.db: runs the analyses and caches them in the
- * file (one transaction), then prints how many issues it found. */
+/* grademl-tui analyze [--demand RULES]... trace.db: runs the analyses and
+ * caches them in the file; --demand replaces attribution's demand rules
+ * (model/attrib.h), kept in the file for later runs ('' drops them). */
 static int cmd_analyze(int argc, char **argv)
 {
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		fputs(usage_text, stdout);
-		return 0;
+	static const struct option opts[] = {
+	    {"demand", required_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct sbuf rules = SBUF_INIT;
+	int c, given = 0;
+	optind = 1;
+	sbuf_init(&rules);
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			if (*optarg)
+				sbuf_addf(&rules, "%s%s", rules.len ? "; " : "", optarg);
+			given = 1;
+			break;
+		case 'h':
+			sbuf_release(&rules);
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			sbuf_release(&rules);
+			return usage_error("%s", "invalid option to analyze");
+		}
 	}
-	if (argc != 2 || argv[1][0] == '-')
+	if (argc - optind != 1) {
+		sbuf_release(&rules);
 		return usage_error("%s", "analyze needs exactly one trace.db");
+	}
+	const char *path = argv[optind];
 	struct store *st;
 	struct analysis an;
 	char *err = NULL;
 	struct stat sb;
-	if (stat(argv[1], &sb) < 0)
-		return fail(xasprintf("%s: cannot open: %s", argv[1], strerror(errno)));
-	if (store_open(argv[1], STORE_WRITE, &st, &err) < 0)
+	if (stat(path, &sb) < 0) {
+		sbuf_release(&rules);
+		return fail(xasprintf("%s: cannot open: %s", path, strerror(errno)));
+	}
+	if (store_open(path, STORE_WRITE, &st, &err) < 0) {
+		sbuf_release(&rules);
 		return fail(err);
-	if (store_begin(st, &err) < 0 || analysis_run(st, &an, &err) < 0) {
+	}
+	if (store_begin(st, &err) < 0 || (given && analysis_keep_rules(st, rules.buf, &err) < 0) ||
+	    analysis_run_rules(st, given ? rules.buf : NULL, &an, &err) < 0) {
+		sbuf_release(&rules);
 		store_close(st);
 		return fail(err);
 	}
+	sbuf_release(&rules);
 	if (analysis_save(st, &an, &err) < 0 || store_commit(st, &err) < 0) {
 		analysis_release(&an);
 		store_close(st);
 		return fail(err);
 	}
-	printf("%s: %zu issues, %zu imbalanced groups; `grademl-tui report %s` lists them\n",
-	       argv[1], an.nissues, an.nimb, argv[1]);
+	printf("%s: %zu issues, %zu imbalanced groups; `grademl-tui report %s` lists them\n", path,
+	       an.nissues, an.nimb, path);
 	analysis_release(&an);
 	store_close(st);
 	return 0;

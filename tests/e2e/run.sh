@@ -550,9 +550,12 @@ if bash "$GPU/import.sh" "$BIN" "$g_db" 2>"$TMP/err"; then
 	fi
 	# analyses: the report computes them, `analyze` caches the same
 	"$BIN" report "$g_db" >"$TMP/gpu-before.txt" 2>"$TMP/err"
+	"$BIN" report --format json "$g_db" >"$TMP/gpu-before.json" 2>>"$TMP/err"
 	if "$BIN" analyze "$g_db" >/dev/null 2>>"$TMP/err" &&
 		"$BIN" report "$g_db" >"$TMP/gpu-after.txt" 2>>"$TMP/err" &&
-		cmp -s "$TMP/gpu-before.txt" "$TMP/gpu-after.txt"; then
+		"$BIN" report --format json "$g_db" >"$TMP/gpu-after.json" 2>>"$TMP/err" &&
+		cmp -s "$TMP/gpu-before.txt" "$TMP/gpu-after.txt" &&
+		cmp -s "$TMP/gpu-before.json" "$TMP/gpu-after.json"; then
 		got=$(q "$g_db" "SELECT (SELECT value FROM meta WHERE key = 'schema_version') || ' '
 			|| (SELECT count(*) > 0 FROM issues) || ' ' || (SELECT kind || ':' || straggler
 			FROM imbalance WHERE kind = 'ranks') || ' ' || (SELECT i.kind || ':' || p.kind
@@ -571,7 +574,33 @@ if bash "$GPU/import.sh" "$BIN" "$g_db" 2>"$TMP/err"; then
 			not_ok "gpu: analyze cache" "got '$got'"
 		fi
 	else
-		not_ok "gpu: analyze, then report from the cache" "$(head -c 300 "$TMP/err")"
+		not_ok "gpu: analyze, then report (text and JSON) from the cache" \
+			"$(head -c 300 "$TMP/err"; diff "$TMP/gpu-before.json" "$TMP/gpu-after.json" | head -5)"
+	fi
+	# the user's demand rules: kept in the file, applied, dropped again
+	fit() {
+		q "$g_db" "SELECT coalesce((SELECT value FROM meta WHERE key = 'demand_rules'), '-')
+			|| ' ' || (SELECT group_concat(f.phase_type || '=' || f.rule || ':' || f.demand)
+			FROM attribution_fit f JOIN metrics m ON m.id = f.metric_id
+			WHERE m.name = 'utilization.gpu' AND f.phase_type = 'kernel')"
+	}
+	cp "$g_db" "$TMP/gpu-rules.db"
+	why=""
+	"$BIN" analyze --demand 'kernel gpu exact 50' "$g_db" >/dev/null 2>"$TMP/err" ||
+		why+="analyze --demand failed: $(head -c 200 "$TMP/err"); "
+	[ "$(fit)" = "kernel gpu exact 50 kernel=exact:50.0" ] || why+="rules kept and applied: '$(fit)'; "
+	cp "$g_db" "$TMP/gpu-rules.db"
+	rc=0
+	"$BIN" analyze --demand 'kernel cpu exact' "$g_db" >"$TMP/out" 2>"$TMP/err" || rc=$?
+	[ "$rc" = 2 ] && [ "$(wc -l <"$TMP/err")" = 1 ] && grep -q "device work demands gpu" "$TMP/err" ||
+		why+="a bad rule: rc $rc, '$(head -c 200 "$TMP/err")'; "
+	cmp -s "$g_db" "$TMP/gpu-rules.db" || why+="a bad rule changed the file; "
+	"$BIN" analyze --demand '' "$g_db" >/dev/null 2>"$TMP/err" || why+="analyze --demand '' failed; "
+	[ "$(fit)" = "- kernel=exact:100.0" ] || why+="rules dropped: '$(fit)'; "
+	if [ -z "$why" ]; then
+		ok "gpu: analyze --demand keeps the rules in the file and applies them; a bad rule exits 2 and changes nothing; --demand '' drops them"
+	else
+		not_ok "gpu: demand rules" "${why%; }"
 	fi
 else
 	not_ok "gpu: import the capture" "$(head -c 300 "$TMP/err")"
