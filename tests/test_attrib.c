@@ -166,6 +166,23 @@ static void test_saturated_gpu(void **state)
 	attrib_release(&a);
 }
 
+/* One CPU thread of host h, [0, 3) s, running operator 2 over [0, 1.5) s;
+ * cpu.util samples 60 | 30 | 0 over the three seconds, and cpu.idle,
+ * which is not attributed. */
+static void one_operator(sqlite3 *db)
+{
+	long long s = 1000 * MS;
+	sql(db, "INSERT INTO tracks(id, source_id, kind, pid, tid, host) VALUES"
+		" (1, 1, 'thread', '10', '10', 'h')");
+	phase(db, 1, 0, PHASE_THREAD, 1, 0, 3 * s, 1);
+	phase(db, 2, 1, PHASE_OPERATOR, 1, 0, 3 * s / 2, 0);
+	sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity) VALUES"
+		" (1, 'h', 'cpu', 'cpu.util', '%%', 'mean', 100),"
+		" (2, 'h', 'cpu', 'cpu.idle', '%%', 'mean', 100)");
+	sql(db, "INSERT INTO samples VALUES (1, 0, 60), (1, %lld, 30), (1, %lld, 0), (1, %lld, 0)",
+	    s, 2 * s, 3 * s);
+}
+
 /* One CPU thread of host h: operator A over [0, 1.5) s inside a thread
  * node over [0, 3) s; cpu.util samples 60 | 30 | 0 over three seconds.
  * A is active 1, 0.5 and 0 of the three periods, so NNLS fits A's
@@ -177,15 +194,7 @@ static void test_cpu_fit(void **state)
 	struct fx *f = *state;
 	sqlite3 *db = f->db;
 	long long s = 1000 * MS;
-	sql(db, "INSERT INTO tracks(id, source_id, kind, pid, tid, host) VALUES"
-		" (1, 1, 'thread', '10', '10', 'h')");
-	phase(db, 1, 0, PHASE_THREAD, 1, 0, 3 * s, 1);
-	phase(db, 2, 1, PHASE_OPERATOR, 1, 0, 3 * s / 2, 0);
-	sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity) VALUES"
-		" (1, 'h', 'cpu', 'cpu.util', '%%', 'mean', 100),"
-		" (2, 'h', 'cpu', 'cpu.idle', '%%', 'mean', 100)");
-	sql(db, "INSERT INTO samples VALUES (1, 0, 60), (1, %lld, 30), (1, %lld, 0), (1, %lld, 0)",
-	    s, 2 * s, 3 * s);
+	one_operator(db);
 	struct attribution a;
 	char *err = NULL;
 	assert_int_equal(attrib_compute(db, f->path, &a, &err), 0);
@@ -218,14 +227,7 @@ static void test_rules(void **state)
 	struct fx *f = *state;
 	sqlite3 *db = f->db;
 	long long s = 1000 * MS;
-	sql(db, "INSERT INTO tracks(id, source_id, kind, pid, tid, host) VALUES"
-		" (1, 1, 'thread', '10', '10', 'h')");
-	phase(db, 1, 0, PHASE_THREAD, 1, 0, 3 * s, 1);
-	phase(db, 2, 1, PHASE_OPERATOR, 1, 0, 3 * s / 2, 0);
-	sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity) VALUES"
-		" (1, 'h', 'cpu', 'cpu.util', '%%', 'mean', 100)");
-	sql(db, "INSERT INTO samples VALUES (1, 0, 60), (1, %lld, 30), (1, %lld, 0), (1, %lld, 0)",
-	    s, 2 * s, 3 * s);
+	one_operator(db);
 	struct attribution a;
 	char *err = NULL;
 	assert_int_equal(attrib_compute_rules(db, f->path, "operator cpu variable 40", &a, &err),
