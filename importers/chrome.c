@@ -94,6 +94,22 @@ struct event {
 	int nseries;
 };
 
+/* A category recently mapped by kind_of (len SIZE_MAX: unused). */
+#define CAT_MEMO 4
+struct cat_memo {
+	char cat[32];
+	size_t len;
+	int kind, device, flat;
+	int64_t cat_id; /* interned; 0: not yet */
+};
+
+/* A track recently found by track_get; tracks are never removed. */
+#define TRACK_MEMO 4
+struct track_memo {
+	uint32_t track;
+	int used;
+};
+
 struct track {
 	char *pid, *tid;
 	int device, async;
@@ -148,6 +164,10 @@ struct cp {
 	int64_t base_ns;
 
 	/* tables */
+	struct cat_memo cat_memo[CAT_MEMO];
+	unsigned cat_memo_next;
+	struct track_memo track_memo[TRACK_MEMO];
+	unsigned track_memo_next;
 	struct strmap names;	 /* interned string -> id */
 	struct strmap track_ids; /* "D\x1fpid\x1ftid" -> track index */
 	struct track *tracks;
@@ -235,9 +255,40 @@ static void event_each_buf(struct event *e, void (*fn)(struct sbuf *))
 		fn(bufs[i]);
 }
 
+/* sbuf_reset, sbuf_addc and a reset and sbuf_add, inline: the scanner
+ * calls them a few times per field. */
+static inline void buf_reset(struct sbuf *b)
+{
+	b->len = 0;
+	if (b->alloc)
+		b->buf[0] = '\0';
+}
+
+static inline void buf_addc(struct sbuf *b, char c)
+{
+	if (b->len + 2 > b->alloc)
+		sbuf_grow(b, 1);
+	b->buf[b->len++] = c;
+	b->buf[b->len] = '\0';
+}
+
+static inline void buf_set(struct sbuf *b, const char *s, size_t n)
+{
+	b->len = 0;
+	if (n + 1 > b->alloc)
+		sbuf_grow(b, n);
+	memcpy(b->buf, s, n);
+	b->buf[n] = '\0';
+	b->len = n;
+}
+
 static void event_reset(struct event *e)
 {
-	event_each_buf(e, sbuf_reset);
+	struct sbuf *bufs[] = {&e->ph,	    &e->name, &e->cat,	    &e->pid,	   &e->tid,
+			       &e->ts,	    &e->dur,  &e->id,	    &e->bp,	   &e->scope,
+			       &e->bind_id, &e->args, &e->arg_name, &e->arg_labels};
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		buf_reset(bufs[i]);
 	for (int i = 0; i < e->nseries; i++)
 		free(e->series[i].key);
 	e->nseries = 0;
@@ -443,23 +494,42 @@ static const struct {
 };
 
 /* Maps an event to a phase kind; sets *device for GPU work and *flat for
- * spans that do not nest. */
-static int kind_of(const struct event *e, int *device, int *flat)
+ * spans that do not nest.  A trace uses a handful of categories: the last
+ * few are remembered, so that most events cost one comparison. */
+static int kind_of(struct cp *p, const struct event *e, int *device, int *flat,
+		   struct cat_memo **memo)
 {
-	int kind = PHASE_OPERATOR;
-	*device = *flat = 0;
-	for (size_t i = 0; i < sizeof(cat_kinds) / sizeof(cat_kinds[0]); i++)
-		if (ieq(&e->cat, cat_kinds[i].cat)) {
-			kind = cat_kinds[i].kind;
-			*device = cat_kinds[i].device;
-			*flat = cat_kinds[i].flat;
+	struct cat_memo *m = NULL;
+	for (int i = 0; i < CAT_MEMO; i++)
+		if (p->cat_memo[i].len == e->cat.len &&
+		    !memcmp(p->cat_memo[i].cat, e->cat.buf, e->cat.len)) {
+			m = &p->cat_memo[i];
 			break;
 		}
+	struct cat_memo fresh = {.kind = PHASE_OPERATOR, .len = e->cat.len};
+	if (!m) {
+		for (size_t i = 0; i < sizeof(cat_kinds) / sizeof(cat_kinds[0]); i++)
+			if (ieq(&e->cat, cat_kinds[i].cat)) {
+				fresh.kind = cat_kinds[i].kind;
+				fresh.device = cat_kinds[i].device;
+				fresh.flat = cat_kinds[i].flat;
+				break;
+			}
+		m = &fresh;
+		if (e->cat.len < sizeof(fresh.cat)) {
+			memcpy(fresh.cat, e->cat.buf, e->cat.len);
+			m = &p->cat_memo[p->cat_memo_next++ % CAT_MEMO];
+			*m = fresh;
+		}
+	}
+	*memo = m == &fresh ? NULL : m;
+	*device = m->device;
+	*flat = m->flat;
 	/* device categories win: Kineto's GPU-side ProfilerStep#N is a
 	 * gpu_user_annotation and must stay on its stream */
 	if (!*device && !strncmp(e->name.buf, "ProfilerStep#", 13))
 		return PHASE_PROFILER_STEP;
-	return kind;
+	return m->kind;
 }
 
 static void track_key(struct cp *p, const struct sbuf *pid, const struct sbuf *tid, int device,
@@ -474,32 +544,60 @@ static void track_key(struct cp *p, const struct sbuf *pid, const struct sbuf *t
 	sbuf_add(&p->scratch, tid->buf, tid->len);
 }
 
-/* The track of pid/tid, created on first use: only records create tracks. */
+/* The track of pid/tid, created on first use when `create` (only records
+ * create tracks), or -1.  Events come in runs on one thread or stream: the
+ * last few tracks found are tried first. */
+static int64_t track_get(struct cp *p, const struct sbuf *pid, const struct sbuf *tid, int device,
+			 int async, int create)
+{
+	for (int i = 0; i < TRACK_MEMO; i++) {
+		const struct track_memo *m = &p->track_memo[i];
+		if (!m->used)
+			continue;
+		const struct track *t = &p->tracks[m->track];
+		if (t->device == device && t->async == async && !strcmp(t->pid, pid->buf) &&
+		    !strcmp(t->tid, tid->buf))
+			return m->track;
+	}
+	track_key(p, pid, tid, device, async);
+	struct strmap_ent *e;
+	if (create) {
+		int created;
+		e = strmap_put(&p->track_ids, p->scratch.buf, p->scratch.len, (int64_t)p->ntracks,
+			       &created);
+		if (created) {
+			XGROW(p->tracks, p->ntracks + 1, p->tracks_alloc);
+			struct track *t = &p->tracks[p->ntracks++];
+			t->pid = xstrdup(pid->buf);
+			t->tid = xstrdup(tid->buf);
+			t->device = device;
+			t->async = async;
+			t->last_ts = INT64_MIN;
+		}
+	} else {
+		e = strmap_get(&p->track_ids, p->scratch.buf, p->scratch.len);
+		if (!e)
+			return -1;
+	}
+	/* keys of distinct pid/tid pairs may coincide ("a\x1fb"/"c" and
+	 * "a"/"b\x1fc"): only the track's own pid and tid are memoised */
+	const struct track *t = &p->tracks[e->value];
+	if (!strcmp(t->pid, pid->buf) && !strcmp(t->tid, tid->buf))
+		p->track_memo[p->track_memo_next++ % TRACK_MEMO] =
+		    (struct track_memo){(uint32_t)e->value, 1};
+	return e->value;
+}
+
 static uint32_t track_of(struct cp *p, const struct sbuf *pid, const struct sbuf *tid, int device,
 			 int async)
 {
-	track_key(p, pid, tid, device, async);
-	int created;
-	struct strmap_ent *e = strmap_put(&p->track_ids, p->scratch.buf, p->scratch.len,
-					  (int64_t)p->ntracks, &created);
-	if (created) {
-		XGROW(p->tracks, p->ntracks + 1, p->tracks_alloc);
-		struct track *t = &p->tracks[p->ntracks++];
-		t->pid = xstrdup(pid->buf);
-		t->tid = xstrdup(tid->buf);
-		t->device = device;
-		t->async = async;
-		t->last_ts = INT64_MIN;
-	}
-	return (uint32_t)e->value;
+	return (uint32_t)track_get(p, pid, tid, device, async, 1);
 }
 
 /* The existing track of pid/tid, or -1. */
 static int64_t track_find(struct cp *p, const struct sbuf *pid, const struct sbuf *tid, int device)
 {
-	track_key(p, pid, tid, device, 0);
-	struct strmap_ent *e = strmap_get(&p->track_ids, p->scratch.buf, p->scratch.len);
-	return e ? e->value : -1;
+	return track_get(p, pid, tid, device, 0, 0);
 }
 
 /* Points carry no device category: they join the device stream of their
@@ -731,9 +829,18 @@ static int finish_event(struct cp *p)
 		return 0;
 	}
 	int device, flat;
-	struct nest_span s = {.kind = (uint8_t)kind_of(e, &device, &flat), .start = ts};
+	struct cat_memo *cm;
+	struct nest_span s = {.kind = (uint8_t)kind_of(p, e, &device, &flat, &cm), .start = ts};
 	s.name_id = intern(p, e->name.buf, e->name.len);
-	s.cat_id = e->cat.len ? intern(p, e->cat.buf, e->cat.len) : 0;
+	if (!e->cat.len) {
+		s.cat_id = 0;
+	} else if (cm && cm->cat_id) {
+		s.cat_id = cm->cat_id; /* string ids are stable */
+	} else {
+		s.cat_id = intern(p, e->cat.buf, e->cat.len);
+		if (cm && s.cat_id > 0)
+			cm->cat_id = s.cat_id;
+	}
 	if (s.name_id < 0 || s.cat_id < 0)
 		return -1;
 	s.attrs = attrs_or_null(e, &s.attrs_len);
@@ -1239,19 +1346,19 @@ static int scan_cap_value(struct cp *p, struct scan *c, struct sbuf *out, int de
 		if (depth >= SCAN_DEPTH)
 			return SC_DECLINE;
 		int is_map = ch == '{';
-		sbuf_addc(out, (char)ch);
+		buf_addc(out, (char)ch);
 		c->i++;
 		int r;
 		if ((r = scan_ws(c)) != SC_OK)
 			return r;
 		if (c->b[c->i] == (is_map ? '}' : ']')) {
 			c->i++;
-			sbuf_addc(out, is_map ? '}' : ']');
+			buf_addc(out, is_map ? '}' : ']');
 			return SC_OK;
 		}
 		for (int first = 1;; first = 0) {
 			if (!first)
-				sbuf_addc(out, ',');
+				buf_addc(out, ',');
 			if (is_map) {
 				const char *k;
 				size_t kn;
@@ -1266,7 +1373,7 @@ static int scan_cap_value(struct cp *p, struct scan *c, struct sbuf *out, int de
 				if ((r = scan_ws(c)) != SC_OK)
 					return r;
 				add_json_plain(out, k, kn);
-				sbuf_addc(out, ':');
+				buf_addc(out, ':');
 			}
 			if ((r = scan_cap_value(p, c, out, depth + 1, NULL, 0)) != SC_OK ||
 			    (r = scan_ws(c)) != SC_OK)
@@ -1279,7 +1386,7 @@ static int scan_cap_value(struct cp *p, struct scan *c, struct sbuf *out, int de
 			}
 			if (ch != (is_map ? '}' : ']'))
 				return SC_DECLINE;
-			sbuf_addc(out, (char)ch);
+			buf_addc(out, (char)ch);
 			return SC_OK;
 		}
 	}
@@ -1307,14 +1414,14 @@ static int scan_args(struct cp *p, struct scan *c)
 {
 	struct sbuf *out = &p->ev.args;
 	sbuf_reset(out);
-	sbuf_addc(out, '{');
+	buf_addc(out, '{');
 	c->i++;
 	int r;
 	if ((r = scan_ws(c)) != SC_OK)
 		return r;
 	if (c->b[c->i] == '}') {
 		c->i++;
-		sbuf_addc(out, '}');
+		buf_addc(out, '}');
 		return SC_OK;
 	}
 	for (int first = 1;; first = 0) {
@@ -1330,14 +1437,14 @@ static int scan_args(struct cp *p, struct scan *c)
 		if ((r = scan_ws(c)) != SC_OK)
 			return r;
 		if (!first)
-			sbuf_addc(out, ',');
+			buf_addc(out, ',');
 		add_json_plain(out, k, kn);
-		sbuf_addc(out, ':');
+		buf_addc(out, ':');
 		if ((r = scan_cap_value(p, c, out, 0, k, kn)) != SC_OK || (r = scan_ws(c)) != SC_OK)
 			return r;
 		unsigned char ch = c->b[c->i++];
 		if (ch == '}') {
-			sbuf_addc(out, '}');
+			buf_addc(out, '}');
 			return SC_OK;
 		}
 		if (ch != ',')
@@ -1401,8 +1508,7 @@ static int scan_event(struct cp *p, struct scan *c)
 			} else {
 				struct sbuf *fb = field_buf(e, f);
 				if (fb && !(kind == 'l' && n == 4 && !memcmp(s, "null", 4))) {
-					sbuf_reset(fb);
-					sbuf_add(fb, s, n);
+					buf_set(fb, s, n);
 				}
 			}
 		}
@@ -1953,6 +2059,8 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 	p.err = err;
 	p.nest = nest_new(o->arena_bytes ? o->arena_bytes : (size_t)32 << 20);
 	p.first[0] = 1;
+	for (int i = 0; i < CAT_MEMO; i++)
+		p.cat_memo[i].len = SIZE_MAX;
 	int rc = -1;
 	char *host = NULL;
 
