@@ -1205,12 +1205,38 @@ static inline int scan_ws(struct scan *c)
 	return SC_NEED;
 }
 
+#define BYTES(x) (0x0101010101010101ULL * (x))
+
+/* The high bit of each of the 8 bytes at b that str_class does not call
+ * plain (0); exact up to the first such byte, which is all the caller
+ * reads ((x - 1) & ~x borrows only past a byte that matches). */
+static inline uint64_t str_special(const unsigned char *b)
+{
+	uint64_t v, q, bs;
+	memcpy(&v, b, 8);
+	q = v ^ BYTES('"');
+	bs = v ^ BYTES('\\');
+	return (((q - BYTES(1)) & ~q) | ((bs - BYTES(1)) & ~bs) | ((v - BYTES(0x20)) & ~v) | v) &
+	       BYTES(0x80);
+}
+
 /* A string at b[i] == '"': its bytes in *s, *n; i moves past it. */
 static inline int scan_string(struct scan *c, const char **s, size_t *n)
 {
 	size_t i = c->i + 1, start = i;
 	int high = 0;
 	for (;; i++) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		/* eight bytes at a time up to the first that is not plain ASCII */
+		while (c->hi - i >= 8) {
+			uint64_t m = str_special(c->b + i);
+			if (m) {
+				i += (size_t)__builtin_ctzll(m) / 8;
+				break;
+			}
+			i += 8;
+		}
+#endif
 		if (i == c->hi)
 			return SC_NEED;
 		unsigned char k = str_class[c->b[i]];

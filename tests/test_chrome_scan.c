@@ -293,6 +293,34 @@ static void test_chunk_boundaries(void **state)
 	sbuf_release(&t);
 }
 
+/* Strings whose first byte that is not plain ASCII (an escape, a control
+ * character, UTF-8, invalid UTF-8, DEL) lies at every offset of the
+ * scanner's eight-byte steps, and strings of every length around them. */
+static void test_string_offsets(void **state)
+{
+	static const char *const specials[] = {"\\\"", "\\u0041", "\xc3\xa9", "\xff", "\x7f", ""};
+	struct sbuf t = SBUF_INIT;
+	sbuf_init(&t);
+	sbuf_adds(&t, "[");
+	for (size_t k = 0; k < sizeof(specials) / sizeof(specials[0]); k++)
+		for (int at = 0; at < 20; at++)
+			sbuf_addf(&t,
+				  "{\"ph\":\"X\",\"name\":\"%.*s%s%.*s\",\"pid\":1,\"tid\":1,"
+				  "\"ts\":%d,\"dur\":1,\"args\":{\"%.*s%s\":\"%s%.*s\"}},",
+				  at, "abcdefghijklmnopqrstuvwxyz", specials[k], at % 9,
+				  "ABCDEFGHIJ", at, at, "abcdefghijklmnopqrstuvwxyz", specials[k],
+				  specials[k], at, "0123456789012345678901234");
+	sbuf_adds(&t, EV "]");
+	assert_true(same_text(*state, t.buf, t.len));
+	for (int at = 0; at < 20; at++) {
+		sbuf_reset(&t);
+		sbuf_addf(&t, "[" EV ",{\"ph\":\"X\",\"name\":\"%.*s\t\"}," EV "]", at,
+			  "abcdefghijklmnopqrstuvwxyz");
+		assert_false(same_text(*state, t.buf, t.len));
+	}
+	sbuf_release(&t);
+}
+
 static int is_chrome_name(const char *name)
 {
 	return strstr(name, ".json") != NULL;
@@ -337,6 +365,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_edge_cases, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_chunk_boundaries, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_string_offsets, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_data_traces, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
 	};
