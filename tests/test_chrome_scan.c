@@ -1,0 +1,373 @@
+/*
+ * The Chrome importer's event scanner against YAJL's callbacks: every
+ * input is imported twice, with the scanner on and with it off
+ * (GRADEML_CHROME_SCAN=0), and the two trace.db files must hold the same
+ * rows in every table the import writes (phases, edges, events, metrics,
+ * samples, diagnostics with their examples and byte offsets, tracks,
+ * strings, sources but for the import time), or fail with the same
+ * message.  Inputs: small texts made to reach each way the scanner
+ * declines or stops, a long file whose chunk boundaries fall inside every
+ * kind of token, the traces in tests/data, and the public samples in
+ * ../shared/samples/chrome-trace when present.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "importers/importer.h"
+#include "model/sbuf.h"
+#include "model/xalloc.h"
+#include "tests/testdir.h"
+
+#define SAMPLES "../shared/samples/chrome-trace"
+
+static const char *const tables[] = {
+    "phases",	   "edges",  "events",	"metrics", "samples",
+    "diagnostics", "tracks", "strings", "sources",
+};
+
+struct fx {
+	char dir[256];
+};
+
+static int setup(void **state)
+{
+	struct fx *f = xcalloc(1, sizeof(*f));
+	if (testdir_make(f->dir, sizeof(f->dir), "chrome-scan") < 0) {
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	testdir_remove(f->dir);
+	free(f);
+	return 0;
+}
+
+/* Every row of the tables above, as text, into out. */
+static void dump(const char *db, struct sbuf *out)
+{
+	sqlite3 *c;
+	assert_int_equal(sqlite3_open_v2(db, &c, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		char *sql = !strcmp(tables[t], "sources")
+				? xasprintf("SELECT id, path, format, compression, size_bytes, "
+					    "anchor, time_offset_ns, host, rank, phases, events, "
+					    "samples, dropped, attrs FROM sources ORDER BY id")
+				: xasprintf("SELECT * FROM %s ORDER BY rowid", tables[t]);
+		sqlite3_stmt *s;
+		if (sqlite3_prepare_v2(c, sql, -1, &s, NULL) != SQLITE_OK)
+			fail_msg("%s: %s", sql, sqlite3_errmsg(c));
+		sbuf_addf(out, "== %s\n", tables[t]);
+		while (sqlite3_step(s) == SQLITE_ROW) {
+			for (int i = 0; i < sqlite3_column_count(s); i++) {
+				const unsigned char *v = sqlite3_column_text(s, i);
+				sbuf_adds(out, v ? (const char *)v : "NULL");
+				sbuf_addc(out, '|');
+			}
+			sbuf_addc(out, '\n');
+		}
+		sqlite3_finalize(s);
+		free(sql);
+	}
+	sqlite3_close(c);
+}
+
+/* Imports path with the scanner on (scan 1) or off into a fresh db; the
+ * tables' rows, or "error: message", into out. */
+static void import_into(struct fx *f, const char *path, int scan, struct sbuf *out)
+{
+	char *db = xasprintf("%s/%s.db", f->dir, scan ? "on" : "off");
+	unlink(db);
+	setenv("GRADEML_CHROME_SCAN", scan ? "1" : "0", 1);
+	struct import_opts o;
+	memset(&o, 0, sizeof(o));
+	char *err = NULL;
+	char *paths[] = {(char *)path};
+	int rc = import_files(db, paths, 1, NULL, &o, &err);
+	unsetenv("GRADEML_CHROME_SCAN");
+	if (rc < 0)
+		sbuf_addf(out, "error: %s\n", err ? err : "(none)");
+	else
+		dump(db, out);
+	free(err);
+	unlink(db);
+	free(db);
+}
+
+/* Both imports of path must agree; returns 1 when path imported. */
+static int same_both_ways(struct fx *f, const char *path)
+{
+	struct sbuf on = SBUF_INIT, off = SBUF_INIT;
+	sbuf_init(&on);
+	sbuf_init(&off);
+	import_into(f, path, 1, &on);
+	import_into(f, path, 0, &off);
+	if (strcmp(on.buf, off.buf)) {
+		size_t i = 0;
+		while (on.buf[i] && on.buf[i] == off.buf[i])
+			i++;
+		size_t from = i > 200 ? i - 200 : 0;
+		print_error("%s: scanner and YAJL differ at byte %zu\nscanner: %.400s\nyajl:    "
+			    "%.400s\n",
+			    path, i, on.buf + from, off.buf + from);
+	}
+	assert_string_equal(on.buf, off.buf);
+	int ok = strncmp(on.buf, "error: ", 7) != 0;
+	sbuf_release(&on);
+	sbuf_release(&off);
+	return ok;
+}
+
+static int same_text(struct fx *f, const char *text, size_t len)
+{
+	char *path = xasprintf("%s/in.json", f->dir);
+	FILE *fp = fopen(path, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(text, 1, len, fp), len);
+	assert_int_equal(fclose(fp), 0);
+	int ok = same_both_ways(f, path);
+	unlink(path);
+	free(path);
+	return ok;
+}
+
+#define EV "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2}"
+
+/* Texts that import: the scanner reads some of their events and declines
+ * the others, and both paths store the same. */
+static void test_edge_cases(void **state)
+{
+	static const char *const texts[] = {
+	    /* the common shape, both top-level forms, metadata around */
+	    "[" EV "," EV "," EV "]",
+	    "{\"schemaVersion\":1,\"deviceProperties\":[{\"id\":0}],\"traceEvents\":[" EV ",\n  " EV
+	    ",\n  " EV "],\"baseTimeNanoseconds\":1000}",
+	    "\xef\xbb\xbf[" EV "," EV "," EV "]",
+	    /* escapes, control characters, non-ASCII and invalid UTF-8 */
+	    "[{\"ph\":\"X\",\"name\":\"a\\\"b\\u00e9\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2}," EV
+	    ",{\"ph\":\"X\",\"name\":\"caf\xc3\xa9\",\"pid\":1,\"tid\":1,\"ts\":3,\"dur\":1,"
+	    "\"args\":{\"k\xc3\xa9\":\"v\xc3\xa9\x7f\"}}," EV
+	    ",{\"ph\":\"X\",\"name\":\"bad\xff\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1},"
+	    "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":6,\"dur\":1,\"args\":{"
+	    "\"k\xfe\":"
+	    "\"\xc0\"}}," EV "]",
+	    /* numbers of every form, big integers, strings and literals in fields */
+	    "[{\"ph\":\"X\",\"name\":\"n\",\"pid\":-0,\"tid\":1.5e3,\"ts\":1E+2,\"dur\":0.000,"
+	    "\"args\":{\"a\":-1.25e-3,\"b\":123456789012345678901,\"c\":9223372036854775807}}," EV
+	    ",{\"ph\":\"X\",\"name\":\"n\",\"pid\":\"7\",\"tid\":\"x\",\"ts\":\"12.5\",\"dur\":"
+	    "\"3\",\"args\":{\"c\":9223372036854775807,\"d\":-9223372036854775808,\"e\":"
+	    "18446744073709551616}}," EV
+	    ",{\"ph\":\"X\",\"name\":null,\"cat\":true,\"pid\":false,\"tid\":null,\"ts\":5,"
+	    "\"dur\":null,\"id\":1}," EV "]",
+	    /* repeated fields, args of every shape */
+	    "[{\"ph\":\"X\",\"ts\":1,\"ts\":2,\"name\":\"r\",\"pid\":1,\"tid\":1,\"dur\":1}," EV
+	    ",{\"ph\":\"X\",\"name\":\"r\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":{\"a\":"
+	    "1},"
+	    "\"args\":{\"b\":2}}," EV
+	    ",{\"ph\":\"X\",\"name\":\"r\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":[1,2]},"
+	    "{\"ph\":\"X\",\"name\":\"r\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":7},"
+	    "{\"ph\":\"X\",\"name\":\"r\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":{}},"
+	    "{\"ph\":\"X\",\"name\":\"r\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":{ }},"
+	    "{\"ph\":\"X\",\"name\":\"r\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":{\"Input "
+	    "Dims\":[[1,2],[],[3]],\"Input type\":[\"float\",\"\"],\"m\":{\"x\":{\"y\":[true,"
+	    "null,false]},\"z\":{}},\"a\":1,\"a\":2},\"extra\":{\"q\":1},\"more\":[1]}," EV
+	    ",{\"ph\":\"X\",\"name\":\"r\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":"
+	    "{\"deep\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}},"
+	    "{\"ph\":\"X\",\"name\":\"r\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"other\":\"o\","
+	    "\"other\":2}," EV "]",
+	    /* every phase type, flows, counters with args before ph, metadata */
+	    "[{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"p\"}},"
+	    "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"t\"}},"
+	    "{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":1,\"args\":{\"labels\":\"GPU\"}},"
+	    "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":1,\"args\":{\"sort_index\":3}},"
+	    "{\"name\":\"other\",\"ph\":\"M\",\"pid\":1,\"args\":{}},"
+	    "{\"ph\":\"B\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":10,\"args\":{\"x\":1}},"
+	    "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":20},{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":"
+	    "21},"
+	    "{\"ph\":\"b\",\"cat\":\"c\",\"id\":\"0x1\",\"name\":\"as\",\"pid\":1,\"ts\":11},"
+	    "{\"ph\":\"e\",\"cat\":\"c\",\"id\":\"0x1\",\"pid\":1,\"ts\":15,\"scope\":\"s\"},"
+	    "{\"ph\":\"b\",\"cat\":\"c\",\"id\":\"0x2\",\"name\":\"open\",\"pid\":1,\"ts\":12},"
+	    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+	    "\"tid\":1,\"ts\":12,\"dur\":2,\"args\":{\"correlation\":5}},"
+	    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":13,\"dur\":"
+	    "3,"
+	    "\"args\":{\"correlation\":5,\"External id\":3}},"
+	    "{\"ph\":\"s\",\"cat\":\"ac2g\",\"id\":5,\"pid\":1,\"tid\":1,\"ts\":12,\"name\":\"f\"},"
+	    "{\"ph\":\"f\",\"cat\":\"ac2g\",\"id\":5,\"pid\":0,\"tid\":7,\"ts\":13,\"bp\":\"e\","
+	    "\"name\":\"f\"},{\"ph\":\"t\",\"id\":\"zz\",\"pid\":1,\"tid\":1,\"ts\":13},"
+	    "{\"ph\":\"X\",\"name\":\"o\",\"pid\":1,\"tid\":1,\"ts\":12,\"dur\":1,\"bind_id\":9,"
+	    "\"flow_out\":true},{\"ph\":\"X\",\"name\":\"i\",\"pid\":1,\"tid\":1,\"ts\":14,\"dur\":"
+	    "1,"
+	    "\"bind_id\":9,\"flow_in\":\"true\"},{\"ph\":\"X\",\"name\":\"i\",\"pid\":1,\"tid\":1,"
+	    "\"ts\":14,\"dur\":1,\"bind_id\":9,\"flow_in\":true,\"flow_out\":1},"
+	    "{\"args\":{\"v\":1,\"w\":\"2.5\",\"x\":\"no\"},\"ph\":\"C\",\"name\":\"ctr\",\"pid\":"
+	    "1,"
+	    "\"ts\":10},{\"ph\":\"C\",\"name\":\"ctr\",\"pid\":1,\"ts\":11,\"args\":{\"value\":3}},"
+	    "{\"ph\":\"C\",\"name\":\"ctr\",\"pid\":1,\"ts\":12,\"args\":{\"s\":\"x\"}},"
+	    "{\"ph\":\"i\",\"name\":\"inst\",\"pid\":1,\"tid\":1,\"ts\":13,\"s\":\"t\"},"
+	    "{\"ph\":\"X\",\"cat\":\"Kernel\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,"
+	    "\"ts\":1,\"dur\":100},{\"ph\":\"Q\",\"name\":\"q\",\"pid\":1,\"ts\":1},"
+	    "{\"ph\":\"X\",\"name\":\"nodur\",\"pid\":1,\"tid\":1,\"ts\":3},"
+	    "{\"ph\":\"X\",\"name\":\"negdur\",\"pid\":1,\"tid\":1,\"ts\":3,\"dur\":-1},"
+	    "{\"ph\":\"X\",\"name\":\"nots\",\"pid\":1,\"tid\":1,\"dur\":1},"
+	    "{\"name\":\"noph\",\"pid\":1,\"tid\":1,\"ts\":1},"
+	    "{\"ph\":\"X\",\"name\":\"huge\",\"pid\":1,\"tid\":1,\"ts\":9223372036854775807,"
+	    "\"dur\":1000},{},42,\"s\",[1,{\"ph\":\"X\"}],null,true,{}," EV ",{}]",
+	    /* white space of every kind between tokens, a trailing {} */
+	    "[ \n\t\r{ \"ph\" : \"X\" ,\r\n\"name\"\t:\"w\", \"pid\" :1 ,\"tid\": 1,\"ts\":1 ,"
+	    "\"dur\":2 , \"args\" : { \"a\" : [ 1 , 2 ] , \"b\" : { } } } \n,\n " EV " ,\f" EV
+	    " , " EV " ,\n{}\n]\n",
+	};
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		assert_true(same_text(*state, texts[i], strlen(texts[i])));
+}
+
+/* Texts that fail: both paths fail with the same message. */
+static void test_malformed(void **state)
+{
+	static const char *const texts[] = {
+	    "[" EV "," EV ",]",
+	    "[" EV ",," EV "]",
+	    "[" EV "," EV ",\n ]",
+	    "[" EV "," EV "," EV,
+	    "[" EV "," EV ",{\"ph\":\"X\",\"name\":\"a",
+	    "[" EV "," EV ",{\"ph\":\"X\",\"name\":01}," EV "]",
+	    "[" EV "," EV ",{\"ph\":\"X\",\"name\":\"a\" \"b\"}," EV "]",
+	    "[" EV "," EV ",{\"ph\":\"X\",\"name\":tru}," EV "]",
+	    "[" EV "," EV ",{\"ph\":\"X\",\"args\":{\"a\":[1,}}," EV "]",
+	    "[" EV "," EV ",{\"ph\":\"X\",\"args\":{\"a\":[1}]}," EV "]",
+	    "[" EV "," EV ",{\"ph\":\"X\",\"name\":\"a\"]," EV "]",
+	    "[" EV "," EV ",{\"ph\":\"X\",\"name\":\"a\"}x," EV "]",
+	    "[" EV "," EV ",{\"ph\":\"X\",\"name\":\"a\"}," EV "] [",
+	    "{\"traceEvents\":[" EV "," EV "],\"traceEvents\":{}}",
+	    "[" EV "," EV ",{\"ph\":\"X\",\"name\":\"a\nb\"}," EV "]",
+	    "[" EV "," EV ",{\"ph\":\"X\",\"name\":1.}," EV "]",
+	    "[" EV "," EV ",{\"ph\":\"X\",\"name\":-}," EV "]",
+	    "[" EV "," EV ",{\"ph\":\"X\",\"name\":\"tab\tin\"}," EV "]",
+	};
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		assert_false(same_text(*state, texts[i], strlen(texts[i])));
+}
+
+/* A long text whose 64 KiB reads end inside every kind of token, with an
+ * event larger than one read. */
+static void test_chunk_boundaries(void **state)
+{
+	struct sbuf t = SBUF_INIT;
+	sbuf_init(&t);
+	sbuf_adds(&t, "{\"traceEvents\": [\n");
+	for (int i = 0; i < 6000; i++) {
+		sbuf_addf(&t,
+			  "  {\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"op%*d\", \"pid\": %d, "
+			  "\"tid\": %d, \"ts\": %d.%03d, \"dur\": %d, \"args\": {\"External id\": "
+			  "%d, \"s\": \"%.*s\", \"l\": [%d, true, null], \"f\": %s}},\n",
+			  i % 3 ? "cpu_op" : "kernel", i % 7 + 1, i, i % 2, i % 5, 1000 + i * 3,
+			  i % 1000, i % 11, i, i % 13, "abcdefghijklmnop", i,
+			  i % 2 ? "false" : "1e2");
+		if (i == 3000) {
+			sbuf_adds(&t,
+				  "  {\"ph\": \"X\", \"name\": \"big\", \"pid\": 1, \"tid\": 1, "
+				  "\"ts\": 5, \"dur\": 1, \"args\": {\"s\": \"");
+			for (int k = 0; k < 150000; k++)
+				sbuf_addc(&t, (char)('a' + k % 26));
+			sbuf_adds(&t, "\"}},\n");
+		}
+	}
+	sbuf_adds(&t, "  {}\n], \"baseTimeNanoseconds\": 1000}\n");
+	assert_true(same_text(*state, t.buf, t.len));
+	sbuf_release(&t);
+}
+
+/* Strings whose first byte that is not plain ASCII (an escape, a control
+ * character, UTF-8, invalid UTF-8, DEL) lies at every offset of the
+ * scanner's eight-byte steps, and strings of every length around them. */
+static void test_string_offsets(void **state)
+{
+	static const char *const specials[] = {"\\\"", "\\u0041", "\xc3\xa9", "\xff", "\x7f", ""};
+	struct sbuf t = SBUF_INIT;
+	sbuf_init(&t);
+	sbuf_adds(&t, "[");
+	for (size_t k = 0; k < sizeof(specials) / sizeof(specials[0]); k++)
+		for (int at = 0; at < 20; at++)
+			sbuf_addf(&t,
+				  "{\"ph\":\"X\",\"name\":\"%.*s%s%.*s\",\"pid\":1,\"tid\":1,"
+				  "\"ts\":%d,\"dur\":1,\"args\":{\"%.*s%s\":\"%s%.*s\"}},",
+				  at, "abcdefghijklmnopqrstuvwxyz", specials[k], at % 9,
+				  "ABCDEFGHIJ", at, at, "abcdefghijklmnopqrstuvwxyz", specials[k],
+				  specials[k], at, "0123456789012345678901234");
+	sbuf_adds(&t, EV "]");
+	assert_true(same_text(*state, t.buf, t.len));
+	for (int at = 0; at < 20; at++) {
+		sbuf_reset(&t);
+		sbuf_addf(&t, "[" EV ",{\"ph\":\"X\",\"name\":\"%.*s\t\"}," EV "]", at,
+			  "abcdefghijklmnopqrstuvwxyz");
+		assert_false(same_text(*state, t.buf, t.len));
+	}
+	sbuf_release(&t);
+}
+
+static int is_chrome_name(const char *name)
+{
+	return strstr(name, ".json") != NULL;
+}
+
+/* Every Chrome trace in dir; returns how many were compared. */
+static int same_dir(struct fx *f, const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || !is_chrome_name(e->d_name))
+			continue;
+		char *path = xasprintf("%s/%s", dir, e->d_name);
+		assert_true(same_both_ways(f, path));
+		free(path);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static void test_data_traces(void **state)
+{
+	int n = same_dir(*state, "tests/data/demo") + same_dir(*state, "tests/data/gpu");
+	assert_true(n >= 6);
+}
+
+static void test_samples(void **state)
+{
+	if (access(SAMPLES, R_OK) != 0)
+		skip();
+	assert_true(same_dir(*state, SAMPLES) > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_edge_cases, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_chunk_boundaries, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_string_offsets, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_data_traces, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
+	};
+	return cmocka_run_group_tests_name("chrome_scan", tests, NULL, NULL);
+}
