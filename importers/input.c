@@ -1,10 +1,15 @@
 /*
  * Streaming input with transparent gzip and zstd decompression.  The peek
  * buffer lets the format registry sniff content before an importer reads;
- * reads drain the peek buffer first, then the decoder.
+ * reads drain the peek buffer first, then the decoder.  A compressed file
+ * is decoded ahead on a thread of its own into a few buffers, so that
+ * inflating overlaps the importer's parsing (on the 1 GiB bench trace the
+ * parse stage is as fast as the inflating); the importer sees the same
+ * bytes, and a decoding error after the bytes before it.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +23,22 @@
 
 #define RAW_CHUNK (256 * 1024)
 #define PEEK_MAX  4096
+#define AHEAD_N	  4		/* buffers decoded ahead */
+#define AHEAD_LEN (1024 * 1024) /* bytes each */
+
+/* The decode-ahead thread's buffers: a ring the thread fills at tail and
+ * input_read empties at head.  Full buffers belong to the reader until it
+ * releases them, the others to the thread. */
+struct ahead {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned char *buf[AHEAD_N];
+	size_t len[AHEAD_N];
+	size_t head, count, pos; /* pos: read so far of buf[head] */
+	int done, stop;
+	char *err; /* the decoder failed after the buffers filled */
+};
 
 struct input {
 	char *path;
@@ -36,7 +57,8 @@ struct input {
 	/* peeked decoded bytes, handed out before anything else */
 	unsigned char peek[PEEK_MAX];
 	size_t peek_len, peek_pos;
-	char *peek_err; /* decoding failed past the peeked bytes: read reports it */
+	char *peek_err;	     /* decoding failed past the peeked bytes: read reports it */
+	struct ahead *ahead; /* NULL: read decodes in the caller's thread */
 };
 
 static char *errf(const struct input *in, const char *what)
@@ -163,6 +185,108 @@ static ssize_t decode(struct input *in, unsigned char *buf, size_t n, char **err
 	}
 }
 
+static ssize_t decode(struct input *in, unsigned char *buf, size_t n, char **err);
+
+static void *ahead_thread(void *arg)
+{
+	struct input *in = arg;
+	struct ahead *a = in->ahead;
+	for (size_t tail = 0;; tail = (tail + 1) % AHEAD_N) {
+		pthread_mutex_lock(&a->mu);
+		while (a->count == AHEAD_N && !a->stop)
+			pthread_cond_wait(&a->cv, &a->mu);
+		int stop = a->stop;
+		pthread_mutex_unlock(&a->mu);
+		if (stop)
+			return NULL;
+		size_t len = 0;
+		char *err = NULL;
+		ssize_t k = 1;
+		while (len < AHEAD_LEN &&
+		       (k = decode(in, a->buf[tail] + len, AHEAD_LEN - len, &err)) > 0)
+			len += (size_t)k;
+		pthread_mutex_lock(&a->mu);
+		a->len[tail] = len;
+		if (len)
+			a->count++;
+		if (k <= 0) {
+			a->done = 1;
+			a->err = err;
+		}
+		pthread_cond_broadcast(&a->cv);
+		pthread_mutex_unlock(&a->mu);
+		if (k <= 0)
+			return NULL;
+	}
+}
+
+/* Starts decoding ahead; on failure to start, reads decode in place. */
+static void ahead_start(struct input *in)
+{
+	struct ahead *a = xcalloc(1, sizeof(*a));
+	for (int i = 0; i < AHEAD_N; i++)
+		a->buf[i] = xmalloc(AHEAD_LEN);
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	in->ahead = a;
+	if (pthread_create(&a->th, NULL, ahead_thread, in) != 0) {
+		in->ahead = NULL;
+		for (int i = 0; i < AHEAD_N; i++)
+			free(a->buf[i]);
+		pthread_mutex_destroy(&a->mu);
+		pthread_cond_destroy(&a->cv);
+		free(a);
+	}
+}
+
+static ssize_t ahead_read(struct input *in, unsigned char *buf, size_t n, char **err)
+{
+	struct ahead *a = in->ahead;
+	pthread_mutex_lock(&a->mu);
+	while (!a->count && !a->done)
+		pthread_cond_wait(&a->cv, &a->mu);
+	size_t count = a->count;
+	pthread_mutex_unlock(&a->mu);
+	if (!count) {
+		if (!a->err)
+			return 0;
+		*err = xstrdup(a->err);
+		return -1;
+	}
+	/* buf[head] is the reader's until released */
+	size_t k = a->len[a->head] - a->pos;
+	if (k > n)
+		k = n;
+	memcpy(buf, a->buf[a->head] + a->pos, k);
+	a->pos += k;
+	if (a->pos == a->len[a->head]) {
+		pthread_mutex_lock(&a->mu);
+		a->head = (a->head + 1) % AHEAD_N;
+		a->pos = 0;
+		a->count--;
+		pthread_cond_broadcast(&a->cv);
+		pthread_mutex_unlock(&a->mu);
+	}
+	return (ssize_t)k;
+}
+
+static void ahead_stop(struct input *in)
+{
+	struct ahead *a = in->ahead;
+	pthread_mutex_lock(&a->mu);
+	a->stop = 1;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+	pthread_join(a->th, NULL);
+	for (int i = 0; i < AHEAD_N; i++)
+		free(a->buf[i]);
+	free(a->err);
+	pthread_mutex_destroy(&a->mu);
+	pthread_cond_destroy(&a->cv);
+	free(a);
+	in->ahead = NULL;
+}
+
 int input_open(const char *path, struct input **out, char **err)
 {
 	struct input *in = xcalloc(1, sizeof(*in));
@@ -223,6 +347,8 @@ int input_open(const char *path, struct input **out, char **err)
 		*err = errf(in, "empty after decompression");
 		goto fail;
 	}
+	if (in->codec != INPUT_PLAIN && !in->eof && !in->peek_err)
+		ahead_start(in);
 	*out = in;
 	return 0;
 fail:
@@ -250,13 +376,15 @@ ssize_t input_read(struct input *in, void *buf, size_t n, char **err)
 		*err = xstrdup(in->peek_err);
 		return -1;
 	}
-	return decode(in, buf, n, err);
+	return in->ahead ? ahead_read(in, buf, n, err) : decode(in, buf, n, err);
 }
 
 void input_close(struct input *in)
 {
 	if (!in)
 		return;
+	if (in->ahead)
+		ahead_stop(in);
 	if (in->fd >= 0)
 		close(in->fd);
 	if (in->codec == INPUT_GZIP)

@@ -205,6 +205,51 @@ static void test_input_zstd(void **state)
 	assert_string_equal(input_codec_name(INPUT_ZSTD), "zstd");
 }
 
+/* Files larger than the decode-ahead ring (4 buffers of 1 MiB): the ring
+ * wraps and waits on the reader, and the bytes come back in order; cut
+ * short, the reader gets a prefix of the content, then the error; closed
+ * while the thread waits on a full ring, it stops. */
+static void test_input_decode_ahead(void **state)
+{
+	struct fx *f = *state;
+	make_content(f, 9 << 20);
+	gzip_member(f->path, "wb", f->content, f->len);
+	assert_reads_back(f, INPUT_GZIP);
+	size_t zlen;
+	unsigned char *z = zstd_frame(f->content, f->len, &zlen);
+	spit(f->path, "wb", z, zlen);
+	assert_reads_back(f, INPUT_ZSTD);
+
+	spit(f->path, "wb", z, zlen * 3 / 4);
+	struct input *in = NULL;
+	char *err = NULL;
+	char buf[65536];
+	size_t got = 0;
+	ssize_t k;
+	assert_int_equal(input_open(f->path, &in, &err), 0);
+	while ((k = input_read(in, buf, sizeof(buf), &err)) > 0) {
+		assert_true(got + (size_t)k <= f->len);
+		assert_memory_equal(buf, f->content + got, (size_t)k);
+		got += (size_t)k;
+	}
+	assert_int_equal(k, -1);
+	assert_true(got > (4 << 20)); /* past a whole ring */
+	if (!strstr(err, "truncated zstd stream"))
+		fail_msg("error \"%s\" should say truncated zstd", err);
+	free(err);
+	err = NULL;
+	/* the error stays: a second read says it again */
+	assert_int_equal(input_read(in, buf, sizeof(buf), &err), -1);
+	free(err);
+	input_close(in);
+
+	spit(f->path, "wb", z, zlen);
+	assert_int_equal(input_open(f->path, &in, &err), 0);
+	assert_true(input_read(in, buf, sizeof(buf), &err) > 0);
+	input_close(in); /* the thread waits on a full ring: it must stop */
+	free(z);
+}
+
 /* A truncated gzip file: the bytes before the cut, then an error. */
 static void test_input_gzip_truncated(void **state)
 {
@@ -321,6 +366,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_input_gzip_members, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_input_gzip_zero_padding, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_input_zstd, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_input_decode_ahead, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_input_gzip_truncated, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_input_zstd_truncated_small, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_input_empty_and_directory, fx_setup, fx_teardown),
