@@ -1256,6 +1256,21 @@ static inline int scan_string(struct scan *c, const char **s, size_t *n)
 	return SC_OK;
 }
 
+/* A member's key at b[i] and the ':' after it, with the blanks around:
+ * *k its text; c->i moves to the value. */
+static int scan_key(struct scan *c, const char **k, size_t *kn)
+{
+	int r;
+	if (c->b[c->i] != '"')
+		return SC_DECLINE;
+	if ((r = scan_string(c, k, kn)) != SC_OK || (r = scan_ws(c)) != SC_OK)
+		return r;
+	if (c->b[c->i] != ':')
+		return SC_DECLINE;
+	c->i++;
+	return scan_ws(c);
+}
+
 static inline int is_digit(unsigned char ch)
 {
 	return ch >= '0' && ch <= '9';
@@ -1388,15 +1403,7 @@ static int scan_cap_value(struct cp *p, struct scan *c, struct sbuf *out, int de
 			if (is_map) {
 				const char *k;
 				size_t kn;
-				if (c->b[c->i] != '"')
-					return SC_DECLINE;
-				if ((r = scan_string(c, &k, &kn)) != SC_OK ||
-				    (r = scan_ws(c)) != SC_OK)
-					return r;
-				if (c->b[c->i] != ':')
-					return SC_DECLINE;
-				c->i++;
-				if ((r = scan_ws(c)) != SC_OK)
+				if ((r = scan_key(c, &k, &kn)) != SC_OK)
 					return r;
 				add_json_plain(out, k, kn);
 				buf_addc(out, ':');
@@ -1453,14 +1460,7 @@ static int scan_args(struct cp *p, struct scan *c)
 	for (int first = 1;; first = 0) {
 		const char *k;
 		size_t kn;
-		if (c->b[c->i] != '"')
-			return SC_DECLINE;
-		if ((r = scan_string(c, &k, &kn)) != SC_OK || (r = scan_ws(c)) != SC_OK)
-			return r;
-		if (c->b[c->i] != ':')
-			return SC_DECLINE;
-		c->i++;
-		if ((r = scan_ws(c)) != SC_OK)
+		if ((r = scan_key(c, &k, &kn)) != SC_OK)
 			return r;
 		if (!first)
 			buf_addc(out, ',');
@@ -1496,14 +1496,7 @@ static int scan_event(struct cp *p, struct scan *c)
 	for (;;) {
 		const char *k;
 		size_t kn;
-		if (c->b[c->i] != '"')
-			return SC_DECLINE;
-		if ((r = scan_string(c, &k, &kn)) != SC_OK || (r = scan_ws(c)) != SC_OK)
-			return r;
-		if (c->b[c->i] != ':')
-			return SC_DECLINE;
-		c->i++;
-		if ((r = scan_ws(c)) != SC_OK)
+		if ((r = scan_key(c, &k, &kn)) != SC_OK)
 			return r;
 		enum field f = field_of_mem(k, kn);
 		if (f != F_OTHER) {
