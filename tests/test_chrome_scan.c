@@ -26,14 +26,10 @@
 #include "importers/importer.h"
 #include "model/sbuf.h"
 #include "model/xalloc.h"
+#include "tests/dbdump.h"
 #include "tests/testdir.h"
 
 #define SAMPLES "../shared/samples/chrome-trace"
-
-static const char *const tables[] = {
-    "phases",	   "edges",  "events",	"metrics", "samples",
-    "diagnostics", "tracks", "strings", "sources",
-};
 
 struct fx {
 	char dir[256];
@@ -58,35 +54,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Every row of the tables above, as text, into out. */
-static void dump(const char *db, struct sbuf *out)
-{
-	sqlite3 *c;
-	assert_int_equal(sqlite3_open_v2(db, &c, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
-		char *sql = !strcmp(tables[t], "sources")
-				? xasprintf("SELECT id, path, format, compression, size_bytes, "
-					    "anchor, time_offset_ns, host, rank, phases, events, "
-					    "samples, dropped, attrs FROM sources ORDER BY id")
-				: xasprintf("SELECT * FROM %s ORDER BY rowid", tables[t]);
-		sqlite3_stmt *s;
-		if (sqlite3_prepare_v2(c, sql, -1, &s, NULL) != SQLITE_OK)
-			fail_msg("%s: %s", sql, sqlite3_errmsg(c));
-		sbuf_addf(out, "== %s\n", tables[t]);
-		while (sqlite3_step(s) == SQLITE_ROW) {
-			for (int i = 0; i < sqlite3_column_count(s); i++) {
-				const unsigned char *v = sqlite3_column_text(s, i);
-				sbuf_adds(out, v ? (const char *)v : "NULL");
-				sbuf_addc(out, '|');
-			}
-			sbuf_addc(out, '\n');
-		}
-		sqlite3_finalize(s);
-		free(sql);
-	}
-	sqlite3_close(c);
-}
-
 /* Imports path with the scanner on (scan 1) or off into a fresh db; the
  * tables' rows, or "error: message", into out. */
 static void import_into(struct fx *f, const char *path, int scan, struct sbuf *out)
@@ -102,8 +69,8 @@ static void import_into(struct fx *f, const char *path, int scan, struct sbuf *o
 	unsetenv("GRADEML_CHROME_SCAN");
 	if (rc < 0)
 		sbuf_addf(out, "error: %s\n", err ? err : "(none)");
-	else
-		dump(db, out);
+	else if (dbdump(db, out, &err) < 0)
+		fail_msg("%s", err);
 	free(err);
 	unlink(db);
 	free(db);

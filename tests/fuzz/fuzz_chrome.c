@@ -8,41 +8,8 @@
 
 #include "model/sbuf.h"
 #include "model/xalloc.h"
+#include "tests/dbdump.h"
 #include "tests/fuzz/fuzz_import.h"
-
-static const char *const tables[] = {
-    "phases",	   "edges",  "events",	"metrics", "samples",
-    "diagnostics", "tracks", "strings", "sources",
-};
-
-static void dump(const char *db, struct sbuf *out)
-{
-	sqlite3 *c;
-	if (sqlite3_open_v2(db, &c, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-		abort();
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
-		char *sql = !strcmp(tables[t], "sources")
-				? xasprintf("SELECT id, path, format, size_bytes, anchor, "
-					    "time_offset_ns, host, rank, phases, events, samples, "
-					    "dropped, attrs FROM sources ORDER BY id")
-				: xasprintf("SELECT * FROM %s ORDER BY rowid", tables[t]);
-		sqlite3_stmt *s;
-		if (sqlite3_prepare_v2(c, sql, -1, &s, NULL) != SQLITE_OK)
-			abort();
-		sbuf_addf(out, "== %s\n", tables[t]);
-		while (sqlite3_step(s) == SQLITE_ROW) {
-			for (int i = 0; i < sqlite3_column_count(s); i++) {
-				const unsigned char *v = sqlite3_column_text(s, i);
-				sbuf_adds(out, v ? (const char *)v : "NULL");
-				sbuf_addc(out, '|');
-			}
-			sbuf_addc(out, '\n');
-		}
-		sqlite3_finalize(s);
-		free(sql);
-	}
-	sqlite3_close(c);
-}
 
 /* The outcome of importing in_path with the scanner on or off. */
 static char *outcome(char *in_path, int scan)
@@ -62,8 +29,8 @@ static char *outcome(char *in_path, int scan)
 			abort();
 		sbuf_addf(&out, "error: %s", err);
 		free(err);
-	} else {
-		dump(db_path, &out);
+	} else if (dbdump(db_path, &out, &err) < 0) {
+		abort();
 	}
 	unlink(db_path);
 	return sbuf_detach(&out);

@@ -1,0 +1,61 @@
+/*
+ * Every row an import writes, as text: the tables of trace.db an importer
+ * fills, each row's columns joined by '|', sources without the time of the
+ * import.  Two imports that must agree (the Chrome importer's scanner on
+ * and off: tests/test_chrome_scan.c, tests/fuzz/fuzz_chrome.c) compare
+ * these.  Header-only, for the fuzz targets as well as the unit tests.
+ */
+#ifndef GRADEML_TESTS_DBDUMP_H
+#define GRADEML_TESTS_DBDUMP_H
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/sbuf.h"
+#include "model/xalloc.h"
+
+/* Appends the rows of db's import tables to out; 0, or -1 with *err. */
+static inline int dbdump(const char *db, struct sbuf *out, char **err)
+{
+	static const char *const tables[] = {
+	    "phases",	   "edges",  "events",	"metrics", "samples",
+	    "diagnostics", "tracks", "strings", "sources",
+	};
+	sqlite3 *c;
+	int rc = 0;
+	if (sqlite3_open_v2(db, &c, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		*err = xasprintf("%s: %s", db, sqlite3_errmsg(c));
+		sqlite3_close(c);
+		return -1;
+	}
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]) && !rc; t++) {
+		char *sql = !strcmp(tables[t], "sources")
+				? xasprintf("SELECT id, path, format, compression, size_bytes, "
+					    "anchor, time_offset_ns, host, rank, phases, events, "
+					    "samples, dropped, attrs FROM sources ORDER BY id")
+				: xasprintf("SELECT * FROM %s ORDER BY rowid", tables[t]);
+		sqlite3_stmt *s;
+		if (sqlite3_prepare_v2(c, sql, -1, &s, NULL) != SQLITE_OK) {
+			*err = xasprintf("%s: %s", sql, sqlite3_errmsg(c));
+			free(sql);
+			rc = -1;
+			break;
+		}
+		sbuf_addf(out, "== %s\n", tables[t]);
+		while (sqlite3_step(s) == SQLITE_ROW) {
+			for (int i = 0; i < sqlite3_column_count(s); i++) {
+				const unsigned char *v = sqlite3_column_text(s, i);
+				sbuf_adds(out, v ? (const char *)v : "NULL");
+				sbuf_addc(out, '|');
+			}
+			sbuf_addc(out, '\n');
+		}
+		sqlite3_finalize(s);
+		free(sql);
+	}
+	sqlite3_close(c);
+	return rc;
+}
+
+#endif
