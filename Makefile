@@ -101,7 +101,10 @@ e2e: $(BIN) $(TOOL_BIN)
 $(FUZZ_B)/%.o: %.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(WARN) -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
-		$(shell pkg-config --cflags $(PKGS) 2>/dev/null) -c -o $@ $<
+		$(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP -c -o $@ $<
+
+# kept, and rebuilt when a header they include changes (the .d files)
+.SECONDARY: $(FUZZ_OBJ) $(FUZZ_NAMES:%=$(FUZZ_B)/tests/fuzz/fuzz_%.o)
 
 $(FUZZ_B)/fuzz_%: $(FUZZ_OBJ) $(FUZZ_B)/tests/fuzz/fuzz_%.o
 	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
