@@ -111,10 +111,15 @@ struct store {
 	int in_txn;
 	int64_t next_phase_id;
 	int indexes_deferred; /* bulk load into an empty file: index at commit */
+	/* nodes whose windows store_commit refreshes once indexed (deferred) */
+	int64_t *refresh;
+	size_t nrefresh, refresh_alloc;
 	sqlite3_stmt *stmt[S_COUNT];
 	char **alias, **canonical; /* host aliases: alias[i] is canonical[i] */
 	size_t naliases;
 };
+
+static int refresh_now(struct store *st, int64_t node_id, char **err);
 
 /* Indexes built once after a bulk load rather than row by row. */
 static const char drop_indexes_sql[] =
@@ -424,6 +429,7 @@ void store_close(struct store *st)
 	}
 	free(st->alias);
 	free(st->canonical);
+	free(st->refresh);
 	free(st->path);
 	free(st);
 }
@@ -578,6 +584,10 @@ int store_commit(struct store *st, char **err)
 			return -1;
 		st->indexes_deferred = 0;
 		timing_mark("indexes");
+		for (size_t i = 0; i < st->nrefresh; i++)
+			if (refresh_now(st, st->refresh[i], err) < 0)
+				return -1;
+		st->nrefresh = 0;
 	}
 	if (store_exec(st,
 		       "INSERT OR REPLACE INTO meta VALUES ('updated_at',"
@@ -600,6 +610,7 @@ void store_rollback(struct store *st)
 	}
 	st->in_txn = 0;
 	st->indexes_deferred = 0;
+	st->nrefresh = 0;
 }
 
 int64_t store_intern(struct store *st, const char *str, size_t n, char **err)
@@ -1010,7 +1021,7 @@ int store_manifest_window(struct store *st, int64_t node_id, int64_t *start, int
 	return found;
 }
 
-int store_refresh_window(struct store *st, int64_t node_id, char **err)
+static int refresh_now(struct store *st, int64_t node_id, char **err)
 {
 	sqlite3_stmt *q = stmt(st, S_CHILD_WINDOW, err);
 	sqlite3_stmt *up = q ? stmt(st, S_PARENT_OF, err) : NULL;
@@ -1049,5 +1060,20 @@ int store_refresh_window(struct store *st, int64_t node_id, char **err)
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 			return db_error(st, err, "cannot read phases");
 	}
+	return 0;
+}
+
+/* Without phases_parent, each refresh would scan every phase: during a bulk
+ * load the refreshes wait for store_commit, which indexes first.  The result
+ * is the same, as a refresh depends only on the children as they end up. */
+int store_refresh_window(struct store *st, int64_t node_id, char **err)
+{
+	if (!st->indexes_deferred)
+		return refresh_now(st, node_id, err);
+	for (size_t i = 0; i < st->nrefresh; i++)
+		if (st->refresh[i] == node_id)
+			return 0;
+	XGROW(st->refresh, st->nrefresh + 1, st->refresh_alloc);
+	st->refresh[st->nrefresh++] = node_id;
 	return 0;
 }

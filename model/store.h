@@ -194,7 +194,9 @@ int store_shift_samples(struct store *st, int64_t source_id, int64_t offset_ns, 
  * children) have no time of their own and are left out of the window.  A
  * node whose attrs declare its own window, {"manifest":{"start":NS,
  * "end":NS}} (a step of a workflow manifest or a root OTLP span), keeps at
- * least that window, children or not, and is never an empty node. */
+ * least that window, children or not, and is never an empty node.  In a
+ * bulk load into an empty file, which has no index on parent_id until
+ * store_commit, the refresh is done by store_commit once it has indexed. */
 int store_refresh_window(struct store *st, int64_t node_id, char **err);
 /* The window a node's attrs declare ({"manifest":{"start":NS,"end":NS}}):
  * 1 with *start and *end set, 0 when it declares none, -1 on error. */

@@ -897,6 +897,10 @@ static void test_store_refresh_window(void **state)
 	add_node(st, 6, 2, PHASE_SPAN, 1400, 300, 0); /* a leaf counts even with no children */
 	add_node(st, 7, 1, PHASE_STEP, 0, 0, 0);      /* empty step */
 	add_node(st, 8, 1, PHASE_PROCESS, 0, 0, 0);   /* empty process */
+	/* a first import into an empty file defers refreshes to its commit:
+	 * the second transaction below refreshes at once */
+	assert_int_equal(store_commit(st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
 	assert_int_equal(store_refresh_window(st, 2, &err), 0);
 	assert_string_equal(window_of(st, 2, buf, sizeof(buf)), "1000+700/3");
 	assert_string_equal(window_of(st, 1, buf, sizeof(buf)), "1000+700/3");
@@ -910,6 +914,51 @@ static void test_store_refresh_window(void **state)
 	assert_string_equal(window_of(st, 7, buf, sizeof(buf)), "3000+10/1");
 	assert_string_equal(window_of(st, 1, buf, sizeof(buf)), "1000+2010/3");
 	assert_int_equal(store_commit(st, &err), 0);
+	store_close(st);
+}
+
+/* In a bulk load (no phases_parent yet) each refresh waits for the commit,
+ * which indexes first: refreshed once, in order, with the same result as
+ * refreshes done at once, and dropped with a rollback. */
+static void test_store_refresh_deferred(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = NULL;
+	char *err = NULL;
+	char buf[64];
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	add_node(st, 1, 0, PHASE_WORKFLOW, 0, 0, 0);
+	add_node(st, 2, 1, PHASE_STEP, 0, 0, 0);
+	add_node(st, 3, 2, PHASE_THREAD, 1000, 500, 1);
+	assert_int_equal(store_refresh_window(st, 2, &err), 0);
+	assert_string_equal(window_of(st, 2, buf, sizeof(buf)), "0+0/0"); /* not yet */
+	add_node(st, 4, 1, PHASE_STEP, 0, 0, 0);
+	add_node(st, 5, 4, PHASE_THREAD, 4000, 100, 0);
+	add_node(st, 6, 2, PHASE_SPAN, 1400, 300, 0); /* after step 2's refresh: still counts */
+	assert_int_equal(store_refresh_window(st, 4, &err), 0);
+	assert_int_equal(store_refresh_window(st, 2, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	assert_string_equal(window_of(st, 2, buf, sizeof(buf)), "1000+700/2");
+	assert_string_equal(window_of(st, 4, buf, sizeof(buf)), "4000+100/1");
+	assert_string_equal(window_of(st, 1, buf, sizeof(buf)), "1000+3100/2");
+	store_close(st);
+
+	/* a rolled-back bulk load leaves nothing to refresh at the next commit */
+	char path2[sizeof(f->path) + 8];
+	snprintf(path2, sizeof(path2), "%s/b.db", f->dir);
+	assert_int_equal(store_open(path2, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0); /* an empty file, written in place */
+	assert_int_equal(store_begin(st, &err), 0);
+	add_node(st, 1, 0, PHASE_WORKFLOW, 0, 0, 0);
+	assert_int_equal(store_refresh_window(st, 1, &err), 0);
+	store_rollback(st);
+	assert_int_equal(store_begin(st, &err), 0);
+	add_node(st, 1, 0, PHASE_WORKFLOW, 5, 6, 0);
+	add_node(st, 2, 1, PHASE_THREAD, 100, 10, 0); /* a refresh of 1 would take this in */
+	assert_int_equal(store_commit(st, &err), 0);
+	assert_string_equal(window_of(st, 1, buf, sizeof(buf)), "5+6/0");
 	store_close(st);
 }
 
@@ -1151,6 +1200,7 @@ int main(void)
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_string_and_fixups, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refresh_window, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_refresh_deferred, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_import_step_node_repairs_names, fx_setup,
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_import_files_repairs_names, fx_setup, fx_teardown),
