@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "model/nest.h"
+#include "model/runs.h"
 #include "model/sbuf.h"
 #include "model/timing.h"
 #include "model/wqueue.h"
@@ -35,13 +36,6 @@ struct rec {
 };
 
 #define REC_SIZE(alen) ((sizeof(struct rec) + (alen) + 7) & ~(size_t)7)
-#define RUN_BUFFER     (64 << 10) /* stdio buffer of each sorted run */
-#define MERGE_FANIN    64	  /* runs merged at once; more are merged in rounds */
-
-struct run {
-	FILE *f;
-	uint64_t count;
-};
 
 /* One arena and the index of the records in it. */
 struct buf {
@@ -59,6 +53,7 @@ struct nest {
 	size_t nruns, runs_alloc;
 	uint64_t seq;
 	uint32_t max_track;
+	size_t arena_bytes; /* the memory budget given to nest_new */
 	/* the spill thread: sorts and writes *job, then sets it NULL */
 	pthread_t thread;
 	int thread_on, stop;
@@ -80,6 +75,7 @@ struct nest *nest_new(size_t arena_bytes)
 	struct nest *n = xcalloc(1, sizeof(*n));
 	if (arena_bytes < 8192)
 		arena_bytes = 8192;
+	n->arena_bytes = arena_bytes;
 	for (int i = 0; i < 2; i++)
 		n->buf[i].cap = arena_bytes / 2; /* allocated when first filled */
 	n->buf[0].arena = xmalloc(n->buf[0].cap);
@@ -125,9 +121,7 @@ void nest_free(struct nest *n)
 	if (!n)
 		return;
 	spill_stop(n);
-	for (size_t i = 0; i < n->nruns; i++)
-		if (n->runs[i].f)
-			fclose(n->runs[i].f);
+	runs_close(n->runs, n->nruns);
 	free(n->runs);
 	buf_release(&n->buf[0]);
 	buf_release(&n->buf[1]);
@@ -162,6 +156,18 @@ static int rec_pcmp(const void *x, const void *y)
 	return rec_cmp(*(struct rec *const *)x, *(struct rec *const *)y);
 }
 
+static int rec_vcmp(const void *x, const void *y)
+{
+	return rec_cmp(x, y);
+}
+
+static size_t rec_size(const void *r)
+{
+	return REC_SIZE(((const struct rec *)r)->attrs_len);
+}
+
+static const struct run_kind rec_runs = {sizeof(struct rec), rec_size, rec_vcmp};
+
 /* Sorts b's records and writes them as a new run; b is then empty.  Runs
  * only where nothing else touches b or the run list. */
 static int spill(struct nest *n, struct buf *b, char **err)
@@ -169,30 +175,12 @@ static int spill(struct nest *n, struct buf *b, char **err)
 	if (!b->nidx)
 		return 0;
 	qsort(b->idx, b->nidx, sizeof(*b->idx), rec_pcmp);
-	FILE *f = tmpfile();
-	if (!f) {
-		*err = xasprintf("cannot create a temporary file for sorting (TMPDIR full?)");
+	struct run r;
+	if (run_write(&rec_runs, (void *const *)b->idx, b->nidx, &r, err) < 0)
 		return -1;
-	}
-	setvbuf(f, NULL, _IOFBF, RUN_BUFFER);
-	for (size_t i = 0; i < b->nidx; i++) {
-		struct rec *r = b->idx[i];
-		if (fwrite(r, REC_SIZE(r->attrs_len), 1, f) != 1) {
-			fclose(f);
-			*err = xasprintf("cannot write a temporary sort file (disk full?)");
-			return -1;
-		}
-	}
-	if (fflush(f) != 0 || fseek(f, 0, SEEK_SET) != 0) {
-		fclose(f);
-		*err = xasprintf("cannot write a temporary sort file (disk full?)");
-		return -1;
-	}
 	pthread_mutex_lock(&n->mu);
 	XGROW(n->runs, n->nruns + 1, n->runs_alloc);
-	n->runs[n->nruns].f = f;
-	n->runs[n->nruns].count = b->nidx;
-	n->nruns++;
+	n->runs[n->nruns++] = r;
 	pthread_mutex_unlock(&n->mu);
 	b->nidx = 0;
 	b->used = 0;
@@ -356,6 +344,24 @@ struct frame {
 	struct sbuf attrs;
 };
 
+/* One end of a flow, kept for link_flows.  fid is compared as a signed
+ * integer, as the flow ids of earlier versions were (in SQLite). */
+struct flow_end {
+	int64_t cat, fid, t;
+	uint64_t seq;	    /* the order it was recorded in: ties in t */
+	int64_t phase, dir; /* dir 0: the start, 1: the end */
+};
+
+/* The flow ends recorded so far: a buffer, then sorted runs on disk. */
+struct flow_ends {
+	struct flow_end *v;
+	size_t n, cap; /* cap: a 16th of the arena budget's worth */
+	void **order;  /* v sorted, for run_write */
+	struct run *runs;
+	size_t nruns, runs_alloc;
+	uint64_t seq;
+};
+
 struct pending_flow { /* a "next slice" flow end waiting for its span */
 	int64_t cat, t;
 	uint64_t fid;
@@ -376,8 +382,7 @@ struct ctx {
 	struct pending_flow *pending;
 	size_t npending, pending_alloc;
 	struct launch_map launches;
-	sqlite3 *flows;		/* flow ends, in a private temporary database */
-	sqlite3_stmt *flow_ins; /* of the main thread: the writer is busy enough */
+	struct flow_ends flows; /* of the main thread: the writer is busy enough */
 	struct wqueue *q;	/* the writes, done by the writer thread */
 	/* the writer's phases not yet written: batched into one statement */
 	struct phase_row pend[STORE_PHASE_BATCH];
@@ -490,46 +495,62 @@ static int pop_until(struct ctx *c, int64_t t)
 	return 0;
 }
 
-/* Records one end of a flow for pairing in link_flows. dir 0: start, 1: end.
- * Flow ends go to a database of their own, written by this (the main)
- * thread, which has time to spare while the writer fills trace.db. */
-static int record_flow(struct ctx *c, int64_t cat, uint64_t fid, int dir, int64_t phase, int64_t t)
+static int flow_cmp(const void *x, const void *y)
 {
-	sqlite3_stmt *s = c->flow_ins;
-	sqlite3_bind_int64(s, 1, cat);
-	sqlite3_bind_int64(s, 2, (int64_t)fid);
-	sqlite3_bind_int(s, 3, dir);
-	sqlite3_bind_int64(s, 4, phase);
-	sqlite3_bind_int64(s, 5, t);
-	int rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	if (rc != SQLITE_DONE) {
-		*c->err = xasprintf("cannot record a flow in a temporary file (TMPDIR full?): %s",
-				    sqlite3_errmsg(c->flows));
+	const struct flow_end *a = x, *b = y;
+	if (a->cat != b->cat)
+		return a->cat < b->cat ? -1 : 1;
+	if (a->fid != b->fid)
+		return a->fid < b->fid ? -1 : 1;
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static size_t flow_size(const void *e)
+{
+	(void)e;
+	return sizeof(struct flow_end);
+}
+
+static const struct run_kind flow_runs = {sizeof(struct flow_end), flow_size, flow_cmp};
+
+/* Sorts the buffered flow ends in place; with spill, writes them as a run. */
+static int flows_sort(struct flow_ends *fe, int spill, char **err)
+{
+	qsort(fe->v, fe->n, sizeof(*fe->v), flow_cmp);
+	if (!spill)
+		return 0;
+	for (size_t i = 0; i < fe->n; i++)
+		fe->order[i] = &fe->v[i];
+	XGROW(fe->runs, fe->nruns + 1, fe->runs_alloc);
+	if (run_write(&flow_runs, fe->order, fe->n, &fe->runs[fe->nruns], err) < 0)
 		return -1;
-	}
+	fe->nruns++;
+	fe->n = 0;
 	return 0;
 }
 
-/* The private database of flow ends: a temporary file SQLite deletes on
- * close, with no journal (nothing in it outlives the import). */
-static int open_flows(struct ctx *c)
+static void flows_release(struct flow_ends *fe)
 {
-	if (sqlite3_open_v2("", &c->flows,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK ||
-	    sqlite3_exec(c->flows,
-			 "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
-			 " PRAGMA cache_size = -2048; PRAGMA threads = 2;"
-			 " CREATE TABLE flows(cat INTEGER, fid INTEGER, dir INTEGER,"
-			 " phase INTEGER, t INTEGER); BEGIN",
-			 NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(c->flows, "INSERT INTO flows VALUES (?1, ?2, ?3, ?4, ?5)", -1,
-			       &c->flow_ins, NULL) != SQLITE_OK) {
-		*c->err = xasprintf("cannot create a temporary file for flows (TMPDIR full?): %s",
-				    c->flows ? sqlite3_errmsg(c->flows) : "out of memory");
-		return -1;
+	runs_close(fe->runs, fe->nruns);
+	free(fe->runs);
+	free(fe->v);
+	free(fe->order);
+	memset(fe, 0, sizeof(*fe));
+}
+
+/* Records one end of a flow for pairing in link_flows. dir 0: start, 1: end. */
+static int record_flow(struct ctx *c, int64_t cat, uint64_t fid, int dir, int64_t phase, int64_t t)
+{
+	struct flow_ends *fe = &c->flows;
+	if (!fe->v) {
+		fe->v = xmalloc(fe->cap * sizeof(*fe->v));
+		fe->order = xmalloc(fe->cap * sizeof(*fe->order));
 	}
+	if (fe->n == fe->cap && flows_sort(fe, 1, c->err) < 0)
+		return -1;
+	fe->v[fe->n++] = (struct flow_end){cat, (int64_t)fid, t, fe->seq++, phase, dir};
 	return 0;
 }
 
@@ -731,142 +752,13 @@ static int consume(struct ctx *c, const struct rec *r)
 	return 0;
 }
 
-/* ---- merging spilled runs ---- */
+/* ---- the consuming pass over the merged runs ---- */
 
-struct reader {
-	FILE *f;
-	uint64_t left;
-	struct rec *cur;
-	size_t cur_alloc;
-};
-
-static int reader_next(struct reader *rd, char **err)
-{
-	if (!rd->left) {
-		return 0;
-	}
-	struct rec h;
-	if (fread(&h, sizeof(h), 1, rd->f) != 1)
-		goto bad;
-	size_t sz = REC_SIZE(h.attrs_len);
-	if (sz > rd->cur_alloc) {
-		rd->cur = xrealloc(rd->cur, sz);
-		rd->cur_alloc = sz;
-	}
-	*rd->cur = h;
-	if (sz > sizeof(h) && fread(rd->cur + 1, sz - sizeof(h), 1, rd->f) != 1)
-		goto bad;
-	rd->left--;
-	return 1;
-bad:
-	*err = xasprintf("cannot read back a temporary sort file");
-	return -1;
-}
-
-static void heap_down(struct reader **h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		if (l < n && rec_cmp(h[l]->cur, h[m]->cur) < 0)
-			m = l;
-		if (l + 1 < n && rec_cmp(h[l + 1]->cur, h[m]->cur) < 0)
-			m = l + 1;
-		if (m == i)
-			return;
-		struct reader *tmp = h[i];
-		h[i] = h[m];
-		h[m] = tmp;
-		i = m;
-	}
-}
-
-typedef int (*rec_sink)(void *arg, const struct rec *r);
-
-/* Merges sorted runs into one sorted stream handed to sink; closes the runs. */
-static int merge(struct run *runs, size_t k, rec_sink sink, void *arg, char **err)
-{
-	struct reader *rd = xcalloc(k, sizeof(*rd));
-	struct reader **heap = xcalloc(k, sizeof(*heap));
-	size_t hn = 0;
-	int rc = -1;
-	for (size_t i = 0; i < k; i++) {
-		rd[i].f = runs[i].f;
-		rd[i].left = runs[i].count;
-		int got = reader_next(&rd[i], err);
-		if (got < 0)
-			goto out;
-		if (got)
-			heap[hn++] = &rd[i];
-	}
-	for (size_t i = hn; i-- > 0;)
-		heap_down(heap, hn, i);
-	while (hn) {
-		if (sink(arg, heap[0]->cur) < 0)
-			goto out;
-		int got = reader_next(heap[0], err);
-		if (got < 0)
-			goto out;
-		if (!got)
-			heap[0] = heap[--hn];
-		heap_down(heap, hn, 0);
-	}
-	rc = 0;
-out:
-	for (size_t i = 0; i < k; i++) {
-		free(rd[i].cur);
-		fclose(runs[i].f);
-		runs[i].f = NULL;
-	}
-	free(rd);
-	free(heap);
-	return rc;
-}
-
-static int sink_consume(void *arg, const struct rec *r)
+static int sink_consume(void *arg, const void *r)
 {
 	return consume(arg, r);
 }
 
-static int sink_write(void *arg, const struct rec *r)
-{
-	struct run *out = arg;
-	if (fwrite(r, REC_SIZE(r->attrs_len), 1, out->f) != 1)
-		return -1;
-	out->count++;
-	return 0;
-}
-
-/* Merges runs MERGE_FANIN at a time until at most MERGE_FANIN remain, so the
- * open files and their buffers stay bounded whatever the input size. */
-static int merge_rounds(struct nest *n, char **err)
-{
-	while (n->nruns > MERGE_FANIN) {
-		size_t k = n->nruns - MERGE_FANIN + 1 < MERGE_FANIN ? n->nruns - MERGE_FANIN + 1
-								    : MERGE_FANIN;
-		struct run out = {tmpfile(), 0};
-		if (!out.f) {
-			*err =
-			    xasprintf("cannot create a temporary file for sorting (TMPDIR full?)");
-			return -1;
-		}
-		setvbuf(out.f, NULL, _IOFBF, RUN_BUFFER);
-		if (merge(n->runs, k, sink_write, &out, err) < 0 || fflush(out.f) != 0 ||
-		    fseek(out.f, 0, SEEK_SET) != 0) {
-			if (!*err)
-				*err = xasprintf("cannot write a temporary sort file (disk full?)");
-			fclose(out.f);
-			return -1;
-		}
-		memmove(n->runs, n->runs + k, (n->nruns - k) * sizeof(*n->runs));
-		n->nruns -= k;
-		n->runs[n->nruns++] = out;
-	}
-	return 0;
-}
-
-/* Pairs each flow end with the latest start of the same key at or before it
- * (a flow id may be reused once its flow is over), writes the edges, and
- * counts the ends and starts left without a partner. */
 /* The edge kind a flow category stands for. */
 static int flow_kind(struct store *st, int64_t cat)
 {
@@ -886,71 +778,85 @@ static int flow_kind(struct store *st, int64_t cat)
 /* Pairs flow ends in one ordered pass: within a (category, id), each end
  * takes the latest start before it (equal times: the one recorded first).
  * Ends without a start and starts no end took are lone. */
+struct pairing {
+	struct ctx *c;
+	sqlite3_stmt *ins;
+	int64_t cat, fid, start, kind_cat;
+	int have_group, start_used, kind;
+};
+
+static int pair_flow(void *arg, const void *rec)
+{
+	struct pairing *p = arg;
+	const struct flow_end *e = rec;
+	struct nest_stats *stats = p->c->stats;
+	if (!p->have_group || e->cat != p->cat || e->fid != p->fid) {
+		if (p->have_group && p->start && !p->start_used)
+			stats->lone_flows++;
+		p->have_group = 1;
+		p->cat = e->cat;
+		p->fid = e->fid;
+		p->start = 0;
+	}
+	if (e->dir == 0) {
+		if (p->start && !p->start_used)
+			stats->lone_flows++;
+		p->start = e->phase;
+		p->start_used = 0;
+		return 0;
+	}
+	if (!p->start) {
+		stats->lone_flows++;
+		return 0;
+	}
+	p->start_used = 1;
+	if (p->start == e->phase)
+		return 0;
+	if (e->cat != p->kind_cat) {
+		p->kind = flow_kind(p->c->st, e->cat);
+		p->kind_cat = e->cat;
+	}
+	sqlite3_bind_int64(p->ins, 1, p->start);
+	sqlite3_bind_int64(p->ins, 2, e->phase);
+	sqlite3_bind_int(p->ins, 3, p->kind);
+	int rc = sqlite3_step(p->ins);
+	sqlite3_reset(p->ins);
+	if (rc != SQLITE_DONE) {
+		*p->c->err = xasprintf("%s: cannot write a flow edge: %s", store_path(p->c->st),
+				       sqlite3_errmsg(store_db(p->c->st)));
+		return -1;
+	}
+	stats->edges++;
+	return 0;
+}
+
 static int link_flows(struct ctx *c)
 {
+	struct flow_ends *fe = &c->flows;
+	struct pairing p = {.c = c, .kind_cat = -1, .kind = EDGE_FLOW};
 	sqlite3 *db = store_db(c->st);
-	sqlite3_stmt *q = NULL, *ins = NULL;
+	if (sqlite3_prepare_v2(db, "INSERT INTO edges(src, dst, kind) VALUES (?1, ?2, ?3)", -1,
+			       &p.ins, NULL) != SQLITE_OK) {
+		*c->err =
+		    xasprintf("%s: cannot pair flows: %s", store_path(c->st), sqlite3_errmsg(db));
+		return -1;
+	}
 	int rc = -1;
-	if (sqlite3_prepare_v2(c->flows,
-			       "SELECT cat, fid, dir, phase FROM flows ORDER BY cat, fid, t, rowid",
-			       -1, &q, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT INTO edges(src, dst, kind) VALUES (?1, ?2, ?3)", -1,
-			       &ins, NULL) != SQLITE_OK)
-		goto fail;
-	int64_t cat = 0, fid = 0, start = 0, kind_cat = -1;
-	int have_group = 0, start_used = 0, kind = EDGE_FLOW;
-	int step;
-	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t k = sqlite3_column_int64(q, 0), f = sqlite3_column_int64(q, 1);
-		int dir = sqlite3_column_int(q, 2);
-		int64_t phase = sqlite3_column_int64(q, 3);
-		if (!have_group || k != cat || f != fid) {
-			if (have_group && start && !start_used)
-				c->stats->lone_flows++;
-			have_group = 1;
-			cat = k;
-			fid = f;
-			start = 0;
-		}
-		if (dir == 0) {
-			if (start && !start_used)
-				c->stats->lone_flows++;
-			start = phase;
-			start_used = 0;
-			continue;
-		}
-		if (!start) {
-			c->stats->lone_flows++;
-			continue;
-		}
-		start_used = 1;
-		if (start == phase)
-			continue;
-		if (k != kind_cat) {
-			kind = flow_kind(c->st, k);
-			kind_cat = k;
-		}
-		sqlite3_bind_int64(ins, 1, start);
-		sqlite3_bind_int64(ins, 2, phase);
-		sqlite3_bind_int(ins, 3, kind);
-		if (sqlite3_step(ins) != SQLITE_DONE)
-			goto fail;
-		sqlite3_reset(ins);
-		c->stats->edges++;
+	if (flows_sort(fe, fe->nruns > 0, c->err) < 0)
+		goto out;
+	if (fe->nruns) {
+		if (runs_merge(&flow_runs, fe->runs, &fe->nruns, pair_flow, &p, c->err) < 0)
+			goto out;
+	} else {
+		for (size_t i = 0; i < fe->n; i++)
+			if (pair_flow(&p, &fe->v[i]) < 0)
+				goto out;
 	}
-	if (step != SQLITE_DONE) {
-		db = c->flows;
-		goto fail;
-	}
-	if (have_group && start && !start_used)
+	if (p.have_group && p.start && !p.start_used)
 		c->stats->lone_flows++;
-	sqlite3_finalize(q);
-	sqlite3_finalize(ins);
-	return 0;
-fail:
-	*c->err = xasprintf("%s: cannot pair flows: %s", store_path(c->st), sqlite3_errmsg(db));
-	sqlite3_finalize(q);
-	sqlite3_finalize(ins);
+	rc = 0;
+out:
+	sqlite3_finalize(p.ins);
 	return rc;
 }
 
@@ -967,9 +873,11 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 	    .err = err,
 	};
 	int rc = -1;
+	c.flows.cap = n->arena_bytes / 16 / sizeof(struct flow_end);
+	c.flows.cap = c.flows.cap < 4 ? 4 : c.flows.cap;
 	for (size_t i = 0; i < ntracks; i++)
 		tracks[i].used = 0, tracks[i].spans = 0;
-	if (open_flows(&c) < 0 || !(c.q = wqueue_start(do_write, &c, err)))
+	if (!(c.q = wqueue_start(do_write, &c, err)))
 		goto out;
 	struct buf *b = &n->buf[n->cur];
 	if (n->spilled) {
@@ -979,9 +887,8 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 		/* the arenas are on disk now: give their memory back before merging */
 		buf_release(&n->buf[0]);
 		buf_release(&n->buf[1]);
-		if (merge_rounds(n, err) < 0 || merge(n->runs, n->nruns, sink_consume, &c, err) < 0)
+		if (runs_merge(&rec_runs, n->runs, &n->nruns, sink_consume, &c, err) < 0)
 			goto out;
-		n->nruns = 0;
 	} else if (b->nidx) {
 		qsort(b->idx, b->nidx, sizeof(*b->idx), rec_pcmp);
 		for (size_t i = 0; i < b->nidx; i++)
@@ -1007,8 +914,7 @@ out:
 	if (rc == 0 && link_flows(&c) < 0)
 		rc = -1;
 	timing_mark("flows");
-	sqlite3_finalize(c.flow_ins);
-	sqlite3_close(c.flows);
+	flows_release(&c.flows);
 	free(c.pending);
 	for (size_t i = 0; i < c.alloc; i++)
 		sbuf_release(&c.stack[i].attrs);

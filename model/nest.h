@@ -4,11 +4,12 @@
  * nest_finish sorts them by (track, start, longest first), nests them by time
  * containment on each track, links device work to the call that launched it
  * (by correlation id), binds flow endpoints and instants to the slice that
- * encloses them, and writes phases and events through the store and flow
- * edges with SQL over a temporary table of flow ends.
+ * encloses them, and writes phases, events and flow edges through the store.
  *
  * Memory is bounded: records fill an arena of `arena_bytes`; a full arena is
- * sorted and spilled to a temporary file, and nest_finish merges the runs.
+ * sorted and spilled to a temporary file, and nest_finish merges the runs
+ * (model/runs.h).  Flow ends are sorted for pairing the same way, in a
+ * buffer of a sixteenth of arena_bytes.
  * Host tracks are processed before device tracks, so every launch is known
  * when its kernels arrive.  A flow end pairs with the latest start of the
  * same key at or before it, so a reused flow id links each pair once.

@@ -1,0 +1,188 @@
+/*
+ * Sorted runs in temporary files and their merge; see runs.h.  Each run has
+ * a stdio buffer of RUN_BUFFER bytes; the merge keeps one current record per
+ * run in a binary heap.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/runs.h"
+#include "model/xalloc.h"
+
+#define RUN_BUFFER (64 << 10) /* stdio buffer of each run */
+
+static int write_failed(FILE *f, char **err)
+{
+	fclose(f);
+	*err = xasprintf("cannot write a temporary sort file (disk full?)");
+	return -1;
+}
+
+static FILE *run_file(char **err)
+{
+	FILE *f = tmpfile();
+	if (!f) {
+		*err = xasprintf("cannot create a temporary file for sorting (TMPDIR full?)");
+		return NULL;
+	}
+	setvbuf(f, NULL, _IOFBF, RUN_BUFFER);
+	return f;
+}
+
+int run_write(const struct run_kind *k, void *const *recs, size_t n, struct run *out, char **err)
+{
+	FILE *f = run_file(err);
+	if (!f)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (fwrite(recs[i], k->size(recs[i]), 1, f) != 1)
+			return write_failed(f, err);
+	if (fflush(f) != 0 || fseek(f, 0, SEEK_SET) != 0)
+		return write_failed(f, err);
+	out->f = f;
+	out->count = n;
+	return 0;
+}
+
+void runs_close(struct run *runs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (runs[i].f) {
+			fclose(runs[i].f);
+			runs[i].f = NULL;
+		}
+}
+
+/* ---- the merge ---- */
+
+struct reader {
+	FILE *f;
+	uint64_t left;
+	void *cur; /* the current record */
+	size_t cur_alloc;
+};
+
+/* Reads the next record: 1, 0 at the end of the run, -1 with *err set. */
+static int reader_next(const struct run_kind *k, struct reader *rd, char **err)
+{
+	if (!rd->left)
+		return 0;
+	if (rd->cur_alloc < k->head) {
+		rd->cur = xrealloc(rd->cur, k->head);
+		rd->cur_alloc = k->head;
+	}
+	if (fread(rd->cur, k->head, 1, rd->f) != 1)
+		goto bad;
+	size_t sz = k->size(rd->cur);
+	if (sz > rd->cur_alloc) {
+		rd->cur = xrealloc(rd->cur, sz);
+		rd->cur_alloc = sz;
+	}
+	if (sz > k->head && fread((char *)rd->cur + k->head, sz - k->head, 1, rd->f) != 1)
+		goto bad;
+	rd->left--;
+	return 1;
+bad:
+	*err = xasprintf("cannot read back a temporary sort file");
+	return -1;
+}
+
+static void heap_down(const struct run_kind *k, struct reader **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && k->cmp(h[l]->cur, h[m]->cur) < 0)
+			m = l;
+		if (l + 1 < n && k->cmp(h[l + 1]->cur, h[m]->cur) < 0)
+			m = l + 1;
+		if (m == i)
+			return;
+		struct reader *tmp = h[i];
+		h[i] = h[m];
+		h[m] = tmp;
+		i = m;
+	}
+}
+
+/* Merges runs[0..n) into sink and closes them. */
+static int merge(const struct run_kind *k, struct run *runs, size_t n, run_sink sink, void *arg,
+		 char **err)
+{
+	struct reader *rd = xcalloc(n ? n : 1, sizeof(*rd));
+	struct reader **heap = xcalloc(n ? n : 1, sizeof(*heap));
+	size_t hn = 0;
+	int rc = -1;
+	for (size_t i = 0; i < n; i++) {
+		rd[i].f = runs[i].f;
+		rd[i].left = runs[i].count;
+		int got = reader_next(k, &rd[i], err);
+		if (got < 0)
+			goto out;
+		if (got)
+			heap[hn++] = &rd[i];
+	}
+	for (size_t i = hn; i-- > 0;)
+		heap_down(k, heap, hn, i);
+	while (hn) {
+		if (sink(arg, heap[0]->cur) < 0)
+			goto out;
+		int got = reader_next(k, heap[0], err);
+		if (got < 0)
+			goto out;
+		if (!got)
+			heap[0] = heap[--hn];
+		heap_down(k, heap, hn, 0);
+	}
+	rc = 0;
+out:
+	for (size_t i = 0; i < n; i++)
+		free(rd[i].cur);
+	runs_close(runs, n);
+	free(rd);
+	free(heap);
+	return rc;
+}
+
+struct round {
+	const struct run_kind *k;
+	struct run out;
+};
+
+static int sink_write(void *arg, const void *rec)
+{
+	struct round *r = arg;
+	if (fwrite(rec, r->k->size(rec), 1, r->out.f) != 1)
+		return -1;
+	r->out.count++;
+	return 0;
+}
+
+int runs_merge(const struct run_kind *k, struct run *runs, size_t *n, run_sink sink, void *arg,
+	       char **err)
+{
+	/* the oldest runs first, into one new run, until one merge does it */
+	while (*n > RUNS_FANIN) {
+		size_t m = *n - RUNS_FANIN + 1 < RUNS_FANIN ? *n - RUNS_FANIN + 1 : RUNS_FANIN;
+		struct round r = {k, {run_file(err), 0}};
+		if (!r.out.f)
+			goto fail;
+		*err = NULL;
+		if (merge(k, runs, m, sink_write, &r, err) < 0 || fflush(r.out.f) != 0 ||
+		    fseek(r.out.f, 0, SEEK_SET) != 0) {
+			if (!*err)
+				*err = xasprintf("cannot write a temporary sort file (disk full?)");
+			fclose(r.out.f);
+			goto fail;
+		}
+		memmove(runs, runs + m, (*n - m) * sizeof(*runs));
+		*n -= m;
+		runs[(*n)++] = r.out;
+	}
+	size_t all = *n;
+	*n = 0;
+	return merge(k, runs, all, sink, arg, err);
+fail:
+	runs_close(runs, *n);
+	*n = 0;
+	return -1;
+}

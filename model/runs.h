@@ -1,0 +1,50 @@
+/*
+ * Sorted runs of records in temporary files and their k-way merge: the
+ * external sort behind the nest builder's spans and its flow ends, which may
+ * be larger than the memory an import may use.
+ *
+ * A record is a fixed header followed by whatever its kind says it carries;
+ * struct run_kind tells a record's whole length from its header, and how two
+ * records compare.  A run is written from an array of pointers the caller
+ * has already sorted; the merge reads every run once, in rounds of at most
+ * RUNS_FANIN files, so that open files and their buffers stay bounded
+ * whatever the number of runs.
+ */
+#ifndef GRADEML_RUNS_H
+#define GRADEML_RUNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define RUNS_FANIN 64 /* runs merged at once; more are merged in rounds */
+
+struct run_kind {
+	size_t head;				  /* bytes of the fixed header */
+	size_t (*size)(const void *rec);	  /* the whole record, from its header */
+	int (*cmp)(const void *a, const void *b); /* the order: <0, 0, >0 */
+};
+
+struct run {
+	FILE *f; /* a temporary file, deleted when closed; positioned at its start */
+	uint64_t count;
+};
+
+/* Writes recs[0..n) (in order) as a new run in *out; -1 with *err set when
+ * the temporary file cannot be made or written. */
+int run_write(const struct run_kind *k, void *const *recs, size_t n, struct run *out, char **err);
+
+/* Takes each record in order; the record is valid until the call returns. */
+typedef int (*run_sink)(void *arg, const void *rec);
+
+/* Merges runs[0..*n) into one sorted stream handed to sink (the order of
+ * records that compare equal is unspecified: make the order total), and
+ * closes them: *n is 0 on return, error or not.
+ * -1 with *err set when a file fails, or when sink fails (sink sets *err). */
+int runs_merge(const struct run_kind *k, struct run *runs, size_t *n, run_sink sink, void *arg,
+	       char **err);
+
+/* Closes runs[0..n) without reading them. */
+void runs_close(struct run *runs, size_t n);
+
+#endif

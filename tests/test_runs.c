@@ -1,0 +1,174 @@
+/*
+ * Sorted runs and their merge: records of varying length come back whole
+ * and in order from more runs than one merge takes (so in rounds), empty
+ * runs and no runs at all are fine, and a failing sink stops the merge with
+ * its error and closes every file.
+ */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/runs.h"
+#include "model/xalloc.h"
+
+struct item {
+	uint64_t key, seq; /* seq makes the order total */
+	uint32_t len;	   /* bytes after the header, each the low byte of seq */
+	uint32_t pad;
+};
+
+static size_t item_size(const void *r)
+{
+	return sizeof(struct item) + ((const struct item *)r)->len;
+}
+
+static int item_cmp(const void *x, const void *y)
+{
+	const struct item *a = x, *b = y;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int item_pcmp(const void *x, const void *y)
+{
+	return item_cmp(*(void *const *)x, *(void *const *)y);
+}
+
+static const struct run_kind items = {sizeof(struct item), item_size, item_cmp};
+
+static uint64_t lcg(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *s >> 33;
+}
+
+struct check {
+	struct item last;
+	uint64_t n, bad;
+	uint64_t fail_at; /* 0: never */
+	char **err;
+};
+
+static int check_sink(void *arg, const void *rec)
+{
+	struct check *c = arg;
+	const struct item *it = rec;
+	if (c->n && item_cmp(&c->last, it) >= 0)
+		c->bad++;
+	for (uint32_t i = 0; i < it->len; i++)
+		if ((unsigned char)((const char *)(it + 1))[i] != (unsigned char)it->seq)
+			c->bad++;
+	c->last = *it;
+	if (++c->n == c->fail_at) {
+		*c->err = xasprintf("stopped at %llu", (unsigned long long)c->n);
+		return -1;
+	}
+	return 0;
+}
+
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	int n = 0;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* Writes nruns runs of up to 40 random items each; returns the item count. */
+static uint64_t make_runs(struct run *runs, size_t nruns, uint64_t seed)
+{
+	uint64_t seq = 0;
+	char *err = NULL;
+	for (size_t r = 0; r < nruns; r++) {
+		size_t n = r % 7 == 3 ? 0 : lcg(&seed) % 40;
+		void **v = xcalloc(n ? n : 1, sizeof(*v));
+		for (size_t i = 0; i < n; i++) {
+			uint32_t len = (uint32_t)(lcg(&seed) % 3 == 0 ? lcg(&seed) % 300 : 0);
+			struct item *it = xmalloc(sizeof(*it) + len);
+			*it = (struct item){.key = lcg(&seed) % 500, .seq = seq++, .len = len};
+			memset(it + 1, (int)(unsigned char)it->seq, len);
+			v[i] = it;
+		}
+		qsort(v, n, sizeof(*v), item_pcmp);
+		if (run_write(&items, v, n, &runs[r], &err) < 0)
+			fail_msg("run_write: %s", err);
+		assert_int_equal(runs[r].count, n);
+		for (size_t i = 0; i < n; i++)
+			free(v[i]);
+		free(v);
+	}
+	return seq;
+}
+
+static void test_runs_merge_in_rounds(void **state)
+{
+	(void)state;
+	enum { NRUNS = 3 * RUNS_FANIN + 5 };
+	struct run runs[NRUNS];
+	int fds = open_fds();
+	uint64_t total = make_runs(runs, NRUNS, 7);
+	assert_true(total > 1000);
+	char *err = NULL;
+	struct check c = {.err = &err};
+	size_t n = NRUNS;
+	assert_int_equal(runs_merge(&items, runs, &n, check_sink, &c, &err), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(c.n, total);
+	assert_int_equal(c.bad, 0);
+	assert_int_equal(open_fds(), fds);
+}
+
+static void test_runs_merge_none(void **state)
+{
+	(void)state;
+	struct run runs[1];
+	size_t n = 0;
+	char *err = NULL;
+	struct check c = {.err = &err};
+	assert_int_equal(runs_merge(&items, runs, &n, check_sink, &c, &err), 0);
+	assert_int_equal(c.n, 0);
+}
+
+static void test_runs_sink_error_closes_all(void **state)
+{
+	(void)state;
+	enum { NRUNS = RUNS_FANIN + 10 };
+	struct run runs[NRUNS];
+	int fds = open_fds();
+	uint64_t total = make_runs(runs, NRUNS, 11);
+	char *err = NULL;
+	struct check c = {.err = &err, .fail_at = total / 2};
+	size_t n = NRUNS;
+	assert_int_equal(runs_merge(&items, runs, &n, check_sink, &c, &err), -1);
+	assert_int_equal(n, 0);
+	assert_int_equal(c.n, total / 2);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "stopped at"));
+	free(err);
+	assert_int_equal(open_fds(), fds);
+
+	/* runs_close on runs never merged */
+	make_runs(runs, 5, 3);
+	runs_close(runs, 5);
+	assert_int_equal(open_fds(), fds);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_runs_merge_in_rounds),
+	    cmocka_unit_test(test_runs_merge_none),
+	    cmocka_unit_test(test_runs_sink_error_closes_all),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
