@@ -45,6 +45,107 @@ struct buf {
 	size_t nidx, idx_alloc;
 };
 
+/* ---- launch map: correlation id -> launching phase ----
+ *
+ * The one structure that grows with the input: 16 bytes per correlation id
+ * of device work (and of every launch, when some device work is on a host
+ * track), kept until every device track has been read.  Load factor at most
+ * 7/8 with linear probing.
+ *
+ * nest_add counts the device work of each id on device tracks.  The first
+ * launch of the id on a host track, read before any device track, takes
+ * that count into its own row (child_count, device_ns), and its kernels are
+ * linked to it with no UPDATE of a row already written.  Otherwise (a
+ * launch on a device track, work on a host track, counts that do not fit or
+ * whose times overflow once offset) each kernel is added to the launch read
+ * last before it, as an UPDATE when its row is written. */
+
+struct launch {
+	int64_t corr; /* 0: empty slot */
+	/* LAUNCH_READ clear: the device work counted for the id, its number
+	 * << DEV_NS_BITS | its total time (ns), or LAUNCH_UNCOUNTED when that
+	 * does not fit; set: the launch read last, phase id << 16 | depth, and
+	 * LAUNCH_APPLIED when the counted work is in its row */
+	uint64_t v;
+};
+
+#define LAUNCH_READ	 (1ULL << 63)
+#define LAUNCH_APPLIED	 (1ULL << 62)
+#define LAUNCH_UNCOUNTED (1ULL << 62)
+#define DEV_NS_BITS	 42 /* 73 minutes of device time per correlation id */
+#define DEV_NS_MAX	 ((1ULL << DEV_NS_BITS) - 1)
+#define DEV_N_MAX	 ((1ULL << (62 - DEV_NS_BITS)) - 1)
+
+struct launch_map {
+	struct launch *slot;
+	size_t cap, n;
+	int all_launches; /* device work on a host track: keep every launch */
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static struct launch *launch_probe(const struct launch_map *m, int64_t corr)
+{
+	size_t i = mix64((uint64_t)corr) & (m->cap - 1);
+	while (m->slot[i].corr && m->slot[i].corr != corr)
+		i = (i + 1) & (m->cap - 1);
+	return &m->slot[i];
+}
+
+static struct launch *launch_get(const struct launch_map *m, int64_t corr)
+{
+	if (!m->cap)
+		return NULL;
+	struct launch *l = launch_probe(m, corr);
+	return l->corr ? l : NULL;
+}
+
+/* The entry of corr, added (with nothing counted) when there is none. */
+static struct launch *launch_slot(struct launch_map *m, int64_t corr)
+{
+	if ((m->n + 1) * 8 > m->cap * 7) {
+		struct launch_map g = {xcalloc(m->cap ? m->cap * 2 : 1024, sizeof(struct launch)),
+				       m->cap ? m->cap * 2 : 1024, m->n, m->all_launches};
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->slot[i].corr)
+				*launch_probe(&g, m->slot[i].corr) = m->slot[i];
+		free(m->slot);
+		*m = g;
+	}
+	struct launch *l = launch_probe(m, corr);
+	if (!l->corr) {
+		m->n++;
+		l->corr = corr;
+	}
+	return l;
+}
+
+static void launch_count(struct launch_map *m, int64_t corr, int64_t dur)
+{
+	struct launch *l = launch_slot(m, corr);
+	uint64_t n = l->v >> DEV_NS_BITS, ns = l->v & DEV_NS_MAX;
+	if (l->v & LAUNCH_UNCOUNTED)
+		return;
+	if (n == DEV_N_MAX || (uint64_t)dur > DEV_NS_MAX - ns)
+		l->v = LAUNCH_UNCOUNTED;
+	else
+		l->v = (n + 1) << DEV_NS_BITS | (ns + (uint64_t)dur);
+}
+
+static int launch_id_depth(const struct launch *l, int64_t *id)
+{
+	*id = (int64_t)((l->v & ~(LAUNCH_READ | LAUNCH_APPLIED)) >> 16);
+	return (int)(l->v & 0xffff);
+}
+
 struct nest {
 	struct buf buf[2];
 	int cur;     /* records go into buf[cur] */
@@ -54,6 +155,10 @@ struct nest {
 	uint64_t seq;
 	uint32_t max_track;
 	size_t arena_bytes; /* the memory budget given to nest_new */
+	struct launch_map launches;
+	/* the counted device work's window, raw; whether start + dur overflowed */
+	int64_t dev_min, dev_max;
+	int dev_overflow;
 	/* the spill thread: sorts and writes *job, then sets it NULL */
 	pthread_t thread;
 	int thread_on, stop;
@@ -76,6 +181,8 @@ struct nest *nest_new(size_t arena_bytes)
 	if (arena_bytes < 8192)
 		arena_bytes = 8192;
 	n->arena_bytes = arena_bytes;
+	n->dev_min = INT64_MAX;
+	n->dev_max = INT64_MIN;
 	for (int i = 0; i < 2; i++)
 		n->buf[i].cap = arena_bytes / 2; /* allocated when first filled */
 	n->buf[0].arena = xmalloc(n->buf[0].cap);
@@ -123,6 +230,7 @@ void nest_free(struct nest *n)
 	spill_stop(n);
 	runs_close(n->runs, n->nruns);
 	free(n->runs);
+	free(n->launches.slot);
 	buf_release(&n->buf[0]);
 	buf_release(&n->buf[1]);
 	pthread_mutex_destroy(&n->mu);
@@ -249,6 +357,20 @@ int nest_add(struct nest *n, const struct nest_span *s, char **err)
 			b->cap = need;
 		}
 	}
+	if (s->role == NEST_DEVICE && s->corr) {
+		int64_t dur = s->dur < 0 ? 0 : s->dur, end;
+		if (!(s->flags & NEST_ON_DEVICE)) {
+			n->launches.all_launches = 1;
+		} else {
+			launch_count(&n->launches, s->corr, dur);
+			if (__builtin_add_overflow(s->start, dur, &end))
+				n->dev_overflow = 1;
+			else if (end > n->dev_max)
+				n->dev_max = end;
+			if (s->start < n->dev_min)
+				n->dev_min = s->start;
+		}
+	}
 	struct rec *r = (struct rec *)(b->arena + b->used);
 	memset(r, 0, sizeof(*r));
 	r->key = s->track | ((s->flags & NEST_ON_DEVICE) ? NEST_ON_DEVICE_KEY : 0);
@@ -272,66 +394,6 @@ int nest_add(struct nest *n, const struct nest_span *s, char **err)
 	return 0;
 }
 
-/* ---- launch map: correlation id -> launching phase ----
- *
- * The one structure that grows with the input: 16 bytes per launch that has
- * a correlation id, kept until every device track has been read.  Load
- * factor at most 7/8 with linear probing. */
-
-struct launch {
-	int64_t corr;	   /* 0: empty slot */
-	uint64_t id_depth; /* phase id << 16 | depth */
-};
-
-struct launch_map {
-	struct launch *slot;
-	size_t cap, n;
-};
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static struct launch *launch_probe(const struct launch_map *m, int64_t corr)
-{
-	size_t i = mix64((uint64_t)corr) & (m->cap - 1);
-	while (m->slot[i].corr && m->slot[i].corr != corr)
-		i = (i + 1) & (m->cap - 1);
-	return &m->slot[i];
-}
-
-static const struct launch *launch_get(const struct launch_map *m, int64_t corr)
-{
-	if (!m->cap)
-		return NULL;
-	const struct launch *l = launch_probe(m, corr);
-	return l->corr ? l : NULL;
-}
-
-static void launch_put(struct launch_map *m, int64_t corr, int64_t id, int depth)
-{
-	if ((m->n + 1) * 8 > m->cap * 7) {
-		struct launch_map g = {xcalloc(m->cap ? m->cap * 2 : 1024, sizeof(struct launch)),
-				       m->cap ? m->cap * 2 : 1024, m->n};
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->slot[i].corr)
-				*launch_probe(&g, m->slot[i].corr) = m->slot[i];
-		free(m->slot);
-		*m = g;
-	}
-	struct launch *l = launch_probe(m, corr);
-	if (!l->corr)
-		m->n++;
-	l->corr = corr;
-	l->id_depth = (uint64_t)id << 16 | (uint64_t)(depth & 0xffff);
-}
-
 /* ---- the consuming pass ---- */
 
 struct frame {
@@ -339,6 +401,7 @@ struct frame {
 	int64_t start, end;
 	int64_t nest_end; /* end clipped to the parent's: later spans nest only inside it */
 	int64_t covered, nchild;
+	int64_t device_ns; /* device work it launched, counted in its row */
 	int64_t name_id, cat_id;
 	int depth, kind;
 	struct sbuf attrs;
@@ -381,9 +444,10 @@ struct ctx {
 	int64_t busy, cover_end, top_children;
 	struct pending_flow *pending;
 	size_t npending, pending_alloc;
-	struct launch_map launches;
-	struct flow_ends flows; /* of the main thread: the writer is busy enough */
-	struct wqueue *q;	/* the writes, done by the writer thread */
+	struct launch_map *launches; /* the nest's */
+	int counted;		     /* the counts of device work hold once offset */
+	struct flow_ends flows;	     /* of the main thread: the writer is busy enough */
+	struct wqueue *q;	     /* the writes, done by the writer thread */
 	/* the writer's phases not yet written: batched into one statement */
 	struct phase_row pend[STORE_PHASE_BATCH];
 	size_t npend;
@@ -402,7 +466,7 @@ struct wmsg {
 			int64_t track_id, t, name_id, phase_id;
 		} event;
 		struct {
-			int64_t id, device_ns;
+			int64_t id, kernels, device_ns;
 		} launch;
 	} u;
 };
@@ -450,7 +514,8 @@ static int do_write(void *arg, const void *msg, size_t len, char **err)
 				       m->u.event.name_id, NULL, m->u.event.phase_id,
 				       tlen ? tail : NULL, tlen, err);
 	default:
-		return store_add_launch_stats(c->st, m->u.launch.id, 1, m->u.launch.device_ns, err);
+		return store_add_launch_stats(c->st, m->u.launch.id, m->u.launch.kernels,
+					      m->u.launch.device_ns, err);
 	}
 }
 
@@ -476,7 +541,7 @@ static int write_frame(struct ctx *c, struct frame *f)
 	    .start_ns = f->start,
 	    .dur_ns = f->end - f->start,
 	    .self_ns = self < 0 ? 0 : self,
-	    .device_ns = device ? f->end - f->start : 0,
+	    .device_ns = (device ? f->end - f->start : 0) + f->device_ns,
 	    .child_count = f->nchild,
 	    .depth = f->depth,
 	    .attrs = f->attrs.len ? f->attrs.buf : NULL,
@@ -623,6 +688,40 @@ static int consume_point(struct ctx *c, const struct rec *r, int64_t t)
 	return record_flow(c, r->flow_cat, r->flow_id, r->role == NEST_FLOW_OUT ? 0 : 1, bound, t);
 }
 
+/* Adds kernels and their device time to the launch id: in its frame while
+ * it is open, else with an UPDATE of its row. */
+static int launch_adjust(struct ctx *c, int64_t id, int64_t kernels, int64_t device_ns)
+{
+	for (size_t i = c->depth; i-- > 0;)
+		if (c->stack[i].id == id) {
+			c->stack[i].nchild += kernels;
+			c->stack[i].device_ns += device_ns;
+			return 0;
+		}
+	struct wmsg m = {.op = W_LAUNCH};
+	m.u.launch.id = id;
+	m.u.launch.kernels = kernels;
+	m.u.launch.device_ns = device_ns;
+	return push(c, &m, NULL, 0);
+}
+
+/* Makes f the launch of its correlation id (see the launch map). */
+static void launch_bind(struct ctx *c, const struct rec *r, struct frame *f)
+{
+	struct launch_map *m = c->launches;
+	struct launch *l = m->all_launches ? launch_slot(m, r->corr) : launch_get(m, r->corr);
+	if (!l || (l->v & LAUNCH_APPLIED && l->v & LAUNCH_READ))
+		return; /* no device work has the id; or the first launch keeps it */
+	uint64_t v = l->v;
+	l->v = LAUNCH_READ | (uint64_t)f->id << 16 | (uint64_t)(f->depth & 0xffff);
+	if ((v & LAUNCH_READ) || (v & LAUNCH_UNCOUNTED) || !c->counted ||
+	    (r->key & NEST_ON_DEVICE_KEY) || !(v >> DEV_NS_BITS))
+		return;
+	f->nchild += (int64_t)(v >> DEV_NS_BITS);
+	f->device_ns += (int64_t)(v & DEV_NS_MAX);
+	l->v |= LAUNCH_APPLIED;
+}
+
 /* Chooses the parent of a new span: its launch, the enclosing span, or the track. */
 static int place_span(struct ctx *c, const struct rec *r, struct frame *f)
 {
@@ -630,15 +729,12 @@ static int place_span(struct ctx *c, const struct rec *r, struct frame *f)
 	struct frame *top = c->depth ? &c->stack[c->depth - 1] : NULL;
 	const struct launch *l = NULL;
 	if (r->role == NEST_DEVICE && r->corr)
-		l = launch_get(&c->launches, r->corr);
-	if (l) {
-		f->parent_id = (int64_t)(l->id_depth >> 16);
-		f->depth = (int)(l->id_depth & 0xffff) + 1;
-		/* the launch's row is written: count the kernel in place */
-		struct wmsg m = {.op = W_LAUNCH};
-		m.u.launch.id = f->parent_id;
-		m.u.launch.device_ns = f->end - f->start;
-		return push(c, &m, NULL, 0);
+		l = launch_get(c->launches, r->corr);
+	if (l && (l->v & LAUNCH_READ)) {
+		f->depth = launch_id_depth(l, &f->parent_id) + 1;
+		if ((l->v & LAUNCH_APPLIED) && (r->key & NEST_ON_DEVICE_KEY))
+			return 0; /* counted in the launch's row */
+		return launch_adjust(c, f->parent_id, 1, f->end - f->start);
 	}
 	if (top && !(r->flags & NEST_FLAT) && r->role != NEST_DEVICE) {
 		f->parent_id = top->id;
@@ -724,7 +820,7 @@ static int consume(struct ctx *c, const struct rec *r)
 	if (place_span(c, r, &f) < 0)
 		return -1;
 	if ((r->flags & NEST_LAUNCH) && r->corr)
-		launch_put(&c->launches, r->corr, f.id, f.depth);
+		launch_bind(c, r, &f);
 	if ((r->flags & (NEST_BIND_OUT | NEST_BIND_IN)) &&
 	    record_flow(c, r->flow_cat, r->flow_id, (r->flags & NEST_BIND_OUT) ? 0 : 1, f.id,
 			start) < 0)
@@ -873,6 +969,10 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 	    .err = err,
 	};
 	int rc = -1;
+	int64_t lo, hi;
+	c.launches = &n->launches;
+	c.counted = !n->dev_overflow && !__builtin_add_overflow(n->dev_min, offset_ns, &lo) &&
+		    !__builtin_add_overflow(n->dev_max, offset_ns, &hi);
 	c.flows.cap = n->arena_bytes / 16 / sizeof(struct flow_end);
 	c.flows.cap = c.flows.cap < 4 ? 4 : c.flows.cap;
 	for (size_t i = 0; i < ntracks; i++)
@@ -919,6 +1019,5 @@ out:
 	for (size_t i = 0; i < c.alloc; i++)
 		sbuf_release(&c.stack[i].attrs);
 	free(c.stack);
-	free(c.launches.slot);
 	return rc;
 }

@@ -400,6 +400,124 @@ static void test_nest_launch_link(void **state)
 	EQ(t[1].spans, 2);
 }
 
+/* A kernel (host launch, device track) for the launch-count tests. */
+static struct sp kernel(const char *name, int64_t start, int64_t dur, int64_t corr)
+{
+	return (struct sp){.track = 0,
+			   .role = NEST_DEVICE,
+			   .flags = ON_DEVICE,
+			   .kind = PHASE_KERNEL,
+			   .name = name,
+			   .start = start,
+			   .dur = dur,
+			   .corr = corr};
+}
+
+static struct sp host_launch(uint32_t track, const char *name, int64_t start, int64_t dur,
+			     int64_t corr)
+{
+	return (struct sp){.track = track,
+			   .flags = NEST_LAUNCH,
+			   .kind = PHASE_RUNTIME,
+			   .name = name,
+			   .start = start,
+			   .dur = dur,
+			   .corr = corr};
+}
+
+/* The device work of a correlation id is counted in its launch's row, by
+ * every path: counted ahead (several kernels), a second launch of the id
+ * (the first keeps the kernels), a launch on the device track itself (its
+ * kernel read while it is open), and device work on a host track (added to
+ * the launch read before it). */
+static void test_nest_launch_counts(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t[3] = {make_track(f, 1, "stream 7"), make_track(f, 0, "thread 1"),
+				  make_track(f, 0, "thread 2")};
+	struct nest *n = nest_new(1 << 20);
+	add(f, n, kernel("K1", 100, 30, 7));
+	add(f, n, kernel("K2", 140, 20, 7));
+	add(f, n, host_launch(1, "L7", 0, 50, 7));
+	add(f, n, host_launch(1, "L7 again", 60, 5, 7));
+	/* a graph launch on the stream, enclosing its kernel */
+	add(f, n,
+	    (struct sp){.track = 0,
+			.flags = NEST_LAUNCH | ON_DEVICE,
+			.kind = PHASE_RUNTIME,
+			.name = "G",
+			.start = 300,
+			.dur = 100,
+			.corr = 8});
+	add(f, n, kernel("KG", 310, 40, 8));
+	/* device work on a host track, after its launch's track */
+	add(f, n, host_launch(1, "L9", 500, 10, 9));
+	add(f, n,
+	    (struct sp){.track = 2,
+			.role = NEST_DEVICE,
+			.kind = PHASE_KERNEL,
+			.name = "stray",
+			.start = 520,
+			.dur = 7,
+			.corr = 9});
+	struct nest_stats st;
+	finish(f, n, t, 3, 0, &st);
+	nest_free(n);
+
+	struct prow l = byname(f, "L7"), l2 = byname(f, "L7 again"), k1 = byname(f, "K1"),
+		    k2 = byname(f, "K2");
+	EQ(k1.parent, l.id);
+	EQ(k2.parent, l.id);
+	EQ(l.children, 2);
+	EQ(l.device, 50);
+	EQ(l2.children, 0);
+	EQ(l2.device, 0);
+	struct prow g = byname(f, "G"), kg = byname(f, "KG");
+	EQ(kg.parent, g.id);
+	EQ(g.children, 1);
+	EQ(g.device, 40);
+	struct prow l9 = byname(f, "L9"), stray = byname(f, "stray");
+	EQ(stray.parent, l9.id);
+	EQ(l9.children, 1);
+	EQ(l9.device, 7);
+	EQ(st.unlinked, 0);
+}
+
+/* Counts that cannot hold are not used: a kernel whose time overflows once
+ * offset is dropped (and not counted in its launch), and a correlation id
+ * whose device time does not fit the count is added kernel by kernel. */
+static void test_nest_launch_counts_fall_back(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t[2] = {make_track(f, 1, "stream 7"), make_track(f, 0, "thread 1")};
+	struct nest *n = nest_new(1 << 20);
+	int64_t off = (int64_t)1 << 62;
+	add(f, n, kernel("K", 100, 30, 7));
+	add(f, n, kernel("far", INT64_MAX - off + 1, 5, 7)); /* overflows with off */
+	add(f, n, host_launch(1, "L", 0, 50, 7));
+	struct nest_stats st;
+	finish(f, n, t, 2, off, &st);
+	nest_free(n);
+	struct prow l = byname(f, "L");
+	EQ(st.span_overflow, 1);
+	EQ(l.children, 1);
+	EQ(l.device, 30);
+	fx_close(f);
+	fx_open(f);
+
+	struct nest_track t2[2] = {make_track(f, 1, "stream 7"), make_track(f, 0, "thread 1")};
+	n = nest_new(1 << 20);
+	int64_t huge = (int64_t)1 << 43; /* more device time than a count holds */
+	add(f, n, kernel("K", 100, huge, 7));
+	add(f, n, kernel("K2", huge + 200, 3, 7));
+	add(f, n, host_launch(1, "L", 0, 50, 7));
+	finish(f, n, t2, 2, 0, &st);
+	nest_free(n);
+	l = byname(f, "L");
+	EQ(l.children, 2);
+	EQ(l.device, huge + 3);
+}
+
 /* The header: `device` alone makes a track "processed after every host track". */
 /* A device track listed before the host track that launches its work is still
  * processed after it: NEST_ON_DEVICE orders tracks. */
@@ -904,6 +1022,8 @@ int main(void)
 	    T(test_nest_overflowing_child),
 	    T(test_nest_flat),
 	    T(test_nest_launch_link),
+	    T(test_nest_launch_counts),
+	    T(test_nest_launch_counts_fall_back),
 	    T(test_nest_device_flag_orders_tracks),
 	    T(test_nest_flows),
 	    T(test_nest_overlap_does_not_adopt),
