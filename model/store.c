@@ -6,6 +6,7 @@
  * statements on store_db().
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,12 +115,14 @@ struct store {
 	/* nodes whose windows store_commit refreshes once indexed (deferred) */
 	int64_t *refresh;
 	size_t nrefresh, refresh_alloc;
+	uint64_t batched; /* phases added in batches, for start_writeback */
 	sqlite3_stmt *stmt[S_COUNT];
 	char **alias, **canonical; /* host aliases: alias[i] is canonical[i] */
 	size_t naliases;
 };
 
 static int refresh_now(struct store *st, int64_t node_id, char **err);
+static void start_writeback(const struct store *st);
 
 /* Indexes built once after a bulk load rather than row by row. */
 static const char drop_indexes_sql[] =
@@ -580,6 +583,7 @@ int store_commit(struct store *st, char **err)
 	}
 	if (st->indexes_deferred) {
 		finalize_all(st);
+		start_writeback(st);
 		if (store_exec(st, create_indexes_sql, err) < 0)
 			return -1;
 		st->indexes_deferred = 0;
@@ -725,6 +729,27 @@ int store_add_phase(struct store *st, const struct phase_row *p, char **err)
 	return run(st, s, err);
 }
 
+#define STORE_WRITEBACK_ROWS (1 << 18)
+
+/* Asks the kernel to start writing the file's dirty pages now: a bulk load
+ * leaves hundreds of MB in the page cache, and the commit's fdatasync would
+ * wait for all of them (0.45 s on the 1 GiB bench) after building the
+ * indexes, where the disk could have been writing meanwhile.  Given every
+ * STORE_WRITEBACK_ROWS phases and before indexing.  Only a hint: nothing
+ * fails if it cannot be given. */
+static void start_writeback(const struct store *st)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+	int fd = open(st->tmp_path ? st->tmp_path : st->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	close(fd);
+#else
+	(void)st;
+#endif
+}
+
 int store_add_phases(struct store *st, const struct phase_row *p, size_t n, char **err)
 {
 	while (n >= STORE_PHASE_BATCH) {
@@ -737,6 +762,9 @@ int store_add_phases(struct store *st, const struct phase_row *p, size_t n, char
 			return -1;
 		p += STORE_PHASE_BATCH;
 		n -= STORE_PHASE_BATCH;
+		st->batched += STORE_PHASE_BATCH;
+		if (st->batched % STORE_WRITEBACK_ROWS < STORE_PHASE_BATCH)
+			start_writeback(st);
 	}
 	for (size_t i = 0; i < n; i++)
 		if (store_add_phase(st, &p[i], err) < 0)
