@@ -451,6 +451,8 @@ struct ctx {
 	/* the writer's phases not yet written: batched into one statement */
 	struct phase_row pend[STORE_PHASE_BATCH];
 	size_t npend;
+	struct event_row epend[STORE_EVENT_BATCH]; /* and its events */
+	size_t nepend;
 };
 
 /* ---- the writes: queued here, done on the writer thread ---- */
@@ -484,17 +486,36 @@ static int do_write(void *arg, const void *msg, size_t len, char **err)
 {
 	struct ctx *c = arg;
 	const struct wmsg *m = msg;
+	/* attrs point into the chunk: written by the end of it at the latest */
+	size_t tlen = m ? len - sizeof(*m) : 0;
+	const char *tail = tlen ? (const char *)msg + sizeof(*m) : NULL;
 	if (m && m->op == W_PHASE) {
-		/* attrs point into the chunk: written by the end of it at the latest */
 		struct phase_row *p = &c->pend[c->npend++];
 		*p = m->u.phase;
-		p->attrs_len = len - sizeof(*m);
-		p->attrs = p->attrs_len ? (const char *)msg + sizeof(*m) : NULL;
+		p->attrs_len = tlen;
+		p->attrs = tail;
 		if (c->npend < STORE_PHASE_BATCH)
 			return 0;
 	}
-	/* Flows and events do not read phases, so they leave the batch alone;
-	 * a launch's update needs its row, which may be waiting here. */
+	if (m && m->op == W_EVENT) {
+		c->epend[c->nepend++] = (struct event_row){.source_id = c->source_id,
+							   .track_id = m->u.event.track_id,
+							   .t_ns = m->u.event.t,
+							   .name_id = m->u.event.name_id,
+							   .phase_id = m->u.event.phase_id,
+							   .attrs = tail,
+							   .attrs_len = tlen};
+		if (c->nepend < STORE_EVENT_BATCH)
+			return 0;
+	}
+	if ((!m || m->op == W_EVENT) && c->nepend) {
+		size_t n = c->nepend;
+		c->nepend = 0;
+		if (store_add_events(c->st, c->epend, n, err) < 0)
+			return -1;
+	}
+	/* Events do not read phases, so they leave the batch alone; a launch's
+	 * update needs its row, which may be waiting here. */
 	int flush = !m || m->op == W_PHASE;
 	for (size_t i = 0; !flush && m->op == W_LAUNCH && i < c->npend; i++)
 		flush = c->pend[i].id == m->u.launch.id;
@@ -504,19 +525,10 @@ static int do_write(void *arg, const void *msg, size_t len, char **err)
 		if (store_add_phases(c->st, c->pend, n, err) < 0)
 			return -1;
 	}
-	if (!m || m->op == W_PHASE)
+	if (!m || m->op != W_LAUNCH)
 		return 0;
-	const char *tail = (const char *)msg + sizeof(*m);
-	size_t tlen = len - sizeof(*m);
-	switch (m->op) {
-	case W_EVENT:
-		return store_add_event(c->st, c->source_id, m->u.event.track_id, m->u.event.t,
-				       m->u.event.name_id, NULL, m->u.event.phase_id,
-				       tlen ? tail : NULL, tlen, err);
-	default:
-		return store_add_launch_stats(c->st, m->u.launch.id, m->u.launch.kernels,
-					      m->u.launch.device_ns, err);
-	}
+	return store_add_launch_stats(c->st, m->u.launch.id, m->u.launch.kernels,
+				      m->u.launch.device_ns, err);
 }
 
 static int queue_phase(struct ctx *c, const struct phase_row *p)

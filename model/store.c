@@ -32,6 +32,7 @@ enum stmt_id {
 	S_TRACK,
 	S_TRACK_SPANS,
 	S_EVENT,
+	S_EVENTS, /* STORE_EVENT_BATCH rows at once */
 	S_METRIC,
 	S_SAMPLE,
 	S_SAMPLES, /* STORE_SAMPLE_BATCH rows at once */
@@ -76,6 +77,7 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_TRACK_SPANS] = "UPDATE tracks SET spans = ?2 WHERE id = ?1",
     [S_EVENT] = "INSERT INTO events(source_id, track_id, t_ns, name_id, level, phase_id, attrs)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [S_EVENTS] = NULL, /* built by batch_sql() */
     [S_METRIC] = "INSERT INTO metrics(source_id, host, resource, name, unit, value_kind,"
 		 " capacity) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [S_SAMPLE] = "INSERT INTO samples(metric_id, t_ns, value) VALUES (?1, ?2, ?3)",
@@ -452,27 +454,40 @@ const char *store_path(const struct store *st)
  * (30% less time per phase, measured on 700 k rows). */
 static char *batch_sql(enum stmt_id id)
 {
-	struct sbuf sb = SBUF_INIT;
-	int rows = id == S_PHASES ? STORE_PHASE_BATCH : STORE_SAMPLE_BATCH;
-	const char *row = id == S_PHASES ? "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?)";
-	if (id == S_PHASES)
-		sbuf_adds(&sb,
-			  "INSERT INTO phases(id, parent_id, kind, name_id, cat_id, track_id,"
-			  " source_id, start_ns, dur_ns, self_ns, device_ns, child_count, depth,"
-			  " attrs) VALUES ");
-	else
-		sbuf_adds(&sb, "INSERT INTO samples(metric_id, t_ns, value) VALUES ");
-	for (int i = 0; i < rows; i++) {
-		sbuf_adds(&sb, i ? "," : "");
-		sbuf_adds(&sb, row);
+	static const struct {
+		enum stmt_id id;
+		int rows;
+		const char *head, *row;
+	} batches[] = {
+	    {S_PHASES, STORE_PHASE_BATCH,
+	     "INSERT INTO phases(id, parent_id, kind, name_id, cat_id, track_id, source_id,"
+	     " start_ns, dur_ns, self_ns, device_ns, child_count, depth, attrs) VALUES ",
+	     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+	    {S_EVENTS, STORE_EVENT_BATCH,
+	     "INSERT INTO events(source_id, track_id, t_ns, name_id, level, phase_id, attrs)"
+	     " VALUES ",
+	     "(?,?,?,?,?,?,?)"},
+	    {S_SAMPLES, STORE_SAMPLE_BATCH, "INSERT INTO samples(metric_id, t_ns, value) VALUES ",
+	     "(?,?,?)"},
+	};
+	for (size_t b = 0; b < sizeof(batches) / sizeof(batches[0]); b++) {
+		if (batches[b].id != id)
+			continue;
+		struct sbuf sb = SBUF_INIT;
+		sbuf_adds(&sb, batches[b].head);
+		for (int i = 0; i < batches[b].rows; i++) {
+			sbuf_adds(&sb, i ? "," : "");
+			sbuf_adds(&sb, batches[b].row);
+		}
+		return sbuf_detach(&sb);
 	}
-	return sbuf_detach(&sb);
+	return NULL;
 }
 
 static sqlite3_stmt *stmt(struct store *st, enum stmt_id id, char **err)
 {
 	if (!st->stmt[id]) {
-		char *built = id == S_PHASES || id == S_SAMPLES ? batch_sql(id) : NULL;
+		char *built = batch_sql(id);
 		int rc = sqlite3_prepare_v3(st->db, built ? built : stmt_sql[id], -1,
 					    SQLITE_PREPARE_PERSISTENT, &st->stmt[id], NULL);
 		free(built);
@@ -865,21 +880,41 @@ int store_set_track_spans(struct store *st, int64_t track_id, int64_t spans, cha
 	return run(st, s, err);
 }
 
+static void bind_event(sqlite3_stmt *s, int col, const struct event_row *e)
+{
+	sqlite3_bind_int64(s, col + 1, e->source_id);
+	bind_id_or_null(s, col + 2, e->track_id);
+	sqlite3_bind_int64(s, col + 3, e->t_ns);
+	sqlite3_bind_int64(s, col + 4, e->name_id);
+	bind_str(s, col + 5, e->level);
+	bind_id_or_null(s, col + 6, e->phase_id);
+	bind_text_or_null(s, col + 7, e->attrs, e->attrs_len);
+}
+
+int store_add_events(struct store *st, const struct event_row *e, size_t n, char **err)
+{
+	while (n) {
+		size_t k = n >= STORE_EVENT_BATCH ? STORE_EVENT_BATCH : 1;
+		sqlite3_stmt *s = stmt(st, k > 1 ? S_EVENTS : S_EVENT, err);
+		if (!s)
+			return -1;
+		for (size_t i = 0; i < k; i++)
+			bind_event(s, 7 * (int)i, &e[i]);
+		if (run(st, s, err) < 0)
+			return -1;
+		e += k;
+		n -= k;
+	}
+	return 0;
+}
+
 int store_add_event(struct store *st, int64_t source_id, int64_t track_id, int64_t t_ns,
 		    int64_t name_id, const char *level, int64_t phase_id, const char *attrs,
 		    size_t attrs_len, char **err)
 {
-	sqlite3_stmt *s = stmt(st, S_EVENT, err);
-	if (!s)
-		return -1;
-	sqlite3_bind_int64(s, 1, source_id);
-	bind_id_or_null(s, 2, track_id);
-	sqlite3_bind_int64(s, 3, t_ns);
-	sqlite3_bind_int64(s, 4, name_id);
-	bind_str(s, 5, level);
-	bind_id_or_null(s, 6, phase_id);
-	bind_text_or_null(s, 7, attrs, attrs_len);
-	return run(st, s, err);
+	struct event_row e = {source_id, track_id, t_ns,  name_id,
+			      phase_id,	 level,	   attrs, attrs_len};
+	return store_add_events(st, &e, 1, err);
 }
 
 int64_t store_add_metric(struct store *st, const struct metric_row *m, char **err)

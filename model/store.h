@@ -158,6 +158,16 @@ int store_set_track_spans(struct store *st, int64_t track_id, int64_t spans, cha
 int store_add_event(struct store *st, int64_t source_id, int64_t track_id, int64_t t_ns,
 		    int64_t name_id, const char *level, int64_t phase_id, const char *attrs,
 		    size_t attrs_len, char **err);
+struct event_row {
+	int64_t source_id, track_id, t_ns, name_id, phase_id; /* track_id, phase_id 0: none */
+	const char *level;				      /* NULL: none */
+	const char *attrs;				      /* JSON, NULL: none */
+	size_t attrs_len;
+};
+/* Adds n events in order (their ids follow it), STORE_EVENT_BATCH to a
+ * statement where it can. */
+#define STORE_EVENT_BATCH 16
+int store_add_events(struct store *st, const struct event_row *e, size_t n, char **err);
 int64_t store_add_metric(struct store *st, const struct metric_row *m, char **err);
 /* Host aliases: from now on, every host this store writes (sources, tracks,
  * metrics) that is alias is written as canonical.  -1 when alias already

@@ -431,6 +431,58 @@ static void test_store_add_phases_batches(void **state)
 	store_close(st);
 }
 
+/* Events in batches and alone: ids in the order given, every column kept,
+ * NULL where a field says none. */
+static void test_store_add_events_batches(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	int64_t name = store_intern(st, "ev", 2, &err);
+	struct source_row sr = {
+	    .path = "t.json", .format = "chrome", .anchor = "epoch", .rank = -1};
+	int64_t src = store_add_source(st, &sr, &err);
+	enum { N = 2 * STORE_EVENT_BATCH + 3 };
+	struct event_row rows[N];
+	char attrs[N][24];
+	for (int i = 0; i < N; i++) {
+		snprintf(attrs[i], sizeof(attrs[i]), "{\"i\":%d}", i);
+		rows[i] = (struct event_row){.source_id = src,
+					     .track_id = i % 2 ? 0 : 1 + i,
+					     .t_ns = 1000 * i,
+					     .name_id = name,
+					     .phase_id = i % 5 ? 100 + i : 0,
+					     .level = i == 7 ? "warn" : NULL,
+					     .attrs = i % 3 ? attrs[i] : NULL,
+					     .attrs_len = i % 3 ? strlen(attrs[i]) : 0};
+	}
+	assert_int_equal(store_add_events(st, rows, N, &err), 0);
+	assert_int_equal(store_add_event(st, src, 0, 5, name, NULL, 0, NULL, 0, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	sqlite3 *db = store_db(st);
+	char buf[64];
+	assert_true(q_int(db, "SELECT count(*) FROM events") == N + 1);
+	/* ids follow the order: t_ns = 1000 * (id - 1) for the batch */
+	char sql[160];
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) FROM events WHERE id <= %d AND t_ns <> 1000 * (id - 1)"
+		 " OR id = %d AND t_ns <> 5",
+		 N, N + 1);
+	assert_true(q_int(db, sql) == 0);
+	assert_true(q_int(db, "SELECT count(*) FROM events WHERE track_id IS NULL") == N / 2 + 1);
+	assert_true(q_int(db, "SELECT count(*) FROM events WHERE phase_id IS NULL") ==
+		    (N + 4) / 5 + 1);
+	assert_true(q_int(db, "SELECT count(*) FROM events WHERE attrs IS NULL") ==
+		    (N + 2) / 3 + 1);
+	assert_string_equal(q_text(db, "SELECT level FROM events WHERE id = 8", buf, sizeof(buf)),
+			    "warn");
+	assert_string_equal(q_text(db, "SELECT attrs FROM events WHERE id = 35", buf, sizeof(buf)),
+			    "{\"i\":34}");
+	store_close(st);
+}
+
 static void test_store_ids_continue(void **state)
 {
 	struct fx *f = *state;
@@ -1188,6 +1240,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_store_create_and_read_back, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_ids_continue, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_add_phases_batches, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_add_events_batches, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_rollback_first_import, fx_setup,
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_empty_file_rollback, fx_setup, fx_teardown),
