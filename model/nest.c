@@ -595,7 +595,8 @@ static const struct run_kind flow_runs = {sizeof(struct flow_end), flow_size, fl
 /* Sorts the buffered flow ends in place; with spill, writes them as a run. */
 static int flows_sort(struct flow_ends *fe, int spill, char **err)
 {
-	qsort(fe->v, fe->n, sizeof(*fe->v), flow_cmp);
+	if (fe->n)
+		qsort(fe->v, fe->n, sizeof(*fe->v), flow_cmp);
 	if (!spill)
 		return 0;
 	for (size_t i = 0; i < fe->n; i++)
