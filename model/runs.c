@@ -3,8 +3,10 @@
  * a stdio buffer of RUN_BUFFER bytes; the merge keeps one current record per
  * run in a binary heap.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model/runs.h"
 #include "model/xalloc.h"
@@ -18,11 +20,27 @@ static int write_failed(FILE *f, char **err)
 	return -1;
 }
 
+/* A new file in $TMPDIR (else /tmp), unlinked at once: it goes away when
+ * closed, whatever happens to the process.  (tmpfile() ignores TMPDIR.) */
 static FILE *run_file(char **err)
 {
-	FILE *f = tmpfile();
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	char *path = xasprintf("%s/grademl-sort.XXXXXX", dir);
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		*err = xasprintf("cannot create a temporary file for sorting in '%s': %s", dir,
+				 strerror(errno));
+		free(path);
+		return NULL;
+	}
+	unlink(path);
+	free(path);
+	FILE *f = fdopen(fd, "w+");
 	if (!f) {
-		*err = xasprintf("cannot create a temporary file for sorting (TMPDIR full?)");
+		close(fd);
+		*err = xasprintf("cannot create a temporary file for sorting: out of memory");
 		return NULL;
 	}
 	setvbuf(f, NULL, _IOFBF, RUN_BUFFER);

@@ -26,7 +26,8 @@ struct run_kind {
 };
 
 struct run {
-	FILE *f; /* a temporary file, deleted when closed; positioned at its start */
+	FILE *f; /* a temporary file in $TMPDIR (else /tmp), deleted when closed;
+		  * positioned at its start */
 	uint64_t count;
 };
 

@@ -12,9 +12,11 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model/runs.h"
 #include "model/xalloc.h"
+#include "tests/testdir.h"
 
 struct item {
 	uint64_t key, seq; /* seq makes the order total */
@@ -163,12 +165,48 @@ static void test_runs_sink_error_closes_all(void **state)
 	assert_int_equal(open_fds(), fds);
 }
 
+/* Runs go to $TMPDIR, and leave nothing there. */
+static void test_runs_in_tmpdir(void **state)
+{
+	(void)state;
+	char dir[256];
+	assert_int_equal(testdir_make(dir, sizeof(dir), "runs"), 0);
+	char *saved = getenv("TMPDIR") ? xstrdup(getenv("TMPDIR")) : NULL;
+	setenv("TMPDIR", dir, 1);
+	struct run r;
+	char *err = NULL;
+	struct item it = {.key = 1, .seq = 1};
+	void *one[1] = {&it};
+	assert_int_equal(run_write(&items, one, 1, &r, &err), 0);
+	char link[64], target[512];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fileno(r.f));
+	ssize_t n = readlink(link, target, sizeof(target) - 1);
+	assert_true(n > 0);
+	target[n] = '\0';
+	assert_true(strncmp(target, dir, strlen(dir)) == 0);
+	assert_non_null(strstr(target, "(deleted)"));
+	runs_close(&r, 1);
+
+	/* a TMPDIR that cannot take files: the error names it */
+	setenv("TMPDIR", "/nonexistent-grademl", 1);
+	assert_int_equal(run_write(&items, one, 1, &r, &err), -1);
+	assert_non_null(strstr(err, "/nonexistent-grademl"));
+	free(err);
+	if (saved)
+		setenv("TMPDIR", saved, 1);
+	else
+		unsetenv("TMPDIR");
+	free(saved);
+	testdir_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_runs_merge_in_rounds),
 	    cmocka_unit_test(test_runs_merge_none),
 	    cmocka_unit_test(test_runs_sink_error_closes_all),
+	    cmocka_unit_test(test_runs_in_tmpdir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
