@@ -64,8 +64,9 @@ struct launch {
 	int64_t corr; /* 0: empty slot */
 	/* LAUNCH_READ clear: the device work counted for the id, its number
 	 * << DEV_NS_BITS | its total time (ns), or LAUNCH_UNCOUNTED when that
-	 * does not fit; set: the launch read last, phase id << 16 | depth, and
-	 * LAUNCH_APPLIED when the counted work is in its row */
+	 * does not fit; set: the launch read last, phase id << 16 | depth
+	 * (ids below 2^46, depths kept modulo 2^16), and LAUNCH_APPLIED when
+	 * the counted work is in its row */
 	uint64_t v;
 };
 
