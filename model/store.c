@@ -751,11 +751,18 @@ int store_add_phase(struct store *st, const struct phase_row *p, char **err)
  * wait for all of them (0.45 s on the 1 GiB bench) after building the
  * indexes, where the disk could have been writing meanwhile.  Given every
  * STORE_WRITEBACK_ROWS phases and before indexing.  Only a hint: nothing
- * fails if it cannot be given. */
+ * fails if it cannot be given.
+ *
+ * Only for a new file built aside, which no one else opens: closing any
+ * descriptor of a file drops every POSIX lock the process holds on it, so
+ * on a trace.db written in place it would release SQLite's locks in the
+ * middle of the transaction. */
 static void start_writeback(const struct store *st)
 {
 #ifdef SYNC_FILE_RANGE_WRITE
-	int fd = open(st->tmp_path ? st->tmp_path : st->path, O_RDONLY | O_CLOEXEC);
+	if (!st->tmp_path)
+		return;
+	int fd = open(st->tmp_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);

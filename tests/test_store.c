@@ -483,6 +483,62 @@ static void test_store_add_events_batches(void **state)
 	store_close(st);
 }
 
+/* Whether this process holds a POSIX lock on path (from /proc/locks). */
+static int holds_posix_lock(const char *path)
+{
+	struct stat sb;
+	char line[256], ino[32];
+	if (stat(path, &sb) < 0)
+		return 0;
+	snprintf(ino, sizeof(ino), ":%llu", (unsigned long long)sb.st_ino);
+	FILE *f = fopen("/proc/locks", "r");
+	if (!f)
+		return 0;
+	int found = 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		long pid;
+		char kind[16], dev_ino[64];
+		if (sscanf(line, "%*s %15s %*s %*s %ld %63s", kind, &pid, dev_ino) == 3 &&
+		    !strcmp(kind, "POSIX") && pid == (long)getpid()) {
+			size_t n = strlen(dev_ino), k = strlen(ino);
+			found = n >= k && !strcmp(dev_ino + n - k, ino);
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* A bulk load into an existing (empty) file is written in place: it keeps
+ * its locks to the end, however many phases it adds (the write-back hint
+ * given for new files would drop SQLite's POSIX locks if it opened and
+ * closed this file, and another process could then write). */
+static void test_store_in_place_keeps_lock(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0); /* an empty file, now in place */
+	assert_int_equal(store_begin(st, &err), 0);
+	int64_t name = store_intern(st, "op", 2, &err);
+	enum { N = (1 << 18) + 4 * STORE_PHASE_BATCH };
+	struct phase_row *rows = xcalloc(N, sizeof(*rows));
+	for (int i = 0; i < N; i++)
+		rows[i] = (struct phase_row){.id = store_reserve_phase_id(st),
+					     .kind = PHASE_OPERATOR,
+					     .name_id = name,
+					     .start_ns = i,
+					     .dur_ns = 1};
+	assert_int_equal(store_add_phases(st, rows, N, &err), 0);
+	free(rows);
+	/* SQLite's POSIX locks on the file are still this process's */
+	assert_true(holds_posix_lock(f->path));
+	assert_int_equal(store_commit(st, &err), 0);
+	assert_true(q_int(store_db(st), "SELECT count(*) FROM phases") == N);
+	store_close(st);
+}
+
 static void test_store_ids_continue(void **state)
 {
 	struct fx *f = *state;
@@ -1241,6 +1297,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_store_ids_continue, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_add_phases_batches, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_add_events_batches, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_in_place_keeps_lock, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_rollback_first_import, fx_setup,
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_empty_file_rollback, fx_setup, fx_teardown),
