@@ -52,28 +52,32 @@ struct buf {
  * track), kept until every device track has been read.  Load factor at most
  * 7/8 with linear probing.
  *
- * nest_add counts the device work of each id on device tracks.  The first
- * launch of the id on a host track, read before any device track, takes
- * that count into its own row (child_count, device_ns), and its kernels are
- * linked to it with no UPDATE of a row already written.  Otherwise (a
- * launch on a device track, work on a host track, counts that do not fit or
- * whose times overflow once offset) each kernel is added to the launch read
- * last before it, as an UPDATE when its row is written. */
+ * The first launch of an id on a host track holds it; with none, the
+ * launch on a device track read last before the kernel.  nest_add counts
+ * the device work of each id on device tracks, and a host launch, read
+ * before any device track, takes that count into its own row (child_count,
+ * device_ns): its kernels are linked to it with no UPDATE of a row already
+ * written.  Otherwise (a launch on a device track, work on a host track,
+ * counts that do not fit or whose times overflow once offset) each kernel
+ * is added to its launch one by one, as an UPDATE once its row is written. */
 
 struct launch {
 	int64_t corr; /* 0: empty slot */
 	/* LAUNCH_READ clear: the device work counted for the id, its number
 	 * << DEV_NS_BITS | its total time (ns), or LAUNCH_UNCOUNTED when that
-	 * does not fit; set: the launch read last, phase id << 16 | depth
-	 * (ids below 2^46, depths kept modulo 2^16), and LAUNCH_APPLIED when
-	 * the counted work is in its row */
+	 * does not fit; set: the launch that holds the id, phase id << 16 |
+	 * depth (ids below LAUNCH_ID_LIMIT, depths kept modulo 2^16),
+	 * LAUNCH_HOST when it is on a host track, and LAUNCH_APPLIED when the
+	 * counted work is in its row */
 	uint64_t v;
 };
 
 #define LAUNCH_READ	 (1ULL << 63)
 #define LAUNCH_APPLIED	 (1ULL << 62)
+#define LAUNCH_HOST	 (1ULL << 61)
 #define LAUNCH_UNCOUNTED (1ULL << 62)
-#define DEV_NS_BITS	 42 /* 73 minutes of device time per correlation id */
+#define LAUNCH_ID_LIMIT	 (1ULL << 45) /* phase ids the map can hold */
+#define DEV_NS_BITS	 42	      /* 73 minutes of device time per correlation id */
 #define DEV_NS_MAX	 ((1ULL << DEV_NS_BITS) - 1)
 #define DEV_N_MAX	 ((1ULL << (62 - DEV_NS_BITS)) - 1)
 
@@ -143,7 +147,7 @@ static void launch_count(struct launch_map *m, int64_t corr, int64_t dur)
 
 static int launch_id_depth(const struct launch *l, int64_t *id)
 {
-	*id = (int64_t)((l->v & ~(LAUNCH_READ | LAUNCH_APPLIED)) >> 16);
+	*id = (int64_t)((l->v & (LAUNCH_ID_LIMIT - 1) << 16) >> 16);
 	return (int)(l->v & 0xffff);
 }
 
@@ -723,13 +727,17 @@ static int launch_adjust(struct ctx *c, int64_t id, int64_t kernels, int64_t dev
 static void launch_bind(struct ctx *c, const struct rec *r, struct frame *f)
 {
 	struct launch_map *m = c->launches;
+	if ((uint64_t)f->id >= LAUNCH_ID_LIMIT)
+		return; /* its kernels go unlinked (counted), not to a wrapped id */
 	struct launch *l = m->all_launches ? launch_slot(m, r->corr) : launch_get(m, r->corr);
-	if (!l || (l->v & LAUNCH_APPLIED && l->v & LAUNCH_READ))
-		return; /* no device work has the id; or the first launch keeps it */
+	if (!l || (l->v & LAUNCH_READ && l->v & LAUNCH_HOST))
+		return; /* no device work has the id; or a host launch holds it */
 	uint64_t v = l->v;
-	l->v = LAUNCH_READ | (uint64_t)f->id << 16 | (uint64_t)(f->depth & 0xffff);
-	if ((v & LAUNCH_READ) || (v & LAUNCH_UNCOUNTED) || !c->counted ||
-	    (r->key & NEST_ON_DEVICE_KEY) || !(v >> DEV_NS_BITS))
+	int host = !(r->key & NEST_ON_DEVICE_KEY);
+	l->v = LAUNCH_READ | (host ? LAUNCH_HOST : 0) | (uint64_t)f->id << 16 |
+	       (uint64_t)(f->depth & 0xffff);
+	if (!host || (v & LAUNCH_READ) || (v & LAUNCH_UNCOUNTED) || !c->counted ||
+	    !(v >> DEV_NS_BITS))
 		return;
 	f->nchild += (int64_t)(v >> DEV_NS_BITS);
 	f->device_ns += (int64_t)(v & DEV_NS_MAX);

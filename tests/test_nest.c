@@ -484,8 +484,9 @@ static void test_nest_launch_counts(void **state)
 }
 
 /* Counts that cannot hold are not used: a kernel whose time overflows once
- * offset is dropped (and not counted in its launch), and a correlation id
- * whose device time does not fit the count is added kernel by kernel. */
+ * offset is dropped (and not counted in its launch), a correlation id whose
+ * device time does not fit the count is added kernel by kernel, and without
+ * counts a reused id still belongs to its first host launch. */
 static void test_nest_launch_counts_fall_back(void **state)
 {
 	struct fx *f = *state;
@@ -516,6 +517,25 @@ static void test_nest_launch_counts_fall_back(void **state)
 	l = byname(f, "L");
 	EQ(l.children, 2);
 	EQ(l.device, huge + 3);
+	fx_close(f);
+	fx_open(f);
+
+	/* with counts off (a kernel's end overflows), a reused id still goes
+	 * to its first host launch */
+	struct nest_track t3[2] = {make_track(f, 1, "stream 7"), make_track(f, 0, "thread 1")};
+	n = nest_new(1 << 20);
+	add(f, n, kernel("K", 100, 30, 7));
+	add(f, n, kernel("end overflows", INT64_MAX - 5, 10, 9));
+	add(f, n, host_launch(1, "L1", 0, 50, 7));
+	add(f, n, host_launch(1, "L2", 60, 5, 7));
+	finish(f, n, t3, 2, 0, &st);
+	nest_free(n);
+	struct prow l1 = byname(f, "L1"), l2 = byname(f, "L2"), k = byname(f, "K");
+	EQ(st.span_overflow, 1);
+	EQ(k.parent, l1.id);
+	EQ(l1.children, 1);
+	EQ(l1.device, 30);
+	EQ(l2.children, 0);
 }
 
 /* The header: `device` alone makes a track "processed after every host track". */
