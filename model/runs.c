@@ -164,13 +164,16 @@ out:
 struct round {
 	const struct run_kind *k;
 	struct run out;
+	char **err;
 };
 
 static int sink_write(void *arg, const void *rec)
 {
 	struct round *r = arg;
-	if (fwrite(rec, r->k->size(rec), 1, r->out.f) != 1)
+	if (fwrite(rec, r->k->size(rec), 1, r->out.f) != 1) {
+		*r->err = xasprintf("cannot write a temporary sort file (disk full?)");
 		return -1;
+	}
 	r->out.count++;
 	return 0;
 }
@@ -181,15 +184,15 @@ int runs_merge(const struct run_kind *k, struct run *runs, size_t *n, run_sink s
 	/* the oldest runs first, into one new run, until one merge does it */
 	while (*n > RUNS_FANIN) {
 		size_t m = *n - RUNS_FANIN + 1 < RUNS_FANIN ? *n - RUNS_FANIN + 1 : RUNS_FANIN;
-		struct round r = {k, {run_file(err), 0}};
+		struct round r = {k, {run_file(err), 0}, err};
 		if (!r.out.f)
 			goto fail;
-		*err = NULL;
-		if (merge(k, runs, m, sink_write, &r, err) < 0 || fflush(r.out.f) != 0 ||
-		    fseek(r.out.f, 0, SEEK_SET) != 0) {
-			if (!*err)
-				*err = xasprintf("cannot write a temporary sort file (disk full?)");
+		if (merge(k, runs, m, sink_write, &r, err) < 0) {
 			fclose(r.out.f);
+			goto fail;
+		}
+		if (fflush(r.out.f) != 0 || fseek(r.out.f, 0, SEEK_SET) != 0) {
+			write_failed(r.out.f, err);
 			goto fail;
 		}
 		memmove(runs, runs + m, (*n - m) * sizeof(*runs));
