@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/idorder.h"
 #include "model/nest.h"
 #include "model/runs.h"
 #include "model/sbuf.h"
@@ -453,6 +454,7 @@ struct ctx {
 	int counted;		     /* the counts of device work hold once offset */
 	struct flow_ends flows;	     /* of the main thread: the writer is busy enough */
 	struct wqueue *q;	     /* the writes, done by the writer thread */
+	struct idorder *ord;	     /* phases on their way to q, put back in id order */
 	/* the writer's phases not yet written: batched into one statement */
 	struct phase_row pend[STORE_PHASE_BATCH];
 	size_t npend;
@@ -461,6 +463,11 @@ struct ctx {
 };
 
 /* ---- the writes: queued here, done on the writer thread ---- */
+
+/* Rows held to be written in id order: a window of ids, and a bound on
+ * their attrs bytes (part of the import's memory budget). */
+#define ORDER_WINDOW 4096
+#define ORDER_BYTES  (2u << 20)
 
 enum wop { W_PHASE, W_EVENT, W_LAUNCH };
 
@@ -536,11 +543,16 @@ static int do_write(void *arg, const void *msg, size_t len, char **err)
 				      m->u.launch.device_ns, err);
 }
 
-static int queue_phase(struct ctx *c, const struct phase_row *p)
+static int push_phase(void *arg, const struct phase_row *p)
 {
 	struct wmsg m = {.op = W_PHASE, .u.phase = *p};
 	m.u.phase.attrs = NULL;
-	return push(c, &m, p->attrs, p->attrs ? p->attrs_len : 0);
+	return push(arg, &m, p->attrs, p->attrs ? p->attrs_len : 0);
+}
+
+static int queue_phase(struct ctx *c, const struct phase_row *p)
+{
+	return idorder_put(c->ord, p);
 }
 
 static int write_frame(struct ctx *c, struct frame *f)
@@ -707,7 +719,8 @@ static int consume_point(struct ctx *c, const struct rec *r, int64_t t)
 }
 
 /* Adds kernels and their device time to the launch id: in its frame while
- * it is open, else with an UPDATE of its row. */
+ * it is open or in its row on the way to the writer, else with an UPDATE of
+ * its row. */
 static int launch_adjust(struct ctx *c, int64_t id, int64_t kernels, int64_t device_ns)
 {
 	for (size_t i = c->depth; i-- > 0;)
@@ -716,6 +729,12 @@ static int launch_adjust(struct ctx *c, int64_t id, int64_t kernels, int64_t dev
 			c->stack[i].device_ns += device_ns;
 			return 0;
 		}
+	struct phase_row *held = idorder_find(c->ord, id);
+	if (held) {
+		held->child_count += kernels;
+		held->device_ns += device_ns;
+		return 0;
+	}
 	struct wmsg m = {.op = W_LAUNCH};
 	m.u.launch.id = id;
 	m.u.launch.kernels = kernels;
@@ -1001,6 +1020,7 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 		tracks[i].used = 0, tracks[i].spans = 0;
 	if (!(c.q = wqueue_start(do_write, &c, err)))
 		goto out;
+	c.ord = idorder_new(store_next_phase_id(st), ORDER_WINDOW, ORDER_BYTES, push_phase, &c);
 	struct buf *b = &n->buf[n->cur];
 	if (n->spilled) {
 		if (spill_wait(n, err) < 0 || spill(n, b, err) < 0)
@@ -1017,7 +1037,7 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 			if (consume(&c, b->idx[i]) < 0)
 				goto out;
 	}
-	if (end_track(&c) < 0)
+	if (end_track(&c) < 0 || idorder_flush(c.ord) < 0)
 		goto out;
 	timing_mark("sort, nest (main thread)");
 	rc = 0;
@@ -1037,6 +1057,7 @@ out:
 		rc = -1;
 	timing_mark("flows");
 	flows_release(&c.flows);
+	idorder_free(c.ord);
 	free(c.pending);
 	for (size_t i = 0; i < c.alloc; i++)
 		sbuf_release(&c.stack[i].attrs);

@@ -659,6 +659,11 @@ int64_t store_reserve_phase_id(struct store *st)
 	return st->next_phase_id++;
 }
 
+int64_t store_next_phase_id(const struct store *st)
+{
+	return st->next_phase_id;
+}
+
 static void bind_id_or_null(sqlite3_stmt *s, int col, int64_t v)
 {
 	if (v > 0)

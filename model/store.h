@@ -142,6 +142,8 @@ void store_rollback(struct store *st);
  * return -1 with *err set on a SQLite failure (disk full, I/O error). */
 int64_t store_intern(struct store *st, const char *s, size_t n, char **err);
 int64_t store_reserve_phase_id(struct store *st);
+/* The id the next store_reserve_phase_id will give, reserving nothing. */
+int64_t store_next_phase_id(const struct store *st);
 int store_add_phase(struct store *st, const struct phase_row *p, char **err);
 /* Adds n phases, STORE_PHASE_BATCH to a statement where it can. */
 #define STORE_PHASE_BATCH 16

@@ -481,6 +481,31 @@ static void test_nest_launch_counts(void **state)
 	EQ(l9.children, 1);
 	EQ(l9.device, 7);
 	EQ(st.unlinked, 0);
+	fx_close(f);
+	fx_open(f);
+
+	/* device work on the launch's own track, read once the launch has
+	 * closed but while the op around it is open: its row is still held to
+	 * be written in id order, and takes the count there */
+	struct nest_track t2[1] = {make_track(f, 0, "thread 1")};
+	n = nest_new(1 << 20);
+	add(f, n,
+	    (struct sp){.track = 0, .kind = PHASE_OPERATOR, .name = "op", .start = 0, .dur = 100});
+	add(f, n, host_launch(0, "L5", 10, 10, 5));
+	add(f, n,
+	    (struct sp){.track = 0,
+			.role = NEST_DEVICE,
+			.kind = PHASE_KERNEL,
+			.name = "K5",
+			.start = 30,
+			.dur = 4,
+			.corr = 5});
+	finish(f, n, t2, 1, 0, &st);
+	nest_free(n);
+	struct prow l5 = byname(f, "L5"), k5 = byname(f, "K5");
+	EQ(k5.parent, l5.id);
+	EQ(l5.children, 1);
+	EQ(l5.device, 4);
 }
 
 /* Counts that cannot hold are not used: a kernel whose time overflows once
