@@ -9,7 +9,7 @@
 #include "model/xalloc.h"
 
 /* Eight bytes a step: names of GPU kernels run to hundreds of bytes, and
- * a byte-at-a-time hash of each event's name was a tenth of the parse. */
+ * a byte-at-a-time hash of each event's name took 8% of the parse. */
 static uint64_t hash_bytes(const char *s, size_t n)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n, w;
