@@ -21,7 +21,11 @@ static uint64_t hash_bytes(const char *s, size_t n)
 	w = 0;
 	if (n)
 		memcpy(&w, s, n);
+	/* a full mix last: a product's low bits, which pick the slot, depend
+	 * only on the low bits of what was multiplied */
 	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 32;
+	h *= 0xff51afd7ed558ccdULL;
 	return h ^ h >> 29;
 }
 
