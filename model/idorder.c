@@ -12,11 +12,12 @@
 #include "model/sbuf.h"
 #include "model/xalloc.h"
 
-#define SLOT_KEEP 4096 /* attrs capacity a slot keeps once emptied */
+#define SLOT_KEEP 512 /* attrs capacity a slot keeps once emptied */
 
 struct slot {
 	struct phase_row row; /* row.attrs points into attrs while held */
 	struct sbuf attrs;
+	size_t cost; /* attrs.alloc while held: what counts against max_bytes */
 	int held;
 };
 
@@ -28,6 +29,7 @@ struct idorder {
 	size_t max_bytes;
 	int64_t max_emitted; /* the largest id emitted so far */
 	uint64_t out_of_order;
+	int failed; /* the emitter's non-zero value, returned from then on */
 	idorder_emit emit;
 	void *arg;
 };
@@ -57,7 +59,7 @@ static int emit(struct idorder *o, const struct phase_row *p)
 		o->out_of_order++;
 	else
 		o->max_emitted = p->id;
-	return o->emit(o->arg, p);
+	return o->failed = o->emit(o->arg, p);
 }
 
 /* Emits the row of id next, if held, and moves next on. */
@@ -69,7 +71,7 @@ static int advance(struct idorder *o)
 		return 0;
 	s->held = 0;
 	o->held--;
-	o->bytes -= s->row.attrs_len;
+	o->bytes -= s->cost;
 	int rc = emit(o, &s->row);
 	if (s->attrs.alloc > SLOT_KEEP)
 		sbuf_release(&s->attrs);
@@ -78,10 +80,12 @@ static int advance(struct idorder *o)
 
 int idorder_put(struct idorder *o, const struct phase_row *p)
 {
+	if (o->failed)
+		return o->failed;
 	if (p->id < o->next)
 		return emit(o, p); /* skipped, or from before the window */
 	int rc;
-	while ((uint64_t)(p->id - o->next) > o->mask) {
+	while ((uint64_t)p->id - (uint64_t)o->next > o->mask) {
 		if (!o->held) { /* nothing to emit on the way: jump */
 			o->next = p->id - (int64_t)o->mask;
 			break;
@@ -101,9 +105,10 @@ int idorder_put(struct idorder *o, const struct phase_row *p)
 		s->row.attrs = NULL;
 		s->row.attrs_len = 0;
 	}
+	s->cost = s->attrs.alloc;
 	s->held = 1;
 	o->held++;
-	o->bytes += s->row.attrs_len;
+	o->bytes += s->cost;
 	while (o->held && (o->slot[(uint64_t)o->next & o->mask].held || o->bytes > o->max_bytes))
 		if ((rc = advance(o)) != 0)
 			return rc;
@@ -112,7 +117,7 @@ int idorder_put(struct idorder *o, const struct phase_row *p)
 
 struct phase_row *idorder_find(struct idorder *o, int64_t id)
 {
-	if (id < o->next || (uint64_t)(id - o->next) > o->mask)
+	if (id < o->next || (uint64_t)id - (uint64_t)o->next > o->mask)
 		return NULL;
 	struct slot *s = &o->slot[(uint64_t)id & o->mask];
 	return s->held && s->row.id == id ? &s->row : NULL;
@@ -120,11 +125,10 @@ struct phase_row *idorder_find(struct idorder *o, int64_t id)
 
 int idorder_flush(struct idorder *o)
 {
-	int rc;
-	while (o->held)
-		if ((rc = advance(o)) != 0)
-			return rc;
-	return 0;
+	int rc = o->failed;
+	while (!rc && o->held)
+		rc = advance(o);
+	return rc;
 }
 
 uint64_t idorder_out_of_order(const struct idorder *o)

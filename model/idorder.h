@@ -9,8 +9,10 @@
  * in a window of ids and hands them on in id order.  Rows whose turn cannot
  * come while the window is full or holds too many attrs bytes (the ancestors
  * still open when their subtree outgrows the window) are skipped: they are
- * handed on as soon as they arrive.  Every row put is emitted exactly once,
- * by idorder_put or idorder_flush; only the order changes.
+ * handed on as soon as they arrive.  Every row put is emitted once, by
+ * idorder_put or idorder_flush; only the order changes.  Memory: the slots
+ * of the window, the attrs held (at most max_bytes of allocation), and up
+ * to 512 bytes of buffer each slot keeps for reuse.
  */
 #ifndef GRADEML_IDORDER_H
 #define GRADEML_IDORDER_H
@@ -20,14 +22,15 @@
 
 #include "model/store.h"
 
-/* Takes one row; its attrs are valid until the call returns.  Non-zero
- * stops the idorder, which returns that value. */
+/* Takes one row; its attrs (NULL when empty) are valid until the call
+ * returns.  Non-zero fails the idorder: that row and the ones still held
+ * are dropped, and every later put or flush returns the same value. */
 typedef int (*idorder_emit)(void *arg, const struct phase_row *p);
 
 struct idorder;
 
-/* Rows are expected from id first on; window (rounded up to a power of
- * two) bounds the rows held, max_bytes the attrs bytes held. */
+/* Rows are expected from id first (>= 0) on; window (rounded up to a power
+ * of two) bounds the rows held, max_bytes the memory their attrs hold. */
 struct idorder *idorder_new(int64_t first, size_t window, size_t max_bytes, idorder_emit emit,
 			    void *arg);
 /* Holds a copy of p, then emits every row whose turn has come. */
@@ -37,7 +40,7 @@ int idorder_put(struct idorder *o, const struct phase_row *p);
 struct phase_row *idorder_find(struct idorder *o, int64_t id);
 /* Emits every held row, in id order. */
 int idorder_flush(struct idorder *o);
-/* Rows emitted before a smaller id (skipped or late); for tests and timing. */
+/* Rows emitted after a larger id (skipped or late); for tests. */
 uint64_t idorder_out_of_order(const struct idorder *o);
 void idorder_free(struct idorder *o);
 

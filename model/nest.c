@@ -7,9 +7,10 @@
  * arenas of half the budget each: while the parser fills one, a spill
  * thread sorts and writes the other, so sorting costs the parser nothing.  The sorted
  * stream is consumed by one pass that keeps a stack of open spans for the
- * current track; a span's row is written when it is popped (post-order),
+ * current track; a span's row is made when it is popped (post-order),
  * with an id reserved when it was pushed (pre-order), so children always
  * know their parent and parents know their self time and child count.
+ * Rows then wait in an idorder, to reach the writer thread in id order.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -60,7 +61,8 @@ struct buf {
  * device_ns): its kernels are linked to it with no UPDATE of a row already
  * written.  Otherwise (a launch on a device track, work on a host track,
  * counts that do not fit or whose times overflow once offset) each kernel
- * is added to its launch one by one, as an UPDATE once its row is written. */
+ * is added to its launch one by one: in its frame or its row held in the
+ * idorder, or as an UPDATE once its row has gone to the writer. */
 
 struct launch {
 	int64_t corr; /* 0: empty slot */
@@ -488,10 +490,10 @@ struct ctx {
 
 /* ---- the writes: queued here, done on the writer thread ---- */
 
-/* Rows held to be written in id order: a window of ids, and a bound on
- * their attrs bytes (part of the import's memory budget). */
+/* Rows held to be written in id order: a window of ids (about 0.6 MiB of
+ * slots), their attrs bounded by a sixteenth of the nest's memory budget,
+ * as the flow ends are. */
 #define ORDER_WINDOW 4096
-#define ORDER_BYTES  (2u << 20)
 
 enum wop { W_PHASE, W_EVENT, W_LAUNCH };
 
@@ -1045,7 +1047,8 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 		tracks[i].used = 0, tracks[i].spans = 0;
 	if (!(c.q = wqueue_start(do_write, &c, err)))
 		goto out;
-	c.ord = idorder_new(store_next_phase_id(st), ORDER_WINDOW, ORDER_BYTES, push_phase, &c);
+	c.ord =
+	    idorder_new(store_next_phase_id(st), ORDER_WINDOW, n->arena_bytes / 16, push_phase, &c);
 	struct buf *b = &n->buf[n->cur];
 	if (n->spilled) {
 		if (spill_wait(n, err) < 0 || spill(n, b, err) < 0)

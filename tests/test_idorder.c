@@ -3,7 +3,8 @@
  * order, each once and whole; an ancestor open longer than the window, or
  * rows holding more attrs bytes than allowed, are skipped and come out as
  * soon as they arrive; a held row can be changed before it goes; the
- * emitter's error stops the idorder.
+ * emitter's error stops the idorder for good; odd ids (far ahead, twice,
+ * behind the window) go out once each.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -95,11 +96,12 @@ static void test_idorder_bytes_bound_what_is_held(void **state)
 {
 	(void)state;
 	struct seen s = {0};
-	/* "a3".."a9" are 2 bytes each: at most 4 bytes held */
+	/* at most 4 bytes held, less than any attrs buffer: each row goes as
+	 * it comes, 1 and 2 skipped */
 	struct idorder *o = idorder_new(1, 64, 4, record, &s);
 	for (int64_t id = 3; id <= 9; id++)
 		assert_int_equal(put(o, id), 0);
-	assert_true(s.n >= 5); /* 1 and 2 were skipped to let rows go */
+	assert_int_equal(s.n, 7);
 	assert_int_equal(s.id[0], 3);
 	assert_int_equal(put(o, 2), 0);
 	assert_int_equal(put(o, 1), 0);
@@ -140,7 +142,34 @@ static void test_idorder_emit_error_stops_it(void **state)
 	assert_int_equal(put(o, 3), 0);
 	assert_int_equal(put(o, 1), -7);
 	assert_int_equal(s.n, 1);
+	s.fail_at = 0; /* the error sticks even once the emitter would work */
+	assert_int_equal(put(o, 4), -7);
+	assert_int_equal(idorder_flush(o), -7);
+	assert_int_equal(s.n, 1);
 	idorder_free(o); /* frees what it still holds */
+}
+
+/* A row far past the window with nothing held moves the window at once; an
+ * id put twice goes out as it comes; ids outside the window are not found. */
+static void test_idorder_jumps_and_odd_ids(void **state)
+{
+	(void)state;
+	struct seen s = {0};
+	struct idorder *o = idorder_new(1, 4, 1 << 20, record, &s);
+	assert_int_equal(put(o, 1000000000), 0); /* nothing held: no walk over the gap */
+	assert_int_equal(s.n, 0);
+	assert_non_null(idorder_find(o, 1000000000));
+	assert_null(idorder_find(o, 1000000000 + 4));
+	assert_null(idorder_find(o, 1));
+	assert_int_equal(put(o, 1000000000), 0); /* twice: out at once */
+	assert_int_equal(s.n, 1);
+	assert_int_equal(put(o, 7), 0); /* behind the window: out at once */
+	assert_int_equal(s.n, 2);
+	assert_int_equal(idorder_flush(o), 0);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.id[2], 1000000000);
+	assert_int_equal(idorder_out_of_order(o), 1); /* 7 came after 1000000000 */
+	idorder_free(o);
 }
 
 int main(void)
@@ -151,6 +180,7 @@ int main(void)
 	    cmocka_unit_test(test_idorder_bytes_bound_what_is_held),
 	    cmocka_unit_test(test_idorder_find_changes_a_held_row),
 	    cmocka_unit_test(test_idorder_emit_error_stops_it),
+	    cmocka_unit_test(test_idorder_jumps_and_odd_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

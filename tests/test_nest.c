@@ -506,6 +506,38 @@ static void test_nest_launch_counts(void **state)
 	EQ(k5.parent, l5.id);
 	EQ(l5.children, 1);
 	EQ(l5.device, 4);
+	fx_close(f);
+	fx_open(f);
+
+	/* the same, with more rows after the launch than the idorder holds:
+	 * the launch's row has gone to the writer, and takes the count there */
+	struct nest_track t3[1] = {make_track(f, 0, "thread 1")};
+	n = nest_new(1 << 20);
+	add(f, n,
+	    (struct sp){
+		.track = 0, .kind = PHASE_OPERATOR, .name = "op", .start = 0, .dur = 100000});
+	add(f, n, host_launch(0, "L6", 10, 10, 6));
+	for (int i = 0; i < 5000; i++)
+		add(f, n,
+		    (struct sp){.track = 0,
+				.kind = PHASE_OPERATOR,
+				.name = "small",
+				.start = 100 + 2 * i,
+				.dur = 1});
+	add(f, n,
+	    (struct sp){.track = 0,
+			.role = NEST_DEVICE,
+			.kind = PHASE_KERNEL,
+			.name = "K6",
+			.start = 20000,
+			.dur = 3,
+			.corr = 6});
+	finish(f, n, t3, 1, 0, &st);
+	nest_free(n);
+	struct prow l6 = byname(f, "L6"), k6 = byname(f, "K6");
+	EQ(k6.parent, l6.id);
+	EQ(l6.children, 1);
+	EQ(l6.device, 3);
 }
 
 /* Counts that cannot hold are not used: a kernel whose time overflows once
