@@ -425,6 +425,19 @@ static struct sp host_launch(uint32_t track, const char *name, int64_t start, in
 			   .corr = corr};
 }
 
+/* Device work recorded on a host track (no device flag). */
+static struct sp host_device_work(uint32_t track, const char *name, int64_t start, int64_t dur,
+				  int64_t corr)
+{
+	return (struct sp){.track = track,
+			   .role = NEST_DEVICE,
+			   .kind = PHASE_KERNEL,
+			   .name = name,
+			   .start = start,
+			   .dur = dur,
+			   .corr = corr};
+}
+
 /* The device work of a correlation id is counted in its launch's row, by
  * every path: counted ahead (several kernels), a second launch of the id
  * (the first keeps the kernels), a launch on the device track itself (its
@@ -452,14 +465,7 @@ static void test_nest_launch_counts(void **state)
 	add(f, n, kernel("KG", 310, 40, 8));
 	/* device work on a host track, after its launch's track */
 	add(f, n, host_launch(1, "L9", 500, 10, 9));
-	add(f, n,
-	    (struct sp){.track = 2,
-			.role = NEST_DEVICE,
-			.kind = PHASE_KERNEL,
-			.name = "stray",
-			.start = 520,
-			.dur = 7,
-			.corr = 9});
+	add(f, n, host_device_work(2, "stray", 520, 7, 9));
 	struct nest_stats st;
 	finish(f, n, t, 3, 0, &st);
 	nest_free(n);
@@ -492,14 +498,7 @@ static void test_nest_launch_counts(void **state)
 	add(f, n,
 	    (struct sp){.track = 0, .kind = PHASE_OPERATOR, .name = "op", .start = 0, .dur = 100});
 	add(f, n, host_launch(0, "L5", 10, 10, 5));
-	add(f, n,
-	    (struct sp){.track = 0,
-			.role = NEST_DEVICE,
-			.kind = PHASE_KERNEL,
-			.name = "K5",
-			.start = 30,
-			.dur = 4,
-			.corr = 5});
+	add(f, n, host_device_work(0, "K5", 30, 4, 5));
 	finish(f, n, t2, 1, 0, &st);
 	nest_free(n);
 	struct prow l5 = byname(f, "L5"), k5 = byname(f, "K5");
@@ -524,14 +523,7 @@ static void test_nest_launch_counts(void **state)
 				.name = "small",
 				.start = 100 + 2 * i,
 				.dur = 1});
-	add(f, n,
-	    (struct sp){.track = 0,
-			.role = NEST_DEVICE,
-			.kind = PHASE_KERNEL,
-			.name = "K6",
-			.start = 20000,
-			.dur = 3,
-			.corr = 6});
+	add(f, n, host_device_work(0, "K6", 20000, 3, 6));
 	finish(f, n, t3, 1, 0, &st);
 	nest_free(n);
 	struct prow l6 = byname(f, "L6"), k6 = byname(f, "K6");
