@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/cmap.h"
 #include "model/idorder.h"
 #include "model/nest.h"
 #include "model/runs.h"
@@ -49,10 +50,10 @@ struct buf {
 
 /* ---- launch map: correlation id -> launching phase ----
  *
- * The one structure that grows with the input: 16 bytes per correlation id
- * of device work (and of every launch, when some device work is on a host
- * track), kept until every device track has been read.  Load factor at most
- * 7/8 with linear probing.
+ * A cmap of 8 bytes' meaning per correlation id of device work (and of
+ * every launch, when some device work is on a host track), kept until
+ * every device track has been read: in memory up to half the nest's
+ * budget, on disk beyond.
  *
  * The first launch of an id on a host track holds it; with none, the
  * launch on a device track read last before the kernel.  nest_add counts
@@ -62,18 +63,14 @@ struct buf {
  * written.  Otherwise (a launch on a device track, work on a host track,
  * counts that do not fit or whose times overflow once offset) each kernel
  * is added to its launch one by one: in its frame or its row held in the
- * idorder, or as an UPDATE once its row has gone to the writer. */
-
-struct launch {
-	int64_t corr; /* 0: empty slot */
-	/* LAUNCH_READ clear: the device work counted for the id, its number
-	 * << DEV_NS_BITS | its total time (ns), or LAUNCH_UNCOUNTED when that
-	 * does not fit; set: the launch that holds the id, phase id << 16 |
-	 * depth (ids below LAUNCH_ID_LIMIT, depths kept modulo 2^16),
-	 * LAUNCH_HOST when it is on a host track, and LAUNCH_APPLIED when the
-	 * counted work is in its row */
-	uint64_t v;
-};
+ * idorder, or as an UPDATE once its row has gone to the writer.
+ *
+ * An id's value: LAUNCH_READ clear: the device work counted for it, its
+ * number << DEV_NS_BITS | its total time (ns), or LAUNCH_UNCOUNTED when
+ * that does not fit; set: the launch that holds the id, phase id << 16 |
+ * depth (ids below LAUNCH_ID_LIMIT, depths kept modulo 2^16), LAUNCH_HOST
+ * when it is on a host track, and LAUNCH_APPLIED when the counted work is
+ * in its row. */
 
 #define LAUNCH_READ	 (1ULL << 63)
 #define LAUNCH_APPLIED	 (1ULL << 62)
@@ -84,68 +81,25 @@ struct launch {
 #define DEV_NS_MAX	 ((1ULL << DEV_NS_BITS) - 1)
 #define DEV_N_MAX	 ((1ULL << (62 - DEV_NS_BITS)) - 1)
 
-struct launch_map {
-	struct launch *slot;
-	size_t cap, n;
-	int all_launches; /* device work on a host track: keep every launch */
-};
-
-static uint64_t mix64(uint64_t x)
+static int launch_failed(const struct cmap *m, char **err)
 {
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
+	*err = xstrdup(cmap_error(m));
+	return -1;
 }
 
-static struct launch *launch_probe(const struct launch_map *m, int64_t corr)
+static int launch_count(struct cmap *m, int64_t corr, int64_t dur, char **err)
 {
-	size_t i = mix64((uint64_t)corr) & (m->cap - 1);
-	while (m->slot[i].corr && m->slot[i].corr != corr)
-		i = (i + 1) & (m->cap - 1);
-	return &m->slot[i];
-}
-
-static struct launch *launch_get(const struct launch_map *m, int64_t corr)
-{
-	if (!m->cap)
-		return NULL;
-	struct launch *l = launch_probe(m, corr);
-	return l->corr ? l : NULL;
-}
-
-/* The entry of corr, added (with nothing counted) when there is none. */
-static struct launch *launch_slot(struct launch_map *m, int64_t corr)
-{
-	if ((m->n + 1) * 8 > m->cap * 7) {
-		struct launch_map g = {xcalloc(m->cap ? m->cap * 2 : 1024, sizeof(struct launch)),
-				       m->cap ? m->cap * 2 : 1024, m->n, m->all_launches};
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->slot[i].corr)
-				*launch_probe(&g, m->slot[i].corr) = m->slot[i];
-		free(m->slot);
-		*m = g;
-	}
-	struct launch *l = launch_probe(m, corr);
-	if (!l->corr) {
-		m->n++;
-		l->corr = corr;
-	}
-	return l;
-}
-
-static void launch_count(struct launch_map *m, int64_t corr, int64_t dur)
-{
-	struct launch *l = launch_slot(m, corr);
-	uint64_t n = l->v >> DEV_NS_BITS, ns = l->v & DEV_NS_MAX;
-	if (l->v & LAUNCH_UNCOUNTED)
-		return;
+	uint64_t v = 0;
+	if (cmap_get(m, corr, &v) < 0)
+		return launch_failed(m, err);
+	uint64_t n = v >> DEV_NS_BITS, ns = v & DEV_NS_MAX;
+	if (v & LAUNCH_UNCOUNTED)
+		return 0;
 	if (n == DEV_N_MAX || (uint64_t)dur > DEV_NS_MAX - ns)
-		l->v = LAUNCH_UNCOUNTED;
+		v = LAUNCH_UNCOUNTED;
 	else
-		l->v = (n + 1) << DEV_NS_BITS | (ns + (uint64_t)dur);
+		v = (n + 1) << DEV_NS_BITS | (ns + (uint64_t)dur);
+	return cmap_put(m, corr, v) < 0 ? launch_failed(m, err) : 0;
 }
 
 /* Counts device work by batches: its slots are fetched from memory all at
@@ -158,19 +112,22 @@ struct counting {
 	size_t n;
 };
 
-static void count_batch(struct launch_map *m, struct counting *b)
+static int count_batch(struct cmap *m, struct counting *b, char **err)
 {
-	for (size_t i = 0; m->cap && i < b->n; i++)
-		__builtin_prefetch(&m->slot[mix64((uint64_t)b->corr[i]) & (m->cap - 1)]);
 	for (size_t i = 0; i < b->n; i++)
-		launch_count(m, b->corr[i], b->dur[i]);
+		cmap_prefetch(m, b->corr[i]);
+	size_t n = b->n;
 	b->n = 0;
+	for (size_t i = 0; i < n; i++)
+		if (launch_count(m, b->corr[i], b->dur[i], err) < 0)
+			return -1;
+	return 0;
 }
 
-static int launch_id_depth(const struct launch *l, int64_t *id)
+static int launch_id_depth(uint64_t v, int64_t *id)
 {
-	*id = (int64_t)((l->v & (LAUNCH_ID_LIMIT - 1) << 16) >> 16);
-	return (int)(l->v & 0xffff);
+	*id = (int64_t)((v & (LAUNCH_ID_LIMIT - 1) << 16) >> 16);
+	return (int)(v & 0xffff);
 }
 
 struct nest {
@@ -182,7 +139,8 @@ struct nest {
 	uint64_t seq;
 	uint32_t max_track;
 	size_t arena_bytes; /* the memory budget given to nest_new */
-	struct launch_map launches;
+	struct cmap *launches;
+	int all_launches;	  /* device work on a host track: keep every launch */
 	struct counting counting; /* device work not yet in launches */
 	/* the counted device work's window, raw; whether start + dur overflowed */
 	int64_t dev_min, dev_max;
@@ -211,6 +169,7 @@ struct nest *nest_new(size_t arena_bytes)
 	n->arena_bytes = arena_bytes;
 	n->dev_min = INT64_MAX;
 	n->dev_max = INT64_MIN;
+	n->launches = cmap_new(arena_bytes / 2);
 	for (int i = 0; i < 2; i++)
 		n->buf[i].cap = arena_bytes / 2; /* allocated when first filled */
 	n->buf[0].arena = xmalloc(n->buf[0].cap);
@@ -258,7 +217,7 @@ void nest_free(struct nest *n)
 	spill_stop(n);
 	runs_close(n->runs, n->nruns);
 	free(n->runs);
-	free(n->launches.slot);
+	cmap_free(n->launches);
 	buf_release(&n->buf[0]);
 	buf_release(&n->buf[1]);
 	pthread_mutex_destroy(&n->mu);
@@ -388,13 +347,13 @@ int nest_add(struct nest *n, const struct nest_span *s, char **err)
 	if (s->role == NEST_DEVICE && s->corr) {
 		int64_t dur = s->dur < 0 ? 0 : s->dur, end;
 		if (!(s->flags & NEST_ON_DEVICE)) {
-			n->launches.all_launches = 1;
+			n->all_launches = 1;
 		} else {
 			struct counting *cb = &n->counting;
 			cb->corr[cb->n] = s->corr;
 			cb->dur[cb->n++] = dur;
-			if (cb->n == COUNT_BATCH)
-				count_batch(&n->launches, cb);
+			if (cb->n == COUNT_BATCH && count_batch(n->launches, cb, err) < 0)
+				return -1;
 			if (__builtin_add_overflow(s->start, dur, &end))
 				n->dev_overflow = 1;
 			else if (end > n->dev_max)
@@ -476,11 +435,12 @@ struct ctx {
 	int64_t busy, cover_end, top_children;
 	struct pending_flow *pending;
 	size_t npending, pending_alloc;
-	struct launch_map *launches; /* the nest's */
-	int counted;		     /* the counts of device work hold once offset */
-	struct flow_ends flows;	     /* of the main thread: the writer is busy enough */
-	struct wqueue *q;	     /* the writes, done by the writer thread */
-	struct idorder *ord;	     /* phases on their way to q, put back in id order */
+	struct cmap *launches; /* the nest's */
+	int all_launches;
+	int counted;		/* the counts of device work hold once offset */
+	struct flow_ends flows; /* of the main thread: the writer is busy enough */
+	struct wqueue *q;	/* the writes, done by the writer thread */
+	struct idorder *ord;	/* phases on their way to q, put back in id order */
 	/* the writer's phases not yet written: batched into one statement */
 	struct phase_row pend[STORE_PHASE_BATCH];
 	size_t npend;
@@ -769,24 +729,26 @@ static int launch_adjust(struct ctx *c, int64_t id, int64_t kernels, int64_t dev
 }
 
 /* Makes f the launch of its correlation id (see the launch map). */
-static void launch_bind(struct ctx *c, const struct rec *r, struct frame *f)
+static int launch_bind(struct ctx *c, const struct rec *r, struct frame *f)
 {
-	struct launch_map *m = c->launches;
 	if ((uint64_t)f->id >= LAUNCH_ID_LIMIT)
-		return; /* its kernels go unlinked (counted), not to a wrapped id */
-	struct launch *l = m->all_launches ? launch_slot(m, r->corr) : launch_get(m, r->corr);
-	if (!l || (l->v & LAUNCH_READ && l->v & LAUNCH_HOST))
-		return; /* no device work has the id; or a host launch holds it */
-	uint64_t v = l->v;
+		return 0; /* its kernels go unlinked (counted), not to a wrapped id */
+	uint64_t v = 0;
+	int got = cmap_get(c->launches, r->corr, &v);
+	if (got < 0)
+		return launch_failed(c->launches, c->err);
+	if ((!got && !c->all_launches) || (v & LAUNCH_READ && v & LAUNCH_HOST))
+		return 0; /* no device work has the id; or a host launch holds it */
 	int host = !(r->key & NEST_ON_DEVICE_KEY);
-	l->v = LAUNCH_READ | (host ? LAUNCH_HOST : 0) | (uint64_t)f->id << 16 |
-	       (uint64_t)(f->depth & 0xffff);
-	if (!host || (v & LAUNCH_READ) || (v & LAUNCH_UNCOUNTED) || !c->counted ||
-	    !(v >> DEV_NS_BITS))
-		return;
-	f->nchild += (int64_t)(v >> DEV_NS_BITS);
-	f->device_ns += (int64_t)(v & DEV_NS_MAX);
-	l->v |= LAUNCH_APPLIED;
+	uint64_t nv = LAUNCH_READ | (host ? LAUNCH_HOST : 0) | (uint64_t)f->id << 16 |
+		      (uint64_t)(f->depth & 0xffff);
+	if (host && !(v & LAUNCH_READ) && !(v & LAUNCH_UNCOUNTED) && c->counted &&
+	    (v >> DEV_NS_BITS)) {
+		f->nchild += (int64_t)(v >> DEV_NS_BITS);
+		f->device_ns += (int64_t)(v & DEV_NS_MAX);
+		nv |= LAUNCH_APPLIED;
+	}
+	return cmap_put(c->launches, r->corr, nv) < 0 ? launch_failed(c->launches, c->err) : 0;
 }
 
 /* Chooses the parent of a new span: its launch, the enclosing span, or the track. */
@@ -794,12 +756,13 @@ static int place_span(struct ctx *c, const struct rec *r, struct frame *f)
 {
 	struct nest_track *t = c->t;
 	struct frame *top = c->depth ? &c->stack[c->depth - 1] : NULL;
-	const struct launch *l = NULL;
-	if (r->role == NEST_DEVICE && r->corr)
-		l = launch_get(c->launches, r->corr);
-	if (l && (l->v & LAUNCH_READ)) {
-		f->depth = launch_id_depth(l, &f->parent_id) + 1;
-		if ((l->v & LAUNCH_APPLIED) && (r->key & NEST_ON_DEVICE_KEY))
+	uint64_t v = 0;
+	int got = 0;
+	if (r->role == NEST_DEVICE && r->corr && (got = cmap_get(c->launches, r->corr, &v)) < 0)
+		return launch_failed(c->launches, c->err);
+	if (got && (v & LAUNCH_READ)) {
+		f->depth = launch_id_depth(v, &f->parent_id) + 1;
+		if ((v & LAUNCH_APPLIED) && (r->key & NEST_ON_DEVICE_KEY))
 			return 0; /* counted in the launch's row */
 		return launch_adjust(c, f->parent_id, 1, f->end - f->start);
 	}
@@ -887,7 +850,8 @@ static int consume(struct ctx *c, const struct rec *r)
 	if (place_span(c, r, &f) < 0)
 		return -1;
 	if ((r->flags & NEST_LAUNCH) && r->corr)
-		launch_bind(c, r, &f);
+		if (launch_bind(c, r, &f) < 0)
+			return -1;
 	if ((r->flags & (NEST_BIND_OUT | NEST_BIND_IN)) &&
 	    record_flow(c, r->flow_cat, r->flow_id, (r->flags & NEST_BIND_OUT) ? 0 : 1, f.id,
 			start) < 0)
@@ -1037,8 +1001,10 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 	};
 	int rc = -1;
 	int64_t lo, hi;
-	count_batch(&n->launches, &n->counting);
-	c.launches = &n->launches;
+	c.launches = n->launches;
+	c.all_launches = n->all_launches;
+	if (count_batch(n->launches, &n->counting, err) < 0)
+		return -1;
 	c.counted = !n->dev_overflow && !__builtin_add_overflow(n->dev_min, offset_ns, &lo) &&
 		    !__builtin_add_overflow(n->dev_max, offset_ns, &hi);
 	c.flows.cap = n->arena_bytes / 16 / sizeof(struct flow_end);

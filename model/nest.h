@@ -9,7 +9,10 @@
  * Memory is bounded: records fill an arena of `arena_bytes`; a full arena is
  * sorted and spilled to a temporary file, and nest_finish merges the runs
  * (model/runs.h).  Flow ends are sorted for pairing the same way, in a
- * buffer of a sixteenth of arena_bytes.
+ * buffer of a sixteenth of arena_bytes; phase rows wait for their turn in id
+ * order in a sixteenth more (model/idorder.h); the correlation ids of device
+ * work take a table of at most half of arena_bytes in memory (half as much
+ * again while it doubles), the rest on disk (model/cmap.h).
  * Host tracks are processed before device tracks, so every launch is known
  * when its kernels arrive.  A flow end pairs with the latest start of the
  * same key at or before it, so a reused flow id links each pair once.

@@ -587,6 +587,41 @@ static void test_nest_launch_counts_fall_back(void **state)
 	EQ(l2.children, 0);
 }
 
+/* More correlation ids than the launch map may hold in memory (with a budget
+ * of 8 KiB, its smallest table, 896): the rest live on disk, and every
+ * kernel still finds its launch, every launch its count, both for counts
+ * read ahead (the stream) and for device work on a host track (added one
+ * by one). */
+static void test_nest_launch_map_past_its_memory(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t[3] = {make_track(f, 1, "stream 7"), make_track(f, 0, "thread 1"),
+				  make_track(f, 0, "thread 2")};
+	struct nest *n = nest_new(8192);
+	const int N = 3000;
+	for (int i = 0; i < N; i++) {
+		add(f, n, host_launch(1, "L", 100 * i, 10, i + 1));
+		add(f, n, kernel("K", 100 * i + 50, 3, i + 1));
+	}
+	add(f, n, host_launch(1, "L stray", 100 * N, 10, 5000000));
+	add(f, n, host_device_work(2, "stray", 100 * N + 20, 4, 5000000));
+	struct nest_stats st;
+	finish(f, n, t, 3, 0, &st);
+	nest_free(n);
+	EQ(st.unlinked, 0);
+	EQ(q_int(f, "SELECT count(*) FROM phases k JOIN phases l ON l.id = k.parent_id"
+		    " JOIN strings s ON s.id = k.name_id JOIN strings ls ON ls.id = l.name_id"
+		    " WHERE s.text = 'K' AND ls.text = 'L' AND l.start_ns = k.start_ns - 50"),
+	   N);
+	EQ(q_int(f, "SELECT count(*) FROM phases l JOIN strings s ON s.id = l.name_id"
+		    " WHERE s.text = 'L' AND l.child_count = 1 AND l.device_ns = 3"),
+	   N);
+	struct prow ls = byname(f, "L stray"), stray = byname(f, "stray");
+	EQ(stray.parent, ls.id);
+	EQ(ls.children, 1);
+	EQ(ls.device, 4);
+}
+
 /* The header: `device` alone makes a track "processed after every host track". */
 /* A device track listed before the host track that launches its work is still
  * processed after it: NEST_ON_DEVICE orders tracks. */
@@ -1093,6 +1128,7 @@ int main(void)
 	    T(test_nest_launch_link),
 	    T(test_nest_launch_counts),
 	    T(test_nest_launch_counts_fall_back),
+	    T(test_nest_launch_map_past_its_memory),
 	    T(test_nest_device_flag_orders_tracks),
 	    T(test_nest_flows),
 	    T(test_nest_overlap_does_not_adopt),

@@ -1,0 +1,198 @@
+/*
+ * A bounded map of correlation ids; see cmap.h for the contract.
+ *
+ * In memory: linear probing over 16-byte slots, a load of at most 7/8, the
+ * size doubled until max_bytes would be passed.  On disk: one rowid table
+ * keyed by the id, so that a lookup is one B-tree descent, through pages
+ * that nearly ordered ids keep in the 2 MiB cache.
+ */
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include "model/cmap.h"
+#include "model/xalloc.h"
+
+#define MIN_SLOTS 1024
+
+struct slot {
+	int64_t id; /* 0: empty */
+	uint64_t v;
+};
+
+struct cmap {
+	struct slot *slot;
+	size_t cap, n, max_cap;
+	sqlite3 *db; /* the disk table, opened when first needed */
+	sqlite3_stmt *get, *put;
+	char *err;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+struct cmap *cmap_new(size_t max_bytes)
+{
+	struct cmap *m = xcalloc(1, sizeof(*m));
+	m->max_cap = MIN_SLOTS;
+	while (m->max_cap <= max_bytes / 2 / sizeof(struct slot))
+		m->max_cap *= 2;
+	return m;
+}
+
+static struct slot *probe(const struct cmap *m, int64_t id)
+{
+	size_t i = mix64((uint64_t)id) & (m->cap - 1);
+	while (m->slot[i].id && m->slot[i].id != id)
+		i = (i + 1) & (m->cap - 1);
+	return &m->slot[i];
+}
+
+static int full(const struct cmap *m)
+{
+	return (m->n + 1) * 8 > m->cap * 7;
+}
+
+static void grow(struct cmap *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : MIN_SLOTS;
+	struct slot *old = m->slot;
+	size_t old_cap = m->cap;
+	m->slot = xcalloc(cap, sizeof(*m->slot));
+	m->cap = cap;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].id)
+			*probe(m, old[i].id) = old[i];
+	free(old);
+}
+
+static int fail(struct cmap *m, const char *what)
+{
+	free(m->err);
+	m->err = xasprintf("cannot keep correlation ids in a temporary file: %s: %s", what,
+			   m->db ? sqlite3_errmsg(m->db) : "out of memory");
+	return -1;
+}
+
+static int disk_open(struct cmap *m)
+{
+	if (m->put)
+		return 0;
+	if (m->err)
+		return -1; /* it failed before: no second try */
+	/* "" is a private database in a temporary file, deleted when closed */
+	if (sqlite3_open_v2("", &m->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK)
+		return fail(m, "open");
+	if (sqlite3_exec(m->db,
+			 "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
+			 " PRAGMA cache_size = -2048;"
+			 " CREATE TABLE m(id INTEGER PRIMARY KEY, v INTEGER NOT NULL)",
+			 NULL, NULL, NULL) != SQLITE_OK)
+		return fail(m, "create");
+	if (sqlite3_prepare_v2(m->db, "SELECT v FROM m WHERE id = ?1", -1, &m->get, NULL) !=
+		SQLITE_OK ||
+	    sqlite3_prepare_v2(m->db, "INSERT OR REPLACE INTO m(id, v) VALUES (?1, ?2)", -1,
+			       &m->put, NULL) != SQLITE_OK)
+		return fail(m, "prepare");
+	return 0;
+}
+
+static int disk_get(struct cmap *m, int64_t id, uint64_t *v)
+{
+	if (!m->get)
+		return 0;
+	sqlite3_bind_int64(m->get, 1, id);
+	int rc = sqlite3_step(m->get);
+	if (rc == SQLITE_ROW)
+		*v = (uint64_t)sqlite3_column_int64(m->get, 0);
+	sqlite3_reset(m->get);
+	if (rc == SQLITE_ROW)
+		return 1;
+	return rc == SQLITE_DONE ? 0 : fail(m, "read");
+}
+
+int cmap_get(struct cmap *m, int64_t id, uint64_t *v)
+{
+	if (m->cap) {
+		const struct slot *s = probe(m, id);
+		if (s->id) {
+			*v = s->v;
+			return 1;
+		}
+	}
+	return disk_get(m, id, v);
+}
+
+int cmap_put(struct cmap *m, int64_t id, uint64_t v)
+{
+	if (m->cap) {
+		struct slot *s = probe(m, id);
+		if (s->id) {
+			s->v = v;
+			return 0;
+		}
+	}
+	if (!m->cap || full(m)) {
+		if (m->cap < m->max_cap) {
+			grow(m);
+		} else {
+			/* the table is as large as it may be: the id goes on disk */
+			if (disk_open(m) < 0)
+				return -1;
+			sqlite3_bind_int64(m->put, 1, id);
+			sqlite3_bind_int64(m->put, 2, (int64_t)v);
+			int rc = sqlite3_step(m->put);
+			sqlite3_reset(m->put);
+			return rc == SQLITE_DONE ? 0 : fail(m, "write");
+		}
+	}
+	struct slot *s = probe(m, id);
+	s->id = id;
+	s->v = v;
+	m->n++;
+	return 0;
+}
+
+void cmap_prefetch(const struct cmap *m, int64_t id)
+{
+	if (m->cap)
+		__builtin_prefetch(&m->slot[mix64((uint64_t)id) & (m->cap - 1)]);
+}
+
+const char *cmap_error(const struct cmap *m)
+{
+	return m->err ? m->err : "no error";
+}
+
+uint64_t cmap_on_disk(const struct cmap *m)
+{
+	sqlite3_stmt *s;
+	uint64_t n = 0;
+	if (m->db &&
+	    sqlite3_prepare_v2(m->db, "SELECT count(*) FROM m", -1, &s, NULL) == SQLITE_OK) {
+		if (sqlite3_step(s) == SQLITE_ROW)
+			n = (uint64_t)sqlite3_column_int64(s, 0);
+		sqlite3_finalize(s);
+	}
+	return n;
+}
+
+void cmap_free(struct cmap *m)
+{
+	if (!m)
+		return;
+	sqlite3_finalize(m->get);
+	sqlite3_finalize(m->put);
+	sqlite3_close(m->db);
+	free(m->slot);
+	free(m->err);
+	free(m);
+}
