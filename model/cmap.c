@@ -10,20 +10,34 @@
 #include <stdlib.h>
 
 #include "model/cmap.h"
+#include "model/runs.h"
 #include "model/xalloc.h"
 
 #define MIN_SLOTS 1024
+#define LATE_BUF  (64 << 10) /* deferred deltas buffered before a sorted run */
 
 struct slot {
 	int64_t id; /* 0: empty */
 	uint64_t v;
 };
 
+/* A delta for an id with no room in memory, applied by cmap_settle. */
+struct late {
+	int64_t id;
+	uint64_t delta;
+};
+
 struct cmap {
 	struct slot *slot;
 	size_t cap, n, max_cap;
+	cmap_combine combine;
 	sqlite3 *db; /* the disk table, opened when first needed */
 	sqlite3_stmt *get, *put;
+	struct late *late; /* LATE_BUF of them, then sorted runs */
+	void **order;
+	size_t nlate;
+	struct run *runs;
+	size_t nruns, runs_alloc;
 	char *err;
 };
 
@@ -37,9 +51,10 @@ static uint64_t mix64(uint64_t x)
 	return x;
 }
 
-struct cmap *cmap_new(size_t max_bytes)
+struct cmap *cmap_new(size_t max_bytes, cmap_combine combine)
 {
 	struct cmap *m = xcalloc(1, sizeof(*m));
+	m->combine = combine;
 	m->max_cap = MIN_SLOTS;
 	while (m->max_cap <= max_bytes / 2 / sizeof(struct slot))
 		m->max_cap *= 2;
@@ -131,34 +146,179 @@ int cmap_get(struct cmap *m, int64_t id, uint64_t *v)
 	return disk_get(m, id, v);
 }
 
-int cmap_put(struct cmap *m, int64_t id, uint64_t v)
+/* The slot of id in memory; with add, a new one when there is room
+ * (NULL when the table is as large as it may be and full). */
+static struct slot *mem_slot(struct cmap *m, int64_t id, int add)
 {
 	if (m->cap) {
 		struct slot *s = probe(m, id);
-		if (s->id) {
-			s->v = v;
-			return 0;
-		}
+		if (s->id || !add)
+			return s->id ? s : NULL;
 	}
+	if (!add)
+		return NULL;
 	if (!m->cap || full(m)) {
-		if (m->cap < m->max_cap) {
-			grow(m);
-		} else {
-			/* the table is as large as it may be: the id goes on disk */
-			if (disk_open(m) < 0)
-				return -1;
-			sqlite3_bind_int64(m->put, 1, id);
-			sqlite3_bind_int64(m->put, 2, (int64_t)v);
-			int rc = sqlite3_step(m->put);
-			sqlite3_reset(m->put);
-			return rc == SQLITE_DONE ? 0 : fail(m, "write");
-		}
+		if (m->cap == m->max_cap)
+			return NULL;
+		grow(m);
 	}
 	struct slot *s = probe(m, id);
 	s->id = id;
-	s->v = v;
 	m->n++;
+	return s;
+}
+
+static int disk_put(struct cmap *m, int64_t id, uint64_t v)
+{
+	if (disk_open(m) < 0)
+		return -1;
+	sqlite3_bind_int64(m->put, 1, id);
+	sqlite3_bind_int64(m->put, 2, (int64_t)v);
+	int rc = sqlite3_step(m->put);
+	sqlite3_reset(m->put);
+	return rc == SQLITE_DONE ? 0 : fail(m, "write");
+}
+
+int cmap_put(struct cmap *m, int64_t id, uint64_t v)
+{
+	struct slot *s = mem_slot(m, id, 1);
+	if (!s)
+		return disk_put(m, id, v); /* no room in memory: on disk */
+	s->v = v;
 	return 0;
+}
+
+/* ---- deltas deferred to cmap_settle ---- */
+
+static int late_cmp(const void *a, const void *b)
+{
+	const struct late *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static int late_pcmp(const void *a, const void *b)
+{
+	return late_cmp(*(void *const *)a, *(void *const *)b);
+}
+
+static size_t late_size(const void *r)
+{
+	(void)r;
+	return sizeof(struct late);
+}
+
+static const struct run_kind late_runs = {sizeof(struct late), late_size, late_cmp};
+
+/* Sorts the buffered deltas; with spill, writes them as a run. */
+static int late_sort(struct cmap *m, int spill)
+{
+	for (size_t i = 0; i < m->nlate; i++)
+		m->order[i] = &m->late[i];
+	qsort(m->order, m->nlate, sizeof(*m->order), late_pcmp);
+	if (!spill)
+		return 0;
+	XGROW(m->runs, m->nruns + 1, m->runs_alloc);
+	char *err = NULL;
+	if (run_write(&late_runs, m->order, m->nlate, &m->runs[m->nruns], &err) < 0) {
+		free(m->err);
+		m->err = err;
+		return -1;
+	}
+	m->nruns++;
+	m->nlate = 0;
+	return 0;
+}
+
+int cmap_add(struct cmap *m, int64_t id, uint64_t delta)
+{
+	if (m->err)
+		return -1;
+	struct slot *s = mem_slot(m, id, 1);
+	if (s) {
+		s->v = m->combine(s->v, delta);
+		return 0;
+	}
+	if (!m->late) {
+		m->late = xmalloc(LATE_BUF * sizeof(*m->late));
+		m->order = xmalloc(LATE_BUF * sizeof(*m->order));
+	}
+	if (m->nlate == LATE_BUF && late_sort(m, 1) < 0)
+		return -1;
+	m->late[m->nlate++] = (struct late){id, delta};
+	return 0;
+}
+
+/* Folds the sorted deltas of one id after another into the disk table. */
+struct settling {
+	struct cmap *m;
+	int64_t id;
+	uint64_t v;
+	int have, had_rows; /* had_rows: the table held ids before settling */
+};
+
+static int settle_flush(struct settling *st)
+{
+	if (!st->have)
+		return 0;
+	st->have = 0;
+	return disk_put(st->m, st->id, st->v);
+}
+
+static int settle_one(void *arg, const void *rec)
+{
+	struct settling *st = arg;
+	const struct late *l = rec;
+	if (!st->have || l->id != st->id) {
+		if (settle_flush(st) < 0)
+			return -1;
+		st->id = l->id;
+		st->v = 0;
+		st->have = 1;
+		if (st->had_rows && disk_get(st->m, l->id, &st->v) < 0)
+			return -1;
+	}
+	st->v = st->m->combine(st->v, l->delta);
+	return 0;
+}
+
+int cmap_settle(struct cmap *m)
+{
+	if (m->err)
+		return -1;
+	if (!m->nlate && !m->nruns)
+		return 0;
+	struct settling st = {.m = m, .had_rows = m->put != NULL};
+	int rc = -1;
+	if (disk_open(m) < 0 || late_sort(m, m->nruns > 0) < 0)
+		goto out;
+	if (sqlite3_exec(m->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+		fail(m, "begin");
+		goto out;
+	}
+	char *err = NULL;
+	if (m->nruns) {
+		if (runs_merge(&late_runs, m->runs, &m->nruns, settle_one, &st, &err) < 0) {
+			if (err) { /* a sort file failed, not the table */
+				free(m->err);
+				m->err = err;
+			}
+			goto out;
+		}
+	} else {
+		for (size_t i = 0; i < m->nlate; i++)
+			if (settle_one(&st, m->order[i]) < 0)
+				goto out;
+	}
+	if (settle_flush(&st) < 0)
+		goto out;
+	if (sqlite3_exec(m->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		fail(m, "commit");
+		goto out;
+	}
+	m->nlate = 0;
+	rc = 0;
+out:
+	return rc;
 }
 
 void cmap_prefetch(const struct cmap *m, int64_t id)
@@ -192,6 +352,10 @@ void cmap_free(struct cmap *m)
 	sqlite3_finalize(m->get);
 	sqlite3_finalize(m->put);
 	sqlite3_close(m->db);
+	runs_close(m->runs, m->nruns);
+	free(m->runs);
+	free(m->late);
+	free(m->order);
 	free(m->slot);
 	free(m->err);
 	free(m);

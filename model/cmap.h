@@ -23,13 +23,25 @@
 
 struct cmap;
 
-struct cmap *cmap_new(size_t max_bytes);
+/* How cmap_add folds a delta into a value (0 for an id not yet in the
+ * map); the result must not depend on the order of the deltas. */
+typedef uint64_t (*cmap_combine)(uint64_t v, uint64_t delta);
+
+/* combine may be NULL when cmap_add is not used. */
+struct cmap *cmap_new(size_t max_bytes, cmap_combine combine);
 /* 1 and *v when id is in the map, 0 (*v untouched) when not, -1 when the
  * disk table failed (cmap_error says why; it fails from then on).  id is
  * not 0. */
 int cmap_get(struct cmap *m, int64_t id, uint64_t *v);
 /* Sets id's value; 0, or -1 when the disk table failed. */
 int cmap_put(struct cmap *m, int64_t id, uint64_t v);
+/* Folds delta into id's value: at once when id is in memory or there is
+ * room for it there, else later, by cmap_settle (sorted by id first, so
+ * that the disk table is written in order rather than read and written
+ * once for each delta).  Until then cmap_get may miss those deltas. */
+int cmap_add(struct cmap *m, int64_t id, uint64_t delta);
+/* Folds every delta cmap_add deferred into the disk table. */
+int cmap_settle(struct cmap *m);
 /* A hint that id will be wanted soon. */
 void cmap_prefetch(const struct cmap *m, int64_t id);
 /* Why the last -1 came back. */

@@ -87,19 +87,16 @@ static int launch_failed(const struct cmap *m, char **err)
 	return -1;
 }
 
-static int launch_count(struct cmap *m, int64_t corr, int64_t dur, char **err)
+/* One more piece of device work of dur ns in an id's count (a cmap_combine:
+ * the order of the pieces does not change the result). */
+static uint64_t launch_count(uint64_t v, uint64_t dur)
 {
-	uint64_t v = 0;
-	if (cmap_get(m, corr, &v) < 0)
-		return launch_failed(m, err);
 	uint64_t n = v >> DEV_NS_BITS, ns = v & DEV_NS_MAX;
 	if (v & LAUNCH_UNCOUNTED)
-		return 0;
-	if (n == DEV_N_MAX || (uint64_t)dur > DEV_NS_MAX - ns)
-		v = LAUNCH_UNCOUNTED;
-	else
-		v = (n + 1) << DEV_NS_BITS | (ns + (uint64_t)dur);
-	return cmap_put(m, corr, v) < 0 ? launch_failed(m, err) : 0;
+		return v;
+	if (n == DEV_N_MAX || dur > DEV_NS_MAX - ns)
+		return LAUNCH_UNCOUNTED;
+	return (n + 1) << DEV_NS_BITS | (ns + dur);
 }
 
 /* Counts device work by batches: its slots are fetched from memory all at
@@ -119,8 +116,8 @@ static int count_batch(struct cmap *m, struct counting *b, char **err)
 	size_t n = b->n;
 	b->n = 0;
 	for (size_t i = 0; i < n; i++)
-		if (launch_count(m, b->corr[i], b->dur[i], err) < 0)
-			return -1;
+		if (cmap_add(m, b->corr[i], (uint64_t)b->dur[i]) < 0)
+			return launch_failed(m, err);
 	return 0;
 }
 
@@ -169,7 +166,7 @@ struct nest *nest_new(size_t arena_bytes)
 	n->arena_bytes = arena_bytes;
 	n->dev_min = INT64_MAX;
 	n->dev_max = INT64_MIN;
-	n->launches = cmap_new(arena_bytes / 2);
+	n->launches = cmap_new(arena_bytes / 2, launch_count);
 	for (int i = 0; i < 2; i++)
 		n->buf[i].cap = arena_bytes / 2; /* allocated when first filled */
 	n->buf[0].arena = xmalloc(n->buf[0].cap);
@@ -1005,6 +1002,8 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 	c.all_launches = n->all_launches;
 	if (count_batch(n->launches, &n->counting, err) < 0)
 		return -1;
+	if (cmap_settle(n->launches) < 0)
+		return launch_failed(n->launches, err);
 	c.counted = !n->dev_overflow && !__builtin_add_overflow(n->dev_min, offset_ns, &lo) &&
 		    !__builtin_add_overflow(n->dev_max, offset_ns, &hi);
 	c.flows.cap = n->arena_bytes / 16 / sizeof(struct flow_end);
