@@ -33,11 +33,8 @@ struct cmap {
 	cmap_combine combine;
 	sqlite3 *db; /* the disk table, opened when first needed */
 	sqlite3_stmt *get, *put;
-	struct late *late; /* LATE_BUF of them, then sorted runs */
-	void **order;
-	size_t nlate;
-	struct run *runs;
-	size_t nruns, runs_alloc;
+	struct run_buffer late; /* deltas of ids with no room in memory */
+	int have_late;
 	char *err;
 };
 
@@ -51,10 +48,25 @@ static uint64_t mix64(uint64_t x)
 	return x;
 }
 
+static int late_cmp(const void *a, const void *b)
+{
+	const struct late *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static size_t late_size(const void *r)
+{
+	(void)r;
+	return sizeof(struct late);
+}
+
+static const struct run_kind late_runs = {sizeof(struct late), late_size, late_cmp};
+
 struct cmap *cmap_new(size_t max_bytes, cmap_combine combine)
 {
 	struct cmap *m = xcalloc(1, sizeof(*m));
 	m->combine = combine;
+	run_buffer_init(&m->late, &late_runs, LATE_BUF);
 	m->max_cap = MIN_SLOTS;
 	while (m->max_cap <= max_bytes / 2 / sizeof(struct slot))
 		m->max_cap *= 2;
@@ -190,45 +202,6 @@ int cmap_put(struct cmap *m, int64_t id, uint64_t v)
 
 /* ---- deltas deferred to cmap_settle ---- */
 
-static int late_cmp(const void *a, const void *b)
-{
-	const struct late *x = a, *y = b;
-	return (x->id > y->id) - (x->id < y->id);
-}
-
-static int late_pcmp(const void *a, const void *b)
-{
-	return late_cmp(*(void *const *)a, *(void *const *)b);
-}
-
-static size_t late_size(const void *r)
-{
-	(void)r;
-	return sizeof(struct late);
-}
-
-static const struct run_kind late_runs = {sizeof(struct late), late_size, late_cmp};
-
-/* Sorts the buffered deltas; with spill, writes them as a run. */
-static int late_sort(struct cmap *m, int spill)
-{
-	for (size_t i = 0; i < m->nlate; i++)
-		m->order[i] = &m->late[i];
-	qsort(m->order, m->nlate, sizeof(*m->order), late_pcmp);
-	if (!spill)
-		return 0;
-	XGROW(m->runs, m->nruns + 1, m->runs_alloc);
-	char *err = NULL;
-	if (run_write(&late_runs, m->order, m->nlate, &m->runs[m->nruns], &err) < 0) {
-		free(m->err);
-		m->err = err;
-		return -1;
-	}
-	m->nruns++;
-	m->nlate = 0;
-	return 0;
-}
-
 int cmap_add(struct cmap *m, int64_t id, uint64_t delta)
 {
 	if (m->err)
@@ -238,13 +211,15 @@ int cmap_add(struct cmap *m, int64_t id, uint64_t delta)
 		s->v = m->combine(s->v, delta);
 		return 0;
 	}
-	if (!m->late) {
-		m->late = xmalloc(LATE_BUF * sizeof(*m->late));
-		m->order = xmalloc(LATE_BUF * sizeof(*m->order));
-	}
-	if (m->nlate == LATE_BUF && late_sort(m, 1) < 0)
+	char *err = NULL;
+	struct late *l = run_buffer_add(&m->late, &err);
+	if (!l) {
+		free(m->err);
+		m->err = err;
 		return -1;
-	m->late[m->nlate++] = (struct late){id, delta};
+	}
+	*l = (struct late){id, delta};
+	m->have_late = 1;
 	return 0;
 }
 
@@ -285,40 +260,27 @@ int cmap_settle(struct cmap *m)
 {
 	if (m->err)
 		return -1;
-	if (!m->nlate && !m->nruns)
+	if (!m->have_late)
 		return 0;
+	m->have_late = 0;
 	struct settling st = {.m = m, .had_rows = m->put != NULL};
-	int rc = -1;
-	if (disk_open(m) < 0 || late_sort(m, m->nruns > 0) < 0)
-		goto out;
-	if (sqlite3_exec(m->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-		fail(m, "begin");
-		goto out;
-	}
+	if (disk_open(m) < 0)
+		return -1;
+	if (sqlite3_exec(m->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return fail(m, "begin");
 	char *err = NULL;
-	if (m->nruns) {
-		if (runs_merge(&late_runs, m->runs, &m->nruns, settle_one, &st, &err) < 0) {
-			if (err) { /* a sort file failed, not the table */
-				free(m->err);
-				m->err = err;
-			}
-			goto out;
+	if (run_buffer_merge(&m->late, settle_one, &st, &err) < 0) {
+		if (err) { /* a sort file failed, not the table */
+			free(m->err);
+			m->err = err;
 		}
-	} else {
-		for (size_t i = 0; i < m->nlate; i++)
-			if (settle_one(&st, m->order[i]) < 0)
-				goto out;
+		return -1;
 	}
 	if (settle_flush(&st) < 0)
-		goto out;
-	if (sqlite3_exec(m->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-		fail(m, "commit");
-		goto out;
-	}
-	m->nlate = 0;
-	rc = 0;
-out:
-	return rc;
+		return -1;
+	if (sqlite3_exec(m->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		return fail(m, "commit");
+	return 0;
 }
 
 void cmap_prefetch(const struct cmap *m, int64_t id)
@@ -352,10 +314,7 @@ void cmap_free(struct cmap *m)
 	sqlite3_finalize(m->get);
 	sqlite3_finalize(m->put);
 	sqlite3_close(m->db);
-	runs_close(m->runs, m->nruns);
-	free(m->runs);
-	free(m->late);
-	free(m->order);
+	run_buffer_release(&m->late);
 	free(m->slot);
 	free(m->err);
 	free(m);

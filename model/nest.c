@@ -403,16 +403,6 @@ struct flow_end {
 	int64_t phase, dir; /* dir 0: the start, 1: the end */
 };
 
-/* The flow ends recorded so far: a buffer, then sorted runs on disk. */
-struct flow_ends {
-	struct flow_end *v;
-	size_t n, cap; /* cap: a 16th of the arena budget's worth */
-	void **order;  /* v sorted, for run_write */
-	struct run *runs;
-	size_t nruns, runs_alloc;
-	uint64_t seq;
-};
-
 struct pending_flow { /* a "next slice" flow end waiting for its span */
 	int64_t cat, t;
 	uint64_t fid;
@@ -434,10 +424,13 @@ struct ctx {
 	size_t npending, pending_alloc;
 	struct cmap *launches; /* the nest's */
 	int all_launches;
-	int counted;		/* the counts of device work hold once offset */
-	struct flow_ends flows; /* of the main thread: the writer is busy enough */
-	struct wqueue *q;	/* the writes, done by the writer thread */
-	struct idorder *ord;	/* phases on their way to q, put back in id order */
+	int counted; /* the counts of device work hold once offset */
+	/* the flow ends recorded so far (a 16th of the arena budget's worth in
+	 * memory), paired by the main thread: the writer is busy enough */
+	struct run_buffer flows;
+	uint64_t flow_seq;
+	struct wqueue *q;    /* the writes, done by the writer thread */
+	struct idorder *ord; /* phases on their way to q, put back in id order */
 	/* the writer's phases not yet written: batched into one statement */
 	struct phase_row pend[STORE_PHASE_BATCH];
 	size_t npend;
@@ -592,43 +585,13 @@ static size_t flow_size(const void *e)
 
 static const struct run_kind flow_runs = {sizeof(struct flow_end), flow_size, flow_cmp};
 
-/* Sorts the buffered flow ends in place; with spill, writes them as a run. */
-static int flows_sort(struct flow_ends *fe, int spill, char **err)
-{
-	if (fe->n)
-		qsort(fe->v, fe->n, sizeof(*fe->v), flow_cmp);
-	if (!spill)
-		return 0;
-	for (size_t i = 0; i < fe->n; i++)
-		fe->order[i] = &fe->v[i];
-	XGROW(fe->runs, fe->nruns + 1, fe->runs_alloc);
-	if (run_write(&flow_runs, fe->order, fe->n, &fe->runs[fe->nruns], err) < 0)
-		return -1;
-	fe->nruns++;
-	fe->n = 0;
-	return 0;
-}
-
-static void flows_release(struct flow_ends *fe)
-{
-	runs_close(fe->runs, fe->nruns);
-	free(fe->runs);
-	free(fe->v);
-	free(fe->order);
-	memset(fe, 0, sizeof(*fe));
-}
-
 /* Records one end of a flow for pairing in link_flows. dir 0: start, 1: end. */
 static int record_flow(struct ctx *c, int64_t cat, uint64_t fid, int dir, int64_t phase, int64_t t)
 {
-	struct flow_ends *fe = &c->flows;
-	if (!fe->v) {
-		fe->v = xmalloc(fe->cap * sizeof(*fe->v));
-		fe->order = xmalloc(fe->cap * sizeof(*fe->order));
-	}
-	if (fe->n == fe->cap && flows_sort(fe, 1, c->err) < 0)
+	struct flow_end *e = run_buffer_add(&c->flows, c->err);
+	if (!e)
 		return -1;
-	fe->v[fe->n++] = (struct flow_end){cat, (int64_t)fid, t, fe->seq++, phase, dir};
+	*e = (struct flow_end){cat, (int64_t)fid, t, c->flow_seq++, phase, dir};
 	return 0;
 }
 
@@ -956,7 +919,6 @@ static int pair_flow(void *arg, const void *rec)
 
 static int link_flows(struct ctx *c)
 {
-	struct flow_ends *fe = &c->flows;
 	struct pairing p = {.c = c, .kind_cat = -1, .kind = EDGE_FLOW};
 	sqlite3 *db = store_db(c->st);
 	if (sqlite3_prepare_v2(db, "INSERT INTO edges(src, dst, kind) VALUES (?1, ?2, ?3)", -1,
@@ -966,16 +928,8 @@ static int link_flows(struct ctx *c)
 		return -1;
 	}
 	int rc = -1;
-	if (flows_sort(fe, fe->nruns > 0, c->err) < 0)
+	if (run_buffer_merge(&c->flows, pair_flow, &p, c->err) < 0)
 		goto out;
-	if (fe->nruns) {
-		if (runs_merge(&flow_runs, fe->runs, &fe->nruns, pair_flow, &p, c->err) < 0)
-			goto out;
-	} else {
-		for (size_t i = 0; i < fe->n; i++)
-			if (pair_flow(&p, &fe->v[i]) < 0)
-				goto out;
-	}
 	if (p.have_group && p.start && !p.start_used)
 		c->stats->lone_flows++;
 	rc = 0;
@@ -1006,8 +960,7 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 		return launch_failed(n->launches, err);
 	c.counted = !n->dev_overflow && !__builtin_add_overflow(n->dev_min, offset_ns, &lo) &&
 		    !__builtin_add_overflow(n->dev_max, offset_ns, &hi);
-	c.flows.cap = n->arena_bytes / 16 / sizeof(struct flow_end);
-	c.flows.cap = c.flows.cap < 4 ? 4 : c.flows.cap;
+	run_buffer_init(&c.flows, &flow_runs, n->arena_bytes / 16 / sizeof(struct flow_end));
 	for (size_t i = 0; i < ntracks; i++)
 		tracks[i].used = 0, tracks[i].spans = 0;
 	if (!(c.q = wqueue_start(do_write, &c, err)))
@@ -1049,7 +1002,7 @@ out:
 	if (rc == 0 && link_flows(&c) < 0)
 		rc = -1;
 	timing_mark("flows");
-	flows_release(&c.flows);
+	run_buffer_release(&c.flows);
 	idorder_free(c.ord);
 	free(c.pending);
 	for (size_t i = 0; i < c.alloc; i++)

@@ -205,3 +205,64 @@ fail:
 	*n = 0;
 	return -1;
 }
+
+/* ---- the run buffer ---- */
+
+void run_buffer_init(struct run_buffer *b, const struct run_kind *k, size_t cap)
+{
+	memset(b, 0, sizeof(*b));
+	b->k = k;
+	b->cap = cap ? cap : 1;
+}
+
+/* Sorts the buffered records; with spill, writes them as a run. */
+static int buffer_sort(struct run_buffer *b, int spill, char **err)
+{
+	size_t size = b->k->head;
+	if (b->n)
+		qsort(b->v, b->n, size, b->k->cmp);
+	if (!spill)
+		return 0;
+	for (size_t i = 0; i < b->n; i++)
+		b->order[i] = b->v + i * size;
+	XGROW(b->runs, b->nruns + 1, b->runs_alloc);
+	if (run_write(b->k, b->order, b->n, &b->runs[b->nruns], err) < 0)
+		return -1;
+	b->nruns++;
+	b->n = 0;
+	return 0;
+}
+
+void *run_buffer_add(struct run_buffer *b, char **err)
+{
+	if (!b->v) {
+		b->v = xmalloc(b->cap * b->k->head);
+		b->order = xmalloc(b->cap * sizeof(*b->order));
+	}
+	if (b->n == b->cap && buffer_sort(b, 1, err) < 0)
+		return NULL;
+	return b->v + b->n++ * b->k->head;
+}
+
+int run_buffer_merge(struct run_buffer *b, run_sink sink, void *arg, char **err)
+{
+	if (buffer_sort(b, b->nruns > 0, err) < 0)
+		return -1;
+	if (b->nruns)
+		return runs_merge(b->k, b->runs, &b->nruns, sink, arg, err);
+	size_t n = b->n;
+	b->n = 0;
+	for (size_t i = 0; i < n; i++)
+		if (sink(arg, b->v + i * b->k->head) < 0)
+			return -1;
+	return 0;
+}
+
+void run_buffer_release(struct run_buffer *b)
+{
+	runs_close(b->runs, b->nruns);
+	free(b->runs);
+	free(b->v);
+	free(b->order);
+	memset(b, 0, sizeof(*b));
+}

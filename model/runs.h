@@ -1,7 +1,8 @@
 /*
  * Sorted runs of records in temporary files and their k-way merge: the
- * external sort behind the nest builder's spans and its flow ends, which may
- * be larger than the memory an import may use.
+ * external sort behind the nest builder's spans and its flow ends, and the
+ * correlation-id map's late counts, which may be larger than the memory an
+ * import may use.
  *
  * A record is a fixed header followed by whatever its kind says it carries;
  * struct run_kind tells a record's whole length from its header, and how two
@@ -47,5 +48,29 @@ int runs_merge(const struct run_kind *k, struct run *runs, size_t *n, run_sink s
 
 /* Closes runs[0..n) without reading them. */
 void runs_close(struct run *runs, size_t n);
+
+/* Records of one fixed size (k->head) gathered for one sorted pass: a
+ * buffer of cap records is sorted and written as a run each time it fills,
+ * and run_buffer_merge hands every record to a sink in order, straight from
+ * memory when none was written.  Its memory: cap records and a pointer
+ * each, allocated when the first record comes. */
+struct run_buffer {
+	const struct run_kind *k;
+	char *v;
+	void **order;
+	size_t n, cap;
+	struct run *runs;
+	size_t nruns, runs_alloc;
+};
+
+void run_buffer_init(struct run_buffer *b, const struct run_kind *k, size_t cap);
+/* Room for one more record, to be filled by the caller; NULL with *err set
+ * when the full buffer could not be written. */
+void *run_buffer_add(struct run_buffer *b, char **err);
+/* Hands every record added so far to sink in order, and empties b; -1 with
+ * *err set as runs_merge says. */
+int run_buffer_merge(struct run_buffer *b, run_sink sink, void *arg, char **err);
+/* Frees b's memory and closes its runs. */
+void run_buffer_release(struct run_buffer *b);
 
 #endif

@@ -166,6 +166,39 @@ static void test_runs_sink_error_closes_all(void **state)
 }
 
 /* Runs go to $TMPDIR, and leave nothing there. */
+/* Fixed-size items (no bytes after the header) through a run buffer: in
+ * order whether they stayed in memory or filled it many times over, and
+ * none at all is fine; the buffer can be used again once merged. */
+static void test_runs_buffer(void **state)
+{
+	(void)state;
+	static const struct run_kind fixed = {sizeof(struct item), item_size, item_cmp};
+	int fds = open_fds();
+	const size_t counts[] = {0, 5, 100, 1000};
+	for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+		struct run_buffer b;
+		run_buffer_init(&b, &fixed, 64);
+		uint64_t seed = 11 + k;
+		char *err = NULL;
+		for (int pass = 0; pass < 2; pass++) {
+			for (size_t i = 0; i < counts[k]; i++) {
+				struct item *it = run_buffer_add(&b, &err);
+				assert_non_null(it);
+				*it = (struct item){.key = lcg(&seed) % 50, .seq = i};
+			}
+			assert_true(counts[k] <= 64 ? b.nruns == 0 : b.nruns > 0);
+			struct check c = {.err = &err};
+			assert_int_equal(run_buffer_merge(&b, check_sink, &c, &err), 0);
+			assert_int_equal(c.n, counts[k]);
+			assert_int_equal(c.bad, 0);
+			assert_int_equal(b.n, 0);
+			assert_int_equal(b.nruns, 0);
+		}
+		run_buffer_release(&b);
+	}
+	assert_int_equal(open_fds(), fds);
+}
+
 static void test_runs_in_tmpdir(void **state)
 {
 	(void)state;
@@ -206,6 +239,7 @@ int main(void)
 	    cmocka_unit_test(test_runs_merge_in_rounds),
 	    cmocka_unit_test(test_runs_merge_none),
 	    cmocka_unit_test(test_runs_sink_error_closes_all),
+	    cmocka_unit_test(test_runs_buffer),
 	    cmocka_unit_test(test_runs_in_tmpdir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
