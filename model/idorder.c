@@ -27,8 +27,6 @@ struct idorder {
 	int64_t next;	    /* ids below are emitted or skipped */
 	size_t held, bytes; /* rows held and their attrs bytes */
 	size_t max_bytes;
-	int64_t max_emitted; /* the largest id emitted so far */
-	uint64_t out_of_order;
 	int failed; /* the emitter's non-zero value, returned from then on */
 	idorder_emit emit;
 	void *arg;
@@ -47,7 +45,6 @@ struct idorder *idorder_new(int64_t first, size_t window, size_t max_bytes, idor
 	o->mask = n - 1;
 	o->next = first;
 	o->max_bytes = max_bytes;
-	o->max_emitted = INT64_MIN;
 	o->emit = emit;
 	o->arg = arg;
 	return o;
@@ -55,10 +52,6 @@ struct idorder *idorder_new(int64_t first, size_t window, size_t max_bytes, idor
 
 static int emit(struct idorder *o, const struct phase_row *p)
 {
-	if (p->id < o->max_emitted)
-		o->out_of_order++;
-	else
-		o->max_emitted = p->id;
 	return o->failed = o->emit(o->arg, p);
 }
 
@@ -129,11 +122,6 @@ int idorder_flush(struct idorder *o)
 	while (!rc && o->held)
 		rc = advance(o);
 	return rc;
-}
-
-uint64_t idorder_out_of_order(const struct idorder *o)
-{
-	return o->out_of_order;
 }
 
 void idorder_free(struct idorder *o)

@@ -40,8 +40,6 @@ int idorder_put(struct idorder *o, const struct phase_row *p);
 struct phase_row *idorder_find(struct idorder *o, int64_t id);
 /* Emits every held row, in id order. */
 int idorder_flush(struct idorder *o);
-/* Rows emitted after a larger id (skipped or late); for tests. */
-uint64_t idorder_out_of_order(const struct idorder *o);
 void idorder_free(struct idorder *o);
 
 #endif
