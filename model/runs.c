@@ -246,7 +246,7 @@ void *run_buffer_add(struct run_buffer *b, char **err)
 
 int run_buffer_merge(struct run_buffer *b, run_sink sink, void *arg, char **err)
 {
-	if (buffer_sort(b, b->nruns > 0, err) < 0)
+	if (buffer_sort(b, b->nruns > 0 && b->n > 0, err) < 0) /* no empty run */
 		return -1;
 	if (b->nruns)
 		return runs_merge(b->k, b->runs, &b->nruns, sink, arg, err);
