@@ -270,13 +270,12 @@ static int spill(struct nest *n, struct buf *b, char **err)
 	struct run r;
 	if (run_write(&rec_runs, (void *const *)b->idx, b->nidx, &r, err) < 0)
 		return -1;
-	pthread_mutex_lock(&n->mu);
-	XGROW(n->runs, n->nruns + 1, n->runs_alloc);
-	n->runs[n->nruns++] = r;
-	pthread_mutex_unlock(&n->mu);
 	b->nidx = 0;
 	b->used = 0;
-	return 0;
+	pthread_mutex_lock(&n->mu);
+	int rc = runs_add(&rec_runs, &n->runs, &n->nruns, &n->runs_alloc, r, err);
+	pthread_mutex_unlock(&n->mu);
+	return rc;
 }
 
 static void *spill_thread(void *arg)

@@ -57,6 +57,7 @@ int run_write(const struct run_kind *k, void *const *recs, size_t n, struct run 
 		return write_failed(f, err);
 	out->f = f;
 	out->count = n;
+	out->gen = 0;
 	return 0;
 }
 
@@ -176,34 +177,63 @@ static int sink_write(void *arg, const void *rec)
 	return 0;
 }
 
+/* Merges runs[0..m) into one new run *out (closing them, error or not). */
+static int merge_to_run(const struct run_kind *k, struct run *runs, size_t m, struct run *out,
+			char **err)
+{
+	struct round r = {k, {run_file(err), 0, 0}, err};
+	if (!r.out.f) {
+		runs_close(runs, m);
+		return -1;
+	}
+	if (merge(k, runs, m, sink_write, &r, err) < 0) {
+		fclose(r.out.f);
+		return -1;
+	}
+	if (fflush(r.out.f) != 0 || fseek(r.out.f, 0, SEEK_SET) != 0)
+		return write_failed(r.out.f, err);
+	*out = r.out;
+	return 0;
+}
+
+int runs_add(const struct run_kind *k, struct run **runs, size_t *n, size_t *alloc, struct run r,
+	     char **err)
+{
+	XGROW(*runs, *n + 1, *alloc);
+	r.gen = 0;
+	(*runs)[(*n)++] = r;
+	/* generations never grow along the list, so the last RUNS_FANIN are of
+	 * one generation when the first of them is of the last one's */
+	while (*n >= RUNS_FANIN && (*runs)[*n - RUNS_FANIN].gen == (*runs)[*n - 1].gen) {
+		struct run *last = *runs + *n - RUNS_FANIN;
+		unsigned gen = last->gen + 1;
+		*n -= RUNS_FANIN;
+		if (merge_to_run(k, last, RUNS_FANIN, &(*runs)[*n], err) < 0)
+			return -1;
+		(*runs)[(*n)++].gen = gen;
+	}
+	return 0;
+}
+
 int runs_merge(const struct run_kind *k, struct run *runs, size_t *n, run_sink sink, void *arg,
 	       char **err)
 {
 	/* the oldest runs first, into one new run, until one merge does it */
 	while (*n > RUNS_FANIN) {
 		size_t m = *n - RUNS_FANIN + 1 < RUNS_FANIN ? *n - RUNS_FANIN + 1 : RUNS_FANIN;
-		struct round r = {k, {run_file(err), 0}, err};
-		if (!r.out.f)
-			goto fail;
-		if (merge(k, runs, m, sink_write, &r, err) < 0) {
-			fclose(r.out.f);
-			goto fail;
-		}
-		if (fflush(r.out.f) != 0 || fseek(r.out.f, 0, SEEK_SET) != 0) {
-			write_failed(r.out.f, err);
-			goto fail;
+		struct run out;
+		if (merge_to_run(k, runs, m, &out, err) < 0) {
+			runs_close(runs + m, *n - m);
+			*n = 0;
+			return -1;
 		}
 		memmove(runs, runs + m, (*n - m) * sizeof(*runs));
 		*n -= m;
-		runs[(*n)++] = r.out;
+		runs[(*n)++] = out;
 	}
 	size_t all = *n;
 	*n = 0;
 	return merge(k, runs, all, sink, arg, err);
-fail:
-	runs_close(runs, *n);
-	*n = 0;
-	return -1;
 }
 
 /* ---- the run buffer ---- */
@@ -225,12 +255,11 @@ static int buffer_sort(struct run_buffer *b, int spill, char **err)
 		return 0;
 	for (size_t i = 0; i < b->n; i++)
 		b->order[i] = b->v + i * size;
-	XGROW(b->runs, b->nruns + 1, b->runs_alloc);
-	if (run_write(b->k, b->order, b->n, &b->runs[b->nruns], err) < 0)
+	struct run r;
+	if (run_write(b->k, b->order, b->n, &r, err) < 0)
 		return -1;
-	b->nruns++;
 	b->n = 0;
-	return 0;
+	return runs_add(b->k, &b->runs, &b->nruns, &b->runs_alloc, r, err);
 }
 
 void *run_buffer_add(struct run_buffer *b, char **err)

@@ -7,9 +7,11 @@
  * A record is a fixed header followed by whatever its kind says it carries;
  * struct run_kind tells a record's whole length from its header, and how two
  * records compare.  A run is written from an array of pointers the caller
- * has already sorted; the merge reads every run once, in rounds of at most
- * RUNS_FANIN files, so that open files and their buffers stay bounded
- * whatever the number of runs.
+ * has already sorted.  Runs are kept with runs_add, which merges every
+ * RUNS_FANIN runs of one generation into one run of the next as soon as
+ * they exist (so a list holds fewer than RUNS_FANIN runs per generation,
+ * and the open files stay bounded however long the input); runs_merge then
+ * reads the rest in rounds of at most RUNS_FANIN files.
  */
 #ifndef GRADEML_RUNS_H
 #define GRADEML_RUNS_H
@@ -30,11 +32,20 @@ struct run {
 	FILE *f; /* a temporary file in $TMPDIR (else /tmp), deleted when closed;
 		  * positioned at its start */
 	uint64_t count;
+	unsigned gen; /* 0 for a run written from memory, k + 1 for a merge of
+		       * RUNS_FANIN runs of generation k */
 };
 
 /* Writes recs[0..n) (in order) as a new run in *out; -1 with *err set when
  * the temporary file cannot be made or written. */
 int run_write(const struct run_kind *k, void *const *recs, size_t n, struct run *out, char **err);
+
+/* Appends r (generation 0) to the list runs[0..*n) of room *alloc, then
+ * merges its last RUNS_FANIN runs into one while they are all of one
+ * generation.  -1 with *err set when a merge fails: the runs it was reading
+ * are closed and gone from the list, r included; the others stay. */
+int runs_add(const struct run_kind *k, struct run **runs, size_t *n, size_t *alloc, struct run r,
+	     char **err);
 
 /* Takes each record in order; the record is valid until the call returns. */
 typedef int (*run_sink)(void *arg, const void *rec);

@@ -165,7 +165,6 @@ static void test_runs_sink_error_closes_all(void **state)
 	assert_int_equal(open_fds(), fds);
 }
 
-/* Runs go to $TMPDIR, and leave nothing there. */
 /* Fixed-size items (no bytes after the header) through a run buffer: in
  * order whether they stayed in memory or filled it many times over, and
  * none at all is fine; the buffer can be used again once merged. */
@@ -199,6 +198,50 @@ static void test_runs_buffer(void **state)
 	assert_int_equal(open_fds(), fds);
 }
 
+/* Runs kept with runs_add: however many come, the list holds fewer than
+ * RUNS_FANIN of each generation, generations never grow along it, the open
+ * files are the list's, and the merge still gives every record in order. */
+static void test_runs_add_bounds_open_files(void **state)
+{
+	(void)state;
+	enum { NRUNS = RUNS_FANIN * RUNS_FANIN + 3 * RUNS_FANIN + 5 };
+	int fds = open_fds();
+	struct run *runs = NULL;
+	size_t n = 0, alloc = 0, most = 0;
+	uint64_t seed = 5, seq = 0;
+	char *err = NULL;
+	for (size_t r = 0; r < NRUNS; r++) {
+		struct item v[3];
+		void *p[3];
+		size_t m = r % 4; /* some runs are empty */
+		for (size_t i = 0; i < m; i++) {
+			v[i] = (struct item){.key = lcg(&seed) % 1000, .seq = seq++};
+			p[i] = &v[i];
+		}
+		qsort(p, m, sizeof(*p), item_pcmp);
+		struct run one;
+		assert_int_equal(run_write(&items, p, m, &one, &err), 0);
+		assert_int_equal(runs_add(&items, &runs, &n, &alloc, one, &err), 0);
+		size_t per_gen = 1;
+		for (size_t i = 1; i < n; i++) {
+			assert_true(runs[i].gen <= runs[i - 1].gen);
+			per_gen = runs[i].gen == runs[i - 1].gen ? per_gen + 1 : 1;
+			assert_true(per_gen < RUNS_FANIN);
+		}
+		assert_int_equal(open_fds(), fds + (int)n);
+		most = n > most ? n : most;
+	}
+	assert_true(most < 3 * RUNS_FANIN);
+	assert_int_equal(runs[0].gen, 2); /* NRUNS > RUNS_FANIN^2 */
+	struct check c = {.err = &err};
+	assert_int_equal(runs_merge(&items, runs, &n, check_sink, &c, &err), 0);
+	assert_int_equal(c.n, seq);
+	assert_int_equal(c.bad, 0);
+	assert_int_equal(open_fds(), fds);
+	free(runs);
+}
+
+/* Runs go to $TMPDIR, and leave nothing there. */
 static void test_runs_in_tmpdir(void **state)
 {
 	(void)state;
@@ -240,6 +283,7 @@ int main(void)
 	    cmocka_unit_test(test_runs_merge_none),
 	    cmocka_unit_test(test_runs_sink_error_closes_all),
 	    cmocka_unit_test(test_runs_buffer),
+	    cmocka_unit_test(test_runs_add_bounds_open_files),
 	    cmocka_unit_test(test_runs_in_tmpdir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
