@@ -21,11 +21,11 @@ static uint64_t value_of(int64_t id)
 static void test_cmap_spills_past_its_bound(void **state)
 {
 	(void)state;
-	struct cmap *m = cmap_new(16 << 10, NULL); /* 1024 slots: 896 ids in memory */
+	struct cmap *m = cmap_new(16 << 10, NULL); /* 1024 slots: 768 ids in memory */
 	const int n = 5000;
 	for (int64_t id = 1; id <= n; id++)
 		assert_int_equal(cmap_put(m, id * 7, value_of(id)), 0);
-	assert_true(cmap_on_disk(m) >= (uint64_t)(n - 896));
+	assert_true(cmap_on_disk(m) >= (uint64_t)(n - 768));
 	assert_true(cmap_on_disk(m) < (uint64_t)n);
 	for (int64_t id = n; id >= 1; id--) {
 		uint64_t v = 0;
@@ -81,10 +81,10 @@ static uint64_t sum(uint64_t v, uint64_t delta)
 static void test_cmap_add_defers_past_its_bound(void **state)
 {
 	(void)state;
-	struct cmap *m = cmap_new(16 << 10, sum); /* 896 ids in memory */
+	struct cmap *m = cmap_new(16 << 10, sum); /* 1024 slots: 768 ids in memory */
 	const int64_t n = 3000;
 	assert_int_equal(cmap_put(m, n + 1, 1000), 0); /* memory has room */
-	for (int64_t id = 1; id <= 895; id++)
+	for (int64_t id = 1; id <= 767; id++)
 		assert_int_equal(cmap_put(m, id + 100000, 0), 0); /* fill memory */
 	assert_int_equal(cmap_put(m, 7, 500), 0);		  /* on disk: memory is full */
 	/* 100 rounds over 3000 ids: 300 k deltas, more than one buffer */

@@ -588,7 +588,7 @@ static void test_nest_launch_counts_fall_back(void **state)
 }
 
 /* More correlation ids than the launch map may hold in memory (with a budget
- * of 8 KiB, its smallest table, 896): the rest live on disk, and every
+ * of 8 KiB, its smallest table, 768): the rest live on disk, and every
  * kernel still finds its launch, every launch its count, both for counts
  * read ahead (the stream) and for device work on a host track (added one
  * by one). */
