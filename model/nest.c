@@ -127,12 +127,49 @@ static int launch_id_depth(uint64_t v, int64_t *id)
 	return (int)(v & 0xffff);
 }
 
+static int rec_role_rank(const struct rec *r)
+{
+	if (r->role == NEST_FLOW_IN_NEXT)
+		return 0;
+	return r->role == NEST_SPAN || r->role == NEST_DEVICE ? 1 : 2;
+}
+
+static int rec_cmp(const struct rec *a, const struct rec *b)
+{
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	int ra = rec_role_rank(a), rb = rec_role_rank(b);
+	if (ra != rb)
+		return ra - rb;
+	if (a->dur != b->dur)
+		return a->dur > b->dur ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int rec_pcmp(const void *x, const void *y)
+{
+	return rec_cmp(*(struct rec *const *)x, *(struct rec *const *)y);
+}
+
+static int rec_vcmp(const void *x, const void *y)
+{
+	return rec_cmp(x, y);
+}
+
+static size_t rec_size(const void *r)
+{
+	return REC_SIZE(((const struct rec *)r)->attrs_len);
+}
+
+static const struct run_kind rec_runs = {sizeof(struct rec), rec_size, rec_vcmp};
+
 struct nest {
 	struct buf buf[2];
 	int cur;     /* records go into buf[cur] */
 	int spilled; /* some buffer went to the spill thread */
-	struct run *runs;
-	size_t nruns, runs_alloc;
+	struct runs runs; /* the spill thread's while a job is out */
 	uint64_t seq;
 	uint32_t max_track;
 	size_t arena_bytes; /* the memory budget given to nest_new */
@@ -167,6 +204,7 @@ struct nest *nest_new(size_t arena_bytes)
 	n->dev_min = INT64_MAX;
 	n->dev_max = INT64_MIN;
 	n->launches = cmap_new(arena_bytes / 2, launch_count);
+	runs_init(&n->runs, &rec_runs);
 	for (int i = 0; i < 2; i++)
 		n->buf[i].cap = arena_bytes / 2; /* allocated when first filled */
 	n->buf[0].arena = xmalloc(n->buf[0].cap);
@@ -212,8 +250,7 @@ void nest_free(struct nest *n)
 	if (!n)
 		return;
 	spill_stop(n);
-	runs_close(n->runs, n->nruns);
-	free(n->runs);
+	runs_release(&n->runs);
 	cmap_free(n->launches);
 	buf_release(&n->buf[0]);
 	buf_release(&n->buf[1]);
@@ -222,44 +259,6 @@ void nest_free(struct nest *n)
 	free(n);
 }
 
-static int rec_role_rank(const struct rec *r)
-{
-	if (r->role == NEST_FLOW_IN_NEXT)
-		return 0;
-	return r->role == NEST_SPAN || r->role == NEST_DEVICE ? 1 : 2;
-}
-
-static int rec_cmp(const struct rec *a, const struct rec *b)
-{
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	int ra = rec_role_rank(a), rb = rec_role_rank(b);
-	if (ra != rb)
-		return ra - rb;
-	if (a->dur != b->dur)
-		return a->dur > b->dur ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-static int rec_pcmp(const void *x, const void *y)
-{
-	return rec_cmp(*(struct rec *const *)x, *(struct rec *const *)y);
-}
-
-static int rec_vcmp(const void *x, const void *y)
-{
-	return rec_cmp(x, y);
-}
-
-static size_t rec_size(const void *r)
-{
-	return REC_SIZE(((const struct rec *)r)->attrs_len);
-}
-
-static const struct run_kind rec_runs = {sizeof(struct rec), rec_size, rec_vcmp};
-
 /* Sorts b's records and writes them as a new run; b is then empty.  Runs
  * only where nothing else touches b or the run list. */
 static int spill(struct nest *n, struct buf *b, char **err)
@@ -267,15 +266,11 @@ static int spill(struct nest *n, struct buf *b, char **err)
 	if (!b->nidx)
 		return 0;
 	qsort(b->idx, b->nidx, sizeof(*b->idx), rec_pcmp);
-	struct run r;
-	if (run_write(&rec_runs, (void *const *)b->idx, b->nidx, &r, err) < 0)
+	if (runs_write(&n->runs, (void *const *)b->idx, b->nidx, err) < 0)
 		return -1;
 	b->nidx = 0;
 	b->used = 0;
-	pthread_mutex_lock(&n->mu);
-	int rc = runs_add(&rec_runs, &n->runs, &n->nruns, &n->runs_alloc, r, err);
-	pthread_mutex_unlock(&n->mu);
-	return rc;
+	return 0;
 }
 
 static void *spill_thread(void *arg)
@@ -974,7 +969,7 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 		/* the arenas are on disk now: give their memory back before merging */
 		buf_release(&n->buf[0]);
 		buf_release(&n->buf[1]);
-		if (runs_merge(&rec_runs, n->runs, &n->nruns, sink_consume, &c, err) < 0)
+		if (runs_merge(&n->runs, sink_consume, &c, err) < 0)
 			goto out;
 	} else if (b->nidx) {
 		qsort(b->idx, b->nidx, sizeof(*b->idx), rec_pcmp);

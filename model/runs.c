@@ -1,8 +1,7 @@
 /*
- * Sorted runs in temporary files and their merge; see runs.h.  Each run has
- * stdio's own buffer (a block, 4 KiB here: the buffers of a 64-way merge
- * stay in cache; 64 KiB ones were no faster on the bench), and the merge
- * keeps one current record per run in a binary heap.
+ * Sorted runs in one temporary file and their merge; see runs.h.  Runs are
+ * appended through stdio; the merge reads each with pread into a buffer of
+ * its own and keeps one current record per run in a binary heap.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,13 +10,6 @@
 
 #include "model/runs.h"
 #include "model/xalloc.h"
-
-static int write_failed(FILE *f, char **err)
-{
-	fclose(f);
-	*err = xasprintf("cannot write a temporary sort file (disk full?)");
-	return -1;
-}
 
 /* A new file in $TMPDIR (else /tmp), unlinked at once: it goes away when
  * closed, whatever happens to the process.  (tmpfile() ignores TMPDIR.) */
@@ -45,39 +37,95 @@ static FILE *run_file(char **err)
 	return f;
 }
 
-int run_write(const struct run_kind *k, void *const *recs, size_t n, struct run *out, char **err)
+void runs_init(struct runs *s, const struct run_kind *k)
 {
-	FILE *f = run_file(err);
-	if (!f)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		if (fwrite(recs[i], k->size(recs[i]), 1, f) != 1)
-			return write_failed(f, err);
-	if (fflush(f) != 0 || fseek(f, 0, SEEK_SET) != 0)
-		return write_failed(f, err);
-	out->f = f;
-	out->count = n;
-	out->gen = 0;
-	return 0;
+	memset(s, 0, sizeof(*s));
+	s->k = k;
 }
 
-void runs_close(struct run *runs, size_t n)
+/* Closes the file and forgets every run; the list's memory stays. */
+static void runs_empty(struct runs *s)
 {
-	for (size_t i = 0; i < n; i++)
-		if (runs[i].f) {
-			fclose(runs[i].f);
-			runs[i].f = NULL;
-		}
+	if (s->f)
+		fclose(s->f);
+	s->f = NULL;
+	s->end = 0;
+	s->n = 0;
+}
+
+void runs_release(struct runs *s)
+{
+	runs_empty(s);
+	free(s->v);
+	s->v = NULL;
+	s->alloc = 0;
+}
+
+static int write_failed(struct runs *s, char **err)
+{
+	runs_empty(s);
+	*err = xasprintf("cannot write a temporary sort file (disk full?)");
+	return -1;
+}
+
+int runs_write(struct runs *s, void *const *recs, size_t n, char **err)
+{
+	if (!s->f && !(s->f = run_file(err))) {
+		runs_empty(s);
+		return -1;
+	}
+	struct run r = {s->end, 0, n};
+	for (size_t i = 0; i < n; i++) {
+		size_t sz = s->k->size(recs[i]);
+		if (fwrite(recs[i], sz, 1, s->f) != 1)
+			return write_failed(s, err);
+		r.bytes += sz;
+	}
+	s->end += r.bytes;
+	XGROW(s->v, s->n + 1, s->alloc);
+	s->v[s->n++] = r;
+	return 0;
 }
 
 /* ---- the merge ---- */
 
 struct reader {
-	FILE *f;
-	uint64_t left;
+	int fd;
+	uint64_t pos, end; /* the stretch of the file not yet read */
+	uint64_t left;	   /* records not yet taken */
+	char *buf;	   /* RUNS_READ_BUF bytes; [used, have) not yet taken */
+	size_t used, have;
 	void *cur; /* the current record */
 	size_t cur_alloc;
 };
+
+/* Copies the run's next len bytes to dst: 0, or -1 when the file ends
+ * early or fails. */
+static int reader_take(struct reader *rd, char *dst, size_t len)
+{
+	while (len) {
+		if (rd->used == rd->have) {
+			size_t want = RUNS_READ_BUF;
+			if (want > rd->end - rd->pos)
+				want = (size_t)(rd->end - rd->pos);
+			ssize_t got;
+			do
+				got = want ? pread(rd->fd, rd->buf, want, (off_t)rd->pos) : 0;
+			while (got < 0 && errno == EINTR);
+			if (got <= 0)
+				return -1;
+			rd->pos += (uint64_t)got;
+			rd->used = 0;
+			rd->have = (size_t)got;
+		}
+		size_t m = rd->have - rd->used < len ? rd->have - rd->used : len;
+		memcpy(dst, rd->buf + rd->used, m);
+		rd->used += m;
+		dst += m;
+		len -= m;
+	}
+	return 0;
+}
 
 /* Reads the next record: 1, 0 at the end of the run, -1 with *err set. */
 static int reader_next(const struct run_kind *k, struct reader *rd, char **err)
@@ -88,14 +136,14 @@ static int reader_next(const struct run_kind *k, struct reader *rd, char **err)
 		rd->cur = xrealloc(rd->cur, k->head);
 		rd->cur_alloc = k->head;
 	}
-	if (fread(rd->cur, k->head, 1, rd->f) != 1)
+	if (reader_take(rd, rd->cur, k->head) < 0)
 		goto bad;
 	size_t sz = k->size(rd->cur);
 	if (sz > rd->cur_alloc) {
 		rd->cur = xrealloc(rd->cur, sz);
 		rd->cur_alloc = sz;
 	}
-	if (sz > k->head && fread((char *)rd->cur + k->head, sz - k->head, 1, rd->f) != 1)
+	if (sz > k->head && reader_take(rd, (char *)rd->cur + k->head, sz - k->head) < 0)
 		goto bad;
 	rd->left--;
 	return 1;
@@ -121,17 +169,23 @@ static void heap_down(const struct run_kind *k, struct reader **h, size_t n, siz
 	}
 }
 
-/* Merges runs[0..n) into sink and closes them. */
-static int merge(const struct run_kind *k, struct run *runs, size_t n, run_sink sink, void *arg,
+/* Merges the runs v[0..n) of s into sink; s's buffered writes are on the
+ * file already. */
+static int merge(const struct runs *s, const struct run *v, size_t n, run_sink sink, void *arg,
 		 char **err)
 {
+	const struct run_kind *k = s->k;
 	struct reader *rd = xcalloc(n ? n : 1, sizeof(*rd));
 	struct reader **heap = xcalloc(n ? n : 1, sizeof(*heap));
+	char *bufs = xmalloc((n ? n : 1) * (size_t)RUNS_READ_BUF);
 	size_t hn = 0;
 	int rc = -1;
 	for (size_t i = 0; i < n; i++) {
-		rd[i].f = runs[i].f;
-		rd[i].left = runs[i].count;
+		rd[i].fd = fileno(s->f);
+		rd[i].pos = v[i].off;
+		rd[i].end = v[i].off + v[i].bytes;
+		rd[i].left = v[i].count;
+		rd[i].buf = bufs + i * (size_t)RUNS_READ_BUF;
 		int got = reader_next(k, &rd[i], err);
 		if (got < 0)
 			goto out;
@@ -154,86 +208,58 @@ static int merge(const struct run_kind *k, struct run *runs, size_t n, run_sink 
 out:
 	for (size_t i = 0; i < n; i++)
 		free(rd[i].cur);
-	runs_close(runs, n);
+	free(bufs);
 	free(rd);
 	free(heap);
 	return rc;
 }
 
+/* A round's output: a new run appended to the set's file. */
 struct round {
-	const struct run_kind *k;
+	struct runs *s;
 	struct run out;
 	char **err;
 };
 
-static int sink_write(void *arg, const void *rec)
+static int sink_append(void *arg, const void *rec)
 {
 	struct round *r = arg;
-	if (fwrite(rec, r->k->size(rec), 1, r->out.f) != 1) {
+	size_t sz = r->s->k->size(rec);
+	if (fwrite(rec, sz, 1, r->s->f) != 1) {
 		*r->err = xasprintf("cannot write a temporary sort file (disk full?)");
 		return -1;
 	}
+	r->out.bytes += sz;
 	r->out.count++;
 	return 0;
 }
 
-/* Merges runs[0..m) into one new run *out (closing them, error or not). */
-static int merge_to_run(const struct run_kind *k, struct run *runs, size_t m, struct run *out,
-			char **err)
+int runs_merge(struct runs *s, run_sink sink, void *arg, char **err)
 {
-	struct round r = {k, {run_file(err), 0, 0}, err};
-	if (!r.out.f) {
-		runs_close(runs, m);
-		return -1;
+	int rc = -1;
+	if (s->f && fflush(s->f) != 0) {
+		*err = xasprintf("cannot write a temporary sort file (disk full?)");
+		goto out;
 	}
-	if (merge(k, runs, m, sink_write, &r, err) < 0) {
-		fclose(r.out.f);
-		return -1;
-	}
-	if (fflush(r.out.f) != 0 || fseek(r.out.f, 0, SEEK_SET) != 0)
-		return write_failed(r.out.f, err);
-	*out = r.out;
-	return 0;
-}
-
-int runs_add(const struct run_kind *k, struct run **runs, size_t *n, size_t *alloc, struct run r,
-	     char **err)
-{
-	XGROW(*runs, *n + 1, *alloc);
-	r.gen = 0;
-	(*runs)[(*n)++] = r;
-	/* generations never grow along the list, so the last RUNS_FANIN are of
-	 * one generation when the first of them is of the last one's */
-	while (*n >= RUNS_FANIN && (*runs)[*n - RUNS_FANIN].gen == (*runs)[*n - 1].gen) {
-		struct run *last = *runs + *n - RUNS_FANIN;
-		unsigned gen = last->gen + 1;
-		*n -= RUNS_FANIN;
-		if (merge_to_run(k, last, RUNS_FANIN, &(*runs)[*n], err) < 0)
-			return -1;
-		(*runs)[(*n)++].gen = gen;
-	}
-	return 0;
-}
-
-int runs_merge(const struct run_kind *k, struct run *runs, size_t *n, run_sink sink, void *arg,
-	       char **err)
-{
-	/* the oldest runs first, into one new run, until one merge does it */
-	while (*n > RUNS_FANIN) {
-		size_t m = *n - RUNS_FANIN + 1 < RUNS_FANIN ? *n - RUNS_FANIN + 1 : RUNS_FANIN;
-		struct run out;
-		if (merge_to_run(k, runs, m, &out, err) < 0) {
-			runs_close(runs + m, *n - m);
-			*n = 0;
-			return -1;
+	/* the newest runs, into one appended to the file, until one merge
+	 * takes them all */
+	while (s->n > RUNS_FANIN) {
+		size_t m = s->n - RUNS_FANIN + 1 < RUNS_FANIN ? s->n - RUNS_FANIN + 1 : RUNS_FANIN;
+		struct round r = {s, {s->end, 0, 0}, err};
+		if (merge(s, s->v + s->n - m, m, sink_append, &r, err) < 0)
+			goto out;
+		if (fflush(s->f) != 0) {
+			*err = xasprintf("cannot write a temporary sort file (disk full?)");
+			goto out;
 		}
-		memmove(runs, runs + m, (*n - m) * sizeof(*runs));
-		*n -= m;
-		runs[(*n)++] = out;
+		s->end += r.out.bytes;
+		s->n -= m;
+		s->v[s->n++] = r.out;
 	}
-	size_t all = *n;
-	*n = 0;
-	return merge(k, runs, all, sink, arg, err);
+	rc = merge(s, s->v, s->n, sink, arg, err);
+out:
+	runs_empty(s);
+	return rc;
 }
 
 /* ---- the run buffer ---- */
@@ -243,6 +269,7 @@ void run_buffer_init(struct run_buffer *b, const struct run_kind *k, size_t cap)
 	memset(b, 0, sizeof(*b));
 	b->k = k;
 	b->cap = cap ? cap : 1;
+	runs_init(&b->runs, k);
 }
 
 /* Sorts the buffered records; with spill, writes them as a run. */
@@ -255,11 +282,9 @@ static int buffer_sort(struct run_buffer *b, int spill, char **err)
 		return 0;
 	for (size_t i = 0; i < b->n; i++)
 		b->order[i] = b->v + i * size;
-	struct run r;
-	if (run_write(b->k, b->order, b->n, &r, err) < 0)
-		return -1;
+	size_t n = b->n;
 	b->n = 0;
-	return runs_add(b->k, &b->runs, &b->nruns, &b->runs_alloc, r, err);
+	return runs_write(&b->runs, b->order, n, err);
 }
 
 void *run_buffer_add(struct run_buffer *b, char **err)
@@ -275,10 +300,10 @@ void *run_buffer_add(struct run_buffer *b, char **err)
 
 int run_buffer_merge(struct run_buffer *b, run_sink sink, void *arg, char **err)
 {
-	if (buffer_sort(b, b->nruns > 0 && b->n > 0, err) < 0) /* no empty run */
+	if (buffer_sort(b, b->runs.n > 0 && b->n > 0, err) < 0) /* no empty run */
 		return -1;
-	if (b->nruns)
-		return runs_merge(b->k, b->runs, &b->nruns, sink, arg, err);
+	if (b->runs.n)
+		return runs_merge(&b->runs, sink, arg, err);
 	size_t n = b->n;
 	b->n = 0;
 	for (size_t i = 0; i < n; i++)
@@ -289,8 +314,7 @@ int run_buffer_merge(struct run_buffer *b, run_sink sink, void *arg, char **err)
 
 void run_buffer_release(struct run_buffer *b)
 {
-	runs_close(b->runs, b->nruns);
-	free(b->runs);
+	runs_release(&b->runs);
 	free(b->v);
 	free(b->order);
 	memset(b, 0, sizeof(*b));

@@ -1,17 +1,16 @@
 /*
- * Sorted runs of records in temporary files and their k-way merge: the
- * external sort behind the nest builder's spans and its flow ends, and the
- * correlation-id map's late counts, which may be larger than the memory an
- * import may use.
+ * Sorted runs of records and their k-way merge: the external sort behind the
+ * nest builder's spans and its flow ends, and the correlation-id map's late
+ * counts, which may be larger than the memory an import may use.
  *
  * A record is a fixed header followed by whatever its kind says it carries;
  * struct run_kind tells a record's whole length from its header, and how two
- * records compare.  A run is written from an array of pointers the caller
- * has already sorted.  Runs are kept with runs_add, which merges every
- * RUNS_FANIN runs of one generation into one run of the next as soon as
- * they exist (so a list holds fewer than RUNS_FANIN runs per generation,
- * and the open files stay bounded however long the input); runs_merge then
- * reads the rest in rounds of at most RUNS_FANIN files.
+ * records compare.  A set of runs lives in one temporary file, each run a
+ * stretch of it written from an array of pointers the caller has already
+ * sorted, so a set holds one open file however many runs it has.  The merge
+ * reads up to RUNS_FANIN runs at once, each through a buffer of its own;
+ * past that many it first merges the newest (the smallest, when runs are
+ * written as memory fills) into one, in rounds.
  */
 #ifndef GRADEML_RUNS_H
 #define GRADEML_RUNS_H
@@ -20,7 +19,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define RUNS_FANIN 64 /* runs merged at once; more are merged in rounds */
+#define RUNS_FANIN    512	/* runs merged at once; more are merged in rounds */
+#define RUNS_READ_BUF (8 << 10) /* bytes read ahead for each run in a merge */
 
 struct run_kind {
 	size_t head;				  /* bytes of the fixed header */
@@ -29,36 +29,36 @@ struct run_kind {
 };
 
 struct run {
-	FILE *f; /* a temporary file in $TMPDIR (else /tmp), deleted when closed;
-		  * positioned at its start */
-	uint64_t count;
-	unsigned gen; /* 0 for a run written from memory, k + 1 for a merge of
-		       * RUNS_FANIN runs of generation k */
+	uint64_t off, bytes; /* where it lies in the set's file */
+	uint64_t count;	     /* records */
 };
 
-/* Writes recs[0..n) (in order) as a new run in *out; -1 with *err set when
- * the temporary file cannot be made or written. */
-int run_write(const struct run_kind *k, void *const *recs, size_t n, struct run *out, char **err);
+struct runs {
+	const struct run_kind *k;
+	FILE *f;      /* a temporary file in $TMPDIR (else /tmp), deleted when
+		       * closed; made by the first run */
+	uint64_t end; /* bytes written to f */
+	struct run *v;
+	size_t n, alloc;
+};
 
-/* Appends r (generation 0) to the list runs[0..*n) of room *alloc, then
- * merges its last RUNS_FANIN runs into one while they are all of one
- * generation.  -1 with *err set when a merge fails: the runs it was reading
- * are closed and gone from the list, r included; the others stay. */
-int runs_add(const struct run_kind *k, struct run **runs, size_t *n, size_t *alloc, struct run r,
-	     char **err);
+void runs_init(struct runs *s, const struct run_kind *k);
+
+/* Writes recs[0..n) (in order) as a new run of s; -1 with *err set when the
+ * temporary file cannot be made or written, and s is then empty. */
+int runs_write(struct runs *s, void *const *recs, size_t n, char **err);
 
 /* Takes each record in order; the record is valid until the call returns. */
 typedef int (*run_sink)(void *arg, const void *rec);
 
-/* Merges runs[0..*n) into one sorted stream handed to sink (the order of
+/* Merges s's runs into one sorted stream handed to sink (the order of
  * records that compare equal is unspecified: make the order total), and
- * closes them: *n is 0 on return, error or not.
- * -1 with *err set when a file fails, or when sink fails (sink sets *err). */
-int runs_merge(const struct run_kind *k, struct run *runs, size_t *n, run_sink sink, void *arg,
-	       char **err);
+ * empties s, closing its file, error or not.  -1 with *err set when the
+ * file fails, or when sink fails (sink sets *err). */
+int runs_merge(struct runs *s, run_sink sink, void *arg, char **err);
 
-/* Closes runs[0..n) without reading them. */
-void runs_close(struct run *runs, size_t n);
+/* Empties s and frees its memory. */
+void runs_release(struct runs *s);
 
 /* Records of one fixed size (k->head) gathered for one sorted pass: a
  * buffer of cap records is sorted and written as a run each time it fills,
@@ -70,8 +70,7 @@ struct run_buffer {
 	char *v;
 	void **order;
 	size_t n, cap;
-	struct run *runs;
-	size_t nruns, runs_alloc;
+	struct runs runs;
 };
 
 void run_buffer_init(struct run_buffer *b, const struct run_kind *k, size_t cap);

@@ -2,7 +2,8 @@
  * Sorted runs and their merge: records of varying length come back whole
  * and in order from more runs than one merge takes (so in rounds), empty
  * runs and no runs at all are fine, and a failing sink stops the merge with
- * its error and closes every file.
+ * its error and closes the file; a set of runs, however many, holds one
+ * open file.
  */
 #include <dirent.h>
 #include <setjmp.h>
@@ -86,8 +87,9 @@ static int open_fds(void)
 	return n;
 }
 
-/* Writes nruns runs of up to 40 random items each; returns the item count. */
-static uint64_t make_runs(struct run *runs, size_t nruns, uint64_t seed)
+/* Writes nruns runs of up to 40 random items each into s; returns the item
+ * count. */
+static uint64_t make_runs(struct runs *s, size_t nruns, uint64_t seed)
 {
 	uint64_t seq = 0;
 	char *err = NULL;
@@ -102,9 +104,9 @@ static uint64_t make_runs(struct run *runs, size_t nruns, uint64_t seed)
 			v[i] = it;
 		}
 		qsort(v, n, sizeof(*v), item_pcmp);
-		if (run_write(&items, v, n, &runs[r], &err) < 0)
-			fail_msg("run_write: %s", err);
-		assert_int_equal(runs[r].count, n);
+		if (runs_write(s, v, n, &err) < 0)
+			fail_msg("runs_write: %s", err);
+		assert_int_equal(s->v[s->n - 1].count, n);
 		for (size_t i = 0; i < n; i++)
 			free(v[i]);
 		free(v);
@@ -112,56 +114,69 @@ static uint64_t make_runs(struct run *runs, size_t nruns, uint64_t seed)
 	return seq;
 }
 
+/* More runs than one merge takes: merged in rounds, every record back in
+ * order, and one open file for them all. */
 static void test_runs_merge_in_rounds(void **state)
 {
 	(void)state;
-	enum { NRUNS = 3 * RUNS_FANIN + 5 };
-	struct run runs[NRUNS];
+	enum { NRUNS = 2 * RUNS_FANIN + 5 };
 	int fds = open_fds();
-	uint64_t total = make_runs(runs, NRUNS, 7);
-	assert_true(total > 1000);
+	struct runs s;
+	runs_init(&s, &items);
+	uint64_t total = make_runs(&s, NRUNS, 7);
+	assert_true(total > 10000);
+	assert_int_equal(s.n, NRUNS);
+	assert_int_equal(open_fds(), fds + 1);
 	char *err = NULL;
 	struct check c = {.err = &err};
-	size_t n = NRUNS;
-	assert_int_equal(runs_merge(&items, runs, &n, check_sink, &c, &err), 0);
-	assert_int_equal(n, 0);
+	assert_int_equal(runs_merge(&s, check_sink, &c, &err), 0);
+	assert_int_equal(s.n, 0);
 	assert_int_equal(c.n, total);
 	assert_int_equal(c.bad, 0);
+	assert_int_equal(open_fds(), fds);
+
+	/* the set can be used again */
+	total = make_runs(&s, 9, 8);
+	c = (struct check){.err = &err};
+	assert_int_equal(runs_merge(&s, check_sink, &c, &err), 0);
+	assert_int_equal(c.n, total);
+	assert_int_equal(c.bad, 0);
+	runs_release(&s);
 	assert_int_equal(open_fds(), fds);
 }
 
 static void test_runs_merge_none(void **state)
 {
 	(void)state;
-	struct run runs[1];
-	size_t n = 0;
+	struct runs s;
+	runs_init(&s, &items);
 	char *err = NULL;
 	struct check c = {.err = &err};
-	assert_int_equal(runs_merge(&items, runs, &n, check_sink, &c, &err), 0);
+	assert_int_equal(runs_merge(&s, check_sink, &c, &err), 0);
 	assert_int_equal(c.n, 0);
+	runs_release(&s);
 }
 
 static void test_runs_sink_error_closes_all(void **state)
 {
 	(void)state;
-	enum { NRUNS = RUNS_FANIN + 10 };
-	struct run runs[NRUNS];
 	int fds = open_fds();
-	uint64_t total = make_runs(runs, NRUNS, 11);
+	struct runs s;
+	runs_init(&s, &items);
+	uint64_t total = make_runs(&s, RUNS_FANIN + 10, 11);
 	char *err = NULL;
 	struct check c = {.err = &err, .fail_at = total / 2};
-	size_t n = NRUNS;
-	assert_int_equal(runs_merge(&items, runs, &n, check_sink, &c, &err), -1);
-	assert_int_equal(n, 0);
+	assert_int_equal(runs_merge(&s, check_sink, &c, &err), -1);
+	assert_int_equal(s.n, 0);
 	assert_int_equal(c.n, total / 2);
 	assert_non_null(err);
 	assert_non_null(strstr(err, "stopped at"));
 	free(err);
 	assert_int_equal(open_fds(), fds);
 
-	/* runs_close on runs never merged */
-	make_runs(runs, 5, 3);
-	runs_close(runs, 5);
+	/* runs_release on runs never merged */
+	make_runs(&s, 5, 3);
+	runs_release(&s);
 	assert_int_equal(open_fds(), fds);
 }
 
@@ -185,60 +200,17 @@ static void test_runs_buffer(void **state)
 				assert_non_null(it);
 				*it = (struct item){.key = lcg(&seed) % 50, .seq = i};
 			}
-			assert_true(counts[k] <= 64 ? b.nruns == 0 : b.nruns > 0);
+			assert_true(counts[k] <= 64 ? b.runs.n == 0 : b.runs.n > 0);
 			struct check c = {.err = &err};
 			assert_int_equal(run_buffer_merge(&b, check_sink, &c, &err), 0);
 			assert_int_equal(c.n, counts[k]);
 			assert_int_equal(c.bad, 0);
 			assert_int_equal(b.n, 0);
-			assert_int_equal(b.nruns, 0);
+			assert_int_equal(b.runs.n, 0);
 		}
 		run_buffer_release(&b);
 	}
 	assert_int_equal(open_fds(), fds);
-}
-
-/* Runs kept with runs_add: however many come, the list holds fewer than
- * RUNS_FANIN of each generation, generations never grow along it, the open
- * files are the list's, and the merge still gives every record in order. */
-static void test_runs_add_bounds_open_files(void **state)
-{
-	(void)state;
-	enum { NRUNS = RUNS_FANIN * RUNS_FANIN + 3 * RUNS_FANIN + 5 };
-	int fds = open_fds();
-	struct run *runs = NULL;
-	size_t n = 0, alloc = 0, most = 0;
-	uint64_t seed = 5, seq = 0;
-	char *err = NULL;
-	for (size_t r = 0; r < NRUNS; r++) {
-		struct item v[3];
-		void *p[3];
-		size_t m = r % 4; /* some runs are empty */
-		for (size_t i = 0; i < m; i++) {
-			v[i] = (struct item){.key = lcg(&seed) % 1000, .seq = seq++};
-			p[i] = &v[i];
-		}
-		qsort(p, m, sizeof(*p), item_pcmp);
-		struct run one;
-		assert_int_equal(run_write(&items, p, m, &one, &err), 0);
-		assert_int_equal(runs_add(&items, &runs, &n, &alloc, one, &err), 0);
-		size_t per_gen = 1;
-		for (size_t i = 1; i < n; i++) {
-			assert_true(runs[i].gen <= runs[i - 1].gen);
-			per_gen = runs[i].gen == runs[i - 1].gen ? per_gen + 1 : 1;
-			assert_true(per_gen < RUNS_FANIN);
-		}
-		assert_int_equal(open_fds(), fds + (int)n);
-		most = n > most ? n : most;
-	}
-	assert_true(most < 3 * RUNS_FANIN);
-	assert_int_equal(runs[0].gen, 2); /* NRUNS > RUNS_FANIN^2 */
-	struct check c = {.err = &err};
-	assert_int_equal(runs_merge(&items, runs, &n, check_sink, &c, &err), 0);
-	assert_int_equal(c.n, seq);
-	assert_int_equal(c.bad, 0);
-	assert_int_equal(open_fds(), fds);
-	free(runs);
 }
 
 /* Runs go to $TMPDIR, and leave nothing there. */
@@ -249,25 +221,28 @@ static void test_runs_in_tmpdir(void **state)
 	assert_int_equal(testdir_make(dir, sizeof(dir), "runs"), 0);
 	char *saved = getenv("TMPDIR") ? xstrdup(getenv("TMPDIR")) : NULL;
 	setenv("TMPDIR", dir, 1);
-	struct run r;
+	struct runs s;
+	runs_init(&s, &items);
 	char *err = NULL;
 	struct item it = {.key = 1, .seq = 1};
 	void *one[1] = {&it};
-	assert_int_equal(run_write(&items, one, 1, &r, &err), 0);
+	assert_int_equal(runs_write(&s, one, 1, &err), 0);
 	char link[64], target[512];
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fileno(r.f));
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fileno(s.f));
 	ssize_t n = readlink(link, target, sizeof(target) - 1);
 	assert_true(n > 0);
 	target[n] = '\0';
 	assert_true(strncmp(target, dir, strlen(dir)) == 0);
 	assert_non_null(strstr(target, "(deleted)"));
-	runs_close(&r, 1);
+	runs_release(&s);
 
 	/* a TMPDIR that cannot take files: the error names it */
 	setenv("TMPDIR", "/nonexistent-grademl", 1);
-	assert_int_equal(run_write(&items, one, 1, &r, &err), -1);
+	assert_int_equal(runs_write(&s, one, 1, &err), -1);
 	assert_non_null(strstr(err, "/nonexistent-grademl"));
+	assert_int_equal(s.n, 0);
 	free(err);
+	runs_release(&s);
 	if (saved)
 		setenv("TMPDIR", saved, 1);
 	else
@@ -283,7 +258,6 @@ int main(void)
 	    cmocka_unit_test(test_runs_merge_none),
 	    cmocka_unit_test(test_runs_sink_error_closes_all),
 	    cmocka_unit_test(test_runs_buffer),
-	    cmocka_unit_test(test_runs_add_bounds_open_files),
 	    cmocka_unit_test(test_runs_in_tmpdir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
