@@ -141,6 +141,8 @@ static int disk_open(struct cmap *m)
 
 static int disk_get(struct cmap *m, int64_t id, uint64_t *v)
 {
+	if (m->err)
+		return -1; /* a failure may have cost the whole transaction */
 	if (!m->get)
 		return 0;
 	sqlite3_bind_int64(m->get, 1, id);
@@ -189,7 +191,7 @@ static struct slot *mem_slot(struct cmap *m, int64_t id, int add)
 
 static int disk_put(struct cmap *m, int64_t id, uint64_t v)
 {
-	if (disk_open(m) < 0)
+	if (m->err || disk_open(m) < 0)
 		return -1;
 	sqlite3_bind_int64(m->put, 1, id);
 	sqlite3_bind_int64(m->put, 2, (int64_t)v);

@@ -303,8 +303,10 @@ static void *spill_thread(void *arg)
 static int spill_async(struct nest *n, char **err)
 {
 	if (!n->thread_on) {
-		if (pthread_create(&n->thread, NULL, spill_thread, n) != 0)
+		if (pthread_create(&n->thread, NULL, spill_thread, n) != 0) {
+			n->spilled = 1;
 			return spill(n, &n->buf[n->cur], err); /* no thread: sort here */
+		}
 		n->thread_on = 1;
 	}
 	if (spill_wait(n, err) < 0)

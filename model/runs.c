@@ -241,8 +241,9 @@ int runs_merge(struct runs *s, run_sink sink, void *arg, char **err)
 		*err = xasprintf("cannot write a temporary sort file (disk full?)");
 		goto out;
 	}
-	/* the newest runs, into one appended to the file, until one merge
-	 * takes them all */
+	/* the newest runs, into one appended to the file and put first in
+	 * the list, until one merge takes them all: a later round takes
+	 * runs as written, so no record is written more than twice */
 	while (s->n > RUNS_FANIN) {
 		size_t m = s->n - RUNS_FANIN + 1 < RUNS_FANIN ? s->n - RUNS_FANIN + 1 : RUNS_FANIN;
 		struct round r = {s, {s->end, 0, 0}, err};
@@ -254,7 +255,9 @@ int runs_merge(struct runs *s, run_sink sink, void *arg, char **err)
 		}
 		s->end += r.out.bytes;
 		s->n -= m;
-		s->v[s->n++] = r.out;
+		memmove(s->v + 1, s->v, s->n * sizeof(*s->v));
+		s->v[0] = r.out;
+		s->n++;
 	}
 	rc = merge(s, s->v, s->n, sink, arg, err);
 out:

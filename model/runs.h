@@ -8,9 +8,9 @@
  * records compare.  A set of runs lives in one temporary file, each run a
  * stretch of it written from an array of pointers the caller has already
  * sorted, so a set holds one open file however many runs it has.  The merge
- * reads up to RUNS_FANIN runs at once, each through a buffer of its own;
- * past that many it first merges the newest (the smallest, when runs are
- * written as memory fills) into one, in rounds.
+ * reads up to RUNS_FANIN runs at once, each through a buffer of its own
+ * (RUNS_READ_BUF bytes, allocated for the merge: 4 MiB at most); past that
+ * many it first merges the newest into one, in rounds.
  */
 #ifndef GRADEML_RUNS_H
 #define GRADEML_RUNS_H
@@ -64,7 +64,7 @@ void runs_release(struct runs *s);
  * buffer of cap records is sorted and written as a run each time it fills,
  * and run_buffer_merge hands every record to a sink in order, straight from
  * memory when none was written.  Its memory: cap records and a pointer
- * each, allocated when the first record comes. */
+ * each, allocated when the first record comes, and the merge's buffers. */
 struct run_buffer {
 	const struct run_kind *k;
 	char *v;

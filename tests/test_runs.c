@@ -54,6 +54,9 @@ static uint64_t lcg(uint64_t *s)
 struct check {
 	struct item last;
 	uint64_t n, bad;
+	uint64_t big; /* records longer than a merge's read buffer */
+	const struct runs *s; /* if set: its file's size, seen by the first record */
+	uint64_t file_bytes;
 	uint64_t fail_at; /* 0: never */
 	char **err;
 };
@@ -67,6 +70,9 @@ static int check_sink(void *arg, const void *rec)
 	for (uint32_t i = 0; i < it->len; i++)
 		if ((unsigned char)((const char *)(it + 1))[i] != (unsigned char)it->seq)
 			c->bad++;
+	c->big += it->len > RUNS_READ_BUF;
+	if (c->s && !c->n)
+		c->file_bytes = c->s->end;
 	c->last = *it;
 	if (++c->n == c->fail_at) {
 		*c->err = xasprintf("stopped at %llu", (unsigned long long)c->n);
@@ -97,7 +103,11 @@ static uint64_t make_runs(struct runs *s, size_t nruns, uint64_t seed)
 		size_t n = r % 7 == 3 ? 0 : lcg(&seed) % 40;
 		void **v = xcalloc(n ? n : 1, sizeof(*v));
 		for (size_t i = 0; i < n; i++) {
-			uint32_t len = (uint32_t)(lcg(&seed) % 3 == 0 ? lcg(&seed) % 300 : 0);
+			uint64_t pick = lcg(&seed) % 300;
+			/* some longer than a merge's read buffer */
+			uint32_t len = (uint32_t)(pick == 0   ? RUNS_READ_BUF + lcg(&seed) % 20000
+						  : pick < 100 ? lcg(&seed) % 300
+							       : 0);
 			struct item *it = xmalloc(sizeof(*it) + len);
 			*it = (struct item){.key = lcg(&seed) % 500, .seq = seq++, .len = len};
 			memset(it + 1, (int)(unsigned char)it->seq, len);
@@ -128,11 +138,16 @@ static void test_runs_merge_in_rounds(void **state)
 	assert_int_equal(s.n, NRUNS);
 	assert_int_equal(open_fds(), fds + 1);
 	char *err = NULL;
-	struct check c = {.err = &err};
+	struct check c = {.err = &err, .s = &s};
+	uint64_t written = s.end;
 	assert_int_equal(runs_merge(&s, check_sink, &c, &err), 0);
 	assert_int_equal(s.n, 0);
 	assert_int_equal(c.n, total);
 	assert_int_equal(c.bad, 0);
+	assert_true(c.big > 0);
+	/* the rounds rewrote the newest 519 runs once, not their own output */
+	assert_true(c.file_bytes > written);
+	assert_true(c.file_bytes < written + written * 3 / 4);
 	assert_int_equal(open_fds(), fds);
 
 	/* the set can be used again */
