@@ -90,6 +90,18 @@ static char *group_step_name(char *const *paths, size_t n)
  * --step a/b/c they sit deeper by the extra levels, so the source's rows
  * just written are shifted.  Names come from the file, so only the levels
  * of --step count. */
+/* Every error of a file's import names the file: those raised below the
+ * importer (a sort file that cannot be made, the store) do not know it. */
+static void name_file(char **err, const char *path)
+{
+	size_t n = strlen(path);
+	if (!*err || (strncmp(*err, path, n) == 0 && (*err)[n] == ':'))
+		return;
+	char *e = xasprintf("%s: %s", path, *err);
+	free(*err);
+	*err = e;
+}
+
 static int nest_depths(struct store *st, const struct import_opts *o, char **err)
 {
 	int extra = -1;
@@ -155,8 +167,10 @@ int import_files(const char *db_path, char *const *paths, size_t npaths, const c
 				goto out;
 			}
 		}
-		if (imp->run(in, st, &o, err) < 0 || nest_depths(st, &o, err) < 0)
+		if (imp->run(in, st, &o, err) < 0 || nest_depths(st, &o, err) < 0) {
+			name_file(err, input_path(in));
 			goto out;
+		}
 		input_close(in);
 		in = NULL;
 	}

@@ -1071,6 +1071,49 @@ static void test_failure_rolls_back_existing_db(void **state)
 	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE name = 'g'"), 0);
 }
 
+/* A trace too large for its arena where no sort file can be made: the
+ * import fails, the error names the file and the temporary directory, and
+ * no trace.db is left. */
+static void test_sort_file_failure_names_file(void **state)
+{
+	struct fx *f = *state;
+	struct sbuf json = SBUF_INIT;
+	sbuf_init(&json);
+	sbuf_add(&json, "[", 1);
+	for (int i = 0; i < 2000; i++)
+		sbuf_addf(&json, "%s{\"ph\":\"X\",\"name\":\"op%d\",\"pid\":1,\"tid\":1,\"ts\":%d,"
+			  "\"dur\":1}", i ? "," : "", i % 7, 2000 - i);
+	sbuf_add(&json, "]", 1);
+	const char *path = write_file(f, "big.json", json.buf, json.len);
+	sbuf_release(&json);
+	struct import_opts o;
+	memset(&o, 0, sizeof(o));
+	o.arena_bytes = 8192; /* a run for every few dozen spans */
+	close_conn(f);
+	char *saved = getenv("TMPDIR") ? xstrdup(getenv("TMPDIR")) : NULL;
+	setenv("TMPDIR", "/nonexistent-grademl", 1);
+	char *err = NULL;
+	char *const paths[] = {(char *)path};
+	int rc = import_files(f->db, paths, 1, NULL, &o, &err);
+	if (saved)
+		setenv("TMPDIR", saved, 1);
+	else
+		unsetenv("TMPDIR");
+	free(saved);
+	assert_int_equal(rc, -1);
+	assert_non_null(err);
+	assert_true(strncmp(err, path, strlen(path)) == 0);
+	assert_non_null(strstr(err, "/nonexistent-grademl"));
+	assert_null(strchr(err, '\n'));
+	free(err);
+	assert_int_equal(access(f->db, F_OK), -1);
+
+	/* with a usable TMPDIR the same file imports, sorted through runs */
+	rc = import_files(f->db, paths, 1, NULL, &o, &err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE name LIKE 'op%%'"), 2000);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1107,6 +1150,7 @@ int main(void)
 	    T(test_top_level_number),
 	    T(test_trailing_garbage),
 	    T(test_failure_rolls_back_existing_db),
+	    T(test_sort_file_failure_names_file),
 	    T(test_object_without_events),
 	    T(test_trace_events_not_array),
 	    T(test_gpu_profiler_step_stays_on_stream),
