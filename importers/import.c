@@ -86,10 +86,6 @@ static char *group_step_name(char *const *paths, size_t n)
 	return len ? xstrndup(first, len) : xstrdup("ranks");
 }
 
-/* Importers place a source's nodes below a top-level step (depth 1); under
- * --step a/b/c they sit deeper by the extra levels, so the source's rows
- * just written are shifted.  Names come from the file, so only the levels
- * of --step count. */
 /* Every error of a file's import names the file: those raised below the
  * importer (a sort file that cannot be made, the store) do not know it. */
 static void name_file(char **err, const char *path)
@@ -102,6 +98,10 @@ static void name_file(char **err, const char *path)
 	*err = e;
 }
 
+/* Importers place a source's nodes below a top-level step (depth 1); under
+ * --step a/b/c they sit deeper by the extra levels, so the source's rows
+ * just written are shifted.  Names come from the file, so only the levels
+ * of --step count. */
 static int nest_depths(struct store *st, const struct import_opts *o, char **err)
 {
 	int extra = -1;

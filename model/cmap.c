@@ -41,7 +41,6 @@ struct cmap {
 	sqlite3 *db; /* the disk table, opened when first needed */
 	sqlite3_stmt *get, *put;
 	struct run_buffer late; /* deltas of ids with no room in memory */
-	int have_late;
 	char *err;
 };
 
@@ -228,7 +227,6 @@ int cmap_add(struct cmap *m, int64_t id, uint64_t delta)
 		return -1;
 	}
 	*l = (struct late){id, delta};
-	m->have_late = 1;
 	return 0;
 }
 
@@ -269,9 +267,8 @@ int cmap_settle(struct cmap *m)
 {
 	if (m->err)
 		return -1;
-	if (!m->have_late)
+	if (!m->late.n && !m->late.runs.n)
 		return 0;
-	m->have_late = 0;
 	struct settling st = {.m = m, .had_rows = m->put != NULL};
 	if (disk_open(m) < 0)
 		return -1;

@@ -3,7 +3,8 @@
  *
  * A ring of slots indexed by id modulo its size holds the rows whose ids lie
  * in [next, next + size); next is the smallest id not yet emitted nor
- * skipped.  Each slot keeps its attrs buffer for reuse, up to a few KiB.
+ * skipped.  Each slot keeps its attrs buffer for reuse, up to SLOT_KEEP
+ * bytes.
  */
 #include <stdlib.h>
 #include <string.h>

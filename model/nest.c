@@ -168,7 +168,6 @@ static const struct run_kind rec_runs = {sizeof(struct rec), rec_size, rec_vcmp}
 struct nest {
 	struct buf buf[2];
 	int cur;     /* records go into buf[cur] */
-	int spilled; /* some buffer went to the spill thread */
 	struct runs runs; /* the spill thread's while a job is out */
 	uint64_t seq;
 	uint32_t max_track;
@@ -303,10 +302,8 @@ static void *spill_thread(void *arg)
 static int spill_async(struct nest *n, char **err)
 {
 	if (!n->thread_on) {
-		if (pthread_create(&n->thread, NULL, spill_thread, n) != 0) {
-			n->spilled = 1;
+		if (pthread_create(&n->thread, NULL, spill_thread, n) != 0)
 			return spill(n, &n->buf[n->cur], err); /* no thread: sort here */
-		}
 		n->thread_on = 1;
 	}
 	if (spill_wait(n, err) < 0)
@@ -315,7 +312,6 @@ static int spill_async(struct nest *n, char **err)
 	n->job = &n->buf[n->cur];
 	pthread_cond_broadcast(&n->changed);
 	pthread_mutex_unlock(&n->mu);
-	n->spilled = 1;
 	n->cur ^= 1;
 	struct buf *b = &n->buf[n->cur];
 	if (!b->arena)
@@ -964,8 +960,10 @@ int nest_finish(struct nest *n, struct store *st, int64_t source_id, struct nest
 	c.ord =
 	    idorder_new(store_next_phase_id(st), ORDER_WINDOW, n->arena_bytes / 16, push_phase, &c);
 	struct buf *b = &n->buf[n->cur];
-	if (n->spilled) {
-		if (spill_wait(n, err) < 0 || spill(n, b, err) < 0)
+	if (spill_wait(n, err) < 0)
+		goto out;
+	if (n->runs.n) { /* some arena was spilled (a full one: never an empty run) */
+		if (spill(n, b, err) < 0)
 			goto out;
 		spill_stop(n);
 		/* the arenas are on disk now: give their memory back before merging */
