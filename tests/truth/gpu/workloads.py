@@ -1,0 +1,385 @@
+#!/usr/bin/env python3
+"""GPU workloads whose bottleneck is known by construction (the truth suite).
+
+Each case is a short loop built so that one cause bounds it: it runs for
+WARM_S seconds unprofiled (what nvidia-smi's 100 ms rows see), then a few
+steps under torch.profiler (CPU and CUDA activity):
+
+  compute    large bf16 GEMMs queued back to back: the GPU never idles
+  input      a DataLoader whose dataset sleeps per sample (num_workers=0),
+             little GPU work a step: the GPU idles while the host fetches
+  sync       ~2 ms of GEMMs, then loss.item() and ~2 ms of host work a step:
+             without the .item() the host work would overlap the GEMMs, so
+             the GPU idles after each synchronisation
+  pageable   a 256 MiB pageable host tensor copied to the device each step,
+             next to a tiny kernel: device copy time dominates
+  launch     a narrow 48-layer MLP (64 wide, batch 16), forward and
+             backward: each kernel is shorter than its launch, the host
+             launches back to back
+  straggler  two ranks over gloo on the one GPU; rank 1 does three times
+             rank 0's GEMMs before each all-reduce, so rank 0 waits in it
+
+Beside each trace the workload writes what it measured itself, without the
+profiler's trace (CUDA events, perf_counter, epoch clocks): the ground truth
+in truth.json, and the steps as OTLP/JSON spans in steps.otlp.json.
+
+Usage: workloads.py OUT_DIR [CASE ...]       (needs a CUDA build of PyTorch)
+       workloads.py --cpu-dry-run OUT_DIR    (checks the script on a CPU)
+"""
+import json
+import os
+import random
+import socket
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+from torch.profiler import ProfilerActivity, profile, schedule
+
+WAIT, WARMUP, ACTIVE = 1, 1, 3
+STEPS = WAIT + WARMUP + ACTIVE
+DRY = False  # --cpu-dry-run: the same code on the CPU, sizes cut down
+WARM_S = 2.0  # unprofiled seconds before the profiled steps of a case
+
+
+def dev():
+    return "cpu" if DRY else "cuda"
+
+
+def sync():
+    if not DRY:
+        torch.cuda.synchronize()
+
+
+class Timer:
+    """GPU time between two points of the stream (CUDA events), or wall time
+    when dry."""
+
+    def __init__(self):
+        if DRY:
+            self.t0 = self.t1 = 0.0
+        else:
+            self.a = torch.cuda.Event(enable_timing=True)
+            self.b = torch.cuda.Event(enable_timing=True)
+
+    def start(self):
+        if DRY:
+            self.t0 = time.perf_counter()
+        else:
+            self.a.record()
+
+    def stop(self):
+        if DRY:
+            self.t1 = time.perf_counter()
+        else:
+            self.b.record()
+
+    def ms(self):
+        if DRY:
+            return (self.t1 - self.t0) * 1e3
+        self.b.synchronize()
+        return self.a.elapsed_time(self.b)
+
+
+def profiler(path):
+    acts = [ProfilerActivity.CPU] + ([] if DRY else [ProfilerActivity.CUDA])
+
+    def on_ready(p):
+        p.export_chrome_trace(path)
+
+    return profile(activities=acts,
+                   schedule=schedule(wait=WAIT, warmup=WARMUP, active=ACTIVE, repeat=1),
+                   on_trace_ready=on_ready)
+
+
+def busy_host(ms):
+    """Python work on the host for about ms milliseconds (not a sleep)."""
+    end = time.perf_counter() + ms / 1e3
+    x = 0
+    while time.perf_counter() < end:
+        x += random.random()
+    return x
+
+
+def gemms(a, b, n):
+    c = a
+    for _ in range(n):
+        c = torch.matmul(a, b)
+    return c
+
+
+def drive(out, name, step):
+    """Runs step(None) for WARM_S seconds unprofiled (the bulk of the run,
+    which nvidia-smi's 100 ms rows see), then STEPS profiled steps, each
+    step(m) filling the lists of m with what it measured."""
+    end = time.perf_counter() + WARM_S
+    while time.perf_counter() < end:
+        step(None)
+    sync()
+    m = {}
+    with profiler(os.path.join(out, name + ".pt.trace.json")) as prof:
+        for _ in range(STEPS):
+            step(m)
+            prof.step()
+    sync()
+    return m
+
+
+def note(m, key, value):
+    if m is not None:
+        m.setdefault(key, []).append(value)
+
+
+def case_compute(out, rec):
+    n = 1024 if DRY else 8192
+    per_step = 2 if DRY else 12
+    a = torch.randn(n, n, device=dev(), dtype=torch.bfloat16)
+    b = torch.randn(n, n, device=dev(), dtype=torch.bfloat16)
+
+    def step(m):
+        t = Timer()
+        t.start()
+        gemms(a, b, per_step)
+        t.stop()
+        if m is not None:
+            note(m, "step_gpu_ms", t.ms())
+
+    m = drive(out, "compute", step)
+    rec.update(expect={"verdict": "compute", "gpu_busy_min": 0.9},
+               gemm={"m": n, "n": n, "k": n, "dtype": "bfloat16", "per_step": per_step},
+               tflops=2 * n ** 3 * per_step * len(m["step_gpu_ms"])
+               / (sum(m["step_gpu_ms"]) / 1e3) / 1e12, **m)
+
+
+class SlowDataset(torch.utils.data.Dataset):
+    """A sample costs SAMPLE_MS of waiting (a slow disk or remote store)."""
+    SAMPLE_MS = 2.0
+
+    def __init__(self, dim):
+        self.dim = dim
+
+    def __len__(self):
+        return 1 << 30
+
+    def __getitem__(self, i):
+        time.sleep(self.SAMPLE_MS / 1e3)
+        return torch.full((self.dim,), float(i % 7))
+
+
+def case_input(out, rec):
+    batch, dim = 8, 1024
+    it = iter(torch.utils.data.DataLoader(SlowDataset(dim), batch_size=batch,
+                                          num_workers=0))
+    w = torch.randn(dim, dim, device=dev())
+
+    def step(m):
+        f0 = time.perf_counter()
+        x = next(it)
+        note(m, "step_fetch_ms", (time.perf_counter() - f0) * 1e3)
+        t = Timer()
+        t.start()
+        y = x.to(dev(), non_blocking=True)
+        for _ in range(4):
+            y = torch.tanh(torch.matmul(y, w))
+        t.stop()
+        if m is not None:
+            note(m, "step_gpu_ms", t.ms())
+
+    m = drive(out, "input", step)
+    rec.update(expect={"verdict": "gpu idle", "cause": "input"},
+               loader={"batch": batch, "sample_ms": SlowDataset.SAMPLE_MS, "num_workers": 0},
+               **m)
+
+
+def case_sync(out, rec):
+    n = 256 if DRY else 4096
+    per_step = 2 if DRY else 10  # about 2 ms on an H100
+    host_ms = 2.0
+    a = torch.randn(n, n, device=dev(), dtype=torch.bfloat16)
+    b = torch.randn(n, n, device=dev(), dtype=torch.bfloat16)
+
+    def step(m):
+        s0 = time.perf_counter()
+        t = Timer()
+        t.start()
+        c = gemms(a, b, per_step)
+        t.stop()
+        i0 = time.perf_counter()
+        c.float().mean().item()  # the host reads a device value
+        note(m, "step_item_ms", (time.perf_counter() - i0) * 1e3)
+        busy_host(host_ms)  # then works on the host, the value in hand
+        note(m, "step_wall_ms", (time.perf_counter() - s0) * 1e3)
+        if m is not None:
+            note(m, "step_gpu_ms", t.ms())
+
+    m = drive(out, "sync", step)
+    rec.update(expect={"verdict": "gpu idle", "cause": "sync"},
+               gemm={"n": n, "per_step": per_step}, host_ms_after_item=host_ms, **m)
+
+
+def case_pageable(out, rec):
+    nbytes = (16 if DRY else 256) << 20
+    host = torch.empty(nbytes // 4, dtype=torch.float32).uniform_()  # pageable
+    assert not host.is_pinned()
+
+    def step(m):
+        t = Timer()
+        t.start()
+        x = host.to(dev())  # pageable H2D: blocks the host too
+        t.stop()
+        x.mul_(2.0)
+        if m is not None:
+            note(m, "step_copy_ms", t.ms())
+
+    m = drive(out, "pageable", step)
+    rec.update(expect={"verdict": "device copies", "cause": "pageable H2D",
+                       "advice": "pinned memory"},
+               copy_bytes=nbytes,
+               gbps=[nbytes / (ms / 1e3) / 1e9 for ms in m["step_copy_ms"] if ms > 0], **m)
+
+
+def case_launch(out, rec):
+    layers, width, batch = 48, 64, 16
+    model = nn.Sequential(*[mod for _ in range(layers)
+                            for mod in (nn.Linear(width, width), nn.ReLU())]).to(dev())
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x = torch.randn(batch, width, device=dev())
+
+    def step(m):
+        w0 = time.perf_counter()
+        t = Timer()
+        t.start()
+        opt.zero_grad(set_to_none=True)
+        model(x).sum().backward()
+        opt.step()
+        t.stop()
+        note(m, "step_wall_ms", (time.perf_counter() - w0) * 1e3)
+        if m is not None:
+            note(m, "step_span_gpu_ms", t.ms())
+
+    m = drive(out, "launch", step)
+    rec.update(expect={"verdict": "gpu idle", "cause": "launch"},
+               mlp={"layers": layers, "width": width, "batch": batch}, **m)
+
+
+def straggler_rank(rank, world, out, port, q):
+    global DRY
+    DRY = out.endswith("#dry")
+    out = out.removesuffix("#dry")
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    n = 256 if DRY else 4096
+    a = torch.randn(n, n, device=dev(), dtype=torch.bfloat16)
+    b = torch.randn(n, n, device=dev(), dtype=torch.bfloat16)
+    grad = torch.ones(1 << 20, device=dev())
+    work = (3 if rank == 1 else 1) * (2 if DRY else 20)
+    for _ in range(5 if DRY else 60):  # the bulk of the run, unprofiled
+        gemms(a, b, work)
+        dist.all_reduce(grad)
+    sync()
+    arrive, leave = [], []
+    with profiler(os.path.join(out, "straggler_rank%d.pt.trace.json" % rank)) as prof:
+        for _ in range(STEPS):
+            gemms(a, b, work)
+            sync()  # the rank's work for the step is done: it arrives
+            arrive.append(time.time_ns())
+            dist.all_reduce(grad)
+            sync()
+            leave.append(time.time_ns())
+            prof.step()
+    dist.destroy_process_group()
+    q.put({"rank": rank, "gemms_per_step": work, "arrive_ns": arrive, "leave_ns": leave})
+
+
+def case_straggler(out, rec):
+    port = 29500 + os.getpid() % 1000
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    arg = out + ("#dry" if DRY else "")
+    procs = [ctx.Process(target=straggler_rank, args=(r, 2, arg, port, q)) for r in range(2)]
+    for p in procs:
+        p.start()
+    ranks = sorted((q.get(timeout=300) for _ in procs), key=lambda r: r["rank"])
+    for p in procs:
+        p.join()
+        if p.exitcode:
+            raise RuntimeError("rank exited with %d" % p.exitcode)
+    # the wait of each rank at each step: from its arrival to the last arrival
+    last = [max(r["arrive_ns"][i] for r in ranks) for i in range(STEPS)]
+    for r in ranks:
+        r["wait_ms"] = [(last[i] - r["arrive_ns"][i]) / 1e6 for i in range(STEPS)]
+    rec.update(expect={"verdict": "straggler", "rank": 1, "waits": "rank 0"},
+               backend="gloo", ranks=ranks)
+
+
+CASES = {"compute": case_compute, "input": case_input, "sync": case_sync,
+         "pageable": case_pageable, "launch": case_launch, "straggler": case_straggler}
+
+
+def otlp(spans, host):
+    trace_id = "%032x" % random.getrandbits(128)
+
+    def span(name, sid, parent, t0, t1, attrs):
+        s = {"traceId": trace_id, "spanId": sid, "name": name, "kind": 1,
+             "startTimeUnixNano": str(t0), "endTimeUnixNano": str(t1),
+             "attributes": [{"key": k, "value": {"stringValue": str(v)}}
+                            for k, v in attrs.items()]}
+        if parent:
+            s["parentSpanId"] = parent
+        return s
+
+    root = "%016x" % random.getrandbits(64)
+    out = [span("gpu-truth", root, None, spans[0][1], spans[-1][2], {})]
+    for name, t0, t1, attrs in spans:
+        out.append(span(name, "%016x" % random.getrandbits(64), root, t0, t1, attrs))
+    res = {"attributes": [{"key": "host.name", "value": {"stringValue": host}},
+                          {"key": "service.name", "value": {"stringValue": "gpu-truth"}}]}
+    return {"resourceSpans": [{"resource": res, "scopeSpans": [
+        {"scope": {"name": "tests/truth/gpu/workloads.py"}, "spans": out}]}]}
+
+
+def main():
+    global DRY, WARM_S
+    args = sys.argv[1:]
+    if args and args[0] == "--cpu-dry-run":
+        DRY, WARM_S = True, 0.2
+        args = args[1:]
+    if not args:
+        sys.exit("usage: workloads.py [--cpu-dry-run] OUT_DIR [CASE ...]")
+    if not DRY and not torch.cuda.is_available():
+        sys.exit("workloads.py: no CUDA device")
+    out, names = args[0], args[1:] or list(CASES)
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    random.seed(0)
+    host = socket.gethostname()
+    truth = {"host": host, "torch": torch.__version__,
+             "cuda": None if DRY else torch.version.cuda,
+             "gpu": None if DRY else torch.cuda.get_device_name(0),
+             "steps": {"wait": WAIT, "warmup": WARMUP, "active": ACTIVE}, "cases": {}}
+    spans = []
+    for name in names:
+        rec = {}
+        t0 = time.time_ns()
+        try:
+            CASES[name](out, rec)
+        except Exception as e:  # keep what the other cases captured
+            rec["error"] = repr(e)
+            print("# %s: failed: %r" % (name, e), file=sys.stderr, flush=True)
+        t1 = time.time_ns()
+        rec.update(start_ns=t0, end_ns=t1)
+        truth["cases"][name] = rec
+        spans.append((name, t0, t1, {"case": name}))
+        print("# %s: %.2f s" % (name, (t1 - t0) / 1e9), file=sys.stderr, flush=True)
+        time.sleep(0.5)  # a visible gap between the cases in nvidia-smi
+    with open(os.path.join(out, "truth.json"), "w") as f:
+        json.dump(truth, f, indent=1)
+    with open(os.path.join(out, "steps.otlp.json"), "w") as f:
+        json.dump(otlp(spans, host), f)
+
+
+if __name__ == "__main__":
+    main()
