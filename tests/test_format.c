@@ -25,7 +25,8 @@ static char *sanitize(const char *s)
 	return sbuf_detach(&out);
 }
 
-/* Fails unless s holds no C0 control, no DEL and no C1 control (U+0080..U+009F). */
+/* Fails unless s holds no C0 control, no DEL, no C1 control (U+0080..U+009F,
+ * encoded or as a lone byte) and no bidi control. */
 static void assert_inert(const char *in, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -35,7 +36,15 @@ static void assert_inert(const char *in, const char *s)
 		if (p[i] == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f)
 			fail_msg("C1 control U+00%02X at %zu in the sanitised \"%s\"", p[i + 1], i,
 				 in);
+		if ((p[i] == 0xd8 && p[i + 1] == 0x9c) ||
+		    (p[i] == 0xe2 && p[i + 1] == 0x80 &&
+		     (p[i + 2] == 0x8e || p[i + 2] == 0x8f ||
+		      (p[i + 2] >= 0xaa && p[i + 2] <= 0xae))) ||
+		    (p[i] == 0xe2 && p[i + 1] == 0x81 && p[i + 2] >= 0xa6 && p[i + 2] <= 0xa9))
+			fail_msg("bidi control at %zu in the sanitised \"%s\"", i, in);
 	}
+	if (!text_utf8_valid(s, strlen(s)))
+		fail_msg("invalid UTF-8 left in the sanitised \"%s\"", in);
 }
 
 static void check_sanitize(const char *in, const char *want)
@@ -84,6 +93,34 @@ static void test_sanitize_keeps_utf8(void **state)
 	check_sanitize("aten::mm \xc2\xa0 \xf0\x9f\x98\x80 \xe6\x97\xa5",
 		       "aten::mm \xc2\xa0 \xf0\x9f\x98\x80 \xe6\x97\xa5");
 	check_sanitize("plain ascii ~!@#$%^&*()", "plain ascii ~!@#$%^&*()");
+}
+
+/* Every bidi control (Trojan Source) and the line/paragraph separators. */
+static void test_sanitize_bidi(void **state)
+{
+	(void)state;
+	check_sanitize("a\xd8\x9c"
+		       "b",
+		       "a\\u{061c}b");
+	check_sanitize("\xe2\x80\x8e\xe2\x80\x8f", "\\u{200e}\\u{200f}");
+	check_sanitize("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad\xe2\x80\xae",
+		       "\\u{202a}\\u{202b}\\u{202c}\\u{202d}\\u{202e}");
+	check_sanitize("\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9",
+		       "\\u{2066}\\u{2067}\\u{2068}\\u{2069}");
+	check_sanitize("\xe2\x80\xa8\xe2\x80\xa9", "\\u{2028}\\u{2029}");
+	/* their neighbours are ordinary text */
+	check_sanitize("\xe2\x80\x94\xe2\x81\xb0", "\xe2\x80\x94\xe2\x81\xb0");
+}
+
+/* C1 controls as lone bytes (not UTF-8): one escape per byte. */
+static void test_sanitize_raw_c1(void **state)
+{
+	(void)state;
+	check_sanitize("\x9b"
+		       "2J\x9d"
+		       "0;t\x9c",
+		       "\\x9b2J\\x9d0;t\\x9c");
+	check_sanitize("\x85\x90\x9f", "\\x85\\x90\\x9f");
 }
 
 static void test_sanitize_broken_utf8(void **state)
@@ -139,9 +176,9 @@ static void test_sanitize_invalid_well_formed_shape(void **state)
 static void test_sanitize_random(void **state)
 {
 	(void)state;
-	static const unsigned char alphabet[] = {0x1b, 0x07, 0x9b, 0xc2, 0x80, 0x9f, 0xa0,
-						 0xbf, 0xe2, 0x96, 0xed, 0xf0, 0x9f, 0x7f,
-						 0x0a, 'a',  '[',  ']',	 ';',  '\\'};
+	static const unsigned char alphabet[] = {
+	    0x1b, 0x07, 0x9b, 0xc2, 0x80, 0x9f, 0xa0, 0xbf, 0xe2, 0x96, 0xed, 0xf0, 0x9f,
+	    0x7f, 0x0a, 'a',  '[',  ']',  ';',	'\\', 0xae, 0xd8, 0x9c, 0x81, 0xa6, 0x8e};
 	uint64_t seed = 0x9e3779b97f4a7c15ULL;
 	char in[17];
 	for (int iter = 0; iter < 20000; iter++) {
@@ -231,6 +268,8 @@ int main(void)
 	    cmocka_unit_test(test_sanitize_escape_sequences),
 	    cmocka_unit_test(test_sanitize_controls),
 	    cmocka_unit_test(test_sanitize_keeps_utf8),
+	    cmocka_unit_test(test_sanitize_bidi),
+	    cmocka_unit_test(test_sanitize_raw_c1),
 	    cmocka_unit_test(test_sanitize_broken_utf8),
 	    cmocka_unit_test(test_sanitize_invalid_well_formed_shape),
 	    cmocka_unit_test(test_sanitize_random),

@@ -59,9 +59,7 @@ void format_sanitize(struct sbuf *out, const char *s)
 			k = 1;
 		} else if (k == 2 && c == 0xc2 && p[1] < 0xa0) {
 			sbuf_addf(out, "\\u%04x", p[1]); /* a C1 control such as CSI */
-		} else if (k == 3 && is_spoofing(format_decode(p, k))) {
-			sbuf_addf(out, "\\u{%04x}", (unsigned)format_decode(p, k));
-		} else if (k == 2 && is_spoofing(format_decode(p, k))) {
+		} else if ((k == 2 || k == 3) && is_spoofing(format_decode(p, k))) {
 			sbuf_addf(out, "\\u{%04x}", (unsigned)format_decode(p, k));
 		} else {
 			sbuf_add(out, p, k);

@@ -17,8 +17,11 @@ const char *format_duration(char *buf, size_t n, int64_t ns);
 const char *format_bytes(char *buf, size_t n, int64_t bytes);
 /* Appends s with everything that could drive or spoof a terminal made
  * visible: ESC as "\e", other C0 controls and DEL as "\xNN", C1 controls
- * as "\u00NN", bidi overrides and line/paragraph separators as "\u{NNNN}",
- * invalid UTF-8 byte by byte as "\xNN".  A literal backslash is kept. */
+ * (U+0080..U+009F) as "\u00NN", bidi controls (U+061C, U+200E, U+200F,
+ * U+202A..U+202E, U+2066..U+2069) and line/paragraph separators as
+ * "\u{NNNN}", invalid UTF-8 (a lone C1 byte too) byte by byte as "\xNN".
+ * A literal backslash is kept.  The screens, the report, query tables and
+ * every message on stderr go through it. */
 void format_sanitize(struct sbuf *out, const char *s);
 /* Appends sanitised-for-display text s cut to at most cols display columns
  * (never inside a UTF-8 sequence) and, when pad, padded with spaces to cols. */
@@ -28,11 +31,11 @@ void format_fit(struct sbuf *out, const char *s, int cols, int pad);
 uint32_t format_decode(const unsigned char *p, size_t k);
 /* Writes cp as UTF-8 into out (4 bytes room); returns the bytes written. */
 size_t format_encode(uint32_t cp, char *out);
-/* The next character of sanitised text p[0..n) (n > 0): returns its byte
- * length and sets its code point and display columns. */
 /* s cut from the left to cols columns, starting with more when cut (the
  * end of a path is the part that matters); returns s->buf. */
 const char *format_left_cut(struct sbuf *s, int cols, const char *more);
+/* The next character of sanitised text p[0..n) (n > 0): returns its byte
+ * length and sets its code point and display columns. */
 size_t format_next(const unsigned char *p, size_t n, uint32_t *cp, int *w);
 /* Display columns s takes once sanitised. */
 int format_width(const char *s);
