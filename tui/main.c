@@ -42,18 +42,67 @@ static const char usage_text[] =
     "       grademl-tui import --list-formats\n"
     "       grademl-tui --help | --version\n";
 
+/* Writes "grademl-tui: " and msg to stderr through the screens' sanitiser:
+ * the one way out for every message, so that a file name, a cell of a file
+ * or a name from trace.db cannot drive the terminal.  msg is one line (a
+ * line break in it shows as \x0a) unless lines, where its breaks part the
+ * lines of a query error's caret display. */
+static void print_error(const char *msg, int lines)
+{
+	struct sbuf out, line;
+	sbuf_init(&out);
+	sbuf_init(&line);
+	sbuf_adds(&out, "grademl-tui: ");
+	for (const char *p = msg;;) {
+		const char *nl = lines ? strchr(p, '\n') : NULL;
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		sbuf_reset(&line);
+		sbuf_add(&line, p, n);
+		format_sanitize(&out, line.buf);
+		sbuf_addc(&out, '\n');
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	fputs(out.buf, stderr);
+	sbuf_release(&out);
+	sbuf_release(&line);
+}
+
 static int usage_error(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "grademl-tui: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s", usage_text);
+	char *msg = xasprintf(fmt, arg);
+	print_error(msg, 0);
+	free(msg);
+	fputs(usage_text, stderr);
 	return EXIT_ERROR;
 }
 
 static int fail(char *err)
 {
-	fprintf(stderr, "grademl-tui: %s\n", err ? err : "unknown error");
+	print_error(err ? err : "unknown error", 0);
 	free(err);
+	return EXIT_ERROR;
+}
+
+/* A query error with its caret display, e from query_run (released here):
+ * its message and hint are made one line each first, so that a name from
+ * trace.db in them cannot add a line. */
+static int fail_query(const char *q, struct query_error *e)
+{
+	struct sbuf msg, hint;
+	sbuf_init(&msg);
+	sbuf_init(&hint);
+	format_sanitize(&msg, e->msg);
+	if (e->hint)
+		format_sanitize(&hint, e->hint);
+	struct query_error safe = {e->pos, e->len, msg.buf, e->hint ? hint.buf : NULL};
+	char *text = query_error_format(q, &safe);
+	print_error(text, 1);
+	free(text);
+	sbuf_release(&msg);
+	sbuf_release(&hint);
+	query_error_release(e);
 	return EXIT_ERROR;
 }
 
@@ -281,8 +330,12 @@ static int cmd_analyze(int argc, char **argv)
 		store_close(st);
 		return fail(err);
 	}
-	printf("%s: %zu issues, %zu imbalanced groups; `grademl-tui report %s` lists them\n", path,
-	       an.nissues, an.nimb, path);
+	struct sbuf shown;
+	sbuf_init(&shown);
+	format_sanitize(&shown, path);
+	printf("%s: %zu issues, %zu imbalanced groups; `grademl-tui report %s` lists them\n",
+	       shown.buf, an.nissues, an.nimb, shown.buf);
+	sbuf_release(&shown);
 	analysis_release(&an);
 	store_close(st);
 	return 0;
@@ -323,9 +376,13 @@ static int cmd_query(int argc, char **argv)
 	char *err = NULL;
 	if (query_open(argv[optind], &db, &err) < 0)
 		return fail(err);
-	if (query_run(db, argv[optind + 1], 0, &r, NULL, &err) < 0) {
+	struct query_error qe = {0};
+	if (query_run(db, argv[optind + 1], 0, &r, &qe, &err) < 0) {
 		query_close(db);
-		return fail(err);
+		if (!qe.msg)
+			return fail(err);
+		free(err);
+		return fail_query(argv[optind + 1], &qe);
 	}
 	int rc = query_print(stdout, &r, fmt, &hooks, &err);
 	query_result_release(&r);
