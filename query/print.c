@@ -206,15 +206,29 @@ static void csv_field(struct sbuf *out, const char *s)
 	sbuf_addc(out, '"');
 }
 
-static int print_csv(FILE *f, const struct query_result *r)
+/* A CSV field of s, through tty's sanitiser first when the output is a
+ * terminal (tty not NULL); tmp is scratch. */
+static void csv_text(struct sbuf *out, const char *s, struct sbuf *tmp,
+		     const struct query_print_hooks *tty)
 {
-	struct sbuf line, v;
+	if (tty) {
+		sbuf_reset(tmp);
+		tty->sanitize(tmp, s);
+		s = tmp->buf;
+	}
+	csv_field(out, s);
+}
+
+static int print_csv(FILE *f, const struct query_result *r, const struct query_print_hooks *tty)
+{
+	struct sbuf line, v, tmp;
 	sbuf_init(&line);
 	sbuf_init(&v);
+	sbuf_init(&tmp);
 	for (size_t c = 0; c < r->ncols; c++) {
 		if (c)
 			sbuf_addc(&line, ',');
-		csv_field(&line, r->cols[c].name);
+		csv_text(&line, r->cols[c].name, &tmp, tty);
 	}
 	fprintf(f, "%s\r\n", line.buf);
 	for (size_t i = 0; i < r->nrows; i++) {
@@ -224,12 +238,13 @@ static int print_csv(FILE *f, const struct query_result *r)
 				sbuf_addc(&line, ',');
 			sbuf_reset(&v);
 			raw_text(&v, query_cell(r, i, c));
-			csv_field(&line, v.buf);
+			csv_text(&line, v.buf, &tmp, tty);
 		}
 		fprintf(f, "%s\r\n", line.buf);
 	}
 	sbuf_release(&line);
 	sbuf_release(&v);
+	sbuf_release(&tmp);
 	return 0;
 }
 
@@ -254,8 +269,47 @@ static json_t *json_value(const struct query_value *v)
 	}
 }
 
-static int print_json(FILE *f, const struct query_result *r)
+/* JSON text json (valid UTF-8, as jansson writes it) for a terminal: each
+ * character the sanitiser would change written as \uXXXX instead.  Only
+ * strings hold characters past ASCII or DEL, so it stays the same JSON. */
+static void json_terminal(struct sbuf *out, const char *json, const struct query_print_hooks *h)
 {
+	struct sbuf tmp;
+	sbuf_init(&tmp);
+	const unsigned char *p = (const unsigned char *)json;
+	size_t n = strlen(json);
+	while (n) {
+		size_t k = *p < 0x7f ? 1 : text_utf8_seq(p, n);
+		if (!k)
+			k = 1;
+		char one[5] = {0};
+		memcpy(one, p, k);
+		sbuf_reset(&tmp);
+		if (*p >= 0x7f)
+			h->sanitize(&tmp, one);
+		if (*p < 0x7f || (tmp.len == k && !memcmp(tmp.buf, one, k))) {
+			sbuf_add(out, p, k);
+		} else if (*p == 0x7f) {
+			sbuf_adds(out, "\\u007F");
+		} else {
+			/* jansson's ASCII form of the one character: "\uXXXX" */
+			json_t *j = json_string(one);
+			char *e = j ? json_dumps(j, JSON_ENCODE_ANY | JSON_ENSURE_ASCII) : NULL;
+			if (e)
+				sbuf_add(out, e + 1, strlen(e) - 2);
+			free(e);
+			json_decref(j);
+		}
+		p += k;
+		n -= k;
+	}
+	sbuf_release(&tmp);
+}
+
+static int print_json(FILE *f, const struct query_result *r, const struct query_print_hooks *tty)
+{
+	struct sbuf esc;
+	sbuf_init(&esc);
 	fputs("[", f);
 	for (size_t i = 0; i < r->nrows; i++) {
 		json_t *o = json_object();
@@ -263,21 +317,27 @@ static int print_json(FILE *f, const struct query_result *r)
 			json_object_set_new(o, r->cols[c].name, json_value(query_cell(r, i, c)));
 		char *s =
 		    json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-		fprintf(f, "%s\n%s", i ? "," : "", s ? s : "{}");
+		if (s && tty) {
+			sbuf_reset(&esc);
+			json_terminal(&esc, s, tty);
+		}
+		fprintf(f, "%s\n%s", i ? "," : "", !s ? "{}" : tty ? esc.buf : s);
 		free(s);
 		json_decref(o);
 	}
 	fputs(r->nrows ? "\n]\n" : "]\n", f);
+	sbuf_release(&esc);
 	return 0;
 }
 
 int query_print(FILE *f, const struct query_result *r, enum query_format fmt,
-		const struct query_print_hooks *hooks, char **err)
+		const struct query_print_hooks *hooks, int terminal, char **err)
 {
 	struct query_print_hooks h = resolve(hooks);
+	const struct query_print_hooks *tty = terminal ? &h : NULL;
 	int rc = fmt == QF_TABLE ? print_table(f, r, &h)
-		 : fmt == QF_CSV ? print_csv(f, r)
-				 : print_json(f, r);
+		 : fmt == QF_CSV ? print_csv(f, r, tty)
+				 : print_json(f, r, tty);
 	if (rc == 0 && (fflush(f) != 0 || ferror(f))) {
 		*err = xasprintf("cannot write the result: %s", strerror(errno));
 		return -1;

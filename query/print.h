@@ -5,7 +5,10 @@
  * does not depend on tui/), durations read as "24.8 ms", NULL as "-".  CSV
  * (RFC 4180: CRLF, quotes doubled, fields with , " CR LF quoted) and JSON
  * (an array of objects, one per row, keys the column names) carry raw
- * values: nanoseconds, full-precision numbers, text as stored.
+ * values: nanoseconds, full-precision numbers, text as stored, unless the
+ * output is a terminal: then CSV text goes through the sanitiser too, and
+ * JSON writes each character the sanitiser would escape as \uXXXX (still
+ * the same data to a JSON reader).
  */
 #ifndef GRADEML_QUERY_PRINT_H
 #define GRADEML_QUERY_PRINT_H
@@ -47,8 +50,9 @@ static inline const char *query_table_cell(const struct query_table *t, size_t r
 
 /* "table", "csv", "json" -> *fmt; -1 for anything else. */
 int query_format_parse(const char *s, enum query_format *fmt);
-/* Writes r to f.  Returns 0, or -1 with *err on a write error. */
+/* Writes r to f, a terminal when terminal (CSV and JSON escape then).
+ * Returns 0, or -1 with *err on a write error. */
 int query_print(FILE *f, const struct query_result *r, enum query_format fmt,
-		const struct query_print_hooks *hooks, char **err);
+		const struct query_print_hooks *hooks, int terminal, char **err);
 
 #endif

@@ -27,6 +27,7 @@
 #include "query/parse.h"
 #include "query/print.h"
 #include "tests/testdir.h"
+#include "tui/format.h"
 #include "model/xalloc.h"
 
 /* ---- the tiny trace ----
@@ -901,7 +902,7 @@ static void test_print(void **state)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	char *err = NULL;
-	assert_int_equal(query_print(f, &r, QF_CSV, NULL, &err), 0);
+	assert_int_equal(query_print(f, &r, QF_CSV, NULL, 0, &err), 0);
 	fclose(f);
 	assert_string_equal(buf, "x,y,z,n,w\r\n\"a,b\",\"say \"\"hi\"\"\",1.5,,\"l1\nl2\"\r\n");
 	free(buf);
@@ -910,33 +911,77 @@ static void test_print(void **state)
 	    run_ok(db, "sql SELECT 0 AS a, -7 AS b, 9223372036854775807 AS c,"
 		       " -9223372036854775807 - 1 AS d, 1000000 AS e");
 	f = open_memstream(&buf, &len);
-	assert_int_equal(query_print(f, &ints, QF_CSV, NULL, &err), 0);
+	assert_int_equal(query_print(f, &ints, QF_CSV, NULL, 0, &err), 0);
 	fclose(f);
 	assert_string_equal(buf, "a,b,c,d,e\r\n0,-7,9223372036854775807,-9223372036854775808,"
 				 "1000000\r\n");
 	free(buf);
 	query_result_release(&ints);
 	f = open_memstream(&buf, &len);
-	assert_int_equal(query_print(f, &r, QF_JSON, NULL, &err), 0);
+	assert_int_equal(query_print(f, &r, QF_JSON, NULL, 0, &err), 0);
 	fclose(f);
 	assert_string_equal(buf, "[\n{\"x\":\"a,b\",\"y\":\"say \\\"hi\\\"\",\"z\":1.5,\"n\":null,"
 				 "\"w\":\"l1\\nl2\"}\n]\n");
 	free(buf);
 	f = open_memstream(&buf, &len);
-	assert_int_equal(query_print(f, &r, QF_TABLE, NULL, &err), 0);
+	assert_int_equal(query_print(f, &r, QF_TABLE, NULL, 0, &err), 0);
 	fclose(f);
 	assert_null(strstr(buf, "l1\nl2")); /* no raw control character in a table */
 	free(buf);
 	query_result_release(&r);
 	r = run_ok(db, "phases | select name, dur | sort id | limit 2");
 	f = open_memstream(&buf, &len);
-	assert_int_equal(query_print(f, &r, QF_TABLE, NULL, &err), 0);
+	assert_int_equal(query_print(f, &r, QF_TABLE, NULL, 0, &err), 0);
 	fclose(f);
 	assert_string_equal(buf, "name       dur\n"
 				 "wf     10.0 us\n"
 				 "step1  8.00 us\n"
 				 "(2 rows)\n");
 	free(buf);
+	query_result_release(&r);
+	sqlite3_close(db);
+}
+
+/* query_print's output as a string (the caller frees it). */
+static char *print_to_string(const struct query_result *r, enum query_format fmt, int terminal)
+{
+	const struct query_print_hooks hooks = {format_sanitize, format_width};
+	char *buf = NULL, *err = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(query_print(f, r, fmt, &hooks, terminal, &err), 0);
+	fclose(f);
+	return buf;
+}
+
+/* CSV and JSON carry text exactly to a file or pipe; to a terminal, CSV shows
+ * the sanitiser's form and JSON escapes C1, bidi and DEL as \uXXXX. */
+static void test_print_terminal(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	struct query_result r =
+	    run_ok(db, "sql SELECT 'a' || char(27) || ']52;c;Zm9v' || char(7) || char(155) ||"
+		       " char(8238) || char(127) || ',' || char(233) AS \"h\x1b"
+		       "x\","
+		       " 7 AS n");
+	char *s = print_to_string(&r, QF_CSV, 0);
+	assert_string_equal(
+	    s, "h\x1bx,n\r\n\"a\x1b]52;c;Zm9v\a\xc2\x9b\xe2\x80\xae\x7f,\xc3\xa9\",7\r\n");
+	free(s);
+	s = print_to_string(&r, QF_JSON, 0);
+	assert_string_equal(s,
+			    "[\n{\"h\\u001Bx\":\"a\\u001B]52;c;Zm9v\\u0007\xc2\x9b\xe2\x80\xae\x7f,"
+			    "\xc3\xa9\",\"n\":7}\n]\n");
+	free(s);
+	s = print_to_string(&r, QF_CSV, 1);
+	assert_string_equal(
+	    s, "h\\ex,n\r\n\"a\\e]52;c;Zm9v\\x07\\u009b\\u{202e}\\x7f,\xc3\xa9\",7\r\n");
+	free(s);
+	s = print_to_string(&r, QF_JSON, 1);
+	assert_string_equal(s, "[\n{\"h\\u001Bx\":\"a\\u001B]52;c;Zm9v\\u0007\\u009B\\u202E\\u007F,"
+			       "\xc3\xa9\",\"n\":7}\n]\n");
+	free(s);
 	query_result_release(&r);
 	sqlite3_close(db);
 }
@@ -1013,6 +1058,7 @@ int main(void)
 	    cmocka_unit_test(test_events_running_phase),
 	    cmocka_unit_test(test_aggregates),
 	    cmocka_unit_test(test_print),
+	    cmocka_unit_test(test_print_terminal),
 	    cmocka_unit_test(test_complete),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -384,7 +384,7 @@ static int cmd_query(int argc, char **argv)
 		free(err);
 		return fail_query(argv[optind + 1], &qe);
 	}
-	int rc = query_print(stdout, &r, fmt, &hooks, &err);
+	int rc = query_print(stdout, &r, fmt, &hooks, isatty(STDOUT_FILENO), &err);
 	query_result_release(&r);
 	query_close(db);
 	return rc < 0 ? fail(err) : 0;
