@@ -96,6 +96,7 @@ e2e: $(BIN) $(TOOL_BIN)
 	@GRADEML_BIN=$(BIN) bash tests/e2e/tui_tmux.sh
 	@GRADEML_BIN=$(BIN) bash tests/e2e/query.sh
 	@GRADEML_BIN=$(BIN) bash tests/e2e/sanitize.sh
+	@GRADEML_BIN=$(BIN) bash tests/e2e/bounds.sh
 
 # libFuzzer targets (clang); every parser gets one.  fuzz-smoke runs each
 # for FUZZ_SECS seconds on a copy of its seed corpus.

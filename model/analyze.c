@@ -21,6 +21,7 @@
 #include "model/analyze.h"
 #include "model/critpath.h"
 #include "model/gpucache.h"
+#include "model/ptree.h"
 #include "model/sbuf.h"
 #include "model/timing.h"
 #include "model/xalloc.h"
@@ -71,9 +72,10 @@ static int paths(struct store *st, struct analysis *a, char **err)
 	sqlite3_finalize(q);
 	for (size_t r = 0; r < n; r++) {
 		struct critpath cp;
-		if (critpath_analyze(st, roots[r], 2.0, 1, &cp, err) < 0) {
+		int rc = critpath_analyze(st, roots[r], 2.0, 1, &cp, err);
+		if (rc < 0) {
 			free(roots);
-			return -1;
+			return rc;
 		}
 		for (size_t i = 0; i < cp.nphases && i < ANALYSIS_PATH_TOP; i++) {
 			XGROW(a->path, a->npath + 1, palloc);
@@ -105,8 +107,11 @@ static void *side_thread(void *arg)
 	if (store_open(j->path, STORE_READ, &st, &j->err) < 0)
 		return NULL;
 	sqlite3_exec(store_db(st), "PRAGMA cache_size = -16384", NULL, NULL, NULL);
-	if (attrib_compute_rules(store_db(st), j->path, j->rules, &j->a->attr, &j->err) < 0)
+	int rc = attrib_compute_rules(store_db(st), j->path, j->rules, &j->a->attr, &j->err);
+	if (rc < 0) {
+		j->rc = rc;
 		goto out;
+	}
 	timing_mark("attribution (beside)");
 	if (gpubreak_load(st, NULL, &j->a->gpu, &j->err) < 0)
 		goto out;
@@ -142,7 +147,7 @@ int analysis_run_rules(struct store *st, const char *rules, struct analysis *a, 
 	if (rc == 0 && job.rc < 0) {
 		*err = job.err;
 		job.err = NULL;
-		rc = -1;
+		rc = job.rc;
 	}
 	free(job.err);
 	if (rc == 0)
@@ -406,32 +411,38 @@ void analysis_release(struct analysis *a)
 	memset(a, 0, sizeof(*a));
 }
 
-char *analysis_phase_path(struct store *st, int64_t id)
+int analysis_phase_path(struct store *st, int64_t id, char **path, char **err)
 {
-	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(store_db(st),
-			       "WITH RECURSIVE up(id, parent_id, name_id, lvl) AS (SELECT id,"
-			       " parent_id, name_id, 0 FROM phases WHERE id = ?1 UNION ALL"
-			       " SELECT p.id, p.parent_id, p.name_id, up.lvl + 1 FROM phases p"
-			       " JOIN up ON p.id = up.parent_id)"
-			       " SELECT n.text FROM up JOIN strings n ON n.id = up.name_id"
-			       " ORDER BY up.lvl DESC",
-			       -1, &q, NULL) != SQLITE_OK)
-		return NULL;
-	sqlite3_bind_int64(q, 1, id);
-	struct sbuf sb = SBUF_INIT;
+	sqlite3 *db = store_db(st);
+	sqlite3_stmt *q = NULL;
+	int64_t *chain = NULL;
+	size_t n = 0;
+	*path = NULL;
+	int rc = ptree_up(db, store_path(st), id, &chain, &n, err);
+	if (rc < 0 || !n)
+		goto out;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT n.text FROM phases p JOIN strings n ON n.id = p.name_id"
+			       " WHERE p.id = ?1",
+			       -1, &q, NULL) != SQLITE_OK) {
+		*err = xasprintf("%s: cannot read phases: %s", store_path(st), sqlite3_errmsg(db));
+		rc = -1;
+		goto out;
+	}
+	struct sbuf sb;
 	sbuf_init(&sb);
-	int any = 0;
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		sbuf_addf(&sb, "/%s", (const char *)sqlite3_column_text(q, 0));
-		any = 1;
+	for (size_t k = n; k-- > 0;) {
+		sqlite3_reset(q);
+		sqlite3_bind_int64(q, 1, chain[k]);
+		const char *name =
+		    sqlite3_step(q) == SQLITE_ROW ? (const char *)sqlite3_column_text(q, 0) : NULL;
+		sbuf_addf(&sb, "/%s", name ? name : "?");
 	}
+	*path = sbuf_detach(&sb);
+out:
 	sqlite3_finalize(q);
-	if (!any) {
-		sbuf_release(&sb);
-		return NULL;
-	}
-	return sbuf_detach(&sb);
+	free(chain);
+	return rc;
 }
 
 char *analysis_phase_name(struct store *st, int64_t id)

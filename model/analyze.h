@@ -63,8 +63,9 @@ int analysis_get(struct store *st, struct analysis *a, char **err);
 void analysis_release(struct analysis *a);
 /* A phase's name, or "?" when it has none; the caller frees it. */
 char *analysis_phase_name(struct store *st, int64_t id);
-/* "/workflow/step/.../name" of a phase (for :goto), or NULL when none. */
-char *analysis_phase_path(struct store *st, int64_t id);
+/* "/workflow/step/.../name" of a phase (for :goto) into *path, NULL when
+ * there is no such phase.  0; -1 or PTREE_LOOP (model/ptree.h) with *err. */
+int analysis_phase_path(struct store *st, int64_t id, char **path, char **err);
 
 /* Builds a->issues from the analyses in a and the GPU breakdowns gpu
  * (model/issues.c). */

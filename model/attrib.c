@@ -29,6 +29,7 @@
 #include "model/attach.h"
 #include "model/attrib.h"
 #include "model/nnls.h"
+#include "model/ptree.h"
 #include "model/store.h"
 #include "model/xalloc.h"
 
@@ -335,6 +336,11 @@ static int load_phases(struct run *r)
 		p->up[i] = -2; /* not yet known */
 	}
 	free(parent_id);
+	int64_t loop = ptree_loop(p->parent, p->n);
+	if (loop >= 0) {
+		*r->err = ptree_loop_error(r->path, p->id[loop]);
+		return PTREE_LOOP;
+	}
 	/* up[]: the nearest kept phase, resolved along the parent chain */
 	for (size_t i = 0; i < p->n; i++) {
 		int32_t x = (int32_t)i, hops = 0;
@@ -1381,7 +1387,7 @@ int attrib_compute_rules(sqlite3 *db, const char *path, const char *rules_text,
 		rc = 0;
 		goto out;
 	}
-	if (load_phases(&r) < 0)
+	if ((rc = load_phases(&r)) < 0)
 		goto out;
 	r.acc = xcalloc(r.nkeep + 1, sizeof(*r.acc));
 	uint8_t *types = xmalloc(r.p.n + 1);
@@ -1678,6 +1684,7 @@ struct win {
 	int64_t max_id;
 	sqlite3_stmt *probe, *start, *row, *range, *back, *scan, *up;
 	int64_t phase, depth; /* the phase asked about */
+	int64_t loop;	      /* a phase whose parents were found to loop, or 0 */
 	/* ids above the window whose "under the phase" is known: open addressing */
 	int64_t *memo_id;
 	int8_t *memo_v;
@@ -1823,6 +1830,8 @@ static void load_track(struct win *w, int32_t ti, int64_t lo, int64_t hi)
 		return;
 	if (t->nest) {
 		/* the open phases are the last one started and its ancestors */
+		struct ptree_walk up;
+		ptree_walk_init(&up, x_lo - 1);
 		for (int64_t id = x_lo - 1; id;) {
 			sqlite3_reset(w->row);
 			sqlite3_bind_int64(w->row, 1, id);
@@ -1833,6 +1842,10 @@ static void load_track(struct win *w, int32_t ti, int64_t lo, int64_t hi)
 				break;
 			wph_add(w, &x);
 			id = x.parent;
+			if (ptree_walk_loops(&up, id)) {
+				w->loop = x_lo - 1;
+				break;
+			}
 		}
 		return;
 	}
@@ -1924,7 +1937,9 @@ static int under_id(struct win *w, int64_t id)
 {
 	int64_t path[64];
 	int n = 0, v = 0;
-	for (;;) {
+	struct ptree_walk up;
+	ptree_walk_init(&up, id);
+	for (int64_t first = id;;) {
 		if (!id)
 			break;
 		if (id == w->phase) {
@@ -1943,6 +1958,10 @@ static int under_id(struct win *w, int64_t id)
 		if (n < 64)
 			path[n++] = id;
 		id = sqlite3_column_int64(w->up, 0);
+		if (ptree_walk_loops(&up, id)) {
+			w->loop = first;
+			break;
+		}
 	}
 	for (int i = 0; i < n; i++)
 		*memo_slot(w, path[i], 1) = (int8_t)v;
@@ -2067,6 +2086,12 @@ int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, in
 				load_track(&w, (int32_t)i, lo, hi);
 	}
 	window_phases(&w, &parent_id, &depth);
+	int64_t loop = ptree_loop(r.p.parent, r.p.n);
+	if (loop >= 0 || w.loop) {
+		*err = ptree_loop_error(path, loop >= 0 ? r.p.id[loop] : w.loop);
+		rc = PTREE_LOOP;
+		goto out;
+	}
 	under = xmalloc(r.p.n + 1);
 	memset(under, 2, r.p.n + 1);
 	for (size_t i = 0; i < r.p.n; i++)
@@ -2074,6 +2099,11 @@ int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, in
 			under_of(&w, under, parent_id, depth, (int32_t)i);
 		else if (under[i] == 2)
 			under[i] = 0;
+	if (w.loop) {
+		*err = ptree_loop_error(path, w.loop);
+		rc = PTREE_LOOP;
+		goto out;
+	}
 	types = xmalloc(r.p.n + 1);
 	struct series sa = {.under = under, .t0 = t0, .t1 = t1, .nb = nb, .out = out};
 	for (size_t c = 0; c < r.nk; c++) {

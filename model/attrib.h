@@ -129,7 +129,8 @@ void attrib_rules_release(struct attrib_rules *r);
 
 /* Computes the attribution of every attributable metric of the file open
  * as db (path for messages) under the rules of meta 'demand_rules'.  Uses
- * only reads: db may be a second connection on another thread. */
+ * only reads: db may be a second connection on another thread.  Returns 0,
+ * or -1 or PTREE_LOOP (model/ptree.h: the parent links loop) with *err. */
 int attrib_compute(sqlite3 *db, const char *path, struct attribution *a, char **err);
 /* The same under the rules text given (NULL: the file's). */
 int attrib_compute_rules(sqlite3 *db, const char *path, const char *rules, struct attribution *a,
@@ -150,7 +151,7 @@ const struct attrib_row *attrib_find(const struct attribution *a, int64_t phase_
  * with a NULL the file's cache (attribution_fit; the caller checks it is
  * fresh, model/analyze.h).  Reads only the phase's hosts: their metrics'
  * samples over the sample periods [t0, t1) touches and their work in
- * those periods.  Returns 0, or -1 with *err. */
+ * those periods.  Returns 0, or -1 or PTREE_LOOP with *err. */
 int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, int64_t phase_id,
 		  int64_t t0, int64_t t1, int nb, double *out, char **err);
 

@@ -14,6 +14,7 @@
 
 #include "model/critpath.h"
 #include "model/model.h"
+#include "model/ptree.h"
 #include "model/store.h"
 #include "model/xalloc.h"
 
@@ -314,9 +315,8 @@ static int load_phases(struct store *st, struct graph *g, int64_t root_id, const
 		int64_t id = sqlite3_column_int64(q, 0);
 		if (idmap_put(mp, id, (int32_t)g->n) < 0) {
 			sqlite3_finalize(q);
-			*err = xasprintf("%s: the phase tree loops through phase %lld",
-					 store_path(st), (long long)id);
-			return -1;
+			*err = ptree_loop_error(store_path(st), id);
+			return PTREE_LOOP;
 		}
 		grow(g);
 		size_t i = g->n++;
@@ -936,7 +936,11 @@ static int build(struct store *st, int64_t root_id, struct graph *g, char **err)
 		r = load_scan(st, g, root_id, &t, &mp, trace_cat, &sy, err);
 	if (r == 1)
 		r = load_phases(st, g, root_id, &t, &mp, trace_cat, &sy, SIZE_MAX, err);
-	if (r < 0 || load_edges(st, g, &mp, err) < 0)
+	if (r < 0) {
+		rc = r;
+		goto out;
+	}
+	if (load_edges(st, g, &mp, err) < 0)
 		goto out;
 	t.node = xmalloc((t.n ? t.n : 1) * sizeof(*t.node));
 	for (size_t i = 0; i < t.n; i++)
@@ -1121,8 +1125,9 @@ int critpath_analyze(struct store *st, int64_t root_id, double k, size_t n, stru
 		*err = xasprintf("what-if: the speed-up must be above 0, not %g", k);
 		return -1;
 	}
-	if (build(st, root_id, &g, err) < 0)
-		return -1;
+	int rc = build(st, root_id, &g, err);
+	if (rc < 0)
+		return rc;
 	out->root_id = root_id;
 	out->nphases_graph = (int64_t)g.n;
 	out->nedges_graph = g.nedges;
@@ -1153,8 +1158,9 @@ int critpath_whatif(struct store *st, int64_t root_id, int64_t phase_id, double 
 		return -1;
 	}
 	struct graph g;
-	if (build(st, root_id, &g, err) < 0)
-		return -1;
+	int rc = build(st, root_id, &g, err);
+	if (rc < 0)
+		return rc;
 	size_t x = index_of(&g, phase_id);
 	if (x == g.n) {
 		*err = xasprintf("what-if: phase %lld is not under %lld", (long long)phase_id,

@@ -124,7 +124,8 @@ struct critpath {
 
 /* The critical path of the subtree at root_id (0: every workflow).  Fills
  * *out (the caller releases it with critpath_release); -1 and *err when the
- * root does not exist or trace.db cannot be read. */
+ * root does not exist or trace.db cannot be read, PTREE_LOOP (model/ptree.h)
+ * when the parent links loop through it. */
 int critpath_compute(struct store *st, int64_t root_id, struct critpath *out, char **err);
 /* critpath_compute, and for the first n phases of the path (longest
  * first) that are work rather than structure (not a workflow, step, rank,

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "model/analyze.h"
+#include "model/ptree.h"
 #include "model/text.h"
 #include "model/xalloc.h"
 
@@ -41,15 +42,32 @@ static int64_t one_int(sqlite3 *db, const char *sql, int64_t id)
 	return v;
 }
 
-/* The duration of the top-level phase above id (its workflow); 0. */
-static int64_t workflow_ns(sqlite3 *db, int64_t id)
+/* What the ranking shares: the file, the list's allocation, and the first
+ * error a walk up the tree met (a loop). */
+struct ranking {
+	struct store *st;
+	size_t alloc;
+	int rc;
+	char **err;
+};
+
+/* The duration of the top-level phase above id (its workflow); 0 when
+ * none, or on an error (kept in rk). */
+static int64_t workflow_ns(struct ranking *rk, int64_t id)
 {
-	return one_int(db,
-		       "WITH RECURSIVE up(id, parent_id, dur_ns) AS (SELECT id, parent_id,"
-		       " dur_ns FROM phases WHERE id = ?1 UNION ALL SELECT p.id, p.parent_id,"
-		       " p.dur_ns FROM phases p JOIN up ON p.id = up.parent_id)"
-		       " SELECT dur_ns FROM up WHERE parent_id IS NULL",
-		       id);
+	int64_t *chain = NULL, dur = 0;
+	size_t n = 0;
+	if (rk->rc < 0)
+		return 0;
+	int rc = ptree_up(store_db(rk->st), store_path(rk->st), id, &chain, &n, rk->err);
+	if (rc < 0)
+		rk->rc = rc;
+	else if (n)
+		dur = one_int(store_db(rk->st),
+			      "SELECT dur_ns FROM phases WHERE id = ?1 AND parent_id IS NULL",
+			      chain[n - 1]);
+	free(chain);
+	return dur;
 }
 
 static char *explain_imbalance(const struct imbalance *g)
@@ -59,9 +77,10 @@ static char *explain_imbalance(const struct imbalance *g)
 	text_duration(b, sizeof(b), g->ideal_ns);
 	text_duration(c, sizeof(c), g->impact_ns);
 	if (!strcmp(g->kind, "tasks"))
-		return xasprintf("%s took %s against a mean of %s over %s; %lld of them ran over 10%%"
-				 " long: spreading the work evenly would save about %s",
-				 g->straggler, a, b, g->label, (long long)g->slow, c);
+		return xasprintf(
+		    "%s took %s against a mean of %s over %s; %lld of them ran over 10%%"
+		    " long: spreading the work evenly would save about %s",
+		    g->straggler, a, b, g->label, (long long)g->slow, c);
 	if (!strcmp(g->kind, "ranks"))
 		return xasprintf("%s took %s against a mean of %s over %s: the others wait about %s"
 				 " for it",
@@ -77,15 +96,16 @@ static int64_t track_phase(sqlite3 *db, int64_t track_id)
 	return one_int(db, "SELECT phase_id FROM tracks WHERE id = ?1", track_id);
 }
 
-static void add(struct analysis *a, size_t *alloc, struct issue u)
+static void add(struct analysis *a, struct ranking *rk, struct issue u)
 {
-	XGROW(a->issues, a->nissues + 1, *alloc);
+	XGROW(a->issues, a->nissues + 1, rk->alloc);
 	a->issues[a->nissues++] = u;
 }
 
 /* Per rank, the stream that waited longest for its host to launch work. */
-static void idle_gpu(sqlite3 *db, struct analysis *a, const struct gpubreak *g, size_t *alloc)
+static void idle_gpu(struct ranking *rk, struct analysis *a, const struct gpubreak *g)
 {
+	sqlite3 *db = store_db(rk->st);
 	for (size_t i = 0; i < g->nranks; i++) {
 		const struct gpubreak_rank *r = &g->ranks[i];
 		const struct gpubreak_stream *worst = NULL;
@@ -105,41 +125,42 @@ static void idle_gpu(sqlite3 *db, struct analysis *a, const struct gpubreak *g, 
 			snprintf(who, sizeof(who), " of rank %d", r->rank);
 		text_duration(w, sizeof(w), wait);
 		text_duration(win, sizeof(win), worst->time.window_ns);
-		int64_t whole = workflow_ns(db, phase);
-		add(a, alloc,
-		    (struct issue){
-			.kind = "idle-gpu",
-			.phase_id = phase,
-			.impact_ns = wait,
-			.share = whole > 0 ? (double)wait / (double)whole : NAN,
-			.explanation = xasprintf(
-			    "GPU %.*s%s sat idle %s of its %s (%.0f%%) waiting for the CPU to launch"
-			    " work (%lld gaps): fewer, larger launches (bigger batches, CUDA graphs,"
-			    " torch.compile) would give back up to %s",
-			    (int)len, worst->name, who, w, win,
-			    100.0 * (double)wait / (double)worst->time.window_ns,
-			    (long long)worst->idle.count[GPUBREAK_HOST_WAIT], w)});
+		int64_t whole = workflow_ns(rk, phase);
+		add(a, rk,
+		    (struct issue){.kind = "idle-gpu",
+				   .phase_id = phase,
+				   .impact_ns = wait,
+				   .share = whole > 0 ? (double)wait / (double)whole : NAN,
+				   .explanation = xasprintf(
+				       "GPU %.*s%s sat idle %s of its %s (%.0f%%) waiting for the "
+				       "CPU to launch"
+				       " work (%lld gaps): fewer, larger launches (bigger batches, "
+				       "CUDA graphs,"
+				       " torch.compile) would give back up to %s",
+				       (int)len, worst->name, who, w, win,
+				       100.0 * (double)wait / (double)worst->time.window_ns,
+				       (long long)worst->idle.count[GPUBREAK_HOST_WAIT], w)});
 	}
 }
 
 /* Per workflow, the first phase of its path with a what-if makespan. */
-static void critical(struct store *st, struct analysis *a, size_t *alloc)
+static void critical(struct ranking *rk, struct analysis *a)
 {
 	for (size_t i = 0; i < a->npath; i++) {
 		const struct pathrow *p = &a->path[i];
-		if (p->whatif_ns < 0 || (i && a->path[i - 1].root_id == p->root_id &&
-					 a->path[i - 1].whatif_ns >= 0))
+		if (p->whatif_ns < 0 ||
+		    (i && a->path[i - 1].root_id == p->root_id && a->path[i - 1].whatif_ns >= 0))
 			continue;
 		int64_t gain = p->makespan_ns - p->whatif_ns;
 		if (gain <= 0)
 			continue;
 		char on[32], whole[32], g[32];
-		char *name = analysis_phase_name(st, p->phase_id);
+		char *name = analysis_phase_name(rk->st, p->phase_id);
 		text_duration(on, sizeof(on), p->on_path_ns);
 		text_duration(whole, sizeof(whole), p->makespan_ns);
 		text_duration(g, sizeof(g), gain);
-		int64_t wf = workflow_ns(store_db(st), p->phase_id);
-		add(a, alloc,
+		int64_t wf = workflow_ns(rk, p->phase_id);
+		add(a, rk,
 		    (struct issue){
 			.kind = "critical-path",
 			.phase_id = p->phase_id,
@@ -172,7 +193,7 @@ static const char *advice(int res)
 }
 
 /* Per step, rank and stage, the bottleneck whose removal saves most. */
-static void bottlenecks(struct store *st, struct analysis *a, size_t *alloc)
+static void bottlenecks(struct ranking *rk, struct analysis *a)
 {
 	for (size_t i = 0; i < a->attr.nrows; i++) {
 		const struct attrib_row *r = &a->attr.rows[i];
@@ -187,22 +208,24 @@ static void bottlenecks(struct store *st, struct analysis *a, size_t *alloc)
 		char d[32], g[32];
 		text_duration(d, sizeof(d), r->dur_ns);
 		text_duration(g, sizeof(g), gain);
-		char *name = analysis_phase_name(st, r->phase_id);
-		int64_t wf = workflow_ns(store_db(st), r->phase_id);
+		char *name = analysis_phase_name(rk->st, r->phase_id);
+		int64_t wf = workflow_ns(rk, r->phase_id);
 		char *why;
 		if (b[0].res == ATTRIB_SOFTWARE)
-			why = xasprintf("%s: no resource was saturated during %.0f%% of its work, so the"
-					" time goes to Python, synchronisation or waiting, not to hardware:"
-					" up to %s of its %s",
-					name, 100 * b[0].frac, g, d);
+			why = xasprintf(
+			    "%s: no resource was saturated during %.0f%% of its work, so the"
+			    " time goes to Python, synchronisation or waiting, not to hardware:"
+			    " up to %s of its %s",
+			    name, 100 * b[0].frac, g, d);
 		else
 			why = xasprintf("%s: %s saturated during %.0f%% of its work; %s would save"
 					" about %s of its %s",
 					name, attrib_res_name(b[0].res), 100 * b[0].frac,
 					advice(b[0].res), g, d);
 		free(name);
-		add(a, alloc,
-		    (struct issue){.kind = b[0].res == ATTRIB_SOFTWARE ? "software-bound" : "bottleneck",
+		add(a, rk,
+		    (struct issue){.kind = b[0].res == ATTRIB_SOFTWARE ? "software-bound"
+								       : "bottleneck",
 				   .phase_id = r->phase_id,
 				   .impact_ns = gain,
 				   .share = wf > 0 ? (double)gain / (double)wf : NAN,
@@ -220,23 +243,21 @@ static int by_impact(const void *x, const void *y)
 
 int issues_rank(struct store *st, struct analysis *a, const struct gpubreak *gpu, char **err)
 {
-	sqlite3 *db = store_db(st);
-	size_t alloc = 0;
-	(void)err;
+	struct ranking rk = {.st = st, .err = err};
 	for (size_t i = 0; i < a->nimb; i++) {
 		const struct imbalance *g = &a->imb[i];
-		int64_t whole = workflow_ns(db, g->straggler_id);
-		add(a, &alloc,
+		int64_t whole = workflow_ns(&rk, g->straggler_id);
+		add(a, &rk,
 		    (struct issue){.kind = "imbalance",
 				   .phase_id = g->straggler_id,
 				   .impact_ns = g->impact_ns,
 				   .share = whole > 0 ? (double)g->impact_ns / (double)whole : NAN,
 				   .explanation = explain_imbalance(g)});
 	}
-	idle_gpu(db, a, gpu, &alloc);
-	critical(st, a, &alloc);
-	bottlenecks(st, a, &alloc);
+	idle_gpu(&rk, a, gpu);
+	critical(&rk, a);
+	bottlenecks(&rk, a);
 	if (a->nissues)
 		qsort(a->issues, a->nissues, sizeof(*a->issues), by_impact);
-	return 0;
+	return rk.rc;
 }

@@ -10,14 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/ptree.h"
 #include "model/sbuf.h"
 #include "query/funcs.h"
 #include "model/xalloc.h"
 
-#define NREGEX	       16
-#define NSERIES	       8
-#define NMEMO	       8
-#define MAX_PATH_DEPTH 512
+#define NREGEX	16
+#define NSERIES 8
+#define NMEMO	8
 /* What an interned-text cache may hold; past either, lookups go to the
  * table uncached (the texts already handed out as SQLITE_STATIC stay). */
 #define ITEXT_MAX_ENTRIES (1u << 20)
@@ -389,20 +389,24 @@ static void path_put(struct qfuncs *f, int64_t id, const char *path)
 }
 
 /* The path of id into out; 0 when found, 1 when id is unknown, -1 on a
- * SQLite error.  Ancestors' paths are cached, id's own is not. */
+ * SQLite error, PTREE_LOOP when its parents loop.  Ancestors' paths are
+ * cached, id's own is not. */
 static int phase_path(struct qfuncs *f, int64_t id, struct sbuf *out)
 {
-	int64_t chain[MAX_PATH_DEPTH];
-	char *names[MAX_PATH_DEPTH];
-	int n = 0, rc = 0;
+	int64_t *chain = NULL;
+	char **names = NULL;
+	size_t n = 0, alloc = 0, nalloc = 0;
+	int rc = 0;
 	const char *base = "";
 	int64_t cur = id;
+	struct ptree_walk up;
 	if (!f->path_q && sqlite3_prepare_v2(f->db,
 					     "SELECT parent_id, (SELECT text FROM strings"
 					     " WHERE id = name_id) FROM phases WHERE id = ?1",
 					     -1, &f->path_q, NULL) != SQLITE_OK)
 		return -1;
-	while (cur && n < MAX_PATH_DEPTH) {
+	ptree_walk_init(&up, id);
+	while (cur) {
 		struct path_ent *e = n ? path_slot(f, cur) : NULL;
 		if (e && e->id == cur) {
 			base = e->path;
@@ -416,14 +420,17 @@ static int phase_path(struct qfuncs *f, int64_t id, struct sbuf *out)
 			break;
 		}
 		const char *name = (const char *)sqlite3_column_text(f->path_q, 1);
+		XGROW(chain, n + 1, alloc);
+		XGROW(names, n + 1, nalloc);
 		chain[n] = cur;
 		names[n] = xstrdup(name ? name : "");
 		n++;
 		cur = sqlite3_column_int64(f->path_q, 0);
-		for (int k = 0; k < n; k++)
-			if (chain[k] == cur)
-				cur = 0; /* a cycle in a hostile file: stop at the root */
 		sqlite3_reset(f->path_q);
+		if (ptree_walk_loops(&up, cur)) {
+			rc = PTREE_LOOP;
+			break;
+		}
 	}
 	if (rc == 0 && n == 0 && !*base)
 		rc = 1;
@@ -431,15 +438,17 @@ static int phase_path(struct qfuncs *f, int64_t id, struct sbuf *out)
 		/* build from the top; cache each ancestor's path on the way */
 		sbuf_reset(out);
 		sbuf_adds(out, base);
-		for (int k = n - 1; k >= 0; k--) {
+		for (size_t k = n; k-- > 0;) {
 			sbuf_addc(out, '/');
 			sbuf_adds(out, names[k]);
 			if (k > 0)
 				path_put(f, chain[k], out->buf);
 		}
 	}
-	for (int k = 0; k < n; k++)
+	for (size_t k = 0; k < n; k++)
 		free(names[k]);
+	free(names);
+	free(chain);
 	return rc;
 }
 
@@ -450,11 +459,17 @@ static void fn_path(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		return;
 	struct sbuf sb;
 	sbuf_init(&sb);
-	int rc = phase_path(f, sqlite3_value_int64(argv[0]), &sb);
-	if (rc < 0)
+	int64_t id = sqlite3_value_int64(argv[0]);
+	int rc = phase_path(f, id, &sb);
+	if (rc == PTREE_LOOP) {
+		char *e = ptree_loop_error(sqlite3_db_filename(f->db, "main"), id);
+		sqlite3_result_error(ctx, e, -1);
+		free(e);
+	} else if (rc < 0) {
 		sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
-	else if (rc == 0)
+	} else if (rc == 0) {
 		sqlite3_result_text(ctx, sb.buf, (int)sb.len, SQLITE_TRANSIENT);
+	}
 	sbuf_release(&sb);
 }
 

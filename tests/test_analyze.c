@@ -14,6 +14,8 @@
 #include <cmocka.h>
 
 #include "model/analyze.h"
+#include "model/ptree.h"
+#include "model/xalloc.h"
 #include "tests/testdir.h"
 
 struct fx {
@@ -53,8 +55,8 @@ static int setup(void **state)
 	if (store_open(f->db, STORE_WRITE, &f->st, &err) < 0 || store_begin(f->st, &err) < 0)
 		return -1;
 	for (int i = 0; i < 2; i++) {
-		struct source_row s = {.path = "x", .format = "chrome", .anchor = "absolute",
-				       .rank = i};
+		struct source_row s = {
+		    .path = "x", .format = "chrome", .anchor = "absolute", .rank = i};
 		f->src[i] = store_add_source(f->st, &s, &err);
 	}
 	int64_t wf = add(f, 0, PHASE_WORKFLOW, "wf", 0, 0, 1000, 0);
@@ -127,8 +129,10 @@ static void imbalance_by_hand(void **state)
 	assert_int_equal(a.issues[1].impact_ns, 20);
 	assert_int_equal(a.issues[2].impact_ns, 10);
 	assert_true(fabs(a.issues[0].share - 0.03) < 1e-12);
-	assert_non_null(strstr(a.issues[0].explanation, "task 3 took 60 ns against a mean of 30 ns"));
-	char *path = analysis_phase_path(f->st, a.issues[1].phase_id);
+	assert_non_null(
+	    strstr(a.issues[0].explanation, "task 3 took 60 ns against a mean of 30 ns"));
+	char *path = NULL;
+	assert_int_equal(analysis_phase_path(f->st, a.issues[1].phase_id, &path, &err), 0);
 	assert_string_equal(path, "/wf/train/rank 1");
 	free(path);
 	analysis_release(&a);
@@ -167,11 +171,44 @@ static void cache_round_trip(void **state)
 	analysis_release(&a);
 }
 
+/* Parent links that loop (an edit of the file with sqlite3): the analyses
+ * and a phase's path stop with one error naming the file and a phase, where
+ * they walked up the loop for ever. */
+static void loop_is_an_error(void **state)
+{
+	struct fx *f = *state;
+	struct analysis a;
+	char *err = NULL, *path = NULL;
+	/* step prep (11) under its own stage (12): task 3 (15), the stage's
+	 * straggler, hangs below the loop */
+	assert_int_equal(sqlite3_exec(store_db(f->st),
+				      "UPDATE phases SET parent_id = 12 WHERE id = 11", NULL, NULL,
+				      NULL),
+			 SQLITE_OK);
+	char *want = NULL;
+	assert_int_equal(analysis_phase_path(f->st, 15, &path, &err), PTREE_LOOP);
+	assert_null(path);
+	want = xasprintf("%s: phase 15's parents form a loop", f->db);
+	assert_string_equal(err, want);
+	free(want);
+	free(err);
+	err = NULL;
+	assert_int_equal(analysis_run(f->st, &a, &err), PTREE_LOOP);
+	assert_non_null(strstr(err, "'s parents form a loop"));
+	assert_true(!strncmp(err, f->db, strlen(f->db)));
+	free(err);
+	/* the rest of the tree still has its paths */
+	assert_int_equal(analysis_phase_path(f->st, 5, &path, &err), 0);
+	assert_string_equal(path, "/wf/train/rank 0/thread/ProfilerStep#1");
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(imbalance_by_hand, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cache_round_trip, setup, teardown),
+	    cmocka_unit_test_setup_teardown(loop_is_an_error, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "model/attrib.h"
+#include "model/ptree.h"
 #include "model/schema.sql.h"
 #include "model/store.h"
 #include "tests/testdir.h"
@@ -338,6 +339,42 @@ static void test_nesting(void **state)
 	attrib_release(&a);
 }
 
+/* Parent links that loop (test_nesting's two operators each other's
+ * parent; then the second its own): attribution, and a phase's usage over
+ * time, stop with an error naming the file and a phase, where they
+ * charged up the loop for ever or recursed until the stack ran out. */
+static void test_loop_is_an_error(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *db = f->db;
+	long long s = 1000 * MS;
+	sql(db, "INSERT INTO tracks(id, source_id, kind, pid, tid, host) VALUES"
+		" (1, 1, 'thread', '10', '10', 'h')");
+	phase(db, 1, 0, PHASE_OPERATOR, 1, 0, s, 1);
+	phase(db, 2, 1, PHASE_OPERATOR, 1, s / 4, 3 * s / 4, 0);
+	sql(db, "UPDATE phases SET depth = 1 WHERE id = 2");
+	sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity) VALUES"
+		" (1, 'h', 'cpu', 'cpu.util', '%%', 'mean', 100)");
+	sql(db, "INSERT INTO samples VALUES (1, 0, 100), (1, %lld, 100), (1, %lld, 0)", s, 2 * s);
+	struct attribution a;
+	char *err = NULL;
+	assert_int_equal(attrib_compute(db, f->path, &a, &err), 0);
+	double out[ATTRIB_NRES * 4];
+	sql(db, "UPDATE phases SET parent_id = 2 WHERE id = 1");
+	struct attribution b;
+	assert_int_equal(attrib_compute(db, f->path, &b, &err), PTREE_LOOP);
+	char want[128];
+	snprintf(want, sizeof(want), "%s: phase 1's parents form a loop", f->path);
+	assert_string_equal(err, want);
+	free(err);
+	sql(db, "UPDATE phases SET parent_id = NULL WHERE id = 1");
+	sql(db, "UPDATE phases SET parent_id = 2 WHERE id = 2");
+	assert_int_equal(attrib_series(db, "t.db", &a, 1, 0, s, 4, out, &err), PTREE_LOOP);
+	assert_string_equal(err, "t.db: phase 2's parents form a loop");
+	free(err);
+	attrib_release(&a);
+}
+
 /* attrib_series over [t0, t1) in nb buckets, checked against want[]
  * (ATTRIB_CPU only; every other resource 0). */
 static void check_series(sqlite3 *db, const struct attribution *a, int64_t id, int64_t t0,
@@ -545,6 +582,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_saturated_gpu, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cpu_fit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_nesting, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_loop_is_an_error, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rules, setup, teardown),
 	    cmocka_unit_test(test_rules_parse),
 	    cmocka_unit_test_setup_teardown(test_series_shared_cpu, setup, teardown),

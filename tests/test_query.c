@@ -420,6 +420,27 @@ static void test_interned_text(void **state)
 	sqlite3_close(db);
 }
 
+/* A path up parent links that loop (step 2 under its own operator 3) is
+ * an error naming the phase, where it once stopped quietly on a made-up
+ * path; the paths of phases above the loop are still found. */
+static void test_path_loop(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	assert_int_equal(
+	    sqlite3_exec(db, "UPDATE phases SET parent_id = 3 WHERE id = 2", NULL, NULL, NULL),
+	    SQLITE_OK);
+	struct query_result r;
+	char *err = NULL;
+	assert_int_equal(query_run(db, "phases id = 4 | select id, path", 0, &r, NULL, &err), -1);
+	assert_non_null(strstr(err, "phase 4's parents form a loop"));
+	free(err);
+	r = run_ok(db, "phases id = 1 | select path");
+	assert_string_equal(query_cell(&r, 0, 0)->s, "/wf");
+	query_result_release(&r);
+	sqlite3_close(db);
+}
+
 /* gm_near (within's nearest window) answers as the SQL it replaced, over
  * windows with ties, overlaps, equal spans and an inverted one. */
 static void test_near_matches_sql(void **state)
@@ -1049,6 +1070,7 @@ int main(void)
 	    cmocka_unit_test(test_compile_binds),
 	    cmocka_unit_test(test_injection),
 	    cmocka_unit_test(test_interned_text),
+	    cmocka_unit_test(test_path_loop),
 	    cmocka_unit_test(test_near_matches_sql),
 	    cmocka_unit_test(test_running_matches_sql),
 	    cmocka_unit_test(test_authorizer),

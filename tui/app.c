@@ -38,6 +38,7 @@ void app_release(struct app *a)
 	app_attr_release(&a->attr);
 	free(a->search);
 	free(a->message);
+	free(a->fatal);
 	free(a->theme);
 	free(a->spark);
 	memset(a, 0, sizeof(*a));
@@ -57,10 +58,23 @@ void app_message(struct app *a, int error, const char *fmt, ...)
 	a->msg_error = error;
 }
 
-static void fail(struct app *a, char *err)
+void app_error(struct app *a, int rc, char *err)
 {
+	if (rc == PTREE_LOOP) {
+		if (!a->fatal)
+			a->fatal = err ? err : xstrdup("the phase tree is broken");
+		else
+			free(err);
+		a->quit = 1;
+		return;
+	}
 	app_message(a, 1, "%s", err ? err : "unknown error");
 	free(err);
+}
+
+static void fail(struct app *a, char *err)
+{
+	app_error(a, -1, err);
 }
 
 int app_list_move(enum action act, size_t *sel, size_t *top, size_t n, size_t rows)
@@ -290,8 +304,9 @@ static void cmd_whatif(struct app *a, const char *arg)
 		app_message(a, 0, "replaying %s's critical path ...", w->name);
 		a->show_now(a);
 	}
-	if (critpath_whatif(st, w->id, n->id, k, &faster, &base, &err) < 0) {
-		fail(a, err);
+	int rc = critpath_whatif(st, w->id, n->id, k, &faster, &base, &err);
+	if (rc < 0) {
+		app_error(a, rc, err);
 		return;
 	}
 	char how[32];

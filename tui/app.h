@@ -16,6 +16,7 @@
 #include "model/attach.h"
 #include "model/sbuf.h"
 #include "model/model.h"
+#include "model/ptree.h"
 #include "query/exec.h"
 #include "query/print.h"
 #include "tui/glyphs.h"
@@ -126,6 +127,7 @@ struct app {
 	char *theme; /* requested theme name; term.c applies it */
 	int theme_changed;
 	int quit;
+	char *fatal;	       /* why the explorer stopped on a broken file (app_error), or NULL */
 	int redraw;	       /* Ctrl-L: the front end repaints everything */
 	int w, h;	       /* last drawn size */
 	int cur_x, cur_y;      /* where the terminal cursor goes (-1: hidden) */
@@ -152,6 +154,10 @@ void app_draw(struct app *a, struct grid *g);
 /* Shows a message in the status line until the next key. */
 void app_message(struct app *a, int error, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A failure of a model call that returned rc with err (taken, may be
+ * NULL): in the status line, or, when rc says the file itself is broken
+ * (PTREE_LOOP), the explorer stops and the front end reports a->fatal. */
+void app_error(struct app *a, int rc, char *err);
 
 /* Moves a list's selection for a movement action (down, up, a page of
  * rows, first, last) among n rows and scrolls top to keep it shown; 1 when

@@ -30,9 +30,9 @@ static void look(struct app *a)
 	}
 	if (model_phase_bound(a->m) > ATTR_COMPUTE_MAX)
 		return;
-	if (attrib_compute(db, store_path(model_store(a->m)), &t->all, &err) < 0) {
-		app_message(a, 1, "%s", err);
-		free(err);
+	int rc = attrib_compute(db, store_path(model_store(a->m)), &t->all, &err);
+	if (rc < 0) {
+		app_error(a, rc, err);
 		return;
 	}
 	t->state = 2;
@@ -126,10 +126,16 @@ static int series(struct app *a, const struct mnode *n)
 	t->series_ok = 0;
 	if (t->state == 1 && n->dur_ns > ATTR_SERIES_MAX_NS)
 		return -1;
-	if (n->dur_ns <= 0 ||
-	    attrib_series(store_db(model_store(a->m)), store_path(model_store(a->m)),
-			  t->state == 2 ? &t->all : NULL, n->id, n->start_ns,
-			  n->start_ns + n->dur_ns, APP_ATTR_BUCKETS, t->series, &err) < 0) {
+	if (n->dur_ns <= 0)
+		return -1;
+	int rc = attrib_series(store_db(model_store(a->m)), store_path(model_store(a->m)),
+			       t->state == 2 ? &t->all : NULL, n->id, n->start_ns,
+			       n->start_ns + n->dur_ns, APP_ATTR_BUCKETS, t->series, &err);
+	if (rc == PTREE_LOOP) {
+		app_error(a, rc, err);
+		return -1;
+	}
+	if (rc < 0) {
 		free(err);
 		return -1;
 	}

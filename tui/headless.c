@@ -141,6 +141,8 @@ int headless_run(const struct headless_opts *o, char **err)
 	grid_init(&r.grid, o->w, o->h, o->ascii);
 	app_draw(&r.app, &r.grid);
 	double open_ms = now_ms() - t0;
+	if (r.app.fatal)
+		goto broken;
 	r.out = !strcmp(o->dump, "-") ? stdout : fopen(o->dump, "w");
 	if (!r.out) {
 		*err = xasprintf("cannot write '%s'", o->dump);
@@ -164,6 +166,8 @@ int headless_run(const struct headless_opts *o, char **err)
 			int s = script_line(&r, line, o->keys, lineno, err);
 			if (s < 0)
 				goto out;
+			if (r.app.fatal)
+				goto broken;
 			if (s > 0)
 				break;
 		}
@@ -172,6 +176,10 @@ int headless_run(const struct headless_opts *o, char **err)
 	if (o->stats)
 		print_stats(&r, open_ms);
 	rc = 0;
+	goto out;
+broken: /* the file's phase tree is broken: its one line, no screen */
+	*err = r.app.fatal;
+	r.app.fatal = NULL;
 out:
 	free(line);
 	if (in && in != stdin)

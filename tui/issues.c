@@ -12,6 +12,7 @@
 #include "model/sbuf.h"
 #include "tui/app.h"
 #include "tui/format.h"
+#include "model/xalloc.h"
 
 #define EXPLAIN_H 4 /* rows under the list for the explanation */
 
@@ -21,14 +22,21 @@ static int load(struct app *a)
 	if (v->loaded)
 		return 0;
 	char *err = NULL;
-	if (analysis_get(model_store(a->m), &v->an, &err) < 0) {
-		app_message(a, 1, "%s", err);
-		free(err);
+	int rc = analysis_get(model_store(a->m), &v->an, &err);
+	if (rc < 0) {
+		app_error(a, rc, err);
 		return -1;
 	}
-	v->paths = calloc(v->an.nissues ? v->an.nissues : 1, sizeof(*v->paths));
-	for (size_t i = 0; v->paths && i < v->an.nissues; i++)
-		v->paths[i] = analysis_phase_path(model_store(a->m), v->an.issues[i].phase_id);
+	v->paths = xcalloc(v->an.nissues ? v->an.nissues : 1, sizeof(*v->paths));
+	for (size_t i = 0; i < v->an.nissues; i++) {
+		rc = analysis_phase_path(model_store(a->m), v->an.issues[i].phase_id, &v->paths[i],
+					 &err);
+		if (rc < 0) {
+			app_error(a, rc, err);
+			issues_release(v);
+			return -1;
+		}
+	}
 	v->loaded = 1;
 	return 0;
 }

@@ -2,8 +2,10 @@
  * The text and JSON report.  Both walk the same data: the summary figures
  * (model/summary.h) and the top levels of the lazy tree (model/model.h).
  */
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +21,19 @@
 #define TREE_LEVELS 5  /* workflow, step, rank, process, thread/stream */
 #define TREE_FANOUT 12 /* children shown per node, largest first */
 #define TOP_N	    10
+
+/* The path of phase id for the report, NULL when it has none; NULL too
+ * once the file is found broken: the first error goes to *rc and *err. */
+static char *phase_where(struct model *m, int64_t id, int *rc, char **err)
+{
+	char *p = NULL;
+	if (*rc < 0)
+		return NULL;
+	int r = analysis_phase_path(model_store(m), id, &p, err);
+	if (r < 0)
+		*rc = r;
+	return p;
+}
 
 static int by_duration_desc(const void *a, const void *b)
 {
@@ -121,7 +136,8 @@ static double pct_of(int64_t part, int64_t whole)
 static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 {
 	char a[32], b[32], c[32];
-	fprintf(out, "\nGPU breakdown (HTA's definitions: temporal, kernel types, idle per stream)\n");
+	fprintf(out,
+		"\nGPU breakdown (HTA's definitions: temporal, kernel types, idle per stream)\n");
 	if (!gpu->nranks)
 		fprintf(out, "  (no device work)\n");
 	for (size_t i = 0; i < gpu->nranks; i++) {
@@ -136,8 +152,9 @@ static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 			fprintf(out, " (%lld of the last profiler step left out)",
 				(long long)r->left_out);
 		fprintf(out, "\n     window %s: idle %.1f%%, compute %.1f%%, non-compute %.1f%%\n",
-			format_duration(a, sizeof(a), t->window_ns), pct_of(t->idle_ns, t->window_ns),
-			pct_of(t->compute_ns, t->window_ns), pct_of(t->noncompute_ns, t->window_ns));
+			format_duration(a, sizeof(a), t->window_ns),
+			pct_of(t->idle_ns, t->window_ns), pct_of(t->compute_ns, t->window_ns),
+			pct_of(t->noncompute_ns, t->window_ns));
 		fprintf(out, "     kernels: computation %s, communication %s, memory %s",
 			format_duration(a, sizeof(a), r->type_ns[GPUBREAK_COMP]),
 			format_duration(b, sizeof(b), r->type_ns[GPUBREAK_COMM]),
@@ -174,29 +191,32 @@ static int attr_shown(const struct attrib_row *r)
 	       r->kind == PHASE_APPLICATION || r->kind == PHASE_STAGE;
 }
 
-static void text_attr(FILE *out, struct model *m, const struct attribution *at, struct sbuf *sb)
+static void text_attr(FILE *out, struct model *m, const struct attribution *at, struct sbuf *sb,
+		      int *rc, char **err)
 {
 	char a[32], b[32];
-	fprintf(out, "\nResources (mean attributed use, 100%% = one resource; what bounds the work)\n");
+	fprintf(out,
+		"\nResources (mean attributed use, 100%% = one resource; what bounds the work)\n");
 	size_t shown = 0;
 	for (size_t i = 0; i < at->nrows; i++) {
 		const struct attrib_row *r = &at->rows[i];
 		if (!attr_shown(r))
 			continue;
-		char *where = analysis_phase_path(model_store(m), r->phase_id);
+		char *where = phase_where(m, r->phase_id, rc, err);
 		struct sbuf line = SBUF_INIT;
 		sbuf_init(&line);
 		for (int x = 0; x < ATTRIB_NRES; x++)
 			if (r->mask & (1u << x))
-				sbuf_addf(&line, "%s%s %.0f%%", line.len ? ", " : "", attrib_res_name(x),
-					  100 * r->use[x]);
+				sbuf_addf(&line, "%s%s %.0f%%", line.len ? ", " : "",
+					  attrib_res_name(x), 100 * r->use[x]);
 		fprintf(out, "  %s: %s\n", clean(sb, where ? where : "?"), line.buf);
 		struct attrib_bneck bn[ATTRIB_NRES + 1];
 		size_t n = attrib_bottlenecks(r, bn);
 		sbuf_reset(&line);
 		for (size_t k = 0; k < n; k++)
 			sbuf_addf(&line, "%s%s %.0f%%", k ? ", " : "",
-				  bn[k].res == ATTRIB_SOFTWARE ? "software-bound" : attrib_res_name(bn[k].res),
+				  bn[k].res == ATTRIB_SOFTWARE ? "software-bound"
+							       : attrib_res_name(bn[k].res),
 				  100 * bn[k].frac);
 		if (n)
 			fprintf(out, "      bound by %s; without the first: %s of %s\n", line.buf,
@@ -207,21 +227,25 @@ static void text_attr(FILE *out, struct model *m, const struct attribution *at, 
 		shown++;
 	}
 	if (!shown)
-		fprintf(out, "  (no attributed metric: cpu.util, utilization.gpu, ... beside the work)\n");
+		fprintf(
+		    out,
+		    "  (no attributed metric: cpu.util, utilization.gpu, ... beside the work)\n");
 	for (size_t i = 0; i < at->nfits; i++) {
 		const struct attrib_fit *f = &at->fits[i];
 		if (!i)
-			fprintf(out, "  demand per active phase, by metric (NNLS fit unless exact):\n");
+			fprintf(out,
+				"  demand per active phase, by metric (NNLS fit unless exact):\n");
 		if (f->demand > 0)
-			fprintf(out, "    metric #%lld %-8s %-10s %s %.3g\n", (long long)f->metric_id,
-				attrib_res_name(f->res), f->type, f->exact ? "exact" : "variable",
-				f->demand);
+			fprintf(out, "    metric #%lld %-8s %-10s %s %.3g\n",
+				(long long)f->metric_id, attrib_res_name(f->res), f->type,
+				f->exact ? "exact" : "variable", f->demand);
 	}
 }
 
 static int write_text(FILE *out, const char *path, struct model *m, const struct summary *s,
 		      const struct analysis *an, char **err)
 {
+	int rc = 0;
 	struct sbuf sb = SBUF_INIT;
 	sbuf_init(&sb);
 	char a[32], b[32];
@@ -265,7 +289,7 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 		fprintf(out, "  (none found)\n");
 	for (size_t i = 0; i < an->nissues && i < TOP_N; i++) {
 		const struct issue *u = &an->issues[i];
-		char *where = analysis_phase_path(model_store(m), u->phase_id);
+		char *where = phase_where(m, u->phase_id, &rc, err);
 		char pct[16] = "-";
 		struct sbuf why = SBUF_INIT;
 		sbuf_init(&why);
@@ -280,18 +304,18 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 		free(where);
 	}
 
-	text_attr(out, m, &an->attr, &sb);
+	text_attr(out, m, &an->attr, &sb, &rc, err);
 
 	fprintf(out, "\nCritical path (per workflow: the phases longest on it)\n");
 	if (!an->npath)
 		fprintf(out, "  (no workflow)\n");
 	for (size_t i = 0; i < an->npath; i++) {
 		const struct pathrow *p = &an->path[i];
-		char *where = analysis_phase_path(model_store(m), p->phase_id);
+		char *where = phase_where(m, p->phase_id, &rc, err);
 		struct sbuf w = SBUF_INIT;
 		sbuf_init(&w);
 		if (!i || an->path[i - 1].root_id != p->root_id) {
-			char *root = analysis_phase_path(model_store(m), p->root_id);
+			char *root = phase_where(m, p->root_id, &rc, err);
 			fprintf(out, "  %s: %s\n", clean(&w, root ? root : "?"),
 				format_duration(a, sizeof(a), p->makespan_ns));
 			free(root);
@@ -306,6 +330,10 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 		free(where);
 	}
 
+	if (rc < 0) {
+		sbuf_release(&sb);
+		return rc;
+	}
 	fprintf(out, "\nWhere the time went (duration, share of parent)\n");
 	if (text_tree(out, m, model_root(m), 0, &sb, err) < 0) {
 		sbuf_release(&sb);
@@ -410,49 +438,52 @@ static json_t *json_gpu(const struct gpubreak *gpu)
 		const struct gpubreak_rank *r = &gpu->ranks[i];
 		json_t *types = json_object(), *streams = json_array(), *kernels = json_array();
 		for (int t = 0; t < GPUBREAK_NTYPES; t++)
-			json_object_set_new(types, gpubreak_type_name(t), json_integer(r->type_ns[t]));
+			json_object_set_new(types, gpubreak_type_name(t),
+					    json_integer(r->type_ns[t]));
 		for (size_t k = 0; k < r->nstreams; k++) {
 			const struct gpubreak_stream *x = &r->streams[k];
 			json_t *idle = json_object();
 			for (int w = 0; w < GPUBREAK_NWAITS; w++)
 				json_object_set_new(idle, gpubreak_wait_name(w),
-						    json_pack("{s:I, s:I}", "ns", (json_int_t)x->idle.ns[w],
-							      "count", (json_int_t)x->idle.count[w]));
+						    json_pack("{s:I, s:I}", "ns",
+							      (json_int_t)x->idle.ns[w], "count",
+							      (json_int_t)x->idle.count[w]));
 			json_array_append_new(
-			    streams, json_pack("{s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:o}", "track_id",
-					       (json_int_t)x->track_id, "name", jstr(x->name), "items",
-					       (json_int_t)x->items, "window_ns",
-					       (json_int_t)x->time.window_ns, "idle_ns",
-					       (json_int_t)x->time.idle_ns, "compute_ns",
-					       (json_int_t)x->time.compute_ns, "noncompute_ns",
-					       (json_int_t)x->time.noncompute_ns, "idle_breakdown", idle));
+			    streams,
+			    json_pack("{s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:o}", "track_id",
+				      (json_int_t)x->track_id, "name", jstr(x->name), "items",
+				      (json_int_t)x->items, "window_ns",
+				      (json_int_t)x->time.window_ns, "idle_ns",
+				      (json_int_t)x->time.idle_ns, "compute_ns",
+				      (json_int_t)x->time.compute_ns, "noncompute_ns",
+				      (json_int_t)x->time.noncompute_ns, "idle_breakdown", idle));
 		}
 		for (size_t k = 0; k < r->nkernels; k++) {
 			const struct gpubreak_kernel *x = &r->kernels[k];
 			json_array_append_new(
-			    kernels, json_pack("{s:o, s:s, s:b, s:I, s:I, s:I, s:I}", "name",
-					       jstr(x->name), "type", gpubreak_type_name(x->type),
-					       "others", x->others, "count", (json_int_t)x->count,
-					       "sum_ns", (json_int_t)x->sum_ns, "min_ns",
-					       (json_int_t)x->min_ns, "max_ns", (json_int_t)x->max_ns));
+			    kernels,
+			    json_pack("{s:o, s:s, s:b, s:I, s:I, s:I, s:I}", "name", jstr(x->name),
+				      "type", gpubreak_type_name(x->type), "others", x->others,
+				      "count", (json_int_t)x->count, "sum_ns",
+				      (json_int_t)x->sum_ns, "min_ns", (json_int_t)x->min_ns,
+				      "max_ns", (json_int_t)x->max_ns));
 		}
 		json_array_append_new(
-		    arr, json_pack("{s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:o, s:o}",
-				   "source", jstr(r->source), "rank",
-				   r->rank >= 0 ? json_integer(r->rank) : json_null(), "items",
-				   (json_int_t)r->items, "left_out", (json_int_t)r->left_out,
-				   "window_ns", (json_int_t)r->time.window_ns, "idle_ns",
-				   (json_int_t)r->time.idle_ns, "compute_ns",
-				   (json_int_t)r->time.compute_ns, "noncompute_ns",
-				   (json_int_t)r->time.noncompute_ns, "kernel_type_ns", types,
-				   "comm_ns", (json_int_t)r->comm_ns, "overlap_ns",
-				   (json_int_t)r->overlap_ns, "streams", streams, "top_kernels",
-				   kernels));
+		    arr, json_pack(
+			     "{s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:o, s:o}",
+			     "source", jstr(r->source), "rank",
+			     r->rank >= 0 ? json_integer(r->rank) : json_null(), "items",
+			     (json_int_t)r->items, "left_out", (json_int_t)r->left_out, "window_ns",
+			     (json_int_t)r->time.window_ns, "idle_ns", (json_int_t)r->time.idle_ns,
+			     "compute_ns", (json_int_t)r->time.compute_ns, "noncompute_ns",
+			     (json_int_t)r->time.noncompute_ns, "kernel_type_ns", types, "comm_ns",
+			     (json_int_t)r->comm_ns, "overlap_ns", (json_int_t)r->overlap_ns,
+			     "streams", streams, "top_kernels", kernels));
 	}
 	return arr;
 }
 
-static json_t *json_attr(struct model *m, const struct attribution *at)
+static json_t *json_attr(struct model *m, const struct attribution *at, int *rc, char **err)
 {
 	json_t *rows = json_array(), *fits = json_array();
 	for (size_t i = 0; i < at->nrows; i++) {
@@ -462,10 +493,10 @@ static json_t *json_attr(struct model *m, const struct attribution *at)
 		json_t *res = json_object(), *bns = json_array();
 		for (int x = 0; x < ATTRIB_NRES; x++)
 			if (r->mask & (1u << x))
-				json_object_set_new(
-				    res, attrib_res_name(x),
-				    json_pack("{s:f, s:I}", "use", r->use[x], "bottlenecked_ns",
-					      (json_int_t)r->bneck_ns[x]));
+				json_object_set_new(res, attrib_res_name(x),
+						    json_pack("{s:f, s:I}", "use", r->use[x],
+							      "bottlenecked_ns",
+							      (json_int_t)r->bneck_ns[x]));
 		struct attrib_bneck bn[ATTRIB_NRES + 1];
 		size_t n = attrib_bottlenecks(r, bn);
 		for (size_t k = 0; k < n; k++)
@@ -473,28 +504,29 @@ static json_t *json_attr(struct model *m, const struct attribution *at)
 							     attrib_res_name(bn[k].res), "fraction",
 							     bn[k].frac, "without_ns",
 							     (json_int_t)bn[k].without_ns));
-		char *where = analysis_phase_path(model_store(m), r->phase_id);
-		json_array_append_new(
-		    rows, json_pack("{s:I, s:o, s:I, s:I, s:I, s:o, s:o}", "phase_id",
-				    (json_int_t)r->phase_id, "path", jstr(where), "dur_ns",
-				    (json_int_t)r->dur_ns, "host_work_ns", (json_int_t)r->busy_ns[0],
-				    "device_work_ns", (json_int_t)r->busy_ns[1], "resources", res,
-				    "bottlenecks", bns));
+		char *where = phase_where(m, r->phase_id, rc, err);
+		json_array_append_new(rows, json_pack("{s:I, s:o, s:I, s:I, s:I, s:o, s:o}",
+						      "phase_id", (json_int_t)r->phase_id, "path",
+						      jstr(where), "dur_ns", (json_int_t)r->dur_ns,
+						      "host_work_ns", (json_int_t)r->busy_ns[0],
+						      "device_work_ns", (json_int_t)r->busy_ns[1],
+						      "resources", res, "bottlenecks", bns));
 		free(where);
 	}
 	for (size_t i = 0; i < at->nfits; i++)
-		json_array_append_new(
-		    fits, json_pack("{s:I, s:s, s:s, s:s, s:f}", "metric_id",
-				    (json_int_t)at->fits[i].metric_id, "resource",
-				    attrib_res_name(at->fits[i].res), "phase_type", at->fits[i].type,
-				    "rule", at->fits[i].exact ? "exact" : "variable", "demand",
-				    at->fits[i].demand));
+		json_array_append_new(fits, json_pack("{s:I, s:s, s:s, s:s, s:f}", "metric_id",
+						      (json_int_t)at->fits[i].metric_id, "resource",
+						      attrib_res_name(at->fits[i].res),
+						      "phase_type", at->fits[i].type, "rule",
+						      at->fits[i].exact ? "exact" : "variable",
+						      "demand", at->fits[i].demand));
 	return json_pack("{s:o, s:o}", "phases", rows, "demand", fits);
 }
 
 static int write_json(FILE *out, const char *path, struct model *m, const struct summary *s,
 		      const struct analysis *an, char **err)
 {
+	int rc = 0;
 	json_t *root = json_object();
 	json_object_set_new(root, "trace_db", jstr(path));
 	json_object_set_new(root, "phases", json_integer(model_phase_count(m)));
@@ -546,13 +578,14 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 	json_t *issues = json_array();
 	for (size_t i = 0; i < an->nissues; i++) {
 		const struct issue *u = &an->issues[i];
-		char *where = analysis_phase_path(model_store(m), u->phase_id);
-		json_array_append_new(
-		    issues, json_pack("{s:I, s:s, s:I, s:o, s:I, s:o, s:o}", "rank", (json_int_t)i + 1,
-				      "kind", u->kind, "phase_id", (json_int_t)u->phase_id, "path",
-				      jstr(where), "impact_ns", (json_int_t)u->impact_ns, "share",
-				      isnan(u->share) ? json_null() : json_real(u->share),
-				      "explanation", jstr(u->explanation)));
+		char *where = phase_where(m, u->phase_id, &rc, err);
+		json_array_append_new(issues,
+				      json_pack("{s:I, s:s, s:I, s:o, s:I, s:o, s:o}", "rank",
+						(json_int_t)i + 1, "kind", u->kind, "phase_id",
+						(json_int_t)u->phase_id, "path", jstr(where),
+						"impact_ns", (json_int_t)u->impact_ns, "share",
+						isnan(u->share) ? json_null() : json_real(u->share),
+						"explanation", jstr(u->explanation)));
 		free(where);
 	}
 	json_object_set_new(root, "top_issues", issues);
@@ -560,9 +593,9 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 	for (size_t i = 0; i < an->nimb; i++) {
 		const struct imbalance *g = &an->imb[i];
 		json_array_append_new(
-		    imb, json_pack("{s:s, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:I}", "kind", g->kind,
-				   "parent_id", (json_int_t)g->parent_id, "label", jstr(g->label),
-				   "members", (json_int_t)g->members, "ideal_ns",
+		    imb, json_pack("{s:s, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:I}", "kind",
+				   g->kind, "parent_id", (json_int_t)g->parent_id, "label",
+				   jstr(g->label), "members", (json_int_t)g->members, "ideal_ns",
 				   (json_int_t)g->ideal_ns, "actual_ns", (json_int_t)g->actual_ns,
 				   "impact_ns", (json_int_t)g->impact_ns, "straggler_id",
 				   (json_int_t)g->straggler_id, "straggler", jstr(g->straggler),
@@ -573,21 +606,49 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 	json_t *cp = json_array();
 	for (size_t i = 0; i < an->npath; i++) {
 		const struct pathrow *p = &an->path[i];
-		char *where = analysis_phase_path(model_store(m), p->phase_id);
+		char *where = phase_where(m, p->phase_id, &rc, err);
 		json_array_append_new(
-		    cp, json_pack("{s:I, s:I, s:o, s:I, s:o, s:I}", "root_id", (json_int_t)p->root_id,
-				  "phase_id", (json_int_t)p->phase_id, "path", jstr(where),
-				  "on_path_ns", (json_int_t)p->on_path_ns, "whatif_2x_makespan_ns",
-				  p->whatif_ns >= 0 ? json_integer(p->whatif_ns) : json_null(),
-				  "makespan_ns", (json_int_t)p->makespan_ns));
+		    cp,
+		    json_pack("{s:I, s:I, s:o, s:I, s:o, s:I}", "root_id", (json_int_t)p->root_id,
+			      "phase_id", (json_int_t)p->phase_id, "path", jstr(where),
+			      "on_path_ns", (json_int_t)p->on_path_ns, "whatif_2x_makespan_ns",
+			      p->whatif_ns >= 0 ? json_integer(p->whatif_ns) : json_null(),
+			      "makespan_ns", (json_int_t)p->makespan_ns));
 		free(where);
 	}
 	json_object_set_new(root, "critical_path", cp);
-	json_object_set_new(root, "attribution", json_attr(m, &an->attr));
+	json_object_set_new(root, "attribution", json_attr(m, &an->attr, &rc, err));
+	if (rc < 0) {
+		json_decref(root);
+		return rc;
+	}
 	json_dumpf(root, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 	fputc('\n', out);
 	json_decref(root);
 	return 0;
+}
+
+/* write_text into memory first, so that a broken file found half way
+ * prints nothing. */
+static int write_text_whole(FILE *out, const char *path, struct model *m, const struct summary *s,
+			    const struct analysis *an, char **err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	if (!mem) {
+		*err = xasprintf("cannot write the report: %s", strerror(errno));
+		return -1;
+	}
+	int rc = write_text(mem, path, m, s, an, err);
+	if (fclose(mem) != 0 && rc == 0) {
+		*err = xasprintf("cannot write the report: %s", strerror(errno));
+		rc = -1;
+	}
+	if (rc == 0)
+		fwrite(text, 1, len, out);
+	free(text);
+	return rc;
 }
 
 int report_write(FILE *out, const char *path, enum report_format fmt, char **err)
@@ -602,7 +663,7 @@ int report_write(FILE *out, const char *path, enum report_format fmt, char **err
 		summary_release(&s);
 	if (rc == 0) {
 		rc = fmt == REPORT_JSON ? write_json(out, path, m, &s, &an, err)
-					: write_text(out, path, m, &s, &an, err);
+					: write_text_whole(out, path, m, &s, &an, err);
 		summary_release(&s);
 		analysis_release(&an);
 	}

@@ -252,8 +252,12 @@ static void show_phase(struct app *a)
 		return;
 	}
 	const struct query_value *id = query_cell(&v->r, v->order[v->sel], (size_t)v->r.phase_col);
-	char *path = id->type == QP_INT ? analysis_phase_path(model_store(a->m), id->i) : NULL;
-	if (!path) {
+	char *path = NULL;
+	int rc =
+	    id->type == QP_INT ? analysis_phase_path(model_store(a->m), id->i, &path, &err) : 0;
+	if (rc < 0) {
+		app_error(a, rc, err);
+	} else if (!path) {
 		app_message(a, 1, "this row names no phase");
 	} else if (tree_view_goto(&a->tree, path, &err) < 0) {
 		app_message(a, 1, "%s", err);

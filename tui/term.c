@@ -308,8 +308,14 @@ int term_run(const struct term_opts *o, char **err)
 	restore();
 	grid_release(&g);
 	grid_release(&last);
+	char *fatal = a.fatal;
+	a.fatal = NULL;
 	app_release(&a);
 	model_free(m);
+	if (fatal) { /* a broken file: its one line, as for any error */
+		*err = fatal;
+		return -1;
+	}
 	if (got_signal) {
 		/* die of the signal, as the shell expects, now that the terminal is back */
 		signal(got_signal, SIG_DFL);
