@@ -286,14 +286,17 @@ static int create_schema(struct store *st, char **err)
 /* Opens the connection on file (path, or the temp file of a new one).  A
  * connection is used by one thread at a time (the import hands it to its
  * writer thread through a queue whose lock orders the two), so SQLite's own
- * per-call locking is switched off (NOMUTEX), as is its memory accounting,
- * which takes a global lock on every allocation. */
+ * per-call locking is switched off (NOMUTEX).  A process that writes first
+ * (import, analyze) switches off SQLite's memory accounting too, which
+ * takes a global lock on every allocation; one that reads first (report,
+ * the explorer) keeps it: a query's memory limit (query/exec.h) needs it. */
 static int open_db(struct store *st, const char *file, int flags, char **err)
 {
 	static int configured;
 	if (!configured) {
 		configured = 1;
-		sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); /* fails harmlessly once initialised */
+		if (flags & SQLITE_OPEN_READWRITE) /* fails harmlessly once initialised */
+			sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	}
 	if (sqlite3_open_v2(file, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		*err = xasprintf("%s: cannot open: %s", st->path,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "model/text.h"
 #include "model/xalloc.h"
@@ -225,6 +226,41 @@ int text_parse_duration(const char *s, int64_t *out)
 			return text_parse_units(s, n - k, units[i].ns, out);
 	}
 	return text_parse_units(s, n, 1, out);
+}
+
+int text_parse_size(const char *s, int64_t *out)
+{
+	static const struct {
+		const char *suffix;
+		int64_t bytes;
+	} units[] = {{"KiB", 1LL << 10},
+		     {"MiB", 1LL << 20},
+		     {"GiB", 1LL << 30},
+		     {"TiB", 1LL << 40},
+		     {"KB", 1000},
+		     {"MB", 1000000},
+		     {"GB", 1000000000},
+		     {"TB", 1000000000000LL},
+		     {"B", 1}};
+	size_t n = strlen(s);
+	int64_t unit = 1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		size_t k = strlen(units[i].suffix);
+		if (n > k && !strcasecmp(s + n - k, units[i].suffix)) {
+			n -= k;
+			unit = units[i].bytes;
+			break;
+		}
+	}
+	if (!memchr(s, '.', n))
+		return text_parse_units(s, n, unit, out);
+	/* a fraction (of a binary unit too): to the byte, through thousandths */
+	int64_t milli;
+	if (text_parse_units(s, n, 1000, &milli) < 0 || milli < 0 ||
+	    milli / 1000 >= INT64_MAX / unit)
+		return -1;
+	*out = milli / 1000 * unit + (milli % 1000 * unit + 500) / 1000;
+	return 0;
 }
 
 /* Three significant digits in the largest unit that keeps the value >= 1. */

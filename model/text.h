@@ -37,4 +37,8 @@ const char *text_duration(char *buf, size_t n, int64_t ns);
 /* A duration with an optional unit (ns, us, ms, s, min, h; default ns),
  * e.g. "1.5s", "-200ms"; -1 on junk or overflow. */
 int text_parse_duration(const char *s, int64_t *out);
+/* A size with an optional unit (B, KB, MB, GB, TB by 1000; KiB, MiB, GiB,
+ * TiB by 1024; any case; default bytes), e.g. "512MiB", "2GB"; -1 on junk
+ * or overflow. */
+int text_parse_size(const char *s, int64_t *out);
 #endif

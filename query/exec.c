@@ -7,30 +7,149 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "model/sbuf.h"
 #include "model/store.h"
+#include "model/text.h"
 #include "query/exec.h"
 #include "query/funcs.h"
 #include "query/lexer.h"
+#include "query/tempcap.h"
 #include "model/xalloc.h"
 
-int query_open(const char *path, sqlite3 **db, char **err)
+/* ---- limits ---- */
+
+/* A running query's limits, as its progress and busy handlers see them. */
+struct guard {
+	const struct query_limits *lim;
+	int64_t deadline;   /* CLOCK_MONOTONIC ns: the time limit; INT64_MAX none */
+	int64_t busy_until; /* how long a writer's lock is waited for */
+	enum { GUARD_RUNNING, GUARD_TIME, GUARD_STOP } why;
+};
+
+/* Without a time limit a query waits this long for a writer's lock. */
+#define GUARD_BUSY_NS (60 * (int64_t)1000000000)
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void guard_init(struct guard *g, const struct query_limits *lim)
+{
+	int64_t now = mono_ns(), t = lim ? lim->timeout_ns : 0;
+	g->lim = lim;
+	g->deadline = t > 0 && t < INT64_MAX - now ? now + t : INT64_MAX;
+	g->busy_until = t > 0 ? g->deadline : now + GUARD_BUSY_NS;
+	g->why = GUARD_RUNNING;
+}
+
+/* 1 when the query must stop now (the reason in g->why). */
+static int guard_expired(struct guard *g, int64_t until)
+{
+	if (g->lim && g->lim->stop && g->lim->stop(g->lim->ctx)) {
+		g->why = GUARD_STOP;
+		return 1;
+	}
+	int64_t now = mono_ns();
+	if (now >= g->deadline)
+		g->why = GUARD_TIME;
+	return now >= until;
+}
+
+/* SQLite's progress handler: a non-zero return interrupts the statement. */
+static int guard_progress(void *ctx)
+{
+	struct guard *g = ctx;
+	return guard_expired(g, g->deadline);
+}
+
+/* SQLite's busy handler: 1 to try the lock again, 0 to give up. */
+static int guard_busy(void *ctx, int tries)
+{
+	struct guard *g = ctx;
+	if (guard_expired(g, g->busy_until))
+		return 0;
+	sqlite3_sleep(tries < 10 ? 1 : 10);
+	return 1;
+}
+
+/* Puts db back as query_open left it, and the caps as they were. */
+static void guard_release(sqlite3 *db, int capped, int64_t prev_heap, int64_t prev_temp)
+{
+	sqlite3_progress_handler(db, 0, NULL, NULL);
+	sqlite3_busy_handler(db, NULL, NULL);
+	if (capped) {
+		sqlite3_hard_heap_limit64(prev_heap);
+		tempcap_set(prev_temp);
+	}
+}
+
+/* "1 GiB", "512 MiB", or bytes: a limit as the user would have typed it. */
+static char *size_text(int64_t n)
+{
+	static const char *const unit[] = {"GiB", "MiB", "KiB"};
+	for (int i = 0; i < 3; i++) {
+		int64_t u = (int64_t)1 << (30 - 10 * i);
+		if (n >= u && n % u == 0)
+			return xasprintf("%lld %s", (long long)(n / u), unit[i]);
+	}
+	return xasprintf("%lld bytes", (long long)n);
+}
+
+/* The message for a query that failed while running with rc. */
+static char *run_error(sqlite3 *db, const struct guard *g, int rc)
+{
+	const struct query_limits *lim = g->lim;
+	if (g->why == GUARD_STOP)
+		return xstrdup("query stopped");
+	if (g->why == GUARD_TIME && lim && lim->timeout_ns > 0) {
+		char d[32];
+		text_duration(d, sizeof(d), lim->timeout_ns);
+		return xasprintf("query stopped after %s; raise --timeout", d);
+	}
+	if ((rc == SQLITE_NOMEM || (rc == SQLITE_FULL && tempcap_hit())) && lim &&
+	    lim->max_memory > 0) {
+		char *m = size_text(lim->max_memory);
+		char *e =
+		    xasprintf("query stopped: it needs more than %s of %s; raise --max-memory", m,
+			      rc == SQLITE_NOMEM ? "memory" : "temporary files");
+		free(m);
+		return e;
+	}
+	return xasprintf("query failed: %s", sqlite3_errmsg(db));
+}
+
+int query_open(const char *path, const struct query_limits *lim, sqlite3 **db, char **err)
 {
 	sqlite3_stmt *q = NULL;
+	struct guard g;
 	*db = NULL;
-	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, tempcap_vfs()) !=
 	    SQLITE_OK) {
 		*err =
 		    xasprintf("%s: cannot open: %s", path, *db ? sqlite3_errmsg(*db) : "no memory");
 		goto fail;
 	}
+	guard_init(&g, lim);
+	sqlite3_busy_handler(*db, guard_busy, &g);
 	if (sqlite3_exec(*db, "PRAGMA query_only = 1", NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(*db, "PRAGMA application_id", -1, &q, NULL) != SQLITE_OK ||
 	    sqlite3_step(q) != SQLITE_ROW) {
-		*err = xasprintf("%s: cannot read: %s", path, sqlite3_errmsg(*db));
+		char d[32];
+		if (g.why == GUARD_TIME)
+			*err = xasprintf("%s: still locked by a writer after %s; raise --timeout",
+					 path, text_duration(d, sizeof(d), lim->timeout_ns));
+		else if (g.why == GUARD_STOP)
+			*err = xasprintf("%s: stopped waiting for a writer", path);
+		else
+			*err = xasprintf("%s: cannot read: %s", path, sqlite3_errmsg(*db));
 		goto fail;
 	}
+	sqlite3_busy_handler(*db, NULL, NULL);
 	if (sqlite3_column_int64(q, 0) != STORE_APPLICATION_ID) {
 		*err =
 		    xasprintf("%s: not a trace.db (import traces with grademl-tui import)", path);
@@ -267,6 +386,8 @@ static char *text_copy(struct query_result *r, const char *s, size_t n)
 		r->text = b = nb;
 	}
 	char *d = b->data + b->used;
+	if (b->used == 0)
+		r->text_bytes += sizeof(*b) + b->cap;
 	memcpy(d, s, n);
 	d[n] = '\0';
 	b->used += n + 1;
@@ -326,8 +447,8 @@ void query_result_release(struct query_result *r)
 	r->phase_col = -1;
 }
 
-int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *out,
-	      struct query_error *qerr, char **err)
+int query_run(sqlite3 *db, const char *q, size_t max_rows, const struct query_limits *lim,
+	      struct query_result *out, struct query_error *qerr, char **err)
 {
 	struct query_plan plan;
 	struct query_error e = {0};
@@ -337,10 +458,16 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *
 	size_t alloc = 0;
 	int rc = -1;
 	struct text_seen *seen = NULL;
+	struct guard guard = {0};
+	int64_t prev_heap = 0, prev_temp = 0;
+	int capped = 0;
 	memset(out, 0, sizeof(*out));
 	out->phase_col = -1;
 	if (query_compile(q, &plan, &e) < 0)
 		goto fail_query;
+	guard_init(&guard, lim);
+	sqlite3_progress_handler(db, 10000, guard_progress, &guard);
+	sqlite3_busy_handler(db, guard_busy, &guard);
 	if (!plan.raw && check_metrics(db, &plan, &e) < 0)
 		goto fail_plan;
 	if (query_funcs_register(db, &funcs, err) < 0)
@@ -348,9 +475,18 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *
 	if (getenv("GRADEML_QUERY_SQL") && *getenv("GRADEML_QUERY_SQL"))
 		fprintf(stderr, "%s\n", plan.sql);
 	warm_virtual_tables(db, plan.sql);
+	if (lim && lim->max_memory > 0) {
+		prev_heap = sqlite3_hard_heap_limit64(lim->max_memory);
+		prev_temp = tempcap_set(lim->max_memory);
+		capped = 1;
+	}
 	sqlite3_set_authorizer(db, query_authorizer, NULL);
 	int prc = sqlite3_prepare_v2(db, plan.sql, -1, &st, &tail);
 	sqlite3_set_authorizer(db, NULL, NULL);
+	if (prc == SQLITE_NOMEM || (prc != SQLITE_OK && guard.why != GUARD_RUNNING)) {
+		*err = run_error(db, &guard, prc);
+		goto out;
+	}
 	if (prc != SQLITE_OK || !st) {
 		if (plan.raw) {
 			int off = sqlite3_error_offset(db);
@@ -395,6 +531,12 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *
 			out->truncated = 1;
 			break;
 		}
+		if (capped && (int64_t)(alloc * sizeof(*out->cells) + out->text_bytes) +
+				      sqlite3_memory_used() >
+				  lim->max_memory) {
+			step = SQLITE_NOMEM;
+			break;
+		}
 		XGROW(out->cells, (out->nrows + 1) * out->ncols, alloc);
 		struct query_value *row = &out->cells[out->nrows * out->ncols];
 		for (size_t i = 0; i < out->ncols; i++) {
@@ -423,7 +565,7 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *
 		out->nrows++;
 	}
 	if (step != SQLITE_ROW && step != SQLITE_DONE) {
-		*err = xasprintf("query failed: %s", sqlite3_errmsg(db));
+		*err = run_error(db, &guard, step);
 		query_result_release(out);
 		goto out;
 	}
@@ -439,6 +581,7 @@ fail_query:
 		query_error_release(&e);
 	sqlite3_finalize(st);
 	query_funcs_idle(funcs);
+	guard_release(db, capped, prev_heap, prev_temp);
 	return -1;
 out:
 	free(seen);
@@ -446,6 +589,7 @@ out:
 	query_funcs_idle(funcs);
 	query_plan_release(&plan);
 	query_error_release(&e);
+	guard_release(db, capped, prev_heap, prev_temp);
 	return rc;
 }
 

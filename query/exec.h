@@ -35,21 +35,47 @@ struct query_result {
 	int phase_col;		   /* a column of phase ids to jump to, or -1 */
 	int truncated;		   /* more rows than max_rows were left out */
 	void *text;		   /* owns the cells' strings (blocks of many) */
+	size_t text_bytes;	   /* what those blocks take */
 };
 
+/* What one query may take (query_run); a zero field sets no limit. */
+struct query_limits {
+	/* Wall time, waiting for a writer included: a query past it stops
+	 * with "query stopped after DUR; raise --timeout". */
+	int64_t timeout_ns;
+	/* Bytes of memory: SQLite's (page cache, sorts, temporary tables) and
+	 * the result's together; and as many again of temporary files (large
+	 * sorts spill to them; query/tempcap.h).  Past either the query stops
+	 * ("raise --max-memory").  Both caps are process-wide while the query
+	 * runs; the memory cap (sqlite3_hard_heap_limit64) counts only where
+	 * SQLite keeps its memory statistics (model/store.c leaves them on for
+	 * processes that read first). */
+	int64_t max_memory;
+	/* Polled while the query runs or waits: non-zero stops it (C-c). */
+	int (*stop)(void *ctx);
+	void *ctx;
+};
+
+#define QUERY_TIMEOUT_NS (60 * (int64_t)1000000000) /* the command line's default */
+#define QUERY_MAX_MEMORY ((int64_t)1 << 30)	    /* the default everywhere */
+
 /* Opens path read-only (SQLITE_OPEN_READONLY, PRAGMA query_only) and checks
- * that it is a trace.db.  Returns 0 or -1 with *err. */
-int query_open(const char *path, sqlite3 **db, char **err);
+ * that it is a trace.db, waiting while a writer (an import's commit) holds
+ * the file, within lim's time limit (NULL: none; without one a minute).
+ * Returns 0 or -1 with *err. */
+int query_open(const char *path, const struct query_limits *lim, sqlite3 **db, char **err);
 /* Closes a connection from query_open (NULL is fine). */
 void query_close(sqlite3 *db);
 
 /* Compiles and runs q on db into *out (release it).  max_rows 0: no limit.
- * On a bad query returns -1 with *err the message, the query and a caret
- * line under the column, and a hint ("error at column 8: ...\n  Q\n  ^");
+ * lim: NULL for none.  While a writer holds the file (an import's commit)
+ * the query waits, within its time limit (without one, a minute).  On a
+ * bad query returns -1 with *err the message, the query and a caret line
+ * under the column, and a hint ("error at column 8: ...\n  Q\n  ^");
  * *qerr, when not NULL, gets the same error's position and text (release
- * it).  A failure while running (a SQLite error) has no position. */
-int query_run(sqlite3 *db, const char *q, size_t max_rows, struct query_result *out,
-	      struct query_error *qerr, char **err);
+ * it).  A failure while running (a SQLite error, a limit) has no position. */
+int query_run(sqlite3 *db, const char *q, size_t max_rows, const struct query_limits *lim,
+	      struct query_result *out, struct query_error *qerr, char **err);
 void query_result_release(struct query_result *r);
 
 static inline const struct query_value *query_cell(const struct query_result *r, size_t row,

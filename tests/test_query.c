@@ -12,10 +12,12 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "model/model.h"
 #include "model/schema.sql.h"
@@ -66,7 +68,7 @@ static struct query_result run_ok(sqlite3 *db, const char *q)
 {
 	struct query_result r;
 	char *err = NULL;
-	int rc = query_run(db, q, 0, &r, NULL, &err);
+	int rc = query_run(db, q, 0, NULL, &r, NULL, &err);
 	if (rc < 0)
 		fail_msg("query '%s' failed: %s", q, err);
 	return r;
@@ -78,7 +80,7 @@ static struct query_error run_err(sqlite3 *db, const char *q)
 	struct query_result r;
 	struct query_error e = {0};
 	char *err = NULL;
-	if (query_run(db, q, 0, &r, &e, &err) == 0) {
+	if (query_run(db, q, 0, NULL, &r, &e, &err) == 0) {
 		query_result_release(&r);
 		fail_msg("query '%s' should have failed", q);
 	}
@@ -432,13 +434,208 @@ static void test_path_loop(void **state)
 	    SQLITE_OK);
 	struct query_result r;
 	char *err = NULL;
-	assert_int_equal(query_run(db, "phases id = 4 | select id, path", 0, &r, NULL, &err), -1);
+	assert_int_equal(query_run(db, "phases id = 4 | select id, path", 0, NULL, &r, NULL, &err),
+			 -1);
 	assert_non_null(strstr(err, "phase 4's parents form a loop"));
 	free(err);
 	r = run_ok(db, "phases id = 1 | select path");
 	assert_string_equal(query_cell(&r, 0, 0)->s, "/wf");
 	query_result_release(&r);
 	sqlite3_close(db);
+}
+
+/* ---- limits ---- */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Runs q under lim, which must stop it: within max_ms, with an error
+ * containing want. */
+static void run_stopped(sqlite3 *db, const char *q, const struct query_limits *lim,
+			const char *want, int64_t max_ms)
+{
+	struct query_result r;
+	char *err = NULL;
+	int64_t t0 = now_ms();
+	if (query_run(db, q, 0, lim, &r, NULL, &err) == 0)
+		fail_msg("'%s' ran to its end", q);
+	int64_t took = now_ms() - t0;
+	if (!strstr(err, want) || took > max_ms)
+		fail_msg("'%s': '%s' after %lld ms; wanted '%s' within %lld ms", q, err,
+			 (long long)took, want, (long long)max_ms);
+	free(err);
+}
+
+static const char endless[] =
+    "sql WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
+
+static int stop_after(void *ctx)
+{
+	int *calls = ctx;
+	return ++*calls > 20;
+}
+
+/* A recursive CTE that never ends stops at the time limit, or when the
+ * caller's stop test says so (C-c); the connection answers the next query. */
+static void test_time_limit(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	struct query_limits lim = {.timeout_ns = 300 * (int64_t)1000000};
+	run_stopped(db, endless, &lim, "query stopped after 300 ms; raise --timeout", 3000);
+	int calls = 0;
+	struct query_limits stop = {.stop = stop_after, .ctx = &calls};
+	run_stopped(db, endless, &stop, "query stopped", 3000);
+	assert_true(calls > 20);
+	struct query_result r = run_ok(db, "phases | count");
+	assert_true(query_cell(&r, 0, 0)->i == 4);
+	query_result_release(&r);
+	sqlite3_close(db);
+}
+
+/* A sort that spills stops at the cap on temporary files, a result that
+ * grows at the cap on memory; a cap large enough lets the sort finish, and
+ * the caps are lifted after each query. */
+static void test_memory_limits(void **state)
+{
+	(void)state;
+	char dir[256], path[300];
+	assert_int_equal(testdir_make(dir, sizeof(dir), "memlimit"), 0);
+	snprintf(path, sizeof(path), "%s/t.db", dir);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	char *pragma = xasprintf("PRAGMA application_id = %d;", STORE_APPLICATION_ID);
+	assert_int_equal(sqlite3_exec(db, pragma, NULL, NULL, NULL), SQLITE_OK);
+	free(pragma);
+	assert_int_equal(sqlite3_exec(db, store_schema_sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	sqlite3 *qdb;
+	char *err = NULL;
+	assert_int_equal(query_open(path, NULL, &qdb, &err), 0);
+	static const char sorted[] =
+	    "sql WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000)"
+	    " SELECT count(*) FROM (SELECT x, randomblob(200) AS b FROM c ORDER BY x % 7, x)";
+	struct query_limits small = {.max_memory = 8 << 20}, large = {.max_memory = 256 << 20};
+	run_stopped(
+	    qdb, sorted, &small,
+	    "query stopped: it needs more than 8 MiB of temporary files; raise --max-memory",
+	    10000);
+	struct query_result r;
+	if (query_run(qdb, sorted, 0, &large, &r, NULL, &err) < 0)
+		fail_msg("with 256 MiB: %s", err);
+	assert_true(query_cell(&r, 0, 0)->i == 300000);
+	query_result_release(&r);
+	run_stopped(qdb,
+		    "sql WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x <"
+		    " 3000000) SELECT x, x, x FROM c",
+		    &small, "query stopped: it needs more than 8 MiB of memory; raise --max-memory",
+		    10000);
+	assert_true(sqlite3_hard_heap_limit64(-1) == 0);
+	query_close(qdb);
+	testdir_remove(dir);
+}
+
+/* The write lock of another connection (an import's commit) for a while. */
+struct holder {
+	const char *path;
+	int hold_ms;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int locked;
+};
+
+static void *hold_lock(void *arg)
+{
+	struct holder *h = arg;
+	sqlite3 *w;
+	assert_int_equal(sqlite3_open(h->path, &w), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(w,
+				      "BEGIN EXCLUSIVE; UPDATE meta SET value = value"
+				      " WHERE key = 'schema_version'",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	pthread_mutex_lock(&h->mu);
+	h->locked = 1;
+	pthread_cond_signal(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	struct timespec ts = {h->hold_ms / 1000, (long)(h->hold_ms % 1000) * 1000000};
+	nanosleep(&ts, NULL);
+	assert_int_equal(sqlite3_exec(w, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(w);
+	return NULL;
+}
+
+static void hold_start(struct holder *h, pthread_t *th, const char *path, int ms)
+{
+	*h = (struct holder){.path = path, .hold_ms = ms};
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->cv, NULL);
+	assert_int_equal(pthread_create(th, NULL, hold_lock, h), 0);
+	pthread_mutex_lock(&h->mu);
+	while (!h->locked)
+		pthread_cond_wait(&h->cv, &h->mu);
+	pthread_mutex_unlock(&h->mu);
+}
+
+static void hold_end(struct holder *h, pthread_t th)
+{
+	pthread_join(th, NULL);
+	pthread_mutex_destroy(&h->mu);
+	pthread_cond_destroy(&h->cv);
+}
+
+/* A query while another connection holds the write lock waits for the
+ * commit and succeeds (it once failed at once: "database is locked"), on
+ * opening and on running; past its time limit it stops and says so. */
+static void test_busy_waits(void **state)
+{
+	(void)state;
+	char dir[256], path[300];
+	assert_int_equal(testdir_make(dir, sizeof(dir), "busy"), 0);
+	snprintf(path, sizeof(path), "%s/t.db", dir);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	char *pragma = xasprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;",
+				 STORE_APPLICATION_ID, STORE_SCHEMA_VERSION);
+	assert_int_equal(sqlite3_exec(db, pragma, NULL, NULL, NULL), SQLITE_OK);
+	free(pragma);
+	assert_int_equal(sqlite3_exec(db, store_schema_sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, tiny_sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(db, "INSERT INTO meta VALUES ('schema_version', '4')", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+	struct holder h;
+	pthread_t th;
+	char *err = NULL;
+	struct query_limits lim = {.timeout_ns = 10 * (int64_t)1000000000};
+	sqlite3 *qdb;
+	hold_start(&h, &th, path, 400);
+	int64_t t0 = now_ms();
+	if (query_open(path, &lim, &qdb, &err) < 0)
+		fail_msg("query_open while locked: %s", err);
+	assert_true(now_ms() - t0 >= 300);
+	hold_end(&h, th);
+	hold_start(&h, &th, path, 400);
+	t0 = now_ms();
+	struct query_result r;
+	if (query_run(qdb, "phases | count", 0, &lim, &r, NULL, &err) < 0)
+		fail_msg("query_run while locked: %s", err);
+	assert_true(now_ms() - t0 >= 300);
+	assert_true(query_cell(&r, 0, 0)->i == 4);
+	query_result_release(&r);
+	hold_end(&h, th);
+	hold_start(&h, &th, path, 1500);
+	struct query_limits brief = {.timeout_ns = 200 * (int64_t)1000000};
+	run_stopped(qdb, "phases | count", &brief, "query stopped after 200 ms; raise --timeout",
+		    1200);
+	hold_end(&h, th);
+	query_close(qdb);
+	testdir_remove(dir);
 }
 
 /* gm_near (within's nearest window) answers as the SQL it replaced, over
@@ -767,7 +964,7 @@ static void test_twmean_matches_model(void **state)
 	sqlite3 *qdb;
 	if (model_open(path, &m, &err) < 0)
 		fail_msg("model_open: %s", err);
-	assert_int_equal(query_open(path, &qdb, &err), 0);
+	assert_int_equal(query_open(path, NULL, &qdb, &err), 0);
 	static const int64_t windows[][2] = {
 	    {1000, 11000}, {2000, 5000}, {6000, 7000}, {-50, 1},     {0, 2500},	   {2500, 2501},
 	    {8999, 9001},  {9000, 9500}, {9001, 9500}, {4000, 4000}, {3999, 5501}, {-100, -1}};
@@ -1071,6 +1268,9 @@ int main(void)
 	    cmocka_unit_test(test_injection),
 	    cmocka_unit_test(test_interned_text),
 	    cmocka_unit_test(test_path_loop),
+	    cmocka_unit_test(test_time_limit),
+	    cmocka_unit_test(test_busy_waits),
+	    cmocka_unit_test(test_memory_limits),
 	    cmocka_unit_test(test_near_matches_sql),
 	    cmocka_unit_test(test_running_matches_sql),
 	    cmocka_unit_test(test_authorizer),

@@ -264,6 +264,38 @@ static void test_parse_duration(void **state)
 	}
 }
 
+static void test_parse_size(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		int64_t bytes;
+	} ok[] = {
+	    {"0", 0},
+	    {"512", 512},
+	    {"64MiB", INT64_C(67108864)},
+	    {"1GiB", INT64_C(1073741824)},
+	    {"1.5gib", INT64_C(1610612736)},
+	    {"2GB", INT64_C(2000000000)},
+	    {"10kb", 10000},
+	    {"3KiB", 3072},
+	    {"1TiB", INT64_C(1099511627776)},
+	    {"100B", 100},
+	};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		int64_t v = -1;
+		if (text_parse_size(ok[i].s, &v) != 0 || v != ok[i].bytes)
+			fail_msg("text_parse_size(\"%s\") = %lld, want %lld", ok[i].s, (long long)v,
+				 (long long)ok[i].bytes);
+	}
+	static const char *const bad[] = {"", "MiB", "lots", "1 GiB", "1PiB", "99999999999GiB"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int64_t v;
+		if (text_parse_size(bad[i], &v) == 0)
+			fail_msg("text_parse_size accepted \"%s\"", bad[i]);
+	}
+}
+
 static void test_utf8_valid(void **state)
 {
 	(void)state;
@@ -344,6 +376,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_int64),
 	    cmocka_unit_test(test_parse_id64),
 	    cmocka_unit_test(test_parse_duration),
+	    cmocka_unit_test(test_parse_size),
 	    cmocka_unit_test(test_utf8_valid),
 	    cmocka_unit_test(test_utf8_repair),
 	};

@@ -70,6 +70,7 @@ struct results_view {
 	int sort_col;	  /* -1: the query's own order */
 	int desc;
 	char *filter;
+	int64_t max_memory; /* what one query may take (query_limits); 0 no limit */
 };
 
 struct app;

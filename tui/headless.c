@@ -138,6 +138,7 @@ int headless_run(const struct headless_opts *o, char **err)
 		model_free(m);
 		return -1;
 	}
+	r.app.rv.max_memory = o->max_memory;
 	grid_init(&r.grid, o->w, o->h, o->ascii);
 	app_draw(&r.app, &r.grid);
 	double open_ms = now_ms() - t0;

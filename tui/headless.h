@@ -13,13 +13,16 @@
 #ifndef GRADEML_HEADLESS_H
 #define GRADEML_HEADLESS_H
 
+#include <stdint.h>
+
 struct headless_opts {
 	const char *db;
 	const char *keys; /* script file, "-" for stdin, NULL for none */
 	const char *dump; /* output file, "-" for stdout */
 	int w, h;
 	int ascii;
-	int stats; /* print timings to stderr */
+	int stats;	    /* print timings to stderr */
+	int64_t max_memory; /* --max-memory: what one query may take; 0 no limit */
 };
 
 /* Returns 0, or -1 with *err set. */

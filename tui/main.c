@@ -36,8 +36,10 @@ static const char usage_text[] =
     "                          [--host-alias ALIAS=NAME] [--hosts FILE] FILE|DIR ...\n"
     "       grademl-tui report trace.db [--format text|json]\n"
     "       grademl-tui analyze [--demand RULES]... trace.db\n"
-    "       grademl-tui query trace.db 'QUERY' [--format table|csv|json]\n"
-    "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] trace.db\n"
+    "       grademl-tui query trace.db 'QUERY' [--format table|csv|json] [--timeout DUR]\n"
+    "                         [--max-memory SIZE]\n"
+    "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] [--max-memory SIZE]\n"
+    "                   trace.db\n"
     "       grademl-tui --keys FILE [--dump FILE] [--size WxH] [--stats] trace.db\n"
     "       grademl-tui import --list-formats\n"
     "       grademl-tui --help | --version\n";
@@ -341,17 +343,35 @@ static int cmd_analyze(int argc, char **argv)
 	return 0;
 }
 
-/* grademl-tui query trace.db 'QUERY' [--format table|csv|json]: runs one
- * query (man grademl-query(7)) read-only and prints its result; a bad query
- * prints the error with a caret under its column and exits 2. */
+/* --timeout DUR: a duration with a unit, or seconds; 0 for none. */
+static int parse_timeout(const char *s, int64_t *ns)
+{
+	if (text_parse_units(s, strlen(s), 1000000000, ns) < 0 && text_parse_duration(s, ns) < 0)
+		return -1;
+	return *ns < 0 ? -1 : 0;
+}
+
+/* --max-memory SIZE: bytes with a unit; 0 for none. */
+static int parse_memory(const char *s, int64_t *bytes)
+{
+	return text_parse_size(s, bytes) < 0 || *bytes < 0 ? -1 : 0;
+}
+
+/* grademl-tui query trace.db 'QUERY' [--format table|csv|json] [--timeout
+ * DUR] [--max-memory SIZE]: runs one query (man grademl-query(7)) read-only
+ * within its limits and prints its result; a bad query prints the error
+ * with a caret under its column and exits 2. */
 static int cmd_query(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"format", required_argument, NULL, 'f'},
+	    {"timeout", required_argument, NULL, 't'},
+	    {"max-memory", required_argument, NULL, 'm'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	enum query_format fmt = QF_TABLE;
+	struct query_limits lim = {.timeout_ns = QUERY_TIMEOUT_NS, .max_memory = QUERY_MAX_MEMORY};
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -360,6 +380,17 @@ static int cmd_query(int argc, char **argv)
 			if (query_format_parse(optarg, &fmt) < 0)
 				return usage_error("unknown query format '%s' (table, csv or json)",
 						   optarg);
+			break;
+		case 't':
+			if (parse_timeout(optarg, &lim.timeout_ns) < 0)
+				return usage_error(
+				    "invalid --timeout '%s' (e.g. 60s, 10min, 0 for none)", optarg);
+			break;
+		case 'm':
+			if (parse_memory(optarg, &lim.max_memory) < 0)
+				return usage_error(
+				    "invalid --max-memory '%s' (e.g. 512MiB, 4GiB, 0 for none)",
+				    optarg);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -374,10 +405,10 @@ static int cmd_query(int argc, char **argv)
 	struct query_result r;
 	const struct query_print_hooks hooks = {format_sanitize, format_width};
 	char *err = NULL;
-	if (query_open(argv[optind], &db, &err) < 0)
+	if (query_open(argv[optind], &lim, &db, &err) < 0)
 		return fail(err);
 	struct query_error qe = {0};
-	if (query_run(db, argv[optind + 1], 0, &r, &qe, &err) < 0) {
+	if (query_run(db, argv[optind + 1], 0, &lim, &r, &qe, &err) < 0) {
 		query_close(db);
 		if (!qe.msg)
 			return fail(err);
@@ -403,10 +434,11 @@ static int cmd_explore(int argc, char **argv)
 	    {"dump", required_argument, NULL, 'd'},
 	    {"size", required_argument, NULL, 's'},
 	    {"stats", no_argument, NULL, 'S'},
+	    {"max-memory", required_argument, NULL, 'M'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct term_opts t = {0};
-	struct headless_opts h = {0};
+	struct term_opts t = {.max_memory = QUERY_MAX_MEMORY};
+	struct headless_opts h = {.max_memory = QUERY_MAX_MEMORY};
 	int c, headless = 0;
 	char *err = NULL;
 	h.w = APP_MIN_W;
@@ -443,6 +475,13 @@ static int cmd_explore(int argc, char **argv)
 		}
 		case 'S':
 			h.stats = 1;
+			break;
+		case 'M':
+			if (parse_memory(optarg, &t.max_memory) < 0)
+				return usage_error(
+				    "invalid --max-memory '%s' (e.g. 512MiB, 4GiB, 0 for none)",
+				    optarg);
+			h.max_memory = t.max_memory;
 			break;
 		default:
 			return usage_error("%s", "invalid option");

@@ -48,12 +48,22 @@ int results_is_query(const char *line, size_t len)
 	return 0;
 }
 
+/* The query's stop test (query_limits): C-c at the terminal. */
+static int stop_on_interrupt(void *ctx)
+{
+	const struct app *a = ctx;
+	return a->interrupt && *a->interrupt == SIGINT;
+}
+
 /* The screen's connection, opened when first needed; NULL with a message. */
 static sqlite3 *conn(struct app *a)
 {
 	struct results_view *v = &a->rv;
 	char *err = NULL;
-	if (!v->db && query_open(store_path(model_store(a->m)), &v->db, &err) < 0) {
+	struct query_limits lim = {.stop = stop_on_interrupt, .ctx = a};
+	if (!v->db && query_open(store_path(model_store(a->m)), &lim, &v->db, &err) < 0) {
+		if (stop_on_interrupt(a))
+			*a->interrupt = 0; /* it stopped the wait; it must not quit too */
 		app_message(a, 1, "%s", err);
 		free(err);
 		v->db = NULL;
@@ -129,13 +139,6 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* SQLite's progress handler: a non-zero return stops the statement. */
-static int stop_on_interrupt(void *ctx)
-{
-	const struct app *a = ctx;
-	return a->interrupt && *a->interrupt == SIGINT;
-}
-
 void results_run(struct app *a, const char *query)
 {
 	struct results_view *v = &a->rv;
@@ -152,11 +155,12 @@ void results_run(struct app *a, const char *query)
 		app_message(a, 0, "running the query (C-c stops it)");
 		a->show_now(a);
 	}
-	sqlite3_progress_handler(v->db, 10000, stop_on_interrupt, a);
+	/* no time limit: C-c stops it */
+	struct query_limits lim = {
+	    .max_memory = v->max_memory, .stop = stop_on_interrupt, .ctx = a};
 	int64_t t0 = now_ns();
-	int rc = query_run(v->db, q, RESULTS_MAX_ROWS, &r, &qe, &err);
+	int rc = query_run(v->db, q, RESULTS_MAX_ROWS, &lim, &r, &qe, &err);
 	int64_t took = now_ns() - t0;
-	sqlite3_progress_handler(v->db, 0, NULL, NULL);
 	if (rc < 0 && a->interrupt && *a->interrupt == SIGINT) {
 		*a->interrupt = 0; /* it stopped the query; it must not quit too */
 		query_error_release(&qe);

@@ -232,6 +232,7 @@ int term_run(const struct term_opts *o, char **err)
 		model_free(m);
 		return -1;
 	}
+	a.rv.max_memory = o->max_memory;
 	if (!getenv("ESCDELAY"))
 		set_escdelay(25);
 	if (!initscr()) {

@@ -7,12 +7,15 @@
 #ifndef GRADEML_TERM_H
 #define GRADEML_TERM_H
 
+#include <stdint.h>
+
 struct term_opts {
 	const char *db;
-	const char *theme; /* NULL: "default" */
-	int no_color;	   /* --no-color or NO_COLOR */
-	int ascii;	   /* --ascii or a non-UTF-8 locale */
-	int mouse;	   /* --mouse: wheel scrolls */
+	const char *theme;  /* NULL: "default" */
+	int no_color;	    /* --no-color or NO_COLOR */
+	int ascii;	    /* --ascii or a non-UTF-8 locale */
+	int mouse;	    /* --mouse: wheel scrolls */
+	int64_t max_memory; /* --max-memory: what one query may take; 0 no limit */
 };
 
 /* Returns 0, or -1 with *err set (the terminal already restored). */

@@ -7,9 +7,11 @@
 #      and the headless explorer each exit 2 within seconds with one line
 #      naming the file;
 #   b. query limits: a recursive CTE through the sql escape stops at
-#      --timeout, a cartesian join at --max-memory without a byte in the
-#      temporary directory, both with exit 2 and one line naming the option;
-#      the explorer's ':' queries have the memory limit too;
+#      --timeout; a sorted cartesian join, a cartesian join's rows and a
+#      recursive CTE that keeps its rows stop at --max-memory, with never
+#      more than that in the temporary directory; each with exit 2 and one
+#      line naming the option; the explorer's ':' queries have the memory
+#      limit too;
 #   c. a query while another connection holds the write lock (an import's
 #      commit) waits for it and succeeds.
 #
@@ -112,6 +114,125 @@ if [ "$rc" -eq 0 ] && grep -q demo "$TMP/top.txt"; then
 	ok "a: the explorer opens the file at its healthy top"
 else
 	not_ok "a: the explorer opens the file at its healthy top" "exit $rc: $(head -c 200 "$TMP/err")"
+fi
+
+# ---- b. query limits ----
+
+DEMO=$TMP/demo.db
+endless='sql WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c'
+expect_error "b: a recursive CTE stops at --timeout" "query stopped after 2.00 s; raise --timeout" 20 \
+	"$BIN" query --timeout 2s "$DEMO" "$endless"
+
+# watch_temp PID DIR: the most bytes the files PID holds open under DIR
+# (deleted temporary files included) took together while it ran
+watch_temp() {
+	local pid=$1 dir=$2 peak=0 sum f
+	while kill -0 "$pid" 2>/dev/null; do
+		sum=0
+		for f in /proc/"$pid"/fd/*; do
+			case $(readlink "$f" 2>/dev/null) in
+			"$dir"/*) sum=$((sum + $(stat -L -c %s "$f" 2>/dev/null || echo 0))) ;;
+			esac
+		done
+		[ "$sum" -gt "$peak" ] && peak=$sum
+		sleep 0.05
+	done
+	echo "$peak"
+}
+
+# cartesian QUERY LIMIT BYTES WANT NAME: QUERY under --max-memory LIMIT
+# (BYTES) with its temporary directory watched: exit 2 with one line
+# holding WANT, and never more than BYTES of temporary files.
+cartesian() {
+	local q=$1 limit=$2 bytes=$3 want=$4 name=$5 rc=0 peak
+	mkdir -p "$TMP/sqltmp"
+	SQLITE_TMPDIR=$TMP/sqltmp TMPDIR=$TMP/sqltmp timeout 60 "$BIN" query --max-memory "$limit" \
+		"$DEMO" "$q" >"$TMP/out" 2>"$TMP/err" &
+	local pid=$!
+	peak=$(watch_temp "$pid" "$TMP/sqltmp")
+	wait "$pid" || rc=$?
+	if [ "$rc" -ne 2 ] || ! grep -qF "$want" "$TMP/err" || [ "$(wc -l <"$TMP/err")" -ne 1 ]; then
+		not_ok "$name" "exit $rc: $(head -c 200 "$TMP/err")"
+	elif [ "$peak" -gt "$bytes" ]; then
+		not_ok "$name" "$peak bytes of temporary files, over $bytes"
+	else
+		ok "$name"
+	fi
+}
+cartesian 'sql SELECT a.id, b.id, c.id FROM phases a, phases b, phases c
+	ORDER BY a.name_id + b.name_id + c.start_ns' 32MiB $((32 << 20)) \
+	"query stopped: it needs more than 32 MiB of temporary files; raise --max-memory" \
+	"b: a sorted cartesian join stops at --max-memory of temporary files"
+cartesian 'sql SELECT a.id, b.id, b.name_id FROM phases a, phases b' 16MiB $((16 << 20)) \
+	"query stopped: it needs more than 16 MiB of memory; raise --max-memory" \
+	"b: a cartesian join's result stops at --max-memory"
+cartesian 'sql WITH RECURSIVE c(x, y) AS (SELECT 1, 1 UNION SELECT x + 1, y * 7 % 1000003
+	FROM c) SELECT count(*) FROM c' 16MiB $((16 << 20)) "raise --max-memory" \
+	"b: a recursive CTE that keeps its rows stops at --max-memory"
+# expect_usage NAME WANT CMD...: CMD exits 2 with WANT in stderr's first line
+expect_usage() {
+	local name=$1 want=$2 rc=0
+	shift 2
+	timeout 5 "$@" >"$TMP/out" 2>"$TMP/err" </dev/null || rc=$?
+	if [ "$rc" -eq 2 ] && head -n 1 "$TMP/err" | grep -qF -- "$want"; then
+		ok "$name"
+	else
+		not_ok "$name" "exit $rc: $(head -n 1 "$TMP/err")"
+	fi
+}
+expect_usage "b: a bad --timeout is a usage error" "invalid --timeout 'soon'" \
+	"$BIN" query --timeout soon "$DEMO" 'phases | count'
+expect_usage "b: a bad --max-memory is a usage error" "invalid --max-memory 'lots'" \
+	"$BIN" query --max-memory lots "$DEMO" 'phases | count'
+expect_usage "b: the explorer's bad --max-memory is a usage error" "invalid --max-memory '-1'" \
+	"$BIN" --max-memory -1 "$DEMO"
+rc=0
+timeout 20 "$BIN" query --timeout 0 --max-memory 0 "$DEMO" 'phases | count' >"$TMP/out" 2>&1 || rc=$?
+if [ "$rc" -eq 0 ] && grep -q 1075 "$TMP/out"; then
+	ok "b: --timeout 0 and --max-memory 0 lift the limits"
+else
+	not_ok "b: --timeout 0 and --max-memory 0 lift the limits" "exit $rc: $(head -c 200 "$TMP/out")"
+fi
+
+# the explorer: the memory limit stops a ':' query, the explorer goes on
+cat >"$TMP/mem.keys" <<'EOF'
+type :sql SELECT a.id, b.id, c.id FROM phases a, phases b, phases c ORDER BY a.name_id + b.name_id + c.start_ns
+Enter
+dump
+type :phases | count
+Enter
+EOF
+rc=0
+timeout 30 "$BIN" --max-memory 64MiB --keys "$TMP/mem.keys" --dump "$TMP/mem.txt" --size 100x24 \
+	"$DEMO" >"$TMP/out" 2>"$TMP/err" || rc=$?
+if [ "$rc" -eq 0 ] && grep -q "raise --max-memory" "$TMP/mem.txt" && grep -q 1075 "$TMP/mem.txt"; then
+	ok "b: the explorer's ':' query stops at --max-memory and the next one runs"
+else
+	not_ok "b: the explorer's ':' query stops at --max-memory and the next one runs" \
+		"exit $rc: $(head -c 200 "$TMP/err") $(grep -m1 -i "query" "$TMP/mem.txt")"
+fi
+
+# ---- c. a query during an import's commit waits for it ----
+
+cp "$DEMO" "$TMP/busy.db"
+python3 - "$TMP/busy.db" "$BIN" >"$TMP/busy.out" 2>&1 <<'EOF'
+import sqlite3, subprocess, sys, time
+db, bin = sys.argv[1], sys.argv[2]
+w = sqlite3.connect(db, isolation_level=None)
+w.execute("BEGIN EXCLUSIVE")
+w.execute("UPDATE meta SET value = value WHERE key = 'schema_version'")
+q = subprocess.Popen([bin, "query", db, "phases | count"], stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, text=True)
+time.sleep(1.0)
+early = q.poll()
+w.execute("COMMIT")
+out, err = q.communicate(timeout=20)
+print("early exit" if early is not None else "waited", q.returncode, out.split(), err.strip())
+EOF
+if grep -q "^waited 0 .*1075" "$TMP/busy.out"; then
+	ok "c: a query while a writer holds the file waits and succeeds"
+else
+	not_ok "c: a query while a writer holds the file waits and succeeds" "$(head -c 300 "$TMP/busy.out")"
 fi
 
 summary || exit 1
