@@ -28,8 +28,15 @@
 
 #define MAX_DEPTH	 256
 #define MAX_SERIES	 64
-#define META_MAX	 (1 << 20) /* bytes of top-level metadata kept in sources.attrs */
-#define INTERN_CACHE_MAX (1 << 16) /* names cached; cleared when full */
+#define META_MAX	 (1 << 20)	    /* bytes of top-level metadata kept in sources.attrs */
+#define INTERN_CACHE_MAX (1 << 16)	    /* names cached; cleared when full */
+#define STR_MAX		 ((size_t)64 << 10) /* bytes of a string kept: longer ones are cut */
+#define STR_ELLIPSIS	 "\xe2\x80\xa6"	    /* "…", which ends a cut string */
+/* Bytes of JSON text kept of a string in the stream, before YAJL or the
+ * scanner see it: what lies beyond this decodes beyond STR_MAX (an escape
+ * is at most six bytes for one), so only STR_MAX's cut shows. */
+#define STR_STREAM_MAX ((size_t)1 << 20)
+_Static_assert(STR_STREAM_MAX / 6 > STR_MAX + 4, "a stream cut must not show");
 
 /* Diagnostics: the code stored in trace.db and its message. */
 #define DIAG_LIST(X)                                                                               \
@@ -51,7 +58,8 @@
 	X(POINT_OVERFLOW, "instant or flow end beyond the int64 nanosecond range dropped")         \
 	X(IGNORED_METADATA, "metadata event this version does not use skipped")                    \
 	X(META_SKIPPED, "top-level metadata beyond 1 MiB not kept in sources.attrs")               \
-	X(BAD_COUNTER, "counter event without numeric values skipped")
+	X(BAD_COUNTER, "counter event without numeric values skipped")                             \
+	X(LONG_STRING, "string longer than 64 KiB cut to its first 64 KiB and \"\xe2\x80\xa6\"")
 
 DIAG_TABLE(DIAG_LIST);
 
@@ -129,6 +137,23 @@ struct open_stack {
 	size_t n, alloc;
 };
 
+/* Bytes dropped from the stream at an offset of the text that remains. */
+struct stream_cut {
+	uint64_t at, dropped;
+};
+
+/* Where stream_cut stands in the input's strings, and the cuts made. */
+struct stream_cutter {
+	uint64_t at; /* the remaining text's offset up to which it has been read */
+	int in_str;
+	uint64_t str_at;	 /* where the string it is in starts */
+	int esc;		 /* 0; -1: after a backslash; 1..4: hex digits of a \u to come */
+	size_t len;		 /* bytes of the current string so far, escapes as written */
+	struct stream_cut *cuts; /* those not yet folded into dropped_before */
+	size_t ncuts, cuts_alloc;
+	uint64_t dropped_before;
+};
+
 struct cp {
 	struct input *in;
 	struct store *st;
@@ -156,6 +181,8 @@ struct cp {
 	struct event ev;
 	struct sbuf meta; /* top-level keys other than traceEvents, as JSON members */
 	struct sbuf scratch;
+	struct sbuf cut; /* a string cut to STR_MAX */
+	struct stream_cutter sc;
 	int scan;	      /* the event scanner is on (GRADEML_CHROME_SCAN=0: off) */
 	int events_opened;    /* a traceEvents array has just opened */
 	int scanned;	      /* finish_event runs for a scanned event ... */
@@ -195,13 +222,28 @@ static void note(struct cp *p, enum diag_code d, const char *example)
 		p->diag_example[d] = xstrdup(example);
 }
 
+/* The input's offset of byte `at` of the text left after stream_cut. */
+static uint64_t input_at(const struct cp *p, uint64_t at)
+{
+	uint64_t v = at + p->sc.dropped_before;
+	for (size_t i = 0; i < p->sc.ncuts && p->sc.cuts[i].at <= at; i++)
+		v += p->sc.cuts[i].dropped;
+	return v;
+}
+
+/* The input's offset YAJL has reached. */
+static uint64_t yajl_at(const struct cp *p)
+{
+	return input_at(p, p->chunk_base + yajl_get_bytes_consumed(p->h));
+}
+
 static void note_at(struct cp *p, enum diag_code d)
 {
 	if (p->diag_example[d]) {
 		p->diag[d]++;
 		return;
 	}
-	uint64_t at = p->scanned ? p->scanned_end : p->chunk_base + yajl_get_bytes_consumed(p->h);
+	uint64_t at = p->scanned ? input_at(p, p->scanned_end) : yajl_at(p);
 	char *ex = xasprintf("event ending near byte %llu", (unsigned long long)at);
 	note(p, d, ex);
 	free(ex);
@@ -954,11 +996,9 @@ static int meta_begin_value(struct cp *p)
 
 static int not_an_array(struct cp *p)
 {
-	return fail(p,
-		    xasprintf("%s: not a Chrome trace: traceEvents is not an array (near byte "
-			      "%llu)",
-			      input_path(p->in),
-			      (unsigned long long)(p->chunk_base + yajl_get_bytes_consumed(p->h))));
+	return fail(p, xasprintf("%s: not a Chrome trace: traceEvents is not an array (near byte "
+				 "%llu)",
+				 input_path(p->in), (unsigned long long)yajl_at(p)));
 }
 
 static int on_scalar(struct cp *p, const char *s, size_t n, char kind)
@@ -1011,6 +1051,57 @@ static int on_scalar(struct cp *p, const char *s, size_t n, char kind)
 	return 1;
 }
 
+/* The last key read, when it is short and plain enough for a message. */
+static const char *plain_key(const struct cp *p)
+{
+	if (!p->key.len || p->key.len > 32)
+		return NULL;
+	for (size_t i = 0; i < p->key.len; i++) {
+		char ch = p->key.buf[i];
+		if (!(ch == ' ' || ch == '_' || ch == '-' || ch == '.' ||
+		      (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
+		      (ch >= 'A' && ch <= 'Z')))
+			return NULL;
+	}
+	return p->key.buf;
+}
+
+/* Counts a string cut at YAJL's place, naming its field in the example. */
+static void note_long(struct cp *p, int is_key)
+{
+	if (p->diag_example[D_LONG_STRING]) {
+		p->diag[D_LONG_STRING]++;
+		return;
+	}
+	const char *k = plain_key(p);
+	char *what = is_key		  ? xstrdup("a key")
+		     : !k		  ? xstrdup("a string")
+		     : p->cap == CAP_ARGS ? xasprintf("args \"%s\"", k)
+		     : p->cap == CAP_META || (!p->cap && p->top_object && p->depth == 1)
+			 ? xasprintf("top-level \"%s\"", k)
+		     : p->in_event && !p->cap ? xasprintf("event \"%s\"", k)
+					      : xstrdup("a string");
+	char *ex = xasprintf("%s ending near byte %llu", what, (unsigned long long)yajl_at(p));
+	note(p, D_LONG_STRING, ex);
+	free(ex);
+	free(what);
+}
+
+/* A string longer than STR_MAX bytes: its first STR_MAX, less the bytes of
+ * a character the cut would split, and "…", in p->cut; counted. */
+static void cut_string(struct cp *p, const unsigned char **s, size_t *n, int is_key)
+{
+	size_t k = STR_MAX;
+	for (int i = 0; i < 3 && ((*s)[k] & 0xc0) == 0x80; i++)
+		k--;
+	sbuf_reset(&p->cut);
+	sbuf_add(&p->cut, *s, k);
+	sbuf_adds(&p->cut, STR_ELLIPSIS);
+	*s = (const unsigned char *)p->cut.buf;
+	*n = p->cut.len;
+	note_long(p, is_key);
+}
+
 static int cb_null(void *ctx)
 {
 	return on_scalar(ctx, "null", 4, 'l');
@@ -1028,6 +1119,8 @@ static int cb_number(void *ctx, const char *s, size_t n)
 
 static int cb_string(void *ctx, const unsigned char *s, size_t n)
 {
+	if (n > STR_MAX)
+		cut_string(ctx, &s, &n, 0);
 	return on_scalar(ctx, (const char *)s, n, 's');
 }
 
@@ -1036,8 +1129,7 @@ static int open_container(struct cp *p, int is_map)
 	if (p->depth >= MAX_DEPTH)
 		return fail(p, xasprintf("%s: JSON nested deeper than %d levels near byte %llu",
 					 input_path(p->in), MAX_DEPTH,
-					 (unsigned long long)(p->chunk_base +
-							      yajl_get_bytes_consumed(p->h))));
+					 (unsigned long long)yajl_at(p)));
 	if (p->cap) {
 		if (p->cap != CAP_SKIP) {
 			cap_sep(p, 0);
@@ -1131,6 +1223,8 @@ static int cb_end_array(void *ctx)
 static int cb_map_key(void *ctx, const unsigned char *s, size_t n)
 {
 	struct cp *p = ctx;
+	if (n > STR_MAX)
+		cut_string(p, &s, &n, 1);
 	sbuf_reset(&p->key);
 	add_clean(p, &p->key, s, n);
 	if (p->cap && p->cap != CAP_SKIP) {
@@ -1250,8 +1344,8 @@ static inline int scan_string(struct scan *c, const char **s, size_t *n)
 	}
 	*s = (const char *)c->b + start;
 	*n = i - start;
-	if (high && !text_utf8_valid(*s, *n))
-		return SC_DECLINE;
+	if ((high && !text_utf8_valid(*s, *n)) || *n > STR_MAX)
+		return SC_DECLINE; /* YAJL's callbacks cut a long string */
 	c->i = i + 1;
 	return SC_OK;
 }
@@ -1649,15 +1743,160 @@ static int scan_units(struct cp *p, const unsigned char *b, size_t *lo, size_t h
 	}
 }
 
+/* ---- long strings, cut in the stream ----
+ *
+ * cut_string cuts a string longer than STR_MAX where YAJL hands it over,
+ * but YAJL would hold all of it first (a string read in pieces is kept whole,
+ * and read again from its start with each piece), and so would the scanner's
+ * buffer.  So before either reads the text, stream_cut drops, in place, what
+ * a string has beyond STR_STREAM_MAX bytes, and records where and how much
+ * (input_at gives the input's offsets back).  It drops only plain string
+ * content and whole, valid escapes: the text stays valid JSON exactly where
+ * the input was, and an error is found where it would be, at the same byte.
+ * It reads all the text YAJL is fed in pieces, but the scanner's units only
+ * when one fills the buffer, and reads on after that while inside a string,
+ * so the common path does not pay for it. */
+
+static int is_hex(unsigned char ch)
+{
+	return is_digit(ch) || ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f');
+}
+
+/* The length of the whole, valid escape at b[0] == '\\' within n bytes, or 0. */
+static size_t escape_len(const unsigned char *b, size_t n)
+{
+	if (n < 2)
+		return 0;
+	if (b[1] != 'u')
+		return b[1] && strchr("\"\\/bfnrt", b[1]) ? 2 : 0;
+	if (n < 6)
+		return 0;
+	for (size_t i = 2; i < 6; i++)
+		if (!is_hex(b[i]))
+			return 0;
+	return 6;
+}
+
+/* Where b[i..hi) first holds a quote or a backslash, or, with ctl, a
+ * control character. */
+static size_t plain_end(const unsigned char *b, size_t i, size_t hi, int ctl)
+{
+	for (;;) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		while (hi - i >= 8 && !str_special(b + i))
+			i += 8;
+#endif
+		if (i == hi || b[i] == '"' || b[i] == '\\' || (ctl && b[i] < 0x20))
+			return i;
+		i++;
+	}
+}
+
+static void stream_cut_record(struct stream_cutter *c, uint64_t at, uint64_t n)
+{
+	if (c->ncuts && c->cuts[c->ncuts - 1].at == at) {
+		c->cuts[c->ncuts - 1].dropped += n;
+		return;
+	}
+	if (c->ncuts == c->cuts_alloc) {
+		c->cuts_alloc = c->cuts_alloc ? 2 * c->cuts_alloc : 8;
+		c->cuts = xrealloc(c->cuts, c->cuts_alloc * sizeof(*c->cuts));
+	}
+	c->cuts[c->ncuts++] = (struct stream_cut){at, n};
+}
+
+/* Folds the cuts before offset base, which no offset asked of input_at
+ * precedes any more. */
+static void stream_cut_fold(struct stream_cutter *c, uint64_t base)
+{
+	size_t k = 0;
+	while (k < c->ncuts && c->cuts[k].at <= base)
+		c->dropped_before += c->cuts[k++].dropped;
+	if (!k)
+		return;
+	memmove(c->cuts, c->cuts + k, (c->ncuts - k) * sizeof(*c->cuts));
+	c->ncuts -= k;
+}
+
+/* Cuts the long strings of b[lo..*hi), b[0] being byte `base` of the text
+ * left, from where the cutter stopped, or from lo, which starts a unit,
+ * when that is further; *hi is lowered by what is dropped. */
+static void stream_cut(struct cp *p, unsigned char *b, size_t lo, size_t *hi, uint64_t base)
+{
+	struct stream_cutter *c = &p->sc;
+	size_t r = lo, end = *hi;
+	if (c->at >= base + lo)
+		r = (size_t)(c->at - base);
+	else
+		c->in_str = c->esc = 0;
+	size_t w = r;
+	while (r < end) {
+		if (!c->in_str) {
+			const unsigned char *q = memchr(b + r, '"', end - r);
+			size_t to = q ? (size_t)(q - b) + 1 : end;
+			if (w != r)
+				memmove(b + w, b + r, to - r);
+			w += to - r;
+			r = to;
+			if (q) {
+				c->in_str = 1;
+				c->str_at = base + w - 1;
+				c->len = 0;
+				c->esc = 0;
+			}
+			continue;
+		}
+		size_t n = 1, to = r;
+		int drop = 0;
+		if (c->esc < 0) {
+			c->esc = b[r] == 'u' ? 4 : 0;
+		} else if (c->esc > 0 && is_hex(b[r])) {
+			c->esc--;
+		} else if (b[r] == '"') {
+			c->in_str = c->esc = 0;
+		} else if (b[r] == '\\') {
+			c->esc = 0;
+			if (c->len >= STR_STREAM_MAX && (n = escape_len(b + r, end - r))) {
+				drop = 1;
+			} else {
+				c->esc = -1;
+				n = 1;
+			}
+		} else if (c->len < STR_STREAM_MAX) {
+			size_t lim =
+			    end - r < STR_STREAM_MAX - c->len ? end : r + STR_STREAM_MAX - c->len;
+			to = plain_end(b, r, lim, 0);
+			c->esc = 0;
+		} else {
+			to = plain_end(b, r, end, 1);
+			drop = to > r;
+			c->esc = 0;
+		}
+		if (to > r)
+			n = to - r;
+		c->len += n;
+		if (drop) {
+			stream_cut_record(c, base + w, n);
+		} else {
+			if (w != r)
+				memmove(b + w, b + r, n);
+			w += n;
+		}
+		r += n;
+	}
+	*hi = w;
+	c->at = base + w;
+}
+
 /* Streams the input through YAJL, and through scan_units while inside a
  * traceEvents array.  Outside one, YAJL is fed up to each '[' in turn, so
  * that the scanner starts right after the array's '[' (YAJL then holds no
- * partial token).  On return p->chunk_base is the input's size. */
+ * partial token).  On return p->chunk_base is the text's size. */
 static int parse_input(struct cp *p)
 {
 	size_t cap = 1 << 16, lo = 0, hi = 0;
 	unsigned char *b = xmalloc(cap);
-	uint64_t base = 0; /* the input's offset of b[0] */
+	uint64_t base = 0; /* the offset of b[0] in the text stream_cut leaves */
 	int scanning = 0, more = 1, eof = 0, rc = -1;
 	for (;;) {
 		if (more || lo == hi) {
@@ -1671,12 +1910,19 @@ static int parse_input(struct cp *p)
 					base += lo;
 					hi -= lo;
 					lo = 0;
+					stream_cut_fold(&p->sc, base);
 				}
 				if (hi == cap) {
-					if (cap >= SCAN_BUF_MAX)
-						scanning = 0;
-					else
-						b = xrealloc(b, cap *= 2);
+					/* one unit, or a string YAJL waits for, fills the
+					 * buffer: cut first, then grow */
+					if (scanning)
+						stream_cut(p, b, 0, &hi, base);
+					if (hi > cap / 2) {
+						if (cap >= SCAN_BUF_MAX)
+							scanning = 0;
+						else
+							b = xrealloc(b, cap *= 2);
+					}
 				}
 				if (hi < cap) {
 					ssize_t n = input_read(p->in, b + hi, cap - hi, p->err);
@@ -1688,8 +1934,12 @@ static int parse_input(struct cp *p)
 					    b[1] == 0xbb && b[2] == 0xbf)
 						lo = 3; /* a UTF-8 byte order mark */
 					hi += (size_t)n;
+					if (!scanning || p->sc.in_str)
+						stream_cut(p, b, lo, &hi, base);
 				}
-				more = 0;
+				/* the scanner reads a unit again from its start: fill
+				 * the buffer before it does */
+				more = scanning && hi < cap && !eof;
 				continue;
 			}
 		}
@@ -1703,9 +1953,20 @@ static int parse_input(struct cp *p)
 				scanning = 0;
 			continue;
 		}
+		stream_cut(p, b, lo, &hi, base); /* YAJL is fed this text in pieces */
 		size_t end = hi;
+		if (p->sc.in_str && !eof && p->sc.str_at >= base + lo) {
+			/* YAJL reads a string it has in pieces again from its start
+			 * with each piece: an unfinished one waits for its end */
+			if (p->sc.str_at > base + lo) {
+				end = (size_t)(p->sc.str_at - base);
+			} else if (hi < cap || cap < SCAN_BUF_MAX) {
+				more = 1;
+				continue;
+			}
+		}
 		if (p->scan && !p->events_depth) {
-			const unsigned char *k = memchr(b + lo, '[', hi - lo);
+			const unsigned char *k = memchr(b + lo, '[', end - lo);
 			if (k)
 				end = (size_t)(k - b) + 1;
 		}
@@ -2022,6 +2283,8 @@ static void cp_release(struct cp *p)
 	sbuf_release(&p->key);
 	sbuf_release(&p->meta);
 	sbuf_release(&p->scratch);
+	sbuf_release(&p->cut);
+	free(p->sc.cuts);
 	for (int i = 0; i < p->ev.nseries; i++)
 		free(p->ev.series[i].key);
 	for (size_t i = 0; i < p->ntracks; i++) {
@@ -2050,7 +2313,7 @@ static void cp_release(struct cp *p)
 static char *parse_error(struct cp *p, const unsigned char *chunk, size_t len, int at_end)
 {
 	unsigned char *msg = yajl_get_error(p->h, 0, chunk, len);
-	uint64_t at = p->chunk_base + (at_end ? 0 : yajl_get_bytes_consumed(p->h));
+	uint64_t at = at_end ? input_at(p, p->chunk_base) : yajl_at(p);
 	char *m =
 	    xasprintf("%s: %s at byte %llu: %s", input_path(p->in),
 		      at_end ? "truncated JSON (input ends inside a value)" : "malformed JSON",
@@ -2072,6 +2335,7 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 	sbuf_init(&p.key);
 	sbuf_init(&p.meta);
 	sbuf_init(&p.scratch);
+	sbuf_init(&p.cut);
 	p.in = in;
 	p.st = st;
 	p.opts = o;
@@ -2110,7 +2374,7 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 	}
 	if (!p.saw_events) {
 		*err = xasprintf("%s: not a Chrome trace: no traceEvents array (byte %llu)",
-				 input_path(in), (unsigned long long)p.chunk_base);
+				 input_path(in), (unsigned long long)input_at(&p, p.chunk_base));
 		goto out;
 	}
 	if (close_unclosed(&p) < 0)

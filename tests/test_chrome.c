@@ -989,13 +989,16 @@ static void test_empty_rank_adds_nothing(void **state)
 static void test_metadata_capped(void **state)
 {
 	struct fx *f = *state;
-	size_t big = (1 << 20) + 4096;
 	struct sbuf sb = SBUF_INIT;
 	sbuf_init(&sb);
-	sbuf_adds(&sb, "{\"a\":\"");
-	for (size_t i = 0; i < big; i++)
-		sbuf_addc(&sb, 'x');
-	sbuf_adds(&sb, "\",\"stackFrames\":{\"1\":{\"name\":\"f\"}},\"traceEvents\":"
+	sbuf_adds(&sb, "{");
+	for (int k = 0; k < 18; k++) { /* 18 strings of 60000 bytes: beyond 1 MiB */
+		sbuf_addf(&sb, "\"a%d\":\"", k);
+		for (size_t i = 0; i < 60000; i++)
+			sbuf_addc(&sb, 'x');
+		sbuf_adds(&sb, "\",");
+	}
+	sbuf_adds(&sb, "\"stackFrames\":{\"1\":{\"name\":\"f\"}},\"traceEvents\":"
 		       "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]}");
 	const char *path = write_file(f, "meta.json", sb.buf, sb.len);
 	sbuf_release(&sb);
@@ -1007,6 +1010,132 @@ static void test_metadata_capped(void **state)
 	assert_int_equal(q_int(f, "SELECT json_valid(attrs) FROM sources"), 1);
 	assert_int_equal(q_int(f, "SELECT json_type(attrs, '$.stackFrames') IS NULL FROM sources"),
 			 1);
+}
+
+/* Appends a JSON string of n bytes of text: unit repeated, then 'x's. */
+static void add_long(struct sbuf *sb, const char *unit, size_t n)
+{
+	size_t u = strlen(unit);
+	sbuf_addc(sb, '"');
+	for (size_t i = 0; i + u <= n; i += u)
+		sbuf_add(sb, unit, u);
+	for (size_t i = n / u * u; i < n; i++)
+		sbuf_addc(sb, 'x');
+	sbuf_addc(sb, '"');
+}
+
+/* Strings beyond 64 KiB, in every place a trace holds one, are cut to 64
+ * KiB at a character's start and end in "…"; each is counted, the first
+ * with its field and the byte it ends at; the events around are intact.
+ * The strings are longer than the 1 MiB kept of them while streaming. */
+static void test_long_strings(void **state)
+{
+	struct fx *f = *state;
+	size_t big = (size_t)3 << 20;
+	struct sbuf sb = SBUF_INIT;
+	sbuf_init(&sb);
+	sbuf_adds(&sb, "{\"deviceProperties\": ");
+	add_long(&sb, "p", big);
+	size_t first_end = sb.len;
+	sbuf_adds(&sb, ", \"traceEvents\": [\n{\"ph\": \"M\", \"name\": \"thread_name\", "
+		       "\"pid\": 1, \"tid\": 1, \"args\": {\"name\": ");
+	add_long(&sb, "t", big);
+	sbuf_adds(&sb, "}},\n{\"ph\": \"X\", \"name\": \"before\", \"pid\": 1, \"tid\": 1, "
+		       "\"ts\": 1, \"dur\": 2},\n{\"ph\": \"X\", \"cat\": ");
+	add_long(&sb, "c", big);
+	sbuf_adds(&sb, ", \"name\": ");
+	/* "a" then two-byte characters: byte 65536 is the second of one */
+	sbuf_adds(&sb, "\"a");
+	for (size_t i = 0; i < big / 2; i++)
+		sbuf_adds(&sb, "\xc3\xa9");
+	sbuf_adds(&sb, "\", \"pid\": 1, \"tid\": 1, \"ts\": 5, \"dur\": 3, \"args\": "
+		       "{\"Long\": ");
+	add_long(&sb, "ab\\\"cd\\u00e9", big);
+	sbuf_adds(&sb, ", ");
+	add_long(&sb, "k", big);
+	sbuf_adds(&sb, ": 1, \"short\": \"s\"}},\n{\"ph\": \"X\", \"name\": \"after\", "
+		       "\"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 4},\n{\"ph\": \"X\", "
+		       "\"name\": \"negative\", \"pid\": 1, \"tid\": 1, \"ts\": 11, \"dur\": -1}");
+	size_t bad_dur_end = sb.len;
+	sbuf_adds(&sb, "\n]}\n");
+	const char *path = write_file(f, "long.json", sb.buf, sb.len);
+	sbuf_release(&sb);
+	char *err = NULL;
+	int rc = import_paths(f, &path, 1, &err);
+	if (rc)
+		print_error("%s\n", err);
+	free(err);
+	assert_int_equal(rc, 0);
+
+	assert_int_equal(diag_count(f, "LONG_STRING"), 6);
+	char *want = xasprintf("top-level \"deviceProperties\" ending near byte %zu", first_end);
+	assert_text(f, want, "SELECT example FROM diagnostics WHERE code = 'LONG_STRING'");
+	free(want);
+	assert_int_equal(diag_count(f, "BAD_UTF8"), 0);
+	/* the name: "a" and 32767 "é" (65535 bytes), then "…" */
+	int64_t id = q_int(f, "SELECT id FROM phases_v WHERE name LIKE 'a%%'");
+	assert_int_equal(q_int(f, "SELECT length(CAST(name AS BLOB)) FROM phases_v WHERE id = %lld",
+			       (long long)id),
+			 65535 + 3);
+	assert_text(f, "\xc3\xa9\xe2\x80\xa6",
+		    "SELECT substr(name, -2) FROM phases_v WHERE name LIKE 'a%'");
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE id = %lld", (long long)id),
+			 3000);
+	/* the category, an args value, an args key, the thread's name */
+	assert_int_equal(q_int(f, "SELECT count(*) FROM strings WHERE text = "
+				  "printf('%%.65536c', 'c') || char(8230)"),
+			 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM strings WHERE text = "
+				  "printf('%%.65536c', 't') || char(8230)"),
+			 1);
+	assert_int_equal(
+	    q_int(f, "SELECT json_valid(attrs) FROM phases_v WHERE id = %lld", (long long)id), 1);
+	assert_text(f, "\xe2\x80\xa6",
+		    "SELECT substr(json_extract(attrs, '$.Long'), -1) FROM phases_v"
+		    " WHERE name LIKE 'a%'");
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v p, json_each(p.attrs) j"
+				  " WHERE p.name LIKE 'a%%' AND j.key = printf('%%.65536c', 'k')"
+				  " || char(8230) AND j.value = 1"),
+			 1);
+	assert_text(f, "s",
+		    "SELECT json_extract(attrs, '$.short') FROM phases_v WHERE name LIKE 'a%'");
+	/* top-level metadata */
+	assert_int_equal(q_int(f, "SELECT json_extract(attrs, '$.deviceProperties') = "
+				  "printf('%%.65536c', 'p') || char(8230) FROM sources"),
+			 1);
+	/* the events around */
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'before'"), 2000);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'after'"), 4000);
+	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 4);
+	/* offsets after the cuts are the input's */
+	want = xasprintf("event ending near byte %zu", bad_dur_end);
+	assert_text(f, want, "SELECT example FROM diagnostics WHERE code = 'BAD_DUR'");
+	free(want);
+}
+
+/* A syntax error after a long string is reported at the input's byte. */
+static void test_long_string_then_error(void **state)
+{
+	struct fx *f = *state;
+	struct sbuf sb = SBUF_INIT;
+	sbuf_init(&sb);
+	sbuf_adds(&sb, "[{\"ph\": \"X\", \"name\": ");
+	add_long(&sb, "n", (size_t)3 << 20);
+	sbuf_adds(&sb, ", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1},\n{\"ph\": \"X\", "
+		       "\"ts\": 2, \"dur\": 1, \"name\": tru");
+	size_t at = sb.len;
+	sbuf_adds(&sb, "}]\n");
+	const char *path = write_file(f, "bad.json", sb.buf, sb.len);
+	sbuf_release(&sb);
+	char *err = NULL;
+	assert_int_equal(import_paths(f, &path, 1, &err), -1);
+	char *want = xasprintf("malformed JSON at byte %zu", at);
+	if (!err || !strstr(err, want))
+		print_error("want '%s' in '%s'\n", want, err ? err : "(null)");
+	assert_non_null(err);
+	assert_non_null(strstr(err, want));
+	free(want);
+	free(err);
 }
 
 /* Counter metrics take the host the trace names (host_name), even when the
@@ -1081,8 +1210,10 @@ static void test_sort_file_failure_names_file(void **state)
 	sbuf_init(&json);
 	sbuf_add(&json, "[", 1);
 	for (int i = 0; i < 2000; i++)
-		sbuf_addf(&json, "%s{\"ph\":\"X\",\"name\":\"op%d\",\"pid\":1,\"tid\":1,\"ts\":%d,"
-			  "\"dur\":1}", i ? "," : "", i % 7, 2000 - i);
+		sbuf_addf(&json,
+			  "%s{\"ph\":\"X\",\"name\":\"op%d\",\"pid\":1,\"tid\":1,\"ts\":%d,"
+			  "\"dur\":1}",
+			  i ? "," : "", i % 7, 2000 - i);
 	sbuf_add(&json, "]", 1);
 	const char *path = write_file(f, "big.json", json.buf, json.len);
 	sbuf_release(&json);
@@ -1158,6 +1289,8 @@ int main(void)
 	    T(test_bind_id_keeps_category),
 	    T(test_empty_rank_adds_nothing),
 	    T(test_metadata_capped),
+	    T(test_long_strings),
+	    T(test_long_string_then_error),
 	    T(test_counter_host_from_trace),
 	    T(test_flow_step_chain),
 	};

@@ -7,7 +7,8 @@
  * strings, sources but for the import time), or fail with the same
  * message.  Inputs: small texts made to reach each way the scanner
  * declines or stops, a long file whose chunk boundaries fall inside every
- * kind of token, the traces in tests/data, and the public samples in
+ * kind of token, strings longer than what streaming keeps of them, the traces in tests/data, and
+ * the public samples in
  * ../shared/samples/chrome-trace when present.
  */
 #include <stdarg.h>
@@ -288,6 +289,61 @@ static void test_string_offsets(void **state)
 	sbuf_release(&t);
 }
 
+/* Appends unit repeated, up to n bytes. */
+static void add_run(struct sbuf *t, const char *unit, size_t n)
+{
+	size_t u = strlen(unit);
+	for (size_t i = 0; i + u <= n; i += u)
+		sbuf_add(t, unit, u);
+}
+
+/* Strings longer than what is kept of them while streaming (1 MiB), in
+ * every place, with escapes that the reads cut at every offset; and such
+ * strings that turn out malformed, or end the input, beyond that point. */
+static void test_long_strings(void **state)
+{
+	size_t mib = (size_t)1 << 20;
+	static const char *const units[] = {"abcdefghijklmnopqrstuvwxyz012345", "ab\\\"cd\\u00e9",
+					    "\xc3\xa9x\\n"};
+	struct sbuf t = SBUF_INIT;
+	sbuf_init(&t);
+	for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+		sbuf_reset(&t);
+		sbuf_adds(&t, u == 1 ? "\xef\xbb\xbf{\"m\": \"" : "{\"m\": \"");
+		add_run(&t, units[u], mib + mib / 4);
+		sbuf_adds(&t, "\", \"traceEvents\": [" EV ", {\"ph\": \"X\", \"name\": \"");
+		add_run(&t, units[u], 2 * mib);
+		sbuf_adds(&t, "\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2, \"args\": {");
+		for (int k = 0; k < 2; k++) {
+			sbuf_addf(&t, "\"k%d\": \"", k);
+			add_run(&t, units[u], mib + mib / 8 + (size_t)k * 7);
+			sbuf_adds(&t, "\", \"");
+			add_run(&t, units[u], mib + 3);
+			sbuf_adds(&t, "\": 1, ");
+		}
+		sbuf_adds(&t, "\"e\": 1}}, " EV ", {\"ph\": \"X\", \"dur\": -1, \"name\": \"");
+		add_run(&t, units[u], mib + mib / 4);
+		sbuf_adds(&t, "\", \"pid\": 1, \"tid\": 1, \"ts\": 3}], \"z\": [\"");
+		add_run(&t, units[u], mib + mib / 4);
+		sbuf_adds(&t, "\", " EV "]}");
+		assert_true(same_text(*state, t.buf, t.len));
+	}
+	static const char *const bad[] = {"\n", "\\q", "\\u12x4", "\\u12\"", "\\", ""};
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		sbuf_reset(&t);
+		sbuf_adds(&t, "[" EV ", {\"ph\": \"X\", \"name\": \"");
+		add_run(&t, units[0], mib + mib / 4);
+		sbuf_adds(&t, bad[k]);
+		if (k + 2 < sizeof(bad) / sizeof(bad[0])) {
+			add_run(&t, units[0], mib / 2);
+			sbuf_adds(&t,
+				  "\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2}, " EV "]");
+		}
+		assert_false(same_text(*state, t.buf, t.len));
+	}
+	sbuf_release(&t);
+}
+
 static int is_chrome_name(const char *name)
 {
 	return strstr(name, ".json") != NULL;
@@ -333,6 +389,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_chunk_boundaries, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_string_offsets, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_long_strings, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_data_traces, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
 	};

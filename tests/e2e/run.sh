@@ -14,7 +14,9 @@
 #      whose steps hold operators and tasks, metrics on the hosts they ran on;
 #   e. stitching: nested --step, step-window anchoring, host aliases;
 #   f. the real GPU capture (tests/data/gpu): steps, ranks, launch links,
-#      clocks that agree, nvidia-smi attached to the GPU it measured.
+#      clocks that agree, nvidia-smi attached to the GPU it measured;
+#   g. one 64 MiB string, plain and gzip: cut to 64 KiB with a diagnostic,
+#      in bounded peak RSS and CPU time (needs GNU time).
 #
 # Prints "ok - NAME" or "not ok - NAME (why)" per check, "skip - NAME (why)"
 # for a check that cannot run here, then "N passed, M failed[, K skipped]";
@@ -604,6 +606,61 @@ if bash "$GPU/import.sh" "$BIN" "$g_db" 2>"$TMP/err"; then
 	fi
 else
 	not_ok "gpu: import the capture" "$(head -c 300 "$TMP/err")"
+fi
+
+# ---- g. one long string: cut to 64 KiB, in bounded memory and linear time ----
+# A 64 MiB event name (the old importer took seconds and hundreds of MB for
+# it), plain and gzip, each against the same trace with a 1 KiB name.
+if /usr/bin/time -f '%U' true >/dev/null 2>&1; then
+	why=""
+	# imp NAME: imports $TMP/NAME into $TMP/ls.db; sets cpu (s) and rss (KiB)
+	imp() {
+		rm -f "$TMP/ls.db"
+		cpu=0 rss=0
+		if ! /usr/bin/time -f '%U %S %M' -o "$TMP/ls.time" "$BIN" import -o "$TMP/ls.db" \
+			"$TMP/$1" >/dev/null 2>"$TMP/err"; then
+			why+="$1: $(head -c 200 "$TMP/err"); "
+			return 1
+		fi
+		read -r u s rss <<<"$(tail -n 1 "$TMP/ls.time")"
+		cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')
+	}
+	for ext in json json.gz; do
+		if ! "$PY" tests/tools/make_long_string.py --mb 0.001 -o "$TMP/short.$ext" ||
+			! "$PY" tests/tools/make_long_string.py --mb 64 -o "$TMP/long.$ext"; then
+			why+="make_long_string.py failed; "
+			break
+		fi
+		if [ "$ext" = json ]; then
+			# the byte after the name's closing quote
+			end=$("$PY" -c 'import mmap, sys
+f = open(sys.argv[1], "rb")
+print(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ).find(b"\", \"args\"", 1 << 20) + 1)' \
+				"$TMP/long.json")
+		fi
+		imp "short.$ext" || continue
+		base=$rss
+		imp "long.$ext" || continue
+		[ "$rss" -le $((base + 24 * 1024)) ] ||
+			why+="$ext: peak RSS $rss KiB, $base KiB with a short name; "
+		awk -v c="$cpu" 'BEGIN { exit !(c < 1) }' || why+="$ext: $cpu s of CPU; "
+		got=$(q "$TMP/ls.db" "SELECT length(name) || ' ' || (substr(name, -1) = char(8230))
+			|| ' ' || (SELECT count(*) FROM phases_v WHERE name GLOB 'before[0-2]'
+			OR name GLOB 'after[0-2]') FROM phases_v WHERE name GLOB 'abc*'")
+		[ "$got" = "65537 1 6" ] || why+="$ext: name length, '…', events around: '$got'; "
+		got=$(q "$TMP/ls.db" "SELECT count || ' ' || example FROM diagnostics
+			WHERE code = 'LONG_STRING'")
+		[ "$got" = "1 event \"name\" ending near byte $end" ] ||
+			why+="$ext: the diagnostic '$got', want byte $end; "
+		rm -f "$TMP/short.$ext" "$TMP/long.$ext" "$TMP/ls.db"
+	done
+	if [ -z "$why" ]; then
+		ok "long string: a 64 MiB name, plain and gzip, cut to 64 KiB and '…', counted, in bounded memory and under 1 s of CPU"
+	else
+		not_ok "long string" "${why%; }"
+	fi
+else
+	skip "long string: peak RSS and CPU time" "GNU time is not at /usr/bin/time"
 fi
 
 summary
