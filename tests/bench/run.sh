@@ -10,7 +10,8 @@
 #   `grademl-tui import` of the .gz,
 #   `grademl-tui import` of a sadf -j file of ~2 M samples (make_big_sadf.py),
 #   `grademl-tui import` of a ~200 MB Spark log (make_big_spark.py; needs
-#   ../shared/samples).
+#   ../shared/samples),
+#   and, after the table, tests/bench/longstr.sh: one 160 MiB string.
 # Prints one table of figure / measured / budget / verdict.  Exits 0 even when
 # a budget is missed; non-zero only when something failed to run.
 #
@@ -188,3 +189,5 @@ BEGIN {
 		info("Spark import", "skipped (no ../shared/samples or zstd)")
 	}
 }'
+echo
+GRADEML_BIN=$bin BENCH_DIR=$dir BENCH_RUNS=$runs bash "$here/longstr.sh"
