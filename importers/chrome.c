@@ -179,7 +179,10 @@ struct cp {
 	struct sbuf *cap_buf;
 
 	struct event ev;
-	struct sbuf meta; /* top-level keys other than traceEvents, as JSON members */
+	struct sbuf meta;     /* top-level keys other than traceEvents, as JSON members */
+	size_t meta_mark;     /* meta's length before the member being kept ... */
+	uint8_t meta_first;   /* ... and whether it is the first */
+	struct sbuf meta_key; /* ... and its key */
 	struct sbuf scratch;
 	struct sbuf cut; /* a string cut to STR_MAX */
 	struct stream_cutter sc;
@@ -470,6 +473,19 @@ static int is_big_integer(const char *s, size_t n)
 	return text_parse_int64(s, n, &v) < 0;
 }
 
+/* A member of the metadata that takes it beyond META_MAX as it is read:
+ * taken out again, and the rest of it skipped. */
+static void meta_check(struct cp *p)
+{
+	if (p->cap != CAP_META || p->meta.len <= META_MAX)
+		return;
+	p->meta.len = p->meta_mark;
+	p->meta.buf[p->meta.len] = '\0';
+	p->first[1] = p->meta_first;
+	p->cap = CAP_SKIP;
+	note(p, D_META_SKIPPED, p->meta_key.buf);
+}
+
 /* A scalar inside a capture. kind: 's' string, 'n' number, 'l' literal. */
 static void cap_scalar(struct cp *p, const char *s, size_t n, char kind)
 {
@@ -485,6 +501,7 @@ static void cap_scalar(struct cp *p, const char *s, size_t n, char kind)
 		} else {
 			sbuf_add(p->cap_buf, s, n);
 		}
+		meta_check(p);
 	}
 	if (p->cap == CAP_ARGS && p->depth == p->cap_depth)
 		args_scalar(p, p->key.buf, p->key.len, s, n, kind == 's', kind == 'n');
@@ -988,6 +1005,10 @@ static int meta_begin_value(struct cp *p)
 		return 0;
 	}
 	p->cap_buf = &p->meta;
+	p->meta_mark = p->meta.len;
+	p->meta_first = p->first[p->depth];
+	sbuf_reset(&p->meta_key);
+	sbuf_add(&p->meta_key, p->key.buf, p->key.len);
 	cap_sep(p, 1);
 	sbuf_add_json_string(&p->meta, p->key.buf, p->key.len);
 	sbuf_addc(&p->meta, ':');
@@ -1134,6 +1155,7 @@ static int open_container(struct cp *p, int is_map)
 		if (p->cap != CAP_SKIP) {
 			cap_sep(p, 0);
 			sbuf_addc(p->cap_buf, is_map ? '{' : '[');
+			meta_check(p);
 		}
 	} else if (p->depth == 0) {
 		p->top_object = is_map;
@@ -1231,6 +1253,7 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n)
 		cap_sep(p, 1);
 		sbuf_add_json_string(p->cap_buf, p->key.buf, p->key.len);
 		sbuf_addc(p->cap_buf, ':');
+		meta_check(p);
 	}
 	if (p->in_event && p->depth == p->events_depth + 1 && !p->cap)
 		p->field = field_of(&p->key);
@@ -2282,6 +2305,7 @@ static void cp_release(struct cp *p)
 	event_each_buf(&p->ev, sbuf_release);
 	sbuf_release(&p->key);
 	sbuf_release(&p->meta);
+	sbuf_release(&p->meta_key);
 	sbuf_release(&p->scratch);
 	sbuf_release(&p->cut);
 	free(p->sc.cuts);
@@ -2334,6 +2358,7 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 	event_each_buf(&p.ev, sbuf_init);
 	sbuf_init(&p.key);
 	sbuf_init(&p.meta);
+	sbuf_init(&p.meta_key);
 	sbuf_init(&p.scratch);
 	sbuf_init(&p.cut);
 	p.in = in;

@@ -992,13 +992,16 @@ static void test_metadata_capped(void **state)
 	struct sbuf sb = SBUF_INIT;
 	sbuf_init(&sb);
 	sbuf_adds(&sb, "{");
-	for (int k = 0; k < 18; k++) { /* 18 strings of 60000 bytes: beyond 1 MiB */
+	for (int k = 0; k < 17; k++) { /* 17 strings of 60000 bytes: 40 KiB short of 1 MiB */
 		sbuf_addf(&sb, "\"a%d\":\"", k);
 		for (size_t i = 0; i < 60000; i++)
 			sbuf_addc(&sb, 'x');
 		sbuf_adds(&sb, "\",");
 	}
-	sbuf_adds(&sb, "\"stackFrames\":{\"1\":{\"name\":\"f\"}},\"traceEvents\":"
+	sbuf_adds(&sb, "\"stackFrames\":{");
+	for (int i = 0; i < 4000; i++) /* 80 KiB */
+		sbuf_addf(&sb, "%s\"%d\":{\"name\":\"f\"}", i ? "," : "", i);
+	sbuf_adds(&sb, "},\"traceEvents\":"
 		       "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]}");
 	const char *path = write_file(f, "meta.json", sb.buf, sb.len);
 	sbuf_release(&sb);
@@ -1010,6 +1013,37 @@ static void test_metadata_capped(void **state)
 	assert_int_equal(q_int(f, "SELECT json_valid(attrs) FROM sources"), 1);
 	assert_int_equal(q_int(f, "SELECT json_type(attrs, '$.stackFrames') IS NULL FROM sources"),
 			 1);
+	assert_int_equal(q_int(f, "SELECT length(json_extract(attrs, '$.a16')) FROM sources"),
+			 60000);
+}
+
+/* One top-level value larger than the cap, as the first member: it is not
+ * kept, nor held while it is read, and the members after it are. */
+static void test_metadata_value_capped(void **state)
+{
+	struct fx *f = *state;
+	struct sbuf sb = SBUF_INIT;
+	sbuf_init(&sb);
+	sbuf_adds(&sb, "{\"stackFrames\": {");
+	for (int i = 0; i < 40000; i++)
+		sbuf_addf(&sb, "%s\"%d\": {\"name\": \"module.py(%d): forward\", \"parent\": %d}",
+			  i ? ", " : "", i, i, i / 2);
+	sbuf_adds(&sb, "}, \"schemaVersion\": 1, \"traceEvents\": [{\"ph\": \"X\", \"name\": "
+		       "\"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}]}");
+	assert_true(sb.len > (1 << 20) + (1 << 19));
+	const char *path = write_file(f, "frames.json", sb.buf, sb.len);
+	sbuf_release(&sb);
+	char *err = NULL;
+	int rc = import_paths(f, &path, 1, &err);
+	free(err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(diag_count(f, "META_SKIPPED"), 1);
+	assert_text(f, "stackFrames",
+		    "SELECT example FROM diagnostics WHERE code = 'META_SKIPPED'");
+	assert_int_equal(q_int(f, "SELECT json_valid(attrs) FROM sources"), 1);
+	assert_int_equal(q_int(f, "SELECT json_type(attrs, '$.stackFrames') IS NULL FROM sources"),
+			 1);
+	assert_int_equal(q_int(f, "SELECT json_extract(attrs, '$.schemaVersion') FROM sources"), 1);
 }
 
 /* Appends a JSON string of n bytes of text: unit repeated, then 'x's. */
@@ -1289,6 +1323,7 @@ int main(void)
 	    T(test_bind_id_keeps_category),
 	    T(test_empty_rank_adds_nothing),
 	    T(test_metadata_capped),
+	    T(test_metadata_value_capped),
 	    T(test_long_strings),
 	    T(test_long_string_then_error),
 	    T(test_counter_host_from_trace),
