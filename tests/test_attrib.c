@@ -23,6 +23,7 @@
 #include "model/schema.sql.h"
 #include "model/store.h"
 #include "tests/testdir.h"
+#include "tests/skip.h"
 
 #define MS 1000000LL
 
@@ -499,8 +500,10 @@ static void check_real(const char *script, const char *tag)
 {
 	const char *bin = getenv("GRADEML_BIN");
 	char dir[256], cmd[1024], db_path[300];
-	if (!bin || access(bin, X_OK) || access(script, R_OK))
-		skip();
+	if (!bin || access(bin, X_OK))
+		skip_because("GRADEML_BIN (%s) is not an executable", bin ? bin : "unset");
+	if (access(script, R_OK))
+		skip_because("%s is absent", script);
 	assert_int_equal(testdir_make(dir, sizeof(dir), tag), 0);
 	snprintf(db_path, sizeof(db_path), "%s/t.db", dir);
 	snprintf(cmd, sizeof(cmd), "bash %s '%s' '%s' >/dev/null 2>&1", script, bin, db_path);

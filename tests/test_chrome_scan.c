@@ -29,6 +29,7 @@
 #include "model/xalloc.h"
 #include "tests/dbdump.h"
 #include "tests/testdir.h"
+#include "tests/skip.h"
 
 #define SAMPLES "../shared/samples/chrome-trace"
 
@@ -378,7 +379,7 @@ static void test_data_traces(void **state)
 static void test_samples(void **state)
 {
 	if (access(SAMPLES, R_OK) != 0)
-		skip();
+		skip_because("%s is absent", SAMPLES);
 	assert_true(same_dir(*state, SAMPLES) > 0);
 }
 

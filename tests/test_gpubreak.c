@@ -24,6 +24,7 @@
 #include "model/model.h"
 #include "model/sbuf.h"
 #include "tests/importfx.h"
+#include "tests/skip.h"
 #include "model/xalloc.h"
 
 #define SAMPLES	 "../shared/samples/chrome-trace/facebookresearch__HolisticTraceAnalysis__"
@@ -299,10 +300,8 @@ static char *slurp(const char *path)
  * expected file but its '#' comments. */
 static void check_sample(struct fx *f, const char *trace, const char *expected_name)
 {
-	if (access(trace, R_OK) != 0) {
-		print_message("skipped: %s is absent\n", trace);
-		skip();
-	}
+	if (access(trace, R_OK) != 0)
+		skip_because("%s is absent", trace);
 	char path[512];
 	snprintf(path, sizeof(path), EXPECTED "%s", expected_name);
 	char *want = slurp(path);

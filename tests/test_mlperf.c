@@ -21,6 +21,7 @@
 
 #include "importers/importer.h"
 #include "tests/importfx.h"
+#include "tests/skip.h"
 
 #define SAMPLES "../shared/samples/training-log"
 #define MS	1000000LL
@@ -222,7 +223,7 @@ static void real_samples(void **state)
 	struct fx *f = *state;
 	DIR *d = opendir(SAMPLES);
 	if (!d)
-		skip();
+		skip_because("%s is absent", SAMPLES);
 	struct dirent *de;
 	int seen = 0;
 	while ((de = readdir(d))) {

@@ -19,6 +19,7 @@
 #include "importers/importer.h"
 #include "importers/otlp.h"
 #include "tests/importfx.h"
+#include "tests/skip.h"
 
 static int setup(void **state)
 {
@@ -32,7 +33,7 @@ static void spec_sample(void **state)
 	struct fx *f = *state;
 	char *err = NULL;
 	if (access(SPEC, R_OK))
-		skip();
+		skip_because("%s is absent", SPEC);
 	struct import_opts o = {0};
 	char *paths[] = {SPEC};
 	if (import_files(f->db, paths, 1, NULL, &o, &err) < 0)

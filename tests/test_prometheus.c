@@ -22,6 +22,7 @@
 
 #include "importers/importer.h"
 #include "tests/importfx.h"
+#include "tests/skip.h"
 
 static int setup(void **state)
 {
@@ -323,7 +324,7 @@ static void real_samples(void **state)
 	const char *dir = "../shared/samples/prometheus-query-range";
 	DIR *d = opendir(dir);
 	if (!d)
-		skip();
+		skip_because("%s is absent", dir);
 	struct dirent *de;
 	int seen = 0;
 	while ((de = readdir(d))) {
@@ -351,7 +352,7 @@ static void real_samples(void **state)
 	}
 	closedir(d);
 	if (!seen)
-		skip();
+		skip_because("%s holds no sample", dir);
 }
 
 int main(void)

@@ -23,6 +23,7 @@
 #include "importers/importer.h"
 #include "importers/lines.h"
 #include "tests/importfx.h"
+#include "tests/skip.h"
 
 #define SAMPLES "../shared/samples/spark-eventlog"
 
@@ -269,7 +270,7 @@ static void real_samples(void **state)
 	struct fx *f = *state;
 	DIR *d = opendir(SAMPLES);
 	if (!d)
-		skip();
+		skip_because("%s is absent", SAMPLES);
 	struct dirent *de;
 	int seen = 0;
 	while ((de = readdir(d))) {
@@ -306,7 +307,7 @@ static void rolling_parts(void **state)
 		snprintf(real[i], sizeof(real[i]),
 			 "%s/NVIDIA__spark-rapids-tools__events_%d_%s.zstd", SAMPLES, i + 1, app);
 		if (access(real[i], R_OK) < 0)
-			skip();
+			skip_because("%s is absent", real[i]);
 	}
 	char abs[2][PATH_MAX];
 	for (int i = 0; i < 2; i++)

@@ -21,6 +21,7 @@
 
 #include "importers/importer.h"
 #include "tests/importfx.h"
+#include "tests/skip.h"
 
 static int setup(void **state)
 {
@@ -193,7 +194,7 @@ static void real_samples(void **state)
 	const char *dir = "../shared/samples/sysstat";
 	DIR *d = opendir(dir);
 	if (!d)
-		skip();
+		skip_because("%s is absent", dir);
 	struct dirent *de;
 	int seen = 0;
 	while ((de = readdir(d))) {

@@ -20,6 +20,7 @@
 #include "importers/importer.h"
 #include "importers/workflow.h"
 #include "tests/importfx.h"
+#include "tests/skip.h"
 
 #define DEMO "tests/data/demo"
 
@@ -107,7 +108,7 @@ static void manifest_window_kept(void **state)
 	struct fx *f = *state;
 	char *err = NULL;
 	if (access(DEMO "/workflow.jsonl", R_OK) || access(DEMO "/train.pt.trace.json.gz", R_OK))
-		skip();
+		skip_because("%s is incomplete", DEMO);
 	struct import_opts o = {.workflow = "demo"};
 	char *wf[] = {DEMO "/workflow.jsonl"};
 	if (import_files(f->db, wf, 1, NULL, &o, &err) < 0)
