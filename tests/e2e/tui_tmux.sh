@@ -19,7 +19,7 @@
 # exits 1 when any check failed, 0 with a "skipped" line without tmux.
 #
 #   bash tests/e2e/tui_tmux.sh          (GRADEML_BIN picks the binary)
-# Needs: tmux, python3 (for the demo import), stty.
+# Needs: tmux, python3 (for the demo import), stty, /proc.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -167,11 +167,21 @@ restored() {
 	fi
 }
 
-# The explorer's pid: the wrapper's child.
+# The explorer's pid: the wrapper's child, found in /proc (no procps).  The
+# parent is the second field after the command name, which may hold spaces.
 explorer_pid() {
-	local wrapper
+	local wrapper stat line ppid
 	wrapper=$(cat "$TMP/$1.pid" 2>/dev/null) || return 1
-	ps -o pid= --ppid "$wrapper" | head -n 1 | tr -d ' '
+	for stat in /proc/[0-9]*/stat; do
+		read -r line <"$stat" 2>/dev/null || continue
+		read -r _ ppid _ <<<"${line##*) }"
+		if [ "$ppid" = "$wrapper" ]; then
+			stat=${stat#/proc/}
+			echo "${stat%/stat}"
+			return 0
+		fi
+	done
+	return 1
 }
 
 # expect NAME CHECK TEXT: waits for TEXT without sending keys.
