@@ -7,16 +7,25 @@
 #   make demo            import the bundled capture and print its report
 #   make bench           benchmarks against the budgets in DESIGN.md
 #   make install PREFIX=/usr/local
-#   make deps            install missing Debian packages (as root), else print the line
+#   make deps            install what `make check` needs (as root), else print the line
+#
+# `make demo`, `make check` and `make bench` first install the Debian packages
+# they need that are missing (as root; otherwise they print the apt-get line
+# and stop).  git and make come first, by hand.
 
 PREFIX   ?= /usr/local
 CC       ?= cc
 PKGS     := sqlite3 yajl jansson zlib libzstd ncursesw libpcre2-8
-DEBS     := build-essential pkg-config libsqlite3-dev libyajl-dev libjansson-dev zlib1g-dev \
-            libzstd-dev libncurses-dev libpcre2-dev libcmocka-dev tmux python3 sqlite3 \
-            time gzip zstd
-# wanted but not required: the fuzz smoke test skips itself without clang
-DEBS_OPT := clang libclang-rt-14-dev
+# Debian packages: what building needs, what the demo adds (its import
+# script), what the tests add (the fuzz smoke run needs clang and its
+# runtime, whose version follows Debian's clang), what the benchmarks add.
+DEBS_BUILD := gcc libc6-dev pkgconf libsqlite3-dev libyajl-dev libjansson-dev zlib1g-dev \
+              libzstd-dev libncurses-dev libpcre2-dev
+DEBS_DEMO  := $(DEBS_BUILD) python3
+DEBS_CHECK  = $(DEBS_DEMO) libcmocka-dev tmux sqlite3 zstd clang libclang-rt-$(CLANG_MAJOR)-dev
+DEBS_BENCH := $(DEBS_DEMO) sqlite3 time
+CLANG_MAJOR = $(or $(shell apt-cache depends clang 2>/dev/null | \
+                sed -n 's/^ *Depends: clang-\([0-9][0-9]*\)$$/\1/p' | head -n 1),14)
 
 ifeq ($(SANITIZE),1)
 B        := build/san
@@ -52,10 +61,22 @@ FUZZ_NAMES := chrome theme sysstat nvsmi prometheus spark workflow otlp mlperf r
 FUZZ_BIN  := $(FUZZ_NAMES:%=$(FUZZ_B)/fuzz_%)
 FUZZ_SECS ?= 10
 
-.PHONY: all check unit e2e fuzz fuzz-smoke demo bench install clean deps format
+.PHONY: all check check-run unit e2e fuzz fuzz-smoke demo demo-run bench bench-run install \
+        clean format deps deps-build deps-demo deps-check deps-bench deps-list pkgcheck cmockacheck
 all: $(BIN)
 
-$(B)/%.o: %.c
+# Without the -dev packages, one line that points at `make deps` rather
+# than a compiler error.
+pkgcheck:
+	@missing=""; for p in $(PKGS); do \
+		pkg-config --exists $$p 2>/dev/null || missing="$$missing $$p"; done; \
+	[ -z "$$missing" ] || { echo "make: missing libraries:$$missing (pkg-config);" \
+		"'make deps' installs them as root, or prints the apt-get line" >&2; exit 1; }
+cmockacheck:
+	@pkg-config --exists cmocka 2>/dev/null || { echo "make: missing library: cmocka" \
+		"(pkg-config); 'make deps' installs it as root, or prints the apt-get line" >&2; exit 1; }
+
+$(B)/%.o: %.c | pkgcheck
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
@@ -81,22 +102,26 @@ $(B)/tools/%: $(B)/tests/tools/%.o $(B)/libgrademl.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-check: deps
-	$(MAKE) unit e2e fuzz-smoke
+$(TEST_BIN:=.o): | cmockacheck
+
+# The packages first, then a make that sees them (pkg-config's flags).
+check: deps-check
+	@$(MAKE) --no-print-directory check-run
 
 # Tests find the themes in the tree whatever build directory they run from.
 export GRADEML_THEME_DIR := $(CURDIR)/themes
+RUN_ALL = GRADEML_BIN=$(BIN) GRADEML_TOOLS=$(B)/tools GRADEML_TESTS="$(TEST_BIN)" \
+          MAKE="$(MAKE)" bash tests/run-all.sh
+
+# every part, then one line: N passed, N failed, N skipped
+check-run: $(TEST_BIN) $(BIN) $(TOOL_BIN)
+	@$(RUN_ALL) unit e2e fuzz
 
 unit: $(TEST_BIN) $(BIN)
-	@set -e; for t in $(TEST_BIN); do echo "== $$t"; GRADEML_BIN=$(BIN) $$t; done
+	@$(RUN_ALL) unit
 
 e2e: $(BIN) $(TOOL_BIN)
-	@GRADEML_BIN=$(BIN) GRADEML_TOOLS=$(B)/tools bash tests/e2e/run.sh
-	@GRADEML_BIN=$(BIN) bash tests/e2e/tui_headless.sh
-	@GRADEML_BIN=$(BIN) bash tests/e2e/tui_tmux.sh
-	@GRADEML_BIN=$(BIN) bash tests/e2e/query.sh
-	@GRADEML_BIN=$(BIN) bash tests/e2e/sanitize.sh
-	@GRADEML_BIN=$(BIN) bash tests/e2e/bounds.sh
+	@$(RUN_ALL) e2e
 
 # libFuzzer targets (clang); every parser gets one.  fuzz-smoke runs each
 # for FUZZ_SECS seconds on a copy of its seed corpus.
@@ -115,24 +140,23 @@ fuzz: $(FUZZ_BIN)
 
 fuzz-smoke:
 	@if command -v $(FUZZ_CC) >/dev/null 2>&1; then \
-		$(MAKE) --no-print-directory fuzz || exit 1; \
-		for t in $(FUZZ_NAMES); do \
-		corpus=$$(mktemp -d) && cp tests/fuzz/corpus/$$t/* "$$corpus"/ && \
-		if ! $(FUZZ_B)/fuzz_$$t -max_total_time=$(FUZZ_SECS) -max_len=4096 \
-			-artifact_prefix="$$corpus/" "$$corpus" >"$$corpus.log" 2>&1; then \
-			tail -40 "$$corpus.log"; echo "fuzz-smoke: $$t FAILED, input kept in $$corpus"; exit 1; \
-		fi; \
-		tail -1 "$$corpus.log"; rm -rf "$$corpus" "$$corpus.log"; \
-		echo "fuzz-smoke: the $$t parser survived $(FUZZ_SECS) s"; \
-		done; \
-	else echo "fuzz-smoke: skipped ($(FUZZ_CC) not installed)"; fi
+		$(MAKE) --no-print-directory fuzz && \
+		bash tests/fuzz/smoke.sh $(FUZZ_B) $(FUZZ_SECS) $(FUZZ_NAMES); \
+	else echo "skip - fuzz smoke ($(FUZZ_CC) is not installed; make deps installs it)"; \
+		echo "0 passed, 0 failed, 1 skipped"; fi
 
-demo: deps $(BIN)
+demo: deps-demo
+	@$(MAKE) --no-print-directory demo-run
+
+demo-run: $(BIN)
 	rm -f demo.db
 	bash tests/data/demo/import.sh $(BIN) demo.db
 	$(BIN) demo.db
 
-bench: deps $(BIN) $(TOOL_BIN)
+bench: deps-bench
+	@$(MAKE) --no-print-directory bench-run
+
+bench-run: $(BIN) $(TOOL_BIN)
 	GRADEML_BIN=$(BIN) GRADEML_TOOLS=$(B)/tools bash tests/bench/run.sh
 	GRADEML_BIN=$(BIN) bash tests/bench/tui.sh
 	GRADEML_BIN=$(BIN) bash tests/bench/analyze.sh
@@ -151,21 +175,32 @@ install: $(BIN)
 	for f in man/*.7; do [ -f "$$f" ] && install -m 644 "$$f" \
 		$(DESTDIR)$(PREFIX)/share/man/man7/; done; true
 
-deps:
-	@missing=""; for p in $(DEBS); do \
-		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
-	done; \
-	optional=""; for p in $(DEBS_OPT); do \
-		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || optional="$$optional $$p"; \
-	done; \
-	if [ "$$(id -u)" = 0 ] && [ -n "$$missing$$optional" ]; then \
-		echo "installing:$$missing$$optional"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing $$optional; \
-	elif [ -n "$$missing" ]; then \
-		echo "missing packages; run: sudo apt-get install -y$$missing$$optional"; exit 1; \
-	elif [ -n "$$optional" ]; then \
-		echo "note: without$$optional the fuzz smoke test is skipped"; \
-	fi
+# deps_install(PACKAGES): as root, installs those missing; otherwise prints
+# the one line that would, and fails.  Off Debian (no dpkg) it checks nothing.
+define deps_install
+	@command -v dpkg-query >/dev/null 2>&1 || exit 0; missing=""; for p in $(1); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || \
+		missing="$$missing $$p"; done; \
+	line="apt-get update && apt-get install -y --no-install-recommends$$missing"; \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then echo "make: installing:$$missing"; \
+		export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && \
+		apt-get install -y -qq --no-install-recommends$$missing >/dev/null; \
+	else echo "make $(or $(MAKECMDGOALS),$(2)) needs Debian packages; as root, run: $$line" >&2; exit 1; fi
+endef
+
+deps: deps-check
+deps-build:
+	$(call deps_install,$(DEBS_BUILD),build)
+deps-demo:
+	$(call deps_install,$(DEBS_DEMO),demo)
+deps-check:
+	$(call deps_install,$(DEBS_CHECK),check)
+deps-bench:
+	$(call deps_install,$(DEBS_BENCH),bench)
+# make -s deps-list LIST=CHECK: the packages of one list (tests/tree.sh)
+deps-list:
+	@echo $(DEBS_$(LIST))
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Promises the tree keeps about itself, checked from its files:
+#   a. no tracked file names an absolute path of one machine (/work/...,
+#      /home/...): tests find the samples as ../shared/samples;
+#   b. a unit test that skips says why (skip_because in tests/skip.h,
+#      never a bare cmocka skip());
+#   c. every tool the scripts of `make check` call is in a package that
+#      `make deps` installs for it (or in Debian's essential set).
+# Prints "ok"/"not ok" lines, then "N passed, M failed".
+#
+#   bash tests/tree.sh     (needs git for a.; skipped outside a checkout)
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. tests/e2e/tap.sh
+
+# ---- a. no machine paths ----
+if ! command -v git >/dev/null 2>&1 || ! git rev-parse --git-dir >/dev/null 2>&1; then
+	skip "no absolute machine path in a tracked file" "not a git checkout"
+else
+	hits=$(git grep -n -I -E "(^|[[:space:]=(:]|[[:space:]=(:][\"'])/(work|home|root|Users)/" -- . ':!tests/tree.sh')
+	if [ -z "$hits" ]; then
+		ok "no absolute machine path in a tracked file"
+	else
+		not_ok "no absolute machine path in a tracked file" "$(head -n 3 <<<"$hits" | tr '\n' '|')"
+	fi
+fi
+
+# ---- b. every skip says why ----
+hits=$(grep -n -E '(^|[^_[:alnum:]])skip\(\)' tests/*.c)
+if [ -z "$hits" ]; then
+	ok "every skipped unit test says why (skip_because)"
+else
+	not_ok "every skipped unit test says why (skip_because)" "$(head -n 3 <<<"$hits" | tr '\n' '|')"
+fi
+
+# ---- c. the tools of make check are installed by make deps ----
+# TOOL-PATTERN (extended regex, on lines that are not comments) and the
+# package that holds it.
+debs=" $(make -s --no-print-directory deps-list LIST=CHECK 2>/dev/null) "
+scripts="Makefile tests/run-all.sh tests/fuzz/smoke.sh tests/data/demo/import.sh $(ls tests/e2e/*.sh)"
+while read -r pkg pattern; do
+	used=$(grep -n -E -e "$pattern" $scripts | grep -v -E '^[^:]*:[0-9]+:[[:space:]]*#' | head -n 1)
+	if [ -z "$used" ]; then
+		continue
+	elif [ "$debs" = "  " ]; then
+		not_ok "$pkg is installed by make deps" "make deps-list printed nothing"
+	elif [[ $debs == *" "$pkg" "* ]]; then
+		ok "$pkg is installed by make deps (${used%%:*} calls it)"
+	else
+		not_ok "$pkg is installed by make deps" "${used%:*} calls it: ${used#*:*:}"
+	fi
+done <<'EOF'
+procps (^|[;&|({]|\$\()[[:space:]]*(ps|pgrep|pkill|pidof|free|vmstat|watch)[[:space:]]
+tmux (^|[;&|({]|\$\()[[:space:]]*tmux[[:space:]]
+python3 (^|[^-_./[:alnum:]])python3([[:space:]]|$)
+sqlite3 (^|[;&|({]|\$\()[[:space:]]*sqlite3[[:space:]]
+zstd (^|[;&|({]|\$\()[[:space:]]*(zstd|unzstd|zstdcat)[[:space:]]
+time /usr/bin/time
+bsdextrautils (^|[;&|({]|\$\()[[:space:]]*(column|hexdump|look|ul|col)[[:space:]]
+xxd (^|[;&|({]|\$\()[[:space:]]*xxd[[:space:]]
+file (^|[;&|({]|\$\()[[:space:]]*file[[:space:]]+-
+jq (^|[;&|({]|\$\()[[:space:]]*jq[[:space:]]
+clang ^FUZZ_CC[[:space:]]*\?=[[:space:]]*clang
+libclang-rt-*-dev -fsanitize=fuzzer
+EOF
+
+summary
