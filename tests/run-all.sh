@@ -22,12 +22,21 @@ trap 'rm -f "$log"' EXIT
 
 total_pass=0 total_fail=0 total_skip=0 failed_parts=""
 
-# add NAME PASS FAIL SKIP: counts a part and remembers it if it failed.
+# add NAME SUMMARY PASS FAIL SKIP: counts a part; one failure more when it
+# ended without its summary (SUMMARY empty), or non-zero with none counted.
 add() {
-	total_pass=$((total_pass + $2))
-	total_fail=$((total_fail + $3))
-	total_skip=$((total_skip + $4))
-	[ "$3" -eq 0 ] || failed_parts+="  $1: $3 failed"$'\n'
+	local f=$4
+	if [ -z "$2" ]; then
+		echo "$1: exit status $rc, no summary line"
+		f=$((f + 1))
+	elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "$1: exit status $rc with no failed test counted"
+		f=$((f + 1))
+	fi
+	total_pass=$((total_pass + $3))
+	total_fail=$((total_fail + f))
+	total_skip=$((total_skip + $5))
+	[ "$f" -eq 0 ] || failed_parts+="  $1: $f failed"$'\n'
 }
 
 # run NAME CMD...: runs a part, its output shown and kept in $log; sets rc.
@@ -56,15 +65,8 @@ unit_part() {
 	p=$(sum '^\[  PASSED  \] \([0-9]*\) test(s)\.$')
 	s=$(sum '^\[  SKIPPED \] \([0-9]*\) test(s), listed below:$')
 	f=$(sum '^\[  FAILED  \] \([0-9]*\) test(s), listed below:$')
-	runs=$(grep -c '^\[==========\] [0-9]* test(s) run\.$' "$log")
-	if [ "$runs" -eq 0 ]; then
-		echo "$t: exit status $rc before its summary"
-		f=$((f + 1))
-	elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		echo "$t: exit status $rc with no failed test counted"
-		f=$((f + 1))
-	fi
-	add "$t" "$p" "$f" "$s"
+	runs=$(grep '^\[==========\] [0-9]* test(s) run\.$' "$log")
+	add "$t" "$runs" "$p" "$f" "$s"
 }
 
 # A script whose last counting line is "N passed, M failed[, K skipped]".
@@ -78,14 +80,7 @@ script_part() {
 		f=${line#* passed, } f=${f%% failed*}
 		case $line in *" skipped"*) s=${line%% skipped*} s=${s##* } ;; esac
 	fi
-	if [ -z "$line" ]; then
-		echo "$name: exit status $rc, no summary line"
-		f=$((f + 1))
-	elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		echo "$name: exit status $rc with no failed test counted"
-		f=$((f + 1))
-	fi
-	add "$name" "$p" "$f" "$s"
+	add "$name" "$line" "$p" "$f" "$s"
 }
 
 parts=${*:-unit e2e fuzz}
