@@ -1,7 +1,8 @@
 # grademl-tui — build, test, benchmark, install.
 #
 #   make                 build build/grademl-tui
-#   make check           build and run every test (unit, end-to-end)
+#   make check           build and run every test (unit, end-to-end, fuzz smoke);
+#                        the last line is "N passed, N failed, N skipped"
 #   make check SANITIZE=1  the same under AddressSanitizer and UBSan (build/san/)
 #   make fuzz            libFuzzer targets (clang) in build/fuzz/
 #   make demo            import the bundled capture and print its report
@@ -98,6 +99,7 @@ $(BIN): $(B)/tui/main.o $(B)/libgrademl.a
 $(B)/tests/%: $(B)/tests/%.o $(B)/libgrademl.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
+.SECONDARY: $(TOOL_SRC:%.c=$(B)/%.o)
 $(B)/tools/%: $(B)/tests/tools/%.o $(B)/libgrademl.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

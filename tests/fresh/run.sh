@@ -91,12 +91,17 @@ mnt() {
 	mounted+=("$where")
 }
 
+# home_of USER: USER's home directory in the root.
+home_of() {
+	chroot "$R" getent passwd "$1" | cut -d: -f6
+}
+
 # in_root USER CMD: runs CMD (a shell line) in the root as USER, in a clean
 # environment, from that user's clone.
 in_root() {
-	local user=$1 home=/root
+	local user=$1 home
 	shift
-	[ "$user" = root ] || home=/home/$user
+	home=$(home_of "$user")
 	chroot --userspec="$user:$user" "$R" env -i PATH="$PATH_IN" HOME="$home" \
 		USER="$user" TERM="${TERM:-xterm}" bash -c "cd ~/grademl-tui && $1"
 }
@@ -157,11 +162,12 @@ echo "fresh: the root is ready in $(($(date +%s) - t0)) s: minbase $((base_kib /
 	"with git make gcc ca-certificates $((pre_kib / 1024)) MiB"
 
 chroot "$R" useradd -m -s /bin/bash "$USERNAME" || die "cannot add user $USERNAME"
-for home in /root "/home/$USERNAME"; do
+for user in root "$USERNAME"; do
+	home=$(home_of "$user")
 	git clone -q --no-checkout "$src" "$R$home/grademl-tui" &&
-		git -C "$R$home/grademl-tui" checkout -q "$sha" || die "cannot clone $src into $R$home"
+		git -C "$R$home/grademl-tui" checkout -q "$sha" &&
+		chroot "$R" chown -R "$user:$user" "$home/grademl-tui" || die "cannot clone $src into $R$home"
 done
-chroot "$R" chown -R "$USERNAME:$USERNAME" "/home/$USERNAME/grademl-tui"
 
 # one_line NAME PATTERN: the log has exactly one line matching PATTERN and
 # none naming sudo.
@@ -182,11 +188,19 @@ for t in demo check; do
 		"exit $rc; see $LOGS/user-$t-nopkg.log"
 done
 
-# check_ok NAME: make check's last line says nothing failed.
+# summary_of NAME: make check's summary line (its last, but for make's own
+# error lines after a failure).
+summary_of() {
+	grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$LOGS/$1.log" | tail -n 1
+}
+
+# check_ok NAME: make check ended with its summary, and nothing failed.
 check_ok() {
-	last=$(tail -n 1 "$LOGS/$1.log")
-	echo "fresh: $1: $last"
-	[ "$rc" = 0 ] && [[ $last =~ ^[0-9]+\ passed,\ 0\ failed,\ [0-9]+\ skipped$ ]]
+	local last
+	last=$(summary_of "$1")
+	echo "fresh: $1: ${last:-no summary line}"
+	[ "$rc" = 0 ] && [ "$(tail -n 1 "$LOGS/$1.log")" = "$last" ] &&
+		[[ $last =~ ^[0-9]+\ passed,\ 0\ failed,\ [0-9]+\ skipped$ ]]
 }
 
 # ---- 2. root ----
@@ -209,7 +223,7 @@ expect "user: make check passes" $? "exit $rc; see $LOGS/user-check.log"
 echo
 echo "fresh: minbase $SUITE + git make gcc ca-certificates ($((pre_kib / 1024)) MiB), HEAD $sha"
 printf '%s\n' "${report[@]}"
-echo "fresh: root make check: $(tail -n 1 "$LOGS/root-check.log")"
-echo "fresh: user make check: $(tail -n 1 "$LOGS/user-check.log")"
+echo "fresh: root make check: $(summary_of root-check)"
+echo "fresh: user make check: $(summary_of user-check)"
 echo "fresh: $failures expectation(s) failed"
 [ "$failures" = 0 ]
