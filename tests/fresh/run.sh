@@ -14,7 +14,7 @@
 # Each run's time, the packages it installed (dpkg's Installed-Size) and
 # make check's summary line are printed; the exit status is 1 when any
 # expectation failed.  Not part of `make check`: it needs root, Debian's
-# package mirror and most of an hour.
+# package mirror and about 12 minutes (on 2 cores).
 #
 #   sudo bash tests/fresh/run.sh [DIR]
 #
