@@ -23,7 +23,7 @@ PKGS     := sqlite3 yajl jansson zlib libzstd ncursesw libpcre2-8
 DEBS_BUILD := gcc libc6-dev pkgconf libsqlite3-dev libyajl-dev libjansson-dev zlib1g-dev \
               libzstd-dev libncurses-dev libpcre2-dev
 DEBS_DEMO  := $(DEBS_BUILD) python3
-DEBS_CHECK  = $(DEBS_DEMO) libcmocka-dev tmux sqlite3 zstd clang libclang-rt-$(CLANG_MAJOR)-dev
+DEBS_CHECK  = $(DEBS_DEMO) libcmocka-dev tmux sqlite3 zstd time clang libclang-rt-$(CLANG_MAJOR)-dev
 DEBS_BENCH := $(DEBS_DEMO) sqlite3 time
 CLANG_MAJOR = $(or $(shell apt-cache depends clang 2>/dev/null | \
                 sed -n 's/^ *Depends: clang-\([0-9][0-9]*\)$$/\1/p' | head -n 1),14)
