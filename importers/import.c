@@ -124,17 +124,27 @@ static int nest_depths(struct store *st, const struct import_opts *o, char **err
 int import_files(const char *db_path, char *const *paths, size_t npaths, const char *format,
 		 const struct import_opts *opts, char **err)
 {
-	struct store *st = NULL;
+	struct store *st;
+	timing_mark(NULL);
+	if (store_open(db_path, STORE_WRITE, &st, err) < 0)
+		return -1;
+	int rc = import_to_store(st, paths, npaths, format, opts, err);
+	store_close(st);
+	return rc;
+}
+
+int import_to_store(struct store *st, char *const *paths, size_t npaths, const char *format,
+		    const struct import_opts *opts, char **err)
+{
 	struct input *in = NULL;
 	const struct importer *forced = NULL;
 	struct import_opts o = *opts;
 	char *host = NULL, *group = NULL;
 	int rc = -1;
-	timing_mark(NULL);
 	if (format && !(forced = importer_find(format))) {
 		*err = xasprintf("unknown format '%s' (try: grademl-tui import --list-formats)",
 				 format);
-		return -1;
+		goto out;
 	}
 	/* the host goes into trace.db text as given: valid UTF-8 once, for
 	 * every importer (workflow and step names are repaired where they are
@@ -142,8 +152,6 @@ int import_files(const char *db_path, char *const *paths, size_t npaths, const c
 	o.host = host = text_utf8_dup(o.host);
 	if (!o.group_step && npaths > 1)
 		o.group_step = group = group_step_name(paths, npaths);
-	if (store_open(db_path, STORE_WRITE, &st, err) < 0)
-		goto out;
 	if (store_begin(st, err) < 0)
 		goto out;
 	if (o.hosts_file && hosts_load(st, o.hosts_file, err) < 0)
@@ -180,11 +188,8 @@ int import_files(const char *db_path, char *const *paths, size_t npaths, const c
 	rc = 0;
 out:
 	input_close(in);
-	if (st) {
-		if (rc < 0)
-			store_rollback(st);
-		store_close(st);
-	}
+	if (rc < 0)
+		store_rollback(st);
 	free(host);
 	free(group);
 	return rc;

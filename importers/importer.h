@@ -46,6 +46,10 @@ const struct importer *const *importer_list(void);
 /* Imports the files as one transaction into the store at db_path. */
 int import_files(const char *db_path, char *const *paths, size_t npaths, const char *format,
 		 const struct import_opts *o, char **err);
+/* The same into an open store (a path, or STORE_MEMORY), left open: the
+ * transaction is committed, or rolled back on failure. */
+int import_to_store(struct store *st, char *const *paths, size_t npaths, const char *format,
+		    const struct import_opts *o, char **err);
 
 /* Finds or creates the workflow and step nodes a source hangs under. */
 int64_t import_step_node(struct store *st, const struct import_opts *o, const char *step_name,

@@ -380,8 +380,8 @@ int store_open(const char *path, enum store_mode mode, struct store **out, char 
 	struct store *st = xcalloc(1, sizeof(*st));
 	st->path = xstrdup(path);
 	st->mode = mode;
-	struct stat sb;
-	int exists = stat(path, &sb) == 0;
+	struct stat sb = {0};
+	int exists = !strcmp(path, STORE_MEMORY) || stat(path, &sb) == 0;
 	int stat_errno = exists ? 0 : errno;
 	if (exists && S_ISDIR(sb.st_mode)) {
 		*err = xasprintf("%s: is a directory, not a trace.db", path);

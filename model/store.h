@@ -118,6 +118,10 @@ struct metric_row {
 	double capacity;	/* 0: unknown */
 };
 
+/* The path of a private trace.db in memory (fuzzing, tests): nothing on
+ * disk, opened empty like an existing empty file, gone at store_close. */
+#define STORE_MEMORY ":memory:"
+
 /* Opening: STORE_READ never writes.  STORE_WRITE on a missing path builds the
  * new file aside (see above) and begins its first transaction with the schema
  * in it; on an existing empty file (0 bytes) it writes the schema in place in
