@@ -15,21 +15,25 @@
 #include "model/sbuf.h"
 #include "model/xalloc.h"
 
-/* Appends the rows of db's import tables to out; 0, or -1 with *err. */
-static inline int dbdump(const char *db, struct sbuf *out, char **err)
+/* The tables an import fills, *n of them. */
+static inline const char *const *dbdump_tables(size_t *n)
 {
 	static const char *const tables[] = {
 	    "phases",	   "edges",  "events",	"metrics", "samples",
 	    "diagnostics", "tracks", "strings", "sources",
 	};
-	sqlite3 *c;
+	*n = sizeof(tables) / sizeof(tables[0]);
+	return tables;
+}
+
+/* Appends the rows of the import tables of connection c to out; 0, or -1
+ * with *err. */
+static inline int dbdump_db(sqlite3 *c, struct sbuf *out, char **err)
+{
+	size_t ntables;
+	const char *const *tables = dbdump_tables(&ntables);
 	int rc = 0;
-	if (sqlite3_open_v2(db, &c, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		*err = xasprintf("%s: %s", db, sqlite3_errmsg(c));
-		sqlite3_close(c);
-		return -1;
-	}
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]) && !rc; t++) {
+	for (size_t t = 0; t < ntables && !rc; t++) {
 		char *sql = !strcmp(tables[t], "sources")
 				? xasprintf("SELECT id, path, format, compression, size_bytes, "
 					    "anchor, time_offset_ns, host, rank, phases, events, "
@@ -54,6 +58,19 @@ static inline int dbdump(const char *db, struct sbuf *out, char **err)
 		sqlite3_finalize(s);
 		free(sql);
 	}
+	return rc;
+}
+
+/* dbdump_db of the trace.db at path db. */
+static inline int dbdump(const char *db, struct sbuf *out, char **err)
+{
+	sqlite3 *c;
+	if (sqlite3_open_v2(db, &c, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		*err = xasprintf("%s: %s", db, sqlite3_errmsg(c));
+		sqlite3_close(c);
+		return -1;
+	}
+	int rc = dbdump_db(c, out, err);
 	sqlite3_close(c);
 	return rc;
 }
