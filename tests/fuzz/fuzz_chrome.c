@@ -1,8 +1,13 @@
 /*
  * libFuzzer target for the Chrome trace importer (see fuzz_import.h).  Each
  * input is imported twice, with the event scanner on and off
- * (GRADEML_CHROME_SCAN), and the two outcomes must be the same: the same
- * error message, or the same rows in every table the import writes.
+ * (GRADEML_CHROME_SCAN), and the two outcomes must be the same: both fail,
+ * or both store the same rows in every table the import writes.  On plain
+ * input both must also fail with the same message.  On compressed input
+ * they need not: the scanner reads a whole event ahead before parsing it,
+ * so on a corrupt stream it may meet the decoder's error ("corrupt gzip
+ * data") where YAJL, fed as the bytes come, first meets the garbage the
+ * decoder produced before it noticed ("malformed JSON"); both are right.
  */
 #include "model/xalloc.h"
 #include "tests/fuzz/fuzz_import.h"
@@ -22,13 +27,21 @@ static char *outcome(char *in_path, int scan, int *failed)
 	return sbuf_detach(&out);
 }
 
+/* Whether data starts with the magic bytes of gzip or zstd. */
+static int compressed(const uint8_t *data, size_t size)
+{
+	return (size >= 2 && data[0] == 0x1f && data[1] == 0x8b) ||
+	       (size >= 4 && !memcmp(data, "\x28\xb5\x2f\xfd", 4));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char in_path[128];
 	fuzz_file(in_path, "in", data, size);
-	int failed;
-	char *on = outcome(in_path, 1, &failed), *off = outcome(in_path, 0, &failed);
-	if (strcmp(on, off)) {
+	int on_failed, off_failed;
+	char *on = outcome(in_path, 1, &on_failed), *off = outcome(in_path, 0, &off_failed);
+	if (on_failed != off_failed ||
+	    ((!on_failed || !compressed(data, size)) && strcmp(on, off))) {
 		fprintf(stderr, "scanner: %.2000s\nyajl:    %.2000s\n", on, off);
 		abort();
 	}
