@@ -5,6 +5,9 @@
 #                        the last line is "N passed, N failed, N skipped"
 #   make check SANITIZE=1  the same under AddressSanitizer and UBSan (build/san/)
 #   make fuzz            libFuzzer targets (clang) in build/fuzz/
+#   make fuzz-long       each target for FUZZ_LONG_SECS (600) s on its corpus kept
+#                        in FUZZ_CORPUS (build/fuzz/corpus/NAME); FUZZ_NAMES picks
+#                        targets, e.g. make fuzz-long FUZZ_NAMES=chrome FUZZ_LONG_SECS=3600
 #   make demo            import the bundled capture and print its report
 #   make bench           benchmarks against the budgets in DESIGN.md
 #   make install PREFIX=/usr/local
@@ -61,6 +64,9 @@ FUZZ_OBJ  := $(LIB_SRC:%.c=$(FUZZ_B)/%.o)
 FUZZ_NAMES := chrome theme sysstat nvsmi prometheus spark workflow otlp mlperf rules rulelog hosts query
 FUZZ_BIN  := $(FUZZ_NAMES:%=$(FUZZ_B)/fuzz_%)
 FUZZ_SECS ?= 10
+FUZZ_LONG_SECS ?= 600
+FUZZ_CORPUS ?= $(FUZZ_B)/corpus
+FUZZ_MAX_LEN ?= 4096
 
 .PHONY: all check check-run unit e2e fuzz fuzz-smoke demo demo-run bench bench-run install \
         clean format deps deps-build deps-demo deps-check deps-bench deps-list pkgcheck cmockacheck
@@ -126,7 +132,8 @@ e2e: $(BIN) $(TOOL_BIN)
 	@$(RUN_ALL) e2e
 
 # libFuzzer targets (clang); every parser gets one.  fuzz-smoke runs each
-# for FUZZ_SECS seconds on a copy of its seed corpus.
+# for FUZZ_SECS seconds on a copy of its seed corpus; fuzz-long for
+# FUZZ_LONG_SECS on a corpus that grows from run to run (tests/fuzz/run.sh).
 $(FUZZ_B)/%.o: %.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(WARN) -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
@@ -138,14 +145,19 @@ $(FUZZ_B)/%.o: %.c
 $(FUZZ_B)/fuzz_%: $(FUZZ_OBJ) $(FUZZ_B)/tests/fuzz/fuzz_%.o
 	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
 
+.PHONY: fuzz-long
 fuzz: $(FUZZ_BIN)
+
+FUZZ_RUN := FUZZ_B=$(FUZZ_B) FUZZ_MAX_LEN=$(FUZZ_MAX_LEN) bash tests/fuzz/run.sh
 
 fuzz-smoke:
 	@if command -v $(FUZZ_CC) >/dev/null 2>&1; then \
-		$(MAKE) --no-print-directory fuzz && \
-		bash tests/fuzz/smoke.sh $(FUZZ_B) $(FUZZ_SECS) $(FUZZ_NAMES); \
+		$(MAKE) --no-print-directory fuzz && $(FUZZ_RUN) $(FUZZ_SECS) "" $(FUZZ_NAMES); \
 	else echo "skip - fuzz smoke ($(FUZZ_CC) is not installed; make deps installs it)"; \
 		echo "0 passed, 0 failed, 1 skipped"; fi
+
+fuzz-long: fuzz
+	@$(FUZZ_RUN) $(FUZZ_LONG_SECS) $(FUZZ_CORPUS) $(FUZZ_NAMES)
 
 demo: deps-demo
 	@$(MAKE) --no-print-directory demo-run
