@@ -49,7 +49,8 @@ static struct mnode **shown_children(struct model *m, struct mnode *n, size_t *c
 	if (model_children(m, n, err) < 0)
 		return NULL;
 	struct mnode **v = xmalloc((n->nchildren ? n->nchildren : 1) * sizeof(*v));
-	memcpy(v, n->children, n->nchildren * sizeof(*v));
+	if (n->nchildren) /* a file without phases: children is NULL */
+		memcpy(v, n->children, n->nchildren * sizeof(*v));
 	qsort(v, n->nchildren, sizeof(*v), by_duration_desc);
 	*count = n->nchildren;
 	return v;

@@ -17,6 +17,8 @@
 #      clocks that agree, nvidia-smi attached to the GPU it measured;
 #   g. one 64 MiB string, plain and gzip: cut to 64 KiB with a diagnostic,
 #      in bounded peak RSS and CPU time (needs GNU time).
+#   h. a trace.db of metrics only (no phase at all): report, analyze, query
+#      and the explorer's screens all work on it.
 #
 # Prints "ok - NAME" or "not ok - NAME (why)" per check, "skip - NAME (why)"
 # for a check that cannot run here, then "N passed, M failed[, K skipped]";
@@ -662,5 +664,45 @@ print(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ).find(b"\", \"args\"", 1 
 else
 	skip "long string: peak RSS and CPU time" "GNU time is not at /usr/bin/time"
 fi
+# ---------------------------------------------------------------------------
+# g. metrics only: a run's nvidia-smi log, or its sar file, without a trace
+
+for metrics in tests/data/gpu/nvsmi.csv.gz tests/data/demo/sysstat.sadf.json.gz; do
+	m_db=$TMP/metrics-only.db
+	rm -f "$m_db"
+	why=""
+	"$BIN" import -o "$m_db" "$metrics" 2>"$TMP/err" || why+="import: $(head -c 200 "$TMP/err"); "
+	[ "$(q "$m_db" "SELECT (SELECT count(*) FROM phases) || ' ' || (SELECT count(*) > 0 FROM samples)")" = "0 1" ] ||
+		why+="not a file of samples without phases; "
+	# each command: exit 0, nothing on stderr (a sanitizer's report is there)
+	run_quiet() {
+		local what=$1
+		shift
+		if ! "$@" >"$TMP/out" 2>"$TMP/err" || [ -s "$TMP/err" ]; then
+			why+="$what: $(head -c 200 "$TMP/err"); "
+		fi
+	}
+	run_quiet "report" "$BIN" report "$m_db"
+	grep -q '(0 phases)' "$TMP/out" || why+="the report does not say 0 phases; "
+	run_quiet "report --format json" "$BIN" report --format json "$m_db"
+	"$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["phases"] == 0 and d["tree"] == []' \
+		"$TMP/out" 2>/dev/null || why+="the JSON report: $(head -c 100 "$TMP/out"); "
+	run_quiet "analyze" "$BIN" analyze "$m_db"
+	run_quiet "report after analyze" "$BIN" report "$m_db"
+	for fmt in table csv json; do
+		run_quiet "query metrics --format $fmt" "$BIN" query "$m_db" 'metrics' --format "$fmt"
+	done
+	run_quiet "query phases" "$BIN" query "$m_db" 'phases dur > 1ms | top 5 dur'
+	printf '%s\n' Enter '*' d dump t + - 0 dump q m dump j Enter dump q i dump q \
+		'type :phases' Enter dump q '?' dump q Q >"$TMP/metrics-only.keys"
+	run_quiet "explorer" "$BIN" --keys "$TMP/metrics-only.keys" --dump "$TMP/metrics-only.txt" \
+		--size 100x30 "$m_db"
+	[ -s "$TMP/metrics-only.txt" ] || why+="the explorer dumped nothing; "
+	if [ -z "$why" ]; then
+		ok "metrics only ($(basename "$metrics")): report (text, JSON), analyze, query and the explorer's tree, timeline, metrics, issues, query and help screens"
+	else
+		not_ok "metrics only ($(basename "$metrics"))" "${why%; }"
+	fi
+done
 
 summary
