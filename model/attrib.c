@@ -36,6 +36,46 @@
 #define NTYPES 5 /* phase types of a class (attrib.h) */
 #define INF    INT64_MAX
 
+/*
+ * Times.  The sweeps keep INF for "no more events", so every time read
+ * from trace.db is held below it (work that ends at the last nanosecond
+ * of int64 time loses that nanosecond).  Two times may lie more than
+ * INT64_MAX apart, so their difference is taken in uint64_t, where it
+ * always fits.
+ */
+static int64_t time_of(int64_t t)
+{
+	return t < INF ? t : INF - 1;
+}
+
+/* The end of what starts at start and lasts dur (< 0: 0), held below INF. */
+static int64_t time_end(int64_t start, int64_t dur)
+{
+	int64_t end;
+	if (__builtin_add_overflow(start, dur > 0 ? dur : 0, &end))
+		return INF - 1;
+	return time_of(end);
+}
+
+/* b - a, for a <= b. */
+static uint64_t time_diff(int64_t a, int64_t b)
+{
+	return (uint64_t)b - (uint64_t)a;
+}
+
+/* b - a as a double, a and b in either order. */
+static double time_span(int64_t a, int64_t b)
+{
+	return a <= b ? (double)time_diff(a, b) : -(double)time_diff(b, a);
+}
+
+/* b - a for a <= b as a duration, at most INT64_MAX. */
+static int64_t time_dur(int64_t a, int64_t b)
+{
+	uint64_t d = time_diff(a, b);
+	return d > INT64_MAX ? INT64_MAX : (int64_t)d;
+}
+
 static const struct {
 	const char *name;
 	int device;
@@ -316,9 +356,8 @@ static int load_phases(struct run *r)
 		p->kind[i] = (uint8_t)sqlite3_column_int(q, 2);
 		int64_t tid = sqlite3_column_int64(q, 3);
 		p->track[i] = tid ? track_index(r, tid) : -1;
-		p->start[i] = sqlite3_column_int64(q, 4);
-		int64_t dur = sqlite3_column_int64(q, 5);
-		p->end[i] = p->start[i] + (dur > 0 ? dur : 0);
+		p->start[i] = time_of(sqlite3_column_int64(q, 4));
+		p->end[i] = time_end(p->start[i], sqlite3_column_int64(q, 5));
 		p->leaf[i] = sqlite3_column_int64(q, 6) == 0;
 	}
 	int rc = sqlite3_errcode(r->db);
@@ -332,7 +371,8 @@ static int load_phases(struct run *r)
 	p->up = xmalloc_big((p->n + 1) * sizeof(*p->up));
 	for (size_t i = 0; i < p->n; i++) {
 		p->parent[i] = parent_id[i] ? phase_index(p, parent_id[i]) : -1;
-		p->keep[i] = kept(p->kind[i], p->end[i] - p->start[i]) ? (int32_t)r->nkeep++ : -1;
+		p->keep[i] =
+		    kept(p->kind[i], time_dur(p->start[i], p->end[i])) ? (int32_t)r->nkeep++ : -1;
 		p->up[i] = -2; /* not yet known */
 	}
 	free(parent_id);
@@ -408,7 +448,7 @@ static int load_samples(struct run *r, struct metric *m)
 			m->t = xrealloc(m->t, alloc * sizeof(*m->t));
 			m->v = xrealloc(m->v, alloc * sizeof(*m->v));
 		}
-		m->t[m->ns] = sqlite3_column_int64(q, 0);
+		m->t[m->ns] = time_of(sqlite3_column_int64(q, 0));
 		double v = sqlite3_column_double(q, 1);
 		m->v[m->ns++] = isfinite(v) && v > 0 ? v : 0;
 	}
@@ -707,7 +747,7 @@ struct state {
 
 static void fold(struct state *s, int64_t now)
 {
-	double dt = (double)(now - s->t_ref);
+	double dt = time_span(s->t_ref, now);
 	if (dt == 0)
 		return;
 	for (int t = 0; t < NTYPES; t++) {
@@ -776,7 +816,7 @@ static void rates(struct run *r, struct klass *k, struct state *s, uint64_t key)
 
 static void snapshot(const struct state *s, int t, int64_t now, double *out)
 {
-	double dt = (double)(now - s->t_ref);
+	double dt = time_span(s->t_ref, now);
 	for (int x = 0; x < ATTRIB_NRES; x++) {
 		out[x] = s->w[t][x] + s->wr[t][x] * dt;
 		out[ATTRIB_NRES + x] = s->b[t][x] + s->br[t][x] * dt;
@@ -792,7 +832,7 @@ static void charge(struct run *r, struct klass *k, const struct lane *l, int t, 
 	double end[2 * ATTRIB_NRES + 1];
 	snapshot(s, t, now, end);
 	int dev = k->device >= 0;
-	double len = (double)(now - l->s0);
+	double len = time_span(l->s0, now);
 	double busy_bn = end[2 * ATTRIB_NRES] - l->snap[2 * ATTRIB_NRES];
 	const struct phases *p = &r->p;
 	for (int32_t x = p->up[l->who]; x >= 0; x = p->parent[x] >= 0 ? p->up[p->parent[x]] : -1) {
@@ -823,11 +863,12 @@ struct series {
 	double *out; /* per resource and bucket: the integral, then the mean */
 };
 
-/* The start of bucket b of nb over [t0, t1) (b = nb: t1), without overflow. */
+/* The start of bucket b of nb over [t0, t1) (b = nb: t1), without overflow:
+ * t0 plus an offset of at most t1 - t0, in uint64_t, is a time in [t0, t1]. */
 static int64_t bucket_edge(const struct series *sa, int b)
 {
-	uint64_t span = (uint64_t)(sa->t1 - sa->t0), n = (uint64_t)sa->nb;
-	return sa->t0 + (int64_t)(span / n * (uint64_t)b + span % n * (uint64_t)b / n);
+	uint64_t span = time_diff(sa->t0, sa->t1), n = (uint64_t)sa->nb;
+	return (int64_t)((uint64_t)sa->t0 + span / n * (uint64_t)b + span % n * (uint64_t)b / n);
 }
 
 /* Adds the rates of s over [a, b), a stretch with no event inside. */
@@ -847,7 +888,7 @@ static void series_add(struct series *sa, const struct state *s, int64_t a, int6
 			}
 	if (!any)
 		return;
-	int i = (int)((double)(a - sa->t0) / (double)(sa->t1 - sa->t0) * sa->nb);
+	int i = (int)(time_span(sa->t0, a) / time_span(sa->t0, sa->t1) * sa->nb);
 	i = i < 0 ? 0 : i >= sa->nb ? sa->nb - 1 : i;
 	while (i > 0 && bucket_edge(sa, i) > a)
 		i--;
@@ -855,7 +896,7 @@ static void series_add(struct series *sa, const struct state *s, int64_t a, int6
 		i++;
 	for (; i < sa->nb && bucket_edge(sa, i) < b; i++) {
 		int64_t lo = bucket_edge(sa, i), hi = bucket_edge(sa, i + 1);
-		double len = (double)((hi < b ? hi : b) - (lo > a ? lo : a));
+		double len = time_span(lo > a ? lo : a, hi < b ? hi : b);
 		for (int x = 0; x < ATTRIB_NRES; x++)
 			sa->out[x * sa->nb + i] += rate[x] * len;
 	}
@@ -894,7 +935,7 @@ static void sweep(struct run *r, struct klass *k, struct lane *lanes, size_t nl,
 			for (size_t i = 0; i < k->nmetrics; i++) {
 				struct metric *m = &r->m[k->metrics[i]];
 				if (in_period(m))
-					hist_add(m, key, (double)(now - prev));
+					hist_add(m, key, time_span(prev, now));
 			}
 		if (mode == SWEEP_SERIES && prev != INF && now > prev)
 			series_add(sa, &s, prev, now);
@@ -998,7 +1039,7 @@ static void fit(struct run *r, struct metric *m, int dev, const int *present)
 		double row[NTYPES], x[NTYPES];
 		nnls_acc_init(&acc, (size_t)k);
 		for (size_t j = 0; j + 1 < m->ns; j++) {
-			double L = (double)(m->t[j + 1] - m->t[j]), ex = 0;
+			double L = time_span(m->t[j], m->t[j + 1]), ex = 0;
 			if (!(L > 0))
 				continue;
 			memset(row, 0, sizeof(row));
@@ -1113,7 +1154,7 @@ static void upsample_metric(struct metric *m)
 	m->u = xcalloc(m->nent + 1, sizeof(*m->u));
 	for (size_t j = 0; j + 1 < m->ns; j++) {
 		size_t n = m->off[j + 1] - m->off[j];
-		double L = (double)(m->t[j + 1] - m->t[j]);
+		double L = time_span(m->t[j], m->t[j + 1]);
 		if (!n || !(L > 0))
 			continue;
 		XGROW(b, n, alloc);
@@ -1215,7 +1256,7 @@ static void rows(struct run *r)
 		struct attrib_row *w = &a->rows[a->nrows++];
 		w->phase_id = p->id[i];
 		w->kind = p->kind[i];
-		w->dur_ns = p->end[i] - p->start[i];
+		w->dur_ns = time_dur(p->start[i], p->end[i]);
 		w->mask = x->mask;
 		for (int c = 0; c < 2; c++) {
 			w->busy_ns[c] = llround(x->busy[c]);
@@ -1702,8 +1743,8 @@ static void wph_read(struct win *w, sqlite3_stmt *q, struct wph *x)
 	x->parent = sqlite3_column_int64(q, 1);
 	x->kind = (uint8_t)sqlite3_column_int(q, 2);
 	x->track = tid ? track_index(w->r, tid) : -1;
-	x->start = sqlite3_column_int64(q, 4);
-	x->end = x->start + (dur > 0 ? dur : 0);
+	x->start = time_of(sqlite3_column_int64(q, 4));
+	x->end = time_end(x->start, dur);
 	x->leaf = sqlite3_column_int64(q, 6) == 0;
 	x->depth = sqlite3_column_int(q, 7);
 }
@@ -1824,7 +1865,7 @@ static void load_track(struct win *w, int32_t ti, int64_t lo, int64_t hi)
 		if (x.track != ti)
 			continue;
 		wph_add(w, &x);
-		longest = x.end - x.start > longest ? x.end - x.start : longest;
+		longest = time_dur(x.start, x.end) > longest ? time_dur(x.start, x.end) : longest;
 	}
 	if (x_lo <= a)
 		return;
@@ -1849,7 +1890,9 @@ static void load_track(struct win *w, int32_t ti, int64_t lo, int64_t hi)
 		}
 		return;
 	}
-	int64_t horizon = lo - (2 * longest > LOOKBACK_NS ? 2 * longest : LOOKBACK_NS);
+	int64_t back = longest > INT64_MAX / 2 ? INT64_MAX : 2 * longest, horizon;
+	if (__builtin_sub_overflow(lo, back > LOOKBACK_NS ? back : LOOKBACK_NS, &horizon))
+		horizon = INT64_MIN;
 	sqlite3_reset(w->back);
 	sqlite3_bind_int64(w->back, 1, a);
 	sqlite3_bind_int64(w->back, 2, x_lo);
@@ -2116,9 +2159,9 @@ int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, in
 		lanes_free(lanes, nl);
 	}
 	for (int b = 0; b < nb; b++) {
-		int64_t len = bucket_edge(&sa, b + 1) - bucket_edge(&sa, b);
+		double len = time_span(bucket_edge(&sa, b), bucket_edge(&sa, b + 1));
 		for (int x = 0; x < ATTRIB_NRES; x++)
-			out[x * nb + b] = len > 0 ? out[x * nb + b] / (double)len : 0;
+			out[x * nb + b] = len > 0 ? out[x * nb + b] / len : 0;
 	}
 	rc = 0;
 out:

@@ -123,22 +123,23 @@ static const struct attrib_row *row(const struct attribution *a, int64_t id)
  * time.  The stream node: device work 80 ms, all of it bottlenecked on
  * gpu, none free; mean use 80 ms * 1.0 / 100 ms = 0.8 of the GPU.
  * A kernel of host "other" at the same time, with no metric of its own,
- * is never charged. */
-static void test_saturated_gpu(void **state)
+ * is never charged.  All of it from t0 on; kernel 3's stored duration is
+ * last_dur. */
+static void saturated_gpu(struct fx *f, long long t0, long long last_dur)
 {
-	struct fx *f = *state;
 	sqlite3 *db = f->db;
 	sql(db,
 	    "INSERT INTO tracks(id, source_id, kind, pid, tid, host) VALUES"
 	    " (1, 1, 'stream', '0', 'stream 7', 'h'), (2, 1, 'stream', '0', 'stream 7', 'other')");
-	phase(db, 1, 0, PHASE_STREAM, 1, 0, 100 * MS, 2);
-	phase(db, 2, 1, PHASE_KERNEL, 1, 0, 40 * MS, 0);
-	phase(db, 3, 1, PHASE_KERNEL, 1, 60 * MS, 100 * MS, 0);
-	phase(db, 4, 0, PHASE_STREAM, 2, 0, 100 * MS, 1);
-	phase(db, 5, 4, PHASE_KERNEL, 2, 0, 100 * MS, 0);
+	phase(db, 1, 0, PHASE_STREAM, 1, t0, t0 + 100 * MS, 2);
+	phase(db, 2, 1, PHASE_KERNEL, 1, t0, t0 + 40 * MS, 0);
+	phase(db, 3, 1, PHASE_KERNEL, 1, t0 + 60 * MS, t0 + 100 * MS, 0);
+	sql(db, "UPDATE phases SET dur_ns = %lld WHERE id = 3", last_dur);
+	phase(db, 4, 0, PHASE_STREAM, 2, t0, t0 + 100 * MS, 1);
+	phase(db, 5, 4, PHASE_KERNEL, 2, t0, t0 + 100 * MS, 0);
 	sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity) VALUES"
 		" (1, 'h', 'gpu0', 'utilization.gpu', '%%', 'instant', 100)");
-	sql(db, "INSERT INTO samples VALUES (1, 0, 80), (1, %lld, 0)", 100 * MS);
+	sql(db, "INSERT INTO samples VALUES (1, %lld, 80), (1, %lld, 0)", t0, t0 + 100 * MS);
 	struct attribution a;
 	char *err = NULL;
 	assert_int_equal(attrib_compute(db, f->path, &a, &err), 0);
@@ -166,6 +167,32 @@ static void test_saturated_gpu(void **state)
 	assert_true(fabs(back.use[ATTRIB_GPU] - 0.8) < 1e-9);
 	assert_int_equal(attrib_read(db, 5, &back), 0);
 	attrib_release(&a);
+}
+
+static void test_saturated_gpu(void **state)
+{
+	saturated_gpu(*state, 0, 40 * MS);
+}
+
+/* The same at the ends of time, where the sweep's arithmetic on times
+ * must not overflow: work from INT64_MIN on; work up to INT64_MAX - 1 with
+ * kernel 3 ending at INT64_MAX itself, or past it (a trace.db is an
+ * ordinary file: anyone may write one).  Times are held below INT64_MAX,
+ * which the sweep keeps for "no more events", so kernel 3 is cut at
+ * INT64_MAX - 1, its stream's end, and the figures are the same. */
+static void test_saturated_gpu_at_the_start_of_time(void **state)
+{
+	saturated_gpu(*state, INT64_MIN, 40 * MS);
+}
+
+static void test_saturated_gpu_at_the_end_of_time(void **state)
+{
+	saturated_gpu(*state, INT64_MAX - 1 - 100 * MS, 40 * MS + 1);
+}
+
+static void test_saturated_gpu_past_the_end_of_time(void **state)
+{
+	saturated_gpu(*state, INT64_MAX - 1 - 100 * MS, 90 * MS);
 }
 
 /* One CPU thread of host h, [0, 3) s, running operator 2 over [0, 1.5) s;
@@ -376,6 +403,73 @@ static void test_loop_is_an_error(void **state)
 	attrib_release(&a);
 }
 
+/* Work at both ends of time on one thread: the sweep from one to the other
+ * spans more than INT64_MAX nanoseconds.  An operator over [MIN, MIN + 1)
+ * s, where no sample is, and one over [MAX - 2, MAX - 1) s with cpu.util
+ * 100 over it, as test_nesting's: the first is all software-bound work,
+ * the second all bottlenecked on cpu. */
+static void test_times_far_apart(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *db = f->db;
+	long long s = 1000 * MS, t = INT64_MAX - 2 * s;
+	sql(db, "INSERT INTO tracks(id, source_id, kind, pid, tid, host) VALUES"
+		" (1, 1, 'thread', '10', '10', 'h')");
+	phase(db, 1, 0, PHASE_OPERATOR, 1, INT64_MIN, INT64_MIN + s, 0);
+	phase(db, 2, 0, PHASE_OPERATOR, 1, t, t + s, 0);
+	sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity) VALUES"
+		" (1, 'h', 'cpu', 'cpu.util', '%%', 'mean', 100)");
+	sql(db, "INSERT INTO samples VALUES (1, %lld, 100), (1, %lld, 100), (1, %lld, 0)", t, t + s,
+	    t + 2 * s);
+	struct attribution a;
+	char *err = NULL;
+	assert_int_equal(attrib_compute(db, f->path, &a, &err), 0);
+	assert_int_equal(row(&a, 1)->busy_ns[0], s);
+	assert_int_equal(row(&a, 1)->bneck_ns[ATTRIB_CPU], 0);
+	assert_int_equal(row(&a, 1)->free_ns[0], s);
+	assert_int_equal(row(&a, 2)->busy_ns[0], s);
+	assert_int_equal(row(&a, 2)->bneck_ns[ATTRIB_CPU], s);
+	assert_true(fabs(row(&a, 2)->use[ATTRIB_CPU] - 1) < 1e-6);
+	double out[ATTRIB_NRES * 2];
+	assert_int_equal(attrib_series(db, f->path, &a, 2, t, t + s, 2, out, &err), 0);
+	assert_true(fabs(out[ATTRIB_CPU * 2] - 1) < 1e-6 &&
+		    fabs(out[ATTRIB_CPU * 2 + 1] - 1) < 1e-6);
+	attrib_release(&a);
+}
+
+/* attrib_series reads a stream laid out as a run of ids (tracks.spans)
+ * from the first sample on, and looks back from there for the work that
+ * began before it: at the start of time there is no "before".  Kernels
+ * [MIN, MIN + 40) and [MIN + 60, MIN + 100) ms on stream 1 (its node:
+ * phase 1); utilization.gpu 100 from MIN + 20 ms to MIN + 100 ms: both
+ * kernels run at 100% in it, so the stream's use over [MIN + 20, MIN +
+ * 60) ms is 0.5, over [MIN + 60, MIN + 100) ms 1. */
+static void test_series_at_the_start_of_time(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *db = f->db;
+	long long t0 = INT64_MIN;
+	sql(db, "INSERT INTO tracks(id, source_id, kind, pid, tid, host, phase_id, spans) VALUES"
+		" (1, 1, 'stream', '0', 'stream 7', 'h', 1, 2)");
+	phase(db, 1, 0, PHASE_STREAM, 1, t0, t0 + 100 * MS, 2);
+	phase(db, 2, 1, PHASE_KERNEL, 1, t0, t0 + 40 * MS, 0);
+	phase(db, 3, 1, PHASE_KERNEL, 1, t0 + 60 * MS, t0 + 100 * MS, 0);
+	sql(db, "UPDATE phases SET depth = 1 WHERE id > 1"); /* the walk up stops at depth */
+	sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity) VALUES"
+		" (1, 'h', 'gpu0', 'utilization.gpu', '%%', 'instant', 100)");
+	sql(db, "INSERT INTO samples VALUES (1, %lld, 100), (1, %lld, 0)", t0 + 20 * MS,
+	    t0 + 100 * MS);
+	struct attribution a;
+	char *err = NULL;
+	assert_int_equal(attrib_compute(db, f->path, &a, &err), 0);
+	double out[ATTRIB_NRES * 2];
+	if (attrib_series(db, f->path, &a, 1, t0 + 20 * MS, t0 + 100 * MS, 2, out, &err) < 0)
+		fail_msg("%s", err);
+	assert_true(fabs(out[ATTRIB_GPU * 2] - 0.5) < 1e-9);
+	assert_true(fabs(out[ATTRIB_GPU * 2 + 1] - 1) < 1e-9);
+	attrib_release(&a);
+}
+
 /* attrib_series over [t0, t1) in nb buckets, checked against want[]
  * (ATTRIB_CPU only; every other resource 0). */
 static void check_series(sqlite3 *db, const struct attribution *a, int64_t id, int64_t t0,
@@ -583,6 +677,13 @@ int main(void)
 	    cmocka_unit_test(test_upsample_exact_and_variable),
 	    cmocka_unit_test(test_upsample_background_capped),
 	    cmocka_unit_test_setup_teardown(test_saturated_gpu, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_saturated_gpu_at_the_end_of_time, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_saturated_gpu_at_the_start_of_time, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_saturated_gpu_past_the_end_of_time, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_times_far_apart, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_series_at_the_start_of_time, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cpu_fit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_nesting, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_loop_is_an_error, setup, teardown),
