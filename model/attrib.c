@@ -29,6 +29,7 @@
 #include "model/attach.h"
 #include "model/attrib.h"
 #include "model/nnls.h"
+#include "model/nstime.h"
 #include "model/ptree.h"
 #include "model/store.h"
 #include "model/xalloc.h"
@@ -36,44 +37,12 @@
 #define NTYPES 5 /* phase types of a class (attrib.h) */
 #define INF    INT64_MAX
 
-/*
- * Times.  The sweeps keep INF for "no more events", so every time read
- * from trace.db is held below it (work that ends at the last nanosecond
- * of int64 time loses that nanosecond).  Two times may lie more than
- * INT64_MAX apart, so their difference is taken in uint64_t, where it
- * always fits.
- */
+/* Times (model/nstime.h): the sweeps keep INF for "no more events", so
+ * every time read from trace.db is held below it (work that ends at the
+ * last nanosecond of int64 time loses that nanosecond). */
 static int64_t time_of(int64_t t)
 {
 	return t < INF ? t : INF - 1;
-}
-
-/* The end of what starts at start and lasts dur (< 0: 0), held below INF. */
-static int64_t time_end(int64_t start, int64_t dur)
-{
-	int64_t end;
-	if (__builtin_add_overflow(start, dur > 0 ? dur : 0, &end))
-		return INF - 1;
-	return time_of(end);
-}
-
-/* b - a, for a <= b. */
-static uint64_t time_diff(int64_t a, int64_t b)
-{
-	return (uint64_t)b - (uint64_t)a;
-}
-
-/* b - a as a double, a and b in either order. */
-static double time_span(int64_t a, int64_t b)
-{
-	return a <= b ? (double)time_diff(a, b) : -(double)time_diff(b, a);
-}
-
-/* b - a for a <= b as a duration, at most INT64_MAX. */
-static int64_t time_dur(int64_t a, int64_t b)
-{
-	uint64_t d = time_diff(a, b);
-	return d > INT64_MAX ? INT64_MAX : (int64_t)d;
 }
 
 static const struct {
@@ -357,7 +326,7 @@ static int load_phases(struct run *r)
 		int64_t tid = sqlite3_column_int64(q, 3);
 		p->track[i] = tid ? track_index(r, tid) : -1;
 		p->start[i] = time_of(sqlite3_column_int64(q, 4));
-		p->end[i] = time_end(p->start[i], sqlite3_column_int64(q, 5));
+		p->end[i] = time_of(ns_end(p->start[i], sqlite3_column_int64(q, 5)));
 		p->leaf[i] = sqlite3_column_int64(q, 6) == 0;
 	}
 	int rc = sqlite3_errcode(r->db);
@@ -372,7 +341,7 @@ static int load_phases(struct run *r)
 	for (size_t i = 0; i < p->n; i++) {
 		p->parent[i] = parent_id[i] ? phase_index(p, parent_id[i]) : -1;
 		p->keep[i] =
-		    kept(p->kind[i], time_dur(p->start[i], p->end[i])) ? (int32_t)r->nkeep++ : -1;
+		    kept(p->kind[i], ns_dur(p->start[i], p->end[i])) ? (int32_t)r->nkeep++ : -1;
 		p->up[i] = -2; /* not yet known */
 	}
 	free(parent_id);
@@ -747,7 +716,7 @@ struct state {
 
 static void fold(struct state *s, int64_t now)
 {
-	double dt = time_span(s->t_ref, now);
+	double dt = ns_span(s->t_ref, now);
 	if (dt == 0)
 		return;
 	for (int t = 0; t < NTYPES; t++) {
@@ -816,7 +785,7 @@ static void rates(struct run *r, struct klass *k, struct state *s, uint64_t key)
 
 static void snapshot(const struct state *s, int t, int64_t now, double *out)
 {
-	double dt = time_span(s->t_ref, now);
+	double dt = ns_span(s->t_ref, now);
 	for (int x = 0; x < ATTRIB_NRES; x++) {
 		out[x] = s->w[t][x] + s->wr[t][x] * dt;
 		out[ATTRIB_NRES + x] = s->b[t][x] + s->br[t][x] * dt;
@@ -832,7 +801,7 @@ static void charge(struct run *r, struct klass *k, const struct lane *l, int t, 
 	double end[2 * ATTRIB_NRES + 1];
 	snapshot(s, t, now, end);
 	int dev = k->device >= 0;
-	double len = time_span(l->s0, now);
+	double len = ns_span(l->s0, now);
 	double busy_bn = end[2 * ATTRIB_NRES] - l->snap[2 * ATTRIB_NRES];
 	const struct phases *p = &r->p;
 	for (int32_t x = p->up[l->who]; x >= 0; x = p->parent[x] >= 0 ? p->up[p->parent[x]] : -1) {
@@ -867,7 +836,7 @@ struct series {
  * t0 plus an offset of at most t1 - t0, in uint64_t, is a time in [t0, t1]. */
 static int64_t bucket_edge(const struct series *sa, int b)
 {
-	uint64_t span = time_diff(sa->t0, sa->t1), n = (uint64_t)sa->nb;
+	uint64_t span = ns_diff(sa->t0, sa->t1), n = (uint64_t)sa->nb;
 	return (int64_t)((uint64_t)sa->t0 + span / n * (uint64_t)b + span % n * (uint64_t)b / n);
 }
 
@@ -888,7 +857,7 @@ static void series_add(struct series *sa, const struct state *s, int64_t a, int6
 			}
 	if (!any)
 		return;
-	int i = (int)(time_span(sa->t0, a) / time_span(sa->t0, sa->t1) * sa->nb);
+	int i = (int)(ns_span(sa->t0, a) / ns_span(sa->t0, sa->t1) * sa->nb);
 	i = i < 0 ? 0 : i >= sa->nb ? sa->nb - 1 : i;
 	while (i > 0 && bucket_edge(sa, i) > a)
 		i--;
@@ -896,7 +865,7 @@ static void series_add(struct series *sa, const struct state *s, int64_t a, int6
 		i++;
 	for (; i < sa->nb && bucket_edge(sa, i) < b; i++) {
 		int64_t lo = bucket_edge(sa, i), hi = bucket_edge(sa, i + 1);
-		double len = time_span(lo > a ? lo : a, hi < b ? hi : b);
+		double len = ns_span(lo > a ? lo : a, hi < b ? hi : b);
 		for (int x = 0; x < ATTRIB_NRES; x++)
 			sa->out[x * sa->nb + i] += rate[x] * len;
 	}
@@ -935,7 +904,7 @@ static void sweep(struct run *r, struct klass *k, struct lane *lanes, size_t nl,
 			for (size_t i = 0; i < k->nmetrics; i++) {
 				struct metric *m = &r->m[k->metrics[i]];
 				if (in_period(m))
-					hist_add(m, key, time_span(prev, now));
+					hist_add(m, key, ns_span(prev, now));
 			}
 		if (mode == SWEEP_SERIES && prev != INF && now > prev)
 			series_add(sa, &s, prev, now);
@@ -1039,7 +1008,7 @@ static void fit(struct run *r, struct metric *m, int dev, const int *present)
 		double row[NTYPES], x[NTYPES];
 		nnls_acc_init(&acc, (size_t)k);
 		for (size_t j = 0; j + 1 < m->ns; j++) {
-			double L = time_span(m->t[j], m->t[j + 1]), ex = 0;
+			double L = ns_span(m->t[j], m->t[j + 1]), ex = 0;
 			if (!(L > 0))
 				continue;
 			memset(row, 0, sizeof(row));
@@ -1154,7 +1123,7 @@ static void upsample_metric(struct metric *m)
 	m->u = xcalloc(m->nent + 1, sizeof(*m->u));
 	for (size_t j = 0; j + 1 < m->ns; j++) {
 		size_t n = m->off[j + 1] - m->off[j];
-		double L = time_span(m->t[j], m->t[j + 1]);
+		double L = ns_span(m->t[j], m->t[j + 1]);
 		if (!n || !(L > 0))
 			continue;
 		XGROW(b, n, alloc);
@@ -1256,7 +1225,7 @@ static void rows(struct run *r)
 		struct attrib_row *w = &a->rows[a->nrows++];
 		w->phase_id = p->id[i];
 		w->kind = p->kind[i];
-		w->dur_ns = time_dur(p->start[i], p->end[i]);
+		w->dur_ns = ns_dur(p->start[i], p->end[i]);
 		w->mask = x->mask;
 		for (int c = 0; c < 2; c++) {
 			w->busy_ns[c] = llround(x->busy[c]);
@@ -1744,7 +1713,7 @@ static void wph_read(struct win *w, sqlite3_stmt *q, struct wph *x)
 	x->kind = (uint8_t)sqlite3_column_int(q, 2);
 	x->track = tid ? track_index(w->r, tid) : -1;
 	x->start = time_of(sqlite3_column_int64(q, 4));
-	x->end = time_end(x->start, dur);
+	x->end = time_of(ns_end(x->start, dur));
 	x->leaf = sqlite3_column_int64(q, 6) == 0;
 	x->depth = sqlite3_column_int(q, 7);
 }
@@ -1865,7 +1834,7 @@ static void load_track(struct win *w, int32_t ti, int64_t lo, int64_t hi)
 		if (x.track != ti)
 			continue;
 		wph_add(w, &x);
-		longest = time_dur(x.start, x.end) > longest ? time_dur(x.start, x.end) : longest;
+		longest = ns_dur(x.start, x.end) > longest ? ns_dur(x.start, x.end) : longest;
 	}
 	if (x_lo <= a)
 		return;
@@ -2159,7 +2128,7 @@ int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, in
 		lanes_free(lanes, nl);
 	}
 	for (int b = 0; b < nb; b++) {
-		double len = time_span(bucket_edge(&sa, b), bucket_edge(&sa, b + 1));
+		double len = ns_span(bucket_edge(&sa, b), bucket_edge(&sa, b + 1));
 		for (int x = 0; x < ATTRIB_NRES; x++)
 			out[x * nb + b] = len > 0 ? out[x * nb + b] / len : 0;
 	}
