@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model/gpubreak.h"
+#include "model/nstime.h"
 #include "model/store.h"
 #include "model/xalloc.h"
 
@@ -148,7 +149,7 @@ static int64_t spans_length(const struct span *s, size_t n)
 {
 	int64_t t = 0;
 	for (size_t i = 0; i < n; i++)
-		t += s[i].end - s[i].start;
+		t = ns_sum(t, ns_dur(s[i].start, s[i].end));
 	return t;
 }
 
@@ -160,7 +161,7 @@ static int64_t intersect_length(const struct span *a, size_t na, const struct sp
 		int64_t lo = a[i].start > b[k].start ? a[i].start : b[k].start;
 		int64_t hi = a[i].end < b[k].end ? a[i].end : b[k].end;
 		if (hi > lo)
-			t += hi - lo;
+			t = ns_sum(t, ns_dur(lo, hi));
 		if (a[i].end < b[k].end)
 			i++;
 		else
@@ -185,7 +186,7 @@ static void temporal(const struct item *it, size_t n, struct gpubreak_temporal *
 	}
 	size_t na = merge_spans(all, n);
 	nc = merge_spans(comp, nc);
-	t->window_ns = all[na - 1].end - all[0].start;
+	t->window_ns = ns_dur(all[0].start, all[na - 1].end);
 	t->idle_ns = t->window_ns - spans_length(all, na);
 	t->compute_ns = spans_length(comp, nc);
 	t->noncompute_ns = t->window_ns - t->compute_ns - t->idle_ns;
@@ -199,13 +200,13 @@ static void idle_breakdown(const struct item *it, size_t n, int64_t kernel_wait_
 {
 	memset(d, 0, sizeof(*d));
 	for (size_t i = 1; i < n; i++) {
-		int64_t prev_end = it[i - 1].end, gap = it[i].start - prev_end;
+		int64_t prev_end = it[i - 1].end, gap = ns_sub(prev_end, it[i].start);
 		int w = GPUBREAK_OTHER_WAIT;
 		if (it[i].launch != INT64_MIN && it[i].launch > prev_end)
 			w = GPUBREAK_HOST_WAIT;
 		else if (gap < kernel_wait_ns)
 			w = GPUBREAK_KERNEL_WAIT;
-		d->ns[w] += gap;
+		d->ns[w] = ns_sum(d->ns[w], gap);
 		d->count[w]++;
 	}
 }
@@ -259,7 +260,7 @@ static void type_times(const struct item *it, size_t n, struct gpubreak_rank *r)
 			if (p[t] < ns[t] && s[t][p[t]].start <= lo)
 				mask |= 1 << t;
 		}
-		r->mix_ns[mask] += hi - lo;
+		r->mix_ns[mask] = ns_sum(r->mix_ns[mask], ns_dur(lo, hi));
 	}
 	r->mix_ns[0] = 0;
 	r->comm_ns = r->type_ns[GPUBREAK_COMM];
@@ -319,14 +320,14 @@ static void top_kernels(sqlite3_stmt *nameq, const struct item *it, size_t n, in
 	if (nv)
 		qsort(v, nv, sizeof(*v), by_name_id);
 	for (size_t i = 0; i < nv; i++) {
-		int64_t d = v[i]->end - v[i]->start;
+		int64_t d = ns_dur(v[i]->start, v[i]->end);
 		if (!na || a[na - 1].name_id != v[i]->name_id) {
 			XGROW(a, na + 1, aalloc);
 			a[na++] = (struct kagg){v[i]->name_id, 0, 0, d, d, NULL};
 		}
 		struct kagg *k = &a[na - 1];
 		k->count++;
-		k->sum += d;
+		k->sum = ns_sum(k->sum, d);
 		if (d < k->min)
 			k->min = d;
 		if (d > k->max)
@@ -351,7 +352,7 @@ static void top_kernels(sqlite3_stmt *nameq, const struct item *it, size_t n, in
 		size_t lo = (size_t)floor(pos), hi = (size_t)ceil(pos);
 		int64_t clo = 0, chi = 0, c = 0;
 		for (size_t i = 0; i <= hi && i < na; i++) {
-			c += a[i].sum;
+			c = ns_sum(c, a[i].sum);
 			if (i == lo)
 				clo = c;
 			if (i == hi)
@@ -362,10 +363,10 @@ static void top_kernels(sqlite3_stmt *nameq, const struct item *it, size_t n, in
 	struct kagg rest = {0, 0, 0, INT64_MAX, 0, NULL};
 	int64_t cum = 0, folded = 0;
 	for (size_t i = 0; i < na; i++) {
-		cum += a[i].sum;
+		cum = ns_sum(cum, a[i].sum);
 		if (fold && ((double)cum > q || i >= (size_t)o->top_n)) {
 			rest.count += a[i].count;
-			rest.sum += a[i].sum;
+			rest.sum = ns_sum(rest.sum, a[i].sum);
 			if (a[i].min < rest.min)
 				rest.min = a[i].min;
 			if (a[i].max > rest.max)
@@ -560,7 +561,7 @@ int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpu
 		int64_t dur = sqlite3_column_int64(q, 6);
 		it->name_id = sqlite3_column_int64(q, 4);
 		it->start = sqlite3_column_int64(q, 5);
-		it->end = it->start + (dur > 0 ? dur : 0);
+		it->end = ns_end(it->start, dur);
 		it->launch = sqlite3_column_type(q, 7) == SQLITE_NULL ? INT64_MIN
 								      : sqlite3_column_int64(q, 7);
 		it->type = type_of(&types, nameq, it->name_id);

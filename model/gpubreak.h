@@ -60,7 +60,9 @@
  * Where this differs from HTA: times are exact nanoseconds (HTA rounds a
  * fractional-microsecond start up and end down to whole microseconds); the
  * step count is per source, not across all ranks' names; sort ties are
- * broken deterministically.
+ * broken deterministically.  Work whose stored end lies past INT64_MAX ends
+ * there, and a figure beyond int64 (work more than 292 years apart) is held
+ * at INT64_MAX (model/nstime.h).
  *
  * The caller owns a struct gpubreak and releases it with gpubreak_release;
  * every string in it belongs to it.

@@ -35,11 +35,19 @@ static inline double ns_span(int64_t a, int64_t b)
 	return a <= b ? (double)ns_diff(a, b) : -(double)ns_diff(b, a);
 }
 
-/* a + b for durations a, b >= 0, at most INT64_MAX. */
+/* b - a, either order, held within int64. */
+static inline int64_t ns_sub(int64_t a, int64_t b)
+{
+	return a <= b ? ns_dur(a, b) : -ns_dur(b, a);
+}
+
+/* a + b, held within int64 (a sum of durations: at most INT64_MAX). */
 static inline int64_t ns_sum(int64_t a, int64_t b)
 {
 	int64_t s;
-	return __builtin_add_overflow(a, b, &s) ? INT64_MAX : s;
+	if (__builtin_add_overflow(a, b, &s))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return s;
 }
 
 #endif

@@ -40,6 +40,18 @@ static int teardown(void **state)
 	return importfx_teardown(state);
 }
 
+/* The breakdowns of f's trace.db with opts (NULL: defaults). */
+static void load(struct fx *f, const struct gpubreak_opts *opts, struct gpubreak *g)
+{
+	char *err = NULL;
+	struct model *m;
+	if (model_open(f->db, &m, &err) < 0)
+		fail_msg("model_open: %s", err ? err : "?");
+	if (gpubreak_load(model_store(m), opts, g, &err) < 0)
+		fail_msg("gpubreak_load: %s", err ? err : "?");
+	model_free(m);
+}
+
 /* Imports text and computes the breakdowns with opts (NULL: defaults). */
 static void load_text(struct fx *f, const char *text, const struct gpubreak_opts *opts,
 		      struct gpubreak *g)
@@ -47,12 +59,7 @@ static void load_text(struct fx *f, const char *text, const struct gpubreak_opts
 	char *err = NULL;
 	if (importfx_fresh(f, text, NULL, &err) < 0)
 		fail_msg("import: %s", err ? err : "?");
-	struct model *m;
-	if (model_open(f->db, &m, &err) < 0)
-		fail_msg("model_open: %s", err ? err : "?");
-	if (gpubreak_load(model_store(m), opts, g, &err) < 0)
-		fail_msg("gpubreak_load: %s", err ? err : "?");
-	model_free(m);
+	load(f, opts, g);
 }
 
 #define RT(ts, corr)                                                                               \
@@ -135,6 +142,55 @@ static void test_stream_gaps(void **state)
 	assert_int_equal(s->idle.ns[GPUBREAK_KERNEL_WAIT], 0);
 	assert_int_equal(s->idle.ns[GPUBREAK_OTHER_WAIT], 87000);
 	assert_int_equal(s->idle.ns[GPUBREAK_HOST_WAIT], 78000);
+	gpubreak_release(&g);
+}
+
+/* Runs sql on f's trace.db. */
+static void exec(struct fx *f, const char *sql)
+{
+	sqlite3_stmt *s = importfx_query(f, sql);
+	assert_int_equal(sqlite3_step(s), SQLITE_DONE);
+	sqlite3_finalize(s);
+}
+
+#define NAMED(name) " WHERE name_id = (SELECT id FROM strings WHERE text = '" name "')"
+
+/*
+ * The same stream at the ends of int64 time (a trace.db is an ordinary
+ * file: anyone may write one): k1 moved to start at INT64_MIN and the
+ * memcpy given a duration that ends past INT64_MAX, so it ends there.  The
+ * window and k1's gap to k2 (launched at 95 us, after k1 ended: host
+ * wait) are longer than INT64_MAX ns: they read INT64_MAX.  What fits is
+ * exact: compute 50 us, the memcpy's INT64_MAX - 315 us of MEMORY.
+ */
+static void test_extreme_times(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	if (importfx_fresh(f, gaps_json, NULL, &err) < 0)
+		fail_msg("import: %s", err ? err : "?");
+	exec(f, "UPDATE phases SET start_ns = -9223372036854775807 - 1" NAMED("k1"));
+	exec(f, "UPDATE phases SET dur_ns = 9223372036854775807" NAMED(
+		    "Memcpy DtoH (Device -> Pinned)"));
+	sqlite3_close(f->conn);
+	f->conn = NULL;
+	struct gpubreak g;
+	load(f, NULL, &g);
+	assert_int_equal(g.nranks, 1);
+	const struct gpubreak_rank *r = &g.ranks[0];
+	assert_int_equal(r->items, 5);
+	assert_true(r->time.window_ns == INT64_MAX);
+	assert_int_equal(r->time.compute_ns, 50000);
+	assert_true(r->type_ns[GPUBREAK_MEM] == INT64_MAX - 315000);
+	assert_true(r->mix_ns[1 << GPUBREAK_MEM] == INT64_MAX - 315000);
+	const struct gpubreak_stream *s = &r->streams[0];
+	assert_true(s->time.window_ns == INT64_MAX);
+	assert_true(s->idle.ns[GPUBREAK_HOST_WAIT] == INT64_MAX);
+	assert_int_equal(s->idle.count[GPUBREAK_HOST_WAIT], 2);
+	assert_int_equal(s->idle.ns[GPUBREAK_OTHER_WAIT], 80000);
+	for (size_t i = 0; i < r->nkernels; i++)
+		if (r->kernels[i].type == GPUBREAK_MEM)
+			assert_true(r->kernels[i].sum_ns == INT64_MAX - 315000);
 	gpubreak_release(&g);
 }
 
@@ -396,7 +452,7 @@ int main(void)
 	    T(test_stream_gaps),    T(test_comm_overlap),   T(test_last_step),
 	    T(test_kernel_type),    T(test_hta_control),    T(test_hta_test),
 	    T(test_hta_inference),  T(test_h100_train),	    T(test_h100_eval),
-	    T(test_h100_ddp_rank0), T(test_h100_ddp_rank1),
+	    T(test_h100_ddp_rank0), T(test_h100_ddp_rank1), T(test_extreme_times),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
