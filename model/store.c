@@ -4,12 +4,53 @@
  * transaction, and the prepared statements of the write path and of the
  * importers' fix-ups.  Readers (model.c, summary.c) prepare their own
  * statements on store_db().
+ *
+ * Nothing lost, nothing left behind: how a failed or killed import leaves
+ * trace.db as it was.
+ *
+ * - A new file (or an empty one, 0 bytes) is built in a hidden file beside
+ *   it, with no journal, and published at the commit: by link() for a new
+ *   file, by rename() over the empty one.  Until then nothing at the path
+ *   changes.  The importer holds flock() on its hidden file while alive; a
+ *   signal removes it at once (store_interrupt), exit() too, and after a
+ *   kill -9 the next import into that directory removes every hidden file
+ *   whose lock it can take, that is, whose importer is gone.
+ *
+ * - An existing file is written in place in WAL mode, switched on for the
+ *   transaction and off again at its end.  With a rollback journal, SQLite
+ *   writes changed pages into the file itself as soon as its cache fills,
+ *   so a killed import left a hot journal that read-only opens cannot roll
+ *   back ("attempt to write a readonly database") and a file that, copied
+ *   without its journal, was corrupt or counted rows that were never
+ *   committed.  In WAL mode every page goes to trace.db-wal until the
+ *   commit, so trace.db keeps its committed pages whatever happens: a copy
+ *   of it alone reads as before, and so does the file with the -wal and
+ *   -shm beside it (their frames are uncommitted, so every reader ignores
+ *   them).  The cost: the new pages are written twice (the -wal, then the
+ *   checkpoint into trace.db), the disk needs room for both until the
+ *   checkpoint, and the switches rewrite trace.db's header (its mode bytes,
+ *   and SQLite's change counter, which thus differs by 2 after a failed
+ *   import while every page reads the same).  The room trace.db will need
+ *   is claimed before the commit (SQLITE_FCNTL_SIZE_HINT), so a full disk
+ *   fails the import rather than the checkpoint after it, and is given
+ *   back on rollback.
+ *
+ * - Leaving WAL mode needs no other connection open.  When one is (a reader
+ *   at the end of an import, or a killed import's -wal), the file stays in
+ *   WAL mode, which every SQLite reader understands, and the next open
+ *   (store_tidy, from import, report, query or the explorer) takes it back
+ *   to rollback mode and removes the -wal and -shm: an open that can
+ *   write does what SQLite does with a hot journal.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -110,6 +151,16 @@ struct store {
 	sqlite3 *db;
 	char *path;	/* the trace.db the caller named */
 	char *tmp_path; /* a new file built aside until store_commit publishes it; else NULL */
+	int tmp_fd;	/* tmp_path, open and flock()ed while it exists; else -1 */
+	int slot;	/* tmp_path's entry in hidden[], or -1 */
+	char *target;	/* what publish creates (path) or replaces (an empty file) */
+	int replace;	/* target is an empty file, to be replaced by rename() */
+	dev_t empty_dev;
+	ino_t empty_ino;
+	int memory;	    /* STORE_MEMORY: no file at all */
+	int wal;	    /* in WAL mode for this transaction (written in place) */
+	int64_t base_bytes; /* the file's size when the WAL transaction began */
+	int grown;	    /* the file was grown for the checkpoint: shrink on rollback */
 	enum store_mode mode;
 	int in_txn;
 	int64_t next_phase_id;
@@ -122,6 +173,29 @@ struct store {
 	char **alias, **canonical; /* host aliases: alias[i] is canonical[i] */
 	size_t naliases;
 };
+
+/*
+ * The hidden files this process is building, as signal handlers and exit()
+ * see them: a handler may only read fixed memory and call async-signal-safe
+ * functions (lstat, fstat, unlink), so each name is copied here.
+ */
+enum { HIDDEN_SLOTS = 4 };
+static struct {
+	volatile sig_atomic_t armed;
+	int fd;
+	char path[PATH_MAX];
+} hidden[HIDDEN_SLOTS];
+static volatile sig_atomic_t interrupted;
+
+/* Fails (after a signal: store_interrupt) in a transaction; the progress
+ * handler stops long statements, this the short ones. */
+static int check_interrupt(const struct store *st, char **err)
+{
+	if (!interrupted || !st->in_txn)
+		return 0;
+	*err = xasprintf("%s: interrupted", st->path);
+	return -1;
+}
 
 static int refresh_now(struct store *st, int64_t node_id, char **err);
 static void start_writeback(const struct store *st);
@@ -169,6 +243,8 @@ static int db_error(struct store *st, char **err, const char *what)
 int store_exec(struct store *st, const char *sql, char **err)
 {
 	char *msg = NULL;
+	if (check_interrupt(st, err) < 0)
+		return -1;
 	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
 		*err = xasprintf("%s: %s", st->path, msg ? msg : sqlite3_errmsg(st->db));
 		sqlite3_free(msg);
@@ -283,6 +359,14 @@ static int create_schema(struct store *st, char **err)
 	return rc;
 }
 
+/* Fails the statement running in a transaction ("interrupted") once a
+ * signal asked the import to stop (store_interrupt); the caller rolls back. */
+static int on_progress(void *arg)
+{
+	const struct store *st = arg;
+	return interrupted && st->in_txn;
+}
+
 /* Opens the connection on file (path, or the temp file of a new one).  A
  * connection is used by one thread at a time (the import hands it to its
  * writer thread through a queue whose lock orders the two), so SQLite's own
@@ -305,6 +389,8 @@ static int open_db(struct store *st, const char *file, int flags, char **err)
 	}
 	sqlite3_extended_result_codes(st->db, 0);
 	sqlite3_busy_timeout(st->db, 2000);
+	if (flags & SQLITE_OPEN_READWRITE)
+		sqlite3_progress_handler(st->db, 1000, on_progress, st);
 	return 0;
 }
 
@@ -315,35 +401,162 @@ static int write_settings(struct store *st, char **err)
 	return store_exec(
 	    st,
 	    "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -8192; PRAGMA threads = 2;"
-	    " PRAGMA temp_store = FILE",
+	    " PRAGMA temp_store = FILE; PRAGMA wal_autocheckpoint = 0",
 	    err);
 }
 
-/* Creates the empty file "<dir>/.<base>.XXXXXX" next to path, with the
- * permissions a file created at path would get; the caller frees the name. */
-static char *make_temp(const char *path, char **err)
+/* Whether path names the file open as fd (not one made since under its name). */
+static int same_file(const char *path, int fd)
+{
+	struct stat a, b;
+	return lstat(path, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+static void drop_hidden(void)
+{
+	for (int i = 0; i < HIDDEN_SLOTS; i++)
+		if (hidden[i].armed && same_file(hidden[i].path, hidden[i].fd))
+			unlink(hidden[i].path);
+}
+
+void store_interrupt(int sig)
+{
+	if (!interrupted)
+		interrupted = sig;
+	drop_hidden();
+}
+
+int store_interrupted(void)
+{
+	return interrupted;
+}
+
+static void hidden_arm(struct store *st)
+{
+	static int registered;
+	if (!registered && atexit(drop_hidden) == 0)
+		registered = 1;
+	for (int i = 0; i < HIDDEN_SLOTS; i++) {
+		if (hidden[i].armed || strlen(st->tmp_path) >= sizeof(hidden[i].path))
+			continue;
+		memcpy(hidden[i].path, st->tmp_path, strlen(st->tmp_path) + 1);
+		hidden[i].fd = st->tmp_fd;
+		hidden[i].armed = 1;
+		st->slot = i;
+		return;
+	}
+}
+
+static void hidden_disarm(struct store *st)
+{
+	if (st->slot >= 0)
+		hidden[st->slot].armed = 0;
+	st->slot = -1;
+}
+
+/* "<dir>/.<base>.<suffix>" for the trace.db path. */
+static char *hidden_name(const char *path, const char *suffix)
 {
 	const char *slash = strrchr(path, '/');
-	char *tmp = slash ? xasprintf("%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1)
-			  : xasprintf(".%s.XXXXXX", path);
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		*err = xasprintf("%s: cannot create: %s", path, strerror(errno));
-		free(tmp);
-		return NULL;
+	return slash ? xasprintf("%.*s/.%s.%s", (int)(slash - path), path, slash + 1, suffix)
+		     : xasprintf(".%s.%s", path, suffix);
+}
+
+/* Whether name is ".<base>.XXXXXX", as mkstemp fills it in. */
+static int is_hidden_of(const char *name, const char *base)
+{
+	size_t n = strlen(base);
+	if (name[0] != '.' || strncmp(name + 1, base, n) || name[n + 1] != '.')
+		return 0;
+	const char *x = name + n + 2;
+	return strlen(x) == 6 && strspn(x, "abcdefghijklmnopqrstuvwxyz"
+					   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == 6;
+}
+
+/* Removes the hidden files of imports into path that were killed (kill -9,
+ * a crash, a power cut): a file is removed only when this process can take
+ * its flock (its importer is gone: a live one holds it to the end), no
+ * process holds a POSIX lock on it (SQLite's, of an importer older than
+ * the flock), it is ours and a regular file, and the name still names the
+ * file locked.  Best effort: whatever fails is left alone. */
+static void sweep_hidden(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir =
+	    slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
+	const char *base = slash ? slash + 1 : path;
+	DIR *d = opendir(dir);
+	free(dir);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!is_hidden_of(de->d_name, base))
+			continue;
+		int fd =
+		    openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		struct stat a, b;
+		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+		if (fstat(fd, &a) == 0 && S_ISREG(a.st_mode) && a.st_uid == geteuid() &&
+		    flock(fd, LOCK_EX | LOCK_NB) == 0 && fcntl(fd, F_GETLK, &fl) == 0 &&
+		    fl.l_type == F_UNLCK &&
+		    fstatat(dirfd(d), de->d_name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			unlinkat(dirfd(d), de->d_name, 0);
+		close(fd);
 	}
-	mode_t mask = umask(0);
-	umask(mask);
-	int rc = fchmod(fd, 0666 & ~mask);
-	int e = errno;
-	close(fd);
-	if (rc < 0) {
-		*err = xasprintf("%s: cannot create: %s", path, strerror(e));
-		unlink(tmp);
+	closedir(d);
+}
+
+/* Creates the hidden file ".<base>.XXXXXX" beside path with permissions
+ * perm, flock()ed: st->tmp_path, st->tmp_fd.  A sweep by another import
+ * may take a file between mkstemp and flock (it then removes it): a file
+ * is ours once locked and still at its name. */
+static int make_temp(struct store *st, const char *path, mode_t perm, char **err)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		char *tmp = hidden_name(path, "XXXXXX");
+		int fd = mkostemp(tmp, O_CLOEXEC);
+		if (fd < 0) {
+			*err = xasprintf("%s: cannot create: %s", st->path, strerror(errno));
+			free(tmp);
+			return -1;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && same_file(tmp, fd)) {
+			if (fchmod(fd, perm) < 0) {
+				*err =
+				    xasprintf("%s: cannot create: %s", st->path, strerror(errno));
+				unlink(tmp);
+				close(fd);
+				free(tmp);
+				return -1;
+			}
+			st->tmp_path = tmp;
+			st->tmp_fd = fd;
+			hidden_arm(st);
+			return 0;
+		}
+		close(fd);
 		free(tmp);
-		return NULL;
 	}
-	return tmp;
+	*err = xasprintf("%s: cannot create: its hidden file kept being removed", st->path);
+	return -1;
+}
+
+/* Closes the hidden file and removes it if it is still ours and at its name. */
+static void close_temp(struct store *st)
+{
+	if (st->tmp_path && st->tmp_fd >= 0 && same_file(st->tmp_path, st->tmp_fd))
+		unlink(st->tmp_path);
+	hidden_disarm(st);
+	if (st->tmp_fd >= 0)
+		close(st->tmp_fd);
+	st->tmp_fd = -1;
+	free(st->tmp_path);
+	st->tmp_path = NULL;
 }
 
 static void finalize_all(struct store *st)
@@ -361,27 +574,173 @@ static void discard_temp(struct store *st)
 	if (st->db)
 		sqlite3_close(st->db);
 	st->db = NULL;
-	unlink(st->tmp_path);
-	char *j = xasprintf("%s-journal", st->tmp_path);
-	unlink(j);
-	free(j);
-	free(st->tmp_path);
-	st->tmp_path = NULL;
+	close_temp(st);
 }
 
-/*
- * A new trace.db is built in a temp file beside path with no journal (a
- * failed import just deletes it), so a killed import never leaves a broken
- * file at path, and published by store_commit.  An existing file, even an
- * empty one, is written in place under the rollback journal.
- */
+/* Whether the connection is in WAL mode. */
+static int in_wal(sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	int wal = 0;
+	if (sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &s, NULL) == SQLITE_OK) {
+		if (sqlite3_step(s) == SQLITE_ROW) {
+			const unsigned char *m = sqlite3_column_text(s, 0);
+			wal = m && !strcmp((const char *)m, "wal");
+		}
+		sqlite3_finalize(s);
+	}
+	return wal;
+}
+
+static sqlite3_file *main_file(struct store *st)
+{
+	sqlite3_file *f = NULL;
+	if (sqlite3_file_control(st->db, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK ||
+	    !f || !f->pMethods)
+		return NULL;
+	return f;
+}
+
+/* Begins the transaction on a file written in place, in WAL mode (see the
+ * top of this file).  A reader's store_tidy may take the file back to
+ * rollback mode between the switch and BEGIN: then once more. */
+static int begin_in_place(struct store *st, char **err)
+{
+	if (st->memory) /* no file to keep as it was: SQLite's own rollback */
+		return store_exec(st, "BEGIN IMMEDIATE", err);
+	for (int tries = 0;; tries++) {
+		if (store_exec(st, "PRAGMA journal_mode = WAL; BEGIN IMMEDIATE", err) < 0)
+			return -1;
+		if (in_wal(st->db))
+			break;
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		if (tries == 3) {
+			*err = xasprintf("%s: cannot switch to WAL mode", st->path);
+			return -1;
+		}
+	}
+	st->wal = 1;
+	st->grown = 0;
+	sqlite3_file *f = main_file(st);
+	sqlite3_int64 n;
+	st->base_bytes = f && f->pMethods->xFileSize(f, &n) == SQLITE_OK ? n : -1;
+	return 0;
+}
+
+/* Claims the room trace.db needs for the checkpoint to copy the transaction
+ * into it, before the commit: a full disk or a file size limit then fails
+ * the import, not the checkpoint after its commit.  Only the file's end
+ * grows (zeros past the pages its header counts), so a copy of the file
+ * still reads as before. */
+static int reserve_room(struct store *st, char **err)
+{
+	int pages, page_size;
+	if (pragma_int(st, "PRAGMA page_count", &pages, err) < 0 ||
+	    pragma_int(st, "PRAGMA page_size", &page_size, err) < 0)
+		return -1;
+	sqlite3_int64 want = (sqlite3_int64)pages * page_size;
+	if (st->base_bytes < 0 || want <= st->base_bytes)
+		return 0;
+	/* the hint grows the file only in whole chunks: one page each */
+	sqlite3_file_control(st->db, "main", SQLITE_FCNTL_CHUNK_SIZE, &page_size);
+	st->grown = 1;
+	if (sqlite3_file_control(st->db, "main", SQLITE_FCNTL_SIZE_HINT, &want) != SQLITE_OK) {
+		*err = xasprintf("%s: cannot grow the file to %lld bytes for the commit: disk full"
+				 " or file size limit",
+				 st->path, (long long)want);
+		return -1;
+	}
+	return 0;
+}
+
+/* Takes a file written in place back to rollback mode once its transaction
+ * has ended: the checkpoint copies a commit into it, and the -wal and -shm
+ * go.  With another connection open this fails, and the file stays in WAL
+ * mode until the next open (store_tidy). */
+static void leave_wal(struct store *st)
+{
+	if (!st->wal)
+		return;
+	st->wal = 0;
+	sqlite3_exec(st->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE", NULL,
+		     NULL, NULL);
+}
+
+void store_tidy(const char *path)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+		SQLITE_OK ||
+	    sqlite3_db_readonly(db, "main") == 1)
+		goto out;
+	int ours = sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &s, NULL) == SQLITE_OK &&
+		   sqlite3_step(s) == SQLITE_ROW &&
+		   sqlite3_column_int(s, 0) == STORE_APPLICATION_ID;
+	sqlite3_finalize(s);
+	/* another program's database is not ours to change */
+	if (!ours || !in_wal(db) ||
+	    sqlite3_exec(db, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL) != SQLITE_OK ||
+	    in_wal(db))
+		goto out;
+	/* the room a killed import's commit reserved (zeros past the pages the
+	 * header counts) goes too */
+	sqlite3_file *f = NULL;
+	sqlite3_int64 size;
+	if (sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL) != SQLITE_OK)
+		goto out;
+	int pages = 0, page_size = 0;
+	if (sqlite3_prepare_v2(db, "SELECT * FROM pragma_page_count, pragma_page_size", -1, &s,
+			       NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW) {
+		pages = sqlite3_column_int(s, 0);
+		page_size = sqlite3_column_int(s, 1);
+	}
+	sqlite3_finalize(s);
+	if (pages > 0 &&
+	    sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &f) == SQLITE_OK && f &&
+	    f->pMethods && f->pMethods->xFileSize(f, &size) == SQLITE_OK &&
+	    size > (sqlite3_int64)pages * page_size)
+		f->pMethods->xTruncate(f, (sqlite3_int64)pages * page_size);
+	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+out:
+	sqlite3_close(db);
+}
+
+/* Where a new file is built aside: st->target is the name publish creates,
+ * or, for an empty file (0 bytes, which no reader takes for a trace.db),
+ * the file it replaces, through any symbolic link. */
+static int open_aside(struct store *st, const struct stat *sb, int exists, char **err)
+{
+	mode_t perm;
+	if (exists) {
+		if (!(st->target = realpath(st->path, NULL))) {
+			*err = xasprintf("%s: cannot open: %s", st->path, strerror(errno));
+			return -1;
+		}
+		st->replace = 1;
+		st->empty_dev = sb->st_dev;
+		st->empty_ino = sb->st_ino;
+		perm = sb->st_mode & 07777;
+	} else {
+		st->target = xstrdup(st->path);
+		mode_t mask = umask(0);
+		umask(mask);
+		perm = 0666 & ~mask;
+	}
+	sweep_hidden(st->target);
+	return make_temp(st, st->target, perm, err);
+}
+
 int store_open(const char *path, enum store_mode mode, struct store **out, char **err)
 {
 	struct store *st = xcalloc(1, sizeof(*st));
 	st->path = xstrdup(path);
 	st->mode = mode;
+	st->tmp_fd = st->slot = -1;
+	st->memory = !strcmp(path, STORE_MEMORY);
 	struct stat sb = {0};
-	int exists = !strcmp(path, STORE_MEMORY) || stat(path, &sb) == 0;
+	int exists = st->memory || stat(path, &sb) == 0;
 	int stat_errno = exists ? 0 : errno;
 	if (exists && S_ISDIR(sb.st_mode)) {
 		*err = xasprintf("%s: is a directory, not a trace.db", path);
@@ -391,8 +750,14 @@ int store_open(const char *path, enum store_mode mode, struct store **out, char 
 		*err = xasprintf("%s: cannot open: %s", path, strerror(stat_errno));
 		goto fail;
 	}
-	if (!exists && !(st->tmp_path = make_temp(path, err)))
-		goto fail;
+	if (mode == STORE_WRITE && (!exists || (S_ISREG(sb.st_mode) && sb.st_size == 0))) {
+		if (open_aside(st, &sb, exists, err) < 0)
+			goto fail;
+	} else if (!st->memory) {
+		store_tidy(path);
+		if (mode == STORE_WRITE)
+			sweep_hidden(path);
+	}
 	int flags = mode == STORE_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
 	if (open_db(st, st->tmp_path ? st->tmp_path : path, flags, err) < 0)
 		goto fail;
@@ -401,15 +766,15 @@ int store_open(const char *path, enum store_mode mode, struct store **out, char 
 		goto fail;
 	if (fresh) {
 		/* schema creation belongs to the first import's transaction */
-		if (store_exec(st,
-			       st->tmp_path ? "PRAGMA page_size = 8192; PRAGMA journal_mode = OFF;"
-					      " BEGIN IMMEDIATE"
-					    : "PRAGMA page_size = 8192; BEGIN IMMEDIATE",
-			       err) < 0)
+		if (st->tmp_path ? store_exec(st,
+					      "PRAGMA page_size = 8192; PRAGMA journal_mode = OFF;"
+					      " BEGIN IMMEDIATE",
+					      err) < 0
+				 : begin_in_place(st, err) < 0)
 			goto fail;
 		st->in_txn = 1;
-		/* an empty file another import may have filled meanwhile: look
-		 * again now that we hold the write lock */
+		/* an SQLite file with no tables, which another import may have
+		 * filled meanwhile: look again now that we hold the write lock */
 		if (!st->tmp_path && (fresh = check_file(st, err)) < 0)
 			goto fail;
 		if (fresh && create_schema(st, err) < 0)
@@ -438,6 +803,7 @@ void store_close(struct store *st)
 	free(st->alias);
 	free(st->canonical);
 	free(st->refresh);
+	free(st->target);
 	free(st->path);
 	free(st);
 }
@@ -505,6 +871,8 @@ static sqlite3_stmt *stmt(struct store *st, enum stmt_id id, char **err)
 /* Steps a write statement to completion and resets it. */
 static int run(struct store *st, sqlite3_stmt *s, char **err)
 {
+	if (check_interrupt(st, err) < 0)
+		return -1;
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
@@ -547,7 +915,8 @@ int store_begin(struct store *st, char **err)
 		return -1;
 	}
 	if (!st->in_txn) {
-		if (store_exec(st, "BEGIN IMMEDIATE", err) < 0)
+		if (st->tmp_path ? store_exec(st, "BEGIN IMMEDIATE", err) < 0
+				 : begin_in_place(st, err) < 0)
 			return -1;
 		st->in_txn = 1;
 	}
@@ -563,12 +932,41 @@ int store_begin(struct store *st, char **err)
 	return 0;
 }
 
-/* Gives the committed temp file its final name with link(), which, unlike
- * rename(), fails when another import created path meanwhile; then reopens
- * the connection on path so that later transactions journal beside it. */
+/* Replaces the empty file st->target by the new one, unless another import
+ * did first: under the flock every import replacing it takes, the empty
+ * file must still be at its name, empty, and unlocked by SQLite. */
+static int replace_empty(struct store *st, char **err)
+{
+	int fd = open(st->target, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat now;
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	int rc = -1;
+	if (fd >= 0 && flock(fd, LOCK_EX) == 0 && fstat(fd, &now) == 0 &&
+	    now.st_dev == st->empty_dev && now.st_ino == st->empty_ino && now.st_size == 0 &&
+	    same_file(st->target, fd) && fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type == F_UNLCK) {
+		if (rename(st->tmp_path, st->target) == 0)
+			rc = 0;
+		else
+			*err = xasprintf("%s: cannot create: %s", st->path, strerror(errno));
+	} else {
+		*err = xasprintf("%s: written by another import meanwhile; nothing imported",
+				 st->path);
+	}
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Gives the committed temp file its final name: link(), which, unlike
+ * rename(), fails when another import created path meanwhile, or rename()
+ * over the empty file it replaces; then reopens the connection on path so
+ * that later transactions write beside it. */
 static int publish(struct store *st, char **err)
 {
-	if (link(st->tmp_path, st->path) < 0) {
+	if (st->replace) {
+		if (replace_empty(st, err) < 0)
+			return -1;
+	} else if (link(st->tmp_path, st->target) < 0) {
 		if (errno == EEXIST)
 			*err = xasprintf(
 			    "%s: created by another import meanwhile; nothing imported", st->path);
@@ -576,12 +974,10 @@ static int publish(struct store *st, char **err)
 			*err = xasprintf("%s: cannot create: %s", st->path, strerror(errno));
 		return -1;
 	}
-	unlink(st->tmp_path);
-	free(st->tmp_path);
-	st->tmp_path = NULL;
 	finalize_all(st);
 	sqlite3_close(st->db);
 	st->db = NULL;
+	close_temp(st);
 	char *why = NULL;
 	if (open_db(st, st->path, SQLITE_OPEN_READWRITE, &why) < 0 ||
 	    write_settings(st, &why) < 0 ||
@@ -611,12 +1007,16 @@ int store_commit(struct store *st, char **err)
 				return -1;
 		st->nrefresh = 0;
 	}
+	if (st->wal && reserve_room(st, err) < 0)
+		return -1;
 	if (store_exec(st,
 		       "INSERT OR REPLACE INTO meta VALUES ('updated_at',"
 		       " strftime('%Y-%m-%dT%H:%M:%SZ')); COMMIT",
 		       err) < 0)
 		return -1;
 	st->in_txn = 0;
+	st->grown = 0;
+	leave_wal(st);
 	int rc = st->tmp_path ? publish(st, err) : 0;
 	timing_mark("commit");
 	return rc;
@@ -628,7 +1028,12 @@ void store_rollback(struct store *st)
 		discard_temp(st);
 	} else if (st->db && st->in_txn) {
 		finalize_all(st);
+		sqlite3_file *f = st->grown ? main_file(st) : NULL;
+		if (f)
+			f->pMethods->xTruncate(f, st->base_bytes); /* the room reserve_room took */
+		st->grown = 0;
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		leave_wal(st);
 	}
 	st->in_txn = 0;
 	st->indexes_deferred = 0;
@@ -761,20 +1166,14 @@ int store_add_phase(struct store *st, const struct phase_row *p, char **err)
  * STORE_WRITEBACK_ROWS phases and before indexing.  Only a hint: nothing
  * fails if it cannot be given.
  *
- * Only for a new file built aside, which no one else opens: closing any
- * descriptor of a file drops every POSIX lock the process holds on it, so
- * on a trace.db written in place it would release SQLite's locks in the
- * middle of the transaction. */
+ * Only for a new file built aside, through the descriptor the store holds
+ * (opening and closing another would drop SQLite's POSIX locks on it); a
+ * file written in place takes its pages in the -wal. */
 static void start_writeback(const struct store *st)
 {
 #ifdef SYNC_FILE_RANGE_WRITE
-	if (!st->tmp_path)
-		return;
-	int fd = open(st->tmp_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-	close(fd);
+	if (st->tmp_fd >= 0)
+		(void)sync_file_range(st->tmp_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 #else
 	(void)st;
 #endif

@@ -7,10 +7,14 @@
  * of store_add_*, then store_commit, or store_rollback on any error, which
  * leaves the file exactly as it was (a file the import created is removed).
  *
- * A new trace.db is built as a hidden temp file beside its path
- * ("<dir>/.<base>.XXXXXX") and appears at its path only when the first
- * commit succeeds, so a killed import never leaves a broken file there and
- * two imports racing to create one file cannot destroy each other's work.
+ * A new trace.db (or one of 0 bytes) is built as a hidden temp file beside
+ * its path ("<dir>/.<base>.XXXXXX") and appears at its path only when the
+ * first commit succeeds, so a killed import never leaves a broken file
+ * there and two imports racing to create one file cannot destroy each
+ * other's work.  An existing trace.db is written in WAL mode for the
+ * transaction, so its own pages never change before the commit: a killed
+ * import leaves it reading as before, copied alone or not.  store.c says
+ * why and what that costs.
  *
  * Times are int64 nanoseconds since the Unix epoch.  Strings (names,
  * categories) are interned in the `strings` table; phases refer to them by id.
@@ -119,25 +123,40 @@ struct metric_row {
 };
 
 /* The path of a private trace.db in memory (fuzzing, tests): nothing on
- * disk, opened empty like an existing empty file, gone at store_close. */
+ * disk, opened empty, written under SQLite's own rollback, gone at
+ * store_close. */
 #define STORE_MEMORY ":memory:"
 
-/* Opening: STORE_READ never writes.  STORE_WRITE on a missing path builds the
- * new file aside (see above) and begins its first transaction with the schema
- * in it; on an existing empty file (0 bytes) it writes the schema in place in
- * that transaction, under the rollback journal, so a rollback leaves 0 bytes.
- * A file that is not a SQLite database, or a database that is not a
- * trace.db, is an error and is left untouched. */
+/* Opening: STORE_READ reads only, after store_tidy.  STORE_WRITE on a
+ * missing path or an empty file (0 bytes) builds the new file aside (see
+ * above) and begins its first transaction with the schema in it; it first
+ * removes the hidden files of killed imports into path (those whose flock
+ * it can take).  A file that is not a SQLite database, or a database that
+ * is not a trace.db, is an error and is left untouched. */
 int store_open(const char *path, enum store_mode mode, struct store **out, char **err);
+/* A trace.db that a killed import (or a reader open at the end of one) left
+ * in WAL mode goes back to rollback mode, its -wal and -shm removed; the
+ * -wal's uncommitted frames are dropped.  Only when this process may write
+ * the file, no other connection has it open, and it is a trace.db; else
+ * nothing changes, and SQLite reads it in WAL mode just as well. */
+void store_tidy(const char *path);
+
+/* Signals (async-signal-safe, for handlers): store_interrupt removes the
+ * hidden files this process is building at once and makes every statement
+ * of an open transaction fail from then on ("interrupted"), so the import
+ * rolls back and trace.db stays as it was.  store_interrupted: the first
+ * signal given, or 0. */
+void store_interrupt(int sig);
+int store_interrupted(void);
 void store_close(struct store *st);
 sqlite3 *store_db(struct store *st);
 const char *store_path(const struct store *st);
 
 /* store_commit publishes a new file at its path; when another process
- * created that path meanwhile it fails ("created by another import
- * meanwhile"), leaves that file alone, and the caller rolls back.  The
- * rollback of a new file deletes it and leaves the store closed: a later
- * store_begin fails. */
+ * created that path (or filled the empty file) meanwhile it fails ("created
+ * by another import meanwhile"), leaves that file alone, and the caller
+ * rolls back.  The rollback of a new file deletes it and leaves the store
+ * closed: a later store_begin fails. */
 int store_begin(struct store *st, char **err);
 int store_commit(struct store *st, char **err);
 void store_rollback(struct store *st);

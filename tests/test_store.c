@@ -13,10 +13,15 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "importers/importer.h"
@@ -116,6 +121,33 @@ static void assert_same_file(const char *path, const char *before, size_t before
 	free(after);
 	if (!same)
 		fail_msg("%s changed: %zu bytes before, %zu after", path, before_len, len);
+}
+
+/* The file is byte for byte as before but for the header fields SQLite
+ * rewrites when it switches the journal mode: the change counter (bytes
+ * 24..27) and its copy (92..95), and, while in WAL mode (wal), the format
+ * bytes 18 and 19.  So every page reads as before. */
+static void assert_same_pages(const char *path, const char *before, size_t before_len, int wal)
+{
+	size_t len = 0;
+	char *after = slurp(path, &len);
+	size_t at = 0;
+	int same = after && len == before_len && len >= 100;
+	for (; same && at < len; at++)
+		same = after[at] == before[at] || (at >= 24 && at < 28) || (at >= 92 && at < 96) ||
+		       (wal && at >= 18 && at < 20);
+	free(after);
+	if (!same)
+		fail_msg("%s changed: %zu bytes before, %zu after, first difference at byte %zu",
+			 path, before_len, len, at ? at - 1 : 0);
+}
+
+/* path with suffix ("-wal", "-shm", "-journal") exists. */
+static int exists_beside(const char *path, const char *suffix)
+{
+	char p[400];
+	snprintf(p, sizeof(p), "%s%s", path, suffix);
+	return exists(p);
 }
 
 static int64_t q_int(sqlite3 *db, const char *sql)
@@ -609,11 +641,13 @@ static void test_store_rollback_first_import(void **state)
 }
 
 /* `: > trace.db` then a failed import: the file was not ours to delete, and
- * the rollback must take it back to 0 bytes. */
+ * it stays 0 bytes all along (built aside); a good import then replaces it,
+ * keeping its permissions. */
 static void test_store_empty_file_rollback(void **state)
 {
 	struct fx *f = *state;
 	spit(f->path, "", 0);
+	assert_int_equal(chmod(f->path, 0640), 0);
 	char j[400];
 	snprintf(j, sizeof(j), "%s-journal", f->path);
 	for (int close_only = 0; close_only < 2; close_only++) {
@@ -631,8 +665,8 @@ static void test_store_empty_file_rollback(void **state)
 					      .dur_ns = 1};
 			assert_int_equal(store_add_phase(st, &p, &err), 0);
 		}
-		assert_true(file_size(f->path) > 0); /* pages did reach the file */
-		assert_true(exists(j));		     /* under a journal */
+		assert_true(file_size(f->path) == 0); /* a copy now reads as before */
+		assert_int_equal(count_temps(f->dir), 1);
 		if (close_only) {
 			store_close(st);
 		} else {
@@ -655,6 +689,10 @@ static void test_store_empty_file_rollback(void **state)
 	assert_true(q_int(store_db(st), "SELECT count(*) FROM phases") == 3);
 	assert_true(q_int(store_db(st), "PRAGMA application_id") == STORE_APPLICATION_ID);
 	store_close(st);
+	struct stat sb;
+	assert_int_equal(stat(f->path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0640);
+	assert_int_equal(count_temps(f->dir), 0);
 }
 
 /* Another process created the path while the new file was being built: the
@@ -761,11 +799,16 @@ static void test_store_commit_reopens_at_path(void **state)
 	assert_int_equal(store_exec(st, "PRAGMA cache_size = 8", &err), 0);
 	for (int64_t id = 1; id <= 2000; id++)
 		assert_int_equal(store_update_phase_window(st, id, 7, 1000, 3, &err), 0);
-	char j[400];
-	snprintf(j, sizeof(j), "%s-journal", f->path);
-	assert_true(exists(j));
+	/* in WAL mode: the pages SQLite writes before the end go to the -wal */
+	assert_true(exists_beside(f->path, "-wal"));
+	assert_false(exists_beside(f->path, "-journal"));
+	assert_same_pages(f->path, before, len, 1);
 	store_rollback(st);
-	assert_false(exists(j));
+	assert_false(exists_beside(f->path, "-wal"));
+	assert_false(exists_beside(f->path, "-shm"));
+	assert_string_equal(q_text(store_db(st), "PRAGMA journal_mode", buf, sizeof(buf)),
+			    "delete");
+	assert_same_pages(f->path, before, len, 0);
 	/* and a later transaction on the same store commits */
 	assert_int_equal(store_begin(st, &err), 0);
 	assert_true(store_intern(st, "third", 5, &err) > 0);
@@ -809,14 +852,18 @@ static void test_store_rollback_existing(void **state)
 		assert_int_equal(store_add_sample(st, ids.metric, i, i, &err), 0);
 	assert_int_equal(store_update_phase_window(st, ids.op, 7, 1000, 3, &err), 0);
 	assert_int_equal(store_add_diagnostic(st, 1, "X", 1, "m", NULL, &err), 0);
-	assert_true(file_size(f->path) > (int64_t)len); /* pages did reach the file */
+	/* SQLite did write pages before the end, all to the -wal: a copy of the
+	 * file alone reads as before */
+	assert_true(file_size(f->path) == (int64_t)len);
+	assert_true(exists_beside(f->path, "-wal"));
+	assert_same_pages(f->path, before, len, 1);
 	store_rollback(st);
 	store_close(st);
 
-	assert_same_file(f->path, before, len);
-	char j[400];
-	snprintf(j, sizeof(j), "%s-journal", f->path);
-	assert_false(exists(j));
+	assert_same_pages(f->path, before, len, 0);
+	assert_false(exists_beside(f->path, "-journal"));
+	assert_false(exists_beside(f->path, "-wal"));
+	assert_false(exists_beside(f->path, "-shm"));
 	assert_int_equal(store_open(f->path, STORE_READ, &st, &err), 0);
 	char ok[256];
 	assert_string_equal(q_text(store_db(st), "PRAGMA integrity_check", ok, sizeof(ok)), "ok");
@@ -867,7 +914,8 @@ static void test_store_rollback_after_commit_same_session(void **state)
 				      .dur_ns = 1};
 		assert_int_equal(store_add_phase(st, &q, &err), 0);
 	}
-	assert_true(file_size(f->path) > (int64_t)len); /* pages did reach the file */
+	assert_true(file_size(f->path) == (int64_t)len); /* pages went to the -wal */
+	assert_same_pages(f->path, before, len, 1);
 	store_rollback(st);
 	store_close(st);
 
@@ -881,7 +929,7 @@ static void test_store_rollback_after_commit_same_session(void **state)
 		fail_msg("after the rollback: integrity_check says \"%s\"", ok);
 	assert_true(rows == N);
 	assert_true(dur == 2 * N);
-	assert_same_file(f->path, before, len);
+	assert_same_pages(f->path, before, len, 0);
 }
 
 /* The reads and fix-ups importers used to do in raw SQL. */
@@ -1290,6 +1338,314 @@ static void test_store_read_missing(void **state)
 	assert_false(exists(f->path));
 }
 
+/* Appends n phases named name to the open transaction, in batches. */
+static void add_rows(struct store *st, const char *name, int n)
+{
+	char *err = NULL;
+	int64_t id = store_intern(st, name, strlen(name), &err);
+	assert_true(id > 0);
+	for (int i = 0; i < n; i++) {
+		struct phase_row p = {.id = store_reserve_phase_id(st),
+				      .kind = PHASE_SPAN,
+				      .name_id = id,
+				      .start_ns = i,
+				      .dur_ns = 1,
+				      .attrs = "{\"pad\":\"................................\"}",
+				      .attrs_len = 42};
+		assert_int_equal(store_add_phase(st, &p, &err), 0);
+	}
+}
+
+/* Runs child in a new process and returns its exit status (or 128 + the
+ * signal that ended it).  The child reports by its status, not by cmocka. */
+static int in_child(int (*child)(const char *), const char *path)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(child(path));
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* An append killed mid-way: SQLite has written pages, then kill -9. */
+static int killed_append(const char *path)
+{
+	struct store *st = NULL;
+	char *err = NULL;
+	if (store_open(path, STORE_WRITE, &st, &err) < 0 || store_begin(st, &err) < 0 ||
+	    store_exec(st, "PRAGMA cache_size = 8", &err) < 0)
+		return 1;
+	add_rows(st, "lost", 4000);
+	raise(SIGKILL);
+	return 2;
+}
+
+/* After an append killed with SIGKILL the file reads as before at once,
+ * copied alone too, and the next open tidies the -wal and -shm away. */
+static void test_store_killed_append(void **state)
+{
+	struct fx *f = *state;
+	struct ids ids;
+	write_sample(f->path, &ids);
+	size_t len = 0;
+	char *before = f->before = slurp(f->path, &len);
+	assert_non_null(before);
+	assert_int_equal(in_child(killed_append, f->path), 128 + SIGKILL);
+
+	char copy[400];
+	snprintf(copy, sizeof(copy), "%s/copy.db", f->dir);
+	size_t n = 0;
+	char *bytes = slurp(f->path, &n);
+	spit(copy, bytes, n);
+	free(bytes);
+	const char *files[] = {copy, f->path};
+	for (int i = 0; i < 2; i++) {
+		struct store *st = NULL;
+		char *err = NULL;
+		char ok[256];
+		assert_int_equal(store_open(files[i], STORE_READ, &st, &err), 0);
+		assert_string_equal(q_text(store_db(st), "PRAGMA integrity_check", ok, sizeof(ok)),
+				    "ok");
+		assert_true(q_int(store_db(st), "SELECT count(*) FROM phases") == 3);
+		assert_true(
+		    q_int(store_db(st), "SELECT count(*) FROM strings WHERE text = 'lost'") == 0);
+		store_close(st);
+		assert_false(exists_beside(files[i], "-wal"));
+		assert_false(exists_beside(files[i], "-shm"));
+		assert_false(exists_beside(files[i], "-journal"));
+	}
+	assert_same_pages(f->path, before, len, 0);
+}
+
+/* A foreign SQLite database in WAL mode is not tidied: it is not ours. */
+static void test_store_tidy_leaves_foreign_wal(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+				      "PRAGMA journal_mode = WAL; CREATE TABLE t(x);"
+				      " INSERT INTO t VALUES (1)",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	store_tidy(f->path);
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_READ, &st, &err), -1);
+	free(err);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	char buf[64];
+	assert_string_equal(q_text(db, "PRAGMA journal_mode", buf, sizeof(buf)), "wal");
+	sqlite3_close(db);
+}
+
+/* Holds a POSIX lock on path, as SQLite in an importer older than the
+ * flock does, until its parent closes the pipe. */
+static int hold_posix_lock(const char *path, int ready, int done)
+{
+	int fd = open(path, O_RDWR);
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	char c = 1;
+	if (fd < 0 || fcntl(fd, F_SETLK, &fl) < 0 || write(ready, &c, 1) != 1)
+		return 1;
+	return read(done, &c, 1) < 0;
+}
+
+/* The hidden files of killed imports go at the next open for writing; those
+ * of live imports (flock held, or SQLite's POSIX lock), of other files, and
+ * names mkstemp did not make stay. */
+static void test_store_sweeps_dead_hidden_files(void **state)
+{
+	struct fx *f = *state;
+	static const char *const names[] = {".trace.db.dEaD01",	 ".trace.db.LiVe01",
+					    ".trace.db.PoSix1",	 ".other.db.dEaD02",
+					    ".trace.db.toolong", "trace.db.dEaD03"};
+	char p[6][400];
+	for (int i = 0; i < 6; i++) {
+		snprintf(p[i], sizeof(p[i]), "%s/%s", f->dir, names[i]);
+		spit(p[i], "x", 1);
+	}
+	int live = open(p[1], O_RDONLY);
+	assert_true(live >= 0);
+	assert_int_equal(flock(live, LOCK_EX), 0);
+	int ready[2], done[2];
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(done), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(done[1]);
+		_exit(hold_posix_lock(p[2], ready[1], done[0]));
+	}
+	char c;
+	assert_int_equal(read(ready[0], &c, 1), 1);
+
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_false(exists(p[0]));
+	for (int i = 1; i < 6; i++)
+		if (!exists(p[i]))
+			fail_msg("%s was removed", names[i]);
+	/* the store's own hidden file, flock()ed, survives another's sweep */
+	struct store *other = NULL;
+	assert_int_equal(store_open(f->path, STORE_WRITE, &other, &err), 0);
+	assert_int_equal(count_temps(f->dir), 2 + 2 + 1); /* LiVe01, PoSix1, toolong */
+	store_close(other);
+	store_close(st);
+
+	close(done[1]);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(live);
+	/* both importers gone now: the next open removes theirs */
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	store_close(st);
+	assert_int_equal(count_temps(f->dir), 1); /* toolong */
+	close(ready[0]);
+	close(ready[1]);
+	close(done[0]);
+}
+
+/* store_interrupt (a signal) in a new file's transaction: the hidden file
+ * goes at once, the next statement fails. */
+static int interrupted_create(const char *path)
+{
+	struct store *st = NULL;
+	char *err = NULL;
+	if (store_open(path, STORE_WRITE, &st, &err) < 0 || store_begin(st, &err) < 0)
+		return 1;
+	add_rows(st, "first", 10);
+	store_interrupt(SIGTERM);
+	char dir[400];
+	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(path, '/') - path), path);
+	if (count_temps(dir) != 0)
+		return 2;
+	int64_t id = store_intern(st, "after", 5, &err);
+	if (id >= 0 || !err || !strstr(err, "interrupted"))
+		return 3;
+	free(err);
+	store_rollback(st);
+	store_close(st);
+	return store_interrupted() == SIGTERM && count_temps(dir) == 0 ? 0 : 4;
+}
+
+/* The same in an append: the file reads as before, nothing beside it. */
+static int interrupted_append(const char *path)
+{
+	struct store *st = NULL;
+	char *err = NULL;
+	if (store_open(path, STORE_WRITE, &st, &err) < 0 || store_begin(st, &err) < 0 ||
+	    store_exec(st, "PRAGMA cache_size = 8", &err) < 0)
+		return 1;
+	add_rows(st, "lost", 3000);
+	store_interrupt(SIGINT);
+	if (store_commit(st, &err) == 0 || !strstr(err, "interrupted"))
+		return 3;
+	free(err);
+	store_rollback(st);
+	store_close(st);
+	return 0;
+}
+
+static void test_store_interrupt(void **state)
+{
+	struct fx *f = *state;
+	assert_int_equal(in_child(interrupted_create, f->path), 0);
+	assert_false(exists(f->path));
+	assert_int_equal(count_temps(f->dir), 0);
+
+	struct ids ids;
+	write_sample(f->path, &ids);
+	size_t len = 0;
+	char *before = f->before = slurp(f->path, &len);
+	assert_int_equal(in_child(interrupted_append, f->path), 0);
+	assert_same_pages(f->path, before, len, 0);
+	assert_false(exists_beside(f->path, "-wal"));
+	assert_false(exists_beside(f->path, "-shm"));
+	assert_false(exists_beside(f->path, "-journal"));
+}
+
+/* Two imports into the same empty file: the first commit replaces it, the
+ * second fails and leaves the first's file whole. */
+static void test_store_replace_empty_race(void **state)
+{
+	struct fx *f = *state;
+	spit(f->path, "", 0);
+	struct store *a = NULL, *b = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_WRITE, &a, &err), 0);
+	assert_int_equal(store_open(f->path, STORE_WRITE, &b, &err), 0);
+	assert_int_equal(store_begin(a, &err), 0);
+	assert_int_equal(store_begin(b, &err), 0);
+	add_rows(a, "from a", 5);
+	add_rows(b, "from b", 7);
+	assert_int_equal(store_commit(a, &err), 0);
+	assert_int_equal(store_commit(b, &err), -1);
+	assert_err_mentions(err, f->path, "another import");
+	store_rollback(b);
+	store_close(b);
+	store_close(a);
+	assert_int_equal(count_temps(f->dir), 0);
+	struct store *st = NULL;
+	assert_int_equal(store_open(f->path, STORE_READ, &st, &err), 0);
+	assert_true(q_int(store_db(st), "SELECT count(*) FROM phases") == 5);
+	store_close(st);
+}
+
+/* An append whose -wal fits a file size limit but whose checkpoint would
+ * not: it fails before its commit, and the room it took goes back. */
+static int append_over_limit(const char *path)
+{
+	struct store *st = NULL;
+	char *err = NULL;
+	if (store_open(path, STORE_WRITE, &st, &err) < 0 || store_begin(st, &err) < 0 ||
+	    store_exec(st, "PRAGMA cache_size = 8", &err) < 0)
+		return 1;
+	add_rows(st, "too big", 12000);
+	char wal[400];
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	struct stat sb;
+	if (stat(wal, &sb) < 0)
+		return 1;
+	/* room for the -wal's last frames, not for trace.db's growth */
+	struct rlimit rl = {.rlim_cur = (rlim_t)sb.st_size + (256 << 10),
+			    .rlim_max = (rlim_t)sb.st_size + (256 << 10)};
+	signal(SIGXFSZ, SIG_IGN);
+	if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+		return 1;
+	if (store_commit(st, &err) == 0)
+		return 2;
+	int rc = strstr(err, "cannot grow") ? 0 : 3;
+	free(err);
+	store_rollback(st);
+	store_close(st);
+	return rc;
+}
+
+static void test_store_commit_room(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	add_rows(st, "base", 20000);
+	assert_int_equal(store_commit(st, &err), 0);
+	store_close(st);
+	size_t len = 0;
+	char *before = f->before = slurp(f->path, &len);
+	assert_int_equal(in_child(append_over_limit, f->path), 0);
+	assert_same_pages(f->path, before, len, 0);
+	assert_false(exists_beside(f->path, "-wal"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1321,6 +1677,14 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_store_refuses_newer_schema, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refuses_directory, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_read_missing, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_killed_append, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_tidy_leaves_foreign_wal, fx_setup,
+					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_sweeps_dead_hidden_files, fx_setup,
+					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_interrupt, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_replace_empty_race, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_commit_room, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
