@@ -1,8 +1,8 @@
 /*
  * One `grademl-tui import` run: open the store, begin the transaction, run
- * the importer of each file, commit; on any failure roll everything back so
- * trace.db is exactly as it was.  Also the workflow/step nodes every source
- * hangs under.
+ * the importer of each file, commit; on any failure, a signal's included
+ * (store_interrupt), roll everything back so trace.db is exactly as it was.  Also the workflow/step
+ * nodes every source hangs under.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +130,12 @@ int import_files(const char *db_path, char *const *paths, size_t npaths, const c
 		return -1;
 	int rc = import_to_store(st, paths, npaths, format, opts, err);
 	store_close(st);
+	if (rc < 0 && store_interrupted()) {
+		/* whatever failed first, the signal is why */
+		free(*err);
+		*err = xasprintf("%s: import stopped by a signal (%s); nothing imported", db_path,
+				 strsignal(store_interrupted()));
+	}
 	return rc;
 }
 

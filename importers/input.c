@@ -19,6 +19,7 @@
 #include <zstd.h>
 
 #include "importers/input.h"
+#include "model/store.h"
 #include "model/xalloc.h"
 
 #define RAW_CHUNK (256 * 1024)
@@ -364,6 +365,10 @@ const unsigned char *input_peek(struct input *in, size_t *len)
 
 ssize_t input_read(struct input *in, void *buf, size_t n, char **err)
 {
+	if (store_interrupted()) {
+		*err = errf(in, "interrupted");
+		return -1;
+	}
 	if (in->peek_pos < in->peek_len) {
 		size_t k = in->peek_len - in->peek_pos;
 		if (k > n)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <langinfo.h>
 #include <locale.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -161,6 +162,68 @@ fail:
 	return -1;
 }
 
+/*
+ * An import ends cleanly on the signals that would end it.  The first asks
+ * it to stop: store_interrupt removes the file it was building at once,
+ * and the transaction rolls back at its next statement or read (these
+ * handlers do not restart reads, so a wait on a pipe ends too).  A second
+ * signal, or SIGALRM 3 s after the first, ends it at once, which is safe:
+ * trace.db never depends on the rollback (model/store.c).  A signal ignored
+ * on entry (nohup, a background job) stays ignored; SIGXFSZ is ignored so
+ * that a file size limit fails a write (EFBIG) instead of killing the
+ * import.  A fault removes the file too, then goes on as it would have.
+ */
+static const int import_stop_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,	SIGPIPE,
+					  SIGALRM, SIGUSR1, SIGUSR2, SIGVTALRM, SIGXCPU};
+static const int import_fault_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP};
+static struct sigaction import_old_fault[sizeof(import_fault_signals) / sizeof(int)];
+
+static void import_die(int sig)
+{
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void import_on_stop(int sig)
+{
+	int first = store_interrupted();
+	if (first) {
+		import_die(first);
+		return;
+	}
+	store_interrupt(sig);
+	alarm(3);
+}
+
+static void import_on_fault(int sig, siginfo_t *info, void *ctx)
+{
+	store_interrupt(sig);
+	for (size_t i = 0; i < sizeof(import_fault_signals) / sizeof(int); i++)
+		if (import_fault_signals[i] == sig)
+			sigaction(sig, &import_old_fault[i], NULL);
+	/* a fault happens again on return, now to the handler before ours */
+	if (info->si_code <= 0)
+		raise(sig);
+}
+
+static void import_signals(void)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = import_on_stop;
+	for (size_t i = 0; i < sizeof(import_stop_signals) / sizeof(int); i++) {
+		int sig = import_stop_signals[i];
+		if (sigaction(sig, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sig, &sa, NULL);
+	}
+	sa.sa_flags = SA_SIGINFO;
+	sa.sa_sigaction = import_on_fault;
+	for (size_t i = 0; i < sizeof(import_fault_signals) / sizeof(int); i++)
+		sigaction(import_fault_signals[i], &sa, &import_old_fault[i]);
+	signal(SIGXFSZ, SIG_IGN);
+}
+
 static int cmd_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -230,13 +293,15 @@ static int cmd_import(int argc, char **argv)
 	char *err = NULL;
 	if (expand_paths(argv + optind, argc - optind, &paths, &n, &err) < 0)
 		return fail(err);
+	import_signals();
 	int rc = import_files(db, paths, n, format, &o, &err);
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
-	if (rc < 0)
-		return fail(err);
-	return 0;
+	int status = rc < 0 ? fail(err) : 0;
+	if (store_interrupted())
+		import_die(store_interrupted()); /* as the shell expects, now that all is tidy */
+	return status;
 }
 
 static int cmd_report(int argc, char **argv)
