@@ -128,6 +128,7 @@ int query_open(const char *path, const struct query_limits *lim, sqlite3 **db, c
 	sqlite3_stmt *q = NULL;
 	struct guard g;
 	*db = NULL;
+	store_tidy(path); /* a killed import's WAL mode, as store_open does */
 	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, tempcap_vfs()) !=
 	    SQLITE_OK) {
 		*err =
