@@ -540,10 +540,11 @@ static int holds_posix_lock(const char *path)
 	return found;
 }
 
-/* A bulk load into an existing (empty) file is written in place: it keeps
- * its locks to the end, however many phases it adds (the write-back hint
- * given for new files would drop SQLite's POSIX locks if it opened and
- * closed this file, and another process could then write). */
+/* A bulk load into an existing file (here one that has the schema only) is
+ * written in place: it keeps its locks to the end, however many phases it
+ * adds (the write-back hint given for new files would drop SQLite's POSIX
+ * locks if it opened and closed this file, and another process could then
+ * write). */
 static void test_store_in_place_keeps_lock(void **state)
 {
 	struct fx *f = *state;
@@ -551,7 +552,7 @@ static void test_store_in_place_keeps_lock(void **state)
 	char *err = NULL;
 	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
 	assert_int_equal(store_begin(st, &err), 0);
-	assert_int_equal(store_commit(st, &err), 0); /* an empty file, now in place */
+	assert_int_equal(store_commit(st, &err), 0); /* the schema only */
 	assert_int_equal(store_begin(st, &err), 0);
 	int64_t name = store_intern(st, "op", 2, &err);
 	enum { N = (1 << 18) + 4 * STORE_PHASE_BATCH };
@@ -1105,7 +1106,7 @@ static void test_store_refresh_deferred(void **state)
 	snprintf(path2, sizeof(path2), "%s/b.db", f->dir);
 	assert_int_equal(store_open(path2, STORE_WRITE, &st, &err), 0);
 	assert_int_equal(store_begin(st, &err), 0);
-	assert_int_equal(store_commit(st, &err), 0); /* an empty file, written in place */
+	assert_int_equal(store_commit(st, &err), 0); /* the schema only; then in place */
 	assert_int_equal(store_begin(st, &err), 0);
 	add_node(st, 1, 0, PHASE_WORKFLOW, 0, 0, 0);
 	assert_int_equal(store_refresh_window(st, 1, &err), 0);
