@@ -186,6 +186,7 @@ static struct {
 	char path[PATH_MAX];
 } hidden[HIDDEN_SLOTS];
 static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t committing; /* from the COMMIT on, unless it fails */
 
 /* Fails (after a signal: store_interrupt) in a transaction; the progress
  * handler stops long statements, this the short ones. */
@@ -430,6 +431,11 @@ void store_interrupt(int sig)
 int store_interrupted(void)
 {
 	return interrupted;
+}
+
+int store_committing(void)
+{
+	return committing;
 }
 
 static void hidden_arm(struct store *st)
@@ -914,6 +920,7 @@ int store_begin(struct store *st, char **err)
 		*err = xasprintf("%s: connection closed after an earlier error", st->path);
 		return -1;
 	}
+	committing = 0;
 	if (!st->in_txn) {
 		if (st->tmp_path ? store_exec(st, "BEGIN IMMEDIATE", err) < 0
 				 : begin_in_place(st, err) < 0)
@@ -1009,11 +1016,14 @@ int store_commit(struct store *st, char **err)
 	}
 	if (st->wal && reserve_room(st, err) < 0)
 		return -1;
+	committing = 1;
 	if (store_exec(st,
 		       "INSERT OR REPLACE INTO meta VALUES ('updated_at',"
 		       " strftime('%Y-%m-%dT%H:%M:%SZ')); COMMIT",
-		       err) < 0)
+		       err) < 0) {
+		committing = 0;
 		return -1;
+	}
 	st->in_txn = 0;
 	st->grown = 0;
 	leave_wal(st);

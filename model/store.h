@@ -148,6 +148,9 @@ void store_tidy(const char *path);
  * signal given, or 0. */
 void store_interrupt(int sig);
 int store_interrupted(void);
+/* 1 from the moment store_commit runs COMMIT, unless it fails: a signal
+ * then comes too late to roll back, and the import ends by itself. */
+int store_committing(void);
 void store_close(struct store *st);
 sqlite3 *store_db(struct store *st);
 const char *store_path(const struct store *st);

@@ -167,11 +167,13 @@ fail:
  * it to stop: store_interrupt removes the file it was building at once,
  * and the transaction rolls back at its next statement or read (these
  * handlers do not restart reads, so a wait on a pipe ends too).  A second
- * signal, or SIGALRM 3 s after the first, ends it at once, which is safe:
- * trace.db never depends on the rollback (model/store.c).  A signal ignored
- * on entry (nohup, a background job) stays ignored; SIGXFSZ is ignored so
- * that a file size limit fails a write (EFBIG) instead of killing the
- * import.  A fault removes the file too, then goes on as it would have.
+ * signal, or SIGALRM 3 s after the first (unless the commit has begun),
+ * ends it at once, which is safe: trace.db never depends on the rollback
+ * (model/store.c).  An import that committed exits 0, signal or not.  A
+ * signal ignored on entry (nohup, a background job) stays ignored; SIGXFSZ
+ * is ignored so that a file size limit fails a write (EFBIG) instead of
+ * killing the import.  A fault removes the file too, then goes on as it
+ * would have.
  */
 static const int import_stop_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,	SIGPIPE,
 					  SIGALRM, SIGUSR1, SIGUSR2, SIGVTALRM, SIGXCPU};
@@ -187,6 +189,8 @@ static void import_die(int sig)
 static void import_on_stop(int sig)
 {
 	int first = store_interrupted();
+	if (first && sig == SIGALRM && store_committing())
+		return; /* the 3 s spare a commit: its checkpoint ends by itself */
 	if (first) {
 		import_die(first);
 		return;
@@ -298,10 +302,13 @@ static int cmd_import(int argc, char **argv)
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
-	int status = rc < 0 ? fail(err) : 0;
-	if (store_interrupted())
-		import_die(store_interrupted()); /* as the shell expects, now that all is tidy */
-	return status;
+	if (rc < 0) {
+		int status = fail(err);
+		if (store_interrupted()) /* as the shell expects, now that all is tidy */
+			import_die(store_interrupted());
+		return status;
+	}
+	return 0; /* committed, even if a signal came meanwhile */
 }
 
 static int cmd_report(int argc, char **argv)
