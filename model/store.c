@@ -793,6 +793,19 @@ fail:
 	return -1;
 }
 
+/* Host aliases hold for the transaction they were given in. */
+static void forget_aliases(struct store *st)
+{
+	for (size_t i = 0; i < st->naliases; i++) {
+		free(st->alias[i]);
+		free(st->canonical[i]);
+	}
+	free(st->alias);
+	free(st->canonical);
+	st->alias = st->canonical = NULL;
+	st->naliases = 0;
+}
+
 void store_close(struct store *st)
 {
 	if (!st)
@@ -802,12 +815,7 @@ void store_close(struct store *st)
 	finalize_all(st);
 	if (st->db)
 		sqlite3_close(st->db);
-	for (size_t i = 0; i < st->naliases; i++) {
-		free(st->alias[i]);
-		free(st->canonical[i]);
-	}
-	free(st->alias);
-	free(st->canonical);
+	forget_aliases(st);
 	free(st->refresh);
 	free(st->target);
 	free(st->path);
@@ -930,7 +938,9 @@ int store_begin(struct store *st, char **err)
 	if (migrate(st, err) < 0 || add_kinds(st, err) < 0)
 		return -1;
 	st->next_phase_id = max_phase_id(st) + 1;
-	if (st->next_phase_id == 1 && !st->indexes_deferred) {
+	/* a first import builds the indexes after its rows; not in memory,
+	 * where imports are small and a schema change costs more (fuzzing) */
+	if (st->next_phase_id == 1 && !st->indexes_deferred && !st->memory) {
 		finalize_all(st);
 		if (store_exec(st, drop_indexes_sql, err) < 0)
 			return -1;
@@ -1026,6 +1036,7 @@ int store_commit(struct store *st, char **err)
 	}
 	st->in_txn = 0;
 	st->grown = 0;
+	forget_aliases(st);
 	leave_wal(st);
 	int rc = st->tmp_path ? publish(st, err) : 0;
 	timing_mark("commit");
@@ -1048,6 +1059,7 @@ void store_rollback(struct store *st)
 	st->in_txn = 0;
 	st->indexes_deferred = 0;
 	st->nrefresh = 0;
+	forget_aliases(st);
 }
 
 int64_t store_intern(struct store *st, const char *str, size_t n, char **err)

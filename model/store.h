@@ -197,9 +197,9 @@ struct event_row {
 #define STORE_EVENT_BATCH 16
 int store_add_events(struct store *st, const struct event_row *e, size_t n, char **err);
 int64_t store_add_metric(struct store *st, const struct metric_row *m, char **err);
-/* Host aliases: from now on, every host this store writes (sources, tracks,
- * metrics) that is alias is written as canonical.  -1 when alias already
- * names another host. */
+/* Host aliases: until the transaction ends (commit or rollback), every host
+ * this store writes (sources, tracks, metrics) that is alias is written as
+ * canonical.  -1 when alias already names another host. */
 int store_add_host_alias(struct store *st, const char *alias, const char *canonical);
 /* host's canonical name (host itself when it is no alias; NULL stays NULL). */
 const char *store_host(const struct store *st, const char *host);
