@@ -50,7 +50,7 @@ struct input {
 	int eof;
 	/* raw (compressed) bytes read from the file but not yet decoded */
 	unsigned char *raw;
-	size_t raw_len, raw_pos;
+	size_t raw_len, raw_pos, raw_cap;
 	int raw_eof;
 	z_stream z;
 	ZSTD_DCtx *zd;
@@ -73,7 +73,7 @@ static int fill_raw(struct input *in, char **err)
 		return 0;
 	ssize_t n;
 	do
-		n = read(in->fd, in->raw, RAW_CHUNK);
+		n = read(in->fd, in->raw, in->raw_cap);
 	while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		*err = xasprintf("%s: read error: %s", in->path, strerror(errno));
@@ -307,7 +307,10 @@ int input_open(const char *path, struct input **out, char **err)
 		goto fail;
 	}
 	in->size = (uint64_t)st.st_size;
-	in->raw = xmalloc(RAW_CHUNK);
+	/* a small file gets a buffer its size (and one byte to see the end) */
+	in->raw_cap = S_ISREG(st.st_mode) && st.st_size < RAW_CHUNK - 64 ? (size_t)st.st_size + 64
+									 : RAW_CHUNK;
+	in->raw = xmalloc(in->raw_cap);
 	if (fill_raw(in, err) < 0)
 		goto fail;
 	if (in->raw_len == 0) {
