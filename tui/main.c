@@ -132,7 +132,10 @@ static int expand_paths(char **args, int n, char ***out, size_t *nout, char **er
 			while ((de = readdir(d))) {
 				if (de->d_name[0] == '.')
 					continue;
-				char *p = xasprintf("%s/%s", args[i], de->d_name);
+				size_t len = strlen(args[i]);
+				char *p = xasprintf("%s%s%s", args[i],
+						    len && args[i][len - 1] == '/' ? "" : "/",
+						    de->d_name);
 				struct stat fs;
 				if (stat(p, &fs) == 0 && S_ISREG(fs.st_mode)) {
 					XGROW(v, count + 1, alloc);
