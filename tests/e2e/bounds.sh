@@ -21,14 +21,9 @@
 set -u
 
 cd "$(dirname "$0")/../.." || exit 1
-ROOT=$PWD
-BIN=${GRADEML_BIN:-build/grademl-tui}
-case $BIN in /*) ;; *) BIN=$ROOT/$BIN ;; esac
-
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+e2e_init e2e-bounds
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/grademl-e2e-bounds.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
 export HOME=$TMP/home XDG_STATE_HOME=$TMP/state
 mkdir -p "$HOME"
 

@@ -21,15 +21,11 @@
 set -u
 
 cd "$(dirname "$0")/../.." || exit 1
-ROOT=$PWD
-BIN=${GRADEML_BIN:-build/grademl-tui}
-case $BIN in /*) ;; *) BIN=$ROOT/$BIN ;; esac
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+e2e_init interrupt
 DEMO=$ROOT/tests/data/demo
 KEYS=$ROOT/tests/e2e/keys/drill-3.keys
 
-. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/grademl-interrupt.XXXXXX") || exit 1
 MNT=""
 cleanup() {
 	[ -n "$MNT" ] && umount "$MNT" 2>/dev/null

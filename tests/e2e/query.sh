@@ -18,17 +18,11 @@
 set -u
 
 cd "$(dirname "$0")/../.." || exit 1
-ROOT=$PWD
-BIN=${GRADEML_BIN:-build/grademl-tui}
-case $BIN in /*) ;; *) BIN=$ROOT/$BIN ;; esac
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+e2e_init e2e-query
 EXPECTED=$ROOT/tests/expected/query
 MAN=$ROOT/man/grademl-query.7
 REGEN=${GRADEML_E2E_REGEN:-}
-
-. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/grademl-e2e-query.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
 
 if [ ! -x "$BIN" ]; then
 	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN"

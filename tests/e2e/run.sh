@@ -30,15 +30,11 @@
 set -u
 
 cd "$(dirname "$0")/../.." || exit 1
-ROOT=$PWD
-BIN=${GRADEML_BIN:-build/grademl-tui}
-case $BIN in /*) ;; *) BIN=$ROOT/$BIN ;; esac
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+e2e_init e2e
 SAMPLES=$ROOT/../shared/samples/chrome-trace
 EXPECTED=$ROOT/tests/expected
 
-. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/grademl-e2e.XXXXXX") || exit 1
 cleanup() {
 	chmod -R u+rwX "$TMP" 2>/dev/null
 	rm -rf "$TMP"
@@ -413,7 +409,6 @@ else
 	done
 fi
 
-
 # ---- d. one workflow from several sources ----
 SPARK=$ROOT/../shared/samples/spark-eventlog/NVIDIA__spark-rapids-tools__eventlog-2021-06-15--15-00.gz
 if [ ! -f "$SPARK" ]; then
@@ -448,7 +443,6 @@ else
 		not_ok "workflow: demo + Spark import" "$(head -c 300 "$TMP/err")"
 	fi
 fi
-
 
 # ---- e. stitching options: nested --step, host aliases ----
 ns_db=$TMP/nested.db

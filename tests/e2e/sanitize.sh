@@ -18,14 +18,8 @@
 set -u
 
 cd "$(dirname "$0")/../.." || exit 1
-ROOT=$PWD
-BIN=${GRADEML_BIN:-build/grademl-tui}
-case $BIN in /*) ;; *) BIN=$ROOT/$BIN ;; esac
-
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/grademl-e2e-sanitize.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
+e2e_init e2e-sanitize
 
 if [ ! -x "$BIN" ]; then
 	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN"

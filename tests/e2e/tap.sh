@@ -1,5 +1,5 @@
 # Test-line helpers shared by the end-to-end scripts (sourced, not run):
-# ok NAME, not_ok NAME [WHY], skip NAME [WHY], regenerated, and summary,
+# e2e_init NAME, ok NAME, not_ok NAME [WHY], skip NAME [WHY], regenerated, and summary,
 # which prints "N passed, M failed[, K skipped][, R regenerated]" and
 # returns non-zero when anything failed.
 pass=0 fail=0 skipped=0 regen=0
@@ -24,4 +24,15 @@ summary() {
 	[ "$regen" -gt 0 ] && line="$line, $regen regenerated"
 	echo "$line"
 	[ "$fail" -eq 0 ]
+}
+# e2e_init NAME, in the repository root: ROOT, BIN (GRADEML_BIN made
+# absolute, build/grademl-tui by default) and TMP, the script's own
+# directory, removed at exit (a script with more to clean sets its own
+# trap after).
+e2e_init() {
+	ROOT=$PWD
+	BIN=${GRADEML_BIN:-build/grademl-tui}
+	case $BIN in /*) ;; *) BIN=$ROOT/$BIN ;; esac
+	TMP=$(mktemp -d "${TMPDIR:-/tmp}/grademl-$1.XXXXXX") || exit 1
+	trap 'rm -rf "$TMP"' EXIT
 }

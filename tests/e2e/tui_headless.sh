@@ -25,16 +25,12 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 cd "$ROOT"
-BIN=${GRADEML_BIN:-build/grademl-tui}
-case $BIN in /*) ;; *) BIN=$ROOT/$BIN ;; esac
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+e2e_init tui-headless
 KEYS=$here/keys
 EXPECTED=$ROOT/tests/expected/tui
 REGEN=${GRADEML_E2E_REGEN:-}
 
-. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/grademl-tui-headless.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
 # The prompt keeps a command history under $XDG_STATE_HOME (else ~/.local/state):
 # keep it out of the real home, and start every run without one.
 export HOME=$TMP/home XDG_STATE_HOME=$TMP/state

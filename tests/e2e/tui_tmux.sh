@@ -25,17 +25,14 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 cd "$ROOT"
-BIN=${GRADEML_BIN:-build/grademl-tui}
-case $BIN in /*) ;; *) BIN=$ROOT/$BIN ;; esac
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+e2e_init tui-tmux
 
 if ! command -v tmux >/dev/null 2>&1; then
 	echo "skipped: tmux is not installed (Debian: apt-get install tmux)"
 	exit 0
 fi
 
-. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/grademl-tui-tmux.XXXXXX")
 SOCK=grademl-tui-test-$$-$RANDOM
 tm() {
 	tmux -f /dev/null -L "$SOCK" "$@"
