@@ -45,6 +45,9 @@ if [ $# -ge 1 ]; then
 else
 	R=$(mktemp -d /var/tmp/grademl-fresh.XXXXXX) || die "cannot make a directory under /var/tmp"
 fi
+# the root's / as a Debian root has it: mktemp's 0700 would shut the
+# ordinary user out of every file in it
+chmod 755 "$R" || die "cannot chmod $R"
 LOGS=${LOGS:-$R.logs}
 mkdir -p "$LOGS" || die "cannot make $LOGS"
 
