@@ -8,6 +8,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$here/../filetable.sh"
 out="${1:-$here/data}"
 shift || true
 py="${PYTHON:-python3}"
@@ -68,16 +69,8 @@ root span.
 - PyTorch $("$py" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)')
 - nvidia-smi: \`--query-gpu=$fields --format=csv -lms 100\`, TZ=UTC
 
-| file | bytes | unzipped |
-| --- | ---: | ---: |
 EOF
-	for f in "$out"/*.gz "$out"/*.json; do
-		b=$(basename "$f")
-		case $b in
-		*.gz) echo "| $b | $(stat -c %s "$f") | $(gzip -dc "$f" | wc -c) |" ;;
-		*) echo "| $b | $(stat -c %s "$f") | - |" ;;
-		esac
-	done
+	truth_file_table "$out"
 } >"$out/README.md"
 
 ls -l "$out"

@@ -37,10 +37,12 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn as nn
-from torch.profiler import ProfilerActivity, profile, schedule
+from torch.profiler import ProfilerActivity
 
-WAIT, WARMUP, ACTIVE = 1, 1, 3
-STEPS = WAIT + WARMUP + ACTIVE
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from truthlib import STEPS, SlowDataset, busy_host, gemms, note, otlp, run_cases  # noqa: E402
+from truthlib import profiler as truth_profiler  # noqa: E402
+
 DRY = False  # --cpu-dry-run: the same code on the CPU, sizes cut down
 WARM_S = 2.0  # unprofiled seconds before the profiled steps of a case
 
@@ -86,29 +88,7 @@ class Timer:
 
 def profiler(path):
     acts = [ProfilerActivity.CPU] + ([] if DRY else [ProfilerActivity.CUDA])
-
-    def on_ready(p):
-        p.export_chrome_trace(path)
-
-    return profile(activities=acts,
-                   schedule=schedule(wait=WAIT, warmup=WARMUP, active=ACTIVE, repeat=1),
-                   on_trace_ready=on_ready)
-
-
-def busy_host(ms):
-    """Python work on the host for about ms milliseconds (not a sleep)."""
-    end = time.perf_counter() + ms / 1e3
-    x = 0
-    while time.perf_counter() < end:
-        x += random.random()
-    return x
-
-
-def gemms(a, b, n):
-    c = a
-    for _ in range(n):
-        c = torch.matmul(a, b)
-    return c
+    return truth_profiler(path, acts)
 
 
 def drive(out, name, step):
@@ -126,11 +106,6 @@ def drive(out, name, step):
             prof.step()
     sync()
     return m
-
-
-def note(m, key, value):
-    if m is not None:
-        m.setdefault(key, []).append(value)
 
 
 def case_compute(out, rec):
@@ -152,21 +127,6 @@ def case_compute(out, rec):
                gemm={"m": n, "n": n, "k": n, "dtype": "bfloat16", "per_step": per_step},
                tflops=2 * n ** 3 * per_step * len(m["step_gpu_ms"])
                / (sum(m["step_gpu_ms"]) / 1e3) / 1e12, **m)
-
-
-class SlowDataset(torch.utils.data.Dataset):
-    """A sample costs SAMPLE_MS of waiting (a slow disk or remote store)."""
-    SAMPLE_MS = 2.0
-
-    def __init__(self, dim):
-        self.dim = dim
-
-    def __len__(self):
-        return 1 << 30
-
-    def __getitem__(self, i):
-        time.sleep(self.SAMPLE_MS / 1e3)
-        return torch.full((self.dim,), float(i % 7))
 
 
 def case_input(out, rec):
@@ -319,28 +279,6 @@ CASES = {"compute": case_compute, "input": case_input, "sync": case_sync,
          "pageable": case_pageable, "launch": case_launch, "straggler": case_straggler}
 
 
-def otlp(spans, host):
-    trace_id = "%032x" % random.getrandbits(128)
-
-    def span(name, sid, parent, t0, t1, attrs):
-        s = {"traceId": trace_id, "spanId": sid, "name": name, "kind": 1,
-             "startTimeUnixNano": str(t0), "endTimeUnixNano": str(t1),
-             "attributes": [{"key": k, "value": {"stringValue": str(v)}}
-                            for k, v in attrs.items()]}
-        if parent:
-            s["parentSpanId"] = parent
-        return s
-
-    root = "%016x" % random.getrandbits(64)
-    out = [span("gpu-truth", root, None, spans[0][1], spans[-1][2], {})]
-    for name, t0, t1, attrs in spans:
-        out.append(span(name, "%016x" % random.getrandbits(64), root, t0, t1, attrs))
-    res = {"attributes": [{"key": "host.name", "value": {"stringValue": host}},
-                          {"key": "service.name", "value": {"stringValue": "gpu-truth"}}]}
-    return {"resourceSpans": [{"resource": res, "scopeSpans": [
-        {"scope": {"name": "tests/truth/gpu/workloads.py"}, "spans": out}]}]}
-
-
 def main():
     global DRY, WARM_S
     args = sys.argv[1:]
@@ -358,27 +296,11 @@ def main():
     host = socket.gethostname()
     truth = {"host": host, "torch": torch.__version__,
              "cuda": None if DRY else torch.version.cuda,
-             "gpu": None if DRY else torch.cuda.get_device_name(0),
-             "steps": {"wait": WAIT, "warmup": WARMUP, "active": ACTIVE}, "cases": {}}
-    spans = []
-    for name in names:
-        rec = {}
-        t0 = time.time_ns()
-        try:
-            CASES[name](out, rec)
-        except Exception as e:  # keep what the other cases captured
-            rec["error"] = repr(e)
-            print("# %s: failed: %r" % (name, e), file=sys.stderr, flush=True)
-        t1 = time.time_ns()
-        rec.update(start_ns=t0, end_ns=t1)
-        truth["cases"][name] = rec
-        spans.append((name, t0, t1, {"case": name}))
-        print("# %s: %.2f s" % (name, (t1 - t0) / 1e9), file=sys.stderr, flush=True)
-        time.sleep(0.5)  # a visible gap between the cases in nvidia-smi
-    with open(os.path.join(out, "truth.json"), "w") as f:
-        json.dump(truth, f, indent=1)
+             "gpu": None if DRY else torch.cuda.get_device_name(0)}
+    done = run_cases(out, names, CASES, truth)
+    spans = [(name, t0, t1, {"case": name}) for name, t0, t1, _ in done]
     with open(os.path.join(out, "steps.otlp.json"), "w") as f:
-        json.dump(otlp(spans, host), f)
+        json.dump(otlp(spans, host, "gpu-truth", "tests/truth/gpu/workloads.py"), f)
 
 
 if __name__ == "__main__":
