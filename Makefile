@@ -9,6 +9,10 @@
 #                        in FUZZ_CORPUS (build/fuzz/corpus/NAME); FUZZ_NAMES picks
 #                        targets, e.g. make fuzz-long FUZZ_NAMES=chrome FUZZ_LONG_SECS=3600
 #   make demo            import the bundled capture and print its report
+#   make truth           the truth suite's table: for each workload whose answer is
+#                        known by construction, the expected verdict, the tool's,
+#                        and whether they agree; then each figure against its
+#                        reference (tests/truth/README.md; `make check` runs it too)
 #   make bench           benchmarks against the budgets in DESIGN.md
 #   make install PREFIX=/usr/local
 #   make deps            install what `make check` needs (as root), else print the line
@@ -68,7 +72,7 @@ FUZZ_LONG_SECS ?= 600
 FUZZ_CORPUS ?= $(FUZZ_B)/corpus
 FUZZ_MAX_LEN ?= 4096
 
-.PHONY: all check check-run unit e2e fuzz fuzz-smoke demo demo-run bench bench-run install \
+.PHONY: all check check-run unit e2e fuzz fuzz-smoke demo demo-run truth bench bench-run install \
         clean format deps deps-build deps-demo deps-check deps-bench deps-list pkgcheck cmockacheck
 all: $(BIN)
 
@@ -166,6 +170,10 @@ demo-run: $(BIN)
 	rm -f demo.db
 	bash tests/data/demo/import.sh $(BIN) demo.db
 	$(BIN) demo.db
+
+# Exit status 1 when a row that is not marked pending disagrees.
+truth: deps-demo $(BIN)
+	@GRADEML_BIN=$(BIN) python3 tests/truth/run.py --table
 
 bench: deps-bench
 	@$(MAKE) --no-print-directory bench-run

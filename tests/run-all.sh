@@ -15,7 +15,7 @@
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-E2E="tests/tree.sh tests/e2e/run.sh tests/e2e/tui_headless.sh tests/e2e/tui_tmux.sh tests/e2e/query.sh tests/e2e/sanitize.sh tests/e2e/bounds.sh tests/e2e/interrupt.sh"
+E2E="tests/tree.sh tests/e2e/run.sh tests/e2e/tui_headless.sh tests/e2e/tui_tmux.sh tests/e2e/query.sh tests/e2e/sanitize.sh tests/e2e/bounds.sh tests/e2e/interrupt.sh tests/truth/run.sh"
 limit=${GRADEML_PART_TIMEOUT:-3600}
 log=$(mktemp "${TMPDIR:-/tmp}/grademl-check.XXXXXX")
 trap 'rm -f "$log"' EXIT

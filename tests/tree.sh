@@ -37,7 +37,7 @@ fi
 # TOOL-PATTERN (extended regex, on lines that are not comments) and the
 # package that holds it.
 debs=" $(make -s --no-print-directory deps-list LIST=CHECK 2>/dev/null) "
-scripts="Makefile tests/run-all.sh tests/fuzz/run.sh tests/data/demo/import.sh $(ls tests/e2e/*.sh)"
+scripts="Makefile tests/run-all.sh tests/fuzz/run.sh tests/data/demo/import.sh tests/truth/run.sh $(ls tests/e2e/*.sh)"
 while read -r pkg pattern; do
 	used=$(grep -n -E -e "$pattern" $scripts | grep -v -E '^[^:]*:[0-9]+:[[:space:]]*#' | head -n 1)
 	if [ -z "$used" ]; then
