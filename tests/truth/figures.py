@@ -118,31 +118,45 @@ def _profiler_steps(ctx):
 
 
 def step_times(ctx, spec):
-    """Each traced ProfilerStep's start and duration in the report against
-    the workload's clock at each prof.step(), and against the raw trace;
-    and the critical path's makespan against the traced steps' window."""
+    """Each traced ProfilerStep's duration in the report against the raw
+    trace's host annotation, and against spec's "truth" (a per-step list of
+    wall times, the step's own code without prof.step()) where it names
+    one; where the workload kept its clock at each prof.step()
+    (step_end_ns), each step's start and duration and the critical path's
+    makespan against it too."""
     rec = ctx.record
-    ends = [rec["profile_start_ns"]] + rec["step_end_ns"]
-    bounds = ends[-ctx.truth["steps"]["active"] - 1:]
+    active = ctx.truth["steps"]["active"]
     raw = sorted((e for e in raw_events(ctx, spec["trace"])
-                  if e["name"].startswith("ProfilerStep#")), key=lambda e: e["t0"])
+                  if e["name"].startswith("ProfilerStep#")
+                  and e.get("cat") in (None, "user_annotation")), key=lambda e: e["t0"])
     tool = _profiler_steps(ctx)
+    bounds = ([rec["profile_start_ns"]] + rec["step_end_ns"])[-active - 1:] \
+        if "step_end_ns" in rec else None
     out = []
-    for k in range(len(bounds) - 1):
+    for k in range(active):
         t = tool[k] if k < len(tool) else None
+        r = raw[k] if k < len(raw) else None
+        out.append(Figure("step %d duration vs raw trace" % (k + 1), t and t["dur_ns"],
+                          r and r["t1"] - r["t0"], 1000, "1 us"))
+        if "truth" in spec:
+            wall = _series(ctx, spec["truth"])[k]
+            out.append(Figure("step %d duration vs truth's wall time" % (k + 1),
+                              t and t["dur_ns"], wall, max(500000, 0.02 * wall),
+                              "max(0.5 ms, 2%): prof.step() is outside the wall time"))
+        if bounds is None:
+            continue
         truth = bounds[k + 1] - bounds[k]
         out.append(Figure("step %d duration vs truth" % (k + 1), t and t["dur_ns"], truth,
                           max(500000, 0.01 * truth), "max(0.5 ms, 1%)"))
         out.append(Figure("step %d start, less truth's" % (k + 1),
                           t and t["start_ns"] - bounds[k], 0, 1000000,
                           "1 ms: the time offset and the profiler's clock"))
-        r = raw[k] if k < len(raw) else None
-        out.append(Figure("step %d duration vs raw trace" % (k + 1), t and t["dur_ns"],
-                          r and r["t1"] - r["t0"], 1000, "1 us"))
-    paths = ctx.report["critical_path"]
-    out.append(Figure("critical-path makespan vs truth", paths[0]["makespan_ns"] if paths else None,
-                      bounds[-1] - bounds[0], max(1000000, 0.03 * (bounds[-1] - bounds[0])),
-                      "max(1 ms, 3%)"))
+    if bounds is not None:
+        paths = ctx.report["critical_path"]
+        whole = bounds[-1] - bounds[0]
+        out.append(Figure("critical-path makespan vs truth",
+                          paths[0]["makespan_ns"] if paths else None, whole,
+                          max(1000000, 0.03 * whole), "max(1 ms, 3%)"))
     return out
 
 
