@@ -118,10 +118,15 @@ struct track_memo {
 	int used;
 };
 
+/* What a track of a pid/tid holds: host work, a device stream's work, or
+ * the GPU annotations Kineto writes on that stream (a lane of their own, so
+ * that they are neither the stream's busy time nor its items). */
+enum { TRACK_HOST, TRACK_STREAM, TRACK_ANNOTATIONS };
+
 struct track {
 	char *pid, *tid;
-	int device, async;
-	int64_t last_ts; /* greatest time seen, to close unclosed begins */
+	int device, async; /* device: TRACK_* */
+	int64_t last_ts;   /* greatest time seen, to close unclosed begins */
 };
 
 struct open_span { /* a "B" or "b" waiting for its end */
@@ -528,23 +533,34 @@ static int ieq(const struct sbuf *s, const char *lit)
 	return !strcasecmp(s->buf, lit);
 }
 
-/* Maps a category (and name) to a phase kind; sets *device for GPU work. */
-/* Categories and the phase kinds they make; anything else is an operator. */
+/* Categories and the phase kinds they make; anything else is an operator.
+ * Device work is what Kineto records on a device's stream or queue, whatever
+ * the accelerator: CUDA, ROCm/HIP and XPU write kernel, gpu_memcpy and
+ * gpu_memset (older Kineto: Kernel, Memcpy, Memset), MTIA its command
+ * processor's mtia_ccp_events (pe_exe, dma_request, event_wait, ...), each
+ * on the thread that Kineto names after its stream.  GPU user annotations
+ * (ProfilerStep#N, Optimizer.step on the GPU) are no device work: they get
+ * a lane of their own beside their stream. */
 static const struct {
 	const char *cat;
 	int kind, device, flat;
 } cat_kinds[] = {
-    {"kernel", PHASE_KERNEL, 1, 0},
-    {"gpu_memcpy", PHASE_MEMCPY, 1, 0},
-    {"memcpy", PHASE_MEMCPY, 1, 0},
-    {"gpu_memset", PHASE_MEMSET, 1, 0},
-    {"memset", PHASE_MEMSET, 1, 0},
-    {"gpu_user_annotation", PHASE_GPU_ANNOTATION, 1, 1},
+    {"kernel", PHASE_KERNEL, TRACK_STREAM, 0},
+    {"gpu_memcpy", PHASE_MEMCPY, TRACK_STREAM, 0},
+    {"memcpy", PHASE_MEMCPY, TRACK_STREAM, 0},
+    {"gpu_memset", PHASE_MEMSET, TRACK_STREAM, 0},
+    {"memset", PHASE_MEMSET, TRACK_STREAM, 0},
+    {"mtia_ccp_events", PHASE_KERNEL, TRACK_STREAM, 0},
+    {"gpu_user_annotation", PHASE_GPU_ANNOTATION, TRACK_ANNOTATIONS, 1},
     {"cuda_runtime", PHASE_RUNTIME, 0, 0},
     {"runtime", PHASE_RUNTIME, 0, 0},
     {"cuda_driver", PHASE_RUNTIME, 0, 0},
     {"mtia_runtime", PHASE_RUNTIME, 0, 0},
     {"hip_runtime", PHASE_RUNTIME, 0, 0},
+    {"xpu_runtime", PHASE_RUNTIME, 0, 0},
+    {"xpu_driver", PHASE_RUNTIME, 0, 0},
+    {"privateuse1_runtime", PHASE_RUNTIME, 0, 0},
+    {"privateuse1_driver", PHASE_RUNTIME, 0, 0},
     {"cuda_sync", PHASE_RUNTIME, 0, 0},
     {"user_annotation", PHASE_ANNOTATION, 0, 0},
     {"trace", PHASE_SPAN, 0, 0},
@@ -552,9 +568,9 @@ static const struct {
     {"python", PHASE_SPAN, 0, 0},
 };
 
-/* Maps an event to a phase kind; sets *device for GPU work and *flat for
- * spans that do not nest.  A trace uses a handful of categories: the last
- * few are remembered, so that most events cost one comparison. */
+/* Maps an event to a phase kind; sets *device to the kind of device track
+ * it goes on (0: a host one) and *flat for spans that do not nest.  A trace uses a handful of
+ * categories: the last few are remembered, so that most events cost one comparison. */
 static int kind_of(struct cp *p, const struct event *e, int *device, int *flat,
 		   struct cat_memo **memo)
 {
@@ -595,7 +611,7 @@ static void track_key(struct cp *p, const struct sbuf *pid, const struct sbuf *t
 		      int async)
 {
 	sbuf_reset(&p->scratch);
-	sbuf_addc(&p->scratch, device ? 'D' : 'H');
+	sbuf_addc(&p->scratch, "HDN"[device]);
 	sbuf_addc(&p->scratch, async ? 'A' : 'S');
 	sbuf_addc(&p->scratch, '\x1f');
 	sbuf_add(&p->scratch, pid->buf, pid->len);
@@ -664,7 +680,7 @@ static int64_t track_find(struct cp *p, const struct sbuf *pid, const struct sbu
  * its flow ends), else the host thread. */
 static uint32_t point_track(struct cp *p, const struct event *e)
 {
-	int64_t d = track_find(p, &e->pid, &e->tid, 1);
+	int64_t d = track_find(p, &e->pid, &e->tid, TRACK_STREAM);
 	return d >= 0 ? (uint32_t)d : track_of(p, &e->pid, &e->tid, 0, 0);
 }
 
@@ -921,7 +937,7 @@ static int finish_event(struct cp *p)
 		/* an E need not repeat its B's category: close the B open on this
 		 * pid/tid, host or device */
 		struct open_stack *os = NULL;
-		for (int dev = 0; dev < 2 && (!os || !os->n); dev++) {
+		for (int dev = TRACK_HOST; dev <= TRACK_ANNOTATIONS && (!os || !os->n); dev++) {
 			int64_t t = track_find(p, &e->pid, &e->tid, dev);
 			if (t < 0)
 				continue;
@@ -2118,6 +2134,18 @@ static void track_name(struct cp *p, const struct track *t, struct sbuf *name)
 		sbuf_adds(name, t->tid);
 	else
 		sbuf_addf(name, "thread %s", t->tid);
+	if (t->device == TRACK_ANNOTATIONS) {
+		while (name->len && name->buf[name->len - 1] == ' ')
+			name->buf[--name->len] = '\0'; /* Kineto's "stream 7 " */
+		sbuf_adds(name, " annotations");
+	}
+}
+
+static const char *track_kind(const struct track *t)
+{
+	if (t->device)
+		return t->device == TRACK_STREAM ? "stream" : "annotation";
+	return t->async ? "async" : "thread";
 }
 
 /* Reserves the process and track nodes and stores the tracks. */
@@ -2127,11 +2155,11 @@ static int make_tracks(struct cp *p, struct scaffold *sc, int rank, const char *
 		struct track *t = &p->tracks[i];
 		size_t j;
 		for (j = 0; j < sc->nprocs; j++)
-			if (!strcmp(sc->procs[j].pid, t->pid) && sc->procs[j].device == t->device)
+			if (!strcmp(sc->procs[j].pid, t->pid) && sc->procs[j].device == !!t->device)
 				break;
 		if (j == sc->nprocs) {
 			sc->procs[j].pid = t->pid;
-			sc->procs[j].device = t->device;
+			sc->procs[j].device = !!t->device;
 			sc->procs[j].id = store_reserve_phase_id(p->st);
 			sc->nprocs++;
 		}
@@ -2140,12 +2168,12 @@ static int make_tracks(struct cp *p, struct scaffold *sc, int rank, const char *
 		n->node_id = store_reserve_phase_id(p->st);
 		n->parent_id = sc->procs[j].id;
 		n->name_id = intern(p, sc->name.buf, sc->name.len);
-		n->kind = t->device ? PHASE_STREAM : PHASE_THREAD;
+		n->kind = t->device == TRACK_STREAM	   ? PHASE_STREAM
+			  : t->device == TRACK_ANNOTATIONS ? PHASE_GPU_ANNOTATION
+							   : PHASE_THREAD;
 		n->depth = sc->depth + 1;
 		struct track_row tr = {.source_id = p->source_id,
-				       .kind = t->device  ? "stream"
-					       : t->async ? "async"
-							  : "thread",
+				       .kind = track_kind(t),
 				       .pid = t->pid,
 				       .tid = t->tid,
 				       .name = sc->name.buf,

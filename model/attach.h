@@ -8,11 +8,13 @@
 
 #include "model/model.h"
 
-/* SQL over a tracks row: a GPU stream's device.  Kineto gives GPU work the
- * device index as its pid ("pid": 0, "tid": "stream 7"); any other track,
- * or a pid that is not a small number, has none (-1). */
+/* SQL over a tracks row: a GPU stream's device (and that of the lane of
+ * its GPU annotations).  Kineto gives GPU work the device index as its pid
+ * ("pid": 0, "tid": "stream 7"); any other track, or a pid that is not a
+ * small number, has none (-1). */
 #define TRACK_DEVICE_SQL                                                                           \
-	"(CASE WHEN kind = 'stream' AND pid GLOB '[0-9]*' AND pid NOT GLOB '*[^0-9]*'"             \
+	"(CASE WHEN kind IN ('stream', 'annotation') AND pid GLOB '[0-9]*'"                        \
+	" AND pid NOT GLOB '*[^0-9]*'"                                                             \
 	" AND length(pid) <= 4 THEN CAST(pid AS INTEGER) ELSE -1 END)"
 
 /* The GPU a series measures ("gpuN" resource or "gpu=N" label), or -1 for
@@ -27,8 +29,8 @@ struct mbusy {
 	double mean, max; /* time-weighted mean and the highest value in force */
 };
 /* The attached series with a capacity, but those measuring slack (idle,
- * free, available) and those that never change, that have values during n, busiest first by mean share
- * of capacity: at most max of them in out[], *count set. */
+ * free, available) and those that never change, that have values during n, busiest first by mean
+ * share of capacity: at most max of them in out[], *count set. */
 int model_busiest(struct model *m, const struct mnode *n, struct mbusy *out, size_t max,
 		  size_t *count, char **err);
 

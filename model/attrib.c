@@ -98,7 +98,7 @@ struct track {
 	int device;		     /* -1: host side */
 	int nest;		     /* phases nest by time (a CPU thread) */
 	int cls;		     /* class index, -1 none */
-	int stream;		     /* a device stream: written after the source's host tracks */
+	int stream;		     /* a device track: written after the source's host tracks */
 	int64_t source, spans, node; /* its source, phases and node phase (0 none) */
 };
 
@@ -238,7 +238,7 @@ static int load_tracks(struct run *r)
 		t->device = sqlite3_column_int(q, 3);
 		t->nest = kind && (!strcmp(kind, "thread") || !strcmp(kind, "host"));
 		t->cls = -1;
-		t->stream = kind && !strcmp(kind, "stream");
+		t->stream = kind && (!strcmp(kind, "stream") || !strcmp(kind, "annotation"));
 		t->source = sqlite3_column_int64(q, 4);
 		t->spans = sqlite3_column_int64(q, 5);
 		t->node = sqlite3_column_int64(q, 6);

@@ -167,7 +167,7 @@ static const struct run_kind rec_runs = {sizeof(struct rec), rec_size, rec_vcmp}
 
 struct nest {
 	struct buf buf[2];
-	int cur;     /* records go into buf[cur] */
+	int cur;	  /* records go into buf[cur] */
 	struct runs runs; /* the spill thread's while a job is out */
 	uint64_t seq;
 	uint32_t max_track;
@@ -411,7 +411,11 @@ struct ctx {
 	struct nest_track *t; /* current track */
 	struct frame *stack;
 	size_t depth, alloc;
+	/* the current track's busy time: the union of its spans (on a stream,
+	 * of its device work), covered up to cover_end; the device work's
+	 * window (dev_end < dev_start: none yet) */
 	int64_t busy, cover_end, top_children;
+	int64_t dev_start, dev_end;
 	struct pending_flow *pending;
 	size_t npending, pending_alloc;
 	struct cmap *launches; /* the nest's */
@@ -523,10 +527,15 @@ static int queue_phase(struct ctx *c, const struct phase_row *p)
 	return idorder_put(c->ord, p);
 }
 
+static int is_device_work(int kind)
+{
+	return kind == PHASE_KERNEL || kind == PHASE_MEMCPY || kind == PHASE_MEMSET;
+}
+
 static int write_frame(struct ctx *c, struct frame *f)
 {
 	int64_t self = (f->end - f->start) - f->covered;
-	int device = f->kind == PHASE_KERNEL || f->kind == PHASE_MEMCPY || f->kind == PHASE_MEMSET;
+	int device = is_device_work(f->kind);
 	struct phase_row p = {
 	    .id = f->id,
 	    .parent_id = f->parent_id,
@@ -599,6 +608,10 @@ static int end_track(struct ctx *c)
 	c->t = NULL;
 	if (!t->used)
 		return 0; /* every record overflowed: the track has no node */
+	if (t->kind == PHASE_STREAM && c->dev_start <= c->dev_end) {
+		t->start = c->dev_start; /* a stream's window is its device work's */
+		t->end = c->dev_end;
+	}
 	int64_t win = t->end - t->start;
 	struct phase_row p = {
 	    .id = t->node_id,
@@ -762,6 +775,8 @@ static int consume(struct ctx *c, const struct rec *r)
 		c->t = t;
 		c->busy = c->top_children = 0;
 		c->cover_end = INT64_MIN;
+		c->dev_start = INT64_MAX;
+		c->dev_end = INT64_MIN;
 		t->used = 0;
 	}
 	int point = is_point(r->role);
@@ -788,8 +803,16 @@ static int consume(struct ctx *c, const struct rec *r)
 	if (point)
 		return consume_point(c, r, start);
 
-	cover(c, start, end);
-	t->spans++;
+	/* a stream's busy time and items are its device work alone (kernels,
+	 * copies, sets), as HTA counts them */
+	if (t->kind != PHASE_STREAM || is_device_work(r->kind)) {
+		cover(c, start, end);
+		t->spans++;
+	}
+	if (t->kind == PHASE_STREAM && is_device_work(r->kind)) {
+		c->dev_start = start < c->dev_start ? start : c->dev_start;
+		c->dev_end = end > c->dev_end ? end : c->dev_end;
+	}
 	struct frame f = {
 	    .id = store_reserve_phase_id(c->st),
 	    .start = start,

@@ -66,10 +66,13 @@ struct nest_track {
 	int64_t node_id;   /* reserved phase id of the track's node */
 	int64_t parent_id; /* the process (or rank) node above it */
 	int64_t name_id;
-	int kind;  /* PHASE_THREAD, PHASE_STREAM */
+	int kind;  /* PHASE_THREAD, PHASE_STREAM, PHASE_GPU_ANNOTATION (a stream's annotations) */
 	int depth; /* depth of the track node */
 	/* out: the node's window in epoch ns, whether it had any record, and
-	 * how many spans (phases other than the node) it holds */
+	 * how many spans (phases other than the node) it holds.  A stream
+	 * counts its device work alone (kernel, memcpy, memset): its window,
+	 * its spans, and its node's self time (the window less the union of
+	 * that work: its idle time) */
 	int64_t start, end;
 	int used;
 	int64_t spans;

@@ -904,25 +904,81 @@ static void test_trace_events_not_array(void **state)
 	expect_failure(*state, "five.json", json, strlen(json));
 }
 
-/* Kineto's GPU-side ProfilerStep#N (a gpu_user_annotation) stays on its
- * stream: one stream track for pid 2 / tid 0, no thread track. */
-static void test_gpu_profiler_step_stays_on_stream(void **state)
+/* Kineto's GPU-side ProfilerStep#N and Optimizer.step (gpu_user_annotation)
+ * stay on the device, in a lane of their own beside their stream: the
+ * stream node holds its device work alone.  Stream 0 (us): annotations
+ * 10..60 and 30..40 over kernels 20..25 and 24..30 and a memcpy 50..52,
+ * the first kernel launched by a runtime call: busy is the union 20..30 +
+ * 50..52 = 12 us of the work's window 20..52 (32 us), so self (idle) is
+ * 20 us; 3 items, of which the 2 with no launch are the stream's children. */
+static void test_gpu_annotations_beside_stream(void **state)
 {
 	struct fx *f = *state;
 	static const char json[] =
 	    "[{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"ProfilerStep#1\","
 	    "\"pid\":2,\"tid\":0,\"ts\":10,\"dur\":50},"
+	    "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"Optimizer.step\","
+	    "\"pid\":2,\"tid\":0,\"ts\":30,\"dur\":10},"
 	    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":2,\"tid\":0,\"ts\":20,"
-	    "\"dur\":5},"
+	    "\"dur\":5,\"args\":{\"correlation\":7}},"
+	    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":2,\"tid\":0,\"ts\":24,"
+	    "\"dur\":6},"
+	    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy DtoH\",\"pid\":2,"
+	    "\"tid\":0,\"ts\":50,\"dur\":2},"
+	    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":9,"
+	    "\"tid\":9,\"ts\":5,\"dur\":3,\"args\":{\"correlation\":7}},"
 	    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":9,"
 	    "\"tid\":9,\"ts\":0,\"dur\":100}]";
 	import_ok(f, "gpustep.json", json);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM tracks WHERE pid = '2'"), 1);
+	assert_text(f, "annotation:stream 0 annotations,stream:stream 0",
+		    "SELECT group_concat(kind || ':' || name) FROM (SELECT kind, name FROM tracks"
+		    " WHERE pid = '2' ORDER BY kind)");
+	assert_text(f, "3 12000 32000 20000 2",
+		    "SELECT t.spans || ' ' || (p.dur_ns - p.self_ns) || ' ' || p.dur_ns || ' ' ||"
+		    " p.self_ns || ' ' || p.child_count FROM tracks t JOIN phases p ON p.id ="
+		    " t.phase_id WHERE t.kind = 'stream'");
+	/* the annotations hang under their lane's node, beside the stream */
+	assert_text(f, "gpu_annotation 2 2 ProfilerStep#1,Optimizer.step",
+		    "SELECT n.kind || ' ' || n.child_count || ' ' || t.spans || ' ' || (SELECT"
+		    " group_concat(name) FROM (SELECT name FROM phases_v WHERE parent_id = n.id"
+		    " ORDER BY start_ns)) FROM tracks t JOIN phases_v n ON n.id = t.phase_id"
+		    " WHERE t.kind = 'annotation'");
 	assert_int_equal(
-	    q_int(f, "SELECT count(*) FROM tracks WHERE pid = '2' AND kind = 'stream'"), 1);
-	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'gpu_annotation'"),
-			 1);
+	    q_int(f, "SELECT count(*) FROM phases_v a JOIN phases_v s ON s.id ="
+		     " a.parent_id WHERE s.kind = 'stream' AND a.kind = 'gpu_annotation'"),
+	    0);
 	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'profiler_step'"), 1);
+	assert_complete(f, json);
+}
+
+/* Kineto's device categories beyond CUDA: MTIA's command processor events
+ * (mtia_ccp_events) are device work on the stream Kineto names, linked to
+ * the mtia_runtime call that launched them; XPU's runtime calls launch. */
+static void test_accelerator_categories(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] =
+	    "{\"traceEvents\":[{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":17,\"tid\":3774,"
+	    "\"args\":{\"name\":\"Stream 108\"}},"
+	    "{\"ph\":\"X\",\"cat\":\"mtia_ccp_events\",\"name\":\"pe_exe\",\"pid\":17,"
+	    "\"tid\":3774,\"ts\":20,\"dur\":5,\"args\":{\"stream\":108,\"correlation\":3}},"
+	    "{\"ph\":\"X\",\"cat\":\"mtia_ccp_events\",\"name\":\"dma_request\",\"pid\":17,"
+	    "\"tid\":3774,\"ts\":30,\"dur\":4,\"args\":{\"stream\":108}},"
+	    "{\"ph\":\"X\",\"cat\":\"mtia_runtime\",\"name\":\"launchKernel\",\"pid\":865,"
+	    "\"tid\":1,\"ts\":10,\"dur\":2,\"args\":{\"correlation\":3}},"
+	    "{\"ph\":\"X\",\"cat\":\"xpu_runtime\",\"name\":\"urEnqueueKernelLaunch\","
+	    "\"pid\":865,\"tid\":1,\"ts\":40,\"dur\":2,\"args\":{\"correlation\":4}},"
+	    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"xk\",\"pid\":0,\"tid\":1,\"ts\":45,"
+	    "\"dur\":1,\"args\":{\"correlation\":4}}]}";
+	import_ok(f, "mtia.json", json);
+	assert_text(f, "Stream 108 2 9000 14000,stream 1 1 1000 1000",
+		    "SELECT group_concat(x, ',') FROM (SELECT t.name || ' ' || t.spans || ' ' ||"
+		    " (p.dur_ns - p.self_ns) || ' ' || p.dur_ns AS x FROM tracks t JOIN phases p"
+		    " ON p.id = t.phase_id WHERE t.kind = 'stream' ORDER BY t.name)");
+	assert_text(f, "kernel:launchKernel,kernel:Stream 108,kernel:urEnqueueKernelLaunch",
+		    "SELECT group_concat(x, ',') FROM (SELECT d.kind || ':' || l.name AS x FROM"
+		    " phases_v d JOIN phases_v l ON l.id = d.parent_id WHERE d.kind = 'kernel'"
+		    " ORDER BY d.start_ns)");
 	assert_complete(f, json);
 }
 
@@ -1318,7 +1374,8 @@ int main(void)
 	    T(test_sort_file_failure_names_file),
 	    T(test_object_without_events),
 	    T(test_trace_events_not_array),
-	    T(test_gpu_profiler_step_stays_on_stream),
+	    T(test_gpu_annotations_beside_stream),
+	    T(test_accelerator_categories),
 	    T(test_end_before_begin),
 	    T(test_bind_id_keeps_category),
 	    T(test_empty_rank_adds_nothing),

@@ -293,7 +293,12 @@ static void format_rank(struct fx *f, const struct gpubreak_rank *r, struct sbuf
 			sbuf_addf(out, "mix %d ns %lld\n", mask, (long long)r->mix_ns[mask]);
 	sbuf_addf(out, "overlap comm_ns %lld overlap_ns %lld\n", (long long)r->comm_ns,
 		  (long long)r->overlap_ns);
-	sqlite3_stmt *q = importfx_query(f, "SELECT pid || ':' || tid FROM tracks WHERE id = ?1");
+	/* the reference names a stream by its work's `stream` argument, which
+	 * is the tid for CUDA but not for MTIA (tid 3774 is "Stream 108") */
+	sqlite3_stmt *q = importfx_query(
+	    f, "SELECT t.pid || ':' || coalesce((SELECT json_extract(p.attrs, '$.stream') FROM"
+	       " phases p WHERE p.track_id = t.id AND p.attrs IS NOT NULL LIMIT 1), t.tid)"
+	       " FROM tracks t WHERE t.id = ?1");
 	char **keys = xcalloc(r->nstreams + 1, sizeof(*keys));
 	size_t *order = xcalloc(r->nstreams + 1, sizeof(*order));
 	for (size_t i = 0; i < r->nstreams; i++) {
@@ -352,8 +357,40 @@ static char *slurp(const char *path)
 	return sbuf_detach(&b);
 }
 
+/* The tree and the breakdown agree on every stream: with the last step
+ * kept, HTA's window, idle time and items of a stream are its node's
+ * duration and self time and its track's spans; and every stream with
+ * device work is in the breakdown. */
+static void check_tree_agrees(struct fx *f, struct store *st)
+{
+	struct gpubreak_opts o;
+	gpubreak_default_opts(&o);
+	o.include_last_step = 1;
+	struct gpubreak g;
+	char *err = NULL;
+	if (gpubreak_load(st, &o, &g, &err) < 0)
+		fail_msg("gpubreak_load: %s", err ? err : "?");
+	sqlite3_stmt *q = importfx_query(f, "SELECT p.dur_ns, p.self_ns, t.spans FROM tracks t"
+					    " JOIN phases p ON p.id = t.phase_id WHERE t.id = ?1");
+	size_t n = 0;
+	for (size_t i = 0; i < g.nranks; i++)
+		for (size_t k = 0; k < g.ranks[i].nstreams; k++, n++) {
+			const struct gpubreak_stream *x = &g.ranks[i].streams[k];
+			sqlite3_bind_int64(q, 1, x->track_id);
+			assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+			assert_int_equal(sqlite3_column_int64(q, 0), x->time.window_ns);
+			assert_int_equal(sqlite3_column_int64(q, 1), x->time.idle_ns);
+			assert_int_equal(sqlite3_column_int64(q, 2), x->items);
+			sqlite3_reset(q);
+		}
+	sqlite3_finalize(q);
+	gpubreak_release(&g);
+	assert_int_equal(n, importfx_int(f, "SELECT count(*) FROM tracks WHERE kind = 'stream'"
+					    " AND spans > 0"));
+}
+
 /* Imports trace, formats the breakdowns and compares every line with the
- * expected file but its '#' comments. */
+ * expected file but its '#' comments; then checks that the tree agrees. */
 static void check_sample(struct fx *f, const char *trace, const char *expected_name)
 {
 	if (access(trace, R_OK) != 0)
@@ -379,6 +416,7 @@ static void check_sample(struct fx *f, const char *trace, const char *expected_n
 	struct sbuf got = SBUF_INIT;
 	format_rank(f, &g.ranks[0], &got);
 	gpubreak_release(&g);
+	check_tree_agrees(f, model_store(m));
 	model_free(m);
 
 	/* drop the comments of the expected file */
@@ -424,6 +462,21 @@ static void test_hta_inference(void **state)
 	check_sample(*state, SAMPLES "inference_rank_1.json.gz", "hta_inference_rank_1.txt");
 }
 
+/* Accelerators beyond CUDA: MTIA's command processor events on its streams,
+ * ROCm's kernels and copies on an MI250 (whose runtime calls carry a stream
+ * too, as text: no device work). */
+static void test_hta_mtia(void **state)
+{
+	check_sample(*state, SAMPLES "mtia_inference_rank_0.json.gz",
+		     "hta_mtia_inference_rank_0.txt");
+}
+
+static void test_hta_mi250(void **state)
+{
+	check_sample(*state, SAMPLES "mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+		     "hta_mi250_minitoy_train_ROCm6_2_kineto.txt");
+}
+
 static void test_h100_train(void **state)
 {
 	check_sample(*state, "tests/data/gpu/train.pt.trace.json.gz", "h100_train.txt");
@@ -449,10 +502,11 @@ static void test_h100_ddp_rank1(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    T(test_stream_gaps),    T(test_comm_overlap),   T(test_last_step),
-	    T(test_kernel_type),    T(test_hta_control),    T(test_hta_test),
-	    T(test_hta_inference),  T(test_h100_train),	    T(test_h100_eval),
-	    T(test_h100_ddp_rank0), T(test_h100_ddp_rank1), T(test_extreme_times),
+	    T(test_stream_gaps),    T(test_comm_overlap),  T(test_last_step),
+	    T(test_kernel_type),    T(test_hta_control),   T(test_hta_test),
+	    T(test_hta_inference),  T(test_hta_mtia),	   T(test_hta_mi250),
+	    T(test_h100_train),	    T(test_h100_eval),	   T(test_h100_ddp_rank0),
+	    T(test_h100_ddp_rank1), T(test_extreme_times),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

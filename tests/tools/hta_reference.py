@@ -9,7 +9,9 @@ It prints, for each trace, the figures tests/test_gpubreak.c compares with
 (lines described in tests/expected/gpubreak/README).  The definitions are
 HTA's, as model/gpubreak.h states them:
 
-  * device work: complete events with a duration whose args carry `stream`;
+  * device work: complete events with a duration whose args carry `stream`
+    as an integer (ROCm's runtime calls on the host carry the stream as a
+    pointer in text, "0x0": those are no device work);
   * last step: with two or more distinct ProfilerStep* names, keep only the
     device work whose correlated host event (same args.correlation, no
     stream) started before the latest start of a stream-less ProfilerStep*
@@ -197,7 +199,7 @@ def analyse(path, include_last_step, kernel_wait_ns):
         args = e.get("args") or {}
         name = str(e.get("name", ""))
         s = us_to_ns(e["ts"])
-        if "stream" in args:
+        if isinstance(args.get("stream"), int):
             dur = us_to_ns(e["dur"])
             device.append({
                 "pid": str(e.get("pid")), "stream": str(args["stream"]), "name": name,
