@@ -106,7 +106,7 @@ struct source_row {
 
 struct track_row {
 	int64_t source_id;
-	const char *kind;      /* "thread", "stream", "async", "counter" */
+	const char *kind;      /* "thread", "stream", "annotation", "async", "counter" */
 	const char *pid, *tid; /* as written in the trace */
 	const char *name;
 	const char *host;

@@ -1,7 +1,10 @@
 /*
  * Report figures from trace.db (see summary.h).  Operators are aggregated by
- * name over phases of kind 'operator'; a stream's busy time is its window
- * minus its idle (self) time, over the window of the source it came from.
+ * name over phases of kind 'operator'; a stream's busy time is the union of
+ * its device work, which the nest builder leaves as its node's duration
+ * less its self (idle) time, shown over the window of the source it came
+ * from; its items are its device work (tracks.spans).  GPU annotations are
+ * in a lane of their own, neither busy time nor items (model/nest.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -108,7 +111,7 @@ static int load_streams(sqlite3 *db, struct summary *s, char **err)
 	    "   max(p.start_ns + p.dur_ns) AS e FROM tracks t JOIN phases p ON p.id = t.phase_id"
 	    "   GROUP BY t.source_id)"
 	    " SELECT pn.text, sn.text, coalesce(src.rank, -1), n.dur_ns - n.self_ns,"
-	    "  win.e - win.s, t.spans"
+	    "  win.e - win.s, t.spans, t.id"
 	    " FROM tracks t JOIN phases n ON n.id = t.phase_id"
 	    " JOIN strings sn ON sn.id = n.name_id"
 	    " JOIN phases pr ON pr.id = n.parent_id JOIN strings pn ON pn.id = pr.name_id"
@@ -130,6 +133,7 @@ static int load_streams(sqlite3 *db, struct summary *s, char **err)
 		x->busy_ns = sqlite3_column_int64(q, 3);
 		x->window_ns = sqlite3_column_int64(q, 4);
 		x->items = sqlite3_column_int64(q, 5);
+		x->track_id = sqlite3_column_int64(q, 6);
 	}
 	sqlite3_finalize(q);
 	return 0;

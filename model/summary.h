@@ -31,10 +31,12 @@ struct summary_op {
 	int64_t count, total_ns, self_ns;
 };
 
+/* busy_ns: the union of the stream's device work; window_ns: its source's
+ * window; items: its device work (kernels, copies, sets). */
 struct summary_stream {
 	char *process, *stream;
 	int rank;
-	int64_t busy_ns, window_ns, items;
+	int64_t busy_ns, window_ns, items, track_id;
 };
 
 struct summary {

@@ -567,11 +567,11 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 		const struct summary_stream *x = &s->streams[i];
 		json_array_append_new(
 		    streams,
-		    json_pack("{s:o, s:o, s:o, s:I, s:I, s:f, s:I}", "rank",
+		    json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:f, s:I}", "rank",
 			      x->rank >= 0 ? json_integer(x->rank) : json_null(), "process",
-			      jstr(x->process), "stream", jstr(x->stream), "busy_ns",
-			      (json_int_t)x->busy_ns, "window_ns", (json_int_t)x->window_ns,
-			      "busy_fraction",
+			      jstr(x->process), "stream", jstr(x->stream), "track_id",
+			      (json_int_t)x->track_id, "busy_ns", (json_int_t)x->busy_ns,
+			      "window_ns", (json_int_t)x->window_ns, "busy_fraction",
 			      x->window_ns > 0 ? (double)x->busy_ns / (double)x->window_ns : 0.0,
 			      "items", (json_int_t)x->items));
 	}
