@@ -3,7 +3,7 @@
 Holistic Trace Analysis (HTA) computed straight from a raw Chrome/Kineto
 trace (JSON or .json.gz), without trace.db, pandas or HTA itself.
 
-Usage: hta_reference.py [--include-last-step] [--kernel-wait-ns N] TRACE...
+Usage: hta_reference.py [--include-last-step] [--kernel-wait-ns N] [--hta-rounding] TRACE...
 
 It prints, for each trace, the figures tests/test_gpubreak.c compares with
 (lines described in tests/expected/gpubreak/README).  The definitions are
@@ -23,7 +23,11 @@ HTA's, as model/gpubreak.h states them:
     per-stream idle breakdown (host wait, kernel wait, other).
 
 Times are exact integer nanoseconds: a decimal microsecond timestamp is
-converted digit by digit, never through a float.
+converted digit by digit, never through a float.  --hta-rounding does what
+HTA itself does to a trace whose times have fractions of a microsecond: each
+event's start is rounded up and its end down to a whole microsecond (an
+event shorter than that keeps a duration of 0), so that the effect of that
+rounding on every figure can be measured against the exact ones.
 """
 import gzip
 import json
@@ -181,7 +185,13 @@ def idle_breakdown(work, kernel_wait_ns):
     return ns, count
 
 
-def analyse(path, include_last_step, kernel_wait_ns):
+def hta_round(s, e):
+    """An event's start rounded up and its end rounded down to whole us."""
+    s, e = -(-s // 1000) * 1000, e // 1000 * 1000
+    return s, max(e, s)
+
+
+def analyse(path, include_last_step, kernel_wait_ns, rounding=False):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
         doc = json.load(fh, parse_float=str)
@@ -199,11 +209,13 @@ def analyse(path, include_last_step, kernel_wait_ns):
         args = e.get("args") or {}
         name = str(e.get("name", ""))
         s = us_to_ns(e["ts"])
+        end = s + max(us_to_ns(e["dur"]), 0)
+        if rounding:
+            s, end = hta_round(s, end)
         if isinstance(args.get("stream"), int):
-            dur = us_to_ns(e["dur"])
             device.append({
                 "pid": str(e.get("pid")), "stream": str(args["stream"]), "name": name,
-                "s": s, "e": s + max(dur, 0), "type": kernel_type(name),
+                "s": s, "e": end, "type": kernel_type(name),
                 "corr": args.get("correlation")})
             continue
         if name.startswith("ProfilerStep"):
@@ -249,20 +261,23 @@ def analyse(path, include_last_step, kernel_wait_ns):
 
 
 def main(argv):
-    include_last_step, kernel_wait_ns, paths = False, 30000, []
+    include_last_step, kernel_wait_ns, rounding, paths = False, 30000, False, []
     it = iter(argv)
     for a in it:
         if a == "--include-last-step":
             include_last_step = True
         elif a == "--kernel-wait-ns":
             kernel_wait_ns = int(next(it))
+        elif a == "--hta-rounding":
+            rounding = True
         else:
             paths.append(a)
     if not paths:
         sys.stderr.write(__doc__)
         return 2
     for p in paths:
-        sys.stdout.write("\n".join(analyse(p, include_last_step, kernel_wait_ns)) + "\n")
+        lines = analyse(p, include_last_step, kernel_wait_ns, rounding)
+        sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
 

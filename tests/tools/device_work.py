@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""An independent reference for a device stream's busy time, items and
+window, computed straight from a raw Chrome/Kineto trace (JSON or .json.gz)
+with json and gzip only, never trace.db.
+
+Usage: device_work.py TRACE...
+
+Device work is every complete event ("ph": "X") whose category is one that
+Kineto gives the work of a device's stream or queue, whatever the
+accelerator: kernel, gpu_memcpy, gpu_memset (CUDA, ROCm/HIP, XPU), their
+older spellings Kernel, Memcpy, Memset, and MTIA's mtia_ccp_events.  GPU
+user annotations (gpu_user_annotation: ProfilerStep#N, Optimizer.step on
+the stream) are not device work.  A stream is the (pid, tid) its work is on.
+
+Prints one line per stream, sorted by pid and tid (as text):
+
+  PID TID ITEMS BUSY_NS WINDOW_NS UNLINKED
+
+ITEMS: its device work; BUSY_NS: the length of the union of that work's
+intervals (touching intervals join); WINDOW_NS: from the first work's start
+to the last one's end; UNLINKED: the work whose correlation id no host event
+carries (no launching call: it hangs under the stream itself).  Times are
+exact integer nanoseconds (hta_reference.us_to_ns).
+"""
+import gzip
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hta_reference import length, merge, us_to_ns  # noqa: E402
+
+DEVICE_CATS = {"kernel", "gpu_memcpy", "memcpy", "gpu_memset", "memset", "mtia_ccp_events"}
+
+
+def streams(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        doc = json.load(fh, parse_float=str)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    work, host_corr = {}, set()
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "X":
+            continue
+        args = e.get("args") or {}
+        cat = str(e.get("cat", "")).lower()
+        if cat not in DEVICE_CATS:
+            if "correlation" in args:
+                host_corr.add(args["correlation"])
+            continue
+        s = us_to_ns(e["ts"])
+        d = max(us_to_ns(e.get("dur", 0)), 0)
+        key = (str(e.get("pid", 0)), str(e.get("tid", 0)))
+        work.setdefault(key, []).append((s, s + d, args.get("correlation")))
+    out = []
+    for (pid, tid), ws in sorted(work.items()):
+        busy = length(merge([(s, e) for s, e, _ in ws]))
+        window = max(e for _, e, _ in ws) - min(s for s, _, _ in ws)
+        unlinked = sum(1 for _, _, c in ws if not c or c not in host_corr)
+        out.append(f"{pid} {tid} {len(ws)} {busy} {window} {unlinked}")
+    return out
+
+
+def main(argv):
+    if not argv:
+        sys.stderr.write(__doc__)
+        return 2
+    for p in argv:
+        sys.stdout.write("".join(line + "\n" for line in streams(p)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
