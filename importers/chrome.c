@@ -2087,7 +2087,7 @@ static const char *string_of(struct cp *p, int64_t id, struct sbuf *out)
 struct proc {
 	char *pid;
 	int device;
-	int64_t id, start, end, children;
+	int64_t id, start, end, children, spans;
 };
 
 /* B and b events never closed end at the last time seen on their track. */
@@ -2229,10 +2229,13 @@ static void process_name(struct cp *p, const struct proc *pr, struct sbuf *name)
 }
 
 /* Writes the process nodes that hold a used track, and then the rank node
- * when there is one and it holds a process. */
+ * when there is one and it holds a process.  The rank's window is that of
+ * its processes with spans: one that holds only instants (Kineto's "Record
+ * Window End", 2 ms after the last span) does not stretch it. */
 static int write_groups(struct cp *p, struct scaffold *sc, int rank)
 {
 	int64_t start = INT64_MAX, end = INT64_MIN, kids = 0;
+	int64_t bare_start = INT64_MAX, bare_end = INT64_MIN;
 	for (size_t j = 0; j < sc->nprocs; j++) {
 		struct proc *pr = &sc->procs[j];
 		pr->start = INT64_MAX;
@@ -2242,6 +2245,7 @@ static int write_groups(struct cp *p, struct scaffold *sc, int rank)
 			if (n->parent_id != pr->id || !n->used)
 				continue;
 			pr->children++;
+			pr->spans += n->spans;
 			pr->start = n->start < pr->start ? n->start : pr->start;
 			pr->end = n->end > pr->end ? n->end : pr->end;
 		}
@@ -2260,11 +2264,16 @@ static int write_groups(struct cp *p, struct scaffold *sc, int rank)
 		if (r.name_id < 0 || store_add_phase(p->st, &r, p->err) < 0)
 			return -1;
 		kids++;
-		start = pr->start < start ? pr->start : start;
-		end = pr->end > end ? pr->end : end;
+		int64_t *s0 = pr->spans ? &start : &bare_start, *e0 = pr->spans ? &end : &bare_end;
+		*s0 = pr->start < *s0 ? pr->start : *s0;
+		*e0 = pr->end > *e0 ? pr->end : *e0;
 	}
 	if (!sc->rank_id || !kids)
 		return 0; /* a rank without spans gets no node */
+	if (start > end) {
+		start = bare_start;
+		end = bare_end;
+	}
 	sbuf_reset(&sc->name);
 	sbuf_addf(&sc->name, "rank %d", rank);
 	struct phase_row r = {.id = sc->rank_id,

@@ -755,6 +755,25 @@ static void test_distributed_rank(void **state)
 		    " FROM sources");
 }
 
+/* Kineto's "Record Window End" (an instant with an empty pid, after the last
+ * span) makes a track of its own; it must not stretch the rank's window, nor
+ * the step's. */
+static void test_record_window_end_not_in_rank_window(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "rank0.json",
+		  "{\"distributedInfo\":{\"rank\":0},\"traceEvents\":["
+		  "{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":10},"
+		  "{\"name\":\"Record Window End\",\"ph\":\"i\",\"s\":\"g\",\"pid\":\"\","
+		  "\"tid\":\"\",\"ts\":2000}]}");
+	assert_int_equal(q_int(f, "SELECT count(*) FROM events_v WHERE name = 'Record Window End'"),
+			 1);
+	assert_text(f, "100000 110000",
+		    "SELECT start_ns || ' ' || end_ns FROM phases_v WHERE kind = 'rank'");
+	assert_text(f, "100000 110000",
+		    "SELECT start_ns || ' ' || end_ns FROM phases_v WHERE kind = 'step'");
+}
+
 static void test_no_rank_without_distributed_info(void **state)
 {
 	struct fx *f = *state;
@@ -1362,6 +1381,7 @@ int main(void)
 	    T(test_big_integer_arg),
 	    T(test_bad_utf8),
 	    T(test_distributed_rank),
+	    T(test_record_window_end_not_in_rank_window),
 	    T(test_no_rank_without_distributed_info),
 	    T(test_completeness),
 	    T(test_utf8_bom),
