@@ -2,7 +2,8 @@
  * The analyses of one trace.db (resource attribution and bottlenecks,
  * imbalance, the GPU breakdowns, each workflow's critical path, the issues
  * they raise), run together, and their cache in the file (tables
- * attribution, attribution_fit, imbalance, issues, critical_path and the
+ * attribution, attribution_fit, imbalance, imbalance_meets, imbalance_ranks,
+ * issues, critical_path and the
  * gpu_breakdown tables of model/gpucache.c).  The critical path runs on the
  * caller's connection while a thread with a read-only connection of its
  * own runs the others: on two cores the analyses take the longer of the
@@ -198,18 +199,30 @@ static int step_done(sqlite3 *db, sqlite3_stmt *s, char **err)
 int analysis_save(struct store *st, const struct analysis *a, char **err)
 {
 	sqlite3 *db = store_db(st);
-	sqlite3_stmt *imb = NULL, *iss = NULL, *meta = NULL, *cp = NULL;
+	sqlite3_stmt *imb = NULL, *imm = NULL, *imr = NULL, *iss = NULL, *meta = NULL, *cp = NULL;
 	char *sig = signature(db);
 	int rc = -1;
 	if (!sig ||
-	    store_exec(st, "DELETE FROM imbalance; DELETE FROM issues; DELETE FROM critical_path",
-		       err) < 0)
+	    store_exec(
+		st,
+		"DELETE FROM imbalance; DELETE FROM imbalance_meets;"
+		" DELETE FROM imbalance_ranks; DELETE FROM issues; DELETE FROM critical_path",
+		err) < 0)
 		goto out;
-	if (sqlite3_prepare_v2(db,
-			       "INSERT INTO imbalance(parent_id, kind, label, members, ideal_ns,"
-			       " actual_ns, impact_ns, straggler_id, straggler, slow)"
-			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-			       -1, &imb, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(
+		db,
+		"INSERT INTO imbalance(id, parent_id, kind, label, members, ideal_ns,"
+		" actual_ns, impact_ns, straggler_id, straggler, slow)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+		-1, &imb, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+			       "INSERT INTO imbalance_meets(imbalance_id, meets, collectives,"
+			       " unmatched, last_at, wait_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+			       -1, &imm, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+			       "INSERT INTO imbalance_ranks(imbalance_id, seq, rank_id, name,"
+			       " last_at, wait_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+			       -1, &imr, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(
 		db,
 		"INSERT INTO issues(id, kind, phase_id, impact_ns, share, explanation)"
@@ -224,18 +237,40 @@ int analysis_save(struct store *st, const struct analysis *a, char **err)
 	}
 	for (size_t i = 0; i < a->nimb; i++) {
 		const struct imbalance *g = &a->imb[i];
-		sqlite3_bind_int64(imb, 1, g->parent_id);
-		sqlite3_bind_text(imb, 2, g->kind, -1, SQLITE_STATIC);
-		sqlite3_bind_text(imb, 3, g->label, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(imb, 4, g->members);
-		sqlite3_bind_int64(imb, 5, g->ideal_ns);
-		sqlite3_bind_int64(imb, 6, g->actual_ns);
-		sqlite3_bind_int64(imb, 7, g->impact_ns);
-		sqlite3_bind_int64(imb, 8, g->straggler_id);
-		sqlite3_bind_text(imb, 9, g->straggler, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(imb, 10, g->slow);
+		sqlite3_bind_int64(imb, 1, (int64_t)i + 1);
+		sqlite3_bind_int64(imb, 2, g->parent_id);
+		sqlite3_bind_text(imb, 3, g->kind, -1, SQLITE_STATIC);
+		sqlite3_bind_text(imb, 4, g->label, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(imb, 5, g->members);
+		sqlite3_bind_int64(imb, 6, g->ideal_ns);
+		sqlite3_bind_int64(imb, 7, g->actual_ns);
+		sqlite3_bind_int64(imb, 8, g->impact_ns);
+		sqlite3_bind_int64(imb, 9, g->straggler_id);
+		sqlite3_bind_text(imb, 10, g->straggler, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(imb, 11, g->slow);
 		if (step_done(db, imb, err) < 0)
 			goto out;
+		if (g->meets) {
+			sqlite3_bind_int64(imm, 1, (int64_t)i + 1);
+			sqlite3_bind_text(imm, 2, g->meets, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(imm, 3, g->collectives);
+			sqlite3_bind_int64(imm, 4, g->unmatched);
+			sqlite3_bind_int64(imm, 5, g->last);
+			sqlite3_bind_int64(imm, 6, g->wait_ns);
+			if (step_done(db, imm, err) < 0)
+				goto out;
+		}
+		for (size_t k = 0; k < g->nranks; k++) {
+			const struct imbalance_rank *r = &g->ranks[k];
+			sqlite3_bind_int64(imr, 1, (int64_t)i + 1);
+			sqlite3_bind_int64(imr, 2, (int64_t)k);
+			sqlite3_bind_int64(imr, 3, r->rank_id);
+			sqlite3_bind_text(imr, 4, r->name, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(imr, 5, r->last);
+			sqlite3_bind_int64(imr, 6, r->wait_ns);
+			if (step_done(db, imr, err) < 0)
+				goto out;
+		}
 	}
 	for (size_t i = 0; i < a->nissues; i++) {
 		const struct issue *u = &a->issues[i];
@@ -278,6 +313,8 @@ int analysis_save(struct store *st, const struct analysis *a, char **err)
 out:
 	sqlite3_finalize(cp);
 	sqlite3_finalize(imb);
+	sqlite3_finalize(imm);
+	sqlite3_finalize(imr);
 	sqlite3_finalize(iss);
 	sqlite3_finalize(meta);
 	free(sig);
@@ -301,6 +338,41 @@ static char *col_text(sqlite3_stmt *q, int i)
 {
 	const unsigned char *s = sqlite3_column_text(q, i);
 	return xstrdup(s ? (const char *)s : "");
+}
+
+/* imbalance.meets read back: "device", "host" or NULL. */
+static const char *known_meets(const unsigned char *s)
+{
+	if (!s)
+		return NULL;
+	return !strcmp((const char *)s, "device") ? "device" : "host";
+}
+
+/* Reads imbalance_ranks into the groups a->imb[i], whose cache id is i + 1. */
+static int load_ranks(sqlite3 *db, struct analysis *a)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT imbalance_id, rank_id, name, last_at, wait_ns"
+			       " FROM imbalance_ranks ORDER BY imbalance_id, seq",
+			       -1, &q, NULL) != SQLITE_OK)
+		return -1;
+	size_t alloc = 0;
+	int64_t cur = 0;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(q, 0);
+		if (id < 1 || (size_t)id > a->nimb)
+			continue;
+		struct imbalance *g = &a->imb[id - 1];
+		if (id != cur)
+			alloc = g->nranks;
+		cur = id;
+		XGROW(g->ranks, g->nranks + 1, alloc);
+		g->ranks[g->nranks++] =
+		    (struct imbalance_rank){sqlite3_column_int64(q, 1), col_text(q, 2),
+					    sqlite3_column_int64(q, 3), sqlite3_column_int64(q, 4)};
+	}
+	return sqlite3_finalize(q) == SQLITE_OK ? 0 : -1;
 }
 
 int analysis_fresh(sqlite3 *db)
@@ -328,9 +400,11 @@ static int load(struct store *st, struct analysis *a, char **err)
 		return 0;
 	size_t alloc = 0;
 	if (sqlite3_prepare_v2(db,
-			       "SELECT parent_id, kind, label, members, ideal_ns, actual_ns,"
-			       " impact_ns, straggler_id, straggler, slow FROM imbalance"
-			       " ORDER BY impact_ns DESC, straggler_id",
+			       "SELECT i.parent_id, i.kind, i.label, i.members, i.ideal_ns,"
+			       " i.actual_ns, i.impact_ns, i.straggler_id, i.straggler, i.slow,"
+			       " m.meets, m.collectives, m.unmatched, m.last_at, m.wait_ns"
+			       " FROM imbalance i LEFT JOIN imbalance_meets m"
+			       " ON m.imbalance_id = i.id ORDER BY i.id",
 			       -1, &q, NULL) != SQLITE_OK)
 		goto fail;
 	while (sqlite3_step(q) == SQLITE_ROW) {
@@ -345,9 +419,16 @@ static int load(struct store *st, struct analysis *a, char **err)
 				       .impact_ns = sqlite3_column_int64(q, 6),
 				       .straggler_id = sqlite3_column_int64(q, 7),
 				       .straggler = col_text(q, 8),
-				       .slow = sqlite3_column_int64(q, 9)};
+				       .slow = sqlite3_column_int64(q, 9),
+				       .meets = known_meets(sqlite3_column_text(q, 10)),
+				       .collectives = sqlite3_column_int64(q, 11),
+				       .unmatched = sqlite3_column_int64(q, 12),
+				       .last = sqlite3_column_int64(q, 13),
+				       .wait_ns = sqlite3_column_int64(q, 14)};
 	}
 	sqlite3_finalize(q);
+	if (load_ranks(db, a) < 0)
+		goto fail;
 	alloc = 0;
 	if (sqlite3_prepare_v2(db,
 			       "SELECT kind, phase_id, impact_ns, share, explanation FROM issues"

@@ -7,8 +7,11 @@
  *   bottleneck, software-bound  per step, rank and Spark stage, the
  *              bottleneck whose removal saves most (model/attrib.c):
  *              impact = its duration less the estimate without it;
- *   imbalance  each imbalanced group's straggler, impact = its duration
- *              minus the group's mean (model/imbalance.c);
+ *   imbalance  where ranks meet at collectives, each step's straggler (the
+ *              rank the others wait for), impact = its last arrivals less
+ *              the mean arrivals; elsewhere each imbalanced group's longest
+ *              member, impact = its duration minus the group's mean
+ *              (model/imbalance.c);
  *   idle-gpu   per rank, the GPU stream that waited longest for the host
  *              (HTA's host-wait idle, model/gpubreak.c): impact = that
  *              wait, what launching work sooner would give back at most;
@@ -76,17 +79,27 @@ static char *explain_imbalance(const struct imbalance *g)
 	text_duration(a, sizeof(a), g->actual_ns);
 	text_duration(b, sizeof(b), g->ideal_ns);
 	text_duration(c, sizeof(c), g->impact_ns);
+	if (g->meets) {
+		char *who = imbalance_says(g);
+		char *s = xasprintf("among %s, %s: with the work spread evenly the ranks would"
+				    " reach the collectives about %s sooner",
+				    g->label, who, c);
+		free(who);
+		return s;
+	}
 	if (!strcmp(g->kind, "tasks"))
 		return xasprintf(
 		    "%s took %s against a mean of %s over %s; %lld of them ran over 10%%"
 		    " long: spreading the work evenly would save about %s",
 		    g->straggler, a, b, g->label, (long long)g->slow, c);
 	if (!strcmp(g->kind, "ranks"))
-		return xasprintf("%s took %s against a mean of %s over %s: the others wait about %s"
-				 " for it",
+		return xasprintf("%s took %s against a mean of %s over %s, which meet at no"
+				 " collective in the trace: spreading the work evenly would save"
+				 " about %s",
 				 g->straggler, a, b, g->label, c);
-	return xasprintf("the slowest %s took %s against a mean of %s: every rank waits about %s"
-			 " for it at the next collective",
+	return xasprintf("the slowest %s took %s against a mean of %s (the ranks meet at no"
+			 " collective in the trace): spreading the work evenly would save"
+			 " about %s",
 			 g->label, a, b, c);
 }
 
@@ -246,6 +259,8 @@ int issues_rank(struct store *st, struct analysis *a, const struct gpubreak *gpu
 	struct ranking rk = {.st = st, .err = err};
 	for (size_t i = 0; i < a->nimb; i++) {
 		const struct imbalance *g = &a->imb[i];
+		if (g->meets && strcmp(g->kind, "ranks"))
+			continue; /* one ProfilerStep#N of a step listed already */
 		int64_t whole = workflow_ns(&rk, g->straggler_id);
 		add(a, &rk,
 		    (struct issue){.kind = "imbalance",

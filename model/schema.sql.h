@@ -99,4 +99,18 @@ static const char store_schema_v4_sql[] =
     " other_wait_gaps INTEGER NOT NULL,"
     " PRIMARY KEY (source_id, rank, track_id)) WITHOUT ROWID;\n";
 
+/* Schema v5 adds stragglers among ranks that meet at collectives
+ * (model/imbalance.c): per imbalance group whose ranks meet, where
+ * (meets 'device' or 'host'), its matched collectives, the calls left
+ * unmatched, how many the straggler reached last and the others' waits;
+ * and each rank of such a group (seq 0 the straggler, then rank order). */
+static const char store_schema_v5_sql[] =
+    "CREATE TABLE IF NOT EXISTS imbalance_meets(imbalance_id INTEGER PRIMARY KEY,"
+    " meets TEXT NOT NULL, collectives INTEGER NOT NULL, unmatched INTEGER NOT NULL,"
+    " last_at INTEGER NOT NULL, wait_ns INTEGER NOT NULL);\n"
+    "CREATE TABLE IF NOT EXISTS imbalance_ranks(imbalance_id INTEGER NOT NULL,"
+    " seq INTEGER NOT NULL, rank_id INTEGER NOT NULL, name TEXT NOT NULL,"
+    " last_at INTEGER NOT NULL, wait_ns INTEGER NOT NULL,"
+    " PRIMARY KEY (imbalance_id, seq)) WITHOUT ROWID;\n";
+
 #endif

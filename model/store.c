@@ -334,6 +334,8 @@ static int migrate(struct store *st, char **err)
 		return -1;
 	if (ver < 4 && store_exec(st, store_schema_v4_sql, err) < 0)
 		return -1;
+	if (ver < 5 && store_exec(st, store_schema_v5_sql, err) < 0)
+		return -1;
 	char *sql = xasprintf("PRAGMA user_version = %d;"
 			      " INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')",
 			      STORE_SCHEMA_VERSION, STORE_SCHEMA_VERSION);
@@ -347,7 +349,8 @@ static int create_schema(struct store *st, char **err)
 	if (store_exec(st, store_schema_sql, err) < 0 ||
 	    store_exec(st, store_schema_v2_sql, err) < 0 ||
 	    store_exec(st, store_schema_v3_sql, err) < 0 ||
-	    store_exec(st, store_schema_v4_sql, err) < 0 || add_kinds(st, err) < 0)
+	    store_exec(st, store_schema_v4_sql, err) < 0 ||
+	    store_exec(st, store_schema_v5_sql, err) < 0 || add_kinds(st, err) < 0)
 		return -1;
 	char *sql = xasprintf(
 	    "PRAGMA application_id = %d; PRAGMA user_version = %d;"

@@ -26,7 +26,7 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 #define STORE_APPLICATION_ID 0x47524d4c /* 'GRML' */
 
 struct store;

@@ -315,7 +315,7 @@ static void test_v3_file(void **state)
 	assert_int_equal(store_open(f->db, STORE_WRITE, &st, &err), 0);
 	assert_int_equal(store_begin(st, &err), 0);
 	assert_int_equal(store_commit(st, &err), 0);
-	assert_int_equal(int_of(st, "PRAGMA user_version"), 4);
+	assert_int_equal(int_of(st, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	assert_int_equal(int_of(st, "SELECT count(*) FROM gpu_breakdown"), 0);
 	assert_int_equal(analysis_fresh(store_db(st)), 0);
 	store_close(st);

@@ -321,11 +321,11 @@ static void test_store_create_and_read_back(void **state)
 	sqlite3 *db = store_db(st);
 	char buf[256];
 	assert_true(q_int(db, "PRAGMA user_version") == STORE_SCHEMA_VERSION);
-	assert_true(q_int(db, "PRAGMA user_version") == 4);
+	assert_true(q_int(db, "PRAGMA user_version") == 5);
 	assert_true(q_int(db, "PRAGMA application_id") == 0x47524d4c);
 	assert_string_equal(
 	    q_text(db, "SELECT value FROM meta WHERE key = 'schema_version'", buf, sizeof(buf)),
-	    "4");
+	    "5");
 	assert_true(q_int(db, "SELECT count(*) FROM phase_kinds") == PHASE_KIND_COUNT - 1);
 	assert_string_equal(
 	    q_text(db, "SELECT name FROM phase_kinds WHERE id = 11", buf, sizeof(buf)),
@@ -1257,7 +1257,7 @@ static void test_store_refuses_newer_schema(void **state)
 	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db,
 				      "PRAGMA application_id = 1196576076;"
-				      " PRAGMA user_version = 5; CREATE TABLE meta(k, v)",
+				      " PRAGMA user_version = 6; CREATE TABLE meta(k, v)",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
 	sqlite3_close(db);
@@ -1272,7 +1272,7 @@ static void test_store_refuses_newer_schema(void **state)
 }
 
 /* A file of schema v1 (before the analyses' cache) is read as it is and
- * brought to v4 (v2's tables, then v3's and v4's) by its first write. */
+ * brought to v5 (v2's tables, then v3's, v4's and v5's) by its first write. */
 static void test_store_migrates_v1(void **state)
 {
 	struct fx *f = *state;
@@ -1300,14 +1300,15 @@ static void test_store_migrates_v1(void **state)
 	assert_int_equal(store_commit(st, &err), 0);
 	char buf[64];
 	db = store_db(st);
-	assert_true(q_int(db, "PRAGMA user_version") == 4);
+	assert_true(q_int(db, "PRAGMA user_version") == 5);
 	assert_string_equal(
 	    q_text(db, "SELECT value FROM meta WHERE key = 'schema_version'", buf, sizeof(buf)),
-	    "4");
-	assert_true(q_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN"
-			      " ('imbalance', 'issues', 'attribution', 'attribution_fit',"
-			      " 'gpu_breakdown', 'gpu_breakdown_mix', 'gpu_breakdown_kernels',"
-			      " 'gpu_breakdown_streams')") == 8);
+	    "5");
+	assert_true(q_int(db,
+			  "SELECT count(*) FROM sqlite_master WHERE name IN"
+			  " ('imbalance', 'issues', 'attribution', 'attribution_fit',"
+			  " 'gpu_breakdown', 'gpu_breakdown_mix', 'gpu_breakdown_kernels',"
+			  " 'gpu_breakdown_streams', 'imbalance_meets', 'imbalance_ranks')") == 10);
 	assert_true(q_int(db, "SELECT count(*) FROM phases") > 0);
 	store_close(st);
 }

@@ -243,6 +243,81 @@ static void text_attr(FILE *out, struct model *m, const struct attribution *at, 
 	}
 }
 
+/* The longest waits first, after the straggler (ranks[0]). */
+static int by_wait_desc(const void *a, const void *b)
+{
+	const struct imbalance_rank *x = *(const struct imbalance_rank *const *)a;
+	const struct imbalance_rank *y = *(const struct imbalance_rank *const *)b;
+	return (x->wait_ns < y->wait_ns) - (x->wait_ns > y->wait_ns);
+}
+
+/* Labels in natural order: "ProfilerStep#9 ..." before "ProfilerStep#10 ...". */
+static int by_label(const void *a, const void *b)
+{
+	const struct imbalance *x = *(const struct imbalance *const *)a;
+	const struct imbalance *y = *(const struct imbalance *const *)b;
+	size_t lx = strcspn(x->label, " "), ly = strcspn(y->label, " ");
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x->label, y->label);
+}
+
+/* Stragglers, when some ranks meet at collectives: each such step, its
+ * ranks (the straggler, then the longest waits) and its ProfilerStep#N. */
+static void text_stragglers(FILE *out, struct model *m, const struct analysis *an, struct sbuf *sb,
+			    int *rc, char **err)
+{
+	char a[32];
+	size_t shown = 0;
+	const struct imbalance **its = xcalloc(an->nimb + 1, sizeof(*its));
+	for (size_t i = 0; i < an->nimb; i++) {
+		const struct imbalance *g = &an->imb[i];
+		if (!g->meets || strcmp(g->kind, "ranks"))
+			continue;
+		if (!shown++)
+			fprintf(out,
+				"\nStragglers (ranks that meet at collectives: who arrives last,"
+				" how long the others wait)\n");
+		char *where = phase_where(m, g->parent_id, rc, err);
+		char *says = imbalance_says(g);
+		fprintf(out, "  %s: ", clean(sb, where ? where : "?"));
+		fprintf(out, "%s\n", clean(sb, says));
+		free(says);
+		free(where);
+		const struct imbalance_rank **r = xcalloc(g->nranks + 1, sizeof(*r));
+		for (size_t k = 0; k < g->nranks; k++)
+			r[k] = &g->ranks[k];
+		if (g->nranks > 1)
+			qsort(r + 1, g->nranks - 1, sizeof(*r), by_wait_desc);
+		for (size_t k = 0; k < g->nranks && k < TOP_N; k++)
+			fprintf(out, "    %s last at %lld of %lld  waited %s\n",
+				cell(sb, r[k]->name, 12), (long long)r[k]->last,
+				(long long)g->collectives,
+				format_duration(a, sizeof(a), r[k]->wait_ns));
+		if (g->nranks > TOP_N)
+			fprintf(out, "    (%zu more ranks)\n", g->nranks - TOP_N);
+		free(r);
+		size_t nits = 0;
+		for (size_t k = 0; k < an->nimb; k++) {
+			const struct imbalance *t = &an->imb[k];
+			if (t->meets && !strcmp(t->kind, "iteration") &&
+			    t->parent_id == g->parent_id)
+				its[nits++] = t;
+		}
+		if (nits)
+			qsort(its, nits, sizeof(*its), by_label);
+		for (size_t k = 0; k < nits && k < TOP_N; k++) {
+			char *w = imbalance_says(its[k]);
+			fprintf(out, "    %s: ", clean(sb, its[k]->label));
+			fprintf(out, "%s\n", clean(sb, w));
+			free(w);
+		}
+		if (nits > TOP_N)
+			fprintf(out, "    (%zu more profiler steps)\n", nits - TOP_N);
+	}
+	free(its);
+}
+
 static int write_text(FILE *out, const char *path, struct model *m, const struct summary *s,
 		      const struct analysis *an, char **err)
 {
@@ -305,6 +380,7 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 		free(where);
 	}
 
+	text_stragglers(out, m, an, &sb, &rc, err);
 	text_attr(out, m, &an->attr, &sb, &rc, err);
 
 	fprintf(out, "\nCritical path (per workflow: the phases longest on it)\n");
@@ -593,14 +669,30 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 	json_t *imb = json_array();
 	for (size_t i = 0; i < an->nimb; i++) {
 		const struct imbalance *g = &an->imb[i];
-		json_array_append_new(
-		    imb, json_pack("{s:s, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:I}", "kind",
-				   g->kind, "parent_id", (json_int_t)g->parent_id, "label",
-				   jstr(g->label), "members", (json_int_t)g->members, "ideal_ns",
-				   (json_int_t)g->ideal_ns, "actual_ns", (json_int_t)g->actual_ns,
-				   "impact_ns", (json_int_t)g->impact_ns, "straggler_id",
-				   (json_int_t)g->straggler_id, "straggler", jstr(g->straggler),
-				   "slow", (json_int_t)g->slow));
+		json_t *o = json_pack(
+		    "{s:s, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:I}", "kind", g->kind,
+		    "parent_id", (json_int_t)g->parent_id, "label", jstr(g->label), "members",
+		    (json_int_t)g->members, "ideal_ns", (json_int_t)g->ideal_ns, "actual_ns",
+		    (json_int_t)g->actual_ns, "impact_ns", (json_int_t)g->impact_ns, "straggler_id",
+		    (json_int_t)g->straggler_id, "straggler", jstr(g->straggler), "slow",
+		    (json_int_t)g->slow);
+		const struct imbalance_rank *l = imbalance_longest(g);
+		json_t *ranks = json_array();
+		for (size_t k = 0; k < g->nranks; k++)
+			json_array_append_new(ranks,
+					      json_pack("{s:I, s:o, s:I, s:I}", "rank_id",
+							(json_int_t)g->ranks[k].rank_id, "name",
+							jstr(g->ranks[k].name), "last",
+							(json_int_t)g->ranks[k].last, "wait_ns",
+							(json_int_t)g->ranks[k].wait_ns));
+		json_object_update_new(
+		    o, json_pack("{s:o, s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "meets",
+				 g->meets ? json_string(g->meets) : json_null(), "collectives",
+				 (json_int_t)g->collectives, "unmatched", (json_int_t)g->unmatched,
+				 "last", (json_int_t)g->last, "wait_ns", (json_int_t)g->wait_ns,
+				 "longest", l ? jstr(l->name) : json_null(), "longest_wait_ns",
+				 l ? json_integer(l->wait_ns) : json_null(), "ranks", ranks));
+		json_array_append_new(imb, o);
 	}
 	json_object_set_new(root, "imbalance", imb);
 	json_object_set_new(root, "gpu_breakdown", json_gpu(&an->gpu));
