@@ -348,8 +348,8 @@ static const char *known_meets(const unsigned char *s)
 	return !strcmp((const char *)s, "device") ? "device" : "host";
 }
 
-/* Reads imbalance_ranks into the groups a->imb[i], whose cache id is i + 1. */
-static int load_ranks(sqlite3 *db, struct analysis *a)
+/* Reads imbalance_ranks into the groups v[i], whose cache id is i + 1. */
+static int load_ranks(sqlite3 *db, struct imbalance *v, size_t n)
 {
 	sqlite3_stmt *q;
 	if (sqlite3_prepare_v2(db,
@@ -361,9 +361,9 @@ static int load_ranks(sqlite3 *db, struct analysis *a)
 	int64_t cur = 0;
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(q, 0);
-		if (id < 1 || (size_t)id > a->nimb)
+		if (id < 1 || (size_t)id > n)
 			continue;
-		struct imbalance *g = &a->imb[id - 1];
+		struct imbalance *g = &v[id - 1];
 		if (id != cur)
 			alloc = g->nranks;
 		cur = id;
@@ -373,6 +373,44 @@ static int load_ranks(sqlite3 *db, struct analysis *a)
 					    sqlite3_column_int64(q, 3), sqlite3_column_int64(q, 4)};
 	}
 	return sqlite3_finalize(q) == SQLITE_OK ? 0 : -1;
+}
+
+/* Reads the cache's imbalance groups (imbalance, imbalance_meets,
+ * imbalance_ranks: group i has id i + 1) into *v, *n. */
+static int load_imbalance(sqlite3 *db, struct imbalance **v, size_t *n)
+{
+	sqlite3_stmt *q;
+	size_t alloc = 0;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT i.parent_id, i.kind, i.label, i.members, i.ideal_ns,"
+			       " i.actual_ns, i.impact_ns, i.straggler_id, i.straggler, i.slow,"
+			       " m.meets, m.collectives, m.unmatched, m.last_at, m.wait_ns"
+			       " FROM imbalance i LEFT JOIN imbalance_meets m"
+			       " ON m.imbalance_id = i.id ORDER BY i.id",
+			       -1, &q, NULL) != SQLITE_OK)
+		return -1;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		XGROW(*v, *n + 1, alloc);
+		(*v)[(*n)++] =
+		    (struct imbalance){.parent_id = sqlite3_column_int64(q, 0),
+				       .kind = known_kind((const char *)sqlite3_column_text(q, 1)),
+				       .label = col_text(q, 2),
+				       .members = sqlite3_column_int64(q, 3),
+				       .ideal_ns = sqlite3_column_int64(q, 4),
+				       .actual_ns = sqlite3_column_int64(q, 5),
+				       .impact_ns = sqlite3_column_int64(q, 6),
+				       .straggler_id = sqlite3_column_int64(q, 7),
+				       .straggler = col_text(q, 8),
+				       .slow = sqlite3_column_int64(q, 9),
+				       .meets = known_meets(sqlite3_column_text(q, 10)),
+				       .collectives = sqlite3_column_int64(q, 11),
+				       .unmatched = sqlite3_column_int64(q, 12),
+				       .last = sqlite3_column_int64(q, 13),
+				       .wait_ns = sqlite3_column_int64(q, 14)};
+	}
+	if (sqlite3_finalize(q) != SQLITE_OK)
+		return -1;
+	return load_ranks(db, *v, *n);
 }
 
 int analysis_fresh(sqlite3 *db)
@@ -399,37 +437,8 @@ static int load(struct store *st, struct analysis *a, char **err)
 	if (!analysis_fresh(db))
 		return 0;
 	size_t alloc = 0;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT i.parent_id, i.kind, i.label, i.members, i.ideal_ns,"
-			       " i.actual_ns, i.impact_ns, i.straggler_id, i.straggler, i.slow,"
-			       " m.meets, m.collectives, m.unmatched, m.last_at, m.wait_ns"
-			       " FROM imbalance i LEFT JOIN imbalance_meets m"
-			       " ON m.imbalance_id = i.id ORDER BY i.id",
-			       -1, &q, NULL) != SQLITE_OK)
+	if (load_imbalance(db, &a->imb, &a->nimb) < 0)
 		goto fail;
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		XGROW(a->imb, a->nimb + 1, alloc);
-		a->imb[a->nimb++] =
-		    (struct imbalance){.parent_id = sqlite3_column_int64(q, 0),
-				       .kind = known_kind((const char *)sqlite3_column_text(q, 1)),
-				       .label = col_text(q, 2),
-				       .members = sqlite3_column_int64(q, 3),
-				       .ideal_ns = sqlite3_column_int64(q, 4),
-				       .actual_ns = sqlite3_column_int64(q, 5),
-				       .impact_ns = sqlite3_column_int64(q, 6),
-				       .straggler_id = sqlite3_column_int64(q, 7),
-				       .straggler = col_text(q, 8),
-				       .slow = sqlite3_column_int64(q, 9),
-				       .meets = known_meets(sqlite3_column_text(q, 10)),
-				       .collectives = sqlite3_column_int64(q, 11),
-				       .unmatched = sqlite3_column_int64(q, 12),
-				       .last = sqlite3_column_int64(q, 13),
-				       .wait_ns = sqlite3_column_int64(q, 14)};
-	}
-	sqlite3_finalize(q);
-	if (load_ranks(db, a) < 0)
-		goto fail;
-	alloc = 0;
 	if (sqlite3_prepare_v2(db,
 			       "SELECT kind, phase_id, impact_ns, share, explanation FROM issues"
 			       " ORDER BY id",
@@ -469,6 +478,22 @@ static int load(struct store *st, struct analysis *a, char **err)
 fail:
 	*err = xasprintf("%s: cannot read the analyses: %s", store_path(st), sqlite3_errmsg(db));
 	analysis_release(a);
+	return -1;
+}
+
+int analysis_imbalance(struct store *st, struct imbalance **v, size_t *n, char **err)
+{
+	*v = NULL;
+	*n = 0;
+	if (!analysis_fresh(store_db(st)))
+		return imbalance_compute(st, v, n, err);
+	if (load_imbalance(store_db(st), v, n) == 0)
+		return 0;
+	*err = xasprintf("%s: cannot read the analyses: %s", store_path(st),
+			 sqlite3_errmsg(store_db(st)));
+	imbalance_release(*v, *n);
+	*v = NULL;
+	*n = 0;
 	return -1;
 }
 

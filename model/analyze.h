@@ -60,6 +60,9 @@ int analysis_save(struct store *st, const struct analysis *a, char **err);
 int analysis_fresh(sqlite3 *db);
 /* The cache when it matches the file, else analysis_run. */
 int analysis_get(struct store *st, struct analysis *a, char **err);
+/* The imbalance groups alone (model/imbalance.h): the cache's when it
+ * matches the file, else imbalance_compute (one scan of the phases). */
+int analysis_imbalance(struct store *st, struct imbalance **v, size_t *n, char **err);
 void analysis_release(struct analysis *a);
 /* A phase's name, or "?" when it has none; the caller frees it. */
 char *analysis_phase_name(struct store *st, int64_t id);

@@ -36,6 +36,7 @@ void app_release(struct app *a)
 	issues_release(&a->iv);
 	results_release(&a->rv);
 	app_attr_release(&a->attr);
+	imbalance_release(a->imb, a->nimb);
 	free(a->search);
 	free(a->message);
 	free(a->fatal);

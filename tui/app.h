@@ -138,7 +138,10 @@ struct app {
 	int64_t sib_count, sib_min, sib_mean, sib_p95, sib_max; /* same-named siblings */
 	struct mbusy busy[3]; /* the busiest attached resources over detail_for */
 	size_t nbusy;
-	struct app_attr attr; /* resource attribution (tui/attr.c) */
+	struct app_attr attr;  /* resource attribution (tui/attr.c) */
+	struct imbalance *imb; /* stragglers for the details pane (imb_state 1) */
+	size_t nimb;
+	int imb_state; /* 0 not yet read, 1 read, -1 none to be had */
 	/* Set by a front end that has a terminal (NULL headless): the flag its
 	 * SIGINT handler sets, which stops a long query, and a function that
 	 * shows the frame at once, before such a wait. */

@@ -237,6 +237,50 @@ static const char *utc(char *buf, size_t n, int64_t ns)
 	return buf;
 }
 
+/* For a rank of a step whose ranks meet at collectives, what it did there
+ * and who the straggler is (model/imbalance.h, the report's Stragglers);
+ * 0 for any other phase. */
+static int rank_meets(struct app *a, const struct mnode *n, struct sbuf *sb)
+{
+	char b1[32], b2[32];
+	if (n->kind != PHASE_RANK || a->imb_state < 0)
+		return 0;
+	if (!a->imb_state) {
+		char *err = NULL;
+		a->imb_state = 1;
+		if (analysis_imbalance(model_store(a->m), &a->imb, &a->nimb, &err) < 0) {
+			app_message(a, 1, "%s", err);
+			free(err);
+			a->imb_state = -1;
+			return 0;
+		}
+	}
+	for (size_t i = 0; i < a->nimb; i++) {
+		const struct imbalance *g = &a->imb[i];
+		for (size_t k = 0; g->meets && !strcmp(g->kind, "ranks") && k < g->nranks; k++) {
+			const struct imbalance_rank *r = &g->ranks[k];
+			if (r->rank_id != n->id)
+				continue;
+			format_duration(b1, sizeof(b1), r->wait_ns);
+			if (!k)
+				sbuf_addf(sb,
+					  "this rank (last at %lld of %lld collectives, waited %s);"
+					  " the others wait %s in all",
+					  (long long)r->last, (long long)g->collectives, b1,
+					  format_duration(b2, sizeof(b2), g->wait_ns));
+			else
+				sbuf_addf(
+				    sb,
+				    "%s (last at %lld of %lld collectives); this rank: last at"
+				    " %lld, waited %s",
+				    g->straggler, (long long)g->last, (long long)g->collectives,
+				    (long long)r->last, b1);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* One "label: text" line of the details pane; returns the next row. */
 static int line(struct grid *g, int y, int ymax, const char *label, const char *text)
 {
@@ -302,12 +346,16 @@ static void draw_details(struct app *a, struct grid *g, int y, int h, const stru
 	y = line(g, y, ymax, "edges", a->detail.nedges ? sb.buf : "none");
 	y = line(g, y, ymax, "attrs", a->detail.attrs ? a->detail.attrs : "none");
 	sbuf_reset(&sb);
-	sbuf_addf(&sb, "%lld named so here: min %s  mean %s  p95 %s  max %s",
-		  (long long)a->sib_count, format_duration(b1, sizeof(b1), a->sib_min),
-		  format_duration(b2, sizeof(b2), a->sib_mean),
-		  format_duration(b3, sizeof(b3), a->sib_p95),
-		  format_duration(b4, sizeof(b4), a->sib_max));
-	y = line(g, y, ymax, "siblings", sb.buf);
+	if (rank_meets(a, n, &sb)) {
+		y = line(g, y, ymax, "straggler", sb.buf);
+	} else {
+		sbuf_addf(&sb, "%lld named so here: min %s  mean %s  p95 %s  max %s",
+			  (long long)a->sib_count, format_duration(b1, sizeof(b1), a->sib_min),
+			  format_duration(b2, sizeof(b2), a->sib_mean),
+			  format_duration(b3, sizeof(b3), a->sib_p95),
+			  format_duration(b4, sizeof(b4), a->sib_max));
+		y = line(g, y, ymax, "siblings", sb.buf);
+	}
 	sbuf_reset(&sb);
 	/* what the phase's host and device were busiest with meanwhile:
 	 * mean share of capacity, and the peak */

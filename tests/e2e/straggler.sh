@@ -90,6 +90,24 @@ if ! bash tests/data/gpu/import.sh "$BIN" "$TMP/gpu.db" 2>"$TMP/err"; then
 else
 	check ddp "$TMP/gpu.db" tests/data/gpu/ddp_rank0.pt.trace.json.gz \
 		tests/data/gpu/ddp_rank1.pt.trace.json.gz
+	# the explorer's details pane on each rank says what the report's
+	# Stragglers section says
+	"$BIN" report "$TMP/gpu.db" >"$TMP/ddp.txt" 2>"$TMP/err"
+	printf '%s\n' 'type :goto /gpu/ddp/rank 0' Enter d dump \
+		'type :goto /gpu/ddp/rank 1' Enter dump >"$TMP/ddp.keys"
+	w0=$(sed -n 's/^ *rank 0 *last at 0 of 9  waited \(.*\)$/\1/p' "$TMP/ddp.txt")
+	all=$(sed -n 's|^  /gpu/ddp: rank 1 arrives last at 9 of 9 collectives .*; the others wait \(.*\) in all, .*|\1|p' "$TMP/ddp.txt")
+	if "$BIN" --keys "$TMP/ddp.keys" --dump "$TMP/ddp-pane.txt" --size 160x40 "$TMP/gpu.db" \
+		2>"$TMP/err" && [ -n "$w0" ] && [ -n "$all" ] &&
+		grep -qxF " straggler rank 1 (last at 9 of 9 collectives); this rank: last at 0, waited $w0" \
+			"$TMP/ddp-pane.txt" &&
+		grep -qxF " straggler this rank (last at 9 of 9 collectives, waited 0 ns); the others wait $all in all" \
+			"$TMP/ddp-pane.txt"; then
+		ok "ddp: the details pane of each rank agrees with the report (rank 0 waited $w0)"
+	else
+		not_ok "ddp: the details pane of each rank agrees with the report" \
+			"report '$w0' '$all'; pane: $(grep -a straggler "$TMP/ddp-pane.txt" | head -3)"
+	fi
 fi
 
 summary
