@@ -633,9 +633,10 @@ int imbalance_compute(struct store *st, struct imbalance **out, size_t *n, char 
 	sqlite3_bind_int(q, 1, PHASE_RANK);
 	sqlite3_bind_int(q, 2, PHASE_TASK);
 	sqlite3_bind_int(q, 3, PHASE_PROFILER_STEP);
-	sqlite3_bind_int(q, 4, PHASE_KERNEL);
-	sqlite3_bind_int(q, 5, PHASE_OPERATOR);
-	sqlite3_bind_int(q, 6, PHASE_ANNOTATION);
+	/* without a collective's name in the file, kind 0 (none) skips the test */
+	sqlite3_bind_int(q, 4, names.n ? PHASE_KERNEL : PHASE_NONE);
+	sqlite3_bind_int(q, 5, names.n ? PHASE_OPERATOR : PHASE_NONE);
+	sqlite3_bind_int(q, 6, names.n ? PHASE_ANNOTATION : PHASE_NONE);
 	int step;
 	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
 		int kind = sqlite3_column_int(q, 0);
