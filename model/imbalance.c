@@ -595,13 +595,13 @@ static void meet_all(struct meet *mt, struct list *ranks, const struct list *sou
 	}
 	size_t k = 0;
 	for (size_t i = 0; i < ranks->n; i++)
-		if (!bsearch(&ranks->v[i].key, met, nmet, sizeof(*met), cmp_i64))
+		if (!nmet || !bsearch(&ranks->v[i].key, met, nmet, sizeof(*met), cmp_i64))
 			ranks->v[k++] = ranks->v[i];
 	ranks->n = k;
 	k = 0;
 	for (size_t i = 0; i < steps->n; i++) {
 		int64_t s = step_of(sources, steps->v[i].key);
-		if (s && !bsearch(&s, met, nmet, sizeof(*met), cmp_i64))
+		if (s && (!nmet || !bsearch(&s, met, nmet, sizeof(*met), cmp_i64)))
 			steps->v[k++] = (struct member){s, steps->v[i].sub,   steps->v[i].id,
 							0, steps->v[i].start, steps->v[i].dur};
 	}
