@@ -452,12 +452,17 @@ static int cmp_i64(const void *x, const void *y)
 /* The ProfilerStep#N (a row of psteps) of source src that holds t, or NULL. */
 static const struct member *pstep_at(const struct list *ps, int64_t src, int64_t t)
 {
-	size_t i = lower(ps, src), best = ps->n;
-	for (; i < ps->n && ps->v[i].key == src && ps->v[i].start <= t; i++)
-		best = i;
-	if (best == ps->n || t >= ps->v[best].start + ps->v[best].dur)
+	size_t lo = lower(ps, src), hi = lo;
+	for (size_t n = ps->n; lo < n;) { /* the first row past src's with start <= t */
+		size_t mid = lo + (n - lo) / 2;
+		if (ps->v[mid].key == src && ps->v[mid].start <= t)
+			lo = mid + 1;
+		else
+			n = mid;
+	}
+	if (lo == hi || t >= ps->v[lo - 1].start + ps->v[lo - 1].dur)
 		return NULL;
-	return &ps->v[best];
+	return &ps->v[lo - 1];
 }
 
 /* Matches the collectives of the ranks m[0..n) of one step.  1 when they
