@@ -200,9 +200,11 @@ def arrivals(ctx, spec):
 
 
 def rank_wait(ctx, spec):
-    """The report's wait for the straggler against the waiting rank's time
-    between its arrival and the last one, over the traced steps."""
-    tool = ctx.select(spec.get("tool", "imbalance[kind=ranks].impact_ns"))
+    """The report's wait of a rank (its time in the collectives before the
+    last rank arrived) against the workload's own clocks: its arrival to
+    the last one, over the traced steps."""
+    tool = ctx.select(spec.get("tool", "imbalance[kind=ranks].ranks[name=rank %d].wait_ns"
+                               % spec["rank"]))
     rank = ctx.record["ranks"][spec["rank"]]
     truth = round(sum(_active(ctx, rank["wait_ms"])) * 1e6)
     return [Figure("rank %d wait (all traced steps) vs truth" % spec["rank"], tool, truth,
