@@ -80,9 +80,13 @@ static int paths(struct store *st, struct analysis *a, char **err)
 		}
 		for (size_t i = 0; i < cp.nphases && i < ANALYSIS_PATH_TOP; i++) {
 			XGROW(a->path, a->npath + 1, palloc);
-			a->path[a->npath++] = (struct pathrow){
-			    roots[r], cp.phases[i].phase_id, cp.phases[i].on_path_ns,
-			    cp.phases[i].whatif_ns, cp.makespan_ns};
+			a->path[a->npath++] = (struct pathrow){roots[r],
+							       cp.phases[i].phase_id,
+							       cp.phases[i].on_path_ns,
+							       cp.phases[i].whatif_ns,
+							       cp.makespan_ns,
+							       cp.wait_ns,
+							       cp.phases[i].bound_id};
 		}
 		critpath_release(&cp);
 	}
@@ -288,7 +292,8 @@ int analysis_save(struct store *st, const struct analysis *a, char **err)
 	}
 	if (sqlite3_prepare_v2(db,
 			       "INSERT INTO critical_path(root_id, phase_id, on_path_ns, whatif_ns,"
-			       " makespan_ns) VALUES (?1, ?2, ?3, ?4, ?5)",
+			       " makespan_ns, wait_ns, bound_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
+			       " nullif(?7, 0))",
 			       -1, &cp, NULL) != SQLITE_OK) {
 		*err = xasprintf("cannot write the analyses: %s", sqlite3_errmsg(db));
 		goto out;
@@ -303,6 +308,8 @@ int analysis_save(struct store *st, const struct analysis *a, char **err)
 		else
 			sqlite3_bind_int64(cp, 4, p->whatif_ns);
 		sqlite3_bind_int64(cp, 5, p->makespan_ns);
+		sqlite3_bind_int64(cp, 6, p->wait_ns);
+		sqlite3_bind_int64(cp, 7, p->bound_id);
 		if (step_done(db, cp, err) < 0)
 			goto out;
 	}
@@ -458,7 +465,8 @@ static int load(struct store *st, struct analysis *a, char **err)
 	alloc = 0;
 	if (sqlite3_prepare_v2(db,
 			       "SELECT root_id, phase_id, on_path_ns, coalesce(whatif_ns, -1),"
-			       " makespan_ns FROM critical_path ORDER BY rowid",
+			       " makespan_ns, coalesce(wait_ns, 0), coalesce(bound_id, 0)"
+			       " FROM critical_path ORDER BY rowid",
 			       -1, &q, NULL) != SQLITE_OK)
 		goto fail;
 	while (sqlite3_step(q) == SQLITE_ROW) {
@@ -466,7 +474,8 @@ static int load(struct store *st, struct analysis *a, char **err)
 		a->path[a->npath++] =
 		    (struct pathrow){sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
 				     sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3),
-				     sqlite3_column_int64(q, 4)};
+				     sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
+				     sqlite3_column_int64(q, 6)};
 	}
 	sqlite3_finalize(q);
 	if (attrib_load(db, &a->attr, err) < 0 || gpucache_load(db, &a->gpu, err) < 0) {

@@ -30,6 +30,8 @@ struct pathrow {
 	int64_t on_path_ns;  /* its time on the path */
 	int64_t whatif_ns;   /* the makespan were it twice as fast; -1: not asked */
 	int64_t makespan_ns; /* the workflow's, on its path */
+	int64_t wait_ns;     /* the path's waiting time (gaps, launches, queues) */
+	int64_t bound_id;    /* the what-if's path then waits on it (critpath.h); 0 */
 };
 
 struct analysis {

@@ -41,6 +41,7 @@ struct graph {
 	int64_t origin; /* earliest start; times below are relative to it */
 	int64_t *id, *t0, *t1;
 	int32_t *parent, *track, *first_child, *next_sib, *next_order;
+	int64_t *track_id; /* by track index: the tracks row */
 	int32_t *up; /* whose end waits for p's end: its parent, or a device op's stream node */
 	uint8_t *kind, *flags;
 	uint32_t *eoff; /* n + 1: the edges of source phase p are [eoff[p], eoff[p+1]) */
@@ -59,6 +60,8 @@ struct graph {
 	int32_t *indeg; /* Kahn pass only */
 	uint8_t *state; /* Kahn pass: queued; what-if pass: done */
 	int64_t *T;	/* what-if pass: event times */
+	int32_t *nb;	/* what-if pass: each event's binding predecessor now */
+	uint8_t *nbk;	/* what-if pass: BK_* of that edge */
 	double k;	/* what-if factor */
 };
 
@@ -649,7 +652,8 @@ static void link(struct graph *g, const struct tracks *t)
 		if (g->t0[p] > g->t0[c])
 			continue;
 		g->flags[c] |= F_NEST;
-		if (g->t1[c] <= g->t1[p] && (structural(g, p) || g->track[c] == g->track[p])) {
+		if (g->t1[c] <= g->t1[p] &&
+		    (structural(g, p) || g->track[c] == g->track[p] || container(g, c))) {
 			g->up[c] = p;
 			g->flags[c] |= F_INPARENT;
 		} else if ((g->flags[c] & F_DEVICE) && g->track[c] >= 0) {
@@ -665,17 +669,28 @@ static void link(struct graph *g, const struct tracks *t)
 		}
 	}
 	/* order: per serial track, consecutive device ops; per parent,
-	 * consecutive children on its track */
+	 * consecutive children on its track, and among its children off any
+	 * serial track (steps, spans, ranks) each one that began after all
+	 * before it had ended, after the one that ended last */
 	int32_t *seq = by_start(g);
 	int32_t *last_child = xmalloc(n * sizeof(*last_child));
+	int32_t *last_free = xmalloc(n * sizeof(*last_free));
 	int32_t *last_dev = xmalloc((t->n ? t->n : 1) * sizeof(*last_dev));
 	memset(last_child, 0xff, n * sizeof(*last_child));
+	memset(last_free, 0xff, n * sizeof(*last_free));
 	memset(last_dev, 0xff, (t->n ? t->n : 1) * sizeof(*last_dev));
 	for (size_t j = 0; j < n; j++) {
 		int32_t q = seq[j], tr = g->track[q], prev;
-		if (tr < 0 || !t->serial[tr] || (g->flags[q] & F_DROP))
+		if (g->flags[q] & F_DROP)
 			continue;
-		if (g->flags[q] & F_DEVICE) {
+		if (tr < 0 || !t->serial[tr]) {
+			int32_t p = g->parent[q];
+			if (p < 0 || (g->flags[q] & F_DEVICE))
+				continue;
+			prev = last_free[p];
+			if (prev < 0 || g->t1[q] >= g->t1[prev])
+				last_free[p] = q;
+		} else if (g->flags[q] & F_DEVICE) {
 			prev = last_dev[tr];
 			last_dev[tr] = q;
 		} else {
@@ -695,6 +710,7 @@ static void link(struct graph *g, const struct tracks *t)
 			g->flags[q] |= F_SIB;
 	}
 	free(last_dev);
+	free(last_free);
 	free(last_child);
 	free(seq);
 }
@@ -755,7 +771,9 @@ static void link_syncs(struct graph *g, const struct tracks *t)
 
 enum { PASS_COUNT, PASS_KAHN, PASS_WHATIF };
 
-static int32_t owner(const struct graph *g, int32_t v)
+/* Whose time the binding edge of v is: the phase that ran (its work, or
+ * its own time before, between or after its children); -1 for a wait. */
+static int32_t holder(const struct graph *g, int32_t v)
 {
 	int32_t p = v >> 1;
 	switch (g->bk[v]) {
@@ -769,6 +787,15 @@ static int32_t owner(const struct graph *g, int32_t v)
 	default:
 		return -1;
 	}
+}
+
+/* holder, except a workflow: its own time is when nothing recorded under
+ * it ran (before, between or after its steps), a gap on the path rather
+ * than work a what-if could shorten. */
+static int32_t owner(const struct graph *g, int32_t v)
+{
+	int32_t o = holder(g, v);
+	return o >= 0 && g->kind[o] == PHASE_WORKFLOW ? -1 : o;
 }
 
 /* The binding weight of v, as the what-if scales it. */
@@ -806,8 +833,11 @@ static void visit(struct graph *g, int pass, int32_t u, int32_t v, int bk)
 			return;
 		int64_t w = g->b[v] == u && g->bk[v] == bk ? weight(g, v) : 0;
 		int64_t c = g->T[u] > T_LIMIT - w ? T_LIMIT : g->T[u] + w;
-		if (c > g->T[v])
+		if (c > g->T[v]) {
 			g->T[v] = c;
+			g->nb[v] = u;
+			g->nbk[v] = (uint8_t)bk;
+		}
 		break;
 	}
 	}
@@ -886,6 +916,7 @@ static void graph_release(struct graph *g)
 	free(g->t1);
 	free(g->parent);
 	free(g->track);
+	free(g->track_id);
 	free(g->first_child);
 	free(g->next_sib);
 	free(g->next_order);
@@ -901,6 +932,8 @@ static void graph_release(struct graph *g)
 	free(g->indeg);
 	free(g->state);
 	free(g->T);
+	free(g->nb);
+	free(g->nbk);
 	free(g->syncs);
 	free(g->sync_head);
 	free(g->sync_next);
@@ -949,6 +982,8 @@ static int build(struct store *st, int64_t root_id, struct graph *g, char **err)
 	link(g, &t);
 	link_syncs(g, &t);
 	kahn(g);
+	g->track_id = t.id;
+	t.id = NULL;
 	rc = 0;
 out:
 	idmap_release(&mp);
@@ -1021,12 +1056,12 @@ static void fill_path(const struct graph *g, struct critpath *c)
 		int32_t u = g->b[v], p = v >> 1;
 		int64_t from = u >= 0 ? ev_t(g, u) : 0, len = ev_t(g, v) - from;
 		int bk = g->bk[v], what, ek = 0;
-		int32_t o = u >= 0 ? owner(g, v) : -1;
+		int32_t o = u >= 0 ? holder(g, v) : -1;
 		if (o >= 0)
-			what = CRITPATH_RUN, p = o;
+			what = g->kind[o] == PHASE_WORKFLOW ? CRITPATH_GAP : CRITPATH_RUN, p = o;
 		else if (u < 0)
 			what = CRITPATH_RELEASE;
-		else if (bk == BK_LAUNCH)
+		else if (bk == BK_LAUNCH || bk == BK_NEST_START)
 			what = CRITPATH_LAUNCH;
 		else if (bk == BK_ORDER)
 			what = CRITPATH_QUEUE;
@@ -1053,8 +1088,8 @@ static void fill_path(const struct graph *g, struct critpath *c)
 	c->phases = xmalloc((c->nsteps ? c->nsteps : 1) * sizeof(*c->phases));
 	for (size_t i = 0; i < c->nsteps; i++)
 		if (c->steps[i].what == CRITPATH_RUN)
-			c->phases[np++] =
-			    (struct critpath_phase){c->steps[i].phase_id, c->steps[i].dur_ns, -1};
+			c->phases[np++] = (struct critpath_phase){c->steps[i].phase_id,
+								  c->steps[i].dur_ns, -1, 0};
 	qsort(c->phases, np, sizeof(*c->phases), cmp_phase_id);
 	size_t w = 0;
 	for (size_t i = 0; i < np; i++) {
@@ -1065,7 +1100,7 @@ static void fill_path(const struct graph *g, struct critpath *c)
 	}
 	c->nphases = w;
 	for (size_t i = 0; i < c->nsteps; i++) {
-		struct critpath_phase key = {c->steps[i].phase_id, 0, -1};
+		struct critpath_phase key = {c->steps[i].phase_id, 0, -1, 0};
 		struct critpath_phase *f =
 		    bsearch(&key, c->phases, c->nphases, sizeof(key), cmp_phase_id);
 		c->steps[i].on_path_ns = f && c->steps[i].what == CRITPATH_RUN ? f->on_path_ns : 0;
@@ -1073,10 +1108,45 @@ static void fill_path(const struct graph *g, struct critpath *c)
 	qsort(c->phases, c->nphases, sizeof(*c->phases), cmp_on_path);
 }
 
-/* The makespan with the phase at index x and everything under it k times
- * faster, replayed in the graph's topological order; the graph is left as
+/* What the observed path loses were the phases under the what-if (flagged
+ * F_UNDER) k times faster and the path to stay the same: their running
+ * time on it (*shrink), and what that time loses (the return). */
+static int64_t path_loss(const struct graph *g, int64_t *shrink)
+{
+	int64_t loss = 0;
+	*shrink = 0;
+	for (int32_t v = last_end(g), u; (u = g->b[v]) >= 0; v = u) {
+		int32_t o = owner(g, v);
+		if (o < 0 || !(g->flags[o] & F_UNDER))
+			continue;
+		*shrink += ev_t(g, v) - ev_t(g, u);
+		loss += ev_t(g, v) - ev_t(g, u) - weight(g, v);
+	}
+	return loss;
+}
+
+/* Where the replayed path leaves the observed one, walking back from its
+ * end: the event it now waits on there, taken down through the ends of
+ * structural nodes to the work that ended last; -1 when it never leaves. */
+static int32_t replay_bound(const struct graph *g, int32_t end)
+{
+	int32_t v = end, u = -1;
+	if (end == last_end(g))
+		for (; (u = g->nb[v]) >= 0 && u == g->b[v] && g->nbk[v] == g->bk[v]; v = u)
+			;
+	else
+		u = end;
+	if (u < 0)
+		return -1;
+	while ((u & 1) && structural(g, u >> 1) && g->nb[u] >= 0 && g->nbk[u] == BK_NEST_END)
+		u = g->nb[u];
+	return u;
+}
+
+/* The what-if: the graph replayed in its topological order with the phase
+ * at index x and everything under it k times faster; the graph is left as
  * it was. */
-static int64_t replay(struct graph *g, size_t x, double k)
+static void replay(struct graph *g, size_t x, double k, struct critpath_whatif *w)
 {
 	for (size_t i = 0; i < g->n; i++)
 		g->flags[i] &= (uint8_t)~F_UNDER;
@@ -1087,24 +1157,44 @@ static int64_t replay(struct graph *g, size_t x, double k)
 	g->k = k;
 	size_t ne = g->n * 2;
 	g->T = xmalloc(ne * sizeof(*g->T));
+	g->nb = xmalloc(ne * sizeof(*g->nb));
+	g->nbk = xcalloc(ne, sizeof(*g->nbk));
 	g->state = xcalloc(ne, sizeof(*g->state));
-	for (size_t v = 0; v < ne; v++)
+	for (size_t v = 0; v < ne; v++) {
 		g->T[v] = INT64_MIN;
+		g->nb[v] = -1;
+	}
 	int64_t end = 0;
+	int32_t at = last_end(g);
 	for (size_t i = 0; i < ne; i++) {
 		int32_t u = g->order[i];
 		if (g->b[u] < 0)
 			g->T[u] = ev_t(g, u); /* released: stays where it was */
 		g->state[u] = 1;
-		if ((u & 1) && g->T[u] > end && !(g->flags[u >> 1] & F_DROP))
-			end = g->T[u];
 		successors(g, PASS_WHATIF, u);
 	}
+	/* the new end: the latest end, the first such as last_end takes */
+	for (size_t p = 0; p < g->n; p++)
+		if (!(g->flags[p] & F_DROP) && g->T[2 * p + 1] > end) {
+			end = g->T[2 * p + 1];
+			at = (int32_t)(2 * p + 1);
+		}
+	w->observed_ns = ev_t(g, last_end(g));
+	w->makespan_ns = end;
+	w->loss_ns = path_loss(g, &w->shrink_ns);
+	/* short by more than 1% of what it would save: the path moved */
+	int64_t short_ns = w->loss_ns - (w->observed_ns - end);
+	int32_t b = short_ns > 0 && short_ns > w->loss_ns / 100 ? replay_bound(g, at) : -1;
+	w->bound_id = b >= 0 ? g->id[b >> 1] : 0;
+	w->bound_track_id = b >= 0 && g->track[b >> 1] >= 0 ? g->track_id[g->track[b >> 1]] : 0;
 	free(g->T);
+	free(g->nb);
+	free(g->nbk);
 	free(g->state);
 	g->T = NULL;
+	g->nb = NULL;
+	g->nbk = NULL;
 	g->state = NULL;
-	return end;
 }
 
 /* The load index of phase id; g->n when it is not in the graph. */
@@ -1138,7 +1228,10 @@ int critpath_analyze(struct store *st, int64_t root_id, double k, size_t n, stru
 		size_t x = index_of(&g, out->phases[i].phase_id);
 		if (x == g.n || structural(&g, (int32_t)x))
 			continue;
-		out->phases[i].whatif_ns = replay(&g, x, k);
+		struct critpath_whatif w;
+		replay(&g, x, k, &w);
+		out->phases[i].whatif_ns = w.makespan_ns;
+		out->phases[i].bound_id = w.bound_id;
 		n--;
 	}
 	graph_release(&g);
@@ -1151,7 +1244,7 @@ int critpath_compute(struct store *st, int64_t root_id, struct critpath *out, ch
 }
 
 int critpath_whatif(struct store *st, int64_t root_id, int64_t phase_id, double k,
-		    int64_t *makespan_ns, int64_t *observed_ns, char **err)
+		    struct critpath_whatif *out, char **err)
 {
 	if (!(k > 0)) {
 		*err = xasprintf("what-if: the speed-up must be above 0, not %g", k);
@@ -1168,9 +1261,7 @@ int critpath_whatif(struct store *st, int64_t root_id, int64_t phase_id, double 
 		graph_release(&g);
 		return -1;
 	}
-	*makespan_ns = replay(&g, x, k);
-	if (observed_ns)
-		*observed_ns = ev_t(&g, last_end(&g));
+	replay(&g, x, k, out);
 	graph_release(&g);
 	return 0;
 }

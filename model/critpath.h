@@ -11,16 +11,22 @@
  *   work        S(p) -> E(p) for a leaf: a phase with no contained child;
  *   nesting     S(parent) -> S(c) for every child;  E(c) -> E(parent) for a
  *               contained child: one inside its parent's window and either
- *               on its parent's track or under a structural parent (a
+ *               on its parent's track, or under a structural parent (a
  *               workflow, step, rank, process, thread or stream node, or a
- *               phase without a track).  A kernel is no contained child of
+ *               phase without a track), or a rank or process node itself
+ *               (a trace under a span).  A kernel is no contained child of
  *               the runtime call that launched it: its end holds up nothing
  *               on the host, so a parent's end waits only for what really
  *               ran inside it;
  *   order       E(a) -> S(b) for consecutive phases of one serial executor
  *               (a track of kind thread or stream): consecutive children of
  *               one parent on that track, and on a stream consecutive device
- *               ops (kernel, memcpy, memset) whatever launched them;
+ *               ops (kernel, memcpy, memset) whatever launched them; and
+ *               among the children of one parent that are on no serial
+ *               track (steps, spans, ranks), b after a when b began once
+ *               every sibling before it had ended and a ended last of them:
+ *               steps or spans that ran one after another, in one process
+ *               or not, are ordered whether or not a manifest says so;
  *   edges       every row of the edges table with both ends under the root
  *               (flow, launch, fwd-bwd, stage parent, step order), a -> b as
  *               E(a) -> S(b), or as S(a) -> S(b) when b started before a
@@ -55,9 +61,10 @@
  * its parent), or a wait on the dependency named by the edge: a launch
  * latency, a queue on a stream, a flow, a step-order or stage gap, a
  * synchronising call's return after the device work it waited for, or an
- * unexplained release.  Through sync edges the path runs from the host
- * into the kernels the host waited on, so a what-if on a kernel shortens
- * the host's wait.
+ * unexplained release.  A workflow's own time (before, between or after
+ * its steps) is a gap: nothing recorded ran, so the path's phases never
+ * include the workflow itself, and no what-if shortens it.  Through sync edges the path runs from
+ * the host into the kernels the host waited on, so a what-if on a kernel shortens the host's wait.
  *
  * What-if.  Making phase X k times faster divides by k the weight of every
  * binding edge that is the work or self time of X or of a phase under X
@@ -66,7 +73,9 @@
  * (launch latencies, queueing, unexplained gaps, dependencies on work
  * outside the root), and an edge that did not bind still needs no time, so
  * a phase may now start as soon as all its predecessors are done.  Phases
- * outside X do not change; contention X caused is not modelled.  k > 1
+ * outside X do not change; contention X caused is not modelled: a thread
+ * or rank that ran beside X, joined by no recorded edge, keeps its times,
+ * and may then bound the path (struct critpath_whatif says which).  k > 1
  * speeds up, 0 < k < 1 slows down, INFINITY removes X's time.
  *
  * Memory is a few arrays of int32/int64 per phase and per event (about
@@ -92,6 +101,8 @@ enum critpath_what {
 	CRITPATH_QUEUE = 3,   /* phase_id waited after its predecessor on its thread or stream */
 	CRITPATH_RELEASE = 4, /* phase_id started later than anything in the graph explains */
 	CRITPATH_SYNC = 5,    /* phase_id, a synchronising call, returned after device work ended */
+	CRITPATH_GAP = 6,     /* nothing under phase_id, a workflow, ran: before, between or
+				 after its steps */
 };
 
 /* One stretch of the path; consecutive stretches of one phase and kind are
@@ -109,6 +120,24 @@ struct critpath_phase {
 	int64_t phase_id;
 	int64_t on_path_ns;
 	int64_t whatif_ns; /* the makespan were it critpath_analyze's k times faster; -1 */
+	int64_t bound_id;  /* then: what bounds the makespan instead (critpath_whatif); 0 */
+};
+
+/* A what-if's answer.  shrink_ns is what the phase and those under it run
+ * on the observed path: k times faster, the makespan would lose loss_ns,
+ * shrink_ns * (1 - 1/k), were the path to stay the same.  Where it loses
+ * less (by more than 1% of loss_ns), the replayed path has left the
+ * observed one: bound_id is the phase
+ * it now waits on there (another rank, a concurrent step, a fixed wait's
+ * end), the deepest one that is work rather than structure. */
+struct critpath_whatif {
+	int64_t observed_ns;	/* the makespan as observed */
+	int64_t makespan_ns;	/* the makespan were the phase k times faster */
+	int64_t shrink_ns;	/* the phase's and its subtree's running time on the path */
+	int64_t loss_ns;	/* what that time loses k times faster: the saving were the
+				   path to stay the same */
+	int64_t bound_id;	/* 0 when the path stays the same */
+	int64_t bound_track_id; /* where bound_id ran; 0: none */
 };
 
 struct critpath {
@@ -133,11 +162,11 @@ int critpath_compute(struct store *st, int64_t root_id, struct critpath *out, ch
  * were each k times faster, on the one graph. */
 int critpath_analyze(struct store *st, int64_t root_id, double k, size_t n, struct critpath *out,
 		     char **err);
-/* The makespan of root_id if phase_id (under it) were k times faster
- * (k > 0, INFINITY allowed), and when observed_ns is not NULL the makespan
- * as observed, from the one graph; -1 and *err on a bad phase or k. */
+/* Root_id's makespan as observed and were phase_id (under it) k times
+ * faster (k > 0, INFINITY allowed), from the one graph, in *out; -1 and
+ * *err on a bad phase or k. */
 int critpath_whatif(struct store *st, int64_t root_id, int64_t phase_id, double k,
-		    int64_t *makespan_ns, int64_t *observed_ns, char **err);
+		    struct critpath_whatif *out, char **err);
 void critpath_release(struct critpath *c);
 
 #endif

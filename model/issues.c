@@ -173,6 +173,10 @@ static void critical(struct ranking *rk, struct analysis *a)
 		text_duration(whole, sizeof(whole), p->makespan_ns);
 		text_duration(g, sizeof(g), gain);
 		int64_t wf = workflow_ns(rk, p->phase_id);
+		char *bound = NULL, *then = NULL, *e = NULL;
+		if (p->bound_id && analysis_phase_path(rk->st, p->bound_id, &bound, &e) >= 0 &&
+		    bound)
+			then = xasprintf(", no more: then %s bounds the path", bound);
 		add(a, rk,
 		    (struct issue){
 			.kind = "critical-path",
@@ -181,9 +185,12 @@ static void critical(struct ranking *rk, struct analysis *a)
 			.share = wf > 0 ? (double)gain / (double)wf : NAN,
 			.explanation = xasprintf(
 			    "%s is %s of the workflow's critical path (%.2g%% of %s): were it twice"
-			    " as fast the workflow would end %s sooner",
+			    " as fast the workflow would end %s sooner%s",
 			    name, on, 100.0 * (double)p->on_path_ns / (double)p->makespan_ns, whole,
-			    g)});
+			    g, then ? then : "")});
+		free(then);
+		free(bound);
+		free(e);
 		free(name);
 	}
 }

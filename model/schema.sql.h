@@ -112,5 +112,10 @@ static const char store_schema_v5_sql[] =
     " seq INTEGER NOT NULL, rank_id INTEGER NOT NULL, name TEXT NOT NULL,"
     " last_at INTEGER NOT NULL, wait_ns INTEGER NOT NULL,"
     " PRIMARY KEY (imbalance_id, seq)) WITHOUT ROWID;\n";
+/* Schema v5 also: each workflow's critical path row keeps the path's waiting
+ * time (wait_ns: gaps, launches, queues; the rest of makespan_ns is work)
+ * and, for its what-if, the phase the path then waits on (bound_id, NULL:
+ * none).  Columns of critical_path, each added where it is missing. */
+static const char *const store_schema_v5_columns[] = {"wait_ns INTEGER", "bound_id INTEGER", NULL};
 
 #endif

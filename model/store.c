@@ -319,6 +319,31 @@ static int add_kinds(struct store *st, char **err)
 	return rc;
 }
 
+/* Schema v5's columns, each added to critical_path unless it is there. */
+static int schema_v5(struct store *st, char **err)
+{
+	if (store_exec(st, store_schema_v5_sql, err) < 0)
+		return -1;
+	for (const char *const *c = store_schema_v5_columns; *c; c++) {
+		int had;
+		char *sql = xasprintf("SELECT count(*) FROM pragma_table_info('critical_path')"
+				      " WHERE name = '%.*s'",
+				      (int)strcspn(*c, " "), *c);
+		int rc = pragma_int(st, sql, &had, err);
+		free(sql);
+		if (rc < 0)
+			return -1;
+		if (had)
+			continue;
+		sql = xasprintf("ALTER TABLE critical_path ADD COLUMN %s", *c);
+		rc = store_exec(st, sql, err);
+		free(sql);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Brings a file of an older schema up to this one, inside the write
  * transaction: each version's additions, then the version marks. */
 static int migrate(struct store *st, char **err)
@@ -334,7 +359,7 @@ static int migrate(struct store *st, char **err)
 		return -1;
 	if (ver < 4 && store_exec(st, store_schema_v4_sql, err) < 0)
 		return -1;
-	if (ver < 5 && store_exec(st, store_schema_v5_sql, err) < 0)
+	if (ver < 5 && schema_v5(st, err) < 0)
 		return -1;
 	char *sql = xasprintf("PRAGMA user_version = %d;"
 			      " INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')",
@@ -349,8 +374,8 @@ static int create_schema(struct store *st, char **err)
 	if (store_exec(st, store_schema_sql, err) < 0 ||
 	    store_exec(st, store_schema_v2_sql, err) < 0 ||
 	    store_exec(st, store_schema_v3_sql, err) < 0 ||
-	    store_exec(st, store_schema_v4_sql, err) < 0 ||
-	    store_exec(st, store_schema_v5_sql, err) < 0 || add_kinds(st, err) < 0)
+	    store_exec(st, store_schema_v4_sql, err) < 0 || schema_v5(st, err) < 0 ||
+	    add_kinds(st, err) < 0)
 		return -1;
 	char *sql = xasprintf(
 	    "PRAGMA application_id = %d; PRAGMA user_version = %d;"

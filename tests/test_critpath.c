@@ -1,6 +1,8 @@
 /*
  * The critical path and what-if (model/critpath) on hand-computed cases: a
- * diamond of workflow steps, a CPU op whose kernel outlives it; and on the
+ * diamond of workflow steps, steps and OTLP spans that ran one after
+ * another with nothing declaring it, concurrent steps where a what-if makes
+ * the other one bound the path, a CPU op whose kernel outlives it; and on the
  * real GPU capture (tests/data/gpu), properties that hold whatever the
  * figures: the path tiles the root's window in time order, it lies under
  * the root, a what-if never lengthens it and gains at most what it shrank.
@@ -20,6 +22,7 @@
 #include "importers/importer.h"
 #include "model/critpath.h"
 #include "model/model.h"
+#include "model/sbuf.h"
 #include "model/store.h"
 #include "tests/importfx.h"
 
@@ -52,13 +55,18 @@ static int64_t id_of(struct fx *f, const char *name)
 	return id;
 }
 
+static struct critpath_whatif whatif_full(struct model *m, int64_t root, int64_t phase, double k)
+{
+	struct critpath_whatif w;
+	char *err = NULL;
+	if (critpath_whatif(model_store(m), root, phase, k, &w, &err) < 0)
+		fail_msg("%s", err);
+	return w;
+}
+
 static int64_t whatif(struct model *m, int64_t root, int64_t phase, double k)
 {
-	int64_t ms = -1;
-	char *err = NULL;
-	if (critpath_whatif(model_store(m), root, phase, k, &ms, NULL, &err) < 0)
-		fail_msg("%s", err);
-	return ms;
+	return whatif_full(m, root, phase, k).makespan_ns;
 }
 
 /* The invariants of any path: contiguous, in time order, summing up. */
@@ -121,10 +129,14 @@ static void diamond(void **state)
 	assert_int_equal(cp.phases[0].phase_id, b);
 	/* the same figure from the what-if pass, and as observed */
 	assert_int_equal(whatif(m, wf, b, 1), 40 * MS);
-	int64_t faster, observed;
-	assert_int_equal(critpath_whatif(model_store(m), wf, b, 2, &faster, &observed, &err), 0);
-	assert_int_equal(faster, 34 * MS);
-	assert_int_equal(observed, cp.makespan_ns);
+	struct critpath_whatif w;
+	assert_int_equal(critpath_whatif(model_store(m), wf, b, 2, &w, &err), 0);
+	assert_int_equal(w.makespan_ns, 34 * MS);
+	assert_int_equal(w.observed_ns, cp.makespan_ns);
+	/* b runs 20 ms on the path: 10 ms were it to stay; c then bounds it */
+	assert_int_equal(w.shrink_ns, 20 * MS);
+	assert_int_equal(w.loss_ns, 10 * MS);
+	assert_int_equal(w.bound_id, c);
 	/* b twice as fast: d now waits for c (12 + 12 = 24), not b (10 + 10) */
 	assert_int_equal(whatif(m, wf, b, 2), 34 * MS);
 	assert_int_equal(whatif(m, wf, b, INFINITY), 34 * MS);
@@ -139,11 +151,10 @@ static void diamond(void **state)
 	/* the whole workflow: every step halves, c's wait after a stays */
 	assert_int_equal(whatif(m, wf, wf, 2), 20 * MS);
 	/* errors */
-	int64_t ms;
-	assert_int_equal(critpath_whatif(model_store(m), wf, b, 0, &ms, NULL, &err), -1);
+	assert_int_equal(critpath_whatif(model_store(m), wf, b, 0, &w, &err), -1);
 	free(err);
 	err = NULL;
-	assert_int_equal(critpath_whatif(model_store(m), b, a, 2, &ms, NULL, &err), -1);
+	assert_int_equal(critpath_whatif(model_store(m), b, a, 2, &w, &err), -1);
 	assert_non_null(strstr(err, "not under"));
 	free(err);
 	err = NULL;
@@ -280,6 +291,149 @@ static void sync_waits_on_kernel(void **state)
 	model_free(m);
 }
 
+/* Steps with no declared dependency that ran one after the other in one
+ * process: a 0..10 ms, then, after 2 ms that no record covers, b 12..20.
+ * The path is a, the workflow's gap, b; never the workflow itself. */
+static void steps_in_sequence(void **state)
+{
+	struct fx *f = *state;
+	char text[512], *err = NULL;
+	snprintf(text, sizeof(text),
+		 "{\"step\": \"a\", \"start_ns\": %lld, \"end_ns\": %lld, \"host\": \"h\"}\n"
+		 "{\"step\": \"b\", \"start_ns\": %lld, \"end_ns\": %lld, \"host\": \"h\"}\n",
+		 T0, T0 + 10 * MS, T0 + 12 * MS, T0 + 20 * MS);
+	struct import_opts o = {.workflow = "wf"};
+	if (importfx_fresh(f, text, &o, &err) < 0)
+		fail_msg("%s", err);
+	int64_t wf = id_of(f, "wf"), a = id_of(f, "a"), b = id_of(f, "b");
+	struct model *m = open_model(f);
+	struct critpath cp;
+	if (critpath_analyze(model_store(m), wf, 2, 2, &cp, &err) < 0)
+		fail_msg("%s", err);
+	check_tiling(&cp);
+	assert_int_equal(cp.makespan_ns, 20 * MS);
+	assert_int_equal(cp.nsteps, 3);
+	assert_int_equal(cp.steps[0].phase_id, a);
+	assert_int_equal(cp.steps[0].what, CRITPATH_RUN);
+	assert_int_equal(cp.steps[0].dur_ns, 10 * MS);
+	assert_int_equal(cp.steps[1].phase_id, wf);
+	assert_int_equal(cp.steps[1].what, CRITPATH_GAP);
+	assert_int_equal(cp.steps[1].dur_ns, 2 * MS);
+	assert_int_equal(cp.steps[2].phase_id, b);
+	assert_int_equal(cp.steps[2].what, CRITPATH_RUN);
+	assert_int_equal(cp.wait_ns, 2 * MS);
+	/* the phases on it: a and b, not the workflow */
+	assert_int_equal(cp.nphases, 2);
+	assert_int_equal(cp.phases[0].phase_id, a);
+	assert_int_equal(cp.phases[1].phase_id, b);
+	critpath_release(&cp);
+	/* a twice as fast: b starts 5 ms sooner (the gap stays) */
+	struct critpath_whatif w = whatif_full(m, wf, a, 2);
+	assert_int_equal(w.makespan_ns, 15 * MS);
+	assert_int_equal(w.shrink_ns, 10 * MS);
+	assert_int_equal(w.loss_ns, 5 * MS);
+	assert_int_equal(w.bound_id, 0);
+	assert_int_equal(whatif(m, wf, b, INFINITY), 12 * MS);
+	/* 1x: nothing changes, though a is on the path */
+	w = whatif_full(m, wf, a, 1);
+	assert_int_equal(w.makespan_ns, 20 * MS);
+	assert_int_equal(w.observed_ns, 20 * MS);
+	assert_int_equal(w.shrink_ns, 10 * MS);
+	assert_int_equal(w.loss_ns, 0);
+	/* the workflow as a whole: its steps halve, its gap stays */
+	assert_int_equal(whatif(m, wf, wf, 2), 11 * MS);
+	model_free(m);
+}
+
+/* Two steps at once on two hosts: a 0..10 ms, c 0..9.  Were a free, c
+ * would bound the workflow: 9 ms, and the what-if says so. */
+static void concurrent_step_bounds(void **state)
+{
+	struct fx *f = *state;
+	char text[512], *err = NULL;
+	snprintf(text, sizeof(text),
+		 "{\"step\": \"a\", \"start_ns\": %lld, \"end_ns\": %lld, \"host\": \"h1\"}\n"
+		 "{\"step\": \"c\", \"start_ns\": %lld, \"end_ns\": %lld, \"host\": \"h2\"}\n",
+		 T0, T0 + 10 * MS, T0, T0 + 9 * MS);
+	struct import_opts o = {.workflow = "wf"};
+	if (importfx_fresh(f, text, &o, &err) < 0)
+		fail_msg("%s", err);
+	int64_t wf = id_of(f, "wf"), a = id_of(f, "a"), c = id_of(f, "c");
+	struct model *m = open_model(f);
+	struct critpath_whatif w = whatif_full(m, wf, a, INFINITY);
+	assert_int_equal(w.observed_ns, 10 * MS);
+	assert_int_equal(w.makespan_ns, 9 * MS);
+	assert_int_equal(w.shrink_ns, 10 * MS);
+	assert_int_equal(w.loss_ns, 10 * MS);
+	assert_int_equal(w.bound_id, c);
+	assert_int_equal(w.bound_track_id,
+			 importfx_int(f, "SELECT id FROM tracks WHERE host = 'h2'"));
+	/* c is off the path */
+	w = whatif_full(m, wf, c, INFINITY);
+	assert_int_equal(w.makespan_ns, 10 * MS);
+	assert_int_equal(w.shrink_ns, 0);
+	assert_int_equal(w.bound_id, 0);
+	model_free(m);
+}
+
+/* An OTLP span of trace T under parent (none: ""), from t0 to t1 ms after
+ * T0, on host node1, appended to sb. */
+static void otlp_span(struct sbuf *sb, const char *id, const char *parent, const char *name, int t0,
+		      int t1)
+{
+	sbuf_addf(sb,
+		  "%s{\"traceId\":\"T\",\"spanId\":\"%s\",\"parentSpanId\":\"%s\","
+		  "\"name\":\"%s\",\"startTimeUnixNano\":\"%lld\",\"endTimeUnixNano\":\"%lld\"}",
+		  sb->len && sb->buf[sb->len - 1] == '}' ? "," : "", id, parent, name, T0 + t0 * MS,
+		  T0 + t1 * MS);
+}
+
+/* An OTLP root span run 0..30 ms whose children ran one after another:
+ * prepare 0..5, train 6..20, evaluate 21..30; the root's own code in the
+ * gaps. */
+static void spans_in_sequence(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	struct import_opts o = {.workflow = "wf"};
+	struct sbuf doc = SBUF_INIT;
+	sbuf_init(&doc);
+	sbuf_adds(&doc, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[{\"key\":"
+			"\"host.name\",\"value\":{\"stringValue\":\"node1\"}}]},"
+			"\"scopeSpans\":[{\"spans\":[");
+	otlp_span(&doc, "r", "", "run", 0, 30);
+	otlp_span(&doc, "p", "r", "prepare", 0, 5);
+	otlp_span(&doc, "t", "r", "train", 6, 20);
+	otlp_span(&doc, "e", "r", "evaluate", 21, 30);
+	sbuf_adds(&doc, "]}]}]}");
+	int rc = importfx_fresh(f, doc.buf, &o, &err);
+	sbuf_release(&doc);
+	if (rc < 0)
+		fail_msg("%s", err);
+	int64_t wf = id_of(f, "wf"), run = id_of(f, "run"), p = id_of(f, "prepare"),
+		t = id_of(f, "train"), e = id_of(f, "evaluate");
+	struct model *m = open_model(f);
+	struct critpath cp;
+	if (critpath_compute(model_store(m), wf, &cp, &err) < 0)
+		fail_msg("%s", err);
+	check_tiling(&cp);
+	assert_int_equal(cp.makespan_ns, 30 * MS);
+	assert_int_equal(cp.wait_ns, 0);
+	int64_t want[] = {p, run, t, run, e}, len[] = {5 * MS, 1 * MS, 14 * MS, 1 * MS, 9 * MS};
+	assert_int_equal(cp.nsteps, 5);
+	for (size_t i = 0; i < 5; i++) {
+		assert_int_equal(cp.steps[i].phase_id, want[i]);
+		assert_int_equal(cp.steps[i].what, CRITPATH_RUN);
+		assert_int_equal(cp.steps[i].dur_ns, len[i]);
+	}
+	assert_int_equal(cp.phases[0].phase_id, t);
+	critpath_release(&cp);
+	/* train free: evaluate starts 14 ms sooner */
+	assert_int_equal(whatif(m, wf, t, INFINITY), 16 * MS);
+	assert_int_equal(whatif(m, wf, p, 2), 27500 * US);
+	model_free(m);
+}
+
 /* Is phase id under root (or root itself)? */
 static int under(struct fx *f, int64_t id, int64_t root)
 {
@@ -388,6 +542,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(diamond, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(steps_in_sequence, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(concurrent_step_bounds, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(spans_in_sequence, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(sync_waits_on_kernel, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(kernel_outlives_launch, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(real_train, setup, importfx_teardown),

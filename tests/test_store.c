@@ -1281,13 +1281,14 @@ static void test_store_migrates_v1(void **state)
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
 	assert_int_equal(
-	    sqlite3_exec(db,
-			 "DROP TABLE imbalance; DROP TABLE issues; DROP TABLE attribution;"
-			 " DROP TABLE attribution_fit; DROP TABLE gpu_breakdown;"
-			 " DROP TABLE gpu_breakdown_mix; DROP TABLE gpu_breakdown_kernels;"
-			 " DROP TABLE gpu_breakdown_streams; PRAGMA user_version = 1;"
-			 " UPDATE meta SET value = '1' WHERE key = 'schema_version'",
-			 NULL, NULL, NULL),
+	    sqlite3_exec(
+		db,
+		"DROP TABLE imbalance; DROP TABLE issues; DROP TABLE critical_path;"
+		" DROP TABLE attribution; DROP TABLE attribution_fit; DROP TABLE gpu_breakdown;"
+		" DROP TABLE gpu_breakdown_mix; DROP TABLE gpu_breakdown_kernels;"
+		" DROP TABLE gpu_breakdown_streams; PRAGMA user_version = 1;"
+		" UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+		NULL, NULL, NULL),
 	    SQLITE_OK);
 	sqlite3_close(db);
 	struct store *st = NULL;
@@ -1304,12 +1305,46 @@ static void test_store_migrates_v1(void **state)
 	assert_string_equal(
 	    q_text(db, "SELECT value FROM meta WHERE key = 'schema_version'", buf, sizeof(buf)),
 	    "5");
-	assert_true(q_int(db,
-			  "SELECT count(*) FROM sqlite_master WHERE name IN"
-			  " ('imbalance', 'issues', 'attribution', 'attribution_fit',"
-			  " 'gpu_breakdown', 'gpu_breakdown_mix', 'gpu_breakdown_kernels',"
-			  " 'gpu_breakdown_streams', 'imbalance_meets', 'imbalance_ranks')") == 10);
+	assert_true(q_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN"
+			      " ('imbalance', 'issues', 'critical_path', 'attribution',"
+			      " 'attribution_fit', 'gpu_breakdown', 'gpu_breakdown_mix',"
+			      " 'gpu_breakdown_kernels', 'gpu_breakdown_streams',"
+			      " 'imbalance_meets', 'imbalance_ranks')") == 11);
+	assert_true(q_int(db, "SELECT count(*) FROM pragma_table_info('critical_path')"
+			      " WHERE name IN ('wait_ns', 'bound_id')") == 2);
 	assert_true(q_int(db, "SELECT count(*) FROM phases") > 0);
+	store_close(st);
+}
+
+/* A file of schema v4: its critical_path table gains wait_ns and bound_id
+ * at the first write, its rows kept. */
+static void test_store_migrates_v4(void **state)
+{
+	struct fx *f = *state;
+	struct ids ids;
+	write_sample(f->path, &ids);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(db,
+			 "DROP TABLE critical_path; CREATE TABLE critical_path(root_id INTEGER NOT"
+			 " NULL, phase_id INTEGER NOT NULL, on_path_ns INTEGER NOT NULL,"
+			 " whatif_ns INTEGER, makespan_ns INTEGER NOT NULL);"
+			 " INSERT INTO critical_path VALUES (1, 2, 3, NULL, 5);"
+			 " PRAGMA user_version = 4;"
+			 " UPDATE meta SET value = '4' WHERE key = 'schema_version'",
+			 NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	db = store_db(st);
+	assert_true(q_int(db, "PRAGMA user_version") == 5);
+	assert_true(q_int(db, "SELECT count(*) FROM critical_path WHERE makespan_ns = 5 AND"
+			      " wait_ns IS NULL AND bound_id IS NULL") == 1);
 	store_close(st);
 }
 
@@ -1676,6 +1711,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_store_refuses_foreign_sqlite, fx_setup,
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_migrates_v1, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_migrates_v4, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refuses_newer_schema, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refuses_directory, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_read_missing, fx_setup, fx_teardown),

@@ -279,13 +279,32 @@ static void cmd_spark(struct app *a, const char *arg)
 	app_message(a, 1, "no metric series named '%s' (Tab lists them; m shows them all)", arg);
 }
 
+/* What bounds a what-if's path: the phase's name and, when it ran on a
+ * track other than the selected phase's, "on" the track (and its rank). */
+static char *whatif_bound(struct app *a, const struct critpath_whatif *r, int64_t own_track)
+{
+	char *name = analysis_phase_name(model_store(a->m), r->bound_id), *s;
+	const struct mtrack *t = r->bound_track_id && r->bound_track_id != own_track
+				     ? model_track(a->m, r->bound_track_id)
+				     : NULL;
+	if (t && t->rank >= 0)
+		s = xasprintf("%s on rank %lld's %s", name, (long long)t->rank, t->name);
+	else if (t)
+		s = xasprintf("%s on %s", name, t->name);
+	else
+		s = xstrdup(name);
+	free(name);
+	return s;
+}
+
 /* ':whatif K': the makespan of the selected phase's workflow were the
  * phase K times faster (K may be "inf": were it free), by replaying the
- * critical path's DAG (model/critpath.h). */
+ * critical path's DAG (model/critpath.h); where it saves less than its
+ * time on the path would, what then bounds the path. */
 static void cmd_whatif(struct app *a, const char *arg)
 {
 	const struct mnode *n = tree_view_selected(&a->tree), *w = n;
-	char *end, *err = NULL, was[32], saved[32];
+	char *end, *err = NULL, was[32], saved[32], lost[32];
 	double k = strtod(arg, &end);
 	if (end != arg && (*end == 'x' || *end == 'X'))
 		end++;
@@ -299,13 +318,13 @@ static void cmd_whatif(struct app *a, const char *arg)
 	}
 	while (w->parent && w->parent->parent)
 		w = w->parent;
-	int64_t base, faster;
 	struct store *st = model_store(a->m);
 	if (a->show_now) {
 		app_message(a, 0, "replaying %s's critical path ...", w->name);
 		a->show_now(a);
 	}
-	int rc = critpath_whatif(st, w->id, n->id, k, &faster, &base, &err);
+	struct critpath_whatif r;
+	int rc = critpath_whatif(st, w->id, n->id, k, &r, &err);
 	if (rc < 0) {
 		app_error(a, rc, err);
 		return;
@@ -313,17 +332,41 @@ static void cmd_whatif(struct app *a, const char *arg)
 	char how[32];
 	if (isinf(k))
 		snprintf(how, sizeof(how), "taking no time");
+	else if (k < 1)
+		snprintf(how, sizeof(how), "%gx as fast", k);
 	else
 		snprintf(how, sizeof(how), "%gx faster", k);
-	format_duration(was, sizeof(was), base);
-	format_duration(saved, sizeof(saved), base - faster);
-	if (faster >= base)
+	int64_t gain = r.observed_ns - r.makespan_ns;
+	double pct = r.observed_ns > 0 ? 100.0 * (double)gain / (double)r.observed_ns : 0.0;
+	format_duration(was, sizeof(was), r.observed_ns);
+	format_duration(saved, sizeof(saved), gain < 0 ? -gain : gain);
+	if (k == 1) {
+		app_message(a, 0, "%s at 1x changes nothing: %s's %s as observed", n->name, w->name,
+			    was);
+	} else if (!r.shrink_ns) {
 		app_message(a, 0, "%s %s saves nothing: not on %s's critical path", n->name, how,
 			    w->name);
-	else
-		app_message(a, 0, "%s %s saves %s (%.2f%%) of %s's %s", n->name, how, saved,
-			    base > 0 ? 100.0 * (double)(base - faster) / (double)base : 0.0,
+	} else if (gain < 0) {
+		app_message(a, 0, "%s %s adds %s (%.2f%%) to %s's %s", n->name, how, saved, -pct,
 			    w->name, was);
+	} else if (r.bound_id) {
+		char *b = whatif_bound(a, &r, n->track_id);
+		format_duration(lost, sizeof(lost), r.loss_ns);
+		if (gain)
+			app_message(a, 0,
+				    "%s %s saves %s (%.2f%%) of %s's %s, not %s: then %s"
+				    " bounds the path",
+				    n->name, how, saved, pct, w->name, was, lost, b);
+		else
+			app_message(a, 0,
+				    "%s %s saves nothing of %s's %s, not %s: %s bounds the"
+				    " path as well",
+				    n->name, how, w->name, was, lost, b);
+		free(b);
+	} else {
+		app_message(a, 0, "%s %s saves %s (%.2f%%) of %s's %s", n->name, how, saved, pct,
+			    w->name, was);
+	}
 }
 
 static void cmd_quit(struct app *a, const char *arg)

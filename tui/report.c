@@ -383,7 +383,7 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 	text_stragglers(out, m, an, &sb, &rc, err);
 	text_attr(out, m, &an->attr, &sb, &rc, err);
 
-	fprintf(out, "\nCritical path (per workflow: the phases longest on it)\n");
+	fprintf(out, "\nCritical path (per workflow: the phases longest on it, and its waits)\n");
 	if (!an->npath)
 		fprintf(out, "  (no workflow)\n");
 	for (size_t i = 0; i < an->npath; i++) {
@@ -393,15 +393,24 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 		sbuf_init(&w);
 		if (!i || an->path[i - 1].root_id != p->root_id) {
 			char *root = phase_where(m, p->root_id, &rc, err);
-			fprintf(out, "  %s: %s\n", clean(&w, root ? root : "?"),
+			fprintf(out, "  %s: %s", clean(&w, root ? root : "?"),
 				format_duration(a, sizeof(a), p->makespan_ns));
+			fprintf(out, ", %s of it waiting (gaps between steps, launches, queues)\n",
+				format_duration(a, sizeof(a), p->wait_ns));
 			free(root);
 		}
 		fprintf(out, "  %11s %5.1f%%  %s", format_duration(a, sizeof(a), p->on_path_ns),
 			pct_of(p->on_path_ns, p->makespan_ns), clean(&w, where ? where : "?"));
 		if (p->whatif_ns >= 0)
-			fprintf(out, "  (twice as fast: %s sooner)",
+			fprintf(out, "  (twice as fast: %s sooner",
 				format_duration(b, sizeof(b), p->makespan_ns - p->whatif_ns));
+		char *bound =
+		    p->whatif_ns >= 0 && p->bound_id ? phase_where(m, p->bound_id, &rc, err) : NULL;
+		if (bound)
+			fprintf(out, "; then %s bounds the path", clean(&w, bound));
+		if (p->whatif_ns >= 0)
+			fputc(')', out);
+		free(bound);
 		fputc('\n', out);
 		sbuf_release(&w);
 		free(where);
@@ -700,14 +709,17 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 	for (size_t i = 0; i < an->npath; i++) {
 		const struct pathrow *p = &an->path[i];
 		char *where = phase_where(m, p->phase_id, &rc, err);
+		char *bound = p->bound_id ? phase_where(m, p->bound_id, &rc, err) : NULL;
 		json_array_append_new(
-		    cp,
-		    json_pack("{s:I, s:I, s:o, s:I, s:o, s:I}", "root_id", (json_int_t)p->root_id,
-			      "phase_id", (json_int_t)p->phase_id, "path", jstr(where),
-			      "on_path_ns", (json_int_t)p->on_path_ns, "whatif_2x_makespan_ns",
-			      p->whatif_ns >= 0 ? json_integer(p->whatif_ns) : json_null(),
-			      "makespan_ns", (json_int_t)p->makespan_ns));
+		    cp, json_pack("{s:I, s:I, s:o, s:I, s:o, s:I, s:I, s:o}", "root_id",
+				  (json_int_t)p->root_id, "phase_id", (json_int_t)p->phase_id,
+				  "path", jstr(where), "on_path_ns", (json_int_t)p->on_path_ns,
+				  "whatif_2x_makespan_ns",
+				  p->whatif_ns >= 0 ? json_integer(p->whatif_ns) : json_null(),
+				  "makespan_ns", (json_int_t)p->makespan_ns, "wait_ns",
+				  (json_int_t)p->wait_ns, "whatif_bound_by", jstr(bound)));
 		free(where);
+		free(bound);
 	}
 	json_object_set_new(root, "critical_path", cp);
 	json_object_set_new(root, "attribution", json_attr(m, &an->attr, &rc, err));
