@@ -2449,7 +2449,7 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 	int64_t step_id = import_step_node(st, o, step, err), win_start = 0, win_end;
 	free(step);
 	int has_window =
-	    step_id < 0 ? -1 : store_manifest_window(st, step_id, &win_start, &win_end, err);
+	    step_id < 0 ? -1 : store_declared_window(st, step_id, &win_start, &win_end, err);
 	if (has_window < 0)
 		goto out;
 	const char *anchor;

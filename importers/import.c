@@ -2,11 +2,16 @@
  * One `grademl-tui import` run: open the store, begin the transaction, run
  * the importer of each file, commit; on any failure, a signal's included
  * (store_interrupt), roll everything back so trace.db is exactly as it was.  Also the workflow/step
- * nodes every source hangs under.
+ * nodes every source hangs under: --step PATH names a phase below the
+ * workflow by the names of its levels (a first level naming the workflow
+ * itself is skipped), found whatever its kind (a manifest step, an OTLP
+ * span) and made a step where none is; a source imported under one that ran
+ * on a known host and naming no host itself takes that host.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "importers/hosts.h"
 #include "importers/importer.h"
@@ -16,10 +21,14 @@
 #include "model/xalloc.h"
 
 /* The step named name under parent (depth of the new node: depth), made
- * when missing; its id, or -1. */
-static int64_t step_under(struct store *st, int64_t parent, const char *name, int depth, char **err)
+ * when missing; with any, a phase of any kind so named when there is no
+ * such step.  Its id, or -1. */
+static int64_t step_under(struct store *st, int64_t parent, const char *name, int depth, int any,
+			  char **err)
 {
 	int64_t id = store_find_child(st, parent, PHASE_STEP, name, err);
+	if (!id && any)
+		id = store_find_child(st, parent, 0, name, err);
 	if (id)
 		return id;
 	struct phase_row r = {.id = store_reserve_phase_id(st),
@@ -48,17 +57,32 @@ int64_t import_step_node(struct store *st, const struct import_opts *o, const ch
 			goto out;
 		wf_id = r.id;
 	}
-	/* --step a/b/c nests steps; a name from a file is one step whatever
-	 * it holds */
-	if (!o->step || strcmp(step_name, o->step) || !strchr(step, '/')) {
-		rc = step_under(st, wf_id, step, 1, err);
+	/* --step a/b/c is a path; a name from a file is one step whatever it
+	 * holds */
+	if (!o->step || strcmp(step_name, o->step)) {
+		rc = step_under(st, wf_id, step, 1, 0, err);
 		goto out;
 	}
+	char *parts[64], *save = NULL;
+	size_t n = 0;
+	for (char *part = strtok_r(step, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+		if (n == sizeof(parts) / sizeof(*parts)) {
+			*err = xasprintf("--step '%s': more than %zu levels", o->step, n);
+			goto out;
+		}
+		parts[n++] = part;
+	}
+	size_t first = 0;
+	if (n > 1 && !strcmp(parts[0], wf)) {
+		/* "/workflow/step/...", as the explorer writes paths */
+		int64_t own = store_find_child(st, wf_id, 0, parts[0], err);
+		if (own < 0)
+			goto out;
+		first = !own;
+	}
 	rc = wf_id;
-	int depth = 1;
-	for (char *save = NULL, *part = strtok_r(step, "/", &save); part && rc >= 0;
-	     part = strtok_r(NULL, "/", &save))
-		rc = step_under(st, rc, part, depth++, err);
+	for (size_t i = first; i < n && rc >= 0; i++)
+		rc = step_under(st, rc, parts[i], (int)(i - first) + 1, 1, err);
 	if (rc == wf_id) {
 		*err = xasprintf("--step '%s' names no step", o->step);
 		rc = -1;
@@ -98,27 +122,270 @@ static void name_file(char **err, const char *path)
 	*err = e;
 }
 
-/* Importers place a source's nodes below a top-level step (depth 1); under
- * --step a/b/c they sit deeper by the extra levels, so the source's rows
- * just written are shifted.  Names come from the file, so only the levels
- * of --step count. */
-static int nest_depths(struct store *st, const struct import_opts *o, char **err)
+/* One int64 from a query with up to two int64 parameters; *out 0 when no
+ * row.  0, or -1 with *err. */
+static int query_int(struct store *st, const char *sql, int64_t a, int64_t b, int64_t *out,
+		     char **err)
 {
-	int extra = -1;
-	for (const char *p = o->step ? o->step : ""; *p;) {
-		p += strspn(p, "/");
-		if (*p)
-			extra++;
-		p += strcspn(p, "/");
-	}
-	if (extra <= 0)
+	sqlite3_stmt *q;
+	*out = 0;
+	if (sqlite3_prepare_v2(store_db(st), sql, -1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	if (sqlite3_bind_parameter_count(q) >= 1)
+		sqlite3_bind_int64(q, 1, a);
+	if (sqlite3_bind_parameter_count(q) >= 2)
+		sqlite3_bind_int64(q, 2, b);
+	int rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	if (rc == SQLITE_ROW || rc == SQLITE_DONE)
 		return 0;
-	char *sql = xasprintf("UPDATE phases SET depth = depth + %d WHERE kind <> %d AND"
+fail:
+	*err =
+	    xasprintf("%s: cannot read phases: %s", store_path(st), sqlite3_errmsg(store_db(st)));
+	return -1;
+}
+
+/* Importers place a source's nodes below a top-level step (depth 1); under
+ * --step PATH they sit below the phase it names, deeper by its depth less
+ * one, so the source's rows just written are shifted.  Names come from the
+ * file, so only the levels of --step count. */
+static int nest_depths(struct store *st, const struct import_opts *o, int64_t target, char **err)
+{
+	int64_t depth;
+	if (!o->step ||
+	    query_int(st, "SELECT depth FROM phases WHERE id = ?1", target, 0, &depth, err) < 0)
+		return o->step ? -1 : 0;
+	if (depth <= 1)
+		return 0;
+	char *sql = xasprintf("UPDATE phases SET depth = depth + %lld WHERE kind <> %d AND"
 			      " source_id = (SELECT max(id) FROM sources)",
-			      extra, PHASE_STEP);
+			      (long long)depth - 1, PHASE_STEP);
 	int rc = store_exec(st, sql, err);
 	free(sql);
 	return rc;
+}
+
+/* The host of phase id: its track's, else its attrs' "host" (an OTLP span's
+ * host.name), else its nearest ancestor's; NULL when none names one. */
+static char *phase_host(struct store *st, int64_t id, char **err)
+{
+	sqlite3_stmt *q;
+	char *host = NULL;
+	if (sqlite3_prepare_v2(
+		store_db(st),
+		"WITH RECURSIVE up(id, d) AS (SELECT ?1, 0 UNION ALL SELECT p.parent_id, up.d + 1"
+		" FROM phases p JOIN up ON p.id = up.id WHERE p.parent_id IS NOT NULL AND"
+		" up.d < 256) SELECT h FROM (SELECT up.d, coalesce((SELECT host FROM tracks"
+		" WHERE id = p.track_id), CASE WHEN json_valid(p.attrs) THEN"
+		" json_extract(p.attrs, '$.host') END) AS h FROM up JOIN phases p ON"
+		" p.id = up.id) WHERE typeof(h) = 'text' ORDER BY d LIMIT 1",
+		-1, &q, NULL) != SQLITE_OK) {
+		*err = xasprintf("%s: cannot read phases: %s", store_path(st),
+				 sqlite3_errmsg(store_db(st)));
+		return NULL;
+	}
+	sqlite3_bind_int64(q, 1, id);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		host = xstrdup((const char *)sqlite3_column_text(q, 0));
+	sqlite3_finalize(q);
+	return host;
+}
+
+/* The source just imported under target, when it names no host, takes
+ * the host target ran on: its row, its tracks and its metrics. */
+static int inherit_host(struct store *st, const struct import_opts *o, int64_t target, char **err)
+{
+	if (!o->step || o->host)
+		return 0;
+	char *e = NULL, *host = phase_host(st, target, &e);
+	if (!host) {
+		free(e);
+		return 0;
+	}
+	int rc = 0;
+	static const char *const sql[] = {
+	    "UPDATE sources SET host = ?1 WHERE id = (SELECT max(id) FROM sources) AND host IS "
+	    "NULL",
+	    "UPDATE tracks SET host = ?1 WHERE source_id = (SELECT max(id) FROM sources) AND"
+	    " host IS NULL",
+	    "UPDATE metrics SET host = ?1 WHERE source_id = (SELECT max(id) FROM sources) AND"
+	    " host IS NULL"};
+	for (size_t i = 0; i < sizeof(sql) / sizeof(*sql) && !rc; i++) {
+		sqlite3_stmt *q;
+		if (sqlite3_prepare_v2(store_db(st), sql[i], -1, &q, NULL) != SQLITE_OK) {
+			rc = -1;
+			break;
+		}
+		sqlite3_bind_text(q, 1, host, -1, SQLITE_STATIC);
+		rc = sqlite3_step(q) == SQLITE_DONE ? 0 : -1;
+		sqlite3_finalize(q);
+	}
+	if (rc < 0)
+		*err = xasprintf("%s: cannot set the host of a source: %s", store_path(st),
+				 sqlite3_errmsg(store_db(st)));
+	free(host);
+	return rc;
+}
+
+/* Windows farther apart than this under one workflow are worth a word. */
+#define FAR_APART_NS ((int64_t)30 * 86400 * 1000000000)
+
+/* A node of a workflow's upper levels: workflow, steps, spans, ranks and
+ * the nodes under them, down to a trace's process nodes. */
+struct upper {
+	int64_t id, parent, root, source, start, end;
+	int kind, inner; /* inner: it has an upper node under it */
+};
+
+static int by_root_start(const void *a, const void *b)
+{
+	const struct upper *x = a, *y = b;
+	if (x->root != y->root)
+		return x->root < y->root ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct upper *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Phase id's name, cut at 80 bytes ("?" when none); the caller frees it. */
+static char *phase_name(struct store *st, int64_t id)
+{
+	sqlite3_stmt *q;
+	char *s = NULL;
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT substr(s.text, 1, 80) FROM phases p JOIN strings s ON"
+			       " s.id = p.name_id WHERE p.id = ?1",
+			       -1, &q, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(q, 1, id);
+		if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
+			s = xstrdup((const char *)sqlite3_column_text(q, 0));
+		sqlite3_finalize(q);
+	}
+	return s ? s : xstrdup("?");
+}
+
+static void utc(char *buf, size_t n, int64_t ns)
+{
+	time_t s = (time_t)(ns / 1000000000 - (ns % 1000000000 < 0));
+	struct tm tm;
+	if (!gmtime_r(&s, &tm) || !strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, n, "%lld ns", (long long)ns);
+}
+
+/* After the run's files: under each workflow, the innermost of its upper
+ * nodes (a trace's process or rank node, a step or span with nothing
+ * traced beneath) sorted by start; where the next begins more than
+ * FAR_APART_NS after all before it ended, and one side came in this run
+ * (id >= first), a FAR_APART diagnostic on that side's source (the run's
+ * last source when it has none): a relative trace anchored nowhere lands
+ * in 1970 and stretches its workflow over decades. */
+static int far_apart(struct store *st, int64_t first, char **err)
+{
+	static const char sql[] =
+	    "WITH RECURSIVE u(id, parent, root, kind) AS (SELECT id, 0, id, kind FROM phases"
+	    " WHERE parent_id IS NULL AND kind = ?1 UNION ALL SELECT p.id, u.id, u.root, p.kind"
+	    " FROM phases p JOIN u ON p.parent_id = u.id WHERE u.kind IN (?1, ?2, ?3, ?4)"
+	    " AND p.kind <> ?5)"
+	    " SELECT u.id, u.parent, u.root, coalesce(p.source_id, 0), p.start_ns,"
+	    " p.start_ns + p.dur_ns, u.kind FROM u JOIN phases p ON p.id = u.id";
+	sqlite3_stmt *q;
+	struct upper *v = NULL;
+	size_t n = 0, alloc = 0;
+	int rc = -1;
+	if (store_index_now(st, err) < 0)
+		return -1;
+	if (sqlite3_prepare_v2(store_db(st), sql, -1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int(q, 1, PHASE_WORKFLOW);
+	sqlite3_bind_int(q, 2, PHASE_STEP);
+	sqlite3_bind_int(q, 3, PHASE_SPAN);
+	sqlite3_bind_int(q, 4, PHASE_RANK);
+	sqlite3_bind_int(q, 5, PHASE_GPU_ANNOTATION);
+	int r;
+	while ((r = sqlite3_step(q)) == SQLITE_ROW) {
+		XGROW(v, n + 1, alloc);
+		v[n++] = (struct upper){sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
+					sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3),
+					sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
+					sqlite3_column_int(q, 6),   0};
+	}
+	sqlite3_finalize(q);
+	if (r != SQLITE_DONE)
+		goto fail;
+	qsort(v, n, sizeof(*v), by_id);
+	for (size_t i = 0; i < n; i++) {
+		struct upper key = {.id = v[i].parent}, *up;
+		if (v[i].parent && (up = bsearch(&key, v, n, sizeof(*v), by_id)))
+			up->inner = 1;
+	}
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!v[i].inner && v[i].kind != PHASE_WORKFLOW && v[i].end > v[i].start)
+			v[w++] = v[i];
+	qsort(v, w, sizeof(*v), by_root_start);
+	for (size_t i = 1, last = 0; i < w; i++) {
+		if (v[i].root != v[last].root) {
+			last = i;
+			continue;
+		}
+		const struct upper *a = &v[last], *b = &v[i];
+		if (b->start - a->end > FAR_APART_NS && (a->id >= first || b->id >= first)) {
+			const struct upper *mine = b->id >= first ? b : a;
+			int64_t src = mine->source;
+			if (!src &&
+			    query_int(st, "SELECT max(id) FROM sources", 0, 0, &src, err) < 0)
+				goto out;
+			char ta[32], tb[32];
+			utc(ta, sizeof(ta), a->end);
+			utc(tb, sizeof(tb), b->start);
+			struct sbuf ex = SBUF_INIT;
+			sbuf_init(&ex);
+			char *na = phase_name(st, a->id), *nb = phase_name(st, b->id);
+			sbuf_addf(&ex,
+				  "'%s' ends %s, then nothing until '%s' begins %s (%lld days)", na,
+				  ta, nb, tb,
+				  (long long)((b->start - a->end) / ((int64_t)86400 * 1000000000)));
+			free(na);
+			free(nb);
+			int d = store_add_diagnostic(
+			    st, src, "FAR_APART", 1,
+			    "phases of one workflow lie more than 30 days apart: a trace with"
+			    " relative times anchored nowhere? (--time-offset, or --step onto a"
+			    " phase with a window)",
+			    ex.buf, err);
+			sbuf_release(&ex);
+			if (d < 0)
+				goto out;
+		}
+		if (b->end > a->end)
+			last = i;
+	}
+	rc = 0;
+	goto out;
+fail:
+	*err =
+	    xasprintf("%s: cannot read phases: %s", store_path(st), sqlite3_errmsg(store_db(st)));
+out:
+	free(v);
+	return rc;
+}
+
+/* After a file's import under --step: its depths, its host. */
+static int place_source(struct store *st, const struct import_opts *o, char **err)
+{
+	if (!o->step)
+		return 0;
+	int64_t target = import_step_node(st, o, o->step, err);
+	if (target < 0 || nest_depths(st, o, target, err) < 0 ||
+	    inherit_host(st, o, target, err) < 0)
+		return -1;
+	return 0;
 }
 
 int import_files(const char *db_path, char *const *paths, size_t npaths, const char *format,
@@ -160,6 +427,7 @@ int import_to_store(struct store *st, char *const *paths, size_t npaths, const c
 		o.group_step = group = group_step_name(paths, npaths);
 	if (store_begin(st, err) < 0)
 		goto out;
+	int64_t first = store_next_phase_id(st);
 	if (o.hosts_file && hosts_load(st, o.hosts_file, err) < 0)
 		goto out;
 	for (size_t i = 0; i < o.nhost_aliases; i++)
@@ -181,7 +449,7 @@ int import_to_store(struct store *st, char *const *paths, size_t npaths, const c
 				goto out;
 			}
 		}
-		if (imp->run(in, st, &o, err) < 0 || nest_depths(st, &o, err) < 0) {
+		if (imp->run(in, st, &o, err) < 0 || place_source(st, &o, err) < 0) {
 			name_file(err, input_path(in));
 			goto out;
 		}
@@ -189,7 +457,7 @@ int import_to_store(struct store *st, char *const *paths, size_t npaths, const c
 		in = NULL;
 	}
 	timing_mark("import");
-	if (store_commit(st, err) < 0)
+	if (far_apart(st, first, err) < 0 || store_commit(st, err) < 0)
 		goto out;
 	rc = 0;
 out:

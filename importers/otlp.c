@@ -17,7 +17,10 @@
  * of kind span under their parent; category: the resource's service.name;
  * attrs: trace_id, span_id, the span kind, host (the resource's host.name),
  * service, the attributes (AnyValue unwrapped) and the status.  Span events
- * become events on their span.  The first host.name is the source's host
+ * become events on their span.  A span whose resource names a host.name runs
+ * on that host's track (kind "host", as a manifest step's), so attribution
+ * charges it with the host's metrics; a root span made a step takes that
+ * track unless the step has one.  The first host.name is the source's host
  * unless --host gave one.  --time-offset shifts every time.
  *
  * Repairs, counted in diagnostics: spans without an id or a usable time are
@@ -49,7 +52,7 @@ DIAG_TABLE(DIAG_LIST);
 
 struct span {
 	char *name, *attrs;
-	const char *service; /* owned by resources */
+	const char *service, *host; /* owned by strs */
 	json_t *events;
 	char *parent_key; /* traceId/parentSpanId, or NULL */
 	int64_t start, end;
@@ -71,7 +74,7 @@ struct ot {
 	char **strs; /* hosts and services, owned */
 	size_t nstrs, cstrs;
 	const char *first_host;
-	struct strmap by_key, step_root;
+	struct strmap by_key, step_root, host_track;
 	int64_t phases, events;
 	struct diag_counts dc;
 };
@@ -176,6 +179,7 @@ static void add_span(struct ot *p, json_t *js, const char *host, const char *ser
 	memset(s, 0, sizeof(*s));
 	s->name = xstrdup(name && *name ? name : "(unnamed span)");
 	s->service = service;
+	s->host = host;
 	s->start = start;
 	s->end = end;
 	s->parent = -1;
@@ -320,7 +324,12 @@ static int write_span(struct ot *p, struct span *s)
 		covered = b > a ? b - a : 0;
 	}
 	int64_t parent = s->parent >= 0 ? p->spans[s->parent].phase : s->step;
+	int64_t track =
+	    s->host ? workflow_host_track(p->st, p->source_id, &p->host_track, s->host, p->err) : 0;
+	if (track < 0)
+		return -1;
 	struct phase_row r = {.id = s->phase,
+			      .track_id = track,
 			      .parent_id = parent,
 			      .kind = PHASE_SPAN,
 			      .source_id = p->source_id,
@@ -396,7 +405,11 @@ static int finish(struct ot *p)
 		if (!p->step_root.slot[i].key)
 			continue;
 		struct span *s = &p->spans[p->step_root.slot[i].value];
-		if (workflow_mark_step(p->st, s->step, s->attrs, s->start, s->end, p->err) < 0 ||
+		int64_t t = s->host ? workflow_host_track(p->st, p->source_id, &p->host_track,
+							  s->host, p->err)
+				    : 0;
+		if (t < 0 || (t && workflow_step_track(p->st, s->step, t, p->err) < 0) ||
+		    workflow_mark_step(p->st, s->step, s->attrs, s->start, s->end, p->err) < 0 ||
 		    store_refresh_window(p->st, s->step, p->err) < 0)
 			goto out;
 	}
@@ -433,6 +446,7 @@ static void release(struct ot *p)
 	diag_release(&p->dc);
 	strmap_clear(&p->by_key);
 	strmap_clear(&p->step_root);
+	strmap_clear(&p->host_track);
 }
 
 /* The whole input, at most OTLP_MAX_BYTES. */

@@ -16,6 +16,9 @@
  * imported.  A step's host also becomes a track of kind "host", the step's
  * track.  --time-offset shifts every time.
  *
+ * Times are integer ns since the epoch, ISO-8601 strings, or epoch seconds
+ * as a JSON number with a fraction (time.time()).
+ *
  * Repairs, counted in diagnostics: lines that are not a JSON object with a
  * string "step" are skipped (BAD_LINE); a repeated step name keeps the
  * first line (DUP_STEP); a step without a usable start and end is created
@@ -23,6 +26,7 @@
  * under the workflow (BAD_PARENT); an unknown dependency is dropped
  * (BAD_DEPENDENCY).  A file with no step line at all is an error.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +42,8 @@
 	X(BAD_LINE, "lines that are not a JSON object with a string \"step\": skipped")            \
 	X(LONG_LINE, "lines longer than 1 MB: skipped unread")                                     \
 	X(DUP_STEP, "steps named again in the same manifest: the first line kept")                 \
-	X(BAD_TIME, "steps without a usable start and end (ns integer or ISO-8601): no window")    \
+	X(BAD_TIME, "steps without a usable start and end (ns integer, ISO-8601 or epoch seconds"  \
+		    " with a fraction): no window")                                                \
 	X(BAD_PARENT, "steps whose parent is not in the manifest or is their own descendant:"      \
 		      " put under the workflow")                                                   \
 	X(BAD_DEPENDENCY, "depends_on entries that name no step of the manifest: dropped")
@@ -162,6 +167,19 @@ int workflow_time(json_t *v, int64_t *ns)
 	return t > 0 ? 0 : -1;
 }
 
+/* A manifest's time: workflow_time's, or epoch seconds as a JSON real,
+ * what Python's time.time() writes (a double: about 0.2 us apart today). */
+static int manifest_time(json_t *v, int64_t *ns)
+{
+	if (!json_is_real(v))
+		return workflow_time(v, ns);
+	double s = json_real_value(v), whole = floor(s);
+	if (!(s > 0) || s >= (double)(INT64_MAX / 1000000000 - 1))
+		return -1;
+	*ns = (int64_t)whole * 1000000000 + (int64_t)llround((s - whole) * 1e9);
+	return 0;
+}
+
 /* ---- the store ---- */
 
 int workflow_mark_step(struct store *st, int64_t id, const char *attrs, int64_t start, int64_t end,
@@ -261,7 +279,7 @@ static int line(struct wf *p, const char *s, size_t n)
 	sv = sv ? sv : json_object_get(obj, "start_ns");
 	ev = ev ? ev : json_object_get(obj, "end_ns");
 	int64_t off = p->o->has_time_offset ? p->o->time_offset_ns : 0;
-	if (workflow_time(sv, &w->start) < 0 || workflow_time(ev, &w->end) < 0 ||
+	if (manifest_time(sv, &w->start) < 0 || manifest_time(ev, &w->end) < 0 ||
 	    w->end < w->start || __builtin_add_overflow(w->start, off, &w->start) ||
 	    __builtin_add_overflow(w->end, off, &w->end)) {
 		diag_count(&p->dc, D_BAD_TIME, 1, "line %lld: step '%s'", (long long)w->line, name);
@@ -284,20 +302,40 @@ static int line(struct wf *p, const char *s, size_t n)
 
 /* ---- the tree ---- */
 
-static int64_t host_track(struct wf *p, const char *host)
+int64_t workflow_host_track(struct store *st, int64_t source_id, struct strmap *tracks,
+			    const char *host, char **err)
 {
 	int created;
-	struct strmap_ent *e = strmap_put(&p->host_track, host, strlen(host), 0, &created);
+	struct strmap_ent *e = strmap_put(tracks, host, strlen(host), 0, &created);
 	if (created) {
-		struct track_row t = {.source_id = p->source_id,
+		struct track_row t = {.source_id = source_id,
 				      .kind = "host",
 				      .name = host,
 				      .host = host,
 				      .rank = -1,
-				      .sort_index = (int64_t)p->host_track.n};
-		e->value = store_add_track(p->st, &t, p->err);
+				      .sort_index = (int64_t)tracks->n};
+		e->value = store_add_track(st, &t, err);
 	}
 	return e->value;
+}
+
+int workflow_step_track(struct store *st, int64_t step_id, int64_t track_id, char **err)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(store_db(st),
+			       "UPDATE phases SET track_id = ?2 WHERE id = ?1 AND track_id IS NULL",
+			       -1, &s, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(s, 1, step_id);
+	sqlite3_bind_int64(s, 2, track_id);
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc == SQLITE_DONE)
+		return 0;
+fail:
+	*err =
+	    xasprintf("%s: cannot update a step: %s", store_path(st), sqlite3_errmsg(store_db(st)));
+	return -1;
 }
 
 /* Finds or creates step i, whose parent (if any) is placed. */
@@ -377,10 +415,9 @@ static int finish_step(struct wf *p, struct wstep *w)
 	if (workflow_mark_step(p->st, w->id, w->attrs, w->start, w->end, p->err) < 0)
 		return -1;
 	if (w->host) {
-		int64_t t = host_track(p, w->host);
-		if (t < 0 ||
-		    run3(p, "UPDATE phases SET track_id = ?2 WHERE id = ?1 AND track_id IS NULL",
-			 w->id, t, 0) < 0)
+		int64_t t =
+		    workflow_host_track(p->st, p->source_id, &p->host_track, w->host, p->err);
+		if (t < 0 || workflow_step_track(p->st, w->id, t, p->err) < 0)
 			return -1;
 	}
 	size_t nd = json_array_size(w->deps);

@@ -6,7 +6,8 @@
  *    "depends_on": [STEP, ...]}
  *
  * ("start_ns"/"end_ns" for "start"/"end"; host, parent and depends_on are
- * optional; T is integer ns since the epoch or an ISO-8601 UTC string).  It
+ * optional; T is integer ns since the epoch, an ISO-8601 UTC string, or
+ * epoch seconds with a fraction, as time.time() gives them).  It
  * creates the workflow (--workflow) and its steps, which later imports find
  * with --step.  See workflow.c for the rules.  Also the helpers the OTLP
  * importer shares: times, and marking a step with the window its own record
@@ -33,5 +34,13 @@ int workflow_time(json_t *v, int64_t *ns);
  * start (a window end < start is left out). */
 int workflow_mark_step(struct store *st, int64_t id, const char *attrs, int64_t start, int64_t end,
 		       char **err);
+
+struct strmap;
+/* The track of kind "host" of host in source_id, made on first use and
+ * kept in tracks (host -> track id); -1 with *err. */
+int64_t workflow_host_track(struct store *st, int64_t source_id, struct strmap *tracks,
+			    const char *host, char **err);
+/* Puts step_id on track_id unless it is on a track already. */
+int workflow_step_track(struct store *st, int64_t step_id, int64_t track_id, char **err);
 
 #endif

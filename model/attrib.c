@@ -97,6 +97,7 @@ struct track {
 	const char *host;	     /* interned in hosts[], NULL unknown */
 	int device;		     /* -1: host side */
 	int nest;		     /* phases nest by time (a CPU thread) */
+	int thread;		     /* a thread's track, not a host's */
 	int cls;		     /* class index, -1 none */
 	int stream;		     /* a device track: written after the source's host tracks */
 	int64_t source, spans, node; /* its source, phases and node phase (0 none) */
@@ -202,7 +203,7 @@ static int type_of(int kind, int leaf, const struct track *t)
 	case PHASE_STAGE:
 		return leaf ? 4 : -1;
 	case PHASE_SPAN:
-		return leaf && !t->nest ? 4 : -1; /* not Kineto's profiler span */
+		return leaf && !t->thread ? 4 : -1; /* not Kineto's profiler span */
 	default:
 		return -1;
 	}
@@ -236,7 +237,8 @@ static int load_tracks(struct run *r)
 		t->id = sqlite3_column_int64(q, 0);
 		t->host = intern_host(r, sqlite3_column_text(q, 2));
 		t->device = sqlite3_column_int(q, 3);
-		t->nest = kind && (!strcmp(kind, "thread") || !strcmp(kind, "host"));
+		t->thread = kind && !strcmp(kind, "thread");
+		t->nest = t->thread || (kind && !strcmp(kind, "host"));
 		t->cls = -1;
 		t->stream = kind && (!strcmp(kind, "stream") || !strcmp(kind, "annotation"));
 		t->source = sqlite3_column_int64(q, 4);

@@ -67,6 +67,7 @@ enum stmt_id {
 	S_PHASE,
 	S_PHASES, /* STORE_PHASE_BATCH rows at once */
 	S_PHASE_WINDOW,
+	S_PHASE_WIDEN,
 	S_LAUNCH_STATS,
 	S_SOURCE,
 	S_SOURCE_FINISH,
@@ -104,6 +105,8 @@ static const char *const stmt_sql[S_COUNT] = {
 		" start_ns, dur_ns, self_ns, device_ns, child_count, depth, attrs)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     [S_PHASES] = NULL, /* built by phases_sql() */
+    [S_PHASE_WIDEN] = "UPDATE phases SET start_ns = ?2, dur_ns = ?3, child_count = ?4"
+		      " WHERE id = ?1",
     [S_PHASE_WINDOW] = "UPDATE phases SET start_ns = ?2, dur_ns = ?3, self_ns = 0,"
 		       " child_count = ?4 WHERE id = ?1",
     [S_LAUNCH_STATS] = "UPDATE phases SET child_count = child_count + ?2,"
@@ -126,7 +129,8 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_DIAG] = "INSERT INTO diagnostics(source_id, code, count, message, example)"
 	       " VALUES (?1, ?2, ?3, ?4, ?5)",
     [S_FIND_CHILD] = "SELECT p.id FROM phases p JOIN strings s ON s.id = p.name_id"
-		     " WHERE p.parent_id IS ?1 AND p.kind = ?2 AND s.text = ?3 LIMIT 1",
+		     " WHERE p.parent_id IS ?1 AND (p.kind = ?2 OR ?2 = 0) AND s.text = ?3"
+		     " ORDER BY p.id LIMIT 1",
     [S_STRING] = "SELECT text FROM strings WHERE id = ?1",
     /* the file's own host only fills in a source that has none (--host wins) */
     [S_SOURCE_ANCHOR] = "UPDATE sources SET anchor = ?2, time_offset_ns = ?3, rank = ?4,"
@@ -144,7 +148,8 @@ static const char *const stmt_sql[S_COUNT] = {
 		       " (?2, ?3, ?4, ?5) AND " MANIFEST_END " IS NULL AS e"
 		       " FROM phases WHERE parent_id = ?1)",
     [S_PARENT_OF] = "SELECT parent_id FROM phases WHERE id = ?1",
-    [S_MANIFEST_OF] = "SELECT " MANIFEST_START ", " MANIFEST_END " FROM phases WHERE id = ?1",
+    [S_MANIFEST_OF] = "SELECT " MANIFEST_START ", " MANIFEST_END ", kind, start_ns,"
+		      " start_ns + dur_ns FROM phases WHERE id = ?1",
 };
 
 struct store {
@@ -1034,24 +1039,31 @@ static int publish(struct store *st, char **err)
 	return 0;
 }
 
+int store_index_now(struct store *st, char **err)
+{
+	if (!st->indexes_deferred)
+		return 0;
+	finalize_all(st);
+	start_writeback(st);
+	if (store_exec(st, create_indexes_sql, err) < 0)
+		return -1;
+	st->indexes_deferred = 0;
+	timing_mark("indexes");
+	for (size_t i = 0; i < st->nrefresh; i++)
+		if (refresh_now(st, st->refresh[i], err) < 0)
+			return -1;
+	st->nrefresh = 0;
+	return 0;
+}
+
 int store_commit(struct store *st, char **err)
 {
 	if (!st->db) {
 		*err = xasprintf("%s: connection closed after an earlier error", st->path);
 		return -1;
 	}
-	if (st->indexes_deferred) {
-		finalize_all(st);
-		start_writeback(st);
-		if (store_exec(st, create_indexes_sql, err) < 0)
-			return -1;
-		st->indexes_deferred = 0;
-		timing_mark("indexes");
-		for (size_t i = 0; i < st->nrefresh; i++)
-			if (refresh_now(st, st->refresh[i], err) < 0)
-				return -1;
-		st->nrefresh = 0;
-	}
+	if (store_index_now(st, err) < 0)
+		return -1;
 	if (st->wal && reserve_room(st, err) < 0)
 		return -1;
 	committing = 1;
@@ -1528,7 +1540,13 @@ int store_shift_samples(struct store *st, int64_t source_id, int64_t offset_ns, 
 	return run(st, s, err);
 }
 
-int store_manifest_window(struct store *st, int64_t node_id, int64_t *start, int64_t *end,
+/* Workflow .. stream: nodes whose window is their children's. */
+static int structural_kind(int kind)
+{
+	return kind >= PHASE_WORKFLOW && kind <= PHASE_STREAM;
+}
+
+int store_declared_window(struct store *st, int64_t node_id, int64_t *start, int64_t *end,
 			  char **err)
 {
 	sqlite3_stmt *mf = stmt(st, S_MANIFEST_OF, err);
@@ -1541,6 +1559,10 @@ int store_manifest_window(struct store *st, int64_t node_id, int64_t *start, int
 		*start = sqlite3_column_int64(mf, 0);
 		*end = sqlite3_column_int64(mf, 1);
 		found = *end >= *start;
+	} else if (rc == SQLITE_ROW && !structural_kind(sqlite3_column_int(mf, 2))) {
+		*start = sqlite3_column_int64(mf, 3);
+		*end = sqlite3_column_int64(mf, 4);
+		found = 2;
 	}
 	sqlite3_reset(mf);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -1569,7 +1591,7 @@ static int refresh_now(struct store *st, int64_t node_id, char **err)
 		if (rc != SQLITE_ROW)
 			return db_error(st, err, "cannot read phases");
 		int64_t ms, me;
-		int mw = store_manifest_window(st, node_id, &ms, &me, err);
+		int mw = store_declared_window(st, node_id, &ms, &me, err);
 		if (mw < 0)
 			return -1;
 		if (mw) {
@@ -1577,9 +1599,21 @@ static int refresh_now(struct store *st, int64_t node_id, char **err)
 			end = has && end > me ? end : me;
 			has = 1;
 		}
-		if (has &&
-		    store_update_phase_window(st, node_id, start, end - start, count, err) < 0)
+		if (mw == 2) {
+			/* a span or other recorded phase keeps its own time */
+			sqlite3_stmt *w = stmt(st, S_PHASE_WIDEN, err);
+			if (!w)
+				return -1;
+			sqlite3_bind_int64(w, 1, node_id);
+			sqlite3_bind_int64(w, 2, start);
+			sqlite3_bind_int64(w, 3, end - start);
+			sqlite3_bind_int64(w, 4, count);
+			if (run(st, w, err) < 0)
+				return -1;
+		} else if (has && store_update_phase_window(st, node_id, start, end - start, count,
+							    err) < 0) {
 			return -1;
+		}
 		sqlite3_bind_int64(up, 1, node_id);
 		rc = sqlite3_step(up);
 		node_id = rc == SQLITE_ROW ? sqlite3_column_int64(up, 0) : 0;

@@ -161,6 +161,10 @@ const char *store_path(const struct store *st);
  * rolls back.  The rollback of a new file deletes it and leaves the store
  * closed: a later store_begin fails. */
 int store_begin(struct store *st, char **err);
+/* In a bulk load into an empty file, builds the indexes (and the window
+ * refreshes that waited for them) now rather than at commit, for a caller
+ * that reads the tree by parent before committing; else nothing. */
+int store_index_now(struct store *st, char **err);
 int store_commit(struct store *st, char **err);
 void store_rollback(struct store *st);
 
@@ -231,19 +235,26 @@ int store_shift_samples(struct store *st, int64_t source_id, int64_t offset_ns, 
  * are empty structural nodes (workflow, step, rank or process with no
  * children) have no time of their own and are left out of the window.  A
  * node whose attrs declare its own window, {"manifest":{"start":NS,
- * "end":NS}} (a step of a workflow manifest or a root OTLP span), keeps at
- * least that window, children or not, and is never an empty node.  In a
+ * "end":NS}} (a step of a workflow manifest or a root OTLP span), or that
+ * is no structural node (an OTLP span a trace was imported under: see
+ * store_declared_window), keeps at least that window, children or not, and
+ * is never an empty node.  In a
  * bulk load into an empty file, which has no index on parent_id until
  * store_commit, the refresh is done by store_commit once it has indexed. */
 int store_refresh_window(struct store *st, int64_t node_id, char **err);
-/* The window a node's attrs declare ({"manifest":{"start":NS,"end":NS}}):
- * 1 with *start and *end set, 0 when it declares none, -1 on error. */
-int store_manifest_window(struct store *st, int64_t node_id, int64_t *start, int64_t *end,
+/* The window a node declares: its attrs' ({"manifest":{"start":NS,
+ * "end":NS}}, 1), or, for a phase that is no structural node (a span, an
+ * operator: workflow .. stream are structural), its own recorded window
+ * (2), which a refresh widens to its children but never shrinks and whose
+ * self time it keeps.  *start and *end set; 0 when it declares none, -1 on
+ * error. */
+int store_declared_window(struct store *st, int64_t node_id, int64_t *start, int64_t *end,
 			  char **err);
 /* Runs one statement with no results (DDL, fix-ups); for model/ modules. */
 int store_exec(struct store *st, const char *sql, char **err);
 
-/* Finds a phase by kind and name under parent; 0 when none. */
+/* Finds a phase by kind (0: any, the first made) and name under parent; 0
+ * when none. */
 int64_t store_find_child(struct store *st, int64_t parent_id, int kind, const char *name,
 			 char **err);
 /* The text of strings row id, put in out (reset first; the caller owns out,

@@ -428,6 +428,14 @@ static void spans_in_sequence(void **state)
 	}
 	assert_int_equal(cp.phases[0].phase_id, t);
 	critpath_release(&cp);
+	/* spans on their host's track are work: the report's what-if asks
+	 * train, the longest */
+	if (critpath_analyze(model_store(m), wf, 2, 1, &cp, &err) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(cp.phases[0].phase_id, t);
+	assert_int_equal(cp.phases[0].whatif_ns, 23 * MS);
+	assert_int_equal(cp.phases[0].bound_id, 0);
+	critpath_release(&cp);
 	/* train free: evaluate starts 14 ms sooner */
 	assert_int_equal(whatif(m, wf, t, INFINITY), 16 * MS);
 	assert_int_equal(whatif(m, wf, p, 2), 27500 * US);

@@ -2,8 +2,10 @@
  * The OTLP/JSON trace importer: the specification's example (a span whose
  * parent is elsewhere, so a root), a small export written to a scratch
  * directory with a root, children listed before their parents, a span
- * event, host.name and service.name, the same export under --step, metrics
- * exports and broken documents refused, and sniffing.
+ * event, host.name and service.name, the same export under --step, a trace
+ * stitched under a span by --step PATH (its window, its host, relative
+ * times anchored to it; far-apart sources diagnosed), metrics exports and
+ * broken documents refused, and sniffing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -161,6 +163,130 @@ static void under_a_step(void **state)
 	assert_string_equal(importfx_text(f, "SELECT host FROM sources", buf, sizeof(buf)), "cli");
 }
 
+/* Stitching: an export whose root span "run" (T0 .. +30 ms, host node1)
+ * has children prepare (0..5 ms), train (6..20) and evaluate (21..30). */
+#define T0_NS 1795350500000000000LL
+#define T0_US 1795350500000000LL
+
+static void stitch_spans(struct fx *f)
+{
+	static const char span[] =
+	    "%s{\"traceId\":\"T\",\"spanId\":\"%s\",\"parentSpanId\":\"%s\","
+	    "\"name\":\"%s\",\"startTimeUnixNano\":\"%lld\",\"endTimeUnixNano\":\"%lld\"}";
+	const struct {
+		const char *id, *parent, *name;
+		int t0, t1;
+	} s[] = {{"r", "", "run", 0, 30},
+		 {"p", "r", "prepare", 0, 5},
+		 {"t", "r", "train", 6, 20},
+		 {"e", "r", "evaluate", 21, 30}};
+	char text[2048];
+	int n = snprintf(text, sizeof(text),
+			 "{\"resourceSpans\":[{\"resource\":{\"attributes\":[{\"key\":"
+			 "\"host.name\",\"value\":{\"stringValue\":\"node1\"}}]},"
+			 "\"scopeSpans\":[{\"spans\":[");
+	for (size_t i = 0; i < sizeof(s) / sizeof(*s); i++)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, span, i ? "," : "", s[i].id,
+			      s[i].parent, s[i].name, T0_NS + s[i].t0 * 1000000LL,
+			      T0_NS + s[i].t1 * 1000000LL);
+	snprintf(text + n, sizeof(text) - (size_t)n, "]}]}]}");
+	struct import_opts o = {.workflow = "w"};
+	char *err = NULL;
+	if (importfx_fresh(f, text, &o, &err) < 0)
+		fail_msg("%s", err);
+}
+
+/* A Chrome trace of one op on one thread, 2 ms from ts (us). */
+static void stitch_trace(struct fx *f, const char *step, long long ts, char **err, int *rc)
+{
+	char text[256];
+	snprintf(text, sizeof(text),
+		 "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":"
+		 "\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":%lld,\"dur\":2000}]}",
+		 ts);
+	struct import_opts o = {.workflow = "w", .step = step};
+	*rc = importfx_import(f, text, &o, err);
+}
+
+/* --step names the span: the trace hangs under it, takes its host, and
+ * the span keeps its window; spans are on their host's track. */
+static void step_finds_span(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL, buf[64];
+	int rc;
+	stitch_spans(f);
+	stitch_trace(f, "/run/train", T0_US + 7000, &err, &rc);
+	if (rc < 0)
+		fail_msg("%s", err);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE name = 'train'"), 1);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v c JOIN phases_v p ON"
+					 " p.id = c.parent_id WHERE p.name = 'train' AND"
+					 " p.kind = 'span' AND c.kind = 'process'"),
+			 1);
+	assert_int_equal(importfx_int(f, "SELECT start_ns FROM phases_v WHERE name = 'train'"),
+			 T0_NS + 6000000);
+	assert_int_equal(importfx_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'train'"),
+			 14000000);
+	assert_int_equal(importfx_int(f, "SELECT self_ns FROM phases_v WHERE name = 'train'"),
+			 14000000);
+	assert_int_equal(importfx_int(f, "SELECT depth FROM phases_v WHERE name = 'aten::mm'"), 5);
+	assert_int_equal(importfx_int(f, "SELECT end_ns - start_ns FROM phases_v"
+					 " WHERE kind = 'workflow'"),
+			 30000000);
+	/* the trace names no host: the span's */
+	assert_string_equal(
+	    importfx_text(f, "SELECT host FROM sources WHERE format = 'chrome'", buf, sizeof(buf)),
+	    "node1");
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM tracks t JOIN sources s ON"
+					 " s.id = t.source_id WHERE s.format = 'chrome' AND"
+					 " t.host IS NOT 'node1'"),
+			 0);
+	/* every span, the root's step too, on node1's host track */
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v p JOIN tracks t ON"
+					 " t.id = p.track_id WHERE t.kind = 'host' AND"
+					 " t.host = 'node1' AND p.kind IN ('span', 'step')"),
+			 4);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM diagnostics WHERE"
+					 " code = 'FAR_APART'"),
+			 0);
+}
+
+/* A trace with relative times (the legacy autograd export, JAX) under a
+ * span starts with the span, whatever the path's spelling; under a step
+ * with no window it stays in 1970, and a diagnostic says so. */
+static void relative_trace_anchors(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL, buf[64];
+	int rc;
+	stitch_spans(f);
+	stitch_trace(f, "/w/run/evaluate", 0, &err, &rc);
+	if (rc < 0)
+		fail_msg("%s", err);
+	assert_string_equal(importfx_text(f, "SELECT anchor FROM sources WHERE format = 'chrome'",
+					  buf, sizeof(buf)),
+			    "step-window");
+	assert_int_equal(importfx_int(f, "SELECT start_ns FROM phases_v WHERE name = 'aten::mm'"),
+			 T0_NS + 21000000);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'step'"), 1);
+	assert_int_equal(importfx_int(f, "SELECT end_ns - start_ns FROM phases_v"
+					 " WHERE kind = 'workflow'"),
+			 30000000);
+	stitch_trace(f, "/run/elsewhere", 0, &err, &rc);
+	if (rc < 0)
+		fail_msg("%s", err);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM diagnostics d JOIN sources s ON"
+					 " s.id = d.source_id WHERE d.code = 'FAR_APART' AND"
+					 " s.id = (SELECT max(id) FROM sources)"),
+			 1);
+	assert_non_null(strstr(importfx_text(f,
+					     "SELECT example FROM diagnostics WHERE"
+					     " code = 'FAR_APART'",
+					     buf, sizeof(buf)),
+			       "1970-01-01T00:00:00Z"));
+}
+
 static void refused(void **state)
 {
 	struct fx *f = *state;
@@ -196,6 +322,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(spec_sample, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(tree_and_host, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(under_a_step, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(step_finds_span, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(relative_trace_anchors, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(refused, setup, importfx_teardown),
 	    cmocka_unit_test(sniff),
 	};

@@ -201,6 +201,29 @@ static void no_step_is_fatal(void **state)
 	assert_int_equal(access(f->db, F_OK), -1);
 }
 
+/* What a Python script writes with time.time(): epoch seconds as a float
+ * (a double: within a microsecond of the ns); an integer stays ns. */
+static void epoch_seconds(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	static const char text[] =
+	    "{\"step\": \"a\", \"start\": 1795350499.155638, \"end\": 1795350510.5}\n"
+	    "{\"step\": \"b\", \"start\": 1795350512.5, \"end\": 1795350516}\n"
+	    "{\"step\": \"c\", \"start\": -1.5, \"end\": 1e300}\n";
+	struct import_opts o = {.workflow = "w"};
+	if (importfx_import(f, text, &o, &err) < 0)
+		fail_msg("%s", err);
+	int64_t a0 = importfx_int(f, "SELECT start_ns FROM phases_v WHERE name = 'a'");
+	assert_true(a0 > 1795350499155637000 && a0 < 1795350499155639000);
+	assert_int_equal(importfx_int(f, "SELECT end_ns FROM phases_v WHERE name = 'a'"),
+			 1795350510500000000);
+	/* b: an integer end is ns (1.8 s after the epoch), before its start;
+	 * c: no time at all */
+	assert_int_equal(importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'BAD_TIME'"),
+			 2);
+}
+
 static void sniff_and_times(void **state)
 {
 	(void)state;
@@ -245,6 +268,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(steps_parents_edges, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(manifest_window_kept, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(epoch_seconds, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(bad_lines_counted, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(no_step_is_fatal, setup, importfx_teardown),
 	    cmocka_unit_test(sniff_and_times),
