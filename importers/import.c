@@ -318,6 +318,10 @@ static int far_apart(struct store *st, int64_t first, char **err)
 	sqlite3_finalize(q);
 	if (r != SQLITE_DONE)
 		goto fail;
+	rc = 0;
+	if (!n)
+		goto out;
+	rc = -1;
 	qsort(v, n, sizeof(*v), by_id);
 	for (size_t i = 0; i < n; i++) {
 		struct upper key = {.id = v[i].parent}, *up;
