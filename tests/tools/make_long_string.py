@@ -8,8 +8,13 @@ default), cat (its "cat"), arg (an args value), key (an args key), thread
 (a thread name in a "thread_name" metadata event) or meta (a top-level
 key's value, outside traceEvents).  --escapes fills the string with JSON
 escapes (\\" and \\u00e9) between its letters, the path the event scanner
-leaves to YAJL.  Around it are a few ordinary events, so that an import
-can check they arrive intact.  OUT ending in .gz is written gzip -1.  The
+leaves to YAJL.  Four more FIELDs put N MiB of something else than one
+string in that one event: number (its "ts" is a number of N MiB of
+digits), space (N MiB of white space between two of its members),
+strings (its args hold strings of just under 1 MiB each, the most of one
+that is not cut while streaming) and members (its args hold members of
+about 100 bytes each).  Around it are a few ordinary events, so that an
+import can check they arrive intact.  OUT ending in .gz is written gzip -1.  The
 string is written in pieces, so memory stays small whatever N is.
 """
 import argparse
@@ -33,6 +38,35 @@ def long_string(out, nbytes, escapes):
     out.write('"')
 
 
+def chunks(out, text, nbytes):
+    """Writes nbytes bytes of text repeated, in pieces."""
+    piece = text * (PIECE // len(text))
+    left = nbytes
+    while left >= len(piece):
+        out.write(piece)
+        left -= len(piece)
+    out.write(piece[:left])
+
+
+def many_members(out, nbytes, size):
+    """Writes args members "sB_K": "ab...", of size bytes each (B and K six
+    digits), as many as make nbytes, rounded up."""
+    unit = 'abcdefghijklmnopqrstuvwxyz012345'
+    n = max(1, size - len('"s000000_000000": "", '))
+    body = (unit * (n // len(unit) + 1))[:n]
+    per = max(1, PIECE // size)
+    block = ''.join('"s@@@@@@_%06d": "%s", ' % (i, body) for i in range(per))
+    member = len(block) // per
+    left = nbytes
+    b = 0
+    while left > 0:
+        text = block.replace('@@@@@@', '%06d' % b, per)
+        text = text[:min(per, (left + member - 1) // member) * member]
+        out.write(text)
+        left -= len(text)
+        b += 1
+
+
 def event(ts, name, pid=1, tid=1, cat='cpu_op', args='{"External id": 1}'):
     return ('{"ph": "X", "cat": "%s", "name": "%s", "pid": %d, "tid": %d, '
             '"ts": %d, "dur": 10, "args": %s}' % (cat, name, pid, tid, ts, args))
@@ -42,7 +76,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--mb', type=float, required=True)
     ap.add_argument('--field', default='name',
-                    choices=['name', 'cat', 'arg', 'key', 'thread', 'meta'])
+                    choices=['name', 'cat', 'arg', 'key', 'thread', 'meta', 'number',
+                             'space', 'strings', 'members'])
     ap.add_argument('--escapes', action='store_true')
     ap.add_argument('-o', dest='out', required=True)
     a = ap.parse_args()
@@ -66,7 +101,15 @@ def main():
     w('}},\n')
     for i in range(3):
         w(event(1000 + 100 * i, 'before%d' % i) + ',\n')
-    w('{"ph": "X", "pid": 1, "tid": 1, "ts": 2000, "dur": 50, "cat": ')
+    w('{"ph": "X", "pid": 1, "tid": 1, "ts": ')
+    if a.field == 'number':
+        chunks(out, '1234567890', n)
+    else:
+        w('2000')
+    w(',')
+    if a.field == 'space':
+        chunks(out, ' \n\t\r', n)
+    w(' "dur": 50, "cat": ')
     if a.field == 'cat':
         long_string(out, n, a.escapes)
     else:
@@ -77,6 +120,10 @@ def main():
     else:
         w('"long"')
     w(', "args": {"External id": 7, ')
+    if a.field == 'strings':
+        many_members(out, n, (1 << 20) - 16)
+    elif a.field == 'members':
+        many_members(out, n, 100)
     if a.field == 'key':
         long_string(out, n, a.escapes)
         w(': 1')
