@@ -29,6 +29,7 @@
 #define MAX_DEPTH	 256
 #define MAX_SERIES	 64
 #define META_MAX	 (1 << 20)	    /* bytes of top-level metadata kept in sources.attrs */
+#define ARGS_MAX	 (1 << 20)	    /* bytes of an event's args kept in its attrs */
 #define INTERN_CACHE_MAX (1 << 16)	    /* names cached; cleared when full */
 #define STR_MAX		 ((size_t)64 << 10) /* bytes of a string kept: longer ones are cut */
 #define STR_ELLIPSIS	 "\xe2\x80\xa6"	    /* "…", which ends a cut string */
@@ -59,7 +60,8 @@ _Static_assert(STR_STREAM_MAX / 6 > STR_MAX + 4, "a stream cut must not show");
 	X(IGNORED_METADATA, "metadata event this version does not use skipped")                    \
 	X(META_SKIPPED, "top-level metadata beyond 1 MiB not kept in sources.attrs")               \
 	X(BAD_COUNTER, "counter event without numeric values skipped")                             \
-	X(LONG_STRING, "string longer than 64 KiB cut to its first 64 KiB and \"\xe2\x80\xa6\"")
+	X(LONG_STRING, "string longer than 64 KiB cut to its first 64 KiB and \"\xe2\x80\xa6\"")   \
+	X(LONG_ARGS, "args beyond 1 MiB: the members past it not kept in attrs (the event is)")
 
 DIAG_TABLE(DIAG_LIST);
 
@@ -82,7 +84,10 @@ enum field {
 	F_OTHER
 };
 
-enum cap_target { CAP_NONE, CAP_ARGS, CAP_META, CAP_SKIP };
+/* What a container being read is captured for.  CAP_ARGS_FULL: args
+ * beyond ARGS_MAX, of which nothing more is kept but the closing brace,
+ * while args_scalar still reads its members. */
+enum cap_target { CAP_NONE, CAP_ARGS, CAP_META, CAP_SKIP, CAP_ARGS_FULL };
 
 struct series {
 	char *key;
@@ -93,6 +98,7 @@ struct event {
 	struct sbuf ph, name, cat, pid, tid, ts, dur, id, bp, scope, bind_id;
 	int flow_in, flow_out, nfields;
 	struct sbuf args; /* compact JSON of args, or empty */
+	int args_cut;	  /* args went beyond ARGS_MAX */
 	int64_t corr;
 	int has_corr;
 	struct sbuf arg_name, arg_labels;
@@ -188,6 +194,7 @@ struct cp {
 	size_t meta_mark;     /* meta's length before the member being kept ... */
 	uint8_t meta_first;   /* ... and whether it is the first */
 	struct sbuf meta_key; /* ... and its key */
+	size_t args_mark;     /* the event's args' length before the member being read */
 	struct sbuf scratch;
 	struct sbuf cut; /* a string cut to STR_MAX */
 	struct stream_cutter sc;
@@ -342,7 +349,7 @@ static void event_reset(struct event *e)
 	for (int i = 0; i < e->nseries; i++)
 		free(e->series[i].key);
 	e->nseries = 0;
-	e->flow_in = e->flow_out = e->nfields = 0;
+	e->flow_in = e->flow_out = e->nfields = e->args_cut = 0;
 	e->has_corr = e->has_sort_index = 0;
 }
 
@@ -478,23 +485,35 @@ static int is_big_integer(const char *s, size_t n)
 	return text_parse_int64(s, n, &v) < 0;
 }
 
-/* A member of the metadata that takes it beyond META_MAX as it is read:
- * taken out again, and the rest of it skipped. */
-static void meta_check(struct cp *p)
+/* The capture writes what it reads into p->cap_buf. */
+static int cap_writes(const struct cp *p)
 {
-	if (p->cap != CAP_META || p->meta.len <= META_MAX)
-		return;
-	p->meta.len = p->meta_mark;
-	p->meta.buf[p->meta.len] = '\0';
-	p->first[1] = p->meta_first;
-	p->cap = CAP_SKIP;
-	note(p, D_META_SKIPPED, p->meta_key.buf);
+	return p->cap == CAP_ARGS || p->cap == CAP_META;
+}
+
+/* A member of the metadata that takes it beyond META_MAX, or of an event's
+ * args beyond ARGS_MAX, as it is read: taken out again, and the rest of it
+ * (of args, the rest of args) not kept. */
+static void cap_check(struct cp *p)
+{
+	if (p->cap == CAP_META && p->meta.len > META_MAX) {
+		p->meta.len = p->meta_mark;
+		p->meta.buf[p->meta.len] = '\0';
+		p->first[1] = p->meta_first;
+		p->cap = CAP_SKIP;
+		note(p, D_META_SKIPPED, p->meta_key.buf);
+	} else if (p->cap == CAP_ARGS && p->ev.args.len > ARGS_MAX) {
+		p->ev.args.len = p->args_mark;
+		p->ev.args.buf[p->ev.args.len] = '\0';
+		p->ev.args_cut = 1;
+		p->cap = CAP_ARGS_FULL;
+	}
 }
 
 /* A scalar inside a capture. kind: 's' string, 'n' number, 'l' literal. */
 static void cap_scalar(struct cp *p, const char *s, size_t n, char kind)
 {
-	if (p->cap != CAP_SKIP) {
+	if (cap_writes(p)) {
 		cap_sep(p, 0);
 		if (kind == 's') {
 			sbuf_reset(&p->scratch);
@@ -506,9 +525,9 @@ static void cap_scalar(struct cp *p, const char *s, size_t n, char kind)
 		} else {
 			sbuf_add(p->cap_buf, s, n);
 		}
-		meta_check(p);
+		cap_check(p);
 	}
-	if (p->cap == CAP_ARGS && p->depth == p->cap_depth)
+	if ((p->cap == CAP_ARGS || p->cap == CAP_ARGS_FULL) && p->depth == p->cap_depth)
 		args_scalar(p, p->key.buf, p->key.len, s, n, kind == 's', kind == 'n');
 }
 
@@ -878,6 +897,8 @@ static int complete_event(struct cp *p, const struct event *e, struct nest_span 
 static int finish_event(struct cp *p)
 {
 	struct event *e = &p->ev;
+	if (e->args_cut)
+		note_at(p, D_LONG_ARGS);
 	if (!e->nfields) {
 		note(p, D_EMPTY_EVENT, "{}");
 		return 0;
@@ -1111,9 +1132,9 @@ static void note_long(struct cp *p, int is_key)
 		return;
 	}
 	const char *k = plain_key(p);
-	char *what = is_key		  ? xstrdup("a key")
-		     : !k		  ? xstrdup("a string")
-		     : p->cap == CAP_ARGS ? xasprintf("args \"%s\"", k)
+	char *what = is_key					     ? xstrdup("a key")
+		     : !k					     ? xstrdup("a string")
+		     : p->cap == CAP_ARGS || p->cap == CAP_ARGS_FULL ? xasprintf("args \"%s\"", k)
 		     : p->cap == CAP_META || (!p->cap && p->top_object && p->depth == 1)
 			 ? xasprintf("top-level \"%s\"", k)
 		     : p->in_event && !p->cap ? xasprintf("event \"%s\"", k)
@@ -1168,10 +1189,10 @@ static int open_container(struct cp *p, int is_map)
 					 input_path(p->in), MAX_DEPTH,
 					 (unsigned long long)yajl_at(p)));
 	if (p->cap) {
-		if (p->cap != CAP_SKIP) {
+		if (cap_writes(p)) {
 			cap_sep(p, 0);
 			sbuf_addc(p->cap_buf, is_map ? '{' : '[');
-			meta_check(p);
+			cap_check(p);
 		}
 	} else if (p->depth == 0) {
 		p->top_object = is_map;
@@ -1223,7 +1244,7 @@ static int open_container(struct cp *p, int is_map)
 
 static int close_container(struct cp *p, int is_map)
 {
-	if (p->cap && p->cap != CAP_SKIP)
+	if (cap_writes(p) || (p->cap == CAP_ARGS_FULL && p->depth == p->cap_depth))
 		sbuf_addc(p->cap_buf, is_map ? '}' : ']');
 	if (p->cap && p->depth == p->cap_depth)
 		p->cap = CAP_NONE;
@@ -1265,11 +1286,13 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n)
 		cut_string(p, &s, &n, 1);
 	sbuf_reset(&p->key);
 	add_clean(p, &p->key, s, n);
-	if (p->cap && p->cap != CAP_SKIP) {
+	if (cap_writes(p)) {
+		if (p->cap == CAP_ARGS && p->depth == p->cap_depth)
+			p->args_mark = p->ev.args.len;
 		cap_sep(p, 1);
 		sbuf_add_json_string(p->cap_buf, p->key.buf, p->key.len);
 		sbuf_addc(p->cap_buf, ':');
-		meta_check(p);
+		cap_check(p);
 	}
 	if (p->in_event && p->depth == p->events_depth + 1 && !p->cap)
 		p->field = field_of(&p->key);
@@ -1305,8 +1328,10 @@ static char *parse_error(struct cp *p, const unsigned char *chunk, size_t len, i
 
 enum { SC_OK, SC_DECLINE, SC_NEED };
 
-#define SCAN_DEPTH   32			/* args nested deeper go to YAJL */
-#define SCAN_BUF_MAX ((size_t)64 << 20) /* a unit larger than this goes to YAJL */
+#define SCAN_DEPTH 32 /* args nested deeper go to YAJL */
+/* A unit larger than this goes to YAJL, with the rest of the input: with
+ * ARGS_MAX and STR_STREAM_MAX, what bounds one event's memory. */
+#define SCAN_BUF_MAX ((size_t)4 << 20)
 
 /* Bytes of a string: 0 plain ASCII, 1 the closing quote, 2 what the
  * scanner leaves to YAJL (escapes, control characters), 3 non-ASCII. */
@@ -1601,6 +1626,8 @@ static int scan_args(struct cp *p, struct scan *c)
 		buf_addc(out, ':');
 		if ((r = scan_cap_value(p, c, out, 0, k, kn)) != SC_OK || (r = scan_ws(c)) != SC_OK)
 			return r;
+		if (out->len > ARGS_MAX)
+			return SC_DECLINE; /* YAJL's callbacks cut the args */
 		unsigned char ch = c->b[c->i++];
 		if (ch == '}') {
 			buf_addc(out, '}');

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "importers/importer.h"
@@ -81,16 +83,25 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* dir/name opened for writing; *path owned by f. */
+static FILE *open_input(struct fx *f, const char *name, const char **path)
+{
+	assert_true(f->nfiles < MAX_FILES);
+	char *p = xasprintf("%s/%s", f->dir, name);
+	f->files[f->nfiles++] = p;
+	*path = p;
+	FILE *fp = fopen(p, "wb");
+	assert_non_null(fp);
+	return fp;
+}
+
 /* Writes len bytes of text to dir/name and returns the path (owned by f). */
 static const char *write_file(struct fx *f, const char *name, const char *text, size_t len)
 {
-	assert_true(f->nfiles < MAX_FILES);
-	char *path = xasprintf("%s/%s", f->dir, name);
-	FILE *fp = fopen(path, "wb");
-	assert_non_null(fp);
+	const char *path;
+	FILE *fp = open_input(f, name, &path);
 	assert_int_equal(fwrite(text, 1, len, fp), len);
 	assert_int_equal(fclose(fp), 0);
-	f->files[f->nfiles++] = path;
 	return path;
 }
 
@@ -1247,6 +1258,158 @@ static void test_long_string_then_error(void **state)
 	free(err);
 }
 
+/* ---- one event of any content, in bounded memory ----
+ *
+ * Each input holds one hostile event of 24 MiB among ordinary ones, written
+ * in pieces so that the test's own memory stays small; the import runs in a
+ * child process, whose peak resident set is compared with that of a child
+ * importing a one-event trace.  Under AddressSanitizer, whose allocator
+ * keeps freed memory, only the results are checked. */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+#define HOSTILE_BYTES	  ((size_t)24 << 20)
+#define HOSTILE_EXTRA_KIB (16 << 10) /* the old importer took 32 MiB and more */
+
+/* Writes unit repeated, then its first bytes, n bytes in all. */
+static void put_run(FILE *fp, const char *unit, size_t n)
+{
+	char piece[4096];
+	size_t u = strlen(unit), k = 0;
+	while (k + u <= sizeof(piece)) {
+		memcpy(piece + k, unit, u);
+		k += u;
+	}
+	for (; n >= k; n -= k)
+		assert_int_equal(fwrite(piece, 1, k, fp), k);
+	assert_int_equal(fwrite(piece, 1, n, fp), n);
+}
+
+/* Imports path into a fresh f->db in a child process: its exit status
+ * (0: imported), and its peak resident set in KiB in *kib. */
+static int child_import(struct fx *f, const char *path, long *kib)
+{
+	close_conn(f);
+	unlink_db(f->db);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct import_opts o;
+		memset(&o, 0, sizeof(o));
+		char *err = NULL;
+		_exit(import_files(f->db, (char *const *)&path, 1, NULL, &o, &err) ? 2 : 0);
+	}
+	int status;
+	struct rusage ru;
+	assert_int_equal(wait4(pid, &status, 0, &ru), pid);
+	assert_true(WIFEXITED(status));
+	*kib = ru.ru_maxrss;
+	return WEXITSTATUS(status);
+}
+
+/* Imports path, which must import, and checks that its peak resident set
+ * exceeds that of a one-event trace by less than HOSTILE_EXTRA_KIB. */
+static void import_bounded(struct fx *f, const char *path)
+{
+	static const char tiny[] = "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,"
+				   "\"dur\":1}]";
+	long base, peak;
+	assert_int_equal(child_import(f, write_file(f, "tiny.json", tiny, strlen(tiny)), &base), 0);
+	assert_int_equal(child_import(f, path, &peak), 0);
+#ifndef UNDER_ASAN
+	if (peak - base >= HOSTILE_EXTRA_KIB)
+		print_error("peak resident set %ld KiB, %ld KiB for one event\n", peak, base);
+	assert_true(peak - base < HOSTILE_EXTRA_KIB);
+#endif
+}
+
+#define EV_AROUND "{\"ph\":\"X\",\"name\":\"around\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2}"
+
+/* A launch, then a kernel whose args take `what` (in pieces) and end with
+ * its correlation, ending before byte *end, then two more events. */
+static const char *write_kernel(struct fx *f, const char *name, const char *what, long *end)
+{
+	const char *path;
+	FILE *fp = open_input(f, name, &path);
+	fputs("{\"traceEvents\": [" EV_AROUND ",\n"
+	      "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+	      "\"tid\":1,\"ts\":100,\"dur\":10,\"args\":{\"correlation\":5}},\n"
+	      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":200,"
+	      "\"dur\":50,\"args\":{\"grid\":[1,2,3]",
+	      fp);
+	if (!strcmp(what, "strings")) {
+		/* strings of 1 MiB less 16 bytes: the most not cut while streaming */
+		for (size_t k = 0, n = ((size_t)1 << 20) - 16; k * n < HOSTILE_BYTES; k++) {
+			fprintf(fp, ", \"s%zu\": \"", k);
+			put_run(fp, "abcdefghijklmnopqrstuvwxyz012345", n);
+			fputc('"', fp);
+		}
+	} else {
+		for (size_t k = 0; k * 32 < HOSTILE_BYTES; k++)
+			fprintf(fp, ", \"m%07zu\": \"abcdefghijklmnop\"", k);
+	}
+	fputs(", \"correlation\": 5}}", fp);
+	*end = ftell(fp);
+	fputs(",\n" EV_AROUND ",\n" EV_AROUND "]}\n", fp);
+	assert_int_equal(fclose(fp), 0);
+	return path;
+}
+
+/* An event whose args are 24 MiB: the first 1 MiB of them is kept, less
+ * the member that crosses it, and counted; the members after it are still
+ * read (the kernel finds its launch by its correlation); memory stays
+ * small.  With strings each just under what streaming keeps of one, and
+ * with many small members. */
+static void test_args_capped(void **state)
+{
+	struct fx *f = *state;
+	static const char *const whats[] = {"strings", "members"};
+	for (size_t w = 0; w < 2; w++) {
+		char *name = xasprintf("%s.json", whats[w]);
+		long end;
+		import_bounded(f, write_kernel(f, name, whats[w], &end));
+		free(name);
+		assert_int_equal(diag_count(f, "LONG_ARGS"), 1);
+		assert_int_equal(
+		    q_int(f, "SELECT json_valid(attrs) FROM phases_v WHERE name = 'k'"), 1);
+		assert_true(q_int(f, "SELECT length(attrs) FROM phases_v WHERE name = 'k'") <=
+			    (1 << 20));
+		assert_true(q_int(f, "SELECT length(attrs) FROM phases_v WHERE name = 'k'") >
+			    (1 << 20) - (w ? 64 : 70000));
+		assert_text(f, "[1,2,3]",
+			    "SELECT json_extract(attrs, '$.grid') FROM phases_v WHERE name = 'k'");
+		assert_int_equal(q_int(f, "SELECT parent_id FROM phases_v WHERE name = 'k'"),
+				 phase_id(f, "cudaLaunchKernel"));
+		assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE name = 'around'"),
+				 3);
+		char *want = xasprintf("event ending near byte %ld", end);
+		assert_text(f, want, "SELECT example FROM diagnostics WHERE code = 'LONG_ARGS'");
+		free(want);
+	}
+}
+
+/* 24 MiB of white space inside one event: the event and those around it
+ * are read, in small memory. */
+static void test_long_white_space(void **state)
+{
+	struct fx *f = *state;
+	const char *path;
+	FILE *fp = open_input(f, "space.json", &path);
+	fputs("[" EV_AROUND ",{\"ph\":\"X\",\"name\":\"spaced\",\"pid\":1,", fp);
+	put_run(fp, " \n\t\r", HOSTILE_BYTES);
+	fputs("\"tid\":1,\"ts\":5,\"dur\":3}," EV_AROUND "]", fp);
+	assert_int_equal(fclose(fp), 0);
+	import_bounded(f, path);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'spaced'"), 3000);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE name = 'around'"), 2);
+}
+
 /* Counter metrics take the host the trace names (host_name), even when the
  * counter came before it. */
 static void test_counter_host_from_trace(void **state)
@@ -1403,6 +1566,8 @@ int main(void)
 	    T(test_metadata_value_capped),
 	    T(test_long_strings),
 	    T(test_long_string_then_error),
+	    T(test_args_capped),
+	    T(test_long_white_space),
 	    T(test_counter_host_from_trace),
 	    T(test_flow_step_chain),
 	};

@@ -345,6 +345,42 @@ static void test_long_strings(void **state)
 	sbuf_release(&t);
 }
 
+/* Events beyond what one event may hold: args beyond 1 MiB, with the cut
+ * at a string, inside a nested value or among many small members, a number
+ * of 1024 bytes, and white space beyond the scanner's buffer, after which
+ * YAJL reads the rest. */
+static void test_big_events(void **state)
+{
+	struct sbuf t = SBUF_INIT;
+	sbuf_init(&t);
+	sbuf_adds(&t, "[" EV ",{\"ph\":\"X\",\"name\":\"strings\",\"pid\":1,\"tid\":1,\"ts\":1,"
+		      "\"dur\":1,\"args\":{\"a\":1");
+	for (int k = 0; k < 20; k++) {
+		sbuf_addf(&t, ",\"s%d\":\"", k);
+		add_run(&t, "abcdefghijklmnop", 60000);
+		sbuf_adds(&t, k == 16 ? "\",\"n\":{\"x\":[1,{\"y\":\"z\"}]}" : "\"");
+	}
+	sbuf_adds(&t, ",\"correlation\":5}}," EV ",{\"ph\":\"X\",\"name\":\"nested\",\"pid\":1,"
+		      "\"tid\":1,\"ts\":1,\"dur\":1,\"args\":{\"a\":1,\"deep\":[");
+	for (int k = 0; k < 20; k++) {
+		sbuf_adds(&t, k ? ",{\"s\":\"" : "{\"s\":\"");
+		add_run(&t, "abcdefghijklmnop", 60000);
+		sbuf_adds(&t, "\"}");
+	}
+	sbuf_adds(&t, "],\"b\":2}}," EV ",{\"ph\":\"C\",\"name\":\"members\",\"pid\":1,\"ts\":1,"
+		      "\"args\":{");
+	for (int k = 0; k < 60000; k++)
+		sbuf_addf(&t, "\"m%d\":%d,", k, k);
+	sbuf_adds(&t, "\"z\":1}}," EV ",{\"ph\":\"X\",\"name\":\"n\",\"pid\":1,\"tid\":1,\"ts\":1,"
+		      "\"dur\":1,\"args\":{\"big\":");
+	add_run(&t, "1234567890", 1020);
+	sbuf_adds(&t, "1234}}," EV ",{\"ph\":\"X\",\"name\":\"ws\",\"pid\":1,");
+	add_run(&t, " \n", (size_t)5 << 20);
+	sbuf_adds(&t, "\"tid\":1,\"ts\":2,\"dur\":1}," EV "," EV "]");
+	assert_true(same_text(*state, t.buf, t.len));
+	sbuf_release(&t);
+}
+
 static int is_chrome_name(const char *name)
 {
 	return strstr(name, ".json") != NULL;
@@ -391,6 +427,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_chunk_boundaries, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_string_offsets, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_long_strings, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_big_events, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_data_traces, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
 	};
