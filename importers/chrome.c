@@ -30,6 +30,7 @@
 #define MAX_SERIES	 64
 #define META_MAX	 (1 << 20)	    /* bytes of top-level metadata kept in sources.attrs */
 #define ARGS_MAX	 (1 << 20)	    /* bytes of an event's args kept in its attrs */
+#define NUM_MAX		 1024		    /* bytes of a number; a longer one is an error */
 #define INTERN_CACHE_MAX (1 << 16)	    /* names cached; cleared when full */
 #define STR_MAX		 ((size_t)64 << 10) /* bytes of a string kept: longer ones are cut */
 #define STR_ELLIPSIS	 "\xe2\x80\xa6"	    /* "…", which ends a cut string */
@@ -163,6 +164,9 @@ struct stream_cutter {
 	struct stream_cut *cuts; /* those not yet folded into dropped_before */
 	size_t ncuts, cuts_alloc;
 	uint64_t dropped_before;
+	size_t num_run;	 /* number characters in a row, outside strings, so far */
+	int bad;	 /* a run of them longer than NUM_MAX: the input is malformed ... */
+	uint64_t bad_at; /* ... and YAJL is fed the text before this, its NUM_MAX + 1st */
 };
 
 struct cp {
@@ -1330,7 +1334,7 @@ enum { SC_OK, SC_DECLINE, SC_NEED };
 
 #define SCAN_DEPTH 32 /* args nested deeper go to YAJL */
 /* A unit larger than this goes to YAJL, with the rest of the input: with
- * ARGS_MAX and STR_STREAM_MAX, what bounds one event's memory. */
+ * ARGS_MAX, STR_STREAM_MAX and NUM_MAX, what bounds one event's memory. */
 #define SCAN_BUF_MAX ((size_t)4 << 20)
 
 /* Bytes of a string: 0 plain ASCII, 1 the closing quote, 2 what the
@@ -1434,6 +1438,13 @@ static inline int is_digit(unsigned char ch)
 	return ch >= '0' && ch <= '9';
 }
 
+/* A byte a number can hold: a run of more than NUM_MAX of them outside
+ * strings is an error (see stream_cut). */
+static inline int is_num_char(unsigned char ch)
+{
+	return is_digit(ch) || ch == '-' || ch == '+' || ch == '.' || (ch | 0x20) == 'e';
+}
+
 /* A number as JSON writes it (YAJL's lexer reads no other), ending where
  * a ',', '}', ']' or white space follows; *integer when it has no
  * fraction or exponent. */
@@ -1474,6 +1485,8 @@ static int scan_number(struct scan *c, size_t *n, int *integer)
 		while (i < hi && is_digit(b[i]))
 			i++;
 	}
+	if (i - c->i > NUM_MAX)
+		return SC_DECLINE; /* an error, which the YAJL path reports */
 	if (i == hi)
 		return SC_NEED;
 	unsigned char ch = b[i];
@@ -1704,11 +1717,14 @@ static int scan_event(struct cp *p, struct scan *c)
 }
 
 /* Skips any one JSON value at c->i, or its prefix when it is malformed:
- * what YAJL is to read whole.  SC_DECLINE when no value starts here. */
+ * what YAJL is to read whole.  SC_DECLINE when no value starts here, or
+ * when it holds a run of number characters longer than NUM_MAX (or is a
+ * scalar that long): YAJL reads the rest of the input, through stream_cut,
+ * which reports it. */
 static int skip_value(struct scan *c)
 {
 	const unsigned char *b = c->b;
-	size_t i = c->i;
+	size_t i = c->i, run = 0;
 	int depth = 0;
 	do {
 		if (i == c->hi)
@@ -1724,20 +1740,27 @@ static int skip_value(struct scan *c)
 					break;
 			}
 			i++;
+			run = 0;
 		} else if (ch == '{' || ch == '[') {
 			depth++;
 			i++;
+			run = 0;
 		} else if (ch == '}' || ch == ']') {
 			if (!depth)
 				return SC_DECLINE;
 			depth--;
 			i++;
+			run = 0;
 		} else if (depth) {
+			run = is_num_char(ch) ? run + 1 : 0;
+			if (run > NUM_MAX)
+				return SC_DECLINE;
 			i++;
 		} else {
 			size_t start = i;
 			while (i < c->hi && !strchr(",]} \n\r\t", b[i]))
-				i++;
+				if (++i - start > NUM_MAX)
+					return SC_DECLINE;
 			if (i == c->hi)
 				return SC_NEED;
 			if (i == start)
@@ -1821,7 +1844,14 @@ static int scan_units(struct cp *p, const unsigned char *b, size_t *lo, size_t h
  * the input was, and an error is found where it would be, at the same byte.
  * It reads all the text YAJL is fed in pieces, but the scanner's units only
  * when one fills the buffer, and reads on after that while inside a string,
- * so the common path does not pay for it. */
+ * so the common path does not pay for it.
+ *
+ * YAJL holds a number whole too, and reads it again from its start with
+ * each piece, so stream_cut also stops at the first run of number
+ * characters outside strings longer than NUM_MAX, a malformed file: YAJL is
+ * fed the text before the run's NUM_MAX + 1st byte (and may find an error
+ * in it), then the import fails.  The scanner declines such a unit, so
+ * both paths fail on the same bytes. */
 
 static int is_hex(unsigned char ch)
 {
@@ -1884,27 +1914,57 @@ static void stream_cut_fold(struct stream_cutter *c, uint64_t base)
 	c->ncuts -= k;
 }
 
+/* Where in b[i..hi) a run of number characters, continuing the cutter's,
+ * first grows beyond NUM_MAX, or hi. */
+static size_t num_run_end(struct stream_cutter *c, const unsigned char *b, size_t i, size_t hi)
+{
+	for (; i < hi; i++) {
+		if (!is_num_char(b[i]))
+			c->num_run = 0;
+		else if (++c->num_run > NUM_MAX)
+			break;
+	}
+	return i;
+}
+
 /* Cuts the long strings of b[lo..*hi), b[0] being byte `base` of the text
  * left, from where the cutter stopped, or from lo, which starts a unit,
- * when that is further; *hi is lowered by what is dropped. */
+ * when that is further; *hi is lowered by what is dropped.  Stops for
+ * good at a number run longer than NUM_MAX (c->bad). */
 static void stream_cut(struct cp *p, unsigned char *b, size_t lo, size_t *hi, uint64_t base)
 {
 	struct stream_cutter *c = &p->sc;
 	size_t r = lo, end = *hi;
-	if (c->at >= base + lo)
+	if (c->bad)
+		return;
+	if (c->at >= base + lo) {
 		r = (size_t)(c->at - base);
-	else
+	} else {
 		c->in_str = c->esc = 0;
+		c->num_run = 0;
+	}
 	size_t w = r;
 	while (r < end) {
 		if (!c->in_str) {
 			const unsigned char *q = memchr(b + r, '"', end - r);
-			size_t to = q ? (size_t)(q - b) + 1 : end;
+			size_t to = q ? (size_t)(q - b) + 1 : end, plain = q ? to - 1 : end;
+			size_t run_end = num_run_end(c, b, r, plain);
+			if (run_end < plain) {
+				if (w != r)
+					memmove(b + w, b + r, end - r);
+				w += run_end - r;
+				c->bad = 1;
+				c->bad_at = base + w;
+				*hi = w + (end - run_end);
+				c->at = c->bad_at;
+				return;
+			}
 			if (w != r)
 				memmove(b + w, b + r, to - r);
 			w += to - r;
 			r = to;
 			if (q) {
+				c->num_run = 0;
 				c->in_str = 1;
 				c->str_at = base + w - 1;
 				c->len = 0;
@@ -2021,7 +2081,10 @@ static int parse_input(struct cp *p)
 		}
 		stream_cut(p, b, lo, &hi, base); /* YAJL is fed this text in pieces */
 		size_t end = hi;
-		if (p->sc.in_str && !eof && p->sc.str_at >= base + lo) {
+		int bad = p->sc.bad;
+		if (bad) {
+			end = (size_t)(p->sc.bad_at - base);
+		} else if (p->sc.in_str && !eof && p->sc.str_at >= base + lo) {
 			/* YAJL reads a string it has in pieces again from its start
 			 * with each piece: an unfinished one waits for its end */
 			if (p->sc.str_at > base + lo) {
@@ -2033,12 +2096,22 @@ static int parse_input(struct cp *p)
 		}
 		if (p->scan && !p->events_depth) {
 			const unsigned char *k = memchr(b + lo, '[', end - lo);
-			if (k)
+			if (k) {
 				end = (size_t)(k - b) + 1;
+				bad = 0;
+			}
 		}
 		p->events_opened = 0;
 		if (yajl_feed(p, b + lo, end - lo, base + lo) < 0)
 			goto out;
+		if (bad) {
+			*p->err = xasprintf(
+			    "%s: malformed JSON at byte %llu: a number longer than %d "
+			    "bytes",
+			    input_path(p->in),
+			    (unsigned long long)input_at(p, p->sc.bad_at - NUM_MAX), NUM_MAX);
+			goto out;
+		}
 		lo = end;
 		scanning = p->scan && p->events_opened && p->depth == p->events_depth && !p->cap;
 	}

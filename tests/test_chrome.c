@@ -1410,6 +1410,56 @@ static void test_long_white_space(void **state)
 	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE name = 'around'"), 2);
 }
 
+/* A number longer than 1024 bytes is a malformed file: the error names the
+ * byte it starts at, wherever it is and however long; 1024 bytes import. */
+static void test_long_numbers(void **state)
+{
+	struct fx *f = *state;
+	static const struct {
+		const char *head, *tail;
+		size_t len;
+	} cases[] = {
+	    {"[" EV_AROUND ",{\"ph\":\"X\",\"name\":\"n\",\"ts\":", ",\"dur\":1}]", 1025},
+	    {"[" EV_AROUND ",{\"ph\":\"X\",\"name\":\"n\",\"ts\":", ",\"dur\":1}]", HOSTILE_BYTES},
+	    {"[" EV_AROUND ",{\"ph\":\"X\",\"name\":\"\\n\",\"args\":{\"a\":[", "]}}]", 4 << 20},
+	    {"{\"deviceProperties\":[", "],\"traceEvents\":[" EV_AROUND "]}", 4 << 20},
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		const char *path;
+		char *name = xasprintf("num%zu.json", k);
+		FILE *fp = open_input(f, name, &path);
+		free(name);
+		fputs(cases[k].head, fp);
+		put_run(fp, "1234567890", cases[k].len);
+		fputs(cases[k].tail, fp);
+		assert_int_equal(fclose(fp), 0);
+		char *err = NULL;
+		assert_int_equal(import_paths(f, &path, 1, &err), -1);
+		char *want = xasprintf("%s: malformed JSON at byte %zu: a number longer than 1024 "
+				       "bytes",
+				       path, strlen(cases[k].head));
+		if (!err || strcmp(err, want))
+			print_error("want '%s'\ngot  '%s'\n", want, err ? err : "(null)");
+		assert_non_null(err);
+		assert_string_equal(err, want);
+		free(want);
+		free(err);
+	}
+	struct sbuf sb = SBUF_INIT;
+	sbuf_init(&sb);
+	sbuf_adds(&sb, "[" EV_AROUND ",{\"ph\":\"X\",\"name\":\"n\",\"pid\":1,\"tid\":1,\"ts\":1,"
+		       "\"dur\":1,\"args\":{\"big\":");
+	for (int i = 0; i < 1024; i++)
+		sbuf_addc(&sb, (char)('1' + i % 9));
+	sbuf_adds(&sb, "}}]");
+	import_ok(f, "num1024.json", sb.buf);
+	sbuf_release(&sb);
+	assert_int_equal(diag_count(f, "BIG_INTEGER"), 1);
+	assert_int_equal(
+	    q_int(f, "SELECT length(json_extract(attrs, '$.big')) FROM phases_v WHERE name = 'n'"),
+	    1024);
+}
+
 /* Counter metrics take the host the trace names (host_name), even when the
  * counter came before it. */
 static void test_counter_host_from_trace(void **state)
@@ -1568,6 +1618,7 @@ int main(void)
 	    T(test_long_string_then_error),
 	    T(test_args_capped),
 	    T(test_long_white_space),
+	    T(test_long_numbers),
 	    T(test_counter_host_from_trace),
 	    T(test_flow_step_chain),
 	};

@@ -381,6 +381,51 @@ static void test_big_events(void **state)
 	sbuf_release(&t);
 }
 
+/* Numbers longer than 1024 bytes, and runs of number characters that long
+ * that are not one number, in every place and across the 64 KiB reads:
+ * both paths fail on the same byte with the same message. */
+static void test_long_numbers(void **state)
+{
+	static const char *const runs[] = {"1234567890", "0123", "1.2.", "----", "9e99", "12\x01"};
+	static const char *const places[] = {
+	    "[" EV ",{\"ph\":\"X\",\"ts\":%s,\"dur\":1}," EV "]",
+	    "[" EV ",{\"ph\":\"X\",\"name\":\"\\n\",\"args\":{\"a\":[1,%s]}}," EV "]",
+	    "[" EV ",{\"ph\":\"X\",\"name\":tru%s}," EV "]",
+	    "[" EV ",%s," EV "]",
+	    "{\"m\":%s,\"traceEvents\":[" EV "]}",
+	    "{\"traceEvents\":[" EV "],\"m\":[\"a\",%s]}",
+	};
+	struct sbuf t = SBUF_INIT, run = SBUF_INIT;
+	sbuf_init(&t);
+	sbuf_init(&run);
+	for (size_t u = 0; u < sizeof(runs) / sizeof(runs[0]); u++) {
+		sbuf_reset(&run);
+		add_run(&run, runs[u], 2000);
+		for (size_t k = 0; k < sizeof(places) / sizeof(places[0]); k++) {
+			sbuf_reset(&t);
+			sbuf_addf(&t, places[k], run.buf);
+			assert_false(same_text(*state, t.buf, t.len));
+		}
+	}
+	/* a number of 1025 bytes, and of 3 MiB, starting around the end of
+	 * the first read */
+	static const size_t starts[] = {65536 - 1200, 65536 - 1025, 65536 - 1024, 65536 - 1, 65536};
+	static const size_t lens[] = {1025, (size_t)3 << 20};
+	for (size_t k = 0; k < sizeof(starts) / sizeof(starts[0]); k++)
+		for (size_t n = 0; n < sizeof(lens) / sizeof(lens[0]); n++) {
+			sbuf_reset(&t);
+			sbuf_adds(&t, "[" EV ",{\"ph\":\"X\",\"name\":\"");
+			add_run(&t, "p", starts[k] - t.len - 7);
+			sbuf_adds(&t, "\",\"ts\":");
+			assert_int_equal(t.len, starts[k]);
+			add_run(&t, "7", lens[n]);
+			sbuf_adds(&t, ",\"dur\":1}," EV "]");
+			assert_false(same_text(*state, t.buf, t.len));
+		}
+	sbuf_release(&run);
+	sbuf_release(&t);
+}
+
 static int is_chrome_name(const char *name)
 {
 	return strstr(name, ".json") != NULL;
@@ -428,6 +473,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_string_offsets, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_long_strings, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_big_events, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_long_numbers, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_data_traces, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
 	};
