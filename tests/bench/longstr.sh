@@ -5,7 +5,11 @@
 # tests/tools/make_long_string.py, with a gzip -1 copy, cached in BENCH_DIR),
 # plain and .gz.  Prints rows as run.sh's table does: each import's time and
 # speed against the 150 MiB/s any real trace must reach, and the peak RSS
-# against 100 MiB.  run.sh runs it after its own table; alone:
+# against 100 MiB.  Then one event of BENCH_LONG_MB MiB of each other kind
+# (make_long_string.py --field number, space, strings, members; plain only):
+# the number must be rejected (exit 2), the others import; each row gives
+# the time and the peak RSS against 100 MiB.  run.sh runs it after its own
+# table; alone:
 #
 #   bash tests/bench/longstr.sh
 #   BENCH_LONG_MB=320 BENCH_RUNS=3 GRADEML_BIN=build/grademl-tui bash tests/bench/longstr.sh
@@ -36,29 +40,40 @@ case "$(cd "$dir" && pwd)/" in
 "$root"/*) die "BENCH_DIR $dir is inside the repository; big files do not belong there" ;;
 esac
 
+kinds=(number space strings members)
 json=$dir/long-string-${mb}MiB.json
 gz=$json.gz
-# the generator writes gzip when its output's name ends in .gz
-for tmp in "$dir/long.tmp.json" "$dir/long.tmp.json.gz"; do
-	f=$json${tmp#"$dir/long.tmp.json"}
-	if [[ ! -s $f || $gen -nt $f ]]; then
-		echo "bench: building $f ..." >&2
-		python3 "$gen" --mb "$mb" -o "$tmp" || die "make_long_string.py failed"
-		mv "$tmp" "$f"
+# build FILE FIELD: FILE made by the generator with --field FIELD, unless it
+# is there and newer than the generator (gzip when FILE ends in .gz)
+build() {
+	local tmp=$dir/long.tmp.json${1##*.json}
+	if [[ ! -s $1 || $gen -nt $1 ]]; then
+		echo "bench: building $1 ..." >&2
+		python3 "$gen" --mb "$mb" --field "$2" -o "$tmp" || die "make_long_string.py failed"
+		mv "$tmp" "$1"
 	fi
+}
+build "$json" name
+build "$gz" name
+for kind in "${kinds[@]}"; do
+	build "$dir/long-$kind-${mb}MiB.json" "$kind"
 done
 work=$(mktemp -d "$dir/long.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cat "$json" "$gz" >/dev/null
 
-# imp FILE: prints the best wall time (s) and the largest peak RSS (KiB)
+# imp FILE [STATUS]: prints the best wall time (s) and the largest peak RSS
+# (KiB) of importing FILE, which must exit with STATUS (default 0)
 imp() {
-	local i t m best='' peak=0
+	local i t m st best='' peak=0
 	for ((i = 0; i < runs; i++)); do
 		rm -f "$work"/t.db*
+		st=0
 		/usr/bin/time -f '%e %M' -o "$work/time" "$bin" import -o "$work/t.db" "$1" \
-			>/dev/null 2>"$work/err" || die "import of $1 failed: $(head -c 300 "$work/err")"
-		read -r t m <"$work/time"
+			>/dev/null 2>"$work/err" || st=$?
+		[[ $st == "${2:-0}" ]] ||
+			die "import of $1 exited with $st, not ${2:-0}: $(head -c 300 "$work/err")"
+		read -r t m <<<"$(tail -n 1 "$work/time")"
 		if [[ -z $best ]] || awk -v a="$t" -v b="$best" 'BEGIN { exit !(a < b) }'; then
 			best=$t
 		fi
@@ -84,3 +99,25 @@ BEGIN {
 	rss = (mp > mg ? mp : mg) / 1024
 	row(sprintf("one %d MiB string: peak RSS", mb), sprintf("%.1f MiB", rss), "<= 100 MiB", rss <= 100)
 }'
+
+# the other kinds, one at a time (each file is read once before it is timed)
+for kind in "${kinds[@]}"; do
+	f=$dir/long-$kind-${mb}MiB.json
+	cat "$f" >/dev/null
+	want=0
+	[[ $kind == number ]] && want=2
+	read -r t m <<<"$(imp "$f" "$want")"
+	awk -v kind="$kind" -v mb="$mb" -v jb="$(stat -c %s "$f")" -v t="$t" -v m="$m" -v want="$want" '
+function row(fig, meas, budget, ok) {
+	printf "%-34s %-22s %-12s %s\n", fig, meas, budget, ok ? "PASS" : "MISS"
+}
+BEGIN {
+	fig = sprintf("one %d MiB %s event", mb, kind)
+	if (want)
+		printf "%-34s %-22s %-12s %s\n", fig ": rejected", sprintf("%.2f s", t), "exit 2", "PASS"
+	else
+		printf "%-34s %-22s %-12s\n", fig ": import",
+		       sprintf("%.2f s (%.0f MiB/s)", t, t > 0 ? jb / 1048576 / t : 1e9), "linear"
+	row(fig ": peak RSS", sprintf("%.1f MiB", m / 1024), "<= 100 MiB", m / 1024 <= 100)
+}'
+done

@@ -16,7 +16,9 @@
 #   f. the real GPU capture (tests/data/gpu): steps, ranks, launch links,
 #      clocks that agree, nvidia-smi attached to the GPU it measured;
 #   g. one 64 MiB string, plain and gzip: cut to 64 KiB with a diagnostic,
-#      in bounded peak RSS and CPU time (needs GNU time).
+#      in bounded peak RSS and CPU time (needs GNU time); one 100 MiB event
+#      of each other kind (a number, white space, args of many strings or
+#      members): an error or its args cut, in bounded peak RSS and CPU time.
 #   h. a trace.db of metrics only (no phase at all): report, analyze, query
 #      and the explorer's screens all work on it.
 #
@@ -622,17 +624,22 @@ fi
 # it), plain and gzip, each against the same trace with a 1 KiB name.
 if /usr/bin/time -f '%U' true >/dev/null 2>&1; then
 	why=""
-	# imp NAME: imports $TMP/NAME into $TMP/ls.db; sets cpu (s) and rss (KiB)
-	imp() {
+	# run_imp NAME: imports $TMP/NAME into $TMP/ls.db; sets st (its exit
+	# status), cpu (s) and rss (KiB)
+	run_imp() {
 		rm -f "$TMP/ls.db"
-		cpu=0 rss=0
-		if ! /usr/bin/time -f '%U %S %M' -o "$TMP/ls.time" "$BIN" import -o "$TMP/ls.db" \
-			"$TMP/$1" >/dev/null 2>"$TMP/err"; then
-			why+="$1: $(head -c 200 "$TMP/err"); "
-			return 1
-		fi
+		/usr/bin/time -f '%U %S %M' -o "$TMP/ls.time" "$BIN" import -o "$TMP/ls.db" \
+			"$TMP/$1" >/dev/null 2>"$TMP/err"
+		st=$?
 		read -r u s rss <<<"$(tail -n 1 "$TMP/ls.time")"
 		cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')
+	}
+	# imp NAME: run_imp, which must succeed
+	imp() {
+		run_imp "$1"
+		[ "$st" = 0 ] && return 0
+		why+="$1: $(head -c 200 "$TMP/err"); "
+		return 1
 	}
 	for ext in json json.gz; do
 		if ! "$PY" tests/tools/make_long_string.py --mb 0.001 -o "$TMP/short.$ext" ||
@@ -667,6 +674,54 @@ print(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ).find(b"\", \"args\"", 1 
 		ok "long string: a 64 MiB name, plain and gzip, cut to 64 KiB and '…', counted, in bounded memory and under 1 s of CPU"
 	else
 		not_ok "long string" "${why%; }"
+	fi
+
+	# One 100 MiB event of each kind beside a long string: a number is an
+	# error at its first byte; white space, args of strings just under what
+	# streaming keeps of one, and args of many small members import, the args
+	# cut to 1 MiB.  Each within 32 MiB of a short trace's peak RSS (the old
+	# importer took from 70 MiB to 500 MiB) and 3 s of CPU (it took a minute
+	# for the number).
+	why=""
+	if "$PY" tests/tools/make_long_string.py --mb 0.001 -o "$TMP/short.json" &&
+		imp short.json; then
+		base=$rss
+		for kind in number space strings members; do
+			if ! "$PY" tests/tools/make_long_string.py --mb 100 --field "$kind" \
+				-o "$TMP/hostile.json"; then
+				why+="make_long_string.py --field $kind failed; "
+				break
+			fi
+			run_imp hostile.json
+			[ "$rss" -le $((base + 32 * 1024)) ] ||
+				why+="$kind: peak RSS $rss KiB, $base KiB for a short trace; "
+			awk -v c="$cpu" 'BEGIN { exit !(c < 3) }' || why+="$kind: $cpu s of CPU; "
+			if [ "$kind" = number ]; then
+				at=$("$PY" -c 'import sys
+print(open(sys.argv[1], "rb").read(1 << 16).find(b"\"ts\": 1234") + 6)' "$TMP/hostile.json")
+				want="grademl-tui: $TMP/hostile.json: malformed JSON at byte $at: a number longer than 1024 bytes"
+				[ "$st" = 2 ] && [ "$(cat "$TMP/err")" = "$want" ] && [ ! -e "$TMP/ls.db" ] ||
+					why+="number: status $st, '$(head -c 200 "$TMP/err")'; "
+			elif [ "$st" != 0 ]; then
+				why+="$kind: $(head -c 200 "$TMP/err"); "
+			else
+				got=$(q "$TMP/ls.db" "SELECT p.dur_ns || ' ' || json_valid(p.attrs) || ' ' ||
+					(length(p.attrs) <= 1048576) || ' ' ||
+					json_extract(p.attrs, '\$.\"External id\"') || ' ' ||
+					(SELECT coalesce(sum(count), 0) FROM diagnostics WHERE code = 'LONG_ARGS')
+					|| ' ' || (SELECT count(*) FROM phases_v WHERE name GLOB 'before[0-2]'
+					OR name GLOB 'after[0-2]') FROM phases_v p WHERE p.name = 'long'")
+				want="50000 1 1 7 $([ "$kind" = space ] && echo 0 || echo 1) 6"
+				[ "$got" = "$want" ] ||
+					why+="$kind: duration, args valid, <= 1 MiB, External id, LONG_ARGS, events around: '$got', want '$want'; "
+			fi
+			rm -f "$TMP/hostile.json" "$TMP/ls.db"
+		done
+	fi
+	if [ -z "$why" ]; then
+		ok "hostile events: a 100 MiB number is an error at its first byte; 100 MiB of white space, of 1 MiB strings, of small members in one event import, args cut to 1 MiB; each in bounded memory and under 3 s of CPU"
+	else
+		not_ok "hostile events" "${why%; }"
 	fi
 else
 	skip "long string: peak RSS and CPU time" "GNU time is not at /usr/bin/time"
