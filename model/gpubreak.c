@@ -12,18 +12,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/devcall.h"
 #include "model/gpubreak.h"
+#include "model/idle.h"
+#include "model/namememo.h"
 #include "model/nstime.h"
+#include "model/spans.h"
 #include "model/store.h"
 #include "model/xalloc.h"
 
 struct item {
 	int64_t name_id, start, end, launch; /* launch: INT64_MIN when none */
 	int type;
-};
-
-struct span {
-	int64_t start, end;
+	int memcpy;		/* a copy (phase kind memcpy) */
+	int64_t bytes;		/* a copy's bytes, 0 when unknown */
+	struct idle_launch how; /* its launching call */
 };
 
 /* One (source, rank) group as it is read. */
@@ -50,6 +53,7 @@ void gpubreak_default_opts(struct gpubreak_opts *o)
 	o->include_last_step = 0;
 	o->top_n = 10;
 	o->duration_ratio = 0.8;
+	o->launch_ns = IDLE_LAUNCH_NS;
 }
 
 const char *gpubreak_type_name(int type)
@@ -129,47 +133,6 @@ static const struct cutoff *find_cutoff(const struct cutoff *c, size_t n, int64_
 	return NULL;
 }
 
-/* Merges spans sorted by start into disjoint ones (touching spans join, as
- * HTA's merge_kernel_intervals); returns how many, written over s. */
-static size_t merge_spans(struct span *s, size_t n)
-{
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (m && s[i].start <= s[m - 1].end) {
-			if (s[i].end > s[m - 1].end)
-				s[m - 1].end = s[i].end;
-		} else {
-			s[m++] = s[i];
-		}
-	}
-	return m;
-}
-
-static int64_t spans_length(const struct span *s, size_t n)
-{
-	int64_t t = 0;
-	for (size_t i = 0; i < n; i++)
-		t = ns_sum(t, ns_dur(s[i].start, s[i].end));
-	return t;
-}
-
-static int64_t intersect_length(const struct span *a, size_t na, const struct span *b, size_t nb)
-{
-	int64_t t = 0;
-	size_t i = 0, k = 0;
-	while (i < na && k < nb) {
-		int64_t lo = a[i].start > b[k].start ? a[i].start : b[k].start;
-		int64_t hi = a[i].end < b[k].end ? a[i].end : b[k].end;
-		if (hi > lo)
-			t = ns_sum(t, ns_dur(lo, hi));
-		if (a[i].end < b[k].end)
-			i++;
-		else
-			k++;
-	}
-	return t;
-}
-
 /* The temporal breakdown of items (sorted by start), of which compute are
  * COMPUTATION. */
 static void temporal(const struct item *it, size_t n, struct gpubreak_temporal *t)
@@ -184,8 +147,8 @@ static void temporal(const struct item *it, size_t n, struct gpubreak_temporal *
 		if (it[i].type == GPUBREAK_COMP)
 			comp[nc++] = all[i];
 	}
-	size_t na = merge_spans(all, n);
-	nc = merge_spans(comp, nc);
+	size_t na = spans_merge(all, n);
+	nc = spans_merge(comp, nc);
 	t->window_ns = ns_dur(all[0].start, all[na - 1].end);
 	t->idle_ns = t->window_ns - spans_length(all, na);
 	t->compute_ns = spans_length(comp, nc);
@@ -209,6 +172,51 @@ static void idle_breakdown(const struct item *it, size_t n, int64_t kernel_wait_
 		d->ns[w] = ns_sum(d->ns[w], gap);
 		d->count[w]++;
 	}
+}
+
+/* The idle gaps of one stream's items (sorted by start) by cause
+ * (model/idle.h): the stretches between the end of all work so far and the
+ * next start, which add up to the stream's idle time. */
+static void idle_causes(const struct item *it, size_t n, const struct idle_host *h,
+			int64_t launch_ns, struct gpubreak_causes *c)
+{
+	memset(c, 0, sizeof(*c));
+	int64_t end = n ? it[0].end : 0;
+	for (size_t i = 1; i < n; i++) {
+		if (it[i].start > end) {
+			int k = idle_gap_cause(h, end, it[i].start, &it[i].how, launch_ns);
+			c->ns[k] = ns_sum(c->ns[k], ns_dur(end, it[i].start));
+			c->gaps[k]++;
+		}
+		if (it[i].end > end)
+			end = it[i].end;
+	}
+}
+
+/* The copies among one stream's items (sorted by start): their count,
+ * bytes and union, all of them and those from or to pageable memory. */
+static void copies(const struct item *it, size_t n, struct gpubreak_copies *c)
+{
+	struct span *all = xmalloc((n ? n : 1) * sizeof(*all));
+	struct span *pg = xmalloc((n ? n : 1) * sizeof(*pg));
+	size_t na = 0, np = 0;
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < n; i++) {
+		if (!it[i].memcpy)
+			continue;
+		all[na++] = (struct span){it[i].start, it[i].end};
+		c->count++;
+		c->bytes = ns_sum(c->bytes, it[i].bytes);
+		if (it[i].how.copy & DEVCALL_PAGEABLE) {
+			pg[np++] = all[na - 1];
+			c->pageable++;
+			c->pageable_bytes = ns_sum(c->pageable_bytes, it[i].bytes);
+		}
+	}
+	c->ns = spans_length(all, spans_merge(all, na));
+	c->pageable_ns = spans_length(pg, spans_merge(pg, np));
+	free(all);
+	free(pg);
 }
 
 static int by_start(const void *a, const void *b)
@@ -238,7 +246,7 @@ static void type_times(const struct item *it, size_t n, struct gpubreak_rank *r)
 	for (size_t i = 0; i < n; i++)
 		s[it[i].type][ns[it[i].type]++] = (struct span){it[i].start, it[i].end};
 	for (int t = 0; t < GPUBREAK_NTYPES; t++) {
-		ns[t] = merge_spans(s[t], ns[t]);
+		ns[t] = spans_merge(s[t], ns[t]);
 		r->type_ns[t] = spans_length(s[t], ns[t]);
 		for (size_t i = 0; i < ns[t]; i++) {
 			bounds[nb++] = s[t][i].start;
@@ -264,8 +272,8 @@ static void type_times(const struct item *it, size_t n, struct gpubreak_rank *r)
 	}
 	r->mix_ns[0] = 0;
 	r->comm_ns = r->type_ns[GPUBREAK_COMM];
-	r->overlap_ns = intersect_length(s[GPUBREAK_COMM], ns[GPUBREAK_COMM], s[GPUBREAK_COMP],
-					 ns[GPUBREAK_COMP]);
+	r->overlap_ns = spans_intersect_length(s[GPUBREAK_COMM], ns[GPUBREAK_COMM],
+					       s[GPUBREAK_COMP], ns[GPUBREAK_COMP]);
 	for (int t = 0; t < GPUBREAK_NTYPES; t++)
 		free(s[t]);
 	free(bounds);
@@ -402,6 +410,16 @@ static int analyse(sqlite3 *db, sqlite3_stmt *nameq, struct group *g, const stru
 	r->source = sqlite3_step(q) == SQLITE_ROW ? col_text(q, 0) : xstrdup("");
 	sqlite3_finalize(q);
 
+	/* what the host did, from every launch, before the last-step rule */
+	struct idle_launch *how = xmalloc((g->n ? g->n : 1) * sizeof(*how));
+	for (size_t i = 0; i < g->n; i++)
+		how[i] = g->items[i].how;
+	struct idle_host *host = NULL;
+	int rc = idle_host_load(db, g->source_id, how, g->n, &host, err);
+	free(how);
+	if (rc < 0)
+		return -1;
+
 	/* the last-step rule, keeping the order (stream, start) */
 	g->first[g->nstreams] = g->n;
 	size_t kept = 0;
@@ -435,8 +453,11 @@ static int analyse(sqlite3 *db, sqlite3_stmt *nameq, struct group *g, const stru
 		x->items = (int64_t)(to - from);
 		temporal(&g->items[from], to - from, &x->time);
 		idle_breakdown(&g->items[from], to - from, o->kernel_wait_ns, &x->idle);
+		idle_causes(&g->items[from], to - from, host, o->launch_ns, &x->cause);
+		copies(&g->items[from], to - from, &x->copies);
 	}
 	g->nstreams = 0;
+	idle_host_free(host);
 
 	if (g->n)
 		qsort(g->items, g->n, sizeof(*g->items), by_start);
@@ -458,50 +479,11 @@ static void group_reset(struct group *g, int64_t source_id, int rank)
 	g->nstreams = 0;
 }
 
-/* Kernel types by name id: a million device items have a few thousand
- * names, so each name is read and classified once.  Open addressing, kept
- * at most half full. */
-struct types {
-	struct tslot {
-		int64_t name_id; /* 0: empty */
-		int type;
-	} *slot;
-	size_t cap, used;
-};
-
-static size_t tslot_of(const struct types *t, int64_t id)
+/* What a device work name says: its HTA type, and its copy flags
+ * (model/devcall.h) from bit 4 on. */
+static int item_name(const char *name)
 {
-	size_t i = (size_t)((uint64_t)id * 0x9e3779b97f4a7c15ull) & (t->cap - 1);
-	while (t->slot[i].name_id && t->slot[i].name_id != id)
-		i = (i + 1) & (t->cap - 1);
-	return i;
-}
-
-static int type_of(struct types *t, sqlite3_stmt *nameq, int64_t id)
-{
-	if (t->cap) {
-		const struct tslot *hit = &t->slot[tslot_of(t, id)];
-		if (hit->name_id == id)
-			return hit->type;
-	}
-	if (2 * (t->used + 1) > t->cap) {
-		struct types grown = {.cap = t->cap ? 2 * t->cap : 1024};
-		grown.slot = xcalloc(grown.cap, sizeof(*grown.slot));
-		for (size_t i = 0; i < t->cap; i++)
-			if (t->slot[i].name_id)
-				grown.slot[tslot_of(&grown, t->slot[i].name_id)] = t->slot[i];
-		grown.used = t->used;
-		free(t->slot);
-		*t = grown;
-	}
-	sqlite3_bind_int64(nameq, 1, id);
-	const unsigned char *name =
-	    sqlite3_step(nameq) == SQLITE_ROW ? sqlite3_column_text(nameq, 0) : NULL;
-	int type = gpubreak_kernel_type(name ? (const char *)name : "");
-	sqlite3_reset(nameq);
-	t->slot[tslot_of(t, id)] = (struct tslot){id, type};
-	t->used++;
-	return type;
+	return gpubreak_kernel_type(name) | devcall_copy(name) << 4;
 }
 
 int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpubreak *out,
@@ -509,11 +491,13 @@ int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpu
 {
 	static const char sql[] =
 	    "SELECT t.source_id, coalesce(t.rank, -1), p.track_id, t.name, p.name_id,"
-	    " p.start_ns, p.dur_ns,"
-	    " coalesce((SELECT r.start_ns FROM phases r WHERE r.id = p.parent_id AND r.kind = ?6),"
-	    "  (SELECT min(r.start_ns) FROM edges e JOIN phases r ON r.id = e.src"
-	    "   WHERE e.dst = p.id AND e.kind = ?4))"
-	    " FROM phases p JOIN tracks t ON t.id = p.track_id"
+	    " p.start_ns, p.dur_ns, l.start_ns, l.dur_ns, coalesce(l.track_id, 0), p.kind,"
+	    " CASE WHEN p.kind = ?2 AND json_valid(p.attrs) THEN json_extract(p.attrs, '$.bytes')"
+	    " END"
+	    " FROM phases p JOIN tracks t ON t.id = p.track_id LEFT JOIN phases l ON l.id ="
+	    " coalesce((SELECT r.id FROM phases r WHERE r.id = p.parent_id AND r.kind = ?6),"
+	    "  (SELECT r.id FROM edges e JOIN phases r ON r.id = e.src"
+	    "   WHERE e.dst = p.id AND e.kind = ?4 ORDER BY r.start_ns, r.id LIMIT 1))"
 	    " WHERE p.kind IN (?1, ?2, ?3) AND t.kind = ?5"
 	    " ORDER BY t.source_id, 2, p.track_id, p.start_ns, p.dur_ns, p.id";
 	struct gpubreak_opts def;
@@ -524,7 +508,7 @@ int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpu
 	size_t ncuts = 0, ralloc = 0;
 	sqlite3_stmt *q = NULL, *nameq = NULL;
 	struct group g = {0};
-	struct types types = {0};
+	struct namememo names = NAMEMEMO_INIT;
 	int rc = -1, step, have = 0;
 	memset(out, 0, sizeof(*out));
 	if (load_cutoffs(db, &cuts, &ncuts, err) < 0 || prepare(db, sql, &q, err) < 0 ||
@@ -562,9 +546,18 @@ int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpu
 		it->name_id = sqlite3_column_int64(q, 4);
 		it->start = sqlite3_column_int64(q, 5);
 		it->end = ns_end(it->start, dur);
-		it->launch = sqlite3_column_type(q, 7) == SQLITE_NULL ? INT64_MIN
-								      : sqlite3_column_int64(q, 7);
-		it->type = type_of(&types, nameq, it->name_id);
+		int known = sqlite3_column_type(q, 7) != SQLITE_NULL;
+		int v = namememo_get(&names, nameq, it->name_id, item_name);
+		int64_t bytes = sqlite3_column_int64(q, 11);
+		it->launch = known ? sqlite3_column_int64(q, 7) : INT64_MIN;
+		it->type = v & 0xf;
+		it->memcpy = sqlite3_column_int(q, 10) == PHASE_MEMCPY;
+		it->bytes = bytes > 0 ? bytes : 0;
+		it->how = (struct idle_launch){
+		    .track = known ? sqlite3_column_int64(q, 9) : 0,
+		    .start = it->launch,
+		    .end = known ? ns_end(it->launch, sqlite3_column_int64(q, 8)) : INT64_MIN,
+		    .copy = v >> 4};
 	}
 	if (step != SQLITE_DONE) {
 		*err = xasprintf("cannot read trace.db: %s", sqlite3_errmsg(db));
@@ -580,7 +573,7 @@ out:
 	free(g.streams);
 	free(g.first);
 	free(cuts);
-	free(types.slot);
+	namememo_release(&names);
 	sqlite3_finalize(q);
 	sqlite3_finalize(nameq);
 	if (rc < 0)

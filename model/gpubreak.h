@@ -57,6 +57,17 @@
  *     trace's unit, which for Kineto JSON (microseconds) is 30 us: the
  *     default here is 30000 ns.
  *
+ * Beyond HTA, per stream:
+ *
+ *   - Idle causes: the stream's idle time (window less the union of its
+ *     work) is cut into gaps, each from the end of all work so far to the
+ *     next start, and each gap gets one cause from what its host was doing
+ *     (model/idle.h, with opts.launch_ns); per cause, the gaps' time and
+ *     count.  The causes' times add up to the stream's idle time.
+ *   - Copies: the copies (phases of kind memcpy) among the counted work,
+ *     their count, bytes (the trace's "bytes") and union, all of them and
+ *     those whose host side is pageable memory (model/devcall.h).
+ *
  * Where this differs from HTA: times are exact nanoseconds (HTA rounds a
  * fractional-microsecond start up and end down to whole microseconds); the
  * step count is per source, not across all ranks' names; sort ties are
@@ -73,6 +84,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/idle.h"
 #include "model/store.h"
 
 enum gpubreak_type { GPUBREAK_COMM, GPUBREAK_COMP, GPUBREAK_MEM, GPUBREAK_NTYPES };
@@ -88,6 +100,7 @@ struct gpubreak_opts {
 	int include_last_step;	/* 0: leave the last profiler step out, as HTA */
 	int top_n;		/* HTA num_kernels; 10 */
 	double duration_ratio;	/* HTA duration_ratio; 0.8 */
+	int64_t launch_ns;	/* idle causes: IDLE_LAUNCH_NS */
 };
 
 struct gpubreak_temporal {
@@ -97,6 +110,16 @@ struct gpubreak_temporal {
 struct gpubreak_idle {
 	int64_t ns[GPUBREAK_NWAITS];	/* summed gaps by category */
 	int64_t count[GPUBREAK_NWAITS]; /* gaps by category */
+};
+
+struct gpubreak_causes {
+	int64_t ns[IDLE_NCAUSES];   /* idle time by cause (enum idle_cause) */
+	int64_t gaps[IDLE_NCAUSES]; /* gaps by cause */
+};
+
+struct gpubreak_copies {
+	int64_t count, ns, bytes;		       /* copies, their union, their bytes */
+	int64_t pageable, pageable_ns, pageable_bytes; /* of them, to or from pageable memory */
 };
 
 struct gpubreak_kernel {
@@ -112,6 +135,8 @@ struct gpubreak_stream {
 	int64_t items;
 	struct gpubreak_temporal time;
 	struct gpubreak_idle idle;
+	struct gpubreak_causes cause;
+	struct gpubreak_copies copies;
 };
 
 struct gpubreak_rank {

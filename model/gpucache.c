@@ -12,7 +12,7 @@
 #include "model/gpucache.h"
 #include "model/xalloc.h"
 
-enum { RANKS, MIX, KERNELS, STREAMS, NSTMTS };
+enum { RANKS, MIX, KERNELS, STREAMS, CAUSES, COPIES, NSTMTS };
 
 static const char *const insert_sql[NSTMTS] = {
     [RANKS] = "INSERT INTO gpu_breakdown(source_id, rank, items, left_out, cutoff_ns,"
@@ -27,10 +27,16 @@ static const char *const insert_sql[NSTMTS] = {
 		" window_ns, idle_ns, compute_ns, noncompute_ns, host_wait_ns, host_wait_gaps,"
 		" kernel_wait_ns, kernel_wait_gaps, other_wait_ns, other_wait_gaps)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    [CAUSES] = "INSERT INTO gpu_breakdown_causes(source_id, rank, track_id, cause, ns, gaps)"
+	       " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [COPIES] =
+	"INSERT INTO gpu_breakdown_copies(source_id, rank, track_id, count, ns, bytes,"
+	" pageable, pageable_ns, pageable_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 };
 
-/* ?1 and ?2 of every statement below: the rank's key.  The ranks query
- * has none and reads the key itself. */
+/* ?1 and ?2 of every statement below: the rank's key, and ?3 the
+ * stream's track id for causes and copies.  The ranks query has none and
+ * reads the key itself. */
 static const char *const select_sql[NSTMTS] = {
     [RANKS] = "SELECT b.source_id, b.rank, coalesce(s.path, ''), b.items, b.left_out,"
 	      " b.cutoff_ns, b.window_ns, b.idle_ns, b.compute_ns, b.noncompute_ns, b.comm_ns,"
@@ -45,6 +51,10 @@ static const char *const select_sql[NSTMTS] = {
 		" g.kernel_wait_ns, g.kernel_wait_gaps, g.other_wait_ns, g.other_wait_gaps"
 		" FROM gpu_breakdown_streams g LEFT JOIN tracks t ON t.id = g.track_id"
 		" WHERE g.source_id = ?1 AND g.rank = ?2 ORDER BY g.track_id",
+    [CAUSES] = "SELECT cause, ns, gaps FROM gpu_breakdown_causes"
+	       " WHERE source_id = ?1 AND rank = ?2 AND track_id = ?3",
+    [COPIES] = "SELECT count, ns, bytes, pageable, pageable_ns, pageable_bytes"
+	       " FROM gpu_breakdown_copies WHERE source_id = ?1 AND rank = ?2 AND track_id = ?3",
 };
 
 static int prepare_all(sqlite3 *db, const char *const *sql, sqlite3_stmt **s)
@@ -81,6 +91,33 @@ static void bind_temporal(sqlite3_stmt *s, int i, const struct gpubreak_temporal
 	sqlite3_bind_int64(s, i + 1, t->idle_ns);
 	sqlite3_bind_int64(s, i + 2, t->compute_ns);
 	sqlite3_bind_int64(s, i + 3, t->noncompute_ns);
+}
+
+/* A stream's idle causes (the rows of causes with gaps) and copies. */
+static int save_stream_extras(sqlite3_stmt **s, const struct gpubreak_rank *r,
+			      const struct gpubreak_stream *x)
+{
+	for (int c = 0; c < IDLE_NCAUSES; c++) {
+		if (!x->cause.gaps[c])
+			continue;
+		bind_key(s[CAUSES], r);
+		sqlite3_bind_int64(s[CAUSES], 3, x->track_id);
+		sqlite3_bind_text(s[CAUSES], 4, idle_cause_name(c), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s[CAUSES], 5, x->cause.ns[c]);
+		sqlite3_bind_int64(s[CAUSES], 6, x->cause.gaps[c]);
+		if (step_done(s[CAUSES]) < 0)
+			return -1;
+	}
+	const struct gpubreak_copies *k = &x->copies;
+	if (!k->count)
+		return 0;
+	const int64_t v[] = {k->count,	  k->ns,	  k->bytes,
+			     k->pageable, k->pageable_ns, k->pageable_bytes};
+	bind_key(s[COPIES], r);
+	sqlite3_bind_int64(s[COPIES], 3, x->track_id);
+	for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++)
+		sqlite3_bind_int64(s[COPIES], 4 + (int)i, v[i]);
+	return step_done(s[COPIES]);
 }
 
 static int save_rank(sqlite3_stmt **s, const struct gpubreak_rank *r)
@@ -128,7 +165,7 @@ static int save_rank(sqlite3_stmt **s, const struct gpubreak_rank *r)
 			sqlite3_bind_int64(s[STREAMS], 9 + 2 * w, x->idle.ns[w]);
 			sqlite3_bind_int64(s[STREAMS], 10 + 2 * w, x->idle.count[w]);
 		}
-		if (step_done(s[STREAMS]) < 0)
+		if (step_done(s[STREAMS]) < 0 || save_stream_extras(s, r, x) < 0)
 			return -1;
 	}
 	return 0;
@@ -140,7 +177,8 @@ int gpucache_save(sqlite3 *db, const struct gpubreak *g, char **err)
 	int rc = -1;
 	if (sqlite3_exec(db,
 			 "DELETE FROM gpu_breakdown; DELETE FROM gpu_breakdown_mix;"
-			 " DELETE FROM gpu_breakdown_kernels; DELETE FROM gpu_breakdown_streams",
+			 " DELETE FROM gpu_breakdown_kernels; DELETE FROM gpu_breakdown_streams;"
+			 " DELETE FROM gpu_breakdown_causes; DELETE FROM gpu_breakdown_copies",
 			 NULL, NULL, NULL) != SQLITE_OK ||
 	    prepare_all(db, insert_sql, s) < 0)
 		goto out;
@@ -226,8 +264,42 @@ static int load_kernels(sqlite3_stmt *q, struct gpubreak_rank *r, char **bad)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-static int load_streams(sqlite3_stmt *q, struct gpubreak_rank *r)
+/* A stream's causes and copies, through s[CAUSES] and s[COPIES]. */
+static int load_stream_extras(sqlite3_stmt **s, const struct gpubreak_rank *r,
+			      struct gpubreak_stream *x, char **bad)
 {
+	int rc;
+	for (int i = CAUSES; i <= COPIES; i++) {
+		sqlite3_reset(s[i]);
+		bind_key(s[i], r);
+		sqlite3_bind_int64(s[i], 3, x->track_id);
+	}
+	while ((rc = sqlite3_step(s[CAUSES])) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(s[CAUSES], 0);
+		int c = idle_cause_of(name);
+		if (c < 0) {
+			*bad = xasprintf("an unknown idle cause '%s'", name ? name : "");
+			return -1;
+		}
+		x->cause.ns[c] = sqlite3_column_int64(s[CAUSES], 1);
+		x->cause.gaps[c] = sqlite3_column_int64(s[CAUSES], 2);
+	}
+	if (rc != SQLITE_DONE)
+		return -1;
+	if ((rc = sqlite3_step(s[COPIES])) == SQLITE_ROW) {
+		int64_t *v[] = {&x->copies.count,	&x->copies.ns,
+				&x->copies.bytes,	&x->copies.pageable,
+				&x->copies.pageable_ns, &x->copies.pageable_bytes};
+		for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++)
+			*v[i] = sqlite3_column_int64(s[COPIES], (int)i);
+		rc = SQLITE_DONE;
+	}
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int load_streams(sqlite3_stmt **s, struct gpubreak_rank *r, char **bad)
+{
+	sqlite3_stmt *q = s[STREAMS];
 	size_t alloc = 0;
 	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -242,6 +314,8 @@ static int load_streams(sqlite3_stmt *q, struct gpubreak_rank *r)
 			x->idle.ns[w] = sqlite3_column_int64(q, 7 + 2 * w);
 			x->idle.count[w] = sqlite3_column_int64(q, 8 + 2 * w);
 		}
+		if (load_stream_extras(s, r, x, bad) < 0)
+			return -1;
 	}
 	return rc == SQLITE_DONE ? 0 : -1;
 }
@@ -261,12 +335,12 @@ static int load_rank(sqlite3_stmt **s, struct gpubreak_rank *r, char **bad)
 		r->type_ns[t] = sqlite3_column_int64(q, 10 + t);
 	r->comm_ns = r->type_ns[GPUBREAK_COMM];
 	r->overlap_ns = sqlite3_column_int64(q, 13);
-	for (int i = MIX; i < NSTMTS; i++) {
+	for (int i = MIX; i <= STREAMS; i++) {
 		sqlite3_reset(s[i]);
 		bind_key(s[i], r);
 	}
 	return load_mix(s[MIX], r, bad) < 0 || load_kernels(s[KERNELS], r, bad) < 0 ||
-		       load_streams(s[STREAMS], r) < 0
+		       load_streams(s, r, bad) < 0
 		   ? -1
 		   : 0;
 }

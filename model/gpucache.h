@@ -1,5 +1,5 @@
 /*
- * The GPU breakdowns' cache in trace.db (schema v4), written by `grademl-tui
+ * The GPU breakdowns' cache in trace.db (schema v4, v5), written by `grademl-tui
  * analyze` with the other analyses (model/analyze.c) and read back while
  * meta 'analysis_of' matches the file.  Tables, times in ns, one
  * (source_id, rank) per struct gpubreak_rank (rank -1: the trace names
@@ -14,6 +14,10 @@
  *                          by HTA's name, the "others" fold with others = 1
  *   gpu_breakdown_streams  per stream (tracks.id), its temporal breakdown
  *                          and idle gaps by category
+ *   gpu_breakdown_causes   per stream, its idle time and gaps by cause
+ *                          (model/idle.h), one row per cause with gaps
+ *   gpu_breakdown_copies   per stream with copies, their count, union and
+ *                          bytes, all and from or to pageable memory
  *
  * The round trip is exact: gpucache_load gives back, field by field, the
  * struct gpubreak gpucache_save was given.  The source's path and the

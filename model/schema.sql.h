@@ -103,19 +103,40 @@ static const char store_schema_v4_sql[] =
  * (model/imbalance.c): per imbalance group whose ranks meet, where
  * (meets 'device' or 'host'), its matched collectives, the calls left
  * unmatched, how many the straggler reached last and the others' waits;
- * and each rank of such a group (seq 0 the straggler, then rank order). */
+ * and each rank of such a group (seq 0 the straggler, then rank order).
+ * And, per GPU stream of the breakdowns' cache, its idle time by cause
+ * (model/idle.h) and its copies; times in ns. */
 static const char store_schema_v5_sql[] =
     "CREATE TABLE IF NOT EXISTS imbalance_meets(imbalance_id INTEGER PRIMARY KEY,"
     " meets TEXT NOT NULL, collectives INTEGER NOT NULL, unmatched INTEGER NOT NULL,"
-    " last_at INTEGER NOT NULL, wait_ns INTEGER NOT NULL);\n"
+    " last_at INTEGER NOT NULL, wait_ns INTEGER NOT NULL);
+"
     "CREATE TABLE IF NOT EXISTS imbalance_ranks(imbalance_id INTEGER NOT NULL,"
     " seq INTEGER NOT NULL, rank_id INTEGER NOT NULL, name TEXT NOT NULL,"
     " last_at INTEGER NOT NULL, wait_ns INTEGER NOT NULL,"
-    " PRIMARY KEY (imbalance_id, seq)) WITHOUT ROWID;\n";
-/* Schema v5 also: each workflow's critical path row keeps the path's waiting
- * time (wait_ns: gaps, launches, queues; the rest of makespan_ns is work)
- * and, for its what-if, the phase the path then waits on (bound_id, NULL:
- * none).  Columns of critical_path, each added where it is missing. */
-static const char *const store_schema_v5_columns[] = {"wait_ns INTEGER", "bound_id INTEGER", NULL};
+    " PRIMARY KEY (imbalance_id, seq)) WITHOUT ROWID;
+"
+    "CREATE TABLE IF NOT EXISTS gpu_breakdown_causes(source_id INTEGER NOT NULL,"
+    " rank INTEGER NOT NULL, track_id INTEGER NOT NULL, cause TEXT NOT NULL,"
+    " ns INTEGER NOT NULL, gaps INTEGER NOT NULL,"
+    " PRIMARY KEY (source_id, rank, track_id, cause)) WITHOUT ROWID;
+"
+    "CREATE TABLE IF NOT EXISTS gpu_breakdown_copies(source_id INTEGER NOT NULL,"
+    " rank INTEGER NOT NULL, track_id INTEGER NOT NULL, count INTEGER NOT NULL,"
+    " ns INTEGER NOT NULL, bytes INTEGER NOT NULL, pageable INTEGER NOT NULL,"
+    " pageable_ns INTEGER NOT NULL, pageable_bytes INTEGER NOT NULL,"
+    " PRIMARY KEY (source_id, rank, track_id)) WITHOUT ROWID;
+";
+/* Schema v5 also adds columns, each where it is missing: each workflow's
+ * critical path row keeps the path's waiting time (wait_ns: gaps,
+ * launches, queues; the rest of makespan_ns is work) and, for its what-if,
+ * the phase the path then waits on (bound_id, NULL: none); each issue its
+ * cause (an idle GPU's: launch, sync, communication, input, host). */
+static const char *const store_schema_v5_columns[][2] = {
+    {"critical_path", "wait_ns INTEGER"},
+    {"critical_path", "bound_id INTEGER"},
+    {"issues", "cause TEXT"},
+    {NULL, NULL},
+};
 
 #endif

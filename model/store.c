@@ -329,18 +329,19 @@ static int schema_v5(struct store *st, char **err)
 {
 	if (store_exec(st, store_schema_v5_sql, err) < 0)
 		return -1;
-	for (const char *const *c = store_schema_v5_columns; *c; c++) {
+	for (size_t i = 0; store_schema_v5_columns[i][0]; i++) {
+		const char *table = store_schema_v5_columns[i][0], *col = store_schema_v5_columns[i][1];
 		int had;
-		char *sql = xasprintf("SELECT count(*) FROM pragma_table_info('critical_path')"
+		char *sql = xasprintf("SELECT count(*) FROM pragma_table_info('%s')"
 				      " WHERE name = '%.*s'",
-				      (int)strcspn(*c, " "), *c);
+				      table, (int)strcspn(col, " "), col);
 		int rc = pragma_int(st, sql, &had, err);
 		free(sql);
 		if (rc < 0)
 			return -1;
 		if (had)
 			continue;
-		sql = xasprintf("ALTER TABLE critical_path ADD COLUMN %s", *c);
+		sql = xasprintf("ALTER TABLE %s ADD COLUMN %s", table, col);
 		rc = store_exec(st, sql, err);
 		free(sql);
 		if (rc < 0)

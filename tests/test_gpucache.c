@@ -2,7 +2,7 @@
  * Unit tests for model/gpucache.h, the GPU breakdowns' cache: a struct
  * gpubreak built by hand and one computed from the H100 capture in
  * tests/data/gpu (four Kineto traces: no rank, no rank, ranks 0 and 1)
- * come back field by field; a file of schema v3 migrates to v4 with its
+ * come back field by field; a file of schema v3 migrates to v5 with its
  * cache stale; and the report of an analysed file, read from the cache,
  * equals the report computed in memory.
  */
@@ -96,6 +96,11 @@ static void assert_gpubreak_equal(const struct gpubreak *a, const struct gpubrea
 				assert_int_equal(p->idle.ns[w], q->idle.ns[w]);
 				assert_int_equal(p->idle.count[w], q->idle.count[w]);
 			}
+			for (int c = 0; c < IDLE_NCAUSES; c++) {
+				assert_int_equal(p->cause.ns[c], q->cause.ns[c]);
+				assert_int_equal(p->cause.gaps[c], q->cause.gaps[c]);
+			}
+			assert_memory_equal(&p->copies, &q->copies, sizeof(p->copies));
 		}
 	}
 }
@@ -177,6 +182,8 @@ static void test_round_trip_by_hand(void **state)
 	    12,
 	    {220000, 165000, 50000, 5000},
 	    {{78000, -300, 80000}, {1, 2, 1}},
+	    {{0, 2000, 0, 160000, 3000}, {0, 2, 0, 1, 1}},
+	    {3, 5000, 805306368, 2, 4000, INT64_MAX},
 	};
 	r = &g.ranks[1];
 	r->source_id = sid + 1000;
@@ -284,8 +291,8 @@ static void analyze(const char *db)
 /*
  * A file analysed by v3 has every cache table but the GPU breakdowns' and
  * a signature "v3 ...".  Read as it is, its cache is stale and the
- * analyses are computed; its first write adds the v4 tables, still stale,
- * until `analyze` writes them.
+ * analyses are computed; its first write adds the v4 and v5 tables (and
+ * v5's issue cause), still stale, until `analyze` writes them.
  */
 static void test_v3_file(void **state)
 {
@@ -297,7 +304,8 @@ static void test_v3_file(void **state)
 	exec_sql(f->db,
 		 "DROP TABLE gpu_breakdown; DROP TABLE gpu_breakdown_mix;"
 		 " DROP TABLE gpu_breakdown_kernels; DROP TABLE gpu_breakdown_streams;"
-		 " PRAGMA user_version = 3;"
+		 " DROP TABLE gpu_breakdown_causes; DROP TABLE gpu_breakdown_copies;"
+		 " ALTER TABLE issues DROP COLUMN cause; PRAGMA user_version = 3;"
 		 " UPDATE meta SET value = '3' WHERE key = 'schema_version';"
 		 " UPDATE meta SET value = 'v3 ' || substr(value, 4) WHERE key = 'analysis_of'");
 
@@ -316,6 +324,9 @@ static void test_v3_file(void **state)
 	assert_int_equal(store_begin(st, &err), 0);
 	assert_int_equal(store_commit(st, &err), 0);
 	assert_int_equal(int_of(st, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	assert_int_equal(int_of(st, "SELECT count(*) FROM pragma_table_info('issues')"
+				    " WHERE name = 'cause'"),
+			 1);
 	assert_int_equal(int_of(st, "SELECT count(*) FROM gpu_breakdown"), 0);
 	assert_int_equal(analysis_fresh(store_db(st)), 0);
 	store_close(st);

@@ -1286,7 +1286,9 @@ static void test_store_migrates_v1(void **state)
 		"DROP TABLE imbalance; DROP TABLE issues; DROP TABLE critical_path;"
 		" DROP TABLE attribution; DROP TABLE attribution_fit; DROP TABLE gpu_breakdown;"
 		" DROP TABLE gpu_breakdown_mix; DROP TABLE gpu_breakdown_kernels;"
-		" DROP TABLE gpu_breakdown_streams; PRAGMA user_version = 1;"
+		" DROP TABLE gpu_breakdown_streams; DROP TABLE gpu_breakdown_causes;"
+		" DROP TABLE gpu_breakdown_copies; DROP TABLE imbalance_meets;"
+		" DROP TABLE imbalance_ranks; PRAGMA user_version = 1;"
 		" UPDATE meta SET value = '1' WHERE key = 'schema_version'",
 		NULL, NULL, NULL),
 	    SQLITE_OK);
@@ -1309,9 +1311,12 @@ static void test_store_migrates_v1(void **state)
 			      " ('imbalance', 'issues', 'critical_path', 'attribution',"
 			      " 'attribution_fit', 'gpu_breakdown', 'gpu_breakdown_mix',"
 			      " 'gpu_breakdown_kernels', 'gpu_breakdown_streams',"
-			      " 'imbalance_meets', 'imbalance_ranks')") == 11);
+			      " 'imbalance_meets', 'imbalance_ranks', 'gpu_breakdown_causes',"
+			      " 'gpu_breakdown_copies')") == 13);
 	assert_true(q_int(db, "SELECT count(*) FROM pragma_table_info('critical_path')"
 			      " WHERE name IN ('wait_ns', 'bound_id')") == 2);
+	assert_true(q_int(db, "SELECT count(*) FROM pragma_table_info('issues')"
+			      " WHERE name = 'cause'") == 1);
 	assert_true(q_int(db, "SELECT count(*) FROM phases") > 0);
 	store_close(st);
 }
