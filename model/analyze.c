@@ -229,8 +229,8 @@ int analysis_save(struct store *st, const struct analysis *a, char **err)
 			       -1, &imr, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(
 		db,
-		"INSERT INTO issues(id, kind, phase_id, impact_ns, share, explanation)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+		"INSERT INTO issues(id, kind, phase_id, impact_ns, share, explanation, cause)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 		-1, &iss, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db,
 			       "INSERT OR REPLACE INTO meta VALUES ('analysis_of', ?1),"
@@ -287,6 +287,10 @@ int analysis_save(struct store *st, const struct analysis *a, char **err)
 		else
 			sqlite3_bind_double(iss, 5, u->share);
 		sqlite3_bind_text(iss, 6, u->explanation, -1, SQLITE_STATIC);
+		if (u->cause)
+			sqlite3_bind_text(iss, 7, u->cause, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(iss, 7);
 		if (step_done(db, iss, err) < 0)
 			goto out;
 	}
@@ -332,13 +336,26 @@ out:
  * kind strings. */
 static const char *known_kind(const char *k)
 {
-	static const char *const kinds[] = {"imbalance",  "idle-gpu",	   "critical-path",
-					    "ranks",	  "tasks",	   "iteration",
-					    "bottleneck", "software-bound"};
+	static const char *const kinds[] = {"imbalance",  "idle-gpu",	    "critical-path",
+					    "ranks",	  "tasks",	    "iteration",
+					    "bottleneck", "software-bound", "copy-bound"};
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (k && !strcmp(k, kinds[i]))
 			return kinds[i];
 	return "other";
+}
+
+/* The same for an issue's cause: NULL when none. */
+static const char *known_cause(const char *c)
+{
+	static const char *const copy_causes[] = {"pageable", "copies"};
+	int i = idle_cause_of(c);
+	if (i >= 0)
+		return idle_cause_name(i);
+	for (size_t k = 0; k < sizeof(copy_causes) / sizeof(copy_causes[0]); k++)
+		if (c && !strcmp(c, copy_causes[k]))
+			return copy_causes[k];
+	return c ? "other" : NULL;
 }
 
 static char *col_text(sqlite3_stmt *q, int i)
@@ -447,8 +464,8 @@ static int load(struct store *st, struct analysis *a, char **err)
 	if (load_imbalance(db, &a->imb, &a->nimb) < 0)
 		goto fail;
 	if (sqlite3_prepare_v2(db,
-			       "SELECT kind, phase_id, impact_ns, share, explanation FROM issues"
-			       " ORDER BY id",
+			       "SELECT kind, phase_id, impact_ns, share, explanation, cause"
+			       " FROM issues ORDER BY id",
 			       -1, &q, NULL) != SQLITE_OK)
 		goto fail;
 	while (sqlite3_step(q) == SQLITE_ROW) {
@@ -459,7 +476,8 @@ static int load(struct store *st, struct analysis *a, char **err)
 		    .impact_ns = sqlite3_column_int64(q, 2),
 		    .share = sqlite3_column_type(q, 3) == SQLITE_NULL ? NAN
 								      : sqlite3_column_double(q, 3),
-		    .explanation = col_text(q, 4)};
+		    .explanation = col_text(q, 4),
+		    .cause = known_cause((const char *)sqlite3_column_text(q, 5))};
 	}
 	sqlite3_finalize(q);
 	alloc = 0;

@@ -16,7 +16,9 @@
 /* One row of the top-issues list. */
 struct issue {
 	const char *kind;  /* "bottleneck", "software-bound", "imbalance", "idle-gpu",
-			      "critical-path" (static) */
+			      "copy-bound", "critical-path" (static) */
+	const char *cause; /* idle-gpu: idle_cause_name() (model/idle.h); copy-bound:
+			      "pageable" or "copies"; else NULL (static) */
 	int64_t phase_id;  /* the phase to look at */
 	int64_t impact_ns; /* estimated time the makespan would lose */
 	double share;	   /* impact / the duration of its workflow; NAN unknown */

@@ -12,9 +12,15 @@
  *              the mean arrivals; elsewhere each imbalanced group's longest
  *              member, impact = its duration minus the group's mean
  *              (model/imbalance.c);
- *   idle-gpu   per rank, the GPU stream that waited longest for the host
- *              (HTA's host-wait idle, model/gpubreak.c): impact = that
- *              wait, what launching work sooner would give back at most;
+ *   idle-gpu   per rank, the GPU stream idle longest, one issue per cause
+ *              (model/idle.h) that held it idle at least 10% of its
+ *              window: impact = that cause's idle time, what removing the
+ *              cause would give back at most;
+ *   copy-bound per rank, the GPU stream copying longest, when copies are at
+ *              least half its device work and 10% of its window: impact =
+ *              the copy time; the software-bound verdict of a phase above
+ *              it whose duration is at most twice that is left out (the
+ *              copies are its bound: nvidia-smi does not count them);
  *   critical-path  per workflow, the longest piece of work on its critical
  *              path (model/critpath.c): impact = the makespan less the
  *              what-if makespan were it twice as fast.
@@ -28,8 +34,14 @@
 
 #include "model/analyze.h"
 #include "model/ptree.h"
+#include "model/sbuf.h"
 #include "model/text.h"
 #include "model/xalloc.h"
+
+/* An idle cause (or copies) is an issue once it holds a stream this share
+ * of its window; copies, once they are this share of its device work. */
+#define IDLE_ISSUE_SHARE 0.10
+#define COPY_ISSUE_SHARE 0.50
 
 /* The first column of sql's first row with ?1 bound to id; 0 when none. */
 static int64_t one_int(sqlite3 *db, const char *sql, int64_t id)
@@ -115,45 +127,184 @@ static void add(struct analysis *a, struct ranking *rk, struct issue u)
 	a->issues[a->nissues++] = u;
 }
 
-/* Per rank, the stream that waited longest for its host to launch work. */
+/* What each idle cause means and what gives the time back (model/idle.h). */
+static const struct {
+	const char *what, *fix;
+} idle_why[IDLE_NCAUSES] = {
+    [IDLE_LAUNCH] = {"the host was launching work back to back, each kernel shorter than its"
+		     " launch",
+		     "CUDA graphs, torch.compile or bigger batches (fewer, larger kernels)"},
+    [IDLE_SYNC] = {"each gap followed a wait of the host for the device (.item(), .cpu(),"
+		   " print(tensor), a copy to pageable memory, torch.cuda.synchronize())",
+		   "Removing host reads of device values from the loop"},
+    [IDLE_COMM] = {"the host was inside a collective",
+		   "Overlapping communication with computation (bucketing), or evening out the"
+		   " ranks it waits for,"},
+    [IDLE_INPUT] = {"the host was fetching the next batch or copying it to the device",
+		    "More DataLoader workers, prefetching and pinned memory"},
+    [IDLE_HOST] = {"the host ran other CPU work, or Python outside any profiled op",
+		   "Moving that work out of the step (or onto other threads)"},
+};
+
+/* The stream's name, without Kineto's trailing space ("stream 7 "), and
+ * " of rank N" when the trace names one, in who. */
+static int stream_label(const struct gpubreak_rank *r, const struct gpubreak_stream *x, char *who,
+			size_t n)
+{
+	size_t len = strlen(x->name);
+	while (len && x->name[len - 1] == ' ')
+		len--;
+	who[0] = 0;
+	if (r->rank >= 0)
+		snprintf(who, n, " of rank %d", r->rank);
+	return (int)len;
+}
+
+/* Per rank, the stream idle longest: one issue per cause that held it idle
+ * at least IDLE_ISSUE_SHARE of its window. */
 static void idle_gpu(struct ranking *rk, struct analysis *a, const struct gpubreak *g)
 {
 	sqlite3 *db = store_db(rk->st);
 	for (size_t i = 0; i < g->nranks; i++) {
 		const struct gpubreak_rank *r = &g->ranks[i];
-		const struct gpubreak_stream *worst = NULL;
+		const struct gpubreak_stream *x = NULL;
 		for (size_t k = 0; k < r->nstreams; k++)
-			if (!worst || r->streams[k].idle.ns[GPUBREAK_HOST_WAIT] >
-					  worst->idle.ns[GPUBREAK_HOST_WAIT])
-				worst = &r->streams[k];
-		int64_t wait = worst ? worst->idle.ns[GPUBREAK_HOST_WAIT] : 0;
-		int64_t phase = worst ? track_phase(db, worst->track_id) : 0;
-		if (wait <= 0 || phase <= 0 || worst->time.window_ns <= 0)
+			if (!x || r->streams[k].time.idle_ns > x->time.idle_ns)
+				x = &r->streams[k];
+		int64_t phase = x ? track_phase(db, x->track_id) : 0;
+		if (!x || phase <= 0 || x->time.window_ns <= 0 || x->time.idle_ns <= 0)
 			continue;
-		char w[32], win[32], who[32] = "";
-		size_t len = strlen(worst->name);
-		while (len && worst->name[len - 1] == ' ') /* Kineto's "stream 7 " */
-			len--;
-		if (r->rank >= 0)
-			snprintf(who, sizeof(who), " of rank %d", r->rank);
-		text_duration(w, sizeof(w), wait);
-		text_duration(win, sizeof(win), worst->time.window_ns);
+		char who[32], idle[32], win[32], t[32];
+		int len = stream_label(r, x, who, sizeof(who));
+		struct sbuf split = SBUF_INIT;
+		sbuf_init(&split);
+		for (int c = 0; c < IDLE_NCAUSES; c++)
+			if (x->cause.gaps[c])
+				sbuf_addf(&split, "%s%s %.0f%%", split.len ? ", " : "",
+					  idle_cause_name(c),
+					  100.0 * (double)x->cause.ns[c] / (double)x->time.idle_ns);
+		text_duration(idle, sizeof(idle), x->time.idle_ns);
+		text_duration(win, sizeof(win), x->time.window_ns);
+		int64_t whole = workflow_ns(rk, phase);
+		for (int c = 0; c < IDLE_NCAUSES; c++) {
+			int64_t ns = x->cause.ns[c];
+			if ((double)ns < IDLE_ISSUE_SHARE * (double)x->time.window_ns || ns <= 0)
+				continue;
+			text_duration(t, sizeof(t), ns);
+			add(a, rk,
+			    (struct issue){
+				.kind = "idle-gpu",
+				.cause = idle_cause_name(c),
+				.phase_id = phase,
+				.impact_ns = ns,
+				.share = whole > 0 ? (double)ns / (double)whole : NAN,
+				.explanation = xasprintf(
+				    "GPU %.*s%s sat idle %s of its %s (%.0f%%); cause %s for %s "
+				    "(%lld"
+				    " gap%s): %s. %s would give back up to %s. Idle by cause: %s",
+				    len, x->name, who, idle, win,
+				    100.0 * (double)x->time.idle_ns / (double)x->time.window_ns,
+				    idle_cause_name(c), t, (long long)x->cause.gaps[c],
+				    x->cause.gaps[c] == 1 ? "" : "s", idle_why[c].what,
+				    idle_why[c].fix, t, split.buf)});
+		}
+		sbuf_release(&split);
+	}
+}
+
+/* "805 MB" (decimal units, as link speeds are given). */
+static const char *bytes_text(char *buf, size_t n, int64_t b)
+{
+	if (b >= 1000000000)
+		snprintf(buf, n, "%.2f GB", (double)b / 1e9);
+	else
+		snprintf(buf, n, "%.1f MB", (double)b / 1e6);
+	return buf;
+}
+
+/* A copy-bound stream: its phase and ancestors (for the software-bound
+ * verdicts it explains) and its copy time. */
+struct copybound {
+	int64_t *chain;
+	size_t n;
+	int64_t copy_ns;
+};
+
+/* Per rank, the stream copying longest, when copies are at least
+ * COPY_ISSUE_SHARE of its device work and IDLE_ISSUE_SHARE of its window. */
+static void copy_bound(struct ranking *rk, struct analysis *a, const struct gpubreak *g,
+		       struct copybound **cb, size_t *ncb)
+{
+	sqlite3 *db = store_db(rk->st);
+	size_t alloc = 0;
+	for (size_t i = 0; i < g->nranks; i++) {
+		const struct gpubreak_rank *r = &g->ranks[i];
+		const struct gpubreak_stream *x = NULL;
+		for (size_t k = 0; k < r->nstreams; k++)
+			if (!x || r->streams[k].copies.ns > x->copies.ns)
+				x = &r->streams[k];
+		if (!x || x->copies.ns <= 0)
+			continue;
+		const struct gpubreak_copies *k = &x->copies;
+		int64_t busy = x->time.window_ns - x->time.idle_ns;
+		int64_t phase = track_phase(db, x->track_id);
+		if (phase <= 0 || busy <= 0 || (double)k->ns < COPY_ISSUE_SHARE * (double)busy ||
+		    (double)k->ns < IDLE_ISSUE_SHARE * (double)x->time.window_ns)
+			continue;
+		char who[32], t[32], win[32], b[32], pg[96] = "";
+		int len = stream_label(r, x, who, sizeof(who));
+		int pageable = 2 * k->pageable_ns >= k->ns;
+		text_duration(t, sizeof(t), k->ns);
+		text_duration(win, sizeof(win), x->time.window_ns);
+		if (k->pageable)
+			snprintf(pg, sizeof(pg),
+				 ", %lld of them (%.0f%% of the copy time) from or to"
+				 " pageable host memory",
+				 (long long)k->pageable,
+				 100.0 * (double)k->pageable_ns / (double)k->ns);
 		int64_t whole = workflow_ns(rk, phase);
 		add(a, rk,
-		    (struct issue){.kind = "idle-gpu",
-				   .phase_id = phase,
-				   .impact_ns = wait,
-				   .share = whole > 0 ? (double)wait / (double)whole : NAN,
-				   .explanation = xasprintf(
-				       "GPU %.*s%s sat idle %s of its %s (%.0f%%) waiting for the "
-				       "CPU to launch"
-				       " work (%lld gaps): fewer, larger launches (bigger batches, "
-				       "CUDA graphs,"
-				       " torch.compile) would give back up to %s",
-				       (int)len, worst->name, who, w, win,
-				       100.0 * (double)wait / (double)worst->time.window_ns,
-				       (long long)worst->idle.count[GPUBREAK_HOST_WAIT], w)});
+		    (struct issue){
+			.kind = "copy-bound",
+			.cause = pageable ? "pageable" : "copies",
+			.phase_id = phase,
+			.impact_ns = k->ns,
+			.share = whole > 0 ? (double)k->ns / (double)whole : NAN,
+			.explanation = xasprintf(
+			    "GPU %.*s%s copied memory %s of its %s (%.0f%%), %.0f%% of its device "
+			    "work:"
+			    " %lld copies, %s at %.2f GB/s%s (nvidia-smi's utilization does not "
+			    "count"
+			    " copies): %sfewer, larger transfers would give back up to %s",
+			    len, x->name, who, t, win,
+			    100.0 * (double)k->ns / (double)x->time.window_ns,
+			    100.0 * (double)k->ns / (double)busy, (long long)k->count,
+			    bytes_text(b, sizeof(b), k->bytes), (double)k->bytes / (double)k->ns,
+			    pg,
+			    pageable ? "pinned memory (pin_memory=True, then .to(device,"
+				       " non_blocking=True)) and "
+				     : "",
+			    t)});
+		XGROW(*cb, *ncb + 1, alloc);
+		struct copybound *c = &(*cb)[(*ncb)++];
+		*c = (struct copybound){NULL, 0, k->ns};
+		if (rk->rc >= 0) {
+			int rc = ptree_up(db, store_path(rk->st), phase, &c->chain, &c->n, rk->err);
+			if (rc < 0)
+				rk->rc = rc;
+		}
 	}
+}
+
+/* Whether a copy-bound stream under phase id copied at least half of its
+ * duration: its software-bound time is the copies'. */
+static int copies_explain(const struct copybound *cb, size_t n, int64_t id, int64_t dur)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < cb[i].n; k++)
+			if (cb[i].chain[k] == id && 2 * cb[i].copy_ns >= dur)
+				return 1;
+	return 0;
 }
 
 /* Per workflow, the first phase of its path with a what-if makespan. */
@@ -213,7 +364,8 @@ static const char *advice(int res)
 }
 
 /* Per step, rank and stage, the bottleneck whose removal saves most. */
-static void bottlenecks(struct ranking *rk, struct analysis *a)
+static void bottlenecks(struct ranking *rk, struct analysis *a, const struct copybound *cb,
+			size_t ncb)
 {
 	for (size_t i = 0; i < a->attr.nrows; i++) {
 		const struct attrib_row *r = &a->attr.rows[i];
@@ -223,7 +375,8 @@ static void bottlenecks(struct ranking *rk, struct analysis *a)
 		if (!attrib_bottlenecks(r, b))
 			continue;
 		int64_t gain = r->dur_ns - b[0].without_ns;
-		if (gain <= 0)
+		if (gain <= 0 || (b[0].res == ATTRIB_SOFTWARE &&
+				  copies_explain(cb, ncb, r->phase_id, r->dur_ns)))
 			continue;
 		char d[32], g[32];
 		text_duration(d, sizeof(d), r->dur_ns);
@@ -276,9 +429,15 @@ int issues_rank(struct store *st, struct analysis *a, const struct gpubreak *gpu
 				   .share = whole > 0 ? (double)g->impact_ns / (double)whole : NAN,
 				   .explanation = explain_imbalance(g)});
 	}
+	struct copybound *cb = NULL;
+	size_t ncb = 0;
 	idle_gpu(&rk, a, gpu);
+	copy_bound(&rk, a, gpu, &cb, &ncb);
 	critical(&rk, a);
-	bottlenecks(&rk, a);
+	bottlenecks(&rk, a, cb, ncb);
+	for (size_t i = 0; i < ncb; i++)
+		free(cb[i].chain);
+	free(cb);
 	if (a->nissues)
 		qsort(a->issues, a->nissues, sizeof(*a->issues), by_impact);
 	return rk.rc;

@@ -109,24 +109,20 @@ static const char store_schema_v4_sql[] =
 static const char store_schema_v5_sql[] =
     "CREATE TABLE IF NOT EXISTS imbalance_meets(imbalance_id INTEGER PRIMARY KEY,"
     " meets TEXT NOT NULL, collectives INTEGER NOT NULL, unmatched INTEGER NOT NULL,"
-    " last_at INTEGER NOT NULL, wait_ns INTEGER NOT NULL);
-"
+    " last_at INTEGER NOT NULL, wait_ns INTEGER NOT NULL);\n"
     "CREATE TABLE IF NOT EXISTS imbalance_ranks(imbalance_id INTEGER NOT NULL,"
     " seq INTEGER NOT NULL, rank_id INTEGER NOT NULL, name TEXT NOT NULL,"
     " last_at INTEGER NOT NULL, wait_ns INTEGER NOT NULL,"
-    " PRIMARY KEY (imbalance_id, seq)) WITHOUT ROWID;
-"
+    " PRIMARY KEY (imbalance_id, seq)) WITHOUT ROWID;\n"
     "CREATE TABLE IF NOT EXISTS gpu_breakdown_causes(source_id INTEGER NOT NULL,"
     " rank INTEGER NOT NULL, track_id INTEGER NOT NULL, cause TEXT NOT NULL,"
     " ns INTEGER NOT NULL, gaps INTEGER NOT NULL,"
-    " PRIMARY KEY (source_id, rank, track_id, cause)) WITHOUT ROWID;
-"
+    " PRIMARY KEY (source_id, rank, track_id, cause)) WITHOUT ROWID;\n"
     "CREATE TABLE IF NOT EXISTS gpu_breakdown_copies(source_id INTEGER NOT NULL,"
     " rank INTEGER NOT NULL, track_id INTEGER NOT NULL, count INTEGER NOT NULL,"
     " ns INTEGER NOT NULL, bytes INTEGER NOT NULL, pageable INTEGER NOT NULL,"
     " pageable_ns INTEGER NOT NULL, pageable_bytes INTEGER NOT NULL,"
-    " PRIMARY KEY (source_id, rank, track_id)) WITHOUT ROWID;
-";
+    " PRIMARY KEY (source_id, rank, track_id)) WITHOUT ROWID;\n";
 /* Schema v5 also adds columns, each where it is missing: each workflow's
  * critical path row keeps the path's waiting time (wait_ns: gaps,
  * launches, queues; the rest of makespan_ns is work) and, for its what-if,

@@ -132,6 +132,36 @@ static double pct_of(int64_t part, int64_t whole)
 	return whole > 0 ? 100.0 * (double)part / (double)whole : 0;
 }
 
+/* A stream's idle time by cause (model/idle.h) and its copies. */
+static void text_causes(FILE *out, const struct gpubreak_stream *x)
+{
+	char a[32], b[32];
+	const struct gpubreak_causes *c = &x->cause;
+	const struct gpubreak_copies *k = &x->copies;
+	int any = 0;
+	for (int i = 0; i < IDLE_NCAUSES; i++) {
+		if (!c->gaps[i])
+			continue;
+		fprintf(out, "%s %s %s (%.1f%%, %lld gaps)",
+			any ? "," : "        idle by cause:", idle_cause_name(i),
+			format_duration(a, sizeof(a), c->ns[i]), pct_of(c->ns[i], x->time.idle_ns),
+			(long long)c->gaps[i]);
+		any = 1;
+	}
+	if (any)
+		fputc('\n', out);
+	if (!k->count)
+		return;
+	fprintf(out, "        copies: %lld, %s in %s (%.1f%% of the window)", (long long)k->count,
+		format_bytes(a, sizeof(a), k->bytes), format_duration(b, sizeof(b), k->ns),
+		pct_of(k->ns, x->time.window_ns));
+	if (k->pageable)
+		fprintf(out, "; pageable %lld, %s in %s", (long long)k->pageable,
+			format_bytes(a, sizeof(a), k->pageable_bytes),
+			format_duration(b, sizeof(b), k->pageable_ns));
+	fputc('\n', out);
+}
+
 /* HTA's breakdowns per rank (model/gpubreak.c), from the analyses: the
  * cache when it matches the file, else computed with them. */
 static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
@@ -180,6 +210,7 @@ static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 				(long long)n[GPUBREAK_KERNEL_WAIT],
 				format_duration(c, sizeof(c), ns[GPUBREAK_OTHER_WAIT]),
 				(long long)n[GPUBREAK_OTHER_WAIT]);
+			text_causes(out, x);
 		}
 	}
 }
@@ -528,21 +559,32 @@ static json_t *json_gpu(const struct gpubreak *gpu)
 					    json_integer(r->type_ns[t]));
 		for (size_t k = 0; k < r->nstreams; k++) {
 			const struct gpubreak_stream *x = &r->streams[k];
-			json_t *idle = json_object();
+			json_t *idle = json_object(), *causes = json_object();
+			for (int c = 0; c < IDLE_NCAUSES; c++)
+				json_object_set_new(causes, idle_cause_name(c),
+						    json_pack("{s:I, s:I}", "ns",
+							      (json_int_t)x->cause.ns[c], "gaps",
+							      (json_int_t)x->cause.gaps[c]));
+			const struct gpubreak_copies *cp = &x->copies;
+			json_t *copies = json_pack(
+			    "{s:I, s:I, s:I, s:I, s:I, s:I}", "count", (json_int_t)cp->count, "ns",
+			    (json_int_t)cp->ns, "bytes", (json_int_t)cp->bytes, "pageable",
+			    (json_int_t)cp->pageable, "pageable_ns", (json_int_t)cp->pageable_ns,
+			    "pageable_bytes", (json_int_t)cp->pageable_bytes);
 			for (int w = 0; w < GPUBREAK_NWAITS; w++)
 				json_object_set_new(idle, gpubreak_wait_name(w),
 						    json_pack("{s:I, s:I}", "ns",
 							      (json_int_t)x->idle.ns[w], "count",
 							      (json_int_t)x->idle.count[w]));
 			json_array_append_new(
-			    streams,
-			    json_pack("{s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:o}", "track_id",
-				      (json_int_t)x->track_id, "name", jstr(x->name), "items",
-				      (json_int_t)x->items, "window_ns",
-				      (json_int_t)x->time.window_ns, "idle_ns",
-				      (json_int_t)x->time.idle_ns, "compute_ns",
-				      (json_int_t)x->time.compute_ns, "noncompute_ns",
-				      (json_int_t)x->time.noncompute_ns, "idle_breakdown", idle));
+			    streams, json_pack("{s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
+					       "track_id", (json_int_t)x->track_id, "name",
+					       jstr(x->name), "items", (json_int_t)x->items,
+					       "window_ns", (json_int_t)x->time.window_ns,
+					       "idle_ns", (json_int_t)x->time.idle_ns, "compute_ns",
+					       (json_int_t)x->time.compute_ns, "noncompute_ns",
+					       (json_int_t)x->time.noncompute_ns, "idle_breakdown",
+					       idle, "idle_causes", causes, "copies", copies));
 		}
 		for (size_t k = 0; k < r->nkernels; k++) {
 			const struct gpubreak_kernel *x = &r->kernels[k];
@@ -665,13 +707,13 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 	for (size_t i = 0; i < an->nissues; i++) {
 		const struct issue *u = &an->issues[i];
 		char *where = phase_where(m, u->phase_id, &rc, err);
-		json_array_append_new(issues,
-				      json_pack("{s:I, s:s, s:I, s:o, s:I, s:o, s:o}", "rank",
-						(json_int_t)i + 1, "kind", u->kind, "phase_id",
-						(json_int_t)u->phase_id, "path", jstr(where),
-						"impact_ns", (json_int_t)u->impact_ns, "share",
-						isnan(u->share) ? json_null() : json_real(u->share),
-						"explanation", jstr(u->explanation)));
+		json_array_append_new(
+		    issues, json_pack("{s:I, s:s, s:o, s:I, s:o, s:I, s:o, s:o}", "rank",
+				      (json_int_t)i + 1, "kind", u->kind, "cause", jstr(u->cause),
+				      "phase_id", (json_int_t)u->phase_id, "path", jstr(where),
+				      "impact_ns", (json_int_t)u->impact_ns, "share",
+				      isnan(u->share) ? json_null() : json_real(u->share),
+				      "explanation", jstr(u->explanation)));
 		free(where);
 	}
 	json_object_set_new(root, "top_issues", issues);
