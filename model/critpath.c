@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model/critpath.h"
+#include "model/devcall.h"
 #include "model/model.h"
 #include "model/ptree.h"
 #include "model/store.h"
@@ -29,7 +30,17 @@
 #define F_DROP	    0x40 /* an empty container: no edges, no end */
 
 /* Why an event waited on its binding predecessor; BK_EDGE + edges.kind. */
-enum { BK_RELEASE, BK_WORK, BK_NEST_START, BK_NEST_END, BK_LAUNCH, BK_ORDER, BK_SYNC, BK_EDGE };
+enum {
+	BK_RELEASE,
+	BK_WORK,
+	BK_NEST_START,
+	BK_NEST_END,
+	BK_LAUNCH,
+	BK_ORDER,
+	BK_SYNC,
+	BK_COPY,
+	BK_EDGE
+};
 #define EDGE_KIND_MAX 200 /* edges.kind beyond this reads as 0 */
 
 #define T_LIMIT	  (INT64_MAX / 2)
@@ -53,6 +64,10 @@ struct graph {
 	int32_t *syncs; /* while loading: the synchronising calls */
 	size_t nsyncs, async;
 	int32_t *sync_head, *sync_next, *sync_dst;
+	/* copies from or to pageable memory; copy_call[k]: the call whose end
+	 * waits on copy k's progress, S(k) -> E(copy_call[k]) (-1: none) */
+	int32_t *pcopies, *copy_call;
+	size_t npcopies, apcopies;
 	int32_t *b;	/* per event: binding predecessor, -1 when released */
 	uint8_t *bk;	/* per event: BK_* of the binding edge */
 	int32_t *order; /* the 2n events in topological order */
@@ -201,53 +216,48 @@ static int32_t track_index(const struct tracks *t, int64_t id)
 	return lo < t->n && t->id[lo] == id ? (int32_t)lo : -1;
 }
 
-/* Host calls that return only when device work is done: the whole device,
- * a stream, an event, or a synchronous copy (CUDA and HIP runtimes, and
- * CUDA's driver API). */
-static const char *const sync_names[] = {"cudaDeviceSynchronize",
-					 "cudaStreamSynchronize",
-					 "cudaEventSynchronize",
-					 "cudaMemcpy",
-					 "cudaMemcpy2D",
-					 "cuCtxSynchronize",
-					 "cuStreamSynchronize",
-					 "cuEventSynchronize",
-					 "hipDeviceSynchronize",
-					 "hipStreamSynchronize",
-					 "hipEventSynchronize",
-					 "hipMemcpy",
-					 NULL};
-
-/* The string ids of sync_names in this file. */
+/* The string ids of this file's synchronising calls (model/devcall.h) and
+ * of its copies from or to pageable memory. */
 struct sync_ids {
-	int64_t id[16];
-	size_t n;
+	int64_t id[16], copy[16];
+	size_t n, ncopy;
 };
 
 static int load_sync_ids(struct store *st, struct sync_ids *s, char **err)
 {
 	sqlite3_stmt *q;
-	s->n = 0;
+	s->n = s->ncopy = 0;
 	if (sqlite3_prepare_v2(store_db(st), "SELECT id FROM strings WHERE text = ?1", -1, &q,
 			       NULL) != SQLITE_OK)
 		return db_fail(st, "strings", err);
-	for (size_t i = 0; sync_names[i] && s->n < 16; i++) {
+	for (size_t i = 0; devcall_sync_names[i] && s->n < 16; i++) {
 		sqlite3_reset(q);
-		sqlite3_bind_text(q, 1, sync_names[i], -1, SQLITE_STATIC);
+		sqlite3_bind_text(q, 1, devcall_sync_names[i], -1, SQLITE_STATIC);
 		if (sqlite3_step(q) == SQLITE_ROW)
 			s->id[s->n++] = sqlite3_column_int64(q, 0);
 	}
 	sqlite3_finalize(q);
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT id, text FROM strings WHERE text GLOB 'Memcpy*Pageable*'",
+			       -1, &q, NULL) != SQLITE_OK)
+		return db_fail(st, "strings", err);
+	while (sqlite3_step(q) == SQLITE_ROW && s->ncopy < 16)
+		if (devcall_copy((const char *)sqlite3_column_text(q, 1)) & DEVCALL_PAGEABLE)
+			s->copy[s->ncopy++] = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
 	return 0;
 }
 
-static int is_sync(const struct sync_ids *s, int kind, int64_t name_id)
+/* What a phase is to the sync edges: ROLE_SYNC, a synchronising runtime
+ * call; ROLE_PAGEABLE, a copy from or to pageable memory; else 0. */
+enum { ROLE_SYNC = 1, ROLE_PAGEABLE = 2 };
+static int role_of(const struct sync_ids *s, int kind, int64_t name_id)
 {
-	if (kind != PHASE_RUNTIME)
-		return 0;
-	for (size_t i = 0; i < s->n; i++)
-		if (s->id[i] == name_id)
-			return 1;
+	const int64_t *ids = kind == PHASE_RUNTIME ? s->id : kind == PHASE_MEMCPY ? s->copy : NULL;
+	size_t n = kind == PHASE_RUNTIME ? s->n : s->ncopy;
+	for (size_t i = 0; ids && i < n; i++)
+		if (ids[i] == name_id)
+			return kind == PHASE_RUNTIME ? ROLE_SYNC : ROLE_PAGEABLE;
 	return 0;
 }
 
@@ -255,6 +265,16 @@ static void add_sync(struct graph *g, int32_t p)
 {
 	XGROW(g->syncs, g->nsyncs + 1, g->async);
 	g->syncs[g->nsyncs++] = p;
+}
+
+static void add_role(struct graph *g, int32_t p, int role)
+{
+	if (role == ROLE_SYNC)
+		add_sync(g, p);
+	else if (role == ROLE_PAGEABLE) {
+		XGROW(g->pcopies, g->npcopies + 1, g->apcopies);
+		g->pcopies[g->npcopies++] = p;
+	}
 }
 
 static void grow(struct graph *g)
@@ -300,7 +320,7 @@ static int load_phases(struct store *st, struct graph *g, int64_t root_id, const
 	sqlite3_bind_int(q, 4, PHASE_SPAN);
 	sqlite3_bind_int64(q, 5, trace_cat ? trace_cat : -1);
 	idmap_init(mp, 1024);
-	g->n = g->nsyncs = 0;
+	g->n = g->nsyncs = g->npcopies = 0;
 	g->root = root_id ? 0 : -1;
 	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -333,8 +353,7 @@ static int load_phases(struct store *st, struct graph *g, int64_t root_id, const
 		g->track[i] = tid ? track_index(t, tid) : -1;
 		g->t0[i] = clamp(sqlite3_column_int64(q, 4), MODEL_TIME_MIN, MODEL_TIME_MAX);
 		g->t1[i] = g->t0[i] + clamp(sqlite3_column_int64(q, 5), 0, MODEL_TIME_MAX);
-		if (is_sync(sy, kind, sqlite3_column_int64(q, 6)))
-			add_sync(g, (int32_t)i);
+		add_role(g, (int32_t)i, role_of(sy, kind, sqlite3_column_int64(q, 6)));
 	}
 	sqlite3_finalize(q);
 	if (rc != SQLITE_DONE)
@@ -381,7 +400,7 @@ static int load_scan(struct store *st, struct graph *g, int64_t root_id, const s
 		-1, &q, NULL) != SQLITE_OK)
 		return db_fail(st, "phases", err);
 	int64_t *pid = NULL;
-	uint8_t *rule = NULL; /* 1: excluded, 2: no parent; 4: synchronises */
+	uint8_t *rule = NULL; /* 1: excluded, 2: no parent; role_of() << 2 */
 	size_t palloc = 0, ralloc = 0;
 	g->n = 0;
 	int rc;
@@ -401,7 +420,7 @@ static int load_scan(struct store *st, struct graph *g, int64_t root_id, const s
 			       (kind == PHASE_SPAN && trace_cat &&
 				sqlite3_column_int64(q, 6) == trace_cat)) |
 			      (sqlite3_column_type(q, 1) == SQLITE_NULL) << 1 |
-			      is_sync(sy, kind, sqlite3_column_int64(q, 7)) << 2);
+			      role_of(sy, kind, sqlite3_column_int64(q, 7)) << 2);
 		g->kind[i] = (uint8_t)(kind > 0 && kind < PHASE_KIND_COUNT ? kind : 0);
 		int64_t tid = sqlite3_column_int64(q, 3);
 		g->track[i] = tid ? track_index(t, tid) : -1;
@@ -419,7 +438,7 @@ static int load_scan(struct store *st, struct graph *g, int64_t root_id, const s
 	size_t w = 0;
 	int unordered = 0;
 	g->root = -1;
-	g->nsyncs = 0;
+	g->nsyncs = g->npcopies = 0;
 	for (size_t i = 0; i < g->n && !unordered; i++) {
 		int32_t p = -1;
 		int in, r = rule[i] & 3;
@@ -445,8 +464,7 @@ static int load_scan(struct store *st, struct graph *g, int64_t root_id, const s
 		g->t0[w] = g->t0[i];
 		g->t1[w] = g->t1[i];
 		g->parent[w] = p >= 0 ? nidx[p] : -1;
-		if (rule[i] & 4)
-			add_sync(g, (int32_t)w);
+		add_role(g, (int32_t)w, rule[i] >> 2);
 		w++;
 	}
 	free(nidx);
@@ -715,6 +733,32 @@ static void link(struct graph *g, const struct tracks *t)
 	free(seq);
 }
 
+/* A copy from or to pageable memory holds its call (cudaMemcpyAsync) until
+ * it is done: the host stages the data through a pinned buffer as the copy
+ * runs.  A call that returns after its copy ends is a synchronising call
+ * (link_syncs); one that returns while the copy's last chunk is still in
+ * flight gets S(copy) -> E(call), the copy's work, so that a faster copy
+ * returns the call sooner. */
+static void link_copies(struct graph *g)
+{
+	for (size_t i = 0; i < g->npcopies; i++) {
+		int32_t k = g->pcopies[i], p = g->parent[k];
+		if (p < 0 || g->kind[p] != PHASE_RUNTIME || g->track[p] < 0 ||
+		    ((g->flags[k] | g->flags[p]) & F_DROP) || g->t0[k] < g->t0[p] ||
+		    g->t0[k] > g->t1[p])
+			continue;
+		if (g->t1[k] <= g->t1[p]) {
+			add_sync(g, p);
+			continue;
+		}
+		if (!g->copy_call) {
+			g->copy_call = xmalloc(g->n * sizeof(*g->copy_call));
+			memset(g->copy_call, 0xff, g->n * sizeof(*g->copy_call));
+		}
+		g->copy_call[k] = p;
+	}
+}
+
 /* Sync edges: a synchronising call returns only once the device work it
  * waits for is done, so its end waits on the device op of its own source
  * (trace file) that ended last within the call's window: E(k) -> E(s).
@@ -784,6 +828,8 @@ static int32_t holder(const struct graph *g, int32_t v)
 		return g->parent[p];
 	case BK_ORDER:
 		return (g->flags[p] & F_SIB) ? g->parent[p] : -1;
+	case BK_COPY:
+		return g->b[v] >> 1;
 	default:
 		return -1;
 	}
@@ -852,6 +898,8 @@ static void successors(struct graph *g, int pass, int32_t u)
 	if (!(u & 1)) {
 		if (g->flags[p] & F_LEAF)
 			visit(g, pass, u, u + 1, BK_WORK);
+		if (g->copy_call && g->copy_call[p] >= 0)
+			visit(g, pass, u, 2 * g->copy_call[p] + 1, BK_COPY);
 		for (int32_t c = g->first_child[p]; c >= 0; c = g->next_sib[c])
 			if (g->flags[c] & F_NEST)
 				visit(g, pass, u, 2 * c,
@@ -935,6 +983,8 @@ static void graph_release(struct graph *g)
 	free(g->nb);
 	free(g->nbk);
 	free(g->syncs);
+	free(g->pcopies);
+	free(g->copy_call);
 	free(g->sync_head);
 	free(g->sync_next);
 	free(g->sync_dst);
@@ -980,6 +1030,7 @@ static int build(struct store *st, int64_t root_id, struct graph *g, char **err)
 		t.node[i] = t.phase_id[i] ? idmap_get(&mp, t.phase_id[i]) : -1;
 	idmap_release(&mp);
 	link(g, &t);
+	link_copies(g);
 	link_syncs(g, &t);
 	kahn(g);
 	g->track_id = t.id;

@@ -442,6 +442,63 @@ static void spans_in_sequence(void **state)
 	model_free(m);
 }
 
+/* A copy from or to pageable memory holds its cudaMemcpyAsync (100..200,
+ * under aten::copy_ 99..201) while it runs: the host to device copy
+ * (110..205) ends after the call returns, the device to host one (150..190)
+ * before; aten::add (210..215) runs after.  A faster copy returns the call,
+ * and starts add, sooner. */
+static const char pageable_trace[] =
+    "{\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::copy_\",\"pid\":1,\"tid\":1,"
+    "\"ts\":99,\"dur\":102},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaMemcpyAsync\",\"pid\":1,"
+    "\"tid\":1,\"ts\":100,\"dur\":100,\"args\":{\"correlation\":42}},"
+    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy %s\",\"pid\":0,\"tid\":7,"
+    "\"ts\":%d,\"dur\":%d,\"args\":{\"correlation\":42,\"stream\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":1,\"tid\":1,"
+    "\"ts\":210,\"dur\":5}]}";
+
+static void pageable_copy_holds_call(void **state)
+{
+	struct fx *f = *state;
+	static const struct {
+		const char *name;
+		int ts, dur;
+		int64_t twice, gone; /* makespans: the copy twice as fast, and without it */
+	} cases[] = {
+	    /* the call returns at 200 while the copy ends at 205: from its start
+	     * the copy holds the call 90 us; twice as fast, 45: the call returns
+	     * at 155, aten::copy_ at 156, add runs 165..170 (71 us from 99) */
+	    {"HtoD (Pageable -> Device)", 110, 95, 71 * US, 26 * US},
+	    /* the call returns 10 us after its copy ends: twice as fast (150..170)
+	     * it returns at 180 and add runs 190..195 */
+	    {"DtoH (Device -> Pageable)", 150, 40, 96 * US, 76 * US},
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(*cases); c++) {
+		char text[2048], *err = NULL, name[64];
+		snprintf(text, sizeof(text), pageable_trace, cases[c].name, cases[c].ts,
+			 cases[c].dur);
+		snprintf(name, sizeof(name), "Memcpy %s", cases[c].name);
+		struct import_opts o = {.workflow = "wf", .step = "s"};
+		if (importfx_fresh(f, text, &o, &err) < 0)
+			fail_msg("%s", err);
+		int64_t step = id_of(f, "s"), copy = id_of(f, name),
+			call = id_of(f, "cudaMemcpyAsync");
+		struct model *m = open_model(f);
+		struct critpath cp;
+		if (critpath_compute(model_store(m), step, &cp, &err) < 0)
+			fail_msg("%s", err);
+		check_tiling(&cp);
+		assert_int_equal(cp.makespan_ns, 116 * US);
+		assert_int_equal(whatif(m, step, copy, 2), cases[c].twice);
+		assert_int_equal(whatif(m, step, copy, INFINITY), cases[c].gone);
+		/* the call faster is its copy faster (the copy is under it) */
+		assert_int_equal(whatif(m, step, call, 2), cases[c].twice);
+		critpath_release(&cp);
+		model_free(m);
+	}
+}
+
 /* Is phase id under root (or root itself)? */
 static int under(struct fx *f, int64_t id, int64_t root)
 {
@@ -555,6 +612,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(spans_in_sequence, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(sync_waits_on_kernel, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(kernel_outlives_launch, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(pageable_copy_holds_call, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(real_train, setup, importfx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
