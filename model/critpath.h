@@ -38,7 +38,13 @@
  *               (trace file) that ended last within s's window: the call
  *               could not return before it.  The trace does not say which
  *               stream or event s named, so the last op to end on any of
- *               the source's streams stands for it.
+ *               the source's streams stands for it.  A cudaMemcpyAsync
+ *               whose copy is from or to pageable memory (model/devcall.h)
+ *               is such a call when its copy ends before it returns;
+ *   copy        S(k) -> E(s) for such a call s whose copy k ends after it
+ *               returns (the host stages the data as the copy runs, so s
+ *               returns only as k completes): the edge is k's work, and a
+ *               faster copy returns the call sooner.
  * All levels are in the graph, not only leaves: a composite phase's own
  * (self) time is the gaps between its children, which the nesting and
  * order edges carry, so the path says "this operator's host code" as well
@@ -57,8 +63,8 @@
  * root) is released at its observed time.
  *
  * Each stretch of the path is either a phase running, its work or its self
- * time (work edges; nesting and order edges between a contained child and
- * its parent), or a wait on the dependency named by the edge: a launch
+ * time (work edges and copy edges; nesting and order edges between a
+ * contained child and its parent), or a wait on the dependency named by the edge: a launch
  * latency, a queue on a stream, a flow, a step-order or stage gap, a
  * synchronising call's return after the device work it waited for, or an
  * unexplained release.  A workflow's own time (before, between or after

@@ -457,15 +457,16 @@ static int analyse(sqlite3 *db, sqlite3_stmt *nameq, struct group *g, const stru
 		copies(&g->items[from], to - from, &x->copies);
 	}
 	g->nstreams = 0;
-	idle_host_free(host);
 
 	if (g->n)
 		qsort(g->items, g->n, sizeof(*g->items), by_start);
 	temporal(g->items, g->n, &r->time);
+	idle_causes(g->items, g->n, host, o->launch_ns, &r->cause);
 	type_times(g->items, g->n, r);
 	size_t kalloc = 0;
 	for (int t = 0; t < GPUBREAK_NTYPES; t++)
 		top_kernels(nameq, g->items, g->n, t, o, r, &kalloc);
+	idle_host_free(host);
 	return 0;
 }
 

@@ -57,14 +57,15 @@
  *     trace's unit, which for Kineto JSON (microseconds) is 30 us: the
  *     default here is 30000 ns.
  *
- * Beyond HTA, per stream:
+ * Beyond HTA:
  *
- *   - Idle causes: the stream's idle time (window less the union of its
- *     work) is cut into gaps, each from the end of all work so far to the
- *     next start, and each gap gets one cause from what its host was doing
- *     (model/idle.h, with opts.launch_ns); per cause, the gaps' time and
- *     count.  The causes' times add up to the stream's idle time.
- *   - Copies: the copies (phases of kind memcpy) among the counted work,
+ *   - Idle causes, per stream and per rank (all its streams together: the
+ *     GPU is idle while none of them works): the idle time (window less
+ *     the union of the work) is cut into gaps, each from the end of all
+ *     work so far to the next start, and each gap gets one cause from what
+ *     the host was doing (model/idle.h, with opts.launch_ns); per cause,
+ *     the gaps' time and count.  The causes' times add up to the idle time.
+ *   - Copies, per stream: the copies (phases of kind memcpy) among the counted work,
  *     their count, bytes (the trace's "bytes") and union, all of them and
  *     those whose host side is pageable memory (model/devcall.h).
  *
@@ -147,6 +148,7 @@ struct gpubreak_rank {
 	int64_t left_out;  /* device work left out by the last-step rule */
 	int64_t cutoff_ns; /* the last step's start; 0 when nothing is left out */
 	struct gpubreak_temporal time;
+	struct gpubreak_causes cause; /* of time.idle_ns */
 	int64_t type_ns[GPUBREAK_NTYPES];
 	int64_t mix_ns[1 << GPUBREAK_NTYPES]; /* index: bit (1 << type) per type; [0] is 0 */
 	int64_t comm_ns, overlap_ns;	      /* comm_ns = type_ns[GPUBREAK_COMM] */

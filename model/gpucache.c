@@ -93,21 +93,30 @@ static void bind_temporal(sqlite3_stmt *s, int i, const struct gpubreak_temporal
 	sqlite3_bind_int64(s, i + 3, t->noncompute_ns);
 }
 
-/* A stream's idle causes (the rows of causes with gaps) and copies. */
-static int save_stream_extras(sqlite3_stmt **s, const struct gpubreak_rank *r,
-			      const struct gpubreak_stream *x)
+/* Idle causes with gaps, of a stream (its track id) or of the rank (0). */
+static int save_causes(sqlite3_stmt **s, const struct gpubreak_rank *r, int64_t track,
+		       const struct gpubreak_causes *x)
 {
 	for (int c = 0; c < IDLE_NCAUSES; c++) {
-		if (!x->cause.gaps[c])
+		if (!x->gaps[c])
 			continue;
 		bind_key(s[CAUSES], r);
-		sqlite3_bind_int64(s[CAUSES], 3, x->track_id);
+		sqlite3_bind_int64(s[CAUSES], 3, track);
 		sqlite3_bind_text(s[CAUSES], 4, idle_cause_name(c), -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s[CAUSES], 5, x->cause.ns[c]);
-		sqlite3_bind_int64(s[CAUSES], 6, x->cause.gaps[c]);
+		sqlite3_bind_int64(s[CAUSES], 5, x->ns[c]);
+		sqlite3_bind_int64(s[CAUSES], 6, x->gaps[c]);
 		if (step_done(s[CAUSES]) < 0)
 			return -1;
 	}
+	return 0;
+}
+
+/* A stream's idle causes and copies. */
+static int save_stream_extras(sqlite3_stmt **s, const struct gpubreak_rank *r,
+			      const struct gpubreak_stream *x)
+{
+	if (save_causes(s, r, x->track_id, &x->cause) < 0)
+		return -1;
 	const struct gpubreak_copies *k = &x->copies;
 	if (!k->count)
 		return 0;
@@ -130,7 +139,7 @@ static int save_rank(sqlite3_stmt **s, const struct gpubreak_rank *r)
 	for (int t = 0; t < GPUBREAK_NTYPES; t++)
 		sqlite3_bind_int64(s[RANKS], 10 + t, r->type_ns[t]);
 	sqlite3_bind_int64(s[RANKS], 13, r->overlap_ns);
-	if (step_done(s[RANKS]) < 0)
+	if (step_done(s[RANKS]) < 0 || save_causes(s, r, 0, &r->cause) < 0)
 		return -1;
 	for (int mask = 1; mask < 1 << GPUBREAK_NTYPES; mask++) {
 		bind_key(s[MIX], r);
@@ -264,16 +273,19 @@ static int load_kernels(sqlite3_stmt *q, struct gpubreak_rank *r, char **bad)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* A stream's causes and copies, through s[CAUSES] and s[COPIES]. */
-static int load_stream_extras(sqlite3_stmt **s, const struct gpubreak_rank *r,
-			      struct gpubreak_stream *x, char **bad)
+/* Binds the rank's key and a track id (0: the rank) to s[i]. */
+static void bind_track(sqlite3_stmt **s, int i, const struct gpubreak_rank *r, int64_t track)
+{
+	sqlite3_reset(s[i]);
+	bind_key(s[i], r);
+	sqlite3_bind_int64(s[i], 3, track);
+}
+
+static int load_causes(sqlite3_stmt **s, const struct gpubreak_rank *r, int64_t track,
+		       struct gpubreak_causes *x, char **bad)
 {
 	int rc;
-	for (int i = CAUSES; i <= COPIES; i++) {
-		sqlite3_reset(s[i]);
-		bind_key(s[i], r);
-		sqlite3_bind_int64(s[i], 3, x->track_id);
-	}
+	bind_track(s, CAUSES, r, track);
 	while ((rc = sqlite3_step(s[CAUSES])) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(s[CAUSES], 0);
 		int c = idle_cause_of(name);
@@ -281,12 +293,21 @@ static int load_stream_extras(sqlite3_stmt **s, const struct gpubreak_rank *r,
 			*bad = xasprintf("an unknown idle cause '%s'", name ? name : "");
 			return -1;
 		}
-		x->cause.ns[c] = sqlite3_column_int64(s[CAUSES], 1);
-		x->cause.gaps[c] = sqlite3_column_int64(s[CAUSES], 2);
+		x->ns[c] = sqlite3_column_int64(s[CAUSES], 1);
+		x->gaps[c] = sqlite3_column_int64(s[CAUSES], 2);
 	}
-	if (rc != SQLITE_DONE)
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* A stream's causes and copies. */
+static int load_stream_extras(sqlite3_stmt **s, const struct gpubreak_rank *r,
+			      struct gpubreak_stream *x, char **bad)
+{
+	if (load_causes(s, r, x->track_id, &x->cause, bad) < 0)
 		return -1;
-	if ((rc = sqlite3_step(s[COPIES])) == SQLITE_ROW) {
+	bind_track(s, COPIES, r, x->track_id);
+	int rc = sqlite3_step(s[COPIES]);
+	if (rc == SQLITE_ROW) {
 		int64_t *v[] = {&x->copies.count,	&x->copies.ns,
 				&x->copies.bytes,	&x->copies.pageable,
 				&x->copies.pageable_ns, &x->copies.pageable_bytes};
@@ -340,7 +361,7 @@ static int load_rank(sqlite3_stmt **s, struct gpubreak_rank *r, char **bad)
 		bind_key(s[i], r);
 	}
 	return load_mix(s[MIX], r, bad) < 0 || load_kernels(s[KERNELS], r, bad) < 0 ||
-		       load_streams(s, r, bad) < 0
+		       load_streams(s, r, bad) < 0 || load_causes(s, r, 0, &r->cause, bad) < 0
 		   ? -1
 		   : 0;
 }

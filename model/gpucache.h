@@ -14,8 +14,9 @@
  *                          by HTA's name, the "others" fold with others = 1
  *   gpu_breakdown_streams  per stream (tracks.id), its temporal breakdown
  *                          and idle gaps by category
- *   gpu_breakdown_causes   per stream, its idle time and gaps by cause
- *                          (model/idle.h), one row per cause with gaps
+ *   gpu_breakdown_causes   per stream, and per rank (track_id 0), its idle
+ *                          time and gaps by cause (model/idle.h), one row
+ *                          per cause with gaps
  *   gpu_breakdown_copies   per stream with copies, their count, union and
  *                          bytes, all and from or to pageable memory
  *

@@ -12,10 +12,10 @@
  *              the mean arrivals; elsewhere each imbalanced group's longest
  *              member, impact = its duration minus the group's mean
  *              (model/imbalance.c);
- *   idle-gpu   per rank, the GPU stream idle longest, one issue per cause
- *              (model/idle.h) that held it idle at least 10% of its
- *              window: impact = that cause's idle time, what removing the
- *              cause would give back at most;
+ *   idle-gpu   per rank, its GPU (idle while none of its streams works),
+ *              one issue per cause (model/idle.h) that held it idle at
+ *              least 10% of its window: impact = that cause's idle time,
+ *              what removing the cause would give back at most;
  *   copy-bound per rank, the GPU stream copying longest, when copies are at
  *              least half its device work and 10% of its window: impact =
  *              the copy time; the software-bound verdict of a phase above
@@ -38,8 +38,9 @@
 #include "model/text.h"
 #include "model/xalloc.h"
 
-/* An idle cause (or copies) is an issue once it holds a stream this share
- * of its window; copies, once they are this share of its device work. */
+/* An idle cause is an issue once it holds a GPU idle this share of its
+ * window; copies, once they take this share of a stream's window and
+ * COPY_ISSUE_SHARE of its device work. */
 #define IDLE_ISSUE_SHARE 0.10
 #define COPY_ISSUE_SHARE 0.50
 
@@ -160,8 +161,9 @@ static int stream_label(const struct gpubreak_rank *r, const struct gpubreak_str
 	return (int)len;
 }
 
-/* Per rank, the stream idle longest: one issue per cause that held it idle
- * at least IDLE_ISSUE_SHARE of its window. */
+/* Per rank, its GPU (all its streams: idle while none works): one issue
+ * per cause that held it idle at least IDLE_ISSUE_SHARE of its window,
+ * pointing at the GPU's node (the parent of its busiest stream's). */
 static void idle_gpu(struct ranking *rk, struct analysis *a, const struct gpubreak *g)
 {
 	sqlite3 *db = store_db(rk->st);
@@ -169,44 +171,51 @@ static void idle_gpu(struct ranking *rk, struct analysis *a, const struct gpubre
 		const struct gpubreak_rank *r = &g->ranks[i];
 		const struct gpubreak_stream *x = NULL;
 		for (size_t k = 0; k < r->nstreams; k++)
-			if (!x || r->streams[k].time.idle_ns > x->time.idle_ns)
+			if (!x || r->streams[k].time.window_ns - r->streams[k].time.idle_ns >
+				      x->time.window_ns - x->time.idle_ns)
 				x = &r->streams[k];
-		int64_t phase = x ? track_phase(db, x->track_id) : 0;
-		if (!x || phase <= 0 || x->time.window_ns <= 0 || x->time.idle_ns <= 0)
+		int64_t node = x ? track_phase(db, x->track_id) : 0;
+		int64_t gpu =
+		    node > 0 ? one_int(db, "SELECT parent_id FROM phases WHERE id = ?1", node) : 0;
+		const struct gpubreak_temporal *t = &r->time;
+		if (gpu <= 0)
+			gpu = node;
+		if (gpu <= 0 || t->window_ns <= 0 || t->idle_ns <= 0)
 			continue;
-		char who[32], idle[32], win[32], t[32];
-		int len = stream_label(r, x, who, sizeof(who));
+		char who[32] = "", idle[32], win[32], d[32];
+		if (r->rank >= 0)
+			snprintf(who, sizeof(who), " of rank %d", r->rank);
 		struct sbuf split = SBUF_INIT;
 		sbuf_init(&split);
 		for (int c = 0; c < IDLE_NCAUSES; c++)
-			if (x->cause.gaps[c])
+			if (r->cause.gaps[c])
 				sbuf_addf(&split, "%s%s %.0f%%", split.len ? ", " : "",
 					  idle_cause_name(c),
-					  100.0 * (double)x->cause.ns[c] / (double)x->time.idle_ns);
-		text_duration(idle, sizeof(idle), x->time.idle_ns);
-		text_duration(win, sizeof(win), x->time.window_ns);
-		int64_t whole = workflow_ns(rk, phase);
+					  100.0 * (double)r->cause.ns[c] / (double)t->idle_ns);
+		text_duration(idle, sizeof(idle), t->idle_ns);
+		text_duration(win, sizeof(win), t->window_ns);
+		int64_t whole = workflow_ns(rk, gpu);
 		for (int c = 0; c < IDLE_NCAUSES; c++) {
-			int64_t ns = x->cause.ns[c];
-			if ((double)ns < IDLE_ISSUE_SHARE * (double)x->time.window_ns || ns <= 0)
+			int64_t ns = r->cause.ns[c];
+			if (ns <= 0 || (double)ns < IDLE_ISSUE_SHARE * (double)t->window_ns)
 				continue;
-			text_duration(t, sizeof(t), ns);
+			text_duration(d, sizeof(d), ns);
 			add(a, rk,
 			    (struct issue){
 				.kind = "idle-gpu",
 				.cause = idle_cause_name(c),
-				.phase_id = phase,
+				.phase_id = gpu,
 				.impact_ns = ns,
 				.share = whole > 0 ? (double)ns / (double)whole : NAN,
 				.explanation = xasprintf(
-				    "GPU %.*s%s sat idle %s of its %s (%.0f%%); cause %s for %s "
+				    "the GPU%s sat idle %s of its %s (%.0f%%); cause %s for %s "
 				    "(%lld"
 				    " gap%s): %s. %s would give back up to %s. Idle by cause: %s",
-				    len, x->name, who, idle, win,
-				    100.0 * (double)x->time.idle_ns / (double)x->time.window_ns,
-				    idle_cause_name(c), t, (long long)x->cause.gaps[c],
-				    x->cause.gaps[c] == 1 ? "" : "s", idle_why[c].what,
-				    idle_why[c].fix, t, split.buf)});
+				    who, idle, win,
+				    100.0 * (double)t->idle_ns / (double)t->window_ns,
+				    idle_cause_name(c), d, (long long)r->cause.gaps[c],
+				    r->cause.gaps[c] == 1 ? "" : "s", idle_why[c].what,
+				    idle_why[c].fix, d, split.buf)});
 		}
 		sbuf_release(&split);
 	}

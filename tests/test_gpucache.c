@@ -67,6 +67,7 @@ static void assert_gpubreak_equal(const struct gpubreak *a, const struct gpubrea
 		assert_int_equal(x->left_out, y->left_out);
 		assert_int_equal(x->cutoff_ns, y->cutoff_ns);
 		assert_temporal_equal(&x->time, &y->time);
+		assert_memory_equal(&x->cause, &y->cause, sizeof(x->cause));
 		for (int t = 0; t < GPUBREAK_NTYPES; t++)
 			assert_int_equal(x->type_ns[t], y->type_ns[t]);
 		for (int m = 0; m < 1 << GPUBREAK_NTYPES; m++)
@@ -161,6 +162,7 @@ static void test_round_trip_by_hand(void **state)
 	r->left_out = 3;
 	r->cutoff_ns = 1795364996824806512;
 	r->time = (struct gpubreak_temporal){220000, 165000, 50000, 5000};
+	r->cause = (struct gpubreak_causes){{1000, 0, 4000, 150000, 10000}, {3, 0, 1, 1, 2}};
 	r->type_ns[GPUBREAK_COMM] = 7000;
 	r->type_ns[GPUBREAK_COMP] = 50000;
 	r->type_ns[GPUBREAK_MEM] = 5000;

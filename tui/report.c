@@ -132,24 +132,30 @@ static double pct_of(int64_t part, int64_t whole)
 	return whole > 0 ? 100.0 * (double)part / (double)whole : 0;
 }
 
-/* A stream's idle time by cause (model/idle.h) and its copies. */
-static void text_causes(FILE *out, const struct gpubreak_stream *x)
+/* Idle time by cause (model/idle.h), of idle_ns, indented by indent. */
+static void text_causes(FILE *out, int indent, const struct gpubreak_causes *c, int64_t idle_ns)
 {
-	char a[32], b[32];
-	const struct gpubreak_causes *c = &x->cause;
-	const struct gpubreak_copies *k = &x->copies;
+	char a[32];
 	int any = 0;
 	for (int i = 0; i < IDLE_NCAUSES; i++) {
 		if (!c->gaps[i])
 			continue;
-		fprintf(out, "%s %s %s (%.1f%%, %lld gaps)",
-			any ? "," : "        idle by cause:", idle_cause_name(i),
-			format_duration(a, sizeof(a), c->ns[i]), pct_of(c->ns[i], x->time.idle_ns),
+		if (!any)
+			fprintf(out, "%*sidle by cause:", indent, "");
+		fprintf(out, "%s %s %s (%.1f%%, %lld gaps)", any ? "," : "", idle_cause_name(i),
+			format_duration(a, sizeof(a), c->ns[i]), pct_of(c->ns[i], idle_ns),
 			(long long)c->gaps[i]);
 		any = 1;
 	}
 	if (any)
 		fputc('\n', out);
+}
+
+/* A stream's copies. */
+static void text_copies(FILE *out, const struct gpubreak_stream *x)
+{
+	char a[32], b[32];
+	const struct gpubreak_copies *k = &x->copies;
 	if (!k->count)
 		return;
 	fprintf(out, "        copies: %lld, %s in %s (%.1f%% of the window)", (long long)k->count,
@@ -186,6 +192,7 @@ static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 			format_duration(a, sizeof(a), t->window_ns),
 			pct_of(t->idle_ns, t->window_ns), pct_of(t->compute_ns, t->window_ns),
 			pct_of(t->noncompute_ns, t->window_ns));
+		text_causes(out, 5, &r->cause, t->idle_ns);
 		fprintf(out, "     kernels: computation %s, communication %s, memory %s",
 			format_duration(a, sizeof(a), r->type_ns[GPUBREAK_COMP]),
 			format_duration(b, sizeof(b), r->type_ns[GPUBREAK_COMM]),
@@ -210,7 +217,8 @@ static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 				(long long)n[GPUBREAK_KERNEL_WAIT],
 				format_duration(c, sizeof(c), ns[GPUBREAK_OTHER_WAIT]),
 				(long long)n[GPUBREAK_OTHER_WAIT]);
-			text_causes(out, x);
+			text_causes(out, 8, &x->cause, x->time.idle_ns);
+			text_copies(out, x);
 		}
 	}
 }
@@ -548,6 +556,16 @@ static json_t *json_ops(const struct summary_op *ops, size_t n)
 	return arr;
 }
 
+static json_t *json_causes(const struct gpubreak_causes *c)
+{
+	json_t *o = json_object();
+	for (int i = 0; i < IDLE_NCAUSES; i++)
+		json_object_set_new(o, idle_cause_name(i),
+				    json_pack("{s:I, s:I}", "ns", (json_int_t)c->ns[i], "gaps",
+					      (json_int_t)c->gaps[i]));
+	return o;
+}
+
 static json_t *json_gpu(const struct gpubreak *gpu)
 {
 	json_t *arr = json_array();
@@ -559,12 +577,7 @@ static json_t *json_gpu(const struct gpubreak *gpu)
 					    json_integer(r->type_ns[t]));
 		for (size_t k = 0; k < r->nstreams; k++) {
 			const struct gpubreak_stream *x = &r->streams[k];
-			json_t *idle = json_object(), *causes = json_object();
-			for (int c = 0; c < IDLE_NCAUSES; c++)
-				json_object_set_new(causes, idle_cause_name(c),
-						    json_pack("{s:I, s:I}", "ns",
-							      (json_int_t)x->cause.ns[c], "gaps",
-							      (json_int_t)x->cause.gaps[c]));
+			json_t *idle = json_object(), *causes = json_causes(&x->cause);
 			const struct gpubreak_copies *cp = &x->copies;
 			json_t *copies = json_pack(
 			    "{s:I, s:I, s:I, s:I, s:I, s:I}", "count", (json_int_t)cp->count, "ns",
@@ -597,16 +610,17 @@ static json_t *json_gpu(const struct gpubreak *gpu)
 				      "max_ns", (json_int_t)x->max_ns));
 		}
 		json_array_append_new(
-		    arr, json_pack(
-			     "{s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:o, s:o}",
-			     "source", jstr(r->source), "rank",
-			     r->rank >= 0 ? json_integer(r->rank) : json_null(), "items",
-			     (json_int_t)r->items, "left_out", (json_int_t)r->left_out, "window_ns",
-			     (json_int_t)r->time.window_ns, "idle_ns", (json_int_t)r->time.idle_ns,
-			     "compute_ns", (json_int_t)r->time.compute_ns, "noncompute_ns",
-			     (json_int_t)r->time.noncompute_ns, "kernel_type_ns", types, "comm_ns",
-			     (json_int_t)r->comm_ns, "overlap_ns", (json_int_t)r->overlap_ns,
-			     "streams", streams, "top_kernels", kernels));
+		    arr,
+		    json_pack(
+			"{s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:I, s:o, s:o}",
+			"source", jstr(r->source), "rank",
+			r->rank >= 0 ? json_integer(r->rank) : json_null(), "items",
+			(json_int_t)r->items, "left_out", (json_int_t)r->left_out, "window_ns",
+			(json_int_t)r->time.window_ns, "idle_ns", (json_int_t)r->time.idle_ns,
+			"compute_ns", (json_int_t)r->time.compute_ns, "noncompute_ns",
+			(json_int_t)r->time.noncompute_ns, "idle_causes", json_causes(&r->cause),
+			"kernel_type_ns", types, "comm_ns", (json_int_t)r->comm_ns, "overlap_ns",
+			(json_int_t)r->overlap_ns, "streams", streams, "top_kernels", kernels));
 	}
 	return arr;
 }
