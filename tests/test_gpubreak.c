@@ -155,6 +155,82 @@ static void exec(struct fx *f, const char *sql)
 
 #define NAMED(name) " WHERE name_id = (SELECT id FROM strings WHERE text = '" name "')"
 
+#define HOST(cat, name, tid, ts, dur)                                                              \
+	"{\"ph\":\"X\",\"cat\":\"" cat "\",\"name\":\"" name "\",\"pid\":1,\"tid\":" #tid          \
+	",\"ts\":" #ts ",\"dur\":" #dur "},"
+#define LAUNCH8(ts, kts, corr) RT(ts, corr) DEV("kernel", "small", 8, kts, 10, corr) ","
+
+/*
+ * The cause of each idle gap of stream 7 (model/idle.h), times in us; the
+ * launching thread is tid 1, tid 2 a collective's worker:
+ *   A 110..150   k2 was launched at 95, before the gap: queued, 40 <= 100
+ *                us -> launch
+ *   B 160..1005  tid 1 in no op while tid 2 is in gloo:all_reduce
+ *                (170..990) -> communication
+ *   C 1010..2005 the same collective, but tid 1 is in aten::cat: not its
+ *                wait; no launch for 990 us -> host
+ *   D 2010..3005 tid 1 in the annotation "## load_batch ##" -> input
+ *   E 3010..3505 tid 1 in cudaStreamSynchronize (3003..3012) as it opens
+ *                -> sync
+ *   F 3510..4305 tid 1 launches onto stream 8 every 80 us -> launch
+ *   G 4310..5000 k8 has no launching call -> host
+ */
+static const char *const causes_parts[] = {
+    "{\"traceEvents\":[" RT(90, 1) RT(95, 2) RT(1000, 3) RT(2000, 4) RT(3000, 5) RT(3500, 6)
+	RT(4300, 7),
+    HOST("user_annotation", "gloo:all_reduce", 2, 170, 820)
+	HOST("user_annotation", "gloo:all_reduce", 2, 1020, 970)
+	    HOST("cpu_op", "aten::cat", 1, 1015, 980),
+    HOST("user_annotation", "## load_batch ##", 1, 2015, 975)
+	HOST("cuda_runtime", "cudaStreamSynchronize", 1, 3003, 9),
+    LAUNCH8(3550, 3555, 20) LAUNCH8(3630, 3635, 21) LAUNCH8(3710, 3715, 22) LAUNCH8(3790, 3795, 23)
+	LAUNCH8(3870, 3875, 24),
+    LAUNCH8(3950, 3955, 25) LAUNCH8(4030, 4035, 26) LAUNCH8(4110, 4115, 27) LAUNCH8(4190, 4195, 28)
+	LAUNCH8(4270, 4275, 29),
+    DEV("kernel", "k1", 7, 100, 10, 1) "," DEV("kernel", "k2", 7, 150, 10, 2) ",",
+    DEV("kernel", "k3", 7, 1005, 5, 3) "," DEV("kernel", "k4", 7, 2005, 5, 4) ",",
+    DEV("kernel", "k5", 7, 3005, 5, 5) "," DEV("kernel", "k6", 7, 3505, 5, 6) ",",
+    DEV("kernel", "k7", 7, 4305, 5, 7) "," DEV("kernel", "k8", 7, 5000, 10, 99) "]}",
+};
+
+static void test_idle_causes(void **state)
+{
+	struct fx *f = *state;
+	struct gpubreak g;
+	struct sbuf text = SBUF_INIT;
+	sbuf_init(&text);
+	for (size_t i = 0; i < sizeof(causes_parts) / sizeof(*causes_parts); i++)
+		sbuf_adds(&text, causes_parts[i]);
+	load_text(f, text.buf, NULL, &g);
+	sbuf_release(&text);
+	assert_int_equal(g.nranks, 1);
+	const struct gpubreak_rank *r = &g.ranks[0];
+	const struct gpubreak_stream *s = NULL;
+	for (size_t i = 0; i < r->nstreams; i++)
+		if (r->streams[i].items == 8)
+			s = &r->streams[i];
+	assert_non_null(s);
+	static const int64_t ns[IDLE_NCAUSES] = {[IDLE_LAUNCH] = 40000 + 795000,
+						 [IDLE_SYNC] = 495000,
+						 [IDLE_COMM] = 845000,
+						 [IDLE_INPUT] = 995000,
+						 [IDLE_HOST] = 995000 + 690000};
+	static const int64_t gaps[IDLE_NCAUSES] = {2, 1, 1, 1, 2};
+	int64_t sum = 0;
+	for (int c = 0; c < IDLE_NCAUSES; c++) {
+		assert_int_equal(s->cause.ns[c], ns[c]);
+		assert_int_equal(s->cause.gaps[c], gaps[c]);
+		sum += s->cause.ns[c];
+	}
+	assert_int_equal(sum, s->time.idle_ns);
+	/* the GPU's gaps (both streams) add up to its idle time too */
+	sum = 0;
+	for (int c = 0; c < IDLE_NCAUSES; c++)
+		sum += r->cause.ns[c];
+	assert_int_equal(sum, r->time.idle_ns);
+	gpubreak_release(&g);
+}
+
 /*
  * The same stream at the ends of int64 time (a trace.db is an ordinary
  * file: anyone may write one): k1 moved to start at INT64_MIN and the
@@ -506,7 +582,7 @@ int main(void)
 	    T(test_kernel_type),    T(test_hta_control),   T(test_hta_test),
 	    T(test_hta_inference),  T(test_hta_mtia),	   T(test_hta_mi250),
 	    T(test_h100_train),	    T(test_h100_eval),	   T(test_h100_ddp_rank0),
-	    T(test_h100_ddp_rank1), T(test_extreme_times),
+	    T(test_h100_ddp_rank1), T(test_extreme_times), T(test_idle_causes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
