@@ -182,7 +182,7 @@ static int walk_threads(sqlite3 *db, int64_t source_id, struct idle_host *h, str
 	    "  WHERE parent_id = ?1 AND kind NOT IN (?2, ?3, ?4, ?5)"
 	    " UNION ALL SELECT p.id, p.kind, p.name_id, p.start_ns, p.dur_ns,"
 	    "  sub.in_op OR sub.kind IN (?6, ?7) FROM sub JOIN phases p ON p.parent_id = sub.id"
-	    "  WHERE p.kind NOT IN (?2, ?3, ?4, ?5))"
+	    "  WHERE sub.kind <> ?7 AND p.kind NOT IN (?2, ?3, ?4, ?5))"
 	    " SELECT kind, name_id, start_ns, dur_ns, in_op FROM sub";
 	sqlite3_stmt *tq = NULL, *wq = NULL, *nameq = NULL;
 	struct namememo names = NAMEMEMO_INIT;
