@@ -75,13 +75,13 @@ def select(doc, sel):
         name = part.split("[", 1)[0]
         if name:
             cur = cur.get(name) if isinstance(cur, dict) else None
-        for cond in re.findall(r"\[([^\]]*)\]", part):
-            if not isinstance(cur, list):
-                cur = None
-            elif cond.isdigit():
-                cur = cur[int(cond)] if int(cond) < len(cur) else None
-            else:
-                cur = next((x for x in cur if _match(x, cond)), None)
+        conds = re.findall(r"\[([^\]]*)\]", part)
+        if conds and not isinstance(cur, list):
+            cur = None
+        elif len(conds) == 1 and conds[0].isdigit():
+            cur = cur[int(conds[0])] if int(conds[0]) < len(cur) else None
+        elif conds:  # [a=1][b~x*]: the first item that meets them all
+            cur = next((x for x in cur if all(_match(x, c) for c in conds)), None)
         if cur is None:
             return None
     if post == "leaf" and isinstance(cur, str):
