@@ -71,6 +71,11 @@ printf 'GRADEML-DONE rc=%s tty=%s\n' "$rc" "$tty"
 exec sleep 600
 EOF
 
+# One idle session for the whole run: killing a test's session must not
+# end the server (it exits with its last session), or the next start can
+# meet a server on its way out ("server exited unexpectedly").
+tm new-session -d -s keepalive -x 80 -y 24 "exec sleep 3600"
+
 # start NAME: a new 80x24 session NAME running the explorer on the demo db.
 start() {
 	local name=$1
