@@ -114,13 +114,14 @@ void issues_draw(struct app *a, struct grid *g, int y, int h)
 {
 	struct issues_view *v = &a->iv;
 	char d[32], pct[16], num[24];
-	/* columns: rank 1..3, kind 6.., saved ..29, share ..37, phase 40.. */
+	/* columns: rank 1..3, kind (and cause) 6..29, saved ..38, share ..45,
+	 * phase 48.. */
 	grid_fill(g, 0, y, g->w, ' ', ROLE_HEADER);
 	grid_put(g, 3, y, 1, "#", ROLE_HEADER);
 	grid_put(g, 6, y, 4, "Kind", ROLE_HEADER);
-	grid_put(g, 25, y, 5, "Saves", ROLE_HEADER);
-	grid_put(g, 33, y, 5, "Share", ROLE_HEADER);
-	grid_put(g, 40, y, 5, "Phase", ROLE_HEADER);
+	grid_put(g, 34, y, 5, "Saves", ROLE_HEADER);
+	grid_put(g, 41, y, 5, "Share", ROLE_HEADER);
+	grid_put(g, 48, y, 5, "Phase", ROLE_HEADER);
 	if (load(a) < 0)
 		return;
 	if (!v->an.nissues) {
@@ -143,15 +144,20 @@ void issues_draw(struct app *a, struct grid *g, int y, int h)
 			snprintf(pct, sizeof(pct), u->share < 0.01 ? "%.2f%%" : "%.1f%%",
 				 100 * u->share);
 		grid_put(g, 1, row, 3, num, role);
-		grid_put(g, 6, row, 14, u->kind, role);
+		struct sbuf text = SBUF_INIT;
+		sbuf_adds(&text, u->kind);
+		if (u->cause)
+			sbuf_addf(&text, " (%s)", u->cause);
+		grid_put(g, 6, row, 24, text.buf, role);
+		sbuf_release(&text);
+		sbuf_reset(&text);
 		format_duration(d, sizeof(d), u->impact_ns);
-		grid_put(g, 21 + 9 - format_width(d), row, 9, d, role);
-		grid_put(g, 32 + 6 - format_width(pct), row, 7, pct, role);
-		struct sbuf path = SBUF_INIT;
-		sbuf_adds(&path, v->paths && v->paths[i] ? v->paths[i] : "?");
-		grid_put(g, 40, row, g->w - 41, format_left_cut(&path, g->w - 41, a->g->more),
+		grid_put(g, 30 + 9 - format_width(d), row, 9, d, role);
+		grid_put(g, 40 + 6 - format_width(pct), row, 7, pct, role);
+		sbuf_adds(&text, v->paths && v->paths[i] ? v->paths[i] : "?");
+		grid_put(g, 48, row, g->w - 49, format_left_cut(&text, g->w - 49, a->g->more),
 			 role);
-		sbuf_release(&path);
+		sbuf_release(&text);
 	}
 	int ey = y + h - EXPLAIN_H - 1;
 	grid_fill(g, 0, ey, g->w, '-', ROLE_DIM);

@@ -481,7 +481,7 @@ if ! bash tests/data/gpu/import.sh "$BIN" "$GPU_DB" 2>"$TMP/err"; then
 elif run issues "$GPU_DB"; then
 	compare issues
 	# three dumps of 24 lines: the list, the second issue selected, the tree
-	if sed -n 2,24p "$TMP/issues.txt" | grep -q '^ *1  idle-gpu .*ddp/rank 0/python3 (0) GPU 0$' &&
+	if sed -n 2,24p "$TMP/issues.txt" | grep -q '^ *1  idle-gpu (communication) .*ddp/rank 0/python3 (0) GPU 0$' &&
 		sed -n 2,24p "$TMP/issues.txt" | grep -q '^ *6  imbalance .*/gpu/ddp/rank 1$' &&
 		sed -n 2,24p "$TMP/issues.txt" | grep -q '^ *4  bottleneck .*/gpu/ddp$' &&
 		sed -n 25,48p "$TMP/issues.txt" | grep -q '^ the GPU of rank 1 sat idle ' &&
