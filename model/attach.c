@@ -22,6 +22,8 @@
 #include <string.h>
 
 #include "model/attach.h"
+#include "model/attrib.h"
+#include "model/sbuf.h"
 #include "model/store.h"
 #include "model/xalloc.h"
 
@@ -135,12 +137,14 @@ static int by_share(const void *a, const void *b)
 	return sx < sy ? 1 : sx > sy ? -1 : (x->s->id > y->s->id) - (x->s->id < y->s->id);
 }
 
-int model_busiest(struct model *m, const struct mnode *n, struct mbusy *out, size_t max,
-		  size_t *count, char **err)
+/* Every attached series with a capacity that holds a value during n, but
+ * those measuring slack, with its mean and peak there: *all, *count. */
+static int collect(struct model *m, const struct mnode *n, struct mbusy **all, size_t *count,
+		   char **err)
 {
 	const struct mseries *s;
 	size_t ns, k = 0, alloc = 0;
-	struct mbusy *all = NULL;
+	*all = NULL;
 	*count = 0;
 	if (model_series(m, &s, &ns, err) < 0)
 		return -1;
@@ -148,26 +152,104 @@ int model_busiest(struct model *m, const struct mnode *n, struct mbusy *out, siz
 	struct akey key;
 	key_of(m, n, &key);
 	for (size_t i = 0; i < ns; i++) {
-		/* a series that never changes says nothing about a phase */
-		if (!(s[i].capacity > 0) || !(s[i].max > s[i].min) || is_slack(s[i].name) ||
-		    s[i].t1 < t0 || s[i].t0 > t1 ||
+		if (!(s[i].capacity > 0) || is_slack(s[i].name) || s[i].t1 < t0 || s[i].t0 > t1 ||
 		    !matches(&key, &s[i]))
 			continue;
 		double mean, peak;
-		if (model_series_window(m, s[i].id, t0, t1, &mean, &peak, err) < 0) {
-			free(all);
+		if (model_series_window(m, &s[i], t0, t1, &mean, &peak, NULL, err) < 0) {
+			free(*all);
+			*all = NULL;
 			return -1;
 		}
 		if (isnan(mean))
 			continue;
-		XGROW(all, k + 1, alloc);
-		all[k++] = (struct mbusy){.s = &s[i], .mean = mean, .max = peak};
+		XGROW(*all, k + 1, alloc);
+		(*all)[k++] = (struct mbusy){.s = &s[i], .mean = mean, .max = peak};
 	}
+	*count = k;
+	return 0;
+}
+
+/* Appends the busiest of all[0..k) that are not yet in out[0..*n) and
+ * change over the trace (one that never does says nothing about a phase)
+ * up to max. */
+static void add_busiest(struct mbusy *all, size_t k, struct mbusy *out, size_t max, size_t *n)
+{
 	if (k)
 		qsort(all, k, sizeof(*all), by_share);
-	*count = k < max ? k : max;
-	if (*count)
-		memcpy(out, all, *count * sizeof(*all));
+	for (size_t i = 0; i < k && *n < max; i++) {
+		int dup = 0;
+		for (size_t j = 0; j < *n; j++)
+			dup |= out[j].s == all[i].s;
+		if (!dup && all[i].s->max > all[i].s->min)
+			out[(*n)++] = all[i];
+	}
+}
+
+int model_busiest(struct model *m, const struct mnode *n, struct mbusy *out, size_t max,
+		  size_t *count, char **err)
+{
+	struct mbusy *all;
+	size_t k;
+	*count = 0;
+	if (collect(m, n, &all, &k, err) < 0)
+		return -1;
+	add_busiest(all, k, out, max, count);
 	free(all);
 	return 0;
+}
+
+/* The series of all[0..k) that best shows bound b: the highest peak share
+ * (then mean), or NULL. */
+static const struct mbusy *behind(const struct mbusy *all, size_t k, int b)
+{
+	const struct mbusy *best = NULL;
+	for (size_t i = 0; i < k; i++) {
+		int sb = attrib_series_bound(all[i].s->resource, all[i].s->name);
+		if (b == ATTRIB_SOFTWARE ? sb < 0 || sb == ATTRIB_IOWAIT : sb != b)
+			continue;
+		double p = all[i].max / all[i].s->capacity, q = all[i].mean / all[i].s->capacity;
+		if (!best || p > best->max / best->s->capacity ||
+		    (p == best->max / best->s->capacity && q > best->mean / best->s->capacity))
+			best = &all[i];
+	}
+	return best;
+}
+
+int model_evidence(struct model *m, const struct mnode *n, const struct attrib_row *r,
+		   struct mbusy *out, size_t max, size_t *count, char **err)
+{
+	struct mbusy *all;
+	struct attrib_bneck b[ATTRIB_NBNECK];
+	size_t k, nb = r ? attrib_bottlenecks(r, b) : 0;
+	*count = 0;
+	if (collect(m, n, &all, &k, err) < 0)
+		return -1;
+	for (size_t i = 0; i < nb && *count < max; i++) {
+		int want[2] = {b[i].res, b[i].res == ATTRIB_DISK ? ATTRIB_IOWAIT : -1};
+		for (int w = 0; w < 2 && want[w] >= 0 && *count < max; w++) {
+			const struct mbusy *e = behind(all, k, want[w]);
+			int dup = 0;
+			for (size_t j = 0; e && j < *count; j++)
+				dup |= out[j].s == e->s;
+			if (e && !dup)
+				out[(*count)++] = *e;
+		}
+	}
+	add_busiest(all, k, out, max, count);
+	free(all);
+	return 0;
+}
+
+void model_busy_text(const struct mbusy *b, size_t n, struct sbuf *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct mbusy *u = &b[i];
+		const char *r = u->s->resource;
+		size_t rn = r ? strlen(r) : 0;
+		int named = rn && !(strncmp(u->s->name, r, rn) == 0 && u->s->name[rn] == '.');
+		sbuf_addf(out, "%s%s%s%s %.0f%% (peak %.0f%%)", i ? "; " : "", named ? r : "",
+			  named ? " " : "", u->s->name, 100 * u->mean / u->s->capacity,
+			  100 * u->max / u->s->capacity);
+	}
 }

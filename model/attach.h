@@ -29,9 +29,23 @@ struct mbusy {
 	double mean, max; /* time-weighted mean and the highest value in force */
 };
 /* The attached series with a capacity, but those measuring slack (idle,
- * free, available) and those that never change, that have values during n, busiest first by mean
- * share of capacity: at most max of them in out[], *count set. */
+ * free, available) and those that never change, that hold a value during
+ * n, busiest first by mean share of capacity: at most max of them in
+ * out[], *count set. */
 int model_busiest(struct model *m, const struct mnode *n, struct mbusy *out, size_t max,
 		  size_t *count, char **err);
+/* The same, but first the series behind each of r's bottlenecks, in their
+ * order (model/attrib.h): the one judged for it that peaked highest (a
+ * disk's with the host's cpu.iowait; for software-bound, the judged series
+ * that peaked highest), so that a verdict's figures are shown beside it.
+ * r may be NULL. */
+struct attrib_row;
+int model_evidence(struct model *m, const struct mnode *n, const struct attrib_row *r,
+		   struct mbusy *out, size_t max, size_t *count, char **err);
+
+/* b[0..n) as "cpu.util 88% (peak 100%); disk:vda util-percent 3% (peak
+ * 9%)": each series' mean and peak as shares of its capacity. */
+struct sbuf;
+void model_busy_text(const struct mbusy *b, size_t n, struct sbuf *out);
 
 #endif

@@ -31,7 +31,10 @@
 #include "model/nnls.h"
 #include "model/nstime.h"
 #include "model/ptree.h"
+#include "model/sample.h"
+#include "model/sbuf.h"
 #include "model/store.h"
+#include "model/text.h"
 #include "model/xalloc.h"
 
 #define NTYPES 5 /* phase types of a class (attrib.h) */
@@ -54,19 +57,23 @@ static const struct {
 #undef X
 };
 
-/* The cache's rows for each class's work time and its software-bound part. */
-static const char *const software_name[2] = {"software", "software-device"};
+/* The cache's rows that are no resource: the time with data and the
+ * software-bound part of it; the host and the device work time. */
+#define CACHE_SOFTWARE "software"
+#define CACHE_WORK     "work"
 
 const char *attrib_res_name(int res)
 {
 	if (res == ATTRIB_SOFTWARE)
 		return "software";
+	if (res == ATTRIB_THREAD)
+		return "single-thread";
 	return res >= 0 && res < ATTRIB_NRES ? res_info[res].name : "?";
 }
 
 int attrib_res_of(const char *s)
 {
-	for (int r = 0; r <= ATTRIB_NRES; r++)
+	for (int r = 0; r < ATTRIB_NBNECK; r++)
 		if (!strcmp(s, attrib_res_name(r)))
 			return r;
 	return -1;
@@ -103,12 +110,18 @@ struct track {
 	int64_t source, spans, node; /* its source, phases and node phase (0 none) */
 };
 
+/* What a metric is to a class: attributed (and judged), or only judged. */
+enum { ROLE_ATTRIB, ROLE_CORE, ROLE_IOWAIT };
+
 struct metric {
 	int64_t id;
-	int res, cls;
+	int res, cls, role;
 	double cap;
+	char *value_kind;
+	/* periods [t[j], t[j+1]) of value v[j]; ok[j] 0 where no sample holds */
 	int64_t *t;
 	double *v;
+	uint8_t *ok;
 	size_t ns;
 	size_t j; /* the period [t[j], t[j+1]) now, ns when before the first */
 	int exact[NTYPES];
@@ -120,12 +133,35 @@ struct metric {
 	size_t nent, aent;
 };
 
+/* What was measured of a class over time (bottlenecks): segments
+ * [t[i], t[i+1]) with the bounds saturated (bit b < ATTRIB_NBOUND) and
+ * whether a judged metric holds a value (bit JUDGE_DATA); pre[b][i] the
+ * time with bit b before t[i]. */
+#define JUDGE_DATA  ATTRIB_NBOUND
+#define JUDGE_NBITS (ATTRIB_NBOUND + 1)
+struct judge {
+	int64_t *t;
+	uint8_t *bits;
+	size_t n;
+	int64_t *pre[JUDGE_NBITS];
+	/* the software-bound time before t[i] for a set of judged bounds */
+	struct {
+		unsigned set;
+		int64_t *pre;
+	} sw[8];
+	int nsw;
+};
+
 struct klass {
 	const char *host;
 	int device;
-	int *metrics;
+	int *metrics; /* the attributed ones */
 	size_t nmetrics;
+	int *judged; /* every metric its bounds are judged on */
+	size_t njudged;
+	int ncpu;	       /* per-CPU series */
 	unsigned mask[NTYPES]; /* resources each type demands */
+	struct judge jd;
 };
 
 /* A lane: phase indexes, by start then longest first. */
@@ -139,13 +175,19 @@ struct lane {
 	int64_t s0, s1; /* the segment now or next */
 	int32_t who;
 	int active, done;
-	double snap[2 * ATTRIB_NRES + 1];
+	double snap[ATTRIB_NRES];
 };
 
 struct acc {
-	double use[ATTRIB_NRES], bneck[ATTRIB_NRES];
-	double busy[2], free_[2];
+	double use[ATTRIB_NRES];
+	double busy[2];
 	unsigned mask;
+	int32_t cls, last; /* its work's first class and the last one charged; -1 */
+};
+
+/* A kept phase whose work ran in more than one class: one pair each. */
+struct kcls {
+	int32_t keep, cls;
 };
 
 struct run {
@@ -163,6 +205,9 @@ struct run {
 	size_t nk;
 	struct acc *acc;
 	size_t nkeep;
+	struct kcls *multi;
+	size_t nmulti, amulti;
+	int judge; /* load what bottlenecks are judged on too */
 	struct attribution *out;
 	size_t fit_alloc;
 	const struct attrib_rules *rules; /* the user's demand rules, or NULL */
@@ -387,6 +432,38 @@ static int res_of_metric(const char *resource, const char *name)
 	return -1;
 }
 
+/* What else a host's bounds are judged on: its CPUs (cpuN.util) and its
+ * iowait; -1 for anything else. */
+static int judged_role(const char *resource, const char *name)
+{
+	if (!resource || strncmp(resource, "cpu", 3))
+		return -1;
+	if (!strcmp(resource, "cpu"))
+		return !strcmp(name, "cpu.iowait") ? ROLE_IOWAIT : -1;
+	const char *d = resource + 3;
+	if (!*d || strspn(d, "0123456789") != strlen(d))
+		return -1;
+	size_t n = strlen(resource);
+	return !strncmp(name, resource, n) && !strcmp(name + n, ".util") ? ROLE_CORE : -1;
+}
+
+int attrib_series_bound(const char *resource, const char *name)
+{
+	if (!name)
+		return -1;
+	int res = res_of_metric(resource, name);
+	if (res >= 0)
+		return res;
+	switch (judged_role(resource, name)) {
+	case ROLE_CORE:
+		return ATTRIB_THREAD;
+	case ROLE_IOWAIT:
+		return ATTRIB_IOWAIT;
+	default:
+		return -1;
+	}
+}
+
 static int class_of(struct run *r, const char *host, int device)
 {
 	for (size_t i = 0; i < r->nk; i++)
@@ -395,6 +472,41 @@ static int class_of(struct run *r, const char *host, int device)
 	r->k = xrealloc(r->k, (r->nk + 1) * sizeof(*r->k));
 	r->k[r->nk] = (struct klass){.host = host, .device = device};
 	return (int)r->nk++;
+}
+
+/* m's samples become periods: each sample's value holds until the next
+ * sample or its hold, whichever comes first (model/sample.h), and a
+ * period where none holds follows it (ok 0).  The period of the series is
+ * read from its first samples, whatever window was loaded. */
+static int hold_samples(struct run *r, struct metric *m)
+{
+	sqlite3_stmt *q;
+	int64_t first[SAMPLE_PERIOD_N];
+	size_t nf = 0;
+	if (sqlite3_prepare_v2(
+		r->db, "SELECT t_ns FROM samples WHERE metric_id = ?1 ORDER BY t_ns LIMIT ?2", -1,
+		&q, NULL) != SQLITE_OK)
+		return fail(r, "samples");
+	sqlite3_bind_int64(q, 1, m->id);
+	sqlite3_bind_int(q, 2, SAMPLE_PERIOD_N);
+	while (nf < SAMPLE_PERIOD_N && sqlite3_step(q) == SQLITE_ROW)
+		first[nf++] = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	int64_t period = sample_period(first, nf), hold = sample_hold(period, m->value_kind);
+	size_t n = 0;
+	int64_t *t = xmalloc((2 * m->ns + 1) * sizeof(*t));
+	double *v = xmalloc((2 * m->ns + 1) * sizeof(*v));
+	uint8_t *ok = xmalloc(2 * m->ns + 1);
+	for (size_t i = 0; i < m->ns; i++) {
+		int64_t next = i + 1 < m->ns ? m->t[i + 1] : INT64_MAX;
+		int64_t until = time_of(sample_until(m->t[i], next, period, hold));
+		t[n] = m->t[i], v[n] = m->v[i], ok[n++] = 1;
+		if (until < next)
+			t[n] = until, v[n] = 0, ok[n++] = 0;
+	}
+	free(m->t), free(m->v);
+	m->t = t, m->v = v, m->ok = ok, m->ns = n;
+	return 0;
 }
 
 static int load_samples(struct run *r, struct metric *m)
@@ -424,7 +536,7 @@ static int load_samples(struct run *r, struct metric *m)
 		m->v[m->ns++] = isfinite(v) && v > 0 ? v : 0;
 	}
 	sqlite3_finalize(q);
-	return 0;
+	return hold_samples(r, m);
 }
 
 /* The metrics worth attributing, each in the class of its host (device):
@@ -440,13 +552,16 @@ static int load_metrics(struct run *r)
 	}
 	size_t nk_work = r->nk;
 	if (sqlite3_prepare_v2(r->db,
-			       "SELECT id, host, resource, name, capacity FROM metrics"
+			       "SELECT id, host, resource, name, capacity, value_kind FROM metrics"
 			       " WHERE capacity > 0 AND value_kind != 'counter' ORDER BY id",
 			       -1, &q, NULL) != SQLITE_OK)
 		return fail(r, "metrics");
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		const char *resource = (const char *)sqlite3_column_text(q, 2);
-		int res = res_of_metric(resource, (const char *)sqlite3_column_text(q, 3));
+		const char *name = (const char *)sqlite3_column_text(q, 3);
+		int res = res_of_metric(resource, name ? name : ""), role = ROLE_ATTRIB;
+		if (res < 0 && r->judge && (role = judged_role(resource, name ? name : "")) >= 0)
+			res = ATTRIB_CPU;
 		if (res < 0)
 			continue;
 		struct mseries s = {.resource = resource};
@@ -461,16 +576,25 @@ static int load_metrics(struct run *r)
 		if (cls < 0)
 			continue;
 		XGROW(r->m, r->nm + 1, alloc);
-		r->m[r->nm++] = (struct metric){.id = sqlite3_column_int64(q, 0),
-						.res = res,
-						.cls = cls,
-						.cap = sqlite3_column_double(q, 4)};
+		const unsigned char *kind = sqlite3_column_text(q, 5);
+		r->m[r->nm++] =
+		    (struct metric){.id = sqlite3_column_int64(q, 0),
+				    .res = res,
+				    .cls = cls,
+				    .role = role,
+				    .cap = sqlite3_column_double(q, 4),
+				    .value_kind = kind ? xstrdup((const char *)kind) : NULL};
 	}
 	sqlite3_finalize(q);
 	for (size_t i = 0; i < r->nm; i++) {
 		struct klass *k = &r->k[r->m[i].cls];
-		k->metrics = xrealloc(k->metrics, (k->nmetrics + 1) * sizeof(*k->metrics));
-		k->metrics[k->nmetrics++] = (int)i;
+		if (r->m[i].role == ROLE_ATTRIB) {
+			k->metrics = xrealloc(k->metrics, (k->nmetrics + 1) * sizeof(*k->metrics));
+			k->metrics[k->nmetrics++] = (int)i;
+		}
+		k->judged = xrealloc(k->judged, (k->njudged + 1) * sizeof(*k->judged));
+		k->judged[k->njudged++] = (int)i;
+		k->ncpu += r->m[i].role == ROLE_CORE;
 		if (load_samples(r, &r->m[i]) < 0)
 			return -1;
 	}
@@ -685,7 +809,7 @@ static void hist_add(struct metric *m, uint64_t key, double len)
 
 static int in_period(const struct metric *m)
 {
-	return m->j < m->ns && m->j + 1 < m->ns;
+	return m->j < m->ns && m->j + 1 < m->ns && m->ok[m->j];
 }
 
 static int64_t next_boundary(const struct metric *m)
@@ -708,11 +832,9 @@ static int advance_metric(struct metric *m, int64_t now, int hist)
 }
 
 struct state {
-	/* running integrals per type: usage per resource, bottlenecked per
-	 * resource, bottlenecked on any; value at t_ref and rate */
+	/* running integrals of usage per type and resource: value at t_ref
+	 * and rate */
 	double w[NTYPES][ATTRIB_NRES], wr[NTYPES][ATTRIB_NRES];
-	double b[NTYPES][ATTRIB_NRES], br[NTYPES][ATTRIB_NRES];
-	double a[NTYPES], ar[NTYPES];
 	int64_t t_ref;
 };
 
@@ -721,13 +843,9 @@ static void fold(struct state *s, int64_t now)
 	double dt = ns_span(s->t_ref, now);
 	if (dt == 0)
 		return;
-	for (int t = 0; t < NTYPES; t++) {
-		for (int x = 0; x < ATTRIB_NRES; x++) {
+	for (int t = 0; t < NTYPES; t++)
+		for (int x = 0; x < ATTRIB_NRES; x++)
 			s->w[t][x] += s->wr[t][x] * dt;
-			s->b[t][x] += s->br[t][x] * dt;
-		}
-		s->a[t] += s->ar[t] * dt;
-	}
 	s->t_ref = now;
 }
 
@@ -744,8 +862,6 @@ static double upsampled(const struct metric *m, uint64_t key)
 static void rates(struct run *r, struct klass *k, struct state *s, uint64_t key)
 {
 	memset(s->wr, 0, sizeof(s->wr));
-	memset(s->br, 0, sizeof(s->br));
-	memset(s->ar, 0, sizeof(s->ar));
 	for (size_t i = 0; i < k->nmetrics; i++) {
 		struct metric *m = &r->m[k->metrics[i]];
 		if (!in_period(m))
@@ -759,40 +875,38 @@ static void rates(struct run *r, struct klass *k, struct state *s, uint64_t key)
 				v += n * m->d[t];
 		}
 		double u = upsampled(m, key);
-		int global = u >= ATTRIB_SATURATED * c;
-		int local_exact = e > 0 && fmin(u / e, 1) >= ATTRIB_SATURATED * fmin(c / e, 1);
-		int local_var = c - e <= 0 || fmax(u - e, 0) >= ATTRIB_SATURATED * (c - e);
 		for (int t = 0; t < NTYPES; t++) {
 			if (!(m->d[t] > 0) || !key_count(key, t))
 				continue;
-			double rate;
-			int bn;
-			if (m->exact[t]) {
-				rate = e > 0 ? m->d[t] * fmin(u / e, 1) : 0;
-				bn = global || local_exact;
-			} else {
-				rate = v > 0 ? m->d[t] * fmax(u - e, 0) / v : 0;
-				bn = global || local_var;
-			}
+			double rate = m->exact[t] ? e > 0 ? m->d[t] * fmin(u / e, 1) : 0
+				      : v > 0	  ? m->d[t] * fmax(u - e, 0) / v
+						  : 0;
 			s->wr[t][m->res] += rate / c;
-			if (bn)
-				s->br[t][m->res] = 1;
 		}
 	}
-	for (int t = 0; t < NTYPES; t++)
-		for (int x = 0; x < ATTRIB_NRES; x++)
-			if (s->br[t][x])
-				s->ar[t] = 1;
 }
 
 static void snapshot(const struct state *s, int t, int64_t now, double *out)
 {
 	double dt = ns_span(s->t_ref, now);
-	for (int x = 0; x < ATTRIB_NRES; x++) {
+	for (int x = 0; x < ATTRIB_NRES; x++)
 		out[x] = s->w[t][x] + s->wr[t][x] * dt;
-		out[ATTRIB_NRES + x] = s->b[t][x] + s->br[t][x] * dt;
+}
+
+/* Kept phase x's work ran in class c: its first, or one of several. */
+static void note_class(struct run *r, int32_t x, struct acc *a, int32_t c)
+{
+	if (a->last == c)
+		return;
+	if (a->cls >= 0 && a->cls != c) {
+		XGROW(r->multi, r->nmulti + 2, r->amulti);
+		if (a->last == a->cls) /* the first time another class comes */
+			r->multi[r->nmulti++] = (struct kcls){r->p.keep[x], a->cls};
+		r->multi[r->nmulti++] = (struct kcls){r->p.keep[x], c};
+	} else {
+		a->cls = c;
 	}
-	out[2 * ATTRIB_NRES] = s->a[t] + s->ar[t] * dt;
+	a->last = c;
 }
 
 /* A segment of phase ph (type t, of class k) ends: its share goes to every
@@ -800,21 +914,19 @@ static void snapshot(const struct state *s, int t, int64_t now, double *out)
 static void charge(struct run *r, struct klass *k, const struct lane *l, int t, int64_t now,
 		   const struct state *s)
 {
-	double end[2 * ATTRIB_NRES + 1];
+	double end[ATTRIB_NRES];
 	snapshot(s, t, now, end);
 	int dev = k->device >= 0;
+	int32_t c = (int32_t)(k - r->k);
 	double len = ns_span(l->s0, now);
-	double busy_bn = end[2 * ATTRIB_NRES] - l->snap[2 * ATTRIB_NRES];
 	const struct phases *p = &r->p;
 	for (int32_t x = p->up[l->who]; x >= 0; x = p->parent[x] >= 0 ? p->up[p->parent[x]] : -1) {
 		struct acc *a = &r->acc[p->keep[x]];
-		for (int y = 0; y < ATTRIB_NRES; y++) {
+		for (int y = 0; y < ATTRIB_NRES; y++)
 			a->use[y] += end[y] - l->snap[y];
-			a->bneck[y] += end[ATTRIB_NRES + y] - l->snap[ATTRIB_NRES + y];
-		}
 		a->busy[dev] += len;
-		a->free_[dev] += len - busy_bn;
 		a->mask |= k->mask[t];
+		note_class(r, x, a, c);
 	}
 }
 
@@ -1213,11 +1325,249 @@ static void run_class(struct run *r, int c, uint8_t *types)
 	lanes_free(lanes, nl);
 }
 
+/* ---- bottlenecks: what was measured ---- */
+
+static int by_time(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The bounds of one segment of class k that starts at t; at[] holds each
+ * judged metric's period, moved on to the one holding t. */
+static unsigned judge_bits(struct run *r, struct klass *k, size_t *at, int64_t t)
+{
+	unsigned bits = 0;
+	double core = 0, disk = 0, iowait = 0;
+	for (size_t i = 0; i < k->njudged; i++) {
+		const struct metric *m = &r->m[k->judged[i]];
+		size_t j = at[i];
+		while (j + 1 < m->ns && m->t[j + 1] <= t)
+			j++;
+		at[i] = j;
+		if (!(j + 1 < m->ns && m->t[j] <= t && m->ok[j]))
+			continue;
+		double f = m->v[j] / m->cap;
+		bits |= 1u << JUDGE_DATA;
+		if (m->role == ROLE_CORE)
+			core = fmax(core, f);
+		else if (m->role == ROLE_IOWAIT)
+			iowait = fmax(iowait, f);
+		else if (f >= ATTRIB_SATURATED)
+			bits |= 1u << m->res;
+		if (m->role == ROLE_ATTRIB && m->res == ATTRIB_DISK)
+			disk = fmax(disk, f);
+	}
+	if (!(bits & 1u << ATTRIB_CPU) && core >= ATTRIB_SATURATED)
+		bits |= 1u << ATTRIB_THREAD;
+	if (disk >= ATTRIB_IO_BUSY && iowait * (k->ncpu ? k->ncpu : 1) >= ATTRIB_IO_WAIT)
+		bits |= 1u << ATTRIB_DISK;
+	return bits;
+}
+
+/* Class k's judged metrics as segments with their bounds (struct judge). */
+static void judge_build(struct run *r, struct klass *k)
+{
+	struct judge *jd = &k->jd;
+	size_t total = 0, n = 0;
+	for (size_t i = 0; i < k->njudged; i++)
+		total += r->m[k->judged[i]].ns;
+	jd->t = xmalloc((total + 1) * sizeof(*jd->t));
+	for (size_t i = 0; i < k->njudged; i++) {
+		const struct metric *m = &r->m[k->judged[i]];
+		if (m->ns)
+			memcpy(jd->t + n, m->t, m->ns * sizeof(*m->t));
+		n += m->ns;
+	}
+	qsort(jd->t, n, sizeof(*jd->t), by_time);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!u || jd->t[i] != jd->t[u - 1])
+			jd->t[u++] = jd->t[i];
+	jd->n = u;
+	jd->bits = xcalloc(u + 1, 1);
+	size_t *at = xcalloc(k->njudged + 1, sizeof(*at));
+	for (size_t i = 0; i + 1 < u; i++)
+		jd->bits[i] = (uint8_t)judge_bits(r, k, at, jd->t[i]);
+	free(at);
+	for (int b = 0; b < JUDGE_NBITS; b++) {
+		int64_t *pre = jd->pre[b] = xmalloc((u + 1) * sizeof(*pre));
+		pre[0] = 0;
+		for (size_t i = 0; i < u; i++)
+			pre[i + 1] = ns_sum(pre[i], i + 1 < u && jd->bits[i] & 1u << b
+							? ns_dur(jd->t[i], jd->t[i + 1])
+							: 0);
+	}
+}
+
+static void judge_release(struct judge *jd)
+{
+	free(jd->t), free(jd->bits);
+	for (int b = 0; b < JUDGE_NBITS; b++)
+		free(jd->pre[b]);
+	for (int i = 0; i < jd->nsw; i++)
+		free(jd->sw[i].pre);
+}
+
+/* Software-bound for the judged bounds set: data, none of set saturated. */
+static int software(unsigned bits, unsigned set)
+{
+	return (bits & 1u << JUDGE_DATA) && !(bits & set);
+}
+
+/* Whether segment i counts: bit set in it, or (bit < 0) software-bound
+ * for the judged bounds set. */
+static int counts(const struct judge *jd, size_t i, int bit, unsigned set)
+{
+	return bit >= 0 ? !!(jd->bits[i] & 1u << bit) : software(jd->bits[i], set);
+}
+
+/* The time before x of the segments that count, pre their prefix sums
+ * (times are held below INT64_MAX: x + 1 fits). */
+static int64_t judge_upto(const struct judge *jd, const int64_t *pre, int bit, unsigned set,
+			  int64_t x)
+{
+	size_t i = lower_bound(jd->t, jd->n, sizeof(*jd->t), x + 1); /* t[i - 1] <= x < t[i] */
+	if (i == 0)
+		return 0;
+	int64_t in = i < jd->n && counts(jd, i - 1, bit, set) ? ns_dur(jd->t[i - 1], x) : 0;
+	return ns_sum(pre[i - 1], in);
+}
+
+/* The time in [a, z) of the segments that count. */
+static int64_t judge_time(const struct judge *jd, const int64_t *pre, int bit, unsigned set,
+			  int64_t a, int64_t z)
+{
+	int64_t t = judge_upto(jd, pre, bit, set, z) - judge_upto(jd, pre, bit, set, a);
+	return t > 0 ? t : 0;
+}
+
+/* The prefix of software-bound time for set over class k's segments. */
+static const int64_t *judge_sw(struct judge *jd, unsigned set)
+{
+	for (int i = 0; i < jd->nsw; i++)
+		if (jd->sw[i].set == set)
+			return jd->sw[i].pre;
+	if (jd->nsw == (int)(sizeof(jd->sw) / sizeof(jd->sw[0])))
+		return NULL;
+	int64_t *pre = xmalloc((jd->n + 1) * sizeof(*pre));
+	pre[0] = 0;
+	for (size_t i = 0; i < jd->n; i++)
+		pre[i + 1] = ns_sum(pre[i], i + 1 < jd->n && software(jd->bits[i], set)
+						? ns_dur(jd->t[i], jd->t[i + 1])
+						: 0);
+	jd->sw[jd->nsw].set = set;
+	jd->sw[jd->nsw++].pre = pre;
+	return pre;
+}
+
+/* What a phase is judged on and its result (struct attrib_row's). */
+struct verdict {
+	int64_t bneck[ATTRIB_NBOUND], data, free_;
+};
+
+/* Over [a, z), the classes cls[0..nc) merged: a bound counts while any of
+ * them has it saturated. */
+static void judge_walk(struct run *r, const int32_t *cls, size_t nc, unsigned set, int64_t a,
+		       int64_t z, struct verdict *v)
+{
+	size_t *at = xcalloc(nc + 1, sizeof(*at));
+	for (size_t c = 0; c < nc; c++) {
+		const struct judge *jd = &r->k[cls[c]].jd;
+		size_t i = lower_bound(jd->t, jd->n, sizeof(*jd->t), a + 1);
+		at[c] = i ? i - 1 : 0;
+	}
+	for (int64_t x = a; x < z;) {
+		int64_t next = z;
+		unsigned bits = 0;
+		for (size_t c = 0; c < nc; c++) {
+			const struct judge *jd = &r->k[cls[c]].jd;
+			size_t i = at[c];
+			while (i + 1 < jd->n && jd->t[i + 1] <= x)
+				i++;
+			at[c] = i;
+			if (i < jd->n && jd->t[i] <= x && i + 1 < jd->n)
+				bits |= jd->bits[i];
+			int64_t e = i < jd->n && jd->t[i] > x ? jd->t[i]
+				    : i + 1 < jd->n	      ? jd->t[i + 1]
+							      : z;
+			next = e < next ? e : next;
+		}
+		int64_t len = ns_dur(x, next);
+		for (int b = 0; b < ATTRIB_NBOUND; b++)
+			if (set & bits & 1u << b)
+				v->bneck[b] = ns_sum(v->bneck[b], len);
+		if (bits & 1u << JUDGE_DATA)
+			v->data = ns_sum(v->data, len);
+		if (software(bits, set))
+			v->free_ = ns_sum(v->free_, len);
+		x = next;
+	}
+	free(at);
+}
+
+/* Phase i (kept as row k of acc a) judged over its window. */
+static void judge_phase(struct run *r, size_t i, const struct acc *a, struct verdict *v)
+{
+	const struct phases *p = &r->p;
+	unsigned set = a->mask & ((1u << ATTRIB_NRES) - 1);
+	if (set & 1u << ATTRIB_CPU)
+		set |= 1u << ATTRIB_THREAD;
+	memset(v, 0, sizeof(*v));
+	int64_t s0 = p->start[i], s1 = p->end[i];
+	if (a->cls < 0 || s1 <= s0)
+		return;
+	int32_t keep = p->keep[i];
+	size_t m = 0, hi = r->nmulti;
+	while (m < hi) {
+		size_t mid = (m + hi) / 2;
+		if (r->multi[mid].keep < keep)
+			m = mid + 1;
+		else
+			hi = mid;
+	}
+	if (m < r->nmulti && r->multi[m].keep == keep) {
+		size_t e = m;
+		int32_t *cls = xmalloc((r->nmulti - m + 1) * sizeof(*cls));
+		while (e < r->nmulti && r->multi[e].keep == keep) {
+			cls[e - m] = r->multi[e].cls;
+			e++;
+		}
+		judge_walk(r, cls, e - m, set, s0, s1, v);
+		free(cls);
+		return;
+	}
+	struct judge *jd = &r->k[a->cls].jd;
+	const int64_t *sw = judge_sw(jd, set);
+	if (!sw) {
+		judge_walk(r, &a->cls, 1, set, s0, s1, v);
+		return;
+	}
+	for (int b = 0; b < ATTRIB_NBOUND; b++)
+		if (set & 1u << b)
+			v->bneck[b] = judge_time(jd, jd->pre[b], b, set, s0, s1);
+	v->data = judge_time(jd, jd->pre[JUDGE_DATA], JUDGE_DATA, set, s0, s1);
+	v->free_ = judge_time(jd, sw, -1, set, s0, s1);
+}
+
+static int by_keep(const void *x, const void *y)
+{
+	const struct kcls *a = x, *b = y;
+	if (a->keep != b->keep)
+		return a->keep < b->keep ? -1 : 1;
+	return (a->cls > b->cls) - (a->cls < b->cls);
+}
+
 static void rows(struct run *r)
 {
 	struct attribution *a = r->out;
 	const struct phases *p = &r->p;
 	a->rows = xcalloc(r->nkeep + 1, sizeof(*a->rows));
+	for (size_t c = 0; c < r->nk; c++)
+		if (r->k[c].nmetrics)
+			judge_build(r, &r->k[c]);
+	if (r->nmulti)
+		qsort(r->multi, r->nmulti, sizeof(*r->multi), by_keep);
 	for (size_t i = 0; i < p->n; i++) {
 		if (p->keep[i] < 0)
 			continue;
@@ -1225,18 +1575,19 @@ static void rows(struct run *r)
 		if (!(x->busy[0] > 0 || x->busy[1] > 0))
 			continue;
 		struct attrib_row *w = &a->rows[a->nrows++];
+		struct verdict v;
+		judge_phase(r, i, x, &v);
 		w->phase_id = p->id[i];
 		w->kind = p->kind[i];
 		w->dur_ns = ns_dur(p->start[i], p->end[i]);
 		w->mask = x->mask;
-		for (int c = 0; c < 2; c++) {
+		for (int c = 0; c < 2; c++)
 			w->busy_ns[c] = llround(x->busy[c]);
-			w->free_ns[c] = llround(fmax(x->free_[c], 0));
-		}
-		for (int y = 0; y < ATTRIB_NRES; y++) {
+		for (int y = 0; y < ATTRIB_NRES; y++)
 			w->use[y] = w->dur_ns ? x->use[y] / (double)w->dur_ns : 0;
-			w->bneck_ns[y] = llround(fmax(x->bneck[y], 0));
-		}
+		memcpy(w->bneck_ns, v.bneck, sizeof(w->bneck_ns));
+		w->data_ns = v.data;
+		w->free_ns = v.free_;
 	}
 }
 
@@ -1247,12 +1598,18 @@ static void run_release(struct run *r)
 	free(p->kind), free(p->leaf), free(p->keep), free(p->up);
 	for (size_t i = 0; i < r->nm; i++) {
 		struct metric *m = &r->m[i];
-		free(m->t), free(m->v), free(m->off), free(m->key), free(m->len), free(m->u);
+		free(m->t), free(m->v), free(m->ok), free(m->off), free(m->key), free(m->len),
+		    free(m->u);
+		free(m->value_kind);
 	}
 	free(r->m);
-	for (size_t i = 0; i < r->nk; i++)
+	for (size_t i = 0; i < r->nk; i++) {
 		free(r->k[i].metrics);
+		free(r->k[i].judged);
+		judge_release(&r->k[i].jd);
+	}
 	free(r->k);
+	free(r->multi);
 	for (size_t i = 0; i < r->nhosts; i++)
 		free(r->hosts[i]);
 	free(r->hosts);
@@ -1300,7 +1657,7 @@ static int parse_rule(const char *text, size_t len, struct attrib_rule *u, char 
 				 "no such phase type (operator, runtime, annotation, task, other,"
 				 " kernel, memcpy, memset)");
 	u->res = attrib_res_of(w[1]);
-	if (u->res < 0 || u->res == ATTRIB_SOFTWARE)
+	if (u->res < 0 || u->res >= ATTRIB_NRES)
 		return rule_fail(err, text, len, "no such resource (cpu, gpu, gpu-mem, disk, net)");
 	if (attrib_res_device(u->res) != u->dev)
 		return rule_fail(err, text, len,
@@ -1378,8 +1735,13 @@ int attrib_compute(sqlite3 *db, const char *path, struct attribution *a, char **
 int attrib_compute_rules(sqlite3 *db, const char *path, const char *rules_text,
 			 struct attribution *a, char **err)
 {
-	struct run r = {
-	    .db = db, .path = path, .err = err, .out = a, .t0 = INT64_MIN, .t1 = INT64_MAX};
+	struct run r = {.db = db,
+			.path = path,
+			.err = err,
+			.out = a,
+			.t0 = INT64_MIN,
+			.t1 = INT64_MAX,
+			.judge = 1};
 	struct attrib_rules rules;
 	int rc = -1;
 	memset(a, 0, sizeof(*a));
@@ -1402,6 +1764,8 @@ int attrib_compute_rules(sqlite3 *db, const char *path, const char *rules_text,
 	if ((rc = load_phases(&r)) < 0)
 		goto out;
 	r.acc = xcalloc(r.nkeep + 1, sizeof(*r.acc));
+	for (size_t i = 0; i < r.nkeep; i++)
+		r.acc[i].cls = r.acc[i].last = -1;
 	uint8_t *types = xmalloc(r.p.n + 1);
 	for (size_t c = 0; c < r.nk; c++)
 		if (r.k[c].nmetrics)
@@ -1432,25 +1796,18 @@ const struct attrib_row *attrib_find(const struct attribution *a, int64_t phase_
 
 /* ---- bottlenecks ---- */
 
-/* The bottlenecked fraction of the work of resource res's class; *cls
- * gets the class (for software, the least free one). */
-static double frac(const struct attrib_row *r, int res, int *cls)
+/* The share of r's window bound by res (a bound, or ATTRIB_SOFTWARE). */
+static double frac(const struct attrib_row *r, int res)
 {
-	*cls = attrib_res_device(res);
-	if (res == ATTRIB_SOFTWARE) {
-		double g = INFINITY;
-		for (int c = 0; c < 2; c++)
-			if (r->busy_ns[c] > 0 &&
-			    (double)r->free_ns[c] / (double)r->busy_ns[c] < g) {
-				g = (double)r->free_ns[c] / (double)r->busy_ns[c];
-				*cls = c;
-			}
-		return isfinite(g) ? fmin(g, 1) : 0;
-	}
-	if (!(r->mask & (1u << res)))
+	if (r->dur_ns <= 0)
 		return 0;
-	int64_t busy = r->busy_ns[*cls];
-	return busy > 0 ? fmin((double)r->bneck_ns[res] / (double)busy, 1) : 0;
+	int64_t t = res == ATTRIB_SOFTWARE ? r->free_ns : r->bneck_ns[res];
+	return fmin((double)t / (double)r->dur_ns, 1);
+}
+
+double attrib_nodata(const struct attrib_row *r)
+{
+	return r->dur_ns > 0 ? fmax(1 - (double)r->data_ns / (double)r->dur_ns, 0) : 0;
 }
 
 static int by_saving(const void *a, const void *b)
@@ -1463,26 +1820,67 @@ static int by_saving(const void *a, const void *b)
 
 size_t attrib_bottlenecks(const struct attrib_row *r, struct attrib_bneck *out)
 {
-	double g[ATTRIB_NRES + 1];
-	int cls[ATTRIB_NRES + 1];
-	for (int x = 0; x <= ATTRIB_NRES; x++)
-		g[x] = frac(r, x, &cls[x]);
+	double g[ATTRIB_NBNECK];
+	for (int x = 0; x < ATTRIB_NBNECK; x++)
+		g[x] = frac(r, x);
 	size_t n = 0;
-	for (int x = 0; x <= ATTRIB_NRES; x++) {
+	for (int x = 0; x < ATTRIB_NBNECK; x++) {
 		if (!(g[x] > 0))
 			continue;
 		double others = 0;
-		for (int y = 0; y < ATTRIB_NRES; y++)
+		for (int y = 0; y < ATTRIB_NBNECK; y++)
 			if (y != x)
 				others = fmax(others, g[y]);
-		/* GradeML's gain, over the time the class's work covers */
+		/* GradeML's gain, over the phase's window; what its code would
+		 * save is known only where its work was traced */
 		double gain = fmax(fmin(g[x], 1 - others), 0);
-		double span =
-		    (double)(r->busy_ns[cls[x]] < r->dur_ns ? r->busy_ns[cls[x]] : r->dur_ns);
-		out[n++] = (struct attrib_bneck){x, g[x], r->dur_ns - llround(gain * span)};
+		int64_t work = r->busy_ns[0] > r->busy_ns[1] ? r->busy_ns[0] : r->busy_ns[1];
+		int64_t span = x == ATTRIB_SOFTWARE && work < r->dur_ns ? work : r->dur_ns;
+		out[n++] = (struct attrib_bneck){x, g[x], r->dur_ns - llround(gain * (double)span)};
 	}
 	qsort(out, n, sizeof(*out), by_saving);
 	return n;
+}
+
+const char *attrib_bound_short(int res)
+{
+	static const char *const shorts[ATTRIB_NBNECK] = {"cpu", "gpu",	 "gmem", "disk",
+							  "net", "1cpu", "sw"};
+	return res >= 0 && res < ATTRIB_NBNECK ? shorts[res] : "?";
+}
+
+void attrib_bound_text(const struct attrib_row *r, struct sbuf *out)
+{
+	struct attrib_bneck b[ATTRIB_NBNECK];
+	size_t n = attrib_bottlenecks(r, b);
+	double nodata = attrib_nodata(r);
+	char d[32], w[32];
+	int shown_nodata = nodata >= 0.005;
+	if (!n && !shown_nodata) {
+		sbuf_adds(out, "-");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		sbuf_addf(out, "%s%s %.0f%%", i ? ", " : "", attrib_res_name(b[i].res),
+			  100 * b[i].frac);
+	if (shown_nodata)
+		sbuf_addf(out, "%sno data %.0f%%", n ? ", " : "", 100 * nodata);
+	sbuf_addf(out, " of its %s", text_duration(d, sizeof(d), r->dur_ns));
+	if (n && b[0].res != ATTRIB_SOFTWARE && b[0].without_ns < r->dur_ns)
+		sbuf_addf(out, "; %s without %s", text_duration(w, sizeof(w), b[0].without_ns),
+			  attrib_res_name(b[0].res));
+}
+
+void attrib_work_text(const struct attrib_row *r, struct sbuf *out)
+{
+	char d[32];
+	int k = 0;
+	for (int c = 0; c < 2; c++)
+		if (r->busy_ns[c] > 0 && r->busy_ns[c] < r->dur_ns)
+			sbuf_addf(out, "%s%s work %s", k++ ? ", " : " (its ", c ? "device" : "host",
+				  text_duration(d, sizeof(d), r->busy_ns[c]));
+	if (k)
+		sbuf_addc(out, ')');
 }
 
 /* ---- the cache ---- */
@@ -1506,22 +1904,30 @@ int attrib_save(sqlite3 *db, const struct attribution *a, char **err)
 	for (size_t i = 0; i < a->nrows; i++) {
 		const struct attrib_row *r = &a->rows[i];
 		sqlite3_bind_int64(row, 1, r->phase_id);
-		/* the resources, then one software row per class that worked */
-		for (int x = 0; x <= ATTRIB_NRES + 1; x++) {
-			int sw = x >= ATTRIB_SOFTWARE;
-			int cls = sw ? x - ATTRIB_SOFTWARE : attrib_res_device(x);
-			if (sw ? !r->busy_ns[cls] : !(r->mask & (1u << x)))
+		/* the resources it demands (single-thread with cpu), then the
+		 * time with data and its software-bound part, then the work */
+		for (int x = 0; x < ATTRIB_NBOUND + 2; x++) {
+			int on = x < ATTRIB_NRES      ? r->mask & (1u << x)
+				 : x == ATTRIB_THREAD ? r->mask & (1u << ATTRIB_CPU)
+						      : 1;
+			if (!on)
 				continue;
-			sqlite3_bind_text(row, 2, sw ? software_name[cls] : attrib_res_name(x), -1,
-					  SQLITE_STATIC);
-			if (sw) {
-				sqlite3_bind_null(row, 3);
-				sqlite3_bind_int64(row, 5, r->free_ns[cls]);
-			} else {
+			const char *name = x < ATTRIB_NBOUND	? attrib_res_name(x)
+					   : x == ATTRIB_NBOUND ? CACHE_SOFTWARE
+								: CACHE_WORK;
+			int64_t busy = x < ATTRIB_NBOUND    ? r->busy_ns[attrib_res_device(x)]
+				       : x == ATTRIB_NBOUND ? r->data_ns
+							    : r->busy_ns[0];
+			int64_t bn = x < ATTRIB_NBOUND	  ? r->bneck_ns[x]
+				     : x == ATTRIB_NBOUND ? r->free_ns
+							  : r->busy_ns[1];
+			sqlite3_bind_text(row, 2, name, -1, SQLITE_STATIC);
+			if (x < ATTRIB_NRES)
 				sqlite3_bind_double(row, 3, r->use[x]);
-				sqlite3_bind_int64(row, 5, r->bneck_ns[x]);
-			}
-			sqlite3_bind_int64(row, 4, r->busy_ns[cls]);
+			else
+				sqlite3_bind_null(row, 3);
+			sqlite3_bind_int64(row, 4, busy);
+			sqlite3_bind_int64(row, 5, bn);
 			if (sqlite3_step(row) != SQLITE_DONE)
 				goto fail;
 			sqlite3_reset(row);
@@ -1551,20 +1957,24 @@ out:
  * r; -1 for a resource it does not know. */
 static int fill(struct attrib_row *r, const char *res, int64_t busy, int64_t bn, double usage)
 {
-	for (int c = 0; c < 2; c++) {
-		if (strcmp(res, software_name[c]))
-			continue;
-		r->busy_ns[c] = busy;
-		r->free_ns[c] = bn;
+	if (!strcmp(res, CACHE_SOFTWARE)) {
+		r->data_ns = busy;
+		r->free_ns = bn;
+		return 0;
+	}
+	if (!strcmp(res, CACHE_WORK)) {
+		r->busy_ns[0] = busy;
+		r->busy_ns[1] = bn;
 		return 0;
 	}
 	int x = attrib_res_of(res);
-	if (x < 0 || x == ATTRIB_SOFTWARE)
+	if (x < 0 || x >= ATTRIB_NBOUND)
 		return -1;
-	int c = attrib_res_device(x);
-	r->mask |= 1u << x;
-	r->busy_ns[c] = busy;
-	r->use[x] = usage;
+	if (x < ATTRIB_NRES) {
+		r->mask |= 1u << x;
+		r->use[x] = usage;
+	}
+	r->busy_ns[attrib_res_device(x)] = busy;
 	r->bneck_ns[x] = bn;
 	return 0;
 }

@@ -22,14 +22,23 @@
  * variable, background), capped at capacity, and split among the active
  * phases by their demand; composite phases sum their descendants.
  *
- * Bottlenecks: a phase is bottlenecked on a metric while the metric is at
- * >= 95% of capacity (global) or the phase gets >= 95% of the share
- * available to it (local).  Per resource type, the time bottlenecked is
- * counted over the phase's work that demands it; the time its work ran
- * while nothing it demands was saturated is software-bound time.  With g
- * the bottlenecked fraction of each resource, GradeML's gain without a
- * bottleneck is min(g, 1 - max g of the others), of the time the work of
- * its class covers: min(dur, work time).
+ * Bottlenecks (Grade10's rule, on what was measured): a resource is
+ * saturated while a sample holding then (model/sample.h) is at >= 95% of
+ * its capacity; upsampled usage never decides it, since a sample period's
+ * usage packed into the work that ran in it says nothing of saturation.
+ * Two refinements judge a resource by its parts and by who waits on it:
+ * single-thread, one CPU (cpuN.util) at >= 95% while cpu.util is below
+ * 95%; and disk, also while a disk's %util is >= 50% and the host's
+ * cpu.iowait amounts to 0.2 of a CPU or more (x the CPUs that have a
+ * series), since one synchronous writer keeps a device busy only while its
+ * request is in flight.  A phase is judged over its own window on the
+ * resources its work demands (single-thread with cpu), in the classes its
+ * work ran in (any of them saturated counts): bound by r for the time r
+ * was saturated; software-bound for the time some such metric holds a
+ * value and none is saturated; the rest of its window has no data.  With
+ * g each bound's share of the window, GradeML's gain without one is
+ * min(g, 1 - max g of the others) of the duration (for software-bound, of
+ * the time its work covers: only there is its code known).
  *
  * Figures are kept for phases of at least ATTRIB_MIN_NS (and every
  * workflow, step, rank, process, thread and stream); shorter phases count
@@ -55,29 +64,36 @@ enum attrib_res {
 	ATTRIB_RES_LIST(X)
 #undef X
 	    ATTRIB_NRES,
-	ATTRIB_SOFTWARE = ATTRIB_NRES /* a pseudo-resource: nothing saturated */
+	/* bounds that are not attributed: */
+	ATTRIB_THREAD = ATTRIB_NRES, /* one CPU saturated, not all */
+	ATTRIB_NBOUND,
+	ATTRIB_SOFTWARE = ATTRIB_NBOUND, /* nothing saturated */
+	ATTRIB_NBNECK			 /* what attrib_bottlenecks may return */
 };
 
 #define ATTRIB_MIN_NS	 100000 /* 100 us */
 #define ATTRIB_SATURATED 0.95
+#define ATTRIB_IO_BUSY	 0.50 /* a disk's %util, of capacity, ... */
+#define ATTRIB_IO_WAIT	 0.20 /* ... with this much iowait, in CPUs */
 
-/* "cpu", "gpu", "gpu-mem", "disk", "net", "software". */
+/* "cpu", "gpu", "gpu-mem", "disk", "net", "single-thread", "software". */
 const char *attrib_res_name(int res);
 /* The resource named s, or -1. */
 int attrib_res_of(const char *s);
 /* 1 when the resource is a device's (its work is device work), else 0. */
 int attrib_res_device(int res);
 
-/* One phase's figures.  Work is split into host work (class 0) and device
- * work (class 1); a resource's fractions are of the work of its class. */
+/* One phase's figures.  Its work (its own and its descendants') is host
+ * work (class 0) or device work (class 1); bounds are of its window. */
 struct attrib_row {
 	int64_t phase_id, dur_ns;
-	int kind;		       /* enum phase_kind */
-	int64_t busy_ns[2];	       /* its work's time (its own and its descendants') */
-	int64_t free_ns[2];	       /* of that, while nothing it demands was saturated */
-	unsigned mask;		       /* bit r: the work demands resource r */
-	double use[ATTRIB_NRES];       /* mean attributed usage over dur_ns, 1.0 = one resource */
-	int64_t bneck_ns[ATTRIB_NRES]; /* work time bottlenecked on r */
+	int kind;			 /* enum phase_kind */
+	int64_t busy_ns[2];		 /* its work's time, host and device */
+	unsigned mask;			 /* bit r: the work demands resource r */
+	double use[ATTRIB_NRES];	 /* mean attributed usage over dur_ns, 1.0 = one resource */
+	int64_t bneck_ns[ATTRIB_NBOUND]; /* of dur_ns, the time bound by r */
+	int64_t data_ns;		 /* of dur_ns, the time a judged metric holds a value */
+	int64_t free_ns;		 /* of that, the time nothing judged was saturated */
 };
 
 /* A fitted demand: per metric and phase type. */
@@ -155,15 +171,35 @@ const struct attrib_row *attrib_find(const struct attribution *a, int64_t phase_
 int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, int64_t phase_id,
 		  int64_t t0, int64_t t1, int nb, double *out, char **err);
 
-/* One bottleneck of a row: a resource or ATTRIB_SOFTWARE. */
+/* One bottleneck of a row: a bound (resource, ATTRIB_THREAD) or
+ * ATTRIB_SOFTWARE. */
 struct attrib_bneck {
 	int res;
-	double frac;	    /* of its class's work */
+	double frac;	    /* of its duration */
 	int64_t without_ns; /* estimated duration without it */
 };
 /* The row's bottlenecks with a fraction > 0, largest saving first; out
- * holds ATTRIB_NRES + 1.  Returns how many. */
+ * holds ATTRIB_NBNECK.  Returns how many. */
 size_t attrib_bottlenecks(const struct attrib_row *r, struct attrib_bneck *out);
+
+/* A row's share of its window with no data: no judged metric holds. */
+double attrib_nodata(const struct attrib_row *r);
+/* What bounds the row, in words the report and the explorer share: "cpu
+ * 89%, software 11% of its 11.3 s; 1.29 s without cpu" (each bound's share
+ * of the duration, largest saving first, the time with no data, and the
+ * estimate without the first), or "-" when it has none. */
+struct sbuf;
+void attrib_bound_text(const struct attrib_row *r, struct sbuf *out);
+/* " (its host work 101 ms)": how much of its window its work covers, when
+ * not all of it (the use is a mean over the whole window). */
+void attrib_work_text(const struct attrib_row *r, struct sbuf *out);
+/* A bound's name in at most four columns ("cpu", "1cpu", "gmem", "sw"). */
+const char *attrib_bound_short(int res);
+/* The bound a metric series is judged for: its resource when attributed,
+ * ATTRIB_THREAD for a CPU's cpuN.util, ATTRIB_IOWAIT for cpu.iowait (the
+ * disk's second rule); -1 for any other. */
+#define ATTRIB_IOWAIT ATTRIB_NBNECK
+int attrib_series_bound(const char *resource, const char *name);
 
 /* Replaces the cache tables' rows (attribution, attribution_fit) inside the
  * caller's transaction; reads them back. */

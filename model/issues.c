@@ -355,18 +355,43 @@ static void critical(struct ranking *rk, struct analysis *a)
 	}
 }
 
+/* What saturates a bound (model/attrib.h), and what would relieve it. */
+static const char *rule(int res)
+{
+	switch (res) {
+	case ATTRIB_CPU:
+		return "the CPU was saturated (cpu.util >= 95%)";
+	case ATTRIB_THREAD:
+		return "one CPU was saturated (>= 95%) while cpu.util was not: a single-thread"
+		       " bottleneck";
+	case ATTRIB_GPU:
+		return "the GPU was saturated (utilization.gpu >= 95%)";
+	case ATTRIB_GPU_MEM:
+		return "GPU memory was saturated (utilization.memory >= 95%)";
+	case ATTRIB_DISK:
+		return "the disk held it back (%util >= 95%, or >= 50% with iowait of 0.2 CPU or"
+		       " more): I/O-bound";
+	default:
+		return "the network was saturated (an interface >= 95%)";
+	}
+}
+
 static const char *advice(int res)
 {
 	switch (res) {
 	case ATTRIB_CPU:
 		return "more cores, or less CPU work in the loop (more data-loader workers,"
 		       " preprocessing done ahead)";
+	case ATTRIB_THREAD:
+		return "spreading the work over processes (the GIL, a serial loop), or vectorising"
+		       " it";
 	case ATTRIB_GPU:
 		return "faster kernels (mixed precision, fused operators) or more GPUs";
 	case ATTRIB_GPU_MEM:
 		return "fewer memory round trips (fused operators, larger batches)";
 	case ATTRIB_DISK:
-		return "faster storage, or the data cached in memory";
+		return "faster storage, larger and fewer synchronous writes (fewer fsyncs), or the"
+		       " data cached in memory";
 	default:
 		return "a faster network, or less data sent";
 	}
@@ -380,30 +405,40 @@ static void bottlenecks(struct ranking *rk, struct analysis *a, const struct cop
 		const struct attrib_row *r = &a->attr.rows[i];
 		if (r->kind != PHASE_STEP && r->kind != PHASE_RANK && r->kind != PHASE_STAGE)
 			continue;
-		struct attrib_bneck b[ATTRIB_NRES + 1];
+		struct attrib_bneck b[ATTRIB_NBNECK];
 		if (!attrib_bottlenecks(r, b))
 			continue;
 		int64_t gain = r->dur_ns - b[0].without_ns;
 		if (gain <= 0 || (b[0].res == ATTRIB_SOFTWARE &&
 				  copies_explain(cb, ncb, r->phase_id, r->dur_ns)))
 			continue;
-		char d[32], g[32];
+		char d[32], g[32], nodata[48] = "";
 		text_duration(d, sizeof(d), r->dur_ns);
 		text_duration(g, sizeof(g), gain);
+		if (attrib_nodata(r) >= 0.005)
+			snprintf(nodata, sizeof(nodata), " (no data for %.0f%% of it)",
+				 100 * attrib_nodata(r));
 		char *name = analysis_phase_name(rk->st, r->phase_id);
 		int64_t wf = workflow_ns(rk, r->phase_id);
 		char *why;
-		if (b[0].res == ATTRIB_SOFTWARE)
+		if (b[0].res == ATTRIB_SOFTWARE) {
+			char judged[64] = "";
+			size_t k = 0;
+			for (int x = 0; x < ATTRIB_NRES; x++)
+				if (r->mask & (1u << x))
+					k +=
+					    (size_t)snprintf(judged + k, sizeof(judged) - k, "%s%s",
+							     k ? ", " : "", attrib_res_name(x));
 			why = xasprintf(
-			    "%s: no resource was saturated during %.0f%% of its work, so the"
-			    " time goes to Python, synchronisation or waiting, not to hardware:"
-			    " up to %s of its %s",
-			    name, 100 * b[0].frac, g, d);
-		else
-			why = xasprintf("%s: %s saturated during %.0f%% of its work; %s would save"
-					" about %s of its %s",
-					name, attrib_res_name(b[0].res), 100 * b[0].frac,
-					advice(b[0].res), g, d);
+			    "%s: nothing it demands and was measured (%s) was saturated during"
+			    " %.0f%% of its %s%s, so the time goes to Python, synchronisation or"
+			    " waiting, not to hardware: up to %s",
+			    name, judged, 100 * b[0].frac, d, nodata, g);
+		} else {
+			why = xasprintf("%s: %s during %.0f%% of its %s%s; %s would save about %s",
+					name, rule(b[0].res), 100 * b[0].frac, d, nodata,
+					advice(b[0].res), g);
+		}
 		free(name);
 		add(a, rk,
 		    (struct issue){.kind = b[0].res == ATTRIB_SOFTWARE ? "software-bound"

@@ -56,6 +56,54 @@ static int64_t clamp(int64_t v, int64_t lo, int64_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
+#define NODE_COLS                                                                                  \
+	"SELECT p.id, p.kind, n.text, c.text, p.start_ns, p.dur_ns, p.self_ns,"                    \
+	" p.device_ns, p.child_count, p.track_id, p.source_id, p.depth"                            \
+	" FROM phases p JOIN strings n ON n.id = p.name_id"                                        \
+	" LEFT JOIN strings c ON c.id = p.cat_id"
+
+/* A node's fields from a row of NODE_COLS. */
+static void node_read(struct model *m, sqlite3_stmt *q, struct mnode *c)
+{
+	c->id = sqlite3_column_int64(q, 0);
+	c->kind = sqlite3_column_int(q, 1);
+	c->name = model_intern(m, sqlite3_column_text(q, 2), sqlite3_column_bytes(q, 2));
+	if (!c->name)
+		c->name = "";
+	c->category = model_intern(m, sqlite3_column_text(q, 3), sqlite3_column_bytes(q, 3));
+	c->start_ns = clamp(sqlite3_column_int64(q, 4), MODEL_TIME_MIN, MODEL_TIME_MAX);
+	c->dur_ns = clamp(sqlite3_column_int64(q, 5), 0, MODEL_TIME_MAX);
+	c->self_ns = sqlite3_column_int64(q, 6);
+	c->device_ns = sqlite3_column_int64(q, 7);
+	c->child_count = sqlite3_column_int64(q, 8);
+	c->track_id = sqlite3_column_int64(q, 9);
+	c->source_id = sqlite3_column_int64(q, 10);
+	c->depth = sqlite3_column_int(q, 11);
+}
+
+int model_phase(struct model *m, int64_t id, struct mnode *out, char **err)
+{
+	sqlite3 *db = store_db(m->st);
+	sqlite3_stmt *q;
+	memset(out, 0, sizeof(*out));
+	if (sqlite3_prepare_v2(db, NODE_COLS " WHERE p.id = ?1", -1, &q, NULL) != SQLITE_OK) {
+		*err =
+		    xasprintf("%s: cannot read phases: %s", store_path(m->st), sqlite3_errmsg(db));
+		return -1;
+	}
+	sqlite3_bind_int64(q, 1, id);
+	int rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW)
+		node_read(m, q, out);
+	sqlite3_finalize(q);
+	if (rc == SQLITE_ROW)
+		return 1;
+	if (rc == SQLITE_DONE)
+		return 0;
+	*err = xasprintf("%s: cannot read phases: %s", store_path(m->st), sqlite3_errmsg(db));
+	return -1;
+}
+
 int model_children(struct model *m, struct mnode *n, char **err)
 {
 	if (n->loaded)
@@ -69,22 +117,8 @@ int model_children(struct model *m, struct mnode *n, char **err)
 	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		struct mnode *c = new_node(m);
-		c->id = sqlite3_column_int64(q, 0);
+		node_read(m, q, c);
 		c->parent = n;
-		c->kind = sqlite3_column_int(q, 1);
-		c->name = model_intern(m, sqlite3_column_text(q, 2), sqlite3_column_bytes(q, 2));
-		if (!c->name)
-			c->name = "";
-		c->category =
-		    model_intern(m, sqlite3_column_text(q, 3), sqlite3_column_bytes(q, 3));
-		c->start_ns = clamp(sqlite3_column_int64(q, 4), MODEL_TIME_MIN, MODEL_TIME_MAX);
-		c->dur_ns = clamp(sqlite3_column_int64(q, 5), 0, MODEL_TIME_MAX);
-		c->self_ns = sqlite3_column_int64(q, 6);
-		c->device_ns = sqlite3_column_int64(q, 7);
-		c->child_count = sqlite3_column_int64(q, 8);
-		c->track_id = sqlite3_column_int64(q, 9);
-		c->source_id = sqlite3_column_int64(q, 10);
-		c->depth = sqlite3_column_int(q, 11);
 		XGROW(n->children, n->nchildren + 1, alloc);
 		n->children[n->nchildren++] = c;
 	}
@@ -152,14 +186,9 @@ int model_open(const char *path, struct model **out, char **err)
 		free(m);
 		return -1;
 	}
-	if (sqlite3_prepare_v2(
-		store_db(m->st),
-		"SELECT p.id, p.kind, n.text, c.text, p.start_ns, p.dur_ns, p.self_ns,"
-		" p.device_ns, p.child_count, p.track_id, p.source_id, p.depth"
-		" FROM phases p JOIN strings n ON n.id = p.name_id"
-		" LEFT JOIN strings c ON c.id = p.cat_id"
-		" WHERE p.parent_id IS ?1 ORDER BY p.start_ns, p.id",
-		-1, &m->children_q, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(store_db(m->st),
+			       NODE_COLS " WHERE p.parent_id IS ?1 ORDER BY p.start_ns, p.id", -1,
+			       &m->children_q, NULL) != SQLITE_OK) {
 		*err =
 		    xasprintf("%s: cannot read phases: %s", path, sqlite3_errmsg(store_db(m->st)));
 		model_free(m);

@@ -67,9 +67,12 @@ struct mseries {
 	int64_t id;
 	const char *name, *host, *resource, *unit; /* host, resource, unit may be NULL */
 	double capacity;			   /* 0 when unknown */
+	const char *value_kind;			   /* "mean", "instant", "counter" */
 	int64_t samples;
-	int64_t t0, t1;	       /* first and last sample */
-	double min, mean, max; /* mean is time-weighted */
+	int64_t t0, t1;		    /* the first sample, and where the last stops holding */
+	int64_t period_ns, hold_ns; /* how long its samples hold (model/sample.h) */
+	int64_t covered_ns;	    /* of [t0, t1), the time a value holds: t1 - t0 less the gaps */
+	double min, mean, max;	    /* mean is time-weighted over covered_ns */
 };
 
 struct model;
@@ -79,6 +82,9 @@ void model_free(struct model *m);
 struct store *model_store(struct model *m);
 /* The root: a virtual node whose children are the workflows, already loaded. */
 struct mnode *model_root(struct model *m);
+/* Phase id as a node of its own, outside the tree (no parent, no
+ * children): 1, 0 when there is none, -1 with *err. */
+int model_phase(struct model *m, int64_t id, struct mnode *out, char **err);
 /* Loads n's children if not yet loaded. */
 int model_children(struct model *m, struct mnode *n, char **err);
 /* The track with this id, or NULL. */
@@ -89,14 +95,21 @@ void model_detail_release(struct mdetail *d);
 /* Every metric, with its statistics (read on first call). */
 int model_series(struct model *m, const struct mseries **out, size_t *n, char **err);
 /* The step-function value of a series averaged over n equal buckets of
- * [t0, t1): out[i] is the time-weighted mean in bucket i, or NAN where the
- * series has no value (before its first sample or after its last). */
-int model_series_buckets(struct model *m, int64_t metric_id, int64_t t0, int64_t t1, double *out,
-			 int n, char **err);
-/* The time-weighted mean and the highest value in force of a series over
- * [t0, t1); both NAN where it has no value there. */
-int model_series_window(struct model *m, int64_t metric_id, int64_t t0, int64_t t1, double *mean,
-			double *max, char **err);
+ * [t0, t1): out[i] is the time-weighted mean of the time in bucket i that
+ * a sample holds (model/sample.h), or NAN where none does (before the
+ * first sample, after the last, in a gap). */
+int model_series_buckets(struct model *m, const struct mseries *s, int64_t t0, int64_t t1,
+			 double *out, int n, char **err);
+/* A series over [t0, t1): the time-weighted mean of the values that hold
+ * there, the highest of them, and how long a value holds there (*covered,
+ * may be NULL); mean and max NAN where none does. */
+int model_series_window(struct model *m, const struct mseries *s, int64_t t0, int64_t t1,
+			double *mean, double *max, int64_t *covered, char **err);
+/* The scale a sparkline of s is drawn on: 0..capacity when it has one
+ * (%, cores, link speed), else its own min..max over the trace. */
+void mseries_scale(const struct mseries *s, double *lo, double *hi);
+/* That scale as text: "0..100%", "31..78 C", "0..7.5". */
+void mseries_scale_text(const struct mseries *s, char *buf, size_t n);
 /* For the model's own modules: s[0..n) as a string owned by the model
  * (NULL when s is NULL). */
 const char *model_intern(struct model *m, const unsigned char *s, int n);

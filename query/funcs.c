@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/nstime.h"
 #include "model/ptree.h"
+#include "model/sample.h"
 #include "model/sbuf.h"
 #include "query/funcs.h"
 #include "model/xalloc.h"
@@ -35,11 +37,14 @@ struct series {
 	size_t n;
 	int64_t *t;
 	double *v;
+	int64_t *e;	 /* e[i]: where sample i stops holding (model/sample.h) */
+	int64_t lone;	 /* a series of one sample (no period): it holds for no time */
 	double *area;	 /* area[i]: integral of the step function over [t[0], t[i]) */
+	double *cov;	 /* cov[i]: the time a sample holds over [t[0], t[i]) */
 	double *seg;	 /* max segment tree over v: seg[n + i] = v[i] */
 	double capacity; /* NAN: unknown */
 	double sat_thr;	 /* threshold sat[] was built for */
-	int64_t *sat;	 /* sat[i]: ns over [t[0], t[i]) with value >= sat_thr */
+	int64_t *sat;	 /* sat[i]: ns over [t[0], t[i]) a value >= sat_thr holds */
 	unsigned long used;
 };
 
@@ -115,7 +120,9 @@ static void series_free(struct series *s)
 		return;
 	free(s->t);
 	free(s->v);
+	free(s->e);
 	free(s->area);
+	free(s->cov);
 	free(s->seg);
 	free(s->sat);
 	free(s);
@@ -581,13 +588,17 @@ static struct series *series_get(struct qfuncs *f, int64_t id, char **err)
 	s->id = id;
 	s->capacity = NAN;
 	s->sat_thr = NAN;
-	if (sqlite3_prepare_v2(f->db, "SELECT capacity FROM metrics WHERE id = ?1", -1, &q, NULL) !=
-	    SQLITE_OK)
+	if (sqlite3_prepare_v2(f->db, "SELECT capacity, value_kind FROM metrics WHERE id = ?1", -1,
+			       &q, NULL) != SQLITE_OK)
 		goto fail;
 	sqlite3_bind_int64(q, 1, id);
-	if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL &&
-	    sqlite3_column_double(q, 0) > 0)
-		s->capacity = sqlite3_column_double(q, 0);
+	char *kind = NULL;
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		if (sqlite3_column_type(q, 0) != SQLITE_NULL && sqlite3_column_double(q, 0) > 0)
+			s->capacity = sqlite3_column_double(q, 0);
+		if (sqlite3_column_text(q, 1))
+			kind = xstrdup((const char *)sqlite3_column_text(q, 1));
+	}
 	sqlite3_finalize(q);
 	if (sqlite3_prepare_v2(f->db,
 			       "SELECT t_ns, value FROM samples WHERE metric_id = ?1 ORDER BY t_ns",
@@ -605,12 +616,24 @@ static struct series *series_get(struct qfuncs *f, int64_t id, char **err)
 	}
 	sqlite3_finalize(q);
 	q = NULL;
-	if (rc != SQLITE_DONE)
+	if (rc != SQLITE_DONE) {
+		free(kind);
 		goto fail;
+	}
+	/* each sample holds until the next or its hold (model/sample.h) */
+	int64_t period = sample_period(s->t, s->n), hold = sample_hold(period, kind);
+	free(kind);
+	s->lone = !period;
+	s->e = xmalloc((s->n + 1) * sizeof(int64_t));
 	s->area = xmalloc((s->n + 1) * sizeof(double));
-	s->area[0] = 0;
-	for (size_t i = 1; i < s->n; i++)
-		s->area[i] = s->area[i - 1] + s->v[i - 1] * since(s->t[i], s->t[i - 1]);
+	s->cov = xmalloc((s->n + 1) * sizeof(double));
+	s->area[0] = s->cov[0] = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		s->e[i] =
+		    sample_until(s->t[i], i + 1 < s->n ? s->t[i + 1] : INT64_MAX, period, hold);
+		s->area[i + 1] = s->area[i] + s->v[i] * since(s->e[i], s->t[i]);
+		s->cov[i + 1] = s->cov[i] + since(s->e[i], s->t[i]);
+	}
 	s->seg = xmalloc((2 * s->n + 1) * sizeof(double));
 	for (size_t i = 0; i < s->n; i++)
 		s->seg[s->n + i] = s->v[i];
@@ -655,39 +678,43 @@ static ptrdiff_t last_lt(const struct series *s, int64_t x)
 	return (ptrdiff_t)lo - 1;
 }
 
-/* The integral of the step function from t[0] to x, t[0] <= x <= t[n-1]. */
-static double area_to(const struct series *s, int64_t x)
+/* The integral of the step function from t[0] to x (of the value, or
+ * with value 0 of the time a sample holds). */
+static double area_to(const struct series *s, const double *pre, int value, int64_t x)
 {
 	ptrdiff_t k = last_le(s, x);
 	if (k < 0)
 		return 0;
-	if ((size_t)k == s->n - 1)
-		return s->area[k];
-	return s->area[k] + s->v[k] * since(x, s->t[k]);
+	int64_t end = x < s->e[k] ? x : s->e[k];
+	return pre[k] + (value ? s->v[k] : 1) * (end > s->t[k] ? since(end, s->t[k]) : 0);
 }
 
-/* The window [t0, t1) clipped to [t[0], t[n-1]]: 1 when it covers time. */
+/* The window [t0, t1) clipped to [t[0], the last sample's end]: 1 when it
+ * covers time. */
 static int clip(const struct series *s, int64_t t0, int64_t t1, int64_t *a, int64_t *b)
 {
 	*a = t0 > s->t[0] ? t0 : s->t[0];
-	*b = t1 < s->t[s->n - 1] ? t1 : s->t[s->n - 1];
+	*b = t1 < s->e[s->n - 1] ? t1 : s->e[s->n - 1];
 	return *b > *a;
 }
 
-/* The mean over [t0, t1); 0 with *out set, or 1 when there is none. */
+/* The mean over the time a sample holds in [t0, t1); 0 with *out set, or
+ * 1 when there is none. */
 static int window_mean(const struct series *s, int64_t t0, int64_t t1, double *out)
 {
 	int64_t a, b;
 	if (!s->n || t1 <= t0)
 		return 1;
 	if (clip(s, t0, t1, &a, &b)) {
-		*out = (area_to(s, b) - area_to(s, a)) / since(b, a);
-		return 0;
+		double cov = area_to(s, s->cov, 0, b) - area_to(s, s->cov, 0, a);
+		if (cov > 0) {
+			*out = (area_to(s, s->area, 1, b) - area_to(s, s->area, 1, a)) / cov;
+			return 0;
+		}
 	}
-	/* the last sample holds for no time but marks a window it falls in */
-	int64_t tl = s->t[s->n - 1];
-	if (tl >= t0 && tl < t1) {
-		*out = s->v[s->n - 1];
+	/* a lone sample holds for no time but marks a window it falls in */
+	if (s->lone && s->t[0] >= t0 && s->t[0] < t1) {
+		*out = s->v[0];
 		return 0;
 	}
 	return 1;
@@ -738,8 +765,8 @@ static void fn_twmax(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	if (window_mean(s, t0, t1, &m))
 		return;
 	ptrdiff_t k0 = last_le(s, t0), k1 = last_lt(s, t1);
-	if (k0 < 0)
-		k0 = 0;
+	if (k0 < 0 || (s->e[k0] <= t0 && !s->lone))
+		k0++;
 	if (k1 < k0)
 		return;
 	sqlite3_result_double(ctx, seg_max(s, (size_t)k0, (size_t)k1));
@@ -750,8 +777,9 @@ static void fn_valueat(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	struct series *s = arg_series(ctx, argv, 2);
 	if (!s || !s->n)
 		return;
-	ptrdiff_t k = last_le(s, sqlite3_value_int64(argv[1]));
-	if (k >= 0)
+	int64_t t = sqlite3_value_int64(argv[1]);
+	ptrdiff_t k = last_le(s, t);
+	if (k >= 0 && (s->e[k] > t || (s->lone && s->t[k] == t)))
 		sqlite3_result_double(ctx, s->v[k]);
 }
 
@@ -760,9 +788,8 @@ static int64_t sat_to(const struct series *s, int64_t x)
 	ptrdiff_t k = last_le(s, x);
 	if (k < 0)
 		return 0;
-	if ((size_t)k == s->n - 1)
-		return s->sat[k];
-	return s->sat[k] + (s->v[k] >= s->sat_thr ? x - s->t[k] : 0);
+	int64_t end = x < s->e[k] ? x : s->e[k];
+	return s->sat[k] + (s->v[k] >= s->sat_thr && end > s->t[k] ? ns_dur(s->t[k], end) : 0);
 }
 
 static void fn_satns(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -785,12 +812,13 @@ static void fn_satns(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	}
 	if (!s->sat || s->sat_thr != thr) {
 		free(s->sat);
-		s->sat = xmalloc(s->n * sizeof(int64_t));
+		s->sat = xmalloc((s->n + 1) * sizeof(int64_t));
 		s->sat_thr = thr;
 		s->sat[0] = 0;
-		for (size_t i = 1; i < s->n; i++)
+		for (size_t i = 1; i <= s->n; i++)
 			s->sat[i] =
-			    s->sat[i - 1] + (s->v[i - 1] >= thr ? s->t[i] - s->t[i - 1] : 0);
+			    ns_sum(s->sat[i - 1],
+				   s->v[i - 1] >= thr ? ns_dur(s->t[i - 1], s->e[i - 1]) : 0);
 	}
 	int64_t a, b, t0 = sqlite3_value_int64(argv[1]), t1 = sqlite3_value_int64(argv[2]);
 	sqlite3_result_int64(ctx,

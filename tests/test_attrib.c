@@ -117,15 +117,17 @@ static const struct attrib_row *row(const struct attribution *a, int64_t id)
 }
 
 /* GPU 0 of host h: kernels [0, 40) and [60, 100) ms on one stream under a
- * stream node spanning [0, 100); utilization.gpu says 80% over [0, 100).
- * Kernels have Exact(100) demand: the exact pass needs 100 * .8 = 80,
- * exactly the sample, so each kernel runs at 100%: saturated the whole
- * time.  The stream node: device work 80 ms, all of it bottlenecked on
- * gpu, none free; mean use 80 ms * 1.0 / 100 ms = 0.8 of the GPU.
- * A kernel of host "other" at the same time, with no metric of its own,
- * is never charged.  All of it from t0 on; kernel 3's stored duration is
- * last_dur. */
-static void saturated_gpu(struct fx *f, long long t0, long long last_dur)
+ * stream node spanning [0, 100); utilization.gpu says `util` over [0, 100)
+ * (and 0 over [100, 200): the last sample holds one period).  Kernels have
+ * Exact(100) demand: the exact pass needs 100 * .8 = 80, what an 80%
+ * sample holds, so each kernel is charged 100% while it runs: the stream
+ * node's device work is 80 ms and its mean use 80 ms * 1.0 / 100 ms = 0.8
+ * of the GPU.  Upsampled use never says a resource was saturated: at 80%
+ * the GPU was not, and the node's 100 ms are software-bound; at 97% it
+ * was, the whole 100 ms.  A kernel of host "other" at the same time, with
+ * no metric of its own, is never charged.  All of it from t0 on; kernel
+ * 3's stored duration is last_dur. */
+static void gpu_at(struct fx *f, long long t0, long long last_dur, int util)
 {
 	sqlite3 *db = f->db;
 	sql(db,
@@ -139,23 +141,25 @@ static void saturated_gpu(struct fx *f, long long t0, long long last_dur)
 	phase(db, 5, 4, PHASE_KERNEL, 2, t0, t0 + 100 * MS, 0);
 	sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity) VALUES"
 		" (1, 'h', 'gpu0', 'utilization.gpu', '%%', 'instant', 100)");
-	sql(db, "INSERT INTO samples VALUES (1, %lld, 80), (1, %lld, 0)", t0, t0 + 100 * MS);
+	sql(db, "INSERT INTO samples VALUES (1, %lld, %d), (1, %lld, 0)", t0, util, t0 + 100 * MS);
 	struct attribution a;
 	char *err = NULL;
+	int sat = util >= 95;
 	assert_int_equal(attrib_compute(db, f->path, &a, &err), 0);
 	const struct attrib_row *r = row(&a, 1);
 	assert_int_equal(r->busy_ns[1], 80 * MS);
-	assert_int_equal(r->bneck_ns[ATTRIB_GPU], 80 * MS);
-	assert_int_equal(r->free_ns[1], 0);
+	assert_int_equal(r->bneck_ns[ATTRIB_GPU], sat ? 100 * MS : 0);
+	assert_int_equal(r->data_ns, 100 * MS);
+	assert_int_equal(r->free_ns, sat ? 0 : 100 * MS);
 	assert_true(fabs(r->use[ATTRIB_GPU] - 0.8) < 1e-9);
 	assert_true(r->mask & (1u << ATTRIB_GPU));
 	assert_null(attrib_find(&a, 4));
 	assert_null(attrib_find(&a, 5));
-	/* GradeML's estimate: g = 1, nothing else: the whole work time goes */
-	struct attrib_bneck b[ATTRIB_NRES + 1];
+	/* GradeML's estimate: g = 1, nothing else: the whole duration goes */
+	struct attrib_bneck b[ATTRIB_NBNECK];
 	assert_int_equal(attrib_bottlenecks(r, b), 1);
-	assert_int_equal(b[0].res, ATTRIB_GPU);
-	assert_int_equal(b[0].without_ns, 20 * MS);
+	assert_int_equal(b[0].res, sat ? ATTRIB_GPU : ATTRIB_SOFTWARE);
+	assert_int_equal(b[0].without_ns, 0);
 	/* the cache keeps what the explorer and report read */
 	sql(db, "BEGIN");
 	assert_int_equal(attrib_save(db, &a, &err), 0);
@@ -164,14 +168,21 @@ static void saturated_gpu(struct fx *f, long long t0, long long last_dur)
 	assert_int_equal(attrib_read(db, 1, &back), 1);
 	assert_int_equal(back.bneck_ns[ATTRIB_GPU], r->bneck_ns[ATTRIB_GPU]);
 	assert_int_equal(back.busy_ns[1], r->busy_ns[1]);
+	assert_int_equal(back.data_ns, r->data_ns);
+	assert_int_equal(back.free_ns, r->free_ns);
 	assert_true(fabs(back.use[ATTRIB_GPU] - 0.8) < 1e-9);
 	assert_int_equal(attrib_read(db, 5, &back), 0);
 	attrib_release(&a);
 }
 
+static void test_gpu_at_80(void **state)
+{
+	gpu_at(*state, 0, 40 * MS, 80);
+}
+
 static void test_saturated_gpu(void **state)
 {
-	saturated_gpu(*state, 0, 40 * MS);
+	gpu_at(*state, 0, 40 * MS, 97);
 }
 
 /* The same at the ends of time, where the sweep's arithmetic on times
@@ -182,17 +193,17 @@ static void test_saturated_gpu(void **state)
  * INT64_MAX - 1, its stream's end, and the figures are the same. */
 static void test_saturated_gpu_at_the_start_of_time(void **state)
 {
-	saturated_gpu(*state, INT64_MIN, 40 * MS);
+	gpu_at(*state, INT64_MIN, 40 * MS, 97);
 }
 
 static void test_saturated_gpu_at_the_end_of_time(void **state)
 {
-	saturated_gpu(*state, INT64_MAX - 1 - 100 * MS, 40 * MS + 1);
+	gpu_at(*state, INT64_MAX - 1 - 100 * MS, 40 * MS + 1, 97);
 }
 
 static void test_saturated_gpu_past_the_end_of_time(void **state)
 {
-	saturated_gpu(*state, INT64_MAX - 1 - 100 * MS, 90 * MS);
+	gpu_at(*state, INT64_MAX - 1 - 100 * MS, 90 * MS, 97);
 }
 
 /* One CPU thread of host h, [0, 3) s, running operator 2 over [0, 1.5) s;
@@ -216,8 +227,9 @@ static void one_operator(sqlite3 *db)
  * node over [0, 3) s; cpu.util samples 60 | 30 | 0 over three seconds.
  * A is active 1, 0.5 and 0 of the three periods, so NNLS fits A's
  * Variable demand to 60 exactly (60 = 1 d, 30 = .5 d).  Upsampled, A runs
- * at 60 in both of its periods: mean use 0.6 of the CPU, never saturated,
- * so all 1.5 s of its work are software-bound. */
+ * at 60 in both of its periods: mean use 0.6 of the CPU.  Measured, the
+ * CPU is never saturated, so all 1.5 s of its window are software-bound,
+ * and the thread's 3 s too. */
 static void test_cpu_fit(void **state)
 {
 	struct fx *f = *state;
@@ -234,11 +246,12 @@ static void test_cpu_fit(void **state)
 	assert_int_equal(r->busy_ns[0], 3 * s / 2);
 	assert_true(fabs(r->use[ATTRIB_CPU] - 0.6) < 1e-6);
 	assert_int_equal(r->bneck_ns[ATTRIB_CPU], 0);
-	assert_int_equal(r->free_ns[0], 3 * s / 2);
+	assert_int_equal(r->data_ns, 3 * s / 2);
+	assert_int_equal(r->free_ns, 3 * s / 2);
 	/* the thread node sums its child: 0.9 CPU-seconds over 3 s */
 	const struct attrib_row *t = row(&a, 1);
 	assert_true(fabs(t->use[ATTRIB_CPU] - 0.3) < 1e-6);
-	struct attrib_bneck b[ATTRIB_NRES + 1];
+	struct attrib_bneck b[ATTRIB_NBNECK];
 	assert_int_equal(attrib_bottlenecks(t, b), 1);
 	assert_int_equal(b[0].res, ATTRIB_SOFTWARE);
 	assert_true(fabs(b[0].frac - 1) < 1e-9);
@@ -406,8 +419,8 @@ static void test_loop_is_an_error(void **state)
 /* Work at both ends of time on one thread: the sweep from one to the other
  * spans more than INT64_MAX nanoseconds.  An operator over [MIN, MIN + 1)
  * s, where no sample is, and one over [MAX - 2, MAX - 1) s with cpu.util
- * 100 over it, as test_nesting's: the first is all software-bound work,
- * the second all bottlenecked on cpu. */
+ * 100 over it, as test_nesting's: the first has no data at all, the
+ * second is all bound by cpu. */
 static void test_times_far_apart(void **state)
 {
 	struct fx *f = *state;
@@ -426,7 +439,9 @@ static void test_times_far_apart(void **state)
 	assert_int_equal(attrib_compute(db, f->path, &a, &err), 0);
 	assert_int_equal(row(&a, 1)->busy_ns[0], s);
 	assert_int_equal(row(&a, 1)->bneck_ns[ATTRIB_CPU], 0);
-	assert_int_equal(row(&a, 1)->free_ns[0], s);
+	assert_int_equal(row(&a, 1)->data_ns, 0);
+	assert_int_equal(row(&a, 1)->free_ns, 0);
+	assert_true(attrib_nodata(row(&a, 1)) == 1);
 	assert_int_equal(row(&a, 2)->busy_ns[0], s);
 	assert_int_equal(row(&a, 2)->bneck_ns[ATTRIB_CPU], s);
 	assert_true(fabs(row(&a, 2)->use[ATTRIB_CPU] - 1) < 1e-6);
@@ -564,22 +579,23 @@ static void check_cache_round_trip(const char *db_path, const struct attribution
 		if (!b)
 			fail_msg("phase %lld is not in the cache", (long long)r->phase_id);
 		assert_int_equal(b->mask, r->mask);
-		for (int c = 0; c < 2; c++) {
+		for (int c = 0; c < 2; c++)
 			assert_int_equal(b->busy_ns[c], r->busy_ns[c]);
-			assert_int_equal(b->free_ns[c], r->free_ns[c]);
-		}
-		for (int x = 0; x < ATTRIB_NRES; x++) {
-			if (!(r->mask & (1u << x)))
+		assert_int_equal(b->data_ns, r->data_ns);
+		assert_int_equal(b->free_ns, r->free_ns);
+		for (int x = 0; x < ATTRIB_NBOUND; x++) {
+			if (!(r->mask & (1u << (x == ATTRIB_THREAD ? ATTRIB_CPU : x))))
 				continue;
 			assert_int_equal(b->bneck_ns[x], r->bneck_ns[x]);
-			assert_true(b->use[x] == r->use[x]);
+			assert_true(x >= ATTRIB_NRES || b->use[x] == r->use[x]);
 		}
 		struct attrib_row one;
 		if (i % 97 == 0) {
 			assert_int_equal(attrib_read(w, r->phase_id, &one), 1);
 			assert_int_equal(one.busy_ns[0], r->busy_ns[0]);
 			assert_int_equal(one.busy_ns[1], r->busy_ns[1]);
-			assert_int_equal(one.free_ns[1], r->free_ns[1]);
+			assert_int_equal(one.free_ns, r->free_ns);
+			assert_int_equal(one.data_ns, r->data_ns);
 		}
 	}
 	assert_int_equal(back.nrows, kept);
@@ -676,6 +692,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_upsample_exact_and_variable),
 	    cmocka_unit_test(test_upsample_background_capped),
+	    cmocka_unit_test_setup_teardown(test_gpu_at_80, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_saturated_gpu, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_saturated_gpu_at_the_end_of_time, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_saturated_gpu_at_the_start_of_time, setup,

@@ -87,7 +87,7 @@ static void write_db(const char *path, int kind)
 	int64_t src = store_add_source(st, &sr, &err);
 	assert_true(src > 0);
 	if (kind == 0) {
-		/* 10 over [0, 600), 40 over [600, 1000), then 20 for no time */
+		/* 10 over [0, 600), 40 over [600, 1000), then 20 for a period */
 		int64_t util = add_metric(st, src, "node1", "cpu", "util", "%");
 		sample(st, util, 0, 10);
 		sample(st, util, 600, 40);
@@ -240,14 +240,16 @@ static void test_metrics_stats(void **state)
 	int y = find_row(f, "util");
 	assert_int_equal(y, 2); /* ordered by host, resource, name */
 	fields(f, y, got, sizeof(got), spark, sizeof(spark));
-	/* mean = (10 * 600 + 40 * 400) / 1000 = 22; the last sample holds for no time */
-	assert_string_equal(got, "node1 % 10 22 40 3");
+	/* samples 600 and 400 apart: the period is 400 (model/sample.h), which
+	 * the last sample holds: (10 * 600 + 40 * 400 + 20 * 400) / 1400 */
+	assert_string_equal(got, "node1 % 10 21.4 40 3");
 
 	y = find_row(f, "ramp");
 	assert_int_equal(y, 3);
 	fields(f, y, got, sizeof(got), spark, sizeof(spark));
-	/* mean = (0 + 1 + ... + 9) * 100 / 1000 = 4.5; max 10 is the last sample */
-	assert_string_equal(got, "node1 W 0 4.5 10 11");
+	/* mean = (0 + 1 + ... + 10) * 100 / 1100 = 5: the last sample, 10,
+	 * holds one period */
+	assert_string_equal(got, "node1 W 0 5 10 11");
 
 	y = find_row(f, "idle");
 	assert_int_equal(y, 5);
@@ -468,8 +470,8 @@ static void test_metrics_far_times(void **state)
 	assert_int_equal(n, 1);
 	assert_true(s[0].mean >= 1 && s[0].mean <= 2);
 	double out[8];
-	assert_int_equal(
-	    model_series_buckets(f->m, s[0].id, INT64_MIN + 1, INT64_MAX, out, 8, &err), 0);
+	assert_int_equal(model_series_buckets(f->m, &s[0], INT64_MIN + 1, INT64_MAX, out, 8, &err),
+			 0);
 	assert_true(out[0] == 1);
 	assert_true(out[7] >= 1 && out[7] <= 2);
 	draw(f); /* the window covers every sample */

@@ -883,12 +883,17 @@ static void test_twmean_by_hand(void **state)
 	struct query_result r = run_ok(db, "phases | with cpu.util | select id, cpu.util.mean,"
 					   " cpu.util.max | sort id");
 	assert_int_equal(r.nrows, 4);
-	/* wf [1000, 11000): covered to the last sample at 9000:
-	 * (1500x10 + 1500x50 + 1500x100 + 3500x20) / 8000 = 38.75 */
-	assert_true(fabs(cell_real(&r, 0, 1) - 38.75) < 1e-9);
+	/* cpu.util's samples (interval means) are 2500, 1500, 1500 and 3500 ns
+	 * apart: its period is 1500 (the lower median), so a sample holds
+	 * 2250 at most (model/sample.h): 10 over [0, 2250), 20 over [5500,
+	 * 7750), the last one, 0, over its own period [9000, 10500); there is
+	 * no value in [2250, 2500) nor in [7750, 9000).
+	 * wf [1000, 11000): (1250x10 + 1500x50 + 1500x100 + 2250x20 + 1500x0)
+	 * / 8000 = 35.3125 */
+	assert_true(fabs(cell_real(&r, 0, 1) - 35.3125) < 1e-9);
 	assert_true(fabs(cell_real(&r, 0, 2) - 100) < 1e-9);
-	/* mm [2000, 5000): (500x10 + 1500x50 + 1000x100) / 3000 = 60; max 100 */
-	assert_true(fabs(cell_real(&r, 2, 1) - 60) < 1e-9);
+	/* mm [2000, 5000): (250x10 + 1500x50 + 1000x100) / 2750; max 100 */
+	assert_true(fabs(cell_real(&r, 2, 1) - 177500.0 / 2750) < 1e-9);
 	assert_true(fabs(cell_real(&r, 2, 2) - 100) < 1e-9);
 	/* add [6000, 7000): 20 throughout */
 	assert_true(fabs(cell_real(&r, 3, 1) - 20) < 1e-9);
@@ -912,12 +917,12 @@ static void test_twmean_by_hand(void **state)
 
 	/* windows of metrics: whole series, during, between */
 	r = run_ok(db, "metrics cpu.util | select mean, max");
-	/* [0, 9000): (2500x10 + 1500x50 + 1500x100 + 3500x20) / 9000 */
-	assert_true(fabs(cell_real(&r, 0, 0) - 320000.0 / 9000) < 1e-9);
+	/* [0, 10500): (2250x10 + 1500x50 + 1500x100 + 2250x20 + 1500x0) / 9000 */
+	assert_true(fabs(cell_real(&r, 0, 0) - 292500.0 / 9000) < 1e-9);
 	query_result_release(&r);
 	r = run_ok(db,
 		   "metrics cpu.util | during /wf/step1/aten::mm | select mean, max, sat, phase");
-	assert_true(fabs(cell_real(&r, 0, 0) - 60) < 1e-9);
+	assert_true(fabs(cell_real(&r, 0, 0) - 177500.0 / 2750) < 1e-9);
 	assert_true(query_cell(&r, 0, 2)->i == 1000);
 	assert_true(query_cell(&r, 0, 3)->i == 3);
 	query_result_release(&r);
@@ -925,12 +930,20 @@ static void test_twmean_by_hand(void **state)
 	r = run_ok(db, "metrics cpu.util | between 3us and 4.5us | select mean");
 	assert_true(fabs(cell_real(&r, 0, 0) - 100) < 1e-9);
 	query_result_release(&r);
-	/* after the last sample there is no value; at it, its own */
+	/* the last sample holds over its own period, and no longer */
 	r = run_ok(db, "metrics cpu.util | between 8000ns and 9000ns | select mean, max");
 	assert_true(fabs(cell_real(&r, 0, 0) - 0) < 1e-9);
 	query_result_release(&r);
-	r = run_ok(db, "metrics cpu.util | between 9000ns and 10000ns | select mean");
+	r = run_ok(db, "metrics cpu.util | between 9500ns and 10000ns | select mean");
 	assert_int_equal(query_cell(&r, 0, 0)->type, QP_NULL);
+	query_result_release(&r);
+	/* in a gap there is no value: [7800, 8900) is after 20 stopped holding */
+	r = run_ok(db, "metrics cpu.util | between 6800ns and 7900ns | select mean, max, sat");
+	assert_int_equal(query_cell(&r, 0, 0)->type, QP_NULL);
+	assert_int_equal(query_cell(&r, 0, 1)->type, QP_NULL);
+	query_result_release(&r);
+	r = run_ok(db, "phases | saturated cpu.util >= 5 | select id, cpu.util.sat | sort id");
+	assert_true(query_cell(&r, 0, 1)->i == 8000 - 1500); /* wf: not the gaps, not 0 */
 	query_result_release(&r);
 	sqlite3_close(db);
 }
@@ -968,10 +981,18 @@ static void test_twmean_matches_model(void **state)
 	static const int64_t windows[][2] = {
 	    {1000, 11000}, {2000, 5000}, {6000, 7000}, {-50, 1},     {0, 2500},	   {2500, 2501},
 	    {8999, 9001},  {9000, 9500}, {9001, 9500}, {4000, 4000}, {3999, 5501}, {-100, -1}};
+	const struct mseries *all, *one = NULL;
+	size_t nall;
+	assert_int_equal(model_series(m, &all, &nall, &err), 0);
+	for (size_t i = 0; i < nall; i++)
+		if (all[i].id == 1)
+			one = &all[i];
+	assert_non_null(one);
 	for (size_t i = 0; i < sizeof(windows) / sizeof(windows[0]); i++) {
 		double mean, max;
-		assert_int_equal(
-		    model_series_window(m, 1, windows[i][0], windows[i][1], &mean, &max, &err), 0);
+		assert_int_equal(model_series_window(m, one, windows[i][0], windows[i][1], &mean,
+						     &max, NULL, &err),
+				 0);
 		char *q =
 		    xasprintf("metrics cpu.util | between %lldns and %lldns | select mean, max",
 			      (long long)windows[i][0] - 1000, (long long)windows[i][1] - 1000);

@@ -61,12 +61,16 @@ const struct attrib_row *app_attr(struct app *a, int64_t phase_id)
 
 void app_attr_top(const struct attrib_row *r, char *buf, size_t n)
 {
-	struct attrib_bneck b[ATTRIB_NRES + 1];
+	struct attrib_bneck b[ATTRIB_NBNECK];
 	*buf = 0;
-	if (!r || !attrib_bottlenecks(r, b))
+	if (!r)
 		return;
-	snprintf(buf, n, "%s %.0f%%",
-		 b[0].res == ATTRIB_SOFTWARE ? "sw" : attrib_res_name(b[0].res), 100 * b[0].frac);
+	if (!attrib_bottlenecks(r, b)) {
+		if (attrib_nodata(r) > 0)
+			snprintf(buf, n, "no data");
+		return;
+	}
+	snprintf(buf, n, "%s %.0f%%", attrib_bound_short(b[0].res), 100 * b[0].frac);
 }
 
 /* "name ███░░ 37%" for one resource's mean use (1.0 = one resource). */
@@ -93,20 +97,10 @@ void app_attr_lines(struct app *a, const struct attrib_row *r, struct sbuf *use,
 	for (int x = 0; x < ATTRIB_NRES; x++)
 		if (r->mask & (1u << x))
 			bar(a, use, attrib_res_name(x), r->use[x]);
-	struct attrib_bneck b[ATTRIB_NRES + 1];
-	size_t n = attrib_bottlenecks(r, b);
-	char d1[32], d2[32];
-	for (size_t i = 0; i < n && i < 3; i++) {
-		int sw = b[i].res == ATTRIB_SOFTWARE;
-		sbuf_addf(bneck, "%s%s %.0f%% of its work", i ? "; " : "",
-			  sw ? "software-bound" : attrib_res_name(b[i].res), 100 * b[i].frac);
-		if (i == 0 && b[i].without_ns < r->dur_ns)
-			sbuf_addf(bneck, ", %s without it (now %s)",
-				  format_duration(d1, sizeof(d1), b[i].without_ns),
-				  format_duration(d2, sizeof(d2), r->dur_ns));
-	}
-	if (!n)
-		sbuf_adds(bneck, "none");
+	if (!use->len)
+		sbuf_adds(use, "none: no sample holds while its work runs");
+	attrib_work_text(r, use);
+	attrib_bound_text(r, bneck);
 }
 
 /* Over time on a file attributed from its cache, the samples the window

@@ -6,8 +6,10 @@
  *
  * a->mv.sel is an index into model_series' array (app.c's search sets it
  * that way); a->mv.top counts rows of the filtered table.  A sparkline is
- * scaled to its series' own min..max over the whole trace, so the same
- * level means the same value whichever node the window comes from.
+ * scaled to its series' capacity where known (0..100%, cores, link speed),
+ * else to its own min..max over the whole trace (the Min and Max columns),
+ * so the same level means the same value whichever node the window comes
+ * from.
  */
 #include <math.h>
 #include <stdio.h>
@@ -234,10 +236,11 @@ static char *spark_title(struct app *a, int w)
 	const struct mnode *node = a->tree.node;
 	if (node && node != model_root(a->m))
 		return xasprintf("Sparkline (over %s)", node->name);
-	static const char *const whole[] = {"Sparkline (over the whole trace)",
+	static const char *const whole[] = {"Sparkline (whole trace; 0..capacity, else Min..Max)",
+					    "Sparkline (over the whole trace)",
 					    "Sparkline (whole trace)", "Spark (whole trace)"};
 	size_t i = 0;
-	while (i < 2 && (int)strlen(whole[i]) > w)
+	while (i < 3 && (int)strlen(whole[i]) > w)
 		i++;
 	return xstrdup(whole[i]);
 }
@@ -266,13 +269,15 @@ static void draw_row(struct app *a, struct grid *g, int y, const struct layout *
 	if (!l->spark || !m->samples)
 		return;
 	char *err = NULL;
-	if (model_series_buckets(a->m, m->id, t0, t1, buckets, l->spark, &err) < 0) {
+	if (model_series_buckets(a->m, m, t0, t1, buckets, l->spark, &err) < 0) {
 		app_message(a, 1, "%s", err);
 		free(err);
 		return;
 	}
+	double lo, hi;
+	mseries_scale(m, &lo, &hi);
 	for (int k = 0; k < l->spark; k++)
-		grid_put(g, l->x_spark + k, y, 1, glyphs_spark(a->g, buckets[k], m->min, m->max),
+		grid_put(g, l->x_spark + k, y, 1, glyphs_spark(a->g, buckets[k], lo, hi),
 			 selected ? ROLE_SELECTED : ROLE_SPARK);
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model/analyze.h"
+#include "model/attach.h"
 #include "model/model.h"
 #include "model/store.h"
 #include "model/summary.h"
@@ -231,12 +232,30 @@ static int attr_shown(const struct attrib_row *r)
 	       r->kind == PHASE_APPLICATION || r->kind == PHASE_STAGE;
 }
 
+/* What was measured of phase id's host and device over its window: the
+ * series behind r's bottlenecks, then the busiest (model/attach.h), as the
+ * explorer's details pane shows them; *n how many. */
+static struct mbusy *measured(struct model *m, const struct attrib_row *r, size_t *n, int *rc,
+			      char **err)
+{
+	struct mnode node;
+	struct mbusy *b = xmalloc(3 * sizeof(*b));
+	*n = 0;
+	if (*rc < 0)
+		return b;
+	int got = model_phase(m, r->phase_id, &node, err);
+	if (got < 0 || (got && model_evidence(m, &node, r, b, 3, n, err) < 0))
+		*rc = -1;
+	return b;
+}
+
 static void text_attr(FILE *out, struct model *m, const struct attribution *at, struct sbuf *sb,
 		      int *rc, char **err)
 {
-	char a[32], b[32];
-	fprintf(out,
-		"\nResources (mean attributed use, 100%% = one resource; what bounds the work)\n");
+	fprintf(out, "\nResources (measured: mean and peak share of capacity over the phase's time;"
+		     " est. use: each\nsample's value spread over the work that ran in it, 100%% ="
+		     " one resource; bound by: the\nshare of its time a resource it demands was"
+		     " saturated, at >= 95%% of capacity)\n");
 	size_t shown = 0;
 	for (size_t i = 0; i < at->nrows; i++) {
 		const struct attrib_row *r = &at->rows[i];
@@ -245,23 +264,25 @@ static void text_attr(FILE *out, struct model *m, const struct attribution *at, 
 		char *where = phase_where(m, r->phase_id, rc, err);
 		struct sbuf line = SBUF_INIT;
 		sbuf_init(&line);
+		fprintf(out, "  %s\n", clean(sb, where ? where : "?"));
+		size_t nb;
+		struct mbusy *b = measured(m, r, &nb, rc, err);
+		model_busy_text(b, nb, &line);
+		free(b);
+		fprintf(out, "      measured %s\n",
+			nb ? clean(sb, line.buf) : "no sample of its host/device holds during it");
+		sbuf_reset(&line);
 		for (int x = 0; x < ATTRIB_NRES; x++)
 			if (r->mask & (1u << x))
 				sbuf_addf(&line, "%s%s %.0f%%", line.len ? ", " : "",
 					  attrib_res_name(x), 100 * r->use[x]);
-		fprintf(out, "  %s: %s\n", clean(sb, where ? where : "?"), line.buf);
-		struct attrib_bneck bn[ATTRIB_NRES + 1];
-		size_t n = attrib_bottlenecks(r, bn);
+		if (!line.len)
+			sbuf_adds(&line, "none");
+		attrib_work_text(r, &line);
+		fprintf(out, "      est. use %s\n", line.buf);
 		sbuf_reset(&line);
-		for (size_t k = 0; k < n; k++)
-			sbuf_addf(&line, "%s%s %.0f%%", k ? ", " : "",
-				  bn[k].res == ATTRIB_SOFTWARE ? "software-bound"
-							       : attrib_res_name(bn[k].res),
-				  100 * bn[k].frac);
-		if (n)
-			fprintf(out, "      bound by %s; without the first: %s of %s\n", line.buf,
-				format_duration(a, sizeof(a), bn[0].without_ns),
-				format_duration(b, sizeof(b), r->dur_ns));
+		attrib_bound_text(r, &line);
+		fprintf(out, "      bound by %s\n", line.buf);
 		sbuf_release(&line);
 		free(where);
 		shown++;
@@ -632,27 +653,43 @@ static json_t *json_attr(struct model *m, const struct attribution *at, int *rc,
 		const struct attrib_row *r = &at->rows[i];
 		if (!attr_shown(r))
 			continue;
-		json_t *res = json_object(), *bns = json_array();
-		for (int x = 0; x < ATTRIB_NRES; x++)
-			if (r->mask & (1u << x))
+		json_t *res = json_object(), *bns = json_array(), *meas = json_array();
+		for (int x = 0; x < ATTRIB_NBOUND; x++)
+			if (r->mask & (1u << (x == ATTRIB_THREAD ? ATTRIB_CPU : x)))
 				json_object_set_new(res, attrib_res_name(x),
-						    json_pack("{s:f, s:I}", "use", r->use[x],
-							      "bottlenecked_ns",
-							      (json_int_t)r->bneck_ns[x]));
-		struct attrib_bneck bn[ATTRIB_NRES + 1];
+						    x < ATTRIB_NRES
+							? json_pack("{s:f, s:I}", "use", r->use[x],
+								    "bound_ns",
+								    (json_int_t)r->bneck_ns[x])
+							: json_pack("{s:I}", "bound_ns",
+								    (json_int_t)r->bneck_ns[x]));
+		struct attrib_bneck bn[ATTRIB_NBNECK];
 		size_t n = attrib_bottlenecks(r, bn);
 		for (size_t k = 0; k < n; k++)
 			json_array_append_new(bns, json_pack("{s:s, s:f, s:I}", "resource",
 							     attrib_res_name(bn[k].res), "fraction",
 							     bn[k].frac, "without_ns",
 							     (json_int_t)bn[k].without_ns));
+		size_t nb;
+		struct mbusy *b = measured(m, r, &nb, rc, err);
+		for (size_t k = 0; k < nb; k++)
+			json_array_append_new(meas,
+					      json_pack("{s:s, s:o, s:o, s:f, s:f}", "metric",
+							b[k].s->name, "host", jstr(b[k].s->host),
+							"resource", jstr(b[k].s->resource), "mean",
+							100 * b[k].mean / b[k].s->capacity, "peak",
+							100 * b[k].max / b[k].s->capacity));
+		free(b);
 		char *where = phase_where(m, r->phase_id, rc, err);
-		json_array_append_new(rows, json_pack("{s:I, s:o, s:I, s:I, s:I, s:o, s:o}",
-						      "phase_id", (json_int_t)r->phase_id, "path",
-						      jstr(where), "dur_ns", (json_int_t)r->dur_ns,
-						      "host_work_ns", (json_int_t)r->busy_ns[0],
-						      "device_work_ns", (json_int_t)r->busy_ns[1],
-						      "resources", res, "bottlenecks", bns));
+		json_array_append_new(
+		    rows,
+		    json_pack("{s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:f, s:o, s:o, s:o}", "phase_id",
+			      (json_int_t)r->phase_id, "path", jstr(where), "dur_ns",
+			      (json_int_t)r->dur_ns, "host_work_ns", (json_int_t)r->busy_ns[0],
+			      "device_work_ns", (json_int_t)r->busy_ns[1], "data_ns",
+			      (json_int_t)r->data_ns, "software_ns", (json_int_t)r->free_ns,
+			      "no_data", attrib_nodata(r), "measured", meas, "resources", res,
+			      "bottlenecks", bns));
 		free(where);
 	}
 	for (size_t i = 0; i < at->nfits; i++)

@@ -23,7 +23,7 @@
 #include "model/xalloc.h"
 
 /* Columns of the lane labels left of the Gantt area. */
-#define LABEL_W 18
+#define LABEL_W 22
 /* Columns between two tick labels of the time axis. */
 #define TICK_W 15
 /* The narrowest window zooming in reaches (ns). */
@@ -489,25 +489,37 @@ static int draw_sparks(struct app *a, struct grid *g, const struct area *ar, int
 		if ((k < ns) != spark_first(&s[i]) || !(s[i].max > s[i].min) || !s[i].samples ||
 		    s[i].t1 < ar->t0 || s[i].t0 > ar->t1)
 			continue;
-		if (model_series_buckets(a->m, s[i].id, ar->t0,
-					 ar->t1 > ar->t0 ? ar->t1 : ar->t0 + 1, v, ar->w,
-					 &err) < 0) {
+		if (model_series_buckets(a->m, &s[i], ar->t0, ar->t1 > ar->t0 ? ar->t1 : ar->t0 + 1,
+					 v, ar->w, &err) < 0) {
 			grid_put(g, 0, y + used++, g->w, err, ROLE_ERROR);
 			free(err);
 			err = NULL;
 			continue;
 		}
+		/* the label: the name, its host where room is left, and the
+		 * scale (model.h: 0..capacity, else min..max) at its end */
+		char scale[48];
+		double lo, hi;
+		mseries_scale(&s[i], &lo, &hi);
+		mseries_scale_text(&s[i], scale, sizeof(scale));
+		int sw = format_width(scale);
 		struct sbuf label = SBUF_INIT;
 		sbuf_adds(&label, s[i].name);
 		if (s[i].host) {
 			sbuf_addc(&label, ' ');
 			sbuf_adds(&label, s[i].host);
 		}
-		grid_put(g, 0, y + used, LABEL_W - 1, label.buf, ROLE_LABEL);
+		int room = LABEL_W - 2 - sw;
+		if (room >= 1) {
+			grid_put(g, 0, y + used, room, label.buf, ROLE_LABEL);
+			grid_put(g, LABEL_W - 1 - sw, y + used, sw, scale, ROLE_DIM);
+		} else {
+			grid_put(g, 0, y + used, LABEL_W - 1, label.buf, ROLE_LABEL);
+		}
 		sbuf_release(&label);
 		for (int c = 0; c < ar->w; c++)
-			grid_put(g, ar->x + c, y + used, 1,
-				 glyphs_spark(a->g, v[c], s[i].min, s[i].max), ROLE_SPARK);
+			grid_put(g, ar->x + c, y + used, 1, glyphs_spark(a->g, v[c], lo, hi),
+				 ROLE_SPARK);
 		used++;
 	}
 	free(v);

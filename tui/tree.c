@@ -77,13 +77,14 @@ static void draw_metric_spark(struct app *a, struct grid *g, int x, int y, int n
 	if (n > 64)
 		n = 64;
 	if (!s || c->dur_ns <= 0 ||
-	    model_series_buckets(a->m, s->id, c->start_ns, c->start_ns + c->dur_ns, v, n, &err) <
-		0) {
+	    model_series_buckets(a->m, s, c->start_ns, c->start_ns + c->dur_ns, v, n, &err) < 0) {
 		free(err);
 		return;
 	}
+	double lo, hi;
+	mseries_scale(s, &lo, &hi);
 	for (int i = 0; i < n; i++)
-		grid_put(g, x + i, y, 1, glyphs_spark(a->g, v[i], s->min, s->max),
+		grid_put(g, x + i, y, 1, glyphs_spark(a->g, v[i], lo, hi),
 			 r == ROLE_SELECTED ? r : ROLE_SPARK);
 }
 
@@ -137,7 +138,17 @@ static void draw_header(struct app *a, struct grid *g, int y, int name_w)
 		grid_put(g, x, y, W_BNECK, "Bneck", ROLE_HEADER);
 		x += W_BNECK;
 	}
-	snprintf(buf, sizeof(buf), "%s%s", sort_mark(a, SORT_START), a->spark ? a->spark : "When");
+	/* a metric's scale: the selected row's series' (0..capacity, else
+	 * its min..max) */
+	const struct mnode *sel = tree_view_selected(&a->tree);
+	const struct mseries *ss = a->spark && sel ? spark_series(a, sel) : NULL;
+	char scale[48] = "";
+	if (ss)
+		mseries_scale_text(ss, scale, sizeof(scale));
+	if (a->spark && format_width(a->spark) + 1 + format_width(scale) > W_SPARK)
+		scale[0] = '\0'; /* the name first: the metrics screen has the range */
+	snprintf(buf, sizeof(buf), "%s%s%s%s", sort_mark(a, SORT_START),
+		 a->spark ? a->spark : "When", *scale ? " " : "", scale);
 	grid_put(g, x, y, W_SPARK, buf, a->tree.sort == SORT_START ? ROLE_SORTED : ROLE_HEADER);
 }
 
@@ -208,8 +219,8 @@ static void load_detail(struct app *a, const struct mnode *n)
 	a->sib_mean = k ? (int64_t)(sum / (double)k) : 0;
 	a->sib_p95 = k ? d[(size_t)ceil(0.95 * (double)k) - 1] : 0; /* nearest rank */
 	free(d);
-	if (model_busiest(a->m, n, a->busy, sizeof(a->busy) / sizeof(a->busy[0]), &a->nbusy, &err) <
-	    0) {
+	if (model_evidence(a->m, n, app_attr(a, n->id), a->busy,
+			   sizeof(a->busy) / sizeof(a->busy[0]), &a->nbusy, &err) < 0) {
 		app_message(a, 1, "%s", err);
 		free(err);
 	}
@@ -357,25 +368,19 @@ static void draw_details(struct app *a, struct grid *g, int y, int h, const stru
 		y = line(g, y, ymax, "siblings", sb.buf);
 	}
 	sbuf_reset(&sb);
-	/* what the phase's host and device were busiest with meanwhile:
-	 * mean share of capacity, and the peak */
-	for (size_t i = 0; i < a->nbusy; i++) {
-		const struct mbusy *u = &a->busy[i];
-		const char *r = u->s->resource;
-		size_t rn = r ? strlen(r) : 0;
-		int named = rn && !(strncmp(u->s->name, r, rn) == 0 && u->s->name[rn] == '.');
-		sbuf_addf(&sb, "%s%s%s%s %.0f%% (peak %.0f%%)", i ? "; " : "", named ? r : "",
-			  named ? " " : "", u->s->name, 100 * u->mean / u->s->capacity,
-			  100 * u->max / u->s->capacity);
-	}
-	y = line(g, y, ymax, "busiest", a->nbusy ? sb.buf : "no metric of this host/device");
+	/* what was measured of the phase's host and device meanwhile: the
+	 * series behind its bottlenecks, then the busiest; mean share of
+	 * capacity over the time a sample holds, and the peak */
+	model_busy_text(a->busy, a->nbusy, &sb);
+	y = line(g, y, ymax, "measured",
+		 a->nbusy ? sb.buf : "no sample of this host/device holds during it");
 	sbuf_reset(&sb);
 	/* what its work used of them, and what held it back (model/attrib.h) */
 	struct sbuf b2s = SBUF_INIT;
 	sbuf_init(&b2s);
 	const struct attrib_row *r = app_attr(a, n->id);
 	app_attr_lines(a, r, &sb, &b2s);
-	y = line(g, y, ymax, "resources", sb.buf);
+	y = line(g, y, ymax, "est. use", sb.buf);
 	sbuf_reset(&sb);
 	app_attr_over_time(a, n, r, &sb);
 	y = line(g, y, ymax, "over time", sb.buf);

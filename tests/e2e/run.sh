@@ -552,9 +552,9 @@ if bash "$GPU/import.sh" "$BIN" "$g_db" 2>"$TMP/err"; then
 		'type :goto /gpu/train/python3 (473) CPU/thread 473 (python3)' Enter dump \
 		'type :goto /gpu/train/python3 (0) GPU 0' Enter Enter dump >"$TMP/gpu.keys"
 	if "$BIN" --keys "$TMP/gpu.keys" --dump "$TMP/gpu.txt" --size 200x40 "$g_db" 2>"$TMP/err"; then
-		busy=$(grep '^ busiest ' "$TMP/gpu.txt" | cut -c 12-40 | tr '\n' '|')
+		busy=$(grep '^ measured ' "$TMP/gpu.txt" | cut -c 12-57 | tr '\n' '|')
 		case $busy in
-		"gpu0 utilization.gpu "*"|no metric of this host/device|gpu0 "*)
+		"gpu0 utilization.gpu "*"|no sample of this host/device holds during it|gpu0 "*)
 			ok "gpu: rank 1 and a stream see GPU 0's metrics, a CPU thread none" ;;
 		*) not_ok "gpu: metrics attached by host and device" "busiest lines: $busy" ;;
 		esac
