@@ -27,16 +27,21 @@
 #include "model/timing.h"
 #include "model/xalloc.h"
 
-/* "v<schema> p<max phase id> s<max source id> m<max metric id>" and, when
- * the file has demand rules, " r<rules>"; or NULL.  A cache written by an
- * older schema's analysis does not match, as it may lack what a later
- * schema caches (v4: the GPU breakdowns), nor one under other rules. */
+/* What the cached figures mean, raised when an analysis changes them (2:
+ * bottlenecks of the phase's window, judged on measured values). */
+#define ANALYSIS_VERSION 2
+
+/* "v<schema> a<analysis> p<max phase id> s<max source id> m<max metric
+ * id>" and, when the file has demand rules, " r<rules>"; or NULL.  A cache
+ * written by an older schema's or analysis' version does not match, as it
+ * may lack what a later one caches (v4: the GPU breakdowns) or mean
+ * something else, nor one under other rules. */
 static char *signature(sqlite3 *db)
 {
 	sqlite3_stmt *q;
 	char *sig = NULL;
 	if (sqlite3_prepare_v2(db,
-			       "SELECT 'v' || ?1"
+			       "SELECT 'v' || ?1 || ' a' || ?2"
 			       " || ' p' || coalesce((SELECT max(id) FROM phases), 0)"
 			       " || ' s' || coalesce((SELECT max(id) FROM sources), 0)"
 			       " || ' m' || coalesce((SELECT max(id) FROM metrics), 0)"
@@ -45,6 +50,7 @@ static char *signature(sqlite3 *db)
 			       -1, &q, NULL) != SQLITE_OK)
 		return NULL;
 	sqlite3_bind_int(q, 1, STORE_SCHEMA_VERSION);
+	sqlite3_bind_int(q, 2, ANALYSIS_VERSION);
 	if (sqlite3_step(q) == SQLITE_ROW)
 		sig = xstrdup((const char *)sqlite3_column_text(q, 0));
 	sqlite3_finalize(q);
