@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# End-to-end checks of what bounds a phase and of the figures beside the
+# verdict (grademl-tui(1) BOTTLENECKS), against independent computations
+# from the raw files (tests/e2e/resources_check.py, tests/truth/cpu/expect.py):
+#   a. the demo capture (sar, 1 s): each step's cpu.util mean and peak, its
+#      busiest CPU, the share of its time bound by cpu, single-thread, disk,
+#      software, with no data; the verdict beside figures that show it;
+#   b. the GPU capture (nvidia-smi, 100 ms): utilization.gpu over each
+#      step, and no gpu verdict where it never reached 95%;
+#   c. the CPU truth cases (tests/truth/cpu/data, sar of workloads with a
+#      known bottleneck): all cores busy is cpu, one core single-thread,
+#      fsync writes disk, sleeping software;
+#   d. a gap: a Spark step imported into sysstat's restart gap (33 minutes
+#      without a sample, ../shared/samples) has no data, says so, and no
+#      value of the sample before the gap;
+#   e. the explorer's details pane and the report show the same measured
+#      figures and the same verdict for each step of a, b and c.
+# Prints "ok - NAME" / "not ok - NAME (why)" / "skip - NAME (why)", then
+# the summary; exits 1 when any check failed.  Needs python3, sqlite3.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$here/../.." && pwd)
+cd "$ROOT"
+. "$here/tap.sh"
+e2e_init resources
+export HOME=$TMP/home XDG_STATE_HOME=$TMP/state LC_ALL=C.UTF-8
+mkdir -p "$HOME"
+CHECK="python3 $here/resources_check.py"
+SAMPLES=${GRADEML_SAMPLES:-$ROOT/../shared/samples}
+
+if [ ! -x "$BIN" ]; then
+	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN or run make"
+	summary || exit 1
+fi
+
+# run_check NAME CMD...: each line CMD prints becomes a test line
+run_check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then :; fi
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "$name: ${line#ok - }" ;;
+		"not ok - "*) not_ok "$name: ${line#not ok - }" ;;
+		*) [ -n "$line" ] && not_ok "$name: checker" "$line" ;;
+		esac
+	done <<<"$out"
+}
+
+# pane DB NAME PATH...: the details pane of each PATH (one dump each)
+# against the report's Resources lines
+pane() {
+	local db=$1 name=$2 keys=$TMP/$2.keys
+	shift 2
+	: >"$keys"
+	local first=1
+	for p in "$@"; do
+		printf '%s\n' "type :goto $p" Enter >>"$keys"
+		[ $first = 1 ] && echo d >>"$keys"
+		echo dump >>"$keys"
+		first=0
+	done
+	if "$BIN" --keys "$keys" --dump "$TMP/$name.pane" --size 200x40 "$db" 2>"$TMP/err" &&
+		"$BIN" report "$db" >"$TMP/$name.txt" 2>>"$TMP/err"; then
+		run_check "$name" $CHECK pane "$TMP/$name.pane" "$TMP/$name.txt" "$@"
+	else
+		not_ok "$name: explorer and report" "$(head -c 300 "$TMP/err")"
+	fi
+}
+
+# ---- a. the demo capture ----
+DEMO=tests/data/demo
+demo_db=$TMP/demo.db
+if bash "$DEMO/import.sh" "$BIN" "$demo_db" 2>"$TMP/err" &&
+	"$BIN" report --format json "$demo_db" >"$TMP/demo.json" 2>>"$TMP/err"; then
+	zcat "$DEMO/sysstat.sadf.json.gz" >"$TMP/demo-sadf.json"
+	run_check demo $CHECK sadf "$TMP/demo.json" "$TMP/demo-sadf.json" "$DEMO/workflow.jsonl" \
+		train=cpu infer=cpu
+	pane "$demo_db" demo-pane /demo/train /demo/infer
+else
+	not_ok "demo: import and report" "$(head -c 300 "$TMP/err")"
+fi
+
+# ---- b. the GPU capture ----
+GPU=tests/data/gpu
+gpu_db=$TMP/gpu.db
+if bash "$GPU/import.sh" "$BIN" "$gpu_db" 2>"$TMP/err" &&
+	"$BIN" report --format json "$gpu_db" >"$TMP/gpu.json" 2>>"$TMP/err"; then
+	run_check gpu $CHECK nvsmi "$TMP/gpu.json" "$GPU/nvsmi.csv.gz" "$GPU/workflow.jsonl" \
+		train eval ddp
+	pane "$gpu_db" gpu-pane /gpu/train /gpu/eval /gpu/ddp
+else
+	not_ok "gpu: import and report" "$(head -c 300 "$TMP/err")"
+fi
+
+# ---- c. the CPU truth cases ----
+TRUTH=tests/truth/cpu/data
+if [ ! -f "$TRUTH/sadf.json.gz" ]; then
+	skip "truth-cpu" "no $TRUTH/sadf.json.gz: run tests/truth/cpu/capture.sh"
+else
+	t_db=$TMP/truth.db
+	if "$BIN" import -o "$t_db" --workflow truth-cpu "$TRUTH/workflow.jsonl" 2>"$TMP/err" &&
+		"$BIN" import -o "$t_db" "$TRUTH/sadf.json.gz" 2>>"$TMP/err" &&
+		"$BIN" report --format json "$t_db" >"$TMP/truth.json" 2>>"$TMP/err"; then
+		run_check truth-cpu $CHECK sadf "$TMP/truth.json" "$TRUTH/sadf.json.gz" \
+			"$TRUTH/workflow.jsonl" cores=cpu thread=single-thread disk=disk sleep=software
+		pane "$t_db" truth-pane /truth-cpu/cores /truth-cpu/thread /truth-cpu/disk \
+			/truth-cpu/sleep
+	else
+		not_ok "truth-cpu: import and report" "$(head -c 300 "$TMP/err")"
+	fi
+fi
+
+# ---- d. a gap in the samples ----
+SADF=$SAMPLES/sysstat/sysstat__sysstat__expected.sadf-j
+SPARK=$SAMPLES/spark-eventlog/NVIDIA__spark-rapids-tools__eventlog-2021-06-15--15-00.gz
+if [ ! -f "$SADF" ] || [ ! -f "$SPARK" ]; then
+	skip "gap: a step in sysstat's restart gap" "no ../shared/samples"
+else
+	# sysstat's samples stop at 13:20:49 and start again at 13:54:35 (a
+	# restart); the 90 s Spark application is put at 13:33:00, in the gap
+	off=$(python3 -c 'import calendar; print(calendar.timegm((2019,4,18,13,33,0))*10**9 - 1623876083370000000)')
+	gap_db=$TMP/gap.db
+	if "$BIN" import -o "$gap_db" --workflow w --step prep --host SYSSTAT.TEST \
+		--time-offset="${off}ns" "$SPARK" 2>"$TMP/err" &&
+		"$BIN" import -o "$gap_db" "$SADF" 2>>"$TMP/err" &&
+		"$BIN" report "$gap_db" >"$TMP/gap.txt" 2>>"$TMP/err" &&
+		"$BIN" report --format json "$gap_db" >"$TMP/gap.json" 2>>"$TMP/err"; then
+		got=$(python3 -c '
+import json, sys
+rows = {r["path"]: r for r in json.load(open(sys.argv[1]))["attribution"]["phases"]}
+r = rows.get("/w/prep")
+print("none" if r is None else "%.3f %d %d" % (r.get("no_data", -1), len(r["bottlenecks"]),
+      len(r.get("measured", []))))
+' "$TMP/gap.json" || true)
+		if [ "$got" = "1.000 0 0" ] &&
+			grep -A3 '^  /w/prep$' "$TMP/gap.txt" | grep -q 'bound by no data 100% of its 1.50 min' &&
+			grep -A3 '^  /w/prep$' "$TMP/gap.txt" | grep -q 'measured no sample of its host/device holds during it'; then
+			ok "gap: the step in sysstat's restart gap has no data, no verdict, and says so"
+		else
+			not_ok "gap: the step in sysstat's restart gap has no data" \
+				"no_data, bottlenecks, measured: $got; $(grep -A3 '^  /w/prep$' "$TMP/gap.txt" | tr '\n' '|')"
+		fi
+		# the query language agrees: no value of cpu.util during the step,
+		# though the sample before the gap is 12 minutes old
+		mean=$("$BIN" query "$gap_db" 'metrics cpu.util | during /w/prep | select mean' \
+			--format csv 2>"$TMP/err" | tr -d '\r' | tail -n +2)
+		if [ -z "$mean" ] || [ "$mean" = '""' ]; then
+			ok "gap: query: no cpu.util value during the step"
+		else
+			not_ok "gap: query: no cpu.util value during the step" "mean '$mean' $(cat "$TMP/err")"
+		fi
+	else
+		not_ok "gap: import and report" "$(head -c 300 "$TMP/err")"
+	fi
+fi
+
+summary

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Checks for tests/e2e/resources.sh: grademl-tui's measured figures and
+bottleneck verdicts against an independent computation from the raw files.
+
+  resources_check.py sadf REPORT_JSON SADF_JSON[.gz] MANIFEST [STEP=VERDICT ...]
+      per step of the manifest: the report's measured cpu.util (mean, peak),
+      busiest CPU and bound shares against tests/truth/cpu/expect.py's; with
+      STEP=VERDICT, the step's first bottleneck must be VERDICT
+  resources_check.py nvsmi REPORT_JSON NVSMI_CSV[.gz] MANIFEST STEP...
+      the report's utilization.gpu mean and peak over each step against
+      nvidia-smi's rows (instants: each holds until the next row, or three
+      median periods; the last one period), and no gpu bound below 95%
+  resources_check.py pane DUMP REPORT_TEXT PATH...
+      for each phase PATH the details pane's "measured" and "bound by"
+      lines (one dump per path, in order) equal the report's
+
+Prints one line per check, "ok - ..." or "not ok - ... (why)"; exits 1 when
+any failed.
+"""
+import csv
+import gzip
+import io
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "truth", "cpu"))
+import expect  # noqa: E402
+
+TOL = 0.05  # percentage points: the report prints doubles, python too
+failed = 0
+
+
+def check(ok, name, why=""):
+    global failed
+    if ok:
+        print(f"ok - {name}")
+    else:
+        failed += 1
+        print(f"not ok - {name} ({why})")
+
+
+def rows_by_path(report):
+    with open(report) as f:
+        doc = json.load(f)
+    return {r["path"]: r for r in doc["attribution"]["phases"]}
+
+
+def row_for(rows, step):
+    hits = [r for p, r in rows.items() if p.endswith("/" + step) and p.count("/") == 2]
+    return hits[0] if len(hits) == 1 else None
+
+
+def measured(row, name, host=None):
+    for m in row.get("measured", []):
+        if m["metric"] == name:
+            return m
+    return None
+
+
+def bound(row, res):
+    for b in row["bottlenecks"]:
+        if b["resource"] == res:
+            return b["fraction"]
+    return 0.0
+
+
+def sadf(report, sadf_path, manifest, verdicts):
+    figs, _ = expect.figures(sadf_path, manifest)
+    rows = rows_by_path(report)
+    for step, f in figs.items():
+        r = row_for(rows, step)
+        if not r:
+            check(False, f"{step}: a row in the report's attribution")
+            continue
+        m = measured(r, "cpu.util")
+        want_mean, want_max = f["mean"].get("cpu.util"), f["max"].get("cpu.util")
+        check(m is not None and abs(m["mean"] - want_mean) < TOL
+              and abs(m["peak"] - want_max) < TOL,
+              f"{step}: measured cpu.util {want_mean:.2f}% (peak {want_max:.1f}%) as sadf says",
+              f"report {m}")
+        for res, key in (("cpu", "cpu"), ("single-thread", "single-thread"),
+                         ("disk", "disk"), ("software", "software")):
+            got, want = bound(r, res), f["bound"][key]
+            check(abs(got - want) < 0.005,
+                  f"{step}: bound by {res} {100 * want:.1f}% of its time as sadf says",
+                  f"report {100 * got:.2f}%")
+        check(abs(r.get("no_data", -1) - (1 - f["covered"])) < 0.005,
+              f"{step}: no data {100 * (1 - f['covered']):.1f}% as sadf says",
+              f"report {r.get('no_data')}")
+        # the verdict follows from the figures beside it
+        for b in r["bottlenecks"]:
+            name = {"cpu": "cpu.util", "single-thread": None, "disk": None}.get(b["resource"])
+            if name:
+                m = measured(r, name)
+                check(m is not None and m["peak"] >= 95
+                      and m["mean"] * (1 - r.get("no_data", 0)) >= 95 * b["fraction"] - TOL,
+                      f"{step}: bound by {b['resource']} {100 * b['fraction']:.0f}% beside"
+                      f" {name} peaking at 95% or more", f"measured {m}")
+    for v in verdicts:
+        step, want = v.split("=")
+        r = row_for(rows, step)
+        got = r["bottlenecks"][0]["resource"] if r and r["bottlenecks"] else "-"
+        check(got == want, f"{step}: verdict {want}", f"report says {got}")
+
+
+def nvsmi_rows(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        rd = csv.reader(io.StringIO(f.read()))
+        head = [h.strip() for h in next(rd)]
+        ti = head.index("timestamp")
+        ui = [i for i, h in enumerate(head) if h.startswith("utilization.gpu")][0]
+        out = []
+        import datetime
+        for row in rd:
+            ts = row[ti].strip()
+            dt = datetime.datetime.strptime(ts, "%Y/%m/%d %H:%M:%S.%f")
+            dt = dt.replace(tzinfo=datetime.timezone.utc)
+            sec = int(dt.timestamp())
+            frac = ts.split(".")[1]
+            t = sec * 10**9 + int(frac.ljust(9, "0")[:9])
+            out.append((t, float(row[ui].strip().rstrip("%").strip())))
+    out.sort()
+    return out
+
+
+def nvsmi(report, csv_path, manifest, steps):
+    smp = nvsmi_rows(csv_path)
+    sp = sorted(b[0] - a[0] for a, b in zip(smp, smp[1:]) if b[0] > a[0])[:1024]
+    period = sorted(sp)[(len(sp) - 1) // 2]
+    hold = 3 * period
+    with open(manifest) as f:
+        win = {s["step"]: (s["start_ns"], s["end_ns"]) for s in map(json.loads, f)}
+    rows = rows_by_path(report)
+    for step in steps:
+        a, b = win[step]
+        area = cov = 0
+        peak = None
+        for i, (t, v) in enumerate(smp):
+            until = min(smp[i + 1][0], t + hold) if i + 1 < len(smp) else t + period
+            lo, hi = max(a, t), min(b, until)
+            if hi > lo:
+                area += v * (hi - lo)
+                cov += hi - lo
+                peak = v if peak is None else max(peak, v)
+        r = row_for(rows, step)
+        m = measured(r, "utilization.gpu") if r else None
+        check(m is not None and abs(m["mean"] - area / cov) < TOL and abs(m["peak"] - peak) < TOL,
+              f"{step}: measured utilization.gpu {area / cov:.2f}% (peak {peak:.0f}%) as"
+              " nvidia-smi says", f"report {m}")
+        check(r is not None and bound(r, "gpu") == 0 and peak < 95,
+              f"{step}: not bound by gpu, which never reached 95%",
+              f"report {r and r['bottlenecks']}")
+
+
+def pane(dump, report_text, paths):
+    with open(dump) as f:
+        screens = f.read()
+    with open(report_text) as f:
+        rep = f.read().splitlines()
+    # the report's lines of each path in its Resources section
+    start = next(i for i, l in enumerate(rep) if l.startswith("Resources ("))
+    want = {}
+    for i in range(start, len(rep)):
+        line = rep[i]
+        if line.startswith("  /") and not line.startswith("   "):
+            cur = line.strip()
+            want[cur] = {}
+        elif line.startswith("      measured ") or line.startswith("      bound by "):
+            want[cur][line[6:14]] = line[15:]
+        elif not line.strip():
+            break
+    got = []
+    for line in screens.splitlines():
+        if line.startswith(" measured  ") or line.startswith(" bound by  "):
+            got.append((line[1:9], line[11:].rstrip()))
+    for k, path in enumerate(paths):
+        w = want.get(path)
+        g = dict(got[2 * k:2 * k + 2]) if len(got) >= 2 * k + 2 else {}
+        check(w is not None and g.get("measured") == w.get("measured")
+              and g.get("bound by") == w.get("bound by"),
+              f"pane and report agree on {path}",
+              f"pane {g}, report {w}")
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    mode, args = sys.argv[1], sys.argv[2:]
+    if mode == "sadf":
+        sadf(args[0], args[1], args[2], args[3:])
+    elif mode == "nvsmi":
+        nvsmi(args[0], args[1], args[2], args[3:])
+    elif mode == "pane":
+        pane(args[0], args[1], args[2:])
+    else:
+        sys.exit(__doc__)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
