@@ -6,7 +6,9 @@
 #      busiest CPU, the share of its time bound by cpu, single-thread, disk,
 #      software, with no data; the verdict beside figures that show it;
 #   b. the GPU capture (nvidia-smi, 100 ms): utilization.gpu over each
-#      step, and no gpu verdict where it never reached 95%;
+#      step, and the time bound by gpu as long as it read 95% or more; the
+#      GPU truth cases (tests/truth/gpu/data): back-to-back GEMMs are gpu,
+#      the idle cases software;
 #   c. the CPU truth cases (tests/truth/cpu/data, sar of workloads with a
 #      known bottleneck): all cores busy is cpu, one core single-thread,
 #      fsync writes disk, sleeping software;
@@ -92,6 +94,40 @@ if bash "$GPU/import.sh" "$BIN" "$gpu_db" 2>"$TMP/err" &&
 	pane "$gpu_db" gpu-pane /gpu/train /gpu/eval /gpu/ddp
 else
 	not_ok "gpu: import and report" "$(head -c 300 "$TMP/err")"
+fi
+
+# ---- b2. the GPU truth cases: known by construction (tests/truth/gpu) ----
+# compute queues bf16 GEMMs back to back: GPU-bound; input, sync and launch
+# leave the GPU idle most of the time: no hardware saturated (why the GPU
+# idles is the idle-gpu issue's cause)
+TG=tests/truth/gpu/data
+if [ ! -f "$TG/truth.json" ]; then
+	skip "truth-gpu" "no $TG/truth.json"
+else
+	tg_db=$TMP/truth-gpu.db
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k, v in d["cases"].items():
+    if "start_ns" in v:
+        print(json.dumps({"step": k, "start_ns": v["start_ns"], "end_ns": v["end_ns"],
+                          "host": d["host"]}))' "$TG/truth.json" >"$TMP/truth-gpu.jsonl"
+	tg_host=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["host"])' "$TG/truth.json")
+	ok_import=1
+	"$BIN" import -o "$tg_db" --workflow gpu-truth "$TMP/truth-gpu.jsonl" 2>"$TMP/err" || ok_import=0
+	for c in compute input sync launch; do
+		"$BIN" import -o "$tg_db" --workflow gpu-truth --step $c --host "$tg_host" \
+			"$TG/$c.pt.trace.json.gz" 2>>"$TMP/err" || ok_import=0
+	done
+	"$BIN" import -o "$tg_db" --host "$tg_host" "$TG/nvsmi.csv.gz" 2>>"$TMP/err" || ok_import=0
+	if [ $ok_import = 1 ] &&
+		"$BIN" report --format json "$tg_db" >"$TMP/truth-gpu.json" 2>>"$TMP/err"; then
+		run_check truth-gpu $CHECK nvsmi "$TMP/truth-gpu.json" "$TG/nvsmi.csv.gz" \
+			"$TMP/truth-gpu.jsonl" compute=gpu input=software sync=software launch=software
+		pane "$tg_db" truth-gpu-pane /gpu-truth/compute /gpu-truth/input
+	else
+		not_ok "truth-gpu: import and report" "$(head -c 300 "$TMP/err")"
+	fi
 fi
 
 # ---- c. the CPU truth cases ----
