@@ -190,6 +190,31 @@ print("none" if r is None else "%.3f %d %d" % (r.get("no_data", -1), len(r["bott
 	else
 		not_ok "gap: import and report" "$(head -c 300 "$TMP/err")"
 	fi
+	# the same application at 13:20:00, over the samples before the gap:
+	# cpu.util at most 28.3% (sadf: 100 - %idle), never saturated, so no cpu
+	# verdict, whatever the tasks' attributed use
+	off=$(python3 -c 'import calendar; print(calendar.timegm((2019,4,18,13,20,0))*10**9 - 1623876083370000000)')
+	over_db=$TMP/over.db
+	if "$BIN" import -o "$over_db" --workflow w --step prep --host SYSSTAT.TEST \
+		--time-offset="${off}ns" "$SPARK" 2>"$TMP/err" &&
+		"$BIN" import -o "$over_db" "$SADF" 2>>"$TMP/err" &&
+		"$BIN" report --format json "$over_db" >"$TMP/over.json" 2>>"$TMP/err"; then
+		got=$(python3 -c '
+import json, sys
+rows = {r["path"]: r for r in json.load(open(sys.argv[1]))["attribution"]["phases"]}
+bad = [p + ":" + b["resource"] for p, r in rows.items() for b in r["bottlenecks"]
+       if b["resource"] in ("cpu", "single-thread")]
+first = rows["/w/prep"]["bottlenecks"][0]["resource"] if rows["/w/prep"]["bottlenecks"] else "-"
+print(first, " ".join(bad) or "none")
+' "$TMP/over.json" || true)
+		if [ "$got" = "software none" ]; then
+			ok "gap: over sysstat's samples (CPU at 28% or less) the Spark step is software-bound, no stage cpu-bound"
+		else
+			not_ok "gap: a Spark step over CPU samples of 28% or less is not cpu-bound" "got '$got'"
+		fi
+	else
+		not_ok "gap: import and report (before the gap)" "$(head -c 300 "$TMP/err")"
+	fi
 fi
 
 summary
