@@ -2,9 +2,11 @@
  * Resource attribution and bottlenecks: the method and its choices are in
  * attrib.h.  How it runs:
  *
- *   1. One scan of phases and tracks; the metrics worth attributing and
- *      their samples.  A class is the work of one host's CPU side, or of
- *      one GPU of a host; each metric belongs to one class.
+ *   1. One scan of phases and tracks; the metrics worth attributing (and
+ *      those bounds are judged on besides: per-CPU util, iowait) and their
+ *      samples, as periods each sample holds, with the gaps between
+ *      (model/sample.h).  A class is the work of one host's CPU side, or
+ *      of one GPU of a host; each metric belongs to one class.
  *   2. Per class, its work is laid out in lanes: a CPU thread is one lane
  *      whose innermost open phase works (phases nest by time); a GPU
  *      stream's or executor's phases are packed into lanes of phases that
@@ -15,12 +17,17 @@
  *      NNLS fit of each metric's Variable demands, then each period
  *      upsampled per key in GradeML's three passes.
  *   4. Sweep two: the same merge; at every change of key or period the
- *      usage rate and bottleneck state per phase type follow from the
- *      upsampled values, as running integrals; a segment's share is the
- *      difference of the integrals at its ends, added to every kept
- *      ancestor (attrib.h: ATTRIB_MIN_NS).
+ *      usage rate per phase type follows from the upsampled values, as
+ *      running integrals; a segment's share is the difference of the
+ *      integrals at its ends, added to every kept ancestor (attrib.h:
+ *      ATTRIB_MIN_NS), which notes the classes its work ran in.
+ *   5. Bottlenecks: per class, the judged metrics' periods merged into
+ *      segments with the bounds saturated then, and prefix sums of each;
+ *      a kept phase's window is judged by two binary searches per bound
+ *      (a merge of the segments where its work ran in several classes).
  *
- * Memory: 26 bytes per phase, 4 per phase of work, and the kept rows.
+ * Memory: 26 bytes per phase, 4 per phase of work, the kept rows, and per
+ * class about 70 bytes per boundary of its judged metrics' samples.
  */
 #include <math.h>
 #include <stdlib.h>
