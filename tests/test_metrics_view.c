@@ -99,6 +99,14 @@ static void write_db(const char *path, int kind)
 		int64_t evil = add_metric(st, src, "node2", "mem", EVIL, "B");
 		sample(st, evil, 500, 1e9);
 		add_metric(st, src, "node3", "disk", "idle", NULL); /* no samples */
+	} else if (kind == 4) {
+		/* a percentage that moves between 1 and 3 of its 100 */
+		int64_t low = add_metric(st, src, "h", "cpu", "low", "%");
+		assert_int_equal(sqlite3_exec(store_db(st), "UPDATE metrics SET capacity = 100",
+					      NULL, NULL, NULL),
+				 SQLITE_OK);
+		for (int i = 0; i <= 10; i++)
+			sample(st, low, 100 * i, 1 + i % 3);
 	} else if (kind == 3) {
 		/* a hostile file: samples 2^64 ns apart */
 		int64_t far = add_metric(st, src, "h", "far", "far", "x");
@@ -153,6 +161,11 @@ static int setup_many(void **state)
 static int setup_far(void **state)
 {
 	return open_fx(state, 3);
+}
+
+static int setup_low(void **state)
+{
+	return open_fx(state, 4);
 }
 
 static int setup_empty(void **state)
@@ -478,6 +491,31 @@ static void test_metrics_far_times(void **state)
 	assert_true(find_row(f, "far") >= 0);
 }
 
+/* A series with a capacity is drawn on 0..capacity (a percentage between
+ * 1 and 3 of 100 stays at the lowest glyph), one without on its own
+ * min..max; the scale as text, compact. */
+static void test_metrics_scale(void **state)
+{
+	struct fx *f = *state;
+	const struct glyphs *g = glyphs_get(1);
+	char got[256], spark[128];
+	draw(f);
+	fields(f, find_row(f, "low"), got, sizeof(got), spark, sizeof(spark));
+	assert_true(strlen(spark) >= 8);
+	for (size_t i = 0; spark[i]; i++)
+		assert_int_equal(spark[i], g->spark[0][0]);
+	char buf[48];
+	struct mseries s = {.capacity = 100, .unit = "%", .min = 1, .max = 3};
+	mseries_scale_text(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "0..100%");
+	s = (struct mseries){.capacity = 0, .unit = "MHz", .min = 345, .max = 1980};
+	mseries_scale_text(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "345..1.98k MHz");
+	double lo, hi;
+	mseries_scale(&s, &lo, &hi);
+	assert_true(lo == 345 && hi == 1980);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -488,6 +526,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_metrics_move, setup_many, teardown),
 	    cmocka_unit_test_setup_teardown(test_metrics_empty, setup_empty, teardown),
 	    cmocka_unit_test_setup_teardown(test_metrics_far_times, setup_far, teardown),
+	    cmocka_unit_test_setup_teardown(test_metrics_scale, setup_low, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

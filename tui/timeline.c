@@ -23,7 +23,7 @@
 #include "model/xalloc.h"
 
 /* Columns of the lane labels left of the Gantt area. */
-#define LABEL_W 22
+#define LABEL_W 18
 /* Columns between two tick labels of the time axis. */
 #define TICK_W 15
 /* The narrowest window zooming in reaches (ns). */
@@ -497,11 +497,13 @@ static int draw_sparks(struct app *a, struct grid *g, const struct area *ar, int
 			continue;
 		}
 		/* the label: the name, its host where room is left, and the
-		 * scale (model.h: 0..capacity, else min..max) at its end */
-		char scale[48];
+		 * scale (model.h: 0..capacity, else min..max) at its end, but
+		 * for a percentage of 100, which the name says */
+		char scale[48] = "";
 		double lo, hi;
 		mseries_scale(&s[i], &lo, &hi);
-		mseries_scale_text(&s[i], scale, sizeof(scale));
+		if (!(s[i].capacity == 100 && s[i].unit && !strcmp(s[i].unit, "%")))
+			mseries_scale_text(&s[i], scale, sizeof(scale));
 		int sw = format_width(scale);
 		struct sbuf label = SBUF_INIT;
 		sbuf_adds(&label, s[i].name);
@@ -510,7 +512,7 @@ static int draw_sparks(struct app *a, struct grid *g, const struct area *ar, int
 			sbuf_adds(&label, s[i].host);
 		}
 		int room = LABEL_W - 2 - sw;
-		if (room >= 1) {
+		if (sw && room >= 1) {
 			grid_put(g, 0, y + used, room, label.buf, ROLE_LABEL);
 			grid_put(g, LABEL_W - 1 - sw, y + used, sw, scale, ROLE_DIM);
 		} else {
