@@ -1835,7 +1835,7 @@ size_t attrib_bottlenecks(const struct attrib_row *r, struct attrib_bneck *out)
 		if (!(g[x] > 0))
 			continue;
 		double others = 0;
-		for (int y = 0; y < ATTRIB_NBNECK; y++)
+		for (int y = 0; y < ATTRIB_NBOUND; y++)
 			if (y != x)
 				others = fmax(others, g[y]);
 		/* GradeML's gain, over the phase's window; what its code would
