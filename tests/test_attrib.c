@@ -355,6 +355,58 @@ static void test_rules_parse(void **state)
 	assert_int_equal(r.n, 0);
 }
 
+/* A host of two CPUs judged by its parts, one operator per second on a
+ * thread over [0, 4) s (sar's means, one a second):
+ *   [0, 1)  cpu.util 55, cpu0 100, cpu1 10: one CPU saturated, not all:
+ *           single-thread;
+ *   [1, 2)  cpu.util 97: cpu;
+ *   [2, 3)  cpu.util 20, the disk at 70% with iowait 30% of both CPUs (0.6
+ *           of a CPU): disk, though under 95%;
+ *   [3, 4)  the same disk with iowait 5% (0.1 of a CPU): software.
+ * An operator a second keeps every metric's demand fitted above zero. */
+static void test_bounds_by_parts(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *db = f->db;
+	long long s = 1000 * MS;
+	sql(db, "INSERT INTO tracks(id, source_id, kind, pid, tid, host) VALUES"
+		" (1, 1, 'thread', '10', '10', 'h')");
+	phase(db, 1, 0, PHASE_THREAD, 1, 0, 4 * s, 4);
+	for (int i = 0; i < 4; i++)
+		phase(db, 2 + i, 1, PHASE_OPERATOR, 1, i * s, (i + 1) * s, 0);
+	sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity) VALUES"
+		" (1, 'h', 'cpu', 'cpu.util', '%%', 'mean', 100),"
+		" (2, 'h', 'cpu0', 'cpu0.util', '%%', 'mean', 100),"
+		" (3, 'h', 'cpu1', 'cpu1.util', '%%', 'mean', 100),"
+		" (4, 'h', 'cpu', 'cpu.iowait', '%%', 'mean', 100),"
+		" (5, 'h', 'disk:vda', 'disk:vda.util-percent', '%%', 'mean', 100)");
+	static const double v[4][5] = {
+	    {55, 100, 10, 0, 1}, {97, 97, 97, 0, 1}, {20, 10, 30, 30, 70}, {20, 10, 30, 5, 70}};
+	for (int i = 0; i < 4; i++)
+		for (int m = 0; m < 5; m++)
+			sql(db, "INSERT INTO samples VALUES (%d, %lld, %g)", m + 1, i * s, v[i][m]);
+	struct attribution a;
+	char *err = NULL;
+	assert_int_equal(attrib_compute(db, f->path, &a, &err), 0);
+	const struct attrib_row *r = row(&a, 1);
+	assert_true(r->mask & (1u << ATTRIB_CPU));
+	assert_true(r->mask & (1u << ATTRIB_DISK));
+	assert_int_equal(r->bneck_ns[ATTRIB_THREAD], s);
+	assert_int_equal(r->bneck_ns[ATTRIB_CPU], s);
+	assert_int_equal(r->bneck_ns[ATTRIB_DISK], s);
+	assert_int_equal(r->free_ns, s);
+	assert_int_equal(r->data_ns, 4 * s);
+	struct attrib_bneck b[ATTRIB_NBNECK];
+	for (int i = 0; i < 4; i++) {
+		static const int want[4] = {ATTRIB_THREAD, ATTRIB_CPU, ATTRIB_DISK,
+					    ATTRIB_SOFTWARE};
+		assert_int_equal(attrib_bottlenecks(row(&a, 2 + i), b), 1);
+		assert_int_equal(b[0].res, want[i]);
+		assert_true(fabs(b[0].frac - 1) < 1e-9);
+	}
+	attrib_release(&a);
+}
+
 /* Nested phases on a thread: the innermost running one is charged.  An
  * operator [0, 1) s with a child [0.25, 0.75) s; cpu.util 100 over [0, 1):
  * saturated; the parent's own work is 0.5 s, the child's 0.5 s, and the
@@ -704,6 +756,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_series_at_the_start_of_time, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cpu_fit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_nesting, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bounds_by_parts, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_loop_is_an_error, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rules, setup, teardown),
 	    cmocka_unit_test(test_rules_parse),
