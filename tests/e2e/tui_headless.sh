@@ -484,8 +484,8 @@ elif run issues "$GPU_DB"; then
 	compare issues
 	# three dumps of 24 lines: the list, the second issue selected, the tree
 	if sed -n 2,24p "$TMP/issues.txt" | grep -q '^ *1  idle-gpu (communication) .*ddp/rank 0/python3 (0) GPU 0$' &&
-		sed -n 2,24p "$TMP/issues.txt" | grep -q '^ *6  imbalance .*/gpu/ddp/rank 1$' &&
-		sed -n 2,24p "$TMP/issues.txt" | grep -q '^ *4  bottleneck .*/gpu/ddp$' &&
+		sed -n 2,24p "$TMP/issues.txt" | grep -q '^ *8  imbalance .*/gpu/ddp/rank 1$' &&
+		sed -n 2,24p "$TMP/issues.txt" | grep -q '^ *3  software-bound .*/gpu/ddp$' &&
 		sed -n 25,48p "$TMP/issues.txt" | grep -q '^ the GPU of rank 1 sat idle ' &&
 		sed -n 49p "$TMP/issues.txt" | grep -q 'gpu › ddp › rank 1$'; then
 		ok "issues: ranked list with the why pane; Enter shows the phase in the tree"
