@@ -14,7 +14,8 @@
  *           c10d:: operator (not one inside another on its thread), arriving
  *           at its start and lasting to the end of the gloo: op that carried
  *           it out on a gloo thread (the first one starting after it, in
- *           order: gloo's queue is first in, first out).
+ *           order: gloo's queue is first in, first out; a user annotation
+ *           in Kineto's traces, an operator in the legacy export).
  * Calls of one kind (the kernel's collective, AllReduce or SendRecv, or the
  * c10d op's name) are matched across the ranks of a step by their order.
  * A match in which some rank had left before another arrived is no meeting
@@ -316,6 +317,21 @@ static void collectives(const struct calls *c, struct calls *dev, struct calls *
 		qsort(dev->v, dev->n, sizeof(*dev->v), by_kind);
 	if (host->n)
 		qsort(host->v, host->n, sizeof(*host->v), by_kind);
+}
+
+/* Whether a phase of kind may be a call of class cls: an NCCL kernel is
+ * device work, a c10d op a host operator, a gloo: op a user annotation in
+ * Kineto's traces and an operator in the legacy export. */
+static int call_fits(int kind, int cls)
+{
+	switch (cls) {
+	case CALL_DEVICE:
+		return kind == PHASE_KERNEL;
+	case CALL_C10D:
+		return kind == PHASE_OPERATOR;
+	default:
+		return kind == PHASE_ANNOTATION || kind == PHASE_OPERATOR;
+	}
 }
 
 /* The first call of source src in l (sorted by_kind), and the end of its
@@ -657,10 +673,7 @@ int imbalance_compute(struct store *st, struct imbalance **out, size_t *n, char 
 			push(&steps, (struct member){source, name, id, source, start, dur});
 		} else {
 			const struct cname *c = cname_find(&names, name);
-			int want = kind == PHASE_KERNEL	    ? CALL_DEVICE
-				   : kind == PHASE_OPERATOR ? CALL_C10D
-							    : CALL_GLOO;
-			if (c && c->cls == want)
+			if (c && call_fits(kind, c->cls))
 				call_push(&calls,
 					  (struct call){source, c->kind, sqlite3_column_int64(q, 7),
 							start, start + dur, c->cls});

@@ -150,6 +150,41 @@ static int setup_meet(void **state)
 	return store_commit(f->st, &err);
 }
 
+/* Step "legacy": two ranks over gloo as PyTorch's legacy export writes
+ * them, every gloo:all_reduce an operator on a thread of its own.  Rank 0
+ * (the longer, 0-400) calls c10d::allreduce_ at 100-110 and its gloo op
+ * runs 105-300; rank 1 (200-400) calls at 250-260, gloo 255-300. */
+static int setup_legacy(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	char *err = NULL;
+	if (!f || testdir_make(f->dir, sizeof(f->dir), "legacy") < 0)
+		return -1;
+	snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
+	*state = f;
+	if (store_open(f->db, STORE_WRITE, &f->st, &err) < 0 || store_begin(f->st, &err) < 0)
+		return -1;
+	int64_t wf = add(f, 0, PHASE_WORKFLOW, "wf", 0, 0, 400, 0);
+	int64_t step = add(f, wf, PHASE_STEP, "legacy", 0, 0, 400, 1);
+	static const int64_t span[2][2] = {{0, 400}, {200, 200}}, c10d[2] = {100, 250},
+			     gloo[2][2] = {{105, 195}, {255, 45}};
+	for (int i = 0; i < 2; i++) {
+		struct source_row src = {
+		    .path = "x", .format = "chrome", .anchor = "time-offset", .rank = i};
+		int64_t s = store_add_source(f->st, &src, &err);
+		char name[24];
+		snprintf(name, sizeof(name), "rank %d", i);
+		int64_t r = add(f, step, PHASE_RANK, name, s, span[i][0], span[i][1], 2);
+		int64_t p =
+		    add(f, r, PHASE_PROCESS, "process CPU functions", s, span[i][0], span[i][1], 3);
+		int64_t t1 = add(f, p, PHASE_THREAD, "thread 1", s, span[i][0], span[i][1], 4);
+		int64_t t2 = add(f, p, PHASE_THREAD, "thread 2", s, gloo[i][0], gloo[i][1], 4);
+		add(f, t1, PHASE_OPERATOR, "c10d::allreduce_", s, c10d[i], 10, 5);
+		add(f, t2, PHASE_OPERATOR, "gloo:all_reduce", s, gloo[i][0], gloo[i][1], 5);
+	}
+	return store_commit(f->st, &err);
+}
+
 static int teardown(void **state)
 {
 	struct fx *f = *state;
@@ -299,6 +334,25 @@ static void meet_by_hand(void **state)
 	analysis_release(&a);
 }
 
+/* The legacy export's gloo ops are operators: they carry rank 0's
+ * collective on to 300, so the ranks meet, and rank 0, though the longer,
+ * is the one that waits (150 ns). */
+static void meet_legacy_gloo(void **state)
+{
+	struct fx *f = *state;
+	struct analysis a;
+	char *err = NULL;
+	assert_int_equal(analysis_run(f->st, &a, &err), 0);
+	const struct imbalance *g = meeting(&a, "the 2 ranks of step legacy");
+	assert_string_equal(g->kind, "ranks");
+	assert_string_equal(g->meets, "host");
+	assert_string_equal(g->straggler, "rank 1");
+	assert_int_equal(g->collectives, 1);
+	assert_rank(g, 1, "rank 0", 0, 150);
+	assert_int_equal(g->wait_ns, 150);
+	analysis_release(&a);
+}
+
 /* What the report shows of the ranks is what the cache gives back. */
 static void meet_cache_round_trip(void **state)
 {
@@ -420,6 +474,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(loop_is_an_error, setup, teardown),
 	    cmocka_unit_test_setup_teardown(meet_by_hand, setup_meet, teardown),
 	    cmocka_unit_test_setup_teardown(meet_cache_round_trip, setup_meet, teardown),
+	    cmocka_unit_test_setup_teardown(meet_legacy_gloo, setup_legacy, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
