@@ -8,9 +8,11 @@
  *
  * Both top-level forms are accepted: a bare array of events, and an object
  * whose "traceEvents" array may come before or after other keys.  Every
- * event is stored or counted in diagnostics with a reason.
+ * event is stored or counted in diagnostics with a reason.  A trace's rank
+ * is its distributedInfo's, else --rank's, else its file name's.
  */
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +64,17 @@ _Static_assert(STR_STREAM_MAX / 6 > STR_MAX + 4, "a stream cut must not show");
 	X(META_SKIPPED, "top-level metadata beyond 1 MiB not kept in sources.attrs")               \
 	X(BAD_COUNTER, "counter event without numeric values skipped")                             \
 	X(LONG_STRING, "string longer than 64 KiB cut to its first 64 KiB and \"\xe2\x80\xa6\"")   \
-	X(LONG_ARGS, "args beyond 1 MiB: the members past it not kept in attrs (the event is)")
+	X(LONG_ARGS, "args beyond 1 MiB: the members past it not kept in attrs (the event is)")    \
+	X(RANK_GIVEN, "the trace names no rank (no distributedInfo): its rank is --rank's")        \
+	X(RANK_FROM_NAME, "the trace names no rank (no distributedInfo): its rank is the one its"  \
+			  " file name says")                                                       \
+	X(RANK_NAME_AMBIGUOUS, "the trace names no rank and its file name says two: no rank"       \
+			       " taken (--rank gives one)")                                        \
+	X(RANK_NAME_DIFFERS, "the file name says another rank than the trace's distributedInfo:"   \
+			     " the trace's kept")                                                  \
+	X(RANK_UNALIGNED, "a rank's trace with relative times and no --time-offset: its"           \
+			  " collectives line up with other ranks' only as well as the traces'"     \
+			  " starts did")
 
 DIAG_TABLE(DIAG_LIST);
 
@@ -2164,6 +2176,55 @@ static int meta_rank(struct cp *p, char **host)
 	return rank;
 }
 
+/* Counts diagnostic d once with the example fmt. */
+static void note_once(struct cp *p, int d, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void note_once(struct cp *p, int d, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (!p->diag_example[d])
+		p->diag_example[d] = xvasprintf(fmt, ap);
+	va_end(ap);
+	p->diag[d]++;
+}
+
+/* The source's rank: the trace's own (distributedInfo.rank, meta), else
+ * --rank's, else the one its file name says (import_rank_of_name), each
+ * but the first noted in a diagnostic.  -1 when none; -2 with *err when
+ * --rank contradicts the trace. */
+static int source_rank(struct cp *p, int meta)
+{
+	const struct import_opts *o = p->opts;
+	const char *path = input_path(p->in);
+	int named = -1, other = -1;
+	int says = import_rank_of_name(path, &named, &other);
+	if (meta >= 0) {
+		if (o->has_rank && o->rank != meta) {
+			*p->err = xasprintf("%s: --rank %d, but the trace says rank %d"
+					    " (distributedInfo)",
+					    path, o->rank, meta);
+			return -2;
+		}
+		if (!o->has_rank && says == 1 && named != meta)
+			note_once(p, D_RANK_NAME_DIFFERS,
+				  "file name rank %d, distributedInfo rank %d", named, meta);
+		return meta;
+	}
+	if (o->has_rank) {
+		note_once(p, D_RANK_GIVEN, "--rank %d", o->rank);
+		return o->rank;
+	}
+	if (says == 1) {
+		note_once(p, D_RANK_FROM_NAME, "rank %d from '%s'", named, input_base_name(path));
+		return named;
+	}
+	if (says < 0)
+		note_once(p, D_RANK_NAME_AMBIGUOUS, "'%s' says rank %d and rank %d",
+			  input_base_name(path), named, other);
+	return -1;
+}
+
 static int64_t lookup_id(struct cp *p, struct strmap *m, const char *pid, const char *tid)
 {
 	sbuf_reset(&p->scratch);
@@ -2542,7 +2603,9 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 	if (close_unclosed(&p) < 0)
 		goto out;
 
-	int rank = meta_rank(&p, &host);
+	int rank = source_rank(&p, meta_rank(&p, &host));
+	if (rank < -1)
+		goto out;
 	char *step = o->step			  ? xstrdup(o->step)
 		     : rank >= 0 && o->group_step ? xstrdup(o->group_step)
 						  : step_name_of(input_path(in));
@@ -2573,6 +2636,8 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 		*err = xasprintf("%s: --time-offset overflows the time range", input_path(in));
 		goto out;
 	}
+	if (rank >= 0 && (!strcmp(anchor, "relative") || !strcmp(anchor, "step-window")))
+		note_once(&p, D_RANK_UNALIGNED, "rank %d anchored %s", rank, anchor);
 	char *meta = xasprintf("{%s}", p.meta.buf);
 	int e = store_set_source_anchor(st, p.source_id, anchor, offset, rank, host, meta, err);
 	free(meta);

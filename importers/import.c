@@ -6,7 +6,8 @@
  * workflow by the names of its levels (a first level naming the workflow
  * itself is skipped), found whatever its kind (a manifest step, an OTLP
  * span) and made a step where none is; a source imported under one that ran
- * on a known host and naming no host itself takes that host.
+ * on a known host and naming no host itself takes that host.  And the rank
+ * a trace's file name says, for traces that name none (importers/chrome.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,60 @@ out:
 	free(wf);
 	free(step);
 	return rc;
+}
+
+static int name_alnum(char c)
+{
+	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+}
+
+/* Whether the n bytes at s spell word, case aside. */
+static int name_is(const char *s, size_t n, const char *word)
+{
+	if (strlen(word) != n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((s[i] | 0x20) != word[i])
+			return 0;
+	return 1;
+}
+
+int import_rank_of_name(const char *path, int *rank, int *other)
+{
+	static const char *const keys[] = {"rank", "worker"};
+	const char *b = input_base_name(path);
+	size_t n = strlen(b);
+	int found = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i && name_alnum(b[i - 1]))
+			continue; /* a word starts here, or nothing does */
+		for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++) {
+			size_t kl = strlen(keys[k]), j = i + kl, d;
+			if (j > n || !name_is(b + i, kl, keys[k]))
+				continue;
+			/* the word before: "local" makes a node's rank, not the job's */
+			size_t w = i ? i - 1 : 0, w0 = w;
+			while (w0 && name_alnum(b[w0 - 1]))
+				w0--;
+			if (i && name_is(b + w0, w - w0, "local"))
+				continue;
+			if (j < n && (b[j] == '-' || b[j] == '_'))
+				j++;
+			for (d = j; d < n && b[d] >= '0' && b[d] <= '9'; d++)
+				;
+			if (d == j || d - j > 9 || (d < n && name_alnum(b[d])))
+				continue;
+			int r = atoi(b + j);
+			if (!found) {
+				*rank = r;
+				found = 1;
+			} else if (r != *rank) {
+				*other = r;
+				return -1;
+			}
+		}
+	}
+	return found;
 }
 
 /* The common prefix of the files' base names, for a step shared by ranks. */
@@ -423,6 +478,12 @@ int import_to_store(struct store *st, char *const *paths, size_t npaths, const c
 				 format);
 		goto out;
 	}
+	if (o.has_rank && npaths != 1) {
+		*err = xasprintf("--rank %d names the rank of one trace; this import has %zu files"
+				 " (import each on its own)",
+				 o.rank, npaths);
+		goto out;
+	}
 	/* the host goes into trace.db text as given: valid UTF-8 once, for
 	 * every importer (workflow and step names are repaired where they are
 	 * interned, import_step_node) */
@@ -452,6 +513,11 @@ int import_to_store(struct store *st, char *const *paths, size_t npaths, const c
 					      paths[i]);
 				goto out;
 			}
+		}
+		if (o.has_rank && strcmp(imp->name, "chrome")) {
+			*err = xasprintf("%s: --rank applies to a Chrome trace, not to a %s file",
+					 paths[i], imp->name);
+			goto out;
 		}
 		if (imp->run(in, st, &o, err) < 0 || place_source(st, &o, err) < 0) {
 			name_file(err, input_path(in));

@@ -23,6 +23,8 @@ struct import_opts {
 	const char *host;     /* host of the sources; NULL: from the file or unknown */
 	int64_t time_offset_ns;
 	int has_time_offset;
+	int rank; /* with has_rank: the rank of the run's one file (--rank) */
+	int has_rank;
 	const char *group_step;	   /* step shared by ranked traces of this run */
 	size_t arena_bytes;	   /* nest arena; 0: the default */
 	const char *rules;	   /* rules file of the "log" format, or NULL */
@@ -50,6 +52,14 @@ int import_files(const char *db_path, char *const *paths, size_t npaths, const c
  * transaction is committed, or rolled back on failure. */
 int import_to_store(struct store *st, char *const *paths, size_t npaths, const char *format,
 		    const struct import_opts *o, char **err);
+
+/* The rank a trace's file name says (its base name, case aside): the word
+ * "rank" or "worker", not after "local", then an optional '-' or '_' and
+ * 1 to 9 digits ending the word ("rank3", "rank-34.Jul...",
+ * "inference_rank_1", "worker0_step_12"; not "num_workers_0", "rank3x",
+ * "local_rank0").  1 and *rank when it says one (however often), 0 when
+ * none, -1 when it says two different ones (*rank and *other). */
+int import_rank_of_name(const char *path, int *rank, int *other);
 
 /* Finds or creates the workflow and step nodes a source hangs under. */
 int64_t import_step_node(struct store *st, const struct import_opts *o, const char *step_name,

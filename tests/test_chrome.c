@@ -105,14 +105,21 @@ static const char *write_file(struct fx *f, const char *name, const char *text, 
 	return path;
 }
 
+/* Imports the given files into f->db under o; import_files' status. */
+static int import_with(struct fx *f, const char *const *paths, size_t n,
+		       const struct import_opts *o, char **err)
+{
+	close_conn(f);
+	*err = NULL;
+	return import_files(f->db, (char *const *)paths, n, NULL, o, err);
+}
+
 /* Imports the given files into f->db; returns import_files' status. */
 static int import_paths(struct fx *f, const char *const *paths, size_t n, char **err)
 {
 	struct import_opts o;
 	memset(&o, 0, sizeof(o));
-	close_conn(f);
-	*err = NULL;
-	return import_files(f->db, (char *const *)paths, n, NULL, &o, err);
+	return import_with(f, paths, n, &o, err);
 }
 
 /* Writes json to dir/name and imports it; the import must succeed. */
@@ -793,6 +800,201 @@ static void test_no_rank_without_distributed_info(void **state)
 		  "\"dur\":1}]}");
 	assert_int_equal(q_int(f, "SELECT count(*) FROM phases WHERE kind = %d", PHASE_RANK), 0);
 	assert_int_equal(q_int(f, "SELECT rank IS NULL FROM sources"), 1);
+}
+
+/* The events of one rank, as the legacy export writes them (a bare
+ * array) and as Kineto does (an object naming the rank). */
+#define RANK_EVENTS                                                                                \
+	"{\"ph\":\"X\",\"name\":\"ProfilerStep#1\",\"pid\":\"CPU functions\",\"tid\":1,"           \
+	"\"ts\":10,\"dur\":100},"                                                                  \
+	"{\"ph\":\"X\",\"name\":\"c10d::allreduce_\",\"pid\":\"CPU functions\",\"tid\":1,"         \
+	"\"ts\":20,\"dur\":5},"                                                                    \
+	"{\"ph\":\"X\",\"name\":\"gloo:all_reduce\",\"pid\":\"CPU functions\",\"tid\":2,"          \
+	"\"ts\":22,\"dur\":50},"                                                                   \
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":30,\"dur\":9}"
+
+/* The tree, tracks and row one source made, as text to compare. */
+static char *source_shape(struct fx *f, int64_t source)
+{
+	return q_text(f,
+		      "SELECT (SELECT coalesce(rank, '-') FROM sources WHERE id = %lld) || ' | ' ||"
+		      " (SELECT group_concat(k, ' ') FROM (SELECT p.kind || ':' || p.name || ':'"
+		      " || p.depth || ':' || p.start_ns || ':' || p.dur_ns || ':' ||"
+		      " coalesce((SELECT q.kind || ':' || q.name FROM phases_v q"
+		      " WHERE q.id = p.parent_id AND q.kind <> 'step'), '-') AS k"
+		      " FROM phases_v p WHERE p.source_id = %lld"
+		      " ORDER BY p.depth, p.start_ns, p.name)) || ' | ' ||"
+		      " (SELECT group_concat(t, ' ') FROM (SELECT kind || ':' || pid || ':' ||"
+		      " tid || ':' || coalesce(rank, '-') AS t FROM tracks WHERE source_id = %lld"
+		      " ORDER BY kind, tid))",
+		      (long long)source, (long long)source, (long long)source);
+}
+
+/* --rank N on a trace that names no rank: the same rank node, tracks and
+ * source row as distributedInfo's rank N gives, said in RANK_GIVEN. */
+static void test_rank_option(void **state)
+{
+	struct fx *f = *state;
+	static const char kineto[] =
+	    "{\"distributedInfo\":{\"rank\":2},\"traceEvents\":[" RANK_EVENTS "]}";
+	static const char legacy[] = "[" RANK_EVENTS "]";
+	const char *a = write_file(f, "kineto.json", kineto, strlen(kineto));
+	const char *b = write_file(f, "legacy.json", legacy, strlen(legacy));
+	struct import_opts o = {.step = "a"};
+	char *err = NULL;
+	assert_int_equal(import_with(f, &a, 1, &o, &err), 0);
+	o = (struct import_opts){.step = "b", .rank = 2, .has_rank = 1};
+	assert_int_equal(import_with(f, &b, 1, &o, &err), 0);
+	char *want = source_shape(f, 1), *got = source_shape(f, 2);
+	assert_non_null(want);
+	assert_non_null(strstr(want, "rank:rank 2:2:"));
+	assert_non_null(strstr(want, "process:process CPU functions:3:"));
+	assert_non_null(strstr(want, "stream:0:7:2"));
+	if (!got || strcmp(got, want))
+		print_error("want: %s\ngot:  %s\n", want, got ? got : "(null)");
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	free(want);
+	free(got);
+	assert_text(f, "RANK_GIVEN 1 --rank 2",
+		    "SELECT code || ' ' || count || ' ' || example FROM diagnostics"
+		    " WHERE source_id = 2 AND code LIKE 'RANK_G%'");
+	assert_int_equal(q_int(f, "SELECT count(*) FROM diagnostics WHERE source_id = 1 AND"
+				  " code IN ('RANK_GIVEN', 'RANK_FROM_NAME')"),
+			 0);
+}
+
+/* --rank against the trace's own rank, over several files or on another
+ * format: an error naming the file, nothing imported. */
+static void test_rank_option_refused(void **state)
+{
+	struct fx *f = *state;
+	static const char kineto[] =
+	    "{\"distributedInfo\":{\"rank\":3},\"traceEvents\":[" RANK_EVENTS "]}";
+	static const char legacy[] = "[" RANK_EVENTS "]";
+	static const char manifest[] = "{\"step\":\"s\",\"start_ns\":1,\"end_ns\":2}\n";
+	const char *paths[] = {write_file(f, "r3.json", kineto, strlen(kineto)),
+			       write_file(f, "l.json", legacy, strlen(legacy)),
+			       write_file(f, "steps.jsonl", manifest, strlen(manifest))};
+	struct import_opts o = {.rank = 1, .has_rank = 1};
+	static const struct {
+		size_t first, n;
+		const char *says;
+	} cases[] = {{0, 1, "r3.json: --rank 1, but the trace says rank 3 (distributedInfo)"},
+		     {0, 2, "--rank 1 names the rank of one trace; this import has 2 files"},
+		     {2, 1, "steps.jsonl: --rank applies to a Chrome trace, not to a workflow"}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char *err = NULL;
+		assert_int_equal(import_with(f, paths + cases[i].first, cases[i].n, &o, &err), -1);
+		assert_non_null(err);
+		if (!strstr(err, cases[i].says))
+			print_error("message: %s\n", err);
+		assert_non_null(strstr(err, cases[i].says));
+		free(err);
+		assert_int_not_equal(access(f->db, F_OK), 0);
+	}
+	/* the rank the trace says is no contradiction */
+	o.rank = 3;
+	char *err = NULL;
+	assert_int_equal(import_with(f, paths, 1, &o, &err), 0);
+	assert_int_equal(q_int(f, "SELECT rank FROM sources"), 3);
+	assert_int_equal(diag_count(f, "RANK_GIVEN"), 0);
+}
+
+/* The file-name rule, word by word. */
+static void test_rank_of_name(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *path;
+		int says, rank, other;
+	} cases[] = {
+	    {"straggler_rank0.pt.trace.json.gz", 1, 0, -1},
+	    {"/runs/rank1/straggler_rank1.json", 1, 1, -1},
+	    {"rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", 1, 34, -1},
+	    {"facebookresearch__HolisticTraceAnalysis__inference_rank_1.json.gz", 1, 1, -1},
+	    {"sampled_rank-0.json.gz", 1, 0, -1},
+	    {"facebookresearch__param__worker5_step_12.1694128201549.pt.trace.json", 1, 5, -1},
+	    {"kineto_resnet50_num_workers_0__worker0.pt.trace.json.gz", 1, 0, -1},
+	    {"RANK12.json", 1, 12, -1},
+	    {"Worker_7.json", 1, 7, -1},
+	    {"rank3_worker3.json", 1, 3, -1},
+	    {"rank0_worker1.json", -1, 0, 1},
+	    {"rank-1_rank2.json", -1, 1, 2},
+	    {"host_12345.1623143089861.pt.trace.json", 0, -1, -1},
+	    {"local_rank0.json", 0, -1, -1},
+	    {"norank3.json", 0, -1, -1},
+	    {"rank3x.json", 0, -1, -1},
+	    {"ranks4.json", 0, -1, -1},
+	    {"rank.3.json", 0, -1, -1},
+	    {"rank_.json", 0, -1, -1},
+	    {"rank1234567890.json", 0, -1, -1},
+	    {"/data/rank5/trace.json", 0, -1, -1},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		int rank = -1, other = -1;
+		int says = import_rank_of_name(cases[i].path, &rank, &other);
+		if (says != cases[i].says || rank != cases[i].rank || other != cases[i].other)
+			print_error("%s: %d %d %d\n", cases[i].path, says, rank, other);
+		assert_int_equal(says, cases[i].says);
+		assert_int_equal(rank, cases[i].rank);
+		assert_int_equal(other, cases[i].other);
+	}
+}
+
+/* A trace naming no rank takes its file name's, in RANK_FROM_NAME; two such
+ * in one import share a step, rank nodes beneath; a relative one is said to
+ * be unaligned.  A name saying two ranks gives none, in RANK_NAME_AMBIGUOUS;
+ * the trace's own rank beats its name's, in RANK_NAME_DIFFERS. */
+static void test_rank_from_file_name(void **state)
+{
+	struct fx *f = *state;
+	static const char legacy[] = "[" RANK_EVENTS "]";
+	static const char kineto[] =
+	    "{\"distributedInfo\":{\"rank\":5},\"traceEvents\":[" RANK_EVENTS "]}";
+	const char *two[] = {
+	    write_file(f, "straggler_rank0.pt.trace.json", legacy, strlen(legacy)),
+	    write_file(f, "straggler_rank1.pt.trace.json", legacy, strlen(legacy))};
+	char *err = NULL;
+	assert_int_equal(import_paths(f, two, 2, &err), 0);
+	assert_text(f, "0 1",
+		    "SELECT group_concat(rank, ' ') FROM (SELECT rank FROM sources"
+		    " ORDER BY id)");
+	assert_text(f, "straggler_rank: rank 0, rank 1",
+		    "SELECT s.name || ': ' || group_concat(r.name, ', ') FROM phases_v r"
+		    " JOIN phases_v s ON s.id = r.parent_id WHERE r.kind = 'rank'"
+		    " GROUP BY s.id ORDER BY r.name");
+	assert_int_equal(q_int(f, "SELECT count(DISTINCT rank) FROM tracks"), 2);
+	assert_text(f, "RANK_FROM_NAME 1 rank 1 from 'straggler_rank1.pt.trace.json'",
+		    "SELECT code || ' ' || count || ' ' || example FROM diagnostics"
+		    " WHERE source_id = 2 AND code = 'RANK_FROM_NAME'");
+	assert_int_equal(diag_count(f, "RANK_UNALIGNED"), 2);
+	unlink(f->db);
+
+	const char *amb = write_file(f, "run_rank0_worker1.json", legacy, strlen(legacy));
+	assert_int_equal(import_paths(f, &amb, 1, &err), 0);
+	assert_int_equal(q_int(f, "SELECT rank IS NULL FROM sources"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'rank'"), 0);
+	assert_text(f, "'run_rank0_worker1.json' says rank 0 and rank 1",
+		    "SELECT example FROM diagnostics WHERE code = 'RANK_NAME_AMBIGUOUS'");
+	assert_int_equal(diag_count(f, "RANK_UNALIGNED"), 0);
+	unlink(f->db);
+
+	const char *own = write_file(f, "rank3.json", kineto, strlen(kineto));
+	assert_int_equal(import_paths(f, &own, 1, &err), 0);
+	assert_int_equal(q_int(f, "SELECT rank FROM sources"), 5);
+	assert_text(f, "rank 5", "SELECT name FROM phases_v WHERE kind = 'rank'");
+	assert_text(f, "file name rank 3, distributedInfo rank 5",
+		    "SELECT example FROM diagnostics WHERE code = 'RANK_NAME_DIFFERS'");
+	assert_int_equal(diag_count(f, "RANK_FROM_NAME"), 0);
+	unlink(f->db);
+
+	/* with its start given (--time-offset), a rank's trace is aligned */
+	const char *one = two[1];
+	struct import_opts o = {.time_offset_ns = 1000, .has_time_offset = 1};
+	assert_int_equal(import_with(f, &one, 1, &o, &err), 0);
+	assert_int_equal(q_int(f, "SELECT rank FROM sources"), 1);
+	assert_int_equal(diag_count(f, "RANK_UNALIGNED"), 0);
 }
 
 /* Every X, B and b ends up as a phase or as a counted drop. */
@@ -1596,6 +1798,10 @@ int main(void)
 	    T(test_distributed_rank),
 	    T(test_record_window_end_not_in_rank_window),
 	    T(test_no_rank_without_distributed_info),
+	    T(test_rank_option),
+	    T(test_rank_option_refused),
+	    T(test_rank_of_name),
+	    T(test_rank_from_file_name),
 	    T(test_completeness),
 	    T(test_utf8_bom),
 	    T(test_two_files_one_import),

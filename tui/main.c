@@ -33,7 +33,7 @@
 
 static const char usage_text[] =
     "usage: grademl-tui import [-o trace.db] [--workflow NAME] [--step NAME] [--host NAME]\n"
-    "                          [--format NAME] [--time-offset DUR] [--rules FILE]\n"
+    "                          [--format NAME] [--time-offset DUR] [--rank N] [--rules FILE]\n"
     "                          [--host-alias ALIAS=NAME] [--hosts FILE] FILE|DIR ...\n"
     "       grademl-tui report trace.db [--format text|json]\n"
     "       grademl-tui analyze [--demand RULES]... trace.db\n"
@@ -234,12 +234,19 @@ static void import_signals(void)
 static int cmd_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"output", required_argument, NULL, 'o'}, {"workflow", required_argument, NULL, 'w'},
-	    {"step", required_argument, NULL, 's'},   {"host", required_argument, NULL, 'H'},
-	    {"format", required_argument, NULL, 'f'}, {"time-offset", required_argument, NULL, 't'},
-	    {"rules", required_argument, NULL, 'r'},  {"host-alias", required_argument, NULL, 'A'},
-	    {"hosts", required_argument, NULL, 'F'},  {"list-formats", no_argument, NULL, 'L'},
-	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
+	    {"output", required_argument, NULL, 'o'},
+	    {"workflow", required_argument, NULL, 'w'},
+	    {"step", required_argument, NULL, 's'},
+	    {"host", required_argument, NULL, 'H'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"time-offset", required_argument, NULL, 't'},
+	    {"rules", required_argument, NULL, 'r'},
+	    {"host-alias", required_argument, NULL, 'A'},
+	    {"hosts", required_argument, NULL, 'F'},
+	    {"rank", required_argument, NULL, 'R'},
+	    {"list-formats", no_argument, NULL, 'L'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct import_opts o = {0};
 	const char *db = "trace.db", *format = NULL;
@@ -269,6 +276,16 @@ static int cmd_import(int argc, char **argv)
 						   optarg);
 			o.has_time_offset = 1;
 			break;
+		case 'R': {
+			int64_t r;
+			if (text_parse_int64(optarg, strlen(optarg), &r) < 0 || r < 0 ||
+			    r >= 1 << 30)
+				return usage_error("invalid --rank '%s' (a whole number from 0)",
+						   optarg);
+			o.rank = (int)r;
+			o.has_rank = 1;
+			break;
+		}
 		case 'r':
 			o.rules = optarg;
 			break;
