@@ -386,6 +386,19 @@ def doctored(runner, cases, tmp):
         c["data"] = os.path.relpath(d, ROOT)
         out.append(("raw arrivals vs a truth.json with the waits swapped fail",
                     runner.case(c), fig_failed("raw: rank 0 wait")))
+
+    tstrag = by.get("torch/straggler")
+    if tstrag and os.path.isdir(os.path.join(ROOT, tstrag["data"])):
+        d = copy_data(tstrag, "swapped-names")
+        a, b = (os.path.join(d, "straggler_rank%d.pt.trace.json.gz" % i) for i in (0, 1))
+        os.rename(a, a + ".tmp")
+        os.rename(b, a)
+        os.rename(a + ".tmp", b)
+        c = copy.deepcopy(tstrag)
+        c["data"] = os.path.relpath(d, ROOT)
+        out.append(("the gloo straggler, its traces' file names swapped, disagrees",
+                    runner.case(c),
+                    lambda r: r.agree is False and fig_failed("rank 0 wait")(r)))
     return out
 
 
