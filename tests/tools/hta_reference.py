@@ -32,6 +32,8 @@ rounding on every figure can be measured against the exact ones.
 import gzip
 import json
 import math
+import os
+import re
 import sys
 
 TYPES = ["COMMUNICATION", "COMPUTATION", "MEMORY"]  # bit 1 << index in masks
@@ -191,14 +193,27 @@ def hta_round(s, e):
     return s, max(e, s)
 
 
+# A rank in a file name, as grademl-tui import reads it (man page, import):
+# "rank" or "worker" starting a word, not after the word "local", an
+# optional - or _, 1 to 9 digits ending the word.
+NAME_RANK = re.compile(r"(?i)(?<![a-z0-9])(?<!local[^a-z0-9])(?:rank|worker)[-_]?"
+                       r"([0-9]{1,9})(?![a-z0-9])")
+
+
+def name_rank(path):
+    """The one rank the base name of path says, else -1 (none, or two)."""
+    said = {int(m.group(1)) for m in NAME_RANK.finditer(os.path.basename(path))}
+    return said.pop() if len(said) == 1 else -1
+
+
 def analyse(path, include_last_step, kernel_wait_ns, rounding=False):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
         doc = json.load(fh, parse_float=str)
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
-    rank = -1
+    rank = name_rank(path)  # a trace that names no rank: its file name's
     if isinstance(doc, dict) and isinstance(doc.get("distributedInfo"), dict):
-        rank = int(doc["distributedInfo"].get("rank", -1))
+        rank = int(doc["distributedInfo"].get("rank", rank))
 
     device, host_corr, step_names, step_starts = [], {}, set(), []
     for e in events:
