@@ -435,6 +435,37 @@ out:
 	return rc;
 }
 
+/* The run's last source, when another of its sources since first_src has
+ * its rank: they share one step, where two rank nodes of one number are
+ * two captures of one rank (or two jobs), not two ranks that meet. */
+static int repeated_rank(struct store *st, int64_t first_src, char **err)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT me.id, me.rank, s.path FROM sources me JOIN sources s"
+			       " ON s.rank = me.rank AND s.id >= ?1 AND s.id < me.id"
+			       " WHERE me.id = (SELECT max(id) FROM sources) ORDER BY s.id LIMIT 1",
+			       -1, &q, NULL) != SQLITE_OK) {
+		*err = xasprintf("%s: cannot read sources: %s", store_path(st),
+				 sqlite3_errmsg(store_db(st)));
+		return -1;
+	}
+	sqlite3_bind_int64(q, 1, first_src);
+	int rc = 0;
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		char *ex = xasprintf("rank %d, as %s", sqlite3_column_int(q, 1),
+				     (const char *)sqlite3_column_text(q, 2));
+		rc = store_add_diagnostic(st, sqlite3_column_int64(q, 0), "RANK_REPEATED", 1,
+					  "another trace of this import has the same rank: two"
+					  " captures of one rank share its step (import them"
+					  " under different --step)",
+					  ex, err);
+		free(ex);
+	}
+	sqlite3_finalize(q);
+	return rc < 0 ? -1 : 0;
+}
+
 /* After a file's import under --step: its depths, its host. */
 static int place_source(struct store *st, const struct import_opts *o, char **err)
 {
@@ -492,7 +523,10 @@ int import_to_store(struct store *st, char *const *paths, size_t npaths, const c
 		o.group_step = group = group_step_name(paths, npaths);
 	if (store_begin(st, err) < 0)
 		goto out;
-	int64_t first = store_next_phase_id(st);
+	int64_t first = store_next_phase_id(st), first_src;
+	if (query_int(st, "SELECT coalesce(max(id), 0) + 1 FROM sources", 0, 0, &first_src, err) <
+	    0)
+		goto out;
 	if (o.hosts_file && hosts_load(st, o.hosts_file, err) < 0)
 		goto out;
 	for (size_t i = 0; i < o.nhost_aliases; i++)
@@ -519,7 +553,8 @@ int import_to_store(struct store *st, char *const *paths, size_t npaths, const c
 					 paths[i], imp->name);
 			goto out;
 		}
-		if (imp->run(in, st, &o, err) < 0 || place_source(st, &o, err) < 0) {
+		if (imp->run(in, st, &o, err) < 0 || place_source(st, &o, err) < 0 ||
+		    repeated_rank(st, first_src, err) < 0) {
 			name_file(err, input_path(in));
 			goto out;
 		}

@@ -969,6 +969,7 @@ static void test_rank_from_file_name(void **state)
 		    "SELECT code || ' ' || count || ' ' || example FROM diagnostics"
 		    " WHERE source_id = 2 AND code = 'RANK_FROM_NAME'");
 	assert_int_equal(diag_count(f, "RANK_UNALIGNED"), 2);
+	assert_int_equal(diag_count(f, "RANK_REPEATED"), 0);
 	unlink(f->db);
 
 	const char *amb = write_file(f, "run_rank0_worker1.json", legacy, strlen(legacy));
@@ -995,6 +996,29 @@ static void test_rank_from_file_name(void **state)
 	assert_int_equal(import_with(f, &one, 1, &o, &err), 0);
 	assert_int_equal(q_int(f, "SELECT rank FROM sources"), 1);
 	assert_int_equal(diag_count(f, "RANK_UNALIGNED"), 0);
+}
+
+/* Two traces of one import with one rank (two profiling cycles of rank 0
+ * under one step): the second is said to repeat it. */
+static void test_rank_repeated(void **state)
+{
+	struct fx *f = *state;
+	static const char legacy[] = "[" RANK_EVENTS "]";
+	static const char kineto[] =
+	    "{\"distributedInfo\":{\"rank\":0},\"traceEvents\":[" RANK_EVENTS "]}";
+	const char *paths[] = {write_file(f, "rank0.1700.pt.trace.json", legacy, strlen(legacy)),
+			       write_file(f, "rank0.1800.pt.trace.json", kineto, strlen(kineto))};
+	char *err = NULL;
+	assert_int_equal(import_paths(f, paths, 2, &err), 0);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM sources WHERE rank = 0"), 2);
+	char *want = xasprintf("2 RANK_REPEATED rank 0, as %s", paths[0]);
+	char *got = q_text(f, "SELECT source_id || ' ' || code || ' ' || example FROM diagnostics"
+			      " WHERE code = 'RANK_REPEATED'");
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	assert_int_equal(diag_count(f, "RANK_REPEATED"), 1);
 }
 
 /* Every X, B and b ends up as a phase or as a counted drop. */
@@ -1802,6 +1826,7 @@ int main(void)
 	    T(test_rank_option_refused),
 	    T(test_rank_of_name),
 	    T(test_rank_from_file_name),
+	    T(test_rank_repeated),
 	    T(test_completeness),
 	    T(test_utf8_bom),
 	    T(test_two_files_one_import),
