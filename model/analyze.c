@@ -28,8 +28,9 @@
 #include "model/xalloc.h"
 
 /* What the cached figures mean, raised when an analysis changes them (2:
- * bottlenecks of the phase's window, judged on measured values). */
-#define ANALYSIS_VERSION 2
+ * bottlenecks of the phase's window, judged on measured values; 3: a GPU
+ * measured by its traced device work). */
+#define ANALYSIS_VERSION 3
 
 /* "v<schema> a<analysis> p<max phase id> s<max source id> m<max metric
  * id>" and, when the file has demand rules, " r<rules>"; or NULL.  A cache

@@ -6,7 +6,9 @@
  *      those bounds are judged on besides: per-CPU util, iowait) and their
  *      samples, as periods each sample holds, with the gaps between
  *      (model/sample.h).  A class is the work of one host's CPU side, or
- *      of one GPU of a host; each metric belongs to one class.
+ *      of one GPU of a host; each metric belongs to one class.  Within the
+ *      windows of the traces of a GPU's device work, its utilization is
+ *      that work's union instead (attrib.h; devwork_measure).
  *   2. Per class, its work is laid out in lanes: a CPU thread is one lane
  *      whose innermost open phase works (phases nest by time); a GPU
  *      stream's or executor's phases are packed into lanes of phases that
@@ -40,6 +42,7 @@
 #include "model/ptree.h"
 #include "model/sample.h"
 #include "model/sbuf.h"
+#include "model/spans.h"
 #include "model/store.h"
 #include "model/text.h"
 #include "model/xalloc.h"
@@ -65,9 +68,11 @@ static const struct {
 };
 
 /* The cache's rows that are no resource: the time with data and the
- * software-bound part of it; the host and the device work time. */
+ * software-bound part of it; the host and the device work time; the time
+ * a trace's device work measures the GPU and the part of it when some ran. */
 #define CACHE_SOFTWARE "software"
 #define CACHE_WORK     "work"
+#define CACHE_DEVWORK  "devwork"
 
 const char *attrib_res_name(int res)
 {
@@ -114,18 +119,27 @@ struct track {
 	int thread;		     /* a thread's track, not a host's */
 	int cls;		     /* class index, -1 none */
 	int stream;		     /* a device track: written after the source's host tracks */
+	int work;		     /* a stream of device work (not its annotations) */
 	int64_t source, spans, node; /* its source, phases and node phase (0 none) */
+	int64_t w0, w1;		     /* its node's window; w1 <= w0 when none */
 };
 
 /* What a metric is to a class: attributed (and judged), or only judged. */
 enum { ROLE_ATTRIB, ROLE_CORE, ROLE_IOWAIT };
+
+enum { OK_HOLDS = 1, OK_TRACED = 2 };
+
+/* The id of a GPU's measurement made of its device work alone (no GPU
+ * utilization series beside it): never saved, its demands never fitted. */
+#define DEVWORK_ID 0
 
 struct metric {
 	int64_t id;
 	int res, cls, role;
 	double cap;
 	char *value_kind;
-	/* periods [t[j], t[j+1]) of value v[j]; ok[j] 0 where no sample holds */
+	/* periods [t[j], t[j+1]) of value v[j]; ok[j] 0 where no sample holds,
+	 * else OK_HOLDS, with OK_TRACED where the value is device work's */
 	int64_t *t;
 	double *v;
 	uint8_t *ok;
@@ -144,11 +158,13 @@ struct metric {
  * [t[i], t[i+1]) with the bounds saturated (bit b < ATTRIB_NBOUND) and
  * whether a judged metric holds a value (bit JUDGE_DATA); pre[b][i] the
  * time with bit b before t[i]. */
-#define JUDGE_DATA  ATTRIB_NBOUND
-#define JUDGE_NBITS (ATTRIB_NBOUND + 1)
+#define JUDGE_DATA    ATTRIB_NBOUND
+#define JUDGE_TRACED  (ATTRIB_NBOUND + 1) /* a trace's device work measures the GPU */
+#define JUDGE_DEVBUSY (ATTRIB_NBOUND + 2) /* ... and some of it runs */
+#define JUDGE_NBITS   (ATTRIB_NBOUND + 3)
 struct judge {
 	int64_t *t;
-	uint8_t *bits;
+	uint16_t *bits;
 	size_t n;
 	int64_t *pre[JUDGE_NBITS];
 	/* the software-bound time before t[i] for a set of judged bounds */
@@ -168,6 +184,8 @@ struct klass {
 	size_t njudged;
 	int ncpu;	       /* per-CPU series */
 	unsigned mask[NTYPES]; /* resources each type demands */
+	struct span *cov;      /* a GPU's: the windows of the traces of its device work */
+	size_t ncov;
 	struct judge jd;
 };
 
@@ -278,8 +296,10 @@ static int load_tracks(struct run *r)
 	size_t alloc = 0;
 	if (sqlite3_prepare_v2(r->db,
 			       "SELECT id, kind, host, " TRACK_DEVICE_SQL
-			       ", coalesce(source_id, 0), spans,"
-			       " coalesce(phase_id, 0) FROM tracks ORDER BY id",
+			       ", coalesce(source_id, 0), spans, coalesce(phase_id, 0),"
+			       " (SELECT p.start_ns FROM phases p WHERE p.id = tracks.phase_id),"
+			       " (SELECT p.dur_ns FROM phases p WHERE p.id = tracks.phase_id)"
+			       " FROM tracks ORDER BY id",
 			       -1, &q, NULL) != SQLITE_OK)
 		return fail(r, "tracks");
 	while (sqlite3_step(q) == SQLITE_ROW) {
@@ -293,9 +313,15 @@ static int load_tracks(struct run *r)
 		t->nest = t->thread || (kind && !strcmp(kind, "host"));
 		t->cls = -1;
 		t->stream = kind && (!strcmp(kind, "stream") || !strcmp(kind, "annotation"));
+		t->work = kind && !strcmp(kind, "stream");
 		t->source = sqlite3_column_int64(q, 4);
 		t->spans = sqlite3_column_int64(q, 5);
 		t->node = sqlite3_column_int64(q, 6);
+		t->w0 = t->w1 = 0;
+		if (t->spans > 0 && sqlite3_column_type(q, 7) != SQLITE_NULL) {
+			t->w0 = time_of(sqlite3_column_int64(q, 7));
+			t->w1 = time_of(ns_end(t->w0, sqlite3_column_int64(q, 8)));
+		}
 		if (!t->nest && t->device < 0 && !(kind && !strcmp(kind, "executor")))
 			t->device = -2; /* async or counter tracks: no work */
 	}
@@ -606,6 +632,162 @@ static int load_metrics(struct run *r)
 			return -1;
 	}
 	return 0;
+}
+
+/* ---- a GPU's device work as its measurement ----
+ *
+ * nvidia-smi's utilization.gpu is the share of its sample period in which
+ * some kernel ran; a trace's device work measures the same to the
+ * nanosecond.  So within the window of a trace that gives a GPU's device
+ * work (from the first phase of its tracks to the last: its coverage), the
+ * GPU's utilization is its capacity while some device work runs (kernels,
+ * copies, sets: device copies are device work) and 0 otherwise; its
+ * utilization series take those values there, and hold their own samples
+ * only outside; a GPU with no such series gets one of those values alone
+ * (DEVWORK_ID). */
+
+/* The coverage of each GPU class: the windows of the sources that give
+ * device work on it. */
+static void devwork_cover(struct run *r)
+{
+	for (size_t c = 0; c < r->nk; c++) {
+		struct klass *k = &r->k[c];
+		size_t alloc = 0;
+		for (size_t i = 0; k->device >= 0 && i < r->ntracks; i++) {
+			const struct track *t = &r->tracks[i];
+			if (t->cls != (int)c || !t->work || t->w1 <= t->w0)
+				continue;
+			struct span w = {INF, INT64_MIN};
+			for (size_t j = 0; j < r->ntracks; j++) {
+				const struct track *u = &r->tracks[j];
+				if (u->source != t->source || u->w1 <= u->w0)
+					continue;
+				w.start = u->w0 < w.start ? u->w0 : w.start;
+				w.end = u->w1 > w.end ? u->w1 : w.end;
+			}
+			XGROW(k->cov, k->ncov + 1, alloc);
+			k->cov[k->ncov++] = w;
+		}
+		k->ncov = spans_normalize(k->cov, k->ncov);
+	}
+}
+
+/* Periods over class k's coverage from the union of its device work w[0..n):
+ * 1 while some runs, else 0 (OK_TRACED), no value between coverages. */
+static void devwork_periods(const struct klass *k, const struct span *w, size_t n,
+			    struct metric *out)
+{
+	size_t alloc = 2 * (n + k->ncov) + 1, ns = 0, j = 0;
+	out->t = xmalloc(alloc * sizeof(*out->t));
+	out->v = xmalloc(alloc * sizeof(*out->v));
+	out->ok = xmalloc(alloc);
+#define PERIOD(at, val, o) (out->t[ns] = (at), out->v[ns] = (val), out->ok[ns++] = (uint8_t)(o))
+	for (size_t c = 0; c < k->ncov; c++) {
+		int64_t x = k->cov[c].start, b = k->cov[c].end;
+		for (; j < n && w[j].start < b; j++) {
+			int64_t s = w[j].start > x ? w[j].start : x,
+				e = w[j].end < b ? w[j].end : b;
+			if (e <= x)
+				continue;
+			if (s > x)
+				PERIOD(x, 0, OK_HOLDS | OK_TRACED);
+			PERIOD(s, 1, OK_HOLDS | OK_TRACED);
+			x = e;
+			if (w[j].end > b)
+				break; /* it goes on into the next coverage */
+		}
+		if (x < b)
+			PERIOD(x, 0, OK_HOLDS | OK_TRACED);
+		PERIOD(b, 0, 0);
+	}
+#undef PERIOD
+	out->ns = ns;
+}
+
+/* m's periods overlaid with d's where d's are traced, d's values x m's
+ * capacity: one boundary per time either has one. */
+static void devwork_overlay(struct metric *m, const struct metric *d)
+{
+	size_t alloc = m->ns + d->ns + 1, n = 0, i = 0, j = 0;
+	int64_t *t = xmalloc(alloc * sizeof(*t));
+	double *v = xmalloc(alloc * sizeof(*v));
+	uint8_t *ok = xmalloc(alloc);
+	while (i < m->ns || j < d->ns) {
+		int64_t x = j == d->ns || (i < m->ns && m->t[i] < d->t[j]) ? m->t[i] : d->t[j];
+		while (i < m->ns && m->t[i] <= x)
+			i++;
+		while (j < d->ns && d->t[j] <= x)
+			j++;
+		/* m's period holding x is i - 1, d's j - 1 (none when 0) */
+		t[n] = x, v[n] = 0, ok[n] = 0;
+		if (j && d->ok[j - 1] & OK_TRACED)
+			v[n] = d->v[j - 1] * m->cap, ok[n] = d->ok[j - 1];
+		else if (i)
+			v[n] = m->v[i - 1], ok[n] = m->ok[i - 1];
+		n++;
+	}
+	free(m->t), free(m->v), free(m->ok);
+	m->t = t, m->v = v, m->ok = ok, m->ns = n;
+}
+
+/* Each covered GPU class's device work, as its utilization (above); the
+ * phases are loaded. */
+static void devwork_measure(struct run *r)
+{
+	const struct phases *p = &r->p;
+	size_t *count = xcalloc(r->nk + 1, sizeof(*count)), *at = xcalloc(r->nk + 1, sizeof(*at));
+	int32_t *cls = xmalloc((p->n + 1) * sizeof(*cls));
+	size_t total = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		int32_t t = p->track[i];
+		cls[i] = -1;
+		if (t < 0 || !r->tracks[t].work || r->tracks[t].cls < 0 ||
+		    !r->k[r->tracks[t].cls].ncov || p->end[i] <= p->start[i] ||
+		    type_of(p->kind[i], p->leaf[i], &r->tracks[t]) < 0)
+			continue;
+		cls[i] = r->tracks[t].cls;
+		count[cls[i]]++;
+		total++;
+	}
+	struct span *w = xmalloc((total + 1) * sizeof(*w));
+	for (size_t c = 0, o = 0; c < r->nk; c++) {
+		at[c] = o;
+		o += count[c];
+	}
+	for (size_t i = 0; i < p->n; i++)
+		if (cls[i] >= 0)
+			w[at[cls[i]]++] = (struct span){p->start[i], p->end[i]};
+	size_t nk = r->nk, m_alloc = r->nm;
+	for (size_t c = 0, o = 0; c < nk; c++) {
+		struct klass *k = &r->k[c];
+		size_t n = count[c];
+		o += n;
+		if (!k->ncov)
+			continue;
+		n = spans_normalize(w + o - count[c], n);
+		struct metric d = {.id = DEVWORK_ID, .res = ATTRIB_GPU, .cls = (int)c, .cap = 100};
+		devwork_periods(k, w + o - count[c], n, &d);
+		int merged = 0;
+		for (size_t i = 0; i < k->nmetrics; i++)
+			if (r->m[k->metrics[i]].res == ATTRIB_GPU) {
+				devwork_overlay(&r->m[k->metrics[i]], &d);
+				merged = 1;
+			}
+		if (merged) {
+			free(d.t), free(d.v), free(d.ok);
+			continue;
+		}
+		for (size_t j = 0; j < d.ns; j++)
+			d.v[j] *= d.cap;
+		XGROW(r->m, r->nm + 1, m_alloc);
+		r->m[r->nm] = d;
+		k->metrics = xrealloc(k->metrics, (k->nmetrics + 1) * sizeof(*k->metrics));
+		k->metrics[k->nmetrics++] = (int)r->nm;
+		k->judged = xrealloc(k->judged, (k->njudged + 1) * sizeof(*k->judged));
+		k->judged[k->njudged++] = (int)r->nm;
+		r->nm++;
+	}
+	free(w), free(cls), free(count), free(at);
 }
 
 /* ---- lanes ---- */
@@ -1079,6 +1261,8 @@ static void sweep(struct run *r, struct klass *k, struct lane *lanes, size_t nl,
 static void add_fit(struct run *r, const struct metric *m, int cls_dev, int t)
 {
 	struct attribution *a = r->out;
+	if (m->id == DEVWORK_ID || !a)
+		return;
 	XGROW(a->fits, a->nfits + 1, r->fit_alloc);
 	a->fits[a->nfits++] =
 	    (struct attrib_fit){m->id, m->res, type_names[cls_dev][t], m->exact[t], m->d[t]};
@@ -1093,9 +1277,10 @@ static const struct attrib_rule *rule_for(const struct attrib_rules *rs, int res
 	return NULL;
 }
 
-/* Metric m's demands: Exact(capacity) for kernels on GPU utilization,
- * else Variable(d) fitted by NNLS over the sample periods; a user's rule
- * replaces either (a fixed demand is known, not fitted). */
+/* Metric m's demands: Exact(capacity) for device work (kernels, copies,
+ * sets) on GPU utilization, else Variable(d) fitted by NNLS over the
+ * sample periods; a user's rule replaces either (a fixed demand is known,
+ * not fitted). */
 static void fit(struct run *r, struct metric *m, int dev, const int *present)
 {
 	int cols[NTYPES], k = 0, known[NTYPES] = {0};
@@ -1115,11 +1300,10 @@ static void fit(struct run *r, struct metric *m, int dev, const int *present)
 				continue;
 			}
 		} else if (m->res == ATTRIB_GPU) {
-			if (t == 0) {
-				m->exact[t] = 1;
-				m->d[t] = m->cap;
-				known[t] = 1;
-			}
+			/* the GPU is busy while its device work runs */
+			m->exact[t] = dev;
+			m->d[t] = dev ? m->cap : 0;
+			known[t] = dev;
 			continue;
 		}
 		cols[k++] = t;
@@ -1302,7 +1486,7 @@ static struct lane *class_prepare(struct run *r, int c, uint8_t *types, size_t *
 	sweep(r, k, lanes, *nl, types, SWEEP_HIST, NULL);
 	for (size_t i = 0; i < k->nmetrics; i++) {
 		struct metric *m = &r->m[k->metrics[i]];
-		if (fits)
+		if (fits && m->id != DEVWORK_ID)
 			demands_of(m, k->device >= 0, fits, nfits);
 		else
 			fit(r, m, k->device >= 0, present);
@@ -1356,6 +1540,9 @@ static unsigned judge_bits(struct run *r, struct klass *k, size_t *at, int64_t t
 			continue;
 		double f = m->v[j] / m->cap;
 		bits |= 1u << JUDGE_DATA;
+		if (m->ok[j] & OK_TRACED)
+			bits |=
+			    1u << JUDGE_TRACED | (f >= ATTRIB_SATURATED ? 1u << JUDGE_DEVBUSY : 0);
 		if (m->role == ROLE_CORE)
 			core = fmax(core, f);
 		else if (m->role == ROLE_IOWAIT)
@@ -1392,10 +1579,10 @@ static void judge_build(struct run *r, struct klass *k)
 		if (!u || jd->t[i] != jd->t[u - 1])
 			jd->t[u++] = jd->t[i];
 	jd->n = u;
-	jd->bits = xcalloc(u + 1, 1);
+	jd->bits = xcalloc(u + 1, sizeof(*jd->bits));
 	size_t *at = xcalloc(k->njudged + 1, sizeof(*at));
 	for (size_t i = 0; i + 1 < u; i++)
-		jd->bits[i] = (uint8_t)judge_bits(r, k, at, jd->t[i]);
+		jd->bits[i] = (uint16_t)judge_bits(r, k, at, jd->t[i]);
 	free(at);
 	for (int b = 0; b < JUDGE_NBITS; b++) {
 		int64_t *pre = jd->pre[b] = xmalloc((u + 1) * sizeof(*pre));
@@ -1470,7 +1657,7 @@ static const int64_t *judge_sw(struct judge *jd, unsigned set)
 
 /* What a phase is judged on and its result (struct attrib_row's). */
 struct verdict {
-	int64_t bneck[ATTRIB_NBOUND], data, free_;
+	int64_t bneck[ATTRIB_NBOUND], data, free_, traced, devbusy;
 };
 
 /* Over [a, z), the classes cls[0..nc) merged: a bound counts while any of
@@ -1506,6 +1693,10 @@ static void judge_walk(struct run *r, const int32_t *cls, size_t nc, unsigned se
 				v->bneck[b] = ns_sum(v->bneck[b], len);
 		if (bits & 1u << JUDGE_DATA)
 			v->data = ns_sum(v->data, len);
+		if (set & 1u << ATTRIB_GPU && bits & 1u << JUDGE_TRACED)
+			v->traced = ns_sum(v->traced, len);
+		if (set & 1u << ATTRIB_GPU && bits & 1u << JUDGE_DEVBUSY)
+			v->devbusy = ns_sum(v->devbusy, len);
 		if (software(bits, set))
 			v->free_ = ns_sum(v->free_, len);
 		x = next;
@@ -1555,6 +1746,10 @@ static void judge_phase(struct run *r, size_t i, const struct acc *a, struct ver
 			v->bneck[b] = judge_time(jd, jd->pre[b], b, set, s0, s1);
 	v->data = judge_time(jd, jd->pre[JUDGE_DATA], JUDGE_DATA, set, s0, s1);
 	v->free_ = judge_time(jd, sw, -1, set, s0, s1);
+	if (set & 1u << ATTRIB_GPU) {
+		v->traced = judge_time(jd, jd->pre[JUDGE_TRACED], JUDGE_TRACED, set, s0, s1);
+		v->devbusy = judge_time(jd, jd->pre[JUDGE_DEVBUSY], JUDGE_DEVBUSY, set, s0, s1);
+	}
 }
 
 static int by_keep(const void *x, const void *y)
@@ -1595,6 +1790,8 @@ static void rows(struct run *r)
 		memcpy(w->bneck_ns, v.bneck, sizeof(w->bneck_ns));
 		w->data_ns = v.data;
 		w->free_ns = v.free_;
+		w->traced_ns = v.traced;
+		w->devbusy_ns = v.devbusy;
 	}
 }
 
@@ -1613,6 +1810,7 @@ static void run_release(struct run *r)
 	for (size_t i = 0; i < r->nk; i++) {
 		free(r->k[i].metrics);
 		free(r->k[i].judged);
+		free(r->k[i].cov);
 		judge_release(&r->k[i].jd);
 	}
 	free(r->k);
@@ -1764,12 +1962,17 @@ int attrib_compute_rules(sqlite3 *db, const char *path, const char *rules_text,
 	r.rules = &rules;
 	if (load_tracks(&r) < 0 || load_metrics(&r) < 0)
 		goto out;
-	if (!r.nm) {
+	devwork_cover(&r);
+	int covered = 0;
+	for (size_t c = 0; c < r.nk; c++)
+		covered |= r.k[c].ncov > 0;
+	if (!r.nm && !covered) {
 		rc = 0;
 		goto out;
 	}
 	if ((rc = load_phases(&r)) < 0)
 		goto out;
+	devwork_measure(&r);
 	r.acc = xcalloc(r.nkeep + 1, sizeof(*r.acc));
 	for (size_t i = 0; i < r.nkeep; i++)
 		r.acc[i].cls = r.acc[i].last = -1;
@@ -1839,9 +2042,12 @@ size_t attrib_bottlenecks(const struct attrib_row *r, struct attrib_bneck *out)
 			if (y != x)
 				others = fmax(others, g[y]);
 		/* GradeML's gain, over the phase's window; what its code would
-		 * save is known only where its work was traced */
+		 * save is known only where its work was traced (its work, or
+		 * the window of the trace of its device work: while none ran,
+		 * the trace shows the host's) */
 		double gain = fmax(fmin(g[x], 1 - others), 0);
 		int64_t work = r->busy_ns[0] > r->busy_ns[1] ? r->busy_ns[0] : r->busy_ns[1];
+		work = r->traced_ns > work ? r->traced_ns : work;
 		int64_t span = x == ATTRIB_SOFTWARE && work < r->dur_ns ? work : r->dur_ns;
 		out[n++] = (struct attrib_bneck){x, g[x], r->dur_ns - llround(gain * (double)span)};
 	}
@@ -1912,22 +2118,27 @@ int attrib_save(sqlite3 *db, const struct attribution *a, char **err)
 		const struct attrib_row *r = &a->rows[i];
 		sqlite3_bind_int64(row, 1, r->phase_id);
 		/* the resources it demands (single-thread with cpu), then the
-		 * time with data and its software-bound part, then the work */
-		for (int x = 0; x < ATTRIB_NBOUND + 2; x++) {
-			int on = x < ATTRIB_NRES      ? r->mask & (1u << x)
-				 : x == ATTRIB_THREAD ? r->mask & (1u << ATTRIB_CPU)
-						      : 1;
+		 * time with data and its software-bound part, then the work,
+		 * then the time its device work was traced */
+		for (int x = 0; x < ATTRIB_NBOUND + 3; x++) {
+			int on = x < ATTRIB_NRES	  ? r->mask & (1u << x)
+				 : x == ATTRIB_THREAD	  ? r->mask & (1u << ATTRIB_CPU)
+				 : x == ATTRIB_NBOUND + 2 ? r->traced_ns > 0
+							  : 1;
 			if (!on)
 				continue;
-			const char *name = x < ATTRIB_NBOUND	? attrib_res_name(x)
-					   : x == ATTRIB_NBOUND ? CACHE_SOFTWARE
-								: CACHE_WORK;
-			int64_t busy = x < ATTRIB_NBOUND    ? r->busy_ns[attrib_res_device(x)]
-				       : x == ATTRIB_NBOUND ? r->data_ns
-							    : r->busy_ns[0];
-			int64_t bn = x < ATTRIB_NBOUND	  ? r->bneck_ns[x]
-				     : x == ATTRIB_NBOUND ? r->free_ns
-							  : r->busy_ns[1];
+			const char *name = x < ATTRIB_NBOUND	    ? attrib_res_name(x)
+					   : x == ATTRIB_NBOUND	    ? CACHE_SOFTWARE
+					   : x == ATTRIB_NBOUND + 1 ? CACHE_WORK
+								    : CACHE_DEVWORK;
+			int64_t busy = x < ATTRIB_NBOUND	? r->busy_ns[attrib_res_device(x)]
+				       : x == ATTRIB_NBOUND	? r->data_ns
+				       : x == ATTRIB_NBOUND + 1 ? r->busy_ns[0]
+								: r->traced_ns;
+			int64_t bn = x < ATTRIB_NBOUND	      ? r->bneck_ns[x]
+				     : x == ATTRIB_NBOUND     ? r->free_ns
+				     : x == ATTRIB_NBOUND + 1 ? r->busy_ns[1]
+							      : r->devbusy_ns;
 			sqlite3_bind_text(row, 2, name, -1, SQLITE_STATIC);
 			if (x < ATTRIB_NRES)
 				sqlite3_bind_double(row, 3, r->use[x]);
@@ -1972,6 +2183,11 @@ static int fill(struct attrib_row *r, const char *res, int64_t busy, int64_t bn,
 	if (!strcmp(res, CACHE_WORK)) {
 		r->busy_ns[0] = busy;
 		r->busy_ns[1] = bn;
+		return 0;
+	}
+	if (!strcmp(res, CACHE_DEVWORK)) {
+		r->traced_ns = busy;
+		r->devbusy_ns = bn;
 		return 0;
 	}
 	int x = attrib_res_of(res);
@@ -2451,6 +2667,7 @@ int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, in
 {
 	struct run r = {.db = db, .path = path, .err = err, .t0 = t0, .t1 = t1};
 	struct win w = {.r = &r, .phase = phase_id};
+	struct attrib_rules rules = {0};
 	struct attribution cached = {0};
 	sqlite3_stmt *own = NULL;
 	uint8_t *ok = NULL, *types = NULL, *under = NULL;
@@ -2469,6 +2686,13 @@ int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, in
 		}
 		a = &cached;
 	}
+	/* a GPU measured by its device work alone has its demands by rule */
+	char *kept = file_rules(db);
+	int bad = attrib_rules_parse(kept, &rules, err);
+	free(kept);
+	if (bad < 0)
+		goto out;
+	r.rules = &rules;
 	if (prep(&w, &w.probe,
 		 "SELECT id, coalesce(track_id, 0) FROM phases WHERE id >= ?1"
 		 " ORDER BY id LIMIT 16") < 0 ||
@@ -2503,6 +2727,7 @@ int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, in
 	r.track_ok = ok;
 	if (load_metrics(&r) < 0)
 		goto out;
+	devwork_cover(&r);
 	for (size_t c = 0; c < r.nk; c++) {
 		int64_t lo = INF, hi = INT64_MIN;
 		for (size_t i = 0; i < r.k[c].nmetrics; i++) {
@@ -2510,6 +2735,14 @@ int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, in
 			if (m->ns) {
 				lo = m->t[0] < lo ? m->t[0] : lo;
 				hi = m->t[m->ns - 1] > hi ? m->t[m->ns - 1] : hi;
+			}
+		}
+		for (size_t i = 0; i < r.k[c].ncov; i++) {
+			int64_t from = r.k[c].cov[i].start > t0 ? r.k[c].cov[i].start : t0;
+			int64_t to = r.k[c].cov[i].end < t1 ? r.k[c].cov[i].end : t1;
+			if (from < to) {
+				lo = from < lo ? from : lo;
+				hi = to > hi ? to : hi;
 			}
 		}
 		for (size_t i = 0; lo < hi && i < r.ntracks; i++)
@@ -2523,6 +2756,7 @@ int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, in
 		rc = PTREE_LOOP;
 		goto out;
 	}
+	devwork_measure(&r);
 	under = xmalloc(r.p.n + 1);
 	memset(under, 2, r.p.n + 1);
 	for (size_t i = 0; i < r.p.n; i++)
@@ -2557,6 +2791,7 @@ out:
 	win_release(&w);
 	run_release(&r);
 	attrib_release(&cached);
+	attrib_rules_release(&rules);
 	free(ok), free(types), free(under), free(parent_id), free(depth);
 	return rc;
 }

@@ -12,8 +12,19 @@
  * a GPU stream each kernel, copy or set, on a Spark executor each task.
  * Phases of other hosts are never charged.
  *
- * Demand rules: a kernel has Exact(capacity) demand on its GPU's
- * utilization (nvidia-smi counts the time a kernel runs); every other pair
+ * A GPU's device work measures it: within the window of a trace that gives
+ * a GPU's device work (its coverage: from the trace's first phase to its
+ * last), the GPU's utilization is its capacity while some of that work runs
+ * (kernel, copy or set) and 0 otherwise.  There its utilization series
+ * take those values instead of their samples, which hold only outside any
+ * coverage; a GPU without such a series gets one of those values alone.
+ * nvidia-smi's utilization.gpu is the share of its sample period (1/6 s to
+ * 1 s) in which a kernel ran, read at one moment: it cannot say when in the
+ * period, and does not count copies; the trace's union of device work is
+ * the same quantity to the nanosecond, for the processes it traced.
+ *
+ * Demand rules: device work has Exact(capacity) demand on its GPU's
+ * utilization (busy while it runs, above); every other pair
  * is Variable(d) with d fitted per metric and phase type (operator,
  * runtime, annotation, task, other; kernel, memcpy, memset) by
  * non-negative least squares of the observed samples on the phases'
@@ -27,6 +38,8 @@
  * its capacity; upsampled usage never decides it, since a sample period's
  * usage packed into the work that ran in it says nothing of saturation.
  * Two refinements judge a resource by its parts and by who waits on it:
+ * A GPU is therefore saturated while its traced device work runs, and,
+ * outside any trace's coverage, while utilization.gpu is >= 95%.
  * single-thread, one CPU (cpuN.util) at >= 95% while cpu.util is below
  * 95%; and disk, also while a disk's %util is >= 50% and the host's
  * cpu.iowait amounts to 0.2 of a CPU or more (x the CPUs that have a
@@ -38,7 +51,8 @@
  * value and none is saturated; the rest of its window has no data.  With
  * g each bound's share of the window, GradeML's gain without one is
  * min(g, 1 - max g of the others) of the duration (for software-bound, of
- * the time its work covers: only there is its code known).
+ * the time its work or its device work's trace covers: only there is its
+ * code known).
  *
  * Figures are kept for phases of at least ATTRIB_MIN_NS (and every
  * workflow, step, rank, process, thread and stream); shorter phases count
@@ -94,6 +108,8 @@ struct attrib_row {
 	int64_t bneck_ns[ATTRIB_NBOUND]; /* of dur_ns, the time bound by r */
 	int64_t data_ns;		 /* of dur_ns, the time a judged metric holds a value */
 	int64_t free_ns;		 /* of that, the time nothing judged was saturated */
+	int64_t traced_ns;  /* of dur_ns, the time a trace's device work measures its GPU */
+	int64_t devbusy_ns; /* of that, the time some of that work ran */
 };
 
 /* A fitted demand: per metric and phase type. */

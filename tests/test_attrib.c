@@ -207,6 +207,82 @@ static void test_saturated_gpu_past_the_end_of_time(void **state)
 	gpu_at(*state, INT64_MAX - 1 - 100 * MS, 90 * MS, 97);
 }
 
+/* A GPU measured by its trace's device work (attrib.h).  A step over
+ * [-100, 200) ms of host h whose trace covers [0, 100) (its thread's node;
+ * a runtime call on it) and gives GPU 0's kernels [10, 40) and [60, 100);
+ * utilization.gpu of gpu0 reads 100 over [-100, 0), 0 over [0, 100) (the
+ * row nvidia-smi took while CUPTI idled the GPU) and 100 over [100, 200).
+ * Where the trace covers, its device work is the measurement: the GPU is
+ * saturated 70 ms there, not 0; nvidia-smi's rows decide the 200 ms
+ * outside.  Without the series the trace alone measures its 100 ms. */
+static void device_work_measures(struct fx *f, int with_nvsmi)
+{
+	sqlite3 *db = f->db;
+	sql(db,
+	    "INSERT INTO tracks(id, source_id, kind, pid, tid, host, phase_id, spans) VALUES"
+	    " (1, 1, 'thread', '9', '9', 'h', 1, 1), (2, 1, 'stream', '0', 'stream 7', 'h', 3, 2)");
+	phase(db, 10, 0, PHASE_STEP, 0, -100 * MS, 200 * MS, 2);
+	phase(db, 1, 10, PHASE_THREAD, 1, 0, 100 * MS, 1);
+	phase(db, 2, 1, PHASE_RUNTIME, 1, 5 * MS, 95 * MS, 0);
+	phase(db, 3, 10, PHASE_STREAM, 2, 10 * MS, 100 * MS, 2);
+	phase(db, 4, 3, PHASE_KERNEL, 2, 10 * MS, 40 * MS, 0);
+	phase(db, 5, 3, PHASE_KERNEL, 2, 60 * MS, 100 * MS, 0);
+	sql(db, "UPDATE phases SET depth = CASE WHEN id IN (1, 3) THEN 1 WHEN id = 10 THEN 0"
+		" ELSE 2 END"); /* the walk up stops at depth */
+	if (with_nvsmi) {
+		sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity)"
+			" VALUES (1, 'h', 'gpu0', 'utilization.gpu', '%%', 'instant', 100)");
+		sql(db,
+		    "INSERT INTO samples VALUES (1, %lld, 100), (1, 0, 0), (1, %lld, 100),"
+		    " (1, %lld, 0)",
+		    -100 * MS, 100 * MS, 200 * MS);
+	}
+	struct attribution a;
+	char *err = NULL;
+	if (attrib_compute(db, f->path, &a, &err) < 0)
+		fail_msg("%s", err);
+	const struct attrib_row *r = row(&a, 10);
+	assert_int_equal(r->dur_ns, 300 * MS);
+	assert_int_equal(r->bneck_ns[ATTRIB_GPU], with_nvsmi ? 270 * MS : 70 * MS);
+	assert_int_equal(r->data_ns, with_nvsmi ? 300 * MS : 100 * MS);
+	assert_int_equal(r->free_ns, 30 * MS);
+	assert_int_equal(r->traced_ns, 100 * MS);
+	assert_int_equal(r->devbusy_ns, 70 * MS);
+	/* each kernel is charged the whole GPU while it runs (the exact
+	 * demand of device work), nothing where none runs */
+	assert_true(fabs(r->use[ATTRIB_GPU] - 70.0 / 300) < 1e-9);
+	assert_true(fabs(row(&a, 3)->use[ATTRIB_GPU] - 70.0 / 90) < 1e-9);
+	struct attrib_bneck b[ATTRIB_NBNECK];
+	assert_true(attrib_bottlenecks(r, b) >= 1);
+	assert_int_equal(b[0].res, ATTRIB_GPU);
+	/* over time the same: [0, 50) has 30 ms of kernels, [50, 100) 40 */
+	double out[ATTRIB_NRES * 2];
+	if (attrib_series(db, f->path, &a, 10, 0, 100 * MS, 2, out, &err) < 0)
+		fail_msg("%s", err);
+	if (fabs(out[ATTRIB_GPU * 2] - 0.6) > 1e-9 || fabs(out[ATTRIB_GPU * 2 + 1] - 0.8) > 1e-9)
+		fail_msg("gpu over time %g %g", out[ATTRIB_GPU * 2], out[ATTRIB_GPU * 2 + 1]);
+	/* the cache keeps the traced figures */
+	sql(db, "BEGIN");
+	assert_int_equal(attrib_save(db, &a, &err), 0);
+	sql(db, "COMMIT");
+	struct attrib_row back;
+	assert_int_equal(attrib_read(db, 10, &back), 1);
+	assert_int_equal(back.traced_ns, 100 * MS);
+	assert_int_equal(back.devbusy_ns, 70 * MS);
+	assert_int_equal(back.bneck_ns[ATTRIB_GPU], r->bneck_ns[ATTRIB_GPU]);
+	attrib_release(&a);
+}
+
+static void test_device_work_beside_nvsmi(void **state)
+{
+	device_work_measures(*state, 1);
+}
+
+static void test_device_work_alone(void **state)
+{
+	device_work_measures(*state, 0);
+}
+
 /* One CPU thread of host h, [0, 3) s, running operator 2 over [0, 1.5) s;
  * cpu.util samples 60 | 30 | 0 over the three seconds, and cpu.idle,
  * which is not attributed. */
@@ -750,6 +826,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_saturated_gpu_at_the_end_of_time, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_saturated_gpu_at_the_start_of_time, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_device_work_beside_nvsmi, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_device_work_alone, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_saturated_gpu_past_the_end_of_time, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_times_far_apart, setup, teardown),
