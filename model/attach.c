@@ -18,6 +18,7 @@
  * those and its own GPU's.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,16 +217,38 @@ static const struct mbusy *behind(const struct mbusy *all, size_t k, int b)
 	return best;
 }
 
+/* The GPU figure of r's traced device work (model/attrib.h: the share of
+ * the time its trace covers in which some of that work ran) as a series
+ * of n's host and device, "gpuN device work" (or "gpu" for every GPU). */
+static struct mbusy devwork(struct model *m, const struct mnode *n, const struct attrib_row *r)
+{
+	struct akey k;
+	char res[16] = "gpu";
+	key_of(m, n, &k);
+	if (k.device >= 0)
+		snprintf(res, sizeof(res), "gpu%d", k.device);
+	double f = (double)r->devbusy_ns / (double)r->traced_ns;
+	return (struct mbusy){model_derived(m, "device work", k.host, res, 100), 100 * f,
+			      r->devbusy_ns > 0 ? 100 : 0};
+}
+
 int model_evidence(struct model *m, const struct mnode *n, const struct attrib_row *r,
 		   struct mbusy *out, size_t max, size_t *count, char **err)
 {
 	struct mbusy *all;
 	struct attrib_bneck b[ATTRIB_NBNECK];
 	size_t k, nb = r ? attrib_bottlenecks(r, b) : 0;
+	int traced = r && r->traced_ns > 0;
 	*count = 0;
 	if (collect(m, n, &all, &k, err) < 0)
 		return -1;
 	for (size_t i = 0; i < nb && *count < max; i++) {
+		if (traced && (b[i].res == ATTRIB_GPU || b[i].res == ATTRIB_SOFTWARE)) {
+			out[(*count)++] = devwork(m, n, r);
+			traced = 0;
+			if (*count == max)
+				break;
+		}
 		int want[2] = {b[i].res, b[i].res == ATTRIB_DISK ? ATTRIB_IOWAIT : -1};
 		for (int w = 0; w < 2 && want[w] >= 0 && *count < max; w++) {
 			const struct mbusy *e = behind(all, k, want[w]);
@@ -236,6 +259,8 @@ int model_evidence(struct model *m, const struct mnode *n, const struct attrib_r
 				out[(*count)++] = *e;
 		}
 	}
+	if (traced && *count < max)
+		out[(*count)++] = devwork(m, n, r);
 	add_busiest(all, k, out, max, count);
 	free(all);
 	return 0;

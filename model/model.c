@@ -31,6 +31,8 @@ struct model {
 	struct mseries *series; /* loaded by model_series */
 	size_t nseries;
 	int series_loaded;
+	struct mseries **derived; /* model_derived's, each allocated once */
+	size_t nderived;
 };
 
 static struct mnode *new_node(struct model *m)
@@ -231,6 +233,9 @@ void model_free(struct model *m)
 	strmap_clear(&m->names);
 	free(m->tracks);
 	free(m->series);
+	for (size_t i = 0; i < m->nderived; i++)
+		free(m->derived[i]);
+	free(m->derived);
 	sqlite3_finalize(m->children_q);
 	store_close(m->st);
 	free(m);
@@ -266,6 +271,31 @@ int64_t model_phase_count(struct model *m)
 int64_t model_phase_bound(struct model *m)
 {
 	return one_int(m, "SELECT coalesce(max(id), 0) FROM phases");
+}
+
+const struct mseries *model_derived(struct model *m, const char *name, const char *host,
+				    const char *resource, double capacity)
+{
+	name = model_intern(m, (const unsigned char *)name, (int)strlen(name));
+	host = host ? model_intern(m, (const unsigned char *)host, (int)strlen(host)) : NULL;
+	resource = model_intern(m, (const unsigned char *)resource, (int)strlen(resource));
+	for (size_t i = 0; i < m->nderived; i++) {
+		const struct mseries *s = m->derived[i];
+		if (s->name == name && s->host == host && s->resource == resource &&
+		    s->capacity == capacity)
+			return s;
+	}
+	struct mseries *s = xcalloc(1, sizeof(*s));
+	*s = (struct mseries){.name = name,
+			      .host = host,
+			      .resource = resource,
+			      .unit = model_intern(m, (const unsigned char *)"%", 1),
+			      .capacity = capacity,
+			      .value_kind = "derived",
+			      .min = 0,
+			      .max = capacity};
+	m->derived = xrealloc(m->derived, (m->nderived + 1) * sizeof(*m->derived));
+	return m->derived[m->nderived++] = s;
 }
 
 struct mseries **model_series_slot(struct model *m, size_t **n, int **loaded)

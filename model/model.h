@@ -113,6 +113,11 @@ void mseries_scale_text(const struct mseries *s, char *buf, size_t n);
 /* For the model's own modules: s[0..n) as a string owned by the model
  * (NULL when s is NULL). */
 const char *model_intern(struct model *m, const unsigned char *s, int n);
+/* For the model's own modules: a series that no metric of the file is but
+ * a figure derived from it (a GPU's traced device work), owned by the
+ * model, the same one for the same arguments; no id, no samples. */
+const struct mseries *model_derived(struct model *m, const char *name, const char *host,
+				    const char *resource, double capacity);
 /* For the model's own modules: where series are cached. */
 struct mseries **model_series_slot(struct model *m, size_t **n, int **loaded);
 /* Total number of phases in the file (one COUNT query: a scan, 70 ms at

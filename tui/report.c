@@ -252,10 +252,11 @@ static struct mbusy *measured(struct model *m, const struct attrib_row *r, size_
 static void text_attr(FILE *out, struct model *m, const struct attribution *at, struct sbuf *sb,
 		      int *rc, char **err)
 {
-	fprintf(out, "\nResources (measured: mean and peak share of capacity over the phase's time;"
-		     " est. use: each\nsample's value spread over the work that ran in it, 100%% ="
-		     " one resource; bound by: the\nshare of its time a resource it demands was"
-		     " saturated, at >= 95%% of capacity)\n");
+	fprintf(out, "\nResources (measured: mean and peak share of capacity over the phase's time,"
+		     " a GPU's device\nwork the share of its traced time in which some ran;"
+		     " est. use: each sample's value spread\nover the work that ran in it, 100%% ="
+		     " one resource; bound by: the share of its time a\nresource it demands was"
+		     " saturated, at >= 95%% of capacity, a GPU while its device work ran)\n");
 	size_t shown = 0;
 	for (size_t i = 0; i < at->nrows; i++) {
 		const struct attrib_row *r = &at->rows[i];

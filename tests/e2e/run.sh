@@ -547,15 +547,22 @@ if bash "$GPU/import.sh" "$BIN" "$g_db" 2>"$TMP/err"; then
 		not_ok "gpu: nvidia-smi series" "got '$got'"
 	fi
 	# attachment: a rank and a GPU stream (the GPU process's first child,
-	# Kineto's "stream 7 ") see GPU 0; a CPU thread does not
+	# Kineto's "stream 7 ") see GPU 0's series; a CPU thread does not, but
+	# is judged, as the rank, on the GPU its kernels ran on: its traced
+	# device work, the measurement of that GPU, comes first
 	printf '%s\n' 'type :goto /gpu/ddp/rank 1' Enter d dump \
 		'type :goto /gpu/train/python3 (473) CPU/thread 473 (python3)' Enter dump \
 		'type :goto /gpu/train/python3 (0) GPU 0' Enter Enter dump >"$TMP/gpu.keys"
 	if "$BIN" --keys "$TMP/gpu.keys" --dump "$TMP/gpu.txt" --size 200x40 "$g_db" 2>"$TMP/err"; then
 		busy=$(grep '^ measured ' "$TMP/gpu.txt" | cut -c 12-57 | tr '\n' '|')
+		thread=$(echo "$busy" | cut -d '|' -f 2)
 		case $busy in
-		"gpu0 utilization.gpu "*"|no sample of this host/device holds during it|gpu0 "*)
-			ok "gpu: rank 1 and a stream see GPU 0's metrics, a CPU thread none" ;;
+		"gpu device work "*"; gpu0 util"*"|gpu device work "*"|gpu0 "*)
+			if [[ $thread == *gpu0* ]]; then
+				not_ok "gpu: a CPU thread sees no GPU series" "$thread"
+			else
+				ok "gpu: rank 1 and a stream see GPU 0's metrics, a CPU thread none"
+			fi ;;
 		*) not_ok "gpu: metrics attached by host and device" "busiest lines: $busy" ;;
 		esac
 	else
@@ -581,8 +588,8 @@ if bash "$GPU/import.sh" "$BIN" "$g_db" 2>"$TMP/err"; then
 			|| (SELECT count(*) FROM attribution a JOIN phases_v p ON p.id = a.phase_id
 			WHERE p.kind IN ('operator', 'runtime') AND a.resource = 'cpu') || ' '
 			|| (SELECT group_concat(rank || ':' || items, ',') FROM gpu_breakdown)")
-		if [ "$got" = "5 1 ranks:rank 1 idle-gpu:process kernel=exact:100.0 3 0 -1:797,-1:223,0:1013,1:1029" ]; then
-			ok "gpu: analyze caches the issues (top: an idle GPU, at its GPU's node; ddp's straggler rank 1), the attribution (kernels Exact(100) on utilization.gpu; GPU work under the 3 traced steps; no CPU metric, so no CPU attribution) and the GPU breakdowns of the 4 traces; the report reads the same"
+		if [ "$got" = "5 1 ranks:rank 1 idle-gpu:process kernel=exact:100.0,memcpy=exact:100.0,memset=exact:100.0 3 0 -1:797,-1:223,0:1013,1:1029" ]; then
+			ok "gpu: analyze caches the issues (top: an idle GPU, at its GPU's node; ddp's straggler rank 1), the attribution (device work Exact(100) on utilization.gpu; GPU work under the 3 traced steps; no CPU metric, so no CPU attribution) and the GPU breakdowns of the 4 traces; the report reads the same"
 		else
 			not_ok "gpu: analyze cache" "got '$got'"
 		fi
