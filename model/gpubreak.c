@@ -33,6 +33,7 @@ struct item {
 struct group {
 	int64_t source_id;
 	int rank;
+	int api; /* enum devcall_api: the largest its names say */
 	struct item *items;
 	size_t n, alloc;
 	/* one entry per stream, in the order read; items of stream k are
@@ -403,6 +404,7 @@ static int analyse(sqlite3 *db, sqlite3_stmt *nameq, struct group *g, const stru
 	memset(r, 0, sizeof(*r));
 	r->source_id = g->source_id;
 	r->rank = g->rank;
+	r->api = g->api;
 	sqlite3_stmt *q;
 	if (prepare(db, "SELECT path FROM sources WHERE id = ?1", &q, err) < 0)
 		return -1;
@@ -476,6 +478,7 @@ static void group_reset(struct group *g, int64_t source_id, int rank)
 		free(g->streams[s].name);
 	g->source_id = source_id;
 	g->rank = rank;
+	g->api = DEVCALL_API_NONE;
 	g->n = 0;
 	g->nstreams = 0;
 }
@@ -494,7 +497,7 @@ int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpu
 	    "SELECT t.source_id, coalesce(t.rank, -1), p.track_id, t.name, p.name_id,"
 	    " p.start_ns, p.dur_ns, l.start_ns, l.dur_ns, coalesce(l.track_id, 0), p.kind,"
 	    " CASE WHEN p.kind = ?2 AND json_valid(p.attrs) THEN json_extract(p.attrs, '$.bytes')"
-	    " END"
+	    " END, coalesce(p.cat_id, 0), coalesce(l.name_id, 0), coalesce(l.cat_id, 0)"
 	    " FROM phases p JOIN tracks t ON t.id = p.track_id LEFT JOIN phases l ON l.id ="
 	    " coalesce((SELECT r.id FROM phases r WHERE r.id = p.parent_id AND r.kind = ?6),"
 	    "  (SELECT r.id FROM edges e JOIN phases r ON r.id = e.src"
@@ -509,7 +512,7 @@ int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpu
 	size_t ncuts = 0, ralloc = 0;
 	sqlite3_stmt *q = NULL, *nameq = NULL;
 	struct group g = {0};
-	struct namememo names = NAMEMEMO_INIT;
+	struct namememo names = NAMEMEMO_INIT, apis = NAMEMEMO_INIT;
 	int rc = -1, step, have = 0;
 	memset(out, 0, sizeof(*out));
 	if (load_cutoffs(db, &cuts, &ncuts, err) < 0 || prepare(db, sql, &q, err) < 0 ||
@@ -559,6 +562,12 @@ int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpu
 		    .start = it->launch,
 		    .end = known ? ns_end(it->launch, sqlite3_column_int64(q, 8)) : INT64_MIN,
 		    .copy = v >> 4};
+		/* its category, its launching call's name and category */
+		for (int c = 12; c <= 14; c++) {
+			int64_t id = sqlite3_column_int64(q, c);
+			int api = id ? namememo_get(&apis, nameq, id, devcall_api) : 0;
+			g.api = api > g.api ? api : g.api;
+		}
 	}
 	if (step != SQLITE_DONE) {
 		*err = xasprintf("cannot read trace.db: %s", sqlite3_errmsg(db));
@@ -575,6 +584,7 @@ out:
 	free(g.first);
 	free(cuts);
 	namememo_release(&names);
+	namememo_release(&apis);
 	sqlite3_finalize(q);
 	sqlite3_finalize(nameq);
 	if (rc < 0)

@@ -144,6 +144,7 @@ struct gpubreak_rank {
 	int64_t source_id;
 	char *source;	   /* the file's path */
 	int rank;	   /* -1: none */
+	int api;	   /* enum devcall_api its work's names say; not cached (gpucache) */
 	int64_t items;	   /* device work counted */
 	int64_t left_out;  /* device work left out by the last-step rule */
 	int64_t cutoff_ns; /* the last step's start; 0 when nothing is left out */

@@ -15,12 +15,17 @@
  *   idle-gpu   per rank, its GPU (idle while none of its streams works),
  *              one issue per cause (model/idle.h) that held it idle at
  *              least 10% of its window: impact = that cause's idle time,
- *              what removing the cause would give back at most;
+ *              what removing the cause would give back at most; the gpu or
+ *              software-bound verdict of a phase above it whose device work
+ *              kept the GPU busy a smaller share of its time than the GPU
+ *              idled is left out (why it idled is the verdict);
  *   copy-bound per rank, the GPU stream copying longest, when copies are at
  *              least half its device work and 10% of its window: impact =
- *              the copy time; the software-bound verdict of a phase above
- *              it whose duration is at most twice that is left out (the
- *              copies are its bound: nvidia-smi does not count them);
+ *              the copy time; the gpu or software-bound verdict of a phase
+ *              above it whose duration is at most twice that is left out
+ *              (the copies are its GPU time, or what nvidia-smi missed);
+ * Their texts name the device and the advice as its runtime has them
+ * (model/devcall.h: an MTIA accelerator, HIP graphs under ROCm).
  *   critical-path  per workflow, the longest piece of work on its critical
  *              path (model/critpath.c): impact = the makespan less the
  *              what-if makespan were it twice as fast.
@@ -33,6 +38,7 @@
 #include <string.h>
 
 #include "model/analyze.h"
+#include "model/devcall.h"
 #include "model/ptree.h"
 #include "model/sbuf.h"
 #include "model/text.h"
@@ -128,24 +134,43 @@ static void add(struct analysis *a, struct ranking *rk, struct issue u)
 	a->issues[a->nissues++] = u;
 }
 
-/* What each idle cause means and what gives the time back (model/idle.h). */
-static const struct {
-	const char *what, *fix;
-} idle_why[IDLE_NCAUSES] = {
-    [IDLE_LAUNCH] = {"the host was launching work back to back, each kernel shorter than its"
-		     " launch",
-		     "CUDA graphs, torch.compile or bigger batches (fewer, larger kernels)"},
-    [IDLE_SYNC] = {"each gap followed a wait of the host for the device (.item(), .cpu(),"
-		   " print(tensor), a copy to pageable memory, torch.cuda.synchronize())",
-		   "Removing host reads of device values from the loop"},
-    [IDLE_COMM] = {"the host was inside a collective",
-		   "Overlapping communication with computation (bucketing), or evening out the"
-		   " ranks it waits for,"},
-    [IDLE_INPUT] = {"the host was fetching the next batch or copying it to the device",
-		    "More DataLoader workers, prefetching and pinned memory"},
-    [IDLE_HOST] = {"the host ran other CPU work, or Python outside any profiled op",
-		   "Moving that work out of the step (or onto other threads)"},
-};
+/* What each idle cause means and what gives the time back (model/idle.h),
+ * for a device under runtime api (model/devcall.h): into *what and *fix,
+ * owned by the caller. */
+static void idle_why(int cause, int api, char **what, char **fix)
+{
+	const char *graphs = devcall_api_graphs(api);
+	switch (cause) {
+	case IDLE_LAUNCH:
+		*what = xasprintf("the host was launching work back to back, each kernel shorter"
+				  " than its launch");
+		*fix = graphs ? xasprintf("%s, torch.compile or bigger batches (fewer, larger"
+					  " kernels)",
+					  graphs)
+			      : xasprintf("Fewer, larger kernels (torch.compile, bigger batches)");
+		break;
+	case IDLE_SYNC:
+		*what = xasprintf("each gap followed a wait of the host for the device (.item(),"
+				  " .cpu(), print(tensor), a copy to pageable memory,"
+				  " torch.%s.synchronize())",
+				  devcall_api_torch(api));
+		*fix = xasprintf("Removing host reads of device values from the loop");
+		break;
+	case IDLE_COMM:
+		*what = xasprintf("the host was inside a collective");
+		*fix = xasprintf("Overlapping communication with computation (bucketing), or"
+				 " evening out the ranks it waits for,");
+		break;
+	case IDLE_INPUT:
+		*what = xasprintf("the host was fetching the next batch or copying it to the"
+				  " device");
+		*fix = xasprintf("More DataLoader workers, prefetching and pinned memory");
+		break;
+	default:
+		*what = xasprintf("the host ran other CPU work, or Python outside any profiled op");
+		*fix = xasprintf("Moving that work out of the step (or onto other threads)");
+	}
+}
 
 /* The stream's name, without Kineto's trailing space ("stream 7 "), and
  * " of rank N" when the trace names one, in who. */
@@ -161,10 +186,37 @@ static int stream_label(const struct gpubreak_rank *r, const struct gpubreak_str
 	return (int)len;
 }
 
+/* What the device side says to the verdicts of the phases above it, with
+ * its phase and ancestors: a copy-bound stream (copy_ns, its copy time), a
+ * GPU that idled for causes (idle, the share of its window it idled; < 0
+ * for a GPU without idle-gpu issues), and the runtime it ran under. */
+struct explains {
+	int64_t *chain;
+	size_t n;
+	int64_t copy_ns;
+	double idle;
+	int api;
+};
+
+static void explains_add(struct ranking *rk, struct explains **ex, size_t *nex, size_t *alloc,
+			 int64_t phase, int64_t copy_ns, double idle, int api)
+{
+	XGROW(*ex, *nex + 1, *alloc);
+	struct explains *e = &(*ex)[(*nex)++];
+	*e = (struct explains){NULL, 0, copy_ns, idle, api};
+	if (rk->rc >= 0) {
+		int rc = ptree_up(store_db(rk->st), store_path(rk->st), phase, &e->chain, &e->n,
+				  rk->err);
+		if (rc < 0)
+			rk->rc = rc;
+	}
+}
+
 /* Per rank, its GPU (all its streams: idle while none works): one issue
  * per cause that held it idle at least IDLE_ISSUE_SHARE of its window,
  * pointing at the GPU's node (the parent of its busiest stream's). */
-static void idle_gpu(struct ranking *rk, struct analysis *a, const struct gpubreak *g)
+static void idle_gpu(struct ranking *rk, struct analysis *a, const struct gpubreak *g,
+		     struct explains **ex, size_t *nex, size_t *alloc)
 {
 	sqlite3 *db = store_db(rk->st);
 	for (size_t i = 0; i < g->nranks; i++) {
@@ -180,8 +232,12 @@ static void idle_gpu(struct ranking *rk, struct analysis *a, const struct gpubre
 		const struct gpubreak_temporal *t = &r->time;
 		if (gpu <= 0)
 			gpu = node;
-		if (gpu <= 0 || t->window_ns <= 0 || t->idle_ns <= 0)
+		if (gpu <= 0)
 			continue;
+		if (t->window_ns <= 0 || t->idle_ns <= 0) {
+			explains_add(rk, ex, nex, alloc, gpu, 0, -1, r->api);
+			continue;
+		}
 		char who[32] = "", idle[32], win[32], d[32];
 		if (r->rank >= 0)
 			snprintf(who, sizeof(who), " of rank %d", r->rank);
@@ -195,11 +251,15 @@ static void idle_gpu(struct ranking *rk, struct analysis *a, const struct gpubre
 		text_duration(idle, sizeof(idle), t->idle_ns);
 		text_duration(win, sizeof(win), t->window_ns);
 		int64_t whole = workflow_ns(rk, gpu);
+		int any = 0;
 		for (int c = 0; c < IDLE_NCAUSES; c++) {
 			int64_t ns = r->cause.ns[c];
 			if (ns <= 0 || (double)ns < IDLE_ISSUE_SHARE * (double)t->window_ns)
 				continue;
+			any = 1;
 			text_duration(d, sizeof(d), ns);
+			char *what, *fix;
+			idle_why(c, r->api, &what, &fix);
 			add(a, rk,
 			    (struct issue){
 				.kind = "idle-gpu",
@@ -208,15 +268,18 @@ static void idle_gpu(struct ranking *rk, struct analysis *a, const struct gpubre
 				.impact_ns = ns,
 				.share = whole > 0 ? (double)ns / (double)whole : NAN,
 				.explanation = xasprintf(
-				    "the GPU%s sat idle %s of its %s (%.0f%%); cause %s for %s "
-				    "(%lld"
-				    " gap%s): %s. %s would give back up to %s. Idle by cause: %s",
-				    who, idle, win,
+				    "the %s%s sat idle %s of its %s (%.0f%%); cause %s for %s "
+				    "(%lld gap%s): %s. %s would give back up to %s. Idle by cause:"
+				    " %s",
+				    devcall_api_device(r->api), who, idle, win,
 				    100.0 * (double)t->idle_ns / (double)t->window_ns,
 				    idle_cause_name(c), d, (long long)r->cause.gaps[c],
-				    r->cause.gaps[c] == 1 ? "" : "s", idle_why[c].what,
-				    idle_why[c].fix, d, split.buf)});
+				    r->cause.gaps[c] == 1 ? "" : "s", what, fix, d, split.buf)});
+			free(what);
+			free(fix);
 		}
+		explains_add(rk, ex, nex, alloc, gpu, 0,
+			     any ? (double)t->idle_ns / (double)t->window_ns : -1, r->api);
 		sbuf_release(&split);
 	}
 }
@@ -231,21 +294,12 @@ static const char *bytes_text(char *buf, size_t n, int64_t b)
 	return buf;
 }
 
-/* A copy-bound stream: its phase and ancestors (for the software-bound
- * verdicts it explains) and its copy time. */
-struct copybound {
-	int64_t *chain;
-	size_t n;
-	int64_t copy_ns;
-};
-
 /* Per rank, the stream copying longest, when copies are at least
  * COPY_ISSUE_SHARE of its device work and IDLE_ISSUE_SHARE of its window. */
 static void copy_bound(struct ranking *rk, struct analysis *a, const struct gpubreak *g,
-		       struct copybound **cb, size_t *ncb)
+		       struct explains **ex, size_t *nex, size_t *alloc)
 {
 	sqlite3 *db = store_db(rk->st);
-	size_t alloc = 0;
 	for (size_t i = 0; i < g->nranks; i++) {
 		const struct gpubreak_rank *r = &g->ranks[i];
 		const struct gpubreak_stream *x = NULL;
@@ -280,40 +334,51 @@ static void copy_bound(struct ranking *rk, struct analysis *a, const struct gpub
 			.impact_ns = k->ns,
 			.share = whole > 0 ? (double)k->ns / (double)whole : NAN,
 			.explanation = xasprintf(
-			    "GPU %.*s%s copied memory %s of its %s (%.0f%%), %.0f%% of its device "
-			    "work:"
-			    " %lld copies, %s at %.2f GB/s%s (nvidia-smi's utilization does not "
-			    "count"
-			    " copies): %sfewer, larger transfers would give back up to %s",
-			    len, x->name, who, t, win,
+			    "%s %.*s%s copied memory %s of its %s (%.0f%%), %.0f%% of its device "
+			    "work: %lld copies, %s at %.2f GB/s%s%s: %sfewer, larger transfers"
+			    " would give back up to %s",
+			    devcall_api_device(r->api), len, x->name, who, t, win,
 			    100.0 * (double)k->ns / (double)x->time.window_ns,
 			    100.0 * (double)k->ns / (double)busy, (long long)k->count,
 			    bytes_text(b, sizeof(b), k->bytes), (double)k->bytes / (double)k->ns,
 			    pg,
+			    r->api == DEVCALL_API_CUDA ? " (nvidia-smi's utilization.gpu does not"
+							 " count copies)"
+						       : "",
 			    pageable ? "pinned memory (pin_memory=True, then .to(device,"
 				       " non_blocking=True)) and "
 				     : "",
 			    t)});
-		XGROW(*cb, *ncb + 1, alloc);
-		struct copybound *c = &(*cb)[(*ncb)++];
-		*c = (struct copybound){NULL, 0, k->ns};
-		if (rk->rc >= 0) {
-			int rc = ptree_up(db, store_path(rk->st), phase, &c->chain, &c->n, rk->err);
-			if (rc < 0)
-				rk->rc = rc;
-		}
+		explains_add(rk, ex, nex, alloc, phase, k->ns, -1, r->api);
 	}
 }
 
-/* Whether a copy-bound stream under phase id copied at least half of its
- * duration: its software-bound time is the copies'. */
-static int copies_explain(const struct copybound *cb, size_t n, int64_t id, int64_t dur)
+/* Whether the device-side issues beneath r say what its gpu or
+ * software-bound verdict would: a copy-bound stream that copied at least
+ * half of its duration (the copies are its GPU time, or what nvidia-smi
+ * left out), or a GPU with idle-gpu issues that idled a larger share of its
+ * window than r's device work kept it busy (why it idled is the verdict). */
+static int device_explains(const struct explains *ex, size_t n, const struct attrib_row *r)
 {
+	double busy = r->traced_ns > 0 ? (double)r->devbusy_ns / (double)r->traced_ns : 0;
 	for (size_t i = 0; i < n; i++)
-		for (size_t k = 0; k < cb[i].n; k++)
-			if (cb[i].chain[k] == id && 2 * cb[i].copy_ns >= dur)
+		for (size_t k = 0; k < ex[i].n; k++)
+			if (ex[i].chain[k] == r->phase_id &&
+			    (ex[i].copy_ns > 0 ? 2 * ex[i].copy_ns >= r->dur_ns
+					       : ex[i].idle >= 0 && ex[i].idle >= busy))
 				return 1;
 	return 0;
+}
+
+/* The runtime of the devices beneath phase id (the largest, model/devcall.h). */
+static int device_api(const struct explains *ex, size_t n, int64_t id)
+{
+	int api = DEVCALL_API_NONE;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < ex[i].n; k++)
+			if (ex[i].chain[k] == id && ex[i].api > api)
+				api = ex[i].api;
+	return api;
 }
 
 /* Per workflow, the first phase of its path with a what-if makespan. */
@@ -355,9 +420,12 @@ static void critical(struct ranking *rk, struct analysis *a)
 	}
 }
 
-/* What saturates a bound (model/attrib.h), and what would relieve it. */
-static const char *rule(int res)
+/* What saturates a bound (model/attrib.h), and what would relieve it; a
+ * GPU's named as its runtime api names it (model/devcall.h), and
+ * nvidia-smi's figure only where it may have one. */
+static const char *rule(int res, int api)
 {
+	int nv = api == DEVCALL_API_CUDA || api == DEVCALL_API_NONE;
 	switch (res) {
 	case ATTRIB_CPU:
 		return "the CPU was saturated (cpu.util >= 95%)";
@@ -365,7 +433,11 @@ static const char *rule(int res)
 		return "one CPU was saturated (>= 95%) while cpu.util was not: a single-thread"
 		       " bottleneck";
 	case ATTRIB_GPU:
-		return "the GPU was saturated (utilization.gpu >= 95%)";
+		return api == DEVCALL_API_MTIA ? "the accelerator was busy (its traced device work"
+						 " running)"
+		       : nv ? "the GPU was busy (its traced device work running; utilization.gpu"
+			      " >= 95% where no trace covers it)"
+			    : "the GPU was busy (its traced device work running)";
 	case ATTRIB_GPU_MEM:
 		return "GPU memory was saturated (utilization.memory >= 95%)";
 	case ATTRIB_DISK:
@@ -376,7 +448,7 @@ static const char *rule(int res)
 	}
 }
 
-static const char *advice(int res)
+static const char *advice(int res, int api)
 {
 	switch (res) {
 	case ATTRIB_CPU:
@@ -386,7 +458,10 @@ static const char *advice(int res)
 		return "spreading the work over processes (the GIL, a serial loop), or vectorising"
 		       " it";
 	case ATTRIB_GPU:
-		return "faster kernels (mixed precision, fused operators) or more GPUs";
+		return api == DEVCALL_API_MTIA ? "faster kernels (mixed precision, fused operators)"
+						 " or more accelerators"
+					       : "faster kernels (mixed precision, fused operators)"
+						 " or more GPUs";
 	case ATTRIB_GPU_MEM:
 		return "fewer memory round trips (fused operators, larger batches)";
 	case ATTRIB_DISK:
@@ -398,8 +473,8 @@ static const char *advice(int res)
 }
 
 /* Per step, rank and stage, the bottleneck whose removal saves most. */
-static void bottlenecks(struct ranking *rk, struct analysis *a, const struct copybound *cb,
-			size_t ncb)
+static void bottlenecks(struct ranking *rk, struct analysis *a, const struct explains *ex,
+			size_t nex)
 {
 	for (size_t i = 0; i < a->attr.nrows; i++) {
 		const struct attrib_row *r = &a->attr.rows[i];
@@ -409,8 +484,8 @@ static void bottlenecks(struct ranking *rk, struct analysis *a, const struct cop
 		if (!attrib_bottlenecks(r, b))
 			continue;
 		int64_t gain = r->dur_ns - b[0].without_ns;
-		if (gain <= 0 || (b[0].res == ATTRIB_SOFTWARE &&
-				  copies_explain(cb, ncb, r->phase_id, r->dur_ns)))
+		if (gain <= 0 || ((b[0].res == ATTRIB_SOFTWARE || b[0].res == ATTRIB_GPU) &&
+				  device_explains(ex, nex, r)))
 			continue;
 		char d[32], g[32], nodata[48] = "";
 		text_duration(d, sizeof(d), r->dur_ns);
@@ -435,9 +510,10 @@ static void bottlenecks(struct ranking *rk, struct analysis *a, const struct cop
 			    " waiting, not to hardware: up to %s",
 			    name, judged, 100 * b[0].frac, d, nodata, g);
 		} else {
+			int api = device_api(ex, nex, r->phase_id);
 			why = xasprintf("%s: %s during %.0f%% of its %s%s; %s would save about %s",
-					name, rule(b[0].res), 100 * b[0].frac, d, nodata,
-					advice(b[0].res), g);
+					name, rule(b[0].res, api), 100 * b[0].frac, d, nodata,
+					advice(b[0].res, api), g);
 		}
 		free(name);
 		add(a, rk,
@@ -473,15 +549,15 @@ int issues_rank(struct store *st, struct analysis *a, const struct gpubreak *gpu
 				   .share = whole > 0 ? (double)g->impact_ns / (double)whole : NAN,
 				   .explanation = explain_imbalance(g)});
 	}
-	struct copybound *cb = NULL;
-	size_t ncb = 0;
-	idle_gpu(&rk, a, gpu);
-	copy_bound(&rk, a, gpu, &cb, &ncb);
+	struct explains *ex = NULL;
+	size_t nex = 0, alloc = 0;
+	idle_gpu(&rk, a, gpu, &ex, &nex, &alloc);
+	copy_bound(&rk, a, gpu, &ex, &nex, &alloc);
 	critical(&rk, a);
-	bottlenecks(&rk, a, cb, ncb);
-	for (size_t i = 0; i < ncb; i++)
-		free(cb[i].chain);
-	free(cb);
+	bottlenecks(&rk, a, ex, nex);
+	for (size_t i = 0; i < nex; i++)
+		free(ex[i].chain);
+	free(ex);
 	if (a->nissues)
 		qsort(a->issues, a->nissues, sizeof(*a->issues), by_impact);
 	return rk.rc;

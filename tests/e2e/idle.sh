@@ -13,7 +13,12 @@
 #      figures, and the causes read from its traces (launch for the small
 #      models, communication for gloo DDP);
 #   c. the 8-rank DLRM step and a Kineto ResNet-50 trace in ../shared/samples
-#      (GRADEML_SAMPLES), when present: the figures.
+#      (GRADEML_SAMPLES), when present: the figures;
+#   d. words that fit the device: the launch-bound workload as CUDA traced
+#      it, and as ROCm and MTIA would have (tests/tools/as_runtime.py): the
+#      same cause, advising CUDA graphs, HIP graphs, and for an MTIA
+#      accelerator no graphs and no GPU; HTA's MTIA and MI250 samples
+#      (when present) are told nothing of CUDA, and MTIA nothing of a GPU.
 #
 # Prints "ok - NAME", "not ok - NAME (why)" or "skip - NAME (why)" per
 # check, then the summary; exits 1 when any check failed.
@@ -94,6 +99,60 @@ else
 	not_ok "gpu: import.sh" "$(head -c 300 "$TMP/err")"
 fi
 
+# wording FILE RUNTIME: the report's issues (JSON) of a trace under
+# RUNTIME (cuda, rocm, mtia) in words that fit it, one "ok"/"not ok" line
+# per check; RUNTIME-sample: only the words it must not have
+wording() {
+	"$PY" - "$@" <<'EOF'
+import json, sys
+path, rt = sys.argv[1], sys.argv[2]
+issues = json.load(open(path))["top_issues"]
+idle = [u for u in issues if u["kind"] == "idle-gpu"]
+first = idle[0]["explanation"] if idle else ""
+def check(ok, name, why):
+    print(("ok - " if ok else "not ok - ") + name + ("" if ok else " (%s)" % why))
+if not rt.endswith("-sample"):
+    check(idle and idle[0].get("cause") == "launch", f"{rt}: the first idle cause is launch",
+          idle and idle[0].get("cause"))
+want = {"cuda": ["the GPU sat idle", "CUDA graphs, torch.compile"],
+        "rocm": ["the GPU sat idle", "HIP graphs, torch.compile"],
+        "mtia": ["the accelerator sat idle", "Fewer, larger kernels (torch.compile"]}
+for w in want.get(rt, []):
+    check(w in first, f"{rt}: its launch issue says '{w}'", first[:200])
+bad = {"rocm": ["CUDA"], "mtia": ["CUDA", "GPU", "graphs", "cuda"]}
+for b in bad.get(rt.replace("-sample", ""), []):
+    hit = [u["explanation"][:160] for u in issues if b in u["explanation"]]
+    check(not hit, f"{rt}: no issue says '{b}' ({len(issues)} issues)", hit[:1])
+EOF
+}
+
+# worded NAME RUNTIME DB: wording's lines for DB's report, counted
+worded() {
+	local line
+	if ! "$BIN" report --format json "$3" >"$TMP/$1-words.json" 2>"$TMP/err"; then
+		not_ok "$1: report" "$(head -c 300 "$TMP/err")"
+		return
+	fi
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "$1 ${line#ok - }" ;;
+		"not ok - "*) not_ok "$1 ${line#not ok - }" ;;
+		*) not_ok "$1: wording said" "$line" ;;
+		esac
+	done < <(wording "$TMP/$1-words.json" "$2" 2>&1)
+}
+
+# d. the launch-bound workload under three runtimes
+db=$(imported launch-cuda "$TRUTH/launch.pt.trace.json.gz") && worded launch cuda "$db"
+for rt in rocm mtia; do
+	if ! "$PY" tests/tools/as_runtime.py "$TRUTH/launch.pt.trace.json.gz" $rt \
+		"$TMP/launch-$rt.json.gz" 2>"$TMP/err"; then
+		not_ok "launch as $rt: as_runtime.py" "$(head -c 300 "$TMP/err")"
+		continue
+	fi
+	db=$(imported launch-$rt "$TMP/launch-$rt.json.gz") && worded launch $rt "$db"
+done
+
 # c. real traces of others
 if [ ! -d "$SAMPLES" ]; then
 	skip "samples: DLRM and ResNet-50 idle causes" "$SAMPLES absent"
@@ -102,6 +161,10 @@ else
 	db=$(imported dlrm "${param[@]}") && checked dlrm - "$db" "${param[@]}"
 	rn=$SAMPLES/pytorch__kineto__kineto_resnet50_autograd_api_num_workers_0__worker0.pt.trace.json.gz
 	db=$(imported resnet "$rn") && checked resnet - "$db" "$rn"
+	for rt in mtia:mtia_inference_rank_0 rocm:mi250_minitoy_train_ROCm6_2_kineto; do
+		f=$SAMPLES/facebookresearch__HolisticTraceAnalysis__${rt#*:}.json.gz
+		db=$(imported "hta-${rt%%:*}" "$f") && worded hta "${rt%%:*}-sample" "$db"
+	done
 fi
 
 summary
