@@ -6,9 +6,11 @@
 #      busiest CPU, the share of its time bound by cpu, single-thread, disk,
 #      software, with no data; the verdict beside figures that show it;
 #   b. the GPU capture (nvidia-smi, 100 ms): utilization.gpu over each
-#      step, and the time bound by gpu as long as it read 95% or more; the
-#      GPU truth cases (tests/truth/gpu/data): back-to-back GEMMs are gpu,
-#      the idle cases software;
+#      step, its traced device work (tests/tools/device_work.py) against the
+#      measured "device work" and the est. use of gpu, and the time bound by
+#      gpu: while device work ran where a trace covers, while nvidia-smi
+#      read 95% or more elsewhere; the GPU truth cases (tests/truth/gpu/data):
+#      back-to-back GEMMs are gpu, the idle cases software;
 #   c. the CPU truth cases (tests/truth/cpu/data, sar of workloads with a
 #      known bottleneck): all cores busy is cpu, one core single-thread,
 #      fsync writes disk, sleeping software;
@@ -89,7 +91,7 @@ GPU=tests/data/gpu
 gpu_db=$TMP/gpu.db
 if bash "$GPU/import.sh" "$BIN" "$gpu_db" 2>"$TMP/err" &&
 	"$BIN" report --format json "$gpu_db" >"$TMP/gpu.json" 2>>"$TMP/err"; then
-	run_check gpu $CHECK nvsmi "$TMP/gpu.json" "$GPU/nvsmi.csv.gz" "$GPU/workflow.jsonl" \
+	run_check gpu $CHECK nvsmi "$TMP/gpu.json" "$GPU/nvsmi.csv.gz" "$GPU/workflow.jsonl" "$GPU" \
 		train eval ddp
 	pane "$gpu_db" gpu-pane /gpu/train /gpu/eval /gpu/ddp
 else
@@ -123,7 +125,8 @@ for k, v in d["cases"].items():
 	if [ $ok_import = 1 ] &&
 		"$BIN" report --format json "$tg_db" >"$TMP/truth-gpu.json" 2>>"$TMP/err"; then
 		run_check truth-gpu $CHECK nvsmi "$TMP/truth-gpu.json" "$TG/nvsmi.csv.gz" \
-			"$TMP/truth-gpu.jsonl" compute=gpu input=software sync=software launch=software
+			"$TMP/truth-gpu.jsonl" "$TG" compute=gpu input=software sync=software \
+			launch=software
 		pane "$tg_db" truth-gpu-pane /gpu-truth/compute /gpu-truth/input
 	else
 		not_ok "truth-gpu: import and report" "$(head -c 300 "$TMP/err")"

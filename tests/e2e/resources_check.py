@@ -6,11 +6,16 @@ bottleneck verdicts against an independent computation from the raw files.
       per step of the manifest: the report's measured cpu.util (mean, peak),
       busiest CPU and bound shares against tests/truth/cpu/expect.py's; with
       STEP=VERDICT, the step's first bottleneck must be VERDICT
-  resources_check.py nvsmi REPORT_JSON NVSMI_CSV[.gz] MANIFEST STEP[=VERDICT]...
+  resources_check.py nvsmi REPORT_JSON NVSMI_CSV[.gz] MANIFEST TRACE_DIR STEP[=VERDICT]...
       the report's utilization.gpu mean and peak over each step against
       nvidia-smi's rows (instants: each holds until the next row, or three
-      median periods; the last one period), and the share of the step's
-      time bound by gpu against the time a row at 95% or more holds
+      median periods; the last one period); its GPU's device work (the
+      step's traces, TRACE_DIR/STEP.pt.trace.json.gz or STEP_rank*...,
+      read by tests/tools/device_work.py) against the measured "device
+      work" (the union of that work over the time a trace covers) and the
+      est. use of gpu; and the share of the step's time bound by gpu: while
+      device work runs where a trace covers, while a row at 95% or more
+      holds elsewhere
   resources_check.py pane DUMP REPORT_TEXT PATH...
       for each phase PATH the details pane's "measured" and "bound by"
       lines (one dump per path, in order) equal the report's
@@ -26,7 +31,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "truth", "cpu"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
+import device_work  # noqa: E402
 import expect  # noqa: E402
+from hta_reference import length, merge  # noqa: E402
 
 TOL = 0.05  # percentage points: the report prints doubles, python too
 failed = 0
@@ -137,7 +145,40 @@ def nvsmi_rows(path):
     return out
 
 
-def nvsmi(report, csv_path, manifest, steps):
+def clip(spans, a, b):
+    return [(max(s, a), min(e, b)) for s, e in spans if min(e, b) > max(s, a)]
+
+
+def cut(spans, holes):
+    """spans less holes (both disjoint and sorted)."""
+    out = []
+    for s, e in spans:
+        for hs, he in holes:
+            if he <= s or hs >= e:
+                continue
+            if hs > s:
+                out.append((s, hs))
+            s = max(s, he)
+        if e > s:
+            out.append((s, e))
+    return out
+
+
+def traced(trace_dir, step):
+    """The step's traces as (coverage, union of GPU 0's device work)."""
+    names = sorted(f for f in os.listdir(trace_dir)
+                   if f == f"{step}.pt.trace.json.gz" or
+                   (f.startswith(f"{step}_rank") and f.endswith(".pt.trace.json.gz")))
+    cov, busy = [], []
+    for n in names:
+        win, g = device_work.gpus(os.path.join(trace_dir, n))
+        if 0 in g:
+            cov.append(win)
+            busy += g[0]
+    return [tuple(x) for x in merge(cov)], [tuple(x) for x in merge(busy)]
+
+
+def nvsmi(report, csv_path, manifest, trace_dir, steps):
     smp = nvsmi_rows(csv_path)
     sp = sorted(b[0] - a[0] for a, b in zip(smp, smp[1:]) if b[0] > a[0])[:1024]
     period = sorted(sp)[(len(sp) - 1) // 2]
@@ -148,7 +189,10 @@ def nvsmi(report, csv_path, manifest, steps):
     for arg in steps:
         step, _, verdict = arg.partition("=")
         a, b = win[step]
-        area = cov = sat = 0
+        covered, busy = traced(trace_dir, step)
+        covered, busy = clip(covered, a, b), clip(busy, a, b)
+        area = cov = 0
+        sat = []
         peak = None
         for i, (t, v) in enumerate(smp):
             until = min(smp[i + 1][0], t + hold) if i + 1 < len(smp) else t + period
@@ -156,17 +200,31 @@ def nvsmi(report, csv_path, manifest, steps):
             if hi > lo:
                 area += v * (hi - lo)
                 cov += hi - lo
-                sat += hi - lo if v >= 95 else 0
+                if v >= 95:
+                    sat.append((lo, hi))
                 peak = v if peak is None else max(peak, v)
         r = row_for(rows, step)
         m = measured(r, "utilization.gpu") if r else None
         check(m is not None and abs(m["mean"] - area / cov) < TOL and abs(m["peak"] - peak) < TOL,
               f"{step}: measured utilization.gpu {area / cov:.2f}% (peak {peak:.0f}%) as"
               " nvidia-smi says", f"report {m}")
-        want = sat / (b - a)
+        if covered:
+            share = 100 * length(busy) / length(covered)
+            d = measured(r, "device work") if r else None
+            check(d is not None and abs(d["mean"] - share) < TOL
+                  and d["peak"] == (100 if busy else 0),
+                  f"{step}: measured device work {share:.2f}% as the union of its traced"
+                  " device work over the time its traces cover", f"report {d}")
+            use = (r or {}).get("resources", {}).get("gpu", {}).get("use")
+            want_use = length(busy) / (b - a)
+            check(use is not None and abs(use - want_use) < 0.0005,
+                  f"{step}: est. use of gpu {100 * want_use:.2f}%, its device work's union"
+                  " over its time", f"report {use}")
+        want = length(merge(busy + cut(sat, covered))) / (b - a)
         check(r is not None and abs(bound(r, "gpu") - want) < 0.005,
-              f"{step}: bound by gpu {100 * want:.1f}% of its time, as long as nvidia-smi"
-              " read 95% or more", f"report {r and r['bottlenecks']}")
+              f"{step}: bound by gpu {100 * want:.1f}% of its time: while device work ran"
+              " where traced, nvidia-smi at 95% or more elsewhere",
+              f"report {r and r['bottlenecks']}")
         if verdict:
             got = r["bottlenecks"][0]["resource"] if r and r["bottlenecks"] else "-"
             check(got == verdict, f"{step}: verdict {verdict}", f"report says {got}")
@@ -209,7 +267,7 @@ def main():
     if mode == "sadf":
         sadf(args[0], args[1], args[2], args[3:])
     elif mode == "nvsmi":
-        nvsmi(args[0], args[1], args[2], args[3:])
+        nvsmi(args[0], args[1], args[2], args[3], args[4:])
     elif mode == "pane":
         pane(args[0], args[1], args[2:])
     else:

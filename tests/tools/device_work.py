@@ -4,6 +4,7 @@ window, computed straight from a raw Chrome/Kineto trace (JSON or .json.gz)
 with json and gzip only, never trace.db.
 
 Usage: device_work.py TRACE...
+       device_work.py --gpus TRACE...
 
 Device work is every complete event ("ph": "X") whose category is one that
 Kineto gives the work of a device's stream or queue, whatever the
@@ -21,6 +22,18 @@ intervals (touching intervals join); WINDOW_NS: from the first work's start
 to the last one's end; UNLINKED: the work whose correlation id no host event
 carries (no launching call: it hangs under the stream itself).  Times are
 exact integer nanoseconds (hta_reference.us_to_ns).
+
+With --gpus, what a trace measures of each GPU (grademl-tui(1)
+BOTTLENECKS): one line per trace, then one per GPU (the pid of its device
+work, a number):
+
+  trace PATH WINDOW_START WINDOW_END
+  gpu PID BUSY_NS START END START END ...
+
+WINDOW: the trace's window, from its first complete event's start to the
+last one's end (those of zero length left out); the GPU is measured by its
+device work there.  START END: the union of its device work (all streams),
+in order.  Times are absolute: baseTimeNanoseconds plus the event's.
 """
 import gzip
 import json
@@ -33,11 +46,38 @@ from hta_reference import length, merge, us_to_ns  # noqa: E402
 DEVICE_CATS = {"kernel", "gpu_memcpy", "memcpy", "gpu_memset", "memset", "mtia_ccp_events"}
 
 
-def streams(path):
+def load(path):
+    """The trace's events and its base time (ns; 0 when relative)."""
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
         doc = json.load(fh, parse_float=str)
-    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    if isinstance(doc, dict):
+        return doc["traceEvents"], int(doc.get("baseTimeNanoseconds", 0) or 0)
+    return doc, 0
+
+
+def gpus(path):
+    """(window, {pid: union of its device work}) of one trace, absolute ns:
+    window (start, end) over its complete events of nonzero length."""
+    events, base = load(path)
+    lo = hi = None
+    work = {}
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "X":
+            continue
+        s = us_to_ns(e["ts"]) + base
+        d = max(us_to_ns(e.get("dur", 0)), 0)
+        if d > 0:
+            lo = s if lo is None else min(lo, s)
+            hi = s + d if hi is None else max(hi, s + d)
+        pid = str(e.get("pid", ""))
+        if str(e.get("cat", "")).lower() in DEVICE_CATS and pid.isdigit() and d > 0:
+            work.setdefault(int(pid), []).append((s, s + d))
+    return (lo, hi), {p: [tuple(x) for x in merge(w)] for p, w in sorted(work.items())}
+
+
+def streams(path):
+    events, _ = load(path)
     work, host_corr = {}, set()
     for e in events:
         if not isinstance(e, dict) or e.get("ph") != "X":
@@ -65,6 +105,14 @@ def main(argv):
     if not argv:
         sys.stderr.write(__doc__)
         return 2
+    if argv[0] == "--gpus":
+        for p in argv[1:]:
+            (lo, hi), g = gpus(p)
+            sys.stdout.write(f"trace {p} {lo} {hi}\n")
+            for pid, w in g.items():
+                flat = " ".join(f"{s} {e}" for s, e in w)
+                sys.stdout.write(f"gpu {pid} {length(w)} {flat}\n")
+        return 0
     for p in argv:
         sys.stdout.write("".join(line + "\n" for line in streams(p)))
     return 0

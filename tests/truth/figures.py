@@ -9,7 +9,12 @@ nanoseconds and holds within its stated tolerance, tol_ns.
 import gzip
 import json
 import os
+import sys
 from collections import namedtuple
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import device_work  # noqa: E402
+from hta_reference import length  # noqa: E402
 
 Figure = namedtuple("Figure", "label tool ref tol_ns how")
 
@@ -235,5 +240,32 @@ def stream_busy(ctx, spec):
     return out or [Figure("stream busy vs union of device work", None, None, 0, "no stream")]
 
 
+def gpu_measured(ctx, spec):
+    """What the report measured of the step's GPU (grademl-tui(1)
+    BOTTLENECKS: its traced device work) against the raw trace
+    (tests/tools/device_work.py): the measured "device work" share times
+    the time the trace covers in the step, and the est. use of gpu times
+    the step's duration, each against the union of GPU 0's device work in
+    the step."""
+    path = spec["path"]
+    row = next((r for r in ctx.report["attribution"]["phases"] if r["path"] == path), None)
+    node, names = {"children": ctx.report["tree"]}, path.strip("/").split("/")
+    for name in names:
+        node = next((c for c in node.get("children", []) if c["name"] == name), {})
+    (lo, hi), gpus = device_work.gpus(os.path.join(ctx.data, spec["trace"]))
+    if row is None or "start_ns" not in node or 0 not in gpus:
+        return [Figure("%s: GPU device work" % path, None, None, 0, "no row or no GPU 0")]
+    a, b = node["start_ns"], node["start_ns"] + node["dur_ns"]
+    busy = length([(max(s, a), min(e, b)) for s, e in gpus[0] if min(e, b) > max(s, a)])
+    covered = max(0, min(hi, b) - max(lo, a))
+    m = next((x for x in row["measured"] if x["metric"] == "device work"), None)
+    use = row["resources"].get("gpu", {}).get("use")
+    return [Figure("measured device work x traced time vs union of device work",
+                   None if m is None else round(m["mean"] / 100 * covered), busy, 1000,
+                   "1 us"),
+            Figure("est. use of gpu x duration vs union of device work",
+                   None if use is None else round(use * row["dur_ns"]), busy, 1000, "1 us")]
+
+
 CHECKS = {f.__name__: f for f in (step_times, whatif_serial, op_time, arrivals,
-                                  rank_wait, stream_busy)}
+                                  rank_wait, stream_busy, gpu_measured)}
