@@ -105,11 +105,13 @@ static int load_ops(sqlite3 *db, const char *order, int top_n, struct summary_op
 static int load_streams(sqlite3 *db, struct summary *s, char **err)
 {
 	/* windows come from the track nodes (few rows, looked up by id), so the
-	 * report does not scan the phases table per stream */
+	 * report does not scan the phases table per stream; a track of instants
+	 * only (Kineto's "Record Window End") does not stretch its source's
+	 * window, as it does not its rank's (importers/chrome.c) */
 	char *sql = xasprintf(
 	    "WITH win AS (SELECT t.source_id AS sid, min(p.start_ns) AS s,"
 	    "   max(p.start_ns + p.dur_ns) AS e FROM tracks t JOIN phases p ON p.id = t.phase_id"
-	    "   GROUP BY t.source_id)"
+	    "   WHERE t.spans > 0 GROUP BY t.source_id)"
 	    " SELECT pn.text, sn.text, coalesce(src.rank, -1), n.dur_ns - n.self_ns,"
 	    "  win.e - win.s, t.spans, t.id"
 	    " FROM tracks t JOIN phases n ON n.id = t.phase_id"
