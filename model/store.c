@@ -141,12 +141,16 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_SHIFT_SAMPLES] = "UPDATE samples SET t_ns = t_ns + ?2 WHERE metric_id IN"
 			" (SELECT id FROM metrics WHERE source_id = ?1)",
     /* an empty structural child (?2..?5: workflow, step, rank, process with no
-     * children) has no window of its own: it must not drag the parent to 0 */
+     * children) has no window of its own: it must not drag the parent to 0;
+     * nor does a process whose tracks hold instants only (Kineto's "Record
+     * Window End") stretch it, as it does not stretch a rank (chrome.c) */
     [S_CHILD_WINDOW] = "SELECT min(CASE WHEN e THEN NULL ELSE start_ns END),"
 		       " max(CASE WHEN e THEN NULL ELSE start_ns + dur_ns END), count(*)"
-		       " FROM (SELECT start_ns, dur_ns, child_count = 0 AND kind IN"
-		       " (?2, ?3, ?4, ?5) AND " MANIFEST_END " IS NULL AS e"
-		       " FROM phases WHERE parent_id = ?1)",
+		       " FROM (SELECT start_ns, dur_ns, (child_count = 0 AND kind IN"
+		       " (?2, ?3, ?4, ?5) AND " MANIFEST_END " IS NULL) OR (kind = ?5 AND"
+		       " NOT EXISTS (SELECT 1 FROM phases th JOIN tracks t ON t.phase_id = th.id"
+		       " WHERE th.parent_id = c.id AND t.spans > 0)) AS e"
+		       " FROM phases c WHERE parent_id = ?1)",
     [S_PARENT_OF] = "SELECT parent_id FROM phases WHERE id = ?1",
     [S_MANIFEST_OF] = "SELECT " MANIFEST_START ", " MANIFEST_END ", kind, start_ns,"
 		      " start_ns + dur_ns FROM phases WHERE id = ?1",
