@@ -195,8 +195,9 @@ struct miss {
 /* The phase under n that path p names.  Names repeat (two processes of one
  * trace may share a name), so every child whose name is a prefix of p
  * ending at '/' or the end is tried, in order, until one leads to the
- * whole path.  NULL when none does (*miss says where it stopped) or on an
- * error (*err set). */
+ * whole path; a name's trailing blanks (Kineto's "stream 7 ", which the
+ * screens and the report show as "stream 7") may be left out.  NULL when
+ * none does (*miss says where it stopped) or on an error (*err set). */
 static struct mnode *resolve(struct model *m, struct mnode *n, const char *p, int depth,
 			     struct miss *miss, char **err)
 {
@@ -205,6 +206,11 @@ static struct mnode *resolve(struct model *m, struct mnode *n, const char *p, in
 	for (size_t i = 0; i < n->nchildren; i++) {
 		struct mnode *c = n->children[i];
 		size_t k = strlen(c->name);
+		while (strncmp(p, c->name, k) || (p[k] != '/' && p[k])) {
+			if (!k || c->name[k - 1] != ' ')
+				break;
+			k--;
+		}
 		if (strncmp(p, c->name, k) || (p[k] != '/' && p[k]))
 			continue;
 		const char *rest = p + k + strspn(p + k, "/");
@@ -230,8 +236,8 @@ int tree_view_goto(struct tree_view *v, const char *path, char **err)
 		if (*err)
 			return -1;
 		if (!target) {
-			*err = xasprintf("no phase '%.*s' under '%s'",
-					 (int)strcspn(miss.rest, "/"), miss.rest, miss.at->name);
+			*err = xasprintf("no phase '%.*s' under '%s'", (int)strcspn(miss.rest, "/"),
+					 miss.rest, miss.at->name);
 			return -1;
 		}
 	}
