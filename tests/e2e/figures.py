@@ -39,10 +39,12 @@ are read back and compared within their printed precision:
   stragglers   each ProfilerStep's group of ranks (the step's own group:
                straggler.sh), and the text of every group and rank
   resources    each row's measured mean and peak of every series shown,
-               its host and device work, est. use (GradeML's upsampling of
-               the samples over the work, with the demands the report
-               states), bound-by shares (steps: resources.sh; here every
-               row), and the estimate without the bound
+               its host and device work, the demands (a kernel's exact on
+               utilization.gpu, the rest an NNLS fit of the samples on the
+               time each type of work was active), est. use (GradeML's
+               upsampling of the samples over the work with those demands),
+               bound-by shares (steps: resources.sh; here every row), and
+               the estimate without the bound
   critical     the makespan and waits, each step's own time on the path
                (its window less its traces), and on a trace of one thread
                every listed phase's time (its self time) and what-if
@@ -56,6 +58,7 @@ import bisect
 import csv
 import gzip
 import io
+import itertools
 import json
 import os
 import re
@@ -956,6 +959,19 @@ class Checks:
                                                                      f["demand"])
         use = self.est_use(periods, demand)
         text = self.section("Resources (")
+        # the demands: the rule's and the NNLS fit's, and the text's lines
+        for res, d in self.fits.items():
+            for t, (exact, x) in d.items():
+                got = demand.get(res, {}).get(t, (False, 0.0))
+                n += 1
+                if got[0] != exact or abs(got[1] - x) > 1e-6 * max(1.0, abs(x)):
+                    bad.append("demand %s %s: %s, fit %s" % (res, t, got, (exact, x)))
+                line = [l for l in text if re.match(r"^    metric #\d+ %s +%s +" % (
+                    re.escape(res), re.escape(t)), l)]
+                n += 1
+                if (x > 0) != bool(line) or (line and not line[0].endswith(
+                        "%s %s" % ("exact" if exact else "variable", "%.3g" % x))):
+                    bad.append("text demand %s %s: %s, fit %.3g" % (res, t, line, x))
         for row in self.r["attribution"]["phases"]:
             path = row["path"]
             w = self.row_window(path)
@@ -1144,13 +1160,20 @@ class Checks:
         res_metric = {"gpu": ("gpu", "utilization.gpu"), "gpu-mem": ("gpu", "utilization.memory"),
                       "cpu": ("host", "cpu.util")}
         out = {}
+        self.fits = {}
         for res, (cls, metric) in res_metric.items():
             if res not in demand or cls not in periods:
                 continue
             units = self.units(cls)
             types = sorted({t for _, t, _, _ in units})
-            d = {t: demand[res].get(t, (False, 0.0)) for t in types}
             ps = [(a, b, v[metric]) for a, b, v in periods[cls] if metric in v]
+            # a kernel's demand on utilization.gpu is the GPU (exact); the
+            # other types of that metric are not fitted; the rest by NNLS
+            if res == "gpu":
+                d = {t: (True, 100.0) if t == "kernel" else (False, 0.0) for t in types}
+            else:
+                d = fit(units, types, ps, {})
+            self.fits[res] = d
             charged = upsampled_charge(units, types, d, ps, 100.0)
             rows = {}
             for row in self.r["attribution"]["phases"]:
@@ -1165,10 +1188,7 @@ class Checks:
         trace (grademl-tui query; None without a database)."""
         if not self.db:
             return None
-        out = subprocess.run([os.environ.get("GRADEML_BIN", "build/grademl-tui"), "query",
-                              self.db, "phases id = %d | select start" % phase_id,
-                              "--format", "json"], capture_output=True, text=True, check=True)
-        rows = json.loads(out.stdout)
+        rows = query(self.db, "phases id = %d | select start" % phase_id)
         return rows[0]["start"] if rows else None
 
     # -- critical path --
@@ -1378,11 +1398,9 @@ def upsample(b, value, cap):
     return u
 
 
-def upsampled_charge(units, types, demand, periods, cap):
-    """Each unit's charge (value x ns) of one metric: per period, the mixes
-    of active types and how long each lasted, upsampled; a unit of type t
-    under mix k gets d_t min(u/e, 1) (exact) or d_t max(u - e, 0)/v
-    (variable) while it runs."""
+def cuts_of(units, periods):
+    """The stretches between consecutive starts and ends of units and
+    periods: (start, end, the units active, the period or None)."""
     ev = []
     for k, (_, t, a, b) in enumerate(units):
         ev.append((a, 1, k))
@@ -1405,21 +1423,96 @@ def upsampled_charge(units, types, demand, periods, cap):
                 active.discard(k)
             j += 1
         if i + 1 < len(times):
-            cuts.append((t, times[i + 1], tuple(sorted(active))))
+            p = bisect.bisect_right(pstarts, t) - 1
+            p = p if p >= 0 and periods[p][0] <= t < periods[p][1] else None
+            cuts.append((t, times[i + 1], tuple(sorted(active)), p))
+    return cuts
 
-    def period_of(t):
-        p = bisect.bisect_right(pstarts, t) - 1
-        return p if p >= 0 and periods[p][0] <= t < periods[p][1] else None
+
+def mixes_of(units, types, cuts):
+    """Per period, how long each mix of active types (a count per type)
+    lasted."""
+    mix = {}
+    for a, b, act, p in cuts:
+        if p is not None:
+            m = mix.setdefault(p, {})
+            kk = tuple(sum(1 for k in act if units[k][1] == t) for t in types)
+            m[kk] = m.get(kk, 0) + (b - a)
+    return mix
+
+
+def fit(units, types, periods, exact):
+    """The demands of a metric by non-negative least squares (grademl-tui(1)
+    Resource attribution): per sample period, its value less what the
+    exact demands (exact: {type: d}) take against the time-weighted count
+    of each other type active in it."""
+    mix = mixes_of(units, types, cuts_of(units, periods))
+    free = [t for t in types if t not in exact]
+    rows, ys = [], []
+    for p, (a, b, value) in enumerate(periods):
+        L = b - a
+        m = mix.get(p, {})
+        rows.append([sum(kk[types.index(t)] * n for kk, n in m.items()) / L for t in free])
+        ys.append(max(value - sum(kk[types.index(t)] * n * d for kk, n in m.items()
+                                  for t, d in exact.items()) / L, 0.0))
+    x = nnls(rows, ys) if free else []
+    out = {t: (True, d) for t, d in exact.items()}
+    out.update((t, (False, v)) for t, v in zip(free, x))
+    return out
+
+
+def nnls(rows, ys):
+    """min |A x - y| over x >= 0 for a few columns: the best of the
+    solutions of the normal equations on each set of free columns that
+    are positive and meet the optimality conditions."""
+    k = len(rows[0]) if rows else 0
+    g = [[sum(r[i] * r[j] for r in rows) for j in range(k)] for i in range(k)]
+    h = [sum(r[i] * y for r, y in zip(rows, ys)) for i in range(k)]
+    best = None
+    for m in range(k + 1):
+        for S in itertools.combinations(range(k), m):
+            x = [0.0] * k
+            sol = solve([[g[i][j] for j in S] for i in S], [h[i] for i in S]) if S else []
+            if sol is None or any(v <= 0 for v in sol):
+                continue
+            for i, v in zip(S, sol):
+                x[i] = v
+            grad = [h[i] - sum(g[i][j] * x[j] for j in range(k)) for i in range(k)]
+            if any(grad[i] > 1e-9 * max(1.0, abs(h[i])) for i in range(k) if i not in S):
+                continue
+            res = sum((y - sum(a * b for a, b in zip(r, x))) ** 2 for r, y in zip(rows, ys))
+            if best is None or res < best[0]:
+                best = (res, x)
+    return best[1] if best else [0.0] * k
+
+
+def solve(a, b):
+    """a x = b by Gauss-Jordan elimination with partial pivoting; None when
+    a is singular."""
+    n = len(b)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for c in range(n):
+        p = max(range(c, n), key=lambda r: abs(m[r][c]))
+        if abs(m[p][c]) < 1e-300:
+            return None
+        m[c], m[p] = m[p], m[c]
+        for r in range(n):
+            if r != c:
+                f = m[r][c] / m[c][c]
+                m[r] = [x - f * y for x, y in zip(m[r], m[c])]
+    return [m[i][n] / m[i][i] for i in range(n)]
+
+
+def upsampled_charge(units, types, demand, periods, cap):
+    """Each unit's charge (value x ns) of one metric: per period, the mixes
+    of active types and how long each lasted, upsampled; a unit of type t
+    under mix k gets d_t min(u/e, 1) (exact) or d_t max(u - e, 0)/v
+    (variable) while it runs."""
+    cuts = cuts_of(units, periods)
 
     def key(act):
         return tuple(sum(1 for k in act if units[k][1] == t) for t in types)
-    mix = {}
-    for a, b, act in cuts:
-        p = period_of(a)
-        if p is not None:
-            m = mix.setdefault(p, {})
-            kk = key(act)
-            m[kk] = m.get(kk, 0) + (b - a)
+    mix = mixes_of(units, types, cuts)
     rate = {}
     for p, m in mix.items():
         a, b, value = periods[p]
@@ -1442,8 +1535,7 @@ def upsampled_charge(units, types, demand, periods, cap):
                     r = d * max(x - e, 0) / v if v > 0 else 0.0
                 rate[(p, kk, t)] = r
     charge = [0.0] * len(units)
-    for a, b, act in cuts:
-        p = period_of(a)
+    for a, b, act, p in cuts:
         if p is None or not act:
             continue
         kk = key(act)
@@ -1534,6 +1626,255 @@ def nvsmi_table(path):
     return out
 
 
+# ---- the explorer's panes against the report ----
+
+SHORT = {"cpu": "cpu", "gpu": "gpu", "gpu-mem": "gmem", "disk": "disk", "net": "net",
+         "single-thread": "1cpu", "software": "sw"}
+BARS = re.compile("[\u2581-\u2588]+ ")
+
+
+def fmt_dur(ns):
+    """A duration as the report and the explorer print it (3 digits)."""
+    v, neg = (-ns, "-") if ns < 0 else (ns, "")
+    for lim, div, unit in ((3600e9, 3600e9, "h"), (60e9, 60e9, "min"), (1e9, 1e9, "s"),
+                           (1e6, 1e6, "ms"), (1e3, 1e3, "us")):
+        if v >= lim:
+            x = v / div
+            return "%s%.*f %s" % (neg, 0 if x >= 99.95 else 1 if x >= 9.995 else 2, x, unit)
+    return "%s%.0f ns" % (neg, v)
+
+
+class Panes:
+    """The phases whose pane and tree row are compared with the report:
+    every row of the Resources (workflow, steps, ranks), a stream of each
+    trace, the first two spans of each thread the report's tree shows, and
+    the phases on the critical path; each found by its path (one phase
+    only, or the one the report names: grademl-tui query)."""
+
+    def __init__(self, report, text, db):
+        self.r, self.db = report, db
+        self.lines = text.splitlines()
+        self.targets = []
+        seen = set()
+
+        def add(path, **kw):
+            if path in seen:
+                return
+            ids = query(db, 'phases path = "%s" | select id, start, dur, self' %
+                        path.replace('"', '\\"'))
+            want = kw.get("phase_id")
+            hit = [x for x in ids if want is None or x["id"] == want]
+            # :goto takes the first phase of the path: compare only that one
+            if ids and hit and hit[0] is ids[0] and (want is not None or len(ids) == 1):
+                seen.add(path)
+                self.targets.append(dict(kw, path=path, id=hit[0]["id"], dur=hit[0]["dur"],
+                                         own=hit[0]["self"]))
+        rows = {r["path"]: r for r in report["attribution"]["phases"]}
+        busy = {(x["stream"], x["busy_ns"]) for x in report["gpu_streams"]}
+
+        def walk(node, path, parent):
+            path = path + "/" + node["name"]
+            kw = {"node": node, "parent": parent, "row": rows.get(path)}
+            if path in rows:
+                add(path, **kw)
+            if node["kind"] == "stream" and (node["name"], node["dur_ns"] - node["self_ns"]) \
+                    in busy and not any(t.get("node", {}).get("kind") == "stream" and
+                                        t["path"].rsplit("/", 2)[0] == path.rsplit("/", 2)[0]
+                                        for t in self.targets):
+                add(path, **kw)
+            if parent and parent["kind"] == "thread" and \
+                    parent["children"].index(node) < 2:
+                add(path, **kw)
+            for c in node.get("children", []):
+                walk(c, path, node)
+        nodes = {}
+
+        def index(node, path, parent):
+            path = path + "/" + node["name"]
+            nodes[path] = (node, parent)
+            for c in node.get("children", []):
+                index(c, path, node)
+        for n in report["tree"]:
+            index(n, "", None)
+            walk(n, "", None)
+        # a phase on the path: its what-if, and its tree row where the
+        # report's tree shows it (the pane has no time on the path)
+        for c in report["critical_path"]:
+            node, parent = nodes.get(c["path"], (None, None))
+            if node or c["whatif_2x_makespan_ns"] is not None:
+                add(c["path"], phase_id=c["phase_id"], cp=c, node=node, parent=parent,
+                    row=rows.get(c["path"]))
+
+    def keys(self):
+        out = []
+        for k, t in enumerate(self.targets):
+            out += ["type :goto " + t["path"].rstrip(), "Enter"]
+            if not k:
+                out.append("d")
+            out.append("dump")
+            if t.get("cp") and t["cp"]["whatif_2x_makespan_ns"] is not None:
+                out += ["type :whatif 2", "Enter", "dump"]
+        return "\n".join(out) + "\n"
+
+    def report_lines(self, path):
+        """The Resources lines of path in the text report."""
+        try:
+            k = self.lines.index("  " + path)
+        except ValueError:
+            return None
+        return {l.strip().split(" ", 1)[0] if not l.strip().startswith("est. use") else
+                "est.": l.strip() for l in self.lines[k + 1:k + 4]}
+
+    def compare(self, dump, rows, name):
+        screens = dump.split("\n")
+        per = rows
+        shots = [screens[i:i + per] for i in range(0, len(screens) - 1, per)]
+        k = 0
+        results = []
+        for t in self.targets:
+            shot = shots[k] if k < len(shots) else []
+            k += 1
+            bad = self.one(t, shot)
+            if t.get("cp") and t["cp"]["whatif_2x_makespan_ns"] is not None:
+                msg = shots[k][-1] if k < len(shots) else ""
+                k += 1
+                c = t["cp"]
+                leaf = t["path"].rsplit("/", 1)[-1]
+                want = "%s 2x faster saves %s " % (leaf, fmt_dur(c["makespan_ns"] -
+                                                            c["whatif_2x_makespan_ns"]))
+                wf = t["path"].split("/")[1]
+                if not msg.startswith(want[-150:] if len(want) < 150 else want[:150]) or \
+                        "of %s's %s" % (wf, fmt_dur(c["makespan_ns"])) not in msg:
+                    bad.append(":whatif 2 says '%s', the report twice as fast: %s sooner of %s" % (
+                        msg.strip()[:160], fmt_dur(c["makespan_ns"] - c["whatif_2x_makespan_ns"]),
+                        fmt_dur(c["makespan_ns"])))
+            results.append((not bad, "%s: pane and report agree on %s" % (
+                name, re.sub(r" +(/|$)", r"\1", t["path"])),
+                            "; ".join(bad)))
+        return results
+
+    def one(self, t, shot):
+        bad = []
+        pane = {}
+        on = False
+        for line in shot:
+            if line.startswith("-- details"):
+                on = True
+            elif on and line.startswith(" ") and len(line) > 11:
+                pane.setdefault(line[1:10].strip(), line[11:].rstrip())
+        if "time" not in pane:
+            return ["no details pane: %s" % (shot[-1].strip() if shot else "no screen")]
+        leaf = t["path"].rsplit("/", 1)[-1]
+        if not pane.get("phase", "").startswith(leaf.rstrip()):
+            return ["the pane shows %s" % pane.get("phase")]
+        m = re.search(r"dur (\S+ \S+)  self (\S+ \S+)(?:  device (\S+ \S+))?", pane["time"])
+        dur, own = (m.group(1), m.group(2)) if m else (None, None)
+        node = t.get("node")
+        # the phase's duration and self time: the report's tree, else trace.db's
+        want = (fmt_dur(node["dur_ns"]), fmt_dur(node["self_ns"])) if node else \
+            (fmt_dur(t["dur"]), fmt_dur(t["own"]))
+        if (dur, own) != want:
+            bad.append("pane dur, self %s, report %s" % ((dur, own), want))
+        if node and t.get("parent") is not None:
+            line = [l for l in self.lines if re.match(
+                r"^ +%s +%s +[\d.]+%%  " % (re.escape(node["name"].strip()[:50]),
+                                           re.escape(fmt_dur(node["dur_ns"]))), l)]
+            if not line:
+                bad.append("the report's tree has no line %s %s" % (node["name"],
+                                                                  fmt_dur(node["dur_ns"])))
+        # the tree's row of the phase
+        rowl = [l for l in shot[2:] if re.match(r"^[+ ] %s +\S" % re.escape(leaf.rstrip()[:60]),
+                                                l) and "-- details" not in l]
+        m = None
+        for l in rowl:
+            m = re.search(r" (\S+ \S+) +([\d.]+%) +(\S+ \S+) +(\d+)(?: (\S+ \d+%))?", l)
+            if m and m.group(1) == dur and m.group(3) == own:
+                break
+            m = None
+        if not m:
+            bad.append("no tree row %s with the pane's %s, %s" % (leaf, dur, own))
+        elif node:
+            share = 100.0 * node["share_of_parent"]
+            if m.group(2) != "%.1f%%" % share or int(m.group(4)) != node["child_count"]:
+                bad.append("tree row share, count %s %s; report %.1f%% %d" % (
+                    m.group(2), m.group(4), share, node["child_count"]))
+        row = t.get("row")
+        if row and m:
+            bs = row["bottlenecks"]
+            want = "%s %.0f%%" % (SHORT[bs[0]["resource"]], 100 * bs[0]["fraction"]) if bs else None
+            if m.group(5) != want:
+                bad.append("Bneck %s, the report's verdict %s" % (m.group(5), want))
+        if row:
+            rep = self.report_lines(t["path"]) or {}
+            for key, label in (("measured", "measured"), ("bound", "bound by")):
+                got = pane.get(label, "")
+                theirs = rep.get(key, "")[len(label) + 1:]
+                if got != theirs and not (label == "measured" and
+                                          got == "no sample of this host/device holds during it"
+                                          and theirs.startswith("no sample")):
+                    bad.append("%s: pane '%s', report '%s'" % (label, got, theirs))
+            # the pane draws a bar before each share and no commas
+            got = BARS.sub("", pane.get("est. use", "")).replace("%  ", "%, ")
+            theirs = rep.get("est.", "")[len("est. use "):]
+            if got != theirs:
+                bad.append("est. use: pane '%s', report '%s'" % (got, theirs))
+        if node and node["kind"] == "stream":
+            b = [x for x in self.r["gpu_streams"] if x["stream"] == node["name"] and
+                 x["busy_ns"] == node["dur_ns"] - node["self_ns"]]
+            if not b or own != fmt_dur(node["dur_ns"] - b[0]["busy_ns"]):
+                bad.append("stream self %s, its window less the report's busy %s" % (
+                    own, fmt_dur(node["dur_ns"] - b[0]["busy_ns"]) if b else "?"))
+        if node and node["kind"] == "rank":
+            bad += self.straggler(node, pane.get("straggler"))
+        return bad
+
+    def straggler(self, node, line):
+        gs = [g for g in self.r["imbalance"] if g["kind"] == "ranks" and g.get("meets")]
+        mine = [(g, x) for g in gs for x in g["ranks"] if x["name"] == node["name"]]
+        if not mine:
+            return [] if line is None else ["pane straggler '%s', the report none" % line]
+        g, x = mine[0]
+        if x["name"] == g["straggler"]:
+            want = "this rank (last at %d of %d collectives, waited %s); the others wait %s " \
+                "in all" % (x["last"], g["collectives"], fmt_dur(x["wait_ns"]),
+                            fmt_dur(g["wait_ns"]))
+        else:
+            want = "%s (last at %d of %d collectives); this rank: last at %d, waited %s" % (
+                g["straggler"], g["last"], g["collectives"], x["last"], fmt_dur(x["wait_ns"]))
+        return [] if line == want else ["pane straggler '%s', report '%s'" % (line, want)]
+
+
+def find_doctored(doc, part):
+    """The part of the doctored report that stands where part stood."""
+    if part is None:
+        return None
+    for key in ("tree", "attribution", "critical_path"):
+        hit = _find(doc[key] if key != "attribution" else doc[key]["phases"], part)
+        if hit is not None:
+            return hit
+    return None
+
+
+def _find(o, part):
+    if isinstance(o, dict):
+        if o.get("name", o.get("path")) == part.get("name", part.get("path")) and \
+                o.get("start_ns") == part.get("start_ns") and \
+                o.get("phase_id") == part.get("phase_id"):
+            return o
+        o = list(o.values())
+    if isinstance(o, list):
+        for x in o:
+            hit = _find(x, part)
+            if hit is not None:
+                return hit
+    return None
+
+
+def query(db, q):
+    out = subprocess.run([os.environ.get("GRADEML_BIN", "build/grademl-tui"), "query", db, q,
+                          "--format", "json"], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
 # ---- doctoring: every figure moved, so that every check must fail ----
 
 def _moved(num):
@@ -1611,6 +1952,34 @@ def case_config(name, root):
 
 
 def main(argv):
+    if argv[:1] == ["--keys"] and len(argv) == 3:
+        # the key script that shows each compared phase's pane
+        with open(argv[1]) as f:
+            sys.stdout.write(Panes(json.load(f), "", argv[2]).keys())
+        return 0
+    if argv[:1] in (["--panes"], ["--panes-doctor"]) and len(argv) == 7:
+        # NAME REPORT.json REPORT.txt DB DUMP ROWS: the panes against the
+        # report (doctored: against a report with every figure moved)
+        name, rj, rt, db, dump, rows = argv[1:]
+        with open(rj) as f, open(rt) as g, open(dump, encoding="utf-8") as h:
+            report, text = json.load(f), g.read()
+            p = Panes(report, text, db)
+            if argv[0] == "--panes-doctor":
+                p.r, p.lines = doctored(report), doctored_text(text).splitlines()
+                for t in p.targets:
+                    for k in ("node", "row", "cp", "parent"):
+                        t[k] = find_doctored(p.r, t.get(k))
+            res = p.compare(h.read(), int(rows), name)
+        if argv[0] == "--panes-doctor":
+            kept = [w for ok, w, _ in res if ok]
+            print(("ok - " if not kept else "not ok - ") +
+                  "%s: every figure of the report doctored, %d of %d panes disagree" % (
+                      name, len(res) - len(kept), len(res)) +
+                  ("" if not kept else " (still agree: %s)" % "; ".join(kept)))
+            return 1 if kept else 0
+        for ok, what, why in res:
+            print(("ok - " if ok else "not ok - ") + what + ("" if ok else " (%s)" % why))
+        return 0 if all(r[0] for r in res) else 1
     doctor = argv[:1] == ["--doctor"]
     if doctor:
         argv = argv[1:]

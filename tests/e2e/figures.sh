@@ -9,7 +9,14 @@
 #              straggler, each under its step, beside nvidia-smi.
 # For each: `report --format json` and the text report against figures.py,
 # then the same with every figure doctored, where every check must fail.
-# The figures.py docstring lists what is compared, and how closely.
+# Then the explorer (headless, 200x50): for every row of the Resources
+# (workflow, steps, ranks), a stream of each trace, the first spans of each
+# thread in the report's tree and the phases on the critical path, the
+# details pane and the tree's row (duration, self, share, count, bound by,
+# measured, est. use, straggler) and `:whatif 2` against the report's
+# figures for the same phase; again against a doctored report, where every
+# phase must disagree.  The figures.py docstring lists what is compared, and
+# how closely.
 #
 # Prints "ok - NAME" / "not ok - NAME (why)" / "skip - NAME (why)", then the
 # summary; exits 1 when any check failed.  Needs: bash, python3.
@@ -73,7 +80,20 @@ for case in gpu demo gpu-truth; do
 		continue
 	fi
 	lines "$PY" tests/e2e/figures.py "$case" "$TMP/$case.json" "$TMP/$case.txt" "$db"
-	lines "$PY" tests/e2e/figures.py --doctor "$case" "$TMP/$case.json" "$TMP/$case.txt"
+	lines "$PY" tests/e2e/figures.py --doctor "$case" "$TMP/$case.json" "$TMP/$case.txt" "$db"
+	# the explorer: each phase's details pane and tree row, and :whatif 2
+	# where the report gives a what-if, against the report
+	if ! "$PY" tests/e2e/figures.py --keys "$TMP/$case.json" "$db" >"$TMP/$case.keys" \
+		2>"$TMP/err" ||
+		! "$BIN" --keys "$TMP/$case.keys" --dump "$TMP/$case.dump" --size 200x50 "$db" \
+			2>"$TMP/err" </dev/null; then
+		not_ok "$case: the explorer's panes" "$(head -c 300 "$TMP/err")"
+		continue
+	fi
+	lines "$PY" tests/e2e/figures.py --panes "$case" "$TMP/$case.json" "$TMP/$case.txt" "$db" \
+		"$TMP/$case.dump" 50
+	lines "$PY" tests/e2e/figures.py --panes-doctor "$case" "$TMP/$case.json" "$TMP/$case.txt" \
+		"$db" "$TMP/$case.dump" 50
 done
 
 summary
