@@ -29,8 +29,9 @@
 
 /* What the cached figures mean, raised when an analysis changes them (2:
  * bottlenecks of the phase's window, judged on measured values; 3: a GPU
- * measured by its traced device work). */
-#define ANALYSIS_VERSION 3
+ * measured by its traced device work; 4: a software-bound saving over the
+ * time its work covers, not its threads' and streams' time added up). */
+#define ANALYSIS_VERSION 4
 
 /* "v<schema> a<analysis> p<max phase id> s<max source id> m<max metric
  * id>" and, when the file has demand rules, " r<rules>"; or NULL.  A cache

@@ -73,6 +73,7 @@ static const struct {
 #define CACHE_SOFTWARE "software"
 #define CACHE_WORK     "work"
 #define CACHE_DEVWORK  "devwork"
+#define CACHE_COVER    "cover"
 
 const char *attrib_res_name(int res)
 {
@@ -206,8 +207,11 @@ struct lane {
 struct acc {
 	double use[ATTRIB_NRES];
 	double busy[2];
+	int64_t cover[2];  /* the time its work covers, host and device */
+	int64_t cover_end; /* the last end of its work so far in class cover_cls */
 	unsigned mask;
 	int32_t cls, last; /* its work's first class and the last one charged; -1 */
+	int32_t cover_cls;
 };
 
 /* A kept phase whose work ran in more than one class: one pair each. */
@@ -1119,6 +1123,26 @@ static void charge(struct run *r, struct klass *k, const struct lane *l, int t, 
 	}
 }
 
+/* A segment of phase ph (of class k) starts: the part of it that no earlier
+ * one covered goes to every kept phase from ph up.  The sweep meets the
+ * segments by start, so that part is what lies past the last end so far;
+ * once a phase's last end reaches past it, so do its ancestors'. */
+static void cover(struct run *r, const struct klass *k, const struct lane *l)
+{
+	int dev = k->device >= 0;
+	int32_t c = (int32_t)(k - r->k);
+	const struct phases *p = &r->p;
+	for (int32_t x = p->up[l->who]; x >= 0; x = p->parent[x] >= 0 ? p->up[p->parent[x]] : -1) {
+		struct acc *a = &r->acc[p->keep[x]];
+		if (a->cover_cls != c)
+			a->cover_cls = c, a->cover_end = INT64_MIN;
+		if (l->s1 <= a->cover_end)
+			break;
+		a->cover[dev] += l->s1 - (l->s0 > a->cover_end ? l->s0 : a->cover_end);
+		a->cover_end = l->s1;
+	}
+}
+
 /* What a merge of the lanes does: sweep one (time per key per period),
  * sweep two (charges to the kept phases), or sweep two for one phase's
  * usage over time (struct series). */
@@ -1229,8 +1253,10 @@ static void sweep(struct run *r, struct klass *k, struct lane *lanes, size_t nl,
 				int t = types[l->who];
 				cnt[t]++;
 				l->active = 1;
-				if (mode == SWEEP_CHARGE)
+				if (mode == SWEEP_CHARGE) {
 					snapshot(&s, t, now, l->snap);
+					cover(r, k, l);
+				}
 				else if (mode == SWEEP_SERIES && sa->under[l->who])
 					sa->na[t]++;
 			}
@@ -1783,8 +1809,10 @@ static void rows(struct run *r)
 		w->kind = p->kind[i];
 		w->dur_ns = ns_dur(p->start[i], p->end[i]);
 		w->mask = x->mask;
-		for (int c = 0; c < 2; c++)
+		for (int c = 0; c < 2; c++) {
 			w->busy_ns[c] = llround(x->busy[c]);
+			w->cover_ns[c] = x->cover[c] < w->dur_ns ? x->cover[c] : w->dur_ns;
+		}
 		for (int y = 0; y < ATTRIB_NRES; y++)
 			w->use[y] = w->dur_ns ? x->use[y] / (double)w->dur_ns : 0;
 		memcpy(w->bneck_ns, v.bneck, sizeof(w->bneck_ns));
@@ -1975,7 +2003,7 @@ int attrib_compute_rules(sqlite3 *db, const char *path, const char *rules_text,
 	devwork_measure(&r);
 	r.acc = xcalloc(r.nkeep + 1, sizeof(*r.acc));
 	for (size_t i = 0; i < r.nkeep; i++)
-		r.acc[i].cls = r.acc[i].last = -1;
+		r.acc[i].cls = r.acc[i].last = r.acc[i].cover_cls = -1;
 	uint8_t *types = xmalloc(r.p.n + 1);
 	for (size_t c = 0; c < r.nk; c++)
 		if (r.k[c].nmetrics)
@@ -2042,11 +2070,11 @@ size_t attrib_bottlenecks(const struct attrib_row *r, struct attrib_bneck *out)
 			if (y != x)
 				others = fmax(others, g[y]);
 		/* GradeML's gain, over the phase's window; what its code would
-		 * save is known only where its work was traced (its work, or
-		 * the window of the trace of its device work: while none ran,
-		 * the trace shows the host's) */
+		 * save is known only where its work was traced (the time its
+		 * work covers, or the window of the trace of its device work:
+		 * while none ran, the trace shows the host's) */
 		double gain = fmax(fmin(g[x], 1 - others), 0);
-		int64_t work = r->busy_ns[0] > r->busy_ns[1] ? r->busy_ns[0] : r->busy_ns[1];
+		int64_t work = r->cover_ns[0] > r->cover_ns[1] ? r->cover_ns[0] : r->cover_ns[1];
 		work = r->traced_ns > work ? r->traced_ns : work;
 		int64_t span = x == ATTRIB_SOFTWARE && work < r->dur_ns ? work : r->dur_ns;
 		out[n++] = (struct attrib_bneck){x, g[x], r->dur_ns - llround(gain * (double)span)};
@@ -2119,25 +2147,29 @@ int attrib_save(sqlite3 *db, const struct attribution *a, char **err)
 		sqlite3_bind_int64(row, 1, r->phase_id);
 		/* the resources it demands (single-thread with cpu), then the
 		 * time with data and its software-bound part, then the work,
-		 * then the time its device work was traced */
-		for (int x = 0; x < ATTRIB_NBOUND + 3; x++) {
+		 * then the time its work covers, then the time its device work
+		 * was traced */
+		for (int x = 0; x < ATTRIB_NBOUND + 4; x++) {
 			int on = x < ATTRIB_NRES	  ? r->mask & (1u << x)
 				 : x == ATTRIB_THREAD	  ? r->mask & (1u << ATTRIB_CPU)
-				 : x == ATTRIB_NBOUND + 2 ? r->traced_ns > 0
+				 : x == ATTRIB_NBOUND + 3 ? r->traced_ns > 0
 							  : 1;
 			if (!on)
 				continue;
 			const char *name = x < ATTRIB_NBOUND	    ? attrib_res_name(x)
 					   : x == ATTRIB_NBOUND	    ? CACHE_SOFTWARE
 					   : x == ATTRIB_NBOUND + 1 ? CACHE_WORK
+					   : x == ATTRIB_NBOUND + 2 ? CACHE_COVER
 								    : CACHE_DEVWORK;
 			int64_t busy = x < ATTRIB_NBOUND	? r->busy_ns[attrib_res_device(x)]
 				       : x == ATTRIB_NBOUND	? r->data_ns
 				       : x == ATTRIB_NBOUND + 1 ? r->busy_ns[0]
+				       : x == ATTRIB_NBOUND + 2 ? r->cover_ns[0]
 								: r->traced_ns;
 			int64_t bn = x < ATTRIB_NBOUND	      ? r->bneck_ns[x]
 				     : x == ATTRIB_NBOUND     ? r->free_ns
 				     : x == ATTRIB_NBOUND + 1 ? r->busy_ns[1]
+				     : x == ATTRIB_NBOUND + 2 ? r->cover_ns[1]
 							      : r->devbusy_ns;
 			sqlite3_bind_text(row, 2, name, -1, SQLITE_STATIC);
 			if (x < ATTRIB_NRES)
@@ -2183,6 +2215,11 @@ static int fill(struct attrib_row *r, const char *res, int64_t busy, int64_t bn,
 	if (!strcmp(res, CACHE_WORK)) {
 		r->busy_ns[0] = busy;
 		r->busy_ns[1] = bn;
+		return 0;
+	}
+	if (!strcmp(res, CACHE_COVER)) {
+		r->cover_ns[0] = busy;
+		r->cover_ns[1] = bn;
 		return 0;
 	}
 	if (!strcmp(res, CACHE_DEVWORK)) {

@@ -103,6 +103,7 @@ struct attrib_row {
 	int64_t phase_id, dur_ns;
 	int kind;			 /* enum phase_kind */
 	int64_t busy_ns[2];		 /* its work's time, host and device */
+	int64_t cover_ns[2];		 /* the time that work covers (at most dur_ns) */
 	unsigned mask;			 /* bit r: the work demands resource r */
 	double use[ATTRIB_NRES];	 /* mean attributed usage over dur_ns, 1.0 = one resource */
 	int64_t bneck_ns[ATTRIB_NBOUND]; /* of dur_ns, the time bound by r */
