@@ -509,6 +509,47 @@ static void test_nesting(void **state)
 	attrib_release(&a);
 }
 
+/* A process over [0, 4) s with two threads, each one operator over the
+ * same [1, 2) s; cpu.util 30 throughout: never saturated, so software-bound
+ * over all 4 s.  Its work is 2 s of thread time but covers 1 s: removing
+ * the software bound saves that 1 s (g = 1 over the time its work covers),
+ * not 2 s, and the cache keeps the covered time. */
+static void test_software_over_covered_time(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *db = f->db;
+	long long s = 1000 * MS;
+	char *err = NULL;
+	sql(db, "INSERT INTO tracks(id, source_id, kind, pid, tid, host) VALUES"
+		" (1, 1, 'thread', '10', '10', 'h'), (2, 1, 'thread', '10', '11', 'h')");
+	phase(db, 1, 0, PHASE_PROCESS, 0, 0, 4 * s, 2);
+	phase(db, 2, 1, PHASE_OPERATOR, 1, s, 2 * s, 0);
+	phase(db, 3, 1, PHASE_OPERATOR, 2, s, 2 * s, 0);
+	sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity) VALUES"
+		" (1, 'h', 'cpu', 'cpu.util', '%%', 'mean', 100)");
+	for (int i = 0; i <= 4; i++)
+		sql(db, "INSERT INTO samples VALUES (1, %lld, 30)", i * s);
+	struct attribution a;
+	assert_int_equal(attrib_compute(db, f->path, &a, &err), 0);
+	const struct attrib_row *r = row(&a, 1);
+	assert_int_equal(r->busy_ns[0], 2 * s);
+	assert_int_equal(r->cover_ns[0], s);
+	assert_int_equal(r->free_ns, 4 * s);
+	struct attrib_bneck b[ATTRIB_NBNECK];
+	assert_int_equal(attrib_bottlenecks(r, b), 1);
+	assert_int_equal(b[0].res, ATTRIB_SOFTWARE);
+	assert_int_equal(b[0].without_ns, 3 * s);
+	sql(db, "BEGIN");
+	assert_int_equal(attrib_save(db, &a, &err), 0);
+	sql(db, "COMMIT");
+	struct attrib_row back;
+	assert_int_equal(attrib_read(db, 1, &back), 1);
+	assert_int_equal(back.cover_ns[0], s);
+	assert_int_equal(attrib_bottlenecks(&back, b), 1);
+	assert_int_equal(b[0].without_ns, 3 * s);
+	attrib_release(&a);
+}
+
 /* Parent links that loop (test_nesting's two operators each other's
  * parent; then the second its own): attribution, and a phase's usage over
  * time, stop with an error naming the file and a phase, where they
@@ -834,6 +875,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_series_at_the_start_of_time, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cpu_fit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_nesting, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_software_over_covered_time, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bounds_by_parts, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_loop_is_an_error, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rules, setup, teardown),
