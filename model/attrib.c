@@ -122,6 +122,7 @@ struct track {
 	int stream;		     /* a device track: written after the source's host tracks */
 	int work;		     /* a stream of device work (not its annotations) */
 	int64_t source, spans, node; /* its source, phases and node phase (0 none) */
+	int32_t nodeix;		     /* a stream's: its node phase's index, or -1 */
 	int64_t w0, w1;		     /* its node's window; w1 <= w0 when none */
 };
 
@@ -236,6 +237,8 @@ struct run {
 	size_t nkeep;
 	struct kcls *multi;
 	size_t nmulti, amulti;
+	int32_t *chain; /* charge(): the kept phases charged for a segment */
+	size_t achain;
 	int judge; /* load what bottlenecks are judged on too */
 	struct attribution *out;
 	size_t fit_alloc;
@@ -322,6 +325,7 @@ static int load_tracks(struct run *r)
 		t->spans = sqlite3_column_int64(q, 5);
 		t->node = sqlite3_column_int64(q, 6);
 		t->w0 = t->w1 = 0;
+		t->nodeix = -1;
 		if (t->spans > 0 && sqlite3_column_type(q, 7) != SQLITE_NULL) {
 			t->w0 = time_of(sqlite3_column_int64(q, 7));
 			t->w1 = time_of(ns_end(t->w0, sqlite3_column_int64(q, 8)));
@@ -1102,24 +1106,46 @@ static void note_class(struct run *r, int32_t x, struct acc *a, int32_t c)
 	a->last = c;
 }
 
+/* Adds a segment's share to kept phase x (row a). */
+static void charge_one(struct run *r, const struct klass *k, int t, int32_t x, const double *use,
+		       double len)
+{
+	struct acc *a = &r->acc[r->p.keep[x]];
+	for (int y = 0; y < ATTRIB_NRES; y++)
+		a->use[y] += use[y];
+	a->busy[k->device >= 0] += len;
+	a->mask |= k->mask[t];
+	note_class(r, x, a, (int32_t)(k - r->k));
+}
+
 /* A segment of phase ph (type t, of class k) ends: its share goes to every
- * kept phase from ph up. */
+ * kept phase from ph up, and from its stream's node up to the first of
+ * those (device work hangs under the call that launched it, so its
+ * stream and the GPU's process are not its ancestors). */
 static void charge(struct run *r, struct klass *k, const struct lane *l, int t, int64_t now,
 		   const struct state *s)
 {
 	double end[ATTRIB_NRES];
 	snapshot(s, t, now, end);
-	int dev = k->device >= 0;
-	int32_t c = (int32_t)(k - r->k);
+	for (int y = 0; y < ATTRIB_NRES; y++)
+		end[y] -= l->snap[y];
 	double len = ns_span(l->s0, now);
 	const struct phases *p = &r->p;
+	size_t n = 0;
 	for (int32_t x = p->up[l->who]; x >= 0; x = p->parent[x] >= 0 ? p->up[p->parent[x]] : -1) {
-		struct acc *a = &r->acc[p->keep[x]];
-		for (int y = 0; y < ATTRIB_NRES; y++)
-			a->use[y] += end[y] - l->snap[y];
-		a->busy[dev] += len;
-		a->mask |= k->mask[t];
-		note_class(r, x, a, c);
+		charge_one(r, k, t, x, end, len);
+		XGROW(r->chain, n + 1, r->achain);
+		r->chain[n++] = x;
+	}
+	int32_t tr = p->track[l->who];
+	for (int32_t x = tr >= 0 ? r->tracks[tr].nodeix : -1; x >= 0;
+	     x = p->parent[x] >= 0 ? p->up[p->parent[x]] : -1) {
+		size_t i = n;
+		while (i > 0 && r->chain[i - 1] != x)
+			i--; /* from the top: the first shared one is high up */
+		if (i)
+			break;
+		charge_one(r, k, t, x, end, len);
 	}
 }
 
@@ -1127,12 +1153,12 @@ static void charge(struct run *r, struct klass *k, const struct lane *l, int t, 
  * one covered goes to every kept phase from ph up.  The sweep meets the
  * segments by start, so that part is what lies past the last end so far;
  * once a phase's last end reaches past it, so do its ancestors'. */
-static void cover(struct run *r, const struct klass *k, const struct lane *l)
+static void cover_from(struct run *r, const struct klass *k, const struct lane *l, int32_t x)
 {
 	int dev = k->device >= 0;
 	int32_t c = (int32_t)(k - r->k);
 	const struct phases *p = &r->p;
-	for (int32_t x = p->up[l->who]; x >= 0; x = p->parent[x] >= 0 ? p->up[p->parent[x]] : -1) {
+	for (; x >= 0; x = p->parent[x] >= 0 ? p->up[p->parent[x]] : -1) {
 		struct acc *a = &r->acc[p->keep[x]];
 		if (a->cover_cls != c)
 			a->cover_cls = c, a->cover_end = INT64_MIN;
@@ -1141,6 +1167,16 @@ static void cover(struct run *r, const struct klass *k, const struct lane *l)
 		a->cover[dev] += l->s1 - (l->s0 > a->cover_end ? l->s0 : a->cover_end);
 		a->cover_end = l->s1;
 	}
+}
+
+/* ... and from its stream's node up (charge()): the walk stops at the
+ * first phase the first walk reached, whose last end is already past. */
+static void cover(struct run *r, const struct klass *k, const struct lane *l)
+{
+	int32_t tr = r->p.track[l->who];
+	cover_from(r, k, l, r->p.up[l->who]);
+	if (tr >= 0)
+		cover_from(r, k, l, r->tracks[tr].nodeix);
 }
 
 /* What a merge of the lanes does: sweep one (time per key per period),
@@ -1843,6 +1879,7 @@ static void run_release(struct run *r)
 	}
 	free(r->k);
 	free(r->multi);
+	free(r->chain);
 	for (size_t i = 0; i < r->nhosts; i++)
 		free(r->hosts[i]);
 	free(r->hosts);
@@ -2000,6 +2037,11 @@ int attrib_compute_rules(sqlite3 *db, const char *path, const char *rules_text,
 	}
 	if ((rc = load_phases(&r)) < 0)
 		goto out;
+	for (size_t i = 0; i < r.ntracks; i++)
+		if (r.tracks[i].work && r.tracks[i].node) {
+			int32_t x = phase_index(&r.p, r.tracks[i].node);
+			r.tracks[i].nodeix = x >= 0 ? r.p.up[x] : -1;
+		}
 	devwork_measure(&r);
 	r.acc = xcalloc(r.nkeep + 1, sizeof(*r.acc));
 	for (size_t i = 0; i < r.nkeep; i++)

@@ -550,6 +550,43 @@ static void test_software_over_covered_time(void **state)
 	attrib_release(&a);
 }
 
+/* Device work hangs under the call that launched it: a step over [0, 100)
+ * ms holds a CPU process (thread, operator, launch call) and a GPU process
+ * with stream 7's node; the kernel [20, 60) ms is the call's child, not the
+ * stream's.  The stream node and the GPU's process get its work as its
+ * ancestors do (40 ms of device work, covering 40 ms, 0.4 of the GPU over
+ * their 100 ms), and the step counts it once. */
+static void test_stream_of_launched_work(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *db = f->db;
+	char *err = NULL;
+	sql(db, "INSERT INTO tracks(id, source_id, kind, pid, tid, host, phase_id) VALUES"
+		" (1, 1, 'thread', '10', '10', 'h', 3), (2, 1, 'stream', '0', '7', 'h', 7)");
+	phase(db, 1, 0, PHASE_STEP, 0, 0, 100 * MS, 2);
+	phase(db, 2, 1, PHASE_PROCESS, 0, 0, 100 * MS, 1);
+	phase(db, 3, 2, PHASE_THREAD, 1, 0, 100 * MS, 1);
+	phase(db, 4, 3, PHASE_OPERATOR, 1, 10 * MS, 30 * MS, 1);
+	phase(db, 5, 4, PHASE_RUNTIME, 1, 15 * MS, 20 * MS, 1);
+	phase(db, 6, 1, PHASE_PROCESS, 0, 0, 100 * MS, 1);
+	phase(db, 7, 6, PHASE_STREAM, 2, 0, 100 * MS, 0);
+	phase(db, 8, 5, PHASE_KERNEL, 2, 20 * MS, 60 * MS, 0);
+	sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity) VALUES"
+		" (1, 'h', 'gpu0', 'utilization.gpu', '%%', 'instant', 100)");
+	sql(db, "INSERT INTO samples VALUES (1, 0, 40), (1, %lld, 0)", 100 * MS);
+	struct attribution a;
+	assert_int_equal(attrib_compute(db, f->path, &a, &err), 0);
+	for (int id = 1; id <= 7; id++) {
+		const struct attrib_row *r = row(&a, id);
+		assert_int_equal(r->busy_ns[1], 40 * MS);
+		if (r->dur_ns == 100 * MS) {
+			assert_int_equal(r->cover_ns[1], 40 * MS);
+			assert_true(fabs(r->use[ATTRIB_GPU] - 0.4) < 1e-9);
+		}
+	}
+	attrib_release(&a);
+}
+
 /* Parent links that loop (test_nesting's two operators each other's
  * parent; then the second its own): attribution, and a phase's usage over
  * time, stop with an error naming the file and a phase, where they
@@ -876,6 +913,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_cpu_fit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_nesting, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_software_over_covered_time, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_stream_of_launched_work, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bounds_by_parts, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_loop_is_an_error, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_rules, setup, teardown),
