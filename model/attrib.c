@@ -2749,7 +2749,7 @@ int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, in
 	struct attrib_rules rules = {0};
 	struct attribution cached = {0};
 	sqlite3_stmt *own = NULL;
-	uint8_t *ok = NULL, *types = NULL, *under = NULL;
+	uint8_t *ok = NULL, *types = NULL, *under = NULL, *stream_under = NULL;
 	int64_t *parent_id = NULL;
 	int *depth = NULL, rc = -1;
 	if (nb <= 0 || t1 <= t0) {
@@ -2843,6 +2843,14 @@ int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, in
 			under_of(&w, under, parent_id, depth, (int32_t)i);
 		else if (under[i] == 2)
 			under[i] = 0;
+	/* a stream's work counts under its node's ancestors too (charge()) */
+	stream_under = xcalloc(r.ntracks + 1, 1);
+	for (size_t i = 0; i < r.ntracks && !w.loop; i++)
+		stream_under[i] = r.tracks[i].work && r.tracks[i].node &&
+				  under_id(&w, r.tracks[i].node) == 1;
+	for (size_t i = 0; i < r.p.n; i++)
+		if (r.p.track[i] >= 0 && stream_under[r.p.track[i]])
+			under[i] = 1;
 	if (w.loop) {
 		*err = ptree_loop_error(path, w.loop);
 		rc = PTREE_LOOP;
@@ -2871,6 +2879,6 @@ out:
 	run_release(&r);
 	attrib_release(&cached);
 	attrib_rules_release(&rules);
-	free(ok), free(types), free(under), free(parent_id), free(depth);
+	free(ok), free(types), free(under), free(stream_under), free(parent_id), free(depth);
 	return rc;
 }

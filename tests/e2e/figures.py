@@ -1862,11 +1862,14 @@ class Panes:
             if not b or own != fmt_dur(node["dur_ns"] - b[0]["busy_ns"]):
                 bad.append("stream self %s, its window less the report's busy %s" % (
                     own, fmt_dur(node["dur_ns"] - b[0]["busy_ns"]) if b else "?"))
-            # its device work is the stream's busy time, all of it the GPU's
+            # its device work is the stream's busy time; its use of the GPU
+            # that share of its window, less what work of other traces on
+            # the GPU at the same time takes (ranks sharing one GPU)
             use = BARS.sub("", pane.get("est. use", ""))
+            m = re.match(r"gpu (\d+)%", use)
             if b and b[0]["busy_ns"] < node["dur_ns"] and not (
-                    use.startswith("gpu %.0f%%" % (100.0 * b[0]["busy_ns"] / node["dur_ns"])) and
-                    use.endswith("(its device work %s)" % fmt_dur(b[0]["busy_ns"]))):
+                    m and 0 < int(m.group(1)) <= round(100.0 * b[0]["busy_ns"] / node["dur_ns"])
+                    and use.endswith("(its device work %s)" % fmt_dur(b[0]["busy_ns"]))):
                 bad.append("stream est. use '%s', the report's busy %s of %s" % (
                     use, fmt_dur(b[0]["busy_ns"]), fmt_dur(node["dur_ns"])))
             if b and pane.get("bound by", "-") == "-":
