@@ -1867,9 +1867,10 @@ class Panes:
             # the GPU at the same time takes (ranks sharing one GPU)
             use = BARS.sub("", pane.get("est. use", ""))
             m = re.match(r"gpu (\d+)%", use)
+            share = 100.0 * b[0]["busy_ns"] / node["dur_ns"] if b else 0
             if b and b[0]["busy_ns"] < node["dur_ns"] and not (
-                    m and 0 < int(m.group(1)) <= round(100.0 * b[0]["busy_ns"] / node["dur_ns"])
-                    and use.endswith("(its device work %s)" % fmt_dur(b[0]["busy_ns"]))):
+                    m and (int(m.group(1)) > 0 or share < 0.5) and
+                    int(m.group(1)) <= round(share) and use.endswith("(its device work %s)" % fmt_dur(b[0]["busy_ns"]))):
                 bad.append("stream est. use '%s', the report's busy %s of %s" % (
                     use, fmt_dur(b[0]["busy_ns"]), fmt_dur(node["dur_ns"])))
             if b and pane.get("bound by", "-") == "-":
