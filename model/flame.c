@@ -1,0 +1,607 @@
+/*
+ * The flame graph's merge; see flame.h.  A depth-first walk keeps one
+ * prepared statement per level of the subtree (children by the parent
+ * index), so what is held while reading is a statement per level and the
+ * frames.  Each phase row is looked up twice in hash tables: its name id
+ * to a merged name (the strings table is read once per distinct name), and
+ * (parent frame, merged name) to its frame.  Device time is summed up the
+ * frames at the end, as the file stores it only on launching calls and the
+ * device work itself.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/flame.h"
+#include "model/model.h"
+#include "model/nstime.h"
+#include "model/store.h"
+#include "model/strmap.h"
+#include "model/xalloc.h"
+
+struct mname {
+	char *name; /* the first name read with this merged name */
+	char *star; /* "base#*", made when a frame merges two of its #N */
+};
+
+/* Open addressing from a 64-bit key to an int32 value; key 0 unused. */
+struct i64map {
+	uint64_t *key;
+	int32_t *val;
+	size_t cap, n;
+};
+
+struct walk {
+	struct model *m;
+	sqlite3 *db;
+	sqlite3_stmt **levels; /* children of a phase, one per depth */
+	size_t nlevels;
+	sqlite3_stmt *name_q;
+	struct i64map ids;    /* name_id + 1 -> merged name */
+	struct i64map frames; /* (parent + 2) << 32 | merged name -> frame */
+	struct strmap bases;  /* merged name's base -> index */
+	struct mname *names;
+	size_t nnames, anames;
+	int64_t *first_name; /* per frame: the name id it was made for */
+	size_t aframes;
+	struct flame *fl;
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static int32_t *i64map_slot(struct i64map *h, uint64_t key, int *found)
+{
+	if ((h->n + 1) * 2 > h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 1024;
+		uint64_t *k = xcalloc(cap, sizeof(*k));
+		int32_t *v = xmalloc(cap * sizeof(*v));
+		for (size_t i = 0; i < h->cap; i++) {
+			if (!h->key[i])
+				continue;
+			size_t j = mix(h->key[i]) & (cap - 1);
+			while (k[j])
+				j = (j + 1) & (cap - 1);
+			k[j] = h->key[i];
+			v[j] = h->val[i];
+		}
+		free(h->key);
+		free(h->val);
+		h->key = k;
+		h->val = v;
+		h->cap = cap;
+	}
+	size_t j = mix(key) & (h->cap - 1);
+	while (h->key[j] && h->key[j] != key)
+		j = (j + 1) & (h->cap - 1);
+	*found = h->key[j] == key;
+	if (!*found) {
+		h->key[j] = key;
+		h->n++;
+	}
+	return &h->val[j];
+}
+
+static void i64map_release(struct i64map *h)
+{
+	free(h->key);
+	free(h->val);
+	memset(h, 0, sizeof(*h));
+}
+
+/* The length of s's base: up to and including a '#' that only digits (or
+ * a '*') follow to the end; the whole of s when none. */
+static size_t name_base(const char *s, size_t len, int *numbered)
+{
+	size_t i = len;
+	while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
+		i--;
+	if (i == len && i > 0 && s[i - 1] == '*')
+		i--;
+	*numbered = i < len && i > 0 && s[i - 1] == '#';
+	return *numbered ? i : len;
+}
+
+/* The merged name of name id (an index into w->names). */
+static int32_t merged_name(struct walk *w, int64_t name_id)
+{
+	int found;
+	int32_t *v = i64map_slot(&w->ids, (uint64_t)name_id + 1, &found);
+	if (found)
+		return *v;
+	sqlite3_bind_int64(w->name_q, 1, name_id);
+	const char *text = "";
+	size_t len = 0;
+	if (sqlite3_step(w->name_q) == SQLITE_ROW && sqlite3_column_text(w->name_q, 0)) {
+		text = (const char *)sqlite3_column_text(w->name_q, 0);
+		len = (size_t)sqlite3_column_bytes(w->name_q, 0);
+	}
+	int numbered, created;
+	size_t base = name_base(text, len, &numbered);
+	struct strmap_ent *e = strmap_put(&w->bases, text, base, (int64_t)w->nnames, &created);
+	if (created) {
+		XGROW(w->names, w->nnames + 1, w->anames);
+		w->names[w->nnames].name = xstrndup(text, len);
+		w->names[w->nnames].star = NULL;
+		w->nnames++;
+	}
+	sqlite3_reset(w->name_q);
+	return *v = (int32_t)e->value;
+}
+
+/* The child frame of parent for merged name k (made when new), or -1 when
+ * the frame limit is reached. */
+static int32_t child_frame(struct walk *w, int32_t parent, int32_t k, int64_t name_id,
+			   const struct mnode *row)
+{
+	struct flame *fl = w->fl;
+	int found;
+	uint64_t key = ((uint64_t)(uint32_t)(parent + 2) << 32) | (uint32_t)k; /* never 0 */
+	int32_t *v = i64map_slot(&w->frames, key, &found);
+	if (found && *v < 0)
+		return -1;
+	if (found) {
+		if (w->first_name[*v] != name_id && fl->f[*v].name == w->names[k].name) {
+			struct mname *nm = &w->names[k];
+			if (!nm->star) {
+				int numbered;
+				size_t b = name_base(nm->name, strlen(nm->name), &numbered);
+				nm->star = xasprintf("%.*s*", (int)b, nm->name);
+			}
+			fl->f[*v].name = nm->star;
+		}
+		return *v;
+	}
+	if (fl->n >= FLAME_MAX_FRAMES) {
+		*v = -1; /* and so for every later phase of this path */
+		return -1;
+	}
+	size_t had = w->aframes;
+	XGROW(fl->f, fl->n + 1, w->aframes);
+	if (w->aframes != had)
+		w->first_name = xrealloc(w->first_name, w->aframes * sizeof(*w->first_name));
+	struct flame_frame *f = &fl->f[fl->n];
+	memset(f, 0, sizeof(*f));
+	f->name = w->names[k].name;
+	f->parent = parent;
+	f->depth = parent < 0 ? 0 : fl->f[parent].depth + 1;
+	f->kind = row->kind;
+	f->first_id = row->id;
+	w->first_name[fl->n] = name_id;
+	return *v = (int32_t)fl->n++;
+}
+
+static int is_device_work(int kind)
+{
+	return kind == PHASE_KERNEL || kind == PHASE_MEMCPY || kind == PHASE_MEMSET;
+}
+
+/* Host time: what ran on a host track (device work and a stream's window
+ * count none). */
+static int is_host(int kind)
+{
+	return !is_device_work(kind) && kind != PHASE_STREAM && kind != PHASE_GPU_ANNOTATION;
+}
+
+static void frame_add(struct flame_frame *f, const struct mnode *r)
+{
+	f->count++;
+	if (is_host(r->kind)) {
+		f->host_ns = ns_sum(f->host_ns, r->dur_ns > 0 ? r->dur_ns : 0);
+		f->self_ns = ns_sum(f->self_ns, r->self_ns > 0 ? r->self_ns : 0);
+	}
+	if (is_device_work(r->kind)) {
+		int64_t d = r->device_ns > 0 ? r->device_ns : r->dur_ns > 0 ? r->dur_ns : 0;
+		f->device_self_ns = ns_sum(f->device_self_ns, d);
+	}
+}
+
+#define ROW_COLS "SELECT id, kind, name_id, dur_ns, self_ns, device_ns, child_count FROM phases"
+
+static void row_read(sqlite3_stmt *q, struct mnode *r, int64_t *name_id)
+{
+	r->id = sqlite3_column_int64(q, 0);
+	r->kind = sqlite3_column_int(q, 1);
+	*name_id = sqlite3_column_int64(q, 2);
+	r->dur_ns = sqlite3_column_int64(q, 3);
+	r->self_ns = sqlite3_column_int64(q, 4);
+	r->device_ns = sqlite3_column_int64(q, 5);
+	r->child_count = sqlite3_column_int64(q, 6);
+}
+
+static int db_error(struct walk *w, char **err)
+{
+	*err = xasprintf("%s: cannot read phases: %s", store_path(model_store(w->m)),
+			 sqlite3_errmsg(w->db));
+	return -1;
+}
+
+/* Starts level d reading the children of phase id. */
+static int level_open(struct walk *w, size_t d, int64_t id, char **err)
+{
+	if (d >= w->nlevels) {
+		w->levels = xrealloc(w->levels, (d + 1) * sizeof(*w->levels));
+		w->levels[d] = NULL;
+		w->nlevels = d + 1;
+		if (sqlite3_prepare_v2(w->db, ROW_COLS " WHERE parent_id = ?1", -1, &w->levels[d],
+				       NULL) != SQLITE_OK)
+			return db_error(w, err);
+	}
+	sqlite3_bind_int64(w->levels[d], 1, id);
+	return 0;
+}
+
+/* The root's row: 1, 0 with *err when there is none, -1 with *err. */
+static int root_read(struct walk *w, int64_t root_id, struct mnode *r, int64_t *name_id, char **err)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(w->db, ROW_COLS " WHERE id = ?1", -1, &q, NULL) != SQLITE_OK)
+		return db_error(w, err);
+	sqlite3_bind_int64(q, 1, root_id);
+	int step = sqlite3_step(q);
+	if (step == SQLITE_ROW)
+		row_read(q, r, name_id);
+	sqlite3_finalize(q);
+	if (step == SQLITE_ROW)
+		return 1;
+	if (step != SQLITE_DONE)
+		return db_error(w, err);
+	*err = xasprintf("%s: no phase %lld", store_path(model_store(w->m)), (long long)root_id);
+	return -1;
+}
+
+/* Starts over: no frames, no phases. */
+static void restart(struct walk *w)
+{
+	w->fl->n = 0;
+	w->fl->phases = w->fl->left_out = 0;
+	i64map_release(&w->frames);
+}
+
+/* Merges phase r (merged name id name_id) under frame parent (-2: the
+ * parent was left out, -1: r is the root); returns its frame, or -1 when
+ * it is left out. */
+static int32_t merge(struct walk *w, int32_t parent, const struct mnode *r, int64_t name_id)
+{
+	int32_t f = parent < -1 ? -1 : child_frame(w, parent, merged_name(w, name_id), name_id, r);
+	if (f < 0) {
+		w->fl->left_out++;
+		return -1;
+	}
+	frame_add(&w->fl->f[f], r);
+	w->fl->phases++;
+	return f;
+}
+
+/* Depth first through the parent index: a seek per phase with children.
+ * Reads at most limit rows (0: no limit); 0 done, 1 over the limit, -1
+ * with *err. */
+static int walk_dfs(struct walk *w, const struct mnode *root, int64_t root_name, size_t limit,
+		    char **err)
+{
+	struct mnode r = {0};
+	int64_t name_id;
+	int32_t *at = xmalloc((FLAME_MAX_DEPTH + 1) * sizeof(*at)); /* each level's frame */
+	size_t sp = 0, rows = 0;
+	int rc = -1;
+	at[0] = merge(w, -1, root, root_name);
+	if (root->child_count > 0) {
+		if (level_open(w, 0, root->id, err) < 0)
+			goto out;
+		sp = 1;
+	}
+	while (sp > 0) {
+		sqlite3_stmt *q = w->levels[sp - 1];
+		int step = sqlite3_step(q);
+		if (step != SQLITE_ROW) {
+			sqlite3_reset(q);
+			if (step != SQLITE_DONE) {
+				db_error(w, err);
+				goto out;
+			}
+			sp--;
+			continue;
+		}
+		if (limit && ++rows > limit) {
+			rc = 1;
+			goto out;
+		}
+		row_read(q, &r, &name_id);
+		int32_t f = merge(w, at[sp - 1] < 0 ? -2 : at[sp - 1], &r, name_id);
+		if (r.child_count <= 0)
+			continue;
+		if (sp >= FLAME_MAX_DEPTH) {
+			*err = xasprintf("%s: the phases below phase %lld nest deeper than %d "
+					 "levels (do their parents loop?)",
+					 store_path(model_store(w->m)), (long long)root->id,
+					 FLAME_MAX_DEPTH);
+			goto out;
+		}
+		if (level_open(w, sp, r.id, err) < 0)
+			goto out;
+		at[sp++] = f;
+	}
+	rc = 0;
+out:
+	for (size_t d = 0; d < w->nlevels; d++)
+		if (w->levels[d])
+			sqlite3_reset(w->levels[d]);
+	free(at);
+	return rc;
+}
+
+/* The phases whose children are still to come in the scan: id -> frame and
+ * how many children are yet to be read (linear probing; an entry is
+ * removed, shifting its followers back, when its last child is read). */
+struct pending {
+	int64_t *id; /* 0: empty */
+	int32_t *frame;
+	int64_t *left;
+	size_t cap, n;
+};
+
+static size_t pending_find(const struct pending *p, int64_t id)
+{
+	size_t j = mix((uint64_t)id) & (p->cap - 1);
+	while (p->id[j] && p->id[j] != id)
+		j = (j + 1) & (p->cap - 1);
+	return j;
+}
+
+static void pending_add(struct pending *p, int64_t id, int32_t frame, int64_t left)
+{
+	if ((p->n + 1) * 2 > p->cap) {
+		struct pending b = {.cap = p->cap ? p->cap * 2 : 4096};
+		b.id = xcalloc(b.cap, sizeof(*b.id));
+		b.frame = xmalloc(b.cap * sizeof(*b.frame));
+		b.left = xmalloc(b.cap * sizeof(*b.left));
+		for (size_t i = 0; i < p->cap; i++)
+			if (p->id[i])
+				pending_add(&b, p->id[i], p->frame[i], p->left[i]);
+		free(p->id);
+		free(p->frame);
+		free(p->left);
+		*p = b;
+	}
+	size_t j = pending_find(p, id);
+	p->id[j] = id;
+	p->frame[j] = frame;
+	p->left[j] = left;
+	p->n++;
+}
+
+static void pending_remove(struct pending *p, size_t j)
+{
+	size_t mask = p->cap - 1;
+	p->id[j] = 0;
+	p->n--;
+	for (size_t k = (j + 1) & mask; p->id[k]; k = (k + 1) & mask) {
+		size_t home = mix((uint64_t)p->id[k]) & mask;
+		/* k's entry may move back to j when its home is not in (j, k] */
+		if ((j < k && (home <= j || home > k)) || (j > k && home <= j && home > k)) {
+			p->id[j] = p->id[k];
+			p->frame[j] = p->frame[k];
+			p->left[j] = p->left[k];
+			p->id[k] = 0;
+			j = k;
+		}
+	}
+}
+
+/* In id order from the root up: a phase is in the subtree when its parent
+ * is.  Importers give a child a larger id than its parent; the scan ends
+ * when every child the subtree's phases count has been read.  0 done, 1
+ * when the file breaks that order (children never found), -1 with *err. */
+static int walk_scan(struct walk *w, const struct mnode *root, int64_t root_name, char **err)
+{
+	struct pending p = {0};
+	struct mnode r = {0};
+	int64_t name_id, want = root->child_count > 0 ? root->child_count : 0;
+	sqlite3_stmt *q = NULL;
+	int rc = -1, step = SQLITE_DONE;
+	int32_t f = merge(w, -1, root, root_name);
+	if (!want) {
+		rc = 0;
+		goto out;
+	}
+	pending_add(&p, root->id, f, want);
+	if (sqlite3_prepare_v2(w->db,
+			       "SELECT id, kind, name_id, dur_ns, self_ns, device_ns, child_count,"
+			       " parent_id FROM phases WHERE id > ?1 ORDER BY id",
+			       -1, &q, NULL) != SQLITE_OK) {
+		db_error(w, err);
+		goto out;
+	}
+	sqlite3_bind_int64(q, 1, root->id);
+	while (want > 0 && (step = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t parent = sqlite3_column_int64(q, 7);
+		if (!parent || sqlite3_column_type(q, 7) == SQLITE_NULL)
+			continue;
+		size_t j = pending_find(&p, parent);
+		if (!p.id[j])
+			continue;
+		int32_t pf = p.frame[j];
+		if (--p.left[j] <= 0)
+			pending_remove(&p, j);
+		want--;
+		row_read(q, &r, &name_id);
+		f = merge(w, pf < 0 ? -2 : pf, &r, name_id);
+		if (r.child_count > 0 && r.id) {
+			pending_add(&p, r.id, f, r.child_count);
+			want = ns_sum(want, r.child_count);
+		}
+	}
+	if (step != SQLITE_ROW && step != SQLITE_DONE) {
+		db_error(w, err);
+		goto out;
+	}
+	rc = want > 0;
+out:
+	sqlite3_finalize(q);
+	free(p.id);
+	free(p.frame);
+	free(p.left);
+	return rc;
+}
+
+/* Rows a depth-first walk reads before the scan takes over: a small
+ * subtree is read at once, a large one (thousands of seeks) in one pass. */
+#define FLAME_DFS_ROWS 20000
+
+static int walk(struct walk *w, int64_t root_id, char **err)
+{
+	struct mnode r = {0};
+	int64_t name_id;
+	if (root_read(w, root_id, &r, &name_id, err) < 0)
+		return -1;
+	int rc = walk_dfs(w, &r, name_id, FLAME_DFS_ROWS, err);
+	if (rc == 1 && r.id > 0) {
+		restart(w);
+		rc = walk_scan(w, &r, name_id, err);
+	}
+	if (rc == 1) {
+		restart(w);
+		rc = walk_dfs(w, &r, name_id, 0, err);
+	}
+	return rc;
+}
+
+/* Device totals up the tree and each frame's children, in one array. */
+static void finish(struct flame *fl)
+{
+	for (size_t i = 0; i < fl->n; i++)
+		fl->f[i].device_ns = fl->f[i].device_self_ns;
+	for (size_t i = fl->n; i-- > 1;) {
+		struct flame_frame *p = &fl->f[fl->f[i].parent];
+		p->device_ns = ns_sum(p->device_ns, fl->f[i].device_ns);
+		p->nkids++;
+	}
+	uint32_t at = 0;
+	for (size_t i = 0; i < fl->n; i++) {
+		fl->f[i].kids = at;
+		at += fl->f[i].nkids;
+		fl->f[i].nkids = 0;
+	}
+	fl->kids = xmalloc((fl->n ? fl->n : 1) * sizeof(*fl->kids));
+	for (size_t i = 1; i < fl->n; i++) {
+		struct flame_frame *p = &fl->f[fl->f[i].parent];
+		fl->kids[p->kids + p->nkids++] = (uint32_t)i;
+	}
+}
+
+int flame_build(struct model *m, int64_t root_id, struct flame *out, char **err)
+{
+	struct walk w = {.m = m, .db = store_db(model_store(m)), .fl = out};
+	memset(out, 0, sizeof(*out));
+	int rc = -1;
+	if (sqlite3_prepare_v2(w.db, "SELECT text FROM strings WHERE id = ?1", -1, &w.name_q,
+			       NULL) != SQLITE_OK) {
+		db_error(&w, err);
+		goto out;
+	}
+	if (walk(&w, root_id, err) < 0)
+		goto out;
+	finish(out);
+	/* the names move to the flame */
+	out->names = xmalloc((w.nnames ? w.nnames : 1) * 2 * sizeof(*out->names));
+	for (size_t i = 0; i < w.nnames; i++) {
+		out->names[out->nnames++] = w.names[i].name;
+		if (w.names[i].star)
+			out->names[out->nnames++] = w.names[i].star;
+	}
+	w.nnames = 0;
+	flame_sort(out, FLAME_HOST);
+	rc = 0;
+out:
+	for (size_t d = 0; d < w.nlevels; d++)
+		sqlite3_finalize(w.levels[d]);
+	free(w.levels);
+	sqlite3_finalize(w.name_q);
+	i64map_release(&w.ids);
+	i64map_release(&w.frames);
+	strmap_clear(&w.bases);
+	for (size_t i = 0; i < w.nnames; i++) {
+		free(w.names[i].name);
+		free(w.names[i].star);
+	}
+	free(w.names);
+	free(w.first_name);
+	if (rc < 0)
+		flame_release(out);
+	return rc;
+}
+
+void flame_release(struct flame *fl)
+{
+	for (size_t i = 0; i < fl->nnames; i++)
+		free(fl->names[i]);
+	free(fl->names);
+	free(fl->f);
+	free(fl->kids);
+	memset(fl, 0, sizeof(*fl));
+}
+
+int64_t flame_total(const struct flame_frame *f, enum flame_mode mode)
+{
+	return mode == FLAME_DEVICE ? f->device_ns : f->host_ns;
+}
+
+int64_t flame_self(const struct flame_frame *f, enum flame_mode mode)
+{
+	return mode == FLAME_DEVICE ? f->device_self_ns : f->self_ns;
+}
+
+static const struct flame *sort_fl;
+static enum flame_mode sort_mode;
+
+static int cmp_kid(const void *pa, const void *pb)
+{
+	const struct flame_frame *a = &sort_fl->f[*(const uint32_t *)pa];
+	const struct flame_frame *b = &sort_fl->f[*(const uint32_t *)pb];
+	int64_t ta = flame_total(a, sort_mode), tb = flame_total(b, sort_mode);
+	if (ta != tb)
+		return ta > tb ? -1 : 1;
+	int c = strcmp(a->name, b->name);
+	if (c)
+		return c;
+	return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
+}
+
+void flame_sort(struct flame *fl, enum flame_mode mode)
+{
+	sort_fl = fl;
+	sort_mode = mode;
+	for (size_t i = 0; i < fl->n; i++)
+		if (fl->f[i].nkids > 1)
+			qsort(fl->kids + fl->f[i].kids, fl->f[i].nkids, sizeof(*fl->kids), cmp_kid);
+	fl->sorted = mode;
+}
+
+/* Whether names a and b merge. */
+static int same_name(const char *a, const char *b)
+{
+	int na, nb;
+	size_t la = name_base(a, strlen(a), &na), lb = name_base(b, strlen(b), &nb);
+	return na == nb && la == lb && !memcmp(a, b, la) && (na || !strcmp(a, b));
+}
+
+int32_t flame_find(const struct flame *fl, const char *const *path, size_t n)
+{
+	if (!fl->n || !n || !same_name(fl->f[0].name, path[0]))
+		return -1;
+	uint32_t at = 0;
+	for (size_t d = 1; d < n; d++) {
+		const struct flame_frame *f = &fl->f[at];
+		uint32_t k = 0;
+		while (k < f->nkids && !same_name(fl->f[flame_kid(fl, at, k)].name, path[d]))
+			k++;
+		if (k == f->nkids)
+			return -1;
+		at = flame_kid(fl, at, k);
+	}
+	return (int32_t)at;
+}
