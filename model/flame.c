@@ -278,7 +278,7 @@ static int32_t merge(struct walk *w, int32_t parent, const struct mnode *r, int6
 }
 
 /* Depth first through the parent index: a seek per phase with children.
- * Reads at most limit rows (0: no limit); 0 done, 1 over the limit, -1
+ * Reads at most limit rows; 0 done, 1 over the limit, -1
  * with *err. */
 static int walk_dfs(struct walk *w, const struct mnode *root, int64_t root_name, size_t limit,
 		    char **err)
@@ -306,7 +306,7 @@ static int walk_dfs(struct walk *w, const struct mnode *root, int64_t root_name,
 			sp--;
 			continue;
 		}
-		if (limit && ++rows > limit) {
+		if (++rows > limit) {
 			rc = 1;
 			goto out;
 		}
@@ -448,24 +448,20 @@ out:
 	return rc;
 }
 
-/* Rows a depth-first walk reads before the scan takes over: a small
- * subtree is read at once, a large one (thousands of seeks) in one pass. */
-#define FLAME_DFS_ROWS 20000
-
-static int walk(struct walk *w, int64_t root_id, char **err)
+static int walk(struct walk *w, int64_t root_id, size_t dfs_rows, char **err)
 {
 	struct mnode r = {0};
 	int64_t name_id;
 	if (root_read(w, root_id, &r, &name_id, err) < 0)
 		return -1;
-	int rc = walk_dfs(w, &r, name_id, FLAME_DFS_ROWS, err);
+	int rc = walk_dfs(w, &r, name_id, dfs_rows, err);
 	if (rc == 1 && r.id > 0) {
 		restart(w);
 		rc = walk_scan(w, &r, name_id, err);
 	}
 	if (rc == 1) {
 		restart(w);
-		rc = walk_dfs(w, &r, name_id, 0, err);
+		rc = walk_dfs(w, &r, name_id, SIZE_MAX, err);
 	}
 	return rc;
 }
@@ -493,7 +489,8 @@ static void finish(struct flame *fl)
 	}
 }
 
-int flame_build(struct model *m, int64_t root_id, struct flame *out, char **err)
+int flame_build_walk(struct model *m, int64_t root_id, size_t dfs_rows, struct flame *out,
+		     char **err)
 {
 	struct walk w = {.m = m, .db = store_db(model_store(m)), .fl = out};
 	memset(out, 0, sizeof(*out));
@@ -503,7 +500,7 @@ int flame_build(struct model *m, int64_t root_id, struct flame *out, char **err)
 		db_error(&w, err);
 		goto out;
 	}
-	if (walk(&w, root_id, err) < 0)
+	if (walk(&w, root_id, dfs_rows, err) < 0)
 		goto out;
 	finish(out);
 	/* the names move to the flame */
@@ -533,6 +530,11 @@ out:
 	if (rc < 0)
 		flame_release(out);
 	return rc;
+}
+
+int flame_build(struct model *m, int64_t root_id, struct flame *out, char **err)
+{
+	return flame_build_walk(m, root_id, FLAME_DFS_ROWS, out, err);
 }
 
 void flame_release(struct flame *fl)

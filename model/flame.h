@@ -54,6 +54,14 @@ struct flame {
 /* Merges the subtree of phase root_id; 0, or -1 with *err (no phase
  * root_id is an error too).  Children are sorted for FLAME_HOST. */
 int flame_build(struct model *m, int64_t root_id, struct flame *out, char **err);
+/* Rows flame_build reads depth first (a seek each) before one pass in id
+ * order takes over: a small subtree is read at once, a large one in a pass. */
+#define FLAME_DFS_ROWS 20000
+/* flame_build with that limit dfs_rows (SIZE_MAX: never the pass; tests
+ * force each way).  Where the file breaks the pass's premise (a child's id
+ * below its parent's), the depth-first walk reads the whole subtree. */
+int flame_build_walk(struct model *m, int64_t root_id, size_t dfs_rows, struct flame *out,
+		     char **err);
 void flame_release(struct flame *fl);
 /* A frame's total and self time in mode. */
 int64_t flame_total(const struct flame_frame *f, enum flame_mode mode);
