@@ -35,6 +35,7 @@ void app_release(struct app *a)
 	free(a->mv.filter);
 	issues_release(&a->iv);
 	results_release(&a->rv);
+	flame_view_release(&a->fv);
 	app_attr_release(&a->attr);
 	imbalance_release(a->imb, a->nimb);
 	free(a->search);
@@ -389,6 +390,7 @@ static const struct command commands[] = {
     {"metrics", "", "show the metrics", NULL, SCREEN_METRICS},
     {"issues", "", "show the top issues", NULL, SCREEN_ISSUES},
     {"results", "", "show the last query's results again", NULL, SCREEN_RESULTS},
+    {"flame", "", "flame graph of the selected phase's subtree", NULL, SCREEN_FLAME},
     {"help", "", "show the help", NULL, SCREEN_HELP},
     {"quit", "", "quit", cmd_quit, SCREEN_TREE},
 };
@@ -435,6 +437,8 @@ static void open_screen(struct app *a, enum app_screen s)
 		issues_open(a);
 	} else if (s == SCREEN_RESULTS) {
 		results_open(a);
+	} else if (s == SCREEN_FLAME && flame_view_open(a) < 0) {
+		return;
 	}
 	a->screen = s;
 }
@@ -641,8 +645,8 @@ static char *complete(void *ctx, const char *line, char **hint)
 
 static unsigned screen_bit(enum app_screen s)
 {
-	static const unsigned bits[] = {SCR_TREE, SCR_TIMELINE, SCR_METRICS,
-					SCR_HELP, SCR_ISSUES,	SCR_RESULTS};
+	static const unsigned bits[] = {SCR_TREE,   SCR_TIMELINE, SCR_METRICS, SCR_HELP,
+					SCR_ISSUES, SCR_RESULTS,  SCR_FLAME};
 	return bits[s];
 }
 
@@ -722,6 +726,9 @@ void app_key(struct app *a, int key)
 	case A_ISSUES:
 		open_screen(a, SCREEN_ISSUES);
 		return;
+	case A_FLAME:
+		open_screen(a, SCREEN_FLAME);
+		return;
 	case A_POP:
 		if (a->screen == SCREEN_HELP)
 			a->screen = a->back;
@@ -751,6 +758,9 @@ void app_key(struct app *a, int key)
 		break;
 	case SCREEN_HELP:
 		help_key(a, act);
+		break;
+	case SCREEN_FLAME:
+		flame_view_key(a, act);
 		break;
 	}
 }
@@ -821,6 +831,10 @@ static void draw_status(struct app *a, struct grid *g)
 		grid_put(g, 0, y, g->w, a->message, a->msg_error ? ROLE_ERROR : ROLE_STATUS);
 		return;
 	}
+	if (a->screen == SCREEN_FLAME && a->fv.built) {
+		flame_view_status(a, g, y);
+		return;
+	}
 	static const char *const hints[] = {
 	    [SCREEN_TREE] = "?:help /:search \\:filter ::command d:details t:timeline m:metrics "
 			    "q:up Q:quit",
@@ -831,6 +845,7 @@ static void draw_status(struct app *a, struct grid *g)
 	    [SCREEN_ISSUES] = "?:help j/k:move Enter:show in the tree m:metrics q:back Q:quit",
 	    [SCREEN_RESULTS] = "?:help j/k:move h/l:column s:sort /:search \\:filter "
 			       "Enter:in the tree q:back",
+	    [SCREEN_FLAME] = "?:help Enter/h:zoom in/out j/k/Left/Right:move d:host/device q:back",
 	};
 	grid_put(g, 0, y, g->w, hints[a->screen], ROLE_STATUS);
 }
@@ -868,6 +883,9 @@ void app_draw(struct app *a, struct grid *g)
 		break;
 	case SCREEN_HELP:
 		help_draw(a, g, y, h);
+		break;
+	case SCREEN_FLAME:
+		flame_view_draw(a, g, y, h);
 		break;
 	}
 	draw_status(a, g);

@@ -14,6 +14,7 @@
 
 #include "model/analyze.h"
 #include "model/attach.h"
+#include "model/flame.h"
 #include "model/sbuf.h"
 #include "model/model.h"
 #include "model/ptree.h"
@@ -32,6 +33,7 @@ enum app_screen {
 	SCREEN_HELP,
 	SCREEN_ISSUES,
 	SCREEN_RESULTS,
+	SCREEN_FLAME,
 };
 
 /* Timeline state: the window shown and the selected child of tree.node. */
@@ -71,6 +73,16 @@ struct results_view {
 	int desc;
 	char *filter;
 	int64_t max_memory; /* what one query may take (query_limits); 0 no limit */
+};
+
+/* Flame graph screen state (tui/flame.c). */
+struct flame_view {
+	struct flame fl;
+	int built;
+	int64_t phase_id; /* whose subtree fl merges */
+	enum flame_mode mode;
+	uint32_t zoom, sel; /* frames: the one drawn across the width, the selected one */
+	int top;	    /* the first level drawn below zoom */
 };
 
 struct app;
@@ -119,6 +131,7 @@ struct app {
 	struct metrics_view mv;
 	struct issues_view iv;
 	struct results_view rv;
+	struct flame_view fv;
 	size_t help_top;
 	struct prompt prompt;
 	char *search;  /* last search pattern */
@@ -199,6 +212,14 @@ void results_release(struct results_view *v);
 /* Selects the next (dir > 0) or previous series shown that matches pat
  * (name or host), wrapping; 1 found, 0 not. */
 int metrics_search(struct app *a, const char *pat, int dir, int *wrapped);
+/* Merges the selected phase's subtree (unless it is the one shown); 0, or
+ * -1 with the reason in the status line. */
+int flame_view_open(struct app *a);
+void flame_view_key(struct app *a, enum action act);
+void flame_view_draw(struct app *a, struct grid *g, int y, int h);
+/* The selected frame's total, self and count on status line y. */
+void flame_view_status(struct app *a, struct grid *g, int y);
+void flame_view_release(struct flame_view *v);
 void help_key(struct app *a, enum action act);
 void help_draw(struct app *a, struct grid *g, int y, int h);
 /* The i-th ':' command's name, arguments and help; 0 past the end. */

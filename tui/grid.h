@@ -32,7 +32,9 @@
 	X(ROLE_LABEL, "label")                                                                     \
 	X(ROLE_ERROR, "error")                                                                     \
 	X(ROLE_FILTER, "filter")                                                                   \
-	X(ROLE_PROMPT, "prompt")
+	X(ROLE_PROMPT, "prompt")                                                                   \
+	X(ROLE_FLAME, "flame")                                                                     \
+	X(ROLE_FLAME_ALT, "flame-alt")
 
 #define ROLE_ENUM(name, key) name,
 enum role { ROLE_LIST(ROLE_ENUM) ROLE_COUNT };

@@ -25,7 +25,7 @@ static const struct {
 	const char *title;
 } sections[] = {
     {SCR_TREE, "Tree"},		{SCR_TIMELINE, "Timeline"},	{SCR_METRICS, "Metrics"},
-    {SCR_ISSUES, "Top issues"}, {SCR_RESULTS, "Query results"},
+    {SCR_ISSUES, "Top issues"}, {SCR_RESULTS, "Query results"}, {SCR_FLAME, "Flame graph"},
 };
 
 /* "  j, Down          move down" for each action bound on screen bit. */

@@ -45,7 +45,8 @@ enum {
 	SCR_HELP = 8,
 	SCR_ISSUES = 16,
 	SCR_RESULTS = 32,
-	SCR_ALL = 63,
+	SCR_FLAME = 64,
+	SCR_ALL = 127,
 };
 
 /* X(action, help text) in the order the help screen lists them. */
@@ -71,11 +72,15 @@ enum {
 	X(A_TIMELINE, "timeline of the current phase's children")                                  \
 	X(A_METRICS, "metrics: every series with a sparkline")                                     \
 	X(A_ISSUES, "top issues, ranked by the time each would save")                              \
+	X(A_FLAME, "flame graph of the selected phase's subtree, merged by name path")             \
 	X(A_ZOOM_IN, "zoom in")                                                                    \
 	X(A_ZOOM_OUT, "zoom out")                                                                  \
 	X(A_PAN_LEFT, "pan left")                                                                  \
 	X(A_PAN_RIGHT, "pan right")                                                                \
 	X(A_ZOOM_RESET, "show the whole window")                                                   \
+	X(A_SIB_PREV, "select the frame to the left")                                              \
+	X(A_SIB_NEXT, "select the frame to the right")                                             \
+	X(A_FLAME_MODE, "widths by host time or by device time")                                   \
 	X(A_SEARCH, "search names (smart case, wraps)")                                            \
 	X(A_SEARCH_NEXT, "next match")                                                             \
 	X(A_SEARCH_PREV, "previous match")                                                         \

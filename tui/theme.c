@@ -66,6 +66,8 @@ void theme_monochrome(struct theme *t)
 	    [ROLE_ERROR] = THEME_BOLD | THEME_REVERSE,
 	    [ROLE_FILTER] = THEME_BOLD | THEME_UNDERLINE,
 	    [ROLE_PROMPT] = THEME_BOLD,
+	    [ROLE_FLAME] = THEME_REVERSE,
+	    [ROLE_FLAME_ALT] = THEME_REVERSE | THEME_BOLD,
 	};
 	for (int r = 0; r < ROLE_COUNT; r++)
 		t->role[r] = (struct theme_style){-1, -1, attrs[r]};

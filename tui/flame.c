@@ -1,0 +1,267 @@
+/*
+ * The flame graph screen (icicle): the selected phase's subtree merged by
+ * name path (model/flame.h), the frame zoomed into across the whole width
+ * on the first row, its children below it, each as wide as its total time
+ * (host or device, `d` switches), widest first.  Frames narrower than a
+ * cell are merged into one dim run after their siblings; labels are cut
+ * with the "more" glyph.  The selected frame's total, self and count are on
+ * the status line.  A draw visits only the frames it draws, so keys stay
+ * fast whatever the subtree's size; the merge runs once, when the screen
+ * opens on a phase it has not merged yet.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model/sbuf.h"
+#include "tui/app.h"
+#include "tui/format.h"
+#include "model/xalloc.h"
+
+void flame_view_release(struct flame_view *v)
+{
+	flame_release(&v->fl);
+	memset(v, 0, sizeof(*v));
+}
+
+int flame_view_open(struct app *a)
+{
+	struct flame_view *v = &a->fv;
+	const struct mnode *n = tree_view_selected(&a->tree);
+	char *err = NULL;
+	if (!n || !n->id) {
+		app_message(a, 1, "flame: select a phase first");
+		return -1;
+	}
+	if (v->built && v->phase_id == n->id)
+		return 0;
+	if (a->show_now) {
+		app_message(a, 0, "merging %s's subtree by name path ...", n->name);
+		a->show_now(a);
+	}
+	flame_view_release(v);
+	if (flame_build(a->m, n->id, &v->fl, &err) < 0) {
+		app_error(a, -1, err);
+		return -1;
+	}
+	v->built = 1;
+	v->phase_id = n->id;
+	v->mode = FLAME_HOST;
+	return 0;
+}
+
+static int64_t total(const struct flame_view *v, uint32_t i)
+{
+	return flame_total(&v->fl.f[i], v->mode);
+}
+
+/* The sibling of sel dir steps away among those with time in this mode. */
+static void sibling(struct flame_view *v, int dir)
+{
+	const struct flame *fl = &v->fl;
+	if (v->sel == v->zoom)
+		return;
+	uint32_t p = (uint32_t)fl->f[v->sel].parent, k = 0;
+	while (k < fl->f[p].nkids && flame_kid(fl, p, k) != v->sel)
+		k++;
+	if (dir < 0 && k > 0)
+		v->sel = flame_kid(fl, p, k - 1);
+	else if (dir > 0 && k + 1 < fl->f[p].nkids && total(v, flame_kid(fl, p, k + 1)) > 0)
+		v->sel = flame_kid(fl, p, k + 1);
+}
+
+void flame_view_key(struct app *a, enum action act)
+{
+	struct flame_view *v = &a->fv;
+	const struct flame *fl = &v->fl;
+	if (!v->built)
+		return;
+	const struct flame_frame *s = &fl->f[v->sel];
+	switch (act) {
+	case A_DOWN:
+		if (s->nkids && total(v, flame_kid(fl, v->sel, 0)) > 0)
+			v->sel = flame_kid(fl, v->sel, 0);
+		break;
+	case A_UP:
+		if (v->sel != v->zoom)
+			v->sel = (uint32_t)s->parent;
+		break;
+	case A_SIB_PREV:
+		sibling(v, -1);
+		break;
+	case A_SIB_NEXT:
+		sibling(v, 1);
+		break;
+	case A_HOME:
+		v->sel = v->zoom;
+		break;
+	case A_ENTER:
+		v->zoom = v->sel;
+		v->top = 0;
+		break;
+	case A_BACK:
+		if (!v->zoom) {
+			app_message(a, 0, "the whole graph is shown (q goes back to the tree)");
+			break;
+		}
+		v->zoom = (uint32_t)fl->f[v->zoom].parent;
+		v->top = 0;
+		break;
+	case A_ZOOM_RESET:
+		v->zoom = 0;
+		v->top = 0;
+		break;
+	case A_FLAME_MODE:
+		v->mode = v->mode == FLAME_HOST ? FLAME_DEVICE : FLAME_HOST;
+		flame_sort(&v->fl, v->mode);
+		/* a frame with no time in this mode is not drawn: select its
+		 * nearest ancestor that is */
+		while (v->sel != v->zoom && total(v, v->sel) <= 0)
+			v->sel = (uint32_t)fl->f[v->sel].parent;
+		break;
+	default:
+		break;
+	}
+}
+
+/* s cut to cols columns, ending with the "more" glyph when cut. */
+static void fit_more(struct app *a, struct sbuf *out, const char *s, int cols)
+{
+	sbuf_reset(out);
+	if (format_width(s) <= cols) {
+		format_fit(out, s, cols, 0);
+		return;
+	}
+	format_fit(out, s, cols - format_width(a->g->more), 0);
+	sbuf_adds(out, a->g->more);
+}
+
+struct layout {
+	struct app *a;
+	struct grid *g;
+	const struct flame_view *v;
+	int y, rows; /* the first row of level 0 (the zoomed frame), rows shown */
+	struct sbuf label;
+};
+
+static void draw_frame(struct layout *l, uint32_t i, double x0, double x1, int level, int alt)
+{
+	const struct flame_view *v = l->v;
+	int row = level - v->top;
+	int c0 = (int)lround(x0), c1 = (int)lround(x1);
+	if (row >= l->rows || c1 - c0 < 1)
+		return;
+	if (row >= 0) {
+		enum role role = i == v->sel ? ROLE_SELECTED : alt ? ROLE_FLAME_ALT : ROLE_FLAME;
+		int w = c1 - c0, gap = w >= 3; /* a blank cell tells neighbours apart */
+		grid_fill(l->g, c0, l->y + row, w - gap, ' ', role);
+		if (w - gap >= 2) {
+			fit_more(l->a, &l->label, v->fl.f[i].name, w - gap);
+			grid_put(l->g, c0, l->y + row, w - gap, l->label.buf, role);
+		}
+	}
+	const struct flame *fl = &v->fl;
+	const struct flame_frame *f = &fl->f[i];
+	int64_t sum = 0, own = total(v, i);
+	for (uint32_t k = 0; k < f->nkids; k++)
+		sum += total(v, flame_kid(fl, i, k));
+	double denom = (double)(own > sum ? own : sum);
+	if (denom <= 0)
+		return;
+	double scale = (x1 - x0) / denom, x = x0;
+	int64_t done = 0;
+	for (uint32_t k = 0; k < f->nkids; k++) {
+		uint32_t c = flame_kid(fl, i, k);
+		int64_t t = total(v, c);
+		double w = (double)t * scale;
+		if (t <= 0)
+			break;
+		if (w < 1.0) {
+			/* the rest are narrower still: one dim run for them all */
+			int r0 = (int)lround(x), r1 = (int)lround(x + (double)(sum - done) * scale);
+			if (row + 1 >= 0 && row + 1 < l->rows && r1 > r0)
+				grid_fill(l->g, r0, l->y + row + 1, r1 - r0, '+', ROLE_DIM);
+			break;
+		}
+		draw_frame(l, c, x, x + w, level + 1, (int)(k % 2) ^ (level % 2));
+		x += w;
+		done += t;
+	}
+}
+
+/* "a › b › c": the path from the root to frame i, its start cut off to fit
+ * cols. */
+static void frame_path(struct app *a, uint32_t i, int cols, struct sbuf *out)
+{
+	const struct flame *fl = &a->fv.fl;
+	uint32_t chain[FLAME_MAX_DEPTH + 1];
+	int n = 0;
+	for (int32_t p = (int32_t)i; p >= 0 && n <= FLAME_MAX_DEPTH; p = fl->f[p].parent)
+		chain[n++] = (uint32_t)p;
+	sbuf_reset(out);
+	for (int k = n - 1; k >= 0; k--) {
+		if (k != n - 1)
+			sbuf_adds(out, a->g->crumb);
+		format_sanitize(out, fl->f[chain[k]].name);
+	}
+	format_left_cut(out, cols, a->g->more);
+}
+
+void flame_view_draw(struct app *a, struct grid *g, int y, int h)
+{
+	struct flame_view *v = &a->fv;
+	if (!v->built) {
+		grid_put(g, 0, y, g->w, "no flame graph: select a phase in the tree and press F",
+			 ROLE_DIM);
+		return;
+	}
+	const struct flame *fl = &v->fl;
+	struct sbuf head = SBUF_INIT, path = SBUF_INIT;
+	char more[64] = "";
+	if (fl->left_out)
+		snprintf(more, sizeof(more), ", %lld left out (frame limit)",
+			 (long long)fl->left_out);
+	sbuf_addf(&head, "%s time, %lld phases%s: ", v->mode == FLAME_HOST ? "host" : "device",
+		  (long long)fl->phases, more);
+	int cols = g->w - format_width(head.buf);
+	frame_path(a, v->zoom, cols > 8 ? cols : 8, &path);
+	sbuf_adds(&head, path.buf);
+	grid_put(g, 0, y, g->w, head.buf, ROLE_TITLE);
+	struct layout l = {.a = a, .g = g, .v = v, .y = y + 1, .rows = h - 1};
+	int level = fl->f[v->sel].depth - fl->f[v->zoom].depth;
+	if (level < v->top)
+		v->top = level;
+	if (level >= v->top + l.rows)
+		v->top = level - l.rows + 1;
+	if (total(v, v->zoom) <= 0 && !fl->f[v->zoom].nkids)
+		grid_put(g, 0, l.y, g->w, "no time in this mode here (d switches host/device)",
+			 ROLE_DIM);
+	else
+		draw_frame(&l, v->zoom, 0, g->w, 0, 0);
+	sbuf_release(&l.label);
+	sbuf_release(&head);
+	sbuf_release(&path);
+}
+
+void flame_view_status(struct app *a, struct grid *g, int y)
+{
+	struct flame_view *v = &a->fv;
+	if (!v->built)
+		return;
+	const struct flame_frame *f = &v->fl.f[v->sel];
+	int64_t t = total(v, v->sel), all = total(v, 0);
+	char tb[32], sb[32];
+	struct sbuf s = SBUF_INIT;
+	sbuf_addf(&s, "total %s", format_duration(tb, sizeof(tb), t));
+	if (all > 0)
+		sbuf_addf(&s, " (%.1f%%)", 100.0 * (double)t / (double)all);
+	sbuf_addf(&s, "  self %s  count %lld  ",
+		  format_duration(sb, sizeof(sb), flame_self(f, v->mode)), (long long)f->count);
+	struct sbuf name = SBUF_INIT;
+	int cols = g->w - format_width(s.buf);
+	fit_more(a, &name, f->name, cols > 1 ? cols : 1);
+	sbuf_adds(&s, name.buf);
+	grid_put(g, 0, y, g->w, s.buf, ROLE_STATUS);
+	sbuf_release(&name);
+	sbuf_release(&s);
+}
