@@ -72,7 +72,7 @@ enum {
 	X(A_TIMELINE, "timeline of the current phase's children")                                  \
 	X(A_METRICS, "metrics: every series with a sparkline")                                     \
 	X(A_ISSUES, "top issues, ranked by the time each would save")                              \
-	X(A_FLAME, "flame graph of the selected phase's subtree, merged by name path")             \
+	X(A_FLAME, "flame graph of the selected phase's subtree")                                  \
 	X(A_ZOOM_IN, "zoom in")                                                                    \
 	X(A_ZOOM_OUT, "zoom out")                                                                  \
 	X(A_PAN_LEFT, "pan left")                                                                  \
