@@ -334,71 +334,17 @@ out:
 	return rc;
 }
 
-/* The phases whose children are still to come in the scan: id -> frame and
- * how many children are yet to be read (linear probing; an entry is
- * removed, shifting its followers back, when its last child is read). */
-struct pending {
-	int64_t *id; /* 0: empty */
-	int32_t *frame;
-	int64_t *left;
-	size_t cap, n;
-};
-
-static size_t pending_find(const struct pending *p, int64_t id)
-{
-	size_t j = mix((uint64_t)id) & (p->cap - 1);
-	while (p->id[j] && p->id[j] != id)
-		j = (j + 1) & (p->cap - 1);
-	return j;
-}
-
-static void pending_add(struct pending *p, int64_t id, int32_t frame, int64_t left)
-{
-	if ((p->n + 1) * 2 > p->cap) {
-		struct pending b = {.cap = p->cap ? p->cap * 2 : 4096};
-		b.id = xcalloc(b.cap, sizeof(*b.id));
-		b.frame = xmalloc(b.cap * sizeof(*b.frame));
-		b.left = xmalloc(b.cap * sizeof(*b.left));
-		for (size_t i = 0; i < p->cap; i++)
-			if (p->id[i])
-				pending_add(&b, p->id[i], p->frame[i], p->left[i]);
-		free(p->id);
-		free(p->frame);
-		free(p->left);
-		*p = b;
-	}
-	size_t j = pending_find(p, id);
-	p->id[j] = id;
-	p->frame[j] = frame;
-	p->left[j] = left;
-	p->n++;
-}
-
-static void pending_remove(struct pending *p, size_t j)
-{
-	size_t mask = p->cap - 1;
-	p->id[j] = 0;
-	p->n--;
-	for (size_t k = (j + 1) & mask; p->id[k]; k = (k + 1) & mask) {
-		size_t home = mix((uint64_t)p->id[k]) & mask;
-		/* k's entry may move back to j when its home is not in (j, k] */
-		if ((j < k && (home <= j || home > k)) || (j > k && home <= j && home > k)) {
-			p->id[j] = p->id[k];
-			p->frame[j] = p->frame[k];
-			p->left[j] = p->left[k];
-			p->id[k] = 0;
-			j = k;
-		}
-	}
-}
-
 /* In id order from the root up: a phase is in the subtree when its parent
  * is.  Importers give a child a larger id than its parent; the scan ends
  * when every child the subtree's phases count has been read.  0 done, 1
  * when the file breaks that order (children never found), -1 with *err. */
 static int walk_scan(struct walk *w, const struct mnode *root, int64_t root_name, char **err)
 {
-	struct pending p = {0};
+	/* of each phase read, by id - root id: its frame when it is in the
+	 * subtree and has children (-1: left out), else NOT_IN */
+	enum { NOT_IN = INT32_MIN };
+	int32_t *at = NULL;
+	size_t cap = 0;
 	struct mnode r = {0};
 	int64_t name_id, want = root->child_count > 0 ? root->child_count : 0;
 	sqlite3_stmt *q = NULL;
@@ -408,32 +354,52 @@ static int walk_scan(struct walk *w, const struct mnode *root, int64_t root_name
 		rc = 0;
 		goto out;
 	}
-	pending_add(&p, root->id, f, want);
 	if (sqlite3_prepare_v2(w->db,
-			       "SELECT id, kind, name_id, dur_ns, self_ns, device_ns, child_count,"
-			       " parent_id FROM phases WHERE id > ?1 ORDER BY id",
+			       "SELECT parent_id, id, kind, name_id, dur_ns, self_ns, device_ns,"
+			       " child_count FROM phases WHERE id > ?1 ORDER BY id",
 			       -1, &q, NULL) != SQLITE_OK) {
 		db_error(w, err);
 		goto out;
 	}
 	sqlite3_bind_int64(q, 1, root->id);
+	cap = 1 << 16;
+	at = xmalloc(cap * sizeof(*at));
+	at[0] = f;
+	for (size_t i = 1; i < cap; i++)
+		at[i] = NOT_IN;
+	uint64_t rows = 0;
 	while (want > 0 && (step = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t parent = sqlite3_column_int64(q, 7);
-		if (!parent || sqlite3_column_type(q, 7) == SQLITE_NULL)
+		rows++;
+		uint64_t pk = (uint64_t)sqlite3_column_int64(q, 0) - (uint64_t)root->id;
+		int32_t pf = pk < cap ? at[pk] : NOT_IN;
+		if (pf == NOT_IN)
 			continue;
-		size_t j = pending_find(&p, parent);
-		if (!p.id[j])
-			continue;
-		int32_t pf = p.frame[j];
-		if (--p.left[j] <= 0)
-			pending_remove(&p, j);
+		r.id = sqlite3_column_int64(q, 1);
+		r.kind = sqlite3_column_int(q, 2);
+		name_id = sqlite3_column_int64(q, 3);
+		r.dur_ns = sqlite3_column_int64(q, 4);
+		r.self_ns = sqlite3_column_int64(q, 5);
+		r.device_ns = sqlite3_column_int64(q, 6);
+		r.child_count = sqlite3_column_int64(q, 7);
 		want--;
-		row_read(q, &r, &name_id);
 		f = merge(w, pf < 0 ? -2 : pf, &r, name_id);
-		if (r.child_count > 0 && r.id) {
-			pending_add(&p, r.id, f, r.child_count);
-			want = ns_sum(want, r.child_count);
+		if (r.child_count <= 0)
+			continue;
+		uint64_t k = (uint64_t)r.id - (uint64_t)root->id;
+		if (k >= cap) {
+			if (k > rows * 4 + (1 << 20)) {
+				rc = 1; /* ids far sparser than rows: the walk holds less */
+				goto out;
+			}
+			size_t had = cap;
+			while (cap <= k)
+				cap *= 2;
+			at = xrealloc(at, cap * sizeof(*at));
+			for (size_t i = had; i < cap; i++)
+				at[i] = NOT_IN;
 		}
+		at[k] = f;
+		want = ns_sum(want, r.child_count);
 	}
 	if (step != SQLITE_ROW && step != SQLITE_DONE) {
 		db_error(w, err);
@@ -442,9 +408,7 @@ static int walk_scan(struct walk *w, const struct mnode *root, int64_t root_name
 	rc = want > 0;
 out:
 	sqlite3_finalize(q);
-	free(p.id);
-	free(p.frame);
-	free(p.left);
+	free(at);
 	return rc;
 }
 
@@ -454,7 +418,10 @@ static int walk(struct walk *w, int64_t root_id, size_t dfs_rows, char **err)
 	int64_t name_id;
 	if (root_read(w, root_id, &r, &name_id, err) < 0)
 		return -1;
-	int rc = walk_dfs(w, &r, name_id, dfs_rows, err);
+	/* the levels above a profiler step hold whole traces: straight to the pass */
+	int rc = dfs_rows != SIZE_MAX && r.kind >= PHASE_WORKFLOW && r.kind <= PHASE_STREAM
+		     ? 1
+		     : walk_dfs(w, &r, name_id, dfs_rows, err);
 	if (rc == 1 && r.id > 0) {
 		restart(w);
 		rc = walk_scan(w, &r, name_id, err);

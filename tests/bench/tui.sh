@@ -14,7 +14,9 @@
 # (j/k/PgDn/PgUp/G/g), sorts (A/D/S/C/T, each twice), opens the timeline
 # there and zooms and pans it (t + - h l 0 q), drills in and out; it runs
 # under `grademl-tui --keys SCRIPT --stats --size 80x24`, whose stderr gives
-# the figures.  Prints one table of figure / measured / budget / verdict;
+# the figures.  A second script opens the flame graph (F) on step a, a whole
+# step (~2.8 M phases at 1 GiB; budget 1 s, its slowest key), and walks,
+# zooms and switches it (budget: p99 20 ms).  Prints one table of figure / measured / budget / verdict;
 # exits 0 even when a budget is missed, non-zero only when something failed
 # to run.
 #
@@ -125,8 +127,26 @@ rss=$(sed -n 's/^headless: peak RSS \([0-9]*\) KiB$/\1/p' "$work/stats")
 [[ -n $first && -n ${p99:-} && -n $rss ]] || die "cannot read the --stats lines: $(tr '\n' '|' <"$work/stats")"
 [[ $nk == "$nkeys" ]] || die "the explorer ran $nk keys of $nkeys (did a key quit early?)"
 
+# ---- the flame graph on a whole step ----
+flame='j j j j Enter d j j h d k k Right Right Left 0 g j Enter h h j l l Left'
+{
+	echo 'type :goto /bench/a'
+	echo Enter
+	echo F
+	n=3
+	while ((n < nkeys)); do
+		echo "$flame"
+		n=$((n + 26))
+	done
+} >"$work/flame.keys"
+"$bin" --keys "$work/flame.keys" --dump /dev/null --stats --size 80x24 "$db" \
+	>/dev/null 2>"$work/fstats" || die "the flame graph failed: $(head -c 300 "$work/fstats")"
+read -r fnk fp50 fp99 fmax < <(sed -n 's/^headless: \([0-9]*\) keys, p50 \([0-9.]*\) ms, p99 \([0-9.]*\) ms, max \([0-9.]*\) ms$/\1 \2 \3 \4/p' "$work/fstats") || true
+[[ -n ${fmax:-} ]] || die "cannot read the flame run's --stats lines: $(tr '\n' '|' <"$work/fstats")"
+
 awk -v mb="$mb" -v ph="$phases" -v dbb="$db_bytes" -v nk="$nk" -v first="$first" \
-	-v p50="$p50" -v p99="$p99" -v max="$max" -v rss="$rss" '
+	-v p50="$p50" -v p99="$p99" -v max="$max" -v rss="$rss" \
+	-v fnk="$fnk" -v fp99="$fp99" -v fmax="$fmax" '
 function row(fig, meas, budget, ok) {
 	printf "%-28s %-14s %-10s %s\n", fig, meas, budget, ok ? "PASS" : "MISS"
 }
@@ -141,4 +161,6 @@ BEGIN {
 	row("key latency p99", sprintf("%.2f ms", p99), "<= 20 ms", p99 <= 20)
 	info("key latency max", sprintf("%.2f ms", max))
 	row("peak RSS", sprintf("%.1f MiB", rss / 1024), "<= 500 MiB", rss / 1024 <= 500)
+	row("flame open (step a)", sprintf("%.1f ms", fmax), "<= 1000 ms", fmax <= 1000)
+	row(sprintf("flame key p99 (%d keys)", fnk), sprintf("%.2f ms", fp99), "<= 20 ms", fp99 <= 20)
 }'
