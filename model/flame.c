@@ -558,6 +558,30 @@ static int same_name(const char *a, const char *b)
 	return na == nb && la == lb && !memcmp(a, b, la) && (na || !strcmp(a, b));
 }
 
+size_t flame_named(const struct flame *fl, const char *name, enum flame_mode mode, uint32_t **out)
+{
+	size_t n = 0, alloc = 0;
+	*out = NULL;
+	for (size_t i = 0; i < fl->n; i++)
+		if (same_name(fl->f[i].name, name)) {
+			XGROW(*out, n + 1, alloc);
+			(*out)[n++] = (uint32_t)i;
+		}
+	sort_fl = fl;
+	sort_mode = mode;
+	if (n > 1)
+		qsort(*out, n, sizeof(**out), cmp_kid);
+	return n;
+}
+
+int flame_nested(const struct flame *fl, uint32_t i)
+{
+	for (int32_t p = fl->f[i].parent; p >= 0; p = fl->f[p].parent)
+		if (same_name(fl->f[p].name, fl->f[i].name))
+			return 1;
+	return 0;
+}
+
 int32_t flame_find(const struct flame *fl, const char *const *path, size_t n)
 {
 	if (!fl->n || !n || !same_name(fl->f[0].name, path[0]))

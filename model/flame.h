@@ -73,6 +73,13 @@ static inline uint32_t flame_kid(const struct flame *fl, uint32_t i, uint32_t k)
 {
 	return fl->kids[fl->f[i].kids + k];
 }
+/* Bottom-up: the frames named name (names compare as merged: any #N, or
+ * #*), one per path that leads to it, largest total in mode first, into
+ * *out (the caller frees it; NULL when none); returns how many. */
+size_t flame_named(const struct flame *fl, const char *name, enum flame_mode mode, uint32_t **out);
+/* Whether frame i lies below another frame of the same name (recursion:
+ * its time is in that one's too). */
+int flame_nested(const struct flame *fl, uint32_t i);
 /* The frame whose path of names from the root is path[0..n) (path[0] the
  * root's), or -1; names compare as merged ("ProfilerStep#*" or any #N). */
 int32_t flame_find(const struct flame *fl, const char *const *path, size_t n);

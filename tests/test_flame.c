@@ -221,6 +221,66 @@ static void every_walk_agrees(void **state)
 	}
 }
 
+/* Bottom-up: every path to a name, largest first; recursion marked. */
+static void callers_of_a_name(void **state)
+{
+	struct fx *f = *state;
+	struct flame fl;
+	char *err = NULL;
+	uint32_t *rows;
+	assert_int_equal(flame_build(f->m, f->thread, &fl, &err), 0);
+	/* gemm: one path (both steps merged) */
+	assert_int_equal(flame_named(&fl, "gemm", FLAME_DEVICE, &rows), 1);
+	assert_int_equal(fl.f[rows[0]].device_ns, 55);
+	assert_int_equal(fl.f[rows[0]].count, 2);
+	assert_int_equal(flame_nested(&fl, rows[0]), 0);
+	free(rows);
+	/* a step's own name finds the merged frame */
+	assert_int_equal(flame_named(&fl, "ProfilerStep#9", FLAME_HOST, &rows), 1);
+	assert_int_equal(fl.f[rows[0]].count, 2);
+	free(rows);
+	assert_int_equal(flame_named(&fl, "nothing", FLAME_HOST, &rows), 0);
+	assert_null(rows);
+	flame_release(&fl);
+}
+
+/* wf / a (10) / b (6) / a (4) / b (1), and wf / b (3): b by two paths,
+ * the deeper a below another a. */
+static void callers_nested(void **state)
+{
+	char dir[256], db[300];
+	struct store *st;
+	struct model *m;
+	struct flame fl;
+	char *err = NULL;
+	uint32_t *rows;
+	assert_int_equal(testdir_make(dir, sizeof(dir), "flame2"), 0);
+	snprintf(db, sizeof(db), "%s/t.db", dir);
+	assert_int_equal(store_open(db, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	int64_t wf = add(st, 0, PHASE_WORKFLOW, "wf", 13, 0, 0, 2);
+	int64_t a1 = add(st, wf, PHASE_OPERATOR, "a", 10, 4, 0, 1);
+	int64_t b1 = add(st, a1, PHASE_OPERATOR, "b", 6, 2, 0, 1);
+	int64_t a2 = add(st, b1, PHASE_OPERATOR, "a", 4, 3, 0, 1);
+	add(st, a2, PHASE_OPERATOR, "b", 1, 1, 0, 0);
+	add(st, wf, PHASE_OPERATOR, "b", 3, 3, 0, 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	store_close(st);
+	assert_int_equal(model_open(db, &m, &err), 0);
+	assert_int_equal(flame_build(m, wf, &fl, &err), 0);
+	assert_int_equal(flame_named(&fl, "b", FLAME_HOST, &rows), 3);
+	assert_int_equal(fl.f[rows[0]].host_ns, 6);
+	assert_int_equal(fl.f[rows[1]].host_ns, 3);
+	assert_int_equal(fl.f[rows[2]].host_ns, 1);
+	assert_int_equal(flame_nested(&fl, rows[0]), 0);
+	assert_int_equal(flame_nested(&fl, rows[1]), 0);
+	assert_int_equal(flame_nested(&fl, rows[2]), 1);
+	free(rows);
+	flame_release(&fl);
+	model_free(m);
+	testdir_remove(dir);
+}
+
 static void missing_phase_is_an_error(void **state)
 {
 	struct fx *f = *state;
@@ -239,6 +299,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(merges_by_name_path, setup, teardown),
 	    cmocka_unit_test_setup_teardown(one_step_keeps_its_name, setup, teardown),
 	    cmocka_unit_test_setup_teardown(every_walk_agrees, setup, teardown),
+	    cmocka_unit_test_setup_teardown(callers_of_a_name, setup, teardown),
+	    cmocka_unit_test(callers_nested),
 	    cmocka_unit_test_setup_teardown(missing_phase_is_an_error, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

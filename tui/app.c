@@ -370,6 +370,11 @@ static void cmd_whatif(struct app *a, const char *arg)
 	}
 }
 
+static void cmd_callers(struct app *a, const char *arg)
+{
+	flame_view_callers(a, arg);
+}
+
 static void cmd_quit(struct app *a, const char *arg)
 {
 	a->quit = 1;
@@ -391,6 +396,7 @@ static const struct command commands[] = {
     {"issues", "", "show the top issues", NULL, SCREEN_ISSUES},
     {"results", "", "show the last query's results again", NULL, SCREEN_RESULTS},
     {"flame", "", "flame graph of the selected phase's subtree", NULL, SCREEN_FLAME},
+    {"callers", "[NAME]", "every path to NAME in the flame graph", cmd_callers, SCREEN_FLAME},
     {"help", "", "show the help", NULL, SCREEN_HELP},
     {"quit", "", "quit", cmd_quit, SCREEN_TREE},
 };
@@ -732,6 +738,8 @@ void app_key(struct app *a, int key)
 	case A_POP:
 		if (a->screen == SCREEN_HELP)
 			a->screen = a->back;
+		else if (a->screen == SCREEN_FLAME && a->fv.in_callers)
+			a->fv.in_callers = 0;
 		else if (a->screen != SCREEN_TREE)
 			a->screen = SCREEN_TREE;
 		else

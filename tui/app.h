@@ -83,6 +83,11 @@ struct flame_view {
 	enum flame_mode mode;
 	uint32_t zoom, sel; /* frames: the one drawn across the width, the selected one */
 	int top;	    /* the first level drawn below zoom */
+	/* bottom-up (:callers): the frames of one name, shown as a list */
+	int in_callers;
+	char *cname;
+	uint32_t *callers;
+	size_t ncallers, csel, ctop;
 };
 
 struct app;
@@ -220,6 +225,9 @@ void flame_view_draw(struct app *a, struct grid *g, int y, int h);
 /* The selected frame's total, self and count on status line y. */
 void flame_view_status(struct app *a, struct grid *g, int y);
 void flame_view_release(struct flame_view *v);
+/* Bottom-up: every path to the frames named name (empty: the selected
+ * frame's) in the flame graph, as a list on the flame screen. */
+void flame_view_callers(struct app *a, const char *name);
 void help_key(struct app *a, enum action act);
 void help_draw(struct app *a, struct grid *g, int y, int h);
 /* The i-th ':' command's name, arguments and help; 0 past the end. */

@@ -8,9 +8,14 @@
  * the status line.  A draw visits only the frames it draws, so keys stay
  * fast whatever the subtree's size; the merge runs once, when the screen
  * opens on a phase it has not merged yet.
+ *
+ * Bottom-up (:callers NAME, or c on a frame) lists the frames of one name,
+ * one row per path that leads to it, largest first; Enter shows the row's
+ * frame in the graph, q goes back to it.
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/sbuf.h"
@@ -18,8 +23,35 @@
 #include "tui/format.h"
 #include "model/xalloc.h"
 
+/* Rows of the callers list as app_draw last laid it out. */
+static size_t caller_rows(const struct app *a)
+{
+	int rows = a->h - 4; /* breadcrumb, title, header, status */
+	return rows > 1 ? (size_t)rows : 1;
+}
+
+/* Scrolls the callers list so that its selected row is among rows shown. */
+static void keep_shown(struct flame_view *v, size_t rows)
+{
+	if (v->csel < v->ctop)
+		v->ctop = v->csel;
+	if (v->csel >= v->ctop + rows)
+		v->ctop = v->csel - rows + 1;
+}
+
+static void callers_clear(struct flame_view *v)
+{
+	free(v->callers);
+	free(v->cname);
+	v->callers = NULL;
+	v->cname = NULL;
+	v->ncallers = v->csel = v->ctop = 0;
+	v->in_callers = 0;
+}
+
 void flame_view_release(struct flame_view *v)
 {
+	callers_clear(v);
 	flame_release(&v->fl);
 	memset(v, 0, sizeof(*v));
 }
@@ -55,6 +87,59 @@ static int64_t total(const struct flame_view *v, uint32_t i)
 	return flame_total(&v->fl.f[i], v->mode);
 }
 
+/* The frame the status line describes. */
+static uint32_t current(const struct flame_view *v)
+{
+	return v->in_callers && v->ncallers ? v->callers[v->csel] : v->sel;
+}
+
+void flame_view_callers(struct app *a, const char *name)
+{
+	struct flame_view *v = &a->fv;
+	if (!(a->screen == SCREEN_FLAME && v->built) && flame_view_open(a) < 0)
+		return;
+	char *want = xstrdup(*name ? name : v->fl.f[current(v)].name);
+	uint32_t *rows;
+	size_t n = flame_named(&v->fl, want, v->mode, &rows);
+	if (!n) {
+		app_message(a, 1, "callers: no frame named '%s' under %s", want, v->fl.f[0].name);
+		free(want);
+		a->screen = SCREEN_FLAME;
+		return;
+	}
+	callers_clear(v);
+	v->cname = want;
+	v->callers = rows;
+	v->ncallers = n;
+	v->in_callers = 1;
+	a->screen = SCREEN_FLAME;
+}
+
+static void callers_key(struct app *a, enum action act)
+{
+	struct flame_view *v = &a->fv;
+	if (app_list_move(act, &v->csel, &v->ctop, v->ncallers, caller_rows(a)))
+		return;
+	if (act == A_ENTER) {
+		uint32_t f = v->callers[v->csel];
+		v->sel = f;
+		v->zoom = f ? (uint32_t)v->fl.f[f].parent : 0;
+		v->top = 0;
+		v->in_callers = 0;
+	} else if (act == A_FLAME_MODE) {
+		uint32_t keep = v->callers[v->csel];
+		v->mode = v->mode == FLAME_HOST ? FLAME_DEVICE : FLAME_HOST;
+		flame_sort(&v->fl, v->mode);
+		free(v->callers);
+		v->ncallers = flame_named(&v->fl, v->cname, v->mode, &v->callers);
+		v->csel = v->ctop = 0;
+		for (size_t i = 0; i < v->ncallers; i++)
+			if (v->callers[i] == keep)
+				v->csel = i;
+		keep_shown(v, caller_rows(a));
+	}
+}
+
 /* The sibling of sel dir steps away among those with time in this mode. */
 static void sibling(struct flame_view *v, int dir)
 {
@@ -76,6 +161,10 @@ void flame_view_key(struct app *a, enum action act)
 	const struct flame *fl = &v->fl;
 	if (!v->built)
 		return;
+	if (v->in_callers) {
+		callers_key(a, act);
+		return;
+	}
 	const struct flame_frame *s = &fl->f[v->sel];
 	switch (act) {
 	case A_DOWN:
@@ -110,6 +199,9 @@ void flame_view_key(struct app *a, enum action act)
 	case A_ZOOM_RESET:
 		v->zoom = 0;
 		v->top = 0;
+		break;
+	case A_CALLERS:
+		flame_view_callers(a, "");
 		break;
 	case A_FLAME_MODE:
 		v->mode = v->mode == FLAME_HOST ? FLAME_DEVICE : FLAME_HOST;
@@ -207,12 +299,61 @@ static void frame_path(struct app *a, uint32_t i, int cols, struct sbuf *out)
 	format_left_cut(out, cols, a->g->more);
 }
 
+/* The callers list: a title, a header, one row per path. */
+static void callers_draw(struct app *a, struct grid *g, int y, int h)
+{
+	struct flame_view *v = &a->fv;
+	const struct flame *fl = &v->fl;
+	int64_t all = 0, root = total(v, 0);
+	for (size_t i = 0; i < v->ncallers; i++)
+		if (!flame_nested(fl, v->callers[i]))
+			all += total(v, v->callers[i]);
+	char tb[32], sb[32];
+	struct sbuf s = SBUF_INIT, path = SBUF_INIT;
+	sbuf_adds(&s, "callers of ");
+	format_sanitize(&s, v->cname);
+	sbuf_addf(&s, " (%s time): %zu path%s, total %s", v->mode == FLAME_HOST ? "host" : "device",
+		  v->ncallers, v->ncallers == 1 ? "" : "s", format_duration(tb, sizeof(tb), all));
+	if (root > 0)
+		sbuf_addf(&s, " (%.1f%%)", 100.0 * (double)all / (double)root);
+	fit_more(a, &path, s.buf, g->w);
+	grid_put(g, 0, y, g->w, path.buf, ROLE_TITLE);
+	grid_fill(g, 0, y + 1, g->w, ' ', ROLE_HEADER);
+	grid_put(g, 0, y + 1, g->w, "    Total  Share      Self    Count  Path", ROLE_HEADER);
+	size_t rows = (size_t)(h > 3 ? h - 2 : 1);
+	keep_shown(v, rows);
+	for (size_t r = 0; r < rows && v->ctop + r < v->ncallers; r++) {
+		size_t i = v->ctop + r;
+		uint32_t f = v->callers[i];
+		int row = y + 2 + (int)r, nested = flame_nested(fl, f);
+		sbuf_reset(&s);
+		int64_t t = total(v, f);
+		sbuf_addf(&s, "%9s %5.1f%% %9s %8lld  ", format_duration(tb, sizeof(tb), t),
+			  root > 0 ? 100.0 * (double)t / (double)root : 0.0,
+			  format_duration(sb, sizeof(sb), flame_self(&fl->f[f], v->mode)),
+			  (long long)fl->f[f].count);
+		int used = format_width(s.buf);
+		frame_path(a, f, g->w - used > 8 ? g->w - used : 8, &path);
+		sbuf_adds(&s, path.buf);
+		enum role role = i == v->csel ? ROLE_SELECTED : nested ? ROLE_DIM : ROLE_NORMAL;
+		if (i == v->csel)
+			grid_fill(g, 0, row, g->w, ' ', role);
+		grid_put(g, 0, row, g->w, s.buf, role);
+	}
+	sbuf_release(&s);
+	sbuf_release(&path);
+}
+
 void flame_view_draw(struct app *a, struct grid *g, int y, int h)
 {
 	struct flame_view *v = &a->fv;
 	if (!v->built) {
 		grid_put(g, 0, y, g->w, "no flame graph: select a phase in the tree and press F",
 			 ROLE_DIM);
+		return;
+	}
+	if (v->in_callers) {
+		callers_draw(a, g, y, h);
 		return;
 	}
 	const struct flame *fl = &v->fl;
@@ -248,8 +389,9 @@ void flame_view_status(struct app *a, struct grid *g, int y)
 	struct flame_view *v = &a->fv;
 	if (!v->built)
 		return;
-	const struct flame_frame *f = &v->fl.f[v->sel];
-	int64_t t = total(v, v->sel), all = total(v, 0);
+	uint32_t cur = current(v);
+	const struct flame_frame *f = &v->fl.f[cur];
+	int64_t t = total(v, cur), all = total(v, 0);
 	char tb[32], sb[32];
 	struct sbuf s = SBUF_INIT;
 	sbuf_addf(&s, "total %s", format_duration(tb, sizeof(tb), t));

@@ -10,7 +10,11 @@
 #   - keys: Enter zooms (the frame across the whole width, its path in the
 #     title), h zooms out, :flame opens it as F does;
 #   - at 80x24: every screen 80 columns and 24 rows, labels cut with "…",
-#     the figures on the status line.
+#     the figures on the status line;
+#   - bottom-up at 80x24: `:callers cudaLaunchKernel` (its path count and
+#     total, each row's total, self and count) against flame_check.py, then
+#     doctored; `c` on a cudaLaunchKernel frame lists the same paths, and q
+#     goes back to the graph.
 # Prints "ok - NAME" / "not ok - NAME (why)" / "skip - NAME (why)", then the
 # summary; exits 1 when any check failed.  Needs: bash, python3.
 set -u
@@ -146,5 +150,28 @@ PYEOF
 		*) not_ok "${line#not ok - }" ;;
 		esac
 	done <"$TMP/small.out"
+fi
+# ---- bottom-up at 80x24 ----
+if run callers 80x24 "$goto" Enter "type :callers cudaLaunchKernel" Enter dump q F j j j j c dump q dump; then
+	lines "$TRACE" "$TID" "$TMP/callers.txt" 24 callers cudaLaunchKernel "thread $TID (python)"
+	sed -E 's/(total |^ *)([0-9.]+) (ns|us|ms|s)/\1\29 \3/' "$TMP/callers.txt" >"$TMP/callers-doctored.txt"
+	INVERT=1 lines "$TRACE" "$TID" "$TMP/callers-doctored.txt" 24 callers cudaLaunchKernel \
+		"thread $TID (python)"
+	"$PY" - "$TMP/callers.txt" >"$TMP/callers.out" <<'PYEOF'
+import sys
+lines = open(sys.argv[1], encoding='utf-8').read().split('\n')
+s = [lines[i:i + 24] for i in range(0, 72, 24)]
+def say(ok, what):
+    print(('ok - ' if ok else 'not ok - ') + what)
+say(s[1][1:-1] == s[0][1:-1] or s[1][1] == s[0][1], 'c on a cudaLaunchKernel frame lists its callers: ' + s[1][1][:50])
+say(s[2][1].startswith('host time,') and s[2][-1].endswith('cudaLaunchKernel'),
+    'q goes back to the graph, the frame still selected: ' + s[2][-1][:60])
+PYEOF
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "${line#ok - }" ;;
+		*) not_ok "${line#not ok - }" ;;
+		esac
+	done <"$TMP/callers.out"
 fi
 summary

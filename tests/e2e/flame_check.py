@@ -2,6 +2,7 @@
 """The flame graph's figures against the raw Kineto trace (json, gzip only).
 
 usage: flame_check.py TRACE.json.gz TID SCREENS.txt HEIGHT MODES
+       flame_check.py TRACE.json.gz TID SCREENS.txt HEIGHT callers NAME ROOT
 
 SCREENS.txt holds the explorer's dumps (HEIGHT lines each) of a walk down
 the flame graph of thread TID: the first screen has the thread's frame
@@ -15,6 +16,13 @@ GPU work (Kernel, Memcpy, Memset) whose correlation id a runtime call in
 the frame's subtree made.  Counts must be equal; times as close as the
 status line's digits allow.  The thread's own frame is counted only (its
 window is the importer's).  Prints "ok - ..." / "not ok - ..." lines.
+
+With callers, the first screen is the bottom-up list of NAME (host time) in
+the flame graph of the thread, whose frame is named ROOT:
+its title's path count and total (of the paths not below another NAME),
+and each row's total, self and count, against every name path below the
+thread that ends in NAME (a row's path may be cut at its start: its end
+must match one path, and no two rows the same one).
 """
 import collections
 import gzip
@@ -82,6 +90,48 @@ def parse_ns(text):
 STATUS = re.compile(r'total (.+?) \(([0-9.]+)%\)  self (.+?)  count ([0-9]+)  (.*)$')
 
 
+def check_callers(want, screen, name, root):
+    ends = {p: f for p, f in want.items() if p[-1] == merged(name)}
+    outer = sum(f[1] for p, f in ends.items() if merged(name) not in p[:-1])
+    m = re.match(r'callers of (.*) \(host time\): ([0-9]+) paths?, total (\S+ \S+)'
+                 r' \([0-9.]+%\)$', screen[1])
+    if not m:
+        print(f'error: no callers title: {screen[1]!r}')
+        return
+    t, tt = parse_ns(m.group(3))
+    ok = m.group(1) == name and int(m.group(2)) == len(ends) and t is not None \
+        and abs(t - outer) <= tt
+    print(f'{"ok" if ok else "not ok"} - callers of {name}: {m.group(2)} paths, total '
+          f'{m.group(3)} (trace: {len(ends)} paths, {outer / 1e6:.4f} ms)')
+    row = re.compile(r' *([0-9.]+ \S+) +[0-9.]+% +([0-9.]+ \S+) +([0-9]+)  (.*)$')
+    seen = set()
+    for line in screen[3:-1]:
+        r = row.match(line)
+        if not r:
+            continue
+        total, self_, count, shown = r.groups()
+        parts = tuple(shown.split(' › '))
+        cut = parts[0].startswith('…')
+        n = len(parts)
+        hits = [p for p in ends if p not in seen and (
+            ((root,) + p == parts) if not cut else
+            (len(p) + 1 >= n and ((root,) + p)[-n + 1:] == parts[1:]
+             and ((root,) + p)[-n].endswith(parts[0][1:].lstrip('› '))))]
+        bad = []
+        f = None
+        for p in hits:
+            f = ends[p]
+            t, tt = parse_ns(total)
+            s, st = parse_ns(self_)
+            if int(count) == f[0] and abs(t - f[1]) <= tt and abs(s - f[2]) <= st:
+                seen.add(p)
+                break
+        else:
+            bad.append('no path of the trace ends so with these figures')
+        print(f'{"not ok" if bad else "ok"} - callers row {shown}: total {total} self {self_} '
+              f'count {count}' + (f' ({bad[0]})' if bad else ''))
+
+
 def main():
     trace, tid, screens, height, modes = sys.argv[1:6]
     height = int(height)
@@ -94,6 +144,9 @@ def main():
                 and str(e.get('tid')) == tid and e.get('cat') not in GPU_CATS}
     lines = open(screens, encoding='utf-8').read().split('\n')
     dumps = [lines[i:i + height] for i in range(0, len(lines) - height + 1, height)]
+    if modes == 'callers':
+        check_callers(want, dumps[0], sys.argv[6], sys.argv[7])
+        return
     if len(dumps) % len(modes) == 1:
         dumps.pop()  # the final screen, dumped after the script
     per_walk = len(dumps) // len(modes)
