@@ -441,6 +441,8 @@ static void finish(struct flame *fl)
 	for (size_t i = fl->n; i-- > 1;) {
 		struct flame_frame *p = &fl->f[fl->f[i].parent];
 		p->device_ns = ns_sum(p->device_ns, fl->f[i].device_ns);
+		p->kids_device_ns = ns_sum(p->kids_device_ns, fl->f[i].device_ns);
+		p->kids_host_ns = ns_sum(p->kids_host_ns, fl->f[i].host_ns);
 		p->nkids++;
 	}
 	uint32_t at = 0;

@@ -38,6 +38,7 @@ struct flame_frame {
 	int64_t self_ns;	/* sum of their host self times */
 	int64_t device_ns;	/* device time of the GPU work in their subtrees */
 	int64_t device_self_ns; /* of that, the work they are themselves */
+	int64_t kids_host_ns, kids_device_ns; /* its children's totals, summed */
 };
 
 struct flame {

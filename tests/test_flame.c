@@ -121,6 +121,8 @@ static void check_thread(const struct flame *fl, int with_memcpy)
 	assert_int_equal(t->host_ns, 200);
 	assert_int_equal(t->self_ns, 20);
 	assert_int_equal(t->device_ns, 55 + (with_memcpy ? 7 : 0));
+	assert_int_equal(t->kids_host_ns, 155); /* the steps' 150 and other#x's 5 */
+	assert_int_equal(t->kids_device_ns, t->device_ns);
 	const struct flame_frame *ps = AT(fl, "thread", "ProfilerStep#7");
 	assert_string_equal(ps->name, "ProfilerStep#*");
 	assert_int_equal(ps->count, 2);

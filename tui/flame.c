@@ -254,9 +254,8 @@ static void draw_frame(struct layout *l, uint32_t i, double x0, double x1, int l
 	}
 	const struct flame *fl = &v->fl;
 	const struct flame_frame *f = &fl->f[i];
-	int64_t sum = 0, own = total(v, i);
-	for (uint32_t k = 0; k < f->nkids; k++)
-		sum += total(v, flame_kid(fl, i, k));
+	int64_t own = total(v, i),
+		sum = v->mode == FLAME_HOST ? f->kids_host_ns : f->kids_device_ns;
 	double denom = (double)(own > sum ? own : sum);
 	if (denom <= 0)
 		return;

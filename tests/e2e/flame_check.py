@@ -147,8 +147,8 @@ def main():
     if modes == 'callers':
         check_callers(want, dumps[0], sys.argv[6], sys.argv[7])
         return
-    if len(dumps) % len(modes) == 1:
-        dumps.pop()  # the final screen, dumped after the script
+    if len(dumps) >= 2 and dumps[-1] == dumps[-2]:
+        dumps.pop()  # the final screen, dumped again after the script
     per_walk = len(dumps) // len(modes)
     if per_walk < 2 or per_walk * len(modes) != len(dumps):
         print(f'error: {len(dumps)} screens for {len(modes)} walks')
