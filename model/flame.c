@@ -1,9 +1,12 @@
 /*
- * The flame graph's merge; see flame.h.  A depth-first walk keeps one
- * prepared statement per level of the subtree (children by the parent
- * index), so what is held while reading is a statement per level and the
- * frames.  Each phase row is looked up twice in hash tables: its name id
- * to a merged name (the strings table is read once per distinct name), and
+ * The flame graph's merge; see flame.h.  Two ways to read a subtree: a
+ * depth-first walk with one prepared statement per level (children by the
+ * parent index: a seek per phase with children, fine for thousands), and
+ * one pass over the phases table in id order from the root (a phase is in
+ * the subtree when its parent is; an array by id holds each parent's frame),
+ * which reads millions a second but may cross phases outside the subtree.
+ * Each phase row is then looked up twice in hash tables: its name id to a
+ * merged name (the strings table is read once per distinct name), and
  * (parent frame, merged name) to its frame.  Device time is summed up the
  * frames at the end, as the file stores it only on launching calls and the
  * device work itself.
@@ -23,11 +26,14 @@ struct mname {
 	char *star; /* "base#*", made when a frame merges two of its #N */
 };
 
-/* Open addressing from a 64-bit key to an int32 value; key 0 unused. */
+/* Open addressing from a 64-bit key to an int32 value; key 0 (an empty
+ * slot's) lives beside the table. */
 struct i64map {
 	uint64_t *key;
 	int32_t *val;
 	size_t cap, n;
+	int has_zero;
+	int32_t zero;
 };
 
 struct walk {
@@ -56,6 +62,11 @@ static uint64_t mix(uint64_t x)
 
 static int32_t *i64map_slot(struct i64map *h, uint64_t key, int *found)
 {
+	if (!key) {
+		*found = h->has_zero;
+		h->has_zero = 1;
+		return &h->zero;
+	}
 	if ((h->n + 1) * 2 > h->cap) {
 		size_t cap = h->cap ? h->cap * 2 : 1024;
 		uint64_t *k = xcalloc(cap, sizeof(*k));
