@@ -13,6 +13,7 @@
 #include "model/sbuf.h"
 #include "query/parse.h"
 #include "tui/app.h"
+#include "tui/diffview.h"
 #include "tui/format.h"
 #include "tui/theme.h"
 #include "model/xalloc.h"
@@ -384,6 +385,8 @@ static const struct command commands[] = {
     {"save", "FILE", "write the screen as text to FILE", cmd_save, SCREEN_TREE},
     {"whatif", "K", "the time saved were the selected phase K times faster", cmd_whatif,
      SCREEN_TREE},
+    {"diff", "OTHER.db", "compare this run with OTHER.db by name (a table)", diffview_command,
+     SCREEN_RESULTS},
     {"tree", "", "show the tree", NULL, SCREEN_TREE},
     {"timeline", "", "show the timeline", NULL, SCREEN_TIMELINE},
     {"metrics", "", "show the metrics", NULL, SCREEN_METRICS},

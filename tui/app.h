@@ -188,6 +188,9 @@ int results_is_query(const char *line, size_t len);
 /* Runs query and shows its result (or its error) on the results screen. */
 void results_run(struct app *a, const char *query);
 void results_open(struct app *a);
+/* Shows r, a result built by hand (taken over), on the results screen
+ * under title, as if a query had returned it. */
+void results_show(struct app *a, const char *title, struct query_result *r);
 void results_key(struct app *a, enum action act);
 void results_draw(struct app *a, struct grid *g, int y, int h);
 int results_search(struct app *a, const char *pat, int dir, int *wrapped);
