@@ -6,7 +6,7 @@
  * order.  Names, name paths and rows are interned once for both runs, so
  * that a name path of run 0 and the same of run 1 are the same row.  A
  * phase that may have operators beneath it (an operator, annotation,
- * runtime call or profiler step with children) keeps its name path in a
+ * runtime call, span or profiler step with children) keeps its name path in a
  * map by id; nothing else is kept per phase.
  */
 #include <math.h>
@@ -155,10 +155,11 @@ static int scan_phases(struct scan *sc, sqlite3 *db, const char *order, int *dis
 {
 	sqlite3_stmt *q = NULL;
 	int rc = -1;
-	char *sql = xasprintf("SELECT id, parent_id, kind, name_id, dur_ns, child_count"
-			      " FROM phases WHERE kind IN (%d, %d, %d, %d, %d, %d, %d) ORDER BY %s",
-			      PHASE_PROFILER_STEP, PHASE_OPERATOR, PHASE_ANNOTATION, PHASE_RUNTIME,
-			      PHASE_KERNEL, PHASE_MEMCPY, PHASE_MEMSET, order);
+	char *sql =
+	    xasprintf("SELECT id, parent_id, kind, name_id, dur_ns, child_count"
+		      " FROM phases WHERE kind IN (%d, %d, %d, %d, %d, %d, %d, %d) ORDER BY %s",
+		      PHASE_PROFILER_STEP, PHASE_OPERATOR, PHASE_ANNOTATION, PHASE_RUNTIME,
+		      PHASE_SPAN, PHASE_KERNEL, PHASE_MEMCPY, PHASE_MEMSET, order);
 	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
 		goto out;
 	struct builder *b = sc->b;
@@ -189,6 +190,9 @@ static int scan_phases(struct scan *sc, sqlite3 *db, const char *order, int *dis
 		case PHASE_ANNOTATION:
 			carry = intern_path(b, up, name_of(sc, name_id, 0));
 			add(b, sc->run, carry, DIFF_OP, id, dur);
+			break;
+		case PHASE_SPAN: /* a Python function: its operators keep their path */
+			carry = up;
 			break;
 		case PHASE_RUNTIME:
 			carry = up;

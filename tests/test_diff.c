@@ -1,8 +1,8 @@
 /*
  * The diff of two runs (model/diff.c) on two hand-built trace.db files
  * whose answer is known by construction: profiler steps merged across
- * their numbers, operators matched by name path (a runtime call on the
- * way adds nothing), names added and removed, totals, means and ratios,
+ * their numbers, operators matched by name path (a runtime call or a span
+ * on the way adds nothing), names added and removed, totals, means and ratios,
  * the order by the absolute difference, the first instance of each row,
  * a file whose child comes before its parent, and a missing file.
  */
@@ -68,7 +68,8 @@ static void finish(struct store *st)
 }
 
 /* A: wf 1000 / thread / ProfilerStep#1 100 { aten::linear 40 { aten::addmm
- * 30 { cudaLaunchKernel 5 { gemm 20 } } }, aten::relu 10 }, ProfilerStep#2
+ * 30 { cudaLaunchKernel 5 { gemm 20, aten::empty 2 } } }, nn.Module: ReLU
+ * (a span) { aten::relu 10 } }, ProfilerStep#2
  * 120 { aten::linear 50 { aten::addmm 35 } }; thread 2 / aten::copy_ 7.
  * B: wf 800 / thread / ProfilerStep#7 200 { aten::linear 90 { aten::addmm
  * 80 }, aten::gelu 15 }, where aten::linear's id is after aten::addmm's. */
@@ -88,7 +89,8 @@ static int setup(void **state)
 	int64_t rt = add(st, mm, PHASE_RUNTIME, "cudaLaunchKernel", 0, 5, 2, 5);
 	add(st, rt, PHASE_KERNEL, "gemm", 10, 20, 0, 6);
 	add(st, rt, PHASE_OPERATOR, "aten::empty", 1, 2, 0, 6); /* under the call */
-	f->a_relu = add(st, s1, PHASE_OPERATOR, "aten::relu", 50, 10, 0, 3);
+	int64_t py = add(st, s1, PHASE_SPAN, "nn.Module: ReLU", 50, 10, 1, 3);
+	f->a_relu = add(st, py, PHASE_OPERATOR, "aten::relu", 50, 10, 0, 4);
 	int64_t s2 = add(st, th, PHASE_PROFILER_STEP, "ProfilerStep#2", 200, 120, 1, 2);
 	int64_t l2 = add(st, s2, PHASE_OPERATOR, "aten::linear", 200, 50, 1, 3);
 	add(st, l2, PHASE_OPERATOR, "aten::addmm", 200, 35, 0, 4);
@@ -178,7 +180,7 @@ static void ops_by_path(void **state)
 	check_side(&r->side[1], 1, 15);
 	assert_int_equal(r->side[0].first_id, 0);
 	assert_true(isnan(diff_ratio(r)));
-	r = row(&f->d, DIFF_OP, "ProfilerStep#* > aten::relu");
+	r = row(&f->d, DIFF_OP, "ProfilerStep#* > aten::relu"); /* the span adds nothing */
 	assert_non_null(r);
 	assert_int_equal(r->side[0].first_id, f->a_relu);
 	check_side(&r->side[1], 0, 0);
