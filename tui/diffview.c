@@ -20,7 +20,8 @@
 #include "tui/diffview.h"
 #include "tui/format.h"
 
-#define NAME_COLS 60 /* the text's name column: a longer path keeps its end */
+#define NAME_COLS	60 /* the text's name column: a longer path keeps its end */
+#define TABLE_NAME_COLS 40 /* the widest the results screen draws a column */
 
 static const char *const level_titles[DIFF_NLEVELS] = {
     "steps (profiler steps by name, ProfilerStep#N merged)",
@@ -236,6 +237,7 @@ enum {
 	COL_COUNT_B,
 	COL_MEAN_A,
 	COL_MEAN_B,
+	COL_PATH,
 	COL_PHASE,
 	NCOLS
 };
@@ -244,9 +246,13 @@ static const struct {
 	const char *name;
 	enum query_coltype type;
 } table_cols[NCOLS] = {
-    {"level", QC_TEXT},	 {"name", QC_TEXT},   {"status", QC_TEXT}, {"diff", QC_DUR},
-    {"ratio", QC_REAL},	 {"total_a", QC_DUR}, {"total_b", QC_DUR}, {"count_a", QC_INT},
-    {"count_b", QC_INT}, {"mean_a", QC_DUR},  {"mean_b", QC_DUR},  {"phase", QC_PHASE},
+    [COL_LEVEL] = {"level", QC_TEXT},	 [COL_NAME] = {"name", QC_TEXT},
+    [COL_STATUS] = {"status", QC_TEXT},	 [COL_DIFF] = {"diff", QC_DUR},
+    [COL_RATIO] = {"ratio", QC_REAL},	 [COL_TOTAL_A] = {"total_a", QC_DUR},
+    [COL_TOTAL_B] = {"total_b", QC_DUR}, [COL_COUNT_A] = {"count_a", QC_INT},
+    [COL_COUNT_B] = {"count_b", QC_INT}, [COL_MEAN_A] = {"mean_a", QC_DUR},
+    [COL_MEAN_B] = {"mean_b", QC_DUR},	 [COL_PATH] = {"path", QC_TEXT},
+    [COL_PHASE] = {"phase", QC_PHASE},
 };
 
 static struct query_value text_value(struct query_result *r, const char *s)
@@ -271,9 +277,13 @@ static double mean_of(const struct diff_side *s)
 }
 
 /* d's rows as a query result: the results screen's sort, search, filter
- * and Enter work on it as on a query's. */
-static void diff_table(const struct diff *d, struct query_result *r)
+ * and Enter work on it as on a query's.  The name column holds the end of
+ * the path, which tells rows apart (the screen cuts a cell's end); the
+ * path column all of it. */
+static void diff_table(const struct diff *d, const char *more, struct query_result *r)
 {
+	struct sbuf name;
+	sbuf_init(&name);
 	memset(r, 0, sizeof(*r));
 	r->ncols = NCOLS;
 	r->nrows = d->nrows;
@@ -288,7 +298,9 @@ static void diff_table(const struct diff *d, struct query_result *r)
 		const struct diff_row *row = &d->rows[i];
 		struct query_value *v = &r->cells[i * NCOLS];
 		v[COL_LEVEL] = text_value(r, diff_level_name(row->level));
-		v[COL_NAME] = text_value(r, row->name);
+		sbuf_reset(&name);
+		format_sanitize(&name, row->name);
+		v[COL_NAME] = text_value(r, format_left_cut(&name, TABLE_NAME_COLS, more));
 		v[COL_STATUS] = text_value(r, status_of(row));
 		v[COL_DIFF] = int_value(diff_delta(row));
 		v[COL_RATIO] = real_value(diff_ratio(row));
@@ -298,9 +310,11 @@ static void diff_table(const struct diff *d, struct query_result *r)
 		v[COL_COUNT_B] = int_value(row->side[1].count);
 		v[COL_MEAN_A] = real_value(mean_of(&row->side[0]));
 		v[COL_MEAN_B] = real_value(mean_of(&row->side[1]));
+		v[COL_PATH] = text_value(r, row->name);
 		v[COL_PHASE] = row->side[0].first_id ? int_value(row->side[0].first_id)
 						     : (struct query_value){.type = QP_NULL};
 	}
+	sbuf_release(&name);
 }
 
 void diffview_command(struct app *a, const char *arg)
@@ -324,8 +338,8 @@ void diffview_command(struct app *a, const char *arg)
 	}
 	struct query_result r;
 	char ma[32], mb[32], ra[32];
-	diff_table(&d, &r);
-	char *title = xasprintf("diff %s (B) against this run (A): makespan %s -> %s, %s", arg,
+	diff_table(&d, a->g->more, &r);
+	char *title = xasprintf("diff %s: makespan %s -> %s (%s)", arg,
 				format_duration(ma, sizeof(ma), d.run[0].makespan_ns),
 				format_duration(mb, sizeof(mb), d.run[1].makespan_ns),
 				ratio_text(ra, sizeof(ra), makespan_ratio(&d)));
@@ -333,5 +347,5 @@ void diffview_command(struct app *a, const char *arg)
 	diff_release(&d);
 	results_show(a, title, &r);
 	free(title);
-	app_message(a, 0, "%zu names; Enter shows one in this run, s sorts, / searches", n);
+	app_message(a, 0, "%zu names, this run A, %s B; Enter shows a name in A", n, arg);
 }
