@@ -385,7 +385,7 @@ static const struct command commands[] = {
     {"save", "FILE", "write the screen as text to FILE", cmd_save, SCREEN_TREE},
     {"whatif", "K", "the time saved were the selected phase K times faster", cmd_whatif,
      SCREEN_TREE},
-    {"diff", "OTHER.db", "compare this run with OTHER.db by name (a table)", diffview_command,
+    {"diff", "OTHER.db", "OTHER.db against this run, by name", diffview_command,
      SCREEN_RESULTS},
     {"tree", "", "show the tree", NULL, SCREEN_TREE},
     {"timeline", "", "show the timeline", NULL, SCREEN_TIMELINE},
