@@ -6,8 +6,8 @@
  * order.  Names, name paths and rows are interned once for both runs, so
  * that a name path of run 0 and the same of run 1 are the same row.  A
  * phase that may have operators beneath it (an operator, annotation,
- * runtime call, span or profiler step with children) keeps its name path in a
- * map by id; nothing else is kept per phase.
+ * runtime call, span or profiler step with children) keeps its name path by
+ * id; nothing else is kept per phase.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -55,7 +55,13 @@ struct scan {
 	int run;
 	sqlite3_stmt *nameq;
 	struct namememo plain, steps; /* name id -> name index */
-	struct namememo carriers;     /* phase id -> name path */
+	/* phase id -> name path: an array over the file's ids (dense as the
+	 * nest writes them; pages never touched cost nothing), a map when
+	 * they are spread too thin for one */
+	int64_t id0;
+	uint32_t *by_id;
+	size_t nby_id;
+	struct namememo carriers;
 	const char *file;
 };
 
@@ -149,6 +155,56 @@ static uint32_t name_of(struct scan *sc, int64_t name_id, int step)
 	return idx;
 }
 
+#define DIFF_DENSE_IDS ((int64_t)1 << 26) /* the array's most entries: 256 MiB of address space */
+
+static void carriers_init(struct scan *sc, sqlite3 *db)
+{
+	sqlite3_stmt *q = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT min(id), max(id) FROM phases", -1, &q, NULL) ==
+		SQLITE_OK &&
+	    sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) == SQLITE_INTEGER) {
+		int64_t lo = sqlite3_column_int64(q, 0), hi = sqlite3_column_int64(q, 1);
+		if (lo <= hi && ns_dur(lo, hi) < DIFF_DENSE_IDS) {
+			sc->id0 = lo;
+			sc->nby_id = (size_t)(hi - lo) + 1;
+			sc->by_id = xcalloc(sc->nby_id, sizeof(*sc->by_id));
+		}
+	}
+	sqlite3_finalize(q);
+}
+
+static void carriers_release(struct scan *sc)
+{
+	free(sc->by_id);
+	sc->by_id = NULL;
+	sc->nby_id = 0;
+	namememo_release(&sc->carriers);
+}
+
+/* The name path phase id carries (0: none). */
+static uint32_t carried(struct scan *sc, int64_t id)
+{
+	if (sc->by_id)
+		return id >= sc->id0 && (uint64_t)(id - sc->id0) < sc->nby_id
+			   ? sc->by_id[id - sc->id0]
+			   : 0;
+	if (id <= 0 || !sc->carriers.cap)
+		return 0;
+	int created, *v = namememo_put(&sc->carriers, id, &created);
+	return created ? 0 : (uint32_t)*v; /* a new entry holds 0: none */
+}
+
+static void carry_on(struct scan *sc, int64_t id, uint32_t path)
+{
+	int created;
+	if (sc->by_id) {
+		if (id >= sc->id0 && (uint64_t)(id - sc->id0) < sc->nby_id)
+			sc->by_id[id - sc->id0] = path;
+	} else if (id > 0) {
+		*namememo_put(&sc->carriers, id, &created) = (int)path;
+	}
+}
+
 /* One scan of a run's phases in the given order; *disorder set when a
  * phase came before its parent. */
 static int scan_phases(struct scan *sc, sqlite3 *db, const char *order, int *disorder, char **err)
@@ -174,13 +230,7 @@ static int scan_phases(struct scan *sc, sqlite3 *db, const char *order, int *dis
 		dur = dur < 0 ? 0 : dur > MODEL_TIME_MAX ? MODEL_TIME_MAX : dur;
 		if (parent > id)
 			*disorder = 1;
-		uint32_t up = 0, carry = 0;
-		if (parent > 0) {
-			int created, *v = namememo_put(&sc->carriers, parent, &created);
-			up = created ? 0 : (uint32_t)*v;
-			if (created) /* not a carrier: forget it again */
-				*v = 0;
-		}
+		uint32_t up = carried(sc, parent), carry = 0;
 		switch (kind) {
 		case PHASE_PROFILER_STEP:
 			carry = intern_path(b, 0, name_of(sc, name_id, 1));
@@ -204,10 +254,8 @@ static int scan_phases(struct scan *sc, sqlite3 *db, const char *order, int *dis
 			    dur);
 			continue;
 		}
-		if (kids > 0 && id > 0 && carry) {
-			int created;
-			*namememo_put(&sc->carriers, id, &created) = (int)carry;
-		}
+		if (kids > 0 && carry)
+			carry_on(sc, id, carry);
 	}
 	if (step == SQLITE_DONE)
 		rc = 0;
@@ -252,11 +300,13 @@ static int read_run(struct builder *b, int run, const char *path, char **err)
 		r->workflows++;
 	}
 	r->makespan_ns = r->workflows ? ns_dur(t0, t1) : 0;
+	carriers_init(&sc, db);
 	if (scan_phases(&sc, db, "id", &disorder, err) < 0)
 		goto out;
 	if (disorder) {
 		clear_run(b->d, run);
-		namememo_release(&sc.carriers);
+		carriers_release(&sc);
+		carriers_init(&sc, db);
 		if (scan_phases(&sc, db, "depth, id", &disorder, err) < 0)
 			goto out;
 	}
@@ -266,7 +316,7 @@ out:
 	sqlite3_finalize(sc.nameq);
 	namememo_release(&sc.plain);
 	namememo_release(&sc.steps);
-	namememo_release(&sc.carriers);
+	carriers_release(&sc);
 	store_close(st);
 	return rc;
 }

@@ -4,7 +4,8 @@
  * their numbers, operators matched by name path (a runtime call or a span
  * on the way adds nothing), names added and removed, totals, means and ratios,
  * the order by the absolute difference, the first instance of each row,
- * a file whose child comes before its parent, and a missing file.
+ * a file whose child comes before its parent or whose ids are far apart,
+ * and a missing file.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -72,7 +73,8 @@ static void finish(struct store *st)
  * (a span) { aten::relu 10 } }, ProfilerStep#2
  * 120 { aten::linear 50 { aten::addmm 35 } }; thread 2 / aten::copy_ 7.
  * B: wf 800 / thread / ProfilerStep#7 200 { aten::linear 90 { aten::addmm
- * 80 }, aten::gelu 15 }, where aten::linear's id is after aten::addmm's. */
+ * 80, aten::t 0 }, aten::gelu 15 }, where aten::linear's id is after
+ * aten::addmm's and aten::t's is 2^40. */
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
@@ -103,9 +105,11 @@ static int setup(void **state)
 	th = add(st, wf, PHASE_THREAD, "thread 1", 5000, 800, 1, 1);
 	s1 = add(st, th, PHASE_PROFILER_STEP, "ProfilerStep#7", 5000, 200, 2, 2);
 	int64_t mm_id = store_reserve_phase_id(st), lin_id = store_reserve_phase_id(st);
-	put(st, lin_id, s1, PHASE_OPERATOR, "aten::linear", 5000, 90, 1, 3);
+	put(st, lin_id, s1, PHASE_OPERATOR, "aten::linear", 5000, 90, 2, 3);
 	put(st, mm_id, lin_id, PHASE_OPERATOR, "aten::addmm", 5000, 80, 0, 4);
 	add(st, s1, PHASE_OPERATOR, "aten::gelu", 5100, 15, 0, 3);
+	/* ids too far apart for an array over them */
+	put(st, (int64_t)1 << 40, lin_id, PHASE_OPERATOR, "aten::t", 5080, 0, 0, 4);
 	finish(st);
 	*state = f;
 	return 0;
@@ -190,7 +194,11 @@ static void ops_by_path(void **state)
 	check_side(&r->side[0], 1, 7);
 	/* level sums */
 	check_side(&f->d.run[0].level[DIFF_OP], 7, 174);
-	check_side(&f->d.run[1].level[DIFF_OP], 3, 185);
+	check_side(&f->d.run[1].level[DIFF_OP], 4, 185);
+	r = row(&f->d, DIFF_OP, "ProfilerStep#* > aten::linear > aten::t");
+	assert_non_null(r);
+	check_side(&r->side[0], 0, 0);
+	check_side(&r->side[1], 1, 0);
 	r = row(&f->d, DIFF_KERNEL, "gemm");
 	assert_non_null(r);
 	check_side(&r->side[0], 1, 20);
@@ -212,6 +220,7 @@ static void sorted_by_abs_diff(void **state)
 	    "aten::copy_",				   /* -7 */
 	    "ProfilerStep#* > aten::linear > aten::addmm > aten::empty", /* -2 */
 	    "ProfilerStep#* > aten::linear",				 /* 0 */
+	    "ProfilerStep#* > aten::linear > aten::t",			 /* 0 */
 	};
 	size_t i = 0;
 	while (i < f->d.nrows && f->d.rows[i].level != DIFF_OP)
