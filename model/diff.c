@@ -1,15 +1,16 @@
 /*
- * Two runs compared by name (see diff.h).  Each file is read in one scan
- * of its phases in id order, which is parent before child as the nest
- * builder writes them (a span's id is reserved when it opens); a file
- * where some phase comes before its parent is scanned again in depth
- * order.  Names, name paths and rows are interned once for both runs, so
- * that a name path of run 0 and the same of run 1 are the same row.  A
- * phase that may have operators beneath it (an operator, annotation,
- * runtime call, span or profiler step with children) keeps its name path by
- * id; nothing else is kept per phase.
+ * Two runs compared by name (see diff.h).  Each file is read on a thread
+ * of its own, in one scan of its phases in id order, which is parent
+ * before child as the nest builder writes them (a span's id is reserved
+ * when it opens); a file where some phase comes before its parent is
+ * scanned again in depth order.  A run's names, name paths and rows are
+ * interned as it is read; the second run's rows are then matched to the
+ * first's by their name paths.  A phase that may have operators beneath it
+ * (an operator, annotation, runtime call, span or profiler step with
+ * children) keeps its name path by id; nothing else is kept per phase.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -379,17 +380,104 @@ static int row_cmp(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
+/* One run read into a diff of its own: its rows, their names and its
+ * figures, on a thread of its own. */
+struct run_job {
+	const char *path;
+	int run;
+	struct diff part;
+	int rc;
+	char *err;
+};
+
+static void *run_thread(void *arg)
+{
+	struct run_job *j = arg;
+	struct builder bl = {
+	    .names = STRMAP_INIT, .paths = STRMAP_INIT, .rows = STRMAP_INIT, .d = &j->part};
+	intern_path(&bl, 0, intern_name(&bl, "", 0)); /* path 0: the empty one */
+	j->rc = read_run(&bl, j->run, j->path, &j->err);
+	if (j->rc == 0) {
+		drop_empty(&bl);
+		name_rows(&bl);
+	}
+	strmap_clear(&bl.names);
+	strmap_clear(&bl.paths);
+	strmap_clear(&bl.rows);
+	free(bl.path);
+	free(bl.row_path);
+	return NULL;
+}
+
+/* A row's key: its level, then each part and a NUL (parts hold none), so
+ * that ("a > b") and ("a", "b") stay two rows. */
+static void row_key(const struct diff_row *r, struct sbuf *k)
+{
+	sbuf_reset(k);
+	sbuf_addc(k, (char)('0' + r->level));
+	for (size_t i = 0; i < r->nparts; i++)
+		sbuf_add(k, r->parts[i], strlen(r->parts[i]) + 1);
+}
+
+/* Run 1's part into d (run 0's): its names, figures and rows, a row of a
+ * name d has as that row's second side. */
+static void merge(struct diff *d, struct diff *p)
+{
+	d->names = xrealloc(d->names, (d->nnames + p->nnames + 1) * sizeof(*d->names));
+	memcpy(d->names + d->nnames, p->names, p->nnames * sizeof(*p->names));
+	d->nnames += p->nnames;
+	free(p->names);
+	d->run[1] = p->run[1];
+	struct strmap keys = STRMAP_INIT;
+	struct sbuf k;
+	sbuf_init(&k);
+	int created;
+	for (size_t i = 0; i < d->nrows; i++) {
+		row_key(&d->rows[i], &k);
+		strmap_put(&keys, k.buf, k.len, (int64_t)i, &created);
+	}
+	size_t alloc = d->nrows;
+	for (size_t i = 0; i < p->nrows; i++) {
+		struct diff_row *r = &p->rows[i];
+		row_key(r, &k);
+		struct strmap_ent *e = strmap_get(&keys, k.buf, k.len);
+		if (e) {
+			d->rows[e->value].side[1] = r->side[1];
+			free(r->parts);
+			free(r->name);
+		} else {
+			XGROW(d->rows, d->nrows + 1, alloc);
+			d->rows[d->nrows++] = *r;
+		}
+	}
+	free(p->rows);
+	sbuf_release(&k);
+	strmap_clear(&keys);
+	memset(p, 0, sizeof(*p));
+}
+
 int diff_compute(const char *a, const char *b, struct diff *d, char **err)
 {
-	struct builder bl = {
-	    .names = STRMAP_INIT, .paths = STRMAP_INIT, .rows = STRMAP_INIT, .d = d};
-	int rc = -1;
+	struct run_job job[2] = {{.path = a, .run = 0}, {.path = b, .run = 1}};
+	pthread_t th;
 	memset(d, 0, sizeof(*d));
-	intern_path(&bl, 0, intern_name(&bl, "", 0)); /* path 0: the empty one */
-	if (read_run(&bl, 0, a, err) < 0 || read_run(&bl, 1, b, err) < 0)
-		goto out;
-	drop_empty(&bl);
-	name_rows(&bl);
+	int threaded = pthread_create(&th, NULL, run_thread, &job[1]) == 0;
+	run_thread(&job[0]);
+	if (threaded)
+		pthread_join(th, NULL);
+	else
+		run_thread(&job[1]);
+	for (int i = 0; i < 2; i++)
+		if (job[i].rc < 0) {
+			*err = job[i].err;
+			job[i].err = NULL;
+			free(job[1 - i].err);
+			diff_release(&job[0].part);
+			diff_release(&job[1].part);
+			return -1;
+		}
+	*d = job[0].part;
+	merge(d, &job[1].part);
 	for (size_t i = 0; i < d->nrows; i++)
 		for (int run = 0; run < 2; run++) {
 			struct diff_side *sum = &d->run[run].level[d->rows[i].level];
@@ -397,16 +485,7 @@ int diff_compute(const char *a, const char *b, struct diff *d, char **err)
 			sum->total_ns = ns_sum(sum->total_ns, d->rows[i].side[run].total_ns);
 		}
 	qsort(d->rows, d->nrows, sizeof(*d->rows), row_cmp);
-	rc = 0;
-out:
-	strmap_clear(&bl.names);
-	strmap_clear(&bl.paths);
-	strmap_clear(&bl.rows);
-	free(bl.path);
-	free(bl.row_path);
-	if (rc < 0)
-		diff_release(d);
-	return rc;
+	return 0;
 }
 
 void diff_release(struct diff *d)
