@@ -151,8 +151,7 @@ static uint32_t name_of(struct scan *sc, int64_t name_id, int step)
 	}
 	sqlite3_reset(sc->nameq);
 	if (slot)
-		/* the put above may have moved it: look again */
-		*namememo_put(step ? &sc->steps : &sc->plain, name_id, &created) = (int)idx;
+		*slot = (int)idx;
 	return idx;
 }
 
