@@ -460,6 +460,7 @@ int diff_compute(const char *a, const char *b, struct diff *d, char **err)
 	struct run_job job[2] = {{.path = a, .run = 0}, {.path = b, .run = 1}};
 	pthread_t th;
 	memset(d, 0, sizeof(*d));
+	sqlite3_initialize(); /* once, before two threads open connections */
 	int threaded = pthread_create(&th, NULL, run_thread, &job[1]) == 0;
 	run_thread(&job[0]);
 	if (threaded)
