@@ -88,8 +88,9 @@ static void drill_and_sort(void **state)
 {
 	struct fx *f = *state;
 	char *err = NULL;
-	assert_string_equal(sel(f), "wf");
-	assert_int_equal(tree_view_enter(&f->v, &err), 1);
+	/* the top has one row, wf: the first screen is wf's two */
+	assert_string_equal(f->v.node->name, "wf");
+	assert_string_equal(sel(f), "train");
 	assert_int_equal(tree_view_enter(&f->v, &err), 1);
 	assert_int_equal(f->v.nrows, 4);
 	/* default: duration, longest first */
@@ -116,7 +117,73 @@ static void drill_and_sort(void **state)
 	assert_string_equal(sel(f), "aten::mm");
 	assert_int_equal(tree_view_up(&f->v, &err), 1);
 	assert_int_equal(tree_view_up(&f->v, &err), 1);
+	assert_string_equal(sel(f), "wf");
 	assert_int_equal(tree_view_up(&f->v, &err), 0); /* the top */
+}
+
+/* wf / s / rank / {proc (one child: thread / {a, b}), lone (one leaf)} */
+static int setup_chain(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct store *st;
+	char *err = NULL;
+	assert_int_equal(testdir_make(f->dir, sizeof(f->dir), "chain"), 0);
+	snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
+	assert_int_equal(store_open(f->db, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	int64_t wf = add(st, 0, PHASE_WORKFLOW, "wf", 0, 100, 0, 1, 0);
+	int64_t s = add(st, wf, PHASE_STEP, "s", 0, 100, 0, 1, 1);
+	int64_t r = add(st, s, PHASE_RANK, "rank 0", 0, 100, 0, 2, 2);
+	int64_t p = add(st, r, PHASE_PROCESS, "proc", 0, 90, 0, 1, 3);
+	int64_t t = add(st, p, PHASE_THREAD, "thread", 0, 90, 0, 2, 4);
+	add(st, t, PHASE_OPERATOR, "a", 0, 50, 50, 0, 5);
+	add(st, t, PHASE_OPERATOR, "b", 50, 40, 40, 0, 5);
+	int64_t lone = add(st, r, PHASE_PROCESS, "lone", 0, 10, 0, 1, 3);
+	add(st, lone, PHASE_THREAD, "leaf", 0, 10, 10, 0, 4);
+	assert_int_equal(store_commit(st, &err), 0);
+	store_close(st);
+	assert_int_equal(model_open(f->db, &f->m, &err), 0);
+	assert_int_equal(tree_view_init(&f->v, f->m, &err), 0);
+	*state = f;
+	return 0;
+}
+
+/* The first screen and every drill pass through chains of only children
+ * to the first level with more than one row; up goes back one level at a
+ * time through what was passed. */
+static void open_where_the_work_is(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	assert_string_equal(f->v.node->name, "rank 0");
+	assert_int_equal(f->v.nrows, 2);
+	assert_string_equal(sel(f), "proc");
+	/* proc's only child, thread, has two: Enter shows them */
+	assert_int_equal(tree_view_enter(&f->v, &err), 1);
+	assert_string_equal(f->v.node->name, "thread");
+	assert_string_equal(sel(f), "a");
+	assert_int_equal(tree_view_up(&f->v, &err), 1);
+	assert_string_equal(f->v.node->name, "proc");
+	assert_string_equal(sel(f), "thread");
+	assert_int_equal(tree_view_up(&f->v, &err), 1);
+	assert_string_equal(f->v.node->name, "rank 0");
+	assert_string_equal(sel(f), "proc");
+	/* a chain that ends in a lone leaf stops above it */
+	tree_view_move(&f->v, 1);
+	assert_string_equal(sel(f), "lone");
+	assert_int_equal(tree_view_enter(&f->v, &err), 1);
+	assert_string_equal(f->v.node->name, "lone");
+	assert_string_equal(sel(f), "leaf");
+	assert_int_equal(tree_view_up(&f->v, &err), 1);
+	assert_int_equal(tree_view_up(&f->v, &err), 1);
+	assert_string_equal(f->v.node->name, "s");
+	assert_int_equal(tree_view_up(&f->v, &err), 1);
+	assert_int_equal(tree_view_up(&f->v, &err), 1);
+	assert_int_equal(tree_view_up(&f->v, &err), 0);
+	assert_string_equal(sel(f), "wf");
+	/* Enter from the top goes down the whole chain again */
+	assert_int_equal(tree_view_enter(&f->v, &err), 1);
+	assert_string_equal(f->v.node->name, "rank 0");
 }
 
 static void search_and_filter(void **state)
@@ -223,6 +290,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(search_and_filter, setup, teardown),
 	    cmocka_unit_test_setup_teardown(goto_paths, setup, teardown),
 	    cmocka_unit_test_setup_teardown(drawn_rows, setup, teardown),
+	    cmocka_unit_test_setup_teardown(open_where_the_work_is, setup_chain, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -76,13 +76,32 @@ static void rebuild(struct tree_view *v, const struct mnode *keep)
 	v->top = 0;
 }
 
+/* From the node shown, down through every child that is its parent's only
+ * one and has children of its own, to the first level with more than one
+ * row (or a lone leaf): only the chain's children are loaded. */
+static int descend(struct tree_view *v, char **err)
+{
+	struct mnode *n = v->node;
+	while (n->nchildren == 1 && n->children[0]->child_count > 0) {
+		struct mnode *c = n->children[0];
+		if (model_children(v->m, c, err) < 0)
+			return -1;
+		if (!c->nchildren)
+			break;
+		n = c;
+	}
+	return n == v->node ? 0 : tree_view_show(v, n, NULL, err);
+}
+
 int tree_view_init(struct tree_view *v, struct model *m, char **err)
 {
 	memset(v, 0, sizeof(*v));
 	v->m = m;
 	v->sort = SORT_DUR;
 	v->desc = 1;
-	return tree_view_show(v, model_root(m), NULL, err);
+	if (tree_view_show(v, model_root(m), NULL, err) < 0)
+		return -1;
+	return descend(v, err);
 }
 
 void tree_view_release(struct tree_view *v)
@@ -115,7 +134,9 @@ int tree_view_enter(struct tree_view *v, char **err)
 		return -1;
 	free(v->filter); /* a filter belongs to the level it was set on */
 	v->filter = NULL;
-	return tree_view_show(v, s, NULL, err) < 0 ? -1 : 1;
+	if (tree_view_show(v, s, NULL, err) < 0 || descend(v, err) < 0)
+		return -1;
+	return 1;
 }
 
 int tree_view_up(struct tree_view *v, char **err)

@@ -25,13 +25,18 @@ struct tree_view {
 	char *filter; /* NULL: none */
 };
 
+/* Shows the first level with more than one row: from the top, down through
+ * chains of only children (as tree_view_enter does). */
 int tree_view_init(struct tree_view *v, struct model *m, char **err);
 void tree_view_release(struct tree_view *v);
 struct mnode *tree_view_selected(const struct tree_view *v);
 /* Lists n's children and selects sel (or the first row when sel is not
  * among them). */
 int tree_view_show(struct tree_view *v, struct mnode *n, struct mnode *sel, char **err);
-/* Into the selected row; 0 when it has no children (nothing happens). */
+/* Into the selected row and on through chains of single children that
+ * have children, to the first level with more than one row (the levels
+ * passed are the breadcrumb's; tree_view_up goes back one at a time); 0
+ * when the row has no children (nothing happens). */
 int tree_view_enter(struct tree_view *v, char **err);
 /* Up to the parent, selecting where we came from; 0 at the root. */
 int tree_view_up(struct tree_view *v, char **err);

@@ -6,8 +6,10 @@
 # in with send-keys, the screen comes out with capture-pane -p, and every wait
 # polls the screen with a timeout, as tmux's own regress/ tests do.
 #
-#   a. open, drill down three levels, quit with Q: the marker shows, the
-#      alternate screen is off, the terminal modes are as before;
+#   a. open (past the top's only row, in the demo workflow), drill (past
+#      train's only children, to thread 1), back up one level, quit with Q:
+#      the marker shows, the alternate screen is off, the terminal modes are
+#      as before;
 #   b. search (the details pane names the match) and timeline zoom and pan;
 #   c. resize the window to 60x20 ("terminal too small") and back to 80x24
 #      (the screen recovers), then q pops each level and quits at the top;
@@ -196,18 +198,18 @@ expect() {
 	fi
 }
 
-# ---- a. drill down three levels, Q ----
+# ---- a. open where the work is, drill, back up one level, Q ----
 start a || not_ok "a: tmux starts a session"
-if expect a "a: the first screen shows the demo workflow" "?:help"; then
+if expect a "a: the first screen opens in the demo workflow" "?:help"; then
 	alt=$(alt_on a)
-	if [ "$alt" = 1 ] && grep -q '^+ demo ' "$TMP/last"; then
-		ok "a: the explorer runs on the alternate screen"
+	if [ "$alt" = 1 ] && grep -q '^grademl-tui › demo *$' "$TMP/last" && grep -q '^+ train ' "$TMP/last"; then
+		ok "a: the explorer runs on the alternate screen, past the top's only row"
 	else
-		not_ok "a: the explorer runs on the alternate screen" "alternate_on=$alt"
+		not_ok "a: the explorer runs on the alternate screen, past the top's only row" "alternate_on=$alt: $(last_screen)"
 	fi
-	step a "a: Enter drills into demo" "grademl-tui › demo" Enter &&
-		step a "a: Enter drills into train" "› demo › train" Enter &&
-		step a "a: Enter drills into process CPU functions" "› train › process CPU functions" Enter &&
+	step a "a: Enter on train passes its only children to thread 1" \
+		"› demo › train › process CPU functions › thread 1" Enter &&
+		step_gone a "a: h goes back up one level" "› thread 1" h &&
 		tm send-keys -t a Q && restored a "a: Q quits and restores the terminal" 0
 fi
 tm kill-session -t a 2>/dev/null || true
@@ -215,7 +217,6 @@ tm kill-session -t a 2>/dev/null || true
 # ---- b. search and timeline zoom ----
 start b || not_ok "b: tmux starts a session"
 if expect b "b: the explorer starts" "?:help"; then
-	tm send-keys -t b Enter Enter Enter
 	step b "b: down to thread 1" "› thread 1" Enter &&
 		step b "b: d opens the details pane" "-- details --" d &&
 		step b "b: /ProfilerStep#2 selects it" " phase     ProfilerStep#2 " / ProfilerStep#2 Enter &&
@@ -234,7 +235,8 @@ tm kill-session -t b 2>/dev/null || true
 # ---- c. resize to 60x20 and back, q to the top ----
 start c || not_ok "c: tmux starts a session"
 if expect c "c: the explorer starts" "?:help"; then
-	step c "c: down two levels" "grademl-tui › demo › train" Enter Enter &&
+	step c "c: Enter goes down to thread 1" "› thread 1" Enter &&
+		step_gone c "c: h h goes back up to train" "› process CPU functions" h h &&
 		step c "c: 60x20 says 'terminal too small'" "terminal too small: 60x20, needs 80x24" \
 			\; resize-window -t c -x 60 -y 20 &&
 		step c "c: 80x24 again recovers the screen" "grademl-tui › demo › train" \
@@ -248,7 +250,7 @@ tm kill-session -t c 2>/dev/null || true
 # ---- d. SIGTERM and SIGINT ----
 start d || not_ok "d: tmux starts a session"
 if expect d "d: the explorer starts (for SIGTERM)" "?:help"; then
-	tm send-keys -t d Enter Enter
+	tm send-keys -t d Enter
 	wait_for d "› train" || true
 	if pid=$(explorer_pid d) && [ -n "$pid" ]; then
 		kill -TERM "$pid"
@@ -277,7 +279,7 @@ if expect f "f: the explorer starts (for a query)" "?:help"; then
 		not_ok "f: a long query says it is running" "$(last_screen)"
 	fi
 	step f "f: C-c stops the query" "stopped after" C-c &&
-		step f "f: the explorer goes on: q goes back to the tree" "+ demo" q &&
+		step f "f: the explorer goes on: q goes back to the tree" "+ train" q &&
 		tm send-keys -t f Q && restored f "f: Q then quits and restores the terminal" 0
 fi
 tm kill-session -t f 2>/dev/null || true
