@@ -283,6 +283,100 @@ static void drawn_rows(void **state)
 	app_release(&a);
 }
 
+/* wf / s / {stream 7 (one kernel, a long C++ signature, 3 us at 688 ms),
+ * an operator whose name is too long, one that fits but for a blank} */
+#define KERNEL_ARGS "float, float, float, float, float, float, float, float, float, float, "
+static const char *const long_kernel = "void k::f<" KERNEL_ARGS KERNEL_ARGS KERNEL_ARGS KERNEL_ARGS
+    KERNEL_ARGS KERNEL_ARGS KERNEL_ARGS KERNEL_ARGS "int>(int, float const*)";
+
+static int setup_names(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct store *st;
+	char *err = NULL;
+	assert_int_equal(testdir_make(f->dir, sizeof(f->dir), "names"), 0);
+	snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
+	assert_int_equal(store_open(f->db, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	int64_t wf = add(st, 0, PHASE_WORKFLOW, "wf", 0, 1000000000, 0, 1, 0);
+	int64_t s = add(st, wf, PHASE_STEP, "s", 0, 1000000000, 0, 3, 1);
+	int64_t sm = add(st, s, PHASE_STREAM, "stream 7 ", 0, 900000000, 0, 1, 2);
+	add(st, sm, PHASE_KERNEL, long_kernel, 688123456, 3000, 3000, 0, 3);
+	add(st, s, PHASE_OPERATOR, "an_operator_name_far_too_long_for_the_column", 0, 500000000, 0,
+	    0, 2);
+	/* 29 characters, the name column's width at 80 columns, and a blank */
+	add(st, s, PHASE_OPERATOR, "a_name_of_twenty_nine_letters ", 500000000, 100000000, 0, 0, 2);
+	assert_int_equal(store_commit(st, &err), 0);
+	store_close(st);
+	assert_int_equal(model_open(f->db, &f->m, &err), 0);
+	*state = f;
+	return 0;
+}
+
+/* Row y of g containing text, or -1. */
+static int find_line(struct grid *g, const char *text, char *line, size_t n)
+{
+	for (int y = 0; y < g->h; y++) {
+		grid_row_text(g, y, line, n);
+		if (strstr(line, text))
+			return y;
+	}
+	return -1;
+}
+
+/* Names in the tree: trailing blanks dropped, a cut marked, a kernel's
+ * signature shortened with the whole of it in the details pane, which
+ * scrolls (J/K); a short phase's start and end read apart. */
+static void names_as_shown(void **state)
+{
+	struct fx *f = *state;
+	struct app a;
+	struct grid g;
+	char *err = NULL, line[1024];
+	assert_int_equal(app_init(&a, f->m, 1, NULL, &err), 0);
+	grid_init(&g, 80, 24, 1);
+	app_draw(&a, &g);
+	grid_row_text(&g, 0, line, sizeof(line));
+	assert_string_equal(line, "grademl-tui > wf > s");
+	assert_true(find_line(&g, "  an_operator_name_far_too_lon~ ", line, sizeof(line)) > 0);
+	assert_true(find_line(&g, "  a_name_of_twenty_nine_letters ", line, sizeof(line)) > 0);
+	assert_int_equal(find_line(&g, "a_name_of_twenty_nine_letter~", line, sizeof(line)), -1);
+	/* into the stream: its kernel as k::f<~> */
+	assert_int_equal(tree_view_goto(&a.tree, "/wf/s/stream 7", &err), 0);
+	app_key(&a, K_ENTER);
+	app_draw(&a, &g);
+	grid_row_text(&g, 0, line, sizeof(line));
+	assert_string_equal(line, "grademl-tui > wf > s > stream 7");
+	int y = find_line(&g, "k::f<", line, sizeof(line));
+	assert_true(y > 0);
+	assert_int_equal(strncmp(line, "  k::f<~> ", 10), 0);
+	/* the details pane: the whole name over rows of its own, and more
+	 * rows than the pane has, so it scrolls */
+	app_key(&a, 'd');
+	app_draw(&a, &g);
+	assert_true(find_line(&g, " phase     void k::f<float, float, ", line, sizeof(line)) > 0);
+	assert_true(find_line(&g, "const*)  kind kernel", line, sizeof(line)) > 0);
+	assert_true(find_line(&g, " details 1-11 of ", line, sizeof(line)) > 0);
+	assert_int_equal(find_line(&g, " bound by ", line, sizeof(line)), -1);
+	for (int i = 0; i < 30; i++)
+		app_key(&a, 'J');
+	app_draw(&a, &g);
+	assert_true(find_line(&g, " bound by ", line, sizeof(line)) > 0);
+	assert_int_equal(find_line(&g, " phase ", line, sizeof(line)), -1);
+	assert_true(find_line(&g, " time      +688.123 ms .. +688.126 ms  dur 3.00 us", line,
+			      sizeof(line)) > 0);
+	int last = find_line(&g, " details ", line, sizeof(line)), from, to, of;
+	assert_int_equal(sscanf(line, "-- details %d-%d of %d", &from, &to, &of), 3);
+	assert_int_equal(to, of);
+	app_key(&a, 'K');
+	app_draw(&a, &g);
+	assert_int_equal(find_line(&g, " details ", line, sizeof(line)), last);
+	assert_int_equal(sscanf(line, "-- details %d-%d of %d", &from, &to, &of), 3);
+	assert_int_equal(to, of - 1);
+	grid_release(&g);
+	app_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +385,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(goto_paths, setup, teardown),
 	    cmocka_unit_test_setup_teardown(drawn_rows, setup, teardown),
 	    cmocka_unit_test_setup_teardown(open_where_the_work_is, setup_chain, teardown),
+	    cmocka_unit_test_setup_teardown(names_as_shown, setup_names, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -775,14 +775,15 @@ static void draw_breadcrumb(struct app *a, struct grid *g)
 		sbuf_adds(&sb, first == n - 1 ? "grademl-tui" : a->g->more);
 		for (int i = first; i >= 0; i--) {
 			sbuf_adds(&sb, a->g->crumb);
-			sbuf_adds(&sb, chain[i]->name);
+			format_name(&sb, chain[i]->name, chain[i]->kind == PHASE_KERNEL,
+				    a->g->more);
 		}
 		if (format_width(sb.buf) <= cols || first == 0)
 			break;
 	}
 	if (!n)
 		sbuf_adds(&sb, "grademl-tui");
-	grid_put(g, 0, 0, cols, sb.buf, ROLE_BREADCRUMB);
+	grid_put_cut(g, 0, 0, cols, sb.buf, a->g->more, ROLE_BREADCRUMB);
 	sbuf_release(&sb);
 }
 

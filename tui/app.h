@@ -114,6 +114,7 @@ struct app {
 	struct tree_view tree;
 	enum app_screen screen, back; /* back: where help returns to */
 	int details;		      /* details pane shown */
+	int details_top;	      /* its first row shown (J/K), for detail_for */
 	char *spark;		      /* the tree's sparkline metric (NULL: when rows ran) */
 	struct timeline tl;
 	struct metrics_view mv;

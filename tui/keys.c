@@ -49,6 +49,8 @@ const struct binding key_bindings[] = {
     {K_RIGHT, R, A_COL_NEXT},
     {'s', R, A_SORT_COL},
     {'d', T, A_DETAILS},
+    {'J', T, A_DETAILS_DOWN},
+    {'K', T, A_DETAILS_UP},
     {'t', T, A_TIMELINE},
     {'m', T | L | I | R, A_METRICS},
     {'i', T | L | M | R, A_ISSUES},

@@ -68,6 +68,8 @@ enum {
 	X(A_COL_NEXT, "select the column to the right")                                            \
 	X(A_SORT_COL, "sort by the selected column (again: reverse)")                              \
 	X(A_DETAILS, "show or hide the details pane")                                              \
+	X(A_DETAILS_DOWN, "scroll the details pane down")                                          \
+	X(A_DETAILS_UP, "scroll the details pane up")                                              \
 	X(A_TIMELINE, "timeline of the current phase's children")                                  \
 	X(A_METRICS, "metrics: every series with a sparkline")                                     \
 	X(A_ISSUES, "top issues, ranked by the time each would save")                              \

@@ -221,7 +221,8 @@ if expect b "b: the explorer starts" "?:help"; then
 		step b "b: d opens the details pane" "-- details --" d &&
 		step b "b: /ProfilerStep#2 selects it" " phase     ProfilerStep#2 " / ProfilerStep#2 Enter &&
 		step b "b: /zero selects the first aten::zeros" " phase     aten::zeros " / zero Enter &&
-		step b "b: n moves to the next match" " time      +688 ms .. +688 ms  dur 3.00 us " n &&
+		step b "b: n moves to the next match (its start and end read apart)" \
+			" time      +688.027 ms .. +688.030 ms  dur 3.00 us " n &&
 		step b "b: t opens the timeline at zoom 1x" "zoom 1x" d t &&
 		step b "b: + zooms to 2x" "zoom 2x" + &&
 		step b "b: + zooms to 4x" "zoom 4x" + &&
