@@ -214,6 +214,49 @@ static void search_and_filter(void **state)
 	assert_null(f->v.filter);
 }
 
+/* / searches the whole subtree below the current level, in order of start,
+ * from after the selected row, smart case, wrapping. */
+static void find_below(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	int wrapped;
+	assert_string_equal(f->v.node->name, "wf");
+	assert_string_equal(sel(f), "train");
+	/* two levels down, not among the rows shown */
+	assert_int_equal(tree_view_find(&f->v, "inner", &err), 1);
+	assert_string_equal(f->v.node->name, "a/b");
+	assert_string_equal(sel(f), "inner");
+	assert_int_equal(f->v.nhits, 1);
+	assert_int_equal(tree_view_goto(&f->v, "/wf/train", &err), 0);
+	assert_int_equal(tree_view_enter(&f->v, &err), 1);
+	assert_string_equal(sel(f), "aten::mm");
+	/* in order of start (mm 0, add 40, relu 50): the first after mm */
+	assert_int_equal(tree_view_find(&f->v, "aten", &err), 1);
+	assert_int_equal(f->v.nhits, 3);
+	assert_int_equal(f->v.hit, 1);
+	assert_string_equal(sel(f), "aten::add");
+	assert_int_equal(tree_view_find_next(&f->v, 1, &wrapped, &err), 1);
+	assert_string_equal(sel(f), "Aten::relu");
+	assert_int_equal(wrapped, 0);
+	assert_int_equal(tree_view_find_next(&f->v, 1, &wrapped, &err), 1);
+	assert_string_equal(sel(f), "aten::mm");
+	assert_int_equal(wrapped, 1);
+	assert_int_equal(tree_view_find_next(&f->v, -1, &wrapped, &err), 1);
+	assert_string_equal(sel(f), "Aten::relu");
+	assert_int_equal(wrapped, 1);
+	/* an upper-case letter makes it exact; after the selected row */
+	assert_int_equal(tree_view_find(&f->v, "Aten", &err), 1);
+	assert_int_equal(f->v.nhits, 1);
+	assert_int_equal(tree_view_find(&f->v, "nothing", &err), 0);
+	assert_int_equal(tree_view_find_next(&f->v, 1, &wrapped, &err), 0);
+	/* below train only: the stream beside it is not searched */
+	assert_int_equal(tree_view_find(&f->v, "stream", &err), 0);
+	assert_int_equal(tree_view_up(&f->v, &err), 1);
+	assert_int_equal(tree_view_find(&f->v, "stream", &err), 1);
+	assert_string_equal(sel(f), "stream 7 ");
+}
+
 static void goto_paths(void **state)
 {
 	struct fx *f = *state;
@@ -383,6 +426,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(drill_and_sort, setup, teardown),
 	    cmocka_unit_test_setup_teardown(search_and_filter, setup, teardown),
 	    cmocka_unit_test_setup_teardown(goto_paths, setup, teardown),
+	    cmocka_unit_test_setup_teardown(find_below, setup, teardown),
 	    cmocka_unit_test_setup_teardown(drawn_rows, setup, teardown),
 	    cmocka_unit_test_setup_teardown(open_where_the_work_is, setup_chain, teardown),
 	    cmocka_unit_test_setup_teardown(names_as_shown, setup_names, teardown),

@@ -113,14 +113,18 @@ int app_list_move(enum action act, size_t *sel, size_t *top, size_t n, size_t ro
 
 /* ---- search and filter (per screen) ---- */
 
-static void search(struct app *a, int dir)
+/* fresh: the pattern was just typed (else n or N). */
+static void search(struct app *a, int dir, int fresh)
 {
 	if (!a->search || !*a->search) {
 		app_message(a, 1, "no search yet: type / to search");
 		return;
 	}
 	int found = 0, wrapped = 0;
-	if (a->screen == SCREEN_TREE || a->screen == SCREEN_TIMELINE) {
+	if (a->screen == SCREEN_TREE) {
+		tree_search(a, dir, fresh);
+		return;
+	} else if (a->screen == SCREEN_TIMELINE) {
 		found = tree_view_search(&a->tree, a->search, dir, &wrapped);
 		if (found && a->screen == SCREEN_TIMELINE)
 			timeline_select(a, tree_view_selected(&a->tree));
@@ -659,7 +663,7 @@ static void prompt_done(struct app *a, enum prompt_kind kind)
 			free(a->search);
 			a->search = xstrdup(line);
 		}
-		search(a, 1);
+		search(a, 1, 1);
 	} else if (kind == PROMPT_FILTER) {
 		set_filter(a, line);
 	}
@@ -711,10 +715,10 @@ void app_key(struct app *a, int key)
 		prompt_open(&a->prompt, PROMPT_FILTER);
 		return;
 	case A_SEARCH_NEXT:
-		search(a, 1);
+		search(a, 1, 0);
 		return;
 	case A_SEARCH_PREV:
-		search(a, -1);
+		search(a, -1, 0);
 		return;
 	case A_TIMELINE:
 		open_screen(a, SCREEN_TIMELINE);

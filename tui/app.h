@@ -172,6 +172,9 @@ int app_list_move(enum action act, size_t *sel, size_t *top, size_t n, size_t ro
 /* The screens (one module each). */
 void tree_draw(struct app *a, struct grid *g, int y, int h);
 void tree_key(struct app *a, enum action act);
+/* The tree's search for a->search below the current level: a fresh one,
+ * or the next (dir > 0) or previous match of the last; says "3 of 17". */
+void tree_search(struct app *a, int dir, int fresh);
 void timeline_open(struct app *a);
 /* Selects child c of the timeline's node, keeping the zoom, and pans to it. */
 void timeline_select(struct app *a, const struct mnode *c);

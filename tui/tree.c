@@ -529,6 +529,31 @@ void tree_draw(struct app *a, struct grid *g, int y, int h)
 		draw_details(a, g, y + 1 + list_h, DETAILS_H, tree_view_selected(v));
 }
 
+void tree_search(struct app *a, int dir, int fresh)
+{
+	struct tree_view *v = &a->tree;
+	char *err = NULL;
+	int wrapped = 0, r;
+	if (fresh || !v->nhits || !v->find_pat || strcmp(v->find_pat, a->search)) {
+		if (a->show_now) {
+			app_message(a, 0, "searching below %s ...",
+				    v->node->parent ? v->node->name : "the top");
+			a->show_now(a);
+		}
+		r = tree_view_find(v, a->search, &err);
+	} else {
+		r = tree_view_find_next(v, dir, &wrapped, &err);
+	}
+	if (r < 0) {
+		app_error(a, r, err);
+	} else if (!r) {
+		app_message(a, 1, "pattern not found: %s", a->search);
+	} else {
+		app_message(a, 0, "%s%zu of %zu%s", wrapped ? "search wrapped: " : "", v->hit + 1,
+			    v->nhits, v->hits_more ? "+" : "");
+	}
+}
+
 void tree_key(struct app *a, enum action act)
 {
 	struct tree_view *v = &a->tree;

@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tui/treeview.h"
+#include "model/ptree.h"
+#include "model/store.h"
 #include "model/xalloc.h"
+#include "tui/treeview.h"
 
 int tree_view_match(const char *name, const char *pat)
 {
@@ -108,6 +110,8 @@ void tree_view_release(struct tree_view *v)
 {
 	free(v->rows);
 	free(v->filter);
+	free(v->find_pat);
+	free(v->hits);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -196,6 +200,131 @@ int tree_view_search(struct tree_view *v, const char *pat, int dir, int *wrapped
 		}
 	}
 	return 0;
+}
+
+int tree_view_show_id(struct tree_view *v, int64_t id, char **err)
+{
+	struct store *st = model_store(v->m);
+	int64_t *chain = NULL;
+	size_t n = 0;
+	int rc = ptree_up(store_db(st), store_path(st), id, &chain, &n, err);
+	struct mnode *node = model_root(v->m), *hit = NULL;
+	/* down from the top along the chain, loading each level on the way */
+	for (size_t k = n; rc == 0 && k-- > 0; node = hit) {
+		if ((rc = model_children(v->m, node, err)) < 0)
+			break;
+		hit = NULL;
+		for (size_t i = 0; i < node->nchildren && !hit; i++)
+			if (node->children[i]->id == chain[k])
+				hit = node->children[i];
+		if (!hit)
+			break;
+	}
+	free(chain);
+	if (rc < 0 || !hit)
+		return rc;
+	free(v->filter);
+	v->filter = NULL;
+	return tree_view_show(v, hit->parent, hit, err) < 0 ? -1 : 1;
+}
+
+/* The subtree below v->node: names matching pat (smart case, as
+ * tree_view_match: ASCII case folding), in order of start.  UNION, not
+ * UNION ALL: parent links that loop end the walk instead of running it
+ * for ever. */
+static int find_all(struct tree_view *v, const char *pat, const struct mnode *sel, size_t *first,
+		    char **err)
+{
+	int exact = 0;
+	for (const char *p = pat; *p; p++)
+		exact |= isupper((unsigned char)*p);
+	struct store *st = model_store(v->m);
+	sqlite3 *db = store_db(st);
+	sqlite3_stmt *q;
+	char *sql =
+	    xasprintf("WITH RECURSIVE sub(id) AS (SELECT id FROM phases WHERE parent_id IS ?1"
+		      " UNION SELECT p.id FROM phases p JOIN sub ON p.parent_id = sub.id)"
+		      " SELECT p.id, p.start_ns FROM sub JOIN phases p ON p.id = sub.id JOIN "
+		      "strings n ON n.id = p.name_id"
+		      " WHERE %s ORDER BY p.start_ns, p.id LIMIT ?3",
+		      exact ? "instr(n.text, ?2) > 0" : "instr(lower(n.text), lower(?2)) > 0");
+	int rc = sqlite3_prepare_v2(db, sql, -1, &q, NULL);
+	free(sql);
+	if (rc != SQLITE_OK) {
+		*err =
+		    xasprintf("%s: cannot search phases: %s", store_path(st), sqlite3_errmsg(db));
+		return -1;
+	}
+	if (v->node->id)
+		sqlite3_bind_int64(q, 1, v->node->id);
+	else
+		sqlite3_bind_null(q, 1);
+	sqlite3_bind_text(q, 2, pat, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 3, TREE_VIEW_FIND_MAX + 1);
+	size_t alloc = 0;
+	v->nhits = 0;
+	*first = SIZE_MAX; /* the first after sel in the order of the query */
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		XGROW(v->hits, v->nhits + 1, alloc);
+		int64_t id = sqlite3_column_int64(q, 0), start = sqlite3_column_int64(q, 1);
+		if (*first == SIZE_MAX && sel &&
+		    (start > sel->start_ns || (start == sel->start_ns && id > sel->id)))
+			*first = v->nhits;
+		v->hits[v->nhits++] = id;
+	}
+	sqlite3_finalize(q);
+	if (rc != SQLITE_DONE) {
+		*err =
+		    xasprintf("%s: cannot search phases: %s", store_path(st), sqlite3_errmsg(db));
+		v->nhits = 0;
+		return -1;
+	}
+	v->hits_more = v->nhits > TREE_VIEW_FIND_MAX;
+	if (v->hits_more)
+		v->nhits = TREE_VIEW_FIND_MAX;
+	return 0;
+}
+
+/* Shows hit i, or the next one that is in the tree (dir says which way). */
+static int show_hit(struct tree_view *v, size_t i, int dir, char **err)
+{
+	for (size_t k = 0; k < v->nhits; k++) {
+		size_t j = dir > 0 ? (i + k) % v->nhits : (i + v->nhits - k) % v->nhits;
+		int rc = tree_view_show_id(v, v->hits[j], err);
+		if (rc < 0)
+			return -1;
+		if (rc > 0) {
+			v->hit = j;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int tree_view_find(struct tree_view *v, const char *pat, char **err)
+{
+	size_t first;
+	free(v->find_pat);
+	v->find_pat = xstrdup(pat);
+	v->find_root = v->node->id;
+	v->nhits = v->hit = 0;
+	if (!*pat)
+		return 0;
+	if (find_all(v, pat, tree_view_selected(v), &first, err) < 0)
+		return -1;
+	if (!v->nhits)
+		return 0;
+	return show_hit(v, first < v->nhits ? first : 0, 1, err);
+}
+
+int tree_view_find_next(struct tree_view *v, int dir, int *wrapped, char **err)
+{
+	*wrapped = 0;
+	if (!v->nhits)
+		return 0;
+	size_t i = dir > 0 ? (v->hit + 1) % v->nhits : (v->hit + v->nhits - 1) % v->nhits;
+	*wrapped = dir > 0 ? i <= v->hit : i >= v->hit;
+	return show_hit(v, i, dir, err);
 }
 
 void tree_view_set_filter(struct tree_view *v, const char *pat)

@@ -23,7 +23,17 @@ struct tree_view {
 	enum tree_sort sort;
 	int desc;
 	char *filter; /* NULL: none */
+	/* the last tree_view_find: its pattern, the level it searched below,
+	 * the ids it found (in order of start), the one shown */
+	char *find_pat;
+	int64_t find_root;
+	int64_t *hits;
+	size_t nhits, hit;
+	int hits_more; /* more than TREE_VIEW_FIND_MAX matched */
 };
+
+/* Matches tree_view_find keeps at most. */
+#define TREE_VIEW_FIND_MAX 100000
 
 /* Shows the first level with more than one row: from the top, down through
  * chains of only children (as tree_view_enter does). */
@@ -50,6 +60,17 @@ void tree_view_costliest(struct tree_view *v);
  * case: case-sensitive only when pat has an upper-case letter), wrapping.
  * Returns 1 found, 0 none, and sets *wrapped when it went past an end. */
 int tree_view_search(struct tree_view *v, const char *pat, int dir, int *wrapped);
+/* Searches the whole subtree below the current level (not only its rows)
+ * for names matching pat (smart case), in order of start, and shows the
+ * first match after the selected row (wrapping) as tree_view_goto shows a
+ * phase: its level, it selected.  Returns 1 found, 0 none, -1 with *err. */
+int tree_view_find(struct tree_view *v, const char *pat, char **err);
+/* The next (dir > 0) or previous match of the last tree_view_find,
+ * wrapping (*wrapped set when it went past an end); 0 when there is none. */
+int tree_view_find_next(struct tree_view *v, int dir, int *wrapped, char **err);
+/* Shows phase id (an id from the file) as tree_view_goto shows a phase;
+ * 0 when it is not in the tree. */
+int tree_view_show_id(struct tree_view *v, int64_t id, char **err);
 /* Shows only rows whose name matches pat (smart case); NULL or "" clears. */
 void tree_view_set_filter(struct tree_view *v, const char *pat);
 /* Goes to the phase at path ("/workflow/step/..."; names may hold '/'):

@@ -19,7 +19,7 @@
 #   GRADEML_BIN=build/san/grademl-tui bash tests/e2e/tui_headless.sh
 #   GRADEML_E2E_REGEN=1 bash tests/e2e/tui_headless.sh   rewrites the expected
 #       screens from the current binary (read the diff before committing).
-# Needs: bash, python3, diff, cmp, grep.
+# Needs: bash, python3, sqlite3 (the CLI), diff, cmp, grep.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,7 +42,7 @@ if [ ! -x "$BIN" ]; then
 	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN or run make"
 	summary || exit 1
 fi
-for tool in python3 diff cmp grep; do
+for tool in python3 sqlite3 diff cmp grep; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		not_ok "tool $tool" "not installed"
 		summary || exit 1
@@ -211,15 +211,23 @@ fi
 
 if run search "$DEMO_DB"; then
 	compare search
-	# The dumps: after Enter, after four n, after the sixth match (wrapped).
+	# The dumps: after Enter, N (wrapped to the last), n (wrapped to the
+	# first), n n.  36: the operators below process CPU functions whose
+	# name holds "zero" in any case, counted with sqlite3 below.
 	msgs=$(awk 'NR % 24 == 0' "$TMP/search.txt" | tr '\n' '|')
+	crumbs=$(awk 'NR % 24 == 1' "$TMP/search.txt" | sed 's/.*› //' | tr '\n' '|')
 	phases=$(grep '^ phase ' "$TMP/search.txt" | awk '{print $2}' | tr '\n' ' ')
-	if [ "$(awk 'NR % 24 == 0' "$TMP/search.txt" | sed -n 3p)" = "search wrapped" ] &&
-		[ "$phases" = "aten::zeros aten::zero_ aten::zeros aten::zero_ " ]; then
-		ok "search: / then n walks the matches and wraps with a message"
+	want=$(sqlite3 "$DEMO_DB" "WITH RECURSIVE s(id) AS (SELECT p.id FROM phases_v p JOIN phases_v t
+		ON t.id = p.parent_id WHERE p.name = 'process CPU functions' AND t.name = 'train'
+		UNION ALL SELECT p.id FROM phases p JOIN s ON p.parent_id = s.id)
+		SELECT count(*) FROM s JOIN phases_v v ON v.id = s.id WHERE lower(v.name) LIKE '%zero%'" 2>&1)
+	if [ "$msgs" = "1 of $want|search wrapped: $want of $want|search wrapped: 1 of $want|3 of $want|" ] &&
+		[ "$crumbs" = "thread 1|ProfilerStep#3|thread 1|ProfilerStep#1|" ] &&
+		[ "$phases" = "aten::zeros aten::zero_ aten::zeros aten::zeros " ]; then
+		ok "search: / searches the whole subtree in order of start, says 'N of $want', n/N wrap"
 	else
-		not_ok "search: / then n walks the matches and wraps with a message" \
-			"status lines: $msgs selected: $phases"
+		not_ok "search: / searches the whole subtree in order of start, says 'N of $want', n/N wrap" \
+			"status lines: $msgs levels: $crumbs selected: $phases"
 	fi
 fi
 

@@ -10,7 +10,8 @@
 #      train's only children, to thread 1), back up one level, quit with Q:
 #      the marker shows, the alternate screen is off, the terminal modes are
 #      as before;
-#   b. search (the details pane names the match) and timeline zoom and pan;
+#   b. search below a level (the details pane names the match, the status
+#      line says which of how many), and timeline zoom and pan;
 #   c. resize the window to 60x20 ("terminal too small") and back to 80x24
 #      (the screen recovers), then q pops each level and quits at the top;
 #   d. SIGTERM, and C-c (SIGINT) typed at the terminal, restore it too.
@@ -220,9 +221,10 @@ if expect b "b: the explorer starts" "?:help"; then
 	step b "b: down to thread 1" "› thread 1" Enter &&
 		step b "b: d opens the details pane" "-- details --" d &&
 		step b "b: /ProfilerStep#2 selects it" " phase     ProfilerStep#2 " / ProfilerStep#2 Enter &&
-		step b "b: /zero selects the first aten::zeros" " phase     aten::zeros " / zero Enter &&
-		step b "b: n moves to the next match (its start and end read apart)" \
-			" time      +688.027 ms .. +688.030 ms  dur 3.00 us " n &&
+		step b "b: /zero searches below thread 1: the first aten::zeros after ProfilerStep#2's start" \
+			"15 of 36" / zero Enter &&
+		expect b "b: its start and end read apart" " time      +688.0538 ms .. +688.0548 ms  dur 1.00 us " &&
+		step b "b: n moves to the next match" "16 of 36" n &&
 		step b "b: t opens the timeline at zoom 1x" "zoom 1x" d t &&
 		step b "b: + zooms to 2x" "zoom 2x" + &&
 		step b "b: + zooms to 4x" "zoom 4x" + &&
