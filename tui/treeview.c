@@ -228,10 +228,97 @@ int tree_view_show_id(struct tree_view *v, int64_t id, char **err)
 	return tree_view_show(v, hit->parent, hit, err) < 0 ? -1 : 1;
 }
 
-/* The subtree below v->node: names matching pat (smart case, as
- * tree_view_match: ASCII case folding), in order of start.  UNION, not
- * UNION ALL: parent links that loop end the walk instead of running it
- * for ever. */
+/* Which phases are below the level searched, as far as found out: an
+ * open-addressing set of ids, each marked in or out. */
+struct below {
+	int64_t root;
+	int64_t *ids;
+	signed char *in;
+	size_t cap, n;
+	sqlite3_stmt *parent_q;
+};
+
+static size_t below_slot(const struct below *b, int64_t id)
+{
+	size_t i = (size_t)((uint64_t)id * 0x9e3779b97f4a7c15ull >> 20) & (b->cap - 1);
+	while (b->in[i] >= 0 && b->ids[i] != id)
+		i = (i + 1) & (b->cap - 1);
+	return i;
+}
+
+static void below_put(struct below *b, int64_t id, int in)
+{
+	if (2 * (b->n + 1) > b->cap) {
+		struct below old = *b;
+		b->cap = b->cap ? 2 * b->cap : 1024;
+		b->ids = xmalloc(b->cap * sizeof(*b->ids));
+		b->in = xmalloc(b->cap);
+		memset(b->in, -1, b->cap);
+		b->n = 0;
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.in[i] >= 0)
+				below_put(b, old.ids[i], old.in[i]);
+		free(old.ids);
+		free(old.in);
+	}
+	size_t i = below_slot(b, id);
+	b->n += b->in[i] < 0;
+	b->ids[i] = id;
+	b->in[i] = (signed char)in;
+}
+
+/* 1 when phase parent (a match's parent) is b->root or below it, walking
+ * up its parent links until a phase already known; -1 on an error or
+ * PTREE_LOOP with *err. */
+static int below_is(struct below *b, struct store *st, int64_t parent, char **err)
+{
+	int64_t chain[64], x = parent;
+	size_t n = 0;
+	int in = 0;
+	struct ptree_walk w;
+	ptree_walk_init(&w, x);
+	while (x) {
+		if (x == b->root) {
+			in = 1;
+			break;
+		}
+		size_t i = b->cap ? below_slot(b, x) : 0;
+		if (b->cap && b->in[i] >= 0) {
+			in = b->in[i];
+			break;
+		}
+		if (n == 64) { /* deep: remember the way so far as it ends */
+			int r = below_is(b, st, x, err);
+			if (r < 0)
+				return r;
+			in = r;
+			break;
+		}
+		chain[n++] = x;
+		sqlite3_reset(b->parent_q);
+		sqlite3_bind_int64(b->parent_q, 1, x);
+		int rc = sqlite3_step(b->parent_q);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+			*err = xasprintf("%s: cannot search phases: %s", store_path(st),
+					 sqlite3_errmsg(store_db(st)));
+			return -1;
+		}
+		x = rc == SQLITE_ROW ? sqlite3_column_int64(b->parent_q, 0) : 0;
+		if (x && ptree_walk_loops(&w, x)) {
+			*err = ptree_loop_error(store_path(st), x);
+			return PTREE_LOOP;
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		below_put(b, chain[k], in);
+	return in;
+}
+
+/* The phases below v->node whose name matches pat (smart case, as
+ * tree_view_match: ASCII case folding), in order of start: every phase of
+ * a matching name, read in one scan, kept when its parent links lead to
+ * v->node (each phase on the way looked up once), at most
+ * TREE_VIEW_FIND_MAX of them.  *first: the first after sel. */
 static int find_all(struct tree_view *v, const char *pat, const struct mnode *sel, size_t *first,
 		    char **err)
 {
@@ -240,49 +327,65 @@ static int find_all(struct tree_view *v, const char *pat, const struct mnode *se
 		exact |= isupper((unsigned char)*p);
 	struct store *st = model_store(v->m);
 	sqlite3 *db = store_db(st);
-	sqlite3_stmt *q;
-	char *sql =
-	    xasprintf("WITH RECURSIVE sub(id) AS (SELECT id FROM phases WHERE parent_id IS ?1"
-		      " UNION SELECT p.id FROM phases p JOIN sub ON p.parent_id = sub.id)"
-		      " SELECT p.id, p.start_ns FROM sub JOIN phases p ON p.id = sub.id JOIN "
-		      "strings n ON n.id = p.name_id"
-		      " WHERE %s ORDER BY p.start_ns, p.id LIMIT ?3",
-		      exact ? "instr(n.text, ?2) > 0" : "instr(lower(n.text), lower(?2)) > 0");
-	int rc = sqlite3_prepare_v2(db, sql, -1, &q, NULL);
+	sqlite3_stmt *q = NULL;
+	struct below b = {.root = v->node->id};
+	/* below the top, or its only row, every phase is: no walk */
+	const struct mnode *top = model_root(v->m);
+	int all = v->node == top || (v->node->parent == top && top->nchildren == 1);
+	char *sql = xasprintf("SELECT id, coalesce(parent_id, 0), start_ns FROM phases"
+			      " WHERE name_id IN (SELECT id FROM strings WHERE %s)"
+			      " ORDER BY start_ns, id",
+			      exact ? "instr(text, ?1) > 0" : "instr(lower(text), lower(?1)) > 0");
+	int rc = sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK &&
+			 sqlite3_prepare_v2(
+			     db, "SELECT coalesce(parent_id, 0) FROM phases WHERE id = ?1", -1,
+			     &b.parent_q, NULL) == SQLITE_OK
+		     ? 0
+		     : -1;
 	free(sql);
-	if (rc != SQLITE_OK) {
-		*err =
-		    xasprintf("%s: cannot search phases: %s", store_path(st), sqlite3_errmsg(db));
-		return -1;
-	}
-	if (v->node->id)
-		sqlite3_bind_int64(q, 1, v->node->id);
-	else
-		sqlite3_bind_null(q, 1);
-	sqlite3_bind_text(q, 2, pat, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(q, 3, TREE_VIEW_FIND_MAX + 1);
 	size_t alloc = 0;
 	v->nhits = 0;
-	*first = SIZE_MAX; /* the first after sel in the order of the query */
+	v->hits_more = 0;
+	*first = SIZE_MAX;
+	if (rc < 0)
+		goto fail;
+	sqlite3_bind_text(q, 1, pat, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		XGROW(v->hits, v->nhits + 1, alloc);
-		int64_t id = sqlite3_column_int64(q, 0), start = sqlite3_column_int64(q, 1);
+		int64_t id = sqlite3_column_int64(q, 0), start = sqlite3_column_int64(q, 2);
+		if (!all) {
+			int in = below_is(&b, st, sqlite3_column_int64(q, 1), err);
+			if (in < 0) {
+				rc = in;
+				goto out;
+			}
+			if (!in)
+				continue;
+		}
+		if (v->nhits == TREE_VIEW_FIND_MAX) {
+			v->hits_more = 1;
+			break;
+		}
 		if (*first == SIZE_MAX && sel &&
 		    (start > sel->start_ns || (start == sel->start_ns && id > sel->id)))
 			*first = v->nhits;
+		XGROW(v->hits, v->nhits + 1, alloc);
 		v->hits[v->nhits++] = id;
 	}
-	sqlite3_finalize(q);
-	if (rc != SQLITE_DONE) {
-		*err =
-		    xasprintf("%s: cannot search phases: %s", store_path(st), sqlite3_errmsg(db));
-		v->nhits = 0;
-		return -1;
+	if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+		rc = 0;
+		goto out;
 	}
-	v->hits_more = v->nhits > TREE_VIEW_FIND_MAX;
-	if (v->hits_more)
-		v->nhits = TREE_VIEW_FIND_MAX;
-	return 0;
+fail:
+	*err = xasprintf("%s: cannot search phases: %s", store_path(st), sqlite3_errmsg(db));
+	rc = -1;
+out:
+	if (rc < 0)
+		v->nhits = 0;
+	sqlite3_finalize(q);
+	sqlite3_finalize(b.parent_q);
+	free(b.ids);
+	free(b.in);
+	return rc;
 }
 
 /* Shows hit i, or the next one that is in the tree (dir says which way). */
