@@ -95,6 +95,10 @@ int app_list_move(enum action act, size_t *sel, size_t *top, size_t n, size_t ro
 	case A_PGUP:
 		*sel = *sel > rows ? *sel - rows : 0;
 		break;
+	case A_HALF_DOWN:
+		return app_list_move(A_PGDN, sel, top, n, rows > 1 ? rows / 2 : 1);
+	case A_HALF_UP:
+		return app_list_move(A_PGUP, sel, top, n, rows > 1 ? rows / 2 : 1);
 	case A_HOME:
 		*sel = 0;
 		break;
@@ -714,6 +718,9 @@ void app_key(struct app *a, int key)
 	case A_FILTER:
 		prompt_open(&a->prompt, PROMPT_FILTER);
 		return;
+	case A_SORT_PROMPT:
+		prompt_reopen(&a->prompt, PROMPT_COMMAND, "sort ", 5);
+		return;
 	case A_SEARCH_NEXT:
 		search(a, 1, 0);
 		return;
@@ -760,6 +767,14 @@ void app_key(struct app *a, int key)
 		help_key(a, act);
 		break;
 	}
+}
+
+void app_click(struct app *a, int x, int y)
+{
+	free(a->message);
+	a->message = NULL;
+	if (a->prompt.kind == PROMPT_NONE && a->screen == SCREEN_TREE)
+		tree_click(a, y);
 }
 
 /* ---- the frame ---- */

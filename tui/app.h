@@ -155,6 +155,9 @@ int app_init(struct app *a, struct model *m, int ascii, const char *history, cha
 void app_release(struct app *a);
 /* Handles one key; sets a->quit when the user quits. */
 void app_key(struct app *a, int key);
+/* A mouse click at column x, row y of the last frame drawn (--mouse): on
+ * the tree, a click on a row selects it. */
+void app_click(struct app *a, int x, int y);
 void app_draw(struct app *a, struct grid *g);
 /* Shows a message in the status line until the next key. */
 void app_message(struct app *a, int error, const char *fmt, ...)
@@ -165,7 +168,7 @@ void app_message(struct app *a, int error, const char *fmt, ...)
 void app_error(struct app *a, int rc, char *err);
 
 /* Moves a list's selection for a movement action (down, up, a page of
- * rows, first, last) among n rows and scrolls top to keep it shown; 1 when
+ * rows or half of one, first, last) among n rows and scrolls top to keep it shown; 1 when
  * act was one of those. */
 int app_list_move(enum action act, size_t *sel, size_t *top, size_t n, size_t rows);
 
@@ -175,6 +178,8 @@ void tree_key(struct app *a, enum action act);
 /* The tree's search for a->search below the current level: a fresh one,
  * or the next (dir > 0) or previous match of the last; says "3 of 17". */
 void tree_search(struct app *a, int dir, int fresh);
+/* Selects the row drawn at screen row y, if any. */
+void tree_click(struct app *a, int y);
 void timeline_open(struct app *a);
 /* Selects child c of the timeline's node, keeping the zoom, and pans to it. */
 void timeline_select(struct app *a, const struct mnode *c);

@@ -31,6 +31,10 @@
 	X(K_BTAB, "S-Tab")                                                                         \
 	X(K_DELETE, "Delete")                                                                      \
 	X(K_F1, "F1")                                                                              \
+	X(K_F3, "F3")                                                                              \
+	X(K_F4, "F4")                                                                              \
+	X(K_F6, "F6")                                                                              \
+	X(K_F10, "F10")                                                                            \
 	X(K_RESIZE, "Resize")
 
 #define NAMED_KEY_ENUM(name, text) name,
@@ -54,6 +58,8 @@ enum {
 	X(A_UP, "move up")                                                                         \
 	X(A_PGDN, "page down")                                                                     \
 	X(A_PGUP, "page up")                                                                       \
+	X(A_HALF_DOWN, "half a page down")                                                         \
+	X(A_HALF_UP, "half a page up")                                                             \
 	X(A_HOME, "first row")                                                                     \
 	X(A_END, "last row")                                                                       \
 	X(A_ENTER, "drill into the selected phase")                                                \
@@ -64,6 +70,7 @@ enum {
 	X(A_SORT_SELF, "sort by self time (again: reverse)")                                       \
 	X(A_SORT_COUNT, "sort by child count (again: reverse)")                                    \
 	X(A_SORT_START, "sort by start time (again: reverse)")                                     \
+	X(A_SORT_PROMPT, "choose the sort column (:sort; Tab lists them)")                         \
 	X(A_COL_PREV, "select the column to the left")                                             \
 	X(A_COL_NEXT, "select the column to the right")                                            \
 	X(A_SORT_COL, "sort by the selected column (again: reverse)")                              \
@@ -78,7 +85,7 @@ enum {
 	X(A_PAN_LEFT, "pan left")                                                                  \
 	X(A_PAN_RIGHT, "pan right")                                                                \
 	X(A_ZOOM_RESET, "show the whole window")                                                   \
-	X(A_SEARCH, "search names (smart case, wraps)")                                            \
+	X(A_SEARCH, "search names (the tree: all below this level; smart case, wraps)")            \
 	X(A_SEARCH_NEXT, "next match")                                                             \
 	X(A_SEARCH_PREV, "previous match")                                                         \
 	X(A_FILTER, "filter rows by name (empty: clear)")                                          \

@@ -554,6 +554,15 @@ void tree_search(struct app *a, int dir, int fresh)
 	}
 }
 
+void tree_click(struct app *a, int y)
+{
+	struct tree_view *v = &a->tree;
+	/* the rows start under the breadcrumb and the header (tree_draw at 1) */
+	int row = y - 2;
+	if (row >= 0 && row < a->page && v->top + (size_t)row < v->nrows)
+		v->sel = v->top + (size_t)row;
+}
+
 void tree_key(struct app *a, enum action act)
 {
 	struct tree_view *v = &a->tree;
@@ -572,6 +581,12 @@ void tree_key(struct app *a, enum action act)
 		break;
 	case A_PGUP:
 		tree_view_move(v, -page);
+		break;
+	case A_HALF_DOWN:
+		tree_view_move(v, page > 1 ? page / 2 : 1);
+		break;
+	case A_HALF_UP:
+		tree_view_move(v, -(page > 1 ? page / 2 : 1));
 		break;
 	case A_HOME:
 		tree_view_move(v, -(long)v->nrows);

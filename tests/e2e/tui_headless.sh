@@ -231,6 +231,26 @@ if run search "$DEMO_DB"; then
 	fi
 fi
 
+if run htop-keys "$DEMO_DB"; then
+	compare htop-keys
+	# d N: the Nth screen of the dump
+	hk() { sed -n "$((($1 - 1) * 24 + 1)),$(($1 * 24))p" "$TMP/htop-keys.txt"; }
+	why=''
+	[ "$(wc -l <"$TMP/htop-keys.txt")" = $((6 * 24)) ] || why+="not 6 screens; "
+	hk 1 | grep -q '^ time .* dur 3.00 us ' || why+="C-d did not move half a page; "
+	hk 2 | grep -q '^ time .* dur 92.0 us ' || why+="the click did not select the fourth row; "
+	[ "$(hk 3 | tail -n 1)" = ":sort" ] || why+="F6 did not open :sort; "
+	{ hk 4 | grep -q '\[filter: step\] .*▼Self' && [ "$(hk 4 | grep -c '^+ ProfilerStep#')" = 3 ]; } ||
+		why+="F6 self or F4 step did not sort and filter; "
+	[ "$(hk 5 | tail -n 1)" = "27 of 36" ] || why+="F3 did not search; "
+	cmp -s <(hk 5 | head -n 23) <(hk 6 | head -n 23) || why+="keys after F10 were read; "
+	if [ -z "$why" ]; then
+		ok "htop-keys: C-d/C-u half pages, a click selects, F6 sorts, F4 filters, F3 searches, F10 quits"
+	else
+		not_ok "htop-keys: C-d/C-u, click, F6, F4, F3, F10" "${why%; }"
+	fi
+fi
+
 if run filter "$DEMO_DB"; then
 	compare filter
 	first=$(head -n 24 "$TMP/filter.txt")
@@ -286,7 +306,7 @@ fi
 if run help "$DEMO_DB"; then
 	compare help
 	missing=''
-	for k in 'Enter, l, Right' '/ ' 'Q '; do
+	for k in 'Enter, l, Right' '/, F3 ' 'Q, F10 '; do
 		has "$TMP/help.txt" "$k" || missing+="'$k' "
 	done
 	if [ -z "$missing" ] && [ "$(head -n 24 "$TMP/help.txt")" != "$(sed -n 25,48p "$TMP/help.txt")" ]; then
