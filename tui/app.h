@@ -107,7 +107,7 @@ void app_attr_release(struct app_attr *t);
 
 /* Smallest usable terminal. */
 #define APP_MIN_W 80
-#define APP_MIN_H 24
+#define APP_MIN_H 20
 
 struct app {
 	struct model *m;

@@ -17,13 +17,14 @@
 #include "tui/format.h"
 #include "model/xalloc.h"
 
-#define W_DUR	  10
-#define W_SHARE	  7
-#define W_SELF	  10
-#define W_COUNT	  8
-#define W_SPARK	  12
-#define W_BNECK	  9
-#define DETAILS_H 12
+#define W_DUR	   10
+#define W_SHARE	   7
+#define W_SELF	   10
+#define W_COUNT	   8
+#define W_SPARK	   12
+#define W_BNECK	   9
+#define DETAILS_H  12
+#define LIST_MIN_H 8
 
 static int is_device(int kind)
 {
@@ -493,7 +494,12 @@ void tree_draw(struct app *a, struct grid *g, int y, int h)
 	struct tree_view *v = &a->tree;
 	int name_w = g->w - (W_DUR + W_SHARE + W_SELF + W_COUNT + 1 + W_SPARK) -
 		     (app_attr_available(a) ? W_BNECK : 0);
-	int list_h = h - 1 - (a->details ? DETAILS_H : 0);
+	/* on a short terminal the pane gives up rows (it scrolls) so the
+	 * list keeps LIST_MIN_H */
+	int details_h = h - 1 - DETAILS_H >= LIST_MIN_H ? DETAILS_H : h - 1 - LIST_MIN_H;
+	if (details_h < 4)
+		details_h = 4;
+	int list_h = h - 1 - (a->details ? details_h : 0);
 	draw_header(a, g, y, name_w);
 	if (v->filter) {
 		/* after "Name" and its sort mark, within the name column */
@@ -526,7 +532,7 @@ void tree_draw(struct app *a, struct grid *g, int y, int h)
 		grid_put(g, g->w - format_width(buf), y + list_h, -1, buf, ROLE_DIM);
 	}
 	if (a->details)
-		draw_details(a, g, y + 1 + list_h, DETAILS_H, tree_view_selected(v));
+		draw_details(a, g, y + 1 + list_h, details_h, tree_view_selected(v));
 }
 
 void tree_search(struct app *a, int dir, int fresh)

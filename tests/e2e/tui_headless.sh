@@ -7,7 +7,7 @@
 # the script, then the final screen) must equal tests/expected/tui/NAME.txt
 # (diff -u).  On top of the comparisons, checks that do not depend on the
 # expected files: the screens are 80x24, search wraps, a 60x20 terminal is
-# "too small" and 80x24 recovers, `:save` writes the dump's text, --ascii and
+# "too small" and 80x24 recovers, 80x23 and 80x20 are usable, 80x19 too small, `:save` writes the dump's text, --ascii and
 # a non-UTF-8 locale give only ASCII bytes, an escape sequence in a phase name
 # shows as visible text and no ESC byte reaches the dump, and bad usage (an
 # unknown key, --size 0x0, a file that is not a trace.db) exits 2 with one line.
@@ -351,6 +351,23 @@ if run resize "$DEMO_DB"; then
 		ok "resize: 60x20 says 'terminal too small', 80x24 again shows the same screen"
 	else
 		not_ok "resize: 60x20 says 'terminal too small', 80x24 again shows the same screen"
+	fi
+fi
+
+if run fit "$DEMO_DB"; then
+	compare fit
+	why=''
+	[ "$(wc -l <"$TMP/fit.txt")" = $((23 + 20 + 19 + 20)) ] || why+="not 23+20+19+20 lines; "
+	sed -n 1,23p "$TMP/fit.txt" | grep -q '^-- details ---' || why+="80x23: no whole details pane; "
+	[ "$(sed -n 1,23p "$TMP/fit.txt" | grep -c '^[+ ] [A-Za-z]')" = 8 ] || why+="80x23: not 8 rows; "
+	sed -n 24,43p "$TMP/fit.txt" | grep -q '^-- details 1-8 of 11 (J/K) --' || why+="80x20: the pane does not scroll; "
+	[ "$(sed -n 24,43p "$TMP/fit.txt" | grep -c '^[+ ] [A-Za-z]')" = 8 ] || why+="80x20: not 8 rows; "
+	sed -n 44,62p "$TMP/fit.txt" | grep -q 'terminal too small: 80x19, needs 80x20' || why+="80x19 is not too small; "
+	cmp -s <(sed -n 24,43p "$TMP/fit.txt") <(sed -n 63,82p "$TMP/fit.txt") || why+="80x20 again differs; "
+	if [ -z "$why" ]; then
+		ok "fit: usable at 80x23 and 80x20 (the details pane scrolls), too small at 80x19"
+	else
+		not_ok "fit: usable at 80x23 and 80x20, too small at 80x19" "${why%; }"
 	fi
 fi
 

@@ -14,6 +14,8 @@
 #      line says which of how many), and timeline zoom and pan;
 #   c. resize the window to 60x20 ("terminal too small") and back to 80x24
 #      (the screen recovers), then q pops each level and quits at the top;
+#   g. at 80x23 (a 24-line terminal inside tmux), 80x20 (the details pane
+#      gives up rows and scrolls) and 80x19 ("terminal too small");
 #   d. SIGTERM, and C-c (SIGINT) typed at the terminal, restore it too.
 #   f. C-c during a query that would never end stops the query, not the
 #      explorer.
@@ -79,11 +81,12 @@ EOF
 # meet a server on its way out ("server exited unexpectedly").
 tm new-session -d -s keepalive -x 80 -y 24 "exec sleep 3600"
 
-# start NAME: a new 80x24 session NAME running the explorer on the demo db.
+# start NAME [ROWS]: a new 80x24 (80xROWS) session NAME running the explorer
+# on the demo db.
 start() {
 	local name=$1
 	rm -f "$TMP/$name.pid"
-	tm new-session -d -s "$name" -x 80 -y 24 \
+	tm new-session -d -s "$name" -x 80 -y "${2:-24}" \
 		env -i PATH="$PATH" TERM=xterm-256color LANG=C.UTF-8 HOME="$TMP/home" \
 		XDG_STATE_HOME="$TMP/state" GRADEML_THEME_DIR="$ROOT/themes" GRADEML_BIN="$BIN" WRAP_PIDFILE="$TMP/$name.pid" \
 		bash --noprofile --norc "$TMP/wrap.sh" "$DB"
@@ -240,7 +243,7 @@ start c || not_ok "c: tmux starts a session"
 if expect c "c: the explorer starts" "?:help"; then
 	step c "c: Enter goes down to thread 1" "› thread 1" Enter &&
 		step_gone c "c: h h goes back up to train" "› process CPU functions" h h &&
-		step c "c: 60x20 says 'terminal too small'" "terminal too small: 60x20, needs 80x24" \
+		step c "c: 60x20 says 'terminal too small'" "terminal too small: 60x20, needs 80x20" \
 			\; resize-window -t c -x 60 -y 20 &&
 		step c "c: 80x24 again recovers the screen" "grademl-tui › demo › train" \
 			\; resize-window -t c -x 80 -y 24 &&
@@ -249,6 +252,20 @@ if expect c "c: the explorer starts" "?:help"; then
 		tm send-keys -t c q && restored c "c: q at the top quits and restores the terminal" 0
 fi
 tm kill-session -t c 2>/dev/null || true
+
+# ---- g. a 24-line terminal inside tmux has 23 rows: 80x23, down to 80x20 ----
+start g 23 || not_ok "g: tmux starts an 80x23 session"
+if expect g "g: the explorer starts at 80x23, in the demo workflow" "grademl-tui › demo"; then
+	step g "g: Enter and d at 80x23: thread 1's rows and the whole details pane" "-- details ---" Enter d &&
+		step g "g: 80x20: the pane gives up rows and scrolls (J/K), the list keeps 8" \
+			"-- details 1-8 of 11 (J/K) --" \; resize-window -t g -x 80 -y 20 &&
+		step g "g: J scrolls the pane" "-- details 2-9 of 11 (J/K) --" J &&
+		step g "g: 80x19 is too small" "terminal too small: 80x19, needs 80x20" \
+			\; resize-window -t g -x 80 -y 19 &&
+		step g "g: 80x23 again shows the whole pane" "-- details ---" \; resize-window -t g -x 80 -y 23 &&
+		tm send-keys -t g Q && restored g "g: Q quits and restores the terminal" 0
+fi
+tm kill-session -t g 2>/dev/null || true
 
 # ---- d. SIGTERM and SIGINT ----
 start d || not_ok "d: tmux starts a session"
