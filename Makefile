@@ -183,6 +183,7 @@ bench-run: $(BIN) $(TOOL_BIN)
 	GRADEML_BIN=$(BIN) bash tests/bench/tui.sh
 	GRADEML_BIN=$(BIN) bash tests/bench/analyze.sh
 	GRADEML_BIN=$(BIN) bash tests/bench/query.sh
+	GRADEML_BIN=$(BIN) bash tests/bench/diff.sh
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/grademl-tui/themes \

@@ -2283,6 +2283,16 @@ struct scaffold {
 	struct sbuf name;
 };
 
+/* "KIND ID", or ID alone when it already says KIND: newer Kineto traces
+ * give a stream's tid as "stream 7", which must not read "stream stream 7". */
+static void kind_and_id(struct sbuf *name, const char *kind, const char *id)
+{
+	size_t k = strlen(kind);
+	if (strncmp(id, kind, k) || id[k] != ' ')
+		sbuf_addf(name, "%s ", kind);
+	sbuf_adds(name, id);
+}
+
 static void track_name(struct cp *p, const struct track *t, struct sbuf *name)
 {
 	int64_t tn = lookup_id(p, &p->thread_names, t->pid, t->tid);
@@ -2290,11 +2300,11 @@ static void track_name(struct cp *p, const struct track *t, struct sbuf *name)
 	if (tn)
 		string_of(p, tn, name);
 	else if (t->device)
-		sbuf_addf(name, "stream %s", t->tid);
+		kind_and_id(name, "stream", t->tid);
 	else if (t->async)
 		sbuf_adds(name, t->tid);
 	else
-		sbuf_addf(name, "thread %s", t->tid);
+		kind_and_id(name, "thread", t->tid);
 	if (t->device == TRACK_ANNOTATIONS) {
 		while (name->len && name->buf[name->len - 1] == ' ')
 			name->buf[--name->len] = '\0'; /* Kineto's "stream 7 " */
@@ -2379,7 +2389,7 @@ static void process_name(struct cp *p, const struct proc *pr, struct sbuf *name)
 		string_of(p, pn, name);
 		sbuf_addf(name, " (%s)", pr->pid);
 	} else {
-		sbuf_addf(name, "%s %s", pr->device ? "device" : "process", pr->pid);
+		kind_and_id(name, pr->device ? "device" : "process", pr->pid);
 	}
 	if (pl) {
 		struct sbuf lb = SBUF_INIT;

@@ -15,13 +15,14 @@ static size_t slot_of(const struct namememo *m, int64_t id)
 	return i;
 }
 
-int namememo_get(struct namememo *m, sqlite3_stmt *nameq, int64_t id,
-		 int (*classify)(const char *text))
+int *namememo_put(struct namememo *m, int64_t id, int *created)
 {
 	if (m->cap) {
-		const struct namememo_slot *hit = &m->slot[slot_of(m, id)];
-		if (hit->name_id == id)
-			return hit->value;
+		struct namememo_slot *hit = &m->slot[slot_of(m, id)];
+		if (hit->name_id == id) {
+			*created = 0;
+			return &hit->value;
+		}
 	}
 	if (2 * (m->used + 1) > m->cap) {
 		struct namememo grown = {.cap = m->cap ? 2 * m->cap : 1024};
@@ -33,14 +34,25 @@ int namememo_get(struct namememo *m, sqlite3_stmt *nameq, int64_t id,
 		free(m->slot);
 		*m = grown;
 	}
+	struct namememo_slot *s = &m->slot[slot_of(m, id)];
+	*s = (struct namememo_slot){id, 0};
+	m->used++;
+	*created = 1;
+	return &s->value;
+}
+
+int namememo_get(struct namememo *m, sqlite3_stmt *nameq, int64_t id,
+		 int (*classify)(const char *text))
+{
+	int created, *value = namememo_put(m, id, &created);
+	if (!created)
+		return *value;
 	sqlite3_bind_int64(nameq, 1, id);
 	const unsigned char *name =
 	    sqlite3_step(nameq) == SQLITE_ROW ? sqlite3_column_text(nameq, 0) : NULL;
-	int value = classify(name ? (const char *)name : "");
+	*value = classify(name ? (const char *)name : "");
 	sqlite3_reset(nameq);
-	m->slot[slot_of(m, id)] = (struct namememo_slot){id, value};
-	m->used++;
-	return value;
+	return *value;
 }
 
 void namememo_release(struct namememo *m)

@@ -27,6 +27,10 @@ struct namememo {
  * no text) and remembered. */
 int namememo_get(struct namememo *m, sqlite3_stmt *nameq, int64_t id,
 		 int (*classify)(const char *text));
+/* The value kept for id (not 0), made 0 when missing (*created says
+ * which): the memo as a plain map from ids to ints.  The pointer holds
+ * until the next put. */
+int *namememo_put(struct namememo *m, int64_t id, int *created);
 void namememo_release(struct namememo *m);
 
 #endif

@@ -395,6 +395,11 @@ static char *text_copy(struct query_result *r, const char *s, size_t n)
 	return d;
 }
 
+char *query_result_text(struct query_result *r, const char *s, size_t n)
+{
+	return text_copy(r, s, n);
+}
+
 /* Texts repeat (names, kinds, paths of siblings): a direct-mapped table of
  * the texts last copied, by hash, lets a repeat share the earlier copy. */
 #define TEXT_SEEN 1024

@@ -77,6 +77,9 @@ void query_close(sqlite3 *db);
 int query_run(sqlite3 *db, const char *q, size_t max_rows, const struct query_limits *lim,
 	      struct query_result *out, struct query_error *qerr, char **err);
 void query_result_release(struct query_result *r);
+/* s[0..n) copied into r's text blocks, for a result built by hand (the
+ * explorer's :diff): r owns the copy. */
+char *query_result_text(struct query_result *r, const char *s, size_t n);
 
 static inline const struct query_value *query_cell(const struct query_result *r, size_t row,
 						   size_t col)

@@ -397,6 +397,24 @@ static void test_string_pid_tid(void **state)
 			 1);
 }
 
+/* Newer Kineto traces give ids that already say their kind ("stream 15",
+ * "thread 3"): the track's name does not say it twice. */
+static void test_id_names_its_kind(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "kind.json",
+		  "[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,"
+		  "\"tid\":\"stream 15\",\"ts\":1,\"dur\":4},"
+		  "{\"ph\":\"X\",\"name\":\"op\",\"pid\":\"process 9\",\"tid\":\"thread 3\","
+		  "\"ts\":1,\"dur\":4},"
+		  "{\"ph\":\"X\",\"name\":\"op2\",\"pid\":8,\"tid\":\"threadpool 2\","
+		  "\"ts\":1,\"dur\":4}]");
+	assert_text(f, "stream 15", "SELECT name FROM phases_v WHERE kind = 'stream'");
+	assert_text(f, "thread 3", "SELECT name FROM phases_v WHERE name LIKE '%thread 3'");
+	assert_text(f, "process 9", "SELECT name FROM phases_v WHERE name LIKE '%process 9'");
+	assert_text(f, "thread threadpool 2", "SELECT name FROM phases_v WHERE name LIKE '%pool%'");
+}
+
 /* ---- B/E, instants, counters, metadata ---- */
 
 static void test_begin_end(void **state)
@@ -1805,6 +1823,7 @@ int main(void)
 	    T(test_ts_dur_forms),
 	    T(test_bad_ts_dropped),
 	    T(test_string_pid_tid),
+	    T(test_id_names_its_kind),
 	    T(test_begin_end),
 	    T(test_begin_end_device_category),
 	    T(test_track_nodes_exist),

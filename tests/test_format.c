@@ -262,6 +262,63 @@ static void test_format_bytes(void **state)
 	assert_string_equal(bytes(INT64_C(5000000000000000)), "5000.0 TB");
 }
 
+static void check_name(const char *in, int cxx, const char *want)
+{
+	struct sbuf out = SBUF_INIT;
+	sbuf_init(&out);
+	format_name(&out, in, cxx, "~");
+	if (strcmp(out.buf, want))
+		fail_msg("format_name(\"%s\", %d) = \"%s\", want \"%s\"", in, cxx, out.buf, want);
+	sbuf_release(&out);
+}
+
+/* Names as lists show them: no trailing blanks; a kernel's C++ signature
+ * as its qualified name with template arguments elided. */
+static void test_format_name(void **state)
+{
+	check_name("stream 7 ", 0, "stream 7");
+	check_name("stream 7 ", 1, "stream 7");
+	check_name("python3.8 (3) GPU 3", 1, "python3.8 (3) GPU 3");
+	check_name("aten::mm", 1, "aten::mm");
+	check_name(
+	    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>,"
+	    " at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>,"
+	    " at::detail::Array<char*, 1>)",
+	    1, "at::native::vectorized_elementwise_kernel<~>");
+	check_name("void at::native::vectorized_elementwise_kernel<4>(int)", 0,
+		   "void at::native::vectorized_elementwise_kernel<4>(int)");
+	/* "(anonymous namespace)::" is part of the name, not its parameters */
+	check_name("void at::native::(anonymous namespace)::softmax_warp_forward<float, float, "
+		   "float, 10, false, false>(float*, float const*, int, int, int, bool const*, "
+		   "int, bool)",
+		   1, "at::native::(anonymous namespace)::softmax_warp_forward<~>");
+	check_name("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_16x4_tn_align4>"
+		   "(cutlass_80_tensorop_s1688gemm_128x128_16x4_tn_align4::Params)",
+		   1, "cutlass::Kernel<~>");
+	check_name(
+	    "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", 1,
+	    "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)");
+	check_name("unsigned int foo<int>(int)", 1, "foo<~>");
+	check_name("", 1, "");
+	check_name("   ", 0, "");
+}
+
+/* The start and end of a short phase far from the origin read apart. */
+static void test_format_instant(void **state)
+{
+	char a[32], b[32];
+	assert_string_equal(format_instant(a, sizeof(a), 688123456, 3000), "688.123 ms");
+	assert_string_equal(format_instant(b, sizeof(b), 688126456, 3000), "688.126 ms");
+	/* three digits tell a long phase's ends apart: as format_duration */
+	assert_string_equal(format_instant(a, sizeof(a), 688123456, 20000000), "688 ms");
+	assert_string_equal(format_instant(a, sizeof(a), 5, 1), "5 ns");
+	/* seconds for minutes, and never past 1 ns */
+	assert_string_equal(format_instant(a, sizeof(a), 125000001000LL, 2000), "125.000001 s");
+	assert_string_equal(format_instant(a, sizeof(a), 1500000000LL, 1), "1.500000000 s");
+	assert_string_equal(format_instant(a, sizeof(a), 2000001, 2), "2.000001 ms");
+	assert_string_equal(format_instant(a, sizeof(a), -688123456, 3000), "-688.123 ms");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -276,6 +333,8 @@ int main(void)
 	    cmocka_unit_test(test_format_duration),
 	    cmocka_unit_test(test_format_duration_width),
 	    cmocka_unit_test(test_format_bytes),
+	    cmocka_unit_test(test_format_name),
+	    cmocka_unit_test(test_format_instant),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

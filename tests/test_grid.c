@@ -36,6 +36,25 @@ static void put_and_clip(void **state)
 	grid_release(&g);
 }
 
+/* A cut ends in the mark; what fits is drawn whole. */
+static void put_cut_marks(void **state)
+{
+	struct grid g;
+	char buf[512];
+	grid_init(&g, 12, 3, 0);
+	assert_int_equal(grid_put_cut(&g, 0, 0, 6, "abcdefgh", "\u2026", ROLE_NORMAL), 6);
+	row(&g, 0, buf);
+	assert_string_equal(buf, "abcde\u2026");
+	assert_int_equal(grid_put_cut(&g, 0, 1, 6, "abcdef", "\u2026", ROLE_NORMAL), 6);
+	row(&g, 1, buf);
+	assert_string_equal(buf, "abcdef");
+	/* to the right edge, and a wide character that does not fit */
+	assert_int_equal(grid_put_cut(&g, 9, 2, -1, "xy\u4e2d", "~", ROLE_NORMAL), 3);
+	row(&g, 2, buf);
+	assert_string_equal(buf, "         xy~");
+	grid_release(&g);
+}
+
 static void escapes_become_text(void **state)
 {
 	struct grid g;
@@ -111,7 +130,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(put_and_clip),	 cmocka_unit_test(escapes_become_text),
 	    cmocka_unit_test(wide_characters),	 cmocka_unit_test(ascii_mode),
-	    cmocka_unit_test(fill_paint_resize),
+	    cmocka_unit_test(fill_paint_resize), cmocka_unit_test(put_cut_marks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,8 +18,9 @@
 
 static void names_round_trip(void **state)
 {
-	static const char *const names[] = {"j",    "Enter", "C-l",	  "Space", "F1", "S-Tab",
-					    "PgDn", "Esc",   "Backspace", "?",	   "\\"};
+	static const char *const names[] = {"j",    "Enter", "C-l", "Space", "F1",	  "S-Tab",
+					    "PgDn", "Esc",   "?",   "\\",    "Backspace", "F3",
+					    "F4",   "F6",    "F10", "C-d",   "C-u"};
 	char buf[16];
 	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
 		int k = keys_parse(names[i]);
@@ -40,6 +41,15 @@ static void lookup_by_screen(void **state)
 	assert_int_equal(keys_lookup('+', SCR_TREE), A_NONE);
 	assert_int_equal(keys_lookup('Q', SCR_HELP), A_QUIT);
 	assert_int_equal(keys_lookup(K_F1, SCR_METRICS), A_HELP);
+	/* what htop and less users bring */
+	assert_int_equal(keys_lookup(CTRL('d'), SCR_TREE), A_HALF_DOWN);
+	assert_int_equal(keys_lookup(CTRL('u'), SCR_RESULTS), A_HALF_UP);
+	assert_int_equal(keys_lookup(K_F3, SCR_TREE), A_SEARCH);
+	assert_int_equal(keys_lookup(K_F4, SCR_METRICS), A_FILTER);
+	assert_int_equal(keys_lookup(K_F6, SCR_TREE), A_SORT_PROMPT);
+	assert_int_equal(keys_lookup(K_F6, SCR_RESULTS), A_SORT_COL);
+	assert_int_equal(keys_lookup(K_F10, SCR_TIMELINE), A_QUIT);
+	assert_int_equal(keys_lookup('J', SCR_TREE), A_DETAILS_DOWN);
 }
 
 static void every_action_bound_and_documented(void **state)

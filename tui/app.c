@@ -13,6 +13,7 @@
 #include "model/sbuf.h"
 #include "query/parse.h"
 #include "tui/app.h"
+#include "tui/diffview.h"
 #include "tui/format.h"
 #include "tui/theme.h"
 #include "model/xalloc.h"
@@ -95,6 +96,10 @@ int app_list_move(enum action act, size_t *sel, size_t *top, size_t n, size_t ro
 	case A_PGUP:
 		*sel = *sel > rows ? *sel - rows : 0;
 		break;
+	case A_HALF_DOWN:
+		return app_list_move(A_PGDN, sel, top, n, rows > 1 ? rows / 2 : 1);
+	case A_HALF_UP:
+		return app_list_move(A_PGUP, sel, top, n, rows > 1 ? rows / 2 : 1);
 	case A_HOME:
 		*sel = 0;
 		break;
@@ -113,14 +118,18 @@ int app_list_move(enum action act, size_t *sel, size_t *top, size_t n, size_t ro
 
 /* ---- search and filter (per screen) ---- */
 
-static void search(struct app *a, int dir)
+/* fresh: the pattern was just typed (else n or N). */
+static void search(struct app *a, int dir, int fresh)
 {
 	if (!a->search || !*a->search) {
 		app_message(a, 1, "no search yet: type / to search");
 		return;
 	}
 	int found = 0, wrapped = 0;
-	if (a->screen == SCREEN_TREE || a->screen == SCREEN_TIMELINE) {
+	if (a->screen == SCREEN_TREE) {
+		tree_search(a, dir, fresh);
+		return;
+	} else if (a->screen == SCREEN_TIMELINE) {
 		found = tree_view_search(&a->tree, a->search, dir, &wrapped);
 		if (found && a->screen == SCREEN_TIMELINE)
 			timeline_select(a, tree_view_selected(&a->tree));
@@ -390,6 +399,8 @@ static const struct command commands[] = {
     {"save", "FILE", "write the screen as text to FILE", cmd_save, SCREEN_TREE},
     {"whatif", "K", "the time saved were the selected phase K times faster", cmd_whatif,
      SCREEN_TREE},
+    {"diff", "OTHER.db", "OTHER.db against this run, by name", diffview_command,
+     SCREEN_RESULTS},
     {"tree", "", "show the tree", NULL, SCREEN_TREE},
     {"timeline", "", "show the timeline", NULL, SCREEN_TIMELINE},
     {"metrics", "", "show the metrics", NULL, SCREEN_METRICS},
@@ -666,7 +677,7 @@ static void prompt_done(struct app *a, enum prompt_kind kind)
 			free(a->search);
 			a->search = xstrdup(line);
 		}
-		search(a, 1);
+		search(a, 1, 1);
 	} else if (kind == PROMPT_FILTER) {
 		set_filter(a, line);
 	}
@@ -717,11 +728,14 @@ void app_key(struct app *a, int key)
 	case A_FILTER:
 		prompt_open(&a->prompt, PROMPT_FILTER);
 		return;
+	case A_SORT_PROMPT:
+		prompt_reopen(&a->prompt, PROMPT_COMMAND, "sort ", 5);
+		return;
 	case A_SEARCH_NEXT:
-		search(a, 1);
+		search(a, 1, 0);
 		return;
 	case A_SEARCH_PREV:
-		search(a, -1);
+		search(a, -1, 0);
 		return;
 	case A_TIMELINE:
 		open_screen(a, SCREEN_TIMELINE);
@@ -773,6 +787,14 @@ void app_key(struct app *a, int key)
 	}
 }
 
+void app_click(struct app *a, int x, int y)
+{
+	free(a->message);
+	a->message = NULL;
+	if (a->prompt.kind == PROMPT_NONE && a->screen == SCREEN_TREE)
+		tree_click(a, y);
+}
+
 /* ---- the frame ---- */
 
 static void draw_breadcrumb(struct app *a, struct grid *g)
@@ -790,14 +812,15 @@ static void draw_breadcrumb(struct app *a, struct grid *g)
 		sbuf_adds(&sb, first == n - 1 ? "grademl-tui" : a->g->more);
 		for (int i = first; i >= 0; i--) {
 			sbuf_adds(&sb, a->g->crumb);
-			sbuf_adds(&sb, chain[i]->name);
+			format_name(&sb, chain[i]->name, chain[i]->kind == PHASE_KERNEL,
+				    a->g->more);
 		}
 		if (format_width(sb.buf) <= cols || first == 0)
 			break;
 	}
 	if (!n)
 		sbuf_adds(&sb, "grademl-tui");
-	grid_put(g, 0, 0, cols, sb.buf, ROLE_BREADCRUMB);
+	grid_put_cut(g, 0, 0, cols, sb.buf, a->g->more, ROLE_BREADCRUMB);
 	sbuf_release(&sb);
 }
 

@@ -124,13 +124,14 @@ void app_attr_release(struct app_attr *t);
 
 /* Smallest usable terminal. */
 #define APP_MIN_W 80
-#define APP_MIN_H 24
+#define APP_MIN_H 20
 
 struct app {
 	struct model *m;
 	struct tree_view tree;
 	enum app_screen screen, back; /* back: where help returns to */
 	int details;		      /* details pane shown */
+	int details_top;	      /* its first row shown (J/K), for detail_for */
 	char *spark;		      /* the tree's sparkline metric (NULL: when rows ran) */
 	struct timeline tl;
 	struct metrics_view mv;
@@ -172,6 +173,9 @@ int app_init(struct app *a, struct model *m, int ascii, const char *history, cha
 void app_release(struct app *a);
 /* Handles one key; sets a->quit when the user quits. */
 void app_key(struct app *a, int key);
+/* A mouse click at column x, row y of the last frame drawn (--mouse): on
+ * the tree, a click on a row selects it. */
+void app_click(struct app *a, int x, int y);
 void app_draw(struct app *a, struct grid *g);
 /* Shows a message in the status line until the next key. */
 void app_message(struct app *a, int error, const char *fmt, ...)
@@ -182,13 +186,18 @@ void app_message(struct app *a, int error, const char *fmt, ...)
 void app_error(struct app *a, int rc, char *err);
 
 /* Moves a list's selection for a movement action (down, up, a page of
- * rows, first, last) among n rows and scrolls top to keep it shown; 1 when
+ * rows or half of one, first, last) among n rows and scrolls top to keep it shown; 1 when
  * act was one of those. */
 int app_list_move(enum action act, size_t *sel, size_t *top, size_t n, size_t rows);
 
 /* The screens (one module each). */
 void tree_draw(struct app *a, struct grid *g, int y, int h);
 void tree_key(struct app *a, enum action act);
+/* The tree's search for a->search below the current level: a fresh one,
+ * or the next (dir > 0) or previous match of the last; says "3 of 17". */
+void tree_search(struct app *a, int dir, int fresh);
+/* Selects the row drawn at screen row y, if any. */
+void tree_click(struct app *a, int y);
 void timeline_open(struct app *a);
 /* Selects child c of the timeline's node, keeping the zoom, and pans to it. */
 void timeline_select(struct app *a, const struct mnode *c);
@@ -206,6 +215,9 @@ int results_is_query(const char *line, size_t len);
 /* Runs query and shows its result (or its error) on the results screen. */
 void results_run(struct app *a, const char *query);
 void results_open(struct app *a);
+/* Shows r, a result built by hand (taken over), on the results screen
+ * under title, as if a query had returned it. */
+void results_show(struct app *a, const char *title, struct query_result *r);
 void results_key(struct app *a, enum action act);
 void results_draw(struct app *a, struct grid *g, int y, int h);
 int results_search(struct app *a, const char *pat, int dir, int *wrapped);

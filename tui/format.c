@@ -1,6 +1,7 @@
 /*
  * Display formatting and sanitising; see format.h.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +12,27 @@
 const char *format_duration(char *buf, size_t n, int64_t ns)
 {
 	return text_duration(buf, n, ns);
+}
+
+const char *format_instant(char *buf, size_t n, int64_t ns, int64_t res)
+{
+	static const struct {
+		double ns;
+		const char *name;
+	} units[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}};
+	double v = ns < 0 ? -(double)ns : (double)ns;
+	format_duration(buf, n, ns);
+	if (res <= 0 || v < 1e3 || (double)res * 100 >= v)
+		return buf; /* three digits tell them apart */
+	size_t u = v >= 1e9 ? 0 : v >= 1e6 ? 1 : 2;
+	/* a last digit of at most half of res */
+	int d = (int)ceil(log10(2 * units[u].ns / (double)res));
+	int most = (int)log10(units[u].ns); /* down to 1 ns */
+	if (d < 2)
+		d = 2;
+	snprintf(buf, n, "%s%.*f %s", ns < 0 ? "-" : "", d < most ? d : most, v / units[u].ns,
+		 units[u].name);
+	return buf;
 }
 
 const char *format_bytes(char *buf, size_t n, int64_t bytes)
@@ -182,4 +204,60 @@ const char *format_left_cut(struct sbuf *s, int cols, const char *more)
 	sbuf_release(s);
 	*s = out;
 	return s->buf;
+}
+
+/* The end of the bracketed run that opens at p[i] (one of "<(["), or the
+ * end of p when it does not close. */
+static size_t closing(const char *p, size_t i, size_t n)
+{
+	int depth = 0;
+	for (; i < n; i++) {
+		if (p[i] == '<' || p[i] == '(' || p[i] == '[' || p[i] == '{')
+			depth++;
+		else if ((p[i] == '>' || p[i] == ')' || p[i] == ']' || p[i] == '}') && !--depth)
+			return i + 1;
+	}
+	return n;
+}
+
+void format_name(struct sbuf *out, const char *name, int cxx, const char *more)
+{
+	size_t n = strlen(name);
+	while (n && name[n - 1] == ' ')
+		n--;
+	if (!cxx || !memchr(name, '<', n) || !memchr(name, '(', n)) {
+		sbuf_add(out, name, n);
+		return;
+	}
+	/* top level of the signature: a space ends the return type, '<'
+	 * opens template arguments, '(' the parameters unless a "::" comes
+	 * before it, as in "(anonymous namespace)::" */
+	struct sbuf s = SBUF_INIT;
+	sbuf_init(&s);
+	for (size_t i = 0; i < n;) {
+		char c = name[i];
+		if (c == ' ') {
+			sbuf_reset(&s);
+			i++;
+		} else if (c == '<') {
+			sbuf_addc(&s, '<');
+			sbuf_adds(&s, more);
+			sbuf_addc(&s, '>');
+			i = closing(name, i, n);
+		} else if (c == '(' && !(s.len >= 2 && !strcmp(s.buf + s.len - 2, "::"))) {
+			break;
+		} else if (c == '(' || c == '{' || c == '[') {
+			size_t e = closing(name, i, n);
+			sbuf_add(&s, name + i, e - i);
+			i = e;
+		} else {
+			sbuf_addc(&s, c);
+			i++;
+		}
+	}
+	if (s.len)
+		sbuf_add(out, s.buf, s.len);
+	else
+		sbuf_add(out, name, n);
+	sbuf_release(&s);
 }

@@ -13,6 +13,11 @@
 
 /* "1.23 s", "45.6 ms", "789 us", "12 ns": at most 9 characters. */
 const char *format_duration(char *buf, size_t n, int64_t ns);
+/* ns as format_duration writes it, with as many more decimals as it takes
+ * to tell apart two instants res apart (res > 0): the start and end of a
+ * short phase far from the origin ("688.123 ms" .. "688.126 ms"); minutes
+ * and hours become seconds then. */
+const char *format_instant(char *buf, size_t n, int64_t ns, int64_t res);
 /* "12.3 MB" etc. */
 const char *format_bytes(char *buf, size_t n, int64_t bytes);
 /* Appends s with everything that could drive or spoof a terminal made
@@ -26,6 +31,13 @@ void format_sanitize(struct sbuf *out, const char *s);
 /* Appends sanitised-for-display text s cut to at most cols display columns
  * (never inside a UTF-8 sequence) and, when pad, padded with spaces to cols. */
 void format_fit(struct sbuf *out, const char *s, int cols, int pad);
+
+/* Appends how a phase's name is shown in lists: without trailing blanks
+ * (Kineto's "stream 7 "), and with cxx, a C++ signature (a kernel's) as its
+ * qualified name with template arguments elided and no return type or
+ * parameters: "void at::native::f<4, ...>(int, ...)" -> "at::native::f<" more
+ * ">".  The details pane shows the whole name. */
+void format_name(struct sbuf *out, const char *name, int cxx, const char *more);
 
 /* The code point of the k-byte UTF-8 sequence at p (k from text_utf8_seq). */
 uint32_t format_decode(const unsigned char *p, size_t k);

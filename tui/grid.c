@@ -125,6 +125,18 @@ int grid_put(struct grid *g, int x, int y, int max, const char *s, enum role rol
 	return used;
 }
 
+int grid_put_cut(struct grid *g, int x, int y, int max, const char *s, const char *more,
+		 enum role role)
+{
+	if (max < 0 || max > g->w - x)
+		max = g->w - x;
+	int mw = format_width(more);
+	if (format_width(s) <= max || max <= mw)
+		return grid_put(g, x, y, max, s, role);
+	int used = grid_put(g, x, y, max - mw, s, role);
+	return used + grid_put(g, x + used, y, mw, more, role);
+}
+
 void grid_row_text(const struct grid *g, int y, char *buf, size_t n)
 {
 	size_t len = 0, keep = 0;

@@ -63,6 +63,10 @@ void grid_fill(struct grid *g, int x, int y, int n, uint32_t ch, enum role role)
 /* Draws s (any bytes: it is sanitised here) from column x of row y, at most
  * max columns (max < 0: to the right edge).  Returns the columns used. */
 int grid_put(struct grid *g, int x, int y, int max, const char *s, enum role role);
+/* As grid_put, but text wider than max is cut one mark short and ends in
+ * more (the glyph set's "…"), so a cut never passes for the whole. */
+int grid_put_cut(struct grid *g, int x, int y, int max, const char *s, const char *more,
+		 enum role role);
 /* Sets the role of columns [x, x + n) of row y, keeping their text. */
 void grid_paint(struct grid *g, int x, int y, int n, enum role role);
 const struct cell *grid_at(const struct grid *g, int x, int y);

@@ -84,6 +84,11 @@ static int script_line(struct run *r, char *s, const char *path, int lineno, cha
 		return 0;
 	}
 	int w, h;
+	if (sscanf(s, "click %d %d", &w, &h) == 2) {
+		app_click(&r->app, w, h);
+		app_draw(&r->app, &r->grid);
+		return 0;
+	}
 	if (sscanf(s, "resize %dx%d", &w, &h) == 2) {
 		if (w < 1 || h < 1 || w > 1000 || h > 1000) {
 			*err = xasprintf("%s:%d: size out of range", path, lineno);

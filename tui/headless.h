@@ -4,9 +4,10 @@
  *
  * Script: one or more whitespace-separated key names a line, as keys.h
  * names them ("j", "Enter", "C-l", "Space", "F1"); '#' starts a comment
- * line; three directives stand alone on their line:
+ * line; four directives stand alone on their line:
  *	type TEXT	types TEXT (for prompts), each character a key
  *	resize WxH	changes the screen size
+ *	click X Y	a mouse click at column X, row Y (as --mouse has it)
  *	dump		writes the screen to the dump file now
  * The final screen is always written at the end.
  */

@@ -100,6 +100,12 @@ void help_key(struct app *a, enum action act)
 	case A_PGUP:
 		top -= page;
 		break;
+	case A_HALF_DOWN:
+		top += page > 1 ? page / 2 : 1;
+		break;
+	case A_HALF_UP:
+		top -= page > 1 ? page / 2 : 1;
+		break;
 	case A_HOME:
 		top = 0;
 		break;

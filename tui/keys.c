@@ -1,6 +1,8 @@
 /*
  * The key table; see keys.h.  Conventions come from htop, tig, ncdu and
- * less: vi and arrow keys move, Enter/l drill in, h/Backspace/Esc go up.
+ * less: vi and arrow keys move, Enter/l drill in, h/Backspace/Esc go up,
+ * C-d/C-u half pages (vi, less); htop's function keys (F1 help, F3 search,
+ * F4 filter, F6 sort, F10 quit).
  */
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +29,8 @@ const struct binding key_bindings[] = {
     {CTRL('f'), T | M | H | I | R | F, A_PGDN},
     {K_PGUP, T | M | H | I | R | F, A_PGUP},
     {CTRL('b'), T | M | H | I | R | F, A_PGUP},
+    {CTRL('d'), T | M | H | I | R | F, A_HALF_DOWN},
+    {CTRL('u'), T | M | H | I | R | F, A_HALF_UP},
     {'g', T | L | M | H | I | R | F, A_HOME},
     {K_HOME, T | L | M | H | I | R | F, A_HOME},
     {'G', T | L | M | H | I | R | F, A_END},
@@ -44,12 +48,16 @@ const struct binding key_bindings[] = {
     {'S', T, A_SORT_SELF},
     {'C', T, A_SORT_COUNT},
     {'T', T, A_SORT_START},
+    {K_F6, T, A_SORT_PROMPT},
     {'h', R, A_COL_PREV},
     {K_LEFT, R, A_COL_PREV},
     {'l', R, A_COL_NEXT},
     {K_RIGHT, R, A_COL_NEXT},
     {'s', R, A_SORT_COL},
+    {K_F6, R, A_SORT_COL},
     {'d', T, A_DETAILS},
+    {'J', T, A_DETAILS_DOWN},
+    {'K', T, A_DETAILS_UP},
     {'t', T, A_TIMELINE},
     {'m', T | L | I | R, A_METRICS},
     {'i', T | L | M | R, A_ISSUES},
@@ -68,9 +76,11 @@ const struct binding key_bindings[] = {
     {'d', F, A_FLAME_MODE},
     {'c', F, A_CALLERS},
     {'/', T | L | M | H | R, A_SEARCH},
+    {K_F3, T | L | M | H | R, A_SEARCH},
     {'n', T | L | M | H | R, A_SEARCH_NEXT},
     {'N', T | L | M | H | R, A_SEARCH_PREV},
     {'\\', T | M | R, A_FILTER},
+    {K_F4, T | M | R, A_FILTER},
     {':', SCR_ALL, A_PROMPT},
     {CTRL('l'), SCR_ALL, A_REDRAW},
     {'?', SCR_ALL, A_HELP},
@@ -79,6 +89,7 @@ const struct binding key_bindings[] = {
     {'t', L, A_POP},
     {K_ESC, L | M | H | I | R | F, A_POP},
     {'Q', SCR_ALL, A_QUIT},
+    {K_F10, SCR_ALL, A_QUIT},
 };
 const size_t key_binding_count = sizeof(key_bindings) / sizeof(key_bindings[0]);
 

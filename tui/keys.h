@@ -31,6 +31,10 @@
 	X(K_BTAB, "S-Tab")                                                                         \
 	X(K_DELETE, "Delete")                                                                      \
 	X(K_F1, "F1")                                                                              \
+	X(K_F3, "F3")                                                                              \
+	X(K_F4, "F4")                                                                              \
+	X(K_F6, "F6")                                                                              \
+	X(K_F10, "F10")                                                                            \
 	X(K_RESIZE, "Resize")
 
 #define NAMED_KEY_ENUM(name, text) name,
@@ -55,6 +59,8 @@ enum {
 	X(A_UP, "move up")                                                                         \
 	X(A_PGDN, "page down")                                                                     \
 	X(A_PGUP, "page up")                                                                       \
+	X(A_HALF_DOWN, "half a page down")                                                         \
+	X(A_HALF_UP, "half a page up")                                                             \
 	X(A_HOME, "first row")                                                                     \
 	X(A_END, "last row")                                                                       \
 	X(A_ENTER, "drill into the selected phase")                                                \
@@ -65,10 +71,13 @@ enum {
 	X(A_SORT_SELF, "sort by self time (again: reverse)")                                       \
 	X(A_SORT_COUNT, "sort by child count (again: reverse)")                                    \
 	X(A_SORT_START, "sort by start time (again: reverse)")                                     \
+	X(A_SORT_PROMPT, "choose the sort column (:sort; Tab lists them)")                         \
 	X(A_COL_PREV, "select the column to the left")                                             \
 	X(A_COL_NEXT, "select the column to the right")                                            \
 	X(A_SORT_COL, "sort by the selected column (again: reverse)")                              \
 	X(A_DETAILS, "show or hide the details pane")                                              \
+	X(A_DETAILS_DOWN, "scroll the details pane down")                                          \
+	X(A_DETAILS_UP, "scroll the details pane up")                                              \
 	X(A_TIMELINE, "timeline of the current phase's children")                                  \
 	X(A_METRICS, "metrics: every series with a sparkline")                                     \
 	X(A_ISSUES, "top issues, ranked by the time each would save")                              \
@@ -82,7 +91,7 @@ enum {
 	X(A_SIB_NEXT, "select the frame to the right")                                             \
 	X(A_FLAME_MODE, "widths by host time or by device time")                                   \
 	X(A_CALLERS, "callers: every path to the selected frame's name")                           \
-	X(A_SEARCH, "search names (smart case, wraps)")                                            \
+	X(A_SEARCH, "search names (the tree: all below this level; smart case, wraps)")            \
 	X(A_SEARCH_NEXT, "next match")                                                             \
 	X(A_SEARCH_PREV, "previous match")                                                         \
 	X(A_FILTER, "filter rows by name (empty: clear)")                                          \

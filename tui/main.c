@@ -23,6 +23,7 @@
 #include "query/exec.h"
 #include "query/print.h"
 #include "tui/app.h"
+#include "tui/diffview.h"
 #include "tui/format.h"
 #include "tui/headless.h"
 #include "tui/report.h"
@@ -37,6 +38,7 @@ static const char usage_text[] =
     "                          [--host-alias ALIAS=NAME] [--hosts FILE] FILE|DIR ...\n"
     "       grademl-tui report trace.db [--format text|json]\n"
     "       grademl-tui analyze [--demand RULES]... trace.db\n"
+    "       grademl-tui diff A.db B.db [--format text|json] [--limit N]\n"
     "       grademl-tui query trace.db 'QUERY' [--format table|csv|json] [--timeout DUR]\n"
     "                         [--max-memory SIZE]\n"
     "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] [--max-memory SIZE]\n"
@@ -365,6 +367,52 @@ static int cmd_report(int argc, char **argv)
 	return 0;
 }
 
+/* grademl-tui diff A.db B.db: what B spent against A, by name (model/diff.h). */
+static int cmd_diff(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"format", required_argument, NULL, 'f'},
+	    {"limit", required_argument, NULL, 'l'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	enum report_format fmt = REPORT_TEXT;
+	long long limit = -1;
+	int c;
+	char *end;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!strcmp(optarg, "json"))
+				fmt = REPORT_JSON;
+			else if (strcmp(optarg, "text"))
+				return usage_error("unknown diff format '%s' (text or json)",
+						   optarg);
+			break;
+		case 'l':
+			errno = 0;
+			limit = strtoll(optarg, &end, 10);
+			if (errno || end == optarg || *end || limit < 0)
+				return usage_error("--limit wants a count, not '%s'", optarg);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			return usage_error("%s", "invalid option to diff");
+		}
+	}
+	if (argc - optind != 2)
+		return usage_error("%s", "diff needs two trace.db files, A and B");
+	if (limit < 0) /* text for people: the top of each level; JSON all of it */
+		limit = fmt == REPORT_TEXT ? 20 : 0;
+	char *err = NULL;
+	if (diffview_write(stdout, argv[optind], argv[optind + 1], fmt, (size_t)limit, &err) < 0)
+		return fail(err);
+	return 0;
+}
+
 /* grademl-tui analyze [--demand RULES]... trace.db: runs the analyses and
  * caches them in the file; --demand replaces attribution's demand rules
  * (model/attrib.h), kept in the file for later runs ('' drops them). */
@@ -621,6 +669,8 @@ int main(int argc, char **argv)
 		return cmd_import(argc - 1, argv + 1);
 	if (!strcmp(cmd, "report"))
 		return cmd_report(argc - 1, argv + 1);
+	if (!strcmp(cmd, "diff"))
+		return cmd_diff(argc - 1, argv + 1);
 	if (!strcmp(cmd, "analyze"))
 		return cmd_analyze(argc - 1, argv + 1);
 	if (!strcmp(cmd, "query"))

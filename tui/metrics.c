@@ -89,7 +89,7 @@ void metrics_key(struct app *a, enum action act)
 	size_t rows = a->h > 3 ? (size_t)a->h - 3 : 1;
 	if (!nv)
 		goto out;
-	size_t p = sel_row(idx, nv, a->mv.sel);
+	size_t p = sel_row(idx, nv, a->mv.sel), half = rows > 1 ? rows / 2 : 1;
 	switch (act) {
 	case A_DOWN:
 		p += p + 1 < nv;
@@ -104,6 +104,12 @@ void metrics_key(struct app *a, enum action act)
 	case A_PGUP:
 		p = p > rows ? p - rows : 0;
 		a->mv.top = a->mv.top > rows ? a->mv.top - rows : 0;
+		break;
+	case A_HALF_DOWN:
+		p = p + half < nv ? p + half : nv - 1;
+		break;
+	case A_HALF_UP:
+		p = p > half ? p - half : 0;
 		break;
 	case A_HOME:
 		p = 0;

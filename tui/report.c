@@ -534,6 +534,11 @@ static json_t *jstr(const char *s)
 	return j;
 }
 
+json_t *report_json_string(const char *s)
+{
+	return jstr(s);
+}
+
 static json_t *json_tree(struct model *m, struct mnode *n, int level, char **err)
 {
 	json_t *arr = json_array();

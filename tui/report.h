@@ -5,11 +5,16 @@
 #ifndef GRADEML_REPORT_H
 #define GRADEML_REPORT_H
 
+#include <jansson.h>
 #include <stdio.h>
 
 enum report_format { REPORT_TEXT, REPORT_JSON };
 
 /* Writes the report of the trace.db at path; returns 0, or -1 with *err. */
 int report_write(FILE *out, const char *path, enum report_format fmt, char **err);
+
+/* A JSON string of s (NULL: null), invalid UTF-8 repaired: a name from a
+ * trace can always be written. */
+json_t *report_json_string(const char *s);
 
 #endif

@@ -139,6 +139,23 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* r, taken over, as the rows shown, in its own order. */
+static void install(struct results_view *v, struct query_result *r)
+{
+	free(v->order);
+	free(v->filter);
+	v->filter = NULL;
+	query_table_release(&v->t);
+	query_result_release(&v->r);
+	v->r = *r;
+	query_table_build(&v->t, &v->r, &(struct query_print_hooks){format_sanitize, format_width});
+	v->order = xcalloc(v->r.nrows ? v->r.nrows : 1, sizeof(*v->order));
+	v->nshown = v->sel = v->top = v->col = v->left = 0;
+	v->sort_col = -1;
+	v->desc = 0;
+	reorder(v);
+}
+
 void results_run(struct app *a, const char *query)
 {
 	struct results_view *v = &a->rv;
@@ -184,21 +201,22 @@ void results_run(struct app *a, const char *query)
 		query_error_release(&qe);
 		return;
 	}
-	free(v->order);
-	free(v->filter);
-	v->filter = NULL;
-	query_table_release(&v->t);
-	query_result_release(&v->r);
-	v->r = r;
-	query_table_build(&v->t, &v->r, &(struct query_print_hooks){format_sanitize, format_width});
-	v->order = xcalloc(r.nrows ? r.nrows : 1, sizeof(*v->order));
-	v->nshown = v->sel = v->top = v->col = v->left = 0;
-	v->sort_col = -1;
-	v->desc = 0;
-	reorder(v);
+	install(v, &r);
 	char d[32];
 	app_message(a, 0, "%zu row%s%s in %s", r.nrows, r.nrows == 1 ? "" : "s",
 		    r.truncated ? " (more left out)" : "", format_duration(d, sizeof(d), took));
+}
+
+void results_show(struct app *a, const char *title, struct query_result *r)
+{
+	struct results_view *v = &a->rv;
+	char *t = xstrdup(title);
+	free(v->query);
+	v->query = t;
+	free(v->error);
+	v->error = NULL;
+	install(v, r);
+	a->screen = SCREEN_RESULTS;
 }
 
 void results_open(struct app *a)

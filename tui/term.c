@@ -155,6 +155,14 @@ static int map_key(int ch, int is_key)
 		return K_BTAB;
 	case KEY_F(1):
 		return K_F1;
+	case KEY_F(3):
+		return K_F3;
+	case KEY_F(4):
+		return K_F4;
+	case KEY_F(6):
+		return K_F6;
+	case KEY_F(10):
+		return K_F10;
 	case KEY_RESIZE:
 		return K_RESIZE;
 	default:
@@ -254,7 +262,8 @@ int term_run(const struct term_opts *o, char **err)
 	if (color)
 		use_default_colors();
 	if (o->mouse)
-		mousemask(BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+		mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED,
+			  NULL);
 	load_theme(&a, o->theme ? o->theme : "default", color);
 	grid_init(&g, COLS, LINES, o->ascii);
 	grid_init(&last, COLS, LINES, o->ascii);
@@ -289,7 +298,15 @@ int term_run(const struct term_opts *o, char **err)
 		int key = map_key((int)wch, r == KEY_CODE_YES);
 		if (r == KEY_CODE_YES && wch == KEY_MOUSE) {
 			MEVENT ev;
-			if (getmouse(&ev) == OK)
+			key = -1;
+			if (getmouse(&ev) != OK)
+				continue;
+			if (ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)) {
+				app_click(&a, ev.x, ev.y);
+				dirty = 1;
+				continue;
+			}
+			if (ev.bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED))
 				key = ev.bstate & BUTTON4_PRESSED ? K_UP : K_DOWN;
 		}
 		if (key < 0)

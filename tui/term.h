@@ -14,7 +14,7 @@ struct term_opts {
 	const char *theme;  /* NULL: "default" */
 	int no_color;	    /* --no-color or NO_COLOR */
 	int ascii;	    /* --ascii or a non-UTF-8 locale */
-	int mouse;	    /* --mouse: wheel scrolls */
+	int mouse;	    /* --mouse: the wheel scrolls, a click selects */
 	int64_t max_memory; /* --max-memory: what one query may take; 0 no limit */
 };
 

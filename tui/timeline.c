@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "model/sbuf.h"
+#include "model/store.h"
 #include "model/text.h"
 #include "tui/app.h"
 #include "tui/format.h"
@@ -548,7 +549,11 @@ static void draw_footer(struct app *a, struct grid *g, int y, int64_t f0, int64_
 	if (room < 12)
 		room = 12;
 	grid_fill(g, 0, y, g->w, ' ', ROLE_LABEL);
-	int used = grid_put(g, 0, y, room, c->name, ROLE_LABEL);
+	struct sbuf name;
+	sbuf_init(&name);
+	format_name(&name, c->name, c->kind == PHASE_KERNEL, a->g->more);
+	int used = grid_put_cut(g, 0, y, room, name.buf, a->g->more, ROLE_LABEL);
+	sbuf_release(&name);
 	grid_put(g, used, y, -1, rest.buf, ROLE_LABEL);
 	sbuf_release(&rest);
 }
@@ -634,7 +639,11 @@ void timeline_draw(struct app *a, struct grid *g, int y, int h)
 	for (int p = 0; p < shown; p++) {
 		struct lane *l = &lm.lanes[order[tl->top + p]];
 		l->row = first + p;
-		grid_put(g, 0, l->row, LABEL_W - 1, l->t ? l->t->name : "(no track)", ROLE_LABEL);
+		struct sbuf name;
+		sbuf_init(&name);
+		format_name(&name, l->t ? l->t->name : "(no track)", 0, a->g->more);
+		grid_put_cut(g, 0, l->row, LABEL_W - 1, name.buf, a->g->more, ROLE_LABEL);
+		sbuf_release(&name);
 	}
 
 	/* The spans; every lane counts its own spans so the roles alternate. */

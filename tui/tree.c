@@ -17,13 +17,14 @@
 #include "tui/format.h"
 #include "model/xalloc.h"
 
-#define W_DUR	  10
-#define W_SHARE	  7
-#define W_SELF	  10
-#define W_COUNT	  8
-#define W_SPARK	  12
-#define W_BNECK	  9
-#define DETAILS_H 12
+#define W_DUR	   10
+#define W_SHARE	   7
+#define W_SELF	   10
+#define W_COUNT	   8
+#define W_SPARK	   12
+#define W_BNECK	   9
+#define DETAILS_H  12
+#define LIST_MIN_H 8
 
 static int is_device(int kind)
 {
@@ -161,7 +162,11 @@ static void draw_row(struct app *a, struct grid *g, int y, int name_w, const str
 		grid_fill(g, 0, y, g->w, ' ', ROLE_SELECTED);
 	/* a mark for rows that can be drilled into */
 	grid_put(g, 0, y, 2, c->child_count ? "+ " : "  ", selected ? r : ROLE_DIM);
-	grid_put(g, 2, y, name_w - 3, c->name, r);
+	struct sbuf name;
+	sbuf_init(&name);
+	format_name(&name, c->name, c->kind == PHASE_KERNEL, a->g->more);
+	grid_put_cut(g, 2, y, name_w - 3, name.buf, a->g->more, r);
+	sbuf_release(&name);
 	int x = name_w;
 	put_right(g, x, y, W_DUR, format_duration(buf, sizeof(buf), c->dur_ns), r);
 	x += W_DUR;
@@ -198,6 +203,7 @@ static void load_detail(struct app *a, const struct mnode *n)
 		return;
 	model_detail_release(&a->detail);
 	a->detail_for = n;
+	a->details_top = 0;
 	char *err = NULL;
 	if (model_detail(a->m, n, &a->detail, &err) < 0) {
 		app_message(a, 1, "%s", err);
@@ -292,25 +298,88 @@ static int rank_meets(struct app *a, const struct mnode *n, struct sbuf *sb)
 	return 0;
 }
 
-/* One "label: text" line of the details pane; returns the next row. */
-static int line(struct grid *g, int y, int ymax, const char *label, const char *text)
+/* The details pane's lines before they are laid out: a label and its
+ * text (a long one wraps onto rows of its own). */
+struct dlines {
+	const char *label[16];
+	char *text[16];
+	int wrap[16]; /* rows it wraps onto at most; the last ends in the cut mark */
+	int n;
+};
+
+/* Rows the phase's whole name may take; any other line is cut to one. */
+#define DETAILS_WRAP_NAME 32
+#define DETAILS_WRAP	  1
+
+static void dline(struct dlines *d, const char *label, const char *text)
 {
-	if (y >= ymax)
-		return y;
-	int x = grid_put(g, 1, y, 10, label, ROLE_LABEL);
-	grid_put(g, 1 + (x < 10 ? 10 : x), y, -1, text, ROLE_NORMAL);
-	return y + 1;
+	if (d->n < 16) {
+		d->label[d->n] = label;
+		d->wrap[d->n] = d->n ? DETAILS_WRAP : DETAILS_WRAP_NAME;
+		d->text[d->n++] = xstrdup(text);
+	}
+}
+
+/* Lays out d at width cols (label column included) into rows, each a
+ * label (NULL under the first) and its sanitised text. */
+static int dlines_layout(const struct dlines *d, int cols, const char *more, struct sbuf *rows,
+			 const char **labels, int max)
+{
+	int nrows = 0, tw = cols - 12 > 8 ? cols - 12 : 8;
+	for (int i = 0; i < d->n; i++) {
+		struct sbuf clean = SBUF_INIT;
+		format_sanitize(&clean, d->text[i]);
+		const unsigned char *p = (const unsigned char *)clean.buf;
+		size_t left = clean.len;
+		for (int k = 0; nrows < max && (k == 0 || left); k++) {
+			struct sbuf *r = &rows[nrows];
+			labels[nrows++] = k ? NULL : d->label[i];
+			int used = 0, brk_used = 0;
+			int last = k + 1 == d->wrap[i] && format_width((const char *)p) > tw;
+			size_t brk_len = 0, brk_left = 0;
+			while (left) {
+				uint32_t cp;
+				int w;
+				size_t n = format_next(p, left, &cp, &w);
+				if (used + w > tw - (last ? format_width(more) : 0)) {
+					/* wrap after the row's last blank, unless
+					 * that leaves it less than half full */
+					if (!last && brk_used > tw / 2) {
+						p -= brk_left - left;
+						left = brk_left;
+						r->buf[r->len = brk_len] = '\0';
+					}
+					break;
+				}
+				sbuf_add(r, p, n);
+				used += w;
+				p += n;
+				left -= n;
+				if (cp == ' ') {
+					brk_used = used;
+					brk_len = r->len;
+					brk_left = left;
+				}
+			}
+			if (last && left) {
+				sbuf_adds(r, more);
+				left = 0;
+			}
+		}
+		sbuf_release(&clean);
+	}
+	return nrows;
 }
 
 static void draw_details(struct app *a, struct grid *g, int y, int h, const struct mnode *n)
 {
 	char b1[64], b2[64], b3[64], b4[64];
 	struct sbuf sb = SBUF_INIT;
-	int ymax = y + h;
+	struct dlines d = {0};
 	grid_fill(g, 0, y, g->w, '-', ROLE_DIM);
-	grid_put(g, 2, y++, -1, " details ", ROLE_TITLE);
 	if (!n) {
-		line(g, y, ymax, "", "nothing selected");
+		grid_put(g, 2, y, -1, " details ", ROLE_TITLE);
+		grid_put(g, 11, y + 1, -1, "nothing selected", ROLE_NORMAL);
 		return;
 	}
 	load_detail(a, n);
@@ -318,24 +387,28 @@ static void draw_details(struct app *a, struct grid *g, int y, int h, const stru
 	sbuf_addf(&sb, "%s  kind %s", n->name, store_kind_name(n->kind));
 	if (n->category)
 		sbuf_addf(&sb, "  category %s", n->category);
-	y = line(g, y, ymax, "phase", sb.buf);
+	dline(&d, "phase", sb.buf);
 	sbuf_reset(&sb);
-	sbuf_addf(&sb, "+%s .. +%s  dur %s  self %s",
-		  format_duration(b1, sizeof(b1), n->start_ns - root->start_ns),
-		  format_duration(b2, sizeof(b2), n->start_ns + n->dur_ns - root->start_ns),
-		  format_duration(b3, sizeof(b3), n->dur_ns),
-		  format_duration(b4, sizeof(b4), n->self_ns));
+	/* a short phase far from the start gets the digits that tell its
+	 * start from its end */
+	sbuf_addf(
+	    &sb, "+%s .. +%s  dur %s  self %s",
+	    format_instant(b1, sizeof(b1), n->start_ns - root->start_ns, n->dur_ns),
+	    format_instant(b2, sizeof(b2), n->start_ns + n->dur_ns - root->start_ns, n->dur_ns),
+	    format_duration(b3, sizeof(b3), n->dur_ns),
+	    format_duration(b4, sizeof(b4), n->self_ns));
 	if (n->device_ns)
 		sbuf_addf(&sb, "  device %s", format_duration(b1, sizeof(b1), n->device_ns));
 	sbuf_addf(&sb, "  at %s", utc(b2, sizeof(b2), n->start_ns));
-	y = line(g, y, ymax, "time", sb.buf);
+	dline(&d, "time", sb.buf);
 	sbuf_reset(&sb);
 	path_of(n, &sb);
-	y = line(g, y, ymax, "path", format_left_cut(&sb, g->w - 12, a->g->more));
+	dline(&d, "path", format_left_cut(&sb, g->w - 12, a->g->more));
 	sbuf_reset(&sb);
 	const struct mtrack *t = model_track(a->m, n->track_id);
 	if (t) {
-		sbuf_addf(&sb, "%s (%s)", t->name, t->kind);
+		format_name(&sb, t->name, 0, a->g->more);
+		sbuf_addf(&sb, " (%s)", t->kind);
 		if (t->host)
 			sbuf_addf(&sb, "  host %s", t->host);
 		if (t->rank >= 0)
@@ -345,7 +418,7 @@ static void draw_details(struct app *a, struct grid *g, int y, int h, const stru
 	}
 	if (a->detail.source)
 		sbuf_addf(&sb, "  from %s", a->detail.source);
-	y = line(g, y, ymax, "track", sb.buf);
+	dline(&d, "track", sb.buf);
 	sbuf_reset(&sb);
 	for (size_t i = 0; i < a->detail.nedges; i++) {
 		const struct medge *e = &a->detail.edges[i];
@@ -354,39 +427,66 @@ static void draw_details(struct app *a, struct grid *g, int y, int h, const stru
 	}
 	if (a->detail.more_edges)
 		sbuf_addf(&sb, "; and %lld more", (long long)a->detail.more_edges);
-	y = line(g, y, ymax, "edges", a->detail.nedges ? sb.buf : "none");
-	y = line(g, y, ymax, "attrs", a->detail.attrs ? a->detail.attrs : "none");
+	dline(&d, "edges", a->detail.nedges ? sb.buf : "none");
+	dline(&d, "attrs", a->detail.attrs ? a->detail.attrs : "none");
 	sbuf_reset(&sb);
 	if (rank_meets(a, n, &sb)) {
-		y = line(g, y, ymax, "straggler", sb.buf);
+		dline(&d, "straggler", sb.buf);
 	} else {
 		sbuf_addf(&sb, "%lld named so here: min %s  mean %s  p95 %s  max %s",
 			  (long long)a->sib_count, format_duration(b1, sizeof(b1), a->sib_min),
 			  format_duration(b2, sizeof(b2), a->sib_mean),
 			  format_duration(b3, sizeof(b3), a->sib_p95),
 			  format_duration(b4, sizeof(b4), a->sib_max));
-		y = line(g, y, ymax, "siblings", sb.buf);
+		dline(&d, "siblings", sb.buf);
 	}
 	sbuf_reset(&sb);
 	/* what was measured of the phase's host and device meanwhile: the
 	 * series behind its bottlenecks, then the busiest; mean share of
 	 * capacity over the time a sample holds, and the peak */
 	model_busy_text(a->busy, a->nbusy, &sb);
-	y = line(g, y, ymax, "measured",
-		 a->nbusy ? sb.buf : "no sample of this host/device holds during it");
+	dline(&d, "measured", a->nbusy ? sb.buf : "no sample of this host/device holds during it");
 	sbuf_reset(&sb);
 	/* what its work used of them, and what held it back (model/attrib.h) */
 	struct sbuf b2s = SBUF_INIT;
 	sbuf_init(&b2s);
 	const struct attrib_row *r = app_attr(a, n->id);
 	app_attr_lines(a, r, &sb, &b2s);
-	y = line(g, y, ymax, "est. use", sb.buf);
+	dline(&d, "est. use", sb.buf);
 	sbuf_reset(&sb);
 	app_attr_over_time(a, n, r, &sb);
-	y = line(g, y, ymax, "over time", sb.buf);
-	line(g, y, ymax, "bound by", b2s.buf);
+	dline(&d, "over time", sb.buf);
+	dline(&d, "bound by", b2s.buf);
 	sbuf_release(&b2s);
 	sbuf_release(&sb);
+
+	/* lay out, then show the rows from details_top (J/K scroll) */
+	enum { MAXROWS = DETAILS_WRAP_NAME + 15 * DETAILS_WRAP };
+	struct sbuf rows[MAXROWS];
+	const char *labels[MAXROWS];
+	for (int i = 0; i < MAXROWS; i++)
+		sbuf_init(&rows[i]);
+	int nrows = dlines_layout(&d, g->w, a->g->more, rows, labels, MAXROWS), room = h - 1;
+	if (a->details_top > nrows - room)
+		a->details_top = nrows - room;
+	if (a->details_top < 0)
+		a->details_top = 0;
+	char title[64];
+	if (nrows > room)
+		snprintf(title, sizeof(title), " details %d-%d of %d (J/K) ", a->details_top + 1,
+			 a->details_top + room, nrows);
+	else
+		snprintf(title, sizeof(title), " details ");
+	grid_put(g, 2, y++, -1, title, ROLE_TITLE);
+	for (int i = 0; i < room && a->details_top + i < nrows; i++) {
+		int k = a->details_top + i;
+		grid_put(g, 1, y + i, 10, labels[k] ? labels[k] : "", ROLE_LABEL);
+		grid_put(g, 11, y + i, -1, rows[k].buf, ROLE_NORMAL);
+	}
+	for (int i = 0; i < MAXROWS; i++)
+		sbuf_release(&rows[i]);
+	for (int i = 0; i < d.n; i++)
+		free(d.text[i]);
 }
 
 void tree_draw(struct app *a, struct grid *g, int y, int h)
@@ -394,7 +494,12 @@ void tree_draw(struct app *a, struct grid *g, int y, int h)
 	struct tree_view *v = &a->tree;
 	int name_w = g->w - (W_DUR + W_SHARE + W_SELF + W_COUNT + 1 + W_SPARK) -
 		     (app_attr_available(a) ? W_BNECK : 0);
-	int list_h = h - 1 - (a->details ? DETAILS_H : 0);
+	/* on a short terminal the pane gives up rows (it scrolls) so the
+	 * list keeps LIST_MIN_H */
+	int details_h = h - 1 - DETAILS_H >= LIST_MIN_H ? DETAILS_H : h - 1 - LIST_MIN_H;
+	if (details_h < 4)
+		details_h = 4;
+	int list_h = h - 1 - (a->details ? details_h : 0);
 	draw_header(a, g, y, name_w);
 	if (v->filter) {
 		/* after "Name" and its sort mark, within the name column */
@@ -427,7 +532,41 @@ void tree_draw(struct app *a, struct grid *g, int y, int h)
 		grid_put(g, g->w - format_width(buf), y + list_h, -1, buf, ROLE_DIM);
 	}
 	if (a->details)
-		draw_details(a, g, y + 1 + list_h, DETAILS_H, tree_view_selected(v));
+		draw_details(a, g, y + 1 + list_h, details_h, tree_view_selected(v));
+}
+
+void tree_search(struct app *a, int dir, int fresh)
+{
+	struct tree_view *v = &a->tree;
+	char *err = NULL;
+	int wrapped = 0, r;
+	if (fresh || !v->nhits || !v->find_pat || strcmp(v->find_pat, a->search)) {
+		if (a->show_now) {
+			app_message(a, 0, "searching below %s ...",
+				    v->node->parent ? v->node->name : "the top");
+			a->show_now(a);
+		}
+		r = tree_view_find(v, a->search, &err);
+	} else {
+		r = tree_view_find_next(v, dir, &wrapped, &err);
+	}
+	if (r < 0) {
+		app_error(a, r, err);
+	} else if (!r) {
+		app_message(a, 1, "pattern not found: %s", a->search);
+	} else {
+		app_message(a, 0, "%s%zu of %zu%s", wrapped ? "search wrapped: " : "", v->hit + 1,
+			    v->nhits, v->hits_more ? "+" : "");
+	}
+}
+
+void tree_click(struct app *a, int y)
+{
+	struct tree_view *v = &a->tree;
+	/* the rows start under the breadcrumb and the header (tree_draw at 1) */
+	int row = y - 2;
+	if (row >= 0 && row < a->page && v->top + (size_t)row < v->nrows)
+		v->sel = v->top + (size_t)row;
 }
 
 void tree_key(struct app *a, enum action act)
@@ -448,6 +587,12 @@ void tree_key(struct app *a, enum action act)
 		break;
 	case A_PGUP:
 		tree_view_move(v, -page);
+		break;
+	case A_HALF_DOWN:
+		tree_view_move(v, page > 1 ? page / 2 : 1);
+		break;
+	case A_HALF_UP:
+		tree_view_move(v, -(page > 1 ? page / 2 : 1));
 		break;
 	case A_HOME:
 		tree_view_move(v, -(long)v->nrows);
@@ -488,6 +633,12 @@ void tree_key(struct app *a, enum action act)
 		break;
 	case A_DETAILS:
 		a->details = !a->details;
+		break;
+	case A_DETAILS_DOWN:
+	case A_DETAILS_UP:
+		if (!a->details)
+			app_message(a, 1, "no details pane: d shows it");
+		a->details_top += act == A_DETAILS_DOWN ? 1 : -1; /* clamped when drawn */
 		break;
 	default:
 		break;

@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tui/treeview.h"
+#include "model/ptree.h"
+#include "model/store.h"
 #include "model/xalloc.h"
+#include "tui/treeview.h"
 
 int tree_view_match(const char *name, const char *pat)
 {
@@ -76,19 +78,40 @@ static void rebuild(struct tree_view *v, const struct mnode *keep)
 	v->top = 0;
 }
 
+/* From the node shown, down through every child that is its parent's only
+ * one and has children of its own, to the first level with more than one
+ * row (or a lone leaf): only the chain's children are loaded. */
+static int descend(struct tree_view *v, char **err)
+{
+	struct mnode *n = v->node;
+	while (n->nchildren == 1 && n->children[0]->child_count > 0) {
+		struct mnode *c = n->children[0];
+		if (model_children(v->m, c, err) < 0)
+			return -1;
+		if (!c->nchildren)
+			break;
+		n = c;
+	}
+	return n == v->node ? 0 : tree_view_show(v, n, NULL, err);
+}
+
 int tree_view_init(struct tree_view *v, struct model *m, char **err)
 {
 	memset(v, 0, sizeof(*v));
 	v->m = m;
 	v->sort = SORT_DUR;
 	v->desc = 1;
-	return tree_view_show(v, model_root(m), NULL, err);
+	if (tree_view_show(v, model_root(m), NULL, err) < 0)
+		return -1;
+	return descend(v, err);
 }
 
 void tree_view_release(struct tree_view *v)
 {
 	free(v->rows);
 	free(v->filter);
+	free(v->find_pat);
+	free(v->hits);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -115,7 +138,9 @@ int tree_view_enter(struct tree_view *v, char **err)
 		return -1;
 	free(v->filter); /* a filter belongs to the level it was set on */
 	v->filter = NULL;
-	return tree_view_show(v, s, NULL, err) < 0 ? -1 : 1;
+	if (tree_view_show(v, s, NULL, err) < 0 || descend(v, err) < 0)
+		return -1;
+	return 1;
 }
 
 int tree_view_up(struct tree_view *v, char **err)
@@ -175,6 +200,234 @@ int tree_view_search(struct tree_view *v, const char *pat, int dir, int *wrapped
 		}
 	}
 	return 0;
+}
+
+int tree_view_show_id(struct tree_view *v, int64_t id, char **err)
+{
+	struct store *st = model_store(v->m);
+	int64_t *chain = NULL;
+	size_t n = 0;
+	int rc = ptree_up(store_db(st), store_path(st), id, &chain, &n, err);
+	struct mnode *node = model_root(v->m), *hit = NULL;
+	/* down from the top along the chain, loading each level on the way */
+	for (size_t k = n; rc == 0 && k-- > 0; node = hit) {
+		if ((rc = model_children(v->m, node, err)) < 0)
+			break;
+		hit = NULL;
+		for (size_t i = 0; i < node->nchildren && !hit; i++)
+			if (node->children[i]->id == chain[k])
+				hit = node->children[i];
+		if (!hit)
+			break;
+	}
+	free(chain);
+	if (rc < 0 || !hit)
+		return rc;
+	free(v->filter);
+	v->filter = NULL;
+	return tree_view_show(v, hit->parent, hit, err) < 0 ? -1 : 1;
+}
+
+/* Which phases are below the level searched, as far as found out: an
+ * open-addressing set of ids, each marked in or out. */
+struct below {
+	int64_t root;
+	int64_t *ids;
+	signed char *in;
+	size_t cap, n;
+	sqlite3_stmt *parent_q;
+};
+
+static size_t below_slot(const struct below *b, int64_t id)
+{
+	size_t i = (size_t)((uint64_t)id * 0x9e3779b97f4a7c15ull >> 20) & (b->cap - 1);
+	while (b->in[i] >= 0 && b->ids[i] != id)
+		i = (i + 1) & (b->cap - 1);
+	return i;
+}
+
+static void below_put(struct below *b, int64_t id, int in)
+{
+	if (2 * (b->n + 1) > b->cap) {
+		struct below old = *b;
+		b->cap = b->cap ? 2 * b->cap : 1024;
+		b->ids = xmalloc(b->cap * sizeof(*b->ids));
+		b->in = xmalloc(b->cap);
+		memset(b->in, -1, b->cap);
+		b->n = 0;
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.in[i] >= 0)
+				below_put(b, old.ids[i], old.in[i]);
+		free(old.ids);
+		free(old.in);
+	}
+	size_t i = below_slot(b, id);
+	b->n += b->in[i] < 0;
+	b->ids[i] = id;
+	b->in[i] = (signed char)in;
+}
+
+/* 1 when phase parent (a match's parent) is b->root or below it, walking
+ * up its parent links until a phase already known; -1 on an error or
+ * PTREE_LOOP with *err. */
+static int below_is(struct below *b, struct store *st, int64_t parent, char **err)
+{
+	int64_t chain[64], x = parent;
+	size_t n = 0;
+	int in = 0;
+	struct ptree_walk w;
+	ptree_walk_init(&w, x);
+	while (x) {
+		if (x == b->root) {
+			in = 1;
+			break;
+		}
+		size_t i = b->cap ? below_slot(b, x) : 0;
+		if (b->cap && b->in[i] >= 0) {
+			in = b->in[i];
+			break;
+		}
+		if (n == 64) { /* deep: remember the way so far as it ends */
+			int r = below_is(b, st, x, err);
+			if (r < 0)
+				return r;
+			in = r;
+			break;
+		}
+		chain[n++] = x;
+		sqlite3_reset(b->parent_q);
+		sqlite3_bind_int64(b->parent_q, 1, x);
+		int rc = sqlite3_step(b->parent_q);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+			*err = xasprintf("%s: cannot search phases: %s", store_path(st),
+					 sqlite3_errmsg(store_db(st)));
+			return -1;
+		}
+		x = rc == SQLITE_ROW ? sqlite3_column_int64(b->parent_q, 0) : 0;
+		if (x && ptree_walk_loops(&w, x)) {
+			*err = ptree_loop_error(store_path(st), x);
+			return PTREE_LOOP;
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		below_put(b, chain[k], in);
+	return in;
+}
+
+/* The phases below v->node whose name matches pat (smart case, as
+ * tree_view_match: ASCII case folding), in order of start: every phase of
+ * a matching name, read in one scan, kept when its parent links lead to
+ * v->node (each phase on the way looked up once), at most
+ * TREE_VIEW_FIND_MAX of them.  *first: the first after sel. */
+static int find_all(struct tree_view *v, const char *pat, const struct mnode *sel, size_t *first,
+		    char **err)
+{
+	int exact = 0;
+	for (const char *p = pat; *p; p++)
+		exact |= isupper((unsigned char)*p);
+	struct store *st = model_store(v->m);
+	sqlite3 *db = store_db(st);
+	sqlite3_stmt *q = NULL;
+	struct below b = {.root = v->node->id};
+	/* below the top, or its only row, every phase is: no walk */
+	const struct mnode *top = model_root(v->m);
+	int all = v->node == top || (v->node->parent == top && top->nchildren == 1);
+	char *sql = xasprintf("SELECT id, coalesce(parent_id, 0), start_ns FROM phases"
+			      " WHERE name_id IN (SELECT id FROM strings WHERE %s)"
+			      " ORDER BY start_ns, id",
+			      exact ? "instr(text, ?1) > 0" : "instr(lower(text), lower(?1)) > 0");
+	int rc = sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK &&
+			 sqlite3_prepare_v2(
+			     db, "SELECT coalesce(parent_id, 0) FROM phases WHERE id = ?1", -1,
+			     &b.parent_q, NULL) == SQLITE_OK
+		     ? 0
+		     : -1;
+	free(sql);
+	size_t alloc = 0;
+	v->nhits = 0;
+	v->hits_more = 0;
+	*first = SIZE_MAX;
+	if (rc < 0)
+		goto fail;
+	sqlite3_bind_text(q, 1, pat, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(q, 0), start = sqlite3_column_int64(q, 2);
+		if (!all) {
+			int in = below_is(&b, st, sqlite3_column_int64(q, 1), err);
+			if (in < 0) {
+				rc = in;
+				goto out;
+			}
+			if (!in)
+				continue;
+		}
+		if (v->nhits == TREE_VIEW_FIND_MAX) {
+			v->hits_more = 1;
+			break;
+		}
+		if (*first == SIZE_MAX && sel &&
+		    (start > sel->start_ns || (start == sel->start_ns && id > sel->id)))
+			*first = v->nhits;
+		XGROW(v->hits, v->nhits + 1, alloc);
+		v->hits[v->nhits++] = id;
+	}
+	if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+		rc = 0;
+		goto out;
+	}
+fail:
+	*err = xasprintf("%s: cannot search phases: %s", store_path(st), sqlite3_errmsg(db));
+	rc = -1;
+out:
+	if (rc < 0)
+		v->nhits = 0;
+	sqlite3_finalize(q);
+	sqlite3_finalize(b.parent_q);
+	free(b.ids);
+	free(b.in);
+	return rc;
+}
+
+/* Shows hit i, or the next one that is in the tree (dir says which way). */
+static int show_hit(struct tree_view *v, size_t i, int dir, char **err)
+{
+	for (size_t k = 0; k < v->nhits; k++) {
+		size_t j = dir > 0 ? (i + k) % v->nhits : (i + v->nhits - k) % v->nhits;
+		int rc = tree_view_show_id(v, v->hits[j], err);
+		if (rc < 0)
+			return -1;
+		if (rc > 0) {
+			v->hit = j;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int tree_view_find(struct tree_view *v, const char *pat, char **err)
+{
+	size_t first;
+	free(v->find_pat);
+	v->find_pat = xstrdup(pat);
+	v->find_root = v->node->id;
+	v->nhits = v->hit = 0;
+	if (!*pat)
+		return 0;
+	if (find_all(v, pat, tree_view_selected(v), &first, err) < 0)
+		return -1;
+	if (!v->nhits)
+		return 0;
+	return show_hit(v, first < v->nhits ? first : 0, 1, err);
+}
+
+int tree_view_find_next(struct tree_view *v, int dir, int *wrapped, char **err)
+{
+	*wrapped = 0;
+	if (!v->nhits)
+		return 0;
+	size_t i = dir > 0 ? (v->hit + 1) % v->nhits : (v->hit + v->nhits - 1) % v->nhits;
+	*wrapped = dir > 0 ? i <= v->hit : i >= v->hit;
+	return show_hit(v, i, dir, err);
 }
 
 void tree_view_set_filter(struct tree_view *v, const char *pat)

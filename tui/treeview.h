@@ -23,15 +23,30 @@ struct tree_view {
 	enum tree_sort sort;
 	int desc;
 	char *filter; /* NULL: none */
+	/* the last tree_view_find: its pattern, the level it searched below,
+	 * the ids it found (in order of start), the one shown */
+	char *find_pat;
+	int64_t find_root;
+	int64_t *hits;
+	size_t nhits, hit;
+	int hits_more; /* more than TREE_VIEW_FIND_MAX matched */
 };
 
+/* Matches tree_view_find keeps at most. */
+#define TREE_VIEW_FIND_MAX 100000
+
+/* Shows the first level with more than one row: from the top, down through
+ * chains of only children (as tree_view_enter does). */
 int tree_view_init(struct tree_view *v, struct model *m, char **err);
 void tree_view_release(struct tree_view *v);
 struct mnode *tree_view_selected(const struct tree_view *v);
 /* Lists n's children and selects sel (or the first row when sel is not
  * among them). */
 int tree_view_show(struct tree_view *v, struct mnode *n, struct mnode *sel, char **err);
-/* Into the selected row; 0 when it has no children (nothing happens). */
+/* Into the selected row and on through chains of single children that
+ * have children, to the first level with more than one row (the levels
+ * passed are the breadcrumb's; tree_view_up goes back one at a time); 0
+ * when the row has no children (nothing happens). */
 int tree_view_enter(struct tree_view *v, char **err);
 /* Up to the parent, selecting where we came from; 0 at the root. */
 int tree_view_up(struct tree_view *v, char **err);
@@ -45,6 +60,17 @@ void tree_view_costliest(struct tree_view *v);
  * case: case-sensitive only when pat has an upper-case letter), wrapping.
  * Returns 1 found, 0 none, and sets *wrapped when it went past an end. */
 int tree_view_search(struct tree_view *v, const char *pat, int dir, int *wrapped);
+/* Searches the whole subtree below the current level (not only its rows)
+ * for names matching pat (smart case), in order of start, and shows the
+ * first match after the selected row (wrapping) as tree_view_goto shows a
+ * phase: its level, it selected.  Returns 1 found, 0 none, -1 with *err. */
+int tree_view_find(struct tree_view *v, const char *pat, char **err);
+/* The next (dir > 0) or previous match of the last tree_view_find,
+ * wrapping (*wrapped set when it went past an end); 0 when there is none. */
+int tree_view_find_next(struct tree_view *v, int dir, int *wrapped, char **err);
+/* Shows phase id (an id from the file) as tree_view_goto shows a phase;
+ * 0 when it is not in the tree. */
+int tree_view_show_id(struct tree_view *v, int64_t id, char **err);
 /* Shows only rows whose name matches pat (smart case); NULL or "" clears. */
 void tree_view_set_filter(struct tree_view *v, const char *pat);
 /* Goes to the phase at path ("/workflow/step/..."; names may hold '/'):

@@ -85,27 +85,29 @@ print(sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True).execute("SEL
 	die "cannot count the phases in $db"
 
 # ---- the key script ----
-# Each block starts and ends at the top.  Descents: "A D g" sorts by duration
+# Each block starts and ends at bench's level (the first screen: the top's
+# only row, bench, is passed).  Descents: "A D g" sorts by duration
 # (biggest first) and selects the first row; "A C g" sorts by child count.
-# From the top: bench, a|b, rank, then the CPU process's second thread (the
-# one with thousands of operators a copy); into_deep goes on into its
-# costliest child and that one's child with the most children.
-into_cpu='Enter Enter Enter A D g Enter j Enter'
-into_cpu_b='Enter j Enter Enter A D g Enter j Enter'
+# From bench's level: a|b and its only child, the rank (Enter passes both),
+# then the CPU process's second thread (the one with thousands of operators
+# a copy); into_deep goes on into its costliest child and that one's child
+# with the most children.
+into_cpu='g Enter A D g Enter j Enter'
+into_cpu_b='G Enter A D g Enter j Enter'
 into_deep="$into_cpu A D g Enter A C g Enter"
-up5='h h h h h'
-up7='h h h h h h h'
+up4='h h h h'
+up6='h h h h h h'
 scroll='j j j k PgDn PgDn PgDn PgUp G k k g j'
 sorts='A A D D S S C C T T A D'
 timeline='t + + + l l l h - + l 0 h l q'
 drill='* Enter j j G g h'
 blocks=(
-	"$into_cpu $scroll $sorts $up5"
-	"$into_cpu $timeline $drill $up5"
-	"$into_deep $scroll $timeline $up7"
-	"$into_cpu_b $sorts $timeline $scroll $up5"
-	"$into_deep $sorts $drill $up7"
-	"Enter Enter Enter $timeline $scroll h h h"
+	"$into_cpu $scroll $sorts $up4"
+	"$into_cpu $timeline $drill $up4"
+	"$into_deep $scroll $timeline $up6"
+	"$into_cpu_b $sorts $timeline $scroll $up4"
+	"$into_deep $sorts $drill $up6"
+	"g Enter $timeline $scroll h h"
 )
 keys=()
 while ((${#keys[@]} < nkeys)); do

@@ -7,7 +7,7 @@
 # the script, then the final screen) must equal tests/expected/tui/NAME.txt
 # (diff -u).  On top of the comparisons, checks that do not depend on the
 # expected files: the screens are 80x24, search wraps, a 60x20 terminal is
-# "too small" and 80x24 recovers, `:save` writes the dump's text, --ascii and
+# "too small" and 80x24 recovers, 80x23 and 80x20 are usable, 80x19 too small, `:save` writes the dump's text, --ascii and
 # a non-UTF-8 locale give only ASCII bytes, an escape sequence in a phase name
 # shows as visible text and no ESC byte reaches the dump, and bad usage (an
 # unknown key, --size 0x0, a file that is not a trace.db) exits 2 with one line.
@@ -19,7 +19,7 @@
 #   GRADEML_BIN=build/san/grademl-tui bash tests/e2e/tui_headless.sh
 #   GRADEML_E2E_REGEN=1 bash tests/e2e/tui_headless.sh   rewrites the expected
 #       screens from the current binary (read the diff before committing).
-# Needs: bash, python3, diff, cmp, grep.
+# Needs: bash, python3, sqlite3 (the CLI), diff, cmp, grep.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,7 +42,7 @@ if [ ! -x "$BIN" ]; then
 	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN or run make"
 	summary || exit 1
 fi
-for tool in python3 diff cmp grep; do
+for tool in python3 sqlite3 diff cmp grep; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		not_ok "tool $tool" "not installed"
 		summary || exit 1
@@ -140,11 +140,12 @@ if run first-screen "$DEMO_DB"; then
 	compare first-screen
 	lines=$(wc -l <"$TMP/first-screen.txt")
 	widest=$(wc -L <"$TMP/first-screen.txt")
-	if [ "$lines" -eq 24 ] && [ "$widest" -le 80 ] && head -n 1 "$TMP/first-screen.txt" | grep -q '^grademl-tui' &&
-		grep -q '^+ demo ' "$TMP/first-screen.txt"; then
-		ok "first-screen: 24 lines of at most 80 columns, the title, the workflow demo"
+	# the top's only row, demo, is passed: its two steps show
+	if [ "$lines" -eq 24 ] && [ "$widest" -le 80 ] && head -n 1 "$TMP/first-screen.txt" | grep -q '^grademl-tui › demo$' &&
+		grep -q '^+ train ' "$TMP/first-screen.txt" && grep -q '^+ infer ' "$TMP/first-screen.txt"; then
+		ok "first-screen: 24 lines of at most 80 columns, opens in the workflow demo"
 	else
-		not_ok "first-screen: 24 lines of at most 80 columns, the title, the workflow demo" \
+		not_ok "first-screen: 24 lines of at most 80 columns, opens in the workflow demo" \
 			"$lines lines, widest $widest"
 	fi
 fi
@@ -152,11 +153,12 @@ fi
 if run drill-3 "$DEMO_DB"; then
 	compare drill-3
 	crumbs=$(awk 'NR % 24 == 1' "$TMP/drill-3.txt" | tr '\n' '|')
-	want='grademl-tui › demo|grademl-tui › demo › train|grademl-tui › demo › train › process CPU functions|'
+	want='grademl-tui › demo|grademl-tui › demo › train › process CPU functions › thread 1|'
+	want+='grademl-tui › demo › train › process CPU functions|grademl-tui › demo › train|grademl-tui › demo|'
 	if [ "$crumbs" = "$want" ]; then
-		ok "drill-3: Enter three times walks demo › train › process CPU functions"
+		ok "drill-3: Enter passes train's only children to thread 1; h goes back one level at a time"
 	else
-		not_ok "drill-3: Enter three times walks demo › train › process CPU functions" "breadcrumbs: $crumbs"
+		not_ok "drill-3: Enter passes train's only children to thread 1; h goes back one level at a time" "breadcrumbs: $crumbs"
 	fi
 fi
 
@@ -209,15 +211,43 @@ fi
 
 if run search "$DEMO_DB"; then
 	compare search
-	# The dumps: after Enter, after four n, after the sixth match (wrapped).
+	# The dumps: after Enter, N (wrapped to the last), n (wrapped to the
+	# first), n n.  36: the operators below process CPU functions whose
+	# name holds "zero" in any case, counted with sqlite3 below.
 	msgs=$(awk 'NR % 24 == 0' "$TMP/search.txt" | tr '\n' '|')
+	crumbs=$(awk 'NR % 24 == 1' "$TMP/search.txt" | sed 's/.*› //' | tr '\n' '|')
 	phases=$(grep '^ phase ' "$TMP/search.txt" | awk '{print $2}' | tr '\n' ' ')
-	if [ "$(awk 'NR % 24 == 0' "$TMP/search.txt" | sed -n 3p)" = "search wrapped" ] &&
-		[ "$phases" = "aten::zeros aten::zero_ aten::zeros aten::zero_ " ]; then
-		ok "search: / then n walks the matches and wraps with a message"
+	want=$(sqlite3 "$DEMO_DB" "WITH RECURSIVE s(id) AS (SELECT p.id FROM phases_v p JOIN phases_v t
+		ON t.id = p.parent_id WHERE p.name = 'process CPU functions' AND t.name = 'train'
+		UNION ALL SELECT p.id FROM phases p JOIN s ON p.parent_id = s.id)
+		SELECT count(*) FROM s JOIN phases_v v ON v.id = s.id WHERE lower(v.name) LIKE '%zero%'" 2>&1)
+	if [ "$msgs" = "1 of $want|search wrapped: $want of $want|search wrapped: 1 of $want|3 of $want|" ] &&
+		[ "$crumbs" = "thread 1|ProfilerStep#3|thread 1|ProfilerStep#1|" ] &&
+		[ "$phases" = "aten::zeros aten::zero_ aten::zeros aten::zeros " ]; then
+		ok "search: / searches the whole subtree in order of start, says 'N of $want', n/N wrap"
 	else
-		not_ok "search: / then n walks the matches and wraps with a message" \
-			"status lines: $msgs selected: $phases"
+		not_ok "search: / searches the whole subtree in order of start, says 'N of $want', n/N wrap" \
+			"status lines: $msgs levels: $crumbs selected: $phases"
+	fi
+fi
+
+if run htop-keys "$DEMO_DB"; then
+	compare htop-keys
+	# d N: the Nth screen of the dump
+	hk() { sed -n "$((($1 - 1) * 24 + 1)),$(($1 * 24))p" "$TMP/htop-keys.txt"; }
+	why=''
+	[ "$(wc -l <"$TMP/htop-keys.txt")" = $((6 * 24)) ] || why+="not 6 screens; "
+	hk 1 | grep -q '^ time .* dur 3.00 us ' || why+="C-d did not move half a page; "
+	hk 2 | grep -q '^ time .* dur 92.0 us ' || why+="the click did not select the fourth row; "
+	[ "$(hk 3 | tail -n 1)" = ":sort" ] || why+="F6 did not open :sort; "
+	{ hk 4 | grep -q '\[filter: step\] .*▼Self' && [ "$(hk 4 | grep -c '^+ ProfilerStep#')" = 3 ]; } ||
+		why+="F6 self or F4 step did not sort and filter; "
+	[ "$(hk 5 | tail -n 1)" = "27 of 36" ] || why+="F3 did not search; "
+	cmp -s <(hk 5 | head -n 23) <(hk 6 | head -n 23) || why+="keys after F10 were read; "
+	if [ -z "$why" ]; then
+		ok "htop-keys: C-d/C-u half pages, a click selects, F6 sorts, F4 filters, F3 searches, F10 quits"
+	else
+		not_ok "htop-keys: C-d/C-u, click, F6, F4, F3, F10" "${why%; }"
 	fi
 fi
 
@@ -276,7 +306,7 @@ fi
 if run help "$DEMO_DB"; then
 	compare help
 	missing=''
-	for k in 'Enter, l, Right' '/ ' 'Q '; do
+	for k in 'Enter, l, Right' '/, F3 ' 'Q, F10 '; do
 		has "$TMP/help.txt" "$k" || missing+="'$k' "
 	done
 	if [ -z "$missing" ] && [ "$(head -n 24 "$TMP/help.txt")" != "$(sed -n 25,48p "$TMP/help.txt")" ]; then
@@ -316,11 +346,28 @@ if run resize "$DEMO_DB"; then
 		[ "$(wc -L <<<"$small")" -le 60 ] &&
 		cmp -s <(tail -n 24 "$TMP/resize.txt") <(
 			cd "$TMP/work"
-			printf 'Enter Enter Enter Enter\n' | "$BIN" --keys - --dump - --size 80x24 "$DEMO_DB"
+			printf 'Enter\n' | "$BIN" --keys - --dump - --size 80x24 "$DEMO_DB"
 		); then
 		ok "resize: 60x20 says 'terminal too small', 80x24 again shows the same screen"
 	else
 		not_ok "resize: 60x20 says 'terminal too small', 80x24 again shows the same screen"
+	fi
+fi
+
+if run fit "$DEMO_DB"; then
+	compare fit
+	why=''
+	[ "$(wc -l <"$TMP/fit.txt")" = $((23 + 20 + 19 + 20)) ] || why+="not 23+20+19+20 lines; "
+	sed -n 1,23p "$TMP/fit.txt" | grep -q '^-- details ---' || why+="80x23: no whole details pane; "
+	[ "$(sed -n 1,23p "$TMP/fit.txt" | grep -c '^[+ ] [A-Za-z]')" = 8 ] || why+="80x23: not 8 rows; "
+	sed -n 24,43p "$TMP/fit.txt" | grep -q '^-- details 1-8 of 11 (J/K) --' || why+="80x20: the pane does not scroll; "
+	[ "$(sed -n 24,43p "$TMP/fit.txt" | grep -c '^[+ ] [A-Za-z]')" = 8 ] || why+="80x20: not 8 rows; "
+	sed -n 44,62p "$TMP/fit.txt" | grep -q 'terminal too small: 80x19, needs 80x20' || why+="80x19 is not too small; "
+	cmp -s <(sed -n 24,43p "$TMP/fit.txt") <(sed -n 63,82p "$TMP/fit.txt") || why+="80x20 again differs; "
+	if [ -z "$why" ]; then
+		ok "fit: usable at 80x23 and 80x20 (the details pane scrolls), too small at 80x19"
+	else
+		not_ok "fit: usable at 80x23 and 80x20, too small at 80x19" "${why%; }"
 	fi
 fi
 
@@ -379,7 +426,7 @@ rc=0
 "$BIN" --keys "$KEYS/timeline.keys" --dump /dev/null --size 80x24 --stats "$DEMO_DB" \
 	>/dev/null 2>"$TMP/stats" || rc=$?
 if [ "$rc" = 0 ] && grep -Eq '^headless: first screen [0-9.]+ ms$' "$TMP/stats" &&
-	grep -Eq '^headless: 13 keys, p50 [0-9.]+ ms, p99 [0-9.]+ ms, max [0-9.]+ ms$' "$TMP/stats" &&
+	grep -Eq '^headless: 10 keys, p50 [0-9.]+ ms, p99 [0-9.]+ ms, max [0-9.]+ ms$' "$TMP/stats" &&
 	grep -Eq '^headless: peak RSS [0-9]+ KiB$' "$TMP/stats" && [ "$(wc -l <"$TMP/stats")" = 3 ]; then
 	ok "stats: --stats prints first screen, key percentiles and peak RSS"
 else

@@ -6,11 +6,16 @@
 # in with send-keys, the screen comes out with capture-pane -p, and every wait
 # polls the screen with a timeout, as tmux's own regress/ tests do.
 #
-#   a. open, drill down three levels, quit with Q: the marker shows, the
-#      alternate screen is off, the terminal modes are as before;
-#   b. search (the details pane names the match) and timeline zoom and pan;
+#   a. open (past the top's only row, in the demo workflow), drill (past
+#      train's only children, to thread 1), back up one level, quit with Q:
+#      the marker shows, the alternate screen is off, the terminal modes are
+#      as before;
+#   b. search below a level (the details pane names the match, the status
+#      line says which of how many), and timeline zoom and pan;
 #   c. resize the window to 60x20 ("terminal too small") and back to 80x24
 #      (the screen recovers), then q pops each level and quits at the top;
+#   g. at 80x23 (a 24-line terminal inside tmux), 80x20 (the details pane
+#      gives up rows and scrolls) and 80x19 ("terminal too small");
 #   d. SIGTERM, and C-c (SIGINT) typed at the terminal, restore it too.
 #   f. C-c during a query that would never end stops the query, not the
 #      explorer.
@@ -76,11 +81,12 @@ EOF
 # meet a server on its way out ("server exited unexpectedly").
 tm new-session -d -s keepalive -x 80 -y 24 "exec sleep 3600"
 
-# start NAME: a new 80x24 session NAME running the explorer on the demo db.
+# start NAME [ROWS]: a new 80x24 (80xROWS) session NAME running the explorer
+# on the demo db.
 start() {
 	local name=$1
 	rm -f "$TMP/$name.pid"
-	tm new-session -d -s "$name" -x 80 -y 24 \
+	tm new-session -d -s "$name" -x 80 -y "${2:-24}" \
 		env -i PATH="$PATH" TERM=xterm-256color LANG=C.UTF-8 HOME="$TMP/home" \
 		XDG_STATE_HOME="$TMP/state" GRADEML_THEME_DIR="$ROOT/themes" GRADEML_BIN="$BIN" WRAP_PIDFILE="$TMP/$name.pid" \
 		bash --noprofile --norc "$TMP/wrap.sh" "$DB"
@@ -196,18 +202,18 @@ expect() {
 	fi
 }
 
-# ---- a. drill down three levels, Q ----
+# ---- a. open where the work is, drill, back up one level, Q ----
 start a || not_ok "a: tmux starts a session"
-if expect a "a: the first screen shows the demo workflow" "?:help"; then
+if expect a "a: the first screen opens in the demo workflow" "?:help"; then
 	alt=$(alt_on a)
-	if [ "$alt" = 1 ] && grep -q '^+ demo ' "$TMP/last"; then
-		ok "a: the explorer runs on the alternate screen"
+	if [ "$alt" = 1 ] && grep -q '^grademl-tui › demo *$' "$TMP/last" && grep -q '^+ train ' "$TMP/last"; then
+		ok "a: the explorer runs on the alternate screen, past the top's only row"
 	else
-		not_ok "a: the explorer runs on the alternate screen" "alternate_on=$alt"
+		not_ok "a: the explorer runs on the alternate screen, past the top's only row" "alternate_on=$alt: $(last_screen)"
 	fi
-	step a "a: Enter drills into demo" "grademl-tui › demo" Enter &&
-		step a "a: Enter drills into train" "› demo › train" Enter &&
-		step a "a: Enter drills into process CPU functions" "› train › process CPU functions" Enter &&
+	step a "a: Enter on train passes its only children to thread 1" \
+		"› demo › train › process CPU functions › thread 1" Enter &&
+		step_gone a "a: h goes back up one level" "› thread 1" h &&
 		tm send-keys -t a Q && restored a "a: Q quits and restores the terminal" 0
 fi
 tm kill-session -t a 2>/dev/null || true
@@ -215,12 +221,13 @@ tm kill-session -t a 2>/dev/null || true
 # ---- b. search and timeline zoom ----
 start b || not_ok "b: tmux starts a session"
 if expect b "b: the explorer starts" "?:help"; then
-	tm send-keys -t b Enter Enter Enter
 	step b "b: down to thread 1" "› thread 1" Enter &&
 		step b "b: d opens the details pane" "-- details --" d &&
 		step b "b: /ProfilerStep#2 selects it" " phase     ProfilerStep#2 " / ProfilerStep#2 Enter &&
-		step b "b: /zero selects the first aten::zeros" " phase     aten::zeros " / zero Enter &&
-		step b "b: n moves to the next match" " time      +688 ms .. +688 ms  dur 3.00 us " n &&
+		step b "b: /zero searches below thread 1: the first aten::zeros after ProfilerStep#2's start" \
+			"15 of 36" / zero Enter &&
+		expect b "b: its start and end read apart" " time      +688.0538 ms .. +688.0548 ms  dur 1.00 us " &&
+		step b "b: n moves to the next match" "16 of 36" n &&
 		step b "b: t opens the timeline at zoom 1x" "zoom 1x" d t &&
 		step b "b: + zooms to 2x" "zoom 2x" + &&
 		step b "b: + zooms to 4x" "zoom 4x" + &&
@@ -234,8 +241,9 @@ tm kill-session -t b 2>/dev/null || true
 # ---- c. resize to 60x20 and back, q to the top ----
 start c || not_ok "c: tmux starts a session"
 if expect c "c: the explorer starts" "?:help"; then
-	step c "c: down two levels" "grademl-tui › demo › train" Enter Enter &&
-		step c "c: 60x20 says 'terminal too small'" "terminal too small: 60x20, needs 80x24" \
+	step c "c: Enter goes down to thread 1" "› thread 1" Enter &&
+		step_gone c "c: h h goes back up to train" "› process CPU functions" h h &&
+		step c "c: 60x20 says 'terminal too small'" "terminal too small: 60x20, needs 80x20" \
 			\; resize-window -t c -x 60 -y 20 &&
 		step c "c: 80x24 again recovers the screen" "grademl-tui › demo › train" \
 			\; resize-window -t c -x 80 -y 24 &&
@@ -245,10 +253,24 @@ if expect c "c: the explorer starts" "?:help"; then
 fi
 tm kill-session -t c 2>/dev/null || true
 
+# ---- g. a 24-line terminal inside tmux has 23 rows: 80x23, down to 80x20 ----
+start g 23 || not_ok "g: tmux starts an 80x23 session"
+if expect g "g: the explorer starts at 80x23, in the demo workflow" "grademl-tui › demo"; then
+	step g "g: Enter and d at 80x23: thread 1's rows and the whole details pane" "-- details ---" Enter d &&
+		step g "g: 80x20: the pane gives up rows and scrolls (J/K), the list keeps 8" \
+			"-- details 1-8 of 11 (J/K) --" \; resize-window -t g -x 80 -y 20 &&
+		step g "g: J scrolls the pane" "-- details 2-9 of 11 (J/K) --" J &&
+		step g "g: 80x19 is too small" "terminal too small: 80x19, needs 80x20" \
+			\; resize-window -t g -x 80 -y 19 &&
+		step g "g: 80x23 again shows the whole pane" "-- details ---" \; resize-window -t g -x 80 -y 23 &&
+		tm send-keys -t g Q && restored g "g: Q quits and restores the terminal" 0
+fi
+tm kill-session -t g 2>/dev/null || true
+
 # ---- d. SIGTERM and SIGINT ----
 start d || not_ok "d: tmux starts a session"
 if expect d "d: the explorer starts (for SIGTERM)" "?:help"; then
-	tm send-keys -t d Enter Enter
+	tm send-keys -t d Enter
 	wait_for d "› train" || true
 	if pid=$(explorer_pid d) && [ -n "$pid" ]; then
 		kill -TERM "$pid"
@@ -277,7 +299,7 @@ if expect f "f: the explorer starts (for a query)" "?:help"; then
 		not_ok "f: a long query says it is running" "$(last_screen)"
 	fi
 	step f "f: C-c stops the query" "stopped after" C-c &&
-		step f "f: the explorer goes on: q goes back to the tree" "+ demo" q &&
+		step f "f: the explorer goes on: q goes back to the tree" "+ train" q &&
 		tm send-keys -t f Q && restored f "f: Q then quits and restores the terminal" 0
 fi
 tm kill-session -t f 2>/dev/null || true

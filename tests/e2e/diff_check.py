@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Every figure of `grademl-tui diff A.db B.db --format json` against an
+independent computation from the two raw Chrome/Kineto traces (json and
+gzip only; trace.db is never read).
+
+    diff_check.py A_TRACE B_TRACE DIFF.json
+
+The traces are read and nested as figures.py does (Raw: each host
+thread's spans by time, device work under the runtime call that launched
+it).  Then, per run, the rule of grademl-tui(1) DIFF: profiler steps by
+name with the number after '#' merged; operators and annotations by the
+path of operator and annotation names above them up to their profiler step
+(runtime calls and spans passed through); runtime calls by name; device
+work by name.  Each row's count, total, mean, difference, ratio and status,
+the rows' set and order (absolute difference, largest first, then name),
+each level's sums and counts, and each run's makespan (its trace's window)
+must be the diff's, exactly.  Prints one "ok - ..." or "not ok - ... (why)"
+line per check; exits 1 when any failed.
+"""
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figures  # noqa: E402
+
+LEVELS = ("step", "op", "runtime", "kernel")
+failed = 0
+
+
+def check(name, bad):
+    global failed
+    if bad:
+        failed += 1
+        print(f"not ok - {name} ({bad})")
+    else:
+        print(f"ok - {name}")
+
+
+def step_name(name):
+    return re.sub(r"#[0-9]+$", "#*", name)
+
+
+def op_path(x):
+    """The names of the operators and annotations from x up, to its
+    profiler step (merged) if it has one, outermost first."""
+    names = []
+    p = x
+    while p is not None:
+        kind = p["kind"]
+        if kind in ("operator", "annotation"):
+            names.append(p["name"])
+        elif kind == "profiler_step":
+            names.append(step_name(p["name"]))
+            break
+        elif kind not in ("runtime", "span"):
+            break
+        p = p["parent"]
+    return tuple(reversed(names))
+
+
+def aggregate(raw):
+    """level -> path tuple -> [count, total_ns]."""
+    out = {lv: {} for lv in LEVELS}
+
+    def add(level, key, dur):
+        c = out[level].setdefault(key, [0, 0])
+        c[0] += 1
+        c[1] += dur
+
+    for x in raw.spans:
+        dur = x["t1"] - x["t0"]
+        kind = x["kind"]
+        if kind == "profiler_step":
+            add("step", (step_name(x["name"]),), dur)
+        elif kind in ("operator", "annotation"):
+            add("op", op_path(x), dur)
+        elif kind == "runtime":
+            add("runtime", (x["name"],), dur)
+        elif kind == "device":
+            add("kernel", (x["name"],), dur)
+    return out
+
+
+def main(argv):
+    raws = [figures.Raw(argv[0]), figures.Raw(argv[1])]
+    with open(argv[2], encoding="utf-8") as f:
+        got = json.load(f)
+    agg = [aggregate(r) for r in raws]
+    for side, raw in zip("ab", raws):
+        t0, t1 = raw.window()
+        check(f"{side}: makespan {t1 - t0} ns", None if got[side]["makespan_ns"] == t1 - t0
+              else f"diff says {got[side]['makespan_ns']}")
+    check("levels in order", None if [lv["level"] for lv in got["levels"]] == list(LEVELS)
+          else [lv["level"] for lv in got["levels"]])
+    for lv in got["levels"]:
+        level = lv["level"]
+        a, b = agg[0].get(level, {}), agg[1].get(level, {})
+        keys = set(a) | set(b)
+        want = []
+        for k in keys:
+            ca, ta = a.get(k, [0, 0])
+            cb, tb = b.get(k, [0, 0])
+            want.append({
+                "name": " > ".join(k), "path": list(k),
+                "status": "added" if not ca else "removed" if not cb else "both",
+                "a": {"count": ca, "total_ns": ta, "mean_ns": ta / ca if ca else None},
+                "b": {"count": cb, "total_ns": tb, "mean_ns": tb / cb if cb else None},
+                "diff_ns": tb - ta, "ratio": tb / ta if ta else None})
+        want.sort(key=lambda r: (-abs(r["diff_ns"]), r["name"].encode("utf-8")))
+        rows = lv["rows"]
+        check(f"{level}: {len(want)} names", None if lv["names"] == len(want) and
+              lv["left_out"] == 0 and len(rows) == len(want)
+              else f"diff has {lv['names']} names, {len(rows)} rows, {lv['left_out']} left out")
+        n_added = sum(r["status"] == "added" for r in want)
+        n_removed = sum(r["status"] == "removed" for r in want)
+        check(f"{level}: {n_added} added, {n_removed} removed",
+              None if (lv["added"], lv["removed"]) == (n_added, n_removed)
+              else f"diff says {lv['added']} added, {lv['removed']} removed")
+        for side, i in (("a", 0), ("b", 1)):
+            cnt = sum(c for c, _ in agg[i].get(level, {}).values())
+            tot = sum(t for _, t in agg[i].get(level, {}).values())
+            check(f"{level}: {side} has {cnt} in {tot} ns",
+                  None if lv[side] == {"count": cnt, "total_ns": tot}
+                  else f"diff says {lv[side]}")
+        bad = [(w["name"], r["name"]) for w, r in zip(want, rows)
+               if (w["path"], w["name"]) != (r["path"], r["name"])]
+        check(f"{level}: rows in order of the absolute difference",
+              None if not bad else f"{len(bad)} out of place, first: want "
+              f"{bad[0][0]!r}, got {bad[0][1]!r}")
+        mism = [w["name"] for w, r in zip(want, rows) if w != r]
+        check(f"{level}: every row's counts, totals, means, difference, ratio and status",
+              None if not mism else f"{len(mism)} differ, first {mism[0]!r}: want "
+              f"{[w for w in want if w['name'] == mism[0]][0]}, got "
+              f"{[r for r in rows if r['name'] == mism[0]][0]}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

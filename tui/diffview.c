@@ -1,0 +1,351 @@
+/*
+ * The diff of two runs as text, JSON or a results table (see diffview.h).
+ * All three show the same rows of model/diff.h in its order: by level,
+ * then the largest change of total time first.  Names come from trace.db
+ * and pass the sanitiser before they reach a terminal; JSON holds them
+ * exactly (invalid UTF-8 repaired), with times in ns and means and ratios
+ * as exact doubles.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/diff.h"
+#include "model/sbuf.h"
+#include "model/store.h"
+#include "model/xalloc.h"
+#include "query/exec.h"
+#include "tui/app.h"
+#include "tui/diffview.h"
+#include "tui/format.h"
+
+#define NAME_COLS	60 /* the text's name column: a longer path keeps its end */
+#define TABLE_NAME_COLS 40 /* the widest the results screen draws a column */
+
+static const char *const level_titles[DIFF_NLEVELS] = {
+    "steps (profiler steps by name, ProfilerStep#N merged)",
+    "operators (by name path under their profiler step)",
+    "runtime calls (by name)",
+    "kernels (device work by name)",
+};
+
+static const char *status_of(const struct diff_row *r)
+{
+	return !r->side[0].count ? "added" : !r->side[1].count ? "removed" : "";
+}
+
+/* "+1.20 ms", "-300 ns", "0 ns". */
+static const char *signed_duration(char *buf, size_t n, int64_t ns)
+{
+	size_t k = ns > 0 && n > 1;
+	if (k)
+		buf[0] = '+';
+	format_duration(buf + k, n - k, ns);
+	return buf;
+}
+
+static const char *ratio_text(char *buf, size_t n, double r)
+{
+	if (isnan(r))
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, "%.2fx", r);
+	return buf;
+}
+
+/* B's makespan over A's; NAN when A has none. */
+static double makespan_ratio(const struct diff *d)
+{
+	return d->run[0].makespan_ns ? (double)d->run[1].makespan_ns / (double)d->run[0].makespan_ns
+				     : NAN;
+}
+
+/* Level l's rows in d: [*first, *end), and how many were added, removed. */
+static void level_rows(const struct diff *d, int l, size_t *first, size_t *end, size_t *added,
+		       size_t *removed)
+{
+	size_t i = 0;
+	while (i < d->nrows && d->rows[i].level < l)
+		i++;
+	*first = i;
+	*added = *removed = 0;
+	for (; i < d->nrows && d->rows[i].level == l; i++) {
+		*added += !d->rows[i].side[0].count;
+		*removed += !d->rows[i].side[1].count;
+	}
+	*end = i;
+}
+
+/* ---- text ---- */
+
+static void text_side(FILE *out, const char *tag, const struct diff_run *r, struct sbuf *sb)
+{
+	char m[32];
+	sbuf_reset(sb);
+	format_sanitize(sb, r->path);
+	fprintf(out, "  %s  %s: makespan %s, %lld workflow%s\n", tag, sb->buf,
+		format_duration(m, sizeof(m), r->makespan_ns), (long long)r->workflows,
+		r->workflows == 1 ? "" : "s");
+}
+
+static void text_row(FILE *out, const struct diff_row *r, struct sbuf *sb)
+{
+	char t[4][32], dd[32], ra[32];
+	format_duration(t[0], sizeof(t[0]), r->side[0].total_ns);
+	format_duration(t[1], sizeof(t[1]), r->side[1].total_ns);
+	for (int k = 0; k < 2; k++)
+		if (r->side[k].count)
+			format_duration(t[2 + k], sizeof(t[2 + k]),
+					r->side[k].total_ns / r->side[k].count);
+		else
+			snprintf(t[2 + k], sizeof(t[2 + k]), "-");
+	sbuf_reset(sb);
+	format_sanitize(sb, r->name);
+	format_left_cut(sb, NAME_COLS, "...");
+	fprintf(out, "  %8lld %8lld %10s %10s %10s %10s %11s %7s  %-7s  %s\n",
+		(long long)r->side[0].count, (long long)r->side[1].count, t[0], t[1], t[2], t[3],
+		signed_duration(dd, sizeof(dd), diff_delta(r)),
+		ratio_text(ra, sizeof(ra), diff_ratio(r)), status_of(r), sb->buf);
+}
+
+static void write_text(FILE *out, const struct diff *d, size_t limit)
+{
+	struct sbuf sb;
+	sbuf_init(&sb);
+	char dd[32], ra[32];
+	fprintf(out, "Diff of two runs (B against A)\n");
+	text_side(out, "A", &d->run[0], &sb);
+	text_side(out, "B", &d->run[1], &sb);
+	int64_t dm = d->run[1].makespan_ns - d->run[0].makespan_ns;
+	fprintf(out, "  makespan B-A %s, B/A %s\n", signed_duration(dd, sizeof(dd), dm),
+		ratio_text(ra, sizeof(ra), makespan_ratio(d)));
+	for (int l = 0; l < DIFF_NLEVELS; l++) {
+		size_t first, end, added, removed;
+		char ta[32], tb[32];
+		level_rows(d, l, &first, &end, &added, &removed);
+		fprintf(out, "\n%s\n", level_titles[l]);
+		fprintf(out, "  A %lld in %s, B %lld in %s; %zu names, %zu added, %zu removed\n",
+			(long long)d->run[0].level[l].count,
+			format_duration(ta, sizeof(ta), d->run[0].level[l].total_ns),
+			(long long)d->run[1].level[l].count,
+			format_duration(tb, sizeof(tb), d->run[1].level[l].total_ns), end - first,
+			added, removed);
+		if (first == end)
+			continue;
+		fprintf(out, "  %8s %8s %10s %10s %10s %10s %11s %7s  %-7s  %s\n", "count A",
+			"count B", "total A", "total B", "mean A", "mean B", "B-A", "B/A", "",
+			"name");
+		size_t shown = limit && end - first > limit ? limit : end - first;
+		for (size_t i = first; i < first + shown; i++)
+			text_row(out, &d->rows[i], &sb);
+		if (shown < end - first)
+			fprintf(out, "  ... %zu more (--limit 0 shows all)\n", end - first - shown);
+	}
+	sbuf_release(&sb);
+}
+
+/* ---- JSON ---- */
+
+static json_t *json_side(const struct diff_side *s, int mean)
+{
+	json_t *j = json_pack("{s:I, s:I}", "count", (json_int_t)s->count, "total_ns",
+			      (json_int_t)s->total_ns);
+	if (mean)
+		json_object_set_new(j, "mean_ns",
+				    s->count ? json_real((double)s->total_ns / (double)s->count)
+					     : json_null());
+	return j;
+}
+
+static json_t *json_run(const struct diff_run *r)
+{
+	return json_pack("{s:o, s:I, s:I}", "path", report_json_string(r->path), "makespan_ns",
+			 (json_int_t)r->makespan_ns, "workflows", (json_int_t)r->workflows);
+}
+
+static json_t *json_row(const struct diff_row *r)
+{
+	json_t *parts = json_array();
+	for (size_t k = 0; k < r->nparts; k++)
+		json_array_append_new(parts, report_json_string(r->parts[k]));
+	double ratio = diff_ratio(r);
+	const char *st = status_of(r);
+	return json_pack("{s:o, s:o, s:s, s:o, s:o, s:I, s:o}", "name", report_json_string(r->name),
+			 "path", parts, "status", *st ? st : "both", "a", json_side(&r->side[0], 1),
+			 "b", json_side(&r->side[1], 1), "diff_ns", (json_int_t)diff_delta(r),
+			 "ratio", isnan(ratio) ? json_null() : json_real(ratio));
+}
+
+static int write_json(FILE *out, const struct diff *d, size_t limit)
+{
+	json_t *levels = json_array();
+	for (int l = 0; l < DIFF_NLEVELS; l++) {
+		size_t first, end, added, removed;
+		level_rows(d, l, &first, &end, &added, &removed);
+		size_t shown = limit && end - first > limit ? limit : end - first;
+		json_t *rows = json_array();
+		for (size_t i = first; i < first + shown; i++)
+			json_array_append_new(rows, json_row(&d->rows[i]));
+		json_array_append_new(
+		    levels,
+		    json_pack("{s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:o}", "level",
+			      diff_level_name(l), "a", json_side(&d->run[0].level[l], 0), "b",
+			      json_side(&d->run[1].level[l], 0), "names", (json_int_t)(end - first),
+			      "added", (json_int_t)added, "removed", (json_int_t)removed,
+			      "left_out", (json_int_t)(end - first - shown), "rows", rows));
+	}
+	json_t *root = json_pack("{s:o, s:o, s:o}", "a", json_run(&d->run[0]), "b",
+				 json_run(&d->run[1]), "levels", levels);
+	int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	fputc('\n', out);
+	json_decref(root);
+	return rc;
+}
+
+int diffview_write(FILE *out, const char *a, const char *b, enum report_format fmt, size_t limit,
+		   char **err)
+{
+	struct diff d;
+	if (diff_compute(a, b, &d, err) < 0)
+		return -1;
+	int rc = 0;
+	if (fmt == REPORT_JSON)
+		rc = write_json(out, &d, limit);
+	else
+		write_text(out, &d, limit);
+	diff_release(&d);
+	if (rc < 0 || fflush(out) != 0 || ferror(out)) {
+		*err = xasprintf("cannot write the diff: %s",
+				 errno ? strerror(errno) : "output error");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the explorer's table ---- */
+
+enum {
+	COL_LEVEL,
+	COL_NAME,
+	COL_STATUS,
+	COL_DIFF,
+	COL_RATIO,
+	COL_TOTAL_A,
+	COL_TOTAL_B,
+	COL_COUNT_A,
+	COL_COUNT_B,
+	COL_MEAN_A,
+	COL_MEAN_B,
+	COL_PATH,
+	COL_PHASE,
+	NCOLS
+};
+
+static const struct {
+	const char *name;
+	enum query_coltype type;
+} table_cols[NCOLS] = {
+    [COL_LEVEL] = {"level", QC_TEXT},	 [COL_NAME] = {"name", QC_TEXT},
+    [COL_STATUS] = {"status", QC_TEXT},	 [COL_DIFF] = {"diff", QC_DUR},
+    [COL_RATIO] = {"ratio", QC_REAL},	 [COL_TOTAL_A] = {"total_a", QC_DUR},
+    [COL_TOTAL_B] = {"total_b", QC_DUR}, [COL_COUNT_A] = {"count_a", QC_INT},
+    [COL_COUNT_B] = {"count_b", QC_INT}, [COL_MEAN_A] = {"mean_a", QC_DUR},
+    [COL_MEAN_B] = {"mean_b", QC_DUR},	 [COL_PATH] = {"path", QC_TEXT},
+    [COL_PHASE] = {"phase", QC_PHASE},
+};
+
+static struct query_value text_value(struct query_result *r, const char *s)
+{
+	return (struct query_value){.type = QP_TEXT, .s = query_result_text(r, s, strlen(s))};
+}
+
+static struct query_value int_value(int64_t v)
+{
+	return (struct query_value){.type = QP_INT, .i = v};
+}
+
+static struct query_value real_value(double v)
+{
+	return isnan(v) ? (struct query_value){.type = QP_NULL}
+			: (struct query_value){.type = QP_REAL, .r = v};
+}
+
+static double mean_of(const struct diff_side *s)
+{
+	return s->count ? (double)s->total_ns / (double)s->count : NAN;
+}
+
+/* d's rows as a query result: the results screen's sort, search, filter
+ * and Enter work on it as on a query's.  The name column holds the end of
+ * the path, which tells rows apart (the screen cuts a cell's end); the
+ * path column all of it. */
+static void diff_table(const struct diff *d, const char *more, struct query_result *r)
+{
+	struct sbuf name;
+	sbuf_init(&name);
+	memset(r, 0, sizeof(*r));
+	r->ncols = NCOLS;
+	r->nrows = d->nrows;
+	r->phase_col = COL_PHASE;
+	r->cols = xcalloc(NCOLS, sizeof(*r->cols));
+	for (size_t c = 0; c < NCOLS; c++) {
+		r->cols[c].name = xstrdup(table_cols[c].name);
+		r->cols[c].type = table_cols[c].type;
+	}
+	r->cells = xcalloc(d->nrows ? d->nrows * NCOLS : 1, sizeof(*r->cells));
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct diff_row *row = &d->rows[i];
+		struct query_value *v = &r->cells[i * NCOLS];
+		v[COL_LEVEL] = text_value(r, diff_level_name(row->level));
+		sbuf_reset(&name);
+		format_sanitize(&name, row->name);
+		v[COL_NAME] = text_value(r, format_left_cut(&name, TABLE_NAME_COLS, more));
+		v[COL_STATUS] = text_value(r, status_of(row));
+		v[COL_DIFF] = int_value(diff_delta(row));
+		v[COL_RATIO] = real_value(diff_ratio(row));
+		v[COL_TOTAL_A] = int_value(row->side[0].total_ns);
+		v[COL_TOTAL_B] = int_value(row->side[1].total_ns);
+		v[COL_COUNT_A] = int_value(row->side[0].count);
+		v[COL_COUNT_B] = int_value(row->side[1].count);
+		v[COL_MEAN_A] = real_value(mean_of(&row->side[0]));
+		v[COL_MEAN_B] = real_value(mean_of(&row->side[1]));
+		v[COL_PATH] = text_value(r, row->name);
+		v[COL_PHASE] = row->side[0].first_id ? int_value(row->side[0].first_id)
+						     : (struct query_value){.type = QP_NULL};
+	}
+	sbuf_release(&name);
+}
+
+void diffview_command(struct app *a, const char *arg)
+{
+	while (*arg == ' ')
+		arg++;
+	if (!*arg) {
+		app_message(a, 1, "diff needs a trace.db to compare with, e.g. :diff before.db");
+		return;
+	}
+	if (a->show_now) {
+		app_message(a, 0, "comparing with %s", arg);
+		a->show_now(a);
+	}
+	struct diff d;
+	char *err = NULL;
+	if (diff_compute(store_path(model_store(a->m)), arg, &d, &err) < 0) {
+		app_message(a, 1, "%s", err);
+		free(err);
+		return;
+	}
+	struct query_result r;
+	char ma[32], mb[32], ra[32];
+	diff_table(&d, a->g->more, &r);
+	char *title = xasprintf("diff %s: makespan %s -> %s (%s)", arg,
+				format_duration(ma, sizeof(ma), d.run[0].makespan_ns),
+				format_duration(mb, sizeof(mb), d.run[1].makespan_ns),
+				ratio_text(ra, sizeof(ra), makespan_ratio(&d)));
+	size_t n = d.nrows;
+	diff_release(&d);
+	results_show(a, title, &r);
+	free(title);
+	app_message(a, 0, "%zu names, this run A, %s B; Enter shows a name in A", n, arg);
+}
