@@ -15,6 +15,7 @@
 #include "tui/app.h"
 #include "tui/diffview.h"
 #include "tui/format.h"
+#include "tui/summ.h"
 #include "tui/theme.h"
 #include "model/xalloc.h"
 
@@ -378,6 +379,21 @@ static void cmd_whatif(struct app *a, const char *arg)
 	}
 }
 
+static void cmd_kernels(struct app *a, const char *arg)
+{
+	summ_open(a, SUMM_KERNELS, arg);
+}
+
+static void cmd_ops(struct app *a, const char *arg)
+{
+	summ_open(a, SUMM_OPS, arg);
+}
+
+static void cmd_api(struct app *a, const char *arg)
+{
+	summ_open(a, SUMM_API, arg);
+}
+
 static void cmd_quit(struct app *a, const char *arg)
 {
 	a->quit = 1;
@@ -401,6 +417,12 @@ static const struct command commands[] = {
     {"issues", "", "show the top issues", NULL, SCREEN_ISSUES},
     {"results", "", "show the last query's results again", NULL, SCREEN_RESULTS},
     {"help", "", "show the help", NULL, SCREEN_HELP},
+    {"kernels", "[PATH]", "device work by name under the selected phase (or PATH)", cmd_kernels,
+     SCREEN_RESULTS},
+    {"ops", "[PATH]", "operators by name under the selected phase (or PATH)", cmd_ops,
+     SCREEN_RESULTS},
+    {"api", "[PATH]", "runtime calls by name under the selected phase (or PATH)", cmd_api,
+     SCREEN_RESULTS},
     {"quit", "", "quit", cmd_quit, SCREEN_TREE},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -620,7 +642,8 @@ static char *complete(void *ctx, const char *line, char **hint)
 	const char *arg = sp + 1;
 	char *head = xasprintf("%.*s", (int)(arg - line), line);
 	char *out = NULL;
-	if (c && c->run == cmd_goto) {
+	if (c && (c->run == cmd_goto || c->run == cmd_kernels || c->run == cmd_ops ||
+		  c->run == cmd_api)) {
 		out = complete_path(a, head, *arg ? arg : "/", hint);
 	} else if (c && c->run == cmd_sort) {
 		out = complete_from(head, arg, (char **)sort_names, 5, "", hint);
