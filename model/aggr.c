@@ -148,10 +148,11 @@ static int db_fail(struct store *st, char **err)
 	return -1;
 }
 
-#define AGGR_COLS                                                                                  \
-	"id, parent_id, kind, name_id, start_ns, dur_ns, self_ns, device_ns,"                      \
-	" CASE WHEN kind IN (?2, ?3) AND json_valid(attrs) THEN json_extract(attrs, '$.bytes')"    \
-	" END"
+/* The columns read_row() reads, of phases known as P. */
+#define AGGR_COLS(P)                                                                               \
+	P "id, " P "parent_id, " P "kind, " P "name_id, " P "start_ns, " P "dur_ns, " P            \
+	  "self_ns, " P "device_ns, CASE WHEN " P "kind IN (?2, ?3) AND json_valid(" P "attrs)"    \
+	  " THEN json_extract(" P "attrs, '$.bytes') END"
 
 static void read_row(sqlite3_stmt *q, struct wrow *r)
 {
@@ -236,10 +237,11 @@ static int walk_scan(struct store *st, int64_t root_id, struct walk *w, char **e
 	if (sqlite3_create_function_v2(db, "aggr_member", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, w,
 				       member_fn, NULL, NULL, NULL) != SQLITE_OK)
 		return db_fail(st, err);
-	sqlite3_stmt *q = prepare(
-	    st,
-	    "SELECT " AGGR_COLS " FROM phases WHERE id >= ?1 AND aggr_member(id, parent_id, kind)",
-	    root_id);
+	sqlite3_stmt *q =
+	    prepare(st,
+		    "SELECT " AGGR_COLS(
+			"") " FROM phases WHERE id >= ?1 AND aggr_member(id, parent_id, kind)",
+		    root_id);
 	int rc = SQLITE_ERROR, ret = 0;
 	struct wrow r;
 	while (q && (rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -269,10 +271,11 @@ static int walk_tree(struct store *st, int64_t root_id, struct walk *w, char **e
 {
 	sqlite3_stmt *q = prepare(
 	    st,
-	    "WITH RECURSIVE sub(id) AS (SELECT id FROM phases WHERE CASE WHEN ?1 THEN id = ?1"
-	    " ELSE parent_id IS NULL END UNION ALL SELECT p.id FROM sub JOIN"
-	    " phases p ON p.parent_id = sub.id) SELECT " AGGR_COLS
-	    " FROM sub JOIN phases USING (id)",
+	    "WITH RECURSIVE sub(id, parent_id, kind, name_id, start_ns, dur_ns, self_ns,"
+	    " device_ns, bytes) AS (SELECT " AGGR_COLS(
+		"") " FROM phases WHERE CASE WHEN ?1"
+		    " THEN id = ?1 ELSE parent_id IS NULL END UNION ALL SELECT " AGGR_COLS(
+			"p.") " FROM sub JOIN phases p ON p.parent_id = sub.id) SELECT * FROM sub",
 	    root_id);
 	if (!q)
 		return db_fail(st, err);
