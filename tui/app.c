@@ -417,12 +417,9 @@ static const struct command commands[] = {
     {"issues", "", "show the top issues", NULL, SCREEN_ISSUES},
     {"results", "", "show the last query's results again", NULL, SCREEN_RESULTS},
     {"help", "", "show the help", NULL, SCREEN_HELP},
-    {"kernels", "[PATH]", "device work by name under the selected phase (or PATH)", cmd_kernels,
-     SCREEN_RESULTS},
-    {"ops", "[PATH]", "operators by name under the selected phase (or PATH)", cmd_ops,
-     SCREEN_RESULTS},
-    {"api", "[PATH]", "runtime calls by name under the selected phase (or PATH)", cmd_api,
-     SCREEN_RESULTS},
+    {"kernels", "[PATH]", "device work by name under the selection", cmd_kernels, SCREEN_RESULTS},
+    {"ops", "[PATH]", "operators by name under the selection", cmd_ops, SCREEN_RESULTS},
+    {"api", "[PATH]", "runtime calls by name under the selection", cmd_api, SCREEN_RESULTS},
     {"quit", "", "quit", cmd_quit, SCREEN_TREE},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
