@@ -14,7 +14,9 @@
 # (j/k/PgDn/PgUp/G/g), sorts (A/D/S/C/T, each twice), opens the timeline
 # there and zooms and pans it (t + - h l 0 q), drills in and out; it runs
 # under `grademl-tui --keys SCRIPT --stats --size 80x24`, whose stderr gives
-# the figures.  Prints one table of figure / measured / budget / verdict;
+# the figures.  Then the summaries of a whole step (issue 18: :kernels and
+# :ops <= 1 s): `grademl-tui summary DB kernels|ops /bench/a`, the same
+# computation the explorer's commands run, timed end to end.  Prints one table of figure / measured / budget / verdict;
 # exits 0 even when a budget is missed, non-zero only when something failed
 # to run.
 #
@@ -127,7 +129,19 @@ rss=$(sed -n 's/^headless: peak RSS \([0-9]*\) KiB$/\1/p' "$work/stats")
 [[ -n $first && -n ${p99:-} && -n $rss ]] || die "cannot read the --stats lines: $(tr '\n' '|' <"$work/stats")"
 [[ $nk == "$nkeys" ]] || die "the explorer ran $nk keys of $nkeys (did a key quit early?)"
 
-awk -v mb="$mb" -v ph="$phases" -v dbb="$db_bytes" -v nk="$nk" -v first="$first" \
+# summ_ms KIND: the wall time of the summary of step a, in ms.
+summ_ms() {
+	local t0 t1
+	t0=$(date +%s%N)
+	"$bin" summary "$db" "$1" /bench/a --format csv >/dev/null 2>"$work/summ.err" ||
+		die "summary $1 failed: $(head -c 300 "$work/summ.err")"
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000))
+}
+kern_ms=$(summ_ms kernels)
+ops_ms=$(summ_ms ops)
+
+awk -v kern="$kern_ms" -v ops="$ops_ms" -v mb="$mb" -v ph="$phases" -v dbb="$db_bytes" -v nk="$nk" -v first="$first" \
 	-v p50="$p50" -v p99="$p99" -v max="$max" -v rss="$rss" '
 function row(fig, meas, budget, ok) {
 	printf "%-28s %-14s %-10s %s\n", fig, meas, budget, ok ? "PASS" : "MISS"
@@ -143,4 +157,6 @@ BEGIN {
 	row("key latency p99", sprintf("%.2f ms", p99), "<= 20 ms", p99 <= 20)
 	info("key latency max", sprintf("%.2f ms", max))
 	row("peak RSS", sprintf("%.1f MiB", rss / 1024), "<= 500 MiB", rss / 1024 <= 500)
+	row(":kernels of step a", sprintf("%d ms", kern), "<= 1 s", kern <= 1000)
+	row(":ops of step a", sprintf("%d ms", ops), "<= 1 s", ops <= 1000)
 }'
