@@ -6,11 +6,14 @@
  * the medians.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/aggr.h"
+#include "model/analyze.h"
 #include "model/gpubreak.h"
+#include "model/gpucache.h"
 #include "model/idmap.h"
 #include "model/model.h"
 #include "model/nstime.h"
@@ -398,5 +401,160 @@ out:
 		aggr_release(a);
 	sbuf_release(&name);
 	walk_release(&w);
+	return rc;
+}
+
+/* ---- ranks ---- */
+
+void aggr_ranks_release(struct aggr_rank *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(r[i].name);
+	free(r);
+}
+
+/* The step phase_id is or lies in: 1 with *step, 0 when none, -1. */
+static int step_of(struct store *st, int64_t id, int64_t *step, char **err)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(store_db(st), "SELECT parent_id, kind FROM phases WHERE id = ?1", -1,
+			       &q, NULL) != SQLITE_OK)
+		return db_fail(st, err);
+	int found = 0;
+	/* a bound on the climb: a parent cycle must not hang it */
+	for (int up = 0; up < 1 << 16 && !found; up++) {
+		sqlite3_reset(q);
+		sqlite3_bind_int64(q, 1, id);
+		if (sqlite3_step(q) != SQLITE_ROW)
+			break;
+		if (sqlite3_column_int(q, 1) == PHASE_STEP) {
+			*step = id;
+			found = 1;
+		} else if (sqlite3_column_type(q, 0) == SQLITE_NULL) {
+			break;
+		}
+		id = sqlite3_column_int64(q, 0);
+	}
+	sqlite3_finalize(q);
+	return found;
+}
+
+static long rank_number(const char *name)
+{
+	long k;
+	return sscanf(name, "rank %ld", &k) == 1 ? k : -1;
+}
+
+static int cmp_rank(const void *pa, const void *pb)
+{
+	const struct aggr_rank *a = pa, *b = pb;
+	long x = rank_number(a->name), y = rank_number(b->name);
+	if (x != y)
+		return x < y ? -1 : 1;
+	return (a->rank_id > b->rank_id) - (a->rank_id < b->rank_id);
+}
+
+/* The breakdown of rank node r (source src): its source's one, or the one
+ * whose rank its name says. */
+static const struct gpubreak_rank *breakdown_of(const struct gpubreak *g, const struct aggr_rank *r,
+						int64_t src)
+{
+	const struct gpubreak_rank *hit = NULL;
+	int hits = 0;
+	for (size_t i = 0; i < g->nranks; i++)
+		if (g->ranks[i].source_id == src) {
+			hits++;
+			if (!hit || g->ranks[i].rank == rank_number(r->name))
+				hit = &g->ranks[i];
+		}
+	return hits ? hit : NULL;
+}
+
+int aggr_ranks(struct store *st, int64_t phase_id, int64_t *step, struct aggr_rank **out, size_t *n,
+	       char **err)
+{
+	struct gpubreak g = {0};
+	struct imbalance *imb = NULL;
+	size_t nimb = 0, alloc = 0;
+	int64_t *src = NULL;
+	sqlite3_stmt *q = NULL;
+	struct sbuf name = SBUF_INIT;
+	*out = NULL;
+	*n = 0;
+	int rc = step_of(st, phase_id, step, err);
+	if (rc <= 0) {
+		if (!rc)
+			*err = xstrdup("ranks: select a step, or a phase in one");
+		rc = -1;
+		goto out;
+	}
+	rc = -1;
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT id, name_id, dur_ns, coalesce(source_id, 0) FROM phases"
+			       " WHERE parent_id = ?1 AND kind = ?2",
+			       -1, &q, NULL) != SQLITE_OK) {
+		db_fail(st, err);
+		goto out;
+	}
+	sqlite3_bind_int64(q, 1, *step);
+	sqlite3_bind_int(q, 2, PHASE_RANK);
+	int s;
+	while ((s = sqlite3_step(q)) == SQLITE_ROW) {
+		XGROW(*out, *n + 1, alloc);
+		src = xrealloc(src, alloc * sizeof(*src));
+		struct aggr_rank *r = &(*out)[*n];
+		char *e = NULL;
+		const char *t = store_string(st, sqlite3_column_int64(q, 1), &name, &e);
+		free(e);
+		memset(r, 0, sizeof(*r));
+		r->rank_id = sqlite3_column_int64(q, 0);
+		r->name = xstrdup(t ? t : "");
+		r->dur_ns = sqlite3_column_int64(q, 2);
+		r->compute_ns = r->comm_ns = r->wait_ns = -1;
+		r->idle_pct = NAN;
+		src[(*n)++] = sqlite3_column_int64(q, 3);
+	}
+	if (s != SQLITE_DONE) {
+		db_fail(st, err);
+		goto out;
+	}
+	if (*n && (analysis_fresh(store_db(st)) ? gpucache_load(store_db(st), &g, err)
+						: gpubreak_load(st, NULL, &g, err)) < 0)
+		goto out;
+	if (*n && analysis_imbalance(st, &imb, &nimb, err) < 0)
+		goto out;
+	for (size_t i = 0; i < *n; i++) {
+		struct aggr_rank *r = &(*out)[i];
+		const struct gpubreak_rank *b = breakdown_of(&g, r, src[i]);
+		if (b && b->items) {
+			r->compute_ns = b->type_ns[GPUBREAK_COMP];
+			r->comm_ns = b->type_ns[GPUBREAK_COMM];
+			if (b->time.window_ns > 0)
+				r->idle_pct =
+				    100.0 * (double)b->time.idle_ns / (double)b->time.window_ns;
+		}
+		for (size_t k = 0; k < nimb; k++) {
+			const struct imbalance *m = &imb[k];
+			if (m->parent_id != *step || strcmp(m->kind, "ranks"))
+				continue;
+			r->straggler = m->straggler_id == r->rank_id;
+			for (size_t j = 0; m->meets && j < m->nranks; j++)
+				if (m->ranks[j].rank_id == r->rank_id)
+					r->wait_ns = m->ranks[j].wait_ns;
+		}
+	}
+	qsort(*out, *n, sizeof(**out), cmp_rank);
+	rc = 0;
+out:
+	if (rc < 0) {
+		aggr_ranks_release(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
+	sqlite3_finalize(q);
+	free(src);
+	sbuf_release(&name);
+	gpubreak_release(&g);
+	imbalance_release(imb, nimb);
 	return rc;
 }

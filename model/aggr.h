@@ -3,8 +3,8 @@
  * work (`nsys stats`' cuda_gpu_kern_sum, with HTA's kernel types and a
  * copy's bytes), operators (host total, self, and the device time of the
  * work they launched, as TensorBoard's operator view) and runtime calls.
- * The explorer's :kernels, :ops and :api and `grademl-tui summary` show
- * them (tui/summ.c).
+ * And one row per rank of a step.  The explorer's :kernels, :ops, :api
+ * and :ranks and `grademl-tui summary` show them (tui/summ.c).
  *
  * The subtree is read in one pass over the phases table in id order from
  * the root (ids are reserved when a span opens, so a parent's id is below
@@ -59,5 +59,28 @@ struct aggr {
 int aggr_compute(struct store *st, int64_t root_id, enum aggr_what what, struct aggr *a,
 		 char **err);
 void aggr_release(struct aggr *a);
+
+/* One rank of a step (:ranks): its time, its device work with HTA's
+ * definitions (the GPU breakdowns of model/gpubreak.h, cached or computed:
+ * the last profiler step left out as HTA does), and its waits at the
+ * collectives where the step's ranks meet (model/imbalance.h). */
+struct aggr_rank {
+	int64_t rank_id;    /* the rank node */
+	char *name;	    /* its name, "rank 3" */
+	int64_t dur_ns;	    /* its duration in the step */
+	int64_t compute_ns; /* the union of its COMP device work; -1: no device work */
+	int64_t comm_ns;    /* the union of its COMM device work; -1 likewise */
+	double idle_pct;    /* its GPU's idle time over its device work's window; NAN none */
+	int64_t wait_ns;    /* inside collectives before the last rank came; -1: its ranks
+			       do not meet */
+	int straggler;	    /* the rank the others wait for (or the longest, where
+			       they do not meet) */
+};
+
+/* The ranks of the step that phase_id is or lies in, in rank order; *step
+ * gets the step's id.  0, or -1 with *err (no step above phase_id). */
+int aggr_ranks(struct store *st, int64_t phase_id, int64_t *step, struct aggr_rank **out, size_t *n,
+	       char **err);
+void aggr_ranks_release(struct aggr_rank *r, size_t n);
 
 #endif

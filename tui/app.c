@@ -394,6 +394,11 @@ static void cmd_api(struct app *a, const char *arg)
 	summ_open(a, SUMM_API, arg);
 }
 
+static void cmd_ranks(struct app *a, const char *arg)
+{
+	summ_open(a, SUMM_RANKS, arg);
+}
+
 static void cmd_quit(struct app *a, const char *arg)
 {
 	a->quit = 1;
@@ -420,6 +425,8 @@ static const struct command commands[] = {
     {"kernels", "[PATH]", "device work by name under the selection", cmd_kernels, SCREEN_RESULTS},
     {"ops", "[PATH]", "operators by name under the selection", cmd_ops, SCREEN_RESULTS},
     {"api", "[PATH]", "runtime calls by name under the selection", cmd_api, SCREEN_RESULTS},
+    {"ranks", "[PATH]", "the ranks of the selected step, the straggler marked", cmd_ranks,
+     SCREEN_RESULTS},
     {"quit", "", "quit", cmd_quit, SCREEN_TREE},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -640,7 +647,7 @@ static char *complete(void *ctx, const char *line, char **hint)
 	char *head = xasprintf("%.*s", (int)(arg - line), line);
 	char *out = NULL;
 	if (c && (c->run == cmd_goto || c->run == cmd_kernels || c->run == cmd_ops ||
-		  c->run == cmd_api)) {
+		  c->run == cmd_api || c->run == cmd_ranks)) {
 		out = complete_path(a, head, *arg ? arg : "/", hint);
 	} else if (c && c->run == cmd_sort) {
 		out = complete_from(head, arg, (char **)sort_names, 5, "", hint);

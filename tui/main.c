@@ -42,7 +42,7 @@ static const char usage_text[] =
     "       grademl-tui diff A.db B.db [--format text|json] [--limit N]\n"
     "       grademl-tui query trace.db 'QUERY' [--format table|csv|json] [--timeout DUR]\n"
     "                         [--max-memory SIZE]\n"
-    "       grademl-tui summary trace.db kernels|ops|api [PATH] [--format table|csv|json]\n"
+    "       grademl-tui summary trace.db kernels|ops|api|ranks [PATH] [--format table|csv|json]\n"
     "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] [--max-memory SIZE]\n"
     "                   trace.db\n"
     "       grademl-tui --keys FILE [--dump FILE] [--size WxH] [--stats] trace.db\n"
@@ -563,7 +563,7 @@ static int cmd_query(int argc, char **argv)
 	return rc < 0 ? fail(err) : 0;
 }
 
-/* grademl-tui summary trace.db kernels|ops|api [PATH] [--format FMT]: the
+/* grademl-tui summary trace.db kernels|ops|api|ranks [PATH] [--format FMT]: the
  * explorer's summary (tui/summ.h) of the phase at PATH, of every phase
  * without one, printed as a query result is. */
 static int cmd_summary(int argc, char **argv)
@@ -592,10 +592,12 @@ static int cmd_summary(int argc, char **argv)
 	}
 	if (argc - optind < 2 || argc - optind > 3)
 		return usage_error(
-		    "%s", "summary needs a trace.db, kernels, ops or api, and a PATH or none");
+		    "%s",
+		    "summary needs a trace.db, kernels, ops, api or ranks, and a PATH or none");
 	int kind = summ_parse(argv[optind + 1]);
 	if (kind < 0)
-		return usage_error("unknown summary '%s' (kernels, ops or api)", argv[optind + 1]);
+		return usage_error("unknown summary '%s' (kernels, ops, api or ranks)",
+				   argv[optind + 1]);
 	struct model *m = NULL;
 	struct tree_view tv = {0};
 	struct query_result r;

@@ -17,7 +17,7 @@
 #include "tui/format.h"
 #include "tui/summ.h"
 
-static const char *const names[SUMM_NKINDS] = {"kernels", "ops", "api"};
+static const char *const names[SUMM_NKINDS] = {"kernels", "ops", "api", "ranks"};
 
 int summ_parse(const char *name)
 {
@@ -47,6 +47,11 @@ static const struct query_column api_cols[] = {
     {"mean", QC_DUR},  {"max", QC_DUR},	  {"first", QC_PHASE},
 };
 
+static const struct query_column rank_cols[] = {
+    {"rank", QC_TEXT}, {"step", QC_DUR},   {"compute", QC_DUR},	   {"comm", QC_DUR},
+    {"wait", QC_DUR},  {"idle%", QC_REAL}, {"straggler", QC_TEXT}, {"id", QC_PHASE},
+};
+
 static void set_int(struct query_value *v, int64_t i)
 {
 	v->type = QP_INT;
@@ -68,8 +73,40 @@ static const char *type_word(int type)
 	return type >= 0 && type < GPUBREAK_NTYPES ? w[type] : "?";
 }
 
+static int rank_table(struct store *st, int64_t root_id, struct query_result *r, char **err)
+{
+	struct aggr_rank *x;
+	size_t n;
+	int64_t step;
+	if (aggr_ranks(st, root_id, &step, &x, &n, err) < 0)
+		return -1;
+	query_result_init(r, rank_cols, sizeof(rank_cols) / sizeof(*rank_cols), n);
+	for (size_t i = 0; i < n; i++) {
+		struct query_value *v = &r->cells[i * r->ncols];
+		v->type = QP_TEXT;
+		v->s = query_result_text(r, x[i].name);
+		set_int(v + 1, x[i].dur_ns);
+		if (x[i].compute_ns >= 0) {
+			set_int(v + 2, x[i].compute_ns);
+			set_int(v + 3, x[i].comm_ns);
+		}
+		if (x[i].wait_ns >= 0)
+			set_int(v + 4, x[i].wait_ns);
+		set_real(v + 5, x[i].idle_pct);
+		if (x[i].straggler) {
+			v[6].type = QP_TEXT;
+			v[6].s = query_result_text(r, "straggler");
+		}
+		set_int(v + 7, x[i].rank_id);
+	}
+	aggr_ranks_release(x, n);
+	return 0;
+}
+
 int summ_table(struct store *st, int64_t root_id, int kind, struct query_result *r, char **err)
 {
+	if (kind == SUMM_RANKS)
+		return rank_table(st, root_id, r, err);
 	static const enum aggr_what what[SUMM_NKINDS] = {AGGR_KERNELS, AGGR_OPS, AGGR_API};
 	static const struct query_column *const cols[SUMM_NKINDS] = {kernel_cols, op_cols,
 								     api_cols};

@@ -15,7 +15,11 @@
 #     its runtime calls (what the tree's details pane shows);
 #   - the explorer, headless at 200x50: :goto the step, :kernels, :ops and
 #     :api show "N rows" for the N names `summary` prints, the largest
-#     first; Enter on a row shows its first instance in the tree.
+#     first; Enter on a row shows its first instance in the tree;
+#   - :ranks on PARAM's eight ranks imported as one step: each rank's step
+#     time, compute, comm and idle% against the raw JSON, its wait and the
+#     straggler mark as the report's imbalance section has them, and the
+#     explorer's table.
 #
 # Prints "ok - NAME", "not ok - NAME (why)" or "skip - NAME (why)", then
 # "N passed, M failed[, K skipped]"; exits 1 when any check failed.
@@ -160,6 +164,53 @@ if [ -f "$TMP/nccl.db" ] && "$BIN" summary "$TMP/nccl.db" kernels --format json 
 	ok "nccl: NCCL kernels are COMM"
 elif [ -f "$TMP/nccl.db" ]; then
 	not_ok "nccl: NCCL kernels are COMM" "$(head -c 300 "$TMP/s.json")"
+fi
+
+# :ranks on PARAM's eight ranks of one step: step time, compute, comm and
+# idle% against the raw JSON; wait and the straggler as the report's
+# imbalance section has them; the explorer's table with the straggler
+PARAM=("$SAMPLES"/facebookresearch__param__worker*_step_12.*.pt.trace.json)
+if [ ! -f "${PARAM[0]}" ]; then
+	skip "ranks" "no PARAM worker traces in $SAMPLES"
+elif ! "$BIN" import -o "$TMP/param.db" --workflow w --step s "${PARAM[@]}" >/dev/null 2>"$TMP/err"; then
+	not_ok "ranks: import" "$(head -c 300 "$TMP/err")"
+else
+	"$BIN" summary "$TMP/param.db" ranks /w/s --format json >"$TMP/r.json" 2>"$TMP/err"
+	if python3 "$CHECK" ranks "$TMP/r.json" "${PARAM[@]}" >"$TMP/out" 2>&1; then
+		ok "param: $(tail -n 1 "$TMP/out")"
+	else
+		not_ok "param: ranks" "$(head -n 5 "$TMP/out" | tr '\n' '|')"
+	fi
+	"$BIN" report --format json "$TMP/param.db" >"$TMP/report.json"
+	agree=$(python3 - "$TMP/r.json" "$TMP/report.json" <<'EOF'
+import json, sys
+rows, rep = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+g = [g for g in rep["imbalance"] if g["kind"] == "ranks" and g.get("meets")]
+if len(g) != 1:
+    print(f"{len(g)} meeting groups in the report")
+    sys.exit()
+wait = {r["rank_id"]: r["wait_ns"] for r in g[0]["ranks"]}
+bad = [r["rank"] for r in rows if r["wait"] != wait.get(r["id"])]
+marked = [r["id"] for r in rows if r["straggler"] == "straggler"]
+if bad or marked != [g[0]["straggler_id"]]:
+    print(f"waits differ for {bad}; marked {marked}, report {g[0]['straggler_id']}")
+else:
+    print("ok", g[0]["straggler"])
+EOF
+	)
+	case $agree in
+	ok*) ok "param: waits and the straggler (${agree#ok }) as the report's imbalance" ;;
+	*) not_ok "param: waits and straggler" "$agree" ;;
+	esac
+	printf 'type :goto /w/s\nEnter\ntype :ranks\nEnter\nj\nk\n' >"$TMP/r.keys"
+	"$BIN" --keys "$TMP/r.keys" --dump "$TMP/dump.txt" --size 200x50 "$TMP/param.db" 2>"$TMP/err"
+	straggler=$(json "$TMP/r.json" '[r["rank"] for r in d if r["straggler"]][0]')
+	if grep -q ":ranks of s .* 8 rows" "$TMP/dump.txt" &&
+		grep -E "^ $straggler .*straggler" "$TMP/dump.txt" >/dev/null; then
+		ok "param: :ranks shows 8 ranks, $straggler marked"
+	else
+		not_ok "param: :ranks" "$(sed -n '2,5p' "$TMP/dump.txt" | cut -c1-160 | tr '\n' '|')"
+	fi
 fi
 
 # bad usage: exit 2, the first line says what is wrong

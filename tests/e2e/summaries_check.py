@@ -4,13 +4,21 @@ computation from the raw Chrome trace (json and gzip only), for
 tests/e2e/summaries.sh.
 
     summaries_check.py TRACE SCOPE KIND SUMMARY.json [PHASES.json]
+    summaries_check.py ranks SUMMARY.json TRACE...
 
 SCOPE is "all" (every phase of the file) or "step:NAME" (the ProfilerStep
 NAME on its CPU thread: the host events inside its window on that thread,
 and the device work their runtime calls launched, by correlation id).
 SUMMARY.json is `grademl-tui summary --format json`; PHASES.json, when
 given, `query` rows (id, name, start) of the scope's phases, to check that
-each row's first instance is the one that started first.  Prints one line
+each row's first instance is the one that started first.
+
+The ranks mode checks :ranks of a step into which the TRACEs (one per
+rank, none with two ProfilerStep names, so HTA leaves nothing out) were
+imported: each rank's step time (its first event's start to its last
+event's end), compute and comm (the unions of its COMP and COMM device
+work, HTA's kernel types) and idle% (its device work's window less their
+union).  Prints one line
 per disagreement and exits 1 when there is any.
 """
 import gzip
@@ -79,7 +87,49 @@ def hta_type(name):
     return "COMP"
 
 
+def union(spans):
+    total, end = 0, None
+    for a, b in sorted(spans):
+        if end is None or a > end:
+            total += b - a
+            end = b
+        elif b > end:
+            total += b - end
+            end = b
+    return total
+
+
+def ranks(summary, traces):
+    got = {r["rank"]: r for r in json.load(open(summary))}
+    bad = []
+    for path in traces:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f, parse_float=Decimal, parse_int=Decimal)
+        rank = f"rank {int(doc['distributedInfo']['rank'])}"
+        evs = load(path)
+        dev = [(e["ts"], e["ts"] + e["dur"], hta_type(e["name"])) for e in evs
+               if e["cat"] in DEVICE]
+        window = max(b for a, b, t in dev) - min(a for a, b, t in dev)
+        want = {"step": max(e["ts"] + e["dur"] for e in evs) - min(e["ts"] for e in evs),
+                "compute": union([(a, b) for a, b, t in dev if t == "COMP"]),
+                "comm": union([(a, b) for a, b, t in dev if t == "COMM"]),
+                "idle%": 100.0 * (window - union([(a, b) for a, b, t in dev])) / window}
+        r = got.get(rank)
+        if r is None:
+            bad.append(f"ranks: no row {rank}")
+            continue
+        for k, v in want.items():
+            if r[k] is None or abs(r[k] - v) > 1e-9 * max(1.0, abs(v)):
+                bad.append(f"ranks {rank}: {k} {r[k]} != {v}")
+    for line in bad:
+        print(line)
+    print(f"ranks: {len(traces)} ranks, {len(bad)} disagreements")
+    sys.exit(1 if bad else 0)
+
+
 def main():
+    if sys.argv[1] == "ranks":
+        ranks(sys.argv[2], sys.argv[3:])
     trace, scope, kind, summary = sys.argv[1:5]
     phases = json.load(open(sys.argv[5])) if len(sys.argv) > 5 else None
     evs = load(trace)
