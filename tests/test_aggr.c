@@ -75,20 +75,19 @@ static const char trace_json[] =
 							 50) RT("cudaLaunchKernel", 1105, 2, 7)
 		   DEV("kernel", "gemm", 300, 40, 1, "") "," DEV("kernel", "gemm", 350, 10, 2, "") "," DEV(
 		       "gpu_memcpy", "Memcpy HtoD (Pageable -> Device)",
-		       370, 10,
-		       3, ",\"bytes\":1000000") "," DEV("kernel", "relu_k", 400, 30, 4,
-							"") "," DEV("kernel", "gemm", 610, 30, 5,
-								    "") "," DEV("kernel",
-										"ncclKernel_"
-										"AllReduce",
-										710, 100, 6,
-										"") "," DEV("kerne"
-											    "l",
-											    "relu_"
-											    "k",
-											    1200,
-											    20, 7,
-											    "") "]"
+		       370, 10, 3,
+		       ",\"bytes\":1000000") "," DEV("kernel", "relu_k", 400, 30, 4,
+						     "") "," DEV("kernel", "gemm", 610, 30, 5,
+								 "") "," DEV("kernel",
+									     "ncclKernel_"
+									     "AllReduce",
+									     710, 100, 6,
+									     "") "," DEV("kerne"
+											 "l",
+											 "relu_"
+											 "k",
+											 1200, 20,
+											 7, "") "]"
 												"}";
 
 static void import(struct fx *f)
@@ -286,6 +285,72 @@ static void test_loop(void **state)
 	assert_int_equal(a.nrows, 0);
 }
 
+/* Two ranks meet at one NCCL all-reduce (times in microseconds from a
+ * common base): rank 0 computes 10..110 and arrives at 120 (until 220),
+ * rank 1 computes 10..160 and arrives at 170 (until 220).  Rank 1 is the
+ * straggler; rank 0 waits 50.  Each: step 0..220 (the launches at 0 and
+ * 5), device window 10..220 with 10 idle (4.76%). */
+#define RANK_TRACE(r, g0, g1, n0, n1)                                                              \
+	"{\"distributedInfo\":{\"rank\":" #r ",\"world_size\":2,\"backend\":\"nccl\"},"            \
+	"\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\","   \
+	"\"pid\":1,\"tid\":1,\"ts\":1700000000000000,\"dur\":2,\"args\":{\"correlation\":1}},"     \
+	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"          \
+	"\"tid\":1,\"ts\":1700000000000005,\"dur\":2,\"args\":{\"correlation\":2}},"               \
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,"                  \
+	"\"ts\":17000000000000" #g0 ",\"dur\":" #g1 ",\"args\":{\"stream\":7,\"correlation\":1}}," \
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclKernel_AllReduce\",\"pid\":0,\"tid\":7,"  \
+	"\"ts\":1700000000000" #n0 ",\"dur\":" #n1 ",\"args\":{\"stream\":7,\"correlation\":2}}]}"
+
+static void test_ranks(void **state)
+{
+	struct fx *f = *state;
+	char p0[320], p1[320], *err = NULL;
+	snprintf(p0, sizeof(p0), "%s/r0.json", f->dir);
+	snprintf(p1, sizeof(p1), "%s/r1.json", f->dir);
+	importfx_write(p0, RANK_TRACE(0, 10, 100, 120, 100));
+	importfx_write(p1, RANK_TRACE(1, 10, 150, 170, 50));
+	char *paths[] = {p0, p1};
+	struct import_opts o = {.workflow = "w", .step = "s"};
+	importfx_reset(f);
+	if (import_files(f->db, paths, 2, NULL, &o, &err) < 0)
+		fail_msg("import: %s", err ? err : "?");
+	int64_t step = importfx_int(f, "SELECT id FROM phases_v WHERE kind = 'step'");
+	int64_t wf = importfx_int(f, "SELECT id FROM phases_v WHERE kind = 'workflow'");
+	int64_t k = first_of(f, "gemm");
+	sqlite3_close(f->conn);
+	f->conn = NULL;
+	struct model *m;
+	if (model_open(f->db, &m, &err) < 0)
+		fail_msg("model_open: %s", err ? err : "?");
+	struct aggr_rank *r;
+	size_t n;
+	int64_t got;
+	/* from a kernel of rank 0, up to its step */
+	assert_int_equal(aggr_ranks(model_store(m), k, &got, &r, &n, &err), 0);
+	assert_int_equal(got, step);
+	assert_int_equal(n, 2);
+	assert_string_equal(r[0].name, "rank 0");
+	assert_string_equal(r[1].name, "rank 1");
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(r[i].dur_ns, 220000);
+		assert_true(fabs(r[i].idle_pct - 100.0 * 10 / 210) < 1e-9);
+	}
+	assert_int_equal(r[0].compute_ns, 100000);
+	assert_int_equal(r[0].comm_ns, 100000);
+	assert_int_equal(r[1].compute_ns, 150000);
+	assert_int_equal(r[1].comm_ns, 50000);
+	assert_int_equal(r[0].wait_ns, 50000);
+	assert_int_equal(r[1].wait_ns, 0);
+	assert_false(r[0].straggler);
+	assert_true(r[1].straggler);
+	aggr_ranks_release(r, n);
+	/* the workflow is above every step */
+	assert_int_equal(aggr_ranks(model_store(m), wf, &got, &r, &n, &err), -1);
+	assert_non_null(strstr(err, "select a step"));
+	free(err);
+	model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +358,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_whole_file, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unordered, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_loop, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ranks, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -425,8 +425,7 @@ static const struct command commands[] = {
     {"kernels", "[PATH]", "device work by name under the selection", cmd_kernels, SCREEN_RESULTS},
     {"ops", "[PATH]", "operators by name under the selection", cmd_ops, SCREEN_RESULTS},
     {"api", "[PATH]", "runtime calls by name under the selection", cmd_api, SCREEN_RESULTS},
-    {"ranks", "[PATH]", "the ranks of the selected step, the straggler marked", cmd_ranks,
-     SCREEN_RESULTS},
+    {"ranks", "[PATH]", "the ranks of the selection's step", cmd_ranks, SCREEN_RESULTS},
     {"quit", "", "quit", cmd_quit, SCREEN_TREE},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
