@@ -19,7 +19,8 @@
 #   - :ranks on PARAM's eight ranks imported as one step: each rank's step
 #     time, compute, comm and idle% against the raw JSON, its wait and the
 #     straggler mark as the report's imbalance section has them, and the
-#     explorer's table.
+#     explorer's table;
+#   - a name with escape sequences reaches the screen as visible text.
 #
 # Prints "ok - NAME", "not ok - NAME (why)" or "skip - NAME (why)", then
 # "N passed, M failed[, K skipped]"; exits 1 when any check failed.
@@ -211,6 +212,26 @@ EOF
 	else
 		not_ok "param: :ranks" "$(sed -n '2,5p' "$TMP/dump.txt" | cut -c1-160 | tr '\n' '|')"
 	fi
+fi
+
+# a name from the trace that holds escape sequences: shown as visible text,
+# no ESC byte on the screen; `summary` to a pipe keeps it exact
+printf '%s\n' '{"traceEvents": [' \
+	'{"name": "evil\u001b]0;title\u0007 op \u001b[2J", "ph": "X", "cat": "cpu_op", "ts": 0, "dur": 100, "pid": 1, "tid": 1},' \
+	'{"name": "child", "ph": "X", "cat": "cpu_op", "ts": 10, "dur": 20, "pid": 1, "tid": 1}' ']}' \
+	>"$TMP/hostile.json"
+if "$BIN" import -o "$TMP/hostile.db" --workflow w --step s "$TMP/hostile.json" >/dev/null 2>"$TMP/err"; then
+	printf 'type :ops /w/s\nEnter\nj\nk\n' >"$TMP/h.keys"
+	"$BIN" --keys "$TMP/h.keys" --dump "$TMP/dump.txt" --size 200x50 "$TMP/hostile.db" 2>"$TMP/err"
+	if grep -q ":ops of s .* 2 rows" "$TMP/dump.txt" && ! grep -q $'\033' "$TMP/dump.txt" &&
+		grep -q 'evil.*op' "$TMP/dump.txt" &&
+		"$BIN" summary "$TMP/hostile.db" ops /w/s --format csv | grep -q $'evil\033]0;title\007 op \033\\[2J'; then
+		ok "a hostile name: visible on the screen, exact to a pipe"
+	else
+		not_ok "a hostile name" "$(grep -a evil "$TMP/dump.txt" | cut -c1-120 | cat -v)"
+	fi
+else
+	not_ok "import hostile.json" "$(head -c 300 "$TMP/err")"
 fi
 
 # bad usage: exit 2, the first line says what is wrong
