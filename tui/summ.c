@@ -84,7 +84,7 @@ static int rank_table(struct store *st, int64_t root_id, struct query_result *r,
 	for (size_t i = 0; i < n; i++) {
 		struct query_value *v = &r->cells[i * r->ncols];
 		v->type = QP_TEXT;
-		v->s = query_result_text(r, x[i].name);
+		v->s = query_result_text(r, x[i].name, strlen(x[i].name));
 		set_int(v + 1, x[i].dur_ns);
 		if (x[i].compute_ns >= 0) {
 			set_int(v + 2, x[i].compute_ns);
@@ -95,7 +95,7 @@ static int rank_table(struct store *st, int64_t root_id, struct query_result *r,
 		set_real(v + 5, x[i].idle_pct);
 		if (x[i].straggler) {
 			v[6].type = QP_TEXT;
-			v[6].s = query_result_text(r, "straggler");
+			v[6].s = query_result_text(r, "straggler", strlen("straggler"));
 		}
 		set_int(v + 7, x[i].rank_id);
 	}
