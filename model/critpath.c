@@ -14,6 +14,7 @@
 
 #include "model/critpath.h"
 #include "model/devcall.h"
+#include "model/idmap.h"
 #include "model/model.h"
 #include "model/ptree.h"
 #include "model/store.h"
@@ -90,17 +91,6 @@ struct tracks {
 	size_t n;
 };
 
-/* Phase id -> load index: open addressing, or, for the ids of a table
- * scan (increasing, nearly dense), a plain array from base. */
-struct idmap {
-	int64_t *key;
-	int32_t *val; /* -1: empty */
-	size_t mask, used;
-	int32_t *dense;
-	int64_t base;
-	size_t range;
-};
-
 static inline int64_t ev_t(const struct graph *g, int32_t v)
 {
 	return (v & 1) ? g->t1[v >> 1] : g->t0[v >> 1];
@@ -109,65 +99,6 @@ static inline int64_t ev_t(const struct graph *g, int32_t v)
 static int64_t clamp(int64_t v, int64_t lo, int64_t hi)
 {
 	return v < lo ? lo : v > hi ? hi : v;
-}
-
-/* ---- id map ---- */
-
-static size_t idmap_slot(const struct idmap *mp, int64_t key)
-{
-	return (size_t)(((uint64_t)key * 0x9E3779B97F4A7C15ULL) >> 20) & mp->mask;
-}
-
-static void idmap_init(struct idmap *mp, size_t cap)
-{
-	mp->mask = cap - 1;
-	mp->used = 0;
-	mp->key = xmalloc(cap * sizeof(*mp->key));
-	mp->val = xmalloc(cap * sizeof(*mp->val));
-	memset(mp->val, 0xff, cap * sizeof(*mp->val));
-}
-
-static void idmap_release(struct idmap *mp)
-{
-	free(mp->key);
-	free(mp->val);
-	free(mp->dense);
-	memset(mp, 0, sizeof(*mp));
-}
-
-static int32_t idmap_get(const struct idmap *mp, int64_t key)
-{
-	if (mp->dense) {
-		uint64_t off = (uint64_t)key - (uint64_t)mp->base;
-		return key >= mp->base && off < mp->range ? mp->dense[off] : -1;
-	}
-	for (size_t s = idmap_slot(mp, key);; s = (s + 1) & mp->mask) {
-		if (mp->val[s] < 0)
-			return -1;
-		if (mp->key[s] == key)
-			return mp->val[s];
-	}
-}
-
-/* Adds key -> val; 0, or -1 when key is there already. */
-static int idmap_put(struct idmap *mp, int64_t key, int32_t val)
-{
-	if ((mp->used + 1) * 2 > mp->mask + 1) {
-		struct idmap old = *mp;
-		idmap_init(mp, (old.mask + 1) * 2);
-		for (size_t s = 0; s <= old.mask; s++)
-			if (old.val[s] >= 0)
-				idmap_put(mp, old.key[s], old.val[s]);
-		idmap_release(&old);
-	}
-	size_t s = idmap_slot(mp, key);
-	for (; mp->val[s] >= 0; s = (s + 1) & mp->mask)
-		if (mp->key[s] == key)
-			return -1;
-	mp->key[s] = key;
-	mp->val[s] = val;
-	mp->used++;
-	return 0;
 }
 
 /* ---- reading ---- */

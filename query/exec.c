@@ -453,6 +453,23 @@ void query_result_release(struct query_result *r)
 	r->phase_col = -1;
 }
 
+void query_result_init(struct query_result *r, const struct query_column *cols, size_t ncols,
+		       size_t nrows)
+{
+	memset(r, 0, sizeof(*r));
+	r->phase_col = -1;
+	r->ncols = ncols;
+	r->nrows = nrows;
+	r->cols = xcalloc(ncols ? ncols : 1, sizeof(*r->cols));
+	for (size_t c = 0; c < ncols; c++) {
+		r->cols[c].name = xstrdup(cols[c].name);
+		r->cols[c].type = cols[c].type;
+		if (cols[c].type == QC_PHASE && r->phase_col < 0)
+			r->phase_col = (int)c;
+	}
+	r->cells = xcalloc(nrows * ncols + 1, sizeof(*r->cells));
+}
+
 int query_run(sqlite3 *db, const char *q, size_t max_rows, const struct query_limits *lim,
 	      struct query_result *out, struct query_error *qerr, char **err)
 {

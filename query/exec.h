@@ -80,6 +80,12 @@ void query_result_release(struct query_result *r);
 /* s[0..n) copied into r's text blocks, for a result built by hand (the
  * explorer's :diff): r owns the copy. */
 char *query_result_text(struct query_result *r, const char *s, size_t n);
+/* A result built by hand (the explorer's summaries, tui/summ.c): ncols
+ * columns named and typed as cols (names copied), nrows rows of NULL cells
+ * to fill, phase_col the first QC_PHASE column; texts copied into it by
+ * query_result_text. */
+void query_result_init(struct query_result *r, const struct query_column *cols, size_t ncols,
+		       size_t nrows);
 
 static inline const struct query_value *query_cell(const struct query_result *r, size_t row,
 						   size_t col)

@@ -15,6 +15,7 @@
 #include "tui/app.h"
 #include "tui/diffview.h"
 #include "tui/format.h"
+#include "tui/summ.h"
 #include "tui/theme.h"
 #include "model/xalloc.h"
 
@@ -384,6 +385,26 @@ static void cmd_callers(struct app *a, const char *arg)
 	flame_view_callers(a, arg);
 }
 
+static void cmd_kernels(struct app *a, const char *arg)
+{
+	summ_open(a, SUMM_KERNELS, arg);
+}
+
+static void cmd_ops(struct app *a, const char *arg)
+{
+	summ_open(a, SUMM_OPS, arg);
+}
+
+static void cmd_api(struct app *a, const char *arg)
+{
+	summ_open(a, SUMM_API, arg);
+}
+
+static void cmd_ranks(struct app *a, const char *arg)
+{
+	summ_open(a, SUMM_RANKS, arg);
+}
+
 static void cmd_quit(struct app *a, const char *arg)
 {
 	a->quit = 1;
@@ -409,6 +430,10 @@ static const struct command commands[] = {
     {"flame", "", "flame graph of the selected phase's subtree", NULL, SCREEN_FLAME},
     {"callers", "[NAME]", "every path to NAME in the flame graph", cmd_callers, SCREEN_FLAME},
     {"help", "", "show the help", NULL, SCREEN_HELP},
+    {"kernels", "[PATH]", "device work by name under the selection", cmd_kernels, SCREEN_RESULTS},
+    {"ops", "[PATH]", "operators by name under the selection", cmd_ops, SCREEN_RESULTS},
+    {"api", "[PATH]", "runtime calls by name under the selection", cmd_api, SCREEN_RESULTS},
+    {"ranks", "[PATH]", "the ranks of the selection's step", cmd_ranks, SCREEN_RESULTS},
     {"quit", "", "quit", cmd_quit, SCREEN_TREE},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -630,7 +655,8 @@ static char *complete(void *ctx, const char *line, char **hint)
 	const char *arg = sp + 1;
 	char *head = xasprintf("%.*s", (int)(arg - line), line);
 	char *out = NULL;
-	if (c && c->run == cmd_goto) {
+	if (c && (c->run == cmd_goto || c->run == cmd_kernels || c->run == cmd_ops ||
+		  c->run == cmd_api || c->run == cmd_ranks)) {
 		out = complete_path(a, head, *arg ? arg : "/", hint);
 	} else if (c && c->run == cmd_sort) {
 		out = complete_from(head, arg, (char **)sort_names, 5, "", hint);

@@ -218,6 +218,9 @@ void results_open(struct app *a);
 /* Shows r, a result built by hand (taken over), on the results screen
  * under title, as if a query had returned it. */
 void results_show(struct app *a, const char *title, struct query_result *r);
+/* :kernels, :ops, :api (enum summ_kind, tui/summ.h): the summary of the
+ * phase at path, else of the selected one, on the results screen. */
+void summ_open(struct app *a, int kind, const char *path);
 void results_key(struct app *a, enum action act);
 void results_draw(struct app *a, struct grid *g, int y, int h);
 int results_search(struct app *a, const char *pat, int dir, int *wrapped);

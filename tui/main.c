@@ -27,6 +27,7 @@
 #include "tui/format.h"
 #include "tui/headless.h"
 #include "tui/report.h"
+#include "tui/summ.h"
 #include "tui/term.h"
 #include "model/xalloc.h"
 
@@ -41,6 +42,7 @@ static const char usage_text[] =
     "       grademl-tui diff A.db B.db [--format text|json] [--limit N]\n"
     "       grademl-tui query trace.db 'QUERY' [--format table|csv|json] [--timeout DUR]\n"
     "                         [--max-memory SIZE]\n"
+    "       grademl-tui summary trace.db kernels|ops|api|ranks [PATH] [--format table|csv|json]\n"
     "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] [--max-memory SIZE]\n"
     "                   trace.db\n"
     "       grademl-tui --keys FILE [--dump FILE] [--size WxH] [--stats] trace.db\n"
@@ -561,6 +563,64 @@ static int cmd_query(int argc, char **argv)
 	return rc < 0 ? fail(err) : 0;
 }
 
+/* grademl-tui summary trace.db kernels|ops|api|ranks [PATH] [--format FMT]: the
+ * explorer's summary (tui/summ.h) of the phase at PATH, of every phase
+ * without one, printed as a query result is. */
+static int cmd_summary(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"format", required_argument, NULL, 'f'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	enum query_format fmt = QF_TABLE;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (query_format_parse(optarg, &fmt) < 0)
+				return usage_error(
+				    "unknown summary format '%s' (table, csv or json)", optarg);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			return usage_error("%s", "invalid option to summary");
+		}
+	}
+	if (argc - optind < 2 || argc - optind > 3)
+		return usage_error(
+		    "%s",
+		    "summary needs a trace.db, kernels, ops, api or ranks, and a PATH or none");
+	int kind = summ_parse(argv[optind + 1]);
+	if (kind < 0)
+		return usage_error("unknown summary '%s' (kernels, ops, api or ranks)",
+				   argv[optind + 1]);
+	struct model *m = NULL;
+	struct tree_view tv = {0};
+	struct query_result r;
+	char *err = NULL;
+	int64_t root = 0;
+	int rc = model_open(argv[optind], &m, &err);
+	if (rc == 0 && argc - optind == 3) {
+		rc = tree_view_init(&tv, m, &err);
+		if (rc == 0 && (rc = tree_view_goto(&tv, argv[optind + 2], &err)) == 0)
+			root = tree_view_selected(&tv)->id;
+		tree_view_release(&tv);
+	}
+	if (rc == 0)
+		rc = summ_table(model_store(m), root, kind, &r, &err);
+	if (rc == 0) {
+		const struct query_print_hooks hooks = {format_sanitize, format_width};
+		rc = query_print(stdout, &r, fmt, &hooks, isatty(STDOUT_FILENO), &err);
+		query_result_release(&r);
+	}
+	model_free(m);
+	return rc < 0 ? fail(err) : 0;
+}
+
 /* grademl-tui [options] trace.db: the explorer on a terminal, the headless
  * mode with --keys/--dump, and the report when stdout is not a terminal. */
 static int cmd_explore(int argc, char **argv)
@@ -675,5 +735,7 @@ int main(int argc, char **argv)
 		return cmd_analyze(argc - 1, argv + 1);
 	if (!strcmp(cmd, "query"))
 		return cmd_query(argc - 1, argv + 1);
+	if (!strcmp(cmd, "summary"))
+		return cmd_summary(argc - 1, argv + 1);
 	return cmd_explore(argc, argv);
 }

@@ -1,0 +1,206 @@
+/*
+ * The summaries as result tables, and the explorer's :kernels, :ops and
+ * :api; see summ.h.  Column names are what `summary --format json` keys
+ * its objects by.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model/aggr.h"
+#include "model/gpubreak.h"
+#include "model/sbuf.h"
+#include "model/xalloc.h"
+#include "tui/app.h"
+#include "tui/format.h"
+#include "tui/summ.h"
+
+static const char *const names[SUMM_NKINDS] = {"kernels", "ops", "api", "ranks"};
+
+int summ_parse(const char *name)
+{
+	for (int k = 0; k < SUMM_NKINDS; k++)
+		if (!strcmp(name, names[k]))
+			return k;
+	return -1;
+}
+
+const char *summ_name(int kind)
+{
+	return kind >= 0 && kind < SUMM_NKINDS ? names[kind] : "?";
+}
+
+static const struct query_column kernel_cols[] = {
+    {"name", QC_TEXT},	 {"type", QC_TEXT},  {"count", QC_INT},	 {"total", QC_DUR},
+    {"share%", QC_REAL}, {"mean", QC_DUR},   {"median", QC_DUR}, {"min", QC_DUR},
+    {"max", QC_DUR},	 {"stddev", QC_DUR}, {"bytes", QC_INT},	 {"GB/s", QC_REAL},
+    {"first", QC_PHASE},
+};
+static const struct query_column op_cols[] = {
+    {"name", QC_TEXT},	{"count", QC_INT}, {"total", QC_DUR}, {"self", QC_DUR},
+    {"device", QC_DUR}, {"mean", QC_DUR},  {"max", QC_DUR},   {"first", QC_PHASE},
+};
+static const struct query_column api_cols[] = {
+    {"name", QC_TEXT}, {"count", QC_INT}, {"total", QC_DUR},
+    {"mean", QC_DUR},  {"max", QC_DUR},	  {"first", QC_PHASE},
+};
+
+static const struct query_column rank_cols[] = {
+    {"rank", QC_TEXT}, {"step", QC_DUR},   {"compute", QC_DUR},	   {"comm", QC_DUR},
+    {"wait", QC_DUR},  {"idle%", QC_REAL}, {"straggler", QC_TEXT}, {"id", QC_PHASE},
+};
+
+static void set_int(struct query_value *v, int64_t i)
+{
+	v->type = QP_INT;
+	v->i = i;
+}
+
+static void set_real(struct query_value *v, double r)
+{
+	if (isfinite(r)) {
+		v->type = QP_REAL;
+		v->r = r;
+	}
+}
+
+/* HTA's kernel types, as short as nsys would print them. */
+static const char *type_word(int type)
+{
+	static const char *const w[GPUBREAK_NTYPES] = {"COMM", "COMP", "MEM"};
+	return type >= 0 && type < GPUBREAK_NTYPES ? w[type] : "?";
+}
+
+static int rank_table(struct store *st, int64_t root_id, struct query_result *r, char **err)
+{
+	struct aggr_rank *x;
+	size_t n;
+	int64_t step;
+	if (aggr_ranks(st, root_id, &step, &x, &n, err) < 0)
+		return -1;
+	query_result_init(r, rank_cols, sizeof(rank_cols) / sizeof(*rank_cols), n);
+	for (size_t i = 0; i < n; i++) {
+		struct query_value *v = &r->cells[i * r->ncols];
+		v->type = QP_TEXT;
+		v->s = query_result_text(r, x[i].name, strlen(x[i].name));
+		set_int(v + 1, x[i].dur_ns);
+		if (x[i].compute_ns >= 0) {
+			set_int(v + 2, x[i].compute_ns);
+			set_int(v + 3, x[i].comm_ns);
+		}
+		if (x[i].wait_ns >= 0)
+			set_int(v + 4, x[i].wait_ns);
+		set_real(v + 5, x[i].idle_pct);
+		if (x[i].straggler) {
+			v[6].type = QP_TEXT;
+			v[6].s = query_result_text(r, "straggler", strlen("straggler"));
+		}
+		set_int(v + 7, x[i].rank_id);
+	}
+	aggr_ranks_release(x, n);
+	return 0;
+}
+
+int summ_table(struct store *st, int64_t root_id, int kind, struct query_result *r, char **err)
+{
+	if (kind == SUMM_RANKS)
+		return rank_table(st, root_id, r, err);
+	static const enum aggr_what what[SUMM_NKINDS] = {AGGR_KERNELS, AGGR_OPS, AGGR_API};
+	static const struct query_column *const cols[SUMM_NKINDS] = {kernel_cols, op_cols,
+								     api_cols};
+	static const size_t ncols[SUMM_NKINDS] = {sizeof(kernel_cols) / sizeof(*kernel_cols),
+						  sizeof(op_cols) / sizeof(*op_cols),
+						  sizeof(api_cols) / sizeof(*api_cols)};
+	struct aggr a;
+	int rc = aggr_compute(st, root_id, what[kind], &a, err);
+	if (rc < 0)
+		return rc;
+	query_result_init(r, cols[kind], ncols[kind], a.nrows);
+	for (size_t i = 0; i < a.nrows; i++) {
+		const struct aggr_row *x = &a.rows[i];
+		struct query_value *v = &r->cells[i * r->ncols];
+		v->type = QP_TEXT;
+		v->s = query_result_text(r, x->name, strlen(x->name));
+		v++;
+		if (kind == SUMM_KERNELS) {
+			v->type = QP_TEXT;
+			v->s = (char *)type_word(x->type);
+			v->s = query_result_text(r, v->s, strlen(v->s));
+			v++;
+		}
+		set_int(v++, x->count);
+		set_int(v++, x->total_ns);
+		if (kind == SUMM_KERNELS)
+			set_real(v++, a.total_ns ? 100.0 * (double)x->total_ns / (double)a.total_ns
+						 : 0.0);
+		if (kind == SUMM_OPS) {
+			set_int(v++, x->self_ns);
+			set_int(v++, x->device_ns);
+		}
+		set_real(v++, x->mean_ns);
+		if (kind == SUMM_KERNELS) {
+			set_real(v++, x->median_ns);
+			set_int(v++, x->min_ns);
+		}
+		set_int(v++, x->max_ns);
+		if (kind == SUMM_KERNELS) {
+			set_real(v++, x->stddev_ns);
+			if (x->bytes) {
+				set_int(v, x->bytes);
+				if (x->total_ns)
+					set_real(v + 1, (double)x->bytes / (double)x->total_ns);
+			}
+			v += 2;
+		}
+		set_int(v, x->first_id);
+	}
+	aggr_release(&a);
+	return 0;
+}
+
+/* ---- the explorer ---- */
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void summ_open(struct app *a, int kind, const char *path)
+{
+	char *err = NULL;
+	if (*path && tree_view_goto(&a->tree, path, &err) < 0) {
+		app_message(a, 1, "%s", err);
+		free(err);
+		return;
+	}
+	const struct mnode *n = tree_view_selected(&a->tree);
+	if (!n) {
+		app_message(a, 1, "%s: select a phase first", names[kind]);
+		return;
+	}
+	if (a->show_now) {
+		app_message(a, 0, "summarising %s ...", names[kind]);
+		a->show_now(a);
+	}
+	struct query_result r;
+	int64_t t0 = now_ns();
+	int rc = summ_table(model_store(a->m), n->id, kind, &r, &err);
+	int64_t took = now_ns() - t0;
+	if (rc < 0) {
+		app_error(a, rc, err);
+		return;
+	}
+	struct sbuf title = SBUF_INIT;
+	sbuf_addf(&title, "%s of ", names[kind]);
+	format_sanitize(&title, n->name);
+	size_t rows = r.nrows;
+	results_show(a, title.buf, &r);
+	sbuf_release(&title);
+	char d[32];
+	app_message(a, 0, "%zu name%s in %s", rows, rows == 1 ? "" : "s",
+		    format_duration(d, sizeof(d), took));
+}

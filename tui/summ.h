@@ -1,0 +1,26 @@
+/*
+ * The summaries of a phase's subtree as result tables (model/aggr.h):
+ * :kernels, :ops, :api and :ranks in the explorer, shown on the query results screen
+ * (sort, search, filter, Enter to a row's first instance), and `grademl-tui
+ * summary` on the command line, printed as a query result is.
+ */
+#ifndef GRADEML_SUMM_H
+#define GRADEML_SUMM_H
+
+#include <stdint.h>
+
+#include "model/store.h"
+#include "query/exec.h"
+
+enum summ_kind { SUMM_KERNELS, SUMM_OPS, SUMM_API, SUMM_RANKS, SUMM_NKINDS };
+
+/* "kernels", "ops", "api", "ranks" -> the kind; -1 for anything else. */
+int summ_parse(const char *name);
+const char *summ_name(int kind);
+/* The summary of root_id's subtree (0: the whole file; SUMM_RANKS: the
+ * ranks of the step it is or lies in) as a result, its first phase column
+ * each row's first instance (SUMM_RANKS: the rank).  0, or -1 (PTREE_LOOP: a
+ * parent cycle) with *err. */
+int summ_table(struct store *st, int64_t root_id, int kind, struct query_result *r, char **err);
+
+#endif
