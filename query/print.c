@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "model/text.h"
 #include "query/print.h"
@@ -37,14 +38,29 @@ static int plain_width(const char *s)
 	return w;
 }
 
+static void plain_fit(struct sbuf *out, const char *s, int cols)
+{
+	for (; *s; s++) {
+		if (((unsigned char)*s & 0xc0) != 0x80 && cols-- <= 0)
+			break;
+		sbuf_addc(out, *s);
+	}
+}
+
 /* The caller's hooks, the plain ones where it gives none. */
 static struct query_print_hooks resolve(const struct query_print_hooks *hooks)
 {
-	struct query_print_hooks h = {plain_sanitize, plain_width};
-	if (hooks && hooks->sanitize)
-		h.sanitize = hooks->sanitize;
-	if (hooks && hooks->width)
-		h.width = hooks->width;
+	struct query_print_hooks h = {0};
+	if (hooks)
+		h = *hooks;
+	if (!h.sanitize)
+		h.sanitize = plain_sanitize;
+	if (!h.width)
+		h.width = plain_width;
+	if (!h.fit)
+		h.fit = plain_fit;
+	if (!h.more)
+		h.more = "...";
 	return h;
 }
 
@@ -81,11 +97,57 @@ static void raw_text(struct sbuf *out, const struct query_value *v)
 	}
 }
 
-/* A value for the table. */
+/* A time's integer nanoseconds (a real one rounded). */
+static int64_t time_ns(const struct query_value *v)
+{
+	return v->type == QP_INT ? v->i : (int64_t)llround(v->r);
+}
+
+/* The decimals of a second (0, 3, 6 or 9) that show the time ns exactly. */
+static int clock_decimals(int64_t ns)
+{
+	return ns % 1000 ? 9 : ns % 1000000 ? 6 : ns % 1000000000 ? 3 : 0;
+}
+
+/* ns since the epoch as UTC "2026-11-22 08:15:12.992518", decimals of a
+ * second after the point. */
+static void clock_text(struct sbuf *out, int64_t ns, int decimals)
+{
+	int64_t s = ns / 1000000000, frac = ns % 1000000000;
+	if (frac < 0) {
+		s--;
+		frac += 1000000000;
+	}
+	time_t t = (time_t)s;
+	struct tm tm;
+	char buf[64];
+	if (!gmtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm)) {
+		add_int(out, ns);
+		return;
+	}
+	sbuf_adds(out, buf);
+	if (decimals) {
+		for (int k = decimals; k < 9; k++)
+			frac /= 10;
+		sbuf_addf(out, ".%0*lld", decimals, (long long)frac);
+	}
+}
+
+/* A value for the table; decimals: a clock time's (see clock_decimals). */
 static void cell_text(struct sbuf *out, const struct query_value *v, enum query_coltype type,
-		      const struct query_print_hooks *h)
+		      const struct query_print_hooks *h, int decimals)
 {
 	char buf[64];
+	if (v->type != QP_NULL && v->type != QP_TEXT && (type == QC_DUR || type == QC_TIME)) {
+		if (h->raw) {
+			raw_text(out, v);
+			return;
+		}
+		if (type == QC_TIME && h->clock && (v->type == QP_INT || fabs(v->r) < 9e18)) {
+			clock_text(out, time_ns(v), decimals);
+			return;
+		}
+	}
 	switch (v->type) {
 	case QP_NULL:
 		sbuf_addc(out, '-');
@@ -132,11 +194,20 @@ void query_table_build(struct query_table *t, const struct query_result *r,
 		/* the sql escape's columns: right-aligned unless they hold text */
 		t->right[c] = right_aligned(r->cols[c].type) || r->cols[c].type == QC_ANY;
 	}
+	/* a clock column's decimals: what its most precise time needs */
+	int *decimals = xcalloc(nc ? nc : 1, sizeof(int));
+	for (size_t c = 0; h.clock && c < nc; c++)
+		for (size_t i = 0; r->cols[c].type == QC_TIME && i < nr; i++) {
+			const struct query_value *v = query_cell(r, i, c);
+			if ((v->type == QP_INT || v->type == QP_REAL) &&
+			    clock_decimals(time_ns(v)) > decimals[c])
+				decimals[c] = clock_decimals(time_ns(v));
+		}
 	for (size_t i = 0; i < nr; i++)
 		for (size_t c = 0; c < nc; c++) {
 			const struct query_value *v = query_cell(r, i, c);
 			sbuf_reset(&sb);
-			cell_text(&sb, v, r->cols[c].type, &h);
+			cell_text(&sb, v, r->cols[c].type, &h, decimals[c]);
 			t->cells[(i + 1) * nc + c] = xstrdup(sb.buf);
 			if (r->cols[c].type == QC_ANY && (v->type == QP_TEXT))
 				t->right[c] = 0;
@@ -147,6 +218,7 @@ void query_table_build(struct query_table *t, const struct query_result *r,
 			if (w > t->width[c])
 				t->width[c] = w;
 		}
+	free(decimals);
 	sbuf_release(&sb);
 }
 
@@ -160,18 +232,75 @@ void query_table_release(struct query_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* The narrowest a cut column gets: a few characters and the cut mark. */
+#define FIT_MIN 8
+
+/* Text columns' widths under a cap level L (each at most L). */
+static long capped(const struct query_table *t, int level)
+{
+	long sum = 0;
+	for (size_t c = 0; c < t->ncols; c++)
+		if (!t->right[c])
+			sum += t->width[c] < level ? t->width[c] : level;
+	return sum;
+}
+
+/* Each column's width in a table at most width columns wide (0: as wide as
+ * it is): numbers keep theirs, the widest text columns give up columns,
+ * down to FIT_MIN each, the highest level that fits, the columns left over
+ * to the leftmost cut ones. */
+static void fit_widths(const struct query_table *t, int width, int *cap)
+{
+	long total = 2 * (long)(t->ncols ? t->ncols - 1 : 0), budget = width, widest = 0;
+	for (size_t c = 0; c < t->ncols; c++) {
+		cap[c] = t->width[c];
+		total += t->width[c];
+		if (t->right[c])
+			budget -= t->width[c];
+		else if (t->width[c] > widest)
+			widest = t->width[c];
+	}
+	budget -= 2 * (long)(t->ncols ? t->ncols - 1 : 0);
+	if (width <= 0 || total <= width || widest <= FIT_MIN)
+		return;
+	int lo = FIT_MIN, hi = (int)widest; /* capped(lo) fits unless nothing does */
+	while (lo < hi) {
+		int mid = lo + (hi - lo + 1) / 2;
+		if (capped(t, mid) <= budget)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	long left = budget - capped(t, lo);
+	for (size_t c = 0; c < t->ncols; c++)
+		if (!t->right[c] && t->width[c] > lo)
+			cap[c] = lo + (left > 0 ? (left--, 1) : 0);
+}
+
 static int print_table(FILE *f, const struct query_result *r, const struct query_print_hooks *h)
 {
 	struct query_table t;
-	struct sbuf sb;
+	struct sbuf sb, cut;
 	query_table_build(&t, r, h);
 	sbuf_init(&sb);
+	sbuf_init(&cut);
 	size_t nc = t.ncols;
+	int *cap = xcalloc(nc ? nc : 1, sizeof(int));
+	int more = h->width(h->more);
+	fit_widths(&t, h->cols, cap);
 	for (size_t i = 0; i <= t.nrows; i++) {
 		sbuf_reset(&sb);
 		for (size_t c = 0; c < nc; c++) {
 			const char *s = query_table_cell(&t, i, c);
-			int pad = t.width[c] - h->width(s);
+			int w = h->width(s);
+			if (w > cap[c]) {
+				sbuf_reset(&cut);
+				h->fit(&cut, s, cap[c] - more);
+				sbuf_adds(&cut, h->more);
+				s = cut.buf;
+				w = h->width(s);
+			}
+			int pad = cap[c] - w;
 			if (c)
 				sbuf_adds(&sb, "  ");
 			if (t.right[c])
@@ -186,8 +315,10 @@ static int print_table(FILE *f, const struct query_result *r, const struct query
 	}
 	fprintf(f, "(%zu row%s%s)\n", t.nrows, t.nrows == 1 ? "" : "s",
 		r->truncated ? ", truncated" : "");
+	free(cap);
 	query_table_release(&t);
 	sbuf_release(&sb);
+	sbuf_release(&cut);
 	return 0;
 }
 

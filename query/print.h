@@ -25,10 +25,22 @@ struct query_print_hooks {
 	void (*sanitize)(struct sbuf *out, const char *s);
 	/* display columns of sanitised text; NULL: one per UTF-8 character */
 	int (*width)(const char *s);
+	/* appends display text s (sanitised) cut to at most cols columns;
+	 * NULL: one column per UTF-8 character */
+	void (*fit)(struct sbuf *out, const char *s, int cols);
+	/* The table on a terminal (0 for none of it): fit it into cols
+	 * columns by cutting its widest text columns, each cut cell ending in
+	 * more ("..." when NULL); clock: times as UTC date and time of day
+	 * with the decimals their column needs; raw: durations and times as
+	 * integer nanoseconds (before clock). */
+	int cols;
+	const char *more;
+	int clock, raw;
 };
 
 /* A result as display text: the header (row 0) and every cell through the
- * hooks' sanitiser, durations as "24.8 ms", NULL as "-"; each column's widest
+ * hooks' sanitiser, durations as "24.8 ms" (raw and clock as the hooks say),
+ * NULL as "-"; each column's widest
  * cell and whether it is right-aligned (numbers; the sql escape's columns
  * unless they hold text).  The table printer and the explorer share it. */
 struct query_table {

@@ -1184,7 +1184,7 @@ static void test_print(void **state)
 /* query_print's output as a string (the caller frees it). */
 static char *print_to_string(const struct query_result *r, enum query_format fmt, int terminal)
 {
-	const struct query_print_hooks hooks = {format_sanitize, format_width};
+	const struct query_print_hooks hooks = {.sanitize = format_sanitize, .width = format_width};
 	char *buf = NULL, *err = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -1221,6 +1221,49 @@ static void test_print_terminal(void **state)
 	assert_string_equal(s, "[\n{\"h\\u001Bx\":\"a\\u001B]52;c;Zm9v\\u0007\\u009B\\u202E\\u007F,"
 			       "\xc3\xa9\",\"n\":7}\n]\n");
 	free(s);
+	query_result_release(&r);
+	sqlite3_close(db);
+}
+
+static void fit_plain(struct sbuf *out, const char *s, int cols)
+{
+	format_fit(out, s, cols, 0);
+}
+
+/* The table on a terminal: cut to its width (numbers whole, the widest text
+ * first, each cut cell ending in the mark), times as UTC dates; raw. */
+static void test_print_fit(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	struct query_result r =
+	    run_ok(db, "phases | select name, start, dur, path | sort id | limit 2");
+	struct query_print_hooks hooks = {.sanitize = format_sanitize,
+					  .width = format_width,
+					  .fit = fit_plain,
+					  .cols = 52,
+					  .more = "\u2026",
+					  .clock = 1};
+	char *buf = NULL, *err = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(query_print(f, &r, QF_TABLE, &hooks, 1, &err), 0);
+	fclose(f);
+	assert_string_equal(buf, "name                        start      dur  path\n"
+				 "wf     1970-01-01 00:00:00.000001  10.0 us  /wf\n"
+				 "step1  1970-01-01 00:00:00.000001  8.00 us  /wf/ste\u2026\n"
+				 "(2 rows)\n");
+	free(buf);
+	hooks.raw = 1;
+	hooks.cols = 0;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(query_print(f, &r, QF_TABLE, &hooks, 1, &err), 0);
+	fclose(f);
+	assert_string_equal(buf, "name   start    dur  path\n"
+				 "wf      1000  10000  /wf\n"
+				 "step1   1000   8000  /wf/step1\n"
+				 "(2 rows)\n");
+	free(buf);
 	query_result_release(&r);
 	sqlite3_close(db);
 }
@@ -1302,6 +1345,7 @@ int main(void)
 	    cmocka_unit_test(test_aggregates),
 	    cmocka_unit_test(test_print),
 	    cmocka_unit_test(test_print_terminal),
+	    cmocka_unit_test(test_print_fit),
 	    cmocka_unit_test(test_complete),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

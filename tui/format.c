@@ -3,7 +3,9 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #include "model/text.h"
 #include "tui/format.h"
@@ -260,4 +262,16 @@ void format_name(struct sbuf *out, const char *name, int cxx, const char *more)
 	else
 		sbuf_add(out, name, n);
 	sbuf_release(&s);
+}
+
+int format_term_cols(int fd)
+{
+	struct winsize ws;
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	const char *env = getenv("COLUMNS");
+	int64_t n;
+	if (env && text_parse_int64(env, strlen(env), &n) == 0 && n > 0 && n < 100000)
+		return (int)n;
+	return 80;
 }

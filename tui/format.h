@@ -51,5 +51,7 @@ const char *format_left_cut(struct sbuf *s, int cols, const char *more);
 size_t format_next(const unsigned char *p, size_t n, uint32_t *cp, int *w);
 /* Display columns s takes once sanitised. */
 int format_width(const char *s);
+/* The columns of the terminal fd: its size, else $COLUMNS, else 80. */
+int format_term_cols(int fd);
 
 #endif

@@ -25,6 +25,7 @@
 #include "tui/app.h"
 #include "tui/diffview.h"
 #include "tui/format.h"
+#include "tui/glyphs.h"
 #include "tui/headless.h"
 #include "tui/report.h"
 #include "tui/summ.h"
@@ -41,7 +42,7 @@ static const char usage_text[] =
     "       grademl-tui analyze [--demand RULES]... trace.db\n"
     "       grademl-tui diff A.db B.db [--format text|json] [--limit N]\n"
     "       grademl-tui query trace.db 'QUERY' [--format table|csv|json] [--timeout DUR]\n"
-    "                         [--max-memory SIZE]\n"
+    "                         [--max-memory SIZE] [--wide] [--raw]\n"
     "       grademl-tui summary trace.db kernels|ops|api|ranks [PATH] [--format table|csv|json]\n"
     "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] [--max-memory SIZE]\n"
     "                   trace.db\n"
@@ -499,20 +500,28 @@ static int parse_memory(const char *s, int64_t *bytes)
 	return text_parse_size(s, bytes) < 0 || *bytes < 0 ? -1 : 0;
 }
 
+static void fit_cell(struct sbuf *out, const char *s, int cols)
+{
+	format_fit(out, s, cols, 0);
+}
+
 /* grademl-tui query trace.db 'QUERY' [--format table|csv|json] [--timeout
- * DUR] [--max-memory SIZE]: runs one query (man grademl-query(7)) read-only
- * within its limits and prints its result; a bad query prints the error
- * with a caret under its column and exits 2. */
+ * DUR] [--max-memory SIZE] [--wide] [--raw]: runs one query (man
+ * grademl-query(7)) read-only within its limits and prints its result; a
+ * bad query prints the error with a caret under its column and exits 2. */
 static int cmd_query(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"format", required_argument, NULL, 'f'},
 	    {"timeout", required_argument, NULL, 't'},
 	    {"max-memory", required_argument, NULL, 'm'},
+	    {"wide", no_argument, NULL, 'w'},
+	    {"raw", no_argument, NULL, 'r'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	enum query_format fmt = QF_TABLE;
+	int wide = 0, raw = 0;
 	struct query_limits lim = {.timeout_ns = QUERY_TIMEOUT_NS, .max_memory = QUERY_MAX_MEMORY};
 	int c;
 	optind = 1;
@@ -534,6 +543,12 @@ static int cmd_query(int argc, char **argv)
 				    "invalid --max-memory '%s' (e.g. 512MiB, 4GiB, 0 for none)",
 				    optarg);
 			break;
+		case 'w':
+			wide = 1;
+			break;
+		case 'r':
+			raw = 1;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -545,7 +560,18 @@ static int cmd_query(int argc, char **argv)
 		return usage_error("%s", "query needs a trace.db and a query");
 	sqlite3 *db;
 	struct query_result r;
-	const struct query_print_hooks hooks = {format_sanitize, format_width};
+	/* on a terminal the table fits its width and shows times as dates */
+	int tty = isatty(STDOUT_FILENO);
+	setlocale(LC_CTYPE, "");
+	const struct query_print_hooks hooks = {
+	    .sanitize = format_sanitize,
+	    .width = format_width,
+	    .fit = fit_cell,
+	    .cols = tty && !wide ? format_term_cols(STDOUT_FILENO) : 0,
+	    .more = glyphs_get(strcmp(nl_langinfo(CODESET), "UTF-8") != 0)->more,
+	    .clock = tty,
+	    .raw = raw,
+	};
 	char *err = NULL;
 	if (query_open(argv[optind], &lim, &db, &err) < 0)
 		return fail(err);
@@ -557,7 +583,7 @@ static int cmd_query(int argc, char **argv)
 		free(err);
 		return fail_query(argv[optind + 1], &qe);
 	}
-	int rc = query_print(stdout, &r, fmt, &hooks, isatty(STDOUT_FILENO), &err);
+	int rc = query_print(stdout, &r, fmt, &hooks, tty, &err);
 	query_result_release(&r);
 	query_close(db);
 	return rc < 0 ? fail(err) : 0;
@@ -613,7 +639,8 @@ static int cmd_summary(int argc, char **argv)
 	if (rc == 0)
 		rc = summ_table(model_store(m), root, kind, &r, &err);
 	if (rc == 0) {
-		const struct query_print_hooks hooks = {format_sanitize, format_width};
+		const struct query_print_hooks hooks = {.sanitize = format_sanitize,
+							.width = format_width};
 		rc = query_print(stdout, &r, fmt, &hooks, isatty(STDOUT_FILENO), &err);
 		query_result_release(&r);
 	}

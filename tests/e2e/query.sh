@@ -7,14 +7,17 @@
 #   b. csv and json outputs are well formed and agree with each other;
 #   c. a bad query exits 2 with the column, a caret line and a hint;
 #      the sql escape refuses writes and the file stays byte-identical;
-#      control characters from the database never reach the table raw.
+#      control characters from the database never reach the table raw;
+#   d. on a terminal (a pseudo-terminal through script(1)) the table fits
+#      its width, cut cells end in the cut mark, times read as dates;
+#      --wide and --raw undo that; csv and a pipe stay exact.
 #
 # Prints "ok - NAME" / "not ok - NAME (why)" / "skip - NAME (why)", then a
 # summary; exits 1 when any check failed.
 #
 # GRADEML_E2E_REGEN=1 rewrites tests/expected/query/ from the current
 # binary instead of comparing (read the diff before committing it).
-# Needs: bash, python3, diff, cmp.
+# Needs: bash, python3, diff, cmp; script(1) (util-linux) for d.
 set -u
 
 cd "$(dirname "$0")/../.." || exit 1
@@ -149,6 +152,58 @@ if [ "$dbs_ok" = 1 ]; then
 	fi
 	"$BIN" query "$TMP/demo.db" 'phases | count' --format yaml >/dev/null 2>&1
 	[ $? = 2 ] && ok "an unknown --format is a usage error" || not_ok "an unknown --format is a usage error"
+fi
+
+# d. the table on a terminal: script(1) gives the binary a pseudo-terminal
+# of 60 columns; its output comes back with CR LF line ends.
+tty_run() { # cols out args...
+	local cols=$1 out=$2
+	shift 2
+	LC_ALL=C.UTF-8 script -qec "stty cols $cols; $(printf '%q ' "$BIN" "$@")" /dev/null |
+		tr -d '\r' >"$out"
+}
+if [ "$dbs_ok" = 1 ] && ! command -v script >/dev/null 2>&1; then
+	skip "query on a terminal" "no script(1) here"
+elif [ "$dbs_ok" = 1 ]; then
+	q='phases kind = profiler_step | select id, name, start, dur, path'
+	tty_run 60 "$TMP/tty.txt" query "$TMP/demo.db" "$q"
+	tty_run 60 "$TMP/wide.txt" query "$TMP/demo.db" "$q" --wide
+	tty_run 60 "$TMP/raw.txt" query "$TMP/demo.db" "$q" --raw
+	tty_run 60 "$TMP/tty.csv" query "$TMP/demo.db" "$q" --format csv
+	"$BIN" query "$TMP/demo.db" "$q" >"$TMP/pipe.txt"
+	"$BIN" query "$TMP/demo.db" "$q" --format csv | tr -d '\r' >"$TMP/pipe.csv"
+	if python3 - "$TMP/tty.txt" "$TMP/pipe.txt" <<'EOF'; then
+import re, sys
+tty = open(sys.argv[1], encoding="utf-8").read().splitlines()
+pipe = open(sys.argv[2], encoding="utf-8").read().splitlines()
+assert len(tty) == len(pipe) == 8, (len(tty), len(pipe))
+assert all(len(l) <= 60 for l in tty), max(map(len, tty))
+assert any(len(l) > 60 for l in pipe), "the pipe's lines are wider"
+assert all(l.rstrip().endswith("\u2026") for l in tty[1:7]), tty[1]
+# the first step: its start as a UTC date and time, its duration as before
+assert re.search(r"^  9  Profile\S*\u2026 +2026-11-22 12:28:19\.793331  50\.3 ms  /demo/\S*\u2026$", tty[1]), tty[1]
+assert tty[-1] == pipe[-1] == "(6 rows)"
+EOF
+		ok "on a terminal the table fits 60 columns, cut cells end in the cut mark, times as dates"
+	else
+		not_ok "on a terminal the table fits 60 columns, cut cells end in the cut mark, times as dates" "$(head -n 3 "$TMP/tty.txt" | tr '\n' '|')"
+	fi
+	if grep -q '/demo/train/process CPU functions/thread 1/ProfilerStep#1$' "$TMP/wide.txt" &&
+		! grep -q $'\u2026' "$TMP/wide.txt" && grep -q ' 2026-11-22 12:28:19.793331 ' "$TMP/wide.txt"; then
+		ok "--wide on a terminal: every cell whole"
+	else
+		not_ok "--wide on a terminal: every cell whole" "$(head -n 2 "$TMP/wide.txt" | tr '\n' '|')"
+	fi
+	if grep -q $'^  9  Profile\\S*\u2026 *1795350499793331000  50300000  /demo/' "$TMP/raw.txt"; then
+		ok "--raw: times and durations in nanoseconds"
+	else
+		not_ok "--raw: times and durations in nanoseconds" "$(head -n 2 "$TMP/raw.txt" | tr '\n' '|')"
+	fi
+	if cmp -s "$TMP/tty.csv" "$TMP/pipe.csv" && grep -q ',1795350499793331000,50' "$TMP/pipe.csv"; then
+		ok "csv on a terminal: the same raw values as through a pipe"
+	else
+		not_ok "csv on a terminal: the same raw values as through a pipe" "$(diff "$TMP/pipe.csv" "$TMP/tty.csv" | head -n 4 | tr '\n' '|')"
+	fi
 fi
 
 summary
