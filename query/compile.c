@@ -31,6 +31,9 @@
  * on its track that contains its time, else the deepest phase anywhere. */
 #define RUNNING_SQL "coalesce(e.phase_id, gm_running(e.track_id, e.t_ns))"
 
+/* A column of the track of the row aliased a (tracks' primary key serves it). */
+#define TRACK_SQL(col, a) "(SELECT " col " FROM tracks WHERE id = " a ".track_id)"
+
 #define PHASE_HOST_SQL                                                                             \
 	"coalesce((SELECT host FROM tracks WHERE id = p.track_id), json_extract(p.attrs, "         \
 	"'$.host'))"
@@ -54,6 +57,8 @@ struct field {
 	X("path", QC_TEXT, "gm_path(p.id)", NULL, NULL, NULL)                                      \
 	X("host", QC_TEXT, PHASE_HOST_SQL, NULL, NULL, NULL)                                       \
 	X("track", QC_INT, "p.track_id", NULL, NULL, NULL)                                         \
+	X("track.name", QC_TEXT, TRACK_SQL("name", "p"), NULL, NULL, NULL)                         \
+	X("rank", QC_INT, TRACK_SQL("rank", "p"), NULL, NULL, NULL)                                \
 	X("source", QC_INT, "p.source_id", NULL, NULL, NULL)                                       \
 	X("start", QC_TIME, "p.start_ns", NULL, NULL, NULL)                                        \
 	X("end", QC_TIME, "(p.start_ns + p.dur_ns)", NULL, NULL, NULL)                             \
@@ -70,6 +75,8 @@ struct field {
 	X("level", QC_TEXT, "e.level", NULL, NULL, NULL)                                           \
 	X("host", QC_TEXT, "(SELECT host FROM tracks WHERE id = e.track_id)", NULL, NULL, NULL)    \
 	X("track", QC_INT, "e.track_id", NULL, NULL, NULL)                                         \
+	X("track.name", QC_TEXT, TRACK_SQL("name", "e"), NULL, NULL, NULL)                         \
+	X("rank", QC_INT, TRACK_SQL("rank", "e"), NULL, NULL, NULL)                                \
 	X("source", QC_INT, "e.source_id", NULL, NULL, NULL)                                       \
 	X("phase", QC_PHASE, RUNNING_SQL, NULL, NULL, NULL)                                        \
 	X("phase.name", QC_TEXT,                                                                   \
@@ -1004,6 +1011,8 @@ static int stage_during(struct cc *c, struct scope *s, const struct qstage *st)
 		s->windowed = 1;
 		s->joined = 1;
 		add_extra(s, "phase", QC_PHASE, xstrdup("w.wid"));
+		add_extra(s, "phase.name", QC_TEXT,
+			  xstrdup("gm_str((SELECT name_id FROM phases WHERE id = w.wid))"));
 	} else {
 		sbuf_addf(&cond, "EXISTS (SELECT 1 FROM w%d w WHERE ", id);
 		restrict_rows(s, "w.w0", "w.w1", &cond);

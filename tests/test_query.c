@@ -1225,6 +1225,66 @@ static void test_print_terminal(void **state)
 	sqlite3_close(db);
 }
 
+/* track.name, rank and host of phases and events, and the window's
+ * phase.name of metrics during phases, on a file of two ranks: rank 0's
+ * thread on h1 runs an operator, rank 1's stream on h2 a kernel. */
+static void test_track_fields(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	assert_int_equal(
+	    sqlite3_exec(
+		db,
+		"INSERT INTO phase_kinds(id, name) VALUES (11,'kernel');"
+		"INSERT INTO strings(id, text) VALUES (20,'gemm'),(21,'stream 7'),(22,'sync');"
+		"INSERT INTO tracks(id, source_id, kind, name, host, rank) VALUES"
+		" (5, 1, 'thread', 'thread 9', 'h1', 0), (6, 1, 'stream', 'stream 7', 'h2', 1);"
+		"INSERT INTO phases(id, parent_id, kind, name_id, track_id, start_ns, dur_ns,"
+		" self_ns, depth) VALUES (10, 2, 8, 22, 5, 7000, 500, 500, 2),"
+		" (11, 10, 11, 20, 6, 7200, 900, 900, 3);"
+		"INSERT INTO events(id, track_id, t_ns, name_id) VALUES (3, 6, 7300, 21);",
+		NULL, NULL, NULL),
+	    SQLITE_OK);
+	struct query_result r = run_ok(db, "phases rank = 1 | select name, track.name, host, rank");
+	assert_int_equal(r.nrows, 1);
+	assert_string_equal(query_cell(&r, 0, 0)->s, "gemm");
+	assert_string_equal(query_cell(&r, 0, 1)->s, "stream 7");
+	assert_string_equal(query_cell(&r, 0, 2)->s, "h2");
+	assert_int_equal(query_cell(&r, 0, 3)->i, 1);
+	assert_int_equal(r.cols[1].type, QC_TEXT);
+	assert_int_equal(r.cols[3].type, QC_INT);
+	query_result_release(&r);
+	/* by rank: the phases on no track (wf) have none */
+	r = run_ok(db, "phases track.name ~ \"^(thread|stream) \" | by rank, host | stats count | "
+		       "sort rank");
+	assert_int_equal(r.nrows, 2);
+	assert_int_equal(query_cell(&r, 0, 0)->i, 0);
+	assert_string_equal(query_cell(&r, 0, 1)->s, "h1");
+	assert_int_equal(query_cell(&r, 0, 2)->i, 1);
+	assert_int_equal(query_cell(&r, 1, 0)->i, 1);
+	query_result_release(&r);
+	r = run_ok(db, "phases kind = workflow | select rank, track.name");
+	assert_int_equal(query_cell(&r, 0, 0)->type, QP_NULL);
+	assert_int_equal(query_cell(&r, 0, 1)->type, QP_NULL);
+	query_result_release(&r);
+	r = run_ok(db, "events rank = 1 | select name, track.name, rank, host, phase.name");
+	assert_int_equal(r.nrows, 1);
+	assert_string_equal(query_cell(&r, 0, 0)->s, "stream 7");
+	assert_string_equal(query_cell(&r, 0, 1)->s, "stream 7");
+	assert_int_equal(query_cell(&r, 0, 2)->i, 1);
+	assert_string_equal(query_cell(&r, 0, 3)->s, "h2");
+	assert_string_equal(query_cell(&r, 0, 4)->s, "gemm");
+	query_result_release(&r);
+	/* metrics over windows name their window */
+	r = run_ok(db, "metrics cpu.util | during phases kind = step | select phase, phase.name");
+	assert_int_equal(r.nrows, 1);
+	assert_int_equal(query_cell(&r, 0, 0)->i, 2);
+	assert_string_equal(query_cell(&r, 0, 1)->s, "step1");
+	assert_int_equal(r.cols[1].type, QC_TEXT);
+	query_result_release(&r);
+	sqlite3_close(db);
+}
+
 static void fit_plain(struct sbuf *out, const char *s, int cols)
 {
 	format_fit(out, s, cols, 0);
@@ -1346,6 +1406,7 @@ int main(void)
 	    cmocka_unit_test(test_print),
 	    cmocka_unit_test(test_print_terminal),
 	    cmocka_unit_test(test_print_fit),
+	    cmocka_unit_test(test_track_fields),
 	    cmocka_unit_test(test_complete),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
