@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -319,6 +320,85 @@ static void test_format_instant(void **state)
 	assert_string_equal(format_instant(a, sizeof(a), -688123456, 3000), "-688.123 ms");
 }
 
+/* Metric values in their units, never in exponent form. */
+static void test_format_value(void **state)
+{
+	(void)state;
+	char buf[64];
+	assert_string_equal(format_value(buf, sizeof(buf), 2619, "MHz"), "2619 MHz");
+	assert_string_equal(format_value(buf, sizeof(buf), 2100, NULL), "2100");
+	assert_string_equal(format_value(buf, sizeof(buf), 70.1109, "%"), "70.1%");
+	assert_string_equal(format_value(buf, sizeof(buf), 0.0435, "%"), "0.0435%");
+	assert_string_equal(format_value(buf, sizeof(buf), 96.02, "%"), "96%");
+	assert_string_equal(format_value(buf, sizeof(buf), 209.07, "W"), "209 W");
+	assert_string_equal(format_value(buf, sizeof(buf), 4663, ""), "4663");
+	assert_string_equal(format_value(buf, sizeof(buf), 123456, ""), "123 k");
+	assert_string_equal(format_value(buf, sizeof(buf), 2.5e9, "W"), "2.5 G W");
+	assert_string_equal(format_value(buf, sizeof(buf), 395756, "kB"), "395.8 MB");
+	assert_string_equal(format_value(buf, sizeof(buf), 1200, "kB/s"), "1.2 MB/s");
+	assert_string_equal(format_value(buf, sizeof(buf), 7122, "MiB"), "7.5 GB");
+	assert_string_equal(format_value(buf, sizeof(buf), 1.5, "ms"), "1.50 ms");
+	assert_string_equal(format_value(buf, sizeof(buf), 0.00001234, NULL), "0.0000123");
+	assert_string_equal(format_value(buf, sizeof(buf), 0, "%"), "0%");
+	assert_string_equal(format_value(buf, sizeof(buf), NAN, "%"), "-");
+	for (double v = 1e-12; v < 1e18; v *= 7.3)
+		assert_null(strchr(format_value(buf, sizeof(buf), v, "x"), 'e'));
+}
+
+/* Cut names never read the same unless they are the same. */
+static void test_format_cut_distinct(void **state)
+{
+	(void)state;
+	const char *const names[] = {"cpu-frequency:all.frequency",
+				     "cpu-frequency:0.frequency",
+				     "cpu-frequency:1.frequency",
+				     "short",
+				     "interrupts:24.CPU0",
+				     "interrupts:25.CPU0",
+				     "interrupts:24.CPU0",
+				     "a.very.long.prefix.x.the.same.end",
+				     "a.very.long.prefix.y.the.same.end"};
+	size_t n = sizeof(names) / sizeof(names[0]);
+	for (int cols = 4; cols <= 30; cols++) {
+		char **out = format_cut_distinct(names, n, cols, "\u2026");
+		for (size_t i = 0; i < n; i++) {
+			assert_true(format_width(out[i]) <= cols);
+			if ((int)strlen(names[i]) > cols)
+				assert_non_null(strstr(out[i], "\u2026"));
+			else
+				assert_string_equal(out[i], names[i]);
+			/* parting needs room: the x and y above are 14 columns from
+			 * the end, so 15 with the cut mark */
+			for (size_t j = 0; j < i && cols >= 15; j++)
+				if (strcmp(names[i], names[j]))
+					assert_string_not_equal(out[i], out[j]);
+				else
+					assert_string_equal(out[i], out[j]);
+		}
+		for (size_t i = 0; i < n; i++)
+			free(out[i]);
+		free(out);
+	}
+	/* the three twin at the default cut ("cpu-freq…uency"): the tail grows to
+	 * the first character that parts them */
+	char **out = format_cut_distinct(names, 3, 14, "\u2026");
+	assert_string_equal(out[0], "cp\u2026l.frequency");
+	assert_string_equal(out[1], "cp\u20260.frequency");
+	free(out[0]);
+	free(out[1]);
+	free(out[2]);
+	free(out);
+	/* "interrupt…CPU0" twice: the first move, a longer head, parts them; the
+	 * same name twice reads the same */
+	out = format_cut_distinct(names + 4, 3, 14, "\u2026");
+	assert_string_equal(out[0], "interrupts:24\u2026");
+	assert_string_equal(out[1], "interrupts:25\u2026");
+	assert_string_equal(out[2], "interrupts:24\u2026");
+	for (size_t i = 0; i < 3; i++)
+		free(out[i]);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,6 +415,8 @@ int main(void)
 	    cmocka_unit_test(test_format_bytes),
 	    cmocka_unit_test(test_format_name),
 	    cmocka_unit_test(test_format_instant),
+	    cmocka_unit_test(test_format_value),
+	    cmocka_unit_test(test_format_cut_distinct),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,6 +50,81 @@ const char *format_bytes(char *buf, size_t n, int64_t bytes)
 	return buf;
 }
 
+/* v in three significant digits without an exponent: whole from 1000 on,
+ * up to 9 decimals below 1 (then 0). */
+static void plain_number(char *buf, size_t n, double v)
+{
+	double a = fabs(v);
+	int dec = a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 0;
+	if (a > 0 && a < 1) {
+		dec = 2 - (int)floor(log10(a));
+		if (dec > 9)
+			dec = 9;
+	}
+	snprintf(buf, n, "%.*f", dec, v);
+	/* as %g: "20.3", "96", "0.5", no trailing zeros */
+	if (strchr(buf, '.')) {
+		char *e = buf + strlen(buf) - 1;
+		while (*e == '0')
+			*e-- = '\0';
+		if (*e == '.')
+			*e = '\0';
+	}
+}
+
+/* A byte unit's size in bytes (rate: it ends in "/s"); 0 for none. */
+static double byte_unit(const char *unit, int *rate)
+{
+	static const struct {
+		const char *name;
+		double bytes;
+	} units[] = {{"B", 1},	    {"kB", 1e3},	   {"KB", 1e3},
+		     {"KiB", 1024}, {"MB", 1e6},	   {"MiB", 1048576},
+		     {"GB", 1e9},   {"GiB", 1073741824.0}, {"bytes", 1}};
+	size_t n = strlen(unit);
+	*rate = n > 2 && !strcmp(unit + n - 2, "/s");
+	if (*rate)
+		n -= 2;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strlen(units[i].name) == n && !strncmp(unit, units[i].name, n))
+			return units[i].bytes;
+	return 0;
+}
+
+const char *format_value(char *buf, size_t n, double v, const char *unit)
+{
+	static const struct {
+		const char *name;
+		double ns;
+	} times[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+	static const char *const si[] = {"", " k", " M", " G", " T"};
+	char num[48];
+	int rate;
+	if (isnan(v)) {
+		snprintf(buf, n, "-");
+		return buf;
+	}
+	unit = unit ? unit : "";
+	double bytes = byte_unit(unit, &rate);
+	if (bytes > 0 && fabs(v * bytes) < 9e18) {
+		format_bytes(num, sizeof(num), (int64_t)llround(v * bytes));
+		snprintf(buf, n, "%s%s", num, rate ? "/s" : "");
+		return buf;
+	}
+	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
+		if (!strcmp(unit, times[i].name) && fabs(v * times[i].ns) < 9e18)
+			return format_duration(buf, n, (int64_t)llround(v * times[i].ns));
+	int k = 0;
+	if (fabs(v) >= 9999.5)
+		while (fabs(v) >= 999.5 && k < 4) {
+			v /= 1000;
+			k++;
+		}
+	plain_number(num, sizeof(num), v);
+	snprintf(buf, n, "%s%s%s%s", num, si[k], *unit && strcmp(unit, "%") ? " " : "", unit);
+	return buf;
+}
+
 uint32_t format_decode(const unsigned char *p, size_t k)
 {
 	if (k == 1)
@@ -274,4 +349,125 @@ int format_term_cols(int fd)
 	if (env && text_parse_int64(env, strlen(env), &n) == 0 && n > 0 && n < 100000)
 		return (int)n;
 	return 80;
+}
+
+/* The bytes of sanitised s that its last cols display columns start at. */
+static size_t tail_start(const char *s, int cols)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), at = 0;
+	int skip = format_width(s) - cols;
+	while (skip > 0 && at < n) {
+		uint32_t cp;
+		int w;
+		at += format_next(p + at, n - at, &cp, &w);
+		skip -= w;
+	}
+	return at;
+}
+
+/* Sanitised s (wider than cols) cut to head columns, more, and its last
+ * cols - head - width(more) columns. */
+static char *cut_middle(const char *s, int cols, int head, const char *more)
+{
+	struct sbuf out = SBUF_INIT;
+	int tail = cols - format_width(more) - head;
+	format_fit(&out, s, head, 0);
+	sbuf_adds(&out, more);
+	if (tail > 0)
+		sbuf_adds(&out, s + tail_start(s, tail));
+	return sbuf_detach(&out);
+}
+
+/* Where a cut of s to cols would start its tail by default: its last word
+ * when that leaves at least half the room to the head. */
+static int default_head(const char *s, int cols, int mw)
+{
+	const char *word = NULL;
+	for (const char *p = s; *p; p++)
+		if (strchr(".:/ ", *p) && p[1])
+			word = p + 1;
+	int room = cols - mw, tail = word ? format_width(word) : 0;
+	if (tail > room / 2)
+		tail = room / 2;
+	return room - tail;
+}
+
+struct cut_ent {
+	const char *shown;
+	size_t i;
+};
+
+static int cmp_cut_ent(const void *x, const void *y)
+{
+	const struct cut_ent *a = x, *b = y;
+	int c = strcmp(a->shown, b->shown);
+	return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+char **format_cut_distinct(const char *const *texts, size_t n, int cols, const char *more)
+{
+	char **san = xcalloc(n ? n : 1, sizeof(*san)), **out = xcalloc(n ? n : 1, sizeof(*out));
+	struct cut_ent *ent = xcalloc(n ? n : 1, sizeof(*ent));
+	int mw = format_width(more);
+	for (size_t i = 0; i < n; i++) {
+		struct sbuf sb = SBUF_INIT;
+		format_sanitize(&sb, texts[i] ? texts[i] : "");
+		san[i] = sbuf_detach(&sb);
+		if (format_width(san[i]) <= cols)
+			out[i] = xstrdup(san[i]);
+		else if (cols <= mw)
+			out[i] = xstrdup(cols == mw ? more : "");
+		else
+			out[i] = cut_middle(san[i], cols, default_head(san[i], cols, mw), more);
+	}
+	/* Twins: runs of equal shown text from different texts.  Each run's cut
+	 * moves (a shorter head, a longer tail) to the first place that parts
+	 * them all; a few passes, as a moved cut may meet another text. */
+	for (int pass = 0; pass < 3 && cols > mw; pass++) {
+		int moved = 0;
+		for (size_t i = 0; i < n; i++)
+			ent[i] = (struct cut_ent){out[i], i};
+		qsort(ent, n, sizeof(*ent), cmp_cut_ent);
+		for (size_t a = 0, b; a < n; a = b) {
+			int twins = 0;
+			for (b = a + 1; b < n && !strcmp(ent[b].shown, ent[a].shown); b++)
+				twins |= strcmp(san[ent[b].i], san[ent[a].i]) != 0;
+			if (!twins)
+				continue;
+			for (int head = cols - mw; head >= 0; head--) {
+				char **try = xcalloc(b - a, sizeof(*try));
+				int parted = 1;
+				for (size_t k = a; k < b; k++)
+					try[k - a] =
+					    format_width(san[ent[k].i]) <= cols
+						? xstrdup(san[ent[k].i])
+						: cut_middle(san[ent[k].i], cols, head, more);
+				for (size_t k = a; k < b && parted; k++)
+					for (size_t j = a; j < k && parted; j++)
+						parted = !strcmp(san[ent[k].i], san[ent[j].i]) ||
+							 strcmp(try[k - a], try[j - a]);
+				if (parted) {
+					for (size_t k = a; k < b; k++) {
+						free(out[ent[k].i]);
+						out[ent[k].i] = try[k - a];
+					}
+					moved = 1;
+				} else {
+					for (size_t k = a; k < b; k++)
+						free(try[k - a]);
+				}
+				free(try);
+				if (parted)
+					break;
+			}
+		}
+		if (!moved)
+			break;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(san[i]);
+	free(san);
+	free(ent);
+	return out;
 }

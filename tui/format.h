@@ -20,6 +20,13 @@ const char *format_duration(char *buf, size_t n, int64_t ns);
 const char *format_instant(char *buf, size_t n, int64_t ns, int64_t res);
 /* "12.3 MB" etc. */
 const char *format_bytes(char *buf, size_t n, int64_t bytes);
+/* A metric's value v in its unit, never in exponent form: byte units
+ * (B, kB, KB, KiB, MB, MiB, GB, GiB, with or without "/s") as
+ * format_bytes writes bytes ("395.8 MB", "1.2 MB/s"), time units (ns, us,
+ * ms, s) as a duration, "%" right after the number ("70.1%"), anything else
+ * after a blank ("209 W"); the number with three significant digits, whole
+ * up to 9999, then with k, M, G, T ("4.66 k").  NAN: "-". */
+const char *format_value(char *buf, size_t n, double v, const char *unit);
 /* Appends s with everything that could drive or spoof a terminal made
  * visible: ESC as "\e", other C0 controls and DEL as "\xNN", C1 controls
  * (U+0080..U+009F) as "\u00NN", bidi controls (U+061C, U+200E, U+200F,
@@ -51,6 +58,14 @@ const char *format_left_cut(struct sbuf *s, int cols, const char *more);
 size_t format_next(const unsigned char *p, size_t n, uint32_t *cp, int *w);
 /* Display columns s takes once sanitised. */
 int format_width(const char *s);
+/* Fits each of texts[0..n) into cols display columns, sanitised, as the
+ * returned out[i] (free each and the array).  A text that fits stays as it
+ * is; a longer one is cut in the middle, "head" more "tail", the tail its
+ * last word (after '.', ':', '/' or a blank) where that leaves a head:
+ * "cpu-frequency:0.frequency" -> "cpu-freq…frequency".  Texts that differ
+ * read differently after the cut wherever cols allows (a cut that makes
+ * twins moves along the text until they part). */
+char **format_cut_distinct(const char *const *texts, size_t n, int cols, const char *more);
 /* The columns of the terminal fd: its size, else $COLUMNS, else 80. */
 int format_term_cols(int fd);
 

@@ -1,8 +1,12 @@
 /*
- * The metrics screen: one row per metric series (name, host, unit, min,
- * time-weighted mean, max, sample count) and a sparkline of the series over
- * the window of the tree's current node, so drilling into a phase and then
- * opening this screen shows what the resources did during that phase.
+ * The metrics screen: one row per metric series (name, device, host, min,
+ * time-weighted mean, max with their unit, sample count) and a sparkline of
+ * the series over the window of the tree's current node, so drilling into a
+ * phase and then opening this screen shows what the resources did during
+ * that phase.  The device is the series' resource (gpu0, disk:sda,
+ * net:eth0, cpu0); a name that starts with it shows without it.  Names,
+ * devices and hosts too wide for their column are cut so that two
+ * different ones never read the same (format_cut_distinct).
  *
  * a->mv.sel is an index into model_series' array (app.c's search sets it
  * that way); a->mv.top counts rows of the filtered table.  A sparkline is
@@ -22,7 +26,8 @@
 
 #define GAP	  2  /* columns between two table columns */
 #define HOST_MAX  16 /* widest host column */
-#define UNIT_MAX  8  /* widest unit column */
+#define DEV_MAX	  12 /* widest device column */
+#define SPARK_MIN 8  /* narrower than this the Min column gives way */
 #define NAME_MIN  10 /* the name column gets at least this when it can */
 #define SPARK_MAX 48 /* widest sparkline */
 
@@ -125,14 +130,19 @@ out:
 	free(idx);
 }
 
-/* "%.3g", or "-" for a value that is not there. */
-static const char *num(char *buf, size_t n, double v)
+/* The name a series shows: without its resource's prefix ("cpu0.idle" of
+ * cpu0 as "idle"), the device column says it. */
+static const char *shown_name(const struct mseries *m)
 {
-	if (isnan(v))
-		snprintf(buf, n, "-");
-	else
-		snprintf(buf, n, "%.3g", v);
-	return buf;
+	size_t k = m->resource ? strlen(m->resource) : 0;
+	if (k && !strncmp(m->name, m->resource, k) && m->name[k] == '.' && m->name[k + 1])
+		return m->name + k + 1;
+	return m->name;
+}
+
+static const char *device(const struct mseries *m)
+{
+	return m->resource && *m->resource ? m->resource : "-";
 }
 
 /* Draws text in columns [x, x + w), cut with the "more" glyph when it does
@@ -156,36 +166,76 @@ static int maxi(int a, int b)
 	return a > b ? a : b;
 }
 
-/* Column widths and where each column starts. */
+/* Column widths and where each column starts; the visible series' name,
+ * device and host as cut to their columns. */
 struct layout {
-	int name, host, unit, min, mean, max, samples, spark;
-	int x_host, x_unit, x_min, x_mean, x_max, x_samples, x_spark;
+	int name, dev, host, min, mean, max, samples, spark;
+	int x_dev, x_host, x_min, x_mean, x_max, x_samples, x_spark;
+	char **names, **devs, **hosts; /* by visible row */
+	size_t n;
 };
 
-static void lay_out(struct layout *l, const struct mseries *s, const size_t *idx, size_t nv,
-		    int width)
+static void free_cuts(char **v, size_t n)
 {
-	char buf[32];
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void layout_release(struct layout *l)
+{
+	free_cuts(l->names, l->n);
+	free_cuts(l->devs, l->n);
+	free_cuts(l->hosts, l->n);
+}
+
+/* One column's texts for the visible rows, cut to cols without twins. */
+static char **cut_column(const struct mseries *s, const size_t *idx, size_t nv, int cols,
+			 const char *(*get)(const struct mseries *), const char *more)
+{
+	const char **texts = xcalloc(nv ? nv : 1, sizeof(*texts));
+	for (size_t i = 0; i < nv; i++)
+		texts[i] = get(&s[idx[i]]);
+	char **out = format_cut_distinct(texts, nv, cols, more);
+	free(texts);
+	return out;
+}
+
+static const char *host_of(const struct mseries *m)
+{
+	return m->host ? m->host : "-";
+}
+
+static void lay_out(struct app *a, struct layout *l, const struct mseries *s, const size_t *idx,
+		    size_t nv, int width)
+{
+	char buf[64];
 	int longest = 4;
-	*l = (struct layout){.host = 4, .unit = 4, .min = 3, .mean = 4, .max = 3, .samples = 7};
+	*l = (struct layout){.dev = 6, .host = 4, .min = 3, .mean = 4, .max = 3, .samples = 7};
 	for (size_t i = 0; i < nv; i++) {
 		const struct mseries *m = &s[idx[i]];
-		longest = maxi(longest, format_width(m->name));
-		if (m->host)
-			l->host = maxi(l->host, format_width(m->host));
-		if (m->unit)
-			l->unit = maxi(l->unit, format_width(m->unit));
-		l->min = maxi(l->min, (int)strlen(num(buf, sizeof(buf), m->min)));
-		l->mean = maxi(l->mean, (int)strlen(num(buf, sizeof(buf), m->mean)));
-		l->max = maxi(l->max, (int)strlen(num(buf, sizeof(buf), m->max)));
+		longest = maxi(longest, format_width(shown_name(m)));
+		l->dev = maxi(l->dev, format_width(device(m)));
+		l->host = maxi(l->host, format_width(host_of(m)));
+		l->min =
+		    maxi(l->min, format_width(format_value(buf, sizeof(buf), m->min, m->unit)));
+		l->mean =
+		    maxi(l->mean, format_width(format_value(buf, sizeof(buf), m->mean, m->unit)));
+		l->max =
+		    maxi(l->max, format_width(format_value(buf, sizeof(buf), m->max, m->unit)));
 		l->samples =
 		    maxi(l->samples, snprintf(buf, sizeof(buf), "%lld", (long long)m->samples));
 	}
 	if (l->host > HOST_MAX)
 		l->host = HOST_MAX;
-	if (l->unit > UNIT_MAX)
-		l->unit = UNIT_MAX;
-	int rest = width - (l->host + l->unit + l->min + l->mean + l->max + l->samples) - 7 * GAP;
+	if (l->dev > DEV_MAX)
+		l->dev = DEV_MAX;
+	int rest = width - (l->dev + l->host + l->min + l->mean + l->max + l->samples) - 7 * GAP;
+	/* on a narrow screen the sparkline matters more than the minimum */
+	if (rest - NAME_MIN < SPARK_MIN) {
+		rest += l->min + GAP;
+		l->min = 0;
+	}
 	if (rest < 0)
 		rest = 0;
 	/* The sparkline takes half of what is left, the name the slack; a name
@@ -203,13 +253,17 @@ static void lay_out(struct layout *l, const struct mseries *s, const size_t *idx
 		l->spark += give;
 		l->name -= give;
 	}
-	l->x_host = l->name + GAP;
-	l->x_unit = l->x_host + l->host + GAP;
-	l->x_min = l->x_unit + l->unit + GAP;
-	l->x_mean = l->x_min + l->min + GAP;
+	l->x_dev = l->name + GAP;
+	l->x_host = l->x_dev + l->dev + GAP;
+	l->x_min = l->x_host + l->host + GAP;
+	l->x_mean = l->x_min + (l->min ? l->min + GAP : 0);
 	l->x_max = l->x_mean + l->mean + GAP;
 	l->x_samples = l->x_max + l->max + GAP;
 	l->x_spark = l->x_samples + l->samples + GAP;
+	l->n = nv;
+	l->names = cut_column(s, idx, nv, l->name, shown_name, a->g->more);
+	l->devs = cut_column(s, idx, nv, l->dev, device, a->g->more);
+	l->hosts = cut_column(s, idx, nv, l->host, host_of, a->g->more);
 }
 
 /* The sparkline's window: the current node's, or every sample's when the
@@ -257,19 +311,23 @@ static void centred(struct grid *g, int y, const char *msg, enum role role)
 	grid_put(g, w < g->w ? (g->w - w) / 2 : 0, y, -1, msg, role);
 }
 
-static void draw_row(struct app *a, struct grid *g, int y, const struct layout *l,
+/* Row p of the visible series, m. */
+static void draw_row(struct app *a, struct grid *g, int y, const struct layout *l, size_t p,
 		     const struct mseries *m, int selected, int64_t t0, int64_t t1, double *buckets)
 {
-	char buf[32];
+	char buf[64];
 	enum role role = selected ? ROLE_SELECTED : ROLE_NORMAL;
 	if (selected)
 		grid_fill(g, 0, y, g->w, ' ', ROLE_SELECTED);
-	put_col(a, g, 0, y, l->name, m->name, role, 0);
-	put_col(a, g, l->x_host, y, l->host, m->host ? m->host : "-", role, 0);
-	put_col(a, g, l->x_unit, y, l->unit, m->unit ? m->unit : "", role, 0);
-	put_col(a, g, l->x_min, y, l->min, num(buf, sizeof(buf), m->min), role, 1);
-	put_col(a, g, l->x_mean, y, l->mean, num(buf, sizeof(buf), m->mean), role, 1);
-	put_col(a, g, l->x_max, y, l->max, num(buf, sizeof(buf), m->max), role, 1);
+	put_col(a, g, 0, y, l->name, l->names[p], role, 0);
+	put_col(a, g, l->x_dev, y, l->dev, l->devs[p], role, 0);
+	put_col(a, g, l->x_host, y, l->host, l->hosts[p], role, 0);
+	put_col(a, g, l->x_min, y, l->min, format_value(buf, sizeof(buf), m->min, m->unit), role,
+		1);
+	put_col(a, g, l->x_mean, y, l->mean, format_value(buf, sizeof(buf), m->mean, m->unit), role,
+		1);
+	put_col(a, g, l->x_max, y, l->max, format_value(buf, sizeof(buf), m->max, m->unit), role,
+		1);
 	snprintf(buf, sizeof(buf), "%lld", (long long)m->samples);
 	put_col(a, g, l->x_samples, y, l->samples, buf, role, 1);
 	if (!l->spark || !m->samples)
@@ -302,15 +360,15 @@ void metrics_draw(struct app *a, struct grid *g, int y, int h)
 	}
 	size_t nv = visible(s, n, a->mv.filter, &idx);
 	struct layout l;
-	lay_out(&l, s, idx, nv, g->w);
+	lay_out(a, &l, s, idx, nv, g->w);
 
 	int64_t t0, t1;
 	window(a, s, n, &t0, &t1);
 	char *over = spark_title(a, l.spark);
 	grid_fill(g, 0, y, g->w, ' ', ROLE_HEADER);
 	put_col(a, g, 0, y, l.name, "Name", ROLE_HEADER, 0);
+	put_col(a, g, l.x_dev, y, l.dev, "Device", ROLE_HEADER, 0);
 	put_col(a, g, l.x_host, y, l.host, "Host", ROLE_HEADER, 0);
-	put_col(a, g, l.x_unit, y, l.unit, "Unit", ROLE_HEADER, 0);
 	put_col(a, g, l.x_min, y, l.min, "Min", ROLE_HEADER, 1);
 	put_col(a, g, l.x_mean, y, l.mean, "Mean", ROLE_HEADER, 1);
 	put_col(a, g, l.x_max, y, l.max, "Max", ROLE_HEADER, 1);
@@ -331,9 +389,10 @@ void metrics_draw(struct app *a, struct grid *g, int y, int h)
 	buckets = xmalloc((size_t)(l.spark ? l.spark : 1) * sizeof(*buckets));
 	for (size_t r = 0; r < rows && a->mv.top + r < nv; r++) {
 		size_t p = a->mv.top + r;
-		draw_row(a, g, y + 1 + (int)r, &l, &s[idx[p]], p == sel, t0, t1, buckets);
+		draw_row(a, g, y + 1 + (int)r, &l, p, &s[idx[p]], p == sel, t0, t1, buckets);
 	}
 out:
+	layout_release(&l);
 	free(buckets);
 	free(idx);
 }

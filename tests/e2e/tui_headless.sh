@@ -278,7 +278,7 @@ fi
 
 if run metrics "$FIX_DB"; then
 	compare metrics
-	if grep -q '^mem\.bytes .* 100 .* 300 .* 3 ' "$TMP/metrics.txt"; then
+	if grep -q '^mem\.bytes  *pid:1  *-  *100  *192  *300  *3 ' "$TMP/metrics.txt"; then
 		ok "metrics: the counter track with its min, max and sample count"
 	else
 		not_ok "metrics: the counter track with its min, max and sample count"
@@ -287,10 +287,36 @@ fi
 # The demo's sar capture: CPU utilisation and the rest, on host vm.
 if run metrics-demo "$DEMO_DB"; then
 	compare metrics-demo
-	if grep -q '^cpu\.usr  *vm  *%  ' "$TMP/metrics-demo.txt"; then
-		ok "metrics-demo: sar's series of host vm are listed"
+	if grep -q '^usr  *cpu  *vm  *63\.5%  *96%  *23  ' "$TMP/metrics-demo.txt"; then
+		ok "metrics-demo: sar's series of host vm are listed, device cpu, values in %"
 	else
-		not_ok "metrics-demo: sar's series of host vm are listed"
+		not_ok "metrics-demo: sar's series of host vm are listed, device cpu, values in %"
+	fi
+	# every screen of the list (the first, a page down, the last): no value
+	# in exponent form, and no two rows that read the same in name, device
+	# and host (sar's cpu-frequency:0, :1 and :all once read as three
+	# "cpu-frequency…")
+	if python3 - "$TMP/metrics-demo.txt" <<'EOF'; then
+import re, sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+screens = [lines[i:i + 24] for i in range(0, len(lines) - 23, 24)]
+assert len(screens) == 3, len(screens)
+seen = {}
+for sc in screens:
+    assert sc[1].startswith("Name ") and " Device " in sc[1], sc[1]
+    for row in sc[2:23]:
+        if not row.strip():
+            continue
+        assert not re.search(r"\de[+-]\d", row), row
+        key = tuple(re.split(r"  +", row.strip())[:3])
+        assert len(key) == 3, row
+        assert seen.get(key, row) == row, (seen.get(key), row)
+        seen[key] = row
+assert len(seen) >= 40, len(seen)
+EOF
+		ok "metrics-demo: values without exponents, no two series read the same"
+	else
+		not_ok "metrics-demo: values without exponents, no two series read the same"
 	fi
 fi
 
