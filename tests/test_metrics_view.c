@@ -211,24 +211,37 @@ static int find_row(struct fx *f, const char *prefix)
 	return -1;
 }
 
-/* The columns of row y after the name: host, unit, min, mean, max, samples,
- * sparkline, as one string with single spaces, e.g. "node1 % 10 22 40 3". */
+/* The columns of row y after the name (device, host, min, mean, max,
+ * samples: the texts between runs of two or more blanks) as one string with
+ * single blanks, e.g. "cpu node1 10% 21.4% 40% 3", and the sparkline. */
 static void fields(struct fx *f, int y, char *out, size_t n, char *spark, size_t sn)
 {
-	char host[64] = "", unit[64] = "", mn[64] = "", mean[64] = "", mx[64] = "", cnt[64] = "";
-	char name[64] = "";
-	spark[0] = '\0';
-	int k = sscanf(row(f, y), "%63s %63s %63s %63s %63s %63s %63s", name, host, unit, mn, mean,
-		       mx, cnt);
-	assert_true(k >= 6);
-	snprintf(out, n, "%s %s %s %s %s %s", host, unit, mn, mean, mx, cnt);
-	/* the sparkline is the text from its column on */
 	const char *hdr = row(f, 1);
 	const char *at = strstr(hdr, "Spark");
 	assert_non_null(at);
 	size_t x = (size_t)(at - hdr);
-	const char *r = row(f, y);
-	snprintf(spark, sn, "%s", strlen(r) > x ? r + x : "");
+	char line[1024];
+	snprintf(line, sizeof(line), "%s", row(f, y));
+	snprintf(spark, sn, "%s", strlen(line) > x ? line + x : "");
+	if (strlen(line) > x)
+		line[x] = '\0';
+	out[0] = '\0';
+	size_t len = 0;
+	int col = 0;
+	for (char *p = line; *p;) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		char *e = p;
+		while (*e && !(e[0] == ' ' && (e[1] == ' ' || !e[1])))
+			e++;
+		if (col++ && len < n)
+			len += (size_t)snprintf(out + len, n - len, "%s%.*s", len ? " " : "",
+						(int)(e - p), p);
+		p = e;
+	}
+	assert_true(col >= 6);
 }
 
 static int level(const char *glyphs, char c)
@@ -242,8 +255,8 @@ static void test_metrics_stats(void **state)
 	struct fx *f = *state;
 	draw(f);
 	const char *hdr = row(f, 1);
-	static const char *const words[] = {"Name", "Host", "Unit",    "Min",
-					    "Mean", "Max",  "Samples", "Spark"};
+	static const char *const words[] = {"Name", "Device", "Host",	 "Min",
+					    "Mean", "Max",    "Samples", "Spark"};
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
 		if (!strstr(hdr, words[i]))
 			fail_msg("header \"%s\" lacks \"%s\"", hdr, words[i]);
@@ -257,24 +270,19 @@ static void test_metrics_stats(void **state)
 	fields(f, y, got, sizeof(got), spark, sizeof(spark));
 	/* samples 600 and 400 apart: the period is 400 (model/sample.h), which
 	 * the last sample holds: (10 * 600 + 40 * 400 + 20 * 400) / 1400 */
-	assert_string_equal(got, "node1 % 10 21.4 40 3");
+	assert_string_equal(got, "cpu node1 10% 21.4% 40% 3");
 
 	y = find_row(f, "ramp");
 	assert_int_equal(y, 3);
 	fields(f, y, got, sizeof(got), spark, sizeof(spark));
 	/* mean = (0 + 1 + ... + 10) * 100 / 1100 = 5: the last sample, 10,
 	 * holds one period */
-	assert_string_equal(got, "node1 W 0 5 10 11");
+	assert_string_equal(got, "gpu0 node1 0 W 5 W 10 W 11");
 
 	y = find_row(f, "idle");
 	assert_int_equal(y, 5);
-	char name[64], host[64], a[8], b[8], c[8], n[8];
-	assert_int_equal(sscanf(row(f, y), "%63s %63s %7s %7s %7s %7s", name, host, a, b, c, n), 6);
-	assert_string_equal(host, "node3");
-	assert_string_equal(a, "-"); /* NAN */
-	assert_string_equal(b, "-");
-	assert_string_equal(c, "-");
-	assert_string_equal(n, "0");
+	fields(f, y, got, sizeof(got), spark, sizeof(spark));
+	assert_string_equal(got, "disk node3 - - - 0"); /* NAN: "-" */
 	assert_null(f->a.message);
 }
 
@@ -286,7 +294,7 @@ static void test_metrics_sparkline(void **state)
 	for (int i = 0; i < 8; i++)
 		levels[i] = g->spark[i][0];
 	draw(f);
-	assert_non_null(strstr(row(f, 1), "Spark (whole trace)"));
+	assert_non_null(strstr(row(f, 1), "Spark (trace)"));
 	char got[256], spark[128];
 	int y = find_row(f, "ramp");
 	fields(f, y, got, sizeof(got), spark, sizeof(spark));
@@ -323,7 +331,7 @@ static void test_metrics_sparkline(void **state)
 	assert_int_equal(tree_view_enter(&f->a.tree, &err), 1);
 	assert_string_equal(f->a.tree.node->name, "late");
 	draw(f);
-	assert_non_null(strstr(row(f, 1), "Sparkline (over late)"));
+	assert_non_null(strstr(row(f, 1), "Spark (over late)"));
 	fields(f, find_row(f, "ramp"), got, sizeof(got), spark, sizeof(spark));
 	len = strlen(spark);
 	/* 5 on the series' own 0..10 scale: 5 / 10 * 7 + 0.5 -> 4 */
@@ -351,7 +359,7 @@ static void test_metrics_hostile_name(void **state)
 	assert_int_equal(y, 4);
 	char got[256], spark[128];
 	fields(f, y, got, sizeof(got), spark, sizeof(spark));
-	assert_string_equal(got, "node2 B 1e+09 1e+09 1e+09 1");
+	assert_string_equal(got, "mem node2 1.0 GB 1.0 GB 1.0 GB 1");
 }
 
 static void test_metrics_filter(void **state)

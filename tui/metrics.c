@@ -294,13 +294,19 @@ static void window(struct app *a, const struct mseries *s, size_t n, int64_t *t0
 static char *spark_title(struct app *a, int w)
 {
 	const struct mnode *node = a->tree.node;
-	if (node && node != model_root(a->m))
-		return xasprintf("Sparkline (over %s)", node->name);
+	if (node && node != model_root(a->m)) {
+		char *t = xasprintf("Sparkline (over %s)", node->name);
+		if (format_width(t) <= w)
+			return t;
+		free(t);
+		return xasprintf("Spark (over %s)", node->name);
+	}
 	static const char *const whole[] = {"Sparkline (whole trace; 0..capacity, else Min..Max)",
 					    "Sparkline (over the whole trace)",
-					    "Sparkline (whole trace)", "Spark (whole trace)"};
+					    "Sparkline (whole trace)", "Spark (whole trace)",
+					    "Spark (trace)"};
 	size_t i = 0;
-	while (i < 3 && (int)strlen(whole[i]) > w)
+	while (i < 4 && (int)strlen(whole[i]) > w)
 		i++;
 	return xstrdup(whole[i]);
 }
