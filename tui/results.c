@@ -276,20 +276,14 @@ static void show_phase(struct app *a)
 		return;
 	}
 	const struct query_value *id = query_cell(&v->r, v->order[v->sel], (size_t)v->r.phase_col);
-	char *path = NULL;
-	int rc =
-	    id->type == QP_INT ? analysis_phase_path(model_store(a->m), id->i, &path, &err) : 0;
-	if (rc < 0) {
+	/* by id, not by path: siblings may share a name (a step's many aten::relu) */
+	int rc = id->type == QP_INT ? tree_view_show_id(&a->tree, id->i, &err) : 0;
+	if (rc < 0)
 		app_error(a, rc, err);
-	} else if (!path) {
+	else if (!rc)
 		app_message(a, 1, "this row names no phase");
-	} else if (tree_view_goto(&a->tree, path, &err) < 0) {
-		app_message(a, 1, "%s", err);
-		free(err);
-	} else {
+	else
 		a->screen = SCREEN_TREE;
-	}
-	free(path);
 }
 
 void results_key(struct app *a, enum action act)
