@@ -30,8 +30,10 @@
 /* What the cached figures mean, raised when an analysis changes them (2:
  * bottlenecks of the phase's window, judged on measured values; 3: a GPU
  * measured by its traced device work; 4: a software-bound saving over the
- * time its work covers, not its threads' and streams' time added up). */
-#define ANALYSIS_VERSION 4
+ * time its work covers, not its threads' and streams' time added up; 5:
+ * a what-if for every piece of work among a path's longest phases, not the
+ * first alone). */
+#define ANALYSIS_VERSION 5
 
 /* "v<schema> a<analysis> p<max phase id> s<max source id> m<max metric
  * id>" and, when the file has demand rules, " r<rules>"; or NULL.  A cache
@@ -60,7 +62,7 @@ static char *signature(sqlite3 *db)
 }
 
 /* Each workflow's critical path: its longest phases, and the makespan were
- * the longest piece of work on it twice as fast. */
+ * each of them that is work twice as fast (the explorer's :path shows it). */
 static int paths(struct store *st, struct analysis *a, char **err)
 {
 	sqlite3_stmt *q;
@@ -81,7 +83,7 @@ static int paths(struct store *st, struct analysis *a, char **err)
 	sqlite3_finalize(q);
 	for (size_t r = 0; r < n; r++) {
 		struct critpath cp;
-		int rc = critpath_analyze(st, roots[r], 2.0, 1, &cp, err);
+		int rc = critpath_analyze(st, roots[r], 2.0, ANALYSIS_PATH_TOP, &cp, err);
 		if (rc < 0) {
 			free(roots);
 			return rc;

@@ -30,7 +30,7 @@ struct pathrow {
 	int64_t root_id; /* the workflow */
 	int64_t phase_id;
 	int64_t on_path_ns;  /* its time on the path */
-	int64_t whatif_ns;   /* the makespan were it twice as fast; -1: not asked */
+	int64_t whatif_ns;   /* the makespan were it twice as fast; -1: structure, not asked */
 	int64_t makespan_ns; /* the workflow's, on its path */
 	int64_t wait_ns;     /* the path's waiting time (gaps, launches, queues) */
 	int64_t bound_id;    /* the what-if's path then waits on it (critpath.h); 0 */

@@ -1206,7 +1206,7 @@ int critpath_analyze(struct store *st, int64_t root_id, double k, size_t n, stru
 	fill_path(&g, out);
 	for (size_t i = 0; i < out->nphases; i++)
 		out->phases[i].whatif_ns = -1;
-	for (size_t i = 0; i < out->nphases && n; i++) {
+	for (size_t i = 0; i < out->nphases && i < n; i++) {
 		size_t x = index_of(&g, out->phases[i].phase_id);
 		if (x == g.n || structural(&g, (int32_t)x))
 			continue;
@@ -1214,7 +1214,6 @@ int critpath_analyze(struct store *st, int64_t root_id, double k, size_t n, stru
 		replay(&g, x, k, &w);
 		out->phases[i].whatif_ns = w.makespan_ns;
 		out->phases[i].bound_id = w.bound_id;
-		n--;
 	}
 	graph_release(&g);
 	return 0;

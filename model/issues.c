@@ -384,11 +384,12 @@ static int device_api(const struct explains *ex, size_t n, int64_t id)
 /* Per workflow, the first phase of its path with a what-if makespan. */
 static void critical(struct ranking *rk, struct analysis *a)
 {
+	int64_t done = 0; /* the workflow whose issue is in: rows come a workflow at a time */
 	for (size_t i = 0; i < a->npath; i++) {
 		const struct pathrow *p = &a->path[i];
-		if (p->whatif_ns < 0 ||
-		    (i && a->path[i - 1].root_id == p->root_id && a->path[i - 1].whatif_ns >= 0))
+		if (p->whatif_ns < 0 || p->root_id == done)
 			continue;
+		done = p->root_id;
 		int64_t gain = p->makespan_ns - p->whatif_ns;
 		if (gain <= 0)
 			continue;

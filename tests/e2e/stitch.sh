@@ -263,7 +263,7 @@ DB=$TMP/gpu.db
 if ! bash tests/data/gpu/import.sh "$BIN" "$DB" >"$TMP/err" 2>&1; then
 	not_ok "gpu: import" "$(head -c 300 "$TMP/err")"
 elif keys critpath-gpu "$DB" 250x24; then
-	line=$("$BIN" report "$DB" | grep -F 'ProfilerStep#3  (twice as fast:' || true)
+	line=$("$BIN" report "$DB" | grep -F '/gpu/ddp/rank 1/python3 (525) CPU/thread 525 (python3)/ProfilerStep#3  (twice as fast:' || true)
 	msg=$(sed -n 1p "$TMP/critpath-gpu.msg")
 	# the phase the report says then bounds the path; the explorer's
 	# message (cut to the screen's width) must name the same one
