@@ -15,6 +15,7 @@
 #include "tui/app.h"
 #include "tui/diffview.h"
 #include "tui/format.h"
+#include "tui/pathview.h"
 #include "tui/summ.h"
 #include "tui/theme.h"
 #include "model/xalloc.h"
@@ -434,6 +435,7 @@ static const struct command commands[] = {
     {"ops", "[PATH]", "operators by name under the selection", cmd_ops, SCREEN_RESULTS},
     {"api", "[PATH]", "runtime calls by name under the selection", cmd_api, SCREEN_RESULTS},
     {"ranks", "[PATH]", "the ranks of the selection's step", cmd_ranks, SCREEN_RESULTS},
+    {"path", "", "each workflow's critical path, 2x what-ifs", pathview_command, SCREEN_RESULTS},
     {"quit", "", "quit", cmd_quit, SCREEN_TREE},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
