@@ -14,10 +14,11 @@
 #include "tui/format.h"
 #include "tui/pathview.h"
 
+/* the figures first, so that they show on an 80-column screen */
 static const struct query_column path_cols[] = {
-    {"workflow", QC_TEXT}, {"step", QC_TEXT},	{"phase", QC_TEXT},
-    {"kind", QC_TEXT},	   {"on_path", QC_DUR}, {"share%", QC_REAL},
-    {"2x_saves", QC_DUR},  {"then", QC_TEXT},	{"id", QC_PHASE},
+    {"phase", QC_TEXT},	 {"step", QC_TEXT},	{"on_path", QC_DUR},
+    {"share%", QC_REAL}, {"2x_saves", QC_DUR},	{"bound_by", QC_TEXT},
+    {"kind", QC_TEXT},	 {"workflow", QC_TEXT}, {"id", QC_PHASE},
 };
 #define NCOLS (sizeof(path_cols) / sizeof(*path_cols))
 
@@ -45,31 +46,30 @@ static int fill_row(struct store *st, struct query_result *r, size_t row, const 
 	int rc = ptree_up(store_db(st), store_path(st), id, &chain, &n, err);
 	if (rc < 0)
 		return rc;
-	set_text(r, v, wf);
 	if (n >= 2) {
 		char *step = analysis_phase_name(st, chain[n - 2]);
 		set_text(r, v + 1, step);
 		free(step);
 	}
 	free(chain);
-	char *name =
-	    wait ? xstrdup("(waiting: gaps, launches, queues)") : analysis_phase_name(st, id);
-	set_text(r, v + 2, name);
+	char *name = wait ? xstrdup("(waiting)") : analysis_phase_name(st, id);
+	set_text(r, v, name);
 	free(name);
-	set_text(r, v + 3, wait ? "wait" : "run");
-	set_int(v + 4, ns);
+	set_int(v + 2, ns);
 	if (p->makespan_ns > 0) {
-		v[5].type = QP_REAL;
-		v[5].r = round(10000.0 * (double)ns / (double)p->makespan_ns) / 100;
+		v[3].type = QP_REAL;
+		v[3].r = round(10000.0 * (double)ns / (double)p->makespan_ns) / 100;
 	}
 	if (!wait && p->whatif_ns >= 0) {
-		set_int(v + 6, p->makespan_ns - p->whatif_ns);
+		set_int(v + 4, p->makespan_ns - p->whatif_ns);
 		if (p->bound_id) {
 			char *b = analysis_phase_name(st, p->bound_id);
-			set_text(r, v + 7, b);
+			set_text(r, v + 5, b);
 			free(b);
 		}
 	}
+	set_text(r, v + 6, wait ? "wait" : "run");
+	set_text(r, v + 7, wf);
 	set_int(v + 8, id);
 	return 0;
 }
@@ -142,7 +142,7 @@ void pathview_command(struct app *a, const char *arg)
 	size_t nwf = r.nrows - an.npath;
 	if (nwf == 1) {
 		sbuf_adds(&title, "critical path of ");
-		format_sanitize(&title, r.cells[0].s);
+		format_sanitize(&title, r.cells[7].s);
 		sbuf_addf(&title, ": %s, %s of it waiting",
 			  format_duration(ms, sizeof(ms), p->makespan_ns),
 			  format_duration(w, sizeof(w), p->wait_ns));

@@ -16,11 +16,12 @@ struct app;
 
 /* The path rows of an as a result: per workflow, its phases longest on the
  * path first, its waiting time a row of its own (kind "wait", the workflow
- * its phase) where its length falls among them; columns workflow, step
- * (the one the phase lies in), phase, kind, on_path, share% (of the
- * makespan), 2x_saves (the makespan less the what-if makespan were the
+ * its phase, named "(waiting)") where its length falls among them;
+ * columns phase, step (the one the phase lies in), on_path, share% (of
+ * the makespan), 2x_saves (the makespan less the what-if makespan were the
  * phase twice as fast; NULL where the analysis asked none: a step, rank,
- * process, thread or stream node), then (what bounds the path then), id.
+ * process, thread or stream node), bound_by (what bounds the path then),
+ * kind ("run" or "wait"), workflow, id.
  * 0, or -1 (PTREE_LOOP: a parent cycle) with *err. */
 int pathview_table(struct store *st, const struct analysis *an, struct query_result *r, char **err);
 /* `:path`: the table on the results screen; Enter shows a row's phase. */

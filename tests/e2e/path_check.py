@@ -58,14 +58,14 @@ def share(ns, c):
 
 def screen_rows(lines):
     """The table's rows: (id, kind, on_path, share, 2x_saves) from columns
-    split at two or more blanks (workflow, step, phase, kind, on_path,
-    share%, 2x_saves, ..., id)."""
+    split at two or more blanks (phase, step, on_path, share%, 2x_saves,
+    then, kind, workflow, id)."""
     out = []
     for ln in lines[3:]:
         f = re.split(r"\s{2,}", ln.strip())
-        if len(f) < 8 or not f[-1].isdigit():
+        if len(f) != 9 or not f[-1].isdigit():
             break
-        out.append((int(f[-1]), f[3], f[4], f[5], f[6]))
+        out.append((int(f[-1]), f[6], f[2], f[3], f[4]))
     return out
 
 
