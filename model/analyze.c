@@ -463,6 +463,47 @@ int analysis_fresh(sqlite3 *db)
 }
 
 /* Reads the cache; 1 when it matches the file, 0 when it does not. */
+/* The cache's critical_path rows into a->path; -1 on a SQLite error. */
+static int load_path(sqlite3 *db, struct analysis *a)
+{
+	sqlite3_stmt *q;
+	size_t alloc = 0;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT root_id, phase_id, on_path_ns, coalesce(whatif_ns, -1),"
+			       " makespan_ns, coalesce(wait_ns, 0), coalesce(bound_id, 0)"
+			       " FROM critical_path ORDER BY rowid",
+			       -1, &q, NULL) != SQLITE_OK)
+		return -1;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		XGROW(a->path, a->npath + 1, alloc);
+		a->path[a->npath++] =
+		    (struct pathrow){sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
+				     sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3),
+				     sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
+				     sqlite3_column_int64(q, 6)};
+	}
+	return sqlite3_finalize(q) == SQLITE_OK ? 0 : -1;
+}
+
+int analysis_path(struct store *st, struct analysis *a, char **err)
+{
+	memset(a, 0, sizeof(*a));
+	if (!analysis_fresh(store_db(st))) {
+		int rc = paths(st, a, err);
+		if (rc < 0)
+			analysis_release(a);
+		return rc;
+	}
+	if (load_path(store_db(st), a) == 0) {
+		a->cached = 1;
+		return 0;
+	}
+	*err = xasprintf("%s: cannot read the analyses: %s", store_path(st),
+			 sqlite3_errmsg(store_db(st)));
+	analysis_release(a);
+	return -1;
+}
+
 static int load(struct store *st, struct analysis *a, char **err)
 {
 	sqlite3 *db = store_db(st);
@@ -490,22 +531,8 @@ static int load(struct store *st, struct analysis *a, char **err)
 		    .cause = known_cause((const char *)sqlite3_column_text(q, 5))};
 	}
 	sqlite3_finalize(q);
-	alloc = 0;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT root_id, phase_id, on_path_ns, coalesce(whatif_ns, -1),"
-			       " makespan_ns, coalesce(wait_ns, 0), coalesce(bound_id, 0)"
-			       " FROM critical_path ORDER BY rowid",
-			       -1, &q, NULL) != SQLITE_OK)
+	if (load_path(db, a) < 0)
 		goto fail;
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		XGROW(a->path, a->npath + 1, alloc);
-		a->path[a->npath++] =
-		    (struct pathrow){sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
-				     sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3),
-				     sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
-				     sqlite3_column_int64(q, 6)};
-	}
-	sqlite3_finalize(q);
 	if (attrib_load(db, &a->attr, err) < 0 || gpucache_load(db, &a->gpu, err) < 0) {
 		analysis_release(a);
 		return -1;

@@ -64,6 +64,10 @@ int analysis_save(struct store *st, const struct analysis *a, char **err);
 int analysis_fresh(sqlite3 *db);
 /* The cache when it matches the file, else analysis_run. */
 int analysis_get(struct store *st, struct analysis *a, char **err);
+/* The critical path rows alone (a->path; nothing else filled): the cache's
+ * when it matches the file, else each workflow's path computed (the
+ * analyses' critical path part, not the rest). */
+int analysis_path(struct store *st, struct analysis *a, char **err);
 /* The imbalance groups alone (model/imbalance.h): the cache's when it
  * matches the file, else imbalance_compute (one scan of the phases). */
 int analysis_imbalance(struct store *st, struct imbalance **v, size_t *n, char **err);

@@ -116,10 +116,10 @@ void pathview_command(struct app *a, const char *arg)
 	struct store *st = model_store(a->m);
 	struct analysis an;
 	if (a->show_now && !analysis_fresh(store_db(st))) {
-		app_message(a, 0, "analysing (grademl-tui analyze keeps the result) ...");
+		app_message(a, 0, "finding the critical path (grademl-tui analyze keeps it) ...");
 		a->show_now(a);
 	}
-	int rc = analysis_get(st, &an, &err);
+	int rc = analysis_path(st, &an, &err);
 	if (rc < 0) {
 		app_error(a, rc, err);
 		return;
