@@ -434,6 +434,37 @@ static void cache_round_trip(void **state)
 	analysis_release(&a);
 }
 
+static void assert_same_path(const struct analysis *x, const struct analysis *y)
+{
+	assert_int_equal(x->npath, y->npath);
+	for (size_t i = 0; i < x->npath; i++)
+		assert_memory_equal(&x->path[i], &y->path[i], sizeof(x->path[i]));
+}
+
+/* analysis_path (the explorer's :path): the rows analysis_get has, the
+ * critical path alone, computed or from the cache. */
+static void path_alone(void **state)
+{
+	struct fx *f = *state;
+	struct analysis a, p;
+	char *err = NULL;
+	assert_int_equal(analysis_get(f->st, &a, &err), 0);
+	assert_true(a.npath > 0);
+	assert_int_equal(analysis_path(f->st, &p, &err), 0);
+	assert_int_equal(p.cached, 0);
+	assert_int_equal(p.nissues, 0);
+	assert_same_path(&a, &p);
+	analysis_release(&p);
+	assert_int_equal(store_begin(f->st, &err), 0);
+	assert_int_equal(analysis_save(f->st, &a, &err), 0);
+	assert_int_equal(store_commit(f->st, &err), 0);
+	assert_int_equal(analysis_path(f->st, &p, &err), 0);
+	assert_int_equal(p.cached, 1);
+	assert_same_path(&a, &p);
+	analysis_release(&p);
+	analysis_release(&a);
+}
+
 /* Parent links that loop (an edit of the file with sqlite3): the analyses
  * and a phase's path stop with one error naming the file and a phase, where
  * they walked up the loop for ever. */
@@ -471,6 +502,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(imbalance_by_hand, setup, teardown),
 	    cmocka_unit_test_setup_teardown(cache_round_trip, setup, teardown),
+	    cmocka_unit_test_setup_teardown(path_alone, setup, teardown),
 	    cmocka_unit_test_setup_teardown(loop_is_an_error, setup, teardown),
 	    cmocka_unit_test_setup_teardown(meet_by_hand, setup_meet, teardown),
 	    cmocka_unit_test_setup_teardown(meet_cache_round_trip, setup_meet, teardown),
