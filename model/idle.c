@@ -1,7 +1,8 @@
 /*
  * The causes of GPU idle gaps (see idle.h for the rule).  The host activity
- * of a source is read thread by thread, walking each thread node's subtree
- * through the parent index, and kept as sets of spans (model/spans.h): per
+ * of a source is read in one scan of its ids (or, where a file's ids do not
+ * follow its tree, thread by thread through the parent index), and kept as
+ * sets of spans (model/spans.h): per
  * launching thread its collectives, data loading, synchronising calls and
  * launch starts; of the other threads only their collectives.  Memory
  * follows the source's launches and the phases so classified, not its
@@ -168,14 +169,39 @@ static void add_phase(struct thread *t, struct set *comm, int kind, int bits, in
 		set_add(&t->ops, start, end);
 }
 
-/* Walks the host phases under each thread node of the source; the
- * collectives of threads that launch nothing go to *others. */
-static int walk_threads(sqlite3 *db, int64_t source_id, struct idle_host *h, struct set *others,
-			char **err)
+/* A thread node of the source and the thread its phases count for. */
+struct root {
+	int64_t node, track, spans;
+	struct thread *t;
+};
+
+static int by_node(const void *a, const void *b)
 {
-	static const char tracks_sql[] =
-	    "SELECT id, phase_id FROM tracks WHERE source_id = ?1 AND kind = 'thread'"
-	    " AND phase_id IS NOT NULL ORDER BY id";
+	const struct root *x = a, *y = b;
+	return (x->node > y->node) - (x->node < y->node);
+}
+
+/* A row of a walk, with what its place in the tree says. */
+static void walk_row(struct namememo *names, sqlite3_stmt *nameq, struct thread *t,
+		     struct set *others, int kind, int64_t name_id, int in_op, int64_t start,
+		     int64_t dur)
+{
+	int bits = namememo_get(names, nameq, name_id, name_bits);
+	if (bits || kind == PHASE_OPERATOR || kind == PHASE_RUNTIME)
+		add_phase(t, others, kind, bits, in_op, start, ns_end(start, dur));
+}
+
+static int device_kind(int kind)
+{
+	return kind == PHASE_KERNEL || kind == PHASE_MEMCPY || kind == PHASE_MEMSET ||
+	       kind == PHASE_GPU_ANNOTATION;
+}
+
+/* Each thread node's subtree through the parent index (walk_range's
+ * fallback): host phases, not beneath device work or a runtime call. */
+static int walk_tree(sqlite3 *db, const struct root *r, size_t nr, struct set *others,
+		     struct namememo *names, sqlite3_stmt *nameq)
+{
 	static const char walk_sql[] =
 	    "WITH RECURSIVE sub(id, kind, name_id, start_ns, dur_ns, in_op) AS ("
 	    " SELECT id, kind, name_id, start_ns, dur_ns, 0 FROM phases"
@@ -184,48 +210,161 @@ static int walk_threads(sqlite3 *db, int64_t source_id, struct idle_host *h, str
 	    "  sub.in_op OR sub.kind IN (?6, ?7) FROM sub JOIN phases p ON p.parent_id = sub.id"
 	    "  WHERE sub.kind <> ?7 AND p.kind NOT IN (?2, ?3, ?4, ?5))"
 	    " SELECT kind, name_id, start_ns, dur_ns, in_op FROM sub";
-	sqlite3_stmt *tq = NULL, *wq = NULL, *nameq = NULL;
-	struct namememo names = NAMEMEMO_INIT;
-	int rc = -1, step = SQLITE_DONE;
-	if (sqlite3_prepare_v2(db, tracks_sql, -1, &tq, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, walk_sql, -1, &wq, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT text FROM strings WHERE id = ?1", -1, &nameq, NULL) !=
-		SQLITE_OK)
-		goto out;
-	sqlite3_bind_int64(tq, 1, source_id);
+	sqlite3_stmt *wq;
+	int step = SQLITE_DONE;
+	if (sqlite3_prepare_v2(db, walk_sql, -1, &wq, NULL) != SQLITE_OK)
+		return -1;
 	sqlite3_bind_int(wq, 2, PHASE_KERNEL);
 	sqlite3_bind_int(wq, 3, PHASE_MEMCPY);
 	sqlite3_bind_int(wq, 4, PHASE_MEMSET);
 	sqlite3_bind_int(wq, 5, PHASE_GPU_ANNOTATION);
 	sqlite3_bind_int(wq, 6, PHASE_OPERATOR);
 	sqlite3_bind_int(wq, 7, PHASE_RUNTIME);
+	for (size_t i = 0; i < nr && step == SQLITE_DONE; i++) {
+		sqlite3_reset(wq);
+		sqlite3_bind_int64(wq, 1, r[i].node);
+		while ((step = sqlite3_step(wq)) == SQLITE_ROW)
+			walk_row(names, nameq, r[i].t, others, sqlite3_column_int(wq, 0),
+				 sqlite3_column_int64(wq, 1), sqlite3_column_int(wq, 4),
+				 sqlite3_column_int64(wq, 2), sqlite3_column_int64(wq, 3));
+	}
+	sqlite3_finalize(wq);
+	return step == SQLITE_DONE ? 0 : -1;
+}
+
+/* Per row of walk_range's scan: reached from a thread node, what its
+ * children inherit (beneath an operator or call), whether they are cut
+ * off (beneath a runtime call), and the root's index. */
+#define ROW_REACHED (1u << 31)
+#define ROW_IN_OP   (1u << 30)
+#define ROW_CUT	    (1u << 29)
+#define ROW_ROOT    (ROW_CUT - 1)
+
+/* The same walk as walk_tree in one scan of the source's ids, in order: the
+ * importer reserves the ids of a source's track nodes first, then writes
+ * each thread's phases, a parent before its children.  Where the file
+ * breaks that (a child before its parent, a phase of the threads outside
+ * the range: their tracks' counts of phases say), it returns 1 and
+ * walk_tree walks it again (what this scan added stays: every set is a
+ * union of spans).  0 done, -1 a read failed. */
+static int walk_range(sqlite3 *db, int64_t source_id, const struct root *r, size_t nr,
+		      struct set *others, struct namememo *names, sqlite3_stmt *nameq)
+{
+	static const char range_sql[] =
+	    "SELECT min(phase_id), max(phase_id),"
+	    " (SELECT min(u.phase_id) FROM tracks u WHERE u.source_id <> ?1"
+	    "   AND u.phase_id > (SELECT max(phase_id) FROM tracks WHERE source_id = ?1)),"
+	    " (SELECT max(id) FROM phases)"
+	    " FROM tracks WHERE source_id = ?1";
+	sqlite3_stmt *q = NULL;
+	uint32_t *row = NULL;
+	int64_t *tracks = NULL;
+	int rc = -1, step;
+	int64_t lo = 0, hi = 0, seen = 0, want = 0;
+	if (sqlite3_prepare_v2(db, range_sql, -1, &q, NULL) != SQLITE_OK)
+		goto out;
+	sqlite3_bind_int64(q, 1, source_id);
+	if (sqlite3_step(q) != SQLITE_ROW)
+		goto out;
+	lo = sqlite3_column_int64(q, 0);
+	hi = sqlite3_column_type(q, 2) != SQLITE_NULL ? sqlite3_column_int64(q, 2) - 1
+						       : sqlite3_column_int64(q, 3);
+	sqlite3_finalize(q);
+	q = NULL;
+	tracks = xmalloc(nr * sizeof(*tracks));
+	for (size_t i = 0; i < nr; i++) {
+		want += r[i].spans + 1; /* its phases and its node */
+		tracks[i] = r[i].track;
+	}
+	qsort(tracks, nr, sizeof(*tracks), by_int64);
+	if (lo <= 0 || hi < lo || (uint64_t)(hi - lo) >= ROW_ROOT || nr >= ROW_ROOT) {
+		rc = 1;
+		goto out;
+	}
+	if (sqlite3_prepare_v2(db,
+			       "SELECT id, coalesce(parent_id, 0), kind, name_id, start_ns, dur_ns,"
+			       " coalesce(track_id, 0) FROM phases WHERE id BETWEEN ?1 AND ?2",
+			       -1, &q, NULL) != SQLITE_OK)
+		goto out;
+	sqlite3_bind_int64(q, 1, lo);
+	sqlite3_bind_int64(q, 2, hi);
+	row = xcalloc((size_t)(hi - lo) + 1, sizeof(*row));
+	rc = 0;
+	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(q, 0), p = sqlite3_column_int64(q, 1),
+			track = sqlite3_column_int64(q, 6);
+		int kind = sqlite3_column_int(q, 2);
+		struct root key = {.node = p}, *at = bsearch(&key, r, nr, sizeof(key), by_node);
+		uint32_t up = at ? ROW_REACHED | (uint32_t)(at - r) : 0;
+		if (!at && p >= lo && p <= hi) {
+			if (p >= id) {
+				rc = 1; /* a child before its parent */
+				break;
+			}
+			up = row[p - lo] & ROW_CUT ? 0 : row[p - lo];
+		}
+		seen += track && bsearch(&track, tracks, nr, sizeof(*tracks), by_int64);
+		if (!(up & ROW_REACHED) || device_kind(kind))
+			continue;
+		const struct root *x = &r[up & ROW_ROOT];
+		int in_op = (up & ROW_IN_OP) != 0;
+		row[id - lo] = ROW_REACHED | (up & ROW_ROOT) |
+			       (in_op || kind == PHASE_OPERATOR || kind == PHASE_RUNTIME ? ROW_IN_OP
+											  : 0) |
+			       (kind == PHASE_RUNTIME ? ROW_CUT : 0);
+		walk_row(names, nameq, x->t, others, kind, sqlite3_column_int64(q, 3), in_op,
+			 sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5));
+	}
+	if (rc == 0 && step != SQLITE_DONE)
+		rc = -1;
+	if (rc == 0 && seen != want)
+		rc = 1; /* some of the threads' phases lie outside the range */
+out:
+	sqlite3_finalize(q);
+	free(row);
+	free(tracks);
+	return rc;
+}
+
+/* Walks the host phases under each thread node of the source; the
+ * collectives of threads that launch nothing go to *others. */
+static int walk_threads(sqlite3 *db, int64_t source_id, struct idle_host *h, struct set *others,
+			char **err)
+{
+	static const char tracks_sql[] =
+	    "SELECT id, phase_id, spans FROM tracks WHERE source_id = ?1 AND kind = 'thread'"
+	    " AND phase_id IS NOT NULL ORDER BY id";
+	sqlite3_stmt *tq = NULL, *nameq = NULL;
+	struct namememo names = NAMEMEMO_INIT;
 	struct thread idle_thread = {0};
+	struct root *r = NULL;
+	size_t nr = 0, alloc = 0;
+	int rc = -1, step;
+	if (sqlite3_prepare_v2(db, tracks_sql, -1, &tq, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT text FROM strings WHERE id = ?1", -1, &nameq, NULL) !=
+		SQLITE_OK)
+		goto out;
+	sqlite3_bind_int64(tq, 1, source_id);
 	while ((step = sqlite3_step(tq)) == SQLITE_ROW) {
 		struct thread *t = find(h, sqlite3_column_int64(tq, 0));
-		if (!t)
-			t = &idle_thread;
-		sqlite3_reset(wq);
-		sqlite3_bind_int64(wq, 1, sqlite3_column_int64(tq, 1));
-		while ((step = sqlite3_step(wq)) == SQLITE_ROW) {
-			int kind = sqlite3_column_int(wq, 0);
-			int bits =
-			    namememo_get(&names, nameq, sqlite3_column_int64(wq, 1), name_bits);
-			int64_t start = sqlite3_column_int64(wq, 2);
-			if (bits || kind == PHASE_OPERATOR || kind == PHASE_RUNTIME)
-				add_phase(t, others, kind, bits, sqlite3_column_int(wq, 4), start,
-					  ns_end(start, sqlite3_column_int64(wq, 3)));
-		}
-		if (step != SQLITE_DONE)
-			break;
+		XGROW(r, nr + 1, alloc);
+		r[nr++] = (struct root){sqlite3_column_int64(tq, 1), sqlite3_column_int64(tq, 0),
+					sqlite3_column_int64(tq, 2), t ? t : &idle_thread};
 	}
-	rc = step == SQLITE_DONE ? 0 : -1;
+	if (step != SQLITE_DONE)
+		goto out;
+	if (nr)
+		qsort(r, nr, sizeof(*r), by_node);
+	rc = nr ? walk_range(db, source_id, r, nr, others, &names, nameq) : 0;
+	if (rc == 1)
+		rc = walk_tree(db, r, nr, others, &names, nameq);
 out:
 	if (rc < 0)
 		*err = xasprintf("cannot read trace.db: %s", sqlite3_errmsg(db));
 	namememo_release(&names);
 	sqlite3_finalize(tq);
-	sqlite3_finalize(wq);
 	sqlite3_finalize(nameq);
+	free(r);
 	return rc;
 }
 

@@ -229,6 +229,23 @@ static void test_idle_causes(void **state)
 		sum += r->cause.ns[c];
 	assert_int_equal(sum, r->time.idle_ns);
 	gpubreak_release(&g);
+
+	/* the host side is read in one scan of the source's ids; a file whose
+	 * ids do not follow its tree (here the annotation moved before the
+	 * source's first id) is walked through the parent index instead, to the
+	 * same causes */
+	exec(f, "UPDATE phases SET id = -5" NAMED("## load_batch ##"));
+	load(f, NULL, &g);
+	s = NULL;
+	for (size_t i = 0; i < g.ranks[0].nstreams; i++)
+		if (g.ranks[0].streams[i].items == 8)
+			s = &g.ranks[0].streams[i];
+	assert_non_null(s);
+	for (int c = 0; c < IDLE_NCAUSES; c++) {
+		assert_int_equal(s->cause.ns[c], ns[c]);
+		assert_int_equal(s->cause.gaps[c], gaps[c]);
+	}
+	gpubreak_release(&g);
 }
 
 /*
