@@ -4,10 +4,11 @@
  * they raise), run together, and their cache in the file (tables
  * attribution, attribution_fit, imbalance, imbalance_meets, imbalance_ranks,
  * issues, critical_path and the
- * gpu_breakdown tables of model/gpucache.c).  The critical path runs on the
- * caller's connection while a thread with a read-only connection of its
- * own runs the others: on two cores the analyses take the longer of the
- * two.  `grademl-tui analyze` writes the cache; report and the explorer
+ * gpu_breakdown tables of model/gpucache.c).  The critical path, then
+ * imbalance, run on the caller's connection while a thread with a
+ * read-only connection of its own runs the GPU breakdowns, then
+ * attribution (whose peak of memory so comes after the critical path's
+ * graph is freed): on two cores the analyses take the longer of the two.  `grademl-tui analyze` writes the cache; report and the explorer
  * read it while it matches the file, else compute the analyses in memory.
  * The cache matches while meta 'analysis_of' equals the file's signature:
  * the schema version and the largest phase, source and metric ids, which
@@ -104,8 +105,8 @@ static int paths(struct store *st, struct analysis *a, char **err)
 	return 0;
 }
 
-/* The analyses that run beside the critical path, on a connection of
- * their own: attribution, the GPU breakdowns and imbalance. */
+/* The analyses that run beside the critical path and imbalance, on a
+ * connection of their own: the GPU breakdowns and attribution. */
 struct side_job {
 	const char *path;
 	const char *rules; /* attribution's demand rules; NULL: the file's */
@@ -122,18 +123,17 @@ static void *side_thread(void *arg)
 	if (store_open(j->path, STORE_READ, &st, &j->err) < 0)
 		return NULL;
 	sqlite3_exec(store_db(st), "PRAGMA cache_size = -16384", NULL, NULL, NULL);
+	/* attribution last: its peak then comes after the critical path's
+	 * graph is freed */
+	if (gpubreak_load(st, NULL, &j->a->gpu, &j->err) < 0)
+		goto out;
+	timing_mark("gpu breakdown (beside)");
 	int rc = attrib_compute_rules(store_db(st), j->path, j->rules, &j->a->attr, &j->err);
 	if (rc < 0) {
 		j->rc = rc;
 		goto out;
 	}
 	timing_mark("attribution (beside)");
-	if (gpubreak_load(st, NULL, &j->a->gpu, &j->err) < 0)
-		goto out;
-	timing_mark("gpu breakdown (beside)");
-	if (imbalance_compute(st, &j->a->imb, &j->a->nimb, &j->err) < 0)
-		goto out;
-	timing_mark("imbalance (beside)");
 	j->rc = 0;
 out:
 	store_close(st);
@@ -156,6 +156,9 @@ int analysis_run_rules(struct store *st, const char *rules, struct analysis *a, 
 		side_thread(&job);
 	int rc = paths(st, a, err);
 	timing_mark("critical path");
+	if (rc == 0)
+		rc = imbalance_compute(st, &a->imb, &a->nimb, err);
+	timing_mark("imbalance");
 	if (threaded)
 		pthread_join(th, NULL);
 	timing_mark("waiting for the others");

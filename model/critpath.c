@@ -1206,7 +1206,9 @@ int critpath_analyze(struct store *st, int64_t root_id, double k, size_t n, stru
 	fill_path(&g, out);
 	for (size_t i = 0; i < out->nphases; i++)
 		out->phases[i].whatif_ns = -1;
-	for (size_t i = 0; i < out->nphases && i < n; i++) {
+	/* a replay is a pass over the graph with 2 events' state per phase */
+	size_t replays = n > 1 && g.n > CRITPATH_WHATIF_ALL_MAX ? 1 : n;
+	for (size_t i = 0, done = 0; i < out->nphases && i < n && done < replays; i++) {
 		size_t x = index_of(&g, out->phases[i].phase_id);
 		if (x == g.n || structural(&g, (int32_t)x))
 			continue;
@@ -1214,6 +1216,7 @@ int critpath_analyze(struct store *st, int64_t root_id, double k, size_t n, stru
 		replay(&g, x, k, &w);
 		out->phases[i].whatif_ns = w.makespan_ns;
 		out->phases[i].bound_id = w.bound_id;
+		done++;
 	}
 	graph_release(&g);
 	return 0;

@@ -162,11 +162,12 @@ struct critpath {
  * root does not exist or trace.db cannot be read, PTREE_LOOP (model/ptree.h)
  * when the parent links loop through it. */
 int critpath_compute(struct store *st, int64_t root_id, struct critpath *out, char **err);
-/* critpath_compute, and for those of the first n phases of the path
- * (longest first) that are work rather than structure (not a workflow,
- * step, rank, process, thread or stream node, nor one without a track),
- * the makespan were each k times faster, on the one graph (one replay
- * each). */
+/* critpath_compute, and for the first n phases of the path (longest
+ * first) that are work rather than structure (not a workflow, step, rank,
+ * process, thread or stream node, nor one without a track), the makespan
+ * were each k times faster, on the one graph (one replay each: on a graph
+ * of more than CRITPATH_WHATIF_ALL_MAX phases, the first alone). */
+#define CRITPATH_WHATIF_ALL_MAX (1u << 20)
 int critpath_analyze(struct store *st, int64_t root_id, double k, size_t n, struct critpath *out,
 		     char **err);
 /* Root_id's makespan as observed and were phase_id (under it) k times
