@@ -336,6 +336,22 @@ static int cmd_import(int argc, char **argv)
 	return 0; /* committed, even if a signal came meanwhile */
 }
 
+/* --format text|json of command cmd into *fmt; 0, or usage_error's status. */
+static int text_or_json(const char *cmd, const char *arg, enum report_format *fmt)
+{
+	if (!strcmp(arg, "json"))
+		*fmt = REPORT_JSON;
+	else if (!strcmp(arg, "text"))
+		*fmt = REPORT_TEXT;
+	else {
+		char *what = xasprintf("unknown %s format '%%s' (text or json)", cmd);
+		int rc = usage_error(what, arg);
+		free(what);
+		return rc;
+	}
+	return 0;
+}
+
 static int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -349,11 +365,8 @@ static int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (!strcmp(optarg, "json"))
-				fmt = REPORT_JSON;
-			else if (strcmp(optarg, "text"))
-				return usage_error("unknown report format '%s' (text or json)",
-						   optarg);
+			if ((c = text_or_json("report", optarg, &fmt)) != 0)
+				return c;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -387,11 +400,8 @@ static int cmd_diff(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (!strcmp(optarg, "json"))
-				fmt = REPORT_JSON;
-			else if (strcmp(optarg, "text"))
-				return usage_error("unknown diff format '%s' (text or json)",
-						   optarg);
+			if ((c = text_or_json("diff", optarg, &fmt)) != 0)
+				return c;
 			break;
 		case 'l':
 			errno = 0;
