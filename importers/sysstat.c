@@ -58,10 +58,10 @@ struct sx {
 	struct input *in;
 	struct host host;
 	int64_t samples_seen, timed;
-	struct jflat flat;  /* the sample being read */
-	struct slot *slot;  /* the series of the last sample, in the order put met them */
+	struct jflat flat; /* the sample being read */
+	struct slot *slot; /* the series of the last sample, in the order put met them */
 	size_t nslot, slot_alloc;
-	size_t at;	    /* the slot of the next put in this sample */
+	size_t at; /* the slot of the next put in this sample */
 	char **err;
 };
 
@@ -157,7 +157,7 @@ static int put(struct sx *x, const char *resource, const char *activity, const c
 	struct slot *c = x->at < x->nslot ? &x->slot[x->at] : NULL;
 	if (!c || strcmp(c->field, field) || strcmp(c->resource, resource)) {
 		const char *unit = unit_of(activity, field);
-		double cap = unit && !strcmp(unit, "%")	  ? 100
+		double cap = unit && !strcmp(unit, "%")	 ? 100
 			     : !strcmp(field, "memused") ? memory_total(&x->flat, obj)
 							 : 0;
 		struct sbuf name = SBUF_INIT;
@@ -202,8 +202,8 @@ static int put_object(struct sx *x, const char *activity, const char *instance, 
 	resource_of(&res, activity, instance);
 	int rc = 0;
 	for (uint32_t c = jflat_child(f, obj); c; c = f->n[c].next) {
-		if (is_number(f, c) && (rc = put(x, res.buf, activity, f->n[c].key, obj, t,
-						 f->n[c].num)) < 0)
+		if (is_number(f, c) &&
+		    (rc = put(x, res.buf, activity, f->n[c].key, obj, t, f->n[c].num)) < 0)
 			break;
 	}
 	uint32_t idle = jflat_get(f, obj, "idle");
@@ -298,8 +298,7 @@ static int put_sample(struct sx *x)
 			     "samples stamped in local time, taken as UTC (use --time-offset)", tz,
 			     0);
 	uint32_t iv = jflat_get(f, ts, "interval");
-	if (f->n[iv].type == JF_INTEGER && f->n[iv].integer > 0 &&
-	    f->n[iv].integer < 366 * 86400)
+	if (f->n[iv].type == JF_INTEGER && f->n[iv].integer > 0 && f->n[iv].integer < 366 * 86400)
 		t -= f->n[iv].integer * 1000000000; /* to the interval's start */
 	if (x->o->has_time_offset)
 		t += x->o->time_offset_ns;

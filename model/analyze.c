@@ -8,11 +8,10 @@
  * imbalance, run on the caller's connection while a thread with a
  * read-only connection of its own runs the GPU breakdowns, then
  * attribution (whose peak of memory so comes after the critical path's
- * graph is freed): on two cores the analyses take the longer of the two.  `grademl-tui analyze` writes the cache; report and the explorer
- * read it while it matches the file, else compute the analyses in memory.
- * The cache matches while meta 'analysis_of' equals the file's signature:
- * the schema version and the largest phase, source and metric ids, which
- * every import raises.
+ * graph is freed): on two cores the analyses take the longer of the two.  `grademl-tui analyze`
+ * writes the cache; report and the explorer read it while it matches the file, else compute the
+ * analyses in memory. The cache matches while meta 'analysis_of' equals the file's signature: the
+ * schema version and the largest phase, source and metric ids, which every import raises.
  */
 #include <math.h>
 #include <pthread.h>

@@ -1292,8 +1292,7 @@ static void sweep(struct run *r, struct klass *k, struct lane *lanes, size_t nl,
 				if (mode == SWEEP_CHARGE) {
 					snapshot(&s, t, now, l->snap);
 					cover(r, k, l);
-				}
-				else if (mode == SWEEP_SERIES && sa->under[l->who])
+				} else if (mode == SWEEP_SERIES && sa->under[l->who])
 					sa->na[t]++;
 			}
 			heap_down(&h, 0);
@@ -2846,8 +2845,8 @@ int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, in
 	/* a stream's work counts under its node's ancestors too (charge()) */
 	stream_under = xcalloc(r.ntracks + 1, 1);
 	for (size_t i = 0; i < r.ntracks && !w.loop; i++)
-		stream_under[i] = r.tracks[i].work && r.tracks[i].node &&
-				  under_id(&w, r.tracks[i].node) == 1;
+		stream_under[i] =
+		    r.tracks[i].work && r.tracks[i].node && under_id(&w, r.tracks[i].node) == 1;
 	for (size_t i = 0; i < r.p.n; i++)
 		if (r.p.track[i] >= 0 && stream_under[r.p.track[i]])
 			under[i] = 1;

@@ -268,7 +268,7 @@ static int walk_range(sqlite3 *db, int64_t source_id, const struct root *r, size
 		goto out;
 	lo = sqlite3_column_int64(q, 0);
 	hi = sqlite3_column_type(q, 2) != SQLITE_NULL ? sqlite3_column_int64(q, 2) - 1
-						       : sqlite3_column_int64(q, 3);
+						      : sqlite3_column_int64(q, 3);
 	sqlite3_finalize(q);
 	q = NULL;
 	tracks = xmalloc(nr * sizeof(*tracks));
@@ -308,10 +308,10 @@ static int walk_range(sqlite3 *db, int64_t source_id, const struct root *r, size
 			continue;
 		const struct root *x = &r[up & ROW_ROOT];
 		int in_op = (up & ROW_IN_OP) != 0;
-		row[id - lo] = ROW_REACHED | (up & ROW_ROOT) |
-			       (in_op || kind == PHASE_OPERATOR || kind == PHASE_RUNTIME ? ROW_IN_OP
-											  : 0) |
-			       (kind == PHASE_RUNTIME ? ROW_CUT : 0);
+		row[id - lo] =
+		    ROW_REACHED | (up & ROW_ROOT) |
+		    (in_op || kind == PHASE_OPERATOR || kind == PHASE_RUNTIME ? ROW_IN_OP : 0) |
+		    (kind == PHASE_RUNTIME ? ROW_CUT : 0);
 		walk_row(names, nameq, x->t, others, kind, sqlite3_column_int64(q, 3), in_op,
 			 sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5));
 	}

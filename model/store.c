@@ -334,7 +334,8 @@ static int schema_v5(struct store *st, char **err)
 	if (store_exec(st, store_schema_v5_sql, err) < 0)
 		return -1;
 	for (size_t i = 0; store_schema_v5_columns[i][0]; i++) {
-		const char *table = store_schema_v5_columns[i][0], *col = store_schema_v5_columns[i][1];
+		const char *table = store_schema_v5_columns[i][0],
+			   *col = store_schema_v5_columns[i][1];
 		int had;
 		char *sql = xasprintf("SELECT count(*) FROM pragma_table_info('%s')"
 				      " WHERE name = '%.*s'",

@@ -54,7 +54,7 @@ static uint64_t lcg(uint64_t *s)
 struct check {
 	struct item last;
 	uint64_t n, bad;
-	uint64_t big; /* records longer than a merge's read buffer */
+	uint64_t big;	      /* records longer than a merge's read buffer */
 	const struct runs *s; /* if set: its file's size, seen by the first record */
 	uint64_t file_bytes;
 	uint64_t fail_at; /* 0: never */
@@ -105,7 +105,7 @@ static uint64_t make_runs(struct runs *s, size_t nruns, uint64_t seed)
 		for (size_t i = 0; i < n; i++) {
 			uint64_t pick = lcg(&seed) % 300;
 			/* some longer than a merge's read buffer */
-			uint32_t len = (uint32_t)(pick == 0   ? RUNS_READ_BUF + lcg(&seed) % 20000
+			uint32_t len = (uint32_t)(pick == 0    ? RUNS_READ_BUF + lcg(&seed) % 20000
 						  : pick < 100 ? lcg(&seed) % 300
 							       : 0);
 			struct item *it = xmalloc(sizeof(*it) + len);
