@@ -169,7 +169,7 @@ BEGIN {
 	speed = ratio(jb / M, ti)
 	row("import speed", sprintf("%.0f MiB/s", speed), ">= 150", speed >= 150)
 	r = ratio(ti, tp)
-	row("import time / parse-only time", sprintf("%.2fx", r), "<= 1.5x", r <= 1.5)
+	info("import time / parse-only time", sprintf("%.2fx", r)) # printed, not a budget (DESIGN.md)
 	rss = (mi > mg ? mi : mg) / 1024
 	row("peak RSS while importing", sprintf("%.1f MiB", rss), "<= 100 MiB", rss <= 100)
 	r = ratio(tg, ti)
