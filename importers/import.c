@@ -308,23 +308,6 @@ static int by_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Phase id's name, cut at 80 bytes ("?" when none); the caller frees it. */
-static char *phase_name(struct store *st, int64_t id)
-{
-	sqlite3_stmt *q;
-	char *s = NULL;
-	if (sqlite3_prepare_v2(store_db(st),
-			       "SELECT substr(s.text, 1, 80) FROM phases p JOIN strings s ON"
-			       " s.id = p.name_id WHERE p.id = ?1",
-			       -1, &q, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(q, 1, id);
-		if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
-			s = xstrdup((const char *)sqlite3_column_text(q, 0));
-		sqlite3_finalize(q);
-	}
-	return s ? s : xstrdup("?");
-}
-
 static void utc(char *buf, size_t n, int64_t ns)
 {
 	time_t s = (time_t)(ns / 1000000000 - (ns % 1000000000 < 0));
@@ -405,7 +388,8 @@ static int far_apart(struct store *st, int64_t first, char **err)
 			utc(tb, sizeof(tb), b->start);
 			struct sbuf ex = SBUF_INIT;
 			sbuf_init(&ex);
-			char *na = phase_name(st, a->id), *nb = phase_name(st, b->id);
+			char *na = store_phase_name(st, a->id, 80),
+			     *nb = store_phase_name(st, b->id, 80);
 			sbuf_addf(&ex,
 				  "'%s' ends %s, then nothing until '%s' begins %s (%lld days)", na,
 				  ta, nb, tb,

@@ -619,16 +619,5 @@ out:
 
 char *analysis_phase_name(struct store *st, int64_t id)
 {
-	sqlite3_stmt *q;
-	char *s = NULL;
-	if (sqlite3_prepare_v2(store_db(st),
-			       "SELECT n.text FROM phases p JOIN strings n ON n.id = p.name_id"
-			       " WHERE p.id = ?1",
-			       -1, &q, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(q, 1, id);
-		if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
-			s = xstrdup((const char *)sqlite3_column_text(q, 0));
-		sqlite3_finalize(q);
-	}
-	return s ? s : xstrdup("?");
+	return store_phase_name(st, id, 0);
 }

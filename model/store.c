@@ -871,6 +871,23 @@ const char *store_path(const struct store *st)
 	return st->path;
 }
 
+char *store_phase_name(struct store *st, int64_t id, int cut)
+{
+	sqlite3_stmt *q;
+	char *s = NULL;
+	if (sqlite3_prepare_v2(st->db,
+			       "SELECT CASE WHEN ?2 > 0 THEN substr(n.text, 1, ?2) ELSE n.text END"
+			       " FROM phases p JOIN strings n ON n.id = p.name_id WHERE p.id = ?1",
+			       -1, &q, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(q, 1, id);
+		sqlite3_bind_int(q, 2, cut);
+		if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
+			s = xstrdup((const char *)sqlite3_column_text(q, 0));
+		sqlite3_finalize(q);
+	}
+	return s ? s : xstrdup("?");
+}
+
 /* The INSERT of STORE_PHASE_BATCH phases or STORE_SAMPLE_BATCH samples: one
  * statement per batch costs SQLite's per-statement work once for many rows
  * (30% less time per phase, measured on 700 k rows). */

@@ -154,6 +154,9 @@ int store_committing(void);
 void store_close(struct store *st);
 sqlite3 *store_db(struct store *st);
 const char *store_path(const struct store *st);
+/* Phase id's name, its first cut characters (0: all of it), or "?" when it
+ * has none; the caller frees it. */
+char *store_phase_name(struct store *st, int64_t id, int cut);
 
 /* store_commit publishes a new file at its path; when another process
  * created that path (or filled the empty file) meanwhile it fails ("created
