@@ -16,6 +16,9 @@ void idmap_init(struct idmap *mp, size_t cap)
 {
 	mp->mask = cap - 1;
 	mp->used = 0;
+	mp->dense = NULL;
+	mp->base = 0;
+	mp->range = 0;
 	mp->key = xmalloc(cap * sizeof(*mp->key));
 	mp->val = xmalloc(cap * sizeof(*mp->val));
 	memset(mp->val, 0xff, cap * sizeof(*mp->val));

@@ -249,7 +249,7 @@ static void move_launch(struct fx *f)
 		 "UPDATE phases SET id = 1000000 WHERE id = (SELECT parent_id FROM phases WHERE"
 		 " id = %lld); UPDATE phases SET parent_id = 1000000 WHERE id = %lld",
 		 (long long)k, (long long)k);
-	importfx_query(f, "SELECT 1"); /* opens f->conn */
+	sqlite3_finalize(importfx_query(f, "SELECT 1")); /* opens f->conn */
 	assert_int_equal(sqlite3_exec(f->conn, sql, NULL, NULL, NULL), SQLITE_OK);
 }
 
@@ -270,7 +270,7 @@ static void test_loop(void **state)
 	struct fx *f = *state;
 	import(f);
 	move_launch(f);
-	importfx_query(f, "SELECT 1");
+	sqlite3_finalize(importfx_query(f, "SELECT 1"));
 	assert_int_equal(sqlite3_exec(f->conn,
 				      "UPDATE phases SET parent_id = (SELECT id FROM phases_v WHERE"
 				      " name = 'relu_k' ORDER BY id LIMIT 1) WHERE id = (SELECT id"
