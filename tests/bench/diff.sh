@@ -13,20 +13,8 @@
 #   BENCH_MB=64 bash tests/bench/diff.sh
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-bin=${GRADEML_BIN:-$root/build/grademl-tui}
-case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
-dir=${BENCH_DIR:-/tmp/grademl-bench}
-mb=${BENCH_MB:-1024}
-
-die() {
-	echo "bench-diff: $*" >&2
-	exit 1
-}
-
-[[ -x $bin ]] || die "$bin is not built (run make, or set GRADEML_BIN)"
-[[ -x /usr/bin/time ]] || die "/usr/bin/time is needed (Debian: apt-get install -y time)"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_init diff time
 a=$dir/tui-${mb}MiB.db
 [[ -s $a ]] || die "$a is missing: run tests/bench/tui.sh first"
 

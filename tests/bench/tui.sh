@@ -28,23 +28,12 @@
 #   BENCH_KEYS=2000 BENCH_DIR=/var/tmp/b bash tests/bench/tui.sh
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-bin=${GRADEML_BIN:-$root/build/grademl-tui}
-case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
-dir=${BENCH_DIR:-/tmp/grademl-bench}
-mb=${BENCH_MB:-1024}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_init tui
 nkeys=${BENCH_KEYS:-1000}
 sample=${BENCH_SAMPLE:-}
-
-die() {
-	echo "bench-tui: $*" >&2
-	exit 1
-}
-
 [[ $mb =~ ^[0-9]+$ && $mb -gt 0 ]] || die "BENCH_MB must be a positive whole number of MiB, not '$mb'"
 [[ $nkeys =~ ^[1-9][0-9]*$ ]] || die "BENCH_KEYS must be a positive whole number, not '$nkeys'"
-[[ -x $bin ]] || die "$bin is not built (run make, or set GRADEML_BIN)"
 command -v python3 >/dev/null || die "python3 is needed to build the input"
 mkdir -p "$dir" || die "cannot create $dir"
 case "$(cd "$dir" && pwd)/" in
