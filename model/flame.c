@@ -1,15 +1,9 @@
 /*
- * The flame graph's merge; see flame.h.  Two ways to read a subtree: a
- * depth-first walk with one prepared statement per level (children by the
- * parent index: a seek per phase with children, fine for thousands), and
- * one pass over the phases table in id order from the root (a phase is in
- * the subtree when its parent is; an array by id holds each parent's frame),
- * which reads millions a second but may cross phases outside the subtree.
- * Each phase row is then looked up twice in hash tables: its name id to a
- * merged name (the strings table is read once per distinct name), and
- * (parent frame, merged name) to its frame.  Device time is summed up the
- * frames at the end, as the file stores it only on launching calls and the
- * device work itself.
+ * The flame graph's merge; see flame.h.  The subtree is read by
+ * subtree_walk (model/subtree.h), and each phase row looked up twice in hash tables: its name id to
+ * a merged name (the strings table is read once per distinct name), and (parent frame, merged name)
+ * to its frame.  Device time is summed up the frames at the end, as the file stores it only on
+ * launching calls and the device work itself.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +13,7 @@
 #include "model/nstime.h"
 #include "model/store.h"
 #include "model/strmap.h"
+#include "model/subtree.h"
 #include "model/xalloc.h"
 
 struct mname {
@@ -37,10 +32,7 @@ struct i64map {
 };
 
 struct walk {
-	struct model *m;
 	sqlite3 *db;
-	sqlite3_stmt **levels; /* children of a phase, one per depth */
-	size_t nlevels;
 	sqlite3_stmt *name_q;
 	struct i64map ids;    /* name_id + 1 -> merged name */
 	struct i64map frames; /* (parent + 2) << 32 | merged name -> frame */
@@ -211,237 +203,34 @@ static void frame_add(struct flame_frame *f, const struct mnode *r)
 	}
 }
 
-#define ROW_COLS "SELECT id, kind, name_id, dur_ns, self_ns, device_ns, child_count FROM phases"
-
-static void row_read(sqlite3_stmt *q, struct mnode *r, int64_t *name_id)
-{
-	r->id = sqlite3_column_int64(q, 0);
-	r->kind = sqlite3_column_int(q, 1);
-	*name_id = sqlite3_column_int64(q, 2);
-	r->dur_ns = sqlite3_column_int64(q, 3);
-	r->self_ns = sqlite3_column_int64(q, 4);
-	r->device_ns = sqlite3_column_int64(q, 5);
-	r->child_count = sqlite3_column_int64(q, 6);
-}
-
-static int db_error(struct walk *w, char **err)
-{
-	*err = xasprintf("%s: cannot read phases: %s", store_path(model_store(w->m)),
-			 sqlite3_errmsg(w->db));
-	return -1;
-}
-
-/* Starts level d reading the children of phase id. */
-static int level_open(struct walk *w, size_t d, int64_t id, char **err)
-{
-	if (d >= w->nlevels) {
-		w->levels = xrealloc(w->levels, (d + 1) * sizeof(*w->levels));
-		w->levels[d] = NULL;
-		w->nlevels = d + 1;
-		if (sqlite3_prepare_v2(w->db, ROW_COLS " WHERE parent_id = ?1", -1, &w->levels[d],
-				       NULL) != SQLITE_OK)
-			return db_error(w, err);
-	}
-	sqlite3_bind_int64(w->levels[d], 1, id);
-	return 0;
-}
-
-/* The root's row: 1, 0 with *err when there is none, -1 with *err. */
-static int root_read(struct walk *w, int64_t root_id, struct mnode *r, int64_t *name_id, char **err)
-{
-	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(w->db, ROW_COLS " WHERE id = ?1", -1, &q, NULL) != SQLITE_OK)
-		return db_error(w, err);
-	sqlite3_bind_int64(q, 1, root_id);
-	int step = sqlite3_step(q);
-	if (step == SQLITE_ROW)
-		row_read(q, r, name_id);
-	sqlite3_finalize(q);
-	if (step == SQLITE_ROW)
-		return 1;
-	if (step != SQLITE_DONE)
-		return db_error(w, err);
-	*err = xasprintf("%s: no phase %lld", store_path(model_store(w->m)), (long long)root_id);
-	return -1;
-}
-
 /* Starts over: no frames, no phases. */
-static void restart(struct walk *w)
+static void restart(void *arg)
 {
+	struct walk *w = arg;
 	w->fl->n = 0;
 	w->fl->phases = w->fl->left_out = 0;
 	i64map_release(&w->frames);
 }
 
-/* Merges phase r (merged name id name_id) under frame parent (-2: the
- * parent was left out, -1: r is the root); returns its frame, or -1 when
- * it is left out. */
-static int32_t merge(struct walk *w, int32_t parent, const struct mnode *r, int64_t name_id)
+/* Merges phase r under frame parent (-2: the parent was left out, -1: r is
+ * the root); returns its frame, or -2 when it is left out. */
+static int32_t merge(void *arg, const struct subtree_row *r, int32_t parent)
 {
-	int32_t f = parent < -1 ? -1 : child_frame(w, parent, merged_name(w, name_id), name_id, r);
+	struct walk *w = arg;
+	struct mnode n = {.id = r->id,
+			  .kind = r->kind,
+			  .dur_ns = r->dur_ns,
+			  .self_ns = r->self_ns,
+			  .device_ns = r->device_ns};
+	int32_t f =
+	    parent < -1 ? -1 : child_frame(w, parent, merged_name(w, r->name_id), r->name_id, &n);
 	if (f < 0) {
 		w->fl->left_out++;
-		return -1;
+		return -2;
 	}
-	frame_add(&w->fl->f[f], r);
+	frame_add(&w->fl->f[f], &n);
 	w->fl->phases++;
 	return f;
-}
-
-/* Depth first through the parent index: a seek per phase with children.
- * Reads at most limit rows; 0 done, 1 over the limit, -1
- * with *err. */
-static int walk_dfs(struct walk *w, const struct mnode *root, int64_t root_name, size_t limit,
-		    char **err)
-{
-	struct mnode r = {0};
-	int64_t name_id;
-	int32_t *at = xmalloc((FLAME_MAX_DEPTH + 1) * sizeof(*at)); /* each level's frame */
-	size_t sp = 0, rows = 0;
-	int rc = -1;
-	at[0] = merge(w, -1, root, root_name);
-	if (root->child_count > 0) {
-		if (level_open(w, 0, root->id, err) < 0)
-			goto out;
-		sp = 1;
-	}
-	while (sp > 0) {
-		sqlite3_stmt *q = w->levels[sp - 1];
-		int step = sqlite3_step(q);
-		if (step != SQLITE_ROW) {
-			sqlite3_reset(q);
-			if (step != SQLITE_DONE) {
-				db_error(w, err);
-				goto out;
-			}
-			sp--;
-			continue;
-		}
-		if (++rows > limit) {
-			rc = 1;
-			goto out;
-		}
-		row_read(q, &r, &name_id);
-		int32_t f = merge(w, at[sp - 1] < 0 ? -2 : at[sp - 1], &r, name_id);
-		if (r.child_count <= 0)
-			continue;
-		if (sp >= FLAME_MAX_DEPTH) {
-			*err = xasprintf("%s: the phases below phase %lld nest deeper than %d "
-					 "levels (do their parents loop?)",
-					 store_path(model_store(w->m)), (long long)root->id,
-					 FLAME_MAX_DEPTH);
-			goto out;
-		}
-		if (level_open(w, sp, r.id, err) < 0)
-			goto out;
-		at[sp++] = f;
-	}
-	rc = 0;
-out:
-	for (size_t d = 0; d < w->nlevels; d++)
-		if (w->levels[d])
-			sqlite3_reset(w->levels[d]);
-	free(at);
-	return rc;
-}
-
-/* In id order from the root up: a phase is in the subtree when its parent
- * is.  Importers give a child a larger id than its parent; the scan ends
- * when every child the subtree's phases count has been read.  0 done, 1
- * when the file breaks that order (children never found), -1 with *err. */
-static int walk_scan(struct walk *w, const struct mnode *root, int64_t root_name, char **err)
-{
-	/* of each phase read, by id - root id: its frame when it is in the
-	 * subtree and has children (-1: left out), else NOT_IN */
-	enum { NOT_IN = INT32_MIN };
-	int32_t *at = NULL;
-	size_t cap = 0;
-	struct mnode r = {0};
-	int64_t name_id, want = root->child_count > 0 ? root->child_count : 0;
-	sqlite3_stmt *q = NULL;
-	int rc = -1, step = SQLITE_DONE;
-	int32_t f = merge(w, -1, root, root_name);
-	if (!want) {
-		rc = 0;
-		goto out;
-	}
-	if (sqlite3_prepare_v2(w->db,
-			       "SELECT parent_id, id, kind, name_id, dur_ns, self_ns, device_ns,"
-			       " child_count FROM phases WHERE id > ?1 ORDER BY id",
-			       -1, &q, NULL) != SQLITE_OK) {
-		db_error(w, err);
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, root->id);
-	cap = 1 << 16;
-	at = xmalloc(cap * sizeof(*at));
-	at[0] = f;
-	for (size_t i = 1; i < cap; i++)
-		at[i] = NOT_IN;
-	uint64_t rows = 0;
-	while (want > 0 && (step = sqlite3_step(q)) == SQLITE_ROW) {
-		rows++;
-		uint64_t pk = (uint64_t)sqlite3_column_int64(q, 0) - (uint64_t)root->id;
-		int32_t pf = pk < cap ? at[pk] : NOT_IN;
-		if (pf == NOT_IN)
-			continue;
-		r.id = sqlite3_column_int64(q, 1);
-		r.kind = sqlite3_column_int(q, 2);
-		name_id = sqlite3_column_int64(q, 3);
-		r.dur_ns = sqlite3_column_int64(q, 4);
-		r.self_ns = sqlite3_column_int64(q, 5);
-		r.device_ns = sqlite3_column_int64(q, 6);
-		r.child_count = sqlite3_column_int64(q, 7);
-		want--;
-		f = merge(w, pf < 0 ? -2 : pf, &r, name_id);
-		if (r.child_count <= 0)
-			continue;
-		uint64_t k = (uint64_t)r.id - (uint64_t)root->id;
-		if (k >= cap) {
-			if (k > rows * 4 + (1 << 20)) {
-				rc = 1; /* ids far sparser than rows: the walk holds less */
-				goto out;
-			}
-			size_t had = cap;
-			while (cap <= k)
-				cap *= 2;
-			at = xrealloc(at, cap * sizeof(*at));
-			for (size_t i = had; i < cap; i++)
-				at[i] = NOT_IN;
-		}
-		at[k] = f;
-		want = ns_sum(want, r.child_count);
-	}
-	if (step != SQLITE_ROW && step != SQLITE_DONE) {
-		db_error(w, err);
-		goto out;
-	}
-	rc = want > 0;
-out:
-	sqlite3_finalize(q);
-	free(at);
-	return rc;
-}
-
-static int walk(struct walk *w, int64_t root_id, size_t dfs_rows, char **err)
-{
-	struct mnode r = {0};
-	int64_t name_id;
-	if (root_read(w, root_id, &r, &name_id, err) < 0)
-		return -1;
-	/* the levels above a profiler step hold whole traces: straight to the pass */
-	int rc = dfs_rows != SIZE_MAX && r.kind >= PHASE_WORKFLOW && r.kind <= PHASE_STREAM
-		     ? 1
-		     : walk_dfs(w, &r, name_id, dfs_rows, err);
-	if (rc == 1 && r.id > 0) {
-		restart(w);
-		rc = walk_scan(w, &r, name_id, err);
-	}
-	if (rc == 1) {
-		restart(w);
-		rc = walk_dfs(w, &r, name_id, SIZE_MAX, err);
-	}
-	return rc;
 }
 
 /* Device totals up the tree and each frame's children, in one array. */
@@ -472,15 +261,17 @@ static void finish(struct flame *fl)
 int flame_build_walk(struct model *m, int64_t root_id, size_t dfs_rows, struct flame *out,
 		     char **err)
 {
-	struct walk w = {.m = m, .db = store_db(model_store(m)), .fl = out};
+	struct walk w = {.db = store_db(model_store(m)), .fl = out};
+	struct subtree_visitor v = {merge, restart, &w};
 	memset(out, 0, sizeof(*out));
 	int rc = -1;
 	if (sqlite3_prepare_v2(w.db, "SELECT text FROM strings WHERE id = ?1", -1, &w.name_q,
 			       NULL) != SQLITE_OK) {
-		db_error(&w, err);
+		*err = xasprintf("%s: cannot read names: %s", store_path(model_store(m)),
+				 sqlite3_errmsg(w.db));
 		goto out;
 	}
-	if (walk(&w, root_id, dfs_rows, err) < 0)
+	if (subtree_walk(m, root_id, dfs_rows, &v, err) < 0)
 		goto out;
 	finish(out);
 	/* the names move to the flame */
@@ -494,9 +285,6 @@ int flame_build_walk(struct model *m, int64_t root_id, size_t dfs_rows, struct f
 	flame_sort(out, FLAME_HOST);
 	rc = 0;
 out:
-	for (size_t d = 0; d < w.nlevels; d++)
-		sqlite3_finalize(w.levels[d]);
-	free(w.levels);
 	sqlite3_finalize(w.name_q);
 	i64map_release(&w.ids);
 	i64map_release(&w.frames);

@@ -18,11 +18,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/subtree.h"
+
 struct model;
 
 #define FLAME_MAX_FRAMES (1 << 20)
 /* The deepest level below the root a flame reads (a deeper tree is an error). */
-#define FLAME_MAX_DEPTH 1024
+#define FLAME_MAX_DEPTH SUBTREE_MAX_DEPTH
 
 enum flame_mode { FLAME_HOST, FLAME_DEVICE };
 
