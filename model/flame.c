@@ -271,7 +271,7 @@ int flame_build_walk(struct model *m, int64_t root_id, size_t dfs_rows, struct f
 				 sqlite3_errmsg(w.db));
 		goto out;
 	}
-	if (subtree_walk(m, root_id, dfs_rows, &v, err) < 0)
+	if (subtree_walk(w.db, store_path(model_store(m)), root_id, dfs_rows, &v, err) < 0)
 		goto out;
 	finish(out);
 	/* the names move to the flame */

@@ -57,9 +57,9 @@ struct flame {
 /* Merges the subtree of phase root_id; 0, or -1 with *err (no phase
  * root_id is an error too).  Children are sorted for FLAME_HOST. */
 int flame_build(struct model *m, int64_t root_id, struct flame *out, char **err);
-/* Rows flame_build reads depth first (a seek each) before one pass in id
- * order takes over: a small subtree is read at once, a large one in a pass. */
-#define FLAME_DFS_ROWS 20000
+/* Rows flame_build reads depth first before one pass in id order takes
+ * over (model/subtree.h). */
+#define FLAME_DFS_ROWS SUBTREE_DFS_ROWS
 /* flame_build with that limit dfs_rows (SIZE_MAX: never the pass; tests
  * force each way).  Where the file breaks the pass's premise (a child's id
  * below its parent's), the depth-first walk reads the whole subtree. */

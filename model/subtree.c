@@ -2,16 +2,16 @@
  * Reading a phase's subtree; see subtree.h.
  */
 #include <stdlib.h>
+#include <string.h>
 
-#include "model/model.h"
 #include "model/nstime.h"
 #include "model/store.h"
 #include "model/subtree.h"
 #include "model/xalloc.h"
 
 struct walk {
-	struct model *m;
 	sqlite3 *db;
+	const char *path;
 	sqlite3_stmt **levels; /* children of a phase, one per depth */
 	size_t nlevels;
 	const struct subtree_visitor *v;
@@ -36,8 +36,7 @@ static void row_read(sqlite3_stmt *q, int off, struct subtree_row *r)
 
 static int db_error(struct walk *w, char **err)
 {
-	*err = xasprintf("%s: cannot read phases: %s", store_path(model_store(w->m)),
-			 sqlite3_errmsg(w->db));
+	*err = xasprintf("%s: cannot read phases: %s", w->path, sqlite3_errmsg(w->db));
 	return -1;
 }
 
@@ -56,10 +55,16 @@ static int level_open(struct walk *w, size_t d, int64_t id, char **err)
 	return 0;
 }
 
-/* The root's row, or -1 with *err (none is an error too). */
+/* The root's row, or -1 with *err (none is an error too).  Root 0 is the
+ * virtual parent of the phases that have none (the workflows). */
 static int root_read(struct walk *w, int64_t root_id, struct subtree_row *r, char **err)
 {
 	sqlite3_stmt *q;
+	if (!root_id) {
+		memset(r, 0, sizeof(*r));
+		r->child_count = 1;
+		return 0;
+	}
 	if (sqlite3_prepare_v2(w->db, ROW_COLS " WHERE id = ?1", -1, &q, NULL) != SQLITE_OK)
 		return db_error(w, err);
 	sqlite3_bind_int64(q, 1, root_id);
@@ -71,7 +76,7 @@ static int root_read(struct walk *w, int64_t root_id, struct subtree_row *r, cha
 		return 0;
 	if (step != SQLITE_DONE)
 		return db_error(w, err);
-	*err = xasprintf("%s: no phase %lld", store_path(model_store(w->m)), (long long)root_id);
+	*err = xasprintf("%s: no phase %lld", w->path, (long long)root_id);
 	return -1;
 }
 
@@ -122,8 +127,7 @@ static int walk_dfs(struct walk *w, struct subtree_row *root, size_t limit, char
 		if (sp >= SUBTREE_MAX_DEPTH) {
 			*err = xasprintf("%s: the phases below phase %lld nest deeper than %d "
 					 "levels (do their parents loop?)",
-					 store_path(model_store(w->m)), (long long)root->id,
-					 SUBTREE_MAX_DEPTH);
+					 w->path, (long long)root->id, SUBTREE_MAX_DEPTH);
 			goto out;
 		}
 		if (level_open(w, sp, r.id, err) < 0)
@@ -140,8 +144,9 @@ out:
 }
 
 /* In id order from the root up: a phase is in the subtree when its parent
- * is.  Importers give a child a larger id than its parent; the pass ends
- * when every child the subtree's phases count has been read.  0 done, 1
+ * is (a phase with none is under root 0, whose subtree is every phase).
+ * Importers give a child a larger id than its parent; the pass ends when
+ * every child the subtree's phases count has been read.  0 done, 1
  * when the file breaks that order (children never found), 2 stopped, -1
  * with *err. */
 static int walk_scan(struct walk *w, struct subtree_row *root, char **err)
@@ -153,7 +158,7 @@ static int walk_scan(struct walk *w, struct subtree_row *root, char **err)
 	uint16_t *dep = NULL;
 	size_t cap = 0;
 	struct subtree_row r;
-	int64_t want = root->child_count > 0 ? root->child_count : 0;
+	int64_t want = !root->id ? INT64_MAX : root->child_count > 0 ? root->child_count : 0;
 	sqlite3_stmt *q = NULL;
 	int rc = -1, step = SQLITE_DONE;
 	root->depth = 0;
@@ -198,8 +203,7 @@ static int walk_scan(struct walk *w, struct subtree_row *root, char **err)
 		if (r.depth >= SUBTREE_MAX_DEPTH) {
 			*err = xasprintf("%s: the phases below phase %lld nest deeper than %d "
 					 "levels (do their parents loop?)",
-					 store_path(model_store(w->m)), (long long)root->id,
-					 SUBTREE_MAX_DEPTH);
+					 w->path, (long long)root->id, SUBTREE_MAX_DEPTH);
 			goto out;
 		}
 		uint64_t k = (uint64_t)r.id - (uint64_t)root->id;
@@ -224,7 +228,7 @@ static int walk_scan(struct walk *w, struct subtree_row *root, char **err)
 		db_error(w, err);
 		goto out;
 	}
-	rc = want > 0;
+	rc = root->id && want > 0;
 out:
 	sqlite3_finalize(q);
 	free(at);
@@ -232,19 +236,19 @@ out:
 	return rc;
 }
 
-int subtree_walk(struct model *m, int64_t root_id, size_t dfs_rows, const struct subtree_visitor *v,
-		 char **err)
+int subtree_walk(sqlite3 *db, const char *path, int64_t root_id, size_t dfs_rows,
+		 const struct subtree_visitor *v, char **err)
 {
-	struct walk w = {.m = m, .db = store_db(model_store(m)), .v = v};
+	struct walk w = {.db = db, .path = path, .v = v};
 	struct subtree_row r;
 	int rc = -1;
 	if (root_read(&w, root_id, &r, err) < 0)
 		goto out;
 	/* the levels above a profiler step hold whole traces: straight to the pass */
-	rc = dfs_rows != SIZE_MAX && r.kind >= PHASE_WORKFLOW && r.kind <= PHASE_STREAM
+	rc = (dfs_rows != SIZE_MAX && r.kind >= PHASE_WORKFLOW && r.kind <= PHASE_STREAM) || !r.id
 		 ? 1
 		 : walk_dfs(&w, &r, dfs_rows, err);
-	if (rc == 1 && r.id > 0) {
+	if (rc == 1) {
 		v->restart(v->arg);
 		rc = walk_scan(&w, &r, err);
 	}

@@ -14,10 +14,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct model;
+#include <sqlite3.h>
 
 /* The deepest level below the root a walk reads (deeper is an error). */
 #define SUBTREE_MAX_DEPTH 1024
+/* Rows a walk reads depth first (a seek each) before the pass takes over:
+ * a small subtree is read at once, a large one in a pass. */
+#define SUBTREE_DFS_ROWS 20000
 /* What a visit returns to end the walk at once (subtree_walk returns 2). */
 #define SUBTREE_STOP INT32_MIN
 
@@ -38,12 +41,14 @@ struct subtree_visitor {
 	void *arg;
 };
 
-/* Walks the subtree of phase root_id, depth first for at most dfs_rows
+/* Walks the subtree of phase root_id in db (the file at path, for
+ * messages), depth first for at most dfs_rows
  * rows (SIZE_MAX: all), then in one id-order pass; the levels above a
  * profiler step (whole traces) go straight to the pass unless dfs_rows is
- * SIZE_MAX.  0 done, 2 stopped by a visit, -1 with *err (no phase root_id
- * is an error too). */
-int subtree_walk(struct model *m, int64_t root_id, size_t dfs_rows, const struct subtree_visitor *v,
-		 char **err);
+ * SIZE_MAX.  Root 0 is the virtual parent of the phases that have none,
+ * read in one pass.  0 done, 2 stopped by a visit, -1 with *err (no phase
+ * root_id is an error too). */
+int subtree_walk(sqlite3 *db, const char *path, int64_t root_id, size_t dfs_rows,
+		 const struct subtree_visitor *v, char **err);
 
 #endif

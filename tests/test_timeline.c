@@ -157,6 +157,7 @@ static void enter_workflow(struct fx *f, const char *name)
 	assert_int_equal(tree_view_show(&f->a.tree, root, wf, &err), 0);
 	assert_int_equal(tree_view_enter(&f->a.tree, &err), 1);
 	timeline_open(&f->a);
+	timeline_wait(&f->a);
 }
 
 static int fx_setup(void **state)
@@ -186,6 +187,7 @@ static int fx_teardown(void **state)
 {
 	struct fx *f = *state;
 	grid_release(&f->g);
+	timeline_release(&f->a);
 	tree_view_release(&f->a.tree);
 	free(f->a.message);
 	model_free(f->m);
@@ -236,6 +238,28 @@ static struct mnode *wf_child(struct fx *f, int i)
 	return f->a.tl.node->children[i];
 }
 
+/* The index of the timeline's selected span among wf's children (-1: it
+ * is not one), and selecting child i. */
+static int sel_child(struct fx *f)
+{
+	const struct lane_span *s = &f->a.tl.l.s[f->a.tl.sel];
+	for (size_t i = 0; i < f->a.tl.node->nchildren; i++)
+		if (f->a.tl.node->children[i]->id == s->id)
+			return (int)i;
+	return -1;
+}
+
+static void select_child(struct fx *f, int i)
+{
+	int64_t id = wf_child(f, i)->id;
+	for (size_t k = 0; k < f->a.tl.l.n; k++)
+		if (f->a.tl.l.s[k].id == id) {
+			f->a.tl.sel = (uint32_t)k;
+			return;
+		}
+	fail_msg("child %d is not a span", i);
+}
+
 static void test_open_window_and_selection(void **state)
 {
 	struct fx *f = *state;
@@ -247,7 +271,7 @@ static void test_open_window_and_selection(void **state)
 	assert_true(tl->t0 == T0);
 	assert_true(tl->t1 == T0 + 62 * US);
 	/* the tree (sorted by duration) had the longest child selected */
-	assert_int_equal(tl->sel, BETA);
+	assert_int_equal(sel_child(f), BETA);
 	assert_int_equal(tl->top, 0);
 }
 
@@ -258,12 +282,15 @@ static void test_draw_lanes_and_bars(void **state)
 	/* the axis: ticks every 15 columns, relative to the node's start */
 	assert_string_equal(row(f, 1), "time              0              +15.0 us       +30.0 us"
 				       "       +45.0 us");
-	/* lanes by sort_index, "(no track)" last, then the sparkline */
-	assert_int_equal(strncmp(row(f, 2), "stream 3 ", 9), 0);
+	/* lanes by sort_index, "(no track)" last, then the sparkline; thread
+	 * 7 has a second row for gamma's child; the stream's label names its
+	 * GPU (its pid), the sparkline's its device and host */
+	assert_int_equal(strncmp(row(f, 2), "gpu1 stream 3 ", 14), 0);
 	assert_int_equal(strncmp(row(f, 3), "thread 7 ", 9), 0);
-	assert_int_equal(strncmp(row(f, 4), "(no track) ", 11), 0);
-	assert_int_equal(strncmp(row(f, 5), "util node1 ", 11), 0);
-	assert_string_equal(row(f, 6), "");
+	assert_int_equal(strncmp(row(f, 4), "                  ", 18), 0);
+	assert_int_equal(strncmp(row(f, 5), "(no track) ", 11), 0);
+	assert_int_equal(strncmp(row(f, 6), "cpu util node1 ", 15), 0);
+	assert_string_equal(row(f, 7), "");
 
 	/* stream 3: beta (selected) 5..25 us, delta 50..60, kernel 60..62 */
 	assert_bar(f, 2, 18 + 5, 18 + 25, ROLE_SELECTED);
@@ -271,12 +298,14 @@ static void test_draw_lanes_and_bars(void **state)
 	assert_bar(f, 2, 18 + 60, 18 + 62, ROLE_BAR);
 	assert_int_equal(grid_at(&f->g, 18 + 4, 2)->ch, ' ');
 	assert_int_equal(grid_at(&f->g, 18 + 25, 2)->ch, ' ');
-	/* thread 7: alpha 0..10, gamma 10..20 in the other role (the boundary shows) */
+	/* thread 7: alpha 0..10, gamma 10..20 in the other role (the boundary
+	 * shows); below gamma, inner 12..13 */
 	assert_bar(f, 3, 18, 18 + 10, ROLE_BAR);
 	assert_bar(f, 3, 18 + 10, 18 + 20, ROLE_BAR_ALT);
 	assert_int_equal(grid_at(&f->g, 18 + 20, 3)->ch, ' ');
+	assert_bar(f, 4, 18 + 12, 18 + 13, ROLE_BAR);
 	/* (no track): the hostile span 40..42 */
-	assert_bar(f, 4, 18 + 40, 18 + 42, ROLE_BAR);
+	assert_bar(f, 5, 18 + 40, 18 + 42, ROLE_BAR);
 	assert_int_equal(role_at(f, 0, 2), ROLE_LABEL);
 
 	/* the sparkline: 31 lows then 31 highs over the Gantt columns */
@@ -284,8 +313,8 @@ static void test_draw_lanes_and_bars(void **state)
 	memset(want, '_', 31);
 	memset(want + 31, '#', 31);
 	want[62] = '\0';
-	assert_string_equal(row(f, 5) + 18, want);
-	assert_int_equal(role_at(f, 18, 5), ROLE_SPARK);
+	assert_string_equal(row(f, 6) + 18, want);
+	assert_int_equal(role_at(f, 18, 6), ROLE_SPARK);
 
 	/* the footer on the area's last row */
 	assert_string_equal(row(f, 22), "beta  at +5.00 us for 20.0 us  window +0 + 62.0 us"
@@ -295,7 +324,7 @@ static void test_draw_lanes_and_bars(void **state)
 static void test_hostile_name_is_visible_text(void **state)
 {
 	struct fx *f = *state;
-	f->a.tl.sel = EVIL;
+	select_child(f, EVIL);
 	draw(f);
 	assert_int_equal(strncmp(row(f, 22), "\\e]0;evil\\x07  at +40.0 us", 26), 0);
 	for (int y = 0; y < f->g.h; y++)
@@ -305,7 +334,7 @@ static void test_hostile_name_is_visible_text(void **state)
 				fail_msg("control character 0x%02x at %d,%d", (unsigned)ch, x, y);
 		}
 	/* the selected span is on the (no track) lane */
-	assert_bar(f, 4, 18 + 40, 18 + 42, ROLE_SELECTED);
+	assert_bar(f, 5, 18 + 40, 18 + 42, ROLE_SELECTED);
 }
 
 static void test_zoom_and_pan_clamp(void **state)
@@ -355,27 +384,27 @@ static void test_selection_moves_and_pans(void **state)
 	assert_true(tl->t0 == T0 + 14500 && tl->t1 == T0 + 15500);
 	/* the last child lies outside: the window pans to its midpoint */
 	timeline_key(&f->a, A_END);
-	assert_int_equal(tl->sel, KERNEL);
+	assert_int_equal(sel_child(f), KERNEL);
 	assert_true(tl->t0 == T0 + 60500 && tl->t1 == T0 + 61500);
 	assert_ptr_equal(tree_view_selected(&f->a.tree), wf_child(f, KERNEL));
 	timeline_key(&f->a, A_HOME);
-	assert_int_equal(tl->sel, ALPHA);
+	assert_int_equal(sel_child(f), ALPHA);
 	assert_true(tl->t0 == T0 + 4500 && tl->t1 == T0 + 5500);
 	timeline_key(&f->a, A_UP);
-	assert_int_equal(tl->sel, ALPHA);
+	assert_int_equal(sel_child(f), ALPHA);
 	timeline_key(&f->a, A_DOWN);
-	assert_int_equal(tl->sel, BETA);
+	assert_int_equal(sel_child(f), BETA);
 	/* beta (5..25 us) overlaps the window already: no pan */
 	assert_true(tl->t0 == T0 + 4500 && tl->t1 == T0 + 5500);
 	timeline_key(&f->a, A_DOWN);
-	assert_int_equal(tl->sel, GAMMA);
+	assert_int_equal(sel_child(f), GAMMA);
 	assert_ptr_equal(tree_view_selected(&f->a.tree), wf_child(f, GAMMA));
 	timeline_key(&f->a, A_COSTLIEST);
-	assert_int_equal(tl->sel, BETA);
+	assert_int_equal(sel_child(f), BETA);
 	assert_ptr_equal(tree_view_selected(&f->a.tree), wf_child(f, BETA));
 	/* keys the timeline does not handle change nothing */
 	timeline_key(&f->a, A_SEARCH);
-	assert_int_equal(tl->sel, BETA);
+	assert_int_equal(sel_child(f), BETA);
 }
 
 static void test_enter_and_back(void **state)
@@ -384,9 +413,11 @@ static void test_enter_and_back(void **state)
 	struct timeline *tl = &f->a.tl;
 	/* beta has no children: Enter does nothing */
 	timeline_key(&f->a, A_ENTER);
+	timeline_wait(&f->a);
 	assert_string_equal(tl->node->name, "wf");
 	timeline_key(&f->a, A_DOWN);
 	timeline_key(&f->a, A_ENTER);
+	timeline_wait(&f->a);
 	assert_string_equal(tl->node->name, "gamma");
 	assert_ptr_equal(f->a.tree.node, tl->node);
 	assert_int_equal(tl->node->nchildren, 1);
@@ -398,15 +429,18 @@ static void test_enter_and_back(void **state)
 	assert_int_equal(strncmp(row(f, 22), "inner  at +2.00 us for 1.00 us", 30), 0);
 
 	timeline_key(&f->a, A_BACK);
+	timeline_wait(&f->a);
 	assert_string_equal(tl->node->name, "wf");
-	assert_int_equal(tl->sel, GAMMA);
+	assert_int_equal(sel_child(f), GAMMA);
 	assert_ptr_equal(tree_view_selected(&f->a.tree), wf_child(f, GAMMA));
 	/* up to the root, whose children are the workflows */
 	timeline_key(&f->a, A_BACK);
+	timeline_wait(&f->a);
 	assert_ptr_equal(tl->node, model_root(f->m));
-	assert_string_equal(wf_child(f, (int)tl->sel)->name, "wf");
+	assert_string_equal(wf_child(f, sel_child(f))->name, "wf");
 	/* at the root Back does nothing */
 	timeline_key(&f->a, A_BACK);
+	timeline_wait(&f->a);
 	assert_ptr_equal(tl->node, model_root(f->m));
 }
 
@@ -415,8 +449,9 @@ static void test_enter_through_tree_filter(void **state)
 	struct fx *f = *state;
 	/* a tree filter hiding gamma must not make Enter go elsewhere */
 	tree_view_set_filter(&f->a.tree, "alpha");
-	f->a.tl.sel = GAMMA;
+	select_child(f, GAMMA);
 	timeline_key(&f->a, A_ENTER);
+	timeline_wait(&f->a);
 	assert_string_equal(f->a.tl.node->name, "gamma");
 	assert_string_equal(f->a.tree.node->name, "gamma");
 }
@@ -428,6 +463,7 @@ static void test_no_children_and_zero_window(void **state)
 	struct mnode *alpha = wf_child(f, ALPHA);
 	assert_int_equal(tree_view_show(&f->a.tree, alpha, NULL, &err), 0);
 	timeline_open(&f->a);
+	timeline_wait(&f->a);
 	draw(f);
 	assert_string_equal(row(f, 2), "no children to draw");
 	/* keys on an empty node are harmless */
@@ -436,6 +472,7 @@ static void test_no_children_and_zero_window(void **state)
 	timeline_key(&f->a, A_ZOOM_IN);
 	timeline_key(&f->a, A_COSTLIEST);
 	timeline_key(&f->a, A_ENTER);
+	timeline_wait(&f->a);
 	assert_ptr_equal(f->a.tl.node, alpha);
 
 	/* a zero-length window: the instant gets one cell at the left */
@@ -466,8 +503,8 @@ static void test_utf8_glyphs(void **state)
 	assert_int_equal(c->ch, 0x2588);
 	assert_int_equal(c->role, ROLE_SELECTED);
 	assert_int_equal(grid_at(&g, 18, 3)->ch, 0x2588);
-	assert_int_equal(grid_at(&g, 18, 5)->ch, 0x2581);
-	assert_int_equal(grid_at(&g, 79, 5)->ch, 0x2588);
+	assert_int_equal(grid_at(&g, 18, 6)->ch, 0x2581);
+	assert_int_equal(grid_at(&g, 79, 6)->ch, 0x2588);
 	grid_release(&g);
 }
 
@@ -505,13 +542,13 @@ static void test_lanes_scroll_to_selection(void **state)
 	struct timeline *tl = &f->a.tl;
 	grid_clear(&f->g, ROLE_NORMAL);
 	timeline_draw(&f->a, &f->g, 1, 3);
-	assert_int_equal(strncmp(row(f, 2), "stream 3 ", 9), 0);
-	tl->sel = EVIL;
+	assert_int_equal(strncmp(row(f, 2), "gpu1 stream 3 ", 14), 0);
+	select_child(f, EVIL);
 	timeline_draw(&f->a, &f->g, 1, 3);
-	assert_int_equal(tl->top, 2);
+	assert_int_equal(tl->top, 3);
 	assert_int_equal(strncmp(row(f, 2), "(no track) ", 11), 0);
 	assert_bar(f, 2, 18 + 40, 18 + 42, ROLE_SELECTED);
-	tl->sel = GAMMA;
+	select_child(f, GAMMA);
 	timeline_draw(&f->a, &f->g, 1, 3);
 	assert_int_equal(tl->top, 1);
 	assert_int_equal(strncmp(row(f, 2), "thread 7 ", 9), 0);
@@ -558,13 +595,16 @@ static void test_draw_100k_children(void **state)
 	assert_int_equal(tree_view_init(&a.tree, m, &err), 0); /* opens in big */
 	assert_string_equal(a.tree.node->name, "big");
 	timeline_open(&a);
+	timeline_wait(&a);
 	assert_int_equal(a.tl.node->nchildren, N);
-	a.tl.sel = N / 2;
+	assert_int_equal(a.tl.l.nroot, N);
+	a.tl.sel = a.tl.l.kids[N / 2];
 	timeline_draw(&a, &f->g, 1, 22);
 	/* lanes by sort_index: t7 first */
 	assert_int_equal(strncmp(row(f, 2), "t7 ", 3), 0);
 	assert_int_equal(strncmp(row(f, 9), "t0 ", 3), 0);
 	assert_int_equal(strncmp(row(f, 22), "middle  at +5.00 ms", 19), 0);
+	timeline_release(&a);
 	tree_view_release(&a.tree);
 	free(a.message);
 	model_free(m);

@@ -39,6 +39,7 @@ void app_release(struct app *a)
 	issues_release(&a->iv);
 	results_release(&a->rv);
 	flame_view_release(&a->fv);
+	timeline_release(a);
 	app_attr_release(&a->attr);
 	imbalance_release(a->imb, a->nimb);
 	free(a->search);
@@ -781,7 +782,10 @@ void app_key(struct app *a, int key)
 			a->screen = a->back;
 		else if (a->screen == SCREEN_FLAME && a->fv.in_callers)
 			a->fv.in_callers = 0;
-		else if (a->screen != SCREEN_TREE)
+		else if (a->screen == SCREEN_TIMELINE) {
+			timeline_leave(a);
+			a->screen = SCREEN_TREE;
+		} else if (a->screen != SCREEN_TREE)
 			a->screen = SCREEN_TREE;
 		else
 			tree_key(a, act);
@@ -896,8 +900,8 @@ static void draw_status(struct app *a, struct grid *g)
 	static const char *const hints[] = {
 	    [SCREEN_TREE] = "?:help /:search \\:filter ::command d:details t:timeline m:metrics "
 			    "q:up Q:quit",
-	    [SCREEN_TIMELINE] = "?:help +/-:zoom h/l:pan j/k:select Enter:drill 0:reset "
-				"q:back Q:quit",
+	    [SCREEN_TIMELINE] = "?:help +/-:zoom f:fit h/l:pan j/k:select ]/[:in/out "
+				"Enter:drill q:back",
 	    [SCREEN_METRICS] = "?:help /:search \\:filter j/k:move q:back Q:quit",
 	    [SCREEN_HELP] = "j/k:scroll q:back Q:quit",
 	    [SCREEN_ISSUES] = "?:help j/k:move Enter:show in the tree m:metrics q:back Q:quit",

@@ -15,6 +15,7 @@
 #include "model/analyze.h"
 #include "model/attach.h"
 #include "model/flame.h"
+#include "model/lanes.h"
 #include "model/sbuf.h"
 #include "model/model.h"
 #include "model/ptree.h"
@@ -36,12 +37,17 @@ enum app_screen {
 	SCREEN_FLAME,
 };
 
-/* Timeline state: the window shown and the selected child of tree.node. */
+/* Timeline state: tree.node's subtree laid out, the window shown, the
+ * selected phase. */
 struct timeline {
-	struct mnode *node; /* whose children are drawn; NULL: not set up */
-	int64_t t0, t1;	    /* the visible window */
-	size_t sel;	    /* index into node->children */
-	int top;	    /* first lane shown */
+	struct mnode *node; /* whose subtree is drawn; NULL: not set up */
+	struct lanes l;
+	int64_t t0, t1;		  /* the visible window */
+	uint32_t sel;		  /* index into l.s */
+	int top;		  /* first row shown */
+	struct mnode cur;	  /* the selected phase as read for its name */
+	struct timeline_job *job; /* the lanes being read; NULL: none */
+	int64_t want;		  /* the phase to select when they are read */
 };
 
 /* Metrics screen state. */
@@ -201,6 +207,13 @@ void tree_click(struct app *a, int y);
 void timeline_open(struct app *a);
 /* Selects child c of the timeline's node, keeping the zoom, and pans to it. */
 void timeline_select(struct app *a, const struct mnode *c);
+/* Shows the timeline's selected phase in the tree. */
+void timeline_leave(struct app *a);
+/* 1 when the lanes being read have just arrived (draw again). */
+int timeline_poll(struct app *a);
+/* Waits for the lanes being read. */
+void timeline_wait(struct app *a);
+void timeline_release(struct app *a);
 void timeline_key(struct app *a, enum action act);
 void timeline_draw(struct app *a, struct grid *g, int y, int h);
 void metrics_key(struct app *a, enum action act);

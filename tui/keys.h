@@ -78,7 +78,7 @@ enum {
 	X(A_DETAILS, "show or hide the details pane")                                              \
 	X(A_DETAILS_DOWN, "scroll the details pane down")                                          \
 	X(A_DETAILS_UP, "scroll the details pane up")                                              \
-	X(A_TIMELINE, "timeline of the current phase's children")                                  \
+	X(A_TIMELINE, "timeline of the current phase's subtree, a lane per track")                 \
 	X(A_METRICS, "metrics: every series with a sparkline")                                     \
 	X(A_ISSUES, "top issues, ranked by the time each would save")                              \
 	X(A_FLAME, "flame graph of the selected phase's subtree")                                  \
@@ -87,6 +87,9 @@ enum {
 	X(A_PAN_LEFT, "pan left")                                                                  \
 	X(A_PAN_RIGHT, "pan right")                                                                \
 	X(A_ZOOM_RESET, "show the whole window")                                                   \
+	X(A_ZOOM_FIT, "zoom to the selected phase")                                                \
+	X(A_INTO, "select the first child of the selected phase")                                  \
+	X(A_OUT, "select the parent of the selected phase")                                        \
 	X(A_SIB_PREV, "select the frame to the left")                                              \
 	X(A_SIB_NEXT, "select the frame to the right")                                             \
 	X(A_FLAME_MODE, "widths by host time or by device time")                                   \

@@ -293,8 +293,10 @@ int term_run(const struct term_opts *o, char **err)
 		}
 		wint_t wch;
 		int r = get_wch(&wch);
-		if (r == ERR)
+		if (r == ERR) {
+			dirty = timeline_poll(&a); /* the timeline's phases arrived */
 			continue;
+		}
 		int key = map_key((int)wch, r == KEY_CODE_YES);
 		if (r == KEY_CODE_YES && wch == KEY_MOUSE) {
 			MEVENT ev;

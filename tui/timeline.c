@@ -1,27 +1,33 @@
 /*
- * The timeline screen: a Gantt chart of the current node's children, one
- * lane per track (thread, GPU stream), under a time axis relative to the
- * node's start, with the metric series that overlap the window drawn as
- * sparklines on the same axis and a footer describing the selected child.
+ * The timeline screen: a Gantt chart of the current node's subtree, one
+ * lane per track beneath it (CPU threads, GPU streams, each rank's), each
+ * lane as many rows as its phases nest (up to LANES_NEST), kernels on their
+ * streams' lanes, under a time axis relative to the node's start; the
+ * metric series that overlap the window drawn as sparklines on the same
+ * axis, and a footer describing the selected phase.
  *
- * The state is struct timeline in app.h: the window [t0, t1] shown, the
- * selected child (an index into node->children, which are in start order)
- * and the first lane shown.  Lanes are worked out on every draw in one pass
- * over the children (a hash of track ids), so a draw is O(children) and
- * nothing needs invalidating when the node changes.  The tree's selection
- * follows the timeline's, so leaving the timeline lands on the same phase.
+ * The lanes are laid out once when the timeline opens (model/lanes.h);
+ * a draw seeks each visible row to the window and skips the spans that
+ * fall in a column already drawn, so it costs the rows times the columns,
+ * not the phases.  The selection is any phase of the subtree: j/k move
+ * among its siblings, ] and [ into its children and back out.  Selecting a
+ * CPU call marks the device work it launched; selecting device work marks
+ * the calls that launched it.  The tree's selection follows the timeline's
+ * where it can (on leaving it, always), so leaving lands on the same phase.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/lanes.h"
 #include "model/sbuf.h"
 #include "model/store.h"
 #include "model/text.h"
+#include "model/xalloc.h"
 #include "tui/app.h"
 #include "tui/format.h"
-#include "model/xalloc.h"
 
 /* Columns of the lane labels left of the Gantt area. */
 #define LABEL_W 18
@@ -30,40 +36,16 @@
 /* The narrowest window zooming in reaches (ns). */
 #define MIN_WINDOW 1000
 
-static int64_t end_of(const struct mnode *c)
+static const struct lane_span *selected(const struct timeline *tl)
 {
-	return c->start_ns + (c->dur_ns > 0 ? c->dur_ns : 0);
+	return tl->l.n ? &tl->l.s[tl->sel] : NULL;
 }
 
-/* The node's own window widened to cover all its children (async kernels
- * may lie outside their parent). */
-static void full_window(const struct mnode *n, int64_t *f0, int64_t *f1)
+/* Moves [t0, t1] (keeping its width) into the full window; a window
+ * wider than it becomes it. */
+static void clamp_window(struct timeline *tl)
 {
-	int64_t s = n->start_ns, e = end_of(n);
-	for (size_t i = 0; i < n->nchildren; i++) {
-		const struct mnode *c = n->children[i];
-		if (c->start_ns < s)
-			s = c->start_ns;
-		if (end_of(c) > e)
-			e = end_of(c);
-	}
-	*f0 = s;
-	*f1 = e;
-}
-
-static struct mnode *selected(const struct timeline *tl)
-{
-	if (!tl->node || !tl->node->nchildren)
-		return NULL;
-	return tl->node
-	    ->children[tl->sel < tl->node->nchildren ? tl->sel : tl->node->nchildren - 1];
-}
-
-/* Moves [t0, t1] (keeping its width) into [f0, f1]; a window wider than
- * [f0, f1] becomes [f0, f1]. */
-static void clamp_window(struct timeline *tl, int64_t f0, int64_t f1)
-{
-	int64_t w = tl->t1 - tl->t0;
+	int64_t f0 = tl->l.t0, f1 = tl->l.t1, w = tl->t1 - tl->t0;
 	if (w >= f1 - f0) {
 		tl->t0 = f0;
 		tl->t1 = f1;
@@ -79,104 +61,199 @@ static void clamp_window(struct timeline *tl, int64_t f0, int64_t f1)
 	}
 }
 
-/* Centres the window (same width) on t, clamped to the full window. */
+/* Centres the window (same width) on t. */
 static void center_on(struct timeline *tl, int64_t t)
 {
-	int64_t f0, f1, w = tl->t1 - tl->t0;
-	full_window(tl->node, &f0, &f1);
+	int64_t w = tl->t1 - tl->t0;
 	tl->t0 = t - w / 2;
 	tl->t1 = tl->t0 + w;
-	clamp_window(tl, f0, f1);
+	clamp_window(tl);
 }
 
-/* Pans so the selected child overlaps the window. */
+/* Pans so the selected phase overlaps the window. */
 static void show_selected(struct timeline *tl)
 {
-	struct mnode *c = selected(tl);
-	if (!c || (end_of(c) >= tl->t0 && c->start_ns <= tl->t1))
+	const struct lane_span *c = selected(tl);
+	if (!c || (c->end >= tl->t0 && c->start <= tl->t1))
 		return;
-	center_on(tl, c->start_ns + (end_of(c) - c->start_ns) / 2);
+	center_on(tl, c->start + (c->end - c->start) / 2);
 }
 
-/* Keeps the tree's selection on the timeline's selected child: a linear
- * search of the rows when the tree lists the same node (no re-sort). */
+/* The tree follows a selection among the node's children (a linear search
+ * of its rows when it lists the same node: no re-sort). */
 static void sync_tree(struct app *a)
 {
-	struct mnode *c = selected(&a->tl);
+	const struct lane_span *c = selected(&a->tl);
 	struct tree_view *v = &a->tree;
-	if (!c)
+	if (!c || c->parent >= 0 || v->node != a->tl.node)
 		return;
-	if (v->node == a->tl.node) {
-		for (size_t i = 0; i < v->nrows; i++)
-			if (v->rows[i] == c) {
-				v->sel = i;
-				return;
-			}
-		return; /* filtered out of the tree: leave its selection alone */
-	}
+	for (size_t i = 0; i < v->nrows; i++)
+		if (v->rows[i]->id == c->id) {
+			v->sel = i;
+			return;
+		}
+}
+
+void timeline_leave(struct app *a)
+{
+	const struct lane_span *c = selected(&a->tl);
 	char *err = NULL;
-	if (tree_view_show(v, a->tl.node, c, &err) < 0) {
+	if (!c || a->tree.node != a->tl.node)
+		return;
+	if (c->parent < 0) {
+		sync_tree(a);
+		return;
+	}
+	if (tree_view_show_id(&a->tree, c->id, &err) < 0) {
 		app_message(a, 1, "%s", err);
 		free(err);
 	}
 }
 
+/* Selects the root's child with this id, if there is one. */
+static int select_id(struct timeline *tl, int64_t id)
+{
+	for (size_t j = 0; j < tl->l.nroot; j++)
+		if (tl->l.s[tl->l.kids[j]].id == id) {
+			tl->sel = tl->l.kids[j];
+			return 1;
+		}
+	return 0;
+}
+
 void timeline_select(struct app *a, const struct mnode *c)
 {
 	struct timeline *tl = &a->tl;
-	if (!c || !tl->node || c->parent != tl->node) {
+	if (tl->job && c && c->parent == tl->node) {
+		tl->want = c->id;
+		return;
+	}
+	if (!c || !tl->node || c->parent != tl->node || !select_id(tl, c->id)) {
 		timeline_open(a);
 		return;
 	}
-	for (size_t i = 0; i < tl->node->nchildren; i++)
-		if (tl->node->children[i] == c)
-			tl->sel = i;
 	show_selected(tl);
+}
+
+/* The lanes are read by a thread of its own, on a read-only connection of
+ * its own, so that opening the timeline on millions of phases answers at
+ * once; the screen says it is reading until they are there. */
+struct timeline_job {
+	struct model *m;
+	int64_t root;
+	atomic_int cancel, done;
+	struct lanes l;
+	char *err;
+	pthread_t th;
+	int threaded;
+};
+
+static void *job_run(void *arg)
+{
+	struct timeline_job *j = arg;
+	const char *path = store_path(model_store(j->m));
+	sqlite3 *db = NULL;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK)
+		j->err = xasprintf("%s: cannot open: %s", path,
+				   db ? sqlite3_errmsg(db) : "out of memory");
+	else
+		lanes_build(j->m, db, j->root, LANES_MAX_SPANS, &j->cancel, &j->l, &j->err);
+	sqlite3_close(db);
+	atomic_store(&j->done, 1);
+	return NULL;
+}
+
+/* Ends the job (waits for it when wait, else cancels it) and takes its
+ * lanes when it finished. */
+static void job_end(struct app *a, int wait)
+{
+	struct timeline *tl = &a->tl;
+	struct timeline_job *j = tl->job;
+	if (!j)
+		return;
+	if (!wait)
+		atomic_store(&j->cancel, 1);
+	if (j->threaded)
+		pthread_join(j->th, NULL);
+	tl->job = NULL;
+	if (!wait) {
+		lanes_release(&j->l);
+	} else if (j->err) {
+		app_message(a, 1, "%s", j->err);
+	} else {
+		tl->l = j->l;
+		tl->t0 = tl->l.t0;
+		tl->t1 = tl->l.t1;
+		if (!select_id(tl, tl->want))
+			tl->sel = tl->l.nroot ? tl->l.kids[0] : 0;
+	}
+	free(j->err);
+	free(j);
+}
+
+int timeline_poll(struct app *a)
+{
+	if (!a->tl.job || !atomic_load(&a->tl.job->done))
+		return 0;
+	job_end(a, 1);
+	return 1;
+}
+
+void timeline_wait(struct app *a)
+{
+	job_end(a, 1);
+}
+
+void timeline_release(struct app *a)
+{
+	job_end(a, 0);
+	lanes_release(&a->tl.l);
+	memset(&a->tl, 0, sizeof(a->tl));
 }
 
 void timeline_open(struct app *a)
 {
 	struct timeline *tl = &a->tl;
 	struct mnode *n = a->tree.node;
-	char *err = NULL;
-	memset(tl, 0, sizeof(*tl));
+	timeline_release(a);
 	tl->node = n;
 	if (!n)
 		return;
-	if (model_children(a->m, n, &err) < 0) {
-		app_message(a, 1, "%s", err);
-		free(err);
-	}
-	full_window(n, &tl->t0, &tl->t1);
 	struct mnode *want = tree_view_selected(&a->tree);
-	for (size_t i = 0; want && i < n->nchildren; i++)
-		if (n->children[i] == want) {
-			tl->sel = i;
-			break;
-		}
+	tl->want = want ? want->id : 0;
+	struct timeline_job *j = xcalloc(1, sizeof(*j));
+	j->m = a->m;
+	j->root = n->id;
+	tl->job = j;
+	j->threaded = pthread_create(&j->th, NULL, job_run, j) == 0;
+	if (!j->threaded)
+		job_run(j);
 }
 
-/* Shows child c (of the timeline's node) in the tree, clearing a filter
- * that hides it; 0 on success. */
-static int tree_select(struct app *a, struct mnode *c, char **err)
+/* Shows phase id (a child of the timeline's node) in the tree, clearing a
+ * filter that hides it; 0 on success. */
+static int tree_select(struct app *a, int64_t id, char **err)
 {
-	if (tree_view_show(&a->tree, a->tl.node, c, err) < 0)
+	if (tree_view_show_id(&a->tree, id, err) < 0)
 		return -1;
-	if (tree_view_selected(&a->tree) != c) {
+	struct mnode *sel = tree_view_selected(&a->tree);
+	if (!sel || sel->id != id) {
 		tree_view_set_filter(&a->tree, NULL);
-		if (tree_view_show(&a->tree, a->tl.node, c, err) < 0)
+		if (tree_view_show_id(&a->tree, id, err) < 0)
 			return -1;
 	}
 	return 0;
 }
 
+/* Enter: the selected phase becomes the timeline's node. */
 static void enter(struct app *a)
 {
-	struct mnode *c = selected(&a->tl);
+	const struct lane_span *c = selected(&a->tl);
 	char *err = NULL;
-	if (!c || !c->child_count)
+	if (!c || (!c->nkids && !a->tl.l.left_out))
 		return;
-	if (tree_select(a, c, &err) < 0 || tree_view_enter(&a->tree, &err) < 0) {
+	if (tree_select(a, c->id, &err) < 0 || tree_view_enter(&a->tree, &err) < 0) {
 		app_message(a, 1, "%s", err);
 		free(err);
 		return;
@@ -189,93 +266,128 @@ static void back(struct app *a)
 	char *err = NULL;
 	if (a->tree.node != a->tl.node && a->tl.node) {
 		/* the tree moved meanwhile: go up from where the timeline is */
-		if (tree_view_show(&a->tree, a->tl.node, selected(&a->tl), &err) < 0)
+		if (tree_view_show(&a->tree, a->tl.node, NULL, &err) < 0)
 			goto fail;
 	}
+	int64_t was = a->tl.node ? a->tl.node->id : 0;
 	int r = tree_view_up(&a->tree, &err);
 	if (r < 0)
 		goto fail;
-	if (r > 0)
+	if (r > 0) {
 		timeline_open(a);
+		a->tl.want = was;
+	}
 	return;
 fail:
 	app_message(a, 1, "%s", err);
 	free(err);
 }
 
+static void zoom_to(struct timeline *tl, int64_t mid, int64_t w)
+{
+	if (w < MIN_WINDOW)
+		w = MIN_WINDOW;
+	tl->t0 = mid - w / 2;
+	tl->t1 = tl->t0 + w;
+	clamp_window(tl);
+}
+
 static void zoom_in(struct timeline *tl)
 {
-	struct mnode *c = selected(tl);
-	int64_t f0, f1, w = tl->t1 - tl->t0, nw = w / 2;
-	if (!c)
+	const struct lane_span *c = selected(tl);
+	int64_t w = tl->t1 - tl->t0, nw = w / 2 < MIN_WINDOW ? MIN_WINDOW : w / 2;
+	if (!c || nw >= w)
 		return;
-	if (nw < MIN_WINDOW)
-		nw = MIN_WINDOW;
-	if (nw >= w)
-		return;
-	int64_t mid = c->start_ns + (end_of(c) - c->start_ns) / 2;
-	tl->t0 = mid - nw / 2;
-	tl->t1 = tl->t0 + nw;
-	full_window(tl->node, &f0, &f1);
-	clamp_window(tl, f0, f1);
+	zoom_to(tl, c->start + (c->end - c->start) / 2, nw);
 }
 
 static void zoom_out(struct timeline *tl)
 {
-	int64_t f0, f1, w = tl->t1 - tl->t0;
-	full_window(tl->node, &f0, &f1);
-	int64_t nw = w > (f1 - f0) / 2 ? f1 - f0 : w * 2;
-	int64_t mid = tl->t0 + w / 2;
-	tl->t0 = mid - nw / 2;
-	tl->t1 = tl->t0 + nw;
-	clamp_window(tl, f0, f1);
+	int64_t w = tl->t1 - tl->t0;
+	zoom_to(tl, tl->t0 + w / 2, w > (tl->l.t1 - tl->l.t0) / 2 ? tl->l.t1 - tl->l.t0 : w * 2);
+}
+
+/* The window fits the selected phase, with an eighth of it either side. */
+static void zoom_fit(struct timeline *tl)
+{
+	const struct lane_span *c = selected(tl);
+	if (c)
+		zoom_to(tl, c->start + (c->end - c->start) / 2, (c->end - c->start) * 5 / 4);
 }
 
 static void pan(struct timeline *tl, int dir)
 {
-	int64_t f0, f1, step = (tl->t1 - tl->t0) / 4;
+	int64_t step = (tl->t1 - tl->t0) / 4;
 	if (step < 1)
 		step = 1;
-	full_window(tl->node, &f0, &f1);
 	tl->t0 += dir * step;
 	tl->t1 += dir * step;
-	clamp_window(tl, f0, f1);
+	clamp_window(tl);
+}
+
+/* The selected phase's siblings: the root's children or its parent's. */
+static const uint32_t *siblings(const struct timeline *tl, size_t *n)
+{
+	const struct lane_span *c = selected(tl);
+	if (c->parent < 0) {
+		*n = tl->l.nroot;
+		return tl->l.kids;
+	}
+	const struct lane_span *p = &tl->l.s[c->parent];
+	*n = p->nkids;
+	return tl->l.kids + p->kids;
+}
+
+/* The selection moves among its siblings. */
+static void move(struct timeline *tl, enum action act)
+{
+	size_t n, at = 0;
+	const uint32_t *sib = siblings(tl, &n);
+	while (at < n && sib[at] != tl->sel)
+		at++;
+	if (at == n)
+		return;
+	switch (act) {
+	case A_DOWN:
+		at += at + 1 < n;
+		break;
+	case A_UP:
+		at -= at > 0;
+		break;
+	case A_HOME:
+		at = 0;
+		break;
+	case A_END:
+		at = n - 1;
+		break;
+	default: /* A_COSTLIEST */
+		for (size_t j = 0; j < n; j++) {
+			const struct lane_span *x = &tl->l.s[sib[j]], *y = &tl->l.s[sib[at]];
+			if (x->end - x->start > y->end - y->start)
+				at = j;
+		}
+	}
+	tl->sel = sib[at];
 }
 
 void timeline_key(struct app *a, enum action act)
 {
 	struct timeline *tl = &a->tl;
-	struct mnode *n = tl->node;
-	if (!n)
+	if (!tl->node)
 		return;
-	size_t nc = n->nchildren, old = tl->sel;
-	if (tl->sel >= nc)
-		tl->sel = nc ? nc - 1 : 0;
+	if (tl->job && act != A_BACK) {
+		app_message(a, 0, "still reading the timeline's phases");
+		return;
+	}
 	switch (act) {
-	case A_DOWN:
-		if (tl->sel + 1 < nc)
-			tl->sel++;
-		break;
-	case A_UP:
-		if (tl->sel > 0)
-			tl->sel--;
-		break;
-	case A_HOME:
-		tl->sel = 0;
-		break;
-	case A_END:
-		tl->sel = nc ? nc - 1 : 0;
-		break;
-	case A_COSTLIEST:
-		for (size_t i = 0; i < nc; i++)
-			if (n->children[i]->dur_ns > n->children[tl->sel]->dur_ns)
-				tl->sel = i;
-		break;
 	case A_ZOOM_IN:
 		zoom_in(tl);
 		return;
 	case A_ZOOM_OUT:
 		zoom_out(tl);
+		return;
+	case A_ZOOM_FIT:
+		zoom_fit(tl);
 		return;
 	case A_PAN_LEFT:
 		pan(tl, -1);
@@ -284,7 +396,8 @@ void timeline_key(struct app *a, enum action act)
 		pan(tl, 1);
 		return;
 	case A_ZOOM_RESET:
-		full_window(n, &tl->t0, &tl->t1);
+		tl->t0 = tl->l.t0;
+		tl->t1 = tl->l.t1;
 		return;
 	case A_ENTER:
 		enter(a);
@@ -293,88 +406,35 @@ void timeline_key(struct app *a, enum action act)
 		back(a);
 		return;
 	default:
+		break;
+	}
+	if (!tl->l.n)
+		return;
+	const struct lane_span *c = selected(tl);
+	switch (act) {
+	case A_DOWN:
+	case A_UP:
+	case A_HOME:
+	case A_END:
+	case A_COSTLIEST:
+		move(tl, act);
+		break;
+	case A_INTO:
+		if (c->nkids)
+			tl->sel = tl->l.kids[c->kids];
+		break;
+	case A_OUT:
+		if (c->parent >= 0)
+			tl->sel = (uint32_t)c->parent;
+		break;
+	default:
 		return;
 	}
 	show_selected(tl);
-	if (tl->sel != old)
-		sync_tree(a);
+	sync_tree(a);
 }
 
 /* Drawing. */
-
-/* One lane: the children on one track. */
-struct lane {
-	int64_t track; /* 0: no (known) track */
-	const struct mtrack *t;
-	size_t spans; /* children drawn on it so far (for the alternating role) */
-	int row;      /* grid row, or -1 when scrolled out */
-};
-
-/* Track id -> lane index, open addressing; slots hold index + 1 (0: empty). */
-struct lane_map {
-	struct lane *lanes;
-	size_t nlanes, alloc;
-	size_t *slots;
-	size_t nslots; /* a power of two, at least twice nlanes */
-};
-
-static size_t hash_id(int64_t id, size_t mask)
-{
-	uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ull;
-	return (size_t)(h >> 32) & mask;
-}
-
-static void map_grow(struct lane_map *lm)
-{
-	size_t n = lm->nslots ? lm->nslots * 2 : 64;
-	free(lm->slots);
-	lm->slots = xcalloc(n, sizeof(*lm->slots));
-	lm->nslots = n;
-	for (size_t i = 0; i < lm->nlanes; i++) {
-		size_t h = hash_id(lm->lanes[i].track, n - 1);
-		while (lm->slots[h])
-			h = (h + 1) & (n - 1);
-		lm->slots[h] = i + 1;
-	}
-}
-
-static size_t map_lane(struct lane_map *lm, struct model *m, int64_t track)
-{
-	if (!lm->nslots)
-		map_grow(lm);
-	size_t h = hash_id(track, lm->nslots - 1);
-	while (lm->slots[h]) {
-		if (lm->lanes[lm->slots[h] - 1].track == track)
-			return lm->slots[h] - 1;
-		h = (h + 1) & (lm->nslots - 1);
-	}
-	XGROW(lm->lanes, lm->nlanes + 1, lm->alloc);
-	struct lane *l = &lm->lanes[lm->nlanes];
-	memset(l, 0, sizeof(*l));
-	l->track = track;
-	l->t = track ? model_track(m, track) : NULL;
-	lm->slots[h] = ++lm->nlanes;
-	if (lm->nlanes * 2 > lm->nslots)
-		map_grow(lm);
-	return lm->nlanes - 1;
-}
-
-/* Lane order: the track's sort_index, then its id; "(no track)" last. */
-static int cmp_lane(const struct lane *a, const struct lane *b)
-{
-	if (!a->t != !b->t)
-		return a->t ? -1 : 1;
-	if (a->t && a->t->sort_index != b->t->sort_index)
-		return a->t->sort_index < b->t->sort_index ? -1 : 1;
-	return a->track < b->track ? -1 : a->track > b->track;
-}
-
-static const struct lane *order_base;
-
-static int cmp_order(const void *pa, const void *pb)
-{
-	return cmp_lane(&order_base[*(const size_t *)pa], &order_base[*(const size_t *)pb]);
-}
 
 /* The Gantt area: columns [x, x + w) show times [t0, t1]. */
 struct area {
@@ -390,12 +450,13 @@ static int col_of(const struct area *ar, int64_t t)
 	return c < 0 ? 0 : c >= ar->w ? ar->w - 1 : (int)c;
 }
 
-/* Fills the columns of [s, e] on row y; at least one cell when visible. */
-static void draw_span(struct grid *g, const struct area *ar, uint32_t ch, int y, int64_t s,
-		      int64_t e, enum role role)
+/* Fills the columns of [s, e] on row y, at least one cell when visible;
+ * returns the column after the last it filled (0: none). */
+static int draw_span(struct grid *g, const struct area *ar, uint32_t ch, int y, int64_t s,
+		     int64_t e, enum role role)
 {
 	if (e < ar->t0 || s > ar->t1 || ar->w < 1)
-		return;
+		return 0;
 	if (s < ar->t0)
 		s = ar->t0;
 	if (e > ar->t1)
@@ -407,6 +468,7 @@ static void draw_span(struct grid *g, const struct area *ar, uint32_t ch, int y,
 	if (c1 <= c0)
 		c1 = c0 + 1;
 	grid_fill(g, ar->x + c0, y, c1 - c0, ch, role);
+	return c1;
 }
 
 /* The code point of a one-character glyph ('#' if it is not one). */
@@ -443,7 +505,7 @@ static void draw_axis(struct grid *g, const struct area *ar, int y, int64_t base
 	rel(a1, sizeof(a1), ar->t0 + step, base, "0");
 	int delta = span > 0 && !strcmp(a0, a1);
 	grid_fill(g, 0, y, g->w, ' ', ROLE_HEADER);
-	grid_put(g, 0, y, LABEL_W - 1, delta ? "time (from t0)" : "time", ROLE_HEADER);
+	grid_put(g, 0, y, ar->x - 1, delta ? "time (from t0)" : "time", ROLE_HEADER);
 	for (int c = 0; c < ar->w; c += TICK_W) {
 		char buf[48], r[40];
 		int64_t t = ar->t0 + (int64_t)((double)span * c / ar->w);
@@ -460,15 +522,63 @@ static void draw_axis(struct grid *g, const struct area *ar, int y, int64_t base
 	}
 }
 
-/* Metric sparklines on rows [y, y + rows); returns the rows used. */
+/* The label of a metric lane: its device and a short name ("gpu0 util"),
+ * and its host when the series come from more than one. */
+static void series_label(const struct mseries *s, int hosts, struct sbuf *out)
+{
+	static const char *const shorter[][2] = {
+	    {"utilization.gpu", "util"},
+	    {"utilization.memory", "mem util"},
+	    {"memory.used", "mem used"},
+	    {"memory.total", "mem total"},
+	    {"power.draw", "power"},
+	    {"temperature.gpu", "temp"},
+	    {"clocks.sm", "sm clock"},
+	    {"clocks.mem", "mem clock"},
+	    {"pcie.link.gen.current", "pcie gen"},
+	};
+	const char *name = s->name;
+	size_t k = s->resource ? strlen(s->resource) : 0;
+	if (k && !strncmp(name, s->resource, k) && name[k] == '.' && name[k + 1])
+		name += k + 1;
+	for (size_t i = 0; i < sizeof(shorter) / sizeof(shorter[0]); i++)
+		if (!strcmp(name, shorter[i][0]))
+			name = shorter[i][1];
+	if (k)
+		sbuf_addf(out, "%s ", s->resource);
+	size_t n = strlen(name);
+	if (n > 8 && !strcmp(name + n - 8, "-percent")) /* sysstat's "util-percent" */
+		sbuf_addf(out, "%.*s %%", (int)(n - 8), name);
+	else
+		sbuf_adds(out, name);
+	if (hosts && s->host)
+		sbuf_addf(out, " %s", s->host);
+}
+
 /* Utilisation series come first: they say most at a glance. */
 static int spark_first(const struct mseries *s)
 {
 	size_t n = strlen(s->name);
 	return (n > 5 && !strcmp(s->name + n - 5, ".util")) ||
-	       (n > 8 && !strcmp(s->name + n - 8, "-percent"));
+	       (n > 8 && !strcmp(s->name + n - 8, "-percent")) ||
+	       !strcmp(s->name, "utilization.gpu");
 }
 
+/* Whether series worth drawing over [t0, t1] come from more than one host. */
+static int many_hosts(const struct mseries *s, size_t ns)
+{
+	const char *first = NULL;
+	for (size_t i = 0; i < ns; i++) {
+		if (!s[i].host)
+			continue;
+		if (first && strcmp(first, s[i].host))
+			return 1;
+		first = s[i].host;
+	}
+	return 0;
+}
+
+/* Metric sparklines on rows [y, y + rows); returns the rows used. */
 static int draw_sparks(struct app *a, struct grid *g, const struct area *ar, int y, int rows)
 {
 	const struct mseries *s;
@@ -482,6 +592,7 @@ static int draw_sparks(struct app *a, struct grid *g, const struct area *ar, int
 		free(err);
 		return 1;
 	}
+	int hosts = many_hosts(s, ns);
 	double *v = xmalloc((size_t)ar->w * sizeof(*v));
 	/* Rows are few and series many (sar records hundreds): utilisations
 	 * first, then the rest; a series that never changes shows nothing. */
@@ -497,9 +608,8 @@ static int draw_sparks(struct app *a, struct grid *g, const struct area *ar, int
 			err = NULL;
 			continue;
 		}
-		/* the label: the name, its host where room is left, and the
-		 * scale (model.h: 0..capacity, else min..max) at its end, but
-		 * for a percentage of 100, which the name says */
+		/* the scale (model.h: 0..capacity, else min..max) ends the
+		 * label, but for a percentage of 100, which the name says */
 		char scale[48] = "";
 		double lo, hi;
 		mseries_scale(&s[i], &lo, &hi);
@@ -507,17 +617,13 @@ static int draw_sparks(struct app *a, struct grid *g, const struct area *ar, int
 			mseries_scale_text(&s[i], scale, sizeof(scale));
 		int sw = format_width(scale);
 		struct sbuf label = SBUF_INIT;
-		sbuf_adds(&label, s[i].name);
-		if (s[i].host) {
-			sbuf_addc(&label, ' ');
-			sbuf_adds(&label, s[i].host);
-		}
-		int room = LABEL_W - 2 - sw;
+		series_label(&s[i], hosts, &label);
+		int room = ar->x - 2 - sw;
 		if (sw && room >= 1) {
-			grid_put(g, 0, y + used, room, label.buf, ROLE_LABEL);
-			grid_put(g, LABEL_W - 1 - sw, y + used, sw, scale, ROLE_DIM);
+			grid_put_cut(g, 0, y + used, room, label.buf, a->g->more, ROLE_LABEL);
+			grid_put(g, ar->x - 1 - sw, y + used, sw, scale, ROLE_DIM);
 		} else {
-			grid_put(g, 0, y + used, LABEL_W - 1, label.buf, ROLE_LABEL);
+			grid_put_cut(g, 0, y + used, ar->x - 1, label.buf, a->g->more, ROLE_LABEL);
 		}
 		sbuf_release(&label);
 		for (int c = 0; c < ar->w; c++)
@@ -529,29 +635,156 @@ static int draw_sparks(struct app *a, struct grid *g, const struct area *ar, int
 	return used;
 }
 
-static void draw_footer(struct app *a, struct grid *g, int y, int64_t f0, int64_t f1)
+/* The label of a lane: its rank when the lanes hold several, its GPU, its
+ * track's name. */
+static void lane_label(const struct lane *ln, int ranks, struct sbuf *out)
 {
-	const struct timeline *tl = &a->tl;
-	const struct mnode *c = selected(tl), *n = tl->node;
+	if (!ln->t) {
+		sbuf_adds(out, "(no track)");
+		return;
+	}
+	if (ranks && ln->t->rank >= 0)
+		sbuf_addf(out, "r%lld ", (long long)ln->t->rank);
+	if (ln->t->device >= 0)
+		sbuf_addf(out, "gpu%d ", ln->t->device);
+	size_t n = strlen(ln->t->name);
+	while (n > 0 && ln->t->name[n - 1] == ' ')
+		n--; /* Kineto's "stream 7 " */
+	sbuf_add(out, ln->t->name, n);
+}
+
+/* The label column's width: the widest lane label and a blank, at least
+ * LABEL_W, at most a quarter of the screen. */
+static int label_width(const struct lanes *l, int ranks, int w)
+{
+	int want = LABEL_W;
+	for (size_t k = 0; k < l->nlanes; k++) {
+		struct sbuf label = SBUF_INIT;
+		lane_label(&l->lane[k], ranks, &label);
+		int lw = format_width(label.buf) + 1;
+		if (lw > want)
+			want = lw;
+		sbuf_release(&label);
+	}
+	return want > w / 4 && w / 4 > LABEL_W ? w / 4 : want > w / 4 ? LABEL_W : want;
+}
+
+static int many_ranks(const struct lanes *l)
+{
+	int64_t first = -1;
+	for (size_t k = 0; k < l->nlanes; k++) {
+		const struct mtrack *t = l->lane[k].t;
+		if (!t || t->rank < 0)
+			continue;
+		if (first >= 0 && t->rank != first)
+			return 1;
+		first = t->rank;
+	}
+	return 0;
+}
+
+/* Draws row r's spans (the lanes' row r) on grid row y: a seek to the
+ * window, then one span per column at most, the rest skipped by seeking
+ * past the columns drawn. */
+static void draw_row(struct grid *g, const struct area *ar, const struct lanes *l, size_t r, int y,
+		     uint32_t full)
+{
+	const struct lane_row *rw = &l->row[r];
+	int64_t span = ar->t1 > ar->t0 ? ar->t1 - ar->t0 : 1;
+	size_t k = lanes_seek(l, r, ar->t0);
+	while (k < rw->n) {
+		const struct lane_span *s = &l->s[rw->at[k]];
+		if (s->start > ar->t1)
+			break;
+		int c1 =
+		    draw_span(g, ar, full, y, s->start, s->end, k % 2 ? ROLE_BAR_ALT : ROLE_BAR);
+		/* the next span that reaches past column c1 - 1 */
+		int64_t next = ar->t0 + (int64_t)ceil((double)span * c1 / ar->w);
+		size_t j = lanes_seek(l, r, next);
+		k = j > k ? j : k + 1;
+	}
+}
+
+/* Grid row of lanes row r, or -1 when it is scrolled out. */
+static int row_y(const struct timeline *tl, int first, int shown, int32_t r)
+{
+	return r >= tl->top && r < tl->top + shown ? first + (r - tl->top) : -1;
+}
+
+/* Marks what the selection is linked to: the device work below a call,
+ * or the calls above device work; returns how many it marked. */
+static size_t draw_linked(struct grid *g, const struct area *ar, const struct timeline *tl,
+			  int first, int shown, uint32_t full)
+{
+	const struct lanes *l = &tl->l;
+	const struct lane_span *c = selected(tl);
+	size_t n = 0;
+	if (lanes_is_device(c->kind)) {
+		for (int32_t p = c->parent; p >= 0; p = l->s[p].parent) {
+			const struct lane_span *s = &l->s[p];
+			int y = s->row >= 0 ? row_y(tl, first, shown, s->row) : -1;
+			if (y >= 0)
+				draw_span(g, ar, full, y, s->start, s->end, ROLE_MATCH);
+			n++;
+		}
+		return n;
+	}
+	uint32_t *stack = xmalloc((l->n ? l->n : 1) * sizeof(*stack));
+	size_t sp = 0;
+	stack[sp++] = tl->sel;
+	while (sp) {
+		const struct lane_span *s = &l->s[stack[--sp]];
+		for (uint32_t j = 0; j < s->nkids; j++)
+			stack[sp++] = l->kids[s->kids + j];
+		if (s == c || !lanes_is_device(s->kind))
+			continue;
+		n++;
+		int y = s->row >= 0 ? row_y(tl, first, shown, s->row) : -1;
+		if (y >= 0)
+			draw_span(g, ar, full, y, s->start, s->end, ROLE_MATCH);
+	}
+	free(stack);
+	return n;
+}
+
+static void draw_footer(struct app *a, struct grid *g, int y, size_t linked)
+{
+	struct timeline *tl = &a->tl;
+	const struct lane_span *c = selected(tl);
 	char s[40], d[32], w0[40], w1[40];
 	struct sbuf rest = SBUF_INIT;
-	int64_t base = n->start_ns;
-	sbuf_addf(&rest, "  at %s for %s  window %s + %s",
-		  rel(s, sizeof(s), c->start_ns, base, "+0"),
-		  format_duration(d, sizeof(d), c->dur_ns), rel(w0, sizeof(w0), tl->t0, base, "+0"),
+	int64_t base = tl->node->start_ns;
+	sbuf_addf(&rest, "  at %s for %s", rel(s, sizeof(s), c->start, base, "+0"),
+		  format_duration(d, sizeof(d), c->end - c->start));
+	if (linked)
+		sbuf_addf(&rest,
+			  lanes_is_device(c->kind) ? "  %zu calls above" : "  %zu device ops below",
+			  linked);
+	sbuf_addf(&rest, "  window %s + %s", rel(w0, sizeof(w0), tl->t0, base, "+0"),
 		  format_duration(w1, sizeof(w1), tl->t1 - tl->t0));
-	double zoom = tl->t1 > tl->t0 ? (double)(f1 - f0) / (double)(tl->t1 - tl->t0) : 1;
+	double zoom =
+	    tl->t1 > tl->t0 ? (double)(tl->l.t1 - tl->l.t0) / (double)(tl->t1 - tl->t0) : 1;
 	if (zoom >= 9.95 || fabs(zoom - floor(zoom + 0.5)) < 0.05)
 		sbuf_addf(&rest, "  zoom %.0fx", zoom);
 	else
 		sbuf_addf(&rest, "  zoom %.1fx", zoom);
+	if (tl->l.left_out)
+		sbuf_addf(&rest, "  %lld phases not read (Enter one to see them)",
+			  (long long)tl->l.left_out);
 	int room = g->w - (int)rest.len;
 	if (room < 12)
 		room = 12;
 	grid_fill(g, 0, y, g->w, ' ', ROLE_LABEL);
-	struct sbuf name;
-	sbuf_init(&name);
-	format_name(&name, c->name, c->kind == PHASE_KERNEL, a->g->more);
+	if (tl->cur.id != c->id) {
+		char *err = NULL;
+		if (model_phase(a->m, c->id, &tl->cur, &err) <= 0) {
+			free(err);
+			tl->cur.id = c->id;
+			tl->cur.name = "?";
+		}
+	}
+	struct sbuf name = SBUF_INIT;
+	format_name(&name, tl->cur.name, c->kind == PHASE_KERNEL, a->g->more);
 	int used = grid_put_cut(g, 0, y, room, name.buf, a->g->more, ROLE_LABEL);
 	sbuf_release(&name);
 	grid_put(g, used, y, -1, rest.buf, ROLE_LABEL);
@@ -561,7 +794,7 @@ static void draw_footer(struct app *a, struct grid *g, int y, int64_t f0, int64_
 void timeline_draw(struct app *a, struct grid *g, int y, int h)
 {
 	struct timeline *tl = &a->tl;
-	struct mnode *n = tl->node;
+	const struct lanes *l = &tl->l;
 	if (y < 0) {
 		h += y;
 		y = 0;
@@ -572,102 +805,56 @@ void timeline_draw(struct app *a, struct grid *g, int y, int h)
 		return;
 	for (int r = y; r < y + h; r++)
 		grid_fill(g, 0, r, g->w, ' ', ROLE_NORMAL);
-	if (!n || !n->nchildren) {
+	timeline_poll(a);
+	if (tl->job) {
+		grid_put(g, 0, h > 1 ? y + 1 : y, -1, "reading the phases below this level...",
+			 ROLE_DIM);
+		return;
+	}
+	if (!tl->node || !l->n) {
 		grid_put(g, 0, h > 1 ? y + 1 : y, -1, "no children to draw", ROLE_DIM);
 		return;
 	}
-	if (tl->sel >= n->nchildren)
-		tl->sel = n->nchildren - 1;
-	int64_t f0, f1;
-	full_window(n, &f0, &f1);
-	struct area ar = {LABEL_W < g->w ? LABEL_W : g->w, g->w - LABEL_W, tl->t0, tl->t1};
+	int ranks = many_ranks(l), lw = label_width(l, ranks, g->w);
+	struct area ar = {lw < g->w ? lw : g->w, g->w - lw, tl->t0, tl->t1};
 	if (ar.w < 0)
 		ar.w = 0;
-	int footer = y + h - 1;
-	draw_footer(a, g, footer, f0, f1);
-	if (h < 2)
-		return;
-	draw_axis(g, &ar, y, n->start_ns);
 	int rows = h - 2, first = y + 1;
-
-	/* One pass: each child's lane. */
-	struct lane_map lm = {0};
-	size_t nc = n->nchildren;
-	size_t *lane_of = xmalloc(nc * sizeof(*lane_of));
-	int64_t last_track = 0;
-	size_t last_lane = SIZE_MAX;
-	for (size_t i = 0; i < nc; i++) {
-		int64_t t = n->children[i]->track_id;
-		if (last_lane == SIZE_MAX || t != last_track) {
-			last_lane = map_lane(&lm, a->m, t);
-			last_track = t;
-		}
-		lane_of[i] = last_lane;
-	}
-	/* Unknown track ids share one "(no track)" lane: canon[] maps every
-	 * lane to the one it is drawn as. */
-	size_t *canon = xmalloc(lm.nlanes * sizeof(*canon));
-	size_t *order = xmalloc(lm.nlanes * sizeof(*order));
-	size_t none = SIZE_MAX, nl = 0;
-	for (size_t i = 0; i < lm.nlanes; i++) {
-		if (!lm.lanes[i].t && none == SIZE_MAX)
-			none = i;
-		canon[i] = lm.lanes[i].t ? i : none;
-		if (canon[i] == i)
-			order[nl++] = i;
-	}
-	order_base = lm.lanes;
-	qsort(order, nl, sizeof(*order), cmp_order);
-
-	/* Scroll so the selected child's lane shows. */
-	size_t sel_lane = canon[lane_of[tl->sel]];
-	int sel_pos = 0;
-	for (size_t p = 0; p < nl; p++)
-		if (order[p] == sel_lane)
-			sel_pos = (int)p;
-	if (tl->top > (int)nl - rows)
-		tl->top = (int)nl - rows;
+	/* scroll so the selected phase's row shows */
+	int sel_row = selected(tl)->row;
+	if (tl->top > (int)l->nrows - rows)
+		tl->top = (int)l->nrows - rows;
 	if (tl->top < 0)
 		tl->top = 0;
-	if (rows > 0 && sel_pos < tl->top)
-		tl->top = sel_pos;
-	if (rows > 0 && sel_pos >= tl->top + rows)
-		tl->top = sel_pos - rows + 1;
-	int shown = (int)nl - tl->top < rows ? (int)nl - tl->top : rows;
-	for (size_t i = 0; i < lm.nlanes; i++)
-		lm.lanes[i].row = -1;
-	for (int p = 0; p < shown; p++) {
-		struct lane *l = &lm.lanes[order[tl->top + p]];
-		l->row = first + p;
-		struct sbuf name;
-		sbuf_init(&name);
-		format_name(&name, l->t ? l->t->name : "(no track)", 0, a->g->more);
-		grid_put_cut(g, 0, l->row, LABEL_W - 1, name.buf, a->g->more, ROLE_LABEL);
-		sbuf_release(&name);
-	}
-
-	/* The spans; every lane counts its own spans so the roles alternate. */
+	if (rows > 0 && sel_row >= 0 && sel_row < tl->top)
+		tl->top = sel_row;
+	if (rows > 0 && sel_row >= tl->top + rows)
+		tl->top = sel_row - rows + 1;
+	int shown = (int)l->nrows - tl->top < rows ? (int)l->nrows - tl->top : rows;
+	if (shown < 0)
+		shown = 0;
+	if (h >= 2)
+		draw_axis(g, &ar, y, tl->node->start_ns);
 	uint32_t full = glyph_cp(a->g->full);
-	for (size_t i = 0; i < nc; i++) {
-		struct lane *l = &lm.lanes[canon[lane_of[i]]];
-		size_t k = l->spans++;
-		if (l->row < 0 || i == tl->sel)
-			continue;
-		const struct mnode *c = n->children[i];
-		draw_span(g, &ar, full, l->row, c->start_ns, end_of(c),
-			  k % 2 ? ROLE_BAR_ALT : ROLE_BAR);
+	for (int p = 0; p < shown; p++) {
+		const struct lane_row *rw = &l->row[tl->top + p];
+		if (rw->nest == 0 || p == 0) {
+			struct sbuf label = SBUF_INIT, name = SBUF_INIT;
+			lane_label(&l->lane[rw->lane], ranks, &label);
+			format_name(&name, label.buf, 0, a->g->more);
+			grid_put_cut(g, 0, first + p, ar.x - 1, name.buf, a->g->more,
+				     rw->nest ? ROLE_DIM : ROLE_LABEL);
+			sbuf_release(&label);
+			sbuf_release(&name);
+		}
+		draw_row(g, &ar, l, (size_t)(tl->top + p), first + p, full);
 	}
-	const struct mnode *sc = n->children[tl->sel];
-	if (lm.lanes[sel_lane].row >= 0)
-		draw_span(g, &ar, full, lm.lanes[sel_lane].row, sc->start_ns, end_of(sc),
-			  ROLE_SELECTED);
-
+	size_t linked = draw_linked(g, &ar, tl, first, shown, full);
+	const struct lane_span *c = selected(tl);
+	int sy = c->row >= 0 ? row_y(tl, first, shown, c->row) : -1;
+	if (sy >= 0)
+		draw_span(g, &ar, full, sy, c->start, c->end, ROLE_SELECTED);
 	if (rows > shown)
 		draw_sparks(a, g, &ar, first + shown, rows - shown);
-
-	free(canon);
-	free(order);
-	free(lane_of);
-	free(lm.lanes);
-	free(lm.slots);
+	draw_footer(a, g, y + h - 1, linked);
 }
