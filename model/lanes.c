@@ -154,7 +154,7 @@ static int32_t visit(void *arg, const struct subtree_row *r, int32_t parent)
 {
 	struct build *b = arg;
 	struct lanes *l = b->l;
-	if (b->cancel && !(++b->tick & 1023) && atomic_load(b->cancel))
+	if (b->cancel && !(b->tick++ & 1023) && atomic_load(b->cancel))
 		return SUBTREE_STOP;
 	if (r->depth == 0) { /* the virtual root (0) has no window of its own */
 		l->t0 = r->id ? r->start_ns : INT64_MAX;

@@ -610,6 +610,92 @@ static void test_draw_100k_children(void **state)
 	model_free(m);
 }
 
+/* A call marks the device work below it and the device work the calls
+ * above it; ] and [ move into a phase's children and back out; f fits the
+ * window to the selection; leaving shows the selection in the tree.
+ *   wf 0..100 us / outer (thread) 0..50 / launch 10..12 / kern (stream) 20..40
+ *                / other (thread) 60..70
+ * Rows: stream (y 2), thread (y 3), thread nested (y 4); 62 columns for
+ * 100 us. */
+static void test_linked_and_nesting_keys(void **state)
+{
+	struct fx *f = *state;
+	char path[400], *err = NULL;
+	snprintf(path, sizeof(path), "%s/linked.db", f->dir);
+	struct writer w = {0};
+	if (store_open(path, STORE_WRITE, &w.st, &err) < 0 || store_begin(w.st, &err) < 0)
+		fail_msg("cannot open %s: %s", path, err ? err : "?");
+	struct source_row sr = {
+	    .path = "t.json", .format = "chrome", .anchor = "epoch", .rank = -1};
+	w.src = store_add_source(w.st, &sr, &err);
+	int64_t thread = add_track(&w, "thread", "thread 7", 2);
+	int64_t stream = add_track(&w, "stream", "stream 3", 1);
+	int64_t wf = add_phase(&w, 0, PHASE_WORKFLOW, "wf", 0, 0, 100 * US, 2, 0);
+	int64_t outer = add_phase(&w, wf, PHASE_OPERATOR, "outer", thread, 0, 50 * US, 1, 1);
+	int64_t launch =
+	    add_phase(&w, outer, PHASE_RUNTIME, "launch", thread, 10 * US, 2 * US, 1, 2);
+	add_phase(&w, launch, PHASE_KERNEL, "kern", stream, 20 * US, 20 * US, 0, 3);
+	add_phase(&w, wf, PHASE_OPERATOR, "other", thread, 60 * US, 10 * US, 0, 1);
+	if (store_commit(w.st, &err) < 0)
+		fail_msg("commit: %s", err ? err : "?");
+	store_close(w.st);
+
+	struct model *m;
+	if (model_open(path, &m, &err) < 0)
+		fail_msg("model_open: %s", err ? err : "?");
+	struct app a = {0};
+	a.m = m;
+	a.g = glyphs_get(1);
+	assert_int_equal(tree_view_init(&a.tree, m, &err), 0); /* opens in wf */
+	assert_string_equal(a.tree.node->name, "wf");
+	timeline_open(&a);
+	timeline_wait(&a);
+	struct timeline *tl = &a.tl;
+	/* the tree (by duration) has outer selected */
+	assert_int_equal(tl->l.s[tl->sel].id, outer);
+	timeline_draw(&a, &f->g, 1, 22);
+	assert_int_equal(strncmp(row(f, 2), "gpu1 stream 3 ", 14), 0);
+	assert_int_equal(strncmp(row(f, 3), "thread 7 ", 9), 0);
+	/* outer 0..50 us: columns 0..31; kern 20..40 us: 12.4..24.8 -> 12..25 */
+	assert_bar(f, 3, 18, 18 + 31, ROLE_SELECTED);
+	assert_bar(f, 2, 18 + 12, 18 + 25, ROLE_MATCH);
+	assert_bar(f, 4, 18 + 6, 18 + 8, ROLE_BAR);
+	assert_non_null(strstr(row(f, 22), "outer  at +0 for 50.0 us  1 device ops below"));
+
+	timeline_key(&a, A_INTO);
+	assert_int_equal(tl->l.s[tl->sel].id, launch);
+	timeline_key(&a, A_DOWN); /* its only sibling: stays */
+	assert_int_equal(tl->l.s[tl->sel].id, launch);
+	timeline_key(&a, A_INTO);
+	assert_int_equal(strcmp(tl->l.s[tl->sel].kind == PHASE_KERNEL ? "kern" : "?", "kern"), 0);
+	timeline_draw(&a, &f->g, 1, 22);
+	/* the kernel selected, the calls above it marked */
+	assert_bar(f, 2, 18 + 12, 18 + 25, ROLE_SELECTED);
+	assert_bar(f, 3, 18, 18 + 31, ROLE_MATCH);
+	assert_bar(f, 4, 18 + 6, 18 + 8, ROLE_MATCH);
+	assert_non_null(strstr(row(f, 22), "kern  at +20.0 us for 20.0 us  2 calls above"));
+	timeline_key(&a, A_INTO); /* no children: stays */
+	assert_int_equal(tl->l.s[tl->sel].kind, PHASE_KERNEL);
+
+	timeline_key(&a, A_OUT);
+	assert_int_equal(tl->l.s[tl->sel].id, launch);
+	/* f: the window is launch (10..12 us) and an eighth either side */
+	timeline_key(&a, A_ZOOM_FIT);
+	assert_true(tl->t0 == 9750 && tl->t1 == 12250);
+	timeline_key(&a, A_ZOOM_RESET);
+	assert_true(tl->t0 == 0 && tl->t1 == 100 * US);
+
+	/* leaving: the tree shows launch, inside outer */
+	timeline_leave(&a);
+	assert_string_equal(a.tree.node->name, "outer");
+	assert_int_equal(tree_view_selected(&a.tree)->id, launch);
+
+	timeline_release(&a);
+	tree_view_release(&a.tree);
+	free(a.message);
+	model_free(m);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -626,6 +712,7 @@ int main(void)
 	    T(test_small_heights_stay_inside),
 	    T(test_lanes_scroll_to_selection),
 	    T(test_draw_100k_children),
+	    T(test_linked_and_nesting_keys),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,262 @@
+/*
+ * The timeline's lanes (model/lanes.c) on a small hand-built trace.db whose
+ * layout is worked out here: a lane per track in sort order, a row per
+ * nesting depth on a thread, kernels on row 0 of their stream under the
+ * call that launched them, containers kept but not drawn, phases nested
+ * past the rows drawn dropped with their children moved up, the shallow
+ * rows kept and kernels never dropped when the limit forces it, the
+ * depth-first numbers, the seek, the virtual root and a cancelled read.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/lanes.h"
+#include "model/model.h"
+#include "model/store.h"
+#include "tests/testdir.h"
+
+struct fx {
+	char dir[256], db[300];
+	struct model *m;
+	int64_t step, thread, a, a1, a2, a3, launch, k1, l2, k2, b, x;
+};
+
+struct writer {
+	struct store *st;
+	int64_t src;
+};
+
+static int64_t add(struct writer *w, int64_t parent, int kind, const char *name, int64_t track,
+		   int64_t start, int64_t dur, int64_t nchild)
+{
+	char *err = NULL;
+	struct phase_row p = {.id = store_reserve_phase_id(w->st),
+			      .parent_id = parent,
+			      .kind = kind,
+			      .name_id = store_intern(w->st, name, strlen(name), &err),
+			      .track_id = track,
+			      .source_id = w->src,
+			      .start_ns = start,
+			      .dur_ns = dur,
+			      .self_ns = dur,
+			      .child_count = nchild};
+	if (store_add_phase(w->st, &p, &err) < 0)
+		fail_msg("store_add_phase(%s): %s", name, err ? err : "?");
+	return p.id;
+}
+
+static int64_t add_track(struct writer *w, const char *kind, const char *name, int64_t sort)
+{
+	char *err = NULL;
+	struct track_row tr = {.source_id = w->src,
+			       .kind = kind,
+			       .pid = "1",
+			       .tid = name,
+			       .name = name,
+			       .rank = -1,
+			       .sort_index = sort};
+	int64_t id = store_add_track(w->st, &tr, &err);
+	assert_true(id > 0);
+	return id;
+}
+
+/*
+ * step / thread T / A 0..100 / A1 10..50 / A2 12..40 / A3 13..30 / launch 14..15 / K1 on S 60..70
+ *                 /          / L2 60..61 / K2 on S 80..90
+ *                 / B 100..150
+ *      / stream S (no children)
+ *      / X 20..30 on a track the file does not list
+ * Tracks sort S (1) before T (2).  A thread's rows: A, B (0); A1, L2 (1);
+ * A2 (2); A3 (3); launch would be row 4, past LANES_NEST: not kept, so K1
+ * hangs under A3.
+ */
+static int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct writer w = {0};
+	char *err = NULL;
+	if (!f || testdir_make(f->dir, sizeof(f->dir), "lanes") < 0)
+		return -1;
+	snprintf(f->db, sizeof(f->db), "%s/trace.db", f->dir);
+	if (store_open(f->db, STORE_WRITE, &w.st, &err) < 0 || store_begin(w.st, &err) < 0)
+		fail_msg("cannot open %s: %s", f->db, err ? err : "?");
+	struct source_row sr = {
+	    .path = "t.json", .format = "chrome", .anchor = "epoch", .rank = -1};
+	w.src = store_add_source(w.st, &sr, &err);
+	int64_t t = add_track(&w, "thread", "T", 2), s = add_track(&w, "stream", "S", 1);
+	f->step = add(&w, 0, PHASE_STEP, "step", 0, 0, 150, 3);
+	f->thread = add(&w, f->step, PHASE_THREAD, "thread T", t, 0, 150, 2);
+	f->a = add(&w, f->thread, PHASE_OPERATOR, "A", t, 0, 100, 2);
+	f->a1 = add(&w, f->a, PHASE_OPERATOR, "A1", t, 10, 40, 1);
+	f->a2 = add(&w, f->a1, PHASE_OPERATOR, "A2", t, 12, 28, 1);
+	f->a3 = add(&w, f->a2, PHASE_OPERATOR, "A3", t, 13, 17, 1);
+	f->launch = add(&w, f->a3, PHASE_RUNTIME, "launch", t, 14, 1, 1);
+	f->k1 = add(&w, f->launch, PHASE_KERNEL, "K1", s, 60, 10, 0);
+	f->l2 = add(&w, f->a, PHASE_RUNTIME, "L2", t, 60, 1, 1);
+	f->k2 = add(&w, f->l2, PHASE_KERNEL, "K2", s, 80, 10, 0);
+	f->b = add(&w, f->thread, PHASE_OPERATOR, "B", t, 100, 50, 0);
+	add(&w, f->step, PHASE_STREAM, "stream S", s, 0, 0, 0);
+	f->x = add(&w, f->step, PHASE_SPAN, "X", 999, 20, 10, 0);
+	if (store_commit(w.st, &err) < 0)
+		fail_msg("commit: %s", err ? err : "?");
+	store_close(w.st);
+	if (model_open(f->db, &f->m, &err) < 0)
+		fail_msg("model_open: %s", err ? err : "?");
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	model_free(f->m);
+	testdir_remove(f->dir);
+	free(f);
+	return 0;
+}
+
+/* The index of phase id among the spans, -1 when it was not kept. */
+static int32_t span_of(const struct lanes *l, int64_t id)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->s[i].id == id)
+			return (int32_t)i;
+	return -1;
+}
+
+static const char *lane_name(const struct lanes *l, size_t k)
+{
+	return l->lane[k].t ? l->lane[k].t->name : "(no track)";
+}
+
+static void test_layout(void **state)
+{
+	struct fx *f = *state;
+	struct lanes l;
+	char *err = NULL;
+	assert_int_equal(lanes_build(f->m, NULL, f->step, LANES_MAX_SPANS, NULL, &l, &err), 0);
+	/* S, T by sort index, then the unknown track's lane */
+	assert_int_equal(l.nlanes, 3);
+	assert_string_equal(lane_name(&l, 0), "S");
+	assert_string_equal(lane_name(&l, 1), "T");
+	assert_string_equal(lane_name(&l, 2), "(no track)");
+	assert_int_equal(l.lane[0].nrows, 1);
+	assert_int_equal(l.lane[1].nrows, LANES_NEST);
+	assert_int_equal(l.lane[1].row, 1);
+	assert_int_equal(l.nrows, 1 + LANES_NEST + 1);
+	/* the window: the step's own */
+	assert_true(l.t0 == 0 && l.t1 == 150);
+	/* kept: the two containers and every other phase but launch */
+	assert_int_equal(l.n, 11);
+	assert_int_equal(span_of(&l, f->launch), -1);
+	assert_int_equal(l.left_out, 0);
+	int32_t a = span_of(&l, f->a), a3 = span_of(&l, f->a3), k1 = span_of(&l, f->k1);
+	int32_t k2 = span_of(&l, f->k2), l2 = span_of(&l, f->l2), b = span_of(&l, f->b);
+	int32_t th = span_of(&l, f->thread);
+	assert_true(a >= 0 && a3 >= 0 && k1 >= 0 && k2 >= 0 && l2 >= 0 && b >= 0 && th >= 0);
+	/* rows: containers none; A, B on T's row 0; A3 on its row 3; kernels on S */
+	assert_int_equal(l.s[th].row, -1);
+	assert_int_equal(l.s[a].row, 1);
+	assert_int_equal(l.s[b].row, 1);
+	assert_int_equal(l.s[l2].row, 2);
+	assert_int_equal(l.s[a3].row, 4);
+	assert_int_equal(l.s[k1].row, 0);
+	assert_int_equal(l.s[k2].row, 0);
+	assert_int_equal(l.s[span_of(&l, f->x)].row, 5);
+	/* K1 hangs under A3 (launch was dropped), K2 under L2 */
+	assert_int_equal(l.s[k1].parent, a3);
+	assert_int_equal(l.s[k2].parent, l2);
+	/* ancestry by the depth-first numbers */
+	assert_true(lanes_covers(&l, (uint32_t)a, (uint32_t)k1));
+	assert_true(lanes_covers(&l, (uint32_t)th, (uint32_t)k2));
+	assert_true(lanes_covers(&l, (uint32_t)k1, (uint32_t)k1));
+	assert_false(lanes_covers(&l, (uint32_t)b, (uint32_t)k1));
+	assert_false(lanes_covers(&l, (uint32_t)k1, (uint32_t)a));
+	/* children by start: the root's thread (0), X (20), stream (0, later id) */
+	assert_int_equal(l.nroot, 3);
+	assert_int_equal(l.s[l.kids[2]].id, f->x);
+	assert_int_equal(l.s[a].nkids, 2);
+	assert_int_equal(l.s[l.kids[l.s[a].kids]].id, f->a1);
+	assert_int_equal(l.s[l.kids[l.s[a].kids + 1]].id, f->l2);
+	/* S's row: K1 60..70, K2 80..90; seeks by end */
+	const struct lane_row *rw = &l.row[0];
+	assert_int_equal(rw->n, 2);
+	assert_int_equal(lanes_seek(&l, 0, 0), 0);
+	assert_int_equal(lanes_seek(&l, 0, 70), 0);
+	assert_int_equal(lanes_seek(&l, 0, 71), 1);
+	assert_int_equal(lanes_seek(&l, 0, 91), 2);
+	lanes_release(&l);
+}
+
+/* Under a limit the deepest host rows go first; kernels stay. */
+static void test_limit_drops_deep_rows_first(void **state)
+{
+	struct fx *f = *state;
+	struct lanes l;
+	char *err = NULL;
+	assert_int_equal(lanes_build(f->m, NULL, f->step, 8, NULL, &l, &err), 0);
+	assert_true(l.n <= 8);
+	assert_int_equal(l.left_out, 0);
+	int32_t a = span_of(&l, f->a), k1 = span_of(&l, f->k1), k2 = span_of(&l, f->k2);
+	assert_true(a >= 0 && k1 >= 0 && k2 >= 0 && span_of(&l, f->b) >= 0);
+	assert_int_equal(span_of(&l, f->a1), -1);
+	assert_int_equal(span_of(&l, f->a3), -1);
+	assert_int_equal(l.s[k1].parent, a);
+	assert_int_equal(l.s[k2].parent, a);
+	assert_int_equal(l.lane[1].nrows, 1);
+	assert_true(lanes_covers(&l, (uint32_t)a, (uint32_t)k2));
+	lanes_release(&l);
+	/* below what one row needs: the rest is counted as left out */
+	assert_int_equal(lanes_build(f->m, NULL, f->step, 3, NULL, &l, &err), 0);
+	assert_int_equal(l.n, 3);
+	assert_true(l.left_out > 0);
+	lanes_release(&l);
+}
+
+/* Root 0 (the tree's top): every phase, the step a container under it. */
+static void test_virtual_root(void **state)
+{
+	struct fx *f = *state;
+	struct lanes l;
+	char *err = NULL;
+	assert_int_equal(lanes_build(f->m, NULL, 0, LANES_MAX_SPANS, NULL, &l, &err), 0);
+	assert_int_equal(l.nroot, 1);
+	assert_int_equal(l.s[l.kids[0]].id, f->step);
+	assert_int_equal(l.n, 12);
+	assert_true(l.t0 == 0 && l.t1 == 150);
+	lanes_release(&l);
+}
+
+static void test_cancel_and_missing_root(void **state)
+{
+	struct fx *f = *state;
+	struct lanes l;
+	char *err = NULL;
+	atomic_int cancel = 1;
+	assert_int_equal(lanes_build(f->m, NULL, f->step, LANES_MAX_SPANS, &cancel, &l, &err), -1);
+	assert_non_null(strstr(err, "interrupted"));
+	free(err);
+	err = NULL;
+	assert_int_equal(lanes_build(f->m, NULL, 12345, LANES_MAX_SPANS, NULL, &l, &err), -1);
+	assert_non_null(strstr(err, "no phase 12345"));
+	free(err);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+	const struct CMUnitTest tests[] = {
+	    T(test_layout),
+	    T(test_limit_drops_deep_rows_first),
+	    T(test_virtual_root),
+	    T(test_cancel_and_missing_root),
+	};
+#undef T
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
