@@ -262,7 +262,7 @@ int flame_build_walk(struct model *m, int64_t root_id, size_t dfs_rows, struct f
 		     char **err)
 {
 	struct walk w = {.db = store_db(model_store(m)), .fl = out};
-	struct subtree_visitor v = {merge, restart, &w};
+	struct subtree_visitor v = {merge, restart, &w, SUBTREE_SUMS};
 	memset(out, 0, sizeof(*out));
 	int rc = -1;
 	if (sqlite3_prepare_v2(w.db, "SELECT text FROM strings WHERE id = ?1", -1, &w.name_q,

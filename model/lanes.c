@@ -103,7 +103,6 @@ static int32_t keep(struct build *b, const struct subtree_row *r, int32_t parent
 	struct lane_span *s = &l->s[i];
 	memset(s, 0, sizeof(*s));
 	s->id = r->id;
-	s->name_id = r->name_id;
 	s->start = r->start_ns;
 	s->end = end_of(r->start_ns, r->dur_ns);
 	s->parent = parent;
@@ -355,7 +354,7 @@ int lanes_build(struct model *m, sqlite3 *db, int64_t root_id, size_t max_spans,
 			  .max = max_spans < UINT32_MAX ? max_spans : UINT32_MAX,
 			  .cancel = cancel,
 			  .max_nest = LANES_NEST};
-	struct subtree_visitor v = {visit, restart, &b};
+	struct subtree_visitor v = {visit, restart, &b, SUBTREE_TIMES};
 	idmap_init(&b.tracks, 64);
 	const char *path = store_path(model_store(m));
 	int rc = subtree_walk(db ? db : store_db(model_store(m)), path, root_id, SUBTREE_DFS_ROWS,

@@ -32,7 +32,7 @@ struct mtrack;
 #define LANES_MAX_SPANS (1u << 20)
 
 struct lane_span {
-	int64_t id, name_id, start, end;
+	int64_t id, start, end;
 	int32_t parent;	      /* its parent's index, -1 under the root */
 	int32_t row;	      /* its row in lanes.row, -1 when not drawn */
 	uint32_t kids, nkids; /* its children: lanes.kids[kids .. kids + nkids), by start */

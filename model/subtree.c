@@ -17,27 +17,46 @@ struct walk {
 	const struct subtree_visitor *v;
 };
 
-#define ROW_NAMES "id, kind, name_id, track_id, start_ns, dur_ns, self_ns, device_ns, child_count"
-#define ROW_COLS  "SELECT " ROW_NAMES " FROM phases"
-
-/* Reads ROW_COLS from column off on. */
-static void row_read(sqlite3_stmt *q, int off, struct subtree_row *r)
-{
-	r->id = sqlite3_column_int64(q, off);
-	r->kind = sqlite3_column_int(q, off + 1);
-	r->name_id = sqlite3_column_int64(q, off + 2);
-	r->track_id = sqlite3_column_int64(q, off + 3);
-	r->start_ns = sqlite3_column_int64(q, off + 4);
-	r->dur_ns = sqlite3_column_int64(q, off + 5);
-	r->self_ns = sqlite3_column_int64(q, off + 6);
-	r->device_ns = sqlite3_column_int64(q, off + 7);
-	r->child_count = sqlite3_column_int64(q, off + 8);
-}
-
 static int db_error(struct walk *w, char **err)
 {
 	*err = xasprintf("%s: cannot read phases: %s", w->path, sqlite3_errmsg(w->db));
 	return -1;
+}
+
+/* The columns a walk reads: those every visitor needs, then its own
+ * (each column read costs a visible share of a pass over millions). */
+static const char *const row_names[] = {
+    [SUBTREE_SUMS] = "id, kind, dur_ns, child_count, name_id, self_ns, device_ns",
+    [SUBTREE_TIMES] = "id, kind, dur_ns, child_count, start_ns, track_id",
+};
+
+/* Reads the columns of row_names[cols] from column off on. */
+static void row_read(sqlite3_stmt *q, int off, enum subtree_cols cols, struct subtree_row *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->id = sqlite3_column_int64(q, off);
+	r->kind = sqlite3_column_int(q, off + 1);
+	r->dur_ns = sqlite3_column_int64(q, off + 2);
+	r->child_count = sqlite3_column_int64(q, off + 3);
+	if (cols == SUBTREE_SUMS) {
+		r->name_id = sqlite3_column_int64(q, off + 4);
+		r->self_ns = sqlite3_column_int64(q, off + 5);
+		r->device_ns = sqlite3_column_int64(q, off + 6);
+	} else {
+		r->start_ns = sqlite3_column_int64(q, off + 4);
+		r->track_id = sqlite3_column_int64(q, off + 5);
+	}
+}
+
+/* Prepares "SELECT [first, ]COLUMNS FROM phases WHERE where". */
+static int prepare(struct walk *w, const char *first, const char *where, sqlite3_stmt **q,
+		   char **err)
+{
+	char *sql =
+	    xasprintf("SELECT %s%s FROM phases WHERE %s", first, row_names[w->v->cols], where);
+	int rc = sqlite3_prepare_v2(w->db, sql, -1, q, NULL);
+	free(sql);
+	return rc == SQLITE_OK ? 0 : db_error(w, err);
 }
 
 /* Starts level d reading the children of phase id. */
@@ -47,9 +66,8 @@ static int level_open(struct walk *w, size_t d, int64_t id, char **err)
 		w->levels = xrealloc(w->levels, (d + 1) * sizeof(*w->levels));
 		w->levels[d] = NULL;
 		w->nlevels = d + 1;
-		if (sqlite3_prepare_v2(w->db, ROW_COLS " WHERE parent_id = ?1", -1, &w->levels[d],
-				       NULL) != SQLITE_OK)
-			return db_error(w, err);
+		if (prepare(w, "", "parent_id = ?1", &w->levels[d], err) < 0)
+			return -1;
 	}
 	sqlite3_bind_int64(w->levels[d], 1, id);
 	return 0;
@@ -65,12 +83,12 @@ static int root_read(struct walk *w, int64_t root_id, struct subtree_row *r, cha
 		r->child_count = 1;
 		return 0;
 	}
-	if (sqlite3_prepare_v2(w->db, ROW_COLS " WHERE id = ?1", -1, &q, NULL) != SQLITE_OK)
-		return db_error(w, err);
+	if (prepare(w, "", "id = ?1", &q, err) < 0)
+		return -1;
 	sqlite3_bind_int64(q, 1, root_id);
 	int step = sqlite3_step(q);
 	if (step == SQLITE_ROW)
-		row_read(q, 0, r);
+		row_read(q, 0, w->v->cols, r);
 	sqlite3_finalize(q);
 	if (step == SQLITE_ROW)
 		return 0;
@@ -115,7 +133,7 @@ static int walk_dfs(struct walk *w, struct subtree_row *root, size_t limit, char
 			rc = 1;
 			goto out;
 		}
-		row_read(q, 0, &r);
+		row_read(q, 0, w->v->cols, &r);
 		r.depth = (int)sp;
 		int32_t val = w->v->visit(w->v->arg, &r, at[sp - 1]);
 		if (val == SUBTREE_STOP) {
@@ -171,12 +189,8 @@ static int walk_scan(struct walk *w, struct subtree_row *root, char **err)
 		rc = 0;
 		goto out;
 	}
-	if (sqlite3_prepare_v2(
-		w->db, "SELECT parent_id, " ROW_NAMES " FROM phases WHERE id > ?1 ORDER BY id", -1,
-		&q, NULL) != SQLITE_OK) {
-		db_error(w, err);
+	if (prepare(w, "parent_id, ", "id > ?1 ORDER BY id", &q, err) < 0)
 		goto out;
-	}
 	sqlite3_bind_int64(q, 1, root->id);
 	cap = 1 << 16;
 	at = xmalloc(cap * sizeof(*at));
@@ -191,7 +205,7 @@ static int walk_scan(struct walk *w, struct subtree_row *root, char **err)
 		int32_t pv = pk < cap ? at[pk] : NOT_IN;
 		if (pv == NOT_IN)
 			continue;
-		row_read(q, 1, &r);
+		row_read(q, 1, w->v->cols, &r);
 		r.depth = dep[pk] + 1;
 		want--;
 		if ((val = w->v->visit(w->v->arg, &r, pv)) == SUBTREE_STOP) {

@@ -24,6 +24,13 @@
 /* What a visit returns to end the walk at once (subtree_walk returns 2). */
 #define SUBTREE_STOP INT32_MIN
 
+/* Which columns a walk reads beyond id, kind, dur_ns and child_count. */
+enum subtree_cols {
+	SUBTREE_SUMS,  /* name_id, self_ns, device_ns */
+	SUBTREE_TIMES, /* start_ns, track_id */
+};
+
+/* One phase; the columns not read are 0. */
 struct subtree_row {
 	int64_t id, name_id, track_id;
 	int kind;  /* enum phase_kind */
@@ -39,6 +46,7 @@ struct subtree_visitor {
 	/* Every phase visited so far will be visited again. */
 	void (*restart)(void *arg);
 	void *arg;
+	enum subtree_cols cols;
 };
 
 /* Walks the subtree of phase root_id in db (the file at path, for

@@ -78,7 +78,7 @@ enum {
 	X(A_DETAILS, "show or hide the details pane")                                              \
 	X(A_DETAILS_DOWN, "scroll the details pane down")                                          \
 	X(A_DETAILS_UP, "scroll the details pane up")                                              \
-	X(A_TIMELINE, "timeline of the current phase's subtree, a lane per track")                 \
+	X(A_TIMELINE, "timeline of this level's subtree, a lane per track")                        \
 	X(A_METRICS, "metrics: every series with a sparkline")                                     \
 	X(A_ISSUES, "top issues, ranked by the time each would save")                              \
 	X(A_FLAME, "flame graph of the selected phase's subtree")                                  \
