@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# End-to-end test of the timeline's lanes on the project's GPU capture
+# (tests/data/gpu, through its import.sh), against the raw Kineto trace
+# (tests/e2e/timeline_check.py reads it with Python's json):
+#   - on the train step's main thread, each ProfilerStep#N's footer: its
+#     duration, and the device operations it launched: the kernels, copies
+#     and sets whose correlation id is that of a runtime call the thread
+#     made inside the step;
+#   - the lanes: the thread's, and one "gpu0 stream N" per stream that work
+#     ran on, named as the trace names them;
+#   - ] on a step selects its first child, and [ goes back to the step;
+#     f fits the window to it (zoom past 1x), 0 shows the whole again.
+#
+# Prints "ok - NAME", "not ok - NAME (why)", then "N passed, M failed";
+# exits 1 when any check failed.  Needs: bash, python3.
+set -u
+
+cd "$(dirname "$0")/../.." || exit 1
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+e2e_init timeline
+CHECK=$ROOT/tests/e2e/timeline_check.py
+export HOME=$TMP/home XDG_STATE_HOME=$TMP/state LC_ALL=C.UTF-8
+mkdir -p "$HOME"
+
+if [ ! -x "$BIN" ]; then
+	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN"
+	summary
+	exit 1
+fi
+DB=$TMP/gpu.db
+if ! bash tests/data/gpu/import.sh "$BIN" "$DB" >/dev/null 2>"$TMP/err"; then
+	not_ok "import" "$(head -c 300 "$TMP/err")"
+	summary
+	exit 1
+fi
+
+# The thread the train step's profiler steps ran on, its timeline opened
+# with the longest step selected (the tree sorts by duration), each step in
+# turn (j), dumped at 160x40.
+goto='type :goto /gpu/train/python3 (473) CPU/thread 473 (python3)'
+printf '%s\nEnter\nEnter\nt\ndump\nj\ndump\nj\ndump\ng\n]\ndump\n[\nf\ndump\n0\n' "$goto" >"$TMP/k"
+if ! "$BIN" --keys "$TMP/k" --dump "$TMP/s.txt" --size 160x40 "$DB" 2>"$TMP/err"; then
+	not_ok "timeline" "$(head -c 300 "$TMP/err")"
+	summary
+	exit 1
+fi
+if why=$(python3 "$CHECK" steps tests/data/gpu/train.pt.trace.json.gz "$TMP/s.txt" 473); then
+	ok "each ProfilerStep's duration and device ops launched equal the raw trace's ($why)"
+else
+	not_ok "ProfilerStep footers" "$why"
+fi
+if why=$(python3 "$CHECK" lanes tests/data/gpu/train.pt.trace.json.gz "$TMP/s.txt" 473); then
+	ok "the lanes are the thread and each stream its work ran on ($why)"
+else
+	not_ok "lanes" "$why"
+fi
+if why=$(python3 "$CHECK" keys tests/data/gpu/train.pt.trace.json.gz "$TMP/s.txt" 473); then
+	ok "] selects the step's first child, [ the step again, f fits it ($why)"
+else
+	not_ok "] [ f" "$why"
+fi
+summary
