@@ -19,6 +19,7 @@
 #include "model/lanes.h"
 #include "model/model.h"
 #include "model/store.h"
+#include "tests/phasefx.h"
 #include "tests/testdir.h"
 
 struct fx {
@@ -26,45 +27,6 @@ struct fx {
 	struct model *m;
 	int64_t step, thread, a, a1, a2, a3, launch, k1, l2, k2, b, x;
 };
-
-struct writer {
-	struct store *st;
-	int64_t src;
-};
-
-static int64_t add(struct writer *w, int64_t parent, int kind, const char *name, int64_t track,
-		   int64_t start, int64_t dur, int64_t nchild)
-{
-	char *err = NULL;
-	struct phase_row p = {.id = store_reserve_phase_id(w->st),
-			      .parent_id = parent,
-			      .kind = kind,
-			      .name_id = store_intern(w->st, name, strlen(name), &err),
-			      .track_id = track,
-			      .source_id = w->src,
-			      .start_ns = start,
-			      .dur_ns = dur,
-			      .self_ns = dur,
-			      .child_count = nchild};
-	if (store_add_phase(w->st, &p, &err) < 0)
-		fail_msg("store_add_phase(%s): %s", name, err ? err : "?");
-	return p.id;
-}
-
-static int64_t add_track(struct writer *w, const char *kind, const char *name, int64_t sort)
-{
-	char *err = NULL;
-	struct track_row tr = {.source_id = w->src,
-			       .kind = kind,
-			       .pid = "1",
-			       .tid = name,
-			       .name = name,
-			       .rank = -1,
-			       .sort_index = sort};
-	int64_t id = store_add_track(w->st, &tr, &err);
-	assert_true(id > 0);
-	return id;
-}
 
 /*
  * step / thread T / A 0..100 / A1 10..50 / A2 12..40 / A3 13..30 / launch 14..15 / K1 on S 60..70
@@ -90,22 +52,20 @@ static int fx_setup(void **state)
 	    .path = "t.json", .format = "chrome", .anchor = "epoch", .rank = -1};
 	w.src = store_add_source(w.st, &sr, &err);
 	int64_t t = add_track(&w, "thread", "T", 2), s = add_track(&w, "stream", "S", 1);
-	f->step = add(&w, 0, PHASE_STEP, "step", 0, 0, 150, 3);
-	f->thread = add(&w, f->step, PHASE_THREAD, "thread T", t, 0, 150, 2);
-	f->a = add(&w, f->thread, PHASE_OPERATOR, "A", t, 0, 100, 2);
-	f->a1 = add(&w, f->a, PHASE_OPERATOR, "A1", t, 10, 40, 1);
-	f->a2 = add(&w, f->a1, PHASE_OPERATOR, "A2", t, 12, 28, 1);
-	f->a3 = add(&w, f->a2, PHASE_OPERATOR, "A3", t, 13, 17, 1);
-	f->launch = add(&w, f->a3, PHASE_RUNTIME, "launch", t, 14, 1, 1);
-	f->k1 = add(&w, f->launch, PHASE_KERNEL, "K1", s, 60, 10, 0);
-	f->l2 = add(&w, f->a, PHASE_RUNTIME, "L2", t, 60, 1, 1);
-	f->k2 = add(&w, f->l2, PHASE_KERNEL, "K2", s, 80, 10, 0);
-	f->b = add(&w, f->thread, PHASE_OPERATOR, "B", t, 100, 50, 0);
-	add(&w, f->step, PHASE_STREAM, "stream S", s, 0, 0, 0);
-	f->x = add(&w, f->step, PHASE_SPAN, "X", 999, 20, 10, 0);
-	if (store_commit(w.st, &err) < 0)
-		fail_msg("commit: %s", err ? err : "?");
-	store_close(w.st);
+	f->step = add_phase(&w, 0, PHASE_STEP, "step", 0, 0, 150, 3, 0);
+	f->thread = add_phase(&w, f->step, PHASE_THREAD, "thread T", t, 0, 150, 2, 0);
+	f->a = add_phase(&w, f->thread, PHASE_OPERATOR, "A", t, 0, 100, 2, 0);
+	f->a1 = add_phase(&w, f->a, PHASE_OPERATOR, "A1", t, 10, 40, 1, 0);
+	f->a2 = add_phase(&w, f->a1, PHASE_OPERATOR, "A2", t, 12, 28, 1, 0);
+	f->a3 = add_phase(&w, f->a2, PHASE_OPERATOR, "A3", t, 13, 17, 1, 0);
+	f->launch = add_phase(&w, f->a3, PHASE_RUNTIME, "launch", t, 14, 1, 1, 0);
+	f->k1 = add_phase(&w, f->launch, PHASE_KERNEL, "K1", s, 60, 10, 0, 0);
+	f->l2 = add_phase(&w, f->a, PHASE_RUNTIME, "L2", t, 60, 1, 1, 0);
+	f->k2 = add_phase(&w, f->l2, PHASE_KERNEL, "K2", s, 80, 10, 0, 0);
+	f->b = add_phase(&w, f->thread, PHASE_OPERATOR, "B", t, 100, 50, 0, 0);
+	add_phase(&w, f->step, PHASE_STREAM, "stream S", s, 0, 0, 0, 0);
+	f->x = add_phase(&w, f->step, PHASE_SPAN, "X", 999, 20, 10, 0, 0);
+	writer_close(&w);
 	if (model_open(f->db, &f->m, &err) < 0)
 		fail_msg("model_open: %s", err ? err : "?");
 	*state = f;

@@ -18,6 +18,7 @@
 
 #include "model/model.h"
 #include "model/store.h"
+#include "tests/phasefx.h"
 #include "tests/testdir.h"
 #include "tui/app.h"
 #include "tui/glyphs.h"
@@ -41,48 +42,6 @@ struct fx {
 	struct grid g;
 };
 
-struct writer {
-	struct store *st;
-	int64_t src;
-};
-
-static int64_t add_phase(struct writer *w, int64_t parent, int kind, const char *name,
-			 int64_t track, int64_t start, int64_t dur, int64_t nchild, int depth)
-{
-	char *err = NULL;
-	int64_t name_id = store_intern(w->st, name, strlen(name), &err);
-	assert_true(name_id > 0);
-	struct phase_row p = {.id = store_reserve_phase_id(w->st),
-			      .parent_id = parent,
-			      .kind = kind,
-			      .name_id = name_id,
-			      .track_id = track,
-			      .source_id = w->src,
-			      .start_ns = start,
-			      .dur_ns = dur,
-			      .self_ns = dur,
-			      .child_count = nchild,
-			      .depth = depth};
-	if (store_add_phase(w->st, &p, &err) < 0)
-		fail_msg("store_add_phase(%s): %s", name, err ? err : "?");
-	return p.id;
-}
-
-static int64_t add_track(struct writer *w, const char *kind, const char *name, int64_t sort)
-{
-	char *err = NULL;
-	struct track_row tr = {.source_id = w->src,
-			       .kind = kind,
-			       .pid = "1",
-			       .tid = name,
-			       .name = name,
-			       .rank = -1,
-			       .sort_index = sort};
-	int64_t id = store_add_track(w->st, &tr, &err);
-	assert_true(id > 0);
-	return id;
-}
-
 static int64_t add_metric(struct writer *w, const char *name, const char *host)
 {
 	char *err = NULL;
@@ -100,14 +59,9 @@ static int64_t add_metric(struct writer *w, const char *name, const char *host)
 
 static void write_trace(const char *path)
 {
-	struct writer w = {0};
+	struct writer w;
 	char *err = NULL;
-	if (store_open(path, STORE_WRITE, &w.st, &err) < 0 || store_begin(w.st, &err) < 0)
-		fail_msg("cannot open %s: %s", path, err ? err : "?");
-	struct source_row sr = {
-	    .path = "t.json", .format = "chrome", .anchor = "epoch", .rank = -1};
-	w.src = store_add_source(w.st, &sr, &err);
-	assert_true(w.src > 0);
+	writer_open(&w, path);
 	/* "stream 3" sorts before "thread 7" by sort_index, whatever the ids */
 	int64_t thread = add_track(&w, "thread", "thread 7", 2);
 	int64_t stream = add_track(&w, "stream", "stream 3", 1);
@@ -139,9 +93,7 @@ static void write_trace(const char *path)
 	assert_int_equal(store_add_sample(w.st, far, T0 + 1000000 * US, 1, &err), 0);
 	assert_int_equal(store_add_sample(w.st, far, T0 + 2000000 * US, 2, &err), 0);
 
-	if (store_commit(w.st, &err) < 0)
-		fail_msg("commit: %s", err ? err : "?");
-	store_close(w.st);
+	writer_close(&w);
 }
 
 /* The tree inside the workflow named name; its longest child selected. */
@@ -565,13 +517,9 @@ static void test_draw_100k_children(void **state)
 	enum { N = 100000, TRACKS = 8 };
 	char path[400];
 	snprintf(path, sizeof(path), "%s/big.db", f->dir);
-	struct writer w = {0};
+	struct writer w;
 	char *err = NULL;
-	if (store_open(path, STORE_WRITE, &w.st, &err) < 0 || store_begin(w.st, &err) < 0)
-		fail_msg("cannot open %s: %s", path, err ? err : "?");
-	struct source_row sr = {
-	    .path = "t.json", .format = "chrome", .anchor = "epoch", .rank = -1};
-	w.src = store_add_source(w.st, &sr, &err);
+	writer_open(&w, path);
 	int64_t tracks[TRACKS];
 	for (int i = 0; i < TRACKS; i++) {
 		char name[32];
@@ -582,9 +530,7 @@ static void test_draw_100k_children(void **state)
 	for (int i = 0; i < N; i++)
 		add_phase(&w, big, PHASE_OPERATOR, i == N / 2 ? "middle" : "op", tracks[i % TRACKS],
 			  (int64_t)i * 100, 90, 0, 1);
-	if (store_commit(w.st, &err) < 0)
-		fail_msg("commit: %s", err ? err : "?");
-	store_close(w.st);
+	writer_close(&w);
 
 	struct model *m;
 	if (model_open(path, &m, &err) < 0)
@@ -622,12 +568,8 @@ static void test_linked_and_nesting_keys(void **state)
 	struct fx *f = *state;
 	char path[400], *err = NULL;
 	snprintf(path, sizeof(path), "%s/linked.db", f->dir);
-	struct writer w = {0};
-	if (store_open(path, STORE_WRITE, &w.st, &err) < 0 || store_begin(w.st, &err) < 0)
-		fail_msg("cannot open %s: %s", path, err ? err : "?");
-	struct source_row sr = {
-	    .path = "t.json", .format = "chrome", .anchor = "epoch", .rank = -1};
-	w.src = store_add_source(w.st, &sr, &err);
+	struct writer w;
+	writer_open(&w, path);
 	int64_t thread = add_track(&w, "thread", "thread 7", 2);
 	int64_t stream = add_track(&w, "stream", "stream 3", 1);
 	int64_t wf = add_phase(&w, 0, PHASE_WORKFLOW, "wf", 0, 0, 100 * US, 2, 0);
@@ -636,9 +578,7 @@ static void test_linked_and_nesting_keys(void **state)
 	    add_phase(&w, outer, PHASE_RUNTIME, "launch", thread, 10 * US, 2 * US, 1, 2);
 	add_phase(&w, launch, PHASE_KERNEL, "kern", stream, 20 * US, 20 * US, 0, 3);
 	add_phase(&w, wf, PHASE_OPERATOR, "other", thread, 60 * US, 10 * US, 0, 1);
-	if (store_commit(w.st, &err) < 0)
-		fail_msg("commit: %s", err ? err : "?");
-	store_close(w.st);
+	writer_close(&w);
 
 	struct model *m;
 	if (model_open(path, &m, &err) < 0)
