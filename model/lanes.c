@@ -4,6 +4,7 @@
  * the children lists and depth-first numbers worked out, all in a few
  * linear passes and one sort per row.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,7 +34,8 @@ struct build {
 	atomic_int *cancel; /* set: the walk stops (NULL: never) */
 	unsigned tick;
 	size_t alloc_lanes;
-	int max_nest; /* host phases nested this deep or deeper are not kept */
+	int max_nest;	    /* host phases nested this deep or deeper are not kept */
+	uint32_t *lane_pos; /* lane index as made -> in display order */
 };
 
 int lanes_is_device(int kind)
@@ -78,7 +80,7 @@ static void restart(void *arg)
 	b->l->n = 0;
 	b->l->left_out = 0;
 	b->nvis = 0;
-	b->max_nest = LANES_NEST;
+	b->max_nest = INT_MAX;
 }
 
 static int64_t end_of(int64_t start, int64_t dur)
@@ -108,6 +110,7 @@ static int32_t keep(struct build *b, const struct subtree_row *r, int32_t parent
 	s->parent = parent;
 	s->kind = r->kind;
 	s->row = -1;
+	s->lane = -1;
 	b->lane_of[i] = lane;
 	b->nest[i] = nest;
 	if (s->start < l->t0)
@@ -117,19 +120,31 @@ static int32_t keep(struct build *b, const struct subtree_row *r, int32_t parent
 	return (int32_t)i;
 }
 
+/* Host work, not device work or a container. */
+static int is_host(const struct build *b, size_t i)
+{
+	return b->lane_of[i] >= 0 && !lanes_is_device(b->l->s[i].kind);
+}
+
 /* Over the limit, drops the deepest host row kept: its spans' children
  * move up to their parents.  A parent comes before its children, so one
- * pass maps each old index to its new one, or to its parent's. */
-static void compact(struct build *b)
+ * pass maps each old index to its new one, or to its parent's.  0 when
+ * only row 0 is left. */
+static int compact(struct build *b)
 {
 	struct lanes *l = b->l;
+	int deepest = 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (is_host(b, i) && b->nest[i] > deepest)
+			deepest = b->nest[i];
+	if (!deepest)
+		return 0;
 	int32_t *to = xmalloc((l->n ? l->n : 1) * sizeof(*to));
 	size_t n = 0;
-	b->max_nest--;
+	b->max_nest = deepest;
 	for (size_t i = 0; i < l->n; i++) {
 		int32_t p = l->s[i].parent < 0 ? -1 : to[l->s[i].parent];
-		if (b->lane_of[i] >= 0 && !lanes_is_device(l->s[i].kind) &&
-		    b->nest[i] >= b->max_nest) {
+		if (is_host(b, i) && b->nest[i] >= b->max_nest) {
 			to[i] = p;
 			continue;
 		}
@@ -145,10 +160,11 @@ static void compact(struct build *b)
 		if (b->vis[i].keep >= 0)
 			b->vis[i].keep = to[b->vis[i].keep];
 	free(to);
+	return 1;
 }
 
-/* Keeps containers, device work and what nests shallow enough to be drawn;
- * the rest hang their children on their nearest kept ancestor. */
+/* Keeps every phase but, over the limit, the deepest host rows; those hang
+ * their children on their nearest kept ancestor. */
 static int32_t visit(void *arg, const struct subtree_row *r, int32_t parent)
 {
 	struct build *b = arg;
@@ -160,8 +176,8 @@ static int32_t visit(void *arg, const struct subtree_row *r, int32_t parent)
 		l->t1 = r->id ? end_of(r->start_ns, r->dur_ns) : INT64_MIN;
 		return -1;
 	}
-	while (l->n >= b->max && b->max_nest > 1)
-		compact(b);
+	while (l->n >= b->max && compact(b))
+		;
 	const struct vis *pv = parent >= 0 ? &b->vis[parent] : NULL;
 	struct vis v = {pv ? pv->keep : -1, -1, 0};
 	if (!is_container(r->kind))
@@ -247,11 +263,13 @@ static void make_rows(struct build *b)
 	int32_t *first = xmalloc((b->alloc_lanes ? b->alloc_lanes : 1) * sizeof(*first));
 	for (size_t k = 0; k < b->alloc_lanes; k++)
 		first[k] = -1;
+	int32_t *pos = xmalloc((b->alloc_lanes ? b->alloc_lanes : 1) * sizeof(*pos));
 	for (size_t k = 0; k < l->nlanes; k++) {
 		uint32_t made = l->lane[k].row;
 		l->lane[k].row = (uint32_t)l->nrows;
 		l->lane[k].nrows = (uint32_t)deepest[made] + 1;
 		first[made] = (int32_t)l->nrows;
+		pos[made] = (int32_t)k;
 		l->nrows += l->lane[k].nrows;
 	}
 	l->row = xcalloc(l->nrows ? l->nrows : 1, sizeof(*l->row));
@@ -262,7 +280,10 @@ static void make_rows(struct build *b)
 		}
 	for (size_t i = 0; i < l->n; i++) {
 		int32_t k = b->lane_of[i];
-		if (k >= 0 && b->nest[i] < LANES_NEST && first[k] >= 0) {
+		if (k < 0 || first[k] < 0)
+			continue;
+		l->s[i].lane = pos[k];
+		if (b->nest[i] < LANES_NEST) {
 			l->s[i].row = first[k] + b->nest[i];
 			l->row[l->s[i].row].n++;
 		}
@@ -286,6 +307,7 @@ static void make_rows(struct build *b)
 		}
 	}
 	free(first);
+	free(pos);
 	free(deepest);
 }
 
@@ -353,7 +375,7 @@ int lanes_build(struct model *m, sqlite3 *db, int64_t root_id, size_t max_spans,
 			  .l = out,
 			  .max = max_spans < UINT32_MAX ? max_spans : UINT32_MAX,
 			  .cancel = cancel,
-			  .max_nest = LANES_NEST};
+			  .max_nest = INT_MAX};
 	struct subtree_visitor v = {visit, restart, &b, SUBTREE_TIMES};
 	idmap_init(&b.tracks, 64);
 	const char *path = store_path(model_store(m));

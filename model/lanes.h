@@ -5,9 +5,11 @@
  * depth there (0 when its parent is on another track: a kernel sits on
  * row 0 of its stream although it hangs under a CPU launch call).  The
  * containers (workflow, step, rank, process, thread, stream) are lanes,
- * not bars, and only the first LANES_NEST rows of a lane are drawn: the
- * phases nested deeper are not kept, and their children (the kernels
- * their launch calls started) hang on their nearest kept ancestor.
+ * not bars, and only the first LANES_NEST rows of a lane are drawn (the
+ * phases nested deeper are kept, within their ancestors' bars).  Over the
+ * limit of phases, the deepest host rows are dropped first, their children
+ * (the kernels their launch calls started) hung on the nearest ancestor
+ * kept; device work is never dropped for them.
  *
  * The subtree is read once (model/subtree.h), at most max_spans phases;
  * each span knows its parent, its children (by start) and its place in a
@@ -35,6 +37,7 @@ struct lane_span {
 	int64_t id, start, end;
 	int32_t parent;	      /* its parent's index, -1 under the root */
 	int32_t row;	      /* its row in lanes.row, -1 when not drawn */
+	int32_t lane;	      /* its lane, -1 for a container */
 	uint32_t kids, nkids; /* its children: lanes.kids[kids .. kids + nkids), by start */
 	uint32_t pre, last;   /* depth-first: its number, and its last descendant's */
 	int kind;	      /* enum phase_kind */

@@ -2,10 +2,10 @@
  * The timeline's lanes (model/lanes.c) on a small hand-built trace.db whose
  * layout is worked out here: a lane per track in sort order, a row per
  * nesting depth on a thread, kernels on row 0 of their stream under the
- * call that launched them, containers kept but not drawn, phases nested
- * past the rows drawn dropped with their children moved up, the shallow
- * rows kept and kernels never dropped when the limit forces it, the
- * depth-first numbers, the seek, the virtual root and a cancelled read.
+ * call that launched them, containers and phases nested past the rows
+ * drawn kept but not drawn; over a limit the deepest rows dropped with
+ * their children moved up and kernels never dropped; the depth-first
+ * numbers, the seek, the virtual root and a cancelled read.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,8 +35,7 @@ struct fx {
  *      / stream S (no children)
  *      / X 20..30 on a track the file does not list
  * Tracks sort S (1) before T (2).  A thread's rows: A, B (0); A1, L2 (1);
- * A2 (2); A3 (3); launch would be row 4, past LANES_NEST: not kept, so K1
- * hangs under A3.
+ * A2 (2); A3 (3); launch on row 4, past LANES_NEST: kept, not drawn.
  */
 static int fx_setup(void **state)
 {
@@ -112,9 +111,12 @@ static void test_layout(void **state)
 	assert_int_equal(l.nrows, 1 + LANES_NEST + 1);
 	/* the window: the step's own */
 	assert_true(l.t0 == 0 && l.t1 == 150);
-	/* kept: the two containers and every other phase but launch */
-	assert_int_equal(l.n, 11);
-	assert_int_equal(span_of(&l, f->launch), -1);
+	/* kept: every phase; launch, on row 4, is not drawn */
+	assert_int_equal(l.n, 12);
+	int32_t launch = span_of(&l, f->launch);
+	assert_true(launch >= 0);
+	assert_int_equal(l.s[launch].row, -1);
+	assert_int_equal(l.s[launch].lane, 1);
 	assert_int_equal(l.left_out, 0);
 	int32_t a = span_of(&l, f->a), a3 = span_of(&l, f->a3), k1 = span_of(&l, f->k1);
 	int32_t k2 = span_of(&l, f->k2), l2 = span_of(&l, f->l2), b = span_of(&l, f->b);
@@ -123,14 +125,17 @@ static void test_layout(void **state)
 	/* rows: containers none; A, B on T's row 0; A3 on its row 3; kernels on S */
 	assert_int_equal(l.s[th].row, -1);
 	assert_int_equal(l.s[a].row, 1);
+	assert_int_equal(l.s[a].lane, 1);
+	assert_int_equal(l.s[th].lane, -1);
 	assert_int_equal(l.s[b].row, 1);
 	assert_int_equal(l.s[l2].row, 2);
 	assert_int_equal(l.s[a3].row, 4);
 	assert_int_equal(l.s[k1].row, 0);
 	assert_int_equal(l.s[k2].row, 0);
 	assert_int_equal(l.s[span_of(&l, f->x)].row, 5);
-	/* K1 hangs under A3 (launch was dropped), K2 under L2 */
-	assert_int_equal(l.s[k1].parent, a3);
+	/* K1 hangs under launch, K2 under L2 */
+	assert_int_equal(l.s[k1].parent, launch);
+	assert_int_equal(l.s[launch].parent, a3);
 	assert_int_equal(l.s[k2].parent, l2);
 	/* ancestry by the depth-first numbers */
 	assert_true(lanes_covers(&l, (uint32_t)a, (uint32_t)k1));
@@ -188,7 +193,7 @@ static void test_virtual_root(void **state)
 	assert_int_equal(lanes_build(f->m, NULL, 0, LANES_MAX_SPANS, NULL, &l, &err), 0);
 	assert_int_equal(l.nroot, 1);
 	assert_int_equal(l.s[l.kids[0]].id, f->step);
-	assert_int_equal(l.n, 12);
+	assert_int_equal(l.n, 13);
 	assert_true(l.t0 == 0 && l.t1 == 150);
 	lanes_release(&l);
 }

@@ -725,7 +725,7 @@ static size_t draw_linked(struct grid *g, const struct area *ar, const struct ti
 			int y = s->row >= 0 ? row_y(tl, first, shown, s->row) : -1;
 			if (y >= 0)
 				draw_span(g, ar, full, y, s->start, s->end, ROLE_MATCH);
-			n++;
+			n += s->lane >= 0; /* a call, not a container */
 		}
 		return n;
 	}
@@ -821,7 +821,10 @@ void timeline_draw(struct app *a, struct grid *g, int y, int h)
 		ar.w = 0;
 	int rows = h - 2, first = y + 1;
 	/* scroll so the selected phase's row shows */
-	int sel_row = selected(tl)->row;
+	const struct lane_span *sc = selected(tl);
+	int sel_row = sc->row >= 0    ? sc->row
+		      : sc->lane >= 0 ? (int)(l->lane[sc->lane].row + l->lane[sc->lane].nrows - 1)
+				      : -1;
 	if (tl->top > (int)l->nrows - rows)
 		tl->top = (int)l->nrows - rows;
 	if (tl->top < 0)
@@ -850,8 +853,12 @@ void timeline_draw(struct app *a, struct grid *g, int y, int h)
 		draw_row(g, &ar, l, (size_t)(tl->top + p), first + p, full);
 	}
 	size_t linked = draw_linked(g, &ar, tl, first, shown, full);
+	/* a phase nested past the rows drawn shows on its lane's last row */
 	const struct lane_span *c = selected(tl);
-	int sy = c->row >= 0 ? row_y(tl, first, shown, c->row) : -1;
+	int32_t cr = c->row >= 0    ? c->row
+		     : c->lane >= 0 ? (int32_t)(l->lane[c->lane].row + l->lane[c->lane].nrows - 1)
+				    : -1;
+	int sy = cr >= 0 ? row_y(tl, first, shown, cr) : -1;
 	if (sy >= 0)
 		draw_span(g, &ar, full, sy, c->start, c->end, ROLE_SELECTED);
 	if (rows > shown)
