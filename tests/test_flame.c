@@ -4,7 +4,9 @@
  * trailing #N, host, self and device time summed per name path, device
  * time carried up from the kernels, children widest first in each mode,
  * the id-ordered pass giving what the depth-first walk gives, and a file
- * whose ids break that pass's premise still read whole.
+ * whose ids break that pass's premise still read whole.  The screen: in a
+ * terminal, F says what it merges while it merges, then gives the status
+ * line back to the frame's figures.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +21,8 @@
 #include "model/model.h"
 #include "model/store.h"
 #include "tests/testdir.h"
+#include "tui/app.h"
+#include "tui/grid.h"
 
 struct fx {
 	char dir[256], db[300];
@@ -295,6 +299,38 @@ static void missing_phase_is_an_error(void **state)
 	assert_int_equal(fl.n, 0);
 }
 
+/* The status line show_now put on the screen, as the terminal's does. */
+static char shown[512];
+
+static void show_now_status(struct app *a)
+{
+	struct grid g;
+	grid_init(&g, 80, 23, 1);
+	app_draw(a, &g);
+	grid_row_text(&g, 22, shown, sizeof(shown));
+	grid_release(&g);
+}
+
+static void status_after_merge(void **state)
+{
+	struct fx *f = *state;
+	struct app a;
+	struct grid g;
+	char *err = NULL, line[512];
+	assert_int_equal(app_init(&a, f->m, 1, NULL, &err), 0);
+	a.show_now = show_now_status;
+	assert_int_equal(tree_view_goto(&a.tree, "/wf/thread", &err), 0);
+	shown[0] = 0;
+	app_key(&a, 'F');
+	assert_string_equal(shown, "merging thread's subtree by name path ...");
+	grid_init(&g, 80, 23, 1);
+	app_draw(&a, &g);
+	grid_row_text(&g, 22, line, sizeof(line));
+	assert_string_equal(line, "total 200 ns (100.0%)  self 20 ns  count 1  thread");
+	grid_release(&g);
+	app_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +340,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(callers_of_a_name, setup, teardown),
 	    cmocka_unit_test(callers_nested),
 	    cmocka_unit_test_setup_teardown(missing_phase_is_an_error, setup, teardown),
+	    cmocka_unit_test_setup_teardown(status_after_merge, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

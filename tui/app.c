@@ -64,6 +64,12 @@ void app_message(struct app *a, int error, const char *fmt, ...)
 	a->msg_error = error;
 }
 
+void app_message_clear(struct app *a)
+{
+	free(a->message);
+	a->message = NULL;
+}
+
 void app_error(struct app *a, int rc, char *err)
 {
 	if (rc == PTREE_LOOP) {
@@ -713,8 +719,7 @@ static void prompt_done(struct app *a, enum prompt_kind kind)
 
 void app_key(struct app *a, int key)
 {
-	free(a->message);
-	a->message = NULL;
+	app_message_clear(a);
 	if (key == K_RESIZE)
 		return;
 	if (a->prompt.kind != PROMPT_NONE) {
@@ -820,8 +825,7 @@ void app_key(struct app *a, int key)
 
 void app_click(struct app *a, int x, int y)
 {
-	free(a->message);
-	a->message = NULL;
+	app_message_clear(a);
 	if (a->prompt.kind == PROMPT_NONE && a->screen == SCREEN_TREE)
 		tree_click(a, y);
 }

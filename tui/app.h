@@ -186,6 +186,8 @@ void app_draw(struct app *a, struct grid *g);
 /* Shows a message in the status line until the next key. */
 void app_message(struct app *a, int error, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Gives the status line back to the screen (a key does it too). */
+void app_message_clear(struct app *a);
 /* A failure of a model call that returned rc with err (taken, may be
  * NULL): in the status line, or, when rc says the file itself is broken
  * (PTREE_LOOP), the explorer stops and the front end reports a->fatal. */

@@ -76,6 +76,8 @@ int flame_view_open(struct app *a)
 		app_error(a, -1, err);
 		return -1;
 	}
+	if (a->show_now) /* the status line is the frame's again */
+		app_message_clear(a);
 	v->built = 1;
 	v->phase_id = n->id;
 	v->mode = FLAME_HOST;
