@@ -16,6 +16,14 @@
 #      (the screen recovers), then q pops each level and quits at the top;
 #   g. at 80x23 (a 24-line terminal inside tmux), 80x20 (the details pane
 #      gives up rows and scrolls) and 80x19 ("terminal too small");
+#   h. one session at 80x23 on the GPU capture (tests/data/gpu, with device
+#      work): drill to a CPU thread, F (the flame graph: its title, a frame,
+#      the figures on row 23), q, :kernels (the table's columns, a kernel of
+#      the trace, as many rows as `summary kernels` prints), Esc, :diff with
+#      the eval trace imported alone (its header, a matched and a removed
+#      row, as many rows as `diff --format json` has names), q, then Q
+#      restores the terminal; every screen 23 rows of at most 80 columns,
+#      none "too small";
 #   d. SIGTERM, and C-c (SIGINT) typed at the terminal, restore it too.
 #   f. C-c during a query that would never end stops the query, not the
 #      explorer.
@@ -24,7 +32,7 @@
 # exits 1 when any check failed, 0 with a "skipped" line without tmux.
 #
 #   bash tests/e2e/tui_tmux.sh          (GRADEML_BIN picks the binary)
-# Needs: tmux, python3 (for the demo import), stty, /proc.
+# Needs: tmux, python3 (the demo import, h's checks), stty, /proc.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -81,15 +89,15 @@ EOF
 # meet a server on its way out ("server exited unexpectedly").
 tm new-session -d -s keepalive -x 80 -y 24 "exec sleep 3600"
 
-# start NAME [ROWS]: a new 80x24 (80xROWS) session NAME running the explorer
-# on the demo db.
+# start NAME [ROWS [DB]]: a new 80x24 (80xROWS) session NAME running the
+# explorer on the demo db (on DB).
 start() {
-	local name=$1
+	local name=$1 db=${3:-$DB}
 	rm -f "$TMP/$name.pid"
 	tm new-session -d -s "$name" -x 80 -y "${2:-24}" \
 		env -i PATH="$PATH" TERM=xterm-256color LANG=C.UTF-8 HOME="$TMP/home" \
 		XDG_STATE_HOME="$TMP/state" GRADEML_THEME_DIR="$ROOT/themes" GRADEML_BIN="$BIN" WRAP_PIDFILE="$TMP/$name.pid" \
-		bash --noprofile --norc "$TMP/wrap.sh" "$DB"
+		bash --noprofile --norc "$TMP/wrap.sh" "$db"
 }
 
 # screen NAME: the pane's text now.
@@ -202,6 +210,54 @@ expect() {
 	fi
 }
 
+# shows CHECK ERE: the last screen has a row matching ERE.
+shows() {
+	if grep -qE -- "$2" "$TMP/last"; then
+		ok "$1"
+	else
+		not_ok "$1" "no row matches '$2': $(last_screen)"
+		return 1
+	fi
+}
+
+# fits80x23 NAME CHECK LAST: polls the pane (5 s) until its screen is 23
+# rows of at most 80 columns (a wide character counts two), none says "too
+# small", and row 23 matches the Python regex LAST; the screen in $TMP/last.
+fits80x23() {
+	local name=$1 check=$2 why i
+	for ((i = 0; i < 100; i++)); do
+		screen "$name" >"$TMP/last"
+		why=$(python3 - "$TMP/last" "$3" <<'EOF'
+import re, sys, unicodedata
+rows = open(sys.argv[1], encoding='utf-8').read().split('\n')
+if rows[-1] == '':
+    rows.pop()
+def width(row):
+    return sum(2 if unicodedata.east_asian_width(c) in 'WF' else 1 for c in row)
+why = []
+if len(rows) != 23:
+    why.append(f'{len(rows)} rows')
+wide = [n + 1 for n, row in enumerate(rows) if width(row) > 80]
+if wide:
+    why.append(f'rows {wide} wider than 80 columns')
+if any('too small' in row for row in rows):
+    why.append('it says too small')
+if rows and not re.search(sys.argv[2], rows[-1]):
+    why.append(f'row 23 is {rows[-1][:70]!r}')
+print('; '.join(why))
+EOF
+		) || why="python3 failed"
+		[ -z "$why" ] && break
+		sleep 0.05
+	done
+	if [ -z "$why" ]; then
+		ok "$check"
+	else
+		not_ok "$check" "$why"
+		return 1
+	fi
+}
+
 # ---- a. open where the work is, drill, back up one level, Q ----
 start a || not_ok "a: tmux starts a session"
 if expect a "a: the first screen opens in the demo workflow" "?:help"; then
@@ -266,6 +322,59 @@ if expect g "g: the explorer starts at 80x23, in the demo workflow" "grademl-tui
 		tm send-keys -t g Q && restored g "g: Q quits and restores the terminal" 0
 fi
 tm kill-session -t g 2>/dev/null || true
+
+# ---- h. 80x23 on the GPU capture: drill, flame graph, :kernels, :diff, Q ----
+# The screens' row counts come from the command line: `summary kernels` of
+# the thread, and the names of `diff --format json` against the eval trace
+# imported alone (its operators matched, the DDP and train ones removed).
+GDB=$TMP/gpu.db EDB=$TMP/eval.db
+THREAD="/gpu/train/python3 (473) CPU/thread 473 (python3)"
+if ! bash tests/data/gpu/import.sh "$BIN" "$GDB" >/dev/null 2>"$TMP/err" ||
+	! "$BIN" import -o "$EDB" tests/data/gpu/eval.pt.trace.json.gz >/dev/null 2>"$TMP/err"; then
+	not_ok "h: import the GPU capture" "$(head -c 300 "$TMP/err")"
+elif ! nk=$("$BIN" summary "$GDB" kernels "$THREAD" --format json 2>"$TMP/err" |
+	python3 -c 'import json, sys; print(len(json.load(sys.stdin)))') ||
+	! nd=$("$BIN" diff "$GDB" "$EDB" --format json 2>"$TMP/err" |
+		python3 -c 'import json, sys; print(sum(l["names"] for l in json.load(sys.stdin)["levels"]))'); then
+	not_ok "h: summary kernels and diff --format json" "$(head -c 300 "$TMP/err")"
+else
+	start h 23 "$GDB" || not_ok "h: tmux starts an 80x23 session"
+	if expect h "h: the explorer starts on the GPU workflow" "grademl-tui › gpu"; then
+		size=$(tm display -p -t h '#{window_width}x#{window_height}')
+		if [ "$size" = 80x23 ]; then
+			ok "h: the window is 80x23"
+		else
+			not_ok "h: the window is 80x23" "it is $size"
+		fi
+		step h "h: Enter on train drills in" "grademl-tui › gpu › train" j Enter &&
+			shows "h: the breadcrumb and rows of train's level" '^\+ python3 \(473\) CPU +[0-9]' &&
+			step h "h: Enter on python3 (473) CPU drills to its threads" \
+				"grademl-tui › gpu › train › python3 (473) CPU" j Enter &&
+			shows "h: the rows of the process's level" '^\+ thread 473 \(python3\) +[0-9]' &&
+			step h "h: F opens the flame graph of thread 473" "phases: thread 473 (python3)" F &&
+			fits80x23 h "h: the flame graph fits 80x23, the frame's figures on row 23" \
+				'^total .*  self .*  count 1  thread 473 \(python3\)$' &&
+			shows "h: the flame graph's title" '^host time, [0-9]+ phases: thread 473 \(python3\)$' &&
+			shows "h: the profiler steps merged into one frame" '^ProfilerStep#\*' &&
+			step h "h: q goes back to the tree" "?:help" q &&
+			step h "h: :kernels opens the thread's kernel table" ":kernels of thread 473 (python3)" \
+				':kernels' Enter &&
+			fits80x23 h "h: the kernel table fits 80x23, its names on row 23" "^$nk names in " &&
+			shows "h: the kernel table's columns" '^ name +type +count +total +share%' &&
+			shows "h: as many rows as \`summary kernels\` ($nk)" " $nk rows\$" &&
+			shows "h: a kernel of the trace, its type" '^ nvjet_sm90_tst_256x128_64x4_1x2_h_bz_co… +COMP +[0-9]+ ' &&
+			step h "h: Esc goes back to the tree" "?:help" Escape &&
+			step h "h: :diff opens the diff against the eval trace" "makespan" ":diff $EDB" Enter &&
+			fits80x23 h "h: the diff fits 80x23, its names on row 23" "^$nd names, this run A, " &&
+			shows "h: the diff's columns" '^ level +name +status +diff +ratio' &&
+			shows "h: as many rows as \`diff --format json\` has names ($nd)" " $nd rows\$" &&
+			shows "h: the profiler steps matched in both runs" '^ step +ProfilerStep#\* +-[0-9.]+ [mu]?s ' &&
+			shows "h: an operator only this run has, removed" '^ op +.* removed +-[0-9.]+ [mu]?s ' &&
+			step h "h: q goes back to the tree" "?:help" q &&
+			tm send-keys -t h Q && restored h "h: Q quits and restores the terminal" 0
+	fi
+	tm kill-session -t h 2>/dev/null || true
+fi
 
 # ---- d. SIGTERM and SIGINT ----
 start d || not_ok "d: tmux starts a session"
