@@ -432,6 +432,33 @@ static void names_as_shown(void **state)
 	app_release(&a);
 }
 
+/* A message wider than the screen ends in the cut mark, on the status
+ * line and, while a prompt is open, on the row above it. */
+static void long_messages_cut(void **state)
+{
+	struct fx *f = *state;
+	struct app a;
+	struct grid g;
+	char *err = NULL, line[512], msg[101], cut[81];
+	memset(msg, 'x', 100);
+	msg[100] = '\0';
+	memset(cut, 'x', 79);
+	memcpy(cut + 79, "~", 2);
+	assert_int_equal(app_init(&a, f->m, 1, NULL, &err), 0);
+	grid_init(&g, 80, 23, 1);
+	app_message(&a, 0, "%s", msg);
+	app_draw(&a, &g);
+	grid_row_text(&g, 22, line, sizeof(line));
+	assert_string_equal(line, cut);
+	app_key(&a, ':');
+	app_message(&a, 1, "%s", msg);
+	app_draw(&a, &g);
+	grid_row_text(&g, 21, line, sizeof(line));
+	assert_string_equal(line, cut);
+	grid_release(&g);
+	app_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -442,6 +469,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(drawn_rows, setup, teardown),
 	    cmocka_unit_test_setup_teardown(open_where_the_work_is, setup_chain, teardown),
 	    cmocka_unit_test_setup_teardown(names_as_shown, setup_names, teardown),
+	    cmocka_unit_test_setup_teardown(long_messages_cut, setup_names, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

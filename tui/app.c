@@ -868,8 +868,8 @@ static void draw_status(struct app *a, struct grid *g)
 		/* a message while typing (completions, an error to mend) goes
 		 * on the line above, over the screen's last row */
 		if (a->message)
-			grid_put(g, 0, y - 1, g->w, a->message,
-				 a->msg_error ? ROLE_ERROR : ROLE_STATUS);
+			grid_put_cut(g, 0, y - 1, g->w, a->message, a->g->more,
+				     a->msg_error ? ROLE_ERROR : ROLE_STATUS);
 		char lead[2] = {prompt_char(a->prompt.kind), 0};
 		grid_put(g, 0, y, 1, lead, ROLE_PROMPT);
 		/* show the end of a long line */
@@ -894,7 +894,8 @@ static void draw_status(struct app *a, struct grid *g)
 		return;
 	}
 	if (a->message) {
-		grid_put(g, 0, y, g->w, a->message, a->msg_error ? ROLE_ERROR : ROLE_STATUS);
+		grid_put_cut(g, 0, y, g->w, a->message, a->g->more,
+			     a->msg_error ? ROLE_ERROR : ROLE_STATUS);
 		return;
 	}
 	if (a->screen == SCREEN_FLAME && a->fv.built) {
