@@ -21,7 +21,8 @@
 #      the figures on row 23), q, :kernels (the table's columns, a kernel of
 #      the trace, as many rows as `summary kernels` prints), Esc, :diff with
 #      the eval trace imported alone (its header, a matched and a removed
-#      row, as many rows as `diff --format json` has names), q, then Q
+#      row, as many rows as `diff --format json` has names, a status line
+#      too long for 80 columns cut with "…"), q, then Q
 #      restores the terminal; every screen 23 rows of at most 80 columns,
 #      none "too small";
 #   d. SIGTERM, and C-c (SIGINT) typed at the terminal, restore it too.
@@ -365,7 +366,8 @@ else
 			shows "h: a kernel of the trace, its type" '^ nvjet_sm90_tst_256x128_64x4_1x2_h_bz_co… +COMP +[0-9]+ ' &&
 			step h "h: Esc goes back to the tree" "?:help" Escape &&
 			step h "h: :diff opens the diff against the eval trace" "makespan" ":diff $EDB" Enter &&
-			fits80x23 h "h: the diff fits 80x23, its names on row 23" "^$nd names, this run A, " &&
+			fits80x23 h "h: the diff fits 80x23, its names on row 23 (whole, or cut with …)" \
+				"^$nd names, this run A, .*(Enter shows a name in A|…)\$" &&
 			shows "h: the diff's columns" '^ level +name +status +diff +ratio' &&
 			shows "h: as many rows as \`diff --format json\` has names ($nd)" " $nd rows\$" &&
 			shows "h: the profiler steps matched in both runs" '^ step +ProfilerStep#\* +-[0-9.]+ [mu]?s ' &&
