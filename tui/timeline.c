@@ -760,8 +760,6 @@ static void draw_footer(struct app *a, struct grid *g, int y, size_t linked)
 		sbuf_addf(&rest,
 			  lanes_is_device(c->kind) ? "  %zu calls above" : "  %zu device ops below",
 			  linked);
-	sbuf_addf(&rest, "  window %s + %s", rel(w0, sizeof(w0), tl->t0, base, "+0"),
-		  format_duration(w1, sizeof(w1), tl->t1 - tl->t0));
 	double zoom =
 	    tl->t1 > tl->t0 ? (double)(tl->l.t1 - tl->l.t0) / (double)(tl->t1 - tl->t0) : 1;
 	if (zoom >= 9.95 || fabs(zoom - floor(zoom + 0.5)) < 0.05)
@@ -769,8 +767,10 @@ static void draw_footer(struct app *a, struct grid *g, int y, size_t linked)
 	else
 		sbuf_addf(&rest, "  zoom %.1fx", zoom);
 	if (tl->l.left_out)
-		sbuf_addf(&rest, "  %lld phases not read (Enter one to see them)",
+		sbuf_addf(&rest, "  %lld phases left out (Enter one to see them)",
 			  (long long)tl->l.left_out);
+	sbuf_addf(&rest, "  window %s + %s", rel(w0, sizeof(w0), tl->t0, base, "+0"),
+		  format_duration(w1, sizeof(w1), tl->t1 - tl->t0));
 	int room = g->w - (int)rest.len;
 	if (room < 12)
 		room = 12;
@@ -787,7 +787,7 @@ static void draw_footer(struct app *a, struct grid *g, int y, size_t linked)
 	format_name(&name, tl->cur.name, c->kind == PHASE_KERNEL, a->g->more);
 	int used = grid_put_cut(g, 0, y, room, name.buf, a->g->more, ROLE_LABEL);
 	sbuf_release(&name);
-	grid_put(g, used, y, -1, rest.buf, ROLE_LABEL);
+	grid_put_cut(g, used, y, g->w - used, rest.buf, a->g->more, ROLE_LABEL);
 	sbuf_release(&rest);
 }
 

@@ -18,7 +18,8 @@
 #      gives up rows and scrolls) and 80x19 ("terminal too small");
 #   h. one session at 80x23 on the GPU capture (tests/data/gpu, with device
 #      work): drill to a CPU thread, F (the flame graph: its title, a frame,
-#      the figures on row 23), q, :kernels (the table's columns, a kernel of
+#      the figures on row 23), q, t (the timeline: a lane per thread and the
+#      stream, the footer), q, :kernels (the table's columns, a kernel of
 #      the trace, as many rows as `summary kernels` prints), Esc, :diff with
 #      the eval trace imported alone (its header, a matched and a removed
 #      row, as many rows as `diff --format json` has names, a status line
@@ -324,7 +325,7 @@ if expect g "g: the explorer starts at 80x23, in the demo workflow" "grademl-tui
 fi
 tm kill-session -t g 2>/dev/null || true
 
-# ---- h. 80x23 on the GPU capture: drill, flame graph, :kernels, :diff, Q ----
+# ---- h. 80x23 on the GPU capture: drill, flame graph, timeline, :kernels, :diff, Q ----
 # The screens' row counts come from the command line: `summary kernels` of
 # the thread, and the names of `diff --format json` against the eval trace
 # imported alone (its operators matched, the DDP and train ones removed).
@@ -358,6 +359,14 @@ else
 			shows "h: the flame graph's title" '^host time, [0-9]+ phases: thread 473 \(python3\)$' &&
 			shows "h: the profiler steps merged into one frame" '^ProfilerStep#\*' &&
 			step h "h: q goes back to the tree" "?:help" q &&
+			step h "h: t opens the process's timeline, read in the background" \
+				"gpu0 stream 7" t &&
+			fits80x23 h "h: the timeline fits 80x23, its keys on row 23" \
+				'^\?:help \+/-:zoom f:fit h/l:pan' &&
+			shows "h: the main thread has a lane (its name cut with …)" '^thread 473 \(pyth[a-z]*… ' &&
+			shows "h: the footer names the selected thread and its device ops" \
+				'^thread 473 …  at \+0 for [0-9.]+ ms  [0-9]+ device ops below  zoom 1x' &&
+			step h "h: q goes back to the tree" "?:help /:search" q &&
 			step h "h: :kernels opens the thread's kernel table" ":kernels of thread 473 (python3)" \
 				':kernels' Enter &&
 			fits80x23 h "h: the kernel table fits 80x23, its names on row 23" "^$nk names in " &&
