@@ -924,6 +924,12 @@ static int finish_event(struct cp *p)
 		return 0;
 	}
 	char ph = e->ph.buf[0];
+	if ((ph == 'i' || ph == 'I') && !e->pid.len && !e->tid.len) {
+		/* an instant of no process (Kineto's "Record Window End"): not
+		 * pid 0's, whose process it would double under pid 0's name */
+		sbuf_adds(&e->pid, "global");
+		sbuf_adds(&e->tid, "global");
+	}
 	if (!e->pid.len)
 		sbuf_adds(&e->pid, "0");
 	if (!e->tid.len)

@@ -792,18 +792,33 @@ static void test_distributed_rank(void **state)
 }
 
 /* Kineto's "Record Window End" (an instant with an empty pid, after the last
- * span) makes a track of its own; it must not stretch the rank's window, nor
- * the step's. */
+ * span) makes a track of its own, not pid 0's (whose process would show
+ * twice under its name); it must not stretch the rank's window, nor the
+ * step's. */
 static void test_record_window_end_not_in_rank_window(void **state)
 {
 	struct fx *f = *state;
 	import_ok(f, "rank0.json",
 		  "{\"distributedInfo\":{\"rank\":0},\"traceEvents\":["
+		  "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,"
+		  "\"args\":{\"name\":\"python3\"}},"
+		  "{\"ph\":\"X\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":100,\"dur\":5},"
 		  "{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":10},"
 		  "{\"name\":\"Record Window End\",\"ph\":\"i\",\"s\":\"g\",\"pid\":\"\","
 		  "\"tid\":\"\",\"ts\":2000}]}");
 	assert_int_equal(q_int(f, "SELECT count(*) FROM events_v WHERE name = 'Record Window End'"),
 			 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'process'"
+				  " AND name LIKE 'python3 (0)%%'"),
+			 1);
+	assert_text(f, "global",
+		    "SELECT t.pid FROM tracks t JOIN events_v e ON e.track_id = t.id"
+		    " WHERE e.name = 'Record Window End'");
+	assert_int_equal(
+	    q_int(
+		f,
+		"SELECT count(*) FROM phases_v WHERE kind = 'process' AND name = 'process global'"),
+	    1);
 	assert_text(f, "100000 110000",
 		    "SELECT start_ns || ' ' || end_ns FROM phases_v WHERE kind = 'rank'");
 	assert_text(f, "100000 110000",

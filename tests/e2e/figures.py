@@ -357,8 +357,12 @@ class Checks:
                     procs.setdefault((norm(x["pid"]), dev), {}).setdefault(
                         (lane, norm(x["tid"])), []).append(x)
                 for i in raw.instants:
-                    procs.setdefault((norm(i["pid"]), False), {}).setdefault(
-                        ("thread", norm(i["tid"])), []).append({"t0": i["t"], "t1": i["t"]})
+                    # an instant of no process and thread (Kineto's "Record
+                    # Window End") has a process of its own, "global"
+                    pid, tid = ("global", "global") if i["pid"] == i["tid"] == "" else (
+                        norm(i["pid"]), norm(i["tid"]))
+                    procs.setdefault((pid, False), {}).setdefault(
+                        ("thread", tid), []).append({"t0": i["t"], "t1": i["t"]})
             return procs
 
         def extent(xs):
