@@ -378,7 +378,8 @@ static void draw_cell(struct app *a, struct grid *g, int x, int y, int w, const 
 	if (sw > w) {
 		struct sbuf cut = SBUF_INIT;
 		format_fit(&cut, s, w - 1, 0);
-		grid_put(g, x, y, w - 1, cut.buf, role);
+		if (cut.len) /* a column one cell wide has room for the mark only */
+			grid_put(g, x, y, w - 1, cut.buf, role);
 		grid_put(g, x + w - 1, y, 1, a->g->more, role == ROLE_SELECTED ? role : ROLE_DIM);
 		sbuf_release(&cut);
 		return;
