@@ -292,3 +292,34 @@ const char *text_duration(char *buf, size_t n, int64_t ns)
 		snprintf(buf, n, "%s%.0f ns", neg, v);
 	return buf;
 }
+
+const char *text_signed_duration(char *buf, size_t n, int64_t ns)
+{
+	size_t k = ns > 0 && n > 1;
+	if (k)
+		buf[0] = '+';
+	text_duration(buf + k, n - k, ns);
+	return buf;
+}
+
+const char *text_bytes(char *buf, size_t n, int64_t bytes)
+{
+	static const char *const unit[] = {"B", "KB", "MB", "GB", "TB"};
+	double v = (double)bytes;
+	int u = 0;
+	while (fabs(v) >= 1000 && u < 4) {
+		v /= 1000;
+		u++;
+	}
+	snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+	return buf;
+}
+
+const char *text_ratio(char *buf, size_t n, double r)
+{
+	if (isnan(r))
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, "%.2fx", r);
+	return buf;
+}

@@ -34,6 +34,14 @@ int text_parse_id64(const char *s, size_t n, uint64_t *out);
 /* ns as three significant digits in the largest unit that keeps the value
  * at least 1 ("24.8 ms", "3.00 s", "90 ns"); returns buf. */
 const char *text_duration(char *buf, size_t n, int64_t ns);
+/* text_duration with a '+' before a positive one: a difference ("+1.20
+ * ms", "-300 ns", "0 ns"); returns buf. */
+const char *text_signed_duration(char *buf, size_t n, int64_t ns);
+/* bytes in decimal units, one decimal from a kB on ("512 B", "12.3 MB",
+ * up to TB); returns buf. */
+const char *text_bytes(char *buf, size_t n, int64_t bytes);
+/* A ratio as "1.61x" (two decimals), NAN as "-"; returns buf. */
+const char *text_ratio(char *buf, size_t n, double r);
 /* A duration with an optional unit (ns, us, ms, s, min, h; default ns),
  * e.g. "1.5s", "-200ms"; -1 on junk or overflow. */
 int text_parse_duration(const char *s, int64_t *out);

@@ -26,7 +26,12 @@ enum query_coltype {
 	QC_DUR,	  /* nanoseconds */
 	QC_TIME,  /* nanoseconds since the Unix epoch */
 	QC_PHASE, /* a phase id: the explorer can jump to it */
-	QC_ANY	  /* the sql escape: whatever SQLite returns */
+	QC_ANY,	  /* the sql escape: whatever SQLite returns */
+	/* the explorer's own tables (summaries, :diff) only: */
+	QC_BYTES, /* bytes */
+	QC_RATE,  /* bytes per nanosecond (GB/s) */
+	QC_DELTA, /* a difference of nanoseconds, shown signed */
+	QC_RATIO  /* a ratio, shown as "1.61x" */
 };
 
 enum query_ptype { QP_NULL, QP_INT, QP_REAL, QP_TEXT };

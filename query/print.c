@@ -133,18 +133,52 @@ static void clock_text(struct sbuf *out, int64_t ns, int decimals)
 	}
 }
 
+/* A number of a column with a unit (a duration, bytes, a rate, a
+ * ratio) as the explorer shows it into buf; NULL for other columns and
+ * for values out of range. */
+static const char *unit_text(char *buf, size_t n, const struct query_value *v,
+			     enum query_coltype type)
+{
+	double d = v->type == QP_INT ? (double)v->i : v->r;
+	if (type == QC_RATIO)
+		return text_ratio(buf, n, d);
+	if (type == QC_RATE && fabs(d) < 9e9) { /* bytes per ns: per s, 1e9 times as many */
+		text_bytes(buf, n, llround(d * 1e9));
+		size_t k = strlen(buf);
+		snprintf(buf + k, n - k, "/s");
+		return buf;
+	}
+	if (type != QC_DUR && type != QC_DELTA && type != QC_BYTES)
+		return NULL;
+	if (v->type == QP_REAL && !(fabs(d) < 9e18))
+		return NULL;
+	int64_t i = v->type == QP_INT ? v->i : llround(d);
+	return type == QC_BYTES	  ? text_bytes(buf, n, i)
+	       : type == QC_DELTA ? text_signed_duration(buf, n, i)
+				  : text_duration(buf, n, i);
+}
+
+static int has_unit(enum query_coltype t)
+{
+	return t == QC_DUR || t == QC_TIME || t >= QC_BYTES;
+}
+
 /* A value for the table; decimals: a clock time's (see clock_decimals). */
 static void cell_text(struct sbuf *out, const struct query_value *v, enum query_coltype type,
 		      const struct query_print_hooks *h, int decimals)
 {
 	char buf[64];
-	if (v->type != QP_NULL && v->type != QP_TEXT && (type == QC_DUR || type == QC_TIME)) {
-		if (h->raw) {
+	if (v->type == QP_INT || v->type == QP_REAL) {
+		if (h->raw && has_unit(type)) {
 			raw_text(out, v);
 			return;
 		}
 		if (type == QC_TIME && h->clock && (v->type == QP_INT || fabs(v->r) < 9e18)) {
 			clock_text(out, time_ns(v), decimals);
+			return;
+		}
+		if (unit_text(buf, sizeof(buf), v, type)) {
+			sbuf_adds(out, buf);
 			return;
 		}
 	}
@@ -156,16 +190,10 @@ static void cell_text(struct sbuf *out, const struct query_value *v, enum query_
 		h->sanitize(out, v->s);
 		return;
 	case QP_INT:
-		if (type == QC_DUR)
-			sbuf_adds(out, text_duration(buf, sizeof(buf), v->i));
-		else
-			add_int(out, v->i);
+		add_int(out, v->i);
 		return;
 	case QP_REAL:
-		if (type == QC_DUR && fabs(v->r) < 9e18)
-			sbuf_adds(out, text_duration(buf, sizeof(buf), (int64_t)llround(v->r)));
-		else
-			sbuf_addf(out, "%.6g", v->r);
+		sbuf_addf(out, "%.6g", v->r);
 		return;
 	}
 }

@@ -2,7 +2,8 @@
  * Writing a query result (exec.h) as an aligned table, CSV or JSON, for
  * `grademl-tui query`.  The table is for a terminal: every text value goes
  * through the caller's sanitiser (tui/format.h's format_sanitize; query/
- * does not depend on tui/), durations read as "24.8 ms", NULL as "-".  CSV
+ * does not depend on tui/), durations read as "24.8 ms", the explorer's
+ * other units as "12.3 MB", "1.3 TB/s", "+1.20 ms", "1.61x", NULL as "-".  CSV
  * (RFC 4180: CRLF, quotes doubled, fields with , " CR LF quoted) and JSON
  * (an array of objects, one per row, keys the column names) carry raw
  * values: nanoseconds, full-precision numbers, text as stored, unless the
@@ -32,14 +33,16 @@ struct query_print_hooks {
 	 * columns by cutting its widest text columns, each cut cell ending in
 	 * more ("..." when NULL); clock: times as UTC date and time of day
 	 * with the decimals their column needs; raw: durations and times as
-	 * integer nanoseconds (before clock). */
+	 * integer nanoseconds, bytes, rates and ratios as stored (before
+	 * clock). */
 	int cols;
 	const char *more;
 	int clock, raw;
 };
 
 /* A result as display text: the header (row 0) and every cell through the
- * hooks' sanitiser, durations as "24.8 ms" (raw and clock as the hooks say),
+ * hooks' sanitiser, durations as "24.8 ms" and the other units as above
+ * (raw and clock as the hooks say),
  * NULL as "-"; each column's widest
  * cell and whether it is right-aligned (numbers; the sql escape's columns
  * unless they hold text).  The table printer and the explorer share it. */

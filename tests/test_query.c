@@ -1328,6 +1328,47 @@ static void test_print_fit(void **state)
 	sqlite3_close(db);
 }
 
+/* The explorer's own units (summaries, :diff): bytes, bytes per ns as a
+ * rate, signed differences and ratios read with their units in a table,
+ * as stored in CSV, JSON and --raw. */
+static void test_print_units(void **state)
+{
+	(void)state;
+	static const struct query_column cols[] = {
+	    {"bytes", QC_BYTES}, {"GB/s", QC_RATE}, {"diff", QC_DELTA}, {"ratio", QC_RATIO}};
+	struct query_result r;
+	query_result_init(&r, cols, 4, 3);
+	struct query_value *v = r.cells;
+	v[0] = (struct query_value){.type = QP_INT, .i = 150994944};
+	v[1] = (struct query_value){.type = QP_REAL, .r = 1279.8};
+	v[2] = (struct query_value){.type = QP_INT, .i = 279000000};
+	v[3] = (struct query_value){.type = QP_REAL, .r = 1.6};
+	v[4] = (struct query_value){.type = QP_INT, .i = 76428};
+	v[5] = (struct query_value){.type = QP_REAL, .r = 0.869};
+	v[6] = (struct query_value){.type = QP_INT, .i = -300};
+	v[7] = (struct query_value){.type = QP_REAL, .r = 0.43};
+	v[9] = (struct query_value){.type = QP_REAL, .r = 10.35}; /* row 2: mostly NULL */
+	v[10] = (struct query_value){.type = QP_INT, .i = 0};
+	char *buf = print_to_string(&r, QF_TABLE, 0);
+	assert_string_equal(buf, "   bytes        GB/s     diff  ratio\n"
+				 "151.0 MB    1.3 TB/s  +279 ms  1.60x\n"
+				 " 76.4 KB  869.0 MB/s  -300 ns  0.43x\n"
+				 "       -   10.3 GB/s     0 ns      -\n"
+				 "(3 rows)\n");
+	free(buf);
+	buf = print_to_string(&r, QF_CSV, 0);
+	assert_string_equal(buf, "bytes,GB/s,diff,ratio\r\n150994944,1279.8,279000000,1.6\r\n"
+				 "76428,0.869,-300,0.43\r\n,10.35,0,\r\n");
+	free(buf);
+	struct query_table t;
+	query_table_build(&t, &r, &(struct query_print_hooks){.raw = 1});
+	assert_string_equal(query_table_cell(&t, 1, 0), "150994944");
+	assert_string_equal(query_table_cell(&t, 2, 2), "-300");
+	assert_true(t.right[0] && t.right[1] && t.right[2] && t.right[3]);
+	query_table_release(&t);
+	query_result_release(&r);
+}
+
 static void test_complete(void **state)
 {
 	(void)state;
@@ -1406,6 +1447,7 @@ int main(void)
 	    cmocka_unit_test(test_print),
 	    cmocka_unit_test(test_print_terminal),
 	    cmocka_unit_test(test_print_fit),
+	    cmocka_unit_test(test_print_units),
 	    cmocka_unit_test(test_track_fields),
 	    cmocka_unit_test(test_complete),
 	};

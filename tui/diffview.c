@@ -14,6 +14,7 @@
 #include "model/diff.h"
 #include "model/sbuf.h"
 #include "model/store.h"
+#include "model/text.h"
 #include "model/xalloc.h"
 #include "query/exec.h"
 #include "tui/app.h"
@@ -33,25 +34,6 @@ static const char *const level_titles[DIFF_NLEVELS] = {
 static const char *status_of(const struct diff_row *r)
 {
 	return !r->side[0].count ? "added" : !r->side[1].count ? "removed" : "";
-}
-
-/* "+1.20 ms", "-300 ns", "0 ns". */
-static const char *signed_duration(char *buf, size_t n, int64_t ns)
-{
-	size_t k = ns > 0 && n > 1;
-	if (k)
-		buf[0] = '+';
-	format_duration(buf + k, n - k, ns);
-	return buf;
-}
-
-static const char *ratio_text(char *buf, size_t n, double r)
-{
-	if (isnan(r))
-		snprintf(buf, n, "-");
-	else
-		snprintf(buf, n, "%.2fx", r);
-	return buf;
 }
 
 /* B's makespan over A's; NAN when A has none. */
@@ -105,8 +87,8 @@ static void text_row(FILE *out, const struct diff_row *r, struct sbuf *sb)
 	format_left_cut(sb, NAME_COLS, "...");
 	fprintf(out, "  %8lld %8lld %10s %10s %10s %10s %11s %7s  %-7s  %s\n",
 		(long long)r->side[0].count, (long long)r->side[1].count, t[0], t[1], t[2], t[3],
-		signed_duration(dd, sizeof(dd), diff_delta(r)),
-		ratio_text(ra, sizeof(ra), diff_ratio(r)), status_of(r), sb->buf);
+		text_signed_duration(dd, sizeof(dd), diff_delta(r)),
+		text_ratio(ra, sizeof(ra), diff_ratio(r)), status_of(r), sb->buf);
 }
 
 static void write_text(FILE *out, const struct diff *d, size_t limit)
@@ -118,8 +100,8 @@ static void write_text(FILE *out, const struct diff *d, size_t limit)
 	text_side(out, "A", &d->run[0], &sb);
 	text_side(out, "B", &d->run[1], &sb);
 	int64_t dm = d->run[1].makespan_ns - d->run[0].makespan_ns;
-	fprintf(out, "  makespan B-A %s, B/A %s\n", signed_duration(dd, sizeof(dd), dm),
-		ratio_text(ra, sizeof(ra), makespan_ratio(d)));
+	fprintf(out, "  makespan B-A %s, B/A %s\n", text_signed_duration(dd, sizeof(dd), dm),
+		text_ratio(ra, sizeof(ra), makespan_ratio(d)));
 	for (int l = 0; l < DIFF_NLEVELS; l++) {
 		size_t first, end, added, removed;
 		char ta[32], tb[32];
@@ -247,8 +229,8 @@ static const struct {
 	enum query_coltype type;
 } table_cols[NCOLS] = {
     [COL_LEVEL] = {"level", QC_TEXT},	 [COL_NAME] = {"name", QC_TEXT},
-    [COL_STATUS] = {"status", QC_TEXT},	 [COL_DIFF] = {"diff", QC_DUR},
-    [COL_RATIO] = {"ratio", QC_REAL},	 [COL_TOTAL_A] = {"total_a", QC_DUR},
+    [COL_STATUS] = {"status", QC_TEXT},	 [COL_DIFF] = {"diff", QC_DELTA},
+    [COL_RATIO] = {"ratio", QC_RATIO},	 [COL_TOTAL_A] = {"total_a", QC_DUR},
     [COL_TOTAL_B] = {"total_b", QC_DUR}, [COL_COUNT_A] = {"count_a", QC_INT},
     [COL_COUNT_B] = {"count_b", QC_INT}, [COL_MEAN_A] = {"mean_a", QC_DUR},
     [COL_MEAN_B] = {"mean_b", QC_DUR},	 [COL_PATH] = {"path", QC_TEXT},
@@ -342,7 +324,7 @@ void diffview_command(struct app *a, const char *arg)
 	char *title = xasprintf("diff %s: makespan %s -> %s (%s)", arg,
 				format_duration(ma, sizeof(ma), d.run[0].makespan_ns),
 				format_duration(mb, sizeof(mb), d.run[1].makespan_ns),
-				ratio_text(ra, sizeof(ra), makespan_ratio(&d)));
+				text_ratio(ra, sizeof(ra), makespan_ratio(&d)));
 	size_t n = d.nrows;
 	diff_release(&d);
 	results_show(a, title, &r);

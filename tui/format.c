@@ -39,15 +39,7 @@ const char *format_instant(char *buf, size_t n, int64_t ns, int64_t res)
 
 const char *format_bytes(char *buf, size_t n, int64_t bytes)
 {
-	static const char *const unit[] = {"B", "KB", "MB", "GB", "TB"};
-	double v = (double)bytes;
-	int u = 0;
-	while (v >= 1000 && u < 4) {
-		v /= 1000;
-		u++;
-	}
-	snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
-	return buf;
+	return text_bytes(buf, n, bytes);
 }
 
 /* v in three significant digits without an exponent: whole from 1000 on,

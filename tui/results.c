@@ -148,9 +148,10 @@ static void install(struct results_view *v, struct query_result *r)
 	query_table_release(&v->t);
 	query_result_release(&v->r);
 	v->r = *r;
-	query_table_build(
-	    &v->t, &v->r,
-	    &(struct query_print_hooks){.sanitize = format_sanitize, .width = format_width});
+	/* as `grademl-tui query` shows them on a terminal: times as dates */
+	query_table_build(&v->t, &v->r,
+			  &(struct query_print_hooks){
+			      .sanitize = format_sanitize, .width = format_width, .clock = 1});
 	v->order = xcalloc(v->r.nrows ? v->r.nrows : 1, sizeof(*v->order));
 	v->nshown = v->sel = v->top = v->col = v->left = 0;
 	v->sort_col = -1;

@@ -33,9 +33,9 @@ const char *summ_name(int kind)
 }
 
 static const struct query_column kernel_cols[] = {
-    {"name", QC_TEXT},	 {"type", QC_TEXT},  {"count", QC_INT},	 {"total", QC_DUR},
-    {"share%", QC_REAL}, {"mean", QC_DUR},   {"median", QC_DUR}, {"min", QC_DUR},
-    {"max", QC_DUR},	 {"stddev", QC_DUR}, {"bytes", QC_INT},	 {"GB/s", QC_REAL},
+    {"name", QC_TEXT},	 {"type", QC_TEXT},  {"count", QC_INT},	  {"total", QC_DUR},
+    {"share%", QC_REAL}, {"mean", QC_DUR},   {"median", QC_DUR},  {"min", QC_DUR},
+    {"max", QC_DUR},	 {"stddev", QC_DUR}, {"bytes", QC_BYTES}, {"GB/s", QC_RATE},
     {"first", QC_PHASE},
 };
 static const struct query_column op_cols[] = {

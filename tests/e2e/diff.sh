@@ -154,7 +154,7 @@ print(sum(l["names"] for l in json.load(open(sys.argv[1]))["levels"]))' "$TMP/ht
 		if grep -qF ":diff hta-b.db: makespan 479 ms -> 770 ms (1.61x)" <<<"$s1" &&
 			grep -qE " $total rows *\$" <<<"$s1" &&
 			grep -qE '^ level +name +status +diff ' <<<"$s1" &&
-			grep -qE '^ step +ProfilerStep#\* +279 ms' <<<"$s1"; then
+			grep -qE '^ step +ProfilerStep#\* +\+279 ms +1\.60x( |$)' <<<"$s1"; then
 			ok ":diff shows the title, $total rows and the step first"
 		else
 			not_ok ":diff first screen" "$(head -n 5 <<<"$s1" | tr '\n' '|')"

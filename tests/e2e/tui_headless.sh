@@ -579,6 +579,88 @@ elif run issues "$GPU_DB"; then
 	fi
 fi
 
+# ---- units in the tables, sorted by value ----
+# :kernels, a query, :path and :diff on the GPU capture: times, bytes and
+# bandwidths read with their units (as `summary` and `diff` print them),
+# and a sort by such a column orders the values, not the text ("98.7 KB"
+# below "151.0 MB", "9.79 us" above "11.9 us").
+if [ -s "$GPU_DB" ] && run tables "$GPU_DB"; then
+	compare tables
+	"$BIN" summary "$GPU_DB" kernels /gpu/train >"$TMP/tables-summary.txt" 2>&1
+	(cd "$TMP/work" && "$BIN" diff ../gpu.db ../demo.db) >"$TMP/tables-diff.txt" 2>&1
+	if python3 - "$TMP/tables.txt" "$TMP/tables-summary.txt" "$TMP/tables-diff.txt" \
+		>"$TMP/tables.why" 2>&1 <<'EOF'; then
+import re, sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+summary = open(sys.argv[2], encoding="utf-8").read().split("\n")
+difftext = open(sys.argv[3], encoding="utf-8").read().split("\n")
+sc = [lines[i:i + 24] for i in range(0, 24 * 8, 24)]
+DUR = r"(\d+(\.\d+)?) (ns|us|ms|s)"
+SCALE = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9,
+         "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
+
+
+def column(screen, name):
+    """The cells of the column headed name, rows 4 to 23 (right-aligned: a
+    cell ends where its header, with a sort mark, ends)."""
+    m = re.search(r"(?<!\S)" + re.escape(name) + r"[▲▼]?(?=  |$)", screen[2])
+    assert m, (name, screen[2])
+    cells = []
+    for row in screen[3:23]:
+        c = re.search(r"(\S+(?: \S+)*)$", row[:m.end()])
+        if c:
+            cells.append(c.group(1))
+    return cells
+
+
+def ordered(cells, units, desc):
+    """The values of cells ("-" last) in order, with a unit each of units."""
+    vals = []
+    for c in cells:
+        if c == "-":
+            continue
+        m = re.fullmatch(r"([+-]?\d+(?:\.\d+)?) (" + units + ")", c)
+        assert m, (c, units)
+        vals.append(float(m.group(1)) * SCALE[m.group(2).replace("/s", "")])
+    assert vals == sorted(vals, reverse=desc), cells
+    assert "-" not in cells[:len(vals)], cells
+    return vals
+
+
+TIME, BYTES, RATE = "ns|us|ms|s", "B|KB|MB|GB|TB", "B/s|KB/s|MB/s|GB/s|TB/s"
+# 1: totals and means are durations, the largest total first
+assert all(re.fullmatch(DUR, c) for c in column(sc[0], "total") + column(sc[1], "mean"))
+ordered(column(sc[0], "total"), TIME, True)
+# 2, 3: bytes and GB/s with units, largest first, as `summary` prints them
+b, r = column(sc[1], "bytes"), column(sc[2], "GB/s")
+ordered(b, BYTES, True)
+ordered(r, RATE, True)
+assert {c.split()[1] for c in b if c != "-"} >= {"MB", "KB"}, b
+assert len({c.split()[1] for c in r if c != "-"}) >= 2, r
+dtod = [l for l in summary if l.startswith("Memcpy DtoD")]
+assert len(dtod) == 1 and f"  {b[0]}  " in dtod[0] and f"  {r[0]}  " in dtod[0], (b[0], r[0], dtod)
+# 4: the smallest total first ("9.79 us" before "11.9 us")
+ordered(column(sc[3], "total"), TIME, False)
+# 5: a query's instants as dates, its durations as durations
+assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+", c)
+           for c in column(sc[4], "start")), sc[4][3]
+ordered(column(sc[4], "dur"), TIME, True)
+# 6: the critical path's times
+ordered(column(sc[5], "on_path"), TIME, True)
+assert all(c == "-" or re.fullmatch(DUR, c) for c in column(sc[5], "2x_saves"))
+# 7: :diff's differences signed and its ratios as `diff` writes them
+d, q = column(sc[6], "diff"), column(sc[6], "ratio")
+assert all(re.fullmatch(r"[+-]" + DUR, c) or c == "0 ns" for c in d), d
+assert all(re.fullmatch(r"\d+\.\d\dx", c) or c == "-" for c in q), q
+step = [l for l in difftext if l.endswith(" ProfilerStep#*")]
+assert len(step) == 1 and f" {d[0]}   {q[0]} " in step[0], (d[0], q[0], step)
+EOF
+		ok "tables: times, bytes and GB/s with units, sorted by value; :diff signed, as the CLI prints"
+	else
+		not_ok "tables: units in the tables, sorted by value" "$(tail -n 3 "$TMP/tables.why" | tr '\n' '|')"
+	fi
+fi
+
 ONE_LINE=0 bad "usage: --size 0x0 exits 2" "--size" \
 	"$BIN" --keys "$KEYS/first-screen.keys" --size 0x0 "$DEMO_DB"
 bad "usage: a missing key script exits 2" "$TMP/nope.keys" \
