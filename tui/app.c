@@ -390,7 +390,10 @@ static void cmd_whatif(struct app *a, const char *arg)
 
 static void cmd_callers(struct app *a, const char *arg)
 {
-	flame_view_callers(a, arg);
+	if (a->screen == SCREEN_RESULTS && a->rv.callers_root)
+		results_callers(a, arg);
+	else
+		flame_view_callers(a, arg);
 }
 
 static void cmd_kernels(struct app *a, const char *arg)
@@ -435,7 +438,7 @@ static const struct command commands[] = {
     {"issues", "", "show the top issues", NULL, SCREEN_ISSUES},
     {"results", "", "show the last query's results again", NULL, SCREEN_RESULTS},
     {"flame", "", "flame graph of the selected phase's subtree", NULL, SCREEN_FLAME},
-    {"callers", "[NAME]", "every path to NAME in the flame graph", cmd_callers, SCREEN_FLAME},
+    {"callers", "[NAME]", "every path to NAME (flame, :kernels, :ops)", cmd_callers, SCREEN_FLAME},
     {"help", "", "show the help", NULL, SCREEN_HELP},
     {"kernels", "[PATH]", "device work by name under the selection", cmd_kernels, SCREEN_RESULTS},
     {"ops", "[PATH]", "operators by name under the selection", cmd_ops, SCREEN_RESULTS},
@@ -785,9 +788,12 @@ void app_key(struct app *a, int key)
 	case A_POP:
 		if (a->screen == SCREEN_HELP)
 			a->screen = a->back;
-		else if (a->screen == SCREEN_FLAME && a->fv.in_callers)
-			a->fv.in_callers = 0;
-		else if (a->screen == SCREEN_TIMELINE) {
+		else if (a->screen == SCREEN_FLAME && a->fv.in_callers) {
+			/* back to the table the list came from, else to the graph */
+			if (a->fv.callers_back)
+				a->screen = SCREEN_RESULTS;
+			a->fv.in_callers = a->fv.callers_back = 0;
+		} else if (a->screen == SCREEN_TIMELINE) {
 			timeline_leave(a);
 			a->screen = SCREEN_TREE;
 		} else if (a->screen != SCREEN_TREE)

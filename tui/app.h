@@ -79,6 +79,10 @@ struct results_view {
 	int desc;
 	char *filter;
 	int64_t max_memory; /* what one query may take (query_limits); 0 no limit */
+	/* a :kernels or :ops table: the phase it summarises, whose flame graph
+	 * :callers and c read (0: the table is none of them), in device time */
+	int64_t callers_root;
+	int callers_device;
 };
 
 /* Flame graph screen state (tui/flame.c). */
@@ -91,6 +95,7 @@ struct flame_view {
 	int top;	    /* the first level drawn below zoom */
 	/* bottom-up (:callers): the frames of one name, shown as a list */
 	int in_callers;
+	int callers_back; /* the list was opened from the results screen: q returns there */
 	char *cname;
 	uint32_t *callers;
 	size_t ncallers, csel, ctop;
@@ -237,6 +242,9 @@ void results_show(struct app *a, const char *title, struct query_result *r);
  * phase at path, else of the selected one, on the results screen. */
 void summ_open(struct app *a, int kind, const char *path);
 void results_key(struct app *a, enum action act);
+/* Bottom-up from a :kernels or :ops table: the callers of name (empty: the
+ * selected row's) in the flame graph of the phase the table summarises. */
+void results_callers(struct app *a, const char *name);
 void results_draw(struct app *a, struct grid *g, int y, int h);
 int results_search(struct app *a, const char *pat, int dir, int *wrapped);
 void results_set_filter(struct app *a, const char *pat);
@@ -258,6 +266,10 @@ void flame_view_release(struct flame_view *v);
 /* Bottom-up: every path to the frames named name (empty: the selected
  * frame's) in the flame graph, as a list on the flame screen. */
 void flame_view_callers(struct app *a, const char *name);
+/* The same in the flame graph of phase root_id (merged unless it is the one
+ * shown) in mode, q going back to the results screen; 0, or -1 with the
+ * reason in the status line (and the screen left as it was). */
+int flame_view_callers_at(struct app *a, int64_t root_id, enum flame_mode mode, const char *name);
 void help_key(struct app *a, enum action act);
 void help_draw(struct app *a, struct grid *g, int y, int h);
 /* The i-th ':' command's name, arguments and help; 0 past the end. */

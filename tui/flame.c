@@ -9,9 +9,10 @@
  * fast whatever the subtree's size; the merge runs once, when the screen
  * opens on a phase it has not merged yet.
  *
- * Bottom-up (:callers NAME, or c on a frame) lists the frames of one name,
- * one row per path that leads to it, largest first; Enter shows the row's
- * frame in the graph, q goes back to it.
+ * Bottom-up (:callers NAME, or c on a frame, or on a :kernels or :ops row)
+ * lists the frames of one name, one row per path that leads to it, largest
+ * first; Enter shows the row's frame in the graph, q goes back to it (or
+ * to the table the list was opened from).
  */
 #include <math.h>
 #include <stdio.h>
@@ -46,7 +47,7 @@ static void callers_clear(struct flame_view *v)
 	v->callers = NULL;
 	v->cname = NULL;
 	v->ncallers = v->csel = v->ctop = 0;
-	v->in_callers = 0;
+	v->in_callers = v->callers_back = 0;
 }
 
 void flame_view_release(struct flame_view *v)
@@ -56,32 +57,40 @@ void flame_view_release(struct flame_view *v)
 	memset(v, 0, sizeof(*v));
 }
 
-int flame_view_open(struct app *a)
+/* Merges phase id's subtree (name: for the message; NULL: "the") unless
+ * it is the one shown; 0, or -1 with the reason in the status line. */
+static int open_at(struct app *a, int64_t id, const char *name)
 {
 	struct flame_view *v = &a->fv;
-	const struct mnode *n = tree_view_selected(&a->tree);
 	char *err = NULL;
-	if (!n || !n->id) {
-		app_message(a, 1, "flame: select a phase first");
-		return -1;
-	}
-	if (v->built && v->phase_id == n->id)
+	if (v->built && v->phase_id == id)
 		return 0;
 	if (a->show_now) {
-		app_message(a, 0, "merging %s's subtree by name path ...", n->name);
+		app_message(a, 0, "merging %s%s subtree by name path ...", name ? name : "the",
+			    name ? "'s" : "");
 		a->show_now(a);
 	}
 	flame_view_release(v);
-	if (flame_build(a->m, n->id, &v->fl, &err) < 0) {
+	if (flame_build(a->m, id, &v->fl, &err) < 0) {
 		app_error(a, -1, err);
 		return -1;
 	}
 	if (a->show_now) /* the status line is the frame's again */
 		app_message_clear(a);
 	v->built = 1;
-	v->phase_id = n->id;
+	v->phase_id = id;
 	v->mode = FLAME_HOST;
 	return 0;
+}
+
+int flame_view_open(struct app *a)
+{
+	const struct mnode *n = tree_view_selected(&a->tree);
+	if (!n || !n->id) {
+		app_message(a, 1, "flame: select a phase first");
+		return -1;
+	}
+	return open_at(a, n->id, n->name);
 }
 
 static int64_t total(const struct flame_view *v, uint32_t i)
@@ -95,26 +104,57 @@ static uint32_t current(const struct flame_view *v)
 	return v->in_callers && v->ncallers ? v->callers[v->csel] : v->sel;
 }
 
-void flame_view_callers(struct app *a, const char *name)
+/* Widths and figures in mode; a selected frame with no time in it gives
+ * way to its nearest ancestor that has some. */
+static void set_mode(struct flame_view *v, enum flame_mode mode)
+{
+	if (v->mode == mode)
+		return;
+	v->mode = mode;
+	flame_sort(&v->fl, mode);
+	while (v->sel != v->zoom && flame_total(&v->fl.f[v->sel], mode) <= 0)
+		v->sel = (uint32_t)v->fl.f[v->sel].parent;
+}
+
+/* The callers list of name (NULL: the current frame's) in the flame shown;
+ * 0, or -1 with a message when no frame has that name. */
+static int list_callers(struct app *a, const char *name)
 {
 	struct flame_view *v = &a->fv;
-	if (!(a->screen == SCREEN_FLAME && v->built) && flame_view_open(a) < 0)
-		return;
-	char *want = xstrdup(*name ? name : v->fl.f[current(v)].name);
+	char *want = xstrdup(name ? name : v->fl.f[current(v)].name);
 	uint32_t *rows;
 	size_t n = flame_named(&v->fl, want, v->mode, &rows);
 	if (!n) {
 		app_message(a, 1, "callers: no frame named '%s' under %s", want, v->fl.f[0].name);
 		free(want);
-		a->screen = SCREEN_FLAME;
-		return;
+		return -1;
 	}
 	callers_clear(v);
 	v->cname = want;
 	v->callers = rows;
 	v->ncallers = n;
 	v->in_callers = 1;
+	return 0;
+}
+
+void flame_view_callers(struct app *a, const char *name)
+{
+	if (!(a->screen == SCREEN_FLAME && a->fv.built) && flame_view_open(a) < 0)
+		return;
+	list_callers(a, *name ? name : NULL);
 	a->screen = SCREEN_FLAME;
+}
+
+int flame_view_callers_at(struct app *a, int64_t root_id, enum flame_mode mode, const char *name)
+{
+	if (open_at(a, root_id, NULL) < 0)
+		return -1;
+	set_mode(&a->fv, mode);
+	if (list_callers(a, name) < 0)
+		return -1;
+	a->fv.callers_back = 1;
+	a->screen = SCREEN_FLAME;
+	return 0;
 }
 
 static void callers_key(struct app *a, enum action act)
@@ -127,11 +167,10 @@ static void callers_key(struct app *a, enum action act)
 		v->sel = f;
 		v->zoom = f ? (uint32_t)v->fl.f[f].parent : 0;
 		v->top = 0;
-		v->in_callers = 0;
+		v->in_callers = v->callers_back = 0;
 	} else if (act == A_FLAME_MODE) {
 		uint32_t keep = v->callers[v->csel];
-		v->mode = v->mode == FLAME_HOST ? FLAME_DEVICE : FLAME_HOST;
-		flame_sort(&v->fl, v->mode);
+		set_mode(v, v->mode == FLAME_HOST ? FLAME_DEVICE : FLAME_HOST);
 		free(v->callers);
 		v->ncallers = flame_named(&v->fl, v->cname, v->mode, &v->callers);
 		v->csel = v->ctop = 0;
@@ -206,12 +245,8 @@ void flame_view_key(struct app *a, enum action act)
 		flame_view_callers(a, "");
 		break;
 	case A_FLAME_MODE:
-		v->mode = v->mode == FLAME_HOST ? FLAME_DEVICE : FLAME_HOST;
-		flame_sort(&v->fl, v->mode);
-		/* a frame with no time in this mode is not drawn: select its
-		 * nearest ancestor that is */
-		while (v->sel != v->zoom && total(v, v->sel) <= 0)
-			v->sel = (uint32_t)fl->f[v->sel].parent;
+		/* a frame with no time in this mode is not drawn */
+		set_mode(v, v->mode == FLAME_HOST ? FLAME_DEVICE : FLAME_HOST);
 		break;
 	default:
 		break;

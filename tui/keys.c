@@ -77,7 +77,7 @@ const struct binding key_bindings[] = {
     {K_RIGHT, F, A_SIB_NEXT},
     {'l', F, A_SIB_NEXT},
     {'d', F, A_FLAME_MODE},
-    {'c', F, A_CALLERS},
+    {'c', F | R, A_CALLERS},
     {'/', T | L | M | H | R, A_SEARCH},
     {K_F3, T | L | M | H | R, A_SEARCH},
     {'n', T | L | M | H | R, A_SEARCH_NEXT},

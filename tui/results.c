@@ -156,6 +156,7 @@ static void install(struct results_view *v, struct query_result *r)
 	v->nshown = v->sel = v->top = v->col = v->left = 0;
 	v->sort_col = -1;
 	v->desc = 0;
+	v->callers_root = 0; /* summ_open sets it after */
 	reorder(v);
 }
 
@@ -308,6 +309,9 @@ void results_key(struct app *a, enum action act)
 		if (v->nshown)
 			show_phase(a);
 		return;
+	case A_CALLERS:
+		results_callers(a, "");
+		return;
 	default:
 		return;
 	}
@@ -315,6 +319,27 @@ void results_key(struct app *a, enum action act)
 		v->left = v->col;
 	while (v->left < v->col && !col_fits(v, v->col, a->w))
 		v->left++;
+}
+
+void results_callers(struct app *a, const char *name)
+{
+	struct results_view *v = &a->rv;
+	if (!v->query || v->error || !v->callers_root) {
+		app_message(a, 1, "callers: on a :kernels or :ops table, or on the flame graph");
+		return;
+	}
+	if (!*name) {
+		/* the name as stored, not as the table shows it */
+		const struct query_value *c =
+		    v->nshown ? query_cell(&v->r, v->order[v->sel], 0) : NULL;
+		if (!c || c->type != QP_TEXT) {
+			app_message(a, 1, "callers: no row selected");
+			return;
+		}
+		name = c->s;
+	}
+	flame_view_callers_at(a, v->callers_root, v->callers_device ? FLAME_DEVICE : FLAME_HOST,
+			      name);
 }
 
 int results_search(struct app *a, const char *pat, int dir, int *wrapped)

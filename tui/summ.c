@@ -200,6 +200,10 @@ void summ_open(struct app *a, int kind, const char *path)
 	size_t rows = r.nrows;
 	results_show(a, title.buf, &r);
 	sbuf_release(&title);
+	if (kind == SUMM_KERNELS || kind == SUMM_OPS) { /* c and :callers read its flame */
+		a->rv.callers_root = n->id;
+		a->rv.callers_device = kind == SUMM_KERNELS;
+	}
 	char d[32];
 	app_message(a, 0, "%zu name%s in %s", rows, rows == 1 ? "" : "s",
 		    format_duration(d, sizeof(d), took));

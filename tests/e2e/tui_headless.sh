@@ -661,6 +661,45 @@ EOF
 	fi
 fi
 
+# ---- bottom-up from the summaries: c and :callers on :kernels and :ops ----
+# Each callers list's total and counts against `summary`'s row for the name
+# (the frames of a name that is never nested in itself add up to its row).
+if [ -s "$GPU_DB" ] && run callers-table "$GPU_DB"; then
+	compare callers-table
+	"$BIN" summary "$GPU_DB" kernels /gpu/train --format csv >"$TMP/ct-kernels.csv" 2>&1
+	"$BIN" summary "$GPU_DB" ops /gpu/train --format csv >"$TMP/ct-ops.csv" 2>&1
+	if python3 - "$TMP/callers-table.txt" "$TMP/ct-kernels.csv" "$TMP/ct-ops.csv" \
+		>"$TMP/ct.why" 2>&1 <<'EOF'; then
+import csv, re, sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+sc = [lines[i:i + 24] for i in range(0, 24 * 4, 24)]
+rows = {r["name"]: r for f in sys.argv[2:] for r in csv.DictReader(open(f, encoding="utf-8"))}
+SCALE = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def check(screen, name, mode):
+    """The list of name's callers in mode: its total is the summary row's,
+    its rows' counts add up to the row's count."""
+    m = re.match(r"callers of (.*) \((host|device) time\): (\d+) paths?, total ([\d.]+) (\w+)", screen[1])
+    assert m and m.group(1) == name and m.group(2) == mode, screen[1]
+    total = float(m.group(4)) * SCALE[m.group(5)]
+    want = int(rows[name]["total"])
+    assert abs(total - want) <= 0.005 * want, (name, total, want)
+    counts = [int(re.split(r"  +", l.strip())[3]) for l in screen[3:3 + int(m.group(3))]]
+    assert sum(counts) == int(rows[name]["count"]), (name, counts, rows[name]["count"])
+
+
+check(sc[0], "Memcpy DtoD (Device -> Device)", "device")
+assert sc[1][1].startswith(" :kernels of train "), sc[1][1]
+check(sc[2], "aten::copy_", "host")
+check(sc[3], "aten::mm", "host")
+EOF
+		ok "callers-table: c on :kernels and :ops rows, :callers NAME on the table: the summary's step, totals as its rows"
+	else
+		not_ok "callers-table: bottom-up from the summaries" "$(tail -n 3 "$TMP/ct.why" | tr '\n' '|')"
+	fi
+fi
+
 ONE_LINE=0 bad "usage: --size 0x0 exits 2" "--size" \
 	"$BIN" --keys "$KEYS/first-screen.keys" --size 0x0 "$DEMO_DB"
 bad "usage: a missing key script exits 2" "$TMP/nope.keys" \
