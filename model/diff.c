@@ -64,7 +64,26 @@ struct scan {
 	size_t nby_id;
 	struct namememo carriers;
 	const char *file;
+	int (*stop)(void *ctx); /* diff_compute's; NULL: none */
+	void *ctx;
+	int stopped; /* stop returned non-zero */
 };
+
+#define DIFF_POLL_ROWS 4096 /* phases read between two polls of stop */
+
+/* Whether the caller asked the diff to stop (remembered once it did). */
+static int stop_asked(struct scan *sc)
+{
+	if (!sc->stopped && sc->stop && sc->stop(sc->ctx))
+		sc->stopped = 1;
+	return sc->stopped;
+}
+
+/* SQLite's progress handler: stops a statement (a sort) once asked to. */
+static int on_progress(void *arg)
+{
+	return stop_asked(arg);
+}
 
 static uint32_t intern_name(struct builder *b, const char *s, size_t n)
 {
@@ -220,7 +239,10 @@ static int scan_phases(struct scan *sc, sqlite3 *db, const char *order, int *dis
 		goto out;
 	struct builder *b = sc->b;
 	int step;
+	size_t nread = 0;
 	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+		if (++nread % DIFF_POLL_ROWS == 0 && stop_asked(sc))
+			goto out;
 		int64_t id = sqlite3_column_int64(q, 0);
 		int64_t parent = sqlite3_column_int64(q, 1);
 		int kind = sqlite3_column_int(q, 2);
@@ -261,7 +283,9 @@ static int scan_phases(struct scan *sc, sqlite3 *db, const char *order, int *dis
 		rc = 0;
 out:
 	if (rc < 0)
-		*err = xasprintf("%s: cannot read phases: %s", sc->file, sqlite3_errmsg(db));
+		*err = sc->stopped
+			   ? xstrdup("stopped")
+			   : xasprintf("%s: cannot read phases: %s", sc->file, sqlite3_errmsg(db));
 	sqlite3_finalize(q);
 	free(sql);
 	return rc;
@@ -274,10 +298,11 @@ static void clear_run(struct diff *d, int run)
 		memset(&d->rows[i].side[run], 0, sizeof(d->rows[i].side[run]));
 }
 
-static int read_run(struct builder *b, int run, const char *path, char **err)
+static int read_run(struct builder *b, int run, const char *path, int (*stop)(void *ctx), void *ctx,
+		    int *stopped, char **err)
 {
 	struct store *st = NULL;
-	struct scan sc = {.b = b, .run = run, .file = path};
+	struct scan sc = {.b = b, .run = run, .file = path, .stop = stop, .ctx = ctx};
 	struct diff_run *r = &b->d->run[run];
 	sqlite3_stmt *w = NULL;
 	int rc = -1, disorder = 0;
@@ -285,6 +310,8 @@ static int read_run(struct builder *b, int run, const char *path, char **err)
 	if (store_open(path, STORE_READ, &st, err) < 0)
 		return -1;
 	sqlite3 *db = store_db(st);
+	if (stop)
+		sqlite3_progress_handler(db, 10000, on_progress, &sc);
 	if (sqlite3_prepare_v2(db, "SELECT text FROM strings WHERE id = ?1", -1, &sc.nameq, NULL) !=
 		SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "SELECT start_ns, dur_ns FROM phases WHERE parent_id IS NULL",
@@ -293,7 +320,7 @@ static int read_run(struct builder *b, int run, const char *path, char **err)
 		goto out;
 	}
 	int64_t t0 = INT64_MAX, t1 = INT64_MIN;
-	while (sqlite3_step(w) == SQLITE_ROW) {
+	while (!stop_asked(&sc) && sqlite3_step(w) == SQLITE_ROW) {
 		int64_t s = sqlite3_column_int64(w, 0), e = ns_end(s, sqlite3_column_int64(w, 1));
 		t0 = s < t0 ? s : t0;
 		t1 = e > t1 ? e : t1;
@@ -303,15 +330,20 @@ static int read_run(struct builder *b, int run, const char *path, char **err)
 	carriers_init(&sc, db);
 	if (scan_phases(&sc, db, "id", &disorder, err) < 0)
 		goto out;
-	if (disorder) {
+	if (disorder && !stop_asked(&sc)) {
 		clear_run(b->d, run);
 		carriers_release(&sc);
 		carriers_init(&sc, db);
 		if (scan_phases(&sc, db, "depth, id", &disorder, err) < 0)
 			goto out;
 	}
+	if (stop_asked(&sc)) {
+		*err = xstrdup("stopped");
+		goto out;
+	}
 	rc = 0;
 out:
+	*stopped = sc.stopped;
 	sqlite3_finalize(w);
 	sqlite3_finalize(sc.nameq);
 	namememo_release(&sc.plain);
@@ -384,8 +416,10 @@ static int row_cmp(const void *pa, const void *pb)
 struct run_job {
 	const char *path;
 	int run;
+	int (*stop)(void *ctx);
+	void *ctx;
 	struct diff part;
-	int rc;
+	int rc, stopped;
 	char *err;
 };
 
@@ -395,7 +429,7 @@ static void *run_thread(void *arg)
 	struct builder bl = {
 	    .names = STRMAP_INIT, .paths = STRMAP_INIT, .rows = STRMAP_INIT, .d = &j->part};
 	intern_path(&bl, 0, intern_name(&bl, "", 0)); /* path 0: the empty one */
-	j->rc = read_run(&bl, j->run, j->path, &j->err);
+	j->rc = read_run(&bl, j->run, j->path, j->stop, j->ctx, &j->stopped, &j->err);
 	if (j->rc == 0) {
 		drop_empty(&bl);
 		name_rows(&bl);
@@ -455,9 +489,11 @@ static void merge(struct diff *d, struct diff *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int diff_compute(const char *a, const char *b, struct diff *d, char **err)
+int diff_compute(const char *a, const char *b, int (*stop)(void *ctx), void *ctx, struct diff *d,
+		 char **err)
 {
-	struct run_job job[2] = {{.path = a, .run = 0}, {.path = b, .run = 1}};
+	struct run_job job[2] = {{.path = a, .run = 0, .stop = stop, .ctx = ctx},
+				 {.path = b, .run = 1, .stop = stop, .ctx = ctx}};
 	pthread_t th;
 	memset(d, 0, sizeof(*d));
 	sqlite3_initialize(); /* once, before two threads open connections */
@@ -468,13 +504,17 @@ int diff_compute(const char *a, const char *b, struct diff *d, char **err)
 	else
 		run_thread(&job[1]);
 	for (int i = 0; i < 2; i++)
-		if (job[i].rc < 0) {
-			*err = job[i].err;
-			job[i].err = NULL;
-			free(job[1 - i].err);
+		if (job[i].rc < 0 || job[i].stopped) {
+			/* a stop wins over the other run's error, which it may have caused */
+			int k = job[1 - i].stopped ? 1 - i : i, stopped = job[k].stopped;
+			*err = stopped ? xstrdup("stopped") : job[k].err;
+			if (!stopped)
+				job[k].err = NULL;
+			free(job[0].err);
+			free(job[1].err);
 			diff_release(&job[0].part);
 			diff_release(&job[1].part);
-			return -1;
+			return stopped ? DIFF_STOPPED : -1;
 		}
 	*d = job[0].part;
 	merge(d, &job[1].part);

@@ -58,9 +58,16 @@ struct diff {
 	size_t nnames;
 };
 
-/* Compares trace.db a (run 0) with b (run 1).  0; -1 with *err naming the
- * file at fault. */
-int diff_compute(const char *a, const char *b, struct diff *d, char **err);
+/* What diff_compute returns when stop asked it to. */
+#define DIFF_STOPPED (-2)
+
+/* Compares trace.db a (run 0) with b (run 1).  stop (NULL: none) is polled
+ * from both reading threads, every few thousand phases and while SQLite
+ * works (a sort); once it returns non-zero the reads end and the call
+ * returns DIFF_STOPPED with *err "stopped", *d left empty.  0; -1 with *err
+ * naming the file at fault. */
+int diff_compute(const char *a, const char *b, int (*stop)(void *ctx), void *ctx, struct diff *d,
+		 char **err);
 void diff_release(struct diff *d);
 
 /* The row's difference (run 1 less run 0) and ratio (run 1 over run 0;

@@ -5,9 +5,11 @@
  * on the way adds nothing), names added and removed, totals, means and ratios,
  * the order by the absolute difference, the first instance of each row,
  * a file whose child comes before its parent or whose ids are far apart,
- * and a missing file.
+ * a missing file, and a stop asked for at once or part-way.
  */
+#include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -142,7 +144,7 @@ static void steps_merged(void **state)
 {
 	struct fx *f = *state;
 	char *err = NULL;
-	assert_int_equal(diff_compute(f->a, f->b, &f->d, &err), 0);
+	assert_int_equal(diff_compute(f->a, f->b, NULL, NULL, &f->d, &err), 0);
 	const struct diff_row *r = row(&f->d, DIFF_STEP, "ProfilerStep#*");
 	assert_non_null(r);
 	check_side(&r->side[0], 2, 220);
@@ -158,7 +160,7 @@ static void ops_by_path(void **state)
 {
 	struct fx *f = *state;
 	char *err = NULL;
-	assert_int_equal(diff_compute(f->a, f->b, &f->d, &err), 0);
+	assert_int_equal(diff_compute(f->a, f->b, NULL, NULL, &f->d, &err), 0);
 	const struct diff_row *r = row(&f->d, DIFF_OP, "ProfilerStep#* > aten::linear");
 	assert_non_null(r);
 	check_side(&r->side[0], 2, 90);
@@ -212,7 +214,7 @@ static void sorted_by_abs_diff(void **state)
 {
 	struct fx *f = *state;
 	char *err = NULL;
-	assert_int_equal(diff_compute(f->a, f->b, &f->d, &err), 0);
+	assert_int_equal(diff_compute(f->a, f->b, NULL, NULL, &f->d, &err), 0);
 	static const char *const want[] = {
 	    "ProfilerStep#* > aten::gelu",		   /* +15, and ahead of addmm by name */
 	    "ProfilerStep#* > aten::linear > aten::addmm", /* +15 */
@@ -240,10 +242,70 @@ static void bad_file(void **state)
 	struct fx *f = *state;
 	char *err = NULL, missing[320];
 	snprintf(missing, sizeof(missing), "%s/none.db", f->dir);
-	assert_int_equal(diff_compute(f->a, missing, &f->d, &err), -1);
+	assert_int_equal(diff_compute(f->a, missing, NULL, NULL, &f->d, &err), -1);
 	assert_non_null(strstr(err, missing));
 	free(err);
 	assert_int_equal(f->d.nrows, 0);
+}
+
+/* A stop test that says stop from its n-th call on, counting its calls
+ * (from both reading threads). */
+struct stopper {
+	atomic_int calls;
+	int from;
+};
+
+static int stop_at(void *ctx)
+{
+	struct stopper *s = ctx;
+	return atomic_fetch_add(&s->calls, 1) + 1 >= s->from;
+}
+
+/* A's file with n more kernels under one launch, so that a scan polls
+ * its stop test many times. */
+static void add_kernels(const char *path, int n)
+{
+	char *err = NULL;
+	struct store *st;
+	assert_int_equal(store_open(path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	int64_t wf = add(st, 0, PHASE_WORKFLOW, "wf2", 0, 1000, 1, 0);
+	int64_t rt = add(st, wf, PHASE_RUNTIME, "cudaLaunchKernel", 0, 5, n, 1);
+	for (int i = 0; i < n; i++)
+		add(st, rt, PHASE_KERNEL, i % 2 ? "gemm" : "relu_kernel", i, 1, 0, 2);
+	finish(st);
+}
+
+/* A stop test that answers at once, or part-way through the scans, ends
+ * the diff with DIFF_STOPPED and nothing in it; one that never does
+ * changes nothing. */
+static void stops(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	add_kernels(f->a, 50000);
+	assert_int_equal(diff_compute(f->a, f->b, NULL, NULL, &f->d, &err), 0);
+	size_t nrows = f->d.nrows;
+	diff_release(&f->d);
+	struct stopper never = {.from = INT_MAX};
+	assert_int_equal(diff_compute(f->a, f->b, stop_at, &never, &f->d, &err), 0);
+	assert_int_equal(f->d.nrows, nrows);
+	/* polled while the 50000 kernels were read: every 4096 phases and
+	 * as SQLite works */
+	assert_true(atomic_load(&never.calls) >= 50000 / 4096);
+	diff_release(&f->d);
+	int from[] = {1, 5};
+	for (size_t k = 0; k < 2; k++) {
+		struct stopper s = {.from = from[k]};
+		assert_int_equal(diff_compute(f->a, f->b, stop_at, &s, &f->d, &err), DIFF_STOPPED);
+		assert_string_equal(err, "stopped");
+		free(err);
+		err = NULL;
+		assert_int_equal(f->d.nrows, 0);
+		assert_null(f->d.rows);
+		/* each thread stops at its next poll: far fewer than a full scan's */
+		assert_true(atomic_load(&s.calls) < atomic_load(&never.calls));
+	}
 }
 
 int main(void)
@@ -253,6 +315,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(ops_by_path, setup, teardown),
 	    cmocka_unit_test_setup_teardown(sorted_by_abs_diff, setup, teardown),
 	    cmocka_unit_test_setup_teardown(bad_file, setup, teardown),
+	    cmocka_unit_test_setup_teardown(stops, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

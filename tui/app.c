@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "model/critpath.h"
 #include "model/sbuf.h"
@@ -87,6 +88,19 @@ void app_error(struct app *a, int rc, char *err)
 static void fail(struct app *a, char *err)
 {
 	app_error(a, -1, err);
+}
+
+int app_interrupted(void *ctx)
+{
+	const struct app *a = ctx;
+	return a->interrupt && *a->interrupt == SIGINT;
+}
+
+int64_t app_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 int app_list_move(enum action act, size_t *sel, size_t *top, size_t n, size_t rows)

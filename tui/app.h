@@ -198,6 +198,13 @@ void app_message_clear(struct app *a);
  * (PTREE_LOOP), the explorer stops and the front end reports a->fatal. */
 void app_error(struct app *a, int rc, char *err);
 
+/* The stop test of a long operation (query_limits, diff_compute), ctx the
+ * app: C-c at the terminal (a->interrupt says SIGINT; never headless).
+ * Whoever it stopped clears *a->interrupt, so that the explorer goes on. */
+int app_interrupted(void *ctx);
+/* The monotonic clock in ns: how long a command took. */
+int64_t app_now_ns(void);
+
 /* Moves a list's selection for a movement action (down, up, a page of
  * rows or half of one, first, last) among n rows and scrolls top to keep it shown; 1 when
  * act was one of those. */

@@ -189,7 +189,7 @@ int diffview_write(FILE *out, const char *a, const char *b, enum report_format f
 		   char **err)
 {
 	struct diff d;
-	if (diff_compute(a, b, &d, err) < 0)
+	if (diff_compute(a, b, NULL, NULL, &d, err) < 0)
 		return -1;
 	int rc = 0;
 	if (fmt == REPORT_JSON)
@@ -308,16 +308,28 @@ void diffview_command(struct app *a, const char *arg)
 		return;
 	}
 	if (a->show_now) {
-		app_message(a, 0, "comparing with %s", arg);
+		app_message(a, 0, "comparing with %s (C-c stops it)", arg);
 		a->show_now(a);
 	}
 	struct diff d;
 	char *err = NULL;
-	if (diff_compute(store_path(model_store(a->m)), arg, &d, &err) < 0) {
+	int64_t t0 = app_now_ns();
+	int rc = diff_compute(store_path(model_store(a->m)), arg, app_interrupted, a, &d, &err);
+	if (rc == DIFF_STOPPED) {
+		free(err);
+		*a->interrupt = 0; /* it stopped the diff; it must not quit too */
+		char took[32];
+		app_message(a, 1, "diff stopped after %s (C-c)",
+			    format_duration(took, sizeof(took), app_now_ns() - t0));
+		return;
+	}
+	if (rc < 0) {
 		app_message(a, 1, "%s", err);
 		free(err);
 		return;
 	}
+	if (app_interrupted(a))
+		*a->interrupt = 0; /* C-c came once the files were read: the diff is done */
 	struct query_result r;
 	char ma[32], mb[32], ra[32];
 	diff_table(&d, a->g->more, &r);

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "model/analyze.h"
 #include "model/sbuf.h"
@@ -48,21 +47,14 @@ int results_is_query(const char *line, size_t len)
 	return 0;
 }
 
-/* The query's stop test (query_limits): C-c at the terminal. */
-static int stop_on_interrupt(void *ctx)
-{
-	const struct app *a = ctx;
-	return a->interrupt && *a->interrupt == SIGINT;
-}
-
 /* The screen's connection, opened when first needed; NULL with a message. */
 static sqlite3 *conn(struct app *a)
 {
 	struct results_view *v = &a->rv;
 	char *err = NULL;
-	struct query_limits lim = {.stop = stop_on_interrupt, .ctx = a};
+	struct query_limits lim = {.stop = app_interrupted, .ctx = a};
 	if (!v->db && query_open(store_path(model_store(a->m)), &lim, &v->db, &err) < 0) {
-		if (stop_on_interrupt(a))
+		if (app_interrupted(a))
 			*a->interrupt = 0; /* it stopped the wait; it must not quit too */
 		app_message(a, 1, "%s", err);
 		free(err);
@@ -132,13 +124,6 @@ static void reorder(struct results_view *v)
 
 /* ---- running a query ---- */
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* r, taken over, as the rows shown, in its own order. */
 static void install(struct results_view *v, struct query_result *r)
 {
@@ -177,11 +162,10 @@ void results_run(struct app *a, const char *query)
 		a->show_now(a);
 	}
 	/* no time limit: C-c stops it */
-	struct query_limits lim = {
-	    .max_memory = v->max_memory, .stop = stop_on_interrupt, .ctx = a};
-	int64_t t0 = now_ns();
+	struct query_limits lim = {.max_memory = v->max_memory, .stop = app_interrupted, .ctx = a};
+	int64_t t0 = app_now_ns();
 	int rc = query_run(v->db, q, RESULTS_MAX_ROWS, &lim, &r, &qe, &err);
-	int64_t took = now_ns() - t0;
+	int64_t took = app_now_ns() - t0;
 	if (rc < 0 && a->interrupt && *a->interrupt == SIGINT) {
 		*a->interrupt = 0; /* it stopped the query; it must not quit too */
 		query_error_release(&qe);

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "model/aggr.h"
 #include "model/gpubreak.h"
@@ -162,13 +161,6 @@ int summ_table(struct store *st, int64_t root_id, int kind, struct query_result 
 
 /* ---- the explorer ---- */
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 void summ_open(struct app *a, int kind, const char *path)
 {
 	char *err = NULL;
@@ -187,9 +179,9 @@ void summ_open(struct app *a, int kind, const char *path)
 		a->show_now(a);
 	}
 	struct query_result r;
-	int64_t t0 = now_ns();
+	int64_t t0 = app_now_ns();
 	int rc = summ_table(model_store(a->m), n->id, kind, &r, &err);
-	int64_t took = now_ns() - t0;
+	int64_t took = app_now_ns() - t0;
 	if (rc < 0) {
 		app_error(a, rc, err);
 		return;
