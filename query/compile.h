@@ -31,7 +31,8 @@ enum query_coltype {
 	QC_BYTES, /* bytes */
 	QC_RATE,  /* bytes per nanosecond (GB/s) */
 	QC_DELTA, /* a difference of nanoseconds, shown signed */
-	QC_RATIO  /* a ratio, shown as "1.61x" */
+	QC_RATIO, /* a ratio, shown as "1.61x" */
+	QC_PCT	  /* a percentage, shown to two decimals ("28.88"), as the report does */
 };
 
 enum query_ptype { QP_NULL, QP_INT, QP_REAL, QP_TEXT };

@@ -142,6 +142,10 @@ static const char *unit_text(char *buf, size_t n, const struct query_value *v,
 	double d = v->type == QP_INT ? (double)v->i : v->r;
 	if (type == QC_RATIO)
 		return text_ratio(buf, n, d);
+	if (type == QC_PCT) {
+		snprintf(buf, n, "%.2f", d);
+		return buf;
+	}
 	if (type == QC_RATE && fabs(d) < 9e9) { /* bytes per ns: per s, 1e9 times as many */
 		text_bytes(buf, n, llround(d * 1e9));
 		size_t k = strlen(buf);

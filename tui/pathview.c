@@ -16,9 +16,9 @@
 
 /* the figures first, so that they show on an 80-column screen */
 static const struct query_column path_cols[] = {
-    {"phase", QC_TEXT},	 {"step", QC_TEXT},	{"on_path", QC_DUR},
-    {"share%", QC_REAL}, {"2x_saves", QC_DUR},	{"bound_by", QC_TEXT},
-    {"kind", QC_TEXT},	 {"workflow", QC_TEXT}, {"id", QC_PHASE},
+    {"phase", QC_TEXT}, {"step", QC_TEXT},     {"on_path", QC_DUR},
+    {"share%", QC_PCT}, {"2x_saves", QC_DUR},  {"bound_by", QC_TEXT},
+    {"kind", QC_TEXT},	{"workflow", QC_TEXT}, {"id", QC_PHASE},
 };
 #define NCOLS (sizeof(path_cols) / sizeof(*path_cols))
 

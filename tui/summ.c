@@ -33,7 +33,7 @@ const char *summ_name(int kind)
 
 static const struct query_column kernel_cols[] = {
     {"name", QC_TEXT},	 {"type", QC_TEXT},  {"count", QC_INT},	  {"total", QC_DUR},
-    {"share%", QC_REAL}, {"mean", QC_DUR},   {"median", QC_DUR},  {"min", QC_DUR},
+    {"share%", QC_PCT},	 {"mean", QC_DUR},   {"median", QC_DUR},  {"min", QC_DUR},
     {"max", QC_DUR},	 {"stddev", QC_DUR}, {"bytes", QC_BYTES}, {"GB/s", QC_RATE},
     {"first", QC_PHASE},
 };
@@ -47,8 +47,8 @@ static const struct query_column api_cols[] = {
 };
 
 static const struct query_column rank_cols[] = {
-    {"rank", QC_TEXT}, {"step", QC_DUR},   {"compute", QC_DUR},	   {"comm", QC_DUR},
-    {"wait", QC_DUR},  {"idle%", QC_REAL}, {"straggler", QC_TEXT}, {"id", QC_PHASE},
+    {"rank", QC_TEXT}, {"step", QC_DUR},  {"compute", QC_DUR},	  {"comm", QC_DUR},
+    {"wait", QC_DUR},  {"idle%", QC_PCT}, {"straggler", QC_TEXT}, {"id", QC_PHASE},
 };
 
 static void set_int(struct query_value *v, int64_t i)

@@ -50,10 +50,10 @@ def want_rows(report):
 
 
 def share(ns, c):
-    """As the screen prints share%: rounded to 0.01, %.6g."""
+    """As the screen prints share%: rounded to 0.01, two decimals."""
     if c["makespan_ns"] <= 0:
         return "-"
-    return "%.6g" % (math.floor(10000.0 * ns / c["makespan_ns"] + 0.5) / 100)
+    return "%.2f" % (math.floor(10000.0 * ns / c["makespan_ns"] + 0.5) / 100)
 
 
 def screen_rows(lines):
