@@ -509,6 +509,29 @@ static void test_lanes_scroll_to_selection(void **state)
 	assert_int_equal(tl->top, 0);
 }
 
+/* An app on the trace.db at path, its tree open in (passed down to) the
+ * workflow named top, the timeline there read; app_off ends it. */
+static void app_on(struct app *a, const char *path, const char *top)
+{
+	char *err = NULL;
+	memset(a, 0, sizeof(*a));
+	if (model_open(path, &a->m, &err) < 0)
+		fail_msg("model_open: %s", err ? err : "?");
+	a->g = glyphs_get(1);
+	assert_int_equal(tree_view_init(&a->tree, a->m, &err), 0);
+	assert_string_equal(a->tree.node->name, top);
+	timeline_open(a);
+	timeline_wait(a);
+}
+
+static void app_off(struct app *a)
+{
+	timeline_release(a);
+	tree_view_release(&a->tree);
+	free(a->message);
+	model_free(a->m);
+}
+
 /* 100 k children on 8 tracks: lanes and the footer are right.  (How fast
  * that draws is make bench's business, not a unit test's.) */
 static void test_draw_100k_children(void **state)
@@ -518,7 +541,6 @@ static void test_draw_100k_children(void **state)
 	char path[400];
 	snprintf(path, sizeof(path), "%s/big.db", f->dir);
 	struct writer w;
-	char *err = NULL;
 	writer_open(&w, path);
 	int64_t tracks[TRACKS];
 	for (int i = 0; i < TRACKS; i++) {
@@ -532,16 +554,8 @@ static void test_draw_100k_children(void **state)
 			  (int64_t)i * 100, 90, 0, 1);
 	writer_close(&w);
 
-	struct model *m;
-	if (model_open(path, &m, &err) < 0)
-		fail_msg("model_open: %s", err ? err : "?");
-	struct app a = {0};
-	a.m = m;
-	a.g = glyphs_get(1);
-	assert_int_equal(tree_view_init(&a.tree, m, &err), 0); /* opens in big */
-	assert_string_equal(a.tree.node->name, "big");
-	timeline_open(&a);
-	timeline_wait(&a);
+	struct app a;
+	app_on(&a, path, "big");
 	assert_int_equal(a.tl.node->nchildren, N);
 	assert_int_equal(a.tl.l.nroot, N);
 	a.tl.sel = a.tl.l.kids[N / 2];
@@ -550,10 +564,7 @@ static void test_draw_100k_children(void **state)
 	assert_int_equal(strncmp(row(f, 2), "t7 ", 3), 0);
 	assert_int_equal(strncmp(row(f, 9), "t0 ", 3), 0);
 	assert_int_equal(strncmp(row(f, 22), "middle  at +5.00 ms", 19), 0);
-	timeline_release(&a);
-	tree_view_release(&a.tree);
-	free(a.message);
-	model_free(m);
+	app_off(&a);
 }
 
 /* A call marks the device work below it and the device work the calls
@@ -566,7 +577,7 @@ static void test_draw_100k_children(void **state)
 static void test_linked_and_nesting_keys(void **state)
 {
 	struct fx *f = *state;
-	char path[400], *err = NULL;
+	char path[400];
 	snprintf(path, sizeof(path), "%s/linked.db", f->dir);
 	struct writer w;
 	writer_open(&w, path);
@@ -580,16 +591,8 @@ static void test_linked_and_nesting_keys(void **state)
 	add_phase(&w, wf, PHASE_OPERATOR, "other", thread, 60 * US, 10 * US, 0, 1);
 	writer_close(&w);
 
-	struct model *m;
-	if (model_open(path, &m, &err) < 0)
-		fail_msg("model_open: %s", err ? err : "?");
-	struct app a = {0};
-	a.m = m;
-	a.g = glyphs_get(1);
-	assert_int_equal(tree_view_init(&a.tree, m, &err), 0); /* opens in wf */
-	assert_string_equal(a.tree.node->name, "wf");
-	timeline_open(&a);
-	timeline_wait(&a);
+	struct app a;
+	app_on(&a, path, "wf");
 	struct timeline *tl = &a.tl;
 	/* the tree (by duration) has outer selected */
 	assert_int_equal(tl->l.s[tl->sel].id, outer);
@@ -630,10 +633,7 @@ static void test_linked_and_nesting_keys(void **state)
 	assert_string_equal(a.tree.node->name, "outer");
 	assert_int_equal(tree_view_selected(&a.tree)->id, launch);
 
-	timeline_release(&a);
-	tree_view_release(&a.tree);
-	free(a.message);
-	model_free(m);
+	app_off(&a);
 }
 
 int main(void)

@@ -27,11 +27,7 @@ e2e_init e2e-bounds
 export HOME=$TMP/home XDG_STATE_HOME=$TMP/state
 mkdir -p "$HOME"
 
-if [ ! -x "$BIN" ]; then
-	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN"
-	summary
-	exit 1
-fi
+e2e_need_bin
 for tool in python3 sqlite3 timeout; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		not_ok "tool $tool" "not installed"

@@ -31,14 +31,9 @@ cd "$(dirname "$0")/../.." || exit 1
 e2e_init diff
 SAMPLES=${GRADEML_SAMPLES:-$ROOT/../shared/samples}/chrome-trace
 PY=$(python3 -c 'import sys; print(sys.executable or "python3")') || PY=python3
-export HOME=$TMP/home XDG_STATE_HOME=$TMP/state LC_ALL=C.UTF-8
-mkdir -p "$HOME"
+e2e_home
 
-if [ ! -x "$BIN" ]; then
-	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN"
-	summary
-	exit 1
-fi
+e2e_need_bin
 
 # import NAME TRACE: TRACE alone into $TMP/NAME.db; fails with a line.
 import() {

@@ -25,16 +25,11 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 e2e_init figures
-export HOME=$TMP/home XDG_STATE_HOME=$TMP/state LC_ALL=C.UTF-8
-mkdir -p "$HOME"
+e2e_home
 export GRADEML_BIN=$BIN
 PY=$(python3 -c 'import sys; print(sys.executable or "python3")') || PY=python3
 
-if [ ! -x "$BIN" ]; then
-	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN"
-	summary
-	exit 1
-fi
+e2e_need_bin
 
 # lines CMD...: each "ok - ", "not ok - " or "skip - " line CMD prints
 # counted; anything else it prints is a failure

@@ -26,8 +26,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 e2e_init flame
-export HOME=$TMP/home XDG_STATE_HOME=$TMP/state LC_ALL=C.UTF-8
-mkdir -p "$HOME"
+e2e_home
 PY=$(command -v python3) || PY=python3
 CHECK=tests/e2e/flame_check.py
 SAMPLES=${GRADEML_SAMPLES:-$ROOT/../shared/samples}/chrome-trace
@@ -36,11 +35,7 @@ STEP=pytorch__kineto__worker0.1623143089861
 PROC="/workflow/$STEP/rank 0/python (25738) CPU"
 TID=25772
 
-if [ ! -x "$BIN" ]; then
-	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN"
-	summary
-	exit 1
-fi
+e2e_need_bin
 # run NAME SIZE KEYS...: the explorer on $DB with the key lines given,
 # dumps into $TMP/NAME.txt; 0 when it ran
 run() {

@@ -21,14 +21,9 @@ cd "$(dirname "$0")/../.." || exit 1
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 e2e_init path
 CHECK=$ROOT/tests/e2e/path_check.py
-export HOME=$TMP/home XDG_STATE_HOME=$TMP/state LC_ALL=C.UTF-8
-mkdir -p "$HOME"
+e2e_home
 
-if [ ! -x "$BIN" ]; then
-	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN"
-	summary
-	exit 1
-fi
+e2e_need_bin
 
 # screen DB OUT KEYS...: the explorer at 200x50 after :path and KEYS (one
 # a line), its last screen in OUT.

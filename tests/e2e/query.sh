@@ -27,11 +27,7 @@ EXPECTED=$ROOT/tests/expected/query
 MAN=$ROOT/man/grademl-query.7
 REGEN=${GRADEML_E2E_REGEN:-}
 
-if [ ! -x "$BIN" ]; then
-	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN"
-	summary
-	exit 1
-fi
+e2e_need_bin
 
 # the two captures, imported as `make demo` and tests/e2e/run.sh do
 dbs_ok=1

@@ -28,15 +28,11 @@ ROOT=$(cd "$here/../.." && pwd)
 cd "$ROOT"
 . "$here/tap.sh"
 e2e_init resources
-export HOME=$TMP/home XDG_STATE_HOME=$TMP/state LC_ALL=C.UTF-8
-mkdir -p "$HOME"
+e2e_home
 CHECK="python3 $here/resources_check.py"
 SAMPLES=${GRADEML_SAMPLES:-$ROOT/../shared/samples}
 
-if [ ! -x "$BIN" ]; then
-	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN or run make"
-	summary || exit 1
-fi
+e2e_need_bin
 
 # run_check NAME CMD...: each line CMD prints becomes a test line
 run_check() {

@@ -43,11 +43,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ ! -x "$BIN" ]; then
-	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN"
-	summary
-	exit 1
-fi
+e2e_need_bin
 for tool in sqlite3 python3 gzip cmp diff; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		not_ok "tool $tool" "not installed (Debian: apt-get install -y ${tool/cmp/diffutils})"

@@ -21,11 +21,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 e2e_init e2e-sanitize
 
-if [ ! -x "$BIN" ]; then
-	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN"
-	summary
-	exit 1
-fi
+e2e_need_bin
 for tool in python3 sqlite3; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		not_ok "tool $tool" "not installed"

@@ -33,11 +33,7 @@ DEMO=tests/data/demo
 TRUTH=tests/truth/gpu/data
 KEYS=$ROOT/tests/e2e/keys
 
-if [ ! -x "$BIN" ]; then
-	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN"
-	summary
-	exit 1
-fi
+e2e_need_bin
 
 q() { sqlite3 -batch -noheader "$1" "$2"; }
 

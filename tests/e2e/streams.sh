@@ -33,11 +33,7 @@ e2e_init streams
 SAMPLES=${GRADEML_SAMPLES:-$ROOT/../shared/samples}/chrome-trace
 HTA=$SAMPLES/facebookresearch__HolisticTraceAnalysis__
 
-if [ ! -x "$BIN" ]; then
-	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN"
-	summary
-	exit 1
-fi
+e2e_need_bin
 PY=$(python3 -c 'import sys; print(sys.executable or "python3")') || PY=python3
 
 # tool_lines DB: per stream, from the tree through `query` (and the tracks

@@ -32,14 +32,9 @@ cd "$(dirname "$0")/../.." || exit 1
 e2e_init summaries
 SAMPLES=${GRADEML_SAMPLES:-$ROOT/../shared/samples}/chrome-trace
 CHECK=$ROOT/tests/e2e/summaries_check.py
-export HOME=$TMP/home XDG_STATE_HOME=$TMP/state LC_ALL=C.UTF-8
-mkdir -p "$HOME"
+e2e_home
 
-if [ ! -x "$BIN" ]; then
-	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN"
-	summary
-	exit 1
-fi
+e2e_need_bin
 if [ ! -d "$SAMPLES" ]; then
 	skip "summaries" "no samples at $SAMPLES"
 	summary

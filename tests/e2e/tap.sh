@@ -1,5 +1,6 @@
 # Test-line helpers shared by the end-to-end scripts (sourced, not run):
-# e2e_init NAME, ok NAME, not_ok NAME [WHY], skip NAME [WHY], regenerated, and summary,
+# e2e_init NAME, e2e_need_bin, e2e_home, ok NAME, not_ok NAME [WHY], skip NAME [WHY],
+# regenerated, and summary,
 # which prints "N passed, M failed[, K skipped][, R regenerated]" and
 # returns non-zero when anything failed.
 pass=0 fail=0 skipped=0 regen=0
@@ -24,6 +25,19 @@ summary() {
 	[ "$regen" -gt 0 ] && line="$line, $regen regenerated"
 	echo "$line"
 	[ "$fail" -eq 0 ]
+}
+# e2e_need_bin: one failed line and exit 1 unless BIN is an executable.
+e2e_need_bin() {
+	[ -x "$BIN" ] && return 0
+	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN or run make"
+	summary
+	exit 1
+}
+# e2e_home: HOME and XDG_STATE_HOME inside TMP (the prompt's history stays
+# out of the real home), and a UTF-8 locale.
+e2e_home() {
+	export HOME=$TMP/home XDG_STATE_HOME=$TMP/state LC_ALL=C.UTF-8
+	mkdir -p "$HOME"
 }
 # e2e_init NAME, in the repository root: ROOT, BIN (GRADEML_BIN made
 # absolute, build/grademl-tui by default) and TMP, the script's own

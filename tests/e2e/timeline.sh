@@ -19,14 +19,9 @@ cd "$(dirname "$0")/../.." || exit 1
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 e2e_init timeline
 CHECK=$ROOT/tests/e2e/timeline_check.py
-export HOME=$TMP/home XDG_STATE_HOME=$TMP/state LC_ALL=C.UTF-8
-mkdir -p "$HOME"
+e2e_home
 
-if [ ! -x "$BIN" ]; then
-	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN"
-	summary
-	exit 1
-fi
+e2e_need_bin
 DB=$TMP/gpu.db
 if ! bash tests/data/gpu/import.sh "$BIN" "$DB" >/dev/null 2>"$TMP/err"; then
 	not_ok "import" "$(head -c 300 "$TMP/err")"

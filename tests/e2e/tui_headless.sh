@@ -38,10 +38,7 @@ mkdir -p "$HOME" "$TMP/work"
 export LC_ALL=C.UTF-8
 unset NO_COLOR
 
-if [ ! -x "$BIN" ]; then
-	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN or run make"
-	summary || exit 1
-fi
+e2e_need_bin
 for tool in python3 sqlite3 diff cmp grep; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		not_ok "tool $tool" "not installed"

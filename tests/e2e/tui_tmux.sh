@@ -58,10 +58,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ ! -x "$BIN" ]; then
-	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN or run make"
-	summary || exit 1
-fi
+e2e_need_bin
 
 # The demo database, imported as `make demo` does.
 DB=$TMP/demo.db
