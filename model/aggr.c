@@ -53,6 +53,10 @@ struct walk {
 	int32_t *idx;
 	size_t range;
 	int unordered, too_many;
+	/* children of the subtree's phases not yet read; done: none left,
+	 * the scan stops (a root of 0, every phase, is read to the end) */
+	int64_t want;
+	int done;
 };
 
 static int is_device(int kind)
@@ -184,14 +188,21 @@ static sqlite3_stmt *prepare(struct store *st, const char *sql, int64_t root_id)
 	return q;
 }
 
-/* The scan's filter, aggr_member(id, parent_id, kind), called on every row
- * in id order: whether the row is in the subtree (its parent is) and the
- * summary reads it.  Deciding in the WHERE clause spares SQLite making
- * the result rows of the phases the summary does not read. */
+/* The scan's filter, aggr_member(id, parent_id, kind, child_count), called
+ * on every row in id order: whether the row is in the subtree (its parent
+ * is) and the summary reads it.  Deciding in the WHERE clause spares SQLite
+ * making the result rows of the phases the summary does not read.  Once
+ * every child the subtree's phases count has been read, the next call
+ * ends the scan with an error the caller knows (w->done). */
 static void member_fn(sqlite3_context *cx, int argc, sqlite3_value **v)
 {
 	struct walk *w = sqlite3_user_data(cx);
+	if (w->done) {
+		sqlite3_result_error(cx, "the subtree is read", -1);
+		return;
+	}
 	int64_t id = sqlite3_value_int64(v[0]), parent = sqlite3_value_int64(v[1]);
+	int64_t kids = sqlite3_value_int64(v[3]);
 	int has_parent = sqlite3_value_type(v[1]) != SQLITE_NULL;
 	uint64_t off = (uint64_t)id - (uint64_t)w->root;
 	if (id < w->root) {
@@ -228,6 +239,11 @@ static void member_fn(sqlite3_context *cx, int argc, sqlite3_value **v)
 		return;
 	}
 	w->idx[off] = (int32_t)w->n;
+	if (w->root && id == w->root)
+		w->want = kids > 0 ? kids : 0;
+	else if (w->root)
+		w->want = ns_sum(w->want - 1, kids > 0 ? kids : 0);
+	w->done = w->root && w->want <= 0;
 	sqlite3_result_int(cx, enter(w, pi, sqlite3_value_int(v[2])));
 }
 
@@ -237,14 +253,14 @@ static int walk_scan(struct store *st, int64_t root_id, struct walk *w, char **e
 {
 	sqlite3 *db = store_db(st);
 	w->root = root_id;
-	if (sqlite3_create_function_v2(db, "aggr_member", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, w,
+	if (sqlite3_create_function_v2(db, "aggr_member", 4, SQLITE_UTF8 | SQLITE_DIRECTONLY, w,
 				       member_fn, NULL, NULL, NULL) != SQLITE_OK)
 		return db_fail(st, err);
-	sqlite3_stmt *q =
-	    prepare(st,
-		    "SELECT " AGGR_COLS(
-			"") " FROM phases WHERE id >= ?1 AND aggr_member(id, parent_id, kind)",
-		    root_id);
+	sqlite3_stmt *q = prepare(
+	    st,
+	    "SELECT " AGGR_COLS(
+		"") " FROM phases WHERE id >= ?1 AND aggr_member(id, parent_id, kind, child_count)",
+	    root_id);
 	int rc = SQLITE_ERROR, ret = 0;
 	struct wrow r;
 	while (q && (rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -257,11 +273,11 @@ static int walk_scan(struct store *st, int64_t root_id, struct walk *w, char **e
 		*err = xasprintf("%s: more than 2^31 phases under %lld", store_path(st),
 				 (long long)root_id);
 		ret = -1;
-	} else if (rc != SQLITE_DONE) {
+	} else if (rc != SQLITE_DONE && !w->done) {
 		ret = db_fail(st, err);
 	}
 	sqlite3_finalize(q);
-	sqlite3_create_function_v2(db, "aggr_member", 3, SQLITE_UTF8, NULL, NULL, NULL, NULL, NULL);
+	sqlite3_create_function_v2(db, "aggr_member", 4, SQLITE_UTF8, NULL, NULL, NULL, NULL, NULL);
 	free(w->idx);
 	w->idx = NULL;
 	w->range = 0;
