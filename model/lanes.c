@@ -259,7 +259,8 @@ static void make_rows(struct build *b)
 			kept++;
 		}
 	l->nlanes = kept;
-	qsort(l->lane, l->nlanes, sizeof(*l->lane), cmp_lane);
+	if (l->nlanes > 1)
+		qsort(l->lane, l->nlanes, sizeof(*l->lane), cmp_lane);
 	int32_t *first = xmalloc((b->alloc_lanes ? b->alloc_lanes : 1) * sizeof(*first));
 	for (size_t k = 0; k < b->alloc_lanes; k++)
 		first[k] = -1;
