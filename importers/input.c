@@ -23,7 +23,6 @@
 #include "model/xalloc.h"
 
 #define RAW_CHUNK (256 * 1024)
-#define PEEK_MAX  4096
 #define AHEAD_N	  4		/* buffers decoded ahead */
 #define AHEAD_LEN (1024 * 1024) /* bytes each */
 
@@ -56,7 +55,7 @@ struct input {
 	ZSTD_DCtx *zd;
 	int zstd_frame_open; /* bytes of an unfinished frame were consumed */
 	/* peeked decoded bytes, handed out before anything else */
-	unsigned char peek[PEEK_MAX];
+	unsigned char peek[INPUT_PEEK_MAX];
 	size_t peek_len, peek_pos;
 	char *peek_err;	     /* decoding failed past the peeked bytes: read reports it */
 	struct ahead *ahead; /* NULL: read decodes in the caller's thread */
@@ -332,9 +331,9 @@ int input_open(const char *path, struct input **out, char **err)
 			goto fail;
 		}
 	}
-	/* peek: fill what the decoder yields, up to PEEK_MAX */
-	while (in->peek_len < PEEK_MAX) {
-		ssize_t k = decode(in, in->peek + in->peek_len, PEEK_MAX - in->peek_len, err);
+	/* peek: fill what the decoder yields, up to INPUT_PEEK_MAX */
+	while (in->peek_len < INPUT_PEEK_MAX) {
+		ssize_t k = decode(in, in->peek + in->peek_len, INPUT_PEEK_MAX - in->peek_len, err);
 		if (k < 0) {
 			if (in->peek_len == 0)
 				goto fail; /* nothing to sniff: the decode error is the answer */

@@ -25,7 +25,11 @@ enum input_codec { INPUT_PLAIN, INPUT_GZIP, INPUT_ZSTD };
 int input_open(const char *path, struct input **out, char **err);
 void input_close(struct input *in);
 
-/* The first decompressed bytes (up to 4096) without consuming them. */
+/* The first decompressed bytes (up to INPUT_PEEK_MAX) without consuming
+ * them: the window content sniffing reads.  64 KiB, so that a text log whose
+ * records follow a long preamble (an MLPerf log's shell trace) is still
+ * recognised. */
+#define INPUT_PEEK_MAX (64 * 1024)
 const unsigned char *input_peek(struct input *in, size_t *len);
 
 /* Reads up to n decompressed bytes: the count, 0 at the end, -1 on error. */

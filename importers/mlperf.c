@@ -31,8 +31,7 @@
 #include "importers/msource.h"
 #include "model/xalloc.h"
 
-#define MLLOG	  ":::MLLOG"
-#define SNIFF_LEN 4096
+#define MLLOG ":::MLLOG"
 
 enum level { L_RUN, L_INIT, L_BLOCK, L_EPOCH, L_EVAL, L_COUNT };
 
@@ -87,12 +86,21 @@ struct ml {
 	int nstk;
 };
 
+/* A record anywhere in the sniffed window: ":::MLLOG", blanks, '{'.  Anywhere,
+ * because the benchmark's own output (a shell trace, a banner) often comes
+ * first; the brace, so that a source listing or a message that only names
+ * the marker (mlperf_logging's LOG_PREFIX = ":::MLLOG") is no MLPerf log. */
 int mlperf_sniff(const unsigned char *buf, size_t len)
 {
-	size_t n = len < SNIFF_LEN ? len : SNIFF_LEN, k = strlen(MLLOG);
-	for (size_t i = 0; i + k <= n; i++)
-		if (buf[i] == ':' && !memcmp(buf + i, MLLOG, k))
+	size_t k = strlen(MLLOG);
+	const unsigned char *p = buf, *end = buf + len;
+	while ((p = memmem(p, (size_t)(end - p), MLLOG, k))) {
+		p += k;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p < end && *p == '{')
 			return 90;
+	}
 	return 0;
 }
 

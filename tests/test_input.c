@@ -272,7 +272,7 @@ static void test_input_gzip_truncated(void **state)
 	assert_int_equal(input_open(f->path, &in, &err), 0);
 	size_t n = 0;
 	input_peek(in, &n);
-	assert_true(n == 4096);
+	assert_true(n == INPUT_PEEK_MAX);
 	size_t len = 0;
 	char *got = read_all(in, &len, &err);
 	assert_null(got);
@@ -319,7 +319,7 @@ static void test_input_empty_and_directory(void **state)
 static void test_input_peek(void **state)
 {
 	struct fx *f = *state;
-	make_content(f, 10000);
+	make_content(f, INPUT_PEEK_MAX + 10000);
 	for (int gz = 0; gz < 2; gz++) {
 		if (gz)
 			gzip_member(f->path, "wb", f->content, f->len);
@@ -330,7 +330,7 @@ static void test_input_peek(void **state)
 		assert_int_equal(input_open(f->path, &in, &err), 0);
 		size_t n = 0;
 		const unsigned char *p = input_peek(in, &n);
-		assert_true(n == 4096);
+		assert_true(n == INPUT_PEEK_MAX);
 		assert_memory_equal(p, f->content, n);
 		/* a short read inside the peeked bytes, then the rest */
 		char head[10];

@@ -2,8 +2,9 @@
  * The MLPerf logging importer on small logs written to a scratch directory
  * (run > epoch > eval nesting with init under run, points as events bound
  * to the open interval, an unmatched stop, a repeated start, a line that is
- * not MLLOG, malformed JSON, a file with no MLLOG line) and on the real
- * logs in ../shared/samples/training-log, whose intervals and points are
+ * not MLLOG, malformed JSON, a file with no MLLOG line), on records after
+ * a long preamble (sniffed all the same), and on the real logs in
+ * ../shared/samples/training-log, sniffed, whose intervals and points are
  * counted independently with plain string search.
  */
 #include <setjmp.h>
@@ -161,6 +162,46 @@ static void no_mllog_is_fatal(void **state)
 	assert_int_equal(access(f->db, F_OK), -1);
 }
 
+/* The benchmark's own output before the first record, far beyond the old
+ * 4096-byte sniffing window: still an MLPerf log; a text that only names
+ * the marker is none, and neither is one whose first record lies past the
+ * 64 KiB sniffed. */
+static void sniffed_after_noise(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	size_t noise = 20000, cap = noise + INPUT_PEEK_MAX + 4096;
+	char *text = malloc(cap), *p = text;
+	assert_non_null(text);
+	for (int i = 0; (size_t)(p - text) < noise; i++)
+		p += snprintf(p, cap - (size_t)(p - text), "+ echo 'Beginning trial %d of 5'\n", i);
+	snprintf(p, cap - (size_t)(p - text), "%s",
+		 START(1000, "run_start", "") POINT(1200, "global_batch_size", "256", "")
+		     STOP(2000, "run_stop", ""));
+	if (import(f, text, NULL, &err) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM sources WHERE format = 'mlperf'"),
+			 1);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE name = 'run'"), 1);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM events_v"), 1);
+	importfx_reset(f);
+
+	assert_int_equal(
+	    import(f, "LOG_PREFIX = \":::MLLOG\"\nprint(':::MLLOG', record)\n", NULL, &err), -1);
+	assert_non_null(strstr(err, "unrecognised format"));
+	free(err);
+	err = NULL;
+
+	memset(text, '#', INPUT_PEEK_MAX);
+	text[INPUT_PEEK_MAX - 1] = '\n';
+	snprintf(text + INPUT_PEEK_MAX, cap - INPUT_PEEK_MAX, "%s", START(1000, "run_start", ""));
+	assert_int_equal(import(f, text, NULL, &err), -1);
+	assert_non_null(strstr(err, "unrecognised format"));
+	free(err);
+	assert_int_equal(import(f, text, "mlperf", &err), 0);
+	free(text);
+}
+
 /* Independently: points are MLLOG lines whose key is not an interval key;
  * phases follow one open flag (and number) per level. */
 static void count_log(const char *path, int64_t *phases, int64_t *events, int *any)
@@ -239,8 +280,8 @@ static void real_samples(void **state)
 		importfx_reset(f);
 		char *paths[] = {path}, *err = NULL;
 		struct import_opts o = {0};
-		/* the first :::MLLOG may lie beyond the 4096 bytes sniffed */
-		if (import_files(f->db, paths, 1, "mlperf", &o, &err) < 0)
+		/* sniffed: the BERT log's first record follows 5 KB of shell trace */
+		if (import_files(f->db, paths, 1, NULL, &o, &err) < 0)
 			fail_msg("%s: %s", de->d_name, err);
 		assert_int_equal(
 		    importfx_int(f, "SELECT count(*) FROM sources WHERE format = 'mlperf'"), 1);
@@ -273,6 +314,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(nesting_events_diagnostics, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(unclosed_intervals, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(no_mllog_is_fatal, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(sniffed_after_noise, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(real_samples, setup, importfx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
