@@ -2,17 +2,33 @@
  * Text logs through a rules file (rules.h): each line is tried against
  * every rule in file order and each rule that matches applies, so one line
  * may give several samples.  Events hold the pattern's named groups and the
- * line in attrs and are bound to the innermost open phase; samples go to
- * one series per metric name (resource "log", value kind "instant");
- * phases (kind span, category "log") nest as a stack under the step: a
- * start opens one under the innermost open phase, an end closes the
- * innermost open phase of its name and, counted, those opened inside it.
- * Phases still open at the end close at the last time seen (counted).
+ * line in attrs and are bound to the phase running: the innermost open
+ * one, else the step.  Samples go to one series per metric name (resource
+ * "log", value kind "instant").  Phases (kind span, category "log") nest
+ * as a stack under the step: a start opens one under the innermost open
+ * phase, an end closes the innermost open phase of its name and, counted,
+ * those opened inside it.  Phases still open at the end close at the last
+ * time seen (counted).
+ *
+ * Laps are for logs that print a line as each step ends ("step:N/M
+ * train_time:Tms"): the lap rule's first lap runs from the log's start
+ * (elapsed times: their origin; else the first time seen) and each match
+ * closes the running lap, named then, and starts the next.  The running
+ * lap is the outermost open phase, so what happens during it (events,
+ * phases that start) lies inside it; a lap match closes the phases still
+ * open inside it, as an end would.  A lap the log leaves running at its end
+ * was no step: it is written as no phase and what it holds moves up to the
+ * step (rows rebound in trace.db, once).
  *
  * A match takes its time from its own "time" group, else from the line's
  * time (the time directive's pattern), else from the last time seen; a
- * match before any time is dropped and counted.  Lines no rule matches are
- * counted, not stored.  Memory holds one line and the open phases.
+ * match before any time is dropped and counted.  With `restarts`, an
+ * elapsed time less than the last one read means the clock started again
+ * (counted): it and those after it count on from the last time.  The step
+ * takes the window of everything the log gave (its declared window, see
+ * store_refresh_window), so that a log of events and samples alone has one.
+ * Lines no rule matches are counted, not stored.  Memory holds one line and
+ * the open phases.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -22,6 +38,7 @@
 #include "importers/msource.h"
 #include "importers/rulelog.h"
 #include "importers/rules.h"
+#include "importers/workflow.h"
 #include "model/sbuf.h"
 #include "model/text.h"
 #include "model/xalloc.h"
@@ -45,10 +62,15 @@
 #define M_TOO_DEEP	 "phase starts beyond 1024 open phases: dropped"
 #define D_LONG		 "LONG_LINE"
 #define M_LONG		 "lines longer than 1 MB skipped unread"
+#define D_RESTART	 "CLOCK_RESTART"
+#define M_RESTART                                                                                  \
+	"elapsed times less than the last one read (the clock restarted): counted on from it"
+#define D_LAP_LEFT "LAP_LEFT_RUNNING"
+#define M_LAP_LEFT "a lap still running at the end: no phase, what it held moved to the step"
 
 struct open_phase {
-	char *name;
-	int64_t id, start, children, child_ns;
+	char *name; /* NULL: the running lap, named when it ends */
+	int64_t id, start, children, child_ns, events;
 };
 
 struct rl {
@@ -61,6 +83,11 @@ struct rl {
 	pcre2_match_data *md;
 	int64_t step_id, lineno, last_t, phases, events;
 	int any_t;
+	int64_t first_t;	    /* the earliest time seen, with any_t */
+	int64_t raw_last, raw_base; /* restarts: the last elapsed time read, and
+				       what the clock's restarts add to it */
+	int any_raw;
+	int64_t lap_line; /* the line of the last lap match */
 	struct open_phase *open;
 	size_t nopen;
 	struct sbuf name, attrs, tmp;
@@ -100,20 +127,51 @@ static const char *grp(struct rl *p, const char *line, int g, size_t *len)
 	return line + ov[2 * g];
 }
 
-/* A captured time in ns (with --time-offset); 0 or -1. */
-static int cap_time(struct rl *p, const char *s, size_t n, int64_t *t)
+/* A captured time in ns (with the clock's restarts and --time-offset); 0
+ * or -1. */
+static int cap_time(struct rl *p, const char *s, size_t n, const char *line, size_t len, int64_t *t)
 {
-	if (rules_parse_time(p->rules->time_fmt, s, n, t) < 0)
+	int64_t raw, base = p->raw_base;
+	if (rules_parse_time(p->rules->time_fmt, s, n, &raw) < 0)
 		return -1;
-	if (p->o->has_time_offset && __builtin_add_overflow(*t, p->o->time_offset_ns, t))
+	if (p->rules->restarts && p->any_raw && raw < p->raw_last &&
+	    __builtin_add_overflow(base, p->raw_last, &base))
 		return -1;
+	if (__builtin_add_overflow(raw, base, t) ||
+	    (p->o->has_time_offset && __builtin_add_overflow(*t, p->o->time_offset_ns, t)))
+		return -1;
+	if (base != p->raw_base)
+		diag(p, D_RESTART, M_RESTART, line, len, 0);
+	p->raw_base = base;
+	p->raw_last = raw;
+	p->any_raw = 1;
 	return 0;
 }
 
+/* Pushes an open phase (name NULL: the running lap) starting at t. */
+static struct open_phase *push(struct rl *p, char *name, int64_t t)
+{
+	if (!(p->nopen & (p->nopen - 1)) || !p->nopen)
+		p->open = xrealloc(p->open, (p->nopen ? 2 * p->nopen : 1) * sizeof(*p->open));
+	struct open_phase *v = &p->open[p->nopen++];
+	*v = (struct open_phase){.name = name, .id = store_reserve_phase_id(p->st), .start = t};
+	return v;
+}
+
+/* A time the log gave: the first starts the lap; the step covers them all. */
 static void seen(struct rl *p, int64_t t)
 {
+	if (!p->any_t && p->rules->has_lap) {
+		int elapsed =
+		    p->rules->time_fmt == RT_ELAPSED_S || p->rules->time_fmt == RT_ELAPSED_MS;
+		/* the first lap runs from the log's start */
+		int64_t origin = p->o->has_time_offset ? p->o->time_offset_ns : 0;
+		push(p, NULL, elapsed && origin < t ? origin : t);
+	}
 	if (!p->any_t || t > p->last_t)
 		p->last_t = t;
+	if (!p->any_t || t < p->first_t)
+		p->first_t = t;
 	p->any_t = 1;
 }
 
@@ -170,6 +228,64 @@ static int close_top(struct rl *p, int64_t t)
 	return 0;
 }
 
+/* Closes the phases open inside open[i], counted as never ended, at t. */
+static int close_above(struct rl *p, size_t i, int64_t t)
+{
+	while (p->nopen > i + 1) {
+		diag(p, D_UNCLOSED, M_UNCLOSED, p->open[p->nopen - 1].name,
+		     strlen(p->open[p->nopen - 1].name), 0);
+		if (close_top(p, t) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* One statement on ?1 = a (and ?2 = b when it has a second parameter); 0
+ * or -1 with *err. */
+static int run2(struct rl *p, const char *sql, int64_t a, int64_t b)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = -1;
+	if (sqlite3_prepare_v2(store_db(p->st), sql, -1, &s, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(s, 1, a);
+		if (sqlite3_bind_parameter_count(s) > 1)
+			sqlite3_bind_int64(s, 2, b);
+		rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -1;
+	}
+	if (rc < 0)
+		*p->err = xasprintf("%s: cannot move a lap's rows to the step: %s",
+				    store_path(p->st), sqlite3_errmsg(store_db(p->st)));
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/* The running lap (on top) is no phase: its events and phases, written
+ * under its id, move to the step, their subtree one level up. */
+static int drop_lap(struct rl *p)
+{
+	struct open_phase *v = &p->open[--p->nopen];
+	if (v->events || v->children) {
+		char *ex = xasprintf("%s: after line %lld, %lld events and %lld phases",
+				     input_base_name(p->path), (long long)p->lap_line,
+				     (long long)v->events, (long long)v->children);
+		msource_diag(&p->ms, D_LAP_LEFT, M_LAP_LEFT, ex, 0);
+		free(ex);
+	}
+	if (v->events &&
+	    run2(p, "UPDATE events SET phase_id = ?2 WHERE phase_id = ?1", v->id, p->step_id) < 0)
+		return -1;
+	if (v->children && (run2(p,
+				 "UPDATE phases SET depth = depth - 1 WHERE id IN (WITH RECURSIVE"
+				 " sub(id) AS (SELECT id FROM phases WHERE parent_id = ?1 UNION ALL"
+				 " SELECT c.id FROM phases c JOIN sub ON c.parent_id = sub.id)"
+				 " SELECT id FROM sub)",
+				 v->id, 0) < 0 ||
+			    run2(p, "UPDATE phases SET parent_id = ?2 WHERE parent_id = ?1", v->id,
+				 p->step_id) < 0))
+		return -1;
+	return 0;
+}
+
 static int add_event(struct rl *p, const struct rule *r, int64_t t, const char *line, size_t n)
 {
 	uint32_t count, size;
@@ -199,10 +315,13 @@ static int add_event(struct rl *p, const struct rule *r, int64_t t, const char *
 	sbuf_add_json_string(&p->attrs, p->tmp.buf ? p->tmp.buf : "", p->tmp.len);
 	sbuf_addc(&p->attrs, '}');
 	int64_t name_id = store_intern(p->st, p->name.buf, p->name.len, p->err);
-	if (name_id < 0 || store_add_event(p->st, p->ms.source_id, 0, t, name_id, NULL,
-					   p->nopen ? p->open[p->nopen - 1].id : 0, p->attrs.buf,
-					   p->attrs.len, p->err) < 0)
+	struct open_phase *in = p->nopen ? &p->open[p->nopen - 1] : NULL;
+	if (name_id < 0 ||
+	    store_add_event(p->st, p->ms.source_id, 0, t, name_id, NULL, in ? in->id : p->step_id,
+			    p->attrs.buf, p->attrs.len, p->err) < 0)
 		return -1;
+	if (in)
+		in->events++;
 	p->events++;
 	return 0;
 }
@@ -238,30 +357,47 @@ static int apply(struct rl *p, const struct rule *r, int64_t t, const char *line
 			diag(p, D_TOO_DEEP, M_TOO_DEEP, line, n, 1);
 			return 0;
 		}
-		if (!(p->nopen & (p->nopen - 1)) || !p->nopen)
-			p->open =
-			    xrealloc(p->open, (p->nopen ? 2 * p->nopen : 1) * sizeof(*p->open));
-		p->open[p->nopen++] = (struct open_phase){
-		    .name = sbuf_detach(&p->name), .id = store_reserve_phase_id(p->st), .start = t};
+		push(p, sbuf_detach(&p->name), t);
 		return 0;
 	case RULE_END: {
 		size_t i = p->nopen;
-		while (i > 0 && strcmp(p->open[i - 1].name, p->name.buf))
+		while (i > 0 && (!p->open[i - 1].name || strcmp(p->open[i - 1].name, p->name.buf)))
 			i--;
 		if (!i) {
 			diag(p, D_UNMATCHED_END, M_UNMATCHED_END, line, n, 1);
 			return 0;
 		}
-		while (p->nopen > i) {
-			diag(p, D_UNCLOSED, M_UNCLOSED, p->open[p->nopen - 1].name,
-			     strlen(p->open[p->nopen - 1].name), 0);
-			if (close_top(p, t) < 0)
-				return -1;
-		}
+		if (close_above(p, i - 1, t) < 0)
+			return -1;
 		return close_top(p, t);
 	}
+	case RULE_LAP:
+		/* the running lap is the outermost open phase (seen() started
+		 * the first at the first time) */
+		if (close_above(p, 0, t) < 0)
+			return -1;
+		p->open[0].name = sbuf_detach(&p->name);
+		if (close_top(p, t) < 0)
+			return -1;
+		push(p, NULL, t);
+		p->lap_line = p->lineno;
+		return 0;
 	}
 	return 0;
+}
+
+/* The step keeps at least the window of the times the log gave. */
+static int step_window(struct rl *p)
+{
+	int64_t start = p->first_t, end = p->last_t, ds, de;
+	int d = store_declared_window(p->st, p->step_id, &ds, &de, p->err);
+	if (d < 0)
+		return -1;
+	if (d) {
+		start = ds < start ? ds : start;
+		end = de > end ? de : end;
+	}
+	return workflow_mark_step(p->st, p->step_id, NULL, start, end, p->err);
 }
 
 static int line(struct rl *p, const char *s, size_t n)
@@ -273,7 +409,7 @@ static int line(struct rl *p, const char *s, size_t n)
 	if (p->rules->time_re &&
 	    pcre2_match(p->rules->time_re, (PCRE2_SPTR)s, n, 0, 0, p->md, NULL) >= 0 &&
 	    (off = grp(p, s, p->rules->time_group, &len))) {
-		if (cap_time(p, off, len, &line_t) == 0) {
+		if (cap_time(p, off, len, s, n, &line_t) == 0) {
 			has_line_t = 1;
 			seen(p, line_t);
 		} else {
@@ -288,7 +424,7 @@ static int line(struct rl *p, const char *s, size_t n)
 		int64_t t = 0;
 		int has_t = 0;
 		if ((off = grp(p, s, r->time_group, &len))) {
-			if (cap_time(p, off, len, &t) == 0) {
+			if (cap_time(p, off, len, s, n, &t) == 0) {
 				has_t = 1;
 				seen(p, t);
 			} else {
@@ -352,12 +488,15 @@ int rulelog_import(struct input *in, struct store *st, const struct import_opts 
 		goto out;
 	for (int64_t i = 0; i < ls.skipped_long; i++)
 		diag(&p, D_LONG, M_LONG, "", 0, 0);
-	while (p.nopen) {
-		diag(&p, D_UNCLOSED, M_UNCLOSED, p.open[p.nopen - 1].name,
-		     strlen(p.open[p.nopen - 1].name), 0);
-		if (close_top(&p, p.last_t) < 0)
-			goto out;
-	}
+	/* a running lap is at the bottom, below the phases never ended */
+	if (p.nopen && close_above(&p, 0, p.last_t) < 0)
+		goto out;
+	if (p.nopen && p.open[0].name)
+		diag(&p, D_UNCLOSED, M_UNCLOSED, p.open[0].name, strlen(p.open[0].name), 0);
+	if (p.nopen && (p.open[0].name ? close_top(&p, p.last_t) : drop_lap(&p)) < 0)
+		goto out;
+	if (p.any_t && step_window(&p) < 0)
+		goto out;
 	if (store_refresh_window(st, p.step_id, err) < 0)
 		goto out;
 	int64_t samples = p.ms.samples, dropped = p.ms.dropped;

@@ -5,20 +5,25 @@
  * the first '/' to the last one on the line, so '/' needs no escape),
  * optionally followed by the flag i (caseless):
  *
- *   time FORMAT [/REGEX/]       how times read; with a pattern, the line's
- *                               time is its group "time"
+ *   time FORMAT [restarts] [/REGEX/]  how times read; with a pattern, the
+ *                               line's time is its group "time"
  *   event NAME /REGEX/          an event per matching line
  *   sample METRIC UNIT /REGEX/  a sample of group "value" (UNIT "-": none)
  *   start PHASE /REGEX/         a phase opens (under the innermost open one)
  *   end PHASE /REGEX/           the innermost open phase so named closes
+ *   lap PHASE /REGEX/           the running lap closes as PHASE, the next
+ *                               one starts (for logs that print a line as
+ *                               each step ends); one lap rule at most
  *
  * FORMAT is iso8601 (2021-12-10 04:02:26,460, 'T' or ' ', '.' or ','
  * fraction, 'Z' or +HH:MM; no zone: UTC), epoch (seconds), epoch_ms,
- * elapsed_s or elapsed_ms (since --time-offset, else 0).  A rule's own
- * group "time" wins over the line's; a line with neither takes the last
- * time seen.  NAME, METRIC and PHASE may hold {group}, replaced by the
- * text of that named group.  A rules file from which no time can come (no
- * time pattern and no rule with a "time" group) is refused.
+ * elapsed_s or elapsed_ms (since --time-offset, else 0); restarts, for the
+ * elapsed formats only, says that the clock may start again from 0 (a time
+ * less than the last one read counts on from it).  A rule's own group
+ * "time" wins over the line's; a line with neither takes the last time
+ * seen.  NAME, METRIC and PHASE may hold {group}, replaced by the text of
+ * that named group.  A rules file from which no time can come (no time
+ * pattern and no rule with a "time" group) is refused.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +35,8 @@
 #define RULES_MAX (1 << 20)
 #define FIELDS	  3
 
-static const char *const kinds[] = {"event", "sample", "start", "end"};
+static const char *const kinds[] = {"event", "sample", "start", "end", "lap"};
+#define NKINDS (int)(sizeof(kinds) / sizeof(kinds[0]))
 static const char *const formats[] = {"iso8601", "epoch", "epoch_ms", "elapsed_s", "elapsed_ms"};
 
 static int is_blank(char c)
@@ -134,12 +140,18 @@ static int parse_line(struct rules *r, const char *path, int lineno, const char 
 	}
 	if (fl[0] == 4 && !memcmp(f[0], "time", 4)) {
 		size_t k = 0;
-		while (nf == 2 && k < 5 &&
+		int restarts = nf == 3 && fl[2] == 8 && !memcmp(f[2], "restarts", 8);
+		while ((nf == 2 || restarts) && k < 5 &&
 		       !(strlen(formats[k]) == fl[1] && !memcmp(formats[k], f[1], fl[1])))
 			k++;
-		if (nf != 2 || k == 5) {
+		if ((nf != 2 && !restarts) || k == 5) {
 			*err = xasprintf("%s:%d: expected time iso8601|epoch|epoch_ms|elapsed_s|"
-					 "elapsed_ms [/REGEX/]",
+					 "elapsed_ms [restarts] [/REGEX/]",
+					 path, lineno);
+			return -1;
+		}
+		if (restarts && k != RT_ELAPSED_S && k != RT_ELAPSED_MS) {
+			*err = xasprintf("%s:%d: restarts applies to elapsed_s and elapsed_ms only",
 					 path, lineno);
 			return -1;
 		}
@@ -149,6 +161,7 @@ static int parse_line(struct rules *r, const char *path, int lineno, const char 
 		}
 		*saw_time = 1;
 		r->time_fmt = (enum rule_time)k;
+		r->restarts = restarts;
 		if (p == end)
 			return 0;
 		if (compile(path, lineno, line, len, p, &r->time_re, err) < 0)
@@ -162,11 +175,18 @@ static int parse_line(struct rules *r, const char *path, int lineno, const char 
 		return 0;
 	}
 	int kind = 0;
-	while (kind < 4 && !(strlen(kinds[kind]) == fl[0] && !memcmp(kinds[kind], f[0], fl[0])))
+	while (kind < NKINDS &&
+	       !(strlen(kinds[kind]) == fl[0] && !memcmp(kinds[kind], f[0], fl[0])))
 		kind++;
-	if (kind == 4) {
-		*err = xasprintf("%s:%d: unknown rule '%.*s' (event, sample, start, end, time)",
-				 path, lineno, (int)(fl[0] > 40 ? 40 : fl[0]), f[0]);
+	if (kind == NKINDS) {
+		*err =
+		    xasprintf("%s:%d: unknown rule '%.*s' (event, sample, start, end, lap, time)",
+			      path, lineno, (int)(fl[0] > 40 ? 40 : fl[0]), f[0]);
+		return -1;
+	}
+	if (kind == RULE_LAP && r->has_lap) {
+		*err = xasprintf("%s:%d: a second lap rule (one a file: laps follow one another)",
+				 path, lineno);
 		return -1;
 	}
 	int want = kind == RULE_SAMPLE ? 3 : 2;
@@ -198,6 +218,7 @@ static int parse_line(struct rules *r, const char *path, int lineno, const char 
 	}
 	r->v = xrealloc(r->v, (r->n + 1) * sizeof(*r->v));
 	r->v[r->n++] = ru;
+	r->has_lap |= kind == RULE_LAP;
 	return 0;
 }
 
@@ -219,7 +240,7 @@ int rules_parse(const char *text, size_t len, const char *path, struct rules **o
 		i += n + 1;
 	}
 	if (!r->n) {
-		*err = xasprintf("%s: no rules (event, sample, start or end)", path);
+		*err = xasprintf("%s: no rules (event, sample, start, end or lap)", path);
 		goto fail;
 	}
 	has_time = r->time_re != NULL;

@@ -1,7 +1,8 @@
 /*
  * Rules files of the "log" importer: one rule a line turning the text log
- * lines a PCRE2 pattern matches into events, metric samples or phase starts
- * and ends, and an optional `time` directive for the lines' timestamps.
+ * lines a PCRE2 pattern matches into events, metric samples, phase starts
+ * and ends or laps, and an optional `time` directive for the lines'
+ * timestamps.
  * The format is documented in rules.c and in the man page (RULES).  The
  * caller owns the struct rules from rules_parse and frees it with
  * rules_free; the compiled patterns live as long as it.
@@ -16,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum rule_kind { RULE_EVENT, RULE_SAMPLE, RULE_START, RULE_END };
+enum rule_kind { RULE_EVENT, RULE_SAMPLE, RULE_START, RULE_END, RULE_LAP };
 
 /* How a captured time reads: absolute (ISO-8601, seconds or milliseconds
  * since the epoch) or elapsed since the start (--time-offset, else 0). */
@@ -36,8 +37,10 @@ struct rules {
 	struct rule *v;
 	size_t n;
 	enum rule_time time_fmt; /* RT_ISO8601 unless a time directive says */
+	int restarts;		 /* elapsed times that go back: the clock restarted */
 	pcre2_code *time_re;	 /* the time directive's pattern, or NULL */
 	int time_group;
+	int has_lap; /* one rule is a lap (at most one is) */
 };
 
 /* Parses a rules file's text (path names it in messages: "path:N: ...");

@@ -233,6 +233,18 @@ static void rules_errors(void **state)
 	expect_rules_error("# nothing\n", "rules.txt: no rules");
 	expect_rules_error("time epoch /(\\d+)/\nevent x /a/\n",
 			   "rules.txt:1: the time pattern has no group");
+	expect_rules_error("time elapsed_s\nlap a /a(?<time>\\d+)/\nlap b /b(?<time>\\d+)/\n",
+			   "rules.txt:3: a second lap rule");
+	expect_rules_error("time epoch restarts\nevent x /(?<time>\\d+)/\n",
+			   "rules.txt:1: restarts applies to elapsed_s and elapsed_ms only");
+	expect_rules_error("time elapsed_s often\n", "rules.txt:1: expected time");
+	struct rules *r = NULL;
+	char *err = NULL;
+	static const char ok[] = "time elapsed_ms restarts /^(?<time>\\d+) /\nlap s /done/\n";
+	if (rules_parse(ok, strlen(ok), "rules.txt", &r, &err) < 0)
+		fail_msg("%s", err);
+	assert_true(r->restarts && r->has_lap && r->time_fmt == RT_ELAPSED_MS);
+	rules_free(r);
 }
 
 static void missing_rules_and_bad_pattern(void **state)
@@ -267,6 +279,117 @@ static void times(void **state)
 	assert_int_equal(rules_parse_time(RT_ELAPSED_S, "x", 1, &t), -1);
 }
 
+/* A log of events alone: its step spans them (it had no time: 0 ns), and
+ * an event outside every phase is the step's (it was bound to nothing). */
+static void step_spans_its_events(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	if (import(f,
+		   "2024-01-02T10:00:01Z note first\n"
+		   "2024-01-02T10:00:02Z begin eval\n"
+		   "2024-01-02T10:00:03Z note inside\n"
+		   "2024-01-02T10:00:04Z finish eval\n"
+		   "2024-01-02T10:00:09Z note last\n",
+		   "time iso8601 /^(?<time>\\S+) /\nevent {what} /note (?<what>\\w+)/\n"
+		   "start {name} /begin (?<name>\\w+)/\nend {name} /finish (?<name>\\w+)/\n",
+		   NULL, &err) < 0)
+		fail_msg("%s", err);
+	const int64_t t0 = 1704189600LL * SEC;
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE kind = 'step'"), t0 + SEC);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE kind = 'step'"), 8 * SEC);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE kind = 'workflow'"), 8 * SEC);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM events WHERE phase_id IS NULL"), 0);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM events_v e JOIN phases_v p ON"
+				  " p.id = e.phase_id WHERE p.kind = 'step' AND e.name IN"
+				  " ('first', 'last')"),
+			 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM events_v e JOIN phases_v p ON"
+				  " p.id = e.phase_id WHERE e.name = 'inside' AND p.name = 'eval'"),
+			 1);
+	/* a second import into the step widens it, never narrows it */
+	struct import_opts o = {.step = "train.log"};
+	if (import(f, "2024-01-02T10:00:05Z note again\n",
+		   "time iso8601 /^(?<time>\\S+) /\nevent {what} /note (?<what>\\w+)/\n", &o,
+		   &err) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'step'"), 1);
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE kind = 'step'"), t0 + SEC);
+	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE kind = 'step'"), 8 * SEC);
+}
+
+/* Laps: each "iter N done" line ends iter:N, which began at the one before
+ * (the first at the clock's origin); what happens meanwhile is inside it;
+ * the clock restarts once; the lap left running at the end is no phase. */
+static void laps(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	if (import(f,
+		   "starting\n"
+		   "[0.5] note a\n"
+		   "[1.0] eval begins\n"
+		   "[1.5] eval ends\n"
+		   "[2.0] iter 1 done\n"
+		   "[3.0] eval begins\n"
+		   "[4.0] iter 2 done\n"
+		   "[0.5] iter 3 done\n"
+		   "[1.0] note b\n"
+		   "[1.2] eval begins\n"
+		   "[1.5] note c\n",
+		   "time elapsed_s restarts /^\\[(?<time>[0-9.]+)\\]/\n"
+		   "lap iter:{n} /iter (?<n>\\d+) done/\n"
+		   "start eval /eval begins/\nend eval /eval ends/\n"
+		   "event note:{what} /note (?<what>\\w+)/\n",
+		   NULL, &err) < 0)
+		fail_msg("%s", err);
+	static const struct {
+		const char *name, *parent;
+		int64_t start, end, depth;
+	} want[] = {
+	    {"iter:1", "train.log", 0, 2000 * MS, 2},
+	    {"iter:2", "train.log", 2000 * MS, 4000 * MS, 2},
+	    /* 0.5 s after the restart, counted on from 4.0 */
+	    {"iter:3", "train.log", 4000 * MS, 4500 * MS, 2},
+	    {"eval", "iter:1", 1000 * MS, 1500 * MS, 3},
+	    /* never ended: closed by the lap's end */
+	    {"eval", "iter:2", 3000 * MS, 4000 * MS, 3},
+	    /* in the lap left running: the step's, at the last time */
+	    {"eval", "train.log", 5200 * MS, 5500 * MS, 2},
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		char sql[400];
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*) FROM phases_v p JOIN phases_v q ON q.id = p.parent_id"
+			 " WHERE p.name = '%s' AND q.name = '%s' AND p.start_ns = %lld AND"
+			 " p.end_ns = %lld AND p.depth = %lld",
+			 want[i].name, want[i].parent, (long long)want[i].start,
+			 (long long)want[i].end, (long long)want[i].depth);
+		if (q_int(f, sql) != 1)
+			fail_msg("no %s under %s [%lld, %lld] at depth %lld", want[i].name,
+				 want[i].parent, (long long)want[i].start, (long long)want[i].end,
+				 (long long)want[i].depth);
+	}
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'span'"), 6);
+	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 6);
+	/* each event bound to the phase running at its time */
+	assert_int_equal(q_int(f,
+			       "SELECT count(*) FROM events_v e JOIN phases_v p ON"
+			       " p.id = e.phase_id WHERE (e.name = 'note:a' AND p.name = 'iter:1')"
+			       " OR (e.name = 'note:b' AND p.kind = 'step') OR (e.name = 'note:c'"
+			       " AND p.name = 'eval' AND p.start_ns = 5200000000)"),
+			 3);
+	assert_int_equal(q_int(f, "SELECT start_ns FROM phases_v WHERE kind = 'step'"), 0);
+	assert_int_equal(q_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'step'"), 5500 * MS);
+	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'CLOCK_RESTART'"), 1);
+	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'UNCLOSED'"), 2);
+	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'LAP_LEFT_RUNNING'"),
+			 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM diagnostics WHERE example LIKE"
+				  " 'train.log: after line 8, 1 events and 1 phases'"),
+			 1);
+}
+
 static const char nanogpt_log[] = "step:0/3 val_loss:10.8258 train_time:0ms step_avg:nanms\n"
 				  "step:1/3 train_time:100ms step_avg:nanms\n"
 				  "step:2/3 train_time:250ms step_avg:125.00ms\n"
@@ -299,9 +422,25 @@ static void nanogpt_like(void **state)
 			 1000 * SEC + 250 * MS);
 	assert_int_equal(q_int(f, "SELECT count(*) FROM events_v WHERE name = 'validation'"), 2);
 	assert_int_equal(q_int(f, "SELECT anchor = 'time-offset' FROM sources"), 1);
-	/* step 1's "nan" and the memory line match nothing */
-	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'UNMATCHED_LINE'"),
+	/* a step from the step line before it (the first from the offset) */
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'span'"), 3);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE (name = 'step:1' AND"
+				  " start_ns = 1000000000000 AND dur_ns = 100000000) OR"
+				  " (name = 'step:2' AND start_ns = 1000100000000 AND"
+				  " dur_ns = 150000000) OR (name = 'step:3' AND"
+				  " start_ns = 1000250000000 AND dur_ns = 140000000)"),
+			 3);
+	/* the first validation in step 1's window, the last after every step */
+	assert_int_equal(q_int(f, "SELECT count(*) FROM events_v e JOIN phases_v p ON"
+				  " p.id = e.phase_id WHERE (e.t_ns = 1000000000000 AND"
+				  " p.name = 'step:1') OR (e.t_ns = 1000400000000 AND"
+				  " p.kind = 'step')"),
 			 2);
+	assert_int_equal(q_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'step'"),
+			 1000 * SEC + 400 * MS);
+	/* the memory line matches nothing */
+	assert_int_equal(q_int(f, "SELECT count FROM diagnostics WHERE code = 'UNMATCHED_LINE'"),
+			 1);
 }
 
 /* Lines of path starting with the first needle and containing the others,
@@ -331,13 +470,13 @@ static void shipped_rules(void **state)
 	static const struct {
 		const char *log, *rules;
 		const char *needles[4];
-		int64_t phases;
+		int64_t phases; /* -1: one per step line */
 	} cases[] = {
 	    /* step_avg with a number (not "nan") and val_loss lines */
 	    {SAMPLES "/KellerJordan__modded-nanogpt__1d3bd93b-a69e-4118-aeb8-8184239d7566.txt",
 	     "rules/nanogpt.rules",
 	     {"step:", "train_time:", "step_avg:", NULL},
-	     0},
+	     -1},
 	    {SAMPLES "/microsoft__VirtualClient__sb-exec.log",
 	     "rules/superbench.rules",
 	     {"[", "Average train time", "step time: ", NULL},
@@ -347,13 +486,17 @@ static void shipped_rules(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int ok;
 		int64_t want = count_lines(cases[i].log, cases[i].needles, &ok);
+		int64_t phases = cases[i].phases;
 		if (!ok)
 			continue;
 		if (i == 0) {
 			static const char *const nan[] = {"step:", "step_avg:nanms", NULL};
 			static const char *const val[] = {"step:", " val_loss:", NULL};
+			static const char *const timed[] = {"step:", " train_time:", NULL};
 			want += count_lines(cases[i].log, val, &ok) -
 				count_lines(cases[i].log, nan, &ok);
+			phases = count_lines(cases[i].log, timed, &ok) -
+				 count_lines(cases[i].log, val, &ok);
 		}
 		if (f->conn)
 			sqlite3_close(f->conn);
@@ -368,7 +511,11 @@ static void shipped_rules(void **state)
 			fail_msg("%s: %lld samples, want %lld", cases[i].log, (long long)got,
 				 (long long)want);
 		assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'span'"),
-				 cases[i].phases);
+				 phases);
+		assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'span' AND"
+					  " dur_ns <= 0"),
+				 0);
+		assert_int_equal(q_int(f, "SELECT count(*) FROM events WHERE phase_id IS NULL"), 0);
 		assert_int_equal(q_int(f, "SELECT count(*) FROM diagnostics WHERE code IN"
 					  " ('NO_TIME', 'BAD_TIME', 'BAD_VALUE', 'UNCLOSED',"
 					  " 'UNMATCHED_END')"),
@@ -388,6 +535,8 @@ int main(void)
 	    cmocka_unit_test(rules_errors),
 	    cmocka_unit_test_setup_teardown(missing_rules_and_bad_pattern, setup, teardown),
 	    cmocka_unit_test(times),
+	    cmocka_unit_test_setup_teardown(step_spans_its_events, setup, teardown),
+	    cmocka_unit_test_setup_teardown(laps, setup, teardown),
 	    cmocka_unit_test_setup_teardown(nanogpt_like, setup, teardown),
 	    cmocka_unit_test_setup_teardown(shipped_rules, setup, teardown),
 	};

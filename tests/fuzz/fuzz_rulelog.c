@@ -1,9 +1,10 @@
 /*
  * libFuzzer target for the "log" importer (importers/rulelog.c): each input
  * is a text log read through one fixed rules file that uses every rule
- * kind, the line's time and a rule's own time, {group} names and a loose
- * sample value.  The rules are valid, so an import may fail only on the
- * log itself, with a message naming it (see fuzz_import.h for the rest).
+ * kind (a lap too), the line's time and a rule's own time, {group} names
+ * and a loose sample value.  The rules are valid, so an import may fail
+ * only on the log itself, with a message naming it (see fuzz_import.h for
+ * the rest).
  */
 #include "tests/fuzz/fuzz_import.h"
 
@@ -14,6 +15,7 @@ static const char rules[] =
     "end {bench} /Executor (?:succeeded|failed) in \\S+ \\S+: (?<bench>\\S*)\\.$/\n"
     "start epoch{n} /begin epoch (?<n>\\d*)/i\n"
     "end epoch{n} /end epoch (?<n>\\d*)/i\n"
+    "lap iter{n} /iter (?<n>\\d*) done/\n"
     "sample step_time:{model}:{precision} ms /model: (?<model>[^,]*), precision: "
     "(?<precision>\\w*), step time: (?<value>[0-9.]+) ms/\n"
     "sample step_avg ms /^step:\\d+\\/\\d+ .*step_avg:(?<value>[0-9.]+)ms/\n"
