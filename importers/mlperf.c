@@ -18,9 +18,10 @@
  * its own; a stop with nothing open is skipped; intervals open at the end
  * close at the log's last time.  Every other key is an event (name: the
  * key; attrs: event_type, value and metadata) bound to the innermost open
- * interval.  Ranks writing at once may join records on one line: each
- * ":::MLLOG" starts a record.  Memory holds one line and at most one open
- * interval per level.
+ * interval, else to the step (cache_clear before each run), whose window
+ * covers every record's time.  Ranks writing at once may join records on
+ * one line: each ":::MLLOG" starts a record.  Memory holds one line and at
+ * most one open interval per level.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #include "importers/lines.h"
 #include "importers/mlperf.h"
 #include "importers/msource.h"
+#include "importers/workflow.h"
 #include "model/xalloc.h"
 
 #define MLLOG ":::MLLOG"
@@ -79,7 +81,7 @@ struct ml {
 	const char *path;
 	char **err;
 	struct msource ms;
-	int64_t step_id, lineno, last_t, mllog, phases, events;
+	int64_t step_id, lineno, first_t, last_t, mllog, phases, events;
 	int any_t;
 	struct open_iv open[L_COUNT];
 	int stk[L_COUNT]; /* the open levels, outermost first */
@@ -223,7 +225,7 @@ static int add_event(struct ml *p, int64_t t, json_t *o, const char *key)
 	int rc = -1;
 	int64_t name_id = store_intern(p->st, key, strlen(key), p->err);
 	if (name_id >= 0 && store_add_event(p->st, p->ms.source_id, 0, t, name_id, NULL,
-					    in < 0 ? 0 : p->open[in].id, attrs,
+					    in < 0 ? p->step_id : p->open[in].id, attrs,
 					    attrs ? strlen(attrs) : 0, p->err) == 0) {
 		p->events++;
 		rc = 0;
@@ -270,6 +272,8 @@ static int record(struct ml *p, const char *s, size_t n, const char *j, size_t j
 	}
 	if (!p->any_t || t > p->last_t)
 		p->last_t = t;
+	if (!p->any_t || t < p->first_t)
+		p->first_t = t;
 	p->any_t = 1;
 	for (int l = 0; l < L_COUNT; l++) {
 		if (!strcmp(key, levels[l].start)) {
@@ -343,6 +347,8 @@ int mlperf_import(struct input *in, struct store *st, const struct import_opts *
 	while (p.nstk)
 		if (close_top(&p, p.last_t, 1) < 0)
 			goto out;
+	if (p.any_t && workflow_widen_step(st, p.step_id, p.first_t, p.last_t, err) < 0)
+		goto out;
 	if (store_refresh_window(st, p.step_id, err) < 0)
 		goto out;
 	int64_t samples = p.ms.samples, dropped = p.ms.dropped;

@@ -386,20 +386,6 @@ static int apply(struct rl *p, const struct rule *r, int64_t t, const char *line
 	return 0;
 }
 
-/* The step keeps at least the window of the times the log gave. */
-static int step_window(struct rl *p)
-{
-	int64_t start = p->first_t, end = p->last_t, ds, de;
-	int d = store_declared_window(p->st, p->step_id, &ds, &de, p->err);
-	if (d < 0)
-		return -1;
-	if (d) {
-		start = ds < start ? ds : start;
-		end = de > end ? de : end;
-	}
-	return workflow_mark_step(p->st, p->step_id, NULL, start, end, p->err);
-}
-
 static int line(struct rl *p, const char *s, size_t n)
 {
 	int64_t line_t = 0;
@@ -495,7 +481,7 @@ int rulelog_import(struct input *in, struct store *st, const struct import_opts 
 		diag(&p, D_UNCLOSED, M_UNCLOSED, p.open[0].name, strlen(p.open[0].name), 0);
 	if (p.nopen && (p.open[0].name ? close_top(&p, p.last_t) : drop_lap(&p)) < 0)
 		goto out;
-	if (p.any_t && step_window(&p) < 0)
+	if (p.any_t && workflow_widen_step(st, p.step_id, p.first_t, p.last_t, err) < 0)
 		goto out;
 	if (store_refresh_window(st, p.step_id, err) < 0)
 		goto out;

@@ -222,6 +222,19 @@ out:
 	return rc;
 }
 
+int workflow_widen_step(struct store *st, int64_t id, int64_t start, int64_t end, char **err)
+{
+	int64_t ds, de;
+	int d = store_declared_window(st, id, &ds, &de, err);
+	if (d < 0)
+		return -1;
+	if (d) {
+		start = ds < start ? ds : start;
+		end = de > end ? de : end;
+	}
+	return workflow_mark_step(st, id, NULL, start, end, err);
+}
+
 /* One statement with two or three int64 parameters; 1 when it returned a
  * row, 0 when none, -1 with *err. */
 static int run3(struct wf *p, const char *sql, int64_t a, int64_t b, int64_t c)

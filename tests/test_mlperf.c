@@ -1,11 +1,11 @@
 /*
  * The MLPerf logging importer on small logs written to a scratch directory
  * (run > epoch > eval nesting with init under run, points as events bound
- * to the open interval, an unmatched stop, a repeated start, a line that is
- * not MLLOG, malformed JSON, a file with no MLLOG line), on records after
- * a long preamble (sniffed all the same), and on the real logs in
- * ../shared/samples/training-log, sniffed, whose intervals and points are
- * counted independently with plain string search.
+ * to the open interval or else the step, an unmatched stop, a repeated
+ * start, a line that is not MLLOG, malformed JSON, a file with no MLLOG
+ * line), on records after a long preamble (sniffed all the same), and on
+ * the real logs in ../shared/samples/training-log, sniffed, whose intervals
+ * and points are counted independently with plain string search.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -150,6 +150,29 @@ static void unclosed_intervals(void **state)
 	assert_int_equal(importfx_int(f, "SELECT count(*) FROM events_v e JOIN phases_v p ON"
 					 " p.id = e.phase_id WHERE p.name = 'epoch 2'"),
 			 1);
+}
+
+/* A point outside every interval (each run's cache_clear) is the step's,
+ * and the step spans it: it was bound to nothing, outside the step. */
+static void points_outside_intervals(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	static const char text[] =
+	    POINT(500, "cache_clear", "true", "") START(1000, "run_start", "")
+		STOP(2000, "run_stop", "") POINT(2500, "submission_status", "\"ok\"", "");
+	if (import(f, text, NULL, &err) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM events WHERE phase_id IS NULL"), 0);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM events_v e JOIN phases_v p ON"
+					 " p.id = e.phase_id WHERE p.kind = 'step'"),
+			 2);
+	assert_int_equal(importfx_int(f, "SELECT start_ns FROM phases_v WHERE kind = 'step'"),
+			 500 * MS);
+	assert_int_equal(importfx_int(f, "SELECT end_ns FROM phases_v WHERE kind = 'step'"),
+			 2500 * MS);
+	assert_int_equal(importfx_int(f, "SELECT dur_ns FROM phases_v WHERE name = 'run'"),
+			 1000 * MS);
 }
 
 static void no_mllog_is_fatal(void **state)
@@ -300,6 +323,13 @@ static void real_samples(void **state)
 		assert_int_equal(importfx_int(f, "SELECT count(*) FROM diagnostics WHERE code IN"
 						 " ('UNCLOSED', 'UNMATCHED_STOP', 'BAD_JSON')"),
 				 0);
+		/* every point bound, and inside the step */
+		assert_int_equal(
+		    importfx_int(f, "SELECT count(*) FROM events WHERE phase_id IS NULL"), 0);
+		assert_int_equal(importfx_int(f, "SELECT count(*) FROM events e, phases_v s WHERE"
+						 " s.kind = 'step' AND (e.t_ns < s.start_ns OR"
+						 " e.t_ns > s.end_ns)"),
+				 0);
 		print_message("%s: %lld phases, %lld events\n", de->d_name, (long long)gp,
 			      (long long)ge);
 		seen++;
@@ -313,6 +343,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(nesting_events_diagnostics, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(unclosed_intervals, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(points_outside_intervals, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(no_mllog_is_fatal, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(sniffed_after_noise, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(real_samples, setup, importfx_teardown),
