@@ -226,8 +226,8 @@ int workflow_widen_step(struct store *st, int64_t id, int64_t start, int64_t end
 {
 	int64_t ds, de;
 	int d = store_declared_window(st, id, &ds, &de, err);
-	if (d < 0)
-		return -1;
+	if (d < 0 || d == 2) /* a recorded phase (an OTLP span): its own window */
+		return d < 0 ? -1 : 0;
 	if (d) {
 		start = ds < start ? ds : start;
 		end = de > end ? de : end;

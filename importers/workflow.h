@@ -35,9 +35,11 @@ int workflow_time(json_t *v, int64_t *ns);
 int workflow_mark_step(struct store *st, int64_t id, const char *attrs, int64_t start, int64_t end,
 		       char **err);
 
-/* Widens the declared window of phase id to cover [start, end] (it keeps
+/* Widens the declared window of step id to cover [start, end] (it keeps
  * any wider one it declares): a step keeps the window of what its importer
- * read that is no phase beneath it (a log's events and samples). */
+ * read that is no phase beneath it (a log's events and samples).  A phase
+ * that is no structural node (an OTLP span given as --step) keeps its own
+ * recorded window. */
 int workflow_widen_step(struct store *st, int64_t id, int64_t start, int64_t end, char **err);
 
 struct strmap;
