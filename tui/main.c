@@ -18,6 +18,7 @@
 
 #include "importers/importer.h"
 #include "model/analyze.h"
+#include "model/export.h"
 #include "model/sbuf.h"
 #include "model/text.h"
 #include "query/exec.h"
@@ -44,6 +45,7 @@ static const char usage_text[] =
     "       grademl-tui query trace.db 'QUERY' [--format table|csv|json] [--timeout DUR]\n"
     "                         [--max-memory SIZE] [--wide] [--raw]\n"
     "       grademl-tui summary trace.db kernels|ops|api|ranks [PATH] [--format table|csv|json]\n"
+    "       grademl-tui export -o OUT.json[.gz] trace.db [PATH]\n"
     "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] [--max-memory SIZE]\n"
     "                   trace.db\n"
     "       grademl-tui --keys FILE [--dump FILE] [--size WxH] [--stats] trace.db\n"
@@ -599,6 +601,27 @@ static int cmd_query(int argc, char **argv)
 	return rc < 0 ? fail(err) : 0;
 }
 
+/* Opens the model of db and finds the phase at path (:goto's syntax; NULL:
+ * none, *root 0).  0, or -1 with *err and *m NULL. */
+static int model_open_at(const char *db, const char *path, struct model **m, int64_t *root,
+			 char **err)
+{
+	struct tree_view tv = {0};
+	*root = 0;
+	int rc = model_open(db, m, err);
+	if (rc == 0 && path) {
+		rc = tree_view_init(&tv, *m, err);
+		if (rc == 0 && (rc = tree_view_goto(&tv, path, err)) == 0)
+			*root = tree_view_selected(&tv)->id;
+		tree_view_release(&tv);
+	}
+	if (rc < 0) {
+		model_free(*m);
+		*m = NULL;
+	}
+	return rc;
+}
+
 /* grademl-tui summary trace.db kernels|ops|api|ranks [PATH] [--format FMT]: the
  * explorer's summary (tui/summ.h) of the phase at PATH, of every phase
  * without one, printed as a query result is. */
@@ -635,17 +658,11 @@ static int cmd_summary(int argc, char **argv)
 		return usage_error("unknown summary '%s' (kernels, ops, api or ranks)",
 				   argv[optind + 1]);
 	struct model *m = NULL;
-	struct tree_view tv = {0};
 	struct query_result r;
 	char *err = NULL;
 	int64_t root = 0;
-	int rc = model_open(argv[optind], &m, &err);
-	if (rc == 0 && argc - optind == 3) {
-		rc = tree_view_init(&tv, m, &err);
-		if (rc == 0 && (rc = tree_view_goto(&tv, argv[optind + 2], &err)) == 0)
-			root = tree_view_selected(&tv)->id;
-		tree_view_release(&tv);
-	}
+	int rc = model_open_at(argv[optind], argc - optind == 3 ? argv[optind + 2] : NULL, &m,
+			       &root, &err);
 	if (rc == 0)
 		rc = summ_table(model_store(m), root, kind, &r, &err);
 	if (rc == 0) {
@@ -656,6 +673,73 @@ static int cmd_summary(int argc, char **argv)
 	}
 	model_free(m);
 	return rc < 0 ? fail(err) : 0;
+}
+
+static void export_on_signal(int sig)
+{
+	export_interrupt();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* grademl-tui export -o OUT trace.db [PATH]: the phases (of the subtree at
+ * PATH) as Chrome trace JSON (model/export.h); a signal removes the file
+ * being written. */
+static int cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	static const int sigs[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE};
+	const char *out = NULL;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			return usage_error("%s", "invalid option to export");
+		}
+	}
+	if (!out || !*out)
+		return usage_error("%s", "export needs -o OUT.json (or OUT.json.gz)");
+	if (argc - optind < 1 || argc - optind > 2)
+		return usage_error("%s", "export needs a trace.db, and a PATH or none");
+	struct model *m = NULL;
+	struct export_stats es;
+	char *err = NULL;
+	int64_t root;
+	if (model_open_at(argv[optind], argc - optind == 2 ? argv[optind + 1] : NULL, &m, &root,
+			  &err) < 0)
+		return fail(err);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(*sigs); i++) {
+		struct sigaction old;
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			signal(sigs[i], export_on_signal);
+	}
+	int rc = export_chrome(model_store(m), root, out, &es, &err);
+	model_free(m);
+	if (rc < 0)
+		return fail(err);
+	struct sbuf shown;
+	sbuf_init(&shown);
+	format_sanitize(&shown, out);
+	printf("%s: %lld phases, %lld flows, %lld instants, %lld samples\n", shown.buf,
+	       (long long)es.phases, (long long)es.flows, (long long)es.instants,
+	       (long long)es.samples);
+	if (es.unbound)
+		printf("%s: %lld flow ends at the start of a phase whose children cover all of it"
+		       " (a reader may bind them to a child)\n",
+		       shown.buf, (long long)es.unbound);
+	sbuf_release(&shown);
+	return 0;
 }
 
 /* grademl-tui [options] trace.db: the explorer on a terminal, the headless
@@ -774,5 +858,7 @@ int main(int argc, char **argv)
 		return cmd_query(argc - 1, argv + 1);
 	if (!strcmp(cmd, "summary"))
 		return cmd_summary(argc - 1, argv + 1);
+	if (!strcmp(cmd, "export"))
+		return cmd_export(argc - 1, argv + 1);
 	return cmd_explore(argc, argv);
 }
