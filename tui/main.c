@@ -724,6 +724,7 @@ static int cmd_export(int argc, char **argv)
 		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
 			signal(sigs[i], export_on_signal);
 	}
+	signal(SIGXFSZ, SIG_IGN); /* a file size limit fails a write (EFBIG) */
 	int rc = export_chrome(model_store(m), root, out, &es, &err);
 	model_free(m);
 	if (rc < 0)
