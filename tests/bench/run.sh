@@ -11,7 +11,8 @@
 #   `grademl-tui import` of a sadf -j file of ~2 M samples (make_big_sadf.py),
 #   `grademl-tui import` of a ~200 MB Spark log (make_big_spark.py; needs
 #   ../shared/samples),
-#   and, after the table, tests/bench/longstr.sh: one 160 MiB string.
+#   and, after the table, tests/bench/longstr.sh: one 160 MiB string, and
+#   tests/bench/export.sh: the export of tui.sh's trace.db to Chrome JSON.
 # Prints one table of figure / measured / budget / verdict.  Exits 0 even when
 # a budget is missed; non-zero only when something failed to run.
 #
@@ -191,3 +192,6 @@ BEGIN {
 }'
 echo
 GRADEML_BIN=$bin BENCH_DIR=$dir BENCH_RUNS=$runs bash "$here/longstr.sh"
+# the export of the explorer benchmark's trace.db (made here when missing)
+echo
+GRADEML_BIN=$bin BENCH_DIR=$dir BENCH_MB=$mb bash "$here/export.sh"

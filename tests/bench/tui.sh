@@ -35,7 +35,6 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_init tui
 nkeys=${BENCH_KEYS:-1000}
-sample=${BENCH_SAMPLE:-}
 [[ $mb =~ ^[0-9]+$ && $mb -gt 0 ]] || die "BENCH_MB must be a positive whole number of MiB, not '$mb'"
 [[ $nkeys =~ ^[1-9][0-9]*$ ]] || die "BENCH_KEYS must be a positive whole number, not '$nkeys'"
 command -v python3 >/dev/null || die "python3 is needed to build the input"
@@ -44,37 +43,12 @@ case "$(cd "$dir" && pwd)/" in
 "$root"/*) die "BENCH_DIR $dir is inside the repository; big files do not belong there" ;;
 esac
 
-json=$dir/big-${mb}MiB.json
-db=$dir/tui-${mb}MiB.db
 work=$(mktemp -d "$dir/tui.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 # The prompt's history file stays out of the real home.
 export HOME=$work/home XDG_STATE_HOME=$work/state LC_ALL=C.UTF-8
 
-# ---- the input, cached by size ----
-if [[ ! -s $json || $here/make_big_trace.py -nt $json ]]; then
-	echo "bench-tui: building $json ($mb MiB) ..." >&2
-	rm -f "$json" "$json.gz"
-	python3 "$here/make_big_trace.py" --mb "$mb" ${sample:+--sample "$sample"} -o "$json.tmp" ||
-		die "make_big_trace.py failed"
-	mv "$json.tmp" "$json"
-fi
-
-# opens DB: the explorer shows its first screen.
-opens() {
-	"$bin" --keys /dev/null --dump /dev/null --size 80x24 "$1" 2>/dev/null
-}
-
-if [[ ! -s $db || $json -nt $db ]] || ! opens "$db"; then
-	echo "bench-tui: importing $json twice into $db ..." >&2
-	rm -f "$db" "$db.tmp" "$db.tmp-wal" "$db.tmp-journal"
-	for step in a b; do
-		"$bin" import -o "$db.tmp" --workflow bench --step "$step" "$json" >/dev/null 2>"$work/import.err" ||
-			die "import --step $step failed: $(head -c 300 "$work/import.err")"
-	done
-	mv "$db.tmp" "$db"
-	opens "$db" || die "the explorer cannot open $db"
-fi
+bench_tui_db "$work"
 db_bytes=$(stat -c %s "$db")
 phases=$(python3 -c 'import sqlite3, sys
 print(sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True).execute("SELECT count(*) FROM phases").fetchone()[0])' "$db") ||
