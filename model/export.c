@@ -718,9 +718,11 @@ static const char *name_json(struct exp *x, int64_t id, size_t *len)
 	}
 	sqlite3_bind_int64(x->name_q, 1, id);
 	sbuf_reset(&x->args);
-	const char *text = sqlite3_step(x->name_q) == SQLITE_ROW
-			       ? (const char *)sqlite3_column_text(x->name_q, 0)
-			       : NULL;
+	int rc = sqlite3_step(x->name_q);
+	const char *text =
+	    rc == SQLITE_ROW ? (const char *)sqlite3_column_text(x->name_q, 0) : NULL;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		db_fail(x, "strings");
 	if (text)
 		put_text(&x->args, text, (size_t)sqlite3_column_bytes(x->name_q, 0), &x->tmp);
 	else
@@ -1097,7 +1099,7 @@ static int phase_pass(struct exp *x)
 	int step;
 	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(q, PQ_ID);
-		if ((x->root && id > x->member_hi) || x->o.broken)
+		if ((x->root && id > x->member_hi) || x->o.broken || x->failed)
 			break;
 		int kind = sqlite3_column_int(q, PQ_KIND);
 		if (!is_written(x, id, kind))
@@ -1118,7 +1120,7 @@ static int phase_pass(struct exp *x)
 		x->hi = end > x->hi ? end : x->hi;
 		put_phase(x, q, t, l);
 	}
-	if (step != SQLITE_ROW && step != SQLITE_DONE) {
+	if ((step != SQLITE_ROW && step != SQLITE_DONE) || x->failed) {
 		db_fail(x, "phases");
 		goto out;
 	}
@@ -1147,8 +1149,8 @@ static int event_pass(struct exp *x)
 		    "events");
 	if (!q)
 		return -1;
-	int step;
-	while (!x->o.broken && (step = sqlite3_step(q)) == SQLITE_ROW) {
+	int step = SQLITE_DONE;
+	while (!x->o.broken && !x->failed && (step = sqlite3_step(q)) == SQLITE_ROW) {
 		int64_t phase = sqlite3_column_int64(q, 3);
 		if (x->root && (!phase || !is_member(x, phase)))
 			continue;
@@ -1186,7 +1188,7 @@ static int event_pass(struct exp *x)
 			x->stats->instants++;
 	}
 	sqlite3_finalize(q);
-	return step == SQLITE_DONE || x->o.broken ? 0 : db_fail(x, "events");
+	return (step == SQLITE_DONE || x->o.broken) && !x->failed ? 0 : db_fail(x, "events");
 }
 
 static size_t proc_find(const struct exp *x, const char *host, int64_t rank)
@@ -1463,6 +1465,13 @@ int export_chrome(struct store *st, int64_t root_id, const char *path, struct ex
 	if (!(x.name_q = prepare(&x, "SELECT text FROM strings WHERE id = ?1", "strings")) ||
 	    load_tables(&x) < 0 || find_base(&x) < 0)
 		goto out;
+	struct stat a, b;
+	if (stat(path, &a) == 0 && stat(x.dbpath, &b) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino) {
+		*err = xasprintf("%s: is the trace.db being exported", path);
+		x.failed = 1;
+		goto out;
+	}
 	opened = 1;
 	if (out_open(&x.o, path, err) < 0) {
 		x.failed = 1;

@@ -492,6 +492,11 @@ static void test_errors(void **state)
 	free(err);
 	err = NULL;
 	assert_int_equal(leftovers(f->dir), 0);
+	/* the trace.db itself */
+	assert_int_equal(export_chrome(f->st, 0, f->db, NULL, &err), -1);
+	assert_non_null(strstr(err, "is the trace.db being exported"));
+	free(err);
+	err = NULL;
 	/* a phase that is not there */
 	assert_int_equal(export_chrome(f->st, 999999, f->out, NULL, &err), -1);
 	assert_non_null(strstr(err, "999999"));
