@@ -5,7 +5,8 @@
  * is decoded ahead on a thread of its own into a few buffers, so that
  * inflating overlaps the importer's parsing (on the 1 GiB bench trace the
  * parse stage is as fast as the inflating); the importer sees the same
- * bytes, and a decoding error after the bytes before it.
+ * bytes, and a decoding error after the bytes before it.  The bytes may
+ * come from a reader function instead of a file (an HTTP response body).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,7 +43,9 @@ struct ahead {
 
 struct input {
 	char *path;
-	int fd;
+	int fd;		     /* -1 for a reader's stream */
+	input_reader reader; /* NULL: read from fd */
+	void *reader_arg;
 	enum input_codec codec;
 	uint64_t size;
 	uint64_t decoded; /* decompressed bytes the decoder has produced */
@@ -71,9 +74,14 @@ static int fill_raw(struct input *in, char **err)
 	if (in->raw_pos < in->raw_len || in->raw_eof)
 		return 0;
 	ssize_t n;
-	do
-		n = read(in->fd, in->raw, in->raw_cap);
-	while (n < 0 && errno == EINTR);
+	if (in->reader) {
+		if ((n = in->reader(in->reader_arg, in->raw, in->raw_cap, err)) < 0)
+			return -1;
+	} else {
+		do
+			n = read(in->fd, in->raw, in->raw_cap);
+		while (n < 0 && errno == EINTR);
+	}
 	if (n < 0) {
 		*err = xasprintf("%s: read error: %s", in->path, strerror(errno));
 		return -1;
@@ -287,6 +295,55 @@ static void ahead_stop(struct input *in)
 	in->ahead = NULL;
 }
 
+/* After the source is open: the codec from the first bytes, the peek
+ * buffer filled, decoding ahead started for compressed input. */
+static int input_start(struct input *in, char **err)
+{
+	if (fill_raw(in, err) < 0)
+		return -1;
+	if (in->raw_len == 0) {
+		*err = errf(in, in->reader ? "empty response" : "empty file");
+		return -1;
+	}
+	const unsigned char *m = in->raw;
+	if (in->raw_len >= 2 && m[0] == 0x1f && m[1] == 0x8b) {
+		in->codec = INPUT_GZIP;
+		if (inflateInit2(&in->z, 15 + 32) != Z_OK) {
+			*err = errf(in, "cannot start gzip decoder");
+			return -1;
+		}
+	} else if (in->raw_len >= 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f &&
+		   m[3] == 0xfd) {
+		in->codec = INPUT_ZSTD;
+		if (!(in->zd = ZSTD_createDCtx())) {
+			*err = errf(in, "cannot start zstd decoder");
+			return -1;
+		}
+	}
+	/* peek: fill what the decoder yields, up to INPUT_PEEK_MAX */
+	while (in->peek_len < INPUT_PEEK_MAX) {
+		ssize_t k = decode(in, in->peek + in->peek_len, INPUT_PEEK_MAX - in->peek_len, err);
+		if (k < 0) {
+			if (in->peek_len == 0)
+				return -1; /* nothing to sniff: the decode error is the answer */
+			/* the importer gets the bytes before the failure, then the error */
+			in->peek_err = *err;
+			*err = NULL;
+			break;
+		}
+		if (k == 0)
+			break;
+		in->peek_len += (size_t)k;
+	}
+	if (in->peek_len == 0 && in->eof) {
+		*err = errf(in, "empty after decompression");
+		return -1;
+	}
+	if (in->codec != INPUT_PLAIN && !in->eof && !in->peek_err)
+		ahead_start(in);
+	return 0;
+}
+
 int input_open(const char *path, struct input **out, char **err)
 {
 	struct input *in = xcalloc(1, sizeof(*in));
@@ -310,53 +367,31 @@ int input_open(const char *path, struct input **out, char **err)
 	in->raw_cap = S_ISREG(st.st_mode) && st.st_size < RAW_CHUNK - 64 ? (size_t)st.st_size + 64
 									 : RAW_CHUNK;
 	in->raw = xmalloc(in->raw_cap);
-	if (fill_raw(in, err) < 0)
+	if (input_start(in, err) < 0)
 		goto fail;
-	if (in->raw_len == 0) {
-		*err = errf(in, "empty file");
-		goto fail;
-	}
-	const unsigned char *m = in->raw;
-	if (in->raw_len >= 2 && m[0] == 0x1f && m[1] == 0x8b) {
-		in->codec = INPUT_GZIP;
-		if (inflateInit2(&in->z, 15 + 32) != Z_OK) {
-			*err = errf(in, "cannot start gzip decoder");
-			goto fail;
-		}
-	} else if (in->raw_len >= 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f &&
-		   m[3] == 0xfd) {
-		in->codec = INPUT_ZSTD;
-		if (!(in->zd = ZSTD_createDCtx())) {
-			*err = errf(in, "cannot start zstd decoder");
-			goto fail;
-		}
-	}
-	/* peek: fill what the decoder yields, up to INPUT_PEEK_MAX */
-	while (in->peek_len < INPUT_PEEK_MAX) {
-		ssize_t k = decode(in, in->peek + in->peek_len, INPUT_PEEK_MAX - in->peek_len, err);
-		if (k < 0) {
-			if (in->peek_len == 0)
-				goto fail; /* nothing to sniff: the decode error is the answer */
-			/* the importer gets the bytes before the failure, then the error */
-			in->peek_err = *err;
-			*err = NULL;
-			break;
-		}
-		if (k == 0)
-			break;
-		in->peek_len += (size_t)k;
-	}
-	if (in->peek_len == 0 && in->eof) {
-		*err = errf(in, "empty after decompression");
-		goto fail;
-	}
-	if (in->codec != INPUT_PLAIN && !in->eof && !in->peek_err)
-		ahead_start(in);
 	*out = in;
 	return 0;
 fail:
 	input_close(in);
 	return -1;
+}
+
+int input_open_reader(const char *name, input_reader read, void *arg, struct input **out,
+		      char **err)
+{
+	struct input *in = xcalloc(1, sizeof(*in));
+	in->path = xstrdup(name);
+	in->fd = -1;
+	in->reader = read;
+	in->reader_arg = arg;
+	in->raw_cap = RAW_CHUNK;
+	in->raw = xmalloc(in->raw_cap);
+	if (input_start(in, err) < 0) {
+		input_close(in);
+		return -1;
+	}
+	*out = in;
+	return 0;
 }
 
 const unsigned char *input_peek(struct input *in, size_t *len)

@@ -25,6 +25,14 @@ enum input_codec { INPUT_PLAIN, INPUT_GZIP, INPUT_ZSTD };
 int input_open(const char *path, struct input **out, char **err);
 void input_close(struct input *in);
 
+/* A stream that is not a file (an HTTP response, importers/http.h): read
+ * yields up to n bytes of it, 0 at its end, or -1 with *err.  name stands
+ * for the path in messages; compressed content is undone as a file's.
+ * The reader must outlive the input. */
+typedef ssize_t (*input_reader)(void *arg, void *buf, size_t n, char **err);
+int input_open_reader(const char *name, input_reader read, void *arg, struct input **out,
+		      char **err);
+
 /* The first decompressed bytes (up to INPUT_PEEK_MAX) without consuming
  * them: the window content sniffing reads.  64 KiB, so that a text log whose
  * records follow a long preamble (an MLPerf log's shell trace) is still
@@ -40,6 +48,6 @@ const char *input_path(const struct input *in);
 const char *input_base_name(const char *path);
 enum input_codec input_codec(const struct input *in);
 const char *input_codec_name(enum input_codec c);
-uint64_t input_file_size(const struct input *in); /* bytes on disk */
+uint64_t input_file_size(const struct input *in); /* bytes on disk; 0 for a reader's */
 
 #endif

@@ -9,13 +9,19 @@
 #include "model/text.h"
 #include "model/xalloc.h"
 
-int msource_begin(struct msource *s, struct store *st, struct input *in, const char *format,
-		  const char *anchor, const struct import_opts *o, char **err)
+int msource_begin_row(struct msource *s, struct store *st, const struct source_row *src, char **err)
 {
 	memset(s, 0, sizeof(*s));
 	s->st = st;
-	s->path = input_path(in);
-	s->host = o->host;
+	s->path = src->path;
+	s->host = src->host;
+	s->source_id = store_add_source(st, src, err);
+	return s->source_id < 0 ? -1 : 0;
+}
+
+int msource_begin(struct msource *s, struct store *st, struct input *in, const char *format,
+		  const char *anchor, const struct import_opts *o, char **err)
+{
 	struct source_row src = {.path = input_path(in),
 				 .format = format,
 				 .compression = input_codec_name(input_codec(in)),
@@ -24,8 +30,7 @@ int msource_begin(struct msource *s, struct store *st, struct input *in, const c
 				 .time_offset_ns = o->has_time_offset ? o->time_offset_ns : 0,
 				 .rank = -1,
 				 .host = o->host};
-	s->source_id = store_add_source(st, &src, err);
-	return s->source_id < 0 ? -1 : 0;
+	return msource_begin_row(s, st, &src, err);
 }
 
 int64_t msource_metric(struct msource *s, const char *host, const char *resource, const char *name,

@@ -35,6 +35,10 @@ struct msource {
 /* Adds the sources row of in, format and anchor as named. */
 int msource_begin(struct msource *s, struct store *st, struct input *in, const char *format,
 		  const char *anchor, const struct import_opts *o, char **err);
+/* The same for a source that is no file (a live pull): src as given (its
+ * path and host must outlive s). */
+int msource_begin_row(struct msource *s, struct store *st, const struct source_row *src,
+		      char **err);
 /* The id of the series (host may be NULL: --host, else unknown), made on
  * first use with unit, value kind ("instant", "mean", "counter") and
  * capacity (0: unknown). */

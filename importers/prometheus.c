@@ -57,8 +57,9 @@
 #define SECONDS_MAX  9e9       /* |t| beyond this overflows int64 ns */
 
 struct px {
-	struct msource ms;
-	const struct import_opts *o;
+	struct msource *ms;
+	const struct import_opts *o;	 /* a file's import; NULL for prometheus_read */
+	const struct prom_read_ops *ops; /* prometheus_read's; NULL for a file */
 	struct input *in;
 	int64_t series;
 	char *host; /* the series' one host; NULL: none yet */
@@ -77,7 +78,7 @@ static int ends_with(const char *s, const char *tail)
 
 /* "node1:9100" -> "node1", "[::1]:9090" -> "::1"; a bare IPv6 address is
  * kept whole.  Returns a new string. */
-static char *host_of(const char *instance)
+char *prometheus_instance_host(const char *instance)
 {
 	const char *colon = strrchr(instance, ':');
 	if (instance[0] == '[') {
@@ -113,7 +114,7 @@ static void resource_of(struct px *x, struct sbuf *r, json_t *metric)
 		if (!strcmp(k, "__name__") || !strcmp(k, "instance"))
 			continue;
 		if (!json_is_string(v)) {
-			msource_diag(&x->ms, "BAD_LABEL",
+			msource_diag(x->ms, "BAD_LABEL",
 				     "labels whose value is not a string, ignored", k, 0);
 			continue;
 		}
@@ -124,7 +125,7 @@ static void resource_of(struct px *x, struct sbuf *r, json_t *metric)
 		sbuf_addf(r, "%s%s=%s", i ? "," : "", l[i].k, l[i].v);
 	free(l);
 	if (r->len > RESOURCE_MAX) {
-		msource_diag(&x->ms, "LONG_LABELS",
+		msource_diag(x->ms, "LONG_LABELS",
 			     "series whose labels were cut to 200 bytes in the resource", r->buf,
 			     0);
 		size_t cut = RESOURCE_MAX;
@@ -183,14 +184,14 @@ static int value_of(struct px *x, json_t *v, double *out)
 	}
 	if (s &&
 	    (!strcmp(s, "NaN") || !strcmp(s, "+Inf") || !strcmp(s, "-Inf") || !strcmp(s, "Inf"))) {
-		msource_diag(&x->ms, "NON_FINITE", "NaN and infinite values, skipped", s, 1);
+		msource_diag(x->ms, "NON_FINITE", "NaN and infinite values, skipped", s, 1);
 		return -1;
 	}
 	char *end = NULL;
 	double d = s && strchr("0123456789+-.", *s) && *s ? strtod(s, &end) : 0;
 	if (!s || !end || *end || !isfinite(d)) {
 		char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-		msource_diag(&x->ms, "BAD_VALUE", "values that are not numbers, skipped", text, 1);
+		msource_diag(x->ms, "BAD_VALUE", "values that are not numbers, skipped", text, 1);
 		free(text);
 		return -1;
 	}
@@ -198,22 +199,70 @@ static int value_of(struct px *x, json_t *v, double *out)
 	return 0;
 }
 
-static int put_point(struct px *x, int64_t metric, json_t *p)
+/* A point [t, "v"]: 1 with *t and *v, 0 when skipped (counted). */
+static int point_of(struct px *x, json_t *p, int64_t *t, double *v)
 {
-	int64_t t;
-	double v;
-	if (!json_is_array(p) || json_array_size(p) != 2 || time_of(json_array_get(p, 0), &t) < 0) {
+	if (!json_is_array(p) || json_array_size(p) != 2 || time_of(json_array_get(p, 0), t) < 0) {
 		char *text = json_dumps(p, JSON_ENCODE_ANY | JSON_COMPACT);
-		msource_diag(&x->ms, "BAD_POINT", "points that are not [time, value], skipped",
-			     text, 1);
+		msource_diag(x->ms, "BAD_POINT", "points that are not [time, value], skipped", text,
+			     1);
 		free(text);
 		return 0;
 	}
-	if (value_of(x, json_array_get(p, 1), &v) < 0)
+	return value_of(x, json_array_get(p, 1), v) == 0;
+}
+
+/* The points of a series (values, or its one value) into metric, each
+ * shifted by shift_ns. */
+static int put_points(struct px *x, int64_t metric, json_t *values, json_t *value, int64_t shift_ns)
+{
+	int64_t t;
+	double v;
+	if (!json_is_array(values))
+		return point_of(x, value, &t, &v)
+			   ? msource_sample(x->ms, metric, t + shift_ns, v, x->err)
+			   : 0;
+	size_t i;
+	json_t *p;
+	json_array_foreach(
+	    values, i, p) if (point_of(x, p, &t, &v) &&
+			      msource_sample(x->ms, metric, t + shift_ns, v, x->err) < 0) return -1;
+	return 0;
+}
+
+/* A series of prometheus_read: named by its caller, or its points handed
+ * to it. */
+static int put_read_series(struct px *x, json_t *metric, json_t *values, json_t *value)
+{
+	const struct prom_read_ops *ops = x->ops;
+	int64_t t;
+	double v;
+	if (ops->point) {
+		if (!json_is_array(values))
+			return point_of(x, value, &t, &v)
+				   ? ops->point(ops->arg, metric, t, v, x->err)
+				   : 0;
+		size_t i;
+		json_t *p;
+		json_array_foreach(values, i,
+				   p) if (point_of(x, p, &t, &v) &&
+					  ops->point(ops->arg, metric, t, v, x->err) < 0) return -1;
 		return 0;
-	if (x->o->has_time_offset)
-		t += x->o->time_offset_ns;
-	return msource_sample(&x->ms, metric, t, v, x->err);
+	}
+	struct prom_series s;
+	memset(&s, 0, sizeof(s));
+	int r = ops->series(ops->arg, metric, &s, x->err);
+	if (r <= 0)
+		return r;
+	struct sbuf res = SBUF_INIT;
+	if (s.label_resource) {
+		resource_of(x, &res, metric);
+		s.resource = res.len ? res.buf : NULL;
+	}
+	int64_t id = msource_metric(x->ms, s.host, s.resource, s.name, s.unit,
+				    s.value_kind ? s.value_kind : "instant", s.capacity, x->err);
+	sbuf_release(&res);
+	return id < 0 ? -1 : put_points(x, id, values, value, s.shift_ns);
 }
 
 static void note_host(struct px *x, const char *host)
@@ -232,21 +281,22 @@ static int put_series(struct px *x, json_t *e)
 	       *value = json_object_get(e, "value");
 	if (!json_is_array(values) && !json_is_array(value)) {
 		if (json_object_get(e, "histograms") || json_object_get(e, "histogram"))
-			msource_diag(&x->ms, "HISTOGRAM", "native histogram series, not imported",
+			msource_diag(x->ms, "HISTOGRAM", "native histogram series, not imported",
 				     NULL, 1);
 		else
-			msource_diag(&x->ms, "NO_VALUES", "series without values, skipped", NULL,
-				     1);
+			msource_diag(x->ms, "NO_VALUES", "series without values, skipped", NULL, 1);
 		return 0;
 	}
 	if (!json_is_object(metric))
 		metric = NULL;
 	x->series++;
+	if (x->ops)
+		return put_read_series(x, metric, values, value);
 	const char *name = json_string_value(json_object_get(metric, "__name__"));
 	const char *instance = json_string_value(json_object_get(metric, "instance"));
 	if (!name || !*name)
 		name = "value";
-	char *host = instance ? host_of(instance) : NULL;
+	char *host = instance ? prometheus_instance_host(instance) : NULL;
 	note_host(x, x->o->host ? x->o->host : host);
 	struct sbuf res = SBUF_INIT;
 	resource_of(x, &res, metric);
@@ -255,18 +305,13 @@ static int put_series(struct px *x, json_t *e)
 			   : ends_with(name, "_bytes")	 ? "B"
 							 : NULL;
 	double cap = ends_with(name, "percent") ? 100 : ends_with(name, "_ratio") ? 1 : 0;
-	int64_t id = msource_metric(&x->ms, x->o->host ? NULL : host, res.len ? res.buf : NULL,
-				    name, unit, "instant", cap, x->err);
+	int64_t id = msource_metric(x->ms, x->o->host ? NULL : host, res.len ? res.buf : NULL, name,
+				    unit, "instant", cap, x->err);
 	free(host);
 	sbuf_release(&res);
 	if (id < 0)
 		return -1;
-	if (!json_is_array(values))
-		return put_point(x, id, value);
-	size_t i;
-	json_t *p;
-	json_array_foreach(values, i, p) if (put_point(x, id, p) < 0) return -1;
-	return 0;
+	return put_points(x, id, values, value, x->o->has_time_offset ? x->o->time_offset_ns : 0);
 }
 
 /* ---- reading the document (importers/jcut.c) ---- */
@@ -304,7 +349,7 @@ static void scalar(void *arg, const struct jcut *j, int d, const char *key, cons
 		snprintf(dst, STR_MAX, "%s", text);
 }
 
-static const struct jcut_ops ops = {cut, element, scalar, "a series", SERIES_MAX, NULL};
+static const struct jcut_ops ops_cut = {cut, element, scalar, "a series", SERIES_MAX, NULL};
 
 /* The checks once the whole file is read. */
 static int finish(struct px *x, int top)
@@ -316,13 +361,15 @@ static int finish(struct px *x, int top)
 			 x->error_type[0] || x->error[0] ? ": " : "", x->error_type,
 			 x->error_type[0] && x->error[0] ? ": " : "", x->error);
 		what = msg;
+	} else if (x->ops && top == '{' && !x->status[0]) {
+		what = "no \"status\": not a Prometheus API response";
 	} else if (x->result_type[0] && strcmp(x->result_type, "matrix") &&
 		   strcmp(x->result_type, "vector")) {
 		snprintf(msg, sizeof(msg),
 			 "resultType '%s' has no series (matrix or vector expected)",
 			 x->result_type);
 		what = msg;
-	} else if (!x->series) {
+	} else if (!x->series && !x->ops) {
 		what = top == '{' && !x->status[0]
 			   ? "no \"status\" and no series: is this a Prometheus query result?"
 			   : "no series with values in the result (an empty query result?)";
@@ -333,29 +380,44 @@ static int finish(struct px *x, int top)
 	return -1;
 }
 
-int prometheus_import(struct input *in, struct store *st, const struct import_opts *o, char **err)
+int prometheus_read(struct msource *ms, struct input *in, const struct prom_read_ops *ops,
+		    char **err)
 {
 	struct px x;
 	int top = 0;
 	memset(&x, 0, sizeof(x));
+	x.ms = ms;
+	x.ops = ops;
+	x.in = in;
+	x.err = err;
+	return jcut_run(in, &ops_cut, &x, &top, err) < 0 || finish(&x, top) < 0 ? -1 : 0;
+}
+
+int prometheus_import(struct input *in, struct store *st, const struct import_opts *o, char **err)
+{
+	struct px x;
+	struct msource ms;
+	int top = 0;
+	memset(&x, 0, sizeof(x));
+	x.ms = &ms;
 	x.o = o;
 	x.in = in;
 	x.err = err;
 	const char *anchor = o->has_time_offset ? "time-offset" : "absolute";
-	if (msource_begin(&x.ms, st, in, "prometheus", anchor, o, err) < 0)
+	if (msource_begin(&ms, st, in, "prometheus", anchor, o, err) < 0)
 		return -1;
-	if (jcut_run(in, &ops, &x, &top, err) < 0 || finish(&x, top) < 0)
+	if (jcut_run(in, &ops_cut, &x, &top, err) < 0 || finish(&x, top) < 0)
 		goto out;
 	/* one host for every series names the source's */
 	if (!o->host && x.host && !x.many_hosts &&
-	    store_set_source_anchor(st, x.ms.source_id, anchor,
+	    store_set_source_anchor(st, ms.source_id, anchor,
 				    o->has_time_offset ? o->time_offset_ns : 0, -1, x.host, NULL,
 				    err) < 0)
 		goto out;
 	free(x.host);
-	return msource_end(&x.ms, err);
+	return msource_end(&ms, err);
 out:
-	msource_release(&x.ms);
+	msource_release(&ms);
 	free(x.host);
 	return -1;
 }
