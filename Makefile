@@ -23,15 +23,18 @@
 
 PREFIX   ?= /usr/local
 CC       ?= cc
-PKGS     := sqlite3 yajl jansson zlib libzstd ncursesw libpcre2-8
+PKGS     := sqlite3 yajl jansson zlib libzstd ncursesw libpcre2-8 libcurl
 # Debian packages: what building needs, what the demo adds (its import
 # script), what the tests add (the fuzz smoke run needs clang and its
-# runtime, whose version follows Debian's clang), what the benchmarks add.
+# runtime, whose version follows Debian's clang; the live Prometheus test
+# runs Debian's server and node exporter beside sar), what the benchmarks
+# add (the live pull's bench backfills a Prometheus with promtool).
 DEBS_BUILD := gcc libc6-dev pkgconf libsqlite3-dev libyajl-dev libjansson-dev zlib1g-dev \
-              libzstd-dev libncurses-dev libpcre2-dev
+              libzstd-dev libncurses-dev libpcre2-dev libcurl4-openssl-dev
 DEBS_DEMO  := $(DEBS_BUILD) python3
-DEBS_CHECK  = $(DEBS_DEMO) libcmocka-dev tmux sqlite3 zstd time clang libclang-rt-$(CLANG_MAJOR)-dev
-DEBS_BENCH := $(DEBS_DEMO) sqlite3 time
+DEBS_CHECK  = $(DEBS_DEMO) libcmocka-dev tmux sqlite3 zstd time clang libclang-rt-$(CLANG_MAJOR)-dev \
+              prometheus prometheus-node-exporter sysstat
+DEBS_BENCH := $(DEBS_DEMO) sqlite3 time prometheus
 CLANG_MAJOR = $(or $(shell apt-cache depends clang 2>/dev/null | \
                 sed -n 's/^ *Depends: clang-\([0-9][0-9]*\)$$/\1/p' | head -n 1),14)
 
