@@ -8,6 +8,8 @@
  * span) and made a step where none is; a source imported under one that ran
  * on a known host and naming no host itself takes that host.  And the rank
  * a trace's file name says, for traces that name none (importers/chrome.c).
+ * A live Prometheus pull (--prometheus) comes after the files, in the same
+ * transaction, so that it finds the window of a manifest imported with it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 
 #include "importers/hosts.h"
 #include "importers/importer.h"
+#include "importers/promlive.h"
 #include "model/sbuf.h"
 #include "model/text.h"
 #include "model/timing.h"
@@ -545,6 +548,8 @@ int import_to_store(struct store *st, char *const *paths, size_t npaths, const c
 		input_close(in);
 		in = NULL;
 	}
+	if (o.prometheus && promlive_pull(st, &o, err) < 0)
+		goto out;
 	timing_mark("import");
 	if (far_apart(st, first, err) < 0 || store_commit(st, err) < 0)
 		goto out;

@@ -16,6 +16,8 @@
 #include "importers/input.h"
 #include "model/store.h"
 
+struct promlive_opts;
+
 /* Options of one `grademl-tui import` run, shared by every file in it. */
 struct import_opts {
 	const char *workflow; /* workflow name; NULL: "workflow" */
@@ -31,6 +33,7 @@ struct import_opts {
 	const char *hosts_file;	   /* host aliases (importers/hosts.h), or NULL */
 	char *const *host_aliases; /* "ALIAS=NAME" each */
 	size_t nhost_aliases;
+	const struct promlive_opts *prometheus; /* a live pull after the files, or NULL */
 };
 
 struct importer {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "importers/importer.h"
+#include "importers/promlive.h"
 #include "model/analyze.h"
 #include "model/export.h"
 #include "model/sbuf.h"
@@ -39,6 +40,10 @@ static const char usage_text[] =
     "usage: grademl-tui import [-o trace.db] [--workflow NAME] [--step NAME] [--host NAME]\n"
     "                          [--format NAME] [--time-offset DUR] [--rank N] [--rules FILE]\n"
     "                          [--host-alias ALIAS=NAME] [--hosts FILE] FILE|DIR ...\n"
+    "       grademl-tui import [-o trace.db] --prometheus URL [--from T --to T]\n"
+    "                          [--prometheus-step DUR] [--prometheus-timeout DUR]\n"
+    "                          [--prometheus-token-file FILE] [--promql QUERY --name NAME]...\n"
+    "                          [--host-alias ALIAS=NAME] [--hosts FILE] [FILE|DIR ...]\n"
     "       grademl-tui report trace.db [--format text|json]\n"
     "       grademl-tui analyze [--demand RULES]... trace.db\n"
     "       grademl-tui diff A.db B.db [--format text|json] [--limit N]\n"
@@ -238,6 +243,77 @@ static void import_signals(void)
 	signal(SIGXFSZ, SIG_IGN);
 }
 
+/* The live Prometheus pull's options (importers/promlive.h). */
+enum {
+	PROM_URL = 0x200,
+	PROM_FROM,
+	PROM_TO,
+	PROM_STEP,
+	PROM_TIMEOUT,
+	PROM_TOKEN_FILE,
+	PROM_QL,
+	PROM_NAME
+};
+
+/* One of them into p; 0, or usage_error's status negated. */
+static int prometheus_option(struct promlive_opts *p, int c, const char *arg, int *seen)
+{
+	static char **queries, **names; /* live until exit */
+	int64_t v;
+	*seen = 1;
+	switch (c) {
+	case PROM_URL:
+		p->url = arg;
+		return 0;
+	case PROM_FROM:
+	case PROM_TO:
+		if (promlive_parse_time(arg, &v) < 0)
+			return -usage_error(
+			    "invalid time '%s' (ISO-8601, e.g. 2026-11-26T10:00:00Z,"
+			    " or seconds since the epoch)",
+			    arg);
+		*(c == PROM_FROM ? &p->from_ns : &p->to_ns) = v;
+		return 0;
+	case PROM_STEP:
+	case PROM_TIMEOUT:
+		if (text_parse_duration(arg, &v) < 0 || v < 1000000)
+			return -usage_error("invalid duration '%s' (e.g. 15s, 500ms; 1ms at least)",
+					    arg);
+		*(c == PROM_STEP ? &p->step_ns : &p->timeout_ns) = v;
+		return 0;
+	case PROM_TOKEN_FILE:
+		p->token_file = arg;
+		return 0;
+	case PROM_QL:
+		queries = xrealloc(queries, (p->nqueries + 1) * sizeof(*queries));
+		names = xrealloc(names, (p->nqueries + 1) * sizeof(*names));
+		queries[p->nqueries] = (char *)arg;
+		names[p->nqueries++] = NULL;
+		p->queries = queries;
+		p->names = names;
+		return 0;
+	default: /* PROM_NAME */
+		if (!p->nqueries || names[p->nqueries - 1])
+			return -usage_error("--name '%s' names no --promql before it", arg);
+		names[p->nqueries - 1] = (char *)arg;
+		return 0;
+	}
+}
+
+/* The options make one pull; 0, or usage_error's status negated. */
+static int prometheus_check(const struct promlive_opts *p)
+{
+	if (!p->url)
+		return -usage_error("%s", "--from, --to, --promql and the --prometheus-* options"
+					  " need --prometheus URL");
+	if (!p->from_ns != !p->to_ns)
+		return -usage_error("%s", "--from and --to go together");
+	for (size_t i = 0; i < p->nqueries; i++)
+		if (!p->names[i])
+			return -usage_error("--promql '%s' needs a --name after it", p->queries[i]);
+	return 0;
+}
+
 static int cmd_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -253,9 +329,19 @@ static int cmd_import(int argc, char **argv)
 	    {"rank", required_argument, NULL, 'R'},
 	    {"list-formats", no_argument, NULL, 'L'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"prometheus", required_argument, NULL, PROM_URL},
+	    {"from", required_argument, NULL, PROM_FROM},
+	    {"to", required_argument, NULL, PROM_TO},
+	    {"prometheus-step", required_argument, NULL, PROM_STEP},
+	    {"prometheus-timeout", required_argument, NULL, PROM_TIMEOUT},
+	    {"prometheus-token-file", required_argument, NULL, PROM_TOKEN_FILE},
+	    {"promql", required_argument, NULL, PROM_QL},
+	    {"name", required_argument, NULL, PROM_NAME},
 	    {NULL, 0, NULL, 0},
 	};
 	struct import_opts o = {0};
+	static struct promlive_opts prom; /* --prometheus and its options */
+	int prom_opts = 0;
 	const char *db = "trace.db", *format = NULL;
 	static char **aliases; /* --host-alias values: live until exit */
 	int c;
@@ -311,12 +397,28 @@ static int cmd_import(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
+		case PROM_URL:
+		case PROM_FROM:
+		case PROM_TO:
+		case PROM_STEP:
+		case PROM_TIMEOUT:
+		case PROM_TOKEN_FILE:
+		case PROM_QL:
+		case PROM_NAME:
+			if (prometheus_option(&prom, c, optarg, &prom_opts) < 0)
+				return EXIT_ERROR;
+			break;
 		default:
 			return usage_error("%s", "invalid option to import");
 		}
 	}
-	if (optind >= argc)
-		return usage_error("%s", "import needs at least one FILE or DIR");
+	if (prom_opts && prometheus_check(&prom) < 0)
+		return EXIT_ERROR;
+	if (prom.url)
+		o.prometheus = &prom;
+	if (optind >= argc && !prom.url)
+		return usage_error("%s",
+				   "import needs at least one FILE or DIR (or --prometheus URL)");
 	if (o.rules && !format)
 		format = "log"; /* a rules file means a text log */
 	char **paths;
