@@ -61,6 +61,9 @@ xxd (^|[;&|({]|\$\()[[:space:]]*xxd[[:space:]]
 file (^|[;&|({]|\$\()[[:space:]]*file[[:space:]]+-
 jq (^|[;&|({]|\$\()[[:space:]]*jq[[:space:]]
 clang ^FUZZ_CC[[:space:]]*\?=[[:space:]]*clang
+prometheus (^|[[:space:];&|({])prometheus[[:space:]]+--
+prometheus-node-exporter (^|[[:space:];&|({])prometheus-node-exporter[[:space:]]+--
+sysstat (^|[[:space:];&|({])sadf[[:space:]]+-|/usr/lib/sysstat/sadc
 libclang-rt-*-dev -fsanitize=fuzzer
 EOF
 
