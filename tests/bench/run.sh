@@ -12,7 +12,8 @@
 #   `grademl-tui import` of a ~200 MB Spark log (make_big_spark.py; needs
 #   ../shared/samples),
 #   and, after the table, tests/bench/longstr.sh: one 160 MiB string, and
-#   tests/bench/export.sh: the export of tui.sh's trace.db to Chrome JSON.
+#   tests/bench/export.sh: the export of tui.sh's trace.db to Chrome JSON, and
+#   tests/bench/promlive.sh: a live pull of an hour from a local Prometheus.
 # Prints one table of figure / measured / budget / verdict.  Exits 0 even when
 # a budget is missed; non-zero only when something failed to run.
 #
@@ -195,3 +196,5 @@ GRADEML_BIN=$bin BENCH_DIR=$dir BENCH_RUNS=$runs bash "$here/longstr.sh"
 # the export of the explorer benchmark's trace.db (made here when missing)
 echo
 GRADEML_BIN=$bin BENCH_DIR=$dir BENCH_MB=$mb bash "$here/export.sh"
+echo
+GRADEML_BIN=$bin BENCH_DIR=$dir BENCH_RUNS=$runs bash "$here/promlive.sh"
