@@ -40,6 +40,8 @@ e2e_home
 e2e_need_bin
 CHECK="python3 $here/prometheus_live_check.py"
 SADC=${SADC:-/usr/lib/sysstat/sadc}
+# every server here is on loopback: no proxy in between (libcurl's)
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
 
 pids=()
 cleanup() {
