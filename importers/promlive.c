@@ -63,6 +63,7 @@
 #define BACKOFF_NS     250000000LL
 #define CONNECT_NS     ((int64_t)10 * 1000000000)
 #define SCRAPE_LOOK_NS ((int64_t)300 * 1000000000)
+#define CAP_LOOK_NS    ((int64_t)900 * 1000000000) /* capacities: the window's last 15 min */
 #define SCRAPE_DIFFS   4096
 #define TOKEN_MAX      65536
 #define NO_HOST_SHOWN  8 /* instances the diagnostic names */
@@ -146,8 +147,10 @@ static const struct live_query queries[] = {
 };
 #undef IDLE
 
-/* A capacity lookup: an instant query at the window's end over the window
- * (@WIN), one value per instance (and label). */
+/* A capacity lookup: an instant query at the window's end over its last
+ * CAP_LOOK_NS (@WIN), one value per instance (and label).  (A range
+ * selector reads every sample it spans: the whole of a long window
+ * would cost the server its memory.) */
 struct live_cap {
 	int exporter;
 	const char *key, *promql, *label;
@@ -703,6 +706,8 @@ static int pick_step(struct pl *p, char **err)
 	p->last_labels = NULL;
 	struct prom_read_ops ops = {NULL, scrape_point, p};
 	int rc = instant(p, q.buf, p->to, "the scrape interval", &ops, err);
+	if (rc == 0 && !p->ndiffs && p->to - p->from > SCRAPE_LOOK_NS) /* gone before the end? */
+		rc = instant(p, q.buf, p->from + SCRAPE_LOOK_NS, "the scrape interval", &ops, err);
 	if (rc == 0 && p->ndiffs) {
 		qsort(p->diffs, p->ndiffs, sizeof(*p->diffs), cmp_i64);
 		p->scrape = p->diffs[p->ndiffs / 2];
@@ -710,10 +715,11 @@ static int pick_step(struct pl *p, char **err)
 	if (rc == 0 && !p->scrape && !p->po->step_ns) {
 		char at[32];
 		utc(at, sizeof(at), p->to);
-		*err = xasprintf("%s: cannot tell the scrape interval: %s of %s has fewer than two"
-				 " samples in the 5 minutes before %s (--prometheus-step gives the"
-				 " step)",
-				 p->shown, marker, one->label, at);
+		*err =
+		    xasprintf("%s: cannot tell the scrape interval: %s of %s has fewer than two"
+			      " samples in the first or last 5 minutes before %s (--prometheus-step"
+			      " gives the step)",
+			      p->shown, marker, one->label, at);
 		rc = -1;
 	}
 	/* the API's times are milliseconds */
@@ -771,7 +777,8 @@ static void expand(struct pl *p, struct sbuf *out, const char *tpl, const struct
 {
 	int fine = p->step < 2 * p->scrape;
 	long long range = (long long)((fine ? 3 * p->scrape : p->step) / 1000000);
-	long long win = (long long)((p->end - p->start) / 1000000);
+	int64_t look = p->end - p->start < CAP_LOOK_NS ? p->end - p->start : CAP_LOOK_NS;
+	long long win = (long long)(look / 1000000);
 	sbuf_reset(out);
 	for (const char *c = tpl; *c; c++) {
 		if (*c != '@') {
