@@ -66,7 +66,8 @@
 #define CAP_LOOK_NS    ((int64_t)900 * 1000000000) /* capacities: the window's last 15 min */
 #define SCRAPE_DIFFS   4096
 #define TOKEN_MAX      65536
-#define NO_HOST_SHOWN  8 /* instances the diagnostic names */
+#define WINDOW_MAX_NS  ((int64_t)90 * 86400 * 1000000000) /* a workflow's, pulled unasked */
+#define NO_HOST_SHOWN  8				  /* instances the diagnostic names */
 
 enum { EX_NODE = 1, EX_DCGM = 2, EX_NVSMI = 4 };
 
@@ -204,7 +205,7 @@ struct instance {
 	char *label;	/* the instance label */
 	char *host;	/* its host in trace.db, or NULL */
 	int guessed;	/* host named by its instance label alone (no host to match) */
-	struct sbuf as; /* what else named it: " (nodename vm)" */
+	struct sbuf as; /* what else named it: "nodename vm, node n7" */
 	int exporters;
 };
 
@@ -300,6 +301,9 @@ static int load_token(struct pl *p, char **err)
 					 TOKEN_MAX);
 			return -1;
 		}
+		for (size_t i = 0; i < n; i++)
+			if (!tok[i])
+				tok[i] = '\x01'; /* refused below, as any control character */
 		tok[n] = '\0';
 	} else if (getenv(PROMLIVE_TOKEN_ENV)) {
 		tok = xstrdup(getenv(PROMLIVE_TOKEN_ENV));
@@ -361,11 +365,24 @@ static int window(struct pl *p, char **err)
 	}
 	sqlite3_finalize(q);
 	if (!found) {
-		*err = xasprintf("%s: %s%s%s has no window to pull metrics for; --from and --to"
-				 " give one",
-				 store_path(p->st), p->o->workflow ? "workflow '" : "no workflow",
-				 p->o->workflow ? p->o->workflow : "",
-				 p->o->workflow ? "'" : " in it");
+		if (p->o->workflow)
+			*err = xasprintf("%s: workflow '%s' has no window to pull metrics for;"
+					 " --from and --to give one",
+					 store_path(p->st), p->o->workflow);
+		else
+			*err = xasprintf("%s: no workflow with a window to pull metrics for; --from"
+					 " and --to give one",
+					 store_path(p->st));
+		return -1;
+	}
+	if (p->to - p->from > WINDOW_MAX_NS) {
+		char a[32], b[32];
+		utc(a, sizeof(a), p->from);
+		utc(b, sizeof(b), p->to);
+		*err =
+		    xasprintf("%s: the workflows span %s to %s, more than 90 days: --from and --to"
+			      " give the window to pull",
+			      store_path(p->st), a, b);
 		return -1;
 	}
 	return 0;
@@ -1108,6 +1125,8 @@ out:
 	sbuf_release(&p.name);
 	sbuf_release(&p.tmp);
 	http_group_free(p.group);
+	if (p.token)
+		memset(p.token, 0, strlen(p.token));
 	free(p.token);
 	free(p.base);
 	free(p.shown);
