@@ -132,6 +132,18 @@ void http_form_add(struct sbuf *form, const char *key, const char *value)
 	}
 }
 
+/* Whether url's host is this machine's loopback (127.x.x.x, ::1,
+ * localhost). */
+static int loopback(const char *url)
+{
+	const char *host = strstr(url, "://");
+	host = host ? host + 3 : url;
+	if (*host == '[')
+		return !strncmp(host, "[::1]", 5);
+	size_t n = strcspn(host, ":/?#");
+	return !strncmp(host, "127.", 4) || (n == 9 && !strncasecmp(host, "localhost", 9));
+}
+
 static void stop_transfer(struct http *h)
 {
 	if (h->easy) {
@@ -166,7 +178,8 @@ static int start_transfer(struct http *h, char **err)
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, h);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, h->headers);
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "grademl-tui/" GRADEML_VERSION);
-	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, ""); /* what libcurl can undo */
+	if (!loopback(h->shown)) /* compressing costs more than it saves there */
+		curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
 	if (h->o.connect_timeout_ns > 0)
 		curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
 				 (long)(h->o.connect_timeout_ns / 1000000));

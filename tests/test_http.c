@@ -4,7 +4,8 @@
  * requests of a group side by side with bodies past HTTP_AHEAD (the one
  * read second waits paused), the retry on 503 and where it gives up, a
  * Prometheus error's message, a 404's first line, a server too slow for
- * the timeout, a refused connection, the token header; and the URL shown
+ * the timeout, a refused connection, the token header, no compression
+ * asked on loopback; and the URL shown
  * without user info, form encoding; the input over an HTTP body
  * (input_open_reader) and prometheus_read naming series on it.
  */
@@ -121,6 +122,8 @@ static void serve(int fd, int nth)
 		answer(fd, 200, "late");
 	} else if (!strcmp(path, "/auth")) {
 		answer(fd, strstr(req, "\r\nAuthorization: Bearer tok-42\r\n") ? 200 : 401, "auth");
+	} else if (!strcmp(path, "/enc")) {
+		answer(fd, strcasestr(req, "\r\nAccept-Encoding:") ? 400 : 200, "enc");
 	} else if (!strcmp(path, "/prom")) {
 		answer(fd, 200,
 		       "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":["
@@ -269,6 +272,11 @@ static void statuses(void **state)
 	fails(s, "/e400", &quick, "HTTP 400: bad_data: parse error");
 	fails(s, "/e404", &quick, "HTTP 404: not here");
 	fails(s, "/auth", &quick, "HTTP 401: auth");
+	/* no compression asked of a server on loopback: it would cost more than it saves */
+	u = url(s, "/enc");
+	assert_int_equal(http_open(u, NULL, &quick, &h, &err), 0);
+	http_close(h);
+	free(u);
 	struct http_opts tok = quick;
 	tok.token = "tok-42";
 	u = url(s, "/auth");
