@@ -74,7 +74,13 @@ _Static_assert(STR_STREAM_MAX / 6 > STR_MAX + 4, "a stream cut must not show");
 			     " the trace's kept")                                                  \
 	X(RANK_UNALIGNED, "a rank's trace with relative times and no --time-offset: its"           \
 			  " collectives line up with other ranks' only as well as the traces'"     \
-			  " starts did")
+			  " starts did")                                                           \
+	X(TRAILING_COMMA, "comma before ] or } skipped, as Perfetto reads it")                     \
+	X(CONTROL_CHAR, "control character unescaped in a string: read as if escaped")             \
+	X(UNCLOSED_ARRAY, "the input ends inside the traceEvents array, between events (the"       \
+			  " Trace Event Format allows it): read to its end")                       \
+	X(TRUNCATED, "the input ends inside an event: the events before it kept, that one"         \
+		     " dropped")
 
 DIAG_TABLE(DIAG_LIST);
 
@@ -161,6 +167,36 @@ struct open_stack {
 	size_t n, alloc;
 };
 
+/* Where the bytes of the piece YAJL reads from out on came from (see
+ * yajl_feed): the text's from in on; or when esc, bytes put there for the
+ * one byte at in (an escape for a control character, a space for a comma
+ * held back). */
+struct lx_mark {
+	size_t out;
+	uint64_t in;
+	int esc;
+};
+
+/* The lenient feed's state (see yajl_feed). */
+struct lenient {
+	int in_str, esc;
+	size_t len;	    /* bytes of the current string so far, as written */
+	unsigned char last; /* the last byte outside strings that is not white space */
+	int comma;	    /* a comma after a value, held back ... */
+	uint64_t comma_at;  /* ... at this offset of the text */
+	/* the piece being built: a run of the text not copied, or buf */
+	const unsigned char *run;
+	size_t run_len;
+	uint64_t run_at;
+	unsigned char *buf;
+	size_t n, cap;
+	struct lx_mark *marks;
+	size_t nmarks, marks_cap;
+	int mapped; /* YAJL is reading buf: its offsets go through marks */
+	/* the input's offset of the first control character each counter met */
+	uint64_t ctl_fed, ctl_cut;
+};
+
 /* Bytes dropped from the stream at an offset of the text that remains. */
 struct stream_cut {
 	uint64_t at, dropped;
@@ -220,6 +256,8 @@ struct cp {
 	uint64_t scanned_end; /* ... which ends before this byte */
 	int has_base;
 	int64_t base_ns;
+	struct lenient lx;
+	int64_t cut_dropped; /* the duration event the input ends inside */
 
 	/* tables */
 	struct cat_memo cat_memo[CAT_MEMO];
@@ -265,7 +303,20 @@ static uint64_t input_at(const struct cp *p, uint64_t at)
 /* The input's offset YAJL has reached. */
 static uint64_t yajl_at(const struct cp *p)
 {
-	return input_at(p, p->chunk_base + yajl_get_bytes_consumed(p->h));
+	size_t c = yajl_get_bytes_consumed(p->h);
+	const struct lenient *x = &p->lx;
+	if (!x->mapped)
+		return input_at(p, p->chunk_base + c);
+	size_t lo = 0, hi = x->nmarks; /* the last mark at or before c */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x->marks[mid].out <= c)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	const struct lx_mark *m = &x->marks[lo];
+	return input_at(p, m->esc ? m->in + (c > m->out) : m->in + (c - m->out));
 }
 
 static void note_at(struct cp *p, enum diag_code d)
@@ -1342,8 +1393,9 @@ static char *parse_error(struct cp *p, const unsigned char *chunk, size_t len, i
  * finish_event; any other element goes to YAJL, whole and with its comma.
  * YAJL therefore always stands after a comma or the array's '[', expecting
  * a value, between units, and never sees the bytes scanned: a unit is only
- * taken when a value other than ']' follows its comma (YAJL's two states
- * differ only there), and the last element, the array's end and anything
+ * taken when a value follows its comma, not ']' or '}' (YAJL's two states
+ * differ only there, and the lenient feed drops a comma before either: see
+ * yajl_feed), and the last element, the array's end and anything
  * the scanner cannot delimit go to YAJL with the rest of the input.  So
  * both paths store the same events, count the same diagnostics at the same
  * byte offsets, and fail on the same bytes with the same messages. */
@@ -1789,8 +1841,8 @@ static int skip_value(struct scan *c)
 	return SC_OK;
 }
 
-/* Hands YAJL text that starts at byte `at` of the input; 0 or -1 (*p->err set). */
-static int yajl_feed(struct cp *p, const unsigned char *s, size_t n, uint64_t at)
+/* Hands YAJL text that starts at byte `at` of the text; 0 or -1 (*p->err set). */
+static int yajl_piece(struct cp *p, const unsigned char *s, size_t n, uint64_t at)
 {
 	if (!n)
 		return 0;
@@ -1803,6 +1855,287 @@ static int yajl_feed(struct cp *p, const unsigned char *s, size_t n, uint64_t at
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- Chrome trace JSON as Perfetto reads it ----
+ *
+ * Perfetto and chrome://tracing read traces that JSON, and YAJL, refuse: a
+ * comma before ']' or '}', control characters unescaped in strings, and an
+ * input that ends inside the traceEvents array (see chrome_import).  Unless
+ * --strict, yajl_feed filters what YAJL reads: a control character inside
+ * a string goes to YAJL as an escape (or is dropped where the string is
+ * past what is kept of it, as stream_cut drops it), and a comma
+ * after a value that the next byte other than white space shows to be
+ * trailing is dropped; one whose next byte is not read yet is held back
+ * until it is.  Each is counted.  An escape is longer than its byte, so a
+ * piece with escapes is built in lx.buf and fed at once (YAJL reads a
+ * string it is fed in pieces again from its start with each piece), with
+ * marks that map YAJL's offsets in it back to the text's (yajl_at).  The
+ * scanner reads neither: it declines a string with a control character,
+ * and takes a unit only when a value follows its comma; both paths see
+ * the same. */
+
+#define LX_PIECE_MAX ((size_t)1 << 20) /* bytes of a piece built in lx.buf */
+#define LX_MARKS_MAX ((size_t)1 << 16) /* and its marks */
+/* A string's control characters are escaped within its first bytes, this
+ * many as written; past them it holds more than STR_MAX bytes once read
+ * (an escape is at most six bytes for one), the part kept, and they are
+ * dropped. */
+#define LX_ESCAPE_MAX (6 * (STR_MAX + 4))
+_Static_assert(LX_ESCAPE_MAX <= STR_STREAM_MAX, "stream_cut drops what is past it");
+
+static size_t plain_end(const unsigned char *b, size_t i, size_t hi, int ctl);
+
+/* Counts a control character at byte `at` of the text, met by the lenient
+ * feed (first: &p->lx.ctl_fed) or dropped by stream_cut (&p->lx.ctl_cut). */
+static void lx_count_ctl(struct cp *p, uint64_t at, uint64_t *first)
+{
+	if (!*first)
+		*first = input_at(p, at) + 1; /* 0: none yet */
+	p->diag[D_CONTROL_CHAR]++;
+}
+
+static void lx_mark(struct lenient *x, uint64_t in, int esc)
+{
+	if (x->nmarks == x->marks_cap) {
+		x->marks_cap = x->marks_cap ? 2 * x->marks_cap : 64;
+		x->marks = xrealloc(x->marks, x->marks_cap * sizeof(*x->marks));
+	}
+	x->marks[x->nmarks++] = (struct lx_mark){x->n, in, esc};
+}
+
+static void lx_append(struct lenient *x, const void *s, size_t n)
+{
+	if (x->n + n > x->cap) {
+		x->cap = x->n + n > 2 * x->cap ? x->n + n : 2 * x->cap;
+		x->buf = xrealloc(x->buf, x->cap);
+	}
+	memcpy(x->buf + x->n, s, n);
+	x->n += n;
+}
+
+/* Copies the run into buf. */
+static void lx_spill(struct lenient *x)
+{
+	if (!x->run_len)
+		return;
+	lx_mark(x, x->run_at, 0);
+	lx_append(x, x->run, x->run_len);
+	x->run_len = 0;
+}
+
+/* Adds s[0..n), byte `at` of the text, to the piece: as a run while the
+ * piece is that run alone, else copied. */
+static void lx_text(struct lenient *x, const unsigned char *s, size_t n, uint64_t at)
+{
+	if (!n)
+		return;
+	if (!x->n && !x->run_len) {
+		x->run = s;
+		x->run_len = n;
+		x->run_at = at;
+		return;
+	}
+	lx_spill(x);
+	lx_mark(x, at, 0);
+	lx_append(x, s, n);
+}
+
+static void lx_escape(struct lenient *x, unsigned char ch, uint64_t at)
+{
+	char e[8];
+	snprintf(e, sizeof(e), "\\u%04x", ch);
+	lx_spill(x);
+	lx_mark(x, at, 1);
+	lx_append(x, e, 6);
+}
+
+/* str_special's test for what ends a plain stretch of a string for the
+ * lenient feed: the high bit of each of the 8 bytes at b that is '"', '\\'
+ * or a control character, exact up to the first. */
+static inline uint64_t lx_special(const unsigned char *b)
+{
+	uint64_t v, q, bs;
+	memcpy(&v, b, 8);
+	q = v ^ BYTES('"');
+	bs = v ^ BYTES('\\');
+	return (((q - BYTES(1)) & ~q) | ((bs - BYTES(1)) & ~bs) | ((v - BYTES(0x20)) & ~v)) &
+	       BYTES(0x80);
+}
+
+static inline int lx_ws(unsigned char ch)
+{
+	return ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t';
+}
+
+/* A byte of a number or literal (or of garbage), which YAJL knows has ended
+ * only when it sees the byte after it. */
+static inline int is_bare(unsigned char ch)
+{
+	return !lx_ws(ch) && !memchr("{}[],:\"", ch, 7);
+}
+
+/* The last byte of s[i..j) that is not white space, else last. */
+static unsigned char lx_last(const unsigned char *s, size_t i, size_t j, unsigned char last)
+{
+	while (j > i)
+		if (!lx_ws(s[--j]))
+			return s[j];
+	return last;
+}
+
+/* Feeds YAJL the piece built; 0 or -1. */
+static int lx_flush(struct cp *p)
+{
+	struct lenient *x = &p->lx;
+	int rc;
+	if (x->n) {
+		x->mapped = 1;
+		rc = yajl_piece(p, x->buf, x->n, x->marks[0].in);
+		x->mapped = 0;
+		x->n = x->nmarks = 0;
+	} else {
+		rc = yajl_piece(p, x->run, x->run_len, x->run_at);
+		x->run_len = 0;
+	}
+	return rc;
+}
+
+/* Feeds YAJL s[from..c) and holds back the comma at s[c], the last byte of
+ * s but white space.  A number or literal right before the comma goes with
+ * a space that stands for it, so that YAJL reads that token whole in one
+ * piece (and an error in it at the same byte) however the text is split. */
+static int lx_hold_comma(struct cp *p, const unsigned char *s, size_t from, size_t c, uint64_t at)
+{
+	struct lenient *x = &p->lx;
+	size_t b = c;
+	while (b > from && is_bare(s[b - 1]))
+		b--;
+	lx_text(x, s + from, b - from, at + from);
+	if (b < c) {
+		if (lx_flush(p) < 0)
+			return -1;
+		lx_text(x, s + b, c - b, at + b);
+		lx_spill(x);
+		lx_mark(x, at + c, 1);
+		lx_append(x, " ", 1);
+	}
+	x->comma = 1;
+	x->comma_at = at + c;
+	return lx_flush(p);
+}
+
+/* Feeds YAJL a comma held back, now known to be followed by a value or to
+ * end the input (where YAJL says whether it may). */
+static int lx_release(struct cp *p)
+{
+	if (!p->lx.comma)
+		return 0;
+	p->lx.comma = 0;
+	return yajl_piece(p, (const unsigned char *)",", 1, p->lx.comma_at);
+}
+
+static void lx_trailing_comma(struct cp *p, uint64_t at)
+{
+	if (!p->diag_example[D_TRAILING_COMMA])
+		p->diag_example[D_TRAILING_COMMA] =
+		    xasprintf("first at byte %llu", (unsigned long long)input_at(p, at));
+	p->diag[D_TRAILING_COMMA]++;
+}
+
+/* Hands YAJL text that starts at byte `at` of the text, through the lenient
+ * filter unless --strict; 0 or -1 (*p->err set). */
+static int yajl_feed(struct cp *p, const unsigned char *s, size_t n, uint64_t at)
+{
+	if (p->opts->strict)
+		return yajl_piece(p, s, n, at);
+	struct lenient *x = &p->lx;
+	size_t from = 0; /* s[from..i) is yet to join the piece */
+	for (size_t i = 0; i < n;) {
+		unsigned char ch;
+		if (x->in_str) {
+			if (x->esc) {
+				x->esc = 0;
+				x->len++;
+				i++;
+				continue;
+			}
+			size_t j = i;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			while (n - j >= 8) {
+				uint64_t m = lx_special(s + j);
+				if (m) {
+					j += (size_t)__builtin_ctzll(m) / 8;
+					break;
+				}
+				j += 8;
+			}
+#endif
+			while (j < n && (str_class[s[j]] == 0 || str_class[s[j]] == 3))
+				j++;
+			x->len += j - i;
+			if ((i = j) == n)
+				break;
+			ch = s[i++];
+			if (ch == '\\') {
+				x->esc = 1;
+			} else if (ch == '"') {
+				x->in_str = 0;
+				x->last = '"';
+			} else {
+				lx_count_ctl(p, at + i - 1, &x->ctl_fed);
+				lx_text(x, s + from, i - 1 - from, at + from);
+				if (x->len < LX_ESCAPE_MAX)
+					lx_escape(x, ch, at + i - 1);
+				from = i;
+				if ((x->n >= LX_PIECE_MAX || x->nmarks >= LX_MARKS_MAX) &&
+				    lx_flush(p) < 0)
+					return -1;
+			}
+			x->len++;
+			continue;
+		}
+		if (x->comma) {
+			/* YAJL sees the same however the text is split: the white
+			 * space after a comma held back is not fed */
+			while (i < n && lx_ws(s[i]))
+				i++;
+			if ((from = i) == n)
+				break;
+			x->comma = 0;
+			if (s[i] == ']' || s[i] == '}')
+				lx_trailing_comma(p, x->comma_at);
+			else if (yajl_piece(p, (const unsigned char *)",", 1, x->comma_at) < 0)
+				return -1;
+		}
+		size_t j = i;
+		while (j < n && s[j] != '"' && s[j] != ',')
+			j++;
+		x->last = lx_last(s, i, j, x->last);
+		if ((i = j) == n)
+			break;
+		ch = s[i++];
+		if (ch == ',' && x->last && !memchr("[{,:", x->last, 4)) {
+			size_t k = i;
+			while (k < n && lx_ws(s[k]))
+				k++;
+			if (k < n && (s[k] == ']' || s[k] == '}')) {
+				lx_text(x, s + from, i - 1 - from, at + from);
+				lx_trailing_comma(p, at + i - 1);
+				from = k;
+			} else if (k == n) {
+				if (lx_hold_comma(p, s, from, i - 1, at) < 0)
+					return -1;
+				from = k;
+			}
+		} else if (ch == '"') {
+			x->in_str = 1;
+			x->len = 0;
+		}
+		x->last = ch;
+	}
+	lx_text(x, s + from, n - from, at + from);
+	return lx_flush(p);
 }
 
 /* Reads "element ," units from b[*lo..hi) inside the traceEvents array
@@ -1835,8 +2168,8 @@ static int scan_units(struct cp *p, const unsigned char *b, size_t *lo, size_t h
 		size_t comma = c.i++;
 		if ((t = scan_ws(&c)) != SC_OK)
 			return t;
-		if (b[c.i] == ']')
-			return SC_DECLINE; /* [..., ]: YAJL's error */
+		if (b[c.i] == ']' || b[c.i] == '}')
+			return SC_DECLINE; /* [..., ]: for YAJL and the lenient feed */
 		if (scanned == SC_OK) {
 			p->scanned = 1;
 			p->scanned_end = base + end;
@@ -1844,7 +2177,8 @@ static int scan_units(struct cp *p, const unsigned char *b, size_t *lo, size_t h
 			p->scanned = 0;
 			if (e < 0 || p->failed)
 				return -1;
-		} else if (yajl_feed(p, b + start, comma + 1 - start, base + start) < 0) {
+		} else if (yajl_feed(p, b + start, comma + 1 - start, base + start) < 0 ||
+			   lx_release(p) < 0) {
 			return -1;
 		}
 	}
@@ -2012,9 +2346,13 @@ static void stream_cut(struct cp *p, unsigned char *b, size_t lo, size_t *hi, ui
 			to = plain_end(b, r, lim, 0);
 			c->esc = 0;
 		} else {
-			to = plain_end(b, r, end, 1);
+			/* lenient: a control character goes with the rest */
+			to = plain_end(b, r, end, p->opts->strict);
 			drop = to > r;
 			c->esc = 0;
+			for (size_t k = r; !p->opts->strict && k < to; k++)
+				if (b[k] < 0x20)
+					lx_count_ctl(p, base + w + (k - r), &p->lx.ctl_cut);
 		}
 		if (to > r)
 			n = to - r;
@@ -2472,7 +2810,7 @@ static int finish_source(struct cp *p, int64_t events)
 {
 	/* the duration events (X, B, b) not stored: with the spans stored they
 	 * account for every duration event of the file */
-	int64_t dropped = p->diag[D_BAD_TS] + p->diag[D_TIME_OVERFLOW];
+	int64_t dropped = p->diag[D_BAD_TS] + p->diag[D_TIME_OVERFLOW] + p->cut_dropped;
 	for (int d = 0; d < D_COUNT; d++)
 		if (p->diag[d] &&
 		    store_add_diagnostic(p->st, p->source_id, diag_info[d].code, p->diag[d],
@@ -2523,6 +2861,8 @@ static void cp_release(struct cp *p)
 	sbuf_release(&p->scratch);
 	sbuf_release(&p->cut);
 	free(p->sc.cuts);
+	free(p->lx.buf);
+	free(p->lx.marks);
 	for (int i = 0; i < p->ev.nseries; i++)
 		free(p->ev.series[i].key);
 	for (size_t i = 0; i < p->ntracks; i++) {
@@ -2546,6 +2886,30 @@ static void cp_release(struct cp *p)
 	nest_free(p->nest);
 	if (p->h)
 		yajl_free(p->h);
+}
+
+/* The input, of which the text before byte `end` was read, ends inside the
+ * traceEvents array: what was read is kept, and where it stopped is
+ * counted, after an element (UNCLOSED_ARRAY) or inside one (TRUNCATED),
+ * whose duration event, if it says it is one, is dropped. */
+static void note_cut(struct cp *p, uint64_t end)
+{
+	const struct lenient *x = &p->lx;
+	uint64_t at = input_at(p, end), line;
+	char *err = NULL, where[64] = "";
+	if (at && input_line_at(input_path(p->in), at - 1, &line, &err) == 0)
+		snprintf(where, sizeof(where), " (line %llu)", (unsigned long long)line);
+	free(err);
+	if (!x->in_str && p->depth == p->events_depth && memchr("[,]}\"", x->last, 5)) {
+		note_once(p, D_UNCLOSED_ARRAY, "input ends at byte %llu%s", (unsigned long long)at,
+			  where);
+		return;
+	}
+	const struct sbuf *ph = &p->ev.ph;
+	if (p->in_event && ph->len == 1 && strchr("XBb", ph->buf[0]))
+		p->cut_dropped = 1;
+	note_once(p, D_TRUNCATED, "input ends at byte %llu%s inside %s", (unsigned long long)at,
+		  where, p->in_event ? "an event" : "an element");
 }
 
 static char *parse_error(struct cp *p, const unsigned char *chunk, size_t len, int at_end)
@@ -2604,12 +2968,26 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 	p.scan = !scan || strcmp(scan, "0");
 	if (parse_input(&p) < 0)
 		goto out;
+	uint64_t end = p.chunk_base;
+	if (lx_release(&p) < 0)
+		goto out;
+	p.chunk_base = end;
 	timing_mark("parse");
 	if (yajl_complete_parse(p.h) != yajl_status_ok) {
 		if (p.failed)
 			goto out;
-		*err = parse_error(&p, NULL, 0, 1);
-		goto out;
+		if (o->strict || !p.events_depth) {
+			*err = parse_error(&p, NULL, 0, 1);
+			goto out;
+		}
+		note_cut(&p, end);
+	}
+	if (p.lx.ctl_fed || p.lx.ctl_cut) {
+		uint64_t first = !p.lx.ctl_cut || (p.lx.ctl_fed && p.lx.ctl_fed < p.lx.ctl_cut)
+				     ? p.lx.ctl_fed
+				     : p.lx.ctl_cut;
+		p.diag_example[D_CONTROL_CHAR] =
+		    xasprintf("first at byte %llu", (unsigned long long)first - 1);
 	}
 	if (!p.saw_events) {
 		*err = xasprintf("%s: not a Chrome trace: no traceEvents array (byte %llu)",

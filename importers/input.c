@@ -459,6 +459,32 @@ uint64_t input_file_size(const struct input *in)
 	return in->size;
 }
 
+int input_line_at(const char *path, uint64_t at, uint64_t *line, char **err)
+{
+	struct input *in;
+	if (input_open(path, &in, err) < 0)
+		return -1;
+	unsigned char *buf = xmalloc(RAW_CHUNK);
+	uint64_t n = 1, pos = 0;
+	int rc = -1;
+	while (pos < at) {
+		ssize_t k = input_read(in, buf, at - pos < RAW_CHUNK ? at - pos : RAW_CHUNK, err);
+		if (k < 0)
+			goto out;
+		if (k == 0)
+			break;
+		for (const unsigned char *s = buf, *e = buf + k; (s = memchr(s, '\n', e - s)); s++)
+			n++;
+		pos += (uint64_t)k;
+	}
+	*line = n;
+	rc = 0;
+out:
+	free(buf);
+	input_close(in);
+	return rc;
+}
+
 const char *input_base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');

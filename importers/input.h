@@ -50,4 +50,9 @@ enum input_codec input_codec(const struct input *in);
 const char *input_codec_name(enum input_codec c);
 uint64_t input_file_size(const struct input *in); /* bytes on disk; 0 for a reader's */
 
+/* The line of byte `at` of path's decompressed text (1 and the line breaks
+ * before it), read again from the start: for a message about a file whose
+ * import has already read it, at no cost to reading it. */
+int input_line_at(const char *path, uint64_t at, uint64_t *line, char **err);
+
 #endif

@@ -39,7 +39,7 @@
 static const char usage_text[] =
     "usage: grademl-tui import [-o trace.db] [--workflow NAME] [--step NAME] [--host NAME]\n"
     "                          [--format NAME] [--time-offset DUR] [--rank N] [--rules FILE]\n"
-    "                          [--host-alias ALIAS=NAME] [--hosts FILE] FILE|DIR ...\n"
+    "                          [--host-alias ALIAS=NAME] [--hosts FILE] [--strict] FILE|DIR ...\n"
     "       grademl-tui import [-o trace.db] --prometheus URL [--from T --to T]\n"
     "                          [--prometheus-step DUR] [--prometheus-timeout DUR]\n"
     "                          [--prometheus-token-file FILE] [--promql QUERY --name NAME]...\n"
@@ -327,6 +327,7 @@ static int cmd_import(int argc, char **argv)
 	    {"host-alias", required_argument, NULL, 'A'},
 	    {"hosts", required_argument, NULL, 'F'},
 	    {"rank", required_argument, NULL, 'R'},
+	    {"strict", no_argument, NULL, 'S'}, /* JSON as it is (importers/chrome.c) */
 	    {"list-formats", no_argument, NULL, 'L'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"prometheus", required_argument, NULL, PROM_URL},
@@ -389,6 +390,9 @@ static int cmd_import(int argc, char **argv)
 			break;
 		case 'F':
 			o.hosts_file = optarg;
+			break;
+		case 'S':
+			o.strict = 1;
 			break;
 		case 'L':
 			for (const struct importer *const *i = importer_list(); *i; i++)
