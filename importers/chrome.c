@@ -2370,6 +2370,26 @@ static void stream_cut(struct cp *p, unsigned char *b, size_t lo, size_t *hi, ui
 	c->at = base + w;
 }
 
+/* The first '[' outside strings in b[lo..hi), lo being outside one, or hi:
+ * where YAJL stops for the scanner (a string cut there would be read in two
+ * pieces, an error after it placed at the second's start). */
+static size_t bracket_at(const unsigned char *b, size_t lo, size_t hi)
+{
+	for (int in_str = 0; lo < hi; lo++) {
+		if (in_str) {
+			if (b[lo] == '\\')
+				lo++;
+			else if (b[lo] == '"')
+				in_str = 0;
+		} else if (b[lo] == '"') {
+			in_str = 1;
+		} else if (b[lo] == '[') {
+			return lo;
+		}
+	}
+	return hi;
+}
+
 /* Streams the input through YAJL, and through scan_units while inside a
  * traceEvents array.  Outside one, YAJL is fed up to each '[' in turn, so
  * that the scanner starts right after the array's '[' (YAJL then holds no
@@ -2442,18 +2462,23 @@ static int parse_input(struct cp *p)
 			end = (size_t)(p->sc.bad_at - base);
 		} else if (p->sc.in_str && !eof && p->sc.str_at >= base + lo) {
 			/* YAJL reads a string it has in pieces again from its start
-			 * with each piece: an unfinished one waits for its end */
-			if (p->sc.str_at > base + lo) {
-				end = (size_t)(p->sc.str_at - base);
-			} else if (hi < cap || cap < SCAN_BUF_MAX) {
+			 * with each piece: an unfinished one waits for its end, and
+			 * so does a number or literal right before it, which YAJL
+			 * would read in two pieces (and misplace an error in) */
+			size_t k = (size_t)(p->sc.str_at - base);
+			while (k > lo && is_bare(b[k - 1]))
+				k--;
+			if (k > lo)
+				end = k;
+			else if (hi < cap || cap < SCAN_BUF_MAX) {
 				more = 1;
 				continue;
 			}
 		}
 		if (p->scan && !p->events_depth) {
-			const unsigned char *k = memchr(b + lo, '[', end - lo);
-			if (k) {
-				end = (size_t)(k - b) + 1;
+			size_t k = bracket_at(b, lo, end);
+			if (k < end) {
+				end = k + 1;
 				bad = 0;
 			}
 		}
