@@ -1864,16 +1864,17 @@ static int yajl_piece(struct cp *p, const unsigned char *s, size_t n, uint64_t a
  * input that ends inside the traceEvents array (see chrome_import).  Unless
  * --strict, yajl_feed filters what YAJL reads: a control character inside
  * a string goes to YAJL as an escape (or is dropped where the string is
- * past what is kept of it, as stream_cut drops it), and a comma
- * after a value that the next byte other than white space shows to be
- * trailing is dropped; one whose next byte is not read yet is held back
- * until it is.  Each is counted.  An escape is longer than its byte, so a
- * piece with escapes is built in lx.buf and fed at once (YAJL reads a
- * string it is fed in pieces again from its start with each piece), with
- * marks that map YAJL's offsets in it back to the text's (yajl_at).  The
- * scanner reads neither: it declines a string with a control character,
- * and takes a unit only when a value follows its comma; both paths see
- * the same. */
+ * past what is kept of it, as stream_cut drops it), and a comma after a
+ * value that the next byte other than white space shows to be trailing is
+ * dropped; one whose next byte is not read yet is held back until it is.
+ * Each is counted.  An escape is longer than its byte, so a piece with
+ * escapes is built in lx.buf and fed at once (YAJL reads a string it is
+ * fed in pieces again from its start with each piece), with marks that map
+ * YAJL's offsets in it back to the text's (yajl_at).  YAJL places an error
+ * in a token it reads in two pieces at the second's start, so the pieces
+ * are cut between tokens, the same wherever the reads end.  The scanner
+ * reads neither: it declines a string with a control character, and takes
+ * a unit only when a value follows its comma; both paths see the same. */
 
 #define LX_PIECE_MAX ((size_t)1 << 20) /* bytes of a piece built in lx.buf */
 #define LX_MARKS_MAX ((size_t)1 << 16) /* and its marks */
@@ -1883,8 +1884,6 @@ static int yajl_piece(struct cp *p, const unsigned char *s, size_t n, uint64_t a
  * dropped. */
 #define LX_ESCAPE_MAX (6 * (STR_MAX + 4))
 _Static_assert(LX_ESCAPE_MAX <= STR_STREAM_MAX, "stream_cut drops what is past it");
-
-static size_t plain_end(const unsigned char *b, size_t i, size_t hi, int ctl);
 
 /* Counts a control character at byte `at` of the text, met by the lenient
  * feed (first: &p->lx.ctl_fed) or dropped by stream_cut (&p->lx.ctl_cut). */
@@ -2192,8 +2191,9 @@ static int scan_units(struct cp *p, const unsigned char *b, size_t *lo, size_t h
  * buffer.  So before either reads the text, stream_cut drops, in place, what
  * a string has beyond STR_STREAM_MAX bytes, and records where and how much
  * (input_at gives the input's offsets back).  It drops only plain string
- * content and whole, valid escapes: the text stays valid JSON exactly where
- * the input was, and an error is found where it would be, at the same byte.
+ * content (control characters too, counted, unless --strict: see yajl_feed)
+ * and whole, valid escapes: the text stays valid JSON exactly where the
+ * input was, and an error is found where it would be, at the same byte.
  * It reads all the text YAJL is fed in pieces, but the scanner's units only
  * when one fills the buffer, and reads on after that while inside a string,
  * so the common path does not pay for it.
@@ -2346,7 +2346,6 @@ static void stream_cut(struct cp *p, unsigned char *b, size_t lo, size_t *hi, ui
 			to = plain_end(b, r, lim, 0);
 			c->esc = 0;
 		} else {
-			/* lenient: a control character goes with the rest */
 			to = plain_end(b, r, end, p->opts->strict);
 			drop = to > r;
 			c->esc = 0;
