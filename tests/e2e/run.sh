@@ -257,8 +257,10 @@ for target in new existing; do
 	db=$B/$target.db
 	rm -f "$db"
 	[ "$target" = existing ] && cp "$good_db" "$db"
-	bad "bad input ($target db): truncated JSON" 1 "$B/truncated.json" "$db" \
-		"$BIN" import -o "$db" "$B/truncated.json"
+	# cut inside its traceEvents: read as Perfetto reads it, unless --strict
+	# (tests/e2e/lenient.sh)
+	bad "bad input ($target db): truncated JSON, --strict" 1 "$B/truncated.json" "$db" \
+		"$BIN" import --strict -o "$db" "$B/truncated.json"
 	bad "bad input ($target db): malformed JSON" 1 "$B/malformed.json" "$db" \
 		"$BIN" import -o "$db" "$B/malformed.json"
 	bad "bad input ($target db): binary file" 1 "$B/binary.json" "$db" \
@@ -283,8 +285,8 @@ for target in new existing; do
 		chmod 644 "$B/unreadable.json"
 	fi
 	# One bad file among good ones: the whole import is rolled back.
-	bad "bad input ($target db): one bad file among good ones" 1 "$B/truncated.json" "$db" \
-		"$BIN" import -o "$db" "$DEMO/infer.pt.trace.json.gz" "$B/truncated.json" "$B/train.json"
+	bad "bad input ($target db): one bad file among good ones" 1 "$B/malformed.json" "$db" \
+		"$BIN" import -o "$db" "$DEMO/infer.pt.trace.json.gz" "$B/malformed.json" "$B/train.json"
 done
 
 bad "bad db: report of a file that is not a database" 0 "$B/junk.db" "$B/junk.db" \
