@@ -130,16 +130,22 @@ static int import_paths(struct fx *f, const char *const *paths, size_t n, char *
 	return import_with(f, paths, n, &o, err);
 }
 
-/* Writes json to dir/name and imports it; the import must succeed. */
-static void import_ok(struct fx *f, const char *name, const char *json)
+/* Writes len bytes of text to dir/name and imports it; the import must
+ * succeed. */
+static void import_text(struct fx *f, const char *name, const char *text, size_t len)
 {
-	const char *path = write_file(f, name, json, strlen(json));
+	const char *path = write_file(f, name, text, len);
 	char *err = NULL;
 	int rc = import_paths(f, &path, 1, &err);
 	if (rc != 0)
 		print_error("import of %s failed: %s\n", name, err ? err : "(no message)");
 	free(err);
 	assert_int_equal(rc, 0);
+}
+
+static void import_ok(struct fx *f, const char *name, const char *json)
+{
+	import_text(f, name, json, strlen(json));
 }
 
 static sqlite3 *conn(struct fx *f)
@@ -1216,18 +1222,6 @@ static void test_trace_events_not_array(void **state)
 
 #define EV1 "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2}"
 
-/* Imports text as dir/name without --strict, which must succeed. */
-static void import_lenient(struct fx *f, const char *name, const char *text, size_t len)
-{
-	const char *path = write_file(f, name, text, len);
-	char *err = NULL;
-	int rc = import_paths(f, &path, 1, &err);
-	if (rc != 0)
-		print_error("import of %s failed: %s\n", name, err ? err : "(no message)");
-	free(err);
-	assert_int_equal(rc, 0);
-}
-
 static void assert_example(struct fx *f, const char *code, const char *want)
 {
 	char *sql = xasprintf("SELECT example FROM diagnostics WHERE code = '%s'", code);
@@ -1257,7 +1251,7 @@ static void test_trailing_commas(void **state)
 {
 	struct fx *f = *state;
 	static const char arr[] = "[" EV1 "," EV1 ",]";
-	import_lenient(f, "arr.json", arr, strlen(arr));
+	import_text(f, "arr.json", arr, strlen(arr));
 	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 2);
 	assert_int_equal(diag_count(f, "TRAILING_COMMA"), 1);
 	assert_example(f, "TRAILING_COMMA", "first at byte 106");
@@ -1269,7 +1263,7 @@ static void test_trailing_commas(void **state)
 	static const char obj[] =
 	    "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"c\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2,"
 	    "\"args\":{\"l\":[1,2 , ],\"m\":{\"k\":1,}\n,},},\n]\t,\"meta\":[1,],}\n";
-	import_lenient(f, "obj.json", obj, strlen(obj));
+	import_text(f, "obj.json", obj, strlen(obj));
 	assert_int_equal(diag_count(f, "TRAILING_COMMA"), 7);
 	assert_example(f, "TRAILING_COMMA", "first at byte 85");
 	assert_text(f, "{\"l\":[1,2],\"m\":{\"k\":1}}",
@@ -1301,12 +1295,12 @@ static void test_control_characters(void **state)
 	assert_string_equal(name, "6109620A6301");
 	close_conn(f);
 	unlink_db(f->db);
-	import_lenient(f, "raw.json", raw, sizeof(raw) - 1);
+	import_text(f, "raw.json", raw, sizeof(raw) - 1);
 	assert_int_equal(diag_count(f, "CONTROL_CHAR"), 7);
 	assert_example(f, "CONTROL_CHAR", "first at byte 7");
 	assert_int_equal(diag_count(f, "BAD_UTF8"), 1); /* the NUL, as when escaped */
-	assert_text(f, name, "SELECT hex(name) FROM phases_v WHERE name LIKE 'a%%'");
-	assert_text(f, attrs, "SELECT attrs FROM phases_v WHERE name LIKE 'a%%'");
+	assert_text(f, name, "SELECT hex(name) FROM phases_v WHERE name LIKE 'a%'");
+	assert_text(f, attrs, "SELECT attrs FROM phases_v WHERE name LIKE 'a%'");
 	assert_text(f, meta, "SELECT attrs FROM sources");
 	free(name);
 	free(attrs);
@@ -1326,7 +1320,7 @@ static void test_unclosed_array(void **state)
 {
 	struct fx *f = *state;
 	static const char bare[] = "[" EV1 "," EV1;
-	import_lenient(f, "bare.json", bare, strlen(bare));
+	import_text(f, "bare.json", bare, strlen(bare));
 	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 2);
 	assert_example(f, "UNCLOSED_ARRAY", "input ends at byte 106 (line 1)");
 	expect_strict(f, bare, strlen(bare),
@@ -1335,7 +1329,7 @@ static void test_unclosed_array(void **state)
 
 	unlink_db(f->db);
 	static const char comma[] = "[\n" EV1 ",\n" EV1 ",\n";
-	import_lenient(f, "comma.json", comma, strlen(comma));
+	import_text(f, "comma.json", comma, strlen(comma));
 	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 2);
 	assert_int_equal(diag_count(f, "TRAILING_COMMA"), 0);
 	assert_example(f, "UNCLOSED_ARRAY", "input ends at byte 110 (line 3)");
@@ -1359,7 +1353,7 @@ static void test_cut_in_last_event(void **state)
 	struct fx *f = *state;
 	static const char cut[] =
 	    "{\"traceEvents\":[\n" EV1 ",\n" EV1 ",\n{\"ph\":\"X\",\"name\":\"cu";
-	import_lenient(f, "cut.json", cut, strlen(cut));
+	import_text(f, "cut.json", cut, strlen(cut));
 	assert_int_equal(q_int(f, "SELECT phases FROM sources"), 2);
 	assert_int_equal(q_int(f, "SELECT dropped FROM sources"), 1);
 	assert_complete(f, cut);
@@ -1378,7 +1372,7 @@ static void test_cut_in_last_event(void **state)
 	static const int64_t dropped[] = {1, 0, 0};
 	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++) {
 		unlink_db(f->db);
-		import_lenient(f, "more.json", more[i], strlen(more[i]));
+		import_text(f, "more.json", more[i], strlen(more[i]));
 		assert_int_equal(q_int(f, "SELECT phases FROM sources"), 1);
 		assert_int_equal(q_int(f, "SELECT dropped FROM sources"), dropped[i]);
 		char *want = xasprintf("input ends at byte %zu (line 1) inside %s", strlen(more[i]),
@@ -1441,7 +1435,7 @@ static void test_lenient_across_reads(void **state)
 				sbuf_adds(&t, "[");
 				pad_event(&t, at - strlen(EV1));
 				sbuf_adds(&t, EV1 ",  \n \n   ]");
-				import_lenient(f, "comma.json", t.buf, t.len);
+				import_text(f, "comma.json", t.buf, t.len);
 				assert_int_equal(q_int(f, "SELECT phases FROM sources"), 2);
 				char *want = xasprintf("first at byte %zu", at);
 				assert_example(f, "TRAILING_COMMA", want);
@@ -1455,7 +1449,7 @@ static void test_lenient_across_reads(void **state)
 				pad_event(&t, at - 18);
 				sbuf_adds(&t, "{\"ph\":\"X\",\"name\":\"\tb\",\"pid\":1,\"tid\":3,"
 					      "\"ts\":1,\"dur\":1},");
-				import_lenient(f, "tab.json", t.buf, t.len);
+				import_text(f, "tab.json", t.buf, t.len);
 				assert_int_equal(q_int(f, "SELECT phases FROM sources"), 2);
 				want = xasprintf("first at byte %zu", at);
 				assert_example(f, "CONTROL_CHAR", want);
@@ -1732,7 +1726,7 @@ static void test_long_strings(void **state)
 			       (long long)id),
 			 65535 + 3);
 	assert_text(f, "\xc3\xa9\xe2\x80\xa6",
-		    "SELECT substr(name, -2) FROM phases_v WHERE name LIKE 'a%%'");
+		    "SELECT substr(name, -2) FROM phases_v WHERE name LIKE 'a%'");
 	assert_int_equal(q_int(f, "SELECT dur_ns FROM phases_v WHERE id = %lld", (long long)id),
 			 3000);
 	/* the category, an args value, an args key, the thread's name */
@@ -1746,13 +1740,13 @@ static void test_long_strings(void **state)
 	    q_int(f, "SELECT json_valid(attrs) FROM phases_v WHERE id = %lld", (long long)id), 1);
 	assert_text(f, "\xe2\x80\xa6",
 		    "SELECT substr(json_extract(attrs, '$.Long'), -1) FROM phases_v"
-		    " WHERE name LIKE 'a%%'");
+		    " WHERE name LIKE 'a%'");
 	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v p, json_each(p.attrs) j"
 				  " WHERE p.name LIKE 'a%%' AND j.key = printf('%%.65536c', 'k')"
 				  " || char(8230) AND j.value = 1"),
 			 1);
 	assert_text(f, "s",
-		    "SELECT json_extract(attrs, '$.short') FROM phases_v WHERE name LIKE 'a%%'");
+		    "SELECT json_extract(attrs, '$.short') FROM phases_v WHERE name LIKE 'a%'");
 	/* top-level metadata */
 	assert_int_equal(q_int(f, "SELECT json_extract(attrs, '$.deviceProperties') = "
 				  "printf('%%.65536c', 'p') || char(8230) FROM sources"),
