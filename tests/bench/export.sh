@@ -14,14 +14,7 @@ set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_init export time
-[[ $mb =~ ^[0-9]+$ && $mb -gt 0 ]] || die "BENCH_MB must be a positive whole number of MiB, not '$mb'"
-mkdir -p "$dir" || die "cannot create $dir"
-case "$(cd "$dir" && pwd)/" in
-"$root"/*) die "BENCH_DIR $dir is inside the repository; big files do not belong there" ;;
-esac
-work=$(mktemp -d "$dir/export.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-export HOME=$work/home XDG_STATE_HOME=$work/state LC_ALL=C.UTF-8
+bench_work export
 bench_tui_db "$work"
 cat "$db" >/dev/null
 

@@ -5,6 +5,8 @@
 # else 1024); die prints "bench-NAME: ..." and exits 1.
 #
 #   bench_init NAME [time]   also checks the binary (and /usr/bin/time)
+#   bench_work NAME          checks BENCH_MB and dir, sets work: a scratch folder in dir
+#                            (removed at exit), HOME and the prompt's state in it
 #   bench_tui_db WORK        the explorer benchmark's trace.db (sets json, db)
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,6 +27,18 @@ bench_init() {
 	[[ -x $bin ]] || die "$bin is not built (run make, or set GRADEML_BIN)"
 	[[ ${2:-} != time || -x /usr/bin/time ]] ||
 		die "/usr/bin/time is needed (Debian: apt-get install -y time)"
+}
+
+bench_work() {
+	[[ $mb =~ ^[0-9]+$ && $mb -gt 0 ]] || die "BENCH_MB must be a positive whole number of MiB, not '$mb'"
+	mkdir -p "$dir" || die "cannot create $dir"
+	case "$(cd "$dir" && pwd)/" in
+	"$root"/*) die "BENCH_DIR $dir is inside the repository; big files do not belong there" ;;
+	esac
+	work=$(mktemp -d "$dir/$1.XXXXXX")
+	trap 'rm -rf "$work"' EXIT
+	# the prompt's history file stays out of the real home
+	export HOME=$work/home XDG_STATE_HOME=$work/state LC_ALL=C.UTF-8
 }
 
 # bench_tui_db WORK: sets json, the BENCH_MB-MiB Kineto trace (made by

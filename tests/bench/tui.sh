@@ -35,18 +35,8 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_init tui
 nkeys=${BENCH_KEYS:-1000}
-[[ $mb =~ ^[0-9]+$ && $mb -gt 0 ]] || die "BENCH_MB must be a positive whole number of MiB, not '$mb'"
 [[ $nkeys =~ ^[1-9][0-9]*$ ]] || die "BENCH_KEYS must be a positive whole number, not '$nkeys'"
-command -v python3 >/dev/null || die "python3 is needed to build the input"
-mkdir -p "$dir" || die "cannot create $dir"
-case "$(cd "$dir" && pwd)/" in
-"$root"/*) die "BENCH_DIR $dir is inside the repository; big files do not belong there" ;;
-esac
-
-work=$(mktemp -d "$dir/tui.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-# The prompt's history file stays out of the real home.
-export HOME=$work/home XDG_STATE_HOME=$work/state LC_ALL=C.UTF-8
+bench_work tui
 
 bench_tui_db "$work"
 db_bytes=$(stat -c %s "$db")
