@@ -366,6 +366,9 @@ static void make_kids(struct lanes *l)
 		}
 	}
 	free(size);
+	l->by_pre = xmalloc((n ? n : 1) * sizeof(*l->by_pre));
+	for (size_t i = 0; i < n; i++)
+		l->by_pre[l->s[i].pre] = (uint32_t)i;
 }
 
 int lanes_build(struct model *m, sqlite3 *db, int64_t root_id, size_t max_spans, atomic_int *cancel,
@@ -413,6 +416,7 @@ void lanes_release(struct lanes *l)
 	free(l->row);
 	free(l->lane);
 	free(l->kids);
+	free(l->by_pre);
 	free(l->s);
 	memset(l, 0, sizeof(*l));
 }

@@ -60,7 +60,8 @@ struct lane_row {
 struct lanes {
 	struct lane_span *s; /* parents before children */
 	size_t n;
-	uint32_t *kids; /* children lists; the root's: kids[0 .. nroot) */
+	uint32_t *kids;	  /* children lists; the root's: kids[0 .. nroot) */
+	uint32_t *by_pre; /* span by depth-first number: a subtree is a range */
 	size_t nroot;
 	struct lane *lane; /* in display order: by the track's sort index, then id */
 	size_t nlanes;

@@ -143,6 +143,10 @@ static void test_layout(void **state)
 	assert_true(lanes_covers(&l, (uint32_t)k1, (uint32_t)k1));
 	assert_false(lanes_covers(&l, (uint32_t)b, (uint32_t)k1));
 	assert_false(lanes_covers(&l, (uint32_t)k1, (uint32_t)a));
+	/* by_pre: each subtree a range, A's holding exactly its 8 phases */
+	for (size_t i = 0; i < l.n; i++)
+		assert_int_equal(l.by_pre[l.s[i].pre], i);
+	assert_int_equal(l.s[a].last - l.s[a].pre, 7);
 	/* children by start: the root's thread (0), X (20), stream (0, later id) */
 	assert_int_equal(l.nroot, 3);
 	assert_int_equal(l.s[l.kids[2]].id, f->x);

@@ -729,21 +729,15 @@ static size_t draw_linked(struct grid *g, const struct area *ar, const struct ti
 		}
 		return n;
 	}
-	uint32_t *stack = xmalloc((l->n ? l->n : 1) * sizeof(*stack));
-	size_t sp = 0;
-	stack[sp++] = tl->sel;
-	while (sp) {
-		const struct lane_span *s = &l->s[stack[--sp]];
-		for (uint32_t j = 0; j < s->nkids; j++)
-			stack[sp++] = l->kids[s->kids + j];
-		if (s == c || !lanes_is_device(s->kind))
+	for (uint32_t j = c->pre + 1; j <= c->last; j++) {
+		const struct lane_span *s = &l->s[l->by_pre[j]];
+		if (!lanes_is_device(s->kind))
 			continue;
 		n++;
 		int y = s->row >= 0 ? row_y(tl, first, shown, s->row) : -1;
 		if (y >= 0)
 			draw_span(g, ar, full, y, s->start, s->end, ROLE_MATCH);
 	}
-	free(stack);
 	return n;
 }
 
