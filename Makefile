@@ -56,7 +56,7 @@ CFLAGS   += -pthread $(OPT) $(WARN) $(SANFLAGS) $(shell pkg-config --cflags $(PK
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -pthread
 LDFLAGS  += $(SANFLAGS)
 
-LIB_SRC  := $(wildcard model/*.c importers/*.c query/*.c) $(filter-out tui/main.c,$(wildcard tui/*.c))
+LIB_SRC  := $(wildcard model/*/*.c importers/*.c query/*.c) $(filter-out tui/main.c,$(wildcard tui/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 BIN      := $(B)/grademl-tui
 TEST_SRC := $(wildcard tests/test_*.c)

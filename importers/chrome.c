@@ -1,7 +1,7 @@
 /*
  * Chrome trace event format (PyTorch/Kineto, the legacy autograd profiler,
  * TensorFlow and JAX exports), streamed with YAJL so memory does not grow
- * with the file: events go to the nest builder (model/nest.h) as they are
+ * with the file: events go to the nest builder (model/ingest/nest.h) as they are
  * parsed; the tree is built once the whole file has been read, because
  * metadata such as baseTimeNanoseconds or distributedInfo may follow the
  * events.
@@ -21,12 +21,12 @@
 #include "importers/diag.h"
 #include "importers/chrome.h"
 #include "importers/sniff.h"
-#include "model/nest.h"
-#include "model/sbuf.h"
-#include "model/strmap.h"
-#include "model/text.h"
-#include "model/timing.h"
-#include "model/xalloc.h"
+#include "model/ingest/nest.h"
+#include "model/util/sbuf.h"
+#include "model/util/strmap.h"
+#include "model/util/text.h"
+#include "model/util/timing.h"
+#include "model/util/xalloc.h"
 
 #define MAX_DEPTH	 256
 #define MAX_SERIES	 64

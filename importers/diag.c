@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "importers/diag.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 void diag_count(struct diag_counts *c, int d, int64_t n, const char *fmt, ...)
 {

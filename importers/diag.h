@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "model/store.h"
+#include "model/store/store.h"
 
 struct diag_info {
 	const char *code, *message;

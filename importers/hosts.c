@@ -8,9 +8,9 @@
 #include "importers/hosts.h"
 #include "importers/input.h"
 #include "importers/lines.h"
-#include "model/sbuf.h"
-#include "model/text.h"
-#include "model/xalloc.h"
+#include "model/util/sbuf.h"
+#include "model/util/text.h"
+#include "model/util/xalloc.h"
 
 /* Both names as valid UTF-8 (invalid bytes become U+FFFD), as import.c
  * makes --host and msource every host it writes, so that they match. */

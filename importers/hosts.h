@@ -9,7 +9,7 @@
 #ifndef GRADEML_HOSTS_H
 #define GRADEML_HOSTS_H
 
-#include "model/store.h"
+#include "model/store/store.h"
 
 /* "ALIAS=NAME"; 0, or -1 with *err. */
 int hosts_add_alias(struct store *st, const char *spec, char **err);

@@ -17,9 +17,9 @@
 #include <time.h>
 
 #include "importers/http.h"
-#include "model/store.h"
-#include "model/text.h"
-#include "model/xalloc.h"
+#include "model/store/store.h"
+#include "model/util/text.h"
+#include "model/util/xalloc.h"
 
 #define POLL_MS	      100	    /* between looks at store_interrupted */
 #define ERR_BODY_MAX  4096	    /* bytes of an error response kept for its message */

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "model/sbuf.h"
+#include "model/util/sbuf.h"
 
 #define HTTP_AHEAD (1 << 20) /* bytes of a response received before it is read */
 

@@ -19,10 +19,10 @@
 #include "importers/hosts.h"
 #include "importers/importer.h"
 #include "importers/promlive.h"
-#include "model/sbuf.h"
-#include "model/text.h"
-#include "model/timing.h"
-#include "model/xalloc.h"
+#include "model/util/sbuf.h"
+#include "model/util/text.h"
+#include "model/util/timing.h"
+#include "model/util/xalloc.h"
 
 /* The step named name under parent (depth of the new node: depth), made
  * when missing; with any, a phase of any kind so named when there is no

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "importers/input.h"
-#include "model/store.h"
+#include "model/store/store.h"
 
 struct promlive_opts;
 

@@ -20,8 +20,8 @@
 #include <zstd.h>
 
 #include "importers/input.h"
-#include "model/store.h"
-#include "model/xalloc.h"
+#include "model/store/store.h"
+#include "model/util/xalloc.h"
 
 #define RAW_CHUNK (256 * 1024)
 #define AHEAD_N	  4		/* buffers decoded ahead */

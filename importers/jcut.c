@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "importers/jcut.h"
-#include "model/sbuf.h"
-#include "model/xalloc.h"
+#include "model/util/sbuf.h"
+#include "model/util/xalloc.h"
 
 #define STR_MAX 200
 

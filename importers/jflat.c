@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "importers/jflat.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define JFLAT_DEPTH 64
 

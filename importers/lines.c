@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "importers/lines.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define CHUNK (64 << 10)
 

@@ -31,7 +31,7 @@
 #include "importers/mlperf.h"
 #include "importers/msource.h"
 #include "importers/workflow.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define MLLOG ":::MLLOG"
 

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "importers/msource.h"
-#include "model/sbuf.h"
-#include "model/text.h"
-#include "model/xalloc.h"
+#include "model/util/sbuf.h"
+#include "model/util/text.h"
+#include "model/util/xalloc.h"
 
 int msource_begin_row(struct msource *s, struct store *st, const struct source_row *src, char **err)
 {

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "importers/importer.h"
-#include "model/strmap.h"
+#include "model/util/strmap.h"
 
 #define MSOURCE_MAX_DIAGS 16
 

@@ -53,10 +53,10 @@
 #include "importers/lines.h"
 #include "importers/msource.h"
 #include "importers/nvsmi.h"
-#include "model/sbuf.h"
-#include "model/strmap.h"
-#include "model/text.h"
-#include "model/xalloc.h"
+#include "model/util/sbuf.h"
+#include "model/util/strmap.h"
+#include "model/util/text.h"
+#include "model/util/xalloc.h"
 
 #define GPU_MAX	 1024 /* GPU numbers 0..GPU_MAX-1; a row beyond is malformed */
 #define COLS_MAX 4096 /* nvidia-smi 590 knows about 250 fields */

@@ -36,9 +36,9 @@
 #include "importers/otlp.h"
 #include "importers/sniff.h"
 #include "importers/workflow.h"
-#include "model/sbuf.h"
-#include "model/strmap.h"
-#include "model/xalloc.h"
+#include "model/util/sbuf.h"
+#include "model/util/strmap.h"
+#include "model/util/xalloc.h"
 
 #define DIAG_LIST(X)                                                                               \
 	X(BAD_SPAN, "spans without a spanId or a usable start and end time: skipped")              \

@@ -48,8 +48,8 @@
 #include "importers/msource.h"
 #include "importers/prometheus.h"
 #include "importers/sniff.h"
-#include "model/sbuf.h"
-#include "model/xalloc.h"
+#include "model/util/sbuf.h"
+#include "model/util/xalloc.h"
 
 #define SERIES_MAX   (8 << 20) /* one element of "result", bytes */
 #define RESOURCE_MAX 200       /* the rendered labels, bytes */

@@ -31,7 +31,7 @@
  * of the scrape interval, 100 ms at most) after the scrapes of the marker
  * series' target, so that a rate describes the interval that ended just
  * before; it is stored at that interval's start, as a "mean" (sysstat's
- * convention, model/sample.h), a gauge at its scrape ("instant").  A GPU's
+ * convention, model/store/sample.h), a gauge at its scrape ("instant").  A GPU's
  * utilisation and power are averaged over the step when it spans two
  * scrapes or more.  Requests go PIPELINE at a time (importers/http.h).
  * Series are named as the file importers name the same figures, so that
@@ -52,10 +52,10 @@
 #include "importers/prometheus.h"
 #include "importers/promlive.h"
 #include "importers/workflow.h"
-#include "model/sbuf.h"
-#include "model/strmap.h"
-#include "model/text.h"
-#include "model/xalloc.h"
+#include "model/util/sbuf.h"
+#include "model/util/strmap.h"
+#include "model/util/text.h"
+#include "model/util/xalloc.h"
 
 #define CHUNK_STEPS    10000 /* a request's steps (Prometheus refuses over 11,000) */
 #define PIPELINE       3     /* query_range requests in flight */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/store.h"
+#include "model/store/store.h"
 
 struct import_opts;
 

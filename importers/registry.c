@@ -14,7 +14,7 @@
 #include "importers/spark.h"
 #include "importers/sysstat.h"
 #include "importers/workflow.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 static const struct importer chrome = {
     "chrome",

@@ -39,9 +39,9 @@
 #include "importers/rulelog.h"
 #include "importers/rules.h"
 #include "importers/workflow.h"
-#include "model/sbuf.h"
-#include "model/text.h"
-#include "model/xalloc.h"
+#include "model/util/sbuf.h"
+#include "model/util/text.h"
+#include "model/util/xalloc.h"
 
 #define MAX_OPEN  1024
 #define LINE_KEPT 1000 /* bytes of a line kept in an event's attrs */

@@ -30,7 +30,7 @@
 #include <string.h>
 
 #include "importers/rules.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define RULES_MAX (1 << 20)
 #define FIELDS	  3

@@ -35,8 +35,8 @@
 #include "importers/msource.h"
 #include "importers/sniff.h"
 #include "importers/sysstat.h"
-#include "model/sbuf.h"
-#include "model/xalloc.h"
+#include "model/util/sbuf.h"
+#include "model/util/xalloc.h"
 
 #define SAMPLE_MAX (8 << 20) /* one sample object, bytes */
 

@@ -34,9 +34,9 @@
 #include "importers/lines.h"
 #include "importers/sniff.h"
 #include "importers/workflow.h"
-#include "model/sbuf.h"
-#include "model/strmap.h"
-#include "model/xalloc.h"
+#include "model/util/sbuf.h"
+#include "model/util/strmap.h"
+#include "model/util/xalloc.h"
 
 #define DIAG_LIST(X)                                                                               \
 	X(BAD_LINE, "lines that are not a JSON object with a string \"step\": skipped")            \

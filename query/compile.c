@@ -16,11 +16,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "model/sbuf.h"
-#include "model/store.h"
+#include "model/util/sbuf.h"
+#include "model/store/store.h"
 #include "query/compile.h"
 #include "query/funcs.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 /* The trace's start: the earliest root phase, else the earliest sample. */
 #define TSTART_SQL                                                                                 \

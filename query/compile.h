@@ -8,7 +8,7 @@
  * which runs it read-only under an authorizer.
  *
  * The compiled SQL calls the functions of query/funcs.h; it reads the
- * schema of model/schema.sql.h and never writes.
+ * schema of model/store/schema.sql.h and never writes.
  */
 #ifndef GRADEML_QUERY_COMPILE_H
 #define GRADEML_QUERY_COMPILE_H

@@ -9,14 +9,14 @@
 #include <strings.h>
 #include <time.h>
 
-#include "model/sbuf.h"
-#include "model/store.h"
-#include "model/text.h"
+#include "model/util/sbuf.h"
+#include "model/store/store.h"
+#include "model/util/text.h"
 #include "query/exec.h"
 #include "query/funcs.h"
 #include "query/lexer.h"
 #include "query/tempcap.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 /* ---- limits ---- */
 

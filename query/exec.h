@@ -48,7 +48,7 @@ struct query_limits {
 	 * sorts spill to them; query/tempcap.h).  Past either the query stops
 	 * ("raise --max-memory").  Both caps are process-wide while the query
 	 * runs; the memory cap (sqlite3_hard_heap_limit64) counts only where
-	 * SQLite keeps its memory statistics (model/store.c leaves them on for
+	 * SQLite keeps its memory statistics (model/store/store.c leaves them on for
 	 * processes that read first). */
 	int64_t max_memory;
 	/* Polled while the query runs or waits: non-zero stops it (C-c). */

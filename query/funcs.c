@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/nstime.h"
-#include "model/ptree.h"
-#include "model/sample.h"
-#include "model/sbuf.h"
+#include "model/util/nstime.h"
+#include "model/store/ptree.h"
+#include "model/store/sample.h"
+#include "model/util/sbuf.h"
 #include "query/funcs.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define NREGEX	16
 #define NSERIES 8
@@ -37,7 +37,7 @@ struct series {
 	size_t n;
 	int64_t *t;
 	double *v;
-	int64_t *e;	 /* e[i]: where sample i stops holding (model/sample.h) */
+	int64_t *e;	 /* e[i]: where sample i stops holding (model/store/sample.h) */
 	int64_t lone;	 /* a series of one sample (no period): it holds for no time */
 	double *area;	 /* area[i]: integral of the step function over [t[0], t[i]) */
 	double *cov;	 /* cov[i]: the time a sample holds over [t[0], t[i]) */
@@ -562,7 +562,7 @@ static void fn_metric(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 /* ---- series ---- */
 
 /* t - t0 as a double, exact where the difference fits 53 bits (as
- * model/series.c: hostile times may be 2^64 ns apart). */
+ * model/view/series.c: hostile times may be 2^64 ns apart). */
 static double since(int64_t t, int64_t t0)
 {
 	int64_t d;
@@ -620,7 +620,7 @@ static struct series *series_get(struct qfuncs *f, int64_t id, char **err)
 		free(kind);
 		goto fail;
 	}
-	/* each sample holds until the next or its hold (model/sample.h) */
+	/* each sample holds until the next or its hold (model/store/sample.h) */
 	int64_t period = sample_period(s->t, s->n), hold = sample_hold(period, kind);
 	free(kind);
 	s->lone = !period;

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "model/text.h"
+#include "model/util/text.h"
 #include "query/lexer.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 enum cc {
 	CC_ILLEGAL,

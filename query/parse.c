@@ -7,9 +7,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "model/sbuf.h"
+#include "model/util/sbuf.h"
 #include "query/parse.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define MAX_DEPTH 64 /* nesting of parentheses, not's and sub-queries */
 

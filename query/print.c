@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "model/text.h"
+#include "model/util/text.h"
 #include "query/print.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 int query_format_parse(const char *s, enum query_format *fmt)
 {

@@ -16,7 +16,7 @@
 
 #include <stdio.h>
 
-#include "model/sbuf.h"
+#include "model/util/sbuf.h"
 #include "query/exec.h"
 
 enum query_format { QF_TABLE, QF_CSV, QF_JSON };

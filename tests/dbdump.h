@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/sbuf.h"
-#include "model/xalloc.h"
+#include "model/util/sbuf.h"
+#include "model/util/xalloc.h"
 
 /* The tables an import fills, *n of them. */
 static inline const char *const *dbdump_tables(size_t *n)

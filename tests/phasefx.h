@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "model/store.h"
+#include "model/store/store.h"
 
 struct writer {
 	struct store *st;

@@ -1,5 +1,5 @@
 /*
- * Unit tests for model/aggr.h: the summaries of a subtree by name, on a
+ * Unit tests for model/analysis/aggr.h: the summaries of a subtree by name, on a
  * small Chrome trace whose figures are worked out by hand below; then the
  * same trace with a parent's id moved past its child's (the tree walk
  * instead of the scan: the same figures) and with a parent cycle (an
@@ -16,10 +16,10 @@
 #include <string.h>
 
 #include "importers/importer.h"
-#include "model/aggr.h"
-#include "model/gpubreak.h"
-#include "model/model.h"
-#include "model/ptree.h"
+#include "model/analysis/aggr.h"
+#include "model/analysis/gpubreak.h"
+#include "model/view/model.h"
+#include "model/store/ptree.h"
 #include "tests/importfx.h"
 
 static int setup(void **state)

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the analyses (model/imbalance.c, issues.c, analyze.c) on a
+ * Unit tests of the analyses (model/analysis/imbalance.c, issues.c, analyze.c) on a
  * trace.db written row by row (ranks that meet at collectives among them), with the expected
  * figures worked out by hand in each test.
  */
@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "model/analyze.h"
-#include "model/ptree.h"
-#include "model/xalloc.h"
+#include "model/analysis/analyze.h"
+#include "model/store/ptree.h"
+#include "model/util/xalloc.h"
 #include "tests/testdir.h"
 
 struct fx {

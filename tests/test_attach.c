@@ -1,5 +1,5 @@
 /*
- * Unit tests of metric attachment (model/attach.c): a trace on host "a"
+ * Unit tests of metric attachment (model/view/attach.c): a trace on host "a"
  * with a CPU op and a kernel on each of two GPUs, nvidia-smi rows for both
  * GPUs of "a", and one GPU of host "b"; which series attach to which phase,
  * and the busiest over a phase's window, computed by hand below.
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "model/attach.h"
+#include "model/view/attach.h"
 #include "tests/importfx.h"
 
 /* Host "a": the CPU op runs 0..1000 us, kernel k0 on GPU 0 at 100..300 us,
@@ -125,7 +125,7 @@ static void busiest_over_window(void **state)
 	assert_true(fabs(u[0].mean - 40.0) < 1e-9);
 	assert_true(fabs(u[0].max - 60.0) < 1e-9);
 	/* the step (0..1000 us) sees GPU 1 at 90% first, then GPU 0: its
-	 * samples are 200 us apart at first, so (model/sample.h: the lower
+	 * samples are 200 us apart at first, so (model/store/sample.h: the lower
 	 * median spacing, 200 us; an instant holds 3 of them) the 60% sample
 	 * holds until +800 us, and there is no value from then to +1 s:
 	 * (20 * 200 + 60 * 600) / 800 = 50% */

@@ -1,5 +1,5 @@
 /*
- * Resource attribution (model/attrib.c) on cases small enough to work out
+ * Resource attribution (model/analysis/attrib.c) on cases small enough to work out
  * by hand: the three-pass upsampling of one sample period, a saturated GPU,
  * a CPU demand fitted by NNLS, phases of another host never charged, the
  * cache's round trip, and a phase's usage over time (attrib_series) by
@@ -18,10 +18,10 @@
 
 #include <cmocka.h>
 
-#include "model/attrib.h"
-#include "model/ptree.h"
-#include "model/schema.sql.h"
-#include "model/store.h"
+#include "model/analysis/attrib.h"
+#include "model/store/ptree.h"
+#include "model/store/schema.sql.h"
+#include "model/store/store.h"
 #include "tests/testdir.h"
 #include "tests/skip.h"
 

@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 #include "importers/importer.h"
-#include "model/sbuf.h"
-#include "model/store.h"
-#include "model/xalloc.h"
+#include "model/util/sbuf.h"
+#include "model/store/store.h"
+#include "model/util/xalloc.h"
 
 #define MAX_FILES 8
 

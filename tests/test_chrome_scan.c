@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 #include "importers/importer.h"
-#include "model/sbuf.h"
-#include "model/xalloc.h"
+#include "model/util/sbuf.h"
+#include "model/util/xalloc.h"
 #include "tests/dbdump.h"
 #include "tests/testdir.h"
 #include "tests/skip.h"

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "model/cmap.h"
+#include "model/ingest/cmap.h"
 
 static uint64_t value_of(int64_t id)
 {

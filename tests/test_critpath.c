@@ -20,10 +20,10 @@
 #include <unistd.h>
 
 #include "importers/importer.h"
-#include "model/critpath.h"
-#include "model/model.h"
-#include "model/sbuf.h"
-#include "model/store.h"
+#include "model/analysis/critpath.h"
+#include "model/view/model.h"
+#include "model/util/sbuf.h"
+#include "model/store/store.h"
 #include "tests/importfx.h"
 
 #define GPU "tests/data/gpu"

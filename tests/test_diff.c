@@ -1,5 +1,5 @@
 /*
- * The diff of two runs (model/diff.c) on two hand-built trace.db files
+ * The diff of two runs (model/analysis/diff.c) on two hand-built trace.db files
  * whose answer is known by construction: profiler steps merged across
  * their numbers, operators matched by name path (a runtime call or a span
  * on the way adds nothing), names added and removed, totals, means and ratios,
@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/diff.h"
-#include "model/store.h"
+#include "model/analysis/diff.h"
+#include "model/store/store.h"
 #include "tests/testdir.h"
 
 struct fx {

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model.h"
-#include "model/store.h"
+#include "model/view/model.h"
+#include "model/store/store.h"
 #include "tests/testdir.h"
 #include "tui/app.h"
 #include "tui/grid.h"

@@ -1,5 +1,5 @@
 /*
- * The Chrome trace export (model/export.c) on a hand-built trace.db whose
+ * The Chrome trace export (model/store/export.c) on a hand-built trace.db whose
  * file is worked out here: processes and threads named, phases as complete
  * events with exact times, categories the import maps back, correlation
  * ids renumbered, attrs repaired into JSON; flow ends at the first moment
@@ -21,11 +21,11 @@
 #include <zlib.h>
 
 #include "importers/importer.h"
-#include "model/export.h"
-#include "model/sbuf.h"
-#include "model/store.h"
+#include "model/store/export.h"
+#include "model/util/sbuf.h"
+#include "model/store/store.h"
 #include "tests/testdir.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define T0 INT64_C(1795000000000000000) /* a whole second */
 

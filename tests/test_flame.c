@@ -1,5 +1,5 @@
 /*
- * The flame graph's merge (model/flame.c) on small hand-built trace.dbs
+ * The flame graph's merge (model/analysis/flame.c) on small hand-built trace.dbs
  * whose answers are worked out here: profiler steps merged by their
  * trailing #N, host, self and device time summed per name path, device
  * time carried up from the kernels, children widest first in each mode,
@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/flame.h"
-#include "model/model.h"
-#include "model/store.h"
+#include "model/analysis/flame.h"
+#include "model/view/model.h"
+#include "model/store/store.h"
 #include "tests/testdir.h"
 #include "tui/app.h"
 #include "tui/grid.h"

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/sbuf.h"
-#include "model/text.h"
+#include "model/util/sbuf.h"
+#include "model/util/text.h"
 #include "tui/format.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 /* A newly allocated sanitised copy of s. */
 static char *sanitize(const char *s)

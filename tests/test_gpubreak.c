@@ -1,5 +1,5 @@
 /*
- * Unit tests for model/gpubreak.h: HTA's GPU breakdowns over trace.db.
+ * Unit tests for model/analysis/gpubreak.h: HTA's GPU breakdowns over trace.db.
  *
  * Small Chrome traces written inline, whose figures are worked out by hand
  * in the comments, then real traces whose figures come from an independent
@@ -20,12 +20,12 @@
 #include <unistd.h>
 
 #include "importers/importer.h"
-#include "model/gpubreak.h"
-#include "model/model.h"
-#include "model/sbuf.h"
+#include "model/analysis/gpubreak.h"
+#include "model/view/model.h"
+#include "model/util/sbuf.h"
 #include "tests/importfx.h"
 #include "tests/skip.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define SAMPLES	 "../shared/samples/chrome-trace/facebookresearch__HolisticTraceAnalysis__"
 #define EXPECTED "tests/expected/gpubreak/"
@@ -161,7 +161,7 @@ static void exec(struct fx *f, const char *sql)
 #define LAUNCH8(ts, kts, corr) RT(ts, corr) DEV("kernel", "small", 8, kts, 10, corr) ","
 
 /*
- * The cause of each idle gap of stream 7 (model/idle.h), times in us; the
+ * The cause of each idle gap of stream 7 (model/analysis/idle.h), times in us; the
  * launching thread is tid 1, tid 2 a collective's worker:
  *   A 110..150   k2 was launched at 95, before the gap: queued, 40 <= 100
  *                us -> launch

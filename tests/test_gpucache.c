@@ -1,5 +1,5 @@
 /*
- * Unit tests for model/gpucache.h, the GPU breakdowns' cache: a struct
+ * Unit tests for model/analysis/gpucache.h, the GPU breakdowns' cache: a struct
  * gpubreak built by hand and one computed from the H100 capture in
  * tests/data/gpu (four Kineto traces: no rank, no rank, ranks 0 and 1)
  * come back field by field; a file of schema v3 migrates to v5 with its
@@ -16,9 +16,9 @@
 #include <string.h>
 
 #include "importers/importer.h"
-#include "model/analyze.h"
-#include "model/gpucache.h"
-#include "model/xalloc.h"
+#include "model/analysis/analyze.h"
+#include "model/analysis/gpucache.h"
+#include "model/util/xalloc.h"
 #include "tests/testdir.h"
 #include "tui/report.h"
 

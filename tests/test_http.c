@@ -31,8 +31,8 @@
 #include "importers/input.h"
 #include "importers/msource.h"
 #include "importers/prometheus.h"
-#include "model/store.h"
-#include "model/xalloc.h"
+#include "model/store/store.h"
+#include "model/util/xalloc.h"
 
 #define BIG (3 * HTTP_AHEAD + 12345) /* bytes of /big */
 

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model/idorder.h"
+#include "model/ingest/idorder.h"
 
 struct seen {
 	int64_t id[64];

@@ -19,9 +19,9 @@
 #include <zstd.h>
 
 #include "importers/input.h"
-#include "model/sbuf.h"
+#include "model/util/sbuf.h"
 #include "tests/testdir.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 struct fx {
 	char dir[256];

@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "importers/jflat.h"
-#include "model/sbuf.h"
-#include "model/xalloc.h"
+#include "model/util/sbuf.h"
+#include "model/util/xalloc.h"
 
 /* Both trees of text are the same, node by node (numbers bit for bit). */
 static void check_same_as_jansson(const char *text)

@@ -1,5 +1,5 @@
 /*
- * The timeline's lanes (model/lanes.c) on a small hand-built trace.db whose
+ * The timeline's lanes (model/view/lanes.c) on a small hand-built trace.db whose
  * layout is worked out here: a lane per track in sort order, a row per
  * nesting depth on a thread, kernels on row 0 of their stream under the
  * call that launched them, containers and phases nested past the rows
@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/lanes.h"
-#include "model/model.h"
-#include "model/store.h"
+#include "model/view/lanes.h"
+#include "model/view/model.h"
+#include "model/store/store.h"
 #include "tests/phasefx.h"
 #include "tests/testdir.h"
 

@@ -15,13 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model.h"
-#include "model/store.h"
+#include "model/view/model.h"
+#include "model/store/store.h"
 #include "tests/testdir.h"
 #include "tui/app.h"
 #include "tui/glyphs.h"
 #include "tui/grid.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define EVIL "evil\x1b[2Jname"
 
@@ -268,7 +268,7 @@ static void test_metrics_stats(void **state)
 	int y = find_row(f, "util");
 	assert_int_equal(y, 2); /* ordered by host, resource, name */
 	fields(f, y, got, sizeof(got), spark, sizeof(spark));
-	/* samples 600 and 400 apart: the period is 400 (model/sample.h), which
+	/* samples 600 and 400 apart: the period is 400 (model/store/sample.h), which
 	 * the last sample holds: (10 * 600 + 40 * 400 + 20 * 400) / 1400 */
 	assert_string_equal(got, "cpu node1 10% 21.4% 40% 3");
 

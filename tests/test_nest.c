@@ -1,5 +1,5 @@
 /*
- * Unit tests for model/nest.h: spans fed straight to the builder, written
+ * Unit tests for model/ingest/nest.h: spans fed straight to the builder, written
  * into a real store, and read back from the phases, edges and events tables.
  */
 #include <stdarg.h>
@@ -13,11 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model/nest.h"
-#include "model/sbuf.h"
-#include "model/store.h"
+#include "model/ingest/nest.h"
+#include "model/util/sbuf.h"
+#include "model/store/store.h"
 #include "tests/testdir.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define ON_DEVICE NEST_ON_DEVICE
 

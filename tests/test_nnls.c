@@ -1,5 +1,5 @@
 /*
- * Unit tests for model/nnls.h: small systems solved by hand, degenerate
+ * Unit tests for model/analysis/nnls.h: small systems solved by hand, degenerate
  * columns (zero, duplicated, scaled, negated), random problems checked
  * against a brute force over every passive set, and the weighted
  * accumulator against A^T W A formed directly.
@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "model/nnls.h"
-#include "model/xalloc.h"
+#include "model/analysis/nnls.h"
+#include "model/util/xalloc.h"
 
 #define MAXK 8
 

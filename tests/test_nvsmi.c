@@ -23,10 +23,10 @@
 #include "importers/importer.h"
 #include "importers/input.h"
 #include "importers/nvsmi.h"
-#include "model/sbuf.h"
-#include "model/store.h"
-#include "model/text.h"
-#include "model/xalloc.h"
+#include "model/util/sbuf.h"
+#include "model/store/store.h"
+#include "model/util/text.h"
+#include "model/util/xalloc.h"
 #include "tests/skip.h"
 
 #define MAX_FILES 16

@@ -1,5 +1,5 @@
 /*
- * Unit tests for model/ptree.h: walks up parent links that may loop, in
+ * Unit tests for model/store/ptree.h: walks up parent links that may loop, in
  * memory (ptree_loop) and in a file (ptree_up, Brent's check), on trees
  * small enough to draw in the comments.
  */
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/ptree.h"
-#include "model/schema.sql.h"
+#include "model/store/ptree.h"
+#include "model/store/schema.sql.h"
 
 /* Indexes: -1 is no parent. */
 static void test_loop_in_memory(void **state)

@@ -3,7 +3,7 @@
  * compiler (valid queries, errors with their column and hint), globs, the
  * parameter binding (injection attempts stay values), the read-only sql
  * escape (every kind of write denied), and the time-weighted statistics on
- * a tiny trace.db computed by hand and checked against model/series.c.
+ * a tiny trace.db computed by hand and checked against model/view/series.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,9 +19,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "model/model.h"
-#include "model/schema.sql.h"
-#include "model/store.h"
+#include "model/view/model.h"
+#include "model/store/schema.sql.h"
+#include "model/store/store.h"
 #include "query/compile.h"
 #include "query/exec.h"
 #include "query/funcs.h"
@@ -30,7 +30,7 @@
 #include "query/print.h"
 #include "tests/testdir.h"
 #include "tui/format.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 /* ---- the tiny trace ----
  *
@@ -885,7 +885,7 @@ static void test_twmean_by_hand(void **state)
 	assert_int_equal(r.nrows, 4);
 	/* cpu.util's samples (interval means) are 2500, 1500, 1500 and 3500 ns
 	 * apart: its period is 1500 (the lower median), so a sample holds
-	 * 2250 at most (model/sample.h): 10 over [0, 2250), 20 over [5500,
+	 * 2250 at most (model/store/sample.h): 10 over [0, 2250), 20 over [5500,
 	 * 7750), the last one, 0, over its own period [9000, 10500); there is
 	 * no value in [2250, 2500) nor in [7750, 9000).
 	 * wf [1000, 11000): (1250x10 + 1500x50 + 1500x100 + 2250x20 + 1500x0)

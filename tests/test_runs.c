@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model/runs.h"
-#include "model/xalloc.h"
+#include "model/ingest/runs.h"
+#include "model/util/xalloc.h"
 #include "tests/testdir.h"
 
 struct item {

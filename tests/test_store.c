@@ -1,5 +1,5 @@
 /*
- * Unit tests for model/store.h: creating a trace.db, the write path, the
+ * Unit tests for model/store/store.h: creating a trace.db, the write path, the
  * schema markers and views, rollback leaving files as they were, a new file
  * appearing only at its first commit, and the refusal of files that are not
  * a trace.db.  Also import_step_node and import_files, which write names from
@@ -25,11 +25,11 @@
 #include <unistd.h>
 
 #include "importers/importer.h"
-#include "model/sbuf.h"
-#include "model/store.h"
-#include "model/text.h"
+#include "model/util/sbuf.h"
+#include "model/store/store.h"
+#include "model/util/text.h"
 #include "tests/testdir.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 struct fx {
 	char dir[256];

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model/strmap.h"
+#include "model/util/strmap.h"
 
 /* The mean distance of an entry from the slot its hash picks. */
 static double mean_displacement(const struct strmap *m)

@@ -1,5 +1,5 @@
 /*
- * Unit tests for model/text.h: exact decimal time parsing, integer and id
+ * Unit tests for model/util/text.h: exact decimal time parsing, integer and id
  * parsing, durations with units, and UTF-8 validation and repair.
  */
 #include <stdarg.h>
@@ -10,9 +10,9 @@
 
 #include <string.h>
 
-#include "model/sbuf.h"
-#include "model/text.h"
-#include "model/xalloc.h"
+#include "model/util/sbuf.h"
+#include "model/util/text.h"
+#include "model/util/xalloc.h"
 
 /* text_parse_units on a C string; returns its status, *out untouched on failure */
 static int units(const char *s, int64_t unit, int64_t *out)

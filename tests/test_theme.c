@@ -20,7 +20,7 @@
 
 #include "tests/testdir.h"
 #include "tui/theme.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 /* The themes/ folder of this checkout, found from this file's own path. */
 static void themes_dir(char *buf, size_t n)

@@ -16,15 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model.h"
-#include "model/store.h"
+#include "model/view/model.h"
+#include "model/store/store.h"
 #include "tests/phasefx.h"
 #include "tests/testdir.h"
 #include "tui/app.h"
 #include "tui/glyphs.h"
 #include "tui/grid.h"
 #include "tui/treeview.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define T0 1000000000LL /* the workflow's start */
 #define US 1000LL

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/store.h"
+#include "model/store/store.h"
 #include "tests/testdir.h"
 #include "tui/app.h"
 

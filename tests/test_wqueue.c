@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/wqueue.h"
-#include "model/xalloc.h"
+#include "model/ingest/wqueue.h"
+#include "model/util/xalloc.h"
 
 struct sink {
 	uint64_t next, bytes;

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "model/critpath.h"
-#include "model/sbuf.h"
+#include "model/analysis/critpath.h"
+#include "model/util/sbuf.h"
 #include "query/parse.h"
 #include "tui/app.h"
 #include "tui/diffview.h"
@@ -19,7 +19,7 @@
 #include "tui/pathview.h"
 #include "tui/summ.h"
 #include "tui/theme.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 int app_init(struct app *a, struct model *m, int ascii, const char *history, char **err)
 {
@@ -332,7 +332,7 @@ static char *whatif_bound(struct app *a, const struct critpath_whatif *r, int64_
 
 /* ':whatif K': the makespan of the selected phase's workflow were the
  * phase K times faster (K may be "inf": were it free), by replaying the
- * critical path's DAG (model/critpath.h); where it saves less than its
+ * critical path's DAG (model/analysis/critpath.h); where it saves less than its
  * time on the path would, what then bounds the path. */
 static void cmd_whatif(struct app *a, const char *arg)
 {

@@ -12,13 +12,13 @@
 #include <signal.h>
 #include <stdint.h>
 
-#include "model/analyze.h"
-#include "model/attach.h"
-#include "model/flame.h"
-#include "model/lanes.h"
-#include "model/sbuf.h"
-#include "model/model.h"
-#include "model/ptree.h"
+#include "model/analysis/analyze.h"
+#include "model/view/attach.h"
+#include "model/analysis/flame.h"
+#include "model/view/lanes.h"
+#include "model/util/sbuf.h"
+#include "model/view/model.h"
+#include "model/store/ptree.h"
 #include "query/exec.h"
 #include "query/print.h"
 #include "tui/glyphs.h"

@@ -1,6 +1,6 @@
 /*
  * Resource attribution in the explorer: which figures the tree and the
- * details pane show for a phase (model/attrib.h has the method).  The
+ * details pane show for a phase (model/analysis/attrib.h has the method).  The
  * figures come from the file's cache while it matches the file (`grademl-tui
  * analyze`), one row read per phase drawn; a file without a fresh cache and
  * under ATTR_COMPUTE_MAX phases is attributed in memory when first needed
@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/store.h"
+#include "model/store/store.h"
 #include "tui/app.h"
 #include "tui/format.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define ATTR_COMPUTE_MAX 1000000
 

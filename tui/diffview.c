@@ -1,6 +1,6 @@
 /*
  * The diff of two runs as text, JSON or a results table (see diffview.h).
- * All three show the same rows of model/diff.h in its order: by level,
+ * All three show the same rows of model/analysis/diff.h in its order: by level,
  * then the largest change of total time first.  Names come from trace.db
  * and pass the sanitiser before they reach a terminal; JSON holds them
  * exactly (invalid UTF-8 repaired), with times in ns and means and ratios
@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/diff.h"
-#include "model/sbuf.h"
-#include "model/store.h"
-#include "model/text.h"
-#include "model/xalloc.h"
+#include "model/analysis/diff.h"
+#include "model/util/sbuf.h"
+#include "model/store/store.h"
+#include "model/util/text.h"
+#include "model/util/xalloc.h"
 #include "query/exec.h"
 #include "tui/app.h"
 #include "tui/diffview.h"

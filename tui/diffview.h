@@ -1,5 +1,5 @@
 /*
- * The difference of two runs (model/diff.h) for people and scripts:
+ * The difference of two runs (model/analysis/diff.h) for people and scripts:
  * `grademl-tui diff A.db B.db` as text or JSON, and the explorer's
  * `:diff OTHER.db`, which shows it on the query results screen.
  */

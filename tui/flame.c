@@ -1,6 +1,6 @@
 /*
  * The flame graph screen (icicle): the selected phase's subtree merged by
- * name path (model/flame.h), the frame zoomed into across the whole width
+ * name path (model/analysis/flame.h), the frame zoomed into across the whole width
  * on the first row, its children below it, each as wide as its total time
  * (host or device, `d` switches), widest first.  Frames narrower than a
  * cell are merged into one dim run after their siblings; labels are cut
@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/sbuf.h"
+#include "model/util/sbuf.h"
 #include "tui/app.h"
 #include "tui/format.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 /* Rows of the callers list as app_draw last laid it out. */
 static size_t caller_rows(const struct app *a)

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "model/text.h"
+#include "model/util/text.h"
 #include "tui/format.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 const char *format_duration(char *buf, size_t n, int64_t ns)
 {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/sbuf.h"
+#include "model/util/sbuf.h"
 
 /* "1.23 s", "45.6 ms", "789 us", "12 ns": at most 9 characters. */
 const char *format_duration(char *buf, size_t n, int64_t ns);

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/sbuf.h"
+#include "model/util/sbuf.h"
 #include "tui/format.h"
 #include "tui/grid.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 void grid_init(struct grid *g, int w, int h, int ascii)
 {

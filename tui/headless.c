@@ -11,11 +11,11 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "model/text.h"
+#include "model/util/text.h"
 #include "tui/app.h"
 #include "tui/format.h"
 #include "tui/headless.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define SCRIPT_MAX (16 << 20)
 

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/sbuf.h"
+#include "model/util/sbuf.h"
 #include "tui/app.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 struct help_text {
 	char **lines;

@@ -1,5 +1,5 @@
 /*
- * The top-issues screen: the analyses' ranked list (model/analyze.c), one
+ * The top-issues screen: the analyses' ranked list (model/analysis/analyze.c), one
  * row per issue (rank, kind, time saved, share of the workflow, the phase),
  * and the selected issue's explanation below.  Enter shows the phase in the
  * tree.  The analyses are read (or computed) when the screen first opens.
@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/sbuf.h"
+#include "model/util/sbuf.h"
 #include "tui/app.h"
 #include "tui/format.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define EXPLAIN_H 4 /* rows under the list for the explanation */
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model/text.h"
+#include "model/util/text.h"
 #include "tui/format.h"
 #include "tui/keys.h"
 

@@ -2,7 +2,7 @@
  * grademl-tui: argument parsing and dispatch to the import, report,
  * analyze, query and explorer front ends.  Exit status: 0 success, 2 any
  * error (bad input, bad usage), with one line on stderr; 3 when memory runs
- * out (model/xalloc.c).
+ * out (model/util/xalloc.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,10 +18,10 @@
 
 #include "importers/importer.h"
 #include "importers/promlive.h"
-#include "model/analyze.h"
-#include "model/export.h"
-#include "model/sbuf.h"
-#include "model/text.h"
+#include "model/analysis/analyze.h"
+#include "model/store/export.h"
+#include "model/util/sbuf.h"
+#include "model/util/text.h"
 #include "query/exec.h"
 #include "query/print.h"
 #include "tui/app.h"
@@ -32,7 +32,7 @@
 #include "tui/report.h"
 #include "tui/summ.h"
 #include "tui/term.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define EXIT_ERROR 2
 
@@ -184,7 +184,7 @@ fail:
  * handlers do not restart reads, so a wait on a pipe ends too).  A second
  * signal, or SIGALRM 3 s after the first (unless the commit has begun),
  * ends it at once, which is safe: trace.db never depends on the rollback
- * (model/store.c).  An import that committed exits 0, signal or not.  A
+ * (model/store/store.c).  An import that committed exits 0, signal or not.  A
  * signal ignored on entry (nohup, a background job) stays ignored; SIGXFSZ
  * is ignored so that a file size limit fails a write (EFBIG) instead of
  * killing the import.  A fault removes the file too, then goes on as it
@@ -491,7 +491,7 @@ static int cmd_report(int argc, char **argv)
 	return 0;
 }
 
-/* grademl-tui diff A.db B.db: what B spent against A, by name (model/diff.h). */
+/* grademl-tui diff A.db B.db: what B spent against A, by name (model/analysis/diff.h). */
 static int cmd_diff(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -536,7 +536,7 @@ static int cmd_diff(int argc, char **argv)
 
 /* grademl-tui analyze [--demand RULES]... trace.db: runs the analyses and
  * caches them in the file; --demand replaces attribution's demand rules
- * (model/attrib.h), kept in the file for later runs ('' drops them). */
+ * (model/analysis/attrib.h), kept in the file for later runs ('' drops them). */
 static int cmd_analyze(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -789,7 +789,7 @@ static void export_on_signal(int sig)
 }
 
 /* grademl-tui export -o OUT trace.db [PATH]: the phases (of the subtree at
- * PATH) as Chrome trace JSON (model/export.h); a signal removes the file
+ * PATH) as Chrome trace JSON (model/store/export.h); a signal removes the file
  * being written. */
 static int cmd_export(int argc, char **argv)
 {

@@ -22,7 +22,7 @@
 
 #include "tui/app.h"
 #include "tui/format.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define GAP	  2  /* columns between two table columns */
 #define HOST_MAX  16 /* widest host column */

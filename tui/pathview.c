@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/ptree.h"
-#include "model/sbuf.h"
-#include "model/xalloc.h"
+#include "model/store/ptree.h"
+#include "model/util/sbuf.h"
+#include "model/util/xalloc.h"
 #include "tui/app.h"
 #include "tui/format.h"
 #include "tui/pathview.h"

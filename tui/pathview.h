@@ -1,6 +1,6 @@
 /*
  * The critical path screen (`:path`): each workflow's critical path as the
- * analyses cache it (model/analyze.h's pathrow: its longest phases, and its
+ * analyses cache it (model/analysis/analyze.h's pathrow: its longest phases, and its
  * waiting time) on the query results screen, with what each phase twice as
  * fast would save.  Nothing is recomputed: the rows come from the cache
  * (or one analysis run when there is none), so keys cost what they cost on
@@ -9,7 +9,7 @@
 #ifndef GRADEML_PATHVIEW_H
 #define GRADEML_PATHVIEW_H
 
-#include "model/analyze.h"
+#include "model/analysis/analyze.h"
 #include "query/exec.h"
 
 struct app;

@@ -10,7 +10,7 @@
 #include "tui/keys.h"
 #include "tui/format.h"
 #include "tui/prompt.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define HISTORY_MAX 500
 

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "model/sbuf.h"
+#include "model/util/sbuf.h"
 
 enum prompt_kind { PROMPT_NONE, PROMPT_COMMAND, PROMPT_SEARCH, PROMPT_FILTER, PROMPT_KINDS };
 

@@ -1,6 +1,6 @@
 /*
  * The text and JSON report.  Both walk the same data: the summary figures
- * (model/summary.h) and the top levels of the lazy tree (model/model.h).
+ * (model/analysis/summary.h) and the top levels of the lazy tree (model/view/model.h).
  */
 #include <errno.h>
 #include <jansson.h>
@@ -9,15 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/analyze.h"
-#include "model/attach.h"
-#include "model/model.h"
-#include "model/store.h"
-#include "model/summary.h"
-#include "model/text.h"
+#include "model/analysis/analyze.h"
+#include "model/view/attach.h"
+#include "model/view/model.h"
+#include "model/store/store.h"
+#include "model/analysis/summary.h"
+#include "model/util/text.h"
 #include "tui/format.h"
 #include "tui/report.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define TREE_LEVELS 5  /* workflow, step, rank, process, thread/stream */
 #define TREE_FANOUT 12 /* children shown per node, largest first */
@@ -133,7 +133,7 @@ static double pct_of(int64_t part, int64_t whole)
 	return whole > 0 ? 100.0 * (double)part / (double)whole : 0;
 }
 
-/* Idle time by cause (model/idle.h), of idle_ns, indented by indent. */
+/* Idle time by cause (model/analysis/idle.h), of idle_ns, indented by indent. */
 static void text_causes(FILE *out, int indent, const struct gpubreak_causes *c, int64_t idle_ns)
 {
 	char a[32];
@@ -169,7 +169,7 @@ static void text_copies(FILE *out, const struct gpubreak_stream *x)
 	fputc('\n', out);
 }
 
-/* HTA's breakdowns per rank (model/gpubreak.c), from the analyses: the
+/* HTA's breakdowns per rank (model/analysis/gpubreak.c), from the analyses: the
  * cache when it matches the file, else computed with them. */
 static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 {
@@ -233,7 +233,7 @@ static int attr_shown(const struct attrib_row *r)
 }
 
 /* What was measured of phase id's host and device over its window: the
- * series behind r's bottlenecks, then the busiest (model/attach.h), as the
+ * series behind r's bottlenecks, then the busiest (model/view/attach.h), as the
  * explorer's details pane shows them; *n how many. */
 static struct mbusy *measured(struct model *m, const struct attrib_row *r, size_t *n, int *rc,
 			      char **err)

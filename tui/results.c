@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/analyze.h"
-#include "model/sbuf.h"
-#include "model/xalloc.h"
+#include "model/analysis/analyze.h"
+#include "model/util/sbuf.h"
+#include "model/util/xalloc.h"
 #include "query/parse.h"
 #include "tui/app.h"
 #include "tui/format.h"

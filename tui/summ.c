@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/aggr.h"
-#include "model/gpubreak.h"
-#include "model/sbuf.h"
-#include "model/xalloc.h"
+#include "model/analysis/aggr.h"
+#include "model/analysis/gpubreak.h"
+#include "model/util/sbuf.h"
+#include "model/util/xalloc.h"
 #include "tui/app.h"
 #include "tui/format.h"
 #include "tui/summ.h"

@@ -1,5 +1,5 @@
 /*
- * The summaries of a phase's subtree as result tables (model/aggr.h):
+ * The summaries of a phase's subtree as result tables (model/analysis/aggr.h):
  * :kernels, :ops, :api and :ranks in the explorer, shown on the query results screen
  * (sort, search, filter, Enter to a row's first instance), and `grademl-tui
  * summary` on the command line, printed as a query result is.
@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "model/store.h"
+#include "model/store/store.h"
 #include "query/exec.h"
 
 enum summ_kind { SUMM_KERNELS, SUMM_OPS, SUMM_API, SUMM_RANKS, SUMM_NKINDS };

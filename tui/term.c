@@ -14,7 +14,7 @@
 #include "tui/format.h"
 #include "tui/term.h"
 #include "tui/theme.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 static volatile sig_atomic_t got_signal;
 static int curses_on;

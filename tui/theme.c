@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "model/sbuf.h"
+#include "model/util/sbuf.h"
 #include "tui/format.h"
 #include "tui/theme.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define ROLE_KEY(name, key) key,
 static const char *const role_keys[ROLE_COUNT] = {ROLE_LIST(ROLE_KEY)};

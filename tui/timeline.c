@@ -6,7 +6,7 @@
  * metric series that overlap the window drawn as sparklines on the same
  * axis, and a footer describing the selected phase.
  *
- * The lanes are laid out once when the timeline opens (model/lanes.h);
+ * The lanes are laid out once when the timeline opens (model/view/lanes.h);
  * a draw seeks each visible row to the window and skips the spans that
  * fall in a column already drawn, so it costs the rows times the columns,
  * not the phases.  The selection is any phase of the subtree: j/k move
@@ -21,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/lanes.h"
-#include "model/sbuf.h"
-#include "model/store.h"
-#include "model/text.h"
-#include "model/xalloc.h"
+#include "model/view/lanes.h"
+#include "model/util/sbuf.h"
+#include "model/store/store.h"
+#include "model/util/text.h"
+#include "model/util/xalloc.h"
 #include "tui/app.h"
 #include "tui/format.h"
 

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "model/store.h"
+#include "model/store/store.h"
 #include "tui/app.h"
 #include "tui/format.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 #define W_DUR	   10
 #define W_SHARE	   7
@@ -51,7 +51,7 @@ static void put_right(struct grid *g, int x, int y, int w, const char *s, enum r
 }
 
 /* The series named a->spark that describes what row c ran on (its host,
- * its GPU: model/attach.c); NULL when none does. */
+ * its GPU: model/view/attach.c); NULL when none does. */
 static const struct mseries *spark_series(struct app *a, const struct mnode *c)
 {
 	const struct mseries *s;
@@ -255,7 +255,7 @@ static const char *utc(char *buf, size_t n, int64_t ns)
 }
 
 /* For a rank of a step whose ranks meet at collectives, what it did there
- * and who the straggler is (model/imbalance.h, the report's Stragglers);
+ * and who the straggler is (model/analysis/imbalance.h, the report's Stragglers);
  * 0 for any other phase. */
 static int rank_meets(struct app *a, const struct mnode *n, struct sbuf *sb)
 {
@@ -447,7 +447,7 @@ static void draw_details(struct app *a, struct grid *g, int y, int h, const stru
 	model_busy_text(a->busy, a->nbusy, &sb);
 	dline(&d, "measured", a->nbusy ? sb.buf : "no sample of this host/device holds during it");
 	sbuf_reset(&sb);
-	/* what its work used of them, and what held it back (model/attrib.h) */
+	/* what its work used of them, and what held it back (model/analysis/attrib.h) */
 	struct sbuf b2s = SBUF_INIT;
 	sbuf_init(&b2s);
 	const struct attrib_row *r = app_attr(a, n->id);

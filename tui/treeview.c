@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/ptree.h"
-#include "model/store.h"
-#include "model/xalloc.h"
+#include "model/store/ptree.h"
+#include "model/store/store.h"
+#include "model/util/xalloc.h"
 #include "tui/treeview.h"
 
 int tree_view_match(const char *name, const char *pat)

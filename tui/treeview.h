@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "model/model.h"
+#include "model/view/model.h"
 
 enum tree_sort { SORT_NAME, SORT_DUR, SORT_SELF, SORT_COUNT, SORT_START };
 

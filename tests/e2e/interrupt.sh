@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end tests of failed and interrupted imports: nothing lost, nothing
-# left behind (model/store.c says how).
+# left behind (model/store/store.c says how).
 #
 #   a. an append into the demo's trace.db that fails part-way: killed with
 #      SIGKILL, stopped by SIGTERM, SIGINT or SIGHUP, the disk full (a small

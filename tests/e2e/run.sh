@@ -183,7 +183,7 @@ fi
 # same_pages A B: A is byte for byte B but for SQLite's change counter
 # (bytes 24..27 and its copy at 92..95), which a failed import into an
 # existing trace.db advances when it switches the file into WAL mode and
-# back (model/store.c): every page reads the same.
+# back (model/store/store.c): every page reads the same.
 same_pages() {
 	cmp -s -n 24 "$1" "$2" && cmp -s -i 28 -n 64 "$1" "$2" && cmp -s -i 96 "$1" "$2"
 }

@@ -11,7 +11,7 @@
  * An input of odd size is imported under --strict, one of even size as
  * Perfetto reads it (trailing commas, control characters, a cut array).
  */
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 #include "tests/fuzz/fuzz_import.h"
 
 /* The outcome of importing in_path with the scanner on or off. */

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "importers/importer.h"
-#include "model/sbuf.h"
+#include "model/util/sbuf.h"
 #include "tests/dbdump.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/schema.sql.h"
+#include "model/store/schema.sql.h"
 #include "query/compile.h"
 #include "query/exec.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "tui/theme.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An independent reference for model/gpubreak.c: the GPU breakdowns of
+"""An independent reference for model/analysis/gpubreak.c: the GPU breakdowns of
 Holistic Trace Analysis (HTA) computed straight from a raw Chrome/Kineto
 trace (JSON or .json.gz), without trace.db, pandas or HTA itself.
 
@@ -7,7 +7,7 @@ Usage: hta_reference.py [--include-last-step] [--kernel-wait-ns N] [--hta-roundi
 
 It prints, for each trace, the figures tests/test_gpubreak.c compares with
 (lines described in tests/expected/gpubreak/README).  The definitions are
-HTA's, as model/gpubreak.h states them:
+HTA's, as model/analysis/gpubreak.h states them:
 
   * device work: complete events with a duration whose args carry `stream`
     as an integer (ROCm's runtime calls on the host carry the stream as a

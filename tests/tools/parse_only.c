@@ -15,7 +15,7 @@
 #include <yajl/yajl_parse.h>
 
 #include "importers/input.h"
-#include "model/xalloc.h"
+#include "model/util/xalloc.h"
 
 static int on_null(void *ctx)
 {

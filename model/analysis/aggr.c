@@ -1,0 +1,576 @@
+/*
+ * Summaries of a subtree by name; see aggr.h.  A walk hands each phase of
+ * the subtree to visit() with its parent's visit index, parents first; the
+ * groups (one per name id) accumulate count, sums, extremes and Welford's
+ * running mean and variance, and for device work the durations that give
+ * the medians.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/analysis/aggr.h"
+#include "model/analysis/analyze.h"
+#include "model/analysis/gpubreak.h"
+#include "model/analysis/gpucache.h"
+#include "model/util/idmap.h"
+#include "model/view/model.h"
+#include "model/util/nstime.h"
+#include "model/store/ptree.h"
+#include "model/util/sbuf.h"
+#include "model/util/xalloc.h"
+
+struct wrow {
+	int64_t id, parent_id, name_id, start, dur, self, device, bytes;
+	int kind, has_parent;
+};
+
+struct group {
+	int64_t name_id;
+	int kind;
+	int64_t count, total, self, device, min, max, bytes, first_id, first_start;
+	double mean, m2; /* Welford */
+	int64_t *durs;
+	size_t ndurs, adurs;
+};
+
+struct walk {
+	enum aggr_what what;
+	struct idmap names; /* name id -> group */
+	struct group *g;
+	size_t ng, ag;
+	/* AGGR_OPS, per visit index: the nearest operator above (its index + 1;
+	 * 0: none) and the phase's own group when it is an operator (-1 not) */
+	int32_t *up, *grp;
+	size_t arow;
+	size_t kept; /* durations kept for medians */
+	int median_cut;
+	int64_t n; /* phases entered */
+	/* the scan (walk_scan): its root, and per id from it the visit index
+	 * (-1: not in the subtree) */
+	int64_t root;
+	int32_t *idx;
+	size_t range;
+	int unordered, too_many;
+	/* children of the subtree's phases not yet read; done: none left,
+	 * the scan stops (a root of 0, every phase, is read to the end) */
+	int64_t want;
+	int done;
+};
+
+static int is_device(int kind)
+{
+	return kind == PHASE_KERNEL || kind == PHASE_MEMCPY || kind == PHASE_MEMSET;
+}
+
+static int counts(enum aggr_what what, int kind)
+{
+	return what == AGGR_KERNELS ? is_device(kind)
+	       : what == AGGR_OPS   ? kind == PHASE_OPERATOR
+				    : kind == PHASE_RUNTIME;
+}
+
+static int32_t group_of(struct walk *w, const struct wrow *r)
+{
+	int32_t k = idmap_get(&w->names, r->name_id);
+	if (k >= 0)
+		return k;
+	XGROW(w->g, w->ng + 1, w->ag);
+	struct group *g = &w->g[w->ng];
+	memset(g, 0, sizeof(*g));
+	g->name_id = r->name_id;
+	g->kind = r->kind;
+	g->min = INT64_MAX;
+	idmap_put(&w->names, r->name_id, (int32_t)w->ng);
+	return (int32_t)w->ng++;
+}
+
+static void add(struct walk *w, struct group *g, const struct wrow *r)
+{
+	g->count++;
+	g->total = ns_sum(g->total, r->dur);
+	g->self = ns_sum(g->self, r->self);
+	g->bytes = ns_sum(g->bytes, r->bytes);
+	g->min = r->dur < g->min ? r->dur : g->min;
+	g->max = r->dur > g->max ? r->dur : g->max;
+	if (g->count == 1 || r->start < g->first_start ||
+	    (r->start == g->first_start && r->id < g->first_id)) {
+		g->first_start = r->start;
+		g->first_id = r->id;
+	}
+	double d = (double)r->dur - g->mean;
+	g->mean += d / (double)g->count;
+	g->m2 += d * ((double)r->dur - g->mean);
+	if (w->what != AGGR_KERNELS || w->median_cut)
+		return;
+	if (w->kept >= AGGR_MEDIAN_MAX) {
+		w->median_cut = 1;
+		return;
+	}
+	XGROW(g->durs, g->ndurs + 1, g->adurs);
+	g->durs[g->ndurs++] = r->dur;
+	w->kept++;
+}
+
+/* Enters the next phase of the subtree, of kind kind, whose parent has
+ * visit index pi (-1: a root); 1 when the summary reads the phase's row. */
+static int enter(struct walk *w, int32_t pi, int kind)
+{
+	int32_t i = (int32_t)w->n++;
+	if (w->what == AGGR_OPS) {
+		if ((size_t)i >= w->arow) {
+			w->arow = w->arow ? w->arow * 2 : 4096;
+			w->up = xrealloc(w->up, w->arow * sizeof(*w->up));
+			w->grp = xrealloc(w->grp, w->arow * sizeof(*w->grp));
+		}
+		w->up[i] = pi < 0 ? 0 : w->grp[pi] >= 0 ? pi + 1 : w->up[pi];
+		w->grp[i] = -1;
+		return kind == PHASE_OPERATOR || is_device(kind);
+	}
+	return counts(w->what, kind);
+}
+
+/* The row of the phase entered last, which enter() said the summary reads. */
+static void visit(struct walk *w, const struct wrow *r)
+{
+	int32_t i = (int32_t)w->n - 1;
+	if (w->what == AGGR_OPS && is_device(r->kind))
+		for (int32_t o = w->up[i]; o; o = w->up[o - 1]) {
+			struct group *g = &w->g[w->grp[o - 1]];
+			g->device = ns_sum(g->device, r->dur);
+		}
+	if (!counts(w->what, r->kind))
+		return;
+	int32_t k = group_of(w, r);
+	if (w->what == AGGR_OPS)
+		w->grp[i] = k;
+	add(w, &w->g[k], r);
+}
+
+static int db_fail(struct store *st, char **err)
+{
+	*err =
+	    xasprintf("%s: cannot read phases: %s", store_path(st), sqlite3_errmsg(store_db(st)));
+	return -1;
+}
+
+/* The columns read_row() reads, of phases known as P. */
+#define AGGR_COLS(P)                                                                               \
+	P "id, " P "parent_id, " P "kind, " P "name_id, " P "start_ns, " P "dur_ns, " P            \
+	  "self_ns, " P "device_ns, CASE WHEN " P "kind IN (?2, ?3) AND json_valid(" P "attrs)"    \
+	  " THEN json_extract(" P "attrs, '$.bytes') END"
+
+static void read_row(sqlite3_stmt *q, struct wrow *r)
+{
+	r->id = sqlite3_column_int64(q, 0);
+	r->has_parent = sqlite3_column_type(q, 1) != SQLITE_NULL;
+	r->parent_id = sqlite3_column_int64(q, 1);
+	r->kind = sqlite3_column_int(q, 2);
+	r->name_id = sqlite3_column_int64(q, 3);
+	r->start = sqlite3_column_int64(q, 4);
+	int64_t d = sqlite3_column_int64(q, 5), s = sqlite3_column_int64(q, 6);
+	r->dur = d < 0 ? 0 : d > MODEL_TIME_MAX ? MODEL_TIME_MAX : d;
+	r->self = s < 0 ? 0 : s > r->dur ? r->dur : s;
+	r->device = sqlite3_column_int64(q, 7);
+	int64_t b = sqlite3_column_int64(q, 8);
+	r->bytes = b > 0 ? b : 0;
+}
+
+static sqlite3_stmt *prepare(struct store *st, const char *sql, int64_t root_id)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(store_db(st), sql, -1, &q, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_int64(q, 1, root_id);
+	sqlite3_bind_int(q, 2, PHASE_MEMCPY);
+	sqlite3_bind_int(q, 3, PHASE_MEMSET);
+	return q;
+}
+
+/* The scan's filter, aggr_member(id, parent_id, kind, child_count), called
+ * on every row in id order: whether the row is in the subtree (its parent
+ * is) and the summary reads it.  Deciding in the WHERE clause spares SQLite
+ * making the result rows of the phases the summary does not read.  Once
+ * every child the subtree's phases count has been read, the next call
+ * ends the scan with an error the caller knows (w->done). */
+static void member_fn(sqlite3_context *cx, int argc, sqlite3_value **v)
+{
+	struct walk *w = sqlite3_user_data(cx);
+	if (w->done) {
+		sqlite3_result_error(cx, "the subtree is read", -1);
+		return;
+	}
+	int64_t id = sqlite3_value_int64(v[0]), parent = sqlite3_value_int64(v[1]);
+	int64_t kids = sqlite3_value_int64(v[3]);
+	int has_parent = sqlite3_value_type(v[1]) != SQLITE_NULL;
+	uint64_t off = (uint64_t)id - (uint64_t)w->root;
+	if (id < w->root) {
+		sqlite3_result_int(cx, 0);
+		return;
+	}
+	if (off >= w->range) {
+		size_t nr = w->range ? w->range : 4096;
+		while (nr <= off)
+			nr *= 2;
+		w->idx = xrealloc(w->idx, nr * sizeof(*w->idx));
+		memset(w->idx + w->range, 0xff, (nr - w->range) * sizeof(*w->idx));
+		w->range = nr;
+	}
+	int32_t pi = -1;
+	if (w->root ? id != w->root : has_parent) {
+		if (!has_parent || parent < w->root) {
+			sqlite3_result_int(cx, 0);
+			return;
+		}
+		if (parent >= id) {
+			w->unordered = 1;
+			sqlite3_result_error(cx, "a parent after its child", -1);
+			return;
+		}
+		if ((pi = w->idx[parent - w->root]) < 0) {
+			sqlite3_result_int(cx, 0);
+			return;
+		}
+	}
+	if (w->n >= INT32_MAX) {
+		w->too_many = 1;
+		sqlite3_result_error(cx, "too many phases", -1);
+		return;
+	}
+	w->idx[off] = (int32_t)w->n;
+	if (w->root && id == w->root)
+		w->want = kids > 0 ? kids : 0;
+	else if (w->root)
+		w->want = ns_sum(w->want - 1, kids > 0 ? kids : 0);
+	w->done = w->root && w->want <= 0;
+	sqlite3_result_int(cx, enter(w, pi, sqlite3_value_int(v[2])));
+}
+
+/* The subtree in one scan in id order: 0, -1 with *err, or 1 when a row's
+ * parent comes after it (the caller walks the tree instead). */
+static int walk_scan(struct store *st, int64_t root_id, struct walk *w, char **err)
+{
+	sqlite3 *db = store_db(st);
+	w->root = root_id;
+	if (sqlite3_create_function_v2(db, "aggr_member", 4, SQLITE_UTF8 | SQLITE_DIRECTONLY, w,
+				       member_fn, NULL, NULL, NULL) != SQLITE_OK)
+		return db_fail(st, err);
+	sqlite3_stmt *q = prepare(
+	    st,
+	    "SELECT " AGGR_COLS(
+		"") " FROM phases WHERE id >= ?1 AND aggr_member(id, parent_id, kind, child_count)",
+	    root_id);
+	int rc = SQLITE_ERROR, ret = 0;
+	struct wrow r;
+	while (q && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+		read_row(q, &r);
+		visit(w, &r);
+	}
+	if (w->unordered) {
+		ret = 1;
+	} else if (w->too_many) {
+		*err = xasprintf("%s: more than 2^31 phases under %lld", store_path(st),
+				 (long long)root_id);
+		ret = -1;
+	} else if (rc != SQLITE_DONE && !w->done) {
+		ret = db_fail(st, err);
+	}
+	sqlite3_finalize(q);
+	sqlite3_create_function_v2(db, "aggr_member", 4, SQLITE_UTF8, NULL, NULL, NULL, NULL, NULL);
+	free(w->idx);
+	w->idx = NULL;
+	w->range = 0;
+	return ret;
+}
+
+/* The subtree by a recursive query, breadth first (parents first); a
+ * parent cycle through the root reads it again, which stops the walk. */
+static int walk_tree(struct store *st, int64_t root_id, struct walk *w, char **err)
+{
+	sqlite3_stmt *q = prepare(
+	    st,
+	    "WITH RECURSIVE sub(id, parent_id, kind, name_id, start_ns, dur_ns, self_ns,"
+	    " device_ns, bytes) AS (SELECT " AGGR_COLS(
+		"") " FROM phases WHERE CASE WHEN ?1"
+		    " THEN id = ?1 ELSE parent_id IS NULL END UNION ALL SELECT " AGGR_COLS(
+			"p.") " FROM sub JOIN phases p ON p.parent_id = sub.id) SELECT * FROM sub",
+	    root_id);
+	if (!q)
+		return db_fail(st, err);
+	struct idmap ids;
+	idmap_init(&ids, 1024);
+	int rc, ret = 0;
+	struct wrow r;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		read_row(q, &r);
+		if (w->n >= INT32_MAX || idmap_put(&ids, r.id, (int32_t)w->n) < 0) {
+			*err = ptree_loop_error(store_path(st), r.id);
+			ret = PTREE_LOOP;
+			break;
+		}
+		int root = root_id ? r.id == root_id : !r.has_parent;
+		if (enter(w, root ? -1 : idmap_get(&ids, r.parent_id), r.kind))
+			visit(w, &r);
+	}
+	if (!ret && rc != SQLITE_DONE)
+		ret = db_fail(st, err);
+	sqlite3_finalize(q);
+	idmap_release(&ids);
+	return ret;
+}
+
+static void walk_release(struct walk *w)
+{
+	for (size_t i = 0; i < w->ng; i++)
+		free(w->g[i].durs);
+	free(w->g);
+	free(w->up);
+	free(w->grp);
+	free(w->idx);
+	idmap_release(&w->names);
+	memset(w, 0, sizeof(*w));
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int cmp_row(const void *pa, const void *pb)
+{
+	const struct aggr_row *a = pa, *b = pb;
+	if (a->total_ns != b->total_ns)
+		return a->total_ns < b->total_ns ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+static double median(struct group *g)
+{
+	size_t n = g->ndurs;
+	if (!n)
+		return NAN;
+	qsort(g->durs, n, sizeof(*g->durs), cmp_i64);
+	return n % 2 ? (double)g->durs[n / 2]
+		     : ((double)g->durs[n / 2 - 1] + (double)g->durs[n / 2]) / 2.0;
+}
+
+void aggr_release(struct aggr *a)
+{
+	for (size_t i = 0; i < a->nrows; i++)
+		free(a->rows[i].name);
+	free(a->rows);
+	memset(a, 0, sizeof(*a));
+}
+
+int aggr_compute(struct store *st, int64_t root_id, enum aggr_what what, struct aggr *a, char **err)
+{
+	struct walk w = {.what = what};
+	struct sbuf name = SBUF_INIT;
+	idmap_init(&w.names, 1024);
+	memset(a, 0, sizeof(*a));
+	int rc = walk_scan(st, root_id, &w, err);
+	if (rc == 1) {
+		walk_release(&w);
+		w.what = what;
+		idmap_init(&w.names, 1024);
+		rc = walk_tree(st, root_id, &w, err);
+	}
+	if (rc < 0)
+		goto out;
+	if (!w.n) {
+		*err = xasprintf("%s: no phase %lld", store_path(st), (long long)root_id);
+		rc = -1;
+		goto out;
+	}
+	a->rows = xcalloc(w.ng ? w.ng : 1, sizeof(*a->rows));
+	a->nrows = w.ng;
+	a->phases = w.n;
+	a->median_cut = w.median_cut;
+	for (size_t i = 0; i < w.ng; i++) {
+		struct group *g = &w.g[i];
+		struct aggr_row *r = &a->rows[i];
+		char *e = NULL;
+		const char *s = store_string(st, g->name_id, &name, &e);
+		free(e);
+		r->name = xstrdup(s ? s : "");
+		r->kind = g->kind;
+		r->type = gpubreak_kernel_type(r->name);
+		r->count = g->count;
+		r->total_ns = g->total;
+		r->self_ns = g->self;
+		r->device_ns = g->device;
+		r->min_ns = g->min;
+		r->max_ns = g->max;
+		r->mean_ns = (double)g->total / (double)g->count;
+		r->median_ns = w.what == AGGR_KERNELS && !w.median_cut ? median(g) : NAN;
+		r->stddev_ns = g->count > 1 ? sqrt(g->m2 / (double)(g->count - 1)) : 0.0;
+		r->bytes = g->bytes;
+		r->first_id = g->first_id;
+		a->total_ns = ns_sum(a->total_ns, g->total);
+	}
+	qsort(a->rows, a->nrows, sizeof(*a->rows), cmp_row);
+	rc = 0;
+out:
+	if (rc < 0)
+		aggr_release(a);
+	sbuf_release(&name);
+	walk_release(&w);
+	return rc;
+}
+
+/* ---- ranks ---- */
+
+void aggr_ranks_release(struct aggr_rank *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(r[i].name);
+	free(r);
+}
+
+/* The step phase_id is or lies in: 1 with *step, 0 when none, -1. */
+static int step_of(struct store *st, int64_t id, int64_t *step, char **err)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(store_db(st), "SELECT parent_id, kind FROM phases WHERE id = ?1", -1,
+			       &q, NULL) != SQLITE_OK)
+		return db_fail(st, err);
+	int found = 0;
+	/* a bound on the climb: a parent cycle must not hang it */
+	for (int up = 0; up < 1 << 16 && !found; up++) {
+		sqlite3_reset(q);
+		sqlite3_bind_int64(q, 1, id);
+		if (sqlite3_step(q) != SQLITE_ROW)
+			break;
+		if (sqlite3_column_int(q, 1) == PHASE_STEP) {
+			*step = id;
+			found = 1;
+		} else if (sqlite3_column_type(q, 0) == SQLITE_NULL) {
+			break;
+		}
+		id = sqlite3_column_int64(q, 0);
+	}
+	sqlite3_finalize(q);
+	return found;
+}
+
+static long rank_number(const char *name)
+{
+	long k;
+	return sscanf(name, "rank %ld", &k) == 1 ? k : -1;
+}
+
+static int cmp_rank(const void *pa, const void *pb)
+{
+	const struct aggr_rank *a = pa, *b = pb;
+	long x = rank_number(a->name), y = rank_number(b->name);
+	if (x != y)
+		return x < y ? -1 : 1;
+	return (a->rank_id > b->rank_id) - (a->rank_id < b->rank_id);
+}
+
+/* The breakdown of rank node r (source src): its source's one, or the one
+ * whose rank its name says. */
+static const struct gpubreak_rank *breakdown_of(const struct gpubreak *g, const struct aggr_rank *r,
+						int64_t src)
+{
+	const struct gpubreak_rank *hit = NULL;
+	int hits = 0;
+	for (size_t i = 0; i < g->nranks; i++)
+		if (g->ranks[i].source_id == src) {
+			hits++;
+			if (!hit || g->ranks[i].rank == rank_number(r->name))
+				hit = &g->ranks[i];
+		}
+	return hits ? hit : NULL;
+}
+
+int aggr_ranks(struct store *st, int64_t phase_id, int64_t *step, struct aggr_rank **out, size_t *n,
+	       char **err)
+{
+	struct gpubreak g = {0};
+	struct imbalance *imb = NULL;
+	size_t nimb = 0, alloc = 0;
+	int64_t *src = NULL;
+	sqlite3_stmt *q = NULL;
+	struct sbuf name = SBUF_INIT;
+	*out = NULL;
+	*n = 0;
+	int rc = step_of(st, phase_id, step, err);
+	if (rc <= 0) {
+		if (!rc)
+			*err = xstrdup("ranks: select a step, or a phase in one");
+		rc = -1;
+		goto out;
+	}
+	rc = -1;
+	if (sqlite3_prepare_v2(store_db(st),
+			       "SELECT id, name_id, dur_ns, coalesce(source_id, 0) FROM phases"
+			       " WHERE parent_id = ?1 AND kind = ?2",
+			       -1, &q, NULL) != SQLITE_OK) {
+		db_fail(st, err);
+		goto out;
+	}
+	sqlite3_bind_int64(q, 1, *step);
+	sqlite3_bind_int(q, 2, PHASE_RANK);
+	int s;
+	while ((s = sqlite3_step(q)) == SQLITE_ROW) {
+		XGROW(*out, *n + 1, alloc);
+		src = xrealloc(src, alloc * sizeof(*src));
+		struct aggr_rank *r = &(*out)[*n];
+		char *e = NULL;
+		const char *t = store_string(st, sqlite3_column_int64(q, 1), &name, &e);
+		free(e);
+		memset(r, 0, sizeof(*r));
+		r->rank_id = sqlite3_column_int64(q, 0);
+		r->name = xstrdup(t ? t : "");
+		r->dur_ns = sqlite3_column_int64(q, 2);
+		r->compute_ns = r->comm_ns = r->wait_ns = -1;
+		r->idle_pct = NAN;
+		src[(*n)++] = sqlite3_column_int64(q, 3);
+	}
+	if (s != SQLITE_DONE) {
+		db_fail(st, err);
+		goto out;
+	}
+	if (*n && (analysis_fresh(store_db(st)) ? gpucache_load(store_db(st), &g, err)
+						: gpubreak_load(st, NULL, &g, err)) < 0)
+		goto out;
+	if (*n && analysis_imbalance(st, &imb, &nimb, err) < 0)
+		goto out;
+	for (size_t i = 0; i < *n; i++) {
+		struct aggr_rank *r = &(*out)[i];
+		const struct gpubreak_rank *b = breakdown_of(&g, r, src[i]);
+		if (b && b->items) {
+			r->compute_ns = b->type_ns[GPUBREAK_COMP];
+			r->comm_ns = b->type_ns[GPUBREAK_COMM];
+			if (b->time.window_ns > 0)
+				r->idle_pct =
+				    100.0 * (double)b->time.idle_ns / (double)b->time.window_ns;
+		}
+		for (size_t k = 0; k < nimb; k++) {
+			const struct imbalance *m = &imb[k];
+			if (m->parent_id != *step || strcmp(m->kind, "ranks"))
+				continue;
+			r->straggler = m->straggler_id == r->rank_id;
+			for (size_t j = 0; m->meets && j < m->nranks; j++)
+				if (m->ranks[j].rank_id == r->rank_id)
+					r->wait_ns = m->ranks[j].wait_ns;
+		}
+	}
+	qsort(*out, *n, sizeof(**out), cmp_rank);
+	rc = 0;
+out:
+	if (rc < 0) {
+		aggr_ranks_release(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
+	sqlite3_finalize(q);
+	free(src);
+	sbuf_release(&name);
+	gpubreak_release(&g);
+	imbalance_release(imb, nimb);
+	return rc;
+}

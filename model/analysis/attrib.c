@@ -1,0 +1,2883 @@
+/*
+ * Resource attribution and bottlenecks: the method and its choices are in
+ * attrib.h.  How it runs:
+ *
+ *   1. One scan of phases and tracks; the metrics worth attributing (and
+ *      those bounds are judged on besides: per-CPU util, iowait) and their
+ *      samples, as periods each sample holds, with the gaps between
+ *      (model/store/sample.h).  A class is the work of one host's CPU side, or
+ *      of one GPU of a host; each metric belongs to one class.  Within the
+ *      windows of the traces of a GPU's device work, its utilization is
+ *      that work's union instead (attrib.h; devwork_measure).
+ *   2. Per class, its work is laid out in lanes: a CPU thread is one lane
+ *      whose innermost open phase works (phases nest by time); a GPU
+ *      stream's or executor's phases are packed into lanes of phases that
+ *      do not overlap.  A lane yields exclusive segments in time order.
+ *   3. Sweep one: the lanes are merged in time with every metric's sample
+ *      boundaries; for each sample period, how long each mix of active
+ *      phase types (counts per type: the "key") lasted.  From that, the
+ *      NNLS fit of each metric's Variable demands, then each period
+ *      upsampled per key in GradeML's three passes.
+ *   4. Sweep two: the same merge; at every change of key or period the
+ *      usage rate per phase type follows from the upsampled values, as
+ *      running integrals; a segment's share is the difference of the
+ *      integrals at its ends, added to every kept ancestor (attrib.h:
+ *      ATTRIB_MIN_NS), which notes the classes its work ran in.
+ *   5. Bottlenecks: per class, the judged metrics' periods merged into
+ *      segments with the bounds saturated then, and prefix sums of each;
+ *      a kept phase's window is judged by two binary searches per bound
+ *      (a merge of the segments where its work ran in several classes).
+ *
+ * Memory: 26 bytes per phase, 4 per phase of work, the kept rows, and per
+ * class about 70 bytes per boundary of its judged metrics' samples.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/view/attach.h"
+#include "model/analysis/attrib.h"
+#include "model/analysis/nnls.h"
+#include "model/util/nstime.h"
+#include "model/store/ptree.h"
+#include "model/store/sample.h"
+#include "model/util/sbuf.h"
+#include "model/util/spans.h"
+#include "model/store/store.h"
+#include "model/util/text.h"
+#include "model/util/xalloc.h"
+
+#define NTYPES 5 /* phase types of a class (attrib.h) */
+#define INF    INT64_MAX
+
+/* Times (model/util/nstime.h): the sweeps keep INF for "no more events", so
+ * every time read from trace.db is held below it (work that ends at the
+ * last nanosecond of int64 time loses that nanosecond). */
+static int64_t time_of(int64_t t)
+{
+	return t < INF ? t : INF - 1;
+}
+
+static const struct {
+	const char *name;
+	int device;
+} res_info[] = {
+#define X(id, name, dev) {name, dev},
+    ATTRIB_RES_LIST(X)
+#undef X
+};
+
+/* The cache's rows that are no resource: the time with data and the
+ * software-bound part of it; the host and the device work time; the time
+ * a trace's device work measures the GPU and the part of it when some ran. */
+#define CACHE_SOFTWARE "software"
+#define CACHE_WORK     "work"
+#define CACHE_DEVWORK  "devwork"
+#define CACHE_COVER    "cover"
+
+const char *attrib_res_name(int res)
+{
+	if (res == ATTRIB_SOFTWARE)
+		return "software";
+	if (res == ATTRIB_THREAD)
+		return "single-thread";
+	return res >= 0 && res < ATTRIB_NRES ? res_info[res].name : "?";
+}
+
+int attrib_res_of(const char *s)
+{
+	for (int r = 0; r < ATTRIB_NBNECK; r++)
+		if (!strcmp(s, attrib_res_name(r)))
+			return r;
+	return -1;
+}
+
+int attrib_res_device(int res)
+{
+	return res >= 0 && res < ATTRIB_NRES ? res_info[res].device : 0;
+}
+
+static const char *const type_names[2][NTYPES] = {
+    {"operator", "runtime", "annotation", "task", "other"},
+    {"kernel", "memcpy", "memset", NULL, NULL},
+};
+
+/* The phases, as parallel arrays in id order. */
+struct phases {
+	size_t n;
+	int64_t *id, *start, *end;
+	int32_t *parent, *track; /* indexes; -1 none */
+	uint8_t *kind, *leaf;
+	int32_t *keep; /* row of a kept phase, or -1 */
+	int32_t *up;   /* the nearest kept phase, itself or above, or -1 */
+};
+
+struct track {
+	int64_t id;
+	const char *host;	     /* interned in hosts[], NULL unknown */
+	int device;		     /* -1: host side */
+	int nest;		     /* phases nest by time (a CPU thread) */
+	int thread;		     /* a thread's track, not a host's */
+	int cls;		     /* class index, -1 none */
+	int stream;		     /* a device track: written after the source's host tracks */
+	int work;		     /* a stream of device work (not its annotations) */
+	int64_t source, spans, node; /* its source, phases and node phase (0 none) */
+	int32_t nodeix;		     /* a stream's: its node phase's index, or -1 */
+	int64_t w0, w1;		     /* its node's window; w1 <= w0 when none */
+};
+
+/* What a metric is to a class: attributed (and judged), or only judged. */
+enum { ROLE_ATTRIB, ROLE_CORE, ROLE_IOWAIT };
+
+enum { OK_HOLDS = 1, OK_TRACED = 2 };
+
+/* The id of a GPU's measurement made of its device work alone (no GPU
+ * utilization series beside it): never saved, its demands never fitted. */
+#define DEVWORK_ID 0
+
+struct metric {
+	int64_t id;
+	int res, cls, role;
+	double cap;
+	char *value_kind;
+	/* periods [t[j], t[j+1]) of value v[j]; ok[j] 0 where no sample holds,
+	 * else OK_HOLDS, with OK_TRACED where the value is device work's */
+	int64_t *t;
+	double *v;
+	uint8_t *ok;
+	size_t ns;
+	size_t j; /* the period [t[j], t[j+1]) now, ns when before the first */
+	int exact[NTYPES];
+	double d[NTYPES];
+	/* per period: the keys seen and their time, then the upsampled value */
+	size_t *off; /* ns + 1 offsets into the entries */
+	uint64_t *key;
+	double *len, *u;
+	size_t nent, aent;
+};
+
+/* What was measured of a class over time (bottlenecks): segments
+ * [t[i], t[i+1]) with the bounds saturated (bit b < ATTRIB_NBOUND) and
+ * whether a judged metric holds a value (bit JUDGE_DATA); pre[b][i] the
+ * time with bit b before t[i]. */
+#define JUDGE_DATA    ATTRIB_NBOUND
+#define JUDGE_TRACED  (ATTRIB_NBOUND + 1) /* a trace's device work measures the GPU */
+#define JUDGE_DEVBUSY (ATTRIB_NBOUND + 2) /* ... and some of it runs */
+#define JUDGE_NBITS   (ATTRIB_NBOUND + 3)
+struct judge {
+	int64_t *t;
+	uint16_t *bits;
+	size_t n;
+	int64_t *pre[JUDGE_NBITS];
+	/* the software-bound time before t[i] for a set of judged bounds */
+	struct {
+		unsigned set;
+		int64_t *pre;
+	} sw[8];
+	int nsw;
+};
+
+struct klass {
+	const char *host;
+	int device;
+	int *metrics; /* the attributed ones */
+	size_t nmetrics;
+	int *judged; /* every metric its bounds are judged on */
+	size_t njudged;
+	int ncpu;	       /* per-CPU series */
+	unsigned mask[NTYPES]; /* resources each type demands */
+	struct span *cov;      /* a GPU's: the windows of the traces of its device work */
+	size_t ncov;
+	struct judge jd;
+};
+
+/* A lane: phase indexes, by start then longest first. */
+struct lane {
+	int32_t *ph;
+	size_t n, i;
+	int32_t *stack;
+	int64_t *stack_end;
+	size_t sp, salloc;
+	int64_t cur;
+	int64_t s0, s1; /* the segment now or next */
+	int32_t who;
+	int active, done;
+	double snap[ATTRIB_NRES];
+};
+
+struct acc {
+	double use[ATTRIB_NRES];
+	double busy[2];
+	int64_t cover[2];  /* the time its work covers, host and device */
+	int64_t cover_end; /* the last end of its work so far in class cover_cls */
+	unsigned mask;
+	int32_t cls, last; /* its work's first class and the last one charged; -1 */
+	int32_t cover_cls;
+};
+
+/* A kept phase whose work ran in more than one class: one pair each. */
+struct kcls {
+	int32_t keep, cls;
+};
+
+struct run {
+	sqlite3 *db;
+	const char *path;
+	char **err;
+	struct phases p;
+	struct track *tracks;
+	size_t ntracks;
+	char **hosts;
+	size_t nhosts;
+	struct metric *m;
+	size_t nm;
+	struct klass *k;
+	size_t nk;
+	struct acc *acc;
+	size_t nkeep;
+	struct kcls *multi;
+	size_t nmulti, amulti;
+	int32_t *chain; /* charge(): the kept phases charged for a segment */
+	size_t achain;
+	int judge; /* load what bottlenecks are judged on too */
+	struct attribution *out;
+	size_t fit_alloc;
+	const struct attrib_rules *rules; /* the user's demand rules, or NULL */
+	/* attrib_series: the tracks whose host counts (NULL: all), and the
+	 * samples wanted: those of the periods that [t0, t1) touches */
+	const uint8_t *track_ok;
+	int64_t t0, t1;
+};
+
+static int fail(struct run *r, const char *what)
+{
+	*r->err = xasprintf("%s: cannot read %s: %s", r->path, what, sqlite3_errmsg(r->db));
+	return -1;
+}
+
+/* The phase type of a phase of the given kind on a track, or -1 when it is
+ * no work of its own (a container, or GPU annotations over kernels). */
+static int type_of(int kind, int leaf, const struct track *t)
+{
+	if (t->device >= 0)
+		return kind == PHASE_KERNEL   ? 0
+		       : kind == PHASE_MEMCPY ? 1
+		       : kind == PHASE_MEMSET ? 2
+					      : -1;
+	switch (kind) {
+	case PHASE_OPERATOR:
+		return 0;
+	case PHASE_RUNTIME:
+		return 1;
+	case PHASE_ANNOTATION:
+	case PHASE_PROFILER_STEP:
+		return 2;
+	case PHASE_TASK:
+		return 3;
+	case PHASE_STEP:
+	case PHASE_APPLICATION:
+	case PHASE_JOB:
+	case PHASE_STAGE:
+		return leaf ? 4 : -1;
+	case PHASE_SPAN:
+		return leaf && !t->thread ? 4 : -1; /* not Kineto's profiler span */
+	default:
+		return -1;
+	}
+}
+
+static const char *intern_host(struct run *r, const unsigned char *s)
+{
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < r->nhosts; i++)
+		if (!strcmp(r->hosts[i], (const char *)s))
+			return r->hosts[i];
+	r->hosts = xrealloc(r->hosts, (r->nhosts + 1) * sizeof(*r->hosts));
+	return r->hosts[r->nhosts++] = xstrdup((const char *)s);
+}
+
+static int load_tracks(struct run *r)
+{
+	sqlite3_stmt *q;
+	size_t alloc = 0;
+	if (sqlite3_prepare_v2(r->db,
+			       "SELECT id, kind, host, " TRACK_DEVICE_SQL
+			       ", coalesce(source_id, 0), spans, coalesce(phase_id, 0),"
+			       " (SELECT p.start_ns FROM phases p WHERE p.id = tracks.phase_id),"
+			       " (SELECT p.dur_ns FROM phases p WHERE p.id = tracks.phase_id)"
+			       " FROM tracks ORDER BY id",
+			       -1, &q, NULL) != SQLITE_OK)
+		return fail(r, "tracks");
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		XGROW(r->tracks, r->ntracks + 1, alloc);
+		const char *kind = (const char *)sqlite3_column_text(q, 1);
+		struct track *t = &r->tracks[r->ntracks++];
+		t->id = sqlite3_column_int64(q, 0);
+		t->host = intern_host(r, sqlite3_column_text(q, 2));
+		t->device = sqlite3_column_int(q, 3);
+		t->thread = kind && !strcmp(kind, "thread");
+		t->nest = t->thread || (kind && !strcmp(kind, "host"));
+		t->cls = -1;
+		t->stream = kind && (!strcmp(kind, "stream") || !strcmp(kind, "annotation"));
+		t->work = kind && !strcmp(kind, "stream");
+		t->source = sqlite3_column_int64(q, 4);
+		t->spans = sqlite3_column_int64(q, 5);
+		t->node = sqlite3_column_int64(q, 6);
+		t->w0 = t->w1 = 0;
+		t->nodeix = -1;
+		if (t->spans > 0 && sqlite3_column_type(q, 7) != SQLITE_NULL) {
+			t->w0 = time_of(sqlite3_column_int64(q, 7));
+			t->w1 = time_of(ns_end(t->w0, sqlite3_column_int64(q, 8)));
+		}
+		if (!t->nest && t->device < 0 && !(kind && !strcmp(kind, "executor")))
+			t->device = -2; /* async or counter tracks: no work */
+	}
+	sqlite3_finalize(q);
+	return 0;
+}
+
+/* The first of n elements, stride bytes apart, each starting with its
+ * int64 key in ascending order, whose key is >= key. */
+static size_t lower_bound(const void *base, size_t n, size_t stride, int64_t key)
+{
+	const char *b = base;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int64_t k;
+		memcpy(&k, b + mid * stride, sizeof(k));
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int32_t track_index(const struct run *r, int64_t id)
+{
+	size_t i = lower_bound(r->tracks, r->ntracks, sizeof(*r->tracks), id);
+	return i < r->ntracks && r->tracks[i].id == id ? (int32_t)i : -1;
+}
+
+static int32_t phase_index(const struct phases *p, int64_t id)
+{
+	if (p->n && id >= p->id[0] && (uint64_t)(id - p->id[0]) < p->n &&
+	    p->id[id - p->id[0]] == id)
+		return (int32_t)(id - p->id[0]);
+	size_t i = lower_bound(p->id, p->n, sizeof(*p->id), id);
+	return i < p->n && p->id[i] == id ? (int32_t)i : -1;
+}
+
+/* Kept: long enough to say something, or a level of the tree's top. */
+static int kept(int kind, int64_t dur)
+{
+	if (dur <= 0)
+		return 0;
+	/* workflow, step, rank, process, thread, stream */
+	return (kind >= PHASE_WORKFLOW && kind <= PHASE_STREAM) || dur >= ATTRIB_MIN_NS;
+}
+
+static int load_phases(struct run *r)
+{
+	sqlite3_stmt *q;
+	struct phases *p = &r->p;
+	size_t alloc = 0;
+	int64_t *parent_id = NULL;
+	/* sized once: growing arrays of millions copies and faults them in */
+	if (sqlite3_prepare_v2(r->db, "SELECT count(*) FROM phases", -1, &q, NULL) != SQLITE_OK)
+		return fail(r, "phases");
+	if (sqlite3_step(q) == SQLITE_ROW)
+		alloc = (size_t)sqlite3_column_int64(q, 0) + 1;
+	sqlite3_finalize(q);
+	p->id = xmalloc_big(alloc * sizeof(*p->id));
+	p->start = xmalloc_big(alloc * sizeof(*p->start));
+	p->end = xmalloc_big(alloc * sizeof(*p->end));
+	p->track = xmalloc_big(alloc * sizeof(*p->track));
+	p->kind = xmalloc(alloc);
+	p->leaf = xmalloc(alloc);
+	parent_id = xmalloc_big(alloc * sizeof(*parent_id));
+	if (sqlite3_prepare_v2(
+		r->db,
+		"SELECT id, coalesce(parent_id, 0), kind, coalesce(track_id, 0), start_ns,"
+		" dur_ns, child_count FROM phases ORDER BY id",
+		-1, &q, NULL) != SQLITE_OK) {
+		free(parent_id);
+		return fail(r, "phases");
+	}
+	while (sqlite3_step(q) == SQLITE_ROW && p->n < alloc) {
+		size_t i = p->n++;
+		p->id[i] = sqlite3_column_int64(q, 0);
+		parent_id[i] = sqlite3_column_int64(q, 1);
+		p->kind[i] = (uint8_t)sqlite3_column_int(q, 2);
+		int64_t tid = sqlite3_column_int64(q, 3);
+		p->track[i] = tid ? track_index(r, tid) : -1;
+		p->start[i] = time_of(sqlite3_column_int64(q, 4));
+		p->end[i] = time_of(ns_end(p->start[i], sqlite3_column_int64(q, 5)));
+		p->leaf[i] = sqlite3_column_int64(q, 6) == 0;
+	}
+	int rc = sqlite3_errcode(r->db);
+	sqlite3_finalize(q);
+	if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		free(parent_id);
+		return fail(r, "phases");
+	}
+	p->parent = xmalloc_big((p->n + 1) * sizeof(*p->parent));
+	p->keep = xmalloc_big((p->n + 1) * sizeof(*p->keep));
+	p->up = xmalloc_big((p->n + 1) * sizeof(*p->up));
+	for (size_t i = 0; i < p->n; i++) {
+		p->parent[i] = parent_id[i] ? phase_index(p, parent_id[i]) : -1;
+		p->keep[i] =
+		    kept(p->kind[i], ns_dur(p->start[i], p->end[i])) ? (int32_t)r->nkeep++ : -1;
+		p->up[i] = -2; /* not yet known */
+	}
+	free(parent_id);
+	int64_t loop = ptree_loop(p->parent, p->n);
+	if (loop >= 0) {
+		*r->err = ptree_loop_error(r->path, p->id[loop]);
+		return PTREE_LOOP;
+	}
+	/* up[]: the nearest kept phase, resolved along the parent chain */
+	for (size_t i = 0; i < p->n; i++) {
+		int32_t x = (int32_t)i, hops = 0;
+		while (x >= 0 && p->up[x] == -2 && p->keep[x] < 0 && hops++ < 1 << 20)
+			x = p->parent[x];
+		int32_t found = x < 0 ? -1 : p->keep[x] >= 0 ? x : p->up[x] == -2 ? -1 : p->up[x];
+		for (int32_t y = (int32_t)i; y >= 0 && p->up[y] == -2;) {
+			int32_t next = p->keep[y] >= 0 ? -1 : p->parent[y];
+			p->up[y] = p->keep[y] >= 0 ? y : found;
+			y = next;
+		}
+	}
+	return 0;
+}
+
+/* The class of metrics a name measures, or -1 when not attributed. */
+static int res_of_metric(const char *resource, const char *name)
+{
+	size_t n = strlen(name);
+#define ENDS(s) (n >= sizeof(s) - 1 && !strcmp(name + n - (sizeof(s) - 1), s))
+	if (!strcmp(name, "cpu.util") && resource && !strcmp(resource, "cpu"))
+		return ATTRIB_CPU;
+	if (!strcmp(name, "utilization.gpu") || !strcmp(name, "DCGM_FI_DEV_GPU_UTIL"))
+		return ATTRIB_GPU;
+	if (!strcmp(name, "utilization.memory") || !strcmp(name, "DCGM_FI_DEV_MEM_COPY_UTIL"))
+		return ATTRIB_GPU_MEM;
+	if (resource && !strncmp(resource, "disk:", 5) && ENDS(".util-percent"))
+		return ATTRIB_DISK;
+	if (resource && !strncmp(resource, "net:", 4) && strcmp(resource, "net:lo") &&
+	    ENDS(".ifutil-percent"))
+		return ATTRIB_NET;
+#undef ENDS
+	return -1;
+}
+
+/* What else a host's bounds are judged on: its CPUs (cpuN.util) and its
+ * iowait; -1 for anything else. */
+static int judged_role(const char *resource, const char *name)
+{
+	if (!resource || strncmp(resource, "cpu", 3))
+		return -1;
+	if (!strcmp(resource, "cpu"))
+		return !strcmp(name, "cpu.iowait") ? ROLE_IOWAIT : -1;
+	const char *d = resource + 3;
+	if (!*d || strspn(d, "0123456789") != strlen(d))
+		return -1;
+	size_t n = strlen(resource);
+	return !strncmp(name, resource, n) && !strcmp(name + n, ".util") ? ROLE_CORE : -1;
+}
+
+int attrib_series_bound(const char *resource, const char *name)
+{
+	if (!name)
+		return -1;
+	int res = res_of_metric(resource, name);
+	if (res >= 0)
+		return res;
+	switch (judged_role(resource, name)) {
+	case ROLE_CORE:
+		return ATTRIB_THREAD;
+	case ROLE_IOWAIT:
+		return ATTRIB_IOWAIT;
+	default:
+		return -1;
+	}
+}
+
+static int class_of(struct run *r, const char *host, int device)
+{
+	for (size_t i = 0; i < r->nk; i++)
+		if (r->k[i].host == host && r->k[i].device == device)
+			return (int)i;
+	r->k = xrealloc(r->k, (r->nk + 1) * sizeof(*r->k));
+	r->k[r->nk] = (struct klass){.host = host, .device = device};
+	return (int)r->nk++;
+}
+
+/* m's samples become periods: each sample's value holds until the next
+ * sample or its hold, whichever comes first (model/store/sample.h), and a
+ * period where none holds follows it (ok 0).  The period of the series is
+ * read from its first samples, whatever window was loaded. */
+static int hold_samples(struct run *r, struct metric *m)
+{
+	sqlite3_stmt *q;
+	int64_t first[SAMPLE_PERIOD_N];
+	size_t nf = 0;
+	if (sqlite3_prepare_v2(
+		r->db, "SELECT t_ns FROM samples WHERE metric_id = ?1 ORDER BY t_ns LIMIT ?2", -1,
+		&q, NULL) != SQLITE_OK)
+		return fail(r, "samples");
+	sqlite3_bind_int64(q, 1, m->id);
+	sqlite3_bind_int(q, 2, SAMPLE_PERIOD_N);
+	while (nf < SAMPLE_PERIOD_N && sqlite3_step(q) == SQLITE_ROW)
+		first[nf++] = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	int64_t period = sample_period(first, nf), hold = sample_hold(period, m->value_kind);
+	size_t n = 0;
+	int64_t *t = xmalloc((2 * m->ns + 1) * sizeof(*t));
+	double *v = xmalloc((2 * m->ns + 1) * sizeof(*v));
+	uint8_t *ok = xmalloc(2 * m->ns + 1);
+	for (size_t i = 0; i < m->ns; i++) {
+		int64_t next = i + 1 < m->ns ? m->t[i + 1] : INT64_MAX;
+		int64_t until = time_of(sample_until(m->t[i], next, period, hold));
+		t[n] = m->t[i], v[n] = m->v[i], ok[n++] = 1;
+		if (until < next)
+			t[n] = until, v[n] = 0, ok[n++] = 0;
+	}
+	free(m->t), free(m->v);
+	m->t = t, m->v = v, m->ok = ok, m->ns = n;
+	return 0;
+}
+
+static int load_samples(struct run *r, struct metric *m)
+{
+	sqlite3_stmt *q;
+	size_t alloc = 0;
+	if (sqlite3_prepare_v2(
+		r->db,
+		"SELECT t_ns, value FROM samples WHERE metric_id = ?1 AND t_ns >="
+		" coalesce((SELECT max(t_ns) FROM samples WHERE metric_id = ?1 AND t_ns <= ?2),"
+		" (SELECT min(t_ns) FROM samples WHERE metric_id = ?1)) AND t_ns <="
+		" coalesce((SELECT min(t_ns) FROM samples WHERE metric_id = ?1 AND t_ns >= ?3),"
+		" (SELECT max(t_ns) FROM samples WHERE metric_id = ?1)) ORDER BY t_ns",
+		-1, &q, NULL) != SQLITE_OK)
+		return fail(r, "samples");
+	sqlite3_bind_int64(q, 1, m->id);
+	sqlite3_bind_int64(q, 2, r->t0);
+	sqlite3_bind_int64(q, 3, r->t1);
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		if (m->ns == alloc) {
+			alloc = alloc ? alloc * 2 : 256;
+			m->t = xrealloc(m->t, alloc * sizeof(*m->t));
+			m->v = xrealloc(m->v, alloc * sizeof(*m->v));
+		}
+		m->t[m->ns] = time_of(sqlite3_column_int64(q, 0));
+		double v = sqlite3_column_double(q, 1);
+		m->v[m->ns++] = isfinite(v) && v > 0 ? v : 0;
+	}
+	sqlite3_finalize(q);
+	return hold_samples(r, m);
+}
+
+/* The metrics worth attributing, each in the class of its host (device):
+ * only classes that have work get any. */
+static int load_metrics(struct run *r)
+{
+	sqlite3_stmt *q;
+	size_t alloc = 0;
+	for (size_t i = 0; i < r->ntracks; i++) {
+		struct track *t = &r->tracks[i];
+		if (t->device >= -1 && (!r->track_ok || r->track_ok[i]))
+			t->cls = class_of(r, t->host, t->device);
+	}
+	size_t nk_work = r->nk;
+	if (sqlite3_prepare_v2(r->db,
+			       "SELECT id, host, resource, name, capacity, value_kind FROM metrics"
+			       " WHERE capacity > 0 AND value_kind != 'counter' ORDER BY id",
+			       -1, &q, NULL) != SQLITE_OK)
+		return fail(r, "metrics");
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		const char *resource = (const char *)sqlite3_column_text(q, 2);
+		const char *name = (const char *)sqlite3_column_text(q, 3);
+		int res = res_of_metric(resource, name ? name : ""), role = ROLE_ATTRIB;
+		if (res < 0 && r->judge && (role = judged_role(resource, name ? name : "")) >= 0)
+			res = ATTRIB_CPU;
+		if (res < 0)
+			continue;
+		struct mseries s = {.resource = resource};
+		int device = attrib_res_device(res) ? mseries_device(&s) : -1;
+		if (attrib_res_device(res) && device < 0)
+			continue;
+		const char *host = intern_host(r, sqlite3_column_text(q, 1));
+		int cls = -1;
+		for (size_t k = 0; k < nk_work; k++)
+			if (r->k[k].host == host && r->k[k].device == device)
+				cls = (int)k;
+		if (cls < 0)
+			continue;
+		XGROW(r->m, r->nm + 1, alloc);
+		const unsigned char *kind = sqlite3_column_text(q, 5);
+		r->m[r->nm++] =
+		    (struct metric){.id = sqlite3_column_int64(q, 0),
+				    .res = res,
+				    .cls = cls,
+				    .role = role,
+				    .cap = sqlite3_column_double(q, 4),
+				    .value_kind = kind ? xstrdup((const char *)kind) : NULL};
+	}
+	sqlite3_finalize(q);
+	for (size_t i = 0; i < r->nm; i++) {
+		struct klass *k = &r->k[r->m[i].cls];
+		if (r->m[i].role == ROLE_ATTRIB) {
+			k->metrics = xrealloc(k->metrics, (k->nmetrics + 1) * sizeof(*k->metrics));
+			k->metrics[k->nmetrics++] = (int)i;
+		}
+		k->judged = xrealloc(k->judged, (k->njudged + 1) * sizeof(*k->judged));
+		k->judged[k->njudged++] = (int)i;
+		k->ncpu += r->m[i].role == ROLE_CORE;
+		if (load_samples(r, &r->m[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- a GPU's device work as its measurement ----
+ *
+ * nvidia-smi's utilization.gpu is the share of its sample period in which
+ * some kernel ran; a trace's device work measures the same to the
+ * nanosecond.  So within the window of a trace that gives a GPU's device
+ * work (from the first phase of its tracks to the last: its coverage), the
+ * GPU's utilization is its capacity while some device work runs (kernels,
+ * copies, sets: device copies are device work) and 0 otherwise; its
+ * utilization series take those values there, and hold their own samples
+ * only outside; a GPU with no such series gets one of those values alone
+ * (DEVWORK_ID). */
+
+/* The coverage of each GPU class: the windows of the sources that give
+ * device work on it. */
+static void devwork_cover(struct run *r)
+{
+	for (size_t c = 0; c < r->nk; c++) {
+		struct klass *k = &r->k[c];
+		size_t alloc = 0;
+		for (size_t i = 0; k->device >= 0 && i < r->ntracks; i++) {
+			const struct track *t = &r->tracks[i];
+			if (t->cls != (int)c || !t->work || t->w1 <= t->w0)
+				continue;
+			struct span w = {INF, INT64_MIN};
+			for (size_t j = 0; j < r->ntracks; j++) {
+				const struct track *u = &r->tracks[j];
+				if (u->source != t->source || u->w1 <= u->w0)
+					continue;
+				w.start = u->w0 < w.start ? u->w0 : w.start;
+				w.end = u->w1 > w.end ? u->w1 : w.end;
+			}
+			XGROW(k->cov, k->ncov + 1, alloc);
+			k->cov[k->ncov++] = w;
+		}
+		k->ncov = spans_normalize(k->cov, k->ncov);
+	}
+}
+
+/* Periods over class k's coverage from the union of its device work w[0..n):
+ * 1 while some runs, else 0 (OK_TRACED), no value between coverages. */
+static void devwork_periods(const struct klass *k, const struct span *w, size_t n,
+			    struct metric *out)
+{
+	size_t alloc = 2 * (n + k->ncov) + 1, ns = 0, j = 0;
+	out->t = xmalloc(alloc * sizeof(*out->t));
+	out->v = xmalloc(alloc * sizeof(*out->v));
+	out->ok = xmalloc(alloc);
+#define PERIOD(at, val, o) (out->t[ns] = (at), out->v[ns] = (val), out->ok[ns++] = (uint8_t)(o))
+	for (size_t c = 0; c < k->ncov; c++) {
+		int64_t x = k->cov[c].start, b = k->cov[c].end;
+		for (; j < n && w[j].start < b; j++) {
+			int64_t s = w[j].start > x ? w[j].start : x,
+				e = w[j].end < b ? w[j].end : b;
+			if (e <= x)
+				continue;
+			if (s > x)
+				PERIOD(x, 0, OK_HOLDS | OK_TRACED);
+			PERIOD(s, 1, OK_HOLDS | OK_TRACED);
+			x = e;
+			if (w[j].end > b)
+				break; /* it goes on into the next coverage */
+		}
+		if (x < b)
+			PERIOD(x, 0, OK_HOLDS | OK_TRACED);
+		PERIOD(b, 0, 0);
+	}
+#undef PERIOD
+	out->ns = ns;
+}
+
+/* m's periods overlaid with d's where d's are traced, d's values x m's
+ * capacity: one boundary per time either has one. */
+static void devwork_overlay(struct metric *m, const struct metric *d)
+{
+	size_t alloc = m->ns + d->ns + 1, n = 0, i = 0, j = 0;
+	int64_t *t = xmalloc(alloc * sizeof(*t));
+	double *v = xmalloc(alloc * sizeof(*v));
+	uint8_t *ok = xmalloc(alloc);
+	while (i < m->ns || j < d->ns) {
+		int64_t x = j == d->ns || (i < m->ns && m->t[i] < d->t[j]) ? m->t[i] : d->t[j];
+		while (i < m->ns && m->t[i] <= x)
+			i++;
+		while (j < d->ns && d->t[j] <= x)
+			j++;
+		/* m's period holding x is i - 1, d's j - 1 (none when 0) */
+		t[n] = x, v[n] = 0, ok[n] = 0;
+		if (j && d->ok[j - 1] & OK_TRACED)
+			v[n] = d->v[j - 1] * m->cap, ok[n] = d->ok[j - 1];
+		else if (i)
+			v[n] = m->v[i - 1], ok[n] = m->ok[i - 1];
+		n++;
+	}
+	free(m->t), free(m->v), free(m->ok);
+	m->t = t, m->v = v, m->ok = ok, m->ns = n;
+}
+
+/* Each covered GPU class's device work, as its utilization (above); the
+ * phases are loaded. */
+static void devwork_measure(struct run *r)
+{
+	const struct phases *p = &r->p;
+	size_t *count = xcalloc(r->nk + 1, sizeof(*count)), *at = xcalloc(r->nk + 1, sizeof(*at));
+	int32_t *cls = xmalloc((p->n + 1) * sizeof(*cls));
+	size_t total = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		int32_t t = p->track[i];
+		cls[i] = -1;
+		if (t < 0 || !r->tracks[t].work || r->tracks[t].cls < 0 ||
+		    !r->k[r->tracks[t].cls].ncov || p->end[i] <= p->start[i] ||
+		    type_of(p->kind[i], p->leaf[i], &r->tracks[t]) < 0)
+			continue;
+		cls[i] = r->tracks[t].cls;
+		count[cls[i]]++;
+		total++;
+	}
+	struct span *w = xmalloc((total + 1) * sizeof(*w));
+	for (size_t c = 0, o = 0; c < r->nk; c++) {
+		at[c] = o;
+		o += count[c];
+	}
+	for (size_t i = 0; i < p->n; i++)
+		if (cls[i] >= 0)
+			w[at[cls[i]]++] = (struct span){p->start[i], p->end[i]};
+	size_t nk = r->nk, m_alloc = r->nm;
+	for (size_t c = 0, o = 0; c < nk; c++) {
+		struct klass *k = &r->k[c];
+		size_t n = count[c];
+		o += n;
+		if (!k->ncov)
+			continue;
+		n = spans_normalize(w + o - count[c], n);
+		struct metric d = {.id = DEVWORK_ID, .res = ATTRIB_GPU, .cls = (int)c, .cap = 100};
+		devwork_periods(k, w + o - count[c], n, &d);
+		int merged = 0;
+		for (size_t i = 0; i < k->nmetrics; i++)
+			if (r->m[k->metrics[i]].res == ATTRIB_GPU) {
+				devwork_overlay(&r->m[k->metrics[i]], &d);
+				merged = 1;
+			}
+		if (merged) {
+			free(d.t), free(d.v), free(d.ok);
+			continue;
+		}
+		for (size_t j = 0; j < d.ns; j++)
+			d.v[j] *= d.cap;
+		XGROW(r->m, r->nm + 1, m_alloc);
+		r->m[r->nm] = d;
+		k->metrics = xrealloc(k->metrics, (k->nmetrics + 1) * sizeof(*k->metrics));
+		k->metrics[k->nmetrics++] = (int)r->nm;
+		k->judged = xrealloc(k->judged, (k->njudged + 1) * sizeof(*k->judged));
+		k->judged[k->njudged++] = (int)r->nm;
+		r->nm++;
+	}
+	free(w), free(cls), free(count), free(at);
+}
+
+/* ---- lanes ---- */
+
+struct work {
+	int32_t ph;
+	int64_t start, end;
+};
+
+static int by_start(const void *a, const void *b)
+{
+	const struct work *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end > y->end ? -1 : 1; /* the outer first */
+	return (x->ph > y->ph) - (x->ph < y->ph);
+}
+
+/* Lays out the work of class c in lanes; *types gets each phase's type. */
+static struct lane *make_lanes(struct run *r, int c, uint8_t *types, size_t *nlanes)
+{
+	struct phases *p = &r->p;
+	size_t *count = xcalloc(r->ntracks + 1, sizeof(*count));
+	size_t total = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		int32_t t = p->track[i];
+		types[i] = 0xff;
+		if (t < 0 || r->tracks[t].cls != c || p->end[i] <= p->start[i])
+			continue;
+		int ty = type_of(p->kind[i], p->leaf[i], &r->tracks[t]);
+		if (ty < 0)
+			continue;
+		types[i] = (uint8_t)ty;
+		count[t]++;
+		total++;
+	}
+	struct work *w = xmalloc((total + 1) * sizeof(*w));
+	size_t *at = xcalloc(r->ntracks + 1, sizeof(*at));
+	for (size_t t = 0, o = 0; t < r->ntracks; t++) {
+		at[t] = o;
+		o += count[t];
+	}
+	for (size_t i = 0; i < p->n; i++)
+		if (types[i] != 0xff)
+			w[at[p->track[i]]++] = (struct work){(int32_t)i, p->start[i], p->end[i]};
+	struct lane *lanes = NULL;
+	size_t nl = 0, lalloc = 0;
+	size_t o = 0;
+	for (size_t t = 0; t < r->ntracks; t++) {
+		struct work *tw = w + o;
+		size_t n = count[t];
+		o += n;
+		if (!n)
+			continue;
+		size_t k = 1;
+		while (k < n && by_start(&tw[k - 1], &tw[k]) <= 0)
+			k++;
+		if (k < n) /* phases are mostly stored in start order already */
+			qsort(tw, n, sizeof(*tw), by_start);
+		if (r->tracks[t].nest) {
+			XGROW(lanes, nl + 1, lalloc);
+			struct lane *l = &lanes[nl++];
+			memset(l, 0, sizeof(*l));
+			l->ph = xmalloc(n * sizeof(*l->ph));
+			for (size_t i = 0; i < n; i++)
+				l->ph[i] = tw[i].ph;
+			l->n = n;
+			continue;
+		}
+		/* flat work that may overlap: first-fit into lanes of its own */
+		size_t first = nl;
+		for (size_t i = 0; i < n; i++) {
+			size_t li = first;
+			while (li < nl && p->end[lanes[li].ph[lanes[li].n - 1]] > tw[i].start)
+				li++;
+			if (li == nl) {
+				XGROW(lanes, nl + 1, lalloc);
+				memset(&lanes[nl], 0, sizeof(lanes[nl]));
+				lanes[nl].ph = xmalloc(n * sizeof(*lanes[nl].ph));
+				nl++;
+			}
+			lanes[li].ph[lanes[li].n++] = tw[i].ph;
+		}
+	}
+	free(w);
+	free(at);
+	free(count);
+	*nlanes = nl;
+	return lanes;
+}
+
+static void lane_push(struct lane *l, int32_t ph, int64_t end)
+{
+	if (l->sp == l->salloc) {
+		l->salloc = l->salloc ? l->salloc * 2 : 16;
+		l->stack = xrealloc(l->stack, l->salloc * sizeof(*l->stack));
+		l->stack_end = xrealloc(l->stack_end, l->salloc * sizeof(*l->stack_end));
+	}
+	l->stack[l->sp] = ph;
+	l->stack_end[l->sp++] = end;
+}
+
+/* The lane's next exclusive segment into s0, s1, who; done when none. */
+static void lane_next(struct lane *l, const struct phases *p)
+{
+	for (;;) {
+		int64_t next = l->i < l->n ? p->start[l->ph[l->i]] : INF;
+		if (l->sp) {
+			int64_t top_end = l->stack_end[l->sp - 1];
+			int32_t top = l->stack[l->sp - 1];
+			if (next < top_end) {
+				if (next > l->cur) {
+					l->s0 = l->cur, l->s1 = next, l->who = top;
+					l->cur = next;
+					return;
+				}
+				int32_t ph = l->ph[l->i++];
+				lane_push(l, ph, p->end[ph] < top_end ? p->end[ph] : top_end);
+				l->cur = next;
+				continue;
+			}
+			l->sp--;
+			if (top_end > l->cur) {
+				l->s0 = l->cur, l->s1 = top_end, l->who = top;
+				l->cur = top_end;
+				return;
+			}
+			continue;
+		}
+		if (next == INF) {
+			l->done = 1;
+			return;
+		}
+		int32_t ph = l->ph[l->i++];
+		lane_push(l, ph, p->end[ph]);
+		l->cur = next;
+	}
+}
+
+static void lane_reset(struct lane *l, const struct phases *p)
+{
+	l->i = 0, l->sp = 0, l->cur = 0, l->active = 0, l->done = 0;
+	lane_next(l, p);
+}
+
+/* A binary heap of lanes by their next event time. */
+struct heap {
+	int32_t *v;
+	size_t n;
+	struct lane *lanes;
+};
+
+static int64_t lane_time(const struct lane *l)
+{
+	return l->done ? INF : l->active ? l->s1 : l->s0;
+}
+
+static void heap_down(struct heap *h, size_t i)
+{
+	for (;;) {
+		size_t a = 2 * i + 1, b = a + 1, m = i;
+		if (a < h->n && lane_time(&h->lanes[h->v[a]]) < lane_time(&h->lanes[h->v[m]]))
+			m = a;
+		if (b < h->n && lane_time(&h->lanes[h->v[b]]) < lane_time(&h->lanes[h->v[m]]))
+			m = b;
+		if (m == i)
+			return;
+		int32_t x = h->v[i];
+		h->v[i] = h->v[m], h->v[m] = x;
+		i = m;
+	}
+}
+
+/* ---- the two sweeps ---- */
+
+static uint64_t key_of(const int *cnt)
+{
+	uint64_t k = 0;
+	for (int t = 0; t < NTYPES; t++)
+		k |= (uint64_t)(cnt[t] > 255 ? 255 : cnt[t]) << (8 * t);
+	return k;
+}
+
+static int key_count(uint64_t k, int t)
+{
+	return (int)((k >> (8 * t)) & 0xff);
+}
+
+/* Adds len of key to metric m's current period (entries of one period are
+ * kept together; a period's few keys are found by a linear scan). */
+static void hist_add(struct metric *m, uint64_t key, double len)
+{
+	size_t from = m->off[m->j];
+	for (size_t e = from; e < m->nent; e++)
+		if (m->key[e] == key) {
+			m->len[e] += len;
+			return;
+		}
+	if (m->nent == m->aent) {
+		m->aent = m->aent ? m->aent * 2 : 64;
+		m->key = xrealloc(m->key, m->aent * sizeof(*m->key));
+		m->len = xrealloc(m->len, m->aent * sizeof(*m->len));
+	}
+	m->key[m->nent] = key;
+	m->len[m->nent++] = len;
+}
+
+static int in_period(const struct metric *m)
+{
+	return m->j < m->ns && m->j + 1 < m->ns && m->ok[m->j];
+}
+
+static int64_t next_boundary(const struct metric *m)
+{
+	size_t nj = m->j == m->ns ? 0 : m->j + 1;
+	return nj < m->ns ? m->t[nj] : INF;
+}
+
+/* Moves m's period to the one holding time now; returns whether it moved. */
+static int advance_metric(struct metric *m, int64_t now, int hist)
+{
+	int moved = 0;
+	while (next_boundary(m) <= now) {
+		m->j = m->j == m->ns ? 0 : m->j + 1;
+		if (hist)
+			m->off[m->j] = m->nent;
+		moved = 1;
+	}
+	return moved;
+}
+
+struct state {
+	/* running integrals of usage per type and resource: value at t_ref
+	 * and rate */
+	double w[NTYPES][ATTRIB_NRES], wr[NTYPES][ATTRIB_NRES];
+	int64_t t_ref;
+};
+
+static void fold(struct state *s, int64_t now)
+{
+	double dt = ns_span(s->t_ref, now);
+	if (dt == 0)
+		return;
+	for (int t = 0; t < NTYPES; t++)
+		for (int x = 0; x < ATTRIB_NRES; x++)
+			s->w[t][x] += s->wr[t][x] * dt;
+	s->t_ref = now;
+}
+
+/* The upsampled value of metric m for key in its current period. */
+static double upsampled(const struct metric *m, uint64_t key)
+{
+	for (size_t e = m->off[m->j]; e < m->off[m->j + 1]; e++)
+		if (m->key[e] == key)
+			return m->u[e];
+	return 0;
+}
+
+/* New rates after a change of key or period (sweep two). */
+static void rates(struct run *r, struct klass *k, struct state *s, uint64_t key)
+{
+	memset(s->wr, 0, sizeof(s->wr));
+	for (size_t i = 0; i < k->nmetrics; i++) {
+		struct metric *m = &r->m[k->metrics[i]];
+		if (!in_period(m))
+			continue;
+		double e = 0, v = 0, c = m->cap;
+		for (int t = 0; t < NTYPES; t++) {
+			int n = key_count(key, t);
+			if (m->exact[t])
+				e += n * m->d[t];
+			else
+				v += n * m->d[t];
+		}
+		double u = upsampled(m, key);
+		for (int t = 0; t < NTYPES; t++) {
+			if (!(m->d[t] > 0) || !key_count(key, t))
+				continue;
+			double rate = m->exact[t] ? e > 0 ? m->d[t] * fmin(u / e, 1) : 0
+				      : v > 0	  ? m->d[t] * fmax(u - e, 0) / v
+						  : 0;
+			s->wr[t][m->res] += rate / c;
+		}
+	}
+}
+
+static void snapshot(const struct state *s, int t, int64_t now, double *out)
+{
+	double dt = ns_span(s->t_ref, now);
+	for (int x = 0; x < ATTRIB_NRES; x++)
+		out[x] = s->w[t][x] + s->wr[t][x] * dt;
+}
+
+/* Kept phase x's work ran in class c: its first, or one of several. */
+static void note_class(struct run *r, int32_t x, struct acc *a, int32_t c)
+{
+	if (a->last == c)
+		return;
+	if (a->cls >= 0 && a->cls != c) {
+		XGROW(r->multi, r->nmulti + 2, r->amulti);
+		if (a->last == a->cls) /* the first time another class comes */
+			r->multi[r->nmulti++] = (struct kcls){r->p.keep[x], a->cls};
+		r->multi[r->nmulti++] = (struct kcls){r->p.keep[x], c};
+	} else {
+		a->cls = c;
+	}
+	a->last = c;
+}
+
+/* Adds a segment's share to kept phase x (row a). */
+static void charge_one(struct run *r, const struct klass *k, int t, int32_t x, const double *use,
+		       double len)
+{
+	struct acc *a = &r->acc[r->p.keep[x]];
+	for (int y = 0; y < ATTRIB_NRES; y++)
+		a->use[y] += use[y];
+	a->busy[k->device >= 0] += len;
+	a->mask |= k->mask[t];
+	note_class(r, x, a, (int32_t)(k - r->k));
+}
+
+/* A segment of phase ph (type t, of class k) ends: its share goes to every
+ * kept phase from ph up, and from its stream's node up to the first of
+ * those (device work hangs under the call that launched it, so its
+ * stream and the GPU's process are not its ancestors). */
+static void charge(struct run *r, struct klass *k, const struct lane *l, int t, int64_t now,
+		   const struct state *s)
+{
+	double end[ATTRIB_NRES];
+	snapshot(s, t, now, end);
+	for (int y = 0; y < ATTRIB_NRES; y++)
+		end[y] -= l->snap[y];
+	double len = ns_span(l->s0, now);
+	const struct phases *p = &r->p;
+	size_t n = 0;
+	for (int32_t x = p->up[l->who]; x >= 0; x = p->parent[x] >= 0 ? p->up[p->parent[x]] : -1) {
+		charge_one(r, k, t, x, end, len);
+		XGROW(r->chain, n + 1, r->achain);
+		r->chain[n++] = x;
+	}
+	int32_t tr = p->track[l->who];
+	for (int32_t x = tr >= 0 ? r->tracks[tr].nodeix : -1; x >= 0;
+	     x = p->parent[x] >= 0 ? p->up[p->parent[x]] : -1) {
+		size_t i = n;
+		while (i > 0 && r->chain[i - 1] != x)
+			i--; /* from the top: the first shared one is high up */
+		if (i)
+			break;
+		charge_one(r, k, t, x, end, len);
+	}
+}
+
+/* A segment of phase ph (of class k) starts: the part of it that no earlier
+ * one covered goes to every kept phase from ph up.  The sweep meets the
+ * segments by start, so that part is what lies past the last end so far;
+ * once a phase's last end reaches past it, so do its ancestors'. */
+static void cover_from(struct run *r, const struct klass *k, const struct lane *l, int32_t x)
+{
+	int dev = k->device >= 0;
+	int32_t c = (int32_t)(k - r->k);
+	const struct phases *p = &r->p;
+	for (; x >= 0; x = p->parent[x] >= 0 ? p->up[p->parent[x]] : -1) {
+		struct acc *a = &r->acc[p->keep[x]];
+		if (a->cover_cls != c)
+			a->cover_cls = c, a->cover_end = INT64_MIN;
+		if (l->s1 <= a->cover_end)
+			break;
+		a->cover[dev] += l->s1 - (l->s0 > a->cover_end ? l->s0 : a->cover_end);
+		a->cover_end = l->s1;
+	}
+}
+
+/* ... and from its stream's node up (charge()): the walk stops at the
+ * first phase the first walk reached, whose last end is already past. */
+static void cover(struct run *r, const struct klass *k, const struct lane *l)
+{
+	int32_t tr = r->p.track[l->who];
+	cover_from(r, k, l, r->p.up[l->who]);
+	if (tr >= 0)
+		cover_from(r, k, l, r->tracks[tr].nodeix);
+}
+
+/* What a merge of the lanes does: sweep one (time per key per period),
+ * sweep two (charges to the kept phases), or sweep two for one phase's
+ * usage over time (struct series). */
+enum sweep_mode { SWEEP_HIST, SWEEP_CHARGE, SWEEP_SERIES };
+
+/* attrib_series' accumulator: the usage rate of the phase asked about is,
+ * at any time, the sum over types of the rate per phase of that type
+ * (struct state's wr) times how many of its phases of that type run. */
+struct series {
+	const uint8_t *under; /* per phase: its work counts (it or a descendant) */
+	int na[NTYPES];	      /* lanes running such a phase now, per type */
+	int64_t t0, t1;
+	int nb;
+	double *out; /* per resource and bucket: the integral, then the mean */
+};
+
+/* The start of bucket b of nb over [t0, t1) (b = nb: t1), without overflow:
+ * t0 plus an offset of at most t1 - t0, in uint64_t, is a time in [t0, t1]. */
+static int64_t bucket_edge(const struct series *sa, int b)
+{
+	uint64_t span = ns_diff(sa->t0, sa->t1), n = (uint64_t)sa->nb;
+	return (int64_t)((uint64_t)sa->t0 + span / n * (uint64_t)b + span % n * (uint64_t)b / n);
+}
+
+/* Adds the rates of s over [a, b), a stretch with no event inside. */
+static void series_add(struct series *sa, const struct state *s, int64_t a, int64_t b)
+{
+	double rate[ATTRIB_NRES] = {0};
+	int any = 0;
+	a = a > sa->t0 ? a : sa->t0;
+	b = b < sa->t1 ? b : sa->t1;
+	if (a >= b)
+		return;
+	for (int t = 0; t < NTYPES; t++)
+		if (sa->na[t])
+			for (int x = 0; x < ATTRIB_NRES; x++) {
+				rate[x] += sa->na[t] * s->wr[t][x];
+				any |= rate[x] != 0;
+			}
+	if (!any)
+		return;
+	int i = (int)(ns_span(sa->t0, a) / ns_span(sa->t0, sa->t1) * sa->nb);
+	i = i < 0 ? 0 : i >= sa->nb ? sa->nb - 1 : i;
+	while (i > 0 && bucket_edge(sa, i) > a)
+		i--;
+	while (i + 1 < sa->nb && bucket_edge(sa, i + 1) <= a)
+		i++;
+	for (; i < sa->nb && bucket_edge(sa, i) < b; i++) {
+		int64_t lo = bucket_edge(sa, i), hi = bucket_edge(sa, i + 1);
+		double len = ns_span(lo > a ? lo : a, hi < b ? hi : b);
+		for (int x = 0; x < ATTRIB_NRES; x++)
+			sa->out[x * sa->nb + i] += rate[x] * len;
+	}
+}
+
+/* One merge of the lanes with the metrics' sample boundaries. */
+static void sweep(struct run *r, struct klass *k, struct lane *lanes, size_t nl,
+		  const uint8_t *types, enum sweep_mode mode, struct series *sa)
+{
+	int hist = mode == SWEEP_HIST;
+	struct heap h = {xmalloc((nl + 1) * sizeof(int32_t)), 0, lanes};
+	struct state s;
+	int cnt[NTYPES] = {0};
+	memset(&s, 0, sizeof(s));
+	for (size_t i = 0; i < nl; i++) {
+		lane_reset(&lanes[i], &r->p);
+		h.v[h.n++] = (int32_t)i;
+	}
+	for (size_t i = h.n; i-- > 0;)
+		heap_down(&h, i);
+	for (size_t i = 0; i < k->nmetrics; i++) {
+		struct metric *m = &r->m[k->metrics[i]];
+		m->j = m->ns;
+	}
+	int64_t prev = INF;
+	uint64_t key = 0, prev_key = ~(uint64_t)0;
+	for (;;) {
+		int64_t now = h.n ? lane_time(&lanes[h.v[0]]) : INF;
+		for (size_t i = 0; i < k->nmetrics; i++) {
+			int64_t b = next_boundary(&r->m[k->metrics[i]]);
+			now = b < now ? b : now;
+		}
+		if (now == INF)
+			break;
+		if (hist && prev != INF && now > prev)
+			for (size_t i = 0; i < k->nmetrics; i++) {
+				struct metric *m = &r->m[k->metrics[i]];
+				if (in_period(m))
+					hist_add(m, key, ns_span(prev, now));
+			}
+		if (mode == SWEEP_SERIES && prev != INF && now > prev)
+			series_add(sa, &s, prev, now);
+		if (prev == INF)
+			s.t_ref = now;
+		/* lanes whose event is now: ends first, then what starts */
+		while (h.n && lane_time(&lanes[h.v[0]]) == now) {
+			struct lane *l = &lanes[h.v[0]];
+			if (l->active) {
+				int t = types[l->who];
+				if (mode == SWEEP_CHARGE)
+					charge(r, k, l, t, now, &s);
+				else if (mode == SWEEP_SERIES && sa->under[l->who])
+					sa->na[t]--;
+				cnt[t]--;
+				l->active = 0;
+				lane_next(l, &r->p);
+			} else {
+				int t = types[l->who];
+				cnt[t]++;
+				l->active = 1;
+				if (mode == SWEEP_CHARGE) {
+					snapshot(&s, t, now, l->snap);
+					cover(r, k, l);
+				} else if (mode == SWEEP_SERIES && sa->under[l->who])
+					sa->na[t]++;
+			}
+			heap_down(&h, 0);
+		}
+		int moved = 0;
+		for (size_t i = 0; i < k->nmetrics; i++)
+			moved |= advance_metric(&r->m[k->metrics[i]], now, hist);
+		key = key_of(cnt);
+		if (mode != SWEEP_HIST && (moved || key != prev_key)) {
+			fold(&s, now);
+			rates(r, k, &s, key);
+			prev_key = key;
+		}
+		prev = now;
+	}
+	if (hist)
+		for (size_t i = 0; i < k->nmetrics; i++) {
+			struct metric *m = &r->m[k->metrics[i]];
+			for (size_t j = m->j == m->ns ? 0 : m->j + 1; j <= m->ns; j++)
+				m->off[j] = m->nent;
+		}
+	free(h.v);
+}
+
+/* ---- fit and upsampling ---- */
+
+static void add_fit(struct run *r, const struct metric *m, int cls_dev, int t)
+{
+	struct attribution *a = r->out;
+	if (m->id == DEVWORK_ID || !a)
+		return;
+	XGROW(a->fits, a->nfits + 1, r->fit_alloc);
+	a->fits[a->nfits++] =
+	    (struct attrib_fit){m->id, m->res, type_names[cls_dev][t], m->exact[t], m->d[t]};
+}
+
+/* The user's rule for type t of class dev on resource res, or NULL. */
+static const struct attrib_rule *rule_for(const struct attrib_rules *rs, int res, int dev, int t)
+{
+	for (size_t i = 0; rs && i < rs->n; i++)
+		if (rs->v[i].res == res && rs->v[i].dev == dev && rs->v[i].type == t)
+			return &rs->v[i];
+	return NULL;
+}
+
+/* Metric m's demands: Exact(capacity) for device work (kernels, copies,
+ * sets) on GPU utilization, else Variable(d) fitted by NNLS over the
+ * sample periods; a user's rule replaces either (a fixed demand is known,
+ * not fitted). */
+static void fit(struct run *r, struct metric *m, int dev, const int *present)
+{
+	int cols[NTYPES], k = 0, known[NTYPES] = {0};
+	for (int t = 0; t < NTYPES; t++) {
+		m->exact[t] = 0;
+		m->d[t] = 0;
+		if (!present[t])
+			continue;
+		const struct attrib_rule *u = rule_for(r->rules, m->res, dev, t);
+		if (u) {
+			m->exact[t] = u->rule == ATTRIB_RULE_EXACT;
+			if (u->rule == ATTRIB_RULE_NONE)
+				continue;
+			if (!isnan(u->demand) || m->exact[t]) {
+				m->d[t] = isnan(u->demand) ? m->cap : u->demand;
+				known[t] = 1;
+				continue;
+			}
+		} else if (m->res == ATTRIB_GPU) {
+			/* the GPU is busy while its device work runs */
+			m->exact[t] = dev;
+			m->d[t] = dev ? m->cap : 0;
+			known[t] = dev;
+			continue;
+		}
+		cols[k++] = t;
+	}
+	if (k) {
+		struct nnls_acc acc;
+		double row[NTYPES], x[NTYPES];
+		nnls_acc_init(&acc, (size_t)k);
+		for (size_t j = 0; j + 1 < m->ns; j++) {
+			double L = ns_span(m->t[j], m->t[j + 1]), ex = 0;
+			if (!(L > 0))
+				continue;
+			memset(row, 0, sizeof(row));
+			for (size_t e = m->off[j]; e < m->off[j + 1]; e++) {
+				for (int c = 0; c < k; c++)
+					row[c] += m->len[e] * key_count(m->key[e], cols[c]) / L;
+				for (int t = 0; t < NTYPES; t++)
+					if (known[t])
+						ex += m->len[e] * key_count(m->key[e], t) *
+						      m->d[t] / L;
+			}
+			nnls_acc_add(&acc, row, fmax(m->v[j] - ex, 0), 1.0);
+		}
+		if (nnls_acc_solve(&acc, x) == 0)
+			for (int c = 0; c < k; c++)
+				m->d[cols[c]] = isfinite(x[c]) && x[c] > 0 ? x[c] : 0;
+		nnls_acc_release(&acc);
+	}
+	for (int t = 0; t < NTYPES; t++)
+		if (present[t])
+			add_fit(r, m, dev, t);
+}
+
+struct bucket {
+	double e, v, f, u;
+	double order; /* the variable pass's sort key */
+	size_t ent;
+};
+
+static int by_e(const void *a, const void *b)
+{
+	const struct bucket *x = a, *y = b;
+	return x->e < y->e ? 1 : x->e > y->e ? -1 : 0;
+}
+
+/* The variable pass goes by demand over room left, largest first. */
+static int by_room(const void *a, const void *b)
+{
+	const struct bucket *x = a, *y = b;
+	return x->order < y->order ? 1 : x->order > y->order ? -1 : 0;
+}
+
+static int by_u(const void *a, const void *b)
+{
+	const struct bucket *x = a, *y = b;
+	return x->u < y->u ? 1 : x->u > y->u ? -1 : 0;
+}
+
+/* GradeML's upsampling of one sample value over a period's buckets: first
+ * to exact demand, then in proportion to variable demand, then spread as
+ * background, never past capacity. */
+static void upsample(struct bucket *b, size_t n, double value, double cap)
+{
+	double rest = value, need = 0;
+	for (size_t i = 0; i < n; i++) {
+		b[i].u = 0;
+		need += b[i].e * b[i].f;
+	}
+	qsort(b, n, sizeof(*b), by_e);
+	for (size_t i = 0; i < n && need > 0 && rest > 0; i++) {
+		double u = fmin(fmin(rest / need * b[i].e, b[i].e), cap);
+		b[i].u = u;
+		rest = fmax(rest - u * b[i].f, 0);
+		need -= b[i].e * b[i].f;
+	}
+	if (rest > 0) {
+		need = 0;
+		for (size_t i = 0; i < n; i++)
+			need += b[i].v * b[i].f;
+		for (size_t i = 0; i < n; i++) {
+			double room = cap - b[i].u;
+			b[i].order = !(b[i].v > 0) ? 0 : room > 0 ? b[i].v / room : INFINITY;
+		}
+		qsort(b, n, sizeof(*b), by_room);
+		for (size_t i = 0; i < n && need > 0 && rest > 0; i++) {
+			double u = fmin(rest / need * b[i].v, fmax(cap - b[i].u, 0));
+			b[i].u += u;
+			rest = fmax(rest - u * b[i].f, 0);
+			need -= b[i].v * b[i].f;
+		}
+	}
+	if (rest > 0) {
+		double left = 0;
+		for (size_t i = 0; i < n; i++)
+			left += b[i].f;
+		qsort(b, n, sizeof(*b), by_u);
+		for (size_t i = 0; i < n && left > 0 && rest > 0; i++) {
+			double u = fmin(rest / left, fmax(cap - b[i].u, 0));
+			b[i].u += u;
+			rest = fmax(rest - u * b[i].f, 0);
+			left -= b[i].f;
+		}
+	}
+}
+
+void attrib_upsample(size_t n, const double *exact, const double *var, const double *frac,
+		     double value, double cap, double *out)
+{
+	struct bucket *b = xmalloc((n + 1) * sizeof(*b));
+	for (size_t i = 0; i < n; i++)
+		b[i] = (struct bucket){exact[i], var[i], frac[i], 0, 0, i};
+	upsample(b, n, value, cap);
+	for (size_t i = 0; i < n; i++)
+		out[b[i].ent] = b[i].u;
+	free(b);
+}
+
+static void upsample_metric(struct metric *m)
+{
+	struct bucket *b = NULL;
+	size_t alloc = 0;
+	m->u = xcalloc(m->nent + 1, sizeof(*m->u));
+	for (size_t j = 0; j + 1 < m->ns; j++) {
+		size_t n = m->off[j + 1] - m->off[j];
+		double L = ns_span(m->t[j], m->t[j + 1]);
+		if (!n || !(L > 0))
+			continue;
+		XGROW(b, n, alloc);
+		for (size_t i = 0; i < n; i++) {
+			size_t e = m->off[j] + i;
+			double ex = 0, va = 0;
+			for (int t = 0; t < NTYPES; t++) {
+				int c = key_count(m->key[e], t);
+				if (m->exact[t])
+					ex += c * m->d[t];
+				else
+					va += c * m->d[t];
+			}
+			b[i] = (struct bucket){ex, va, m->len[e] / L, 0, 0, e};
+		}
+		upsample(b, n, fmin(m->v[j], m->cap * 4), m->cap);
+		for (size_t i = 0; i < n; i++)
+			m->u[b[i].ent] = b[i].u;
+	}
+	free(b);
+}
+
+/* Metric m's demands as fitted before (attrib_compute's or the cache's). */
+static void demands_of(struct metric *m, int dev, const struct attrib_fit *fits, size_t nfits)
+{
+	for (int t = 0; t < NTYPES; t++) {
+		m->exact[t] = 0;
+		m->d[t] = 0;
+		for (size_t i = 0; i < nfits; i++)
+			if (fits[i].metric_id == m->id && type_names[dev][t] &&
+			    !strcmp(fits[i].type, type_names[dev][t])) {
+				m->exact[t] = fits[i].exact;
+				m->d[t] = isfinite(fits[i].demand) && fits[i].demand > 0
+					      ? fits[i].demand
+					      : 0;
+			}
+	}
+}
+
+/* Class c up to sweep two: its lanes, sweep one, the demands (fitted, or
+ * fits' when not NULL) and each period upsampled. */
+static struct lane *class_prepare(struct run *r, int c, uint8_t *types, size_t *nl,
+				  const struct attrib_fit *fits, size_t nfits)
+{
+	struct klass *k = &r->k[c];
+	struct lane *lanes = make_lanes(r, c, types, nl);
+	int present[NTYPES] = {0};
+	for (size_t i = 0; i < r->p.n; i++)
+		if (types[i] != 0xff)
+			present[types[i]] = 1;
+	for (size_t i = 0; i < k->nmetrics; i++) {
+		struct metric *m = &r->m[k->metrics[i]];
+		m->off = xcalloc(m->ns + 1, sizeof(*m->off));
+	}
+	sweep(r, k, lanes, *nl, types, SWEEP_HIST, NULL);
+	for (size_t i = 0; i < k->nmetrics; i++) {
+		struct metric *m = &r->m[k->metrics[i]];
+		if (fits && m->id != DEVWORK_ID)
+			demands_of(m, k->device >= 0, fits, nfits);
+		else
+			fit(r, m, k->device >= 0, present);
+		upsample_metric(m);
+		for (int t = 0; t < NTYPES; t++)
+			if (m->d[t] > 0)
+				k->mask[t] |= 1u << m->res;
+	}
+	return lanes;
+}
+
+static void lanes_free(struct lane *lanes, size_t nl)
+{
+	for (size_t i = 0; i < nl; i++) {
+		free(lanes[i].ph);
+		free(lanes[i].stack);
+		free(lanes[i].stack_end);
+	}
+	free(lanes);
+}
+
+static void run_class(struct run *r, int c, uint8_t *types)
+{
+	size_t nl;
+	struct lane *lanes = class_prepare(r, c, types, &nl, NULL, 0);
+	sweep(r, &r->k[c], lanes, nl, types, SWEEP_CHARGE, NULL);
+	lanes_free(lanes, nl);
+}
+
+/* ---- bottlenecks: what was measured ---- */
+
+static int by_time(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The bounds of one segment of class k that starts at t; at[] holds each
+ * judged metric's period, moved on to the one holding t. */
+static unsigned judge_bits(struct run *r, struct klass *k, size_t *at, int64_t t)
+{
+	unsigned bits = 0;
+	double core = 0, disk = 0, iowait = 0;
+	for (size_t i = 0; i < k->njudged; i++) {
+		const struct metric *m = &r->m[k->judged[i]];
+		size_t j = at[i];
+		while (j + 1 < m->ns && m->t[j + 1] <= t)
+			j++;
+		at[i] = j;
+		if (!(j + 1 < m->ns && m->t[j] <= t && m->ok[j]))
+			continue;
+		double f = m->v[j] / m->cap;
+		bits |= 1u << JUDGE_DATA;
+		if (m->ok[j] & OK_TRACED)
+			bits |=
+			    1u << JUDGE_TRACED | (f >= ATTRIB_SATURATED ? 1u << JUDGE_DEVBUSY : 0);
+		if (m->role == ROLE_CORE)
+			core = fmax(core, f);
+		else if (m->role == ROLE_IOWAIT)
+			iowait = fmax(iowait, f);
+		else if (f >= ATTRIB_SATURATED)
+			bits |= 1u << m->res;
+		if (m->role == ROLE_ATTRIB && m->res == ATTRIB_DISK)
+			disk = fmax(disk, f);
+	}
+	if (!(bits & 1u << ATTRIB_CPU) && core >= ATTRIB_SATURATED)
+		bits |= 1u << ATTRIB_THREAD;
+	if (disk >= ATTRIB_IO_BUSY && iowait * (k->ncpu ? k->ncpu : 1) >= ATTRIB_IO_WAIT)
+		bits |= 1u << ATTRIB_DISK;
+	return bits;
+}
+
+/* Class k's judged metrics as segments with their bounds (struct judge). */
+static void judge_build(struct run *r, struct klass *k)
+{
+	struct judge *jd = &k->jd;
+	size_t total = 0, n = 0;
+	for (size_t i = 0; i < k->njudged; i++)
+		total += r->m[k->judged[i]].ns;
+	jd->t = xmalloc((total + 1) * sizeof(*jd->t));
+	for (size_t i = 0; i < k->njudged; i++) {
+		const struct metric *m = &r->m[k->judged[i]];
+		if (m->ns)
+			memcpy(jd->t + n, m->t, m->ns * sizeof(*m->t));
+		n += m->ns;
+	}
+	qsort(jd->t, n, sizeof(*jd->t), by_time);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!u || jd->t[i] != jd->t[u - 1])
+			jd->t[u++] = jd->t[i];
+	jd->n = u;
+	jd->bits = xcalloc(u + 1, sizeof(*jd->bits));
+	size_t *at = xcalloc(k->njudged + 1, sizeof(*at));
+	for (size_t i = 0; i + 1 < u; i++)
+		jd->bits[i] = (uint16_t)judge_bits(r, k, at, jd->t[i]);
+	free(at);
+	for (int b = 0; b < JUDGE_NBITS; b++) {
+		int64_t *pre = jd->pre[b] = xmalloc((u + 1) * sizeof(*pre));
+		pre[0] = 0;
+		for (size_t i = 0; i < u; i++)
+			pre[i + 1] = ns_sum(pre[i], i + 1 < u && jd->bits[i] & 1u << b
+							? ns_dur(jd->t[i], jd->t[i + 1])
+							: 0);
+	}
+}
+
+static void judge_release(struct judge *jd)
+{
+	free(jd->t), free(jd->bits);
+	for (int b = 0; b < JUDGE_NBITS; b++)
+		free(jd->pre[b]);
+	for (int i = 0; i < jd->nsw; i++)
+		free(jd->sw[i].pre);
+}
+
+/* Software-bound for the judged bounds set: data, none of set saturated. */
+static int software(unsigned bits, unsigned set)
+{
+	return (bits & 1u << JUDGE_DATA) && !(bits & set);
+}
+
+/* Whether segment i counts: bit set in it, or (bit < 0) software-bound
+ * for the judged bounds set. */
+static int counts(const struct judge *jd, size_t i, int bit, unsigned set)
+{
+	return bit >= 0 ? !!(jd->bits[i] & 1u << bit) : software(jd->bits[i], set);
+}
+
+/* The time before x of the segments that count, pre their prefix sums
+ * (times are held below INT64_MAX: x + 1 fits). */
+static int64_t judge_upto(const struct judge *jd, const int64_t *pre, int bit, unsigned set,
+			  int64_t x)
+{
+	size_t i = lower_bound(jd->t, jd->n, sizeof(*jd->t), x + 1); /* t[i - 1] <= x < t[i] */
+	if (i == 0)
+		return 0;
+	int64_t in = i < jd->n && counts(jd, i - 1, bit, set) ? ns_dur(jd->t[i - 1], x) : 0;
+	return ns_sum(pre[i - 1], in);
+}
+
+/* The time in [a, z) of the segments that count. */
+static int64_t judge_time(const struct judge *jd, const int64_t *pre, int bit, unsigned set,
+			  int64_t a, int64_t z)
+{
+	int64_t t = judge_upto(jd, pre, bit, set, z) - judge_upto(jd, pre, bit, set, a);
+	return t > 0 ? t : 0;
+}
+
+/* The prefix of software-bound time for set over class k's segments. */
+static const int64_t *judge_sw(struct judge *jd, unsigned set)
+{
+	for (int i = 0; i < jd->nsw; i++)
+		if (jd->sw[i].set == set)
+			return jd->sw[i].pre;
+	if (jd->nsw == (int)(sizeof(jd->sw) / sizeof(jd->sw[0])))
+		return NULL;
+	int64_t *pre = xmalloc((jd->n + 1) * sizeof(*pre));
+	pre[0] = 0;
+	for (size_t i = 0; i < jd->n; i++)
+		pre[i + 1] = ns_sum(pre[i], i + 1 < jd->n && software(jd->bits[i], set)
+						? ns_dur(jd->t[i], jd->t[i + 1])
+						: 0);
+	jd->sw[jd->nsw].set = set;
+	jd->sw[jd->nsw++].pre = pre;
+	return pre;
+}
+
+/* What a phase is judged on and its result (struct attrib_row's). */
+struct verdict {
+	int64_t bneck[ATTRIB_NBOUND], data, free_, traced, devbusy;
+};
+
+/* Over [a, z), the classes cls[0..nc) merged: a bound counts while any of
+ * them has it saturated. */
+static void judge_walk(struct run *r, const int32_t *cls, size_t nc, unsigned set, int64_t a,
+		       int64_t z, struct verdict *v)
+{
+	size_t *at = xcalloc(nc + 1, sizeof(*at));
+	for (size_t c = 0; c < nc; c++) {
+		const struct judge *jd = &r->k[cls[c]].jd;
+		size_t i = lower_bound(jd->t, jd->n, sizeof(*jd->t), a + 1);
+		at[c] = i ? i - 1 : 0;
+	}
+	for (int64_t x = a; x < z;) {
+		int64_t next = z;
+		unsigned bits = 0;
+		for (size_t c = 0; c < nc; c++) {
+			const struct judge *jd = &r->k[cls[c]].jd;
+			size_t i = at[c];
+			while (i + 1 < jd->n && jd->t[i + 1] <= x)
+				i++;
+			at[c] = i;
+			if (i < jd->n && jd->t[i] <= x && i + 1 < jd->n)
+				bits |= jd->bits[i];
+			int64_t e = i < jd->n && jd->t[i] > x ? jd->t[i]
+				    : i + 1 < jd->n	      ? jd->t[i + 1]
+							      : z;
+			next = e < next ? e : next;
+		}
+		int64_t len = ns_dur(x, next);
+		for (int b = 0; b < ATTRIB_NBOUND; b++)
+			if (set & bits & 1u << b)
+				v->bneck[b] = ns_sum(v->bneck[b], len);
+		if (bits & 1u << JUDGE_DATA)
+			v->data = ns_sum(v->data, len);
+		if (set & 1u << ATTRIB_GPU && bits & 1u << JUDGE_TRACED)
+			v->traced = ns_sum(v->traced, len);
+		if (set & 1u << ATTRIB_GPU && bits & 1u << JUDGE_DEVBUSY)
+			v->devbusy = ns_sum(v->devbusy, len);
+		if (software(bits, set))
+			v->free_ = ns_sum(v->free_, len);
+		x = next;
+	}
+	free(at);
+}
+
+/* Phase i (kept as row k of acc a) judged over its window. */
+static void judge_phase(struct run *r, size_t i, const struct acc *a, struct verdict *v)
+{
+	const struct phases *p = &r->p;
+	unsigned set = a->mask & ((1u << ATTRIB_NRES) - 1);
+	if (set & 1u << ATTRIB_CPU)
+		set |= 1u << ATTRIB_THREAD;
+	memset(v, 0, sizeof(*v));
+	int64_t s0 = p->start[i], s1 = p->end[i];
+	if (a->cls < 0 || s1 <= s0)
+		return;
+	int32_t keep = p->keep[i];
+	size_t m = 0, hi = r->nmulti;
+	while (m < hi) {
+		size_t mid = (m + hi) / 2;
+		if (r->multi[mid].keep < keep)
+			m = mid + 1;
+		else
+			hi = mid;
+	}
+	if (m < r->nmulti && r->multi[m].keep == keep) {
+		size_t e = m;
+		int32_t *cls = xmalloc((r->nmulti - m + 1) * sizeof(*cls));
+		while (e < r->nmulti && r->multi[e].keep == keep) {
+			cls[e - m] = r->multi[e].cls;
+			e++;
+		}
+		judge_walk(r, cls, e - m, set, s0, s1, v);
+		free(cls);
+		return;
+	}
+	struct judge *jd = &r->k[a->cls].jd;
+	const int64_t *sw = judge_sw(jd, set);
+	if (!sw) {
+		judge_walk(r, &a->cls, 1, set, s0, s1, v);
+		return;
+	}
+	for (int b = 0; b < ATTRIB_NBOUND; b++)
+		if (set & 1u << b)
+			v->bneck[b] = judge_time(jd, jd->pre[b], b, set, s0, s1);
+	v->data = judge_time(jd, jd->pre[JUDGE_DATA], JUDGE_DATA, set, s0, s1);
+	v->free_ = judge_time(jd, sw, -1, set, s0, s1);
+	if (set & 1u << ATTRIB_GPU) {
+		v->traced = judge_time(jd, jd->pre[JUDGE_TRACED], JUDGE_TRACED, set, s0, s1);
+		v->devbusy = judge_time(jd, jd->pre[JUDGE_DEVBUSY], JUDGE_DEVBUSY, set, s0, s1);
+	}
+}
+
+static int by_keep(const void *x, const void *y)
+{
+	const struct kcls *a = x, *b = y;
+	if (a->keep != b->keep)
+		return a->keep < b->keep ? -1 : 1;
+	return (a->cls > b->cls) - (a->cls < b->cls);
+}
+
+static void rows(struct run *r)
+{
+	struct attribution *a = r->out;
+	const struct phases *p = &r->p;
+	a->rows = xcalloc(r->nkeep + 1, sizeof(*a->rows));
+	for (size_t c = 0; c < r->nk; c++)
+		if (r->k[c].nmetrics)
+			judge_build(r, &r->k[c]);
+	if (r->nmulti)
+		qsort(r->multi, r->nmulti, sizeof(*r->multi), by_keep);
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->keep[i] < 0)
+			continue;
+		const struct acc *x = &r->acc[p->keep[i]];
+		if (!(x->busy[0] > 0 || x->busy[1] > 0))
+			continue;
+		struct attrib_row *w = &a->rows[a->nrows++];
+		struct verdict v;
+		judge_phase(r, i, x, &v);
+		w->phase_id = p->id[i];
+		w->kind = p->kind[i];
+		w->dur_ns = ns_dur(p->start[i], p->end[i]);
+		w->mask = x->mask;
+		for (int c = 0; c < 2; c++) {
+			w->busy_ns[c] = llround(x->busy[c]);
+			w->cover_ns[c] = x->cover[c] < w->dur_ns ? x->cover[c] : w->dur_ns;
+		}
+		for (int y = 0; y < ATTRIB_NRES; y++)
+			w->use[y] = w->dur_ns ? x->use[y] / (double)w->dur_ns : 0;
+		memcpy(w->bneck_ns, v.bneck, sizeof(w->bneck_ns));
+		w->data_ns = v.data;
+		w->free_ns = v.free_;
+		w->traced_ns = v.traced;
+		w->devbusy_ns = v.devbusy;
+	}
+}
+
+static void run_release(struct run *r)
+{
+	struct phases *p = &r->p;
+	free(p->id), free(p->start), free(p->end), free(p->parent), free(p->track);
+	free(p->kind), free(p->leaf), free(p->keep), free(p->up);
+	for (size_t i = 0; i < r->nm; i++) {
+		struct metric *m = &r->m[i];
+		free(m->t), free(m->v), free(m->ok), free(m->off), free(m->key), free(m->len),
+		    free(m->u);
+		free(m->value_kind);
+	}
+	free(r->m);
+	for (size_t i = 0; i < r->nk; i++) {
+		free(r->k[i].metrics);
+		free(r->k[i].judged);
+		free(r->k[i].cov);
+		judge_release(&r->k[i].jd);
+	}
+	free(r->k);
+	free(r->multi);
+	free(r->chain);
+	for (size_t i = 0; i < r->nhosts; i++)
+		free(r->hosts[i]);
+	free(r->hosts);
+	free(r->tracks);
+	free(r->acc);
+}
+
+/* ---- the user's demand rules ---- */
+
+static int rule_fail(char **err, const char *rule, size_t len, const char *why)
+{
+	*err = xasprintf("demand rule '%.*s': %s", (int)len, rule, why);
+	return -1;
+}
+
+/* One rule, text[0..len): "TYPE RESOURCE RULE [D]". */
+static int parse_rule(const char *text, size_t len, struct attrib_rule *u, char **err)
+{
+	char w[4][32];
+	int n = 0;
+	for (size_t i = 0; i < len;) {
+		size_t k = 0;
+		while (i < len && (text[i] == ' ' || text[i] == '\t'))
+			i++;
+		if (i == len)
+			break;
+		if (n == 4)
+			return rule_fail(err, text, len, "too many words");
+		while (i < len && text[i] != ' ' && text[i] != '\t' && k < sizeof(w[n]) - 1)
+			w[n][k++] = text[i++];
+		if (i < len && text[i] != ' ' && text[i] != '\t')
+			return rule_fail(err, text, len, "a word is too long");
+		w[n++][k] = '\0';
+	}
+	if (n < 3)
+		return rule_fail(err, text, len,
+				 "write TYPE RESOURCE exact|variable|none [DEMAND]");
+	u->dev = u->type = -1;
+	for (int c = 0; c < 2; c++)
+		for (int t = 0; t < NTYPES; t++)
+			if (type_names[c][t] && !strcmp(type_names[c][t], w[0]))
+				u->dev = c, u->type = t;
+	if (u->type < 0)
+		return rule_fail(err, text, len,
+				 "no such phase type (operator, runtime, annotation, task, other,"
+				 " kernel, memcpy, memset)");
+	u->res = attrib_res_of(w[1]);
+	if (u->res < 0 || u->res >= ATTRIB_NRES)
+		return rule_fail(err, text, len, "no such resource (cpu, gpu, gpu-mem, disk, net)");
+	if (attrib_res_device(u->res) != u->dev)
+		return rule_fail(err, text, len,
+				 u->dev ? "device work demands gpu or gpu-mem only"
+					: "host work demands cpu, disk or net only");
+	static const char *const rules[] = {"exact", "variable", "none"};
+	u->rule = -1;
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(w[2], rules[i]))
+			u->rule = i;
+	if (u->rule < 0)
+		return rule_fail(err, text, len, "the rule is exact, variable or none");
+	u->demand = NAN;
+	if (n == 4) {
+		char *end;
+		u->demand = strtod(w[3], &end);
+		if (*end || !(u->demand >= 0) || !isfinite(u->demand) ||
+		    u->rule == ATTRIB_RULE_NONE)
+			return rule_fail(err, text, len,
+					 u->rule == ATTRIB_RULE_NONE
+					     ? "none takes no demand"
+					     : "the demand is a number >= 0");
+	}
+	return 0;
+}
+
+int attrib_rules_parse(const char *text, struct attrib_rules *out, char **err)
+{
+	size_t alloc = 0;
+	memset(out, 0, sizeof(*out));
+	for (const char *p = text; p && *p;) {
+		size_t len = strcspn(p, ";\n");
+		const char *q = p;
+		while (q < p + len && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q < p + len) {
+			struct attrib_rule u;
+			if (parse_rule(q, len - (size_t)(q - p), &u, err) < 0) {
+				attrib_rules_release(out);
+				return -1;
+			}
+			XGROW(out->v, out->n + 1, alloc);
+			out->v[out->n++] = u;
+		}
+		p += len + (p[len] != '\0');
+	}
+	return 0;
+}
+
+void attrib_rules_release(struct attrib_rules *r)
+{
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The rules the file keeps (meta 'demand_rules'), or NULL. */
+static char *file_rules(sqlite3 *db)
+{
+	sqlite3_stmt *q;
+	char *text = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'demand_rules'", -1, &q,
+			       NULL) != SQLITE_OK)
+		return NULL;
+	if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
+		text = xstrdup((const char *)sqlite3_column_text(q, 0));
+	sqlite3_finalize(q);
+	return text;
+}
+
+int attrib_compute(sqlite3 *db, const char *path, struct attribution *a, char **err)
+{
+	return attrib_compute_rules(db, path, NULL, a, err);
+}
+
+int attrib_compute_rules(sqlite3 *db, const char *path, const char *rules_text,
+			 struct attribution *a, char **err)
+{
+	struct run r = {.db = db,
+			.path = path,
+			.err = err,
+			.out = a,
+			.t0 = INT64_MIN,
+			.t1 = INT64_MAX,
+			.judge = 1};
+	struct attrib_rules rules;
+	int rc = -1;
+	memset(a, 0, sizeof(*a));
+	char *kept = rules_text ? NULL : file_rules(db);
+	if (attrib_rules_parse(rules_text ? rules_text : kept, &rules, err) < 0) {
+		char *e = *err;
+		*err = xasprintf("%s: %s", path, e);
+		free(e);
+		free(kept);
+		return -1;
+	}
+	free(kept);
+	r.rules = &rules;
+	if (load_tracks(&r) < 0 || load_metrics(&r) < 0)
+		goto out;
+	devwork_cover(&r);
+	int covered = 0;
+	for (size_t c = 0; c < r.nk; c++)
+		covered |= r.k[c].ncov > 0;
+	if (!r.nm && !covered) {
+		rc = 0;
+		goto out;
+	}
+	if ((rc = load_phases(&r)) < 0)
+		goto out;
+	for (size_t i = 0; i < r.ntracks; i++)
+		if (r.tracks[i].work && r.tracks[i].node) {
+			int32_t x = phase_index(&r.p, r.tracks[i].node);
+			r.tracks[i].nodeix = x >= 0 ? r.p.up[x] : -1;
+		}
+	devwork_measure(&r);
+	r.acc = xcalloc(r.nkeep + 1, sizeof(*r.acc));
+	for (size_t i = 0; i < r.nkeep; i++)
+		r.acc[i].cls = r.acc[i].last = r.acc[i].cover_cls = -1;
+	uint8_t *types = xmalloc(r.p.n + 1);
+	for (size_t c = 0; c < r.nk; c++)
+		if (r.k[c].nmetrics)
+			run_class(&r, (int)c, types);
+	free(types);
+	rows(&r);
+	rc = 0;
+out:
+	run_release(&r);
+	attrib_rules_release(&rules);
+	if (rc < 0)
+		attrib_release(a);
+	return rc;
+}
+
+void attrib_release(struct attribution *a)
+{
+	free(a->rows);
+	free(a->fits);
+	memset(a, 0, sizeof(*a));
+}
+
+const struct attrib_row *attrib_find(const struct attribution *a, int64_t phase_id)
+{
+	size_t i = lower_bound(a->rows, a->nrows, sizeof(*a->rows), phase_id);
+	return i < a->nrows && a->rows[i].phase_id == phase_id ? &a->rows[i] : NULL;
+}
+
+/* ---- bottlenecks ---- */
+
+/* The share of r's window bound by res (a bound, or ATTRIB_SOFTWARE). */
+static double frac(const struct attrib_row *r, int res)
+{
+	if (r->dur_ns <= 0)
+		return 0;
+	int64_t t = res == ATTRIB_SOFTWARE ? r->free_ns : r->bneck_ns[res];
+	return fmin((double)t / (double)r->dur_ns, 1);
+}
+
+double attrib_nodata(const struct attrib_row *r)
+{
+	return r->dur_ns > 0 ? fmax(1 - (double)r->data_ns / (double)r->dur_ns, 0) : 0;
+}
+
+static int by_saving(const void *a, const void *b)
+{
+	const struct attrib_bneck *x = a, *y = b;
+	if (x->without_ns != y->without_ns)
+		return x->without_ns < y->without_ns ? -1 : 1;
+	return x->res - y->res;
+}
+
+size_t attrib_bottlenecks(const struct attrib_row *r, struct attrib_bneck *out)
+{
+	double g[ATTRIB_NBNECK];
+	for (int x = 0; x < ATTRIB_NBNECK; x++)
+		g[x] = frac(r, x);
+	size_t n = 0;
+	for (int x = 0; x < ATTRIB_NBNECK; x++) {
+		if (!(g[x] > 0))
+			continue;
+		double others = 0;
+		for (int y = 0; y < ATTRIB_NBOUND; y++)
+			if (y != x)
+				others = fmax(others, g[y]);
+		/* GradeML's gain, over the phase's window; what its code would
+		 * save is known only where its work was traced (the time its
+		 * work covers, or the window of the trace of its device work:
+		 * while none ran, the trace shows the host's) */
+		double gain = fmax(fmin(g[x], 1 - others), 0);
+		int64_t work = r->cover_ns[0] > r->cover_ns[1] ? r->cover_ns[0] : r->cover_ns[1];
+		work = r->traced_ns > work ? r->traced_ns : work;
+		int64_t span = x == ATTRIB_SOFTWARE && work < r->dur_ns ? work : r->dur_ns;
+		out[n++] = (struct attrib_bneck){x, g[x], r->dur_ns - llround(gain * (double)span)};
+	}
+	qsort(out, n, sizeof(*out), by_saving);
+	return n;
+}
+
+const char *attrib_bound_short(int res)
+{
+	static const char *const shorts[ATTRIB_NBNECK] = {"cpu", "gpu",	 "gmem", "disk",
+							  "net", "1cpu", "sw"};
+	return res >= 0 && res < ATTRIB_NBNECK ? shorts[res] : "?";
+}
+
+void attrib_bound_text(const struct attrib_row *r, struct sbuf *out)
+{
+	struct attrib_bneck b[ATTRIB_NBNECK];
+	size_t n = attrib_bottlenecks(r, b);
+	double nodata = attrib_nodata(r);
+	char d[32], w[32];
+	int shown_nodata = nodata >= 0.005;
+	if (!n && !shown_nodata) {
+		sbuf_adds(out, "-");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		sbuf_addf(out, "%s%s %.0f%%", i ? ", " : "", attrib_res_name(b[i].res),
+			  100 * b[i].frac);
+	if (shown_nodata)
+		sbuf_addf(out, "%sno data %.0f%%", n ? ", " : "", 100 * nodata);
+	sbuf_addf(out, " of its %s", text_duration(d, sizeof(d), r->dur_ns));
+	if (n && b[0].res != ATTRIB_SOFTWARE && b[0].without_ns < r->dur_ns)
+		sbuf_addf(out, "; %s without %s", text_duration(w, sizeof(w), b[0].without_ns),
+			  attrib_res_name(b[0].res));
+}
+
+void attrib_work_text(const struct attrib_row *r, struct sbuf *out)
+{
+	char d[32];
+	int k = 0;
+	for (int c = 0; c < 2; c++)
+		if (r->busy_ns[c] > 0 && r->busy_ns[c] < r->dur_ns)
+			sbuf_addf(out, "%s%s work %s", k++ ? ", " : " (its ", c ? "device" : "host",
+				  text_duration(d, sizeof(d), r->busy_ns[c]));
+	if (k)
+		sbuf_addc(out, ')');
+}
+
+/* ---- the cache ---- */
+
+int attrib_save(sqlite3 *db, const struct attribution *a, char **err)
+{
+	sqlite3_stmt *row = NULL, *fitq = NULL;
+	int rc = -1;
+	if (sqlite3_exec(db, "DELETE FROM attribution; DELETE FROM attribution_fit", NULL, NULL,
+			 NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(
+		db,
+		"INSERT INTO attribution(phase_id, resource, usage, busy_ns, bneck_ns)"
+		" VALUES (?1, ?2, ?3, ?4, ?5)",
+		-1, &row, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+			       "INSERT INTO attribution_fit(metric_id, phase_type, rule, demand)"
+			       " VALUES (?1, ?2, ?3, ?4)",
+			       -1, &fitq, NULL) != SQLITE_OK)
+		goto fail;
+	for (size_t i = 0; i < a->nrows; i++) {
+		const struct attrib_row *r = &a->rows[i];
+		sqlite3_bind_int64(row, 1, r->phase_id);
+		/* the resources it demands (single-thread with cpu), then the
+		 * time with data and its software-bound part, then the work,
+		 * then the time its work covers, then the time its device work
+		 * was traced */
+		for (int x = 0; x < ATTRIB_NBOUND + 4; x++) {
+			int on = x < ATTRIB_NRES	  ? r->mask & (1u << x)
+				 : x == ATTRIB_THREAD	  ? r->mask & (1u << ATTRIB_CPU)
+				 : x == ATTRIB_NBOUND + 3 ? r->traced_ns > 0
+							  : 1;
+			if (!on)
+				continue;
+			const char *name = x < ATTRIB_NBOUND	    ? attrib_res_name(x)
+					   : x == ATTRIB_NBOUND	    ? CACHE_SOFTWARE
+					   : x == ATTRIB_NBOUND + 1 ? CACHE_WORK
+					   : x == ATTRIB_NBOUND + 2 ? CACHE_COVER
+								    : CACHE_DEVWORK;
+			int64_t busy = x < ATTRIB_NBOUND	? r->busy_ns[attrib_res_device(x)]
+				       : x == ATTRIB_NBOUND	? r->data_ns
+				       : x == ATTRIB_NBOUND + 1 ? r->busy_ns[0]
+				       : x == ATTRIB_NBOUND + 2 ? r->cover_ns[0]
+								: r->traced_ns;
+			int64_t bn = x < ATTRIB_NBOUND	      ? r->bneck_ns[x]
+				     : x == ATTRIB_NBOUND     ? r->free_ns
+				     : x == ATTRIB_NBOUND + 1 ? r->busy_ns[1]
+				     : x == ATTRIB_NBOUND + 2 ? r->cover_ns[1]
+							      : r->devbusy_ns;
+			sqlite3_bind_text(row, 2, name, -1, SQLITE_STATIC);
+			if (x < ATTRIB_NRES)
+				sqlite3_bind_double(row, 3, r->use[x]);
+			else
+				sqlite3_bind_null(row, 3);
+			sqlite3_bind_int64(row, 4, busy);
+			sqlite3_bind_int64(row, 5, bn);
+			if (sqlite3_step(row) != SQLITE_DONE)
+				goto fail;
+			sqlite3_reset(row);
+		}
+	}
+	for (size_t i = 0; i < a->nfits; i++) {
+		const struct attrib_fit *f = &a->fits[i];
+		sqlite3_bind_int64(fitq, 1, f->metric_id);
+		sqlite3_bind_text(fitq, 2, f->type, -1, SQLITE_STATIC);
+		sqlite3_bind_text(fitq, 3, f->exact ? "exact" : "variable", -1, SQLITE_STATIC);
+		sqlite3_bind_double(fitq, 4, f->demand);
+		if (sqlite3_step(fitq) != SQLITE_DONE)
+			goto fail;
+		sqlite3_reset(fitq);
+	}
+	rc = 0;
+	goto out;
+fail:
+	*err = xasprintf("cannot write the attribution: %s", sqlite3_errmsg(db));
+out:
+	sqlite3_finalize(row);
+	sqlite3_finalize(fitq);
+	return rc;
+}
+
+/* Adds one attribution row (resource named res: busy, bneck, usage) to
+ * r; -1 for a resource it does not know. */
+static int fill(struct attrib_row *r, const char *res, int64_t busy, int64_t bn, double usage)
+{
+	if (!strcmp(res, CACHE_SOFTWARE)) {
+		r->data_ns = busy;
+		r->free_ns = bn;
+		return 0;
+	}
+	if (!strcmp(res, CACHE_WORK)) {
+		r->busy_ns[0] = busy;
+		r->busy_ns[1] = bn;
+		return 0;
+	}
+	if (!strcmp(res, CACHE_COVER)) {
+		r->cover_ns[0] = busy;
+		r->cover_ns[1] = bn;
+		return 0;
+	}
+	if (!strcmp(res, CACHE_DEVWORK)) {
+		r->traced_ns = busy;
+		r->devbusy_ns = bn;
+		return 0;
+	}
+	int x = attrib_res_of(res);
+	if (x < 0 || x >= ATTRIB_NBOUND)
+		return -1;
+	if (x < ATTRIB_NRES) {
+		r->mask |= 1u << x;
+		r->use[x] = usage;
+	}
+	r->busy_ns[attrib_res_device(x)] = busy;
+	r->bneck_ns[x] = bn;
+	return 0;
+}
+
+int attrib_read(sqlite3 *db, int64_t phase_id, struct attrib_row *r)
+{
+	sqlite3_stmt *q;
+	int n = 0;
+	memset(r, 0, sizeof(*r));
+	if (sqlite3_prepare_v2(db,
+			       "SELECT a.resource, a.usage, a.busy_ns, a.bneck_ns, p.dur_ns, p.kind"
+			       " FROM attribution a JOIN phases p ON p.id = a.phase_id"
+			       " WHERE a.phase_id = ?1",
+			       -1, &q, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(q, 1, phase_id);
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		if (fill(r, (const char *)sqlite3_column_text(q, 0), sqlite3_column_int64(q, 2),
+			 sqlite3_column_int64(q, 3), sqlite3_column_double(q, 1)) < 0)
+			continue;
+		r->phase_id = phase_id;
+		r->dur_ns = sqlite3_column_int64(q, 4);
+		r->kind = sqlite3_column_int(q, 5);
+		n++;
+	}
+	sqlite3_finalize(q);
+	return n > 0;
+}
+
+static const char *type_name(const char *s)
+{
+	for (int c = 0; c < 2; c++)
+		for (int t = 0; t < NTYPES; t++)
+			if (type_names[c][t] && !strcmp(type_names[c][t], s))
+				return type_names[c][t];
+	return "other";
+}
+
+/* The cache's fitted demands into a->fits. */
+static int load_fits(sqlite3 *db, struct attribution *a)
+{
+	sqlite3_stmt *q;
+	size_t alloc = 0;
+	if (sqlite3_prepare_v2(
+		db,
+		"SELECT f.metric_id, m.name, m.resource, f.phase_type, f.rule, f.demand"
+		" FROM attribution_fit f JOIN metrics m ON m.id = f.metric_id"
+		" ORDER BY f.rowid",
+		-1, &q, NULL) != SQLITE_OK)
+		return -1;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		XGROW(a->fits, a->nfits + 1, alloc);
+		const char *rule = (const char *)sqlite3_column_text(q, 4);
+		a->fits[a->nfits++] = (struct attrib_fit){
+		    sqlite3_column_int64(q, 0),
+		    res_of_metric((const char *)sqlite3_column_text(q, 2),
+				  (const char *)sqlite3_column_text(q, 1)),
+		    type_name((const char *)sqlite3_column_text(q, 3)),
+		    rule && !strcmp(rule, "exact"), sqlite3_column_double(q, 5)};
+	}
+	int rc = sqlite3_errcode(db);
+	sqlite3_finalize(q);
+	return rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
+}
+
+int attrib_load(sqlite3 *db, struct attribution *a, char **err)
+{
+	sqlite3_stmt *q = NULL;
+	size_t alloc = 0;
+	memset(a, 0, sizeof(*a));
+	if (sqlite3_prepare_v2(
+		db,
+		"SELECT a.phase_id, a.resource, a.usage, a.busy_ns, a.bneck_ns, p.dur_ns, p.kind"
+		" FROM attribution a JOIN phases p ON p.id = a.phase_id"
+		" ORDER BY a.phase_id",
+		-1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(q, 0);
+		if (!a->nrows || a->rows[a->nrows - 1].phase_id != id) {
+			XGROW(a->rows, a->nrows + 1, alloc);
+			memset(&a->rows[a->nrows], 0, sizeof(a->rows[0]));
+			a->rows[a->nrows].phase_id = id;
+			a->rows[a->nrows].kind = sqlite3_column_int(q, 6);
+			a->rows[a->nrows++].dur_ns = sqlite3_column_int64(q, 5);
+		}
+		fill(&a->rows[a->nrows - 1], (const char *)sqlite3_column_text(q, 1),
+		     sqlite3_column_int64(q, 3), sqlite3_column_int64(q, 4),
+		     sqlite3_column_double(q, 2));
+	}
+	sqlite3_finalize(q);
+	q = NULL;
+	if (load_fits(db, a) < 0)
+		goto fail;
+	return 0;
+fail:
+	*err = xasprintf("cannot read the attribution: %s", sqlite3_errmsg(db));
+	sqlite3_finalize(q);
+	attrib_release(a);
+	return -1;
+}
+
+/* ---- usage over time (attrib_series) ----
+ *
+ * The same sweeps over a window: per class of the phase's hosts, the
+ * sample periods that [t0, t1) touches, and the work of the class's lanes
+ * in them.  A track's phases are found without a scan: the nest builder
+ * writes each track's phases as one run of ids in start order, the runs of
+ * a source in (host before stream, track id) order (model/ingest/nest.h), so the
+ * run and the window inside it are binary searches on ids.  What began
+ * before the window: on a thread, the open phases are the last phase
+ * started and its ancestors; on a flat track (stream, executor), phases
+ * that started up to LOOKBACK_NS, or twice the longest phase in the window,
+ * earlier.  A track laid out otherwise is scanned. */
+
+#define LOOKBACK_NS 1000000000LL
+
+struct wph {
+	int64_t id, parent, start, end;
+	int32_t track;
+	uint8_t kind, leaf;
+	int depth;
+};
+
+struct win {
+	struct run *r;
+	struct wph *v;
+	size_t n, alloc;
+	int64_t max_id;
+	sqlite3_stmt *probe, *start, *row, *range, *back, *scan, *up;
+	int64_t phase, depth; /* the phase asked about */
+	int64_t loop;	      /* a phase whose parents were found to loop, or 0 */
+	/* ids above the window whose "under the phase" is known: open addressing */
+	int64_t *memo_id;
+	int8_t *memo_v;
+	size_t memo_n, memo_cap;
+};
+
+#define WPH_COLS                                                                                   \
+	"id, coalesce(parent_id, 0), kind, coalesce(track_id, 0), start_ns, dur_ns, child_count, " \
+	"depth"
+
+static void wph_read(struct win *w, sqlite3_stmt *q, struct wph *x)
+{
+	int64_t tid = sqlite3_column_int64(q, 3), dur = sqlite3_column_int64(q, 5);
+	x->id = sqlite3_column_int64(q, 0);
+	x->parent = sqlite3_column_int64(q, 1);
+	x->kind = (uint8_t)sqlite3_column_int(q, 2);
+	x->track = tid ? track_index(w->r, tid) : -1;
+	x->start = time_of(sqlite3_column_int64(q, 4));
+	x->end = time_of(ns_end(x->start, dur));
+	x->leaf = sqlite3_column_int64(q, 6) == 0;
+	x->depth = sqlite3_column_int(q, 7);
+}
+
+static void wph_add(struct win *w, const struct wph *x)
+{
+	XGROW(w->v, w->n + 1, w->alloc);
+	w->v[w->n++] = *x;
+}
+
+/* The first phase at or after id from that lies on a track and is not a
+ * track's node: 1 with *id, *ti; 0 when none. */
+static int probe(struct win *w, int64_t from, int64_t *id, int32_t *ti)
+{
+	for (;;) {
+		int got = 0;
+		sqlite3_reset(w->probe);
+		sqlite3_bind_int64(w->probe, 1, from);
+		while (sqlite3_step(w->probe) == SQLITE_ROW) {
+			int64_t x = sqlite3_column_int64(w->probe, 0),
+				tid = sqlite3_column_int64(w->probe, 1);
+			int32_t t = tid ? track_index(w->r, tid) : -1;
+			got = 1;
+			from = x + 1;
+			if (t >= 0 && w->r->tracks[t].node != x) {
+				*id = x, *ti = t;
+				return 1;
+			}
+		}
+		if (!got)
+			return 0;
+	}
+}
+
+/* The order of the runs of ids: source, host tracks before streams, id. */
+static int run_order(const struct track *a, const struct track *b)
+{
+	if (a->source != b->source)
+		return a->source < b->source ? -1 : 1;
+	if (a->stream != b->stream)
+		return a->stream - b->stream;
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/* Track ti's run of ids [*a, *e]: 0, or -1 when it is not laid out so. */
+static int track_run(struct win *w, int32_t ti, int64_t *a, int64_t *e)
+{
+	const struct track *t = &w->r->tracks[ti];
+	int64_t lo = 0, hi = w->max_id + 1, id;
+	int32_t x;
+	if (t->spans <= 0)
+		return -1;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (!probe(w, mid, &id, &x))
+			hi = mid;
+		else if (run_order(&w->r->tracks[x], t) < 0)
+			lo = id + 1;
+		else
+			hi = mid;
+	}
+	if (!probe(w, lo, a, &x) || x != ti)
+		return -1;
+	*e = *a + t->spans - 1;
+	if (!probe(w, *e, &id, &x) || id != *e || x != ti)
+		return -1;
+	return probe(w, *e + 1, &id, &x) && run_order(&w->r->tracks[x], t) <= 0 ? -1 : 0;
+}
+
+/* The first id of [a, e + 1) whose phase starts at or after t. */
+static int64_t first_at(struct win *w, int64_t a, int64_t e, int64_t t)
+{
+	int64_t lo = a, hi = e + 1;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2, s = INT64_MAX;
+		sqlite3_reset(w->start);
+		sqlite3_bind_int64(w->start, 1, mid);
+		if (sqlite3_step(w->start) == SQLITE_ROW)
+			s = sqlite3_column_int64(w->start, 0);
+		if (s < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Track ti's phases that may be at work in [lo, hi). */
+static void load_track(struct win *w, int32_t ti, int64_t lo, int64_t hi)
+{
+	const struct track *t = &w->r->tracks[ti];
+	struct wph x;
+	int64_t a, e;
+	if (!t->spans && t->node) {
+		/* no spans: nothing but the node, unless it has children */
+		sqlite3_reset(w->row);
+		sqlite3_bind_int64(w->row, 1, t->node);
+		if (sqlite3_step(w->row) == SQLITE_ROW && sqlite3_column_int64(w->row, 6) == 0)
+			return;
+	}
+	if (track_run(w, ti, &a, &e) < 0) {
+		sqlite3_reset(w->scan);
+		sqlite3_bind_int64(w->scan, 1, t->id);
+		sqlite3_bind_int64(w->scan, 2, lo);
+		sqlite3_bind_int64(w->scan, 3, hi);
+		while (sqlite3_step(w->scan) == SQLITE_ROW) {
+			wph_read(w, w->scan, &x);
+			wph_add(w, &x);
+		}
+		return;
+	}
+	int64_t x_lo = first_at(w, a, e, lo), x_hi = first_at(w, a, e, hi), longest = 0;
+	sqlite3_reset(w->range);
+	sqlite3_bind_int64(w->range, 1, x_lo);
+	sqlite3_bind_int64(w->range, 2, x_hi);
+	while (sqlite3_step(w->range) == SQLITE_ROW) {
+		wph_read(w, w->range, &x);
+		if (x.track != ti)
+			continue;
+		wph_add(w, &x);
+		longest = ns_dur(x.start, x.end) > longest ? ns_dur(x.start, x.end) : longest;
+	}
+	if (x_lo <= a)
+		return;
+	if (t->nest) {
+		/* the open phases are the last one started and its ancestors */
+		struct ptree_walk up;
+		ptree_walk_init(&up, x_lo - 1);
+		for (int64_t id = x_lo - 1; id;) {
+			sqlite3_reset(w->row);
+			sqlite3_bind_int64(w->row, 1, id);
+			if (sqlite3_step(w->row) != SQLITE_ROW)
+				break;
+			wph_read(w, w->row, &x);
+			if (x.track != ti)
+				break;
+			wph_add(w, &x);
+			id = x.parent;
+			if (ptree_walk_loops(&up, id)) {
+				w->loop = x_lo - 1;
+				break;
+			}
+		}
+		return;
+	}
+	int64_t back = longest > INT64_MAX / 2 ? INT64_MAX : 2 * longest, horizon;
+	if (__builtin_sub_overflow(lo, back > LOOKBACK_NS ? back : LOOKBACK_NS, &horizon))
+		horizon = INT64_MIN;
+	sqlite3_reset(w->back);
+	sqlite3_bind_int64(w->back, 1, a);
+	sqlite3_bind_int64(w->back, 2, x_lo);
+	while (sqlite3_step(w->back) == SQLITE_ROW) {
+		wph_read(w, w->back, &x);
+		if (x.start < horizon)
+			break;
+		if (x.track == ti && x.end > lo)
+			wph_add(w, &x);
+	}
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct wph *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The window's phases into r->p, in id order. */
+static void window_phases(struct win *w, int64_t **parent_id, int **depth)
+{
+	struct phases *p = &w->r->p;
+	if (w->n)
+		qsort(w->v, w->n, sizeof(*w->v), by_id);
+	size_t n = 0;
+	for (size_t i = 0; i < w->n; i++)
+		if (!n || w->v[i].id != w->v[n - 1].id)
+			w->v[n++] = w->v[i];
+	p->n = n;
+	p->id = xmalloc((n + 1) * sizeof(*p->id));
+	p->start = xmalloc((n + 1) * sizeof(*p->start));
+	p->end = xmalloc((n + 1) * sizeof(*p->end));
+	p->parent = xmalloc((n + 1) * sizeof(*p->parent));
+	p->track = xmalloc((n + 1) * sizeof(*p->track));
+	p->kind = xmalloc(n + 1);
+	p->leaf = xmalloc(n + 1);
+	*parent_id = xmalloc((n + 1) * sizeof(**parent_id));
+	*depth = xmalloc((n + 1) * sizeof(**depth));
+	for (size_t i = 0; i < n; i++) {
+		const struct wph *x = &w->v[i];
+		p->id[i] = x->id, p->start[i] = x->start, p->end[i] = x->end;
+		p->track[i] = x->track, p->kind[i] = x->kind, p->leaf[i] = x->leaf;
+		(*parent_id)[i] = x->parent, (*depth)[i] = x->depth;
+	}
+	for (size_t i = 0; i < n; i++)
+		p->parent[i] = (*parent_id)[i] ? phase_index(p, (*parent_id)[i]) : -1;
+}
+
+static int8_t *memo_slot(struct win *w, int64_t id, int add)
+{
+	if (add && 2 * (w->memo_n + 1) > w->memo_cap) {
+		size_t cap = w->memo_cap ? 2 * w->memo_cap : 256;
+		int64_t *ids = xcalloc(cap, sizeof(*ids));
+		int8_t *v = xcalloc(cap, sizeof(*v));
+		for (size_t i = 0; i < w->memo_cap; i++)
+			if (w->memo_id[i])
+				for (size_t j = (uint64_t)w->memo_id[i] * 0x9E3779B97F4A7C15u % cap;
+				     ; j = (j + 1) % cap)
+					if (!ids[j]) {
+						ids[j] = w->memo_id[i], v[j] = w->memo_v[i];
+						break;
+					}
+		free(w->memo_id), free(w->memo_v);
+		w->memo_id = ids, w->memo_v = v, w->memo_cap = cap;
+	}
+	if (!w->memo_cap)
+		return NULL;
+	for (size_t j = (uint64_t)id * 0x9E3779B97F4A7C15u % w->memo_cap;;
+	     j = (j + 1) % w->memo_cap) {
+		if (w->memo_id[j] == id)
+			return &w->memo_v[j];
+		if (!w->memo_id[j]) {
+			if (!add)
+				return NULL;
+			w->memo_id[j] = id;
+			w->memo_n++;
+			return &w->memo_v[j];
+		}
+	}
+}
+
+/* Whether phase id, not in the window, is the phase asked about or lies
+ * under it: up its ancestors in the file, remembering each. */
+static int under_id(struct win *w, int64_t id)
+{
+	int64_t path[64];
+	int n = 0, v = 0;
+	struct ptree_walk up;
+	ptree_walk_init(&up, id);
+	for (int64_t first = id;;) {
+		if (!id)
+			break;
+		if (id == w->phase) {
+			v = 1;
+			break;
+		}
+		int8_t *m = memo_slot(w, id, 0);
+		if (m) {
+			v = *m;
+			break;
+		}
+		sqlite3_reset(w->up);
+		sqlite3_bind_int64(w->up, 1, id);
+		if (sqlite3_step(w->up) != SQLITE_ROW || sqlite3_column_int64(w->up, 1) <= w->depth)
+			break;
+		if (n < 64)
+			path[n++] = id;
+		id = sqlite3_column_int64(w->up, 0);
+		if (ptree_walk_loops(&up, id)) {
+			w->loop = first;
+			break;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		*memo_slot(w, path[i], 1) = (int8_t)v;
+	return v;
+}
+
+/* under[i]: 1 when window phase i is the phase asked about or under it;
+ * 2 while unknown. */
+static int under_of(struct win *w, uint8_t *under, const int64_t *parent_id, const int *depth,
+		    int32_t i)
+{
+	const struct phases *p = &w->r->p;
+	if (under[i] != 2)
+		return under[i];
+	int v;
+	if (p->id[i] == w->phase)
+		v = 1;
+	else if (depth[i] <= w->depth)
+		v = 0;
+	else if (p->parent[i] >= 0)
+		v = under_of(w, under, parent_id, depth, p->parent[i]);
+	else
+		v = under_id(w, parent_id[i]);
+	return under[i] = (uint8_t)v;
+}
+
+static int prep(struct win *w, sqlite3_stmt **q, const char *sql)
+{
+	return sqlite3_prepare_v2(w->r->db, sql, -1, q, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+static void win_release(struct win *w)
+{
+	sqlite3_finalize(w->probe), sqlite3_finalize(w->start), sqlite3_finalize(w->row);
+	sqlite3_finalize(w->range), sqlite3_finalize(w->back), sqlite3_finalize(w->scan);
+	sqlite3_finalize(w->up);
+	free(w->v), free(w->memo_id), free(w->memo_v);
+}
+
+/* Which tracks' hosts count: the phase's own track's, or those of the
+ * tracks whose node lies under it. */
+static void hosts_of(struct win *w, int32_t own, uint8_t *ok)
+{
+	struct run *r = w->r;
+	for (size_t i = 0; i < r->ntracks; i++)
+		ok[i] = own >= 0 ? i == (size_t)own
+				 : r->tracks[i].node && under_id(w, r->tracks[i].node);
+	for (size_t i = 0; i < r->ntracks; i++)
+		for (size_t j = 0; j < r->ntracks && !(ok[i] & 2); j++)
+			if ((ok[j] & 1) && r->tracks[i].host == r->tracks[j].host)
+				ok[i] |= 2;
+}
+
+int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, int64_t phase_id,
+		  int64_t t0, int64_t t1, int nb, double *out, char **err)
+{
+	struct run r = {.db = db, .path = path, .err = err, .t0 = t0, .t1 = t1};
+	struct win w = {.r = &r, .phase = phase_id};
+	struct attrib_rules rules = {0};
+	struct attribution cached = {0};
+	sqlite3_stmt *own = NULL;
+	uint8_t *ok = NULL, *types = NULL, *under = NULL, *stream_under = NULL;
+	int64_t *parent_id = NULL;
+	int *depth = NULL, rc = -1;
+	if (nb <= 0 || t1 <= t0) {
+		*err = xasprintf("%s: no time to divide: [%lld, %lld) in %d", path, (long long)t0,
+				 (long long)t1, nb);
+		return -1;
+	}
+	memset(out, 0, (size_t)nb * ATTRIB_NRES * sizeof(*out));
+	if (!a) {
+		if (load_fits(db, &cached) < 0) {
+			fail(&r, "the fitted demands");
+			goto out;
+		}
+		a = &cached;
+	}
+	/* a GPU measured by its device work alone has its demands by rule */
+	char *kept = file_rules(db);
+	int bad = attrib_rules_parse(kept, &rules, err);
+	free(kept);
+	if (bad < 0)
+		goto out;
+	r.rules = &rules;
+	if (prep(&w, &w.probe,
+		 "SELECT id, coalesce(track_id, 0) FROM phases WHERE id >= ?1"
+		 " ORDER BY id LIMIT 16") < 0 ||
+	    prep(&w, &w.start, "SELECT start_ns FROM phases WHERE id = ?1") < 0 ||
+	    prep(&w, &w.row, "SELECT " WPH_COLS " FROM phases WHERE id = ?1") < 0 ||
+	    prep(&w, &w.range, "SELECT " WPH_COLS " FROM phases WHERE id >= ?1 AND id < ?2") < 0 ||
+	    prep(&w, &w.back,
+		 "SELECT " WPH_COLS " FROM phases WHERE id >= ?1 AND id < ?2"
+		 " ORDER BY id DESC") < 0 ||
+	    prep(&w, &w.scan,
+		 "SELECT " WPH_COLS " FROM phases WHERE track_id = ?1"
+		 " AND start_ns < ?3 AND start_ns + dur_ns > ?2") < 0 ||
+	    prep(&w, &w.up, "SELECT coalesce(parent_id, 0), depth FROM phases WHERE id = ?1") < 0 ||
+	    prep(&w, &own,
+		 "SELECT coalesce(track_id, 0), depth, (SELECT max(id) FROM phases)"
+		 " FROM phases WHERE id = ?1") < 0) {
+		fail(&r, "phases");
+		goto out;
+	}
+	if (load_tracks(&r) < 0)
+		goto out;
+	sqlite3_bind_int64(own, 1, phase_id);
+	if (sqlite3_step(own) != SQLITE_ROW) {
+		*err = xasprintf("%s: no phase %lld", path, (long long)phase_id);
+		goto out;
+	}
+	int64_t own_track = sqlite3_column_int64(own, 0);
+	w.depth = sqlite3_column_int64(own, 1);
+	w.max_id = sqlite3_column_int64(own, 2);
+	ok = xmalloc(r.ntracks + 1);
+	hosts_of(&w, own_track ? track_index(&r, own_track) : -1, ok);
+	r.track_ok = ok;
+	if (load_metrics(&r) < 0)
+		goto out;
+	devwork_cover(&r);
+	for (size_t c = 0; c < r.nk; c++) {
+		int64_t lo = INF, hi = INT64_MIN;
+		for (size_t i = 0; i < r.k[c].nmetrics; i++) {
+			const struct metric *m = &r.m[r.k[c].metrics[i]];
+			if (m->ns) {
+				lo = m->t[0] < lo ? m->t[0] : lo;
+				hi = m->t[m->ns - 1] > hi ? m->t[m->ns - 1] : hi;
+			}
+		}
+		for (size_t i = 0; i < r.k[c].ncov; i++) {
+			int64_t from = r.k[c].cov[i].start > t0 ? r.k[c].cov[i].start : t0;
+			int64_t to = r.k[c].cov[i].end < t1 ? r.k[c].cov[i].end : t1;
+			if (from < to) {
+				lo = from < lo ? from : lo;
+				hi = to > hi ? to : hi;
+			}
+		}
+		for (size_t i = 0; lo < hi && i < r.ntracks; i++)
+			if (r.tracks[i].cls == (int)c)
+				load_track(&w, (int32_t)i, lo, hi);
+	}
+	window_phases(&w, &parent_id, &depth);
+	int64_t loop = ptree_loop(r.p.parent, r.p.n);
+	if (loop >= 0 || w.loop) {
+		*err = ptree_loop_error(path, loop >= 0 ? r.p.id[loop] : w.loop);
+		rc = PTREE_LOOP;
+		goto out;
+	}
+	devwork_measure(&r);
+	under = xmalloc(r.p.n + 1);
+	memset(under, 2, r.p.n + 1);
+	for (size_t i = 0; i < r.p.n; i++)
+		if (r.p.end[i] > t0 && r.p.start[i] < t1)
+			under_of(&w, under, parent_id, depth, (int32_t)i);
+		else if (under[i] == 2)
+			under[i] = 0;
+	/* a stream's work counts under its node's ancestors too (charge()) */
+	stream_under = xcalloc(r.ntracks + 1, 1);
+	for (size_t i = 0; i < r.ntracks && !w.loop; i++)
+		stream_under[i] =
+		    r.tracks[i].work && r.tracks[i].node && under_id(&w, r.tracks[i].node) == 1;
+	for (size_t i = 0; i < r.p.n; i++)
+		if (r.p.track[i] >= 0 && stream_under[r.p.track[i]])
+			under[i] = 1;
+	if (w.loop) {
+		*err = ptree_loop_error(path, w.loop);
+		rc = PTREE_LOOP;
+		goto out;
+	}
+	types = xmalloc(r.p.n + 1);
+	struct series sa = {.under = under, .t0 = t0, .t1 = t1, .nb = nb, .out = out};
+	for (size_t c = 0; c < r.nk; c++) {
+		if (!r.k[c].nmetrics)
+			continue;
+		size_t nl;
+		struct lane *lanes = class_prepare(&r, (int)c, types, &nl, a->fits, a->nfits);
+		memset(sa.na, 0, sizeof(sa.na));
+		sweep(&r, &r.k[c], lanes, nl, types, SWEEP_SERIES, &sa);
+		lanes_free(lanes, nl);
+	}
+	for (int b = 0; b < nb; b++) {
+		double len = ns_span(bucket_edge(&sa, b), bucket_edge(&sa, b + 1));
+		for (int x = 0; x < ATTRIB_NRES; x++)
+			out[x * nb + b] = len > 0 ? out[x * nb + b] / len : 0;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(own);
+	win_release(&w);
+	run_release(&r);
+	attrib_release(&cached);
+	attrib_rules_release(&rules);
+	free(ok), free(types), free(under), free(stream_under), free(parent_id), free(depth);
+	return rc;
+}

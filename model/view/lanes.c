@@ -1,0 +1,441 @@
+/*
+ * The timeline's lanes; see lanes.h.  The walk appends spans with their
+ * track's lane and nesting depth; then lanes are ordered, rows made, and
+ * the children lists and depth-first numbers worked out, all in a few
+ * linear passes and one sort per row.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/util/idmap.h"
+#include "model/view/lanes.h"
+#include "model/view/model.h"
+#include "model/store/store.h"
+#include "model/store/subtree.h"
+#include "model/util/xalloc.h"
+
+/* Of each phase visited that has children: its nearest kept span (itself
+ * or an ancestor; -1: the root), its lane (-1: a container) and its
+ * nesting depth there.  A visit returns the index of its phase's entry. */
+struct vis {
+	int32_t keep, lane, nest;
+};
+
+struct build {
+	struct model *m;
+	struct lanes *l;
+	size_t max, alloc;
+	struct idmap tracks; /* track id -> lane index (in order made) */
+	int32_t *lane_of;    /* per span: its lane (-1: a container) */
+	int *nest;	     /* per span: its nesting depth on its lane */
+	struct vis *vis;
+	size_t nvis, avis;
+	atomic_int *cancel; /* set: the walk stops (NULL: never) */
+	unsigned tick;
+	size_t alloc_lanes;
+	int max_nest;	    /* host phases nested this deep or deeper are not kept */
+	uint32_t *lane_pos; /* lane index as made -> in display order */
+};
+
+int lanes_is_device(int kind)
+{
+	return kind == PHASE_KERNEL || kind == PHASE_MEMCPY || kind == PHASE_MEMSET;
+}
+
+/* Phases that stand for a track or a group of them, not work on one. */
+static int is_container(int kind)
+{
+	return kind >= PHASE_WORKFLOW && kind <= PHASE_STREAM;
+}
+
+/* The lane of a track; tracks the file does not describe share lane 0's
+ * "(no track)" entry, keyed 0. */
+static int32_t lane_for(struct build *b, int64_t track)
+{
+	int32_t k = idmap_get(&b->tracks, track);
+	if (k >= 0)
+		return k;
+	struct lanes *l = b->l;
+	const struct mtrack *t = track ? model_track(b->m, track) : NULL;
+	if (!t && track && (k = idmap_get(&b->tracks, 0)) >= 0) {
+		idmap_put(&b->tracks, track, k);
+		return k;
+	}
+	XGROW(l->lane, l->nlanes + 1, b->alloc_lanes);
+	struct lane *ln = &l->lane[l->nlanes];
+	memset(ln, 0, sizeof(*ln));
+	ln->track = t ? track : 0;
+	ln->t = t;
+	k = (int32_t)l->nlanes++;
+	idmap_put(&b->tracks, ln->track, k);
+	if (!t && track)
+		idmap_put(&b->tracks, track, k);
+	return k;
+}
+
+static void restart(void *arg)
+{
+	struct build *b = arg;
+	b->l->n = 0;
+	b->l->left_out = 0;
+	b->nvis = 0;
+	b->max_nest = INT_MAX;
+}
+
+static int64_t end_of(int64_t start, int64_t dur)
+{
+	return dur > 0 && start <= INT64_MAX - dur ? start + dur : start;
+}
+
+/* Appends span r (under kept span parent); returns its index. */
+static int32_t keep(struct build *b, const struct subtree_row *r, int32_t parent, int32_t lane,
+		    int nest)
+{
+	struct lanes *l = b->l;
+	if (l->n >= b->alloc) {
+		size_t had = b->alloc;
+		XGROW(l->s, l->n + 1, b->alloc);
+		if (b->alloc != had) {
+			b->lane_of = xrealloc(b->lane_of, b->alloc * sizeof(*b->lane_of));
+			b->nest = xrealloc(b->nest, b->alloc * sizeof(*b->nest));
+		}
+	}
+	uint32_t i = (uint32_t)l->n++;
+	struct lane_span *s = &l->s[i];
+	memset(s, 0, sizeof(*s));
+	s->id = r->id;
+	s->start = r->start_ns;
+	s->end = end_of(r->start_ns, r->dur_ns);
+	s->parent = parent;
+	s->kind = r->kind;
+	s->row = -1;
+	s->lane = -1;
+	b->lane_of[i] = lane;
+	b->nest[i] = nest;
+	if (s->start < l->t0)
+		l->t0 = s->start;
+	if (s->end > l->t1)
+		l->t1 = s->end;
+	return (int32_t)i;
+}
+
+/* Host work, not device work or a container. */
+static int is_host(const struct build *b, size_t i)
+{
+	return b->lane_of[i] >= 0 && !lanes_is_device(b->l->s[i].kind);
+}
+
+/* Over the limit, drops the deepest host row kept: its spans' children
+ * move up to their parents.  A parent comes before its children, so one
+ * pass maps each old index to its new one, or to its parent's.  0 when
+ * only row 0 is left. */
+static int compact(struct build *b)
+{
+	struct lanes *l = b->l;
+	int deepest = 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (is_host(b, i) && b->nest[i] > deepest)
+			deepest = b->nest[i];
+	if (!deepest)
+		return 0;
+	int32_t *to = xmalloc((l->n ? l->n : 1) * sizeof(*to));
+	size_t n = 0;
+	b->max_nest = deepest;
+	for (size_t i = 0; i < l->n; i++) {
+		int32_t p = l->s[i].parent < 0 ? -1 : to[l->s[i].parent];
+		if (is_host(b, i) && b->nest[i] >= b->max_nest) {
+			to[i] = p;
+			continue;
+		}
+		to[i] = (int32_t)n;
+		l->s[n] = l->s[i];
+		l->s[n].parent = p;
+		b->lane_of[n] = b->lane_of[i];
+		b->nest[n] = b->nest[i];
+		n++;
+	}
+	l->n = n;
+	for (size_t i = 0; i < b->nvis; i++)
+		if (b->vis[i].keep >= 0)
+			b->vis[i].keep = to[b->vis[i].keep];
+	free(to);
+	return 1;
+}
+
+/* Keeps every phase but, over the limit, the deepest host rows; those hang
+ * their children on their nearest kept ancestor. */
+static int32_t visit(void *arg, const struct subtree_row *r, int32_t parent)
+{
+	struct build *b = arg;
+	struct lanes *l = b->l;
+	if (b->cancel && !(b->tick++ & 1023) && atomic_load(b->cancel))
+		return SUBTREE_STOP;
+	if (r->depth == 0) { /* the virtual root (0) has no window of its own */
+		l->t0 = r->id ? r->start_ns : INT64_MAX;
+		l->t1 = r->id ? end_of(r->start_ns, r->dur_ns) : INT64_MIN;
+		return -1;
+	}
+	while (l->n >= b->max && compact(b))
+		;
+	const struct vis *pv = parent >= 0 ? &b->vis[parent] : NULL;
+	struct vis v = {pv ? pv->keep : -1, -1, 0};
+	if (!is_container(r->kind))
+		v.lane = lane_for(b, r->track_id);
+	if (pv && v.lane >= 0 && pv->lane == v.lane)
+		v.nest = pv->nest + 1;
+	if (is_container(r->kind) || lanes_is_device(r->kind) || v.nest < b->max_nest) {
+		if (l->n < b->max)
+			v.keep = keep(b, r, v.keep, v.lane, v.nest);
+		else
+			l->left_out++;
+	}
+	if (r->child_count <= 0)
+		return -1;
+	XGROW(b->vis, b->nvis + 1, b->avis);
+	b->vis[b->nvis] = v;
+	return (int32_t)b->nvis++;
+}
+
+static const struct lanes *sort_base;
+static int cmp_start(const void *pa, const void *pb);
+
+static int cmp_lane(const void *pa, const void *pb)
+{
+	const struct lane *a = pa, *b = pb;
+	if (!a->t != !b->t)
+		return a->t ? -1 : 1;
+	if (a->t && a->t->sort_index != b->t->sort_index)
+		return a->t->sort_index < b->t->sort_index ? -1 : 1;
+	return a->track < b->track ? -1 : a->track > b->track;
+}
+
+static int span_before(const struct lanes *l, uint32_t a, uint32_t b)
+{
+	return l->s[a].start < l->s[b].start ||
+	       (l->s[a].start == l->s[b].start && l->s[a].id < l->s[b].id);
+}
+
+/* Sorts spans at[0 .. n) by start, unless they already are (the usual case:
+ * a trace's phases come in start order). */
+static void sort_by_start(const struct lanes *l, uint32_t *at, size_t n)
+{
+	size_t j = 1;
+	while (j < n && span_before(l, at[j - 1], at[j]))
+		j++;
+	if (j < n) {
+		sort_base = l;
+		qsort(at, n, sizeof(*at), cmp_start);
+	}
+}
+
+static int cmp_start(const void *pa, const void *pb)
+{
+	const struct lane_span *a = &sort_base->s[*(const uint32_t *)pa];
+	const struct lane_span *b = &sort_base->s[*(const uint32_t *)pb];
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Orders the lanes, drops those with nothing drawn, and makes the rows. */
+static void make_rows(struct build *b)
+{
+	struct lanes *l = b->l;
+	int *deepest = xmalloc((l->nlanes ? l->nlanes : 1) * sizeof(*deepest));
+	for (size_t k = 0; k < l->nlanes; k++)
+		deepest[k] = -1;
+	for (size_t i = 0; i < l->n; i++) {
+		int32_t k = b->lane_of[i];
+		if (k >= 0 && b->nest[i] < LANES_NEST && b->nest[i] > deepest[k])
+			deepest[k] = b->nest[i];
+	}
+	/* lane.row holds the lane's index as made while it is sorted */
+	size_t kept = 0;
+	for (size_t k = 0; k < l->nlanes; k++)
+		if (deepest[k] >= 0) {
+			l->lane[kept] = l->lane[k];
+			l->lane[kept].row = (uint32_t)k;
+			kept++;
+		}
+	l->nlanes = kept;
+	if (l->nlanes > 1)
+		qsort(l->lane, l->nlanes, sizeof(*l->lane), cmp_lane);
+	int32_t *first = xmalloc((b->alloc_lanes ? b->alloc_lanes : 1) * sizeof(*first));
+	for (size_t k = 0; k < b->alloc_lanes; k++)
+		first[k] = -1;
+	int32_t *pos = xmalloc((b->alloc_lanes ? b->alloc_lanes : 1) * sizeof(*pos));
+	for (size_t k = 0; k < l->nlanes; k++) {
+		uint32_t made = l->lane[k].row;
+		l->lane[k].row = (uint32_t)l->nrows;
+		l->lane[k].nrows = (uint32_t)deepest[made] + 1;
+		first[made] = (int32_t)l->nrows;
+		pos[made] = (int32_t)k;
+		l->nrows += l->lane[k].nrows;
+	}
+	l->row = xcalloc(l->nrows ? l->nrows : 1, sizeof(*l->row));
+	for (size_t k = 0; k < l->nlanes; k++)
+		for (uint32_t j = 0; j < l->lane[k].nrows; j++) {
+			l->row[l->lane[k].row + j].lane = (uint32_t)k;
+			l->row[l->lane[k].row + j].nest = (int)j;
+		}
+	for (size_t i = 0; i < l->n; i++) {
+		int32_t k = b->lane_of[i];
+		if (k < 0 || first[k] < 0)
+			continue;
+		l->s[i].lane = pos[k];
+		if (b->nest[i] < LANES_NEST) {
+			l->s[i].row = first[k] + b->nest[i];
+			l->row[l->s[i].row].n++;
+		}
+	}
+	for (size_t r = 0; r < l->nrows; r++) {
+		l->row[r].at = xmalloc((l->row[r].n ? l->row[r].n : 1) * sizeof(*l->row[r].at));
+		l->row[r].maxend = xmalloc((l->row[r].n ? l->row[r].n : 1) * sizeof(int64_t));
+		l->row[r].n = 0;
+	}
+	for (size_t i = 0; i < l->n; i++)
+		if (l->s[i].row >= 0) {
+			struct lane_row *rw = &l->row[l->s[i].row];
+			rw->at[rw->n++] = (uint32_t)i;
+		}
+	for (size_t r = 0; r < l->nrows; r++) {
+		struct lane_row *rw = &l->row[r];
+		sort_by_start(l, rw->at, rw->n);
+		for (size_t j = 0; j < rw->n; j++) {
+			int64_t e = l->s[rw->at[j]].end;
+			rw->maxend[j] = j && rw->maxend[j - 1] > e ? rw->maxend[j - 1] : e;
+		}
+	}
+	free(first);
+	free(pos);
+	free(deepest);
+}
+
+/* The children lists (the root's first), each by start, and the
+ * depth-first numbers. */
+static void make_kids(struct lanes *l)
+{
+	size_t n = l->n;
+	l->kids = xmalloc((n ? n : 1) * sizeof(*l->kids));
+	l->nroot = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (l->s[i].parent < 0)
+			l->nroot++;
+		else
+			l->s[l->s[i].parent].nkids++;
+	}
+	uint32_t at = (uint32_t)l->nroot;
+	for (size_t i = 0; i < n; i++) {
+		l->s[i].kids = at;
+		at += l->s[i].nkids;
+		l->s[i].nkids = 0;
+	}
+	size_t root = 0;
+	for (size_t i = 0; i < n; i++) {
+		int32_t p = l->s[i].parent;
+		if (p < 0)
+			l->kids[root++] = (uint32_t)i;
+		else
+			l->kids[l->s[p].kids + l->s[p].nkids++] = (uint32_t)i;
+	}
+	sort_by_start(l, l->kids, l->nroot);
+	for (size_t i = 0; i < n; i++)
+		sort_by_start(l, l->kids + l->s[i].kids, l->s[i].nkids);
+	/* pre-order numbers: a parent comes before its children in s[], so
+	 * subtree sizes sum backwards, and each child's number follows from
+	 * its parent's and its elder siblings' sizes */
+	uint32_t *size = xmalloc((n ? n : 1) * sizeof(*size));
+	for (size_t i = 0; i < n; i++)
+		size[i] = 1;
+	for (size_t i = n; i-- > 0;)
+		if (l->s[i].parent >= 0)
+			size[l->s[i].parent] += size[i];
+	uint32_t next = 0;
+	for (size_t j = 0; j < l->nroot; j++) {
+		l->s[l->kids[j]].pre = next;
+		next += size[l->kids[j]];
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct lane_span *s = &l->s[i];
+		s->last = s->pre + size[i] - 1;
+		uint32_t c = s->pre + 1;
+		for (uint32_t j = 0; j < s->nkids; j++) {
+			l->s[l->kids[s->kids + j]].pre = c;
+			c += size[l->kids[s->kids + j]];
+		}
+	}
+	free(size);
+	l->by_pre = xmalloc((n ? n : 1) * sizeof(*l->by_pre));
+	for (size_t i = 0; i < n; i++)
+		l->by_pre[l->s[i].pre] = (uint32_t)i;
+}
+
+int lanes_build(struct model *m, sqlite3 *db, int64_t root_id, size_t max_spans, atomic_int *cancel,
+		struct lanes *out, char **err)
+{
+	memset(out, 0, sizeof(*out));
+	struct build b = {.m = m,
+			  .l = out,
+			  .max = max_spans < UINT32_MAX ? max_spans : UINT32_MAX,
+			  .cancel = cancel,
+			  .max_nest = INT_MAX};
+	struct subtree_visitor v = {visit, restart, &b, SUBTREE_TIMES};
+	idmap_init(&b.tracks, 64);
+	const char *path = store_path(model_store(m));
+	int rc = subtree_walk(db ? db : store_db(model_store(m)), path, root_id, SUBTREE_DFS_ROWS,
+			      &v, err);
+	if (rc == 2) {
+		*err = xasprintf("%s: reading phase %lld's subtree: interrupted", path,
+				 (long long)root_id);
+		rc = -1;
+	}
+	if (rc >= 0) {
+		if (out->t0 > out->t1)
+			out->t0 = out->t1 = 0;
+		make_rows(&b);
+		make_kids(out);
+	}
+	idmap_release(&b.tracks);
+	free(b.lane_of);
+	free(b.nest);
+	free(b.vis);
+	if (rc < 0) {
+		lanes_release(out);
+		return -1;
+	}
+	return 0;
+}
+
+void lanes_release(struct lanes *l)
+{
+	for (size_t r = 0; r < l->nrows; r++) {
+		free(l->row[r].at);
+		free(l->row[r].maxend);
+	}
+	free(l->row);
+	free(l->lane);
+	free(l->kids);
+	free(l->by_pre);
+	free(l->s);
+	memset(l, 0, sizeof(*l));
+}
+
+int lanes_covers(const struct lanes *l, uint32_t a, uint32_t b)
+{
+	return l->s[a].pre <= l->s[b].pre && l->s[b].pre <= l->s[a].last;
+}
+
+size_t lanes_seek(const struct lanes *l, size_t r, int64_t t)
+{
+	const struct lane_row *rw = &l->row[r];
+	size_t lo = 0, hi = rw->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (rw->maxend[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}

@@ -1,0 +1,87 @@
+/*
+ * The timeline's lanes: a phase's subtree laid out for a Gantt chart.
+ * Each track beneath the phase (a CPU thread, a GPU stream) is a lane;
+ * a phase is drawn on its own track's lane, on the row of its nesting
+ * depth there (0 when its parent is on another track: a kernel sits on
+ * row 0 of its stream although it hangs under a CPU launch call).  The
+ * containers (workflow, step, rank, process, thread, stream) are lanes,
+ * not bars, and only the first LANES_NEST rows of a lane are drawn (the
+ * phases nested deeper are kept, within their ancestors' bars).  Over the
+ * limit of phases, the deepest host rows are dropped first, their children
+ * (the kernels their launch calls started) hung on the nearest ancestor
+ * kept; device work is never dropped for them.
+ *
+ * The subtree is read once (model/store/subtree.h), at most max_spans phases;
+ * each span knows its parent, its children (by start) and its place in a
+ * depth-first numbering, so ancestry is two compares.  Each row lists its
+ * spans by start; on a row spans do not overlap (a thread's nesting puts
+ * overlapping ones on different rows), so a time seeks by bisection.
+ */
+#ifndef GRADEML_LANES_H
+#define GRADEML_LANES_H
+
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct model;
+struct mtrack;
+
+/* Rows of nesting a lane draws. */
+#define LANES_NEST 4
+/* Phases a timeline reads below its phase by default. */
+#define LANES_MAX_SPANS (1u << 20)
+
+struct lane_span {
+	int64_t id, start, end;
+	int32_t parent;	      /* its parent's index, -1 under the root */
+	int32_t row;	      /* its row in lanes.row, -1 when not drawn */
+	int32_t lane;	      /* its lane, -1 for a container */
+	uint32_t kids, nkids; /* its children: lanes.kids[kids .. kids + nkids), by start */
+	uint32_t pre, last;   /* depth-first: its number, and its last descendant's */
+	int kind;	      /* enum phase_kind */
+};
+
+struct lane {
+	int64_t track;		/* 0: phases with no (known) track */
+	const struct mtrack *t; /* NULL when unknown */
+	uint32_t row, nrows;	/* its rows in lanes.row */
+};
+
+struct lane_row {
+	uint32_t lane;
+	int nest;	 /* 0 .. LANES_NEST - 1 */
+	uint32_t *at;	 /* its spans, by start */
+	int64_t *maxend; /* maxend[j]: the latest end of at[0 .. j] */
+	size_t n;
+};
+
+struct lanes {
+	struct lane_span *s; /* parents before children */
+	size_t n;
+	uint32_t *kids;	  /* children lists; the root's: kids[0 .. nroot) */
+	uint32_t *by_pre; /* span by depth-first number: a subtree is a range */
+	size_t nroot;
+	struct lane *lane; /* in display order: by the track's sort index, then id */
+	size_t nlanes;
+	struct lane_row *row; /* each lane's rows in turn */
+	size_t nrows;
+	int64_t t0, t1;	  /* the root's window widened to cover every span */
+	int64_t left_out; /* phases below the root not kept: over max_spans */
+};
+
+/* Lays out the subtree of phase root_id, read through db (NULL: the
+ * model's connection; another thread passes its own); 0, or -1 with *err,
+ * also when *cancel (NULL: none) is set while it reads. */
+int lanes_build(struct model *m, sqlite3 *db, int64_t root_id, size_t max_spans, atomic_int *cancel,
+		struct lanes *out, char **err);
+void lanes_release(struct lanes *l);
+/* Whether span a is span b or one of its ancestors. */
+int lanes_covers(const struct lanes *l, uint32_t a, uint32_t b);
+/* On row r: the first span that ends at or after t (row->n when none). */
+size_t lanes_seek(const struct lanes *l, size_t r, int64_t t);
+/* Whether kind is device work (kernel, memcpy, memset). */
+int lanes_is_device(int kind);
+
+#endif
