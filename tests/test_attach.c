@@ -1,5 +1,5 @@
 /*
- * Unit tests of metric attachment (model/view/attach.c): a trace on host "a"
+ * Unit tests of metric attachment (model/analysis/attach.c): a trace on host "a"
  * with a CPU op and a kernel on each of two GPUs, nvidia-smi rows for both
  * GPUs of "a", and one GPU of host "b"; which series attach to which phase,
  * and the busiest over a phase's window, computed by hand below.
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "model/view/attach.h"
+#include "model/analysis/attach.h"
 #include "tests/importfx.h"
 
 /* Host "a": the CPU op runs 0..1000 us, kernel k0 on GPU 0 at 100..300 us,

@@ -5,7 +5,10 @@
 #   b. a unit test that skips says why (skip_because in tests/skip.h,
 #      never a bare cmocka skip());
 #   c. every tool the scripts of `make check` call is in a package that
-#      `make deps` installs for it (or in Debian's essential set).
+#      `make deps` installs for it (or in Debian's essential set);
+#   d. model/'s rooms include one way: util/ knows no room, store/ only
+#      util/, ingest/ and view/ only those two (and not each other),
+#      analysis/ any room below it; a file of model/ lives in a room.
 # Prints "ok"/"not ok" lines, then "N passed, M failed".
 #
 #   bash tests/tree.sh     (needs git for a.; skipped outside a checkout)
@@ -66,5 +69,40 @@ prometheus-node-exporter (^|[[:space:];&|({])prometheus-node-exporter[[:space:]]
 sysstat (^|[[:space:];&|({])sadf[[:space:]]+-|/usr/lib/sysstat/sadc
 libclang-rt-*-dev -fsanitize=fuzzer
 EOF
+
+# ---- d. model/'s rooms include one way ----
+# room rank: a file may include a room of a lower rank, or its own
+rank() {
+	case $1 in
+	util) echo 0 ;;
+	store) echo 1 ;;
+	ingest | view) echo 2 ;;
+	analysis) echo 3 ;;
+	*) echo x ;;
+	esac
+}
+back=""
+for f in model/*; do
+	[ -d "$f" ] || back+="$f is in no room|"
+done
+for f in model/*/*.[ch]; do
+	from=${f#model/}
+	from=${from%%/*}
+	rf=$(rank "$from")
+	[ "$rf" != x ] || { back+="$f: model/$from/ is not a room|"; continue; }
+	while read -r inc; do
+		to=${inc#model/}
+		to=${to%%/*}
+		rt=$(rank "$to")
+		if [ "$rt" = x ] || { [ "$to" != "$from" ] && [ "$rt" -ge "$rf" ]; }; then
+			back+="$f includes $inc|"
+		fi
+	done < <(sed -n 's/^#include "\(model\/[^"]*\)".*/\1/p' "$f")
+done
+if [ -z "$back" ]; then
+	ok "model/'s rooms include one way (analysis -> view -> store -> util, ingest -> store)"
+else
+	not_ok "model/'s rooms include one way" "$back"
+fi
 
 summary

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "model/analysis/analyze.h"
-#include "model/view/attach.h"
+#include "model/analysis/attach.h"
 #include "model/analysis/flame.h"
 #include "model/view/lanes.h"
 #include "model/util/sbuf.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "model/analysis/analyze.h"
-#include "model/view/attach.h"
+#include "model/analysis/attach.h"
 #include "model/view/model.h"
 #include "model/store/store.h"
 #include "model/analysis/summary.h"
@@ -233,7 +233,7 @@ static int attr_shown(const struct attrib_row *r)
 }
 
 /* What was measured of phase id's host and device over its window: the
- * series behind r's bottlenecks, then the busiest (model/view/attach.h), as the
+ * series behind r's bottlenecks, then the busiest (model/analysis/attach.h), as the
  * explorer's details pane shows them; *n how many. */
 static struct mbusy *measured(struct model *m, const struct attrib_row *r, size_t *n, int *rc,
 			      char **err)

@@ -51,7 +51,7 @@ static void put_right(struct grid *g, int x, int y, int w, const char *s, enum r
 }
 
 /* The series named a->spark that describes what row c ran on (its host,
- * its GPU: model/view/attach.c); NULL when none does. */
+ * its GPU: model/analysis/attach.c); NULL when none does. */
 static const struct mseries *spark_series(struct app *a, const struct mnode *c)
 {
 	const struct mseries *s;

@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/view/attach.h"
+#include "model/analysis/attach.h"
 #include "model/analysis/attrib.h"
 #include "model/analysis/nnls.h"
 #include "model/util/nstime.h"

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/view/attach.h"
 #include "model/view/model.h"
 #include "model/store/store.h"
 #include "model/util/strmap.h"

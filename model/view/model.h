@@ -34,6 +34,15 @@ struct mnode {
 	size_t nchildren;
 };
 
+/* SQL over a tracks row: a GPU stream's device (and that of the lane of
+ * its GPU annotations).  Kineto gives GPU work the device index as its pid
+ * ("pid": 0, "tid": "stream 7"); any other track, or a pid that is not a
+ * small number, has none (-1). */
+#define TRACK_DEVICE_SQL                                                                           \
+	"(CASE WHEN kind IN ('stream', 'annotation') AND pid GLOB '[0-9]*'"                        \
+	" AND pid NOT GLOB '*[^0-9]*'"                                                             \
+	" AND length(pid) <= 4 THEN CAST(pid AS INTEGER) ELSE -1 END)"
+
 /* Where phases ran: a thread, a GPU stream, a process.  All tracks are
  * loaded at open (there are few). */
 struct mtrack {

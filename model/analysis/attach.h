@@ -1,5 +1,5 @@
 /*
- * Metric series attached to phases by host and device (model/view/attach.c).
+ * Metric series attached to phases by host and device (model/analysis/attach.c).
  */
 #ifndef GRADEML_ATTACH_H
 #define GRADEML_ATTACH_H
@@ -7,15 +7,6 @@
 #include <stddef.h>
 
 #include "model/view/model.h"
-
-/* SQL over a tracks row: a GPU stream's device (and that of the lane of
- * its GPU annotations).  Kineto gives GPU work the device index as its pid
- * ("pid": 0, "tid": "stream 7"); any other track, or a pid that is not a
- * small number, has none (-1). */
-#define TRACK_DEVICE_SQL                                                                           \
-	"(CASE WHEN kind IN ('stream', 'annotation') AND pid GLOB '[0-9]*'"                        \
-	" AND pid NOT GLOB '*[^0-9]*'"                                                             \
-	" AND length(pid) <= 4 THEN CAST(pid AS INTEGER) ELSE -1 END)"
 
 /* The GPU a series measures ("gpuN" resource or "gpu=N" label), or -1 for
  * a host-wide series. */

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/view/attach.h"
+#include "model/analysis/attach.h"
 #include "model/analysis/attrib.h"
 #include "model/util/sbuf.h"
 #include "model/store/store.h"
