@@ -23,10 +23,9 @@
  *      running integrals; a segment's share is the difference of the
  *      integrals at its ends, added to every kept ancestor (attrib.h:
  *      ATTRIB_MIN_NS), which notes the classes its work ran in.
- *   5. Bottlenecks: per class, the judged metrics' periods merged into
- *      segments with the bounds saturated then, and prefix sums of each;
- *      a kept phase's window is judged by two binary searches per bound
- *      (a merge of the segments where its work ran in several classes).
+ *   5. Bottlenecks: each kept phase's window judged on what was measured
+ *      in the classes its work ran in (model/analysis/bottleneck.c), into
+ *      its row beside what it used.
  *
  * Memory: 26 bytes per phase, 4 per phase of work, the kept rows, and per
  * class about 70 bytes per boundary of its judged metrics' samples.
@@ -37,18 +36,16 @@
 
 #include "model/analysis/attach.h"
 #include "model/analysis/attrib.h"
+#include "model/analysis/attrib_int.h"
 #include "model/analysis/nnls.h"
 #include "model/util/nstime.h"
 #include "model/store/ptree.h"
 #include "model/store/sample.h"
-#include "model/util/sbuf.h"
 #include "model/util/spans.h"
 #include "model/store/store.h"
-#include "model/util/text.h"
 #include "model/util/xalloc.h"
 
-#define NTYPES 5 /* phase types of a class (attrib.h) */
-#define INF    INT64_MAX
+#define INF INT64_MAX
 
 /* Times (model/util/nstime.h): the sweeps keep INF for "no more events", so
  * every time read from trace.db is held below it (work that ends at the
@@ -102,16 +99,6 @@ static const char *const type_names[2][NTYPES] = {
     {"kernel", "memcpy", "memset", NULL, NULL},
 };
 
-/* The phases, as parallel arrays in id order. */
-struct phases {
-	size_t n;
-	int64_t *id, *start, *end;
-	int32_t *parent, *track; /* indexes; -1 none */
-	uint8_t *kind, *leaf;
-	int32_t *keep; /* row of a kept phase, or -1 */
-	int32_t *up;   /* the nearest kept phase, itself or above, or -1 */
-};
-
 struct track {
 	int64_t id;
 	const char *host;	     /* interned in hosts[], NULL unknown */
@@ -126,70 +113,9 @@ struct track {
 	int64_t w0, w1;		     /* its node's window; w1 <= w0 when none */
 };
 
-/* What a metric is to a class: attributed (and judged), or only judged. */
-enum { ROLE_ATTRIB, ROLE_CORE, ROLE_IOWAIT };
-
-enum { OK_HOLDS = 1, OK_TRACED = 2 };
-
 /* The id of a GPU's measurement made of its device work alone (no GPU
  * utilization series beside it): never saved, its demands never fitted. */
 #define DEVWORK_ID 0
-
-struct metric {
-	int64_t id;
-	int res, cls, role;
-	double cap;
-	char *value_kind;
-	/* periods [t[j], t[j+1]) of value v[j]; ok[j] 0 where no sample holds,
-	 * else OK_HOLDS, with OK_TRACED where the value is device work's */
-	int64_t *t;
-	double *v;
-	uint8_t *ok;
-	size_t ns;
-	size_t j; /* the period [t[j], t[j+1]) now, ns when before the first */
-	int exact[NTYPES];
-	double d[NTYPES];
-	/* per period: the keys seen and their time, then the upsampled value */
-	size_t *off; /* ns + 1 offsets into the entries */
-	uint64_t *key;
-	double *len, *u;
-	size_t nent, aent;
-};
-
-/* What was measured of a class over time (bottlenecks): segments
- * [t[i], t[i+1]) with the bounds saturated (bit b < ATTRIB_NBOUND) and
- * whether a judged metric holds a value (bit JUDGE_DATA); pre[b][i] the
- * time with bit b before t[i]. */
-#define JUDGE_DATA    ATTRIB_NBOUND
-#define JUDGE_TRACED  (ATTRIB_NBOUND + 1) /* a trace's device work measures the GPU */
-#define JUDGE_DEVBUSY (ATTRIB_NBOUND + 2) /* ... and some of it runs */
-#define JUDGE_NBITS   (ATTRIB_NBOUND + 3)
-struct judge {
-	int64_t *t;
-	uint16_t *bits;
-	size_t n;
-	int64_t *pre[JUDGE_NBITS];
-	/* the software-bound time before t[i] for a set of judged bounds */
-	struct {
-		unsigned set;
-		int64_t *pre;
-	} sw[8];
-	int nsw;
-};
-
-struct klass {
-	const char *host;
-	int device;
-	int *metrics; /* the attributed ones */
-	size_t nmetrics;
-	int *judged; /* every metric its bounds are judged on */
-	size_t njudged;
-	int ncpu;	       /* per-CPU series */
-	unsigned mask[NTYPES]; /* resources each type demands */
-	struct span *cov;      /* a GPU's: the windows of the traces of its device work */
-	size_t ncov;
-	struct judge jd;
-};
 
 /* A lane: phase indexes, by start then longest first. */
 struct lane {
@@ -203,50 +129,6 @@ struct lane {
 	int32_t who;
 	int active, done;
 	double snap[ATTRIB_NRES];
-};
-
-struct acc {
-	double use[ATTRIB_NRES];
-	double busy[2];
-	int64_t cover[2];  /* the time its work covers, host and device */
-	int64_t cover_end; /* the last end of its work so far in class cover_cls */
-	unsigned mask;
-	int32_t cls, last; /* its work's first class and the last one charged; -1 */
-	int32_t cover_cls;
-};
-
-/* A kept phase whose work ran in more than one class: one pair each. */
-struct kcls {
-	int32_t keep, cls;
-};
-
-struct run {
-	sqlite3 *db;
-	const char *path;
-	char **err;
-	struct phases p;
-	struct track *tracks;
-	size_t ntracks;
-	char **hosts;
-	size_t nhosts;
-	struct metric *m;
-	size_t nm;
-	struct klass *k;
-	size_t nk;
-	struct acc *acc;
-	size_t nkeep;
-	struct kcls *multi;
-	size_t nmulti, amulti;
-	int32_t *chain; /* charge(): the kept phases charged for a segment */
-	size_t achain;
-	int judge; /* load what bottlenecks are judged on too */
-	struct attribution *out;
-	size_t fit_alloc;
-	const struct attrib_rules *rules; /* the user's demand rules, or NULL */
-	/* attrib_series: the tracks whose host counts (NULL: all), and the
-	 * samples wanted: those of the periods that [t0, t1) touches */
-	const uint8_t *track_ok;
-	int64_t t0, t1;
 };
 
 static int fail(struct run *r, const char *what)
@@ -337,9 +219,7 @@ static int load_tracks(struct run *r)
 	return 0;
 }
 
-/* The first of n elements, stride bytes apart, each starting with its
- * int64 key in ascending order, whose key is >= key. */
-static size_t lower_bound(const void *base, size_t n, size_t stride, int64_t key)
+size_t attrib_lower_bound(const void *base, size_t n, size_t stride, int64_t key)
 {
 	const char *b = base;
 	size_t lo = 0, hi = n;
@@ -357,7 +237,7 @@ static size_t lower_bound(const void *base, size_t n, size_t stride, int64_t key
 
 static int32_t track_index(const struct run *r, int64_t id)
 {
-	size_t i = lower_bound(r->tracks, r->ntracks, sizeof(*r->tracks), id);
+	size_t i = attrib_lower_bound(r->tracks, r->ntracks, sizeof(*r->tracks), id);
 	return i < r->ntracks && r->tracks[i].id == id ? (int32_t)i : -1;
 }
 
@@ -366,7 +246,7 @@ static int32_t phase_index(const struct phases *p, int64_t id)
 	if (p->n && id >= p->id[0] && (uint64_t)(id - p->id[0]) < p->n &&
 	    p->id[id - p->id[0]] == id)
 		return (int32_t)(id - p->id[0]);
-	size_t i = lower_bound(p->id, p->n, sizeof(*p->id), id);
+	size_t i = attrib_lower_bound(p->id, p->n, sizeof(*p->id), id);
 	return i < p->n && p->id[i] == id ? (int32_t)i : -1;
 }
 
@@ -1577,242 +1457,6 @@ static void run_class(struct run *r, int c, uint8_t *types)
 	lanes_free(lanes, nl);
 }
 
-/* ---- bottlenecks: what was measured ---- */
-
-static int by_time(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/* The bounds of one segment of class k that starts at t; at[] holds each
- * judged metric's period, moved on to the one holding t. */
-static unsigned judge_bits(struct run *r, struct klass *k, size_t *at, int64_t t)
-{
-	unsigned bits = 0;
-	double core = 0, disk = 0, iowait = 0;
-	for (size_t i = 0; i < k->njudged; i++) {
-		const struct metric *m = &r->m[k->judged[i]];
-		size_t j = at[i];
-		while (j + 1 < m->ns && m->t[j + 1] <= t)
-			j++;
-		at[i] = j;
-		if (!(j + 1 < m->ns && m->t[j] <= t && m->ok[j]))
-			continue;
-		double f = m->v[j] / m->cap;
-		bits |= 1u << JUDGE_DATA;
-		if (m->ok[j] & OK_TRACED)
-			bits |=
-			    1u << JUDGE_TRACED | (f >= ATTRIB_SATURATED ? 1u << JUDGE_DEVBUSY : 0);
-		if (m->role == ROLE_CORE)
-			core = fmax(core, f);
-		else if (m->role == ROLE_IOWAIT)
-			iowait = fmax(iowait, f);
-		else if (f >= ATTRIB_SATURATED)
-			bits |= 1u << m->res;
-		if (m->role == ROLE_ATTRIB && m->res == ATTRIB_DISK)
-			disk = fmax(disk, f);
-	}
-	if (!(bits & 1u << ATTRIB_CPU) && core >= ATTRIB_SATURATED)
-		bits |= 1u << ATTRIB_THREAD;
-	if (disk >= ATTRIB_IO_BUSY && iowait * (k->ncpu ? k->ncpu : 1) >= ATTRIB_IO_WAIT)
-		bits |= 1u << ATTRIB_DISK;
-	return bits;
-}
-
-/* Class k's judged metrics as segments with their bounds (struct judge). */
-static void judge_build(struct run *r, struct klass *k)
-{
-	struct judge *jd = &k->jd;
-	size_t total = 0, n = 0;
-	for (size_t i = 0; i < k->njudged; i++)
-		total += r->m[k->judged[i]].ns;
-	jd->t = xmalloc((total + 1) * sizeof(*jd->t));
-	for (size_t i = 0; i < k->njudged; i++) {
-		const struct metric *m = &r->m[k->judged[i]];
-		if (m->ns)
-			memcpy(jd->t + n, m->t, m->ns * sizeof(*m->t));
-		n += m->ns;
-	}
-	qsort(jd->t, n, sizeof(*jd->t), by_time);
-	size_t u = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!u || jd->t[i] != jd->t[u - 1])
-			jd->t[u++] = jd->t[i];
-	jd->n = u;
-	jd->bits = xcalloc(u + 1, sizeof(*jd->bits));
-	size_t *at = xcalloc(k->njudged + 1, sizeof(*at));
-	for (size_t i = 0; i + 1 < u; i++)
-		jd->bits[i] = (uint16_t)judge_bits(r, k, at, jd->t[i]);
-	free(at);
-	for (int b = 0; b < JUDGE_NBITS; b++) {
-		int64_t *pre = jd->pre[b] = xmalloc((u + 1) * sizeof(*pre));
-		pre[0] = 0;
-		for (size_t i = 0; i < u; i++)
-			pre[i + 1] = ns_sum(pre[i], i + 1 < u && jd->bits[i] & 1u << b
-							? ns_dur(jd->t[i], jd->t[i + 1])
-							: 0);
-	}
-}
-
-static void judge_release(struct judge *jd)
-{
-	free(jd->t), free(jd->bits);
-	for (int b = 0; b < JUDGE_NBITS; b++)
-		free(jd->pre[b]);
-	for (int i = 0; i < jd->nsw; i++)
-		free(jd->sw[i].pre);
-}
-
-/* Software-bound for the judged bounds set: data, none of set saturated. */
-static int software(unsigned bits, unsigned set)
-{
-	return (bits & 1u << JUDGE_DATA) && !(bits & set);
-}
-
-/* Whether segment i counts: bit set in it, or (bit < 0) software-bound
- * for the judged bounds set. */
-static int counts(const struct judge *jd, size_t i, int bit, unsigned set)
-{
-	return bit >= 0 ? !!(jd->bits[i] & 1u << bit) : software(jd->bits[i], set);
-}
-
-/* The time before x of the segments that count, pre their prefix sums
- * (times are held below INT64_MAX: x + 1 fits). */
-static int64_t judge_upto(const struct judge *jd, const int64_t *pre, int bit, unsigned set,
-			  int64_t x)
-{
-	size_t i = lower_bound(jd->t, jd->n, sizeof(*jd->t), x + 1); /* t[i - 1] <= x < t[i] */
-	if (i == 0)
-		return 0;
-	int64_t in = i < jd->n && counts(jd, i - 1, bit, set) ? ns_dur(jd->t[i - 1], x) : 0;
-	return ns_sum(pre[i - 1], in);
-}
-
-/* The time in [a, z) of the segments that count. */
-static int64_t judge_time(const struct judge *jd, const int64_t *pre, int bit, unsigned set,
-			  int64_t a, int64_t z)
-{
-	int64_t t = judge_upto(jd, pre, bit, set, z) - judge_upto(jd, pre, bit, set, a);
-	return t > 0 ? t : 0;
-}
-
-/* The prefix of software-bound time for set over class k's segments. */
-static const int64_t *judge_sw(struct judge *jd, unsigned set)
-{
-	for (int i = 0; i < jd->nsw; i++)
-		if (jd->sw[i].set == set)
-			return jd->sw[i].pre;
-	if (jd->nsw == (int)(sizeof(jd->sw) / sizeof(jd->sw[0])))
-		return NULL;
-	int64_t *pre = xmalloc((jd->n + 1) * sizeof(*pre));
-	pre[0] = 0;
-	for (size_t i = 0; i < jd->n; i++)
-		pre[i + 1] = ns_sum(pre[i], i + 1 < jd->n && software(jd->bits[i], set)
-						? ns_dur(jd->t[i], jd->t[i + 1])
-						: 0);
-	jd->sw[jd->nsw].set = set;
-	jd->sw[jd->nsw++].pre = pre;
-	return pre;
-}
-
-/* What a phase is judged on and its result (struct attrib_row's). */
-struct verdict {
-	int64_t bneck[ATTRIB_NBOUND], data, free_, traced, devbusy;
-};
-
-/* Over [a, z), the classes cls[0..nc) merged: a bound counts while any of
- * them has it saturated. */
-static void judge_walk(struct run *r, const int32_t *cls, size_t nc, unsigned set, int64_t a,
-		       int64_t z, struct verdict *v)
-{
-	size_t *at = xcalloc(nc + 1, sizeof(*at));
-	for (size_t c = 0; c < nc; c++) {
-		const struct judge *jd = &r->k[cls[c]].jd;
-		size_t i = lower_bound(jd->t, jd->n, sizeof(*jd->t), a + 1);
-		at[c] = i ? i - 1 : 0;
-	}
-	for (int64_t x = a; x < z;) {
-		int64_t next = z;
-		unsigned bits = 0;
-		for (size_t c = 0; c < nc; c++) {
-			const struct judge *jd = &r->k[cls[c]].jd;
-			size_t i = at[c];
-			while (i + 1 < jd->n && jd->t[i + 1] <= x)
-				i++;
-			at[c] = i;
-			if (i < jd->n && jd->t[i] <= x && i + 1 < jd->n)
-				bits |= jd->bits[i];
-			int64_t e = i < jd->n && jd->t[i] > x ? jd->t[i]
-				    : i + 1 < jd->n	      ? jd->t[i + 1]
-							      : z;
-			next = e < next ? e : next;
-		}
-		int64_t len = ns_dur(x, next);
-		for (int b = 0; b < ATTRIB_NBOUND; b++)
-			if (set & bits & 1u << b)
-				v->bneck[b] = ns_sum(v->bneck[b], len);
-		if (bits & 1u << JUDGE_DATA)
-			v->data = ns_sum(v->data, len);
-		if (set & 1u << ATTRIB_GPU && bits & 1u << JUDGE_TRACED)
-			v->traced = ns_sum(v->traced, len);
-		if (set & 1u << ATTRIB_GPU && bits & 1u << JUDGE_DEVBUSY)
-			v->devbusy = ns_sum(v->devbusy, len);
-		if (software(bits, set))
-			v->free_ = ns_sum(v->free_, len);
-		x = next;
-	}
-	free(at);
-}
-
-/* Phase i (kept as row k of acc a) judged over its window. */
-static void judge_phase(struct run *r, size_t i, const struct acc *a, struct verdict *v)
-{
-	const struct phases *p = &r->p;
-	unsigned set = a->mask & ((1u << ATTRIB_NRES) - 1);
-	if (set & 1u << ATTRIB_CPU)
-		set |= 1u << ATTRIB_THREAD;
-	memset(v, 0, sizeof(*v));
-	int64_t s0 = p->start[i], s1 = p->end[i];
-	if (a->cls < 0 || s1 <= s0)
-		return;
-	int32_t keep = p->keep[i];
-	size_t m = 0, hi = r->nmulti;
-	while (m < hi) {
-		size_t mid = (m + hi) / 2;
-		if (r->multi[mid].keep < keep)
-			m = mid + 1;
-		else
-			hi = mid;
-	}
-	if (m < r->nmulti && r->multi[m].keep == keep) {
-		size_t e = m;
-		int32_t *cls = xmalloc((r->nmulti - m + 1) * sizeof(*cls));
-		while (e < r->nmulti && r->multi[e].keep == keep) {
-			cls[e - m] = r->multi[e].cls;
-			e++;
-		}
-		judge_walk(r, cls, e - m, set, s0, s1, v);
-		free(cls);
-		return;
-	}
-	struct judge *jd = &r->k[a->cls].jd;
-	const int64_t *sw = judge_sw(jd, set);
-	if (!sw) {
-		judge_walk(r, &a->cls, 1, set, s0, s1, v);
-		return;
-	}
-	for (int b = 0; b < ATTRIB_NBOUND; b++)
-		if (set & 1u << b)
-			v->bneck[b] = judge_time(jd, jd->pre[b], b, set, s0, s1);
-	v->data = judge_time(jd, jd->pre[JUDGE_DATA], JUDGE_DATA, set, s0, s1);
-	v->free_ = judge_time(jd, sw, -1, set, s0, s1);
-	if (set & 1u << ATTRIB_GPU) {
-		v->traced = judge_time(jd, jd->pre[JUDGE_TRACED], JUDGE_TRACED, set, s0, s1);
-		v->devbusy = judge_time(jd, jd->pre[JUDGE_DEVBUSY], JUDGE_DEVBUSY, set, s0, s1);
-	}
-}
-
 static int by_keep(const void *x, const void *y)
 {
 	const struct kcls *a = x, *b = y;
@@ -1828,7 +1472,7 @@ static void rows(struct run *r)
 	a->rows = xcalloc(r->nkeep + 1, sizeof(*a->rows));
 	for (size_t c = 0; c < r->nk; c++)
 		if (r->k[c].nmetrics)
-			judge_build(r, &r->k[c]);
+			bottleneck_build(r, &r->k[c]);
 	if (r->nmulti)
 		qsort(r->multi, r->nmulti, sizeof(*r->multi), by_keep);
 	for (size_t i = 0; i < p->n; i++) {
@@ -1838,8 +1482,8 @@ static void rows(struct run *r)
 		if (!(x->busy[0] > 0 || x->busy[1] > 0))
 			continue;
 		struct attrib_row *w = &a->rows[a->nrows++];
-		struct verdict v;
-		judge_phase(r, i, x, &v);
+		struct bottleneck_verdict v;
+		bottleneck_judge(r, i, x, &v);
 		w->phase_id = p->id[i];
 		w->kind = p->kind[i];
 		w->dur_ns = ns_dur(p->start[i], p->end[i]);
@@ -1874,7 +1518,7 @@ static void run_release(struct run *r)
 		free(r->k[i].metrics);
 		free(r->k[i].judged);
 		free(r->k[i].cov);
-		judge_release(&r->k[i].jd);
+		bottleneck_release(&r->k[i].jd);
 	}
 	free(r->k);
 	free(r->multi);
@@ -2069,100 +1713,8 @@ void attrib_release(struct attribution *a)
 
 const struct attrib_row *attrib_find(const struct attribution *a, int64_t phase_id)
 {
-	size_t i = lower_bound(a->rows, a->nrows, sizeof(*a->rows), phase_id);
+	size_t i = attrib_lower_bound(a->rows, a->nrows, sizeof(*a->rows), phase_id);
 	return i < a->nrows && a->rows[i].phase_id == phase_id ? &a->rows[i] : NULL;
-}
-
-/* ---- bottlenecks ---- */
-
-/* The share of r's window bound by res (a bound, or ATTRIB_SOFTWARE). */
-static double frac(const struct attrib_row *r, int res)
-{
-	if (r->dur_ns <= 0)
-		return 0;
-	int64_t t = res == ATTRIB_SOFTWARE ? r->free_ns : r->bneck_ns[res];
-	return fmin((double)t / (double)r->dur_ns, 1);
-}
-
-double attrib_nodata(const struct attrib_row *r)
-{
-	return r->dur_ns > 0 ? fmax(1 - (double)r->data_ns / (double)r->dur_ns, 0) : 0;
-}
-
-static int by_saving(const void *a, const void *b)
-{
-	const struct attrib_bneck *x = a, *y = b;
-	if (x->without_ns != y->without_ns)
-		return x->without_ns < y->without_ns ? -1 : 1;
-	return x->res - y->res;
-}
-
-size_t attrib_bottlenecks(const struct attrib_row *r, struct attrib_bneck *out)
-{
-	double g[ATTRIB_NBNECK];
-	for (int x = 0; x < ATTRIB_NBNECK; x++)
-		g[x] = frac(r, x);
-	size_t n = 0;
-	for (int x = 0; x < ATTRIB_NBNECK; x++) {
-		if (!(g[x] > 0))
-			continue;
-		double others = 0;
-		for (int y = 0; y < ATTRIB_NBOUND; y++)
-			if (y != x)
-				others = fmax(others, g[y]);
-		/* GradeML's gain, over the phase's window; what its code would
-		 * save is known only where its work was traced (the time its
-		 * work covers, or the window of the trace of its device work:
-		 * while none ran, the trace shows the host's) */
-		double gain = fmax(fmin(g[x], 1 - others), 0);
-		int64_t work = r->cover_ns[0] > r->cover_ns[1] ? r->cover_ns[0] : r->cover_ns[1];
-		work = r->traced_ns > work ? r->traced_ns : work;
-		int64_t span = x == ATTRIB_SOFTWARE && work < r->dur_ns ? work : r->dur_ns;
-		out[n++] = (struct attrib_bneck){x, g[x], r->dur_ns - llround(gain * (double)span)};
-	}
-	qsort(out, n, sizeof(*out), by_saving);
-	return n;
-}
-
-const char *attrib_bound_short(int res)
-{
-	static const char *const shorts[ATTRIB_NBNECK] = {"cpu", "gpu",	 "gmem", "disk",
-							  "net", "1cpu", "sw"};
-	return res >= 0 && res < ATTRIB_NBNECK ? shorts[res] : "?";
-}
-
-void attrib_bound_text(const struct attrib_row *r, struct sbuf *out)
-{
-	struct attrib_bneck b[ATTRIB_NBNECK];
-	size_t n = attrib_bottlenecks(r, b);
-	double nodata = attrib_nodata(r);
-	char d[32], w[32];
-	int shown_nodata = nodata >= 0.005;
-	if (!n && !shown_nodata) {
-		sbuf_adds(out, "-");
-		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		sbuf_addf(out, "%s%s %.0f%%", i ? ", " : "", attrib_res_name(b[i].res),
-			  100 * b[i].frac);
-	if (shown_nodata)
-		sbuf_addf(out, "%sno data %.0f%%", n ? ", " : "", 100 * nodata);
-	sbuf_addf(out, " of its %s", text_duration(d, sizeof(d), r->dur_ns));
-	if (n && b[0].res != ATTRIB_SOFTWARE && b[0].without_ns < r->dur_ns)
-		sbuf_addf(out, "; %s without %s", text_duration(w, sizeof(w), b[0].without_ns),
-			  attrib_res_name(b[0].res));
-}
-
-void attrib_work_text(const struct attrib_row *r, struct sbuf *out)
-{
-	char d[32];
-	int k = 0;
-	for (int c = 0; c < 2; c++)
-		if (r->busy_ns[c] > 0 && r->busy_ns[c] < r->dur_ns)
-			sbuf_addf(out, "%s%s work %s", k++ ? ", " : " (its ", c ? "device" : "host",
-				  text_duration(d, sizeof(d), r->busy_ns[c]));
-	if (k)
-		sbuf_addc(out, ')');
 }
 
 /* ---- the cache ---- */

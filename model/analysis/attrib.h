@@ -1,5 +1,6 @@
 /*
- * Resource attribution and bottlenecks (GradeML / Grade10), model/analysis/attrib.c.
+ * Resource attribution and bottlenecks (GradeML / Grade10), model/analysis/attrib.c and
+ * bottleneck.c.
  *
  * Which metrics are attributed, and to what:
  *   cpu      "cpu.util" of a host                 host work (CPU threads, tasks)

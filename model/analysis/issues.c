@@ -5,7 +5,7 @@
  *
  * Sources so far:
  *   bottleneck, software-bound  per step, rank and Spark stage, the
- *              bottleneck whose removal saves most (model/analysis/attrib.c):
+ *              bottleneck whose removal saves most (model/analysis/bottleneck.c):
  *              impact = its duration less the estimate without it;
  *   imbalance  where ranks meet at collectives, each step's straggler (the
  *              rank the others wait for), impact = its last arrivals less
