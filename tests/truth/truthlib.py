@@ -16,6 +16,8 @@ import sys
 import time
 
 import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
 from torch.profiler import profile, schedule
 
 WAIT, WARMUP, ACTIVE = 1, 1, 3
@@ -102,6 +104,40 @@ def run_cases(out, names, cases, truth):
     with open(os.path.join(out, "truth.json"), "w") as f:
         json.dump(truth, f, indent=1)
     return done
+
+
+def _rank_main(target, rank, world, port, q, args):
+    """One rank's process: joins the gloo group on loopback, runs
+    target(rank, *args) and puts the record it returns on q."""
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    r = target(rank, *args)
+    dist.destroy_process_group()
+    r["rank"] = rank
+    q.put(r)
+
+
+def run_ranks(target, world, args, timeout):
+    """Runs target(rank, *args) in world spawned processes joined over gloo,
+    each returning a record with arrive_ns: its arrival at each profiled
+    step's collective.  Returns the records by rank, each with wait_ms: at
+    each step, from its arrival to the last rank's (what it waits)."""
+    port = 29500 + os.getpid() % 1000
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=_rank_main, args=(target, r, world, port, q, args))
+             for r in range(world)]
+    for p in procs:
+        p.start()
+    ranks = sorted((q.get(timeout=timeout) for _ in procs), key=lambda r: r["rank"])
+    for p in procs:
+        p.join()
+        if p.exitcode:
+            raise RuntimeError("rank exited with %d" % p.exitcode)
+    last = [max(r["arrive_ns"][i] for r in ranks) for i in range(STEPS)]
+    for r in ranks:
+        r["wait_ms"] = [(last[i] - r["arrive_ns"][i]) / 1e6 for i in range(STEPS)]
+    return ranks
 
 
 def otlp(spans, host, service, scope):

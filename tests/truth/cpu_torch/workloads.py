@@ -34,13 +34,12 @@ import time
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 import torch.nn as nn
 from torch.profiler import ProfilerActivity
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from truthlib import (STEPS, SlowDataset, gemms, manifest_line, note, profiler,  # noqa: E402
-                      run_cases)
+                      run_cases, run_ranks)
 
 WARM_S = 0.5  # unprofiled seconds before the profiled steps of a case
 
@@ -109,10 +108,8 @@ def case_item(out, rec):
                mlp={"dim": dim, "hidden": 512, "batch": batch})
 
 
-def straggler_rank(rank, world, out, port, q):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+def straggler_rank(rank, out):
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", rank=rank, world_size=world)
     n = 256
     a, b = torch.randn(n, n), torch.randn(n, n)
     grad = torch.ones(1 << 16)
@@ -120,7 +117,7 @@ def straggler_rank(rank, world, out, port, q):
     for _ in range(20):  # the bulk of the run, unprofiled
         gemms(a, b, work)
         dist.all_reduce(grad)
-    r = {"rank": rank, "gemms_per_step": work}
+    r = {"gemms_per_step": work}
     info = {}
     trace = "straggler_rank%d.pt.trace.json" % rank
     with profiler(os.path.join(out, trace), [ProfilerActivity.CPU], info) as prof:
@@ -132,29 +129,13 @@ def straggler_rank(rank, world, out, port, q):
             note(r, "leave_ns", time.time_ns())
             note(r, "step_end_ns", time.time_ns())
             prof.step()
-    dist.destroy_process_group()
     r.update(trace=trace + ".gz", trace_start_us=info["trace_start_us"])
-    q.put(r)
+    return r
 
 
 def case_straggler(out, rec):
-    port = 29500 + os.getpid() % 1000
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    procs = [ctx.Process(target=straggler_rank, args=(r, 2, out, port, q)) for r in range(2)]
-    for p in procs:
-        p.start()
-    ranks = sorted((q.get(timeout=120) for _ in procs), key=lambda r: r["rank"])
-    for p in procs:
-        p.join()
-        if p.exitcode:
-            raise RuntimeError("rank exited with %d" % p.exitcode)
-    # the wait of each rank at each step: from its arrival to the last arrival
-    last = [max(r["arrive_ns"][i] for r in ranks) for i in range(STEPS)]
-    for r in ranks:
-        r["wait_ms"] = [(last[i] - r["arrive_ns"][i]) / 1e6 for i in range(STEPS)]
     rec.update(expect={"verdict": "straggler", "rank": 1, "waits": "rank 0"},
-               backend="gloo", ranks=ranks)
+               backend="gloo", ranks=run_ranks(straggler_rank, 2, (out,), timeout=120))
 
 
 CASES = {"loader": case_loader, "item": case_item, "straggler": case_straggler}

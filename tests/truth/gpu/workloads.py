@@ -35,12 +35,12 @@ import time
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 import torch.nn as nn
 from torch.profiler import ProfilerActivity
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from truthlib import STEPS, SlowDataset, busy_host, gemms, note, otlp, run_cases  # noqa: E402
+from truthlib import (STEPS, SlowDataset, busy_host, gemms, note, otlp,  # noqa: E402
+                      run_cases, run_ranks)
 from truthlib import profiler as truth_profiler  # noqa: E402
 
 DRY = False  # --cpu-dry-run: the same code on the CPU, sizes cut down
@@ -225,12 +225,9 @@ def case_launch(out, rec):
                mlp={"layers": layers, "width": width, "batch": batch}, **m)
 
 
-def straggler_rank(rank, world, out, port, q):
+def straggler_rank(rank, out, dry):
     global DRY
-    DRY = out.endswith("#dry")
-    out = out.removesuffix("#dry")
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=world)
+    DRY = dry  # a spawned process starts with the module's default
     n = 256 if DRY else 4096
     a = torch.randn(n, n, device=dev(), dtype=torch.bfloat16)
     b = torch.randn(n, n, device=dev(), dtype=torch.bfloat16)
@@ -240,39 +237,22 @@ def straggler_rank(rank, world, out, port, q):
         gemms(a, b, work)
         dist.all_reduce(grad)
     sync()
-    arrive, leave = [], []
+    r = {"gemms_per_step": work}
     with profiler(os.path.join(out, "straggler_rank%d.pt.trace.json" % rank)) as prof:
         for _ in range(STEPS):
             gemms(a, b, work)
             sync()  # the rank's work for the step is done: it arrives
-            arrive.append(time.time_ns())
+            note(r, "arrive_ns", time.time_ns())
             dist.all_reduce(grad)
             sync()
-            leave.append(time.time_ns())
+            note(r, "leave_ns", time.time_ns())
             prof.step()
-    dist.destroy_process_group()
-    q.put({"rank": rank, "gemms_per_step": work, "arrive_ns": arrive, "leave_ns": leave})
+    return r
 
 
 def case_straggler(out, rec):
-    port = 29500 + os.getpid() % 1000
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    arg = out + ("#dry" if DRY else "")
-    procs = [ctx.Process(target=straggler_rank, args=(r, 2, arg, port, q)) for r in range(2)]
-    for p in procs:
-        p.start()
-    ranks = sorted((q.get(timeout=300) for _ in procs), key=lambda r: r["rank"])
-    for p in procs:
-        p.join()
-        if p.exitcode:
-            raise RuntimeError("rank exited with %d" % p.exitcode)
-    # the wait of each rank at each step: from its arrival to the last arrival
-    last = [max(r["arrive_ns"][i] for r in ranks) for i in range(STEPS)]
-    for r in ranks:
-        r["wait_ms"] = [(last[i] - r["arrive_ns"][i]) / 1e6 for i in range(STEPS)]
     rec.update(expect={"verdict": "straggler", "rank": 1, "waits": "rank 0"},
-               backend="gloo", ranks=ranks)
+               backend="gloo", ranks=run_ranks(straggler_rank, 2, (out, DRY), timeout=300))
 
 
 CASES = {"compute": case_compute, "input": case_input, "sync": case_sync,
