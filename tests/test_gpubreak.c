@@ -354,6 +354,36 @@ static void test_last_step(void **state)
 	gpubreak_release(&g);
 }
 
+/* Kineto copies each step onto the device stream, starting when the device
+ * reaches it: ProfilerStep#2's copy starts at 150, after step 2's launch at
+ * 110.  The cutoff is the host step's start (100), so kernel b, launched in
+ * step 2, is left out as the rest of its step; the gap before it is the
+ * kept step's last. */
+static void test_last_step_device_copy(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] =
+	    "{\"traceEvents\":["
+	    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,"
+	    "\"tid\":1,\"ts\":0,\"dur\":100},"
+	    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":1,"
+	    "\"tid\":1,\"ts\":100,\"dur\":100},"
+	    "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":0,"
+	    "\"tid\":7,\"ts\":50,\"dur\":10},"
+	    "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":0,"
+	    "\"tid\":7,\"ts\":150,\"dur\":10}," RT(10, 1) RT(110, 2)
+		DEV("kernel", "a", 7, 50, 10, 1) "," DEV("kernel", "b", 7, 150, 10, 2) "]}";
+	struct gpubreak g;
+	load_text(f, json, NULL, &g);
+	assert_int_equal(g.nranks, 1);
+	assert_int_equal(g.ranks[0].items, 1);
+	assert_int_equal(g.ranks[0].left_out, 1);
+	assert_int_equal(g.ranks[0].cutoff_ns, 100000);
+	/* the kept step's last gap: from a's end (60) to b's start (150) */
+	assert_int_equal(g.ranks[0].tail_ns, 90000);
+	gpubreak_release(&g);
+}
+
 static void test_kernel_type(void **state)
 {
 	(void)state;
@@ -595,11 +625,14 @@ static void test_h100_ddp_rank1(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    T(test_stream_gaps),    T(test_comm_overlap),  T(test_last_step),
-	    T(test_kernel_type),    T(test_hta_control),   T(test_hta_test),
-	    T(test_hta_inference),  T(test_hta_mtia),	   T(test_hta_mi250),
-	    T(test_h100_train),	    T(test_h100_eval),	   T(test_h100_ddp_rank0),
-	    T(test_h100_ddp_rank1), T(test_extreme_times), T(test_idle_causes),
+	    T(test_stream_gaps),    T(test_comm_overlap),
+	    T(test_last_step),	    T(test_last_step_device_copy),
+	    T(test_kernel_type),    T(test_hta_control),
+	    T(test_hta_test),	    T(test_hta_inference),
+	    T(test_hta_mtia),	    T(test_hta_mi250),
+	    T(test_h100_train),	    T(test_h100_eval),
+	    T(test_h100_ddp_rank0), T(test_h100_ddp_rank1),
+	    T(test_extreme_times),  T(test_idle_causes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -143,9 +143,9 @@ static void text_causes(FILE *out, int indent, const struct gpubreak_causes *c, 
 			continue;
 		if (!any)
 			fprintf(out, "%*sidle by cause:", indent, "");
-		fprintf(out, "%s %s %s (%.1f%%, %lld gaps)", any ? "," : "", idle_cause_name(i),
+		fprintf(out, "%s %s %s (%.1f%%, %lld gap%s)", any ? "," : "", idle_cause_name(i),
 			format_duration(a, sizeof(a), c->ns[i]), pct_of(c->ns[i], idle_ns),
-			(long long)c->gaps[i]);
+			(long long)c->gaps[i], c->gaps[i] == 1 ? "" : "s");
 		any = 1;
 	}
 	if (any)
@@ -207,17 +207,18 @@ static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 		for (size_t k = 0; k < r->nstreams; k++) {
 			const struct gpubreak_stream *x = &r->streams[k];
 			const int64_t *ns = x->idle.ns, *n = x->idle.count;
-			fprintf(out,
-				"     %s: %lld items, idle %.1f%%: host wait %s (%lld gaps), kernel"
-				" wait %s (%lld), other %s (%lld)\n",
-				clean(sb, x->name), (long long)x->items,
-				pct_of(x->time.idle_ns, x->time.window_ns),
-				format_duration(a, sizeof(a), ns[GPUBREAK_HOST_WAIT]),
-				(long long)n[GPUBREAK_HOST_WAIT],
-				format_duration(b, sizeof(b), ns[GPUBREAK_KERNEL_WAIT]),
-				(long long)n[GPUBREAK_KERNEL_WAIT],
-				format_duration(c, sizeof(c), ns[GPUBREAK_OTHER_WAIT]),
-				(long long)n[GPUBREAK_OTHER_WAIT]);
+			fprintf(
+			    out,
+			    "     %s: %lld items, idle %.1f%%: host wait %s (%lld gap%s), kernel"
+			    " wait %s (%lld), other %s (%lld)\n",
+			    clean(sb, x->name), (long long)x->items,
+			    pct_of(x->time.idle_ns, x->time.window_ns),
+			    format_duration(a, sizeof(a), ns[GPUBREAK_HOST_WAIT]),
+			    (long long)n[GPUBREAK_HOST_WAIT], n[GPUBREAK_HOST_WAIT] == 1 ? "" : "s",
+			    format_duration(b, sizeof(b), ns[GPUBREAK_KERNEL_WAIT]),
+			    (long long)n[GPUBREAK_KERNEL_WAIT],
+			    format_duration(c, sizeof(c), ns[GPUBREAK_OTHER_WAIT]),
+			    (long long)n[GPUBREAK_OTHER_WAIT]);
 			text_causes(out, 8, &x->cause, x->time.idle_ns);
 			text_copies(out, x);
 		}

@@ -95,13 +95,13 @@ static char *col_text(sqlite3_stmt *q, int i)
 }
 
 /* Sources that name at least two ProfilerStep* phases, with the latest start
- * among their non-device ones. */
+ * among their host ones (not device work, nor its GPU annotations). */
 static int load_cutoffs(sqlite3 *db, struct cutoff **out, size_t *n, char **err)
 {
 	static const char sql[] =
 	    "SELECT p.source_id, count(DISTINCT p.name_id), max(p.start_ns) FROM phases p"
 	    " WHERE p.name_id IN (SELECT id FROM strings WHERE text GLOB ?1)"
-	    " AND p.kind NOT IN (?2, ?3, ?4) AND p.source_id IS NOT NULL"
+	    " AND p.kind NOT IN (?2, ?3, ?4, ?5) AND p.source_id IS NOT NULL"
 	    " GROUP BY p.source_id ORDER BY p.source_id";
 	sqlite3_stmt *q;
 	size_t alloc = 0;
@@ -111,6 +111,7 @@ static int load_cutoffs(sqlite3 *db, struct cutoff **out, size_t *n, char **err)
 	sqlite3_bind_int(q, 2, PHASE_KERNEL);
 	sqlite3_bind_int(q, 3, PHASE_MEMCPY);
 	sqlite3_bind_int(q, 4, PHASE_MEMSET);
+	sqlite3_bind_int(q, 5, PHASE_GPU_ANNOTATION);
 	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		if (sqlite3_column_int64(q, 1) < 2)
@@ -395,6 +396,13 @@ static void top_kernels(sqlite3_stmt *nameq, const struct item *it, size_t n, in
 	free(v);
 }
 
+/* Whether the last-step rule leaves out item it. */
+static int left_out(const struct item *it, const struct cutoff *cut, const struct gpubreak_opts *o)
+{
+	return cut && !o->include_last_step &&
+	       (it->launch == INT64_MIN || it->launch >= cut->start);
+}
+
 /* Analyses one group into a new gpubreak_rank. */
 static int analyse(sqlite3 *db, sqlite3_stmt *nameq, struct group *g, const struct cutoff *cut,
 		   const struct gpubreak_opts *o, struct gpubreak *out, size_t *ralloc, char **err)
@@ -422,6 +430,18 @@ static int analyse(sqlite3 *db, sqlite3_stmt *nameq, struct group *g, const stru
 	if (rc < 0)
 		return -1;
 
+	/* the kept steps' last gap: from the counted work's end to the first
+	 * left-out work that starts after it */
+	int64_t kept_end = INT64_MIN, next = INT64_MAX;
+	for (size_t i = 0; i < g->n; i++)
+		if (!left_out(&g->items[i], cut, o) && g->items[i].end > kept_end)
+			kept_end = g->items[i].end;
+	for (size_t i = 0; i < g->n; i++)
+		if (left_out(&g->items[i], cut, o) && g->items[i].start >= kept_end &&
+		    g->items[i].start < next)
+			next = g->items[i].start;
+	r->tail_ns = kept_end != INT64_MIN && next != INT64_MAX ? next - kept_end : 0;
+
 	/* the last-step rule, keeping the order (stream, start) */
 	g->first[g->nstreams] = g->n;
 	size_t kept = 0;
@@ -429,8 +449,7 @@ static int analyse(sqlite3 *db, sqlite3_stmt *nameq, struct group *g, const stru
 		size_t from = g->first[s], to = g->first[s + 1];
 		g->first[s] = kept;
 		for (size_t i = from; i < to; i++) {
-			if (cut && !o->include_last_step &&
-			    (g->items[i].launch == INT64_MIN || g->items[i].launch >= cut->start)) {
+			if (left_out(&g->items[i], cut, o)) {
 				r->left_out++;
 				continue;
 			}

@@ -12,13 +12,17 @@
  *
  *   - Last step (HTA Trace.load_traces, include_last_profiler_step=False):
  *     when the source names at least two distinct ProfilerStep* phases, the
- *     cutoff is the latest start among its non-device ProfilerStep* phases
- *     (the CPU steps, and GPU annotations so named: HTA treats every event
- *     without a stream as CPU); device work counts only when its launching
+ *     cutoff is the latest start among its host ProfilerStep* phases;
+ *     device work counts only when its launching
  *     call (its runtime parent, linked by correlation id as HTA links it,
  *     else a launch edge's source) started before the cutoff, so work with
  *     no launching call is left out as well.  With fewer than two step
  *     names nothing is left out.  opts.include_last_step keeps everything.
+ *     One departure from HTA's code, which treats every event without a
+ *     stream as CPU: Kineto's copies of the steps on the device streams
+ *     (GPU annotations) do not count, for each starts when the device
+ *     reaches the step, after the step's first launches, and the cutoff is
+ *     a launch time: with them the last step's early work was kept.
  *   - Kernel type (utils.get_kernel_type, latest HTA): COMMUNICATION when
  *     the name starts with "nccl" or contains "gloo:"; else MEMORY when it
  *     contains "Memcpy" or "Memset"; else COMPUTATION.  By name only, as
@@ -148,6 +152,10 @@ struct gpubreak_rank {
 	int64_t items;	   /* device work counted */
 	int64_t left_out;  /* device work left out by the last-step rule */
 	int64_t cutoff_ns; /* the last step's start; 0 when nothing is left out */
+	/* from the end of the work counted to the start of the left-out step's
+	 * first work after it: the kept steps' last idle gap, which the window
+	 * (first to last work, HTA's) ends before; 0 when none; not cached */
+	int64_t tail_ns;
 	struct gpubreak_temporal time;
 	struct gpubreak_causes cause; /* of time.idle_ns */
 	int64_t type_ns[GPUBREAK_NTYPES];

@@ -18,7 +18,9 @@
  *              what removing the cause would give back at most; the gpu or
  *              software-bound verdict of a phase above it whose device work
  *              kept the GPU busy a smaller share of its time than the GPU
- *              idled is left out (why it idled is the verdict);
+ *              idled is left out (why it idled is the verdict), the GPU's
+ *              idle share taken over its window and the gap after it to the
+ *              left-out last step (the kept steps' last gap);
  *   copy-bound per rank, the GPU stream copying longest, when copies are at
  *              least half its device work and 10% of its window: impact =
  *              the copy time; the gpu or software-bound verdict of a phase
@@ -278,8 +280,13 @@ static void idle_gpu(struct ranking *rk, struct analysis *a, const struct gpubre
 			free(what);
 			free(fix);
 		}
+		/* the share of the kept steps' time it idled: its window, and the
+		 * last gap of those steps, which the window ends before */
 		explains_add(rk, ex, nex, alloc, gpu, 0,
-			     any ? (double)t->idle_ns / (double)t->window_ns : -1, r->api);
+			     any ? (double)(t->idle_ns + r->tail_ns) /
+				       (double)(t->window_ns + r->tail_ns)
+				 : -1,
+			     r->api);
 		sbuf_release(&split);
 	}
 }

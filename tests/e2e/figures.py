@@ -667,7 +667,7 @@ class Checks:
         streams = [k for k, l in enumerate(block) if re.match(r"^     \S.*: \d+ items, idle", l)]
         for k in streams:
             m = re.match(r"^     stream (-?\d+) *: (\d+) items, idle (\S+): host wait (\S+ \S+)"
-                         r" \((\d+) gaps\), kernel wait (\S+ \S+) \((\d+)\), other (\S+ \S+)"
+                         r" \((\d+) gaps?\), kernel wait (\S+ \S+) \((\d+)\), other (\S+ \S+)"
                          r" \((\d+)\)$", block[k])
             tid = m.group(1) if m else None
             st = ref.get("stream " + str(tid))
@@ -697,7 +697,7 @@ class Checks:
                     want(not line, line[0] if line else "", "no copies in the raw file")
         for by_cause, base, k in wanted:
             line = block[k] if k < len(block) and "idle by cause:" in block[k] else ""
-            parts = re.findall(r"(\w+) (\S+ \S+) \((\S+), (\d+) gaps\)", line)
+            parts = re.findall(r"(\w+) (\S+ \S+) \((\S+), (\d+) gaps?\)", line)
             exp = [(c, v) for c, v in by_cause.items() if v[1]]
             ok = len(parts) == len(exp)
             for (c, d, p, gaps), (c2, (ns, cnt)) in zip(parts, exp):
@@ -810,7 +810,7 @@ class Checks:
         time and gaps, each cause's share."""
         idle = sum(v[0] for v in fig.values())
         m = re.search(r"sat idle (\S+ \S+) of its (\S+ \S+) \((\S+)\); cause (\w+) for "
-                      r"(\S+ \S+) \((\d+) gaps\)", u["explanation"])
+                      r"(\S+ \S+) \((\d+) gaps?\)", u["explanation"])
         shares = dict(re.findall(r"(\w+) (\d+%)", u["explanation"].split(
             "Idle by cause:")[-1]))
         c = fig[u["cause"]]

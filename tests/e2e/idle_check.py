@@ -116,9 +116,10 @@ class Trace:
             c = e.get("args", {}).get("correlation")
             if kind_of(e) == "runtime" and c is not None and c not in calls:
                 calls[c] = e
-        # the last profiler step is left out (HTA), when there are two
+        # the last profiler step is left out (HTA), when there are two: the
+        # work launched from the latest start of a host ProfilerStep on
         steps = [e for e in ev if e["name"].startswith("ProfilerStep")
-                 and str(e.get("cat", "")).lower() not in DEVICE]
+                 and str(e.get("cat", "")).lower() not in DEVICE | {"gpu_user_annotation"}]
         cutoff = max(ns(e["ts"]) for e in steps) if len({e["name"] for e in steps}) > 1 else None
         self.items, launched = [], []
         for e in dev:

@@ -15,7 +15,10 @@ HTA's, as model/analysis/gpubreak.h states them:
   * last step: with two or more distinct ProfilerStep* names, keep only the
     device work whose correlated host event (same args.correlation, no
     stream) started before the latest start of a stream-less ProfilerStep*
-    event (HTA Trace._filter_irrelevant_gpu_kernels);
+    event (HTA Trace._filter_irrelevant_gpu_kernels) on the host: Kineto's
+    copies of the steps on the device streams (cat gpu_user_annotation)
+    start when the device reaches the step, later than its first launches,
+    so, unlike HTA's code, they are not taken for the cutoff;
   * kernel type: "nccl" prefix or "gloo:" -> COMMUNICATION, "Memcpy" or
     "Memset" in the name -> MEMORY, else COMPUTATION;
   * temporal breakdown, kernel-type unions and mixes, comm/comp overlap,
@@ -233,7 +236,7 @@ def analyse(path, include_last_step, kernel_wait_ns, rounding=False):
                 "s": s, "e": end, "type": kernel_type(name),
                 "corr": args.get("correlation")})
             continue
-        if name.startswith("ProfilerStep"):
+        if name.startswith("ProfilerStep") and e.get("cat") != "gpu_user_annotation":
             step_names.add(name)
             step_starts.append(s)
         if "correlation" in args:
