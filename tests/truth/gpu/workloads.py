@@ -21,7 +21,10 @@ steps under torch.profiler (CPU and CUDA activity):
 
 Beside each trace the workload writes what it measured itself, without the
 profiler's trace (CUDA events, perf_counter, epoch clocks): the ground truth
-in truth.json, and the steps as OTLP/JSON spans in steps.otlp.json.
+in truth.json, and the steps as OTLP/JSON spans in steps.otlp.json.  In
+sync, the host's time from .item()'s return to the next step's first
+launch (step_item_end_ns, step_launch_ns) is how long the GPU must wait:
+the 2 ms of host work and the loop's own overhead around it.
 
 Usage: workloads.py OUT_DIR [CASE ...]       (needs a CUDA build of PyTorch)
        workloads.py --cpu-dry-run OUT_DIR    (checks the script on a CPU)
@@ -165,11 +168,13 @@ def case_sync(out, rec):
         s0 = time.perf_counter()
         t = Timer()
         t.start()
+        note(m, "step_launch_ns", time.time_ns())  # the step's first GEMM goes
         c = gemms(a, b, per_step)
         t.stop()
         i0 = time.perf_counter()
         c.float().mean().item()  # the host reads a device value
         note(m, "step_item_ms", (time.perf_counter() - i0) * 1e3)
+        note(m, "step_item_end_ns", time.time_ns())
         busy_host(host_ms)  # then works on the host, the value in hand
         note(m, "step_wall_ms", (time.perf_counter() - s0) * 1e3)
         if m is not None:
