@@ -32,24 +32,29 @@ fi
 # The thread the train step's profiler steps ran on, its timeline opened
 # with the longest step selected (the tree sorts by duration), each step in
 # turn (j), dumped at 160x40.
-goto='type :goto /gpu/train/python3 (473) CPU/thread 473 (python3)'
+TRAIN=tests/data/gpu/train.pt.trace.json.gz
+tid=$(python3 -c 'import gzip, json, sys
+ev = json.load(gzip.open(sys.argv[1]))["traceEvents"]
+print(next(e["tid"] for e in ev if str(e.get("name", "")).startswith("ProfilerStep#")
+           and e.get("cat") == "user_annotation"))' "$TRAIN") || tid=none
+goto="type :goto /gpu/train/python3 ($tid) CPU/thread $tid (python3)"
 printf '%s\nEnter\nEnter\nt\ndump\nj\ndump\nj\ndump\ng\n]\ndump\n[\nf\ndump\n0\n' "$goto" >"$TMP/k"
 if ! "$BIN" --keys "$TMP/k" --dump "$TMP/s.txt" --size 160x40 "$DB" 2>"$TMP/err"; then
 	not_ok "timeline" "$(head -c 300 "$TMP/err")"
 	summary
 	exit 1
 fi
-if why=$(python3 "$CHECK" steps tests/data/gpu/train.pt.trace.json.gz "$TMP/s.txt" 473); then
+if why=$(python3 "$CHECK" steps "$TRAIN" "$TMP/s.txt" "$tid"); then
 	ok "each ProfilerStep's duration and device ops launched equal the raw trace's ($why)"
 else
 	not_ok "ProfilerStep footers" "$why"
 fi
-if why=$(python3 "$CHECK" lanes tests/data/gpu/train.pt.trace.json.gz "$TMP/s.txt" 473); then
+if why=$(python3 "$CHECK" lanes "$TRAIN" "$TMP/s.txt" "$tid"); then
 	ok "the lanes are the thread and each stream its work ran on ($why)"
 else
 	not_ok "lanes" "$why"
 fi
-if why=$(python3 "$CHECK" keys tests/data/gpu/train.pt.trace.json.gz "$TMP/s.txt" 473); then
+if why=$(python3 "$CHECK" keys "$TRAIN" "$TMP/s.txt" "$tid"); then
 	ok "] selects the step's first child, [ the step again, f fits it ($why)"
 else
 	not_ok "] [ f" "$why"
