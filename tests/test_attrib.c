@@ -215,6 +215,31 @@ static void test_saturated_gpu_past_the_end_of_time(void **state)
  * Where the trace covers, its device work is the measurement: the GPU is
  * saturated 70 ms there, not 0; nvidia-smi's rows decide the 200 ms
  * outside.  Without the series the trace alone measures its 100 ms. */
+/* Kernels of one stream may overlap (Hopper starts a dependent kernel
+ * before the one it waits for ends): [0, 40) and [30, 100) ms.  The
+ * stream's busy time is their union, 100 ms, not 110; each kernel keeps
+ * its own work. */
+static void test_overlapping_kernels(void **state)
+{
+	struct fx *f = *state;
+	sqlite3 *db = f->db;
+	sql(db, "INSERT INTO tracks(id, source_id, kind, pid, tid, host) VALUES"
+		" (1, 1, 'stream', '0', 'stream 7', 'h')");
+	phase(db, 1, 0, PHASE_STREAM, 1, 0, 100 * MS, 2);
+	phase(db, 2, 1, PHASE_KERNEL, 1, 0, 40 * MS, 0);
+	phase(db, 3, 1, PHASE_KERNEL, 1, 30 * MS, 100 * MS, 0);
+	sql(db, "INSERT INTO metrics(id, host, resource, name, unit, value_kind, capacity) VALUES"
+		" (1, 'h', 'gpu0', 'utilization.gpu', '%%', 'instant', 100)");
+	sql(db, "INSERT INTO samples VALUES (1, 0, 80), (1, %lld, 0)", 100 * MS);
+	struct attribution a;
+	char *err = NULL;
+	if (attrib_compute(db, f->path, &a, &err) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(row(&a, 1)->busy_ns[1], 100 * MS);
+	assert_int_equal(row(&a, 1)->cover_ns[1], 100 * MS);
+	attrib_release(&a);
+}
+
 static void device_work_measures(struct fx *f, int with_nvsmi)
 {
 	sqlite3 *db = f->db;
@@ -906,6 +931,7 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_device_work_beside_nvsmi, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_device_work_alone, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_overlapping_kernels, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_saturated_gpu_past_the_end_of_time, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_times_far_apart, setup, teardown),

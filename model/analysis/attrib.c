@@ -111,6 +111,7 @@ struct track {
 	int64_t source, spans, node; /* its source, phases and node phase (0 none) */
 	int32_t nodeix;		     /* a stream's: its node phase's index, or -1 */
 	int64_t w0, w1;		     /* its node's window; w1 <= w0 when none */
+	int64_t busy_end;	     /* sweep two: the latest end of its segments so far */
 };
 
 /* The id of a GPU's measurement made of its device work alone (no GPU
@@ -126,6 +127,7 @@ struct lane {
 	size_t sp, salloc;
 	int64_t cur;
 	int64_t s0, s1; /* the segment now or next */
+	int64_t busy;	/* the part of the segment now that its track's earlier ones left */
 	int32_t who;
 	int active, done;
 	double snap[ATTRIB_NRES];
@@ -986,14 +988,15 @@ static void note_class(struct run *r, int32_t x, struct acc *a, int32_t c)
 	a->last = c;
 }
 
-/* Adds a segment's share to kept phase x (row a). */
+/* Adds a segment's share to kept phase x (row a): its use, and busy, its
+ * track's busy time it adds (a stream's kernels may overlap). */
 static void charge_one(struct run *r, const struct klass *k, int t, int32_t x, const double *use,
-		       double len)
+		       double busy)
 {
 	struct acc *a = &r->acc[r->p.keep[x]];
 	for (int y = 0; y < ATTRIB_NRES; y++)
 		a->use[y] += use[y];
-	a->busy[k->device >= 0] += len;
+	a->busy[k->device >= 0] += busy;
 	a->mask |= k->mask[t];
 	note_class(r, x, a, (int32_t)(k - r->k));
 }
@@ -1009,7 +1012,7 @@ static void charge(struct run *r, struct klass *k, const struct lane *l, int t, 
 	snapshot(s, t, now, end);
 	for (int y = 0; y < ATTRIB_NRES; y++)
 		end[y] -= l->snap[y];
-	double len = ns_span(l->s0, now);
+	double len = (double)l->busy;
 	const struct phases *p = &r->p;
 	size_t n = 0;
 	for (int32_t x = p->up[l->who]; x >= 0; x = p->parent[x] >= 0 ? p->up[p->parent[x]] : -1) {
@@ -1050,10 +1053,20 @@ static void cover_from(struct run *r, const struct klass *k, const struct lane *
 }
 
 /* ... and from its stream's node up (charge()): the walk stops at the
- * first phase the first walk reached, whose last end is already past. */
-static void cover(struct run *r, const struct klass *k, const struct lane *l)
+ * first phase the first walk reached, whose last end is already past.
+ * Also notes the part of the segment its track's earlier segments left
+ * (their union is the track's busy time: a stream's kernels can overlap
+ * by a few hundred ns, each on a lane of its own). */
+static void cover(struct run *r, const struct klass *k, struct lane *l)
 {
 	int32_t tr = r->p.track[l->who];
+	int64_t from = l->s0;
+	if (tr >= 0) {
+		struct track *t = &r->tracks[tr];
+		from = t->busy_end > from ? t->busy_end : from;
+		t->busy_end = l->s1 > t->busy_end ? l->s1 : t->busy_end;
+	}
+	l->busy = l->s1 > from ? ns_diff(from, l->s1) : 0;
 	cover_from(r, k, l, r->p.up[l->who]);
 	if (tr >= 0)
 		cover_from(r, k, l, r->tracks[tr].nodeix);
@@ -1133,6 +1146,8 @@ static void sweep(struct run *r, struct klass *k, struct lane *lanes, size_t nl,
 		struct metric *m = &r->m[k->metrics[i]];
 		m->j = m->ns;
 	}
+	for (size_t i = 0; i < r->ntracks; i++)
+		r->tracks[i].busy_end = INT64_MIN;
 	int64_t prev = INF;
 	uint64_t key = 0, prev_key = ~(uint64_t)0;
 	for (;;) {
