@@ -1,9 +1,10 @@
 /*
  * The diagnostics table of an importer.  An importer lists its repairs and
  * drops once, as DIAG_LIST(X) of X(CODE, "what it means"); DIAG_TABLE then
- * makes the enum D_CODE... D_COUNT and the array diag_info[D_COUNT] of
- * codes and messages that go to the diagnostics table; struct diag_counts
- * counts them during the import and writes them at its end.
+ * makes the enum D_CODE... D_COUNT (DIAG_CODES) and the array
+ * diag_info[D_COUNT] of codes and messages that go to the diagnostics table
+ * (DIAG_INFO); struct diag_counts counts them during the import and
+ * writes them at its end.
  */
 #ifndef GRADEML_DIAG_H
 #define GRADEML_DIAG_H
@@ -34,8 +35,13 @@ void diag_release(struct diag_counts *c);
 #define DIAG_ENUM_(code, msg) D_##code,
 #define DIAG_INFO_(code, msg) [D_##code] = {#code, msg},
 #define DIAG_TABLE(list)                                                                           \
+	DIAG_CODES(list);                                                                          \
+	DIAG_INFO(list)
+/* DIAG_TABLE's two halves, for an importer of two files: the enum in the
+ * header they share, the array in the one file that writes the table. */
+#define DIAG_CODES(list)                                                                           \
 	enum diag_code { list(DIAG_ENUM_) D_COUNT };                                               \
-	static const struct diag_info diag_info[D_COUNT] = {list(DIAG_INFO_)};                     \
 	_Static_assert(D_COUNT <= DIAG_MAX, "too many diagnostic codes")
+#define DIAG_INFO(list) static const struct diag_info diag_info[D_COUNT] = {list(DIAG_INFO_)}
 
 #endif
