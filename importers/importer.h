@@ -34,7 +34,7 @@ struct import_opts {
 	char *const *host_aliases; /* "ALIAS=NAME" each */
 	size_t nhost_aliases;
 	const struct promlive_opts *prometheus; /* a live pull after the files, or NULL */
-	int strict; /* --strict: refuse what Perfetto reads beyond JSON (chrome.c) */
+	int strict; /* --strict: refuse what Perfetto reads beyond JSON (chrome_json.c) */
 };
 
 struct importer {

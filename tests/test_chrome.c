@@ -1,8 +1,8 @@
 /*
- * Unit tests of the Chrome trace importer (importers/chrome.c) through
- * import_files(): each test writes a small JSON snippet to a temporary
- * directory, imports it into a fresh trace.db there and reads the result
- * back with SQL.
+ * Unit tests of the Chrome trace importer (importers/chrome.c,
+ * chrome_json.c) through import_files(): each test writes a small JSON
+ * snippet to a temporary directory, imports it into a fresh trace.db there
+ * and reads the result back with SQL.
  */
 #include <stdarg.h>
 #include <stddef.h>

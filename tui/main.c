@@ -327,7 +327,7 @@ static int cmd_import(int argc, char **argv)
 	    {"host-alias", required_argument, NULL, 'A'},
 	    {"hosts", required_argument, NULL, 'F'},
 	    {"rank", required_argument, NULL, 'R'},
-	    {"strict", no_argument, NULL, 'S'}, /* JSON as it is (importers/chrome.c) */
+	    {"strict", no_argument, NULL, 'S'}, /* JSON as it is (importers/chrome_json.c) */
 	    {"list-formats", no_argument, NULL, 'L'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"prometheus", required_argument, NULL, PROM_URL},

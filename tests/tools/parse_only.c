@@ -30,7 +30,7 @@ static int on_boolean(void *ctx, int b)
 	return 1;
 }
 
-/* Numbers arrive as text, as in importers/chrome.c: no conversion. */
+/* Numbers arrive as text, as in importers/chrome_json.c: no conversion. */
 static int on_number(void *ctx, const char *s, size_t n)
 {
 	(void)ctx;
