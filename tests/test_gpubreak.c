@@ -174,10 +174,12 @@ static void exec(struct fx *f, const char *sql)
  *                -> sync
  *   F 3510..4305 tid 1 launches onto stream 8 every 80 us -> launch
  *   G 4310..5000 k8 has no launching call -> host
+ *   H 5010..5500 k9's launch (4320..4322) had returned before the gap:
+ *                queued, and 490 > 100 us -> device
  */
 static const char *const causes_parts[] = {
     "{\"traceEvents\":[" RT(90, 1) RT(95, 2) RT(1000, 3) RT(2000, 4) RT(3000, 5) RT(3500, 6)
-	RT(4300, 7),
+	RT(4300, 7) RT(4320, 8),
     HOST("user_annotation", "gloo:all_reduce", 2, 170, 820)
 	HOST("user_annotation", "gloo:all_reduce", 2, 1020, 970)
 	    HOST("cpu_op", "aten::cat", 1, 1015, 980),
@@ -190,7 +192,8 @@ static const char *const causes_parts[] = {
     DEV("kernel", "k1", 7, 100, 10, 1) "," DEV("kernel", "k2", 7, 150, 10, 2) ",",
     DEV("kernel", "k3", 7, 1005, 5, 3) "," DEV("kernel", "k4", 7, 2005, 5, 4) ",",
     DEV("kernel", "k5", 7, 3005, 5, 5) "," DEV("kernel", "k6", 7, 3505, 5, 6) ",",
-    DEV("kernel", "k7", 7, 4305, 5, 7) "," DEV("kernel", "k8", 7, 5000, 10, 99) "]}",
+    DEV("kernel", "k7", 7, 4305, 5, 7) "," DEV("kernel", "k8", 7, 5000, 10, 99) ",",
+    DEV("kernel", "k9", 7, 5500, 10, 8) "]}",
 };
 
 static void test_idle_causes(void **state)
@@ -207,15 +210,13 @@ static void test_idle_causes(void **state)
 	const struct gpubreak_rank *r = &g.ranks[0];
 	const struct gpubreak_stream *s = NULL;
 	for (size_t i = 0; i < r->nstreams; i++)
-		if (r->streams[i].items == 8)
+		if (r->streams[i].items == 9)
 			s = &r->streams[i];
 	assert_non_null(s);
-	static const int64_t ns[IDLE_NCAUSES] = {[IDLE_LAUNCH] = 40000 + 795000,
-						 [IDLE_SYNC] = 495000,
-						 [IDLE_COMM] = 845000,
-						 [IDLE_INPUT] = 995000,
-						 [IDLE_HOST] = 995000 + 690000};
-	static const int64_t gaps[IDLE_NCAUSES] = {2, 1, 1, 1, 2};
+	static const int64_t ns[IDLE_NCAUSES] = {
+	    [IDLE_LAUNCH] = 40000 + 795000, [IDLE_SYNC] = 495000,	   [IDLE_COMM] = 845000,
+	    [IDLE_INPUT] = 995000,	    [IDLE_HOST] = 995000 + 690000, [IDLE_DEVICE] = 490000};
+	static const int64_t gaps[IDLE_NCAUSES] = {2, 1, 1, 1, 2, 1};
 	int64_t sum = 0;
 	for (int c = 0; c < IDLE_NCAUSES; c++) {
 		assert_int_equal(s->cause.ns[c], ns[c]);
@@ -238,7 +239,7 @@ static void test_idle_causes(void **state)
 	load(f, NULL, &g);
 	s = NULL;
 	for (size_t i = 0; i < g.ranks[0].nstreams; i++)
-		if (g.ranks[0].streams[i].items == 8)
+		if (g.ranks[0].streams[i].items == 9)
 			s = &g.ranks[0].streams[i];
 	assert_non_null(s);
 	for (int c = 0; c < IDLE_NCAUSES; c++) {

@@ -47,8 +47,8 @@ struct idle_host {
 	size_t n;
 };
 
-static const char *const cause_names[IDLE_NCAUSES] = {"launch", "sync", "communication", "input",
-						      "host"};
+static const char *const cause_names[IDLE_NCAUSES] = {"launch", "sync", "communication",
+						      "input",	"host", "device"};
 
 const char *idle_cause_name(int cause)
 {
@@ -441,6 +441,8 @@ int idle_gap_cause(const struct idle_host *h, int64_t start, int64_t end,
 		return IDLE_HOST;
 	if (next->start < start && len <= launch_ns)
 		return IDLE_LAUNCH;
+	if (next->end <= start && len > launch_ns)
+		return IDLE_DEVICE;
 	const struct thread *t = find(h, next->track);
 	if (!t)
 		return IDLE_HOST;

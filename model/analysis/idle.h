@@ -16,6 +16,11 @@
  *                  launch_ns: the work was queued, the gap is the device's
  *                  own launch latency;
  *   host           no launching call is known;
+ *   device         L had ended before the gap, which is longer than
+ *                  launch_ns: the work was queued before the device went
+ *                  idle, so nothing T did held it back; the device ran
+ *                  another process's work (ranks or jobs sharing it) or
+ *                  waited on an event of another stream;
  *   communication  for at least half the gap T was inside a collective
  *                  (a name starting with c10d::, gloo:, nccl:, mpi:, ucc:,
  *                  record_param_comms or ProcessGroup, or containing
@@ -46,7 +51,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum idle_cause { IDLE_LAUNCH, IDLE_SYNC, IDLE_COMM, IDLE_INPUT, IDLE_HOST, IDLE_NCAUSES };
+enum idle_cause {
+	IDLE_LAUNCH,
+	IDLE_SYNC,
+	IDLE_COMM,
+	IDLE_INPUT,
+	IDLE_HOST,
+	IDLE_DEVICE,
+	IDLE_NCAUSES
+};
 
 #define IDLE_LAUNCH_NS 100000 /* 100 us */
 
@@ -59,7 +72,7 @@ struct idle_launch {
 
 struct idle_host;
 
-/* "launch", "sync", "communication", "input", "host". */
+/* "launch", "sync", "communication", "input", "host", "device". */
 const char *idle_cause_name(int cause);
 /* The cause named s, or -1. */
 int idle_cause_of(const char *s);

@@ -168,6 +168,15 @@ static void idle_why(int cause, int api, char **what, char **fix)
 				  " device");
 		*fix = xasprintf("More DataLoader workers, prefetching and pinned memory");
 		break;
+	case IDLE_DEVICE:
+		*what = xasprintf("the work after each gap had been queued before it: the %s ran"
+				  " another process's work (ranks or jobs sharing it) or waited on"
+				  " another stream",
+				  devcall_api_device(api));
+		*fix = xasprintf("A %s of its own for each rank (nvidia-smi lists what else runs"
+				 " on it)",
+				 devcall_api_device(api));
+		break;
 	default:
 		*what = xasprintf("the host ran other CPU work, or Python outside any profiled op");
 		*fix = xasprintf("Moving that work out of the step (or onto other threads)");
