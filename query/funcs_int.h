@@ -1,0 +1,98 @@
+/*
+ * What the SQL functions' three files share (internal to them; callers use
+ * funcs.h): one connection's state, struct qfuncs, and the functions that
+ * query_funcs_register in funcs.c registers from the other two.  funcs.c
+ * holds the state's lifecycle, the registration and the lookups (regexp,
+ * gm_str, gm_kind, gm_path, gm_metric); funcs_time.c what is answered over
+ * time (a metric's series over a window, within's nearest window, the
+ * phase running at an event); funcs_agg.c the aggregates that need no
+ * state of the connection (gm_hagg, gm_pct).
+ */
+#ifndef GRADEML_QUERY_FUNCS_INT_H
+#define GRADEML_QUERY_FUNCS_INT_H
+
+#ifndef PCRE2_CODE_UNIT_WIDTH
+#define PCRE2_CODE_UNIT_WIDTH 8
+#endif
+#include <pcre2.h>
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "query/funcs.h"
+
+struct series;
+struct wset;
+
+#define NREGEX	16
+#define NSERIES 8
+#define NMEMO	8
+
+struct regex_slot {
+	char *pattern;
+	pcre2_code *re;
+	pcre2_match_data *md;
+};
+
+struct memo {
+	char *name, *host, *phost;
+	int64_t id; /* 0: none */
+};
+
+struct itext {
+	const char *sql; /* SELECT text WHERE id = ?1 */
+	sqlite3_stmt *q;
+	struct itext_ent *v;
+	size_t cap, n, bytes; /* cap: 0 or a power of two */
+};
+
+struct qfuncs {
+	sqlite3 *db;
+	struct itext strs, kinds;
+	struct wset **wsets; /* by the compiler's window number */
+	size_t nwsets;
+	struct rkey *rkeys; /* gm_running's events, sorted by (t, track) */
+	size_t nrkeys;
+	int running_loaded;
+	sqlite3_stmt *running_track_q, *running_any_q;
+	struct regex_slot rx[NREGEX];
+	size_t rx_next;
+	struct series *ser[NSERIES];
+	unsigned long clock;
+	struct metric_ent *metrics;
+	size_t nmetrics;
+	int metrics_loaded;
+	struct memo memo[NMEMO];
+	size_t memo_next;
+	struct path_ent *paths;
+	size_t paths_cap, paths_n;
+	sqlite3_stmt *path_q;
+};
+
+static inline uint64_t hash64(int64_t x)
+{
+	uint64_t h = (uint64_t)x * UINT64_C(0x9e3779b97f4a7c15);
+	return h ^ (h >> 29);
+}
+
+/* ---- funcs_time.c ---- */
+
+void funcs_series_free(struct series *s);
+void funcs_wset_free(struct wset *w);
+void gm_twmean(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void gm_twmax(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void gm_valueat(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void gm_satns(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void gm_wset_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void gm_wset_final(sqlite3_context *ctx);
+void gm_near(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void gm_running(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+
+/* ---- funcs_agg.c ---- */
+
+void gm_hagg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void gm_hagg_final(sqlite3_context *ctx);
+void gm_pct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void gm_pct_final(sqlite3_context *ctx);
+
+#endif

@@ -1,0 +1,641 @@
+/*
+ * SQL functions over time (see funcs.h): a metric's time-weighted mean and
+ * max, its value at a time and its time at or above a threshold over a
+ * window (gm_twmean, gm_twmax, gm_valueat, gm_satns: each series loaded
+ * once per connection with prefix sums and a max segment tree); within's
+ * nearest window (gm_wset, gm_near); the phase running at an event
+ * without a phase_id (gm_running, one scan of phases for all of them).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/util/nstime.h"
+#include "model/store/sample.h"
+#include "query/funcs_int.h"
+#include "model/util/xalloc.h"
+
+/* One metric's samples, sorted by time, with what windows need. */
+struct series {
+	int64_t id;
+	size_t n;
+	int64_t *t;
+	double *v;
+	int64_t *e;	 /* e[i]: where sample i stops holding (model/store/sample.h) */
+	int64_t lone;	 /* a series of one sample (no period): it holds for no time */
+	double *area;	 /* area[i]: integral of the step function over [t[0], t[i]) */
+	double *cov;	 /* cov[i]: the time a sample holds over [t[0], t[i]) */
+	double *seg;	 /* max segment tree over v: seg[n + i] = v[i] */
+	double capacity; /* NAN: unknown */
+	double sat_thr;	 /* threshold sat[] was built for */
+	int64_t *sat;	 /* sat[i]: ns over [t[0], t[i]) a value >= sat_thr holds */
+	unsigned long used;
+};
+
+/* One within stage's windows, sorted by start (then id). */
+struct wwin {
+	int64_t wid, w0, w1;
+};
+
+struct wset {
+	struct wwin *v;
+	size_t n, alloc;
+	int64_t maxlen; /* the longest window's w1 - w0, at least 0 */
+};
+
+void funcs_series_free(struct series *s)
+{
+	if (!s)
+		return;
+	free(s->t);
+	free(s->v);
+	free(s->e);
+	free(s->area);
+	free(s->cov);
+	free(s->seg);
+	free(s->sat);
+	free(s);
+}
+
+void funcs_wset_free(struct wset *w)
+{
+	if (w) {
+		free(w->v);
+		free(w);
+	}
+}
+
+/* ---- series ---- */
+
+/* t - t0 as a double, exact where the difference fits 53 bits (as
+ * model/view/series.c: hostile times may be 2^64 ns apart). */
+static double since(int64_t t, int64_t t0)
+{
+	int64_t d;
+	if (!__builtin_sub_overflow(t, t0, &d))
+		return (double)d;
+	return (double)t - (double)t0;
+}
+
+static struct series *series_get(struct qfuncs *f, int64_t id, char **err)
+{
+	struct series *s = NULL;
+	size_t victim = 0;
+	for (size_t i = 0; i < NSERIES; i++) {
+		if (f->ser[i] && f->ser[i]->id == id) {
+			f->ser[i]->used = ++f->clock;
+			return f->ser[i];
+		}
+		if (!f->ser[i] || (f->ser[victim] && f->ser[i]->used < f->ser[victim]->used))
+			victim = i;
+	}
+	sqlite3_stmt *q = NULL;
+	s = xcalloc(1, sizeof(*s));
+	s->id = id;
+	s->capacity = NAN;
+	s->sat_thr = NAN;
+	if (sqlite3_prepare_v2(f->db, "SELECT capacity, value_kind FROM metrics WHERE id = ?1", -1,
+			       &q, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(q, 1, id);
+	char *kind = NULL;
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		if (sqlite3_column_type(q, 0) != SQLITE_NULL && sqlite3_column_double(q, 0) > 0)
+			s->capacity = sqlite3_column_double(q, 0);
+		if (sqlite3_column_text(q, 1))
+			kind = xstrdup((const char *)sqlite3_column_text(q, 1));
+	}
+	sqlite3_finalize(q);
+	if (sqlite3_prepare_v2(f->db,
+			       "SELECT t_ns, value FROM samples WHERE metric_id = ?1 ORDER BY t_ns",
+			       -1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(q, 1, id);
+	size_t at = 0, av = 0;
+	int rc;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		XGROW(s->t, s->n + 1, at);
+		XGROW(s->v, s->n + 1, av);
+		s->t[s->n] = sqlite3_column_int64(q, 0);
+		s->v[s->n] = sqlite3_column_double(q, 1);
+		s->n++;
+	}
+	sqlite3_finalize(q);
+	q = NULL;
+	if (rc != SQLITE_DONE) {
+		free(kind);
+		goto fail;
+	}
+	/* each sample holds until the next or its hold (model/store/sample.h) */
+	int64_t period = sample_period(s->t, s->n), hold = sample_hold(period, kind);
+	free(kind);
+	s->lone = !period;
+	s->e = xmalloc((s->n + 1) * sizeof(int64_t));
+	s->area = xmalloc((s->n + 1) * sizeof(double));
+	s->cov = xmalloc((s->n + 1) * sizeof(double));
+	s->area[0] = s->cov[0] = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		s->e[i] =
+		    sample_until(s->t[i], i + 1 < s->n ? s->t[i + 1] : INT64_MAX, period, hold);
+		s->area[i + 1] = s->area[i] + s->v[i] * since(s->e[i], s->t[i]);
+		s->cov[i + 1] = s->cov[i] + since(s->e[i], s->t[i]);
+	}
+	s->seg = xmalloc((2 * s->n + 1) * sizeof(double));
+	for (size_t i = 0; i < s->n; i++)
+		s->seg[s->n + i] = s->v[i];
+	for (size_t i = s->n - 1; i >= 1 && s->n > 1; i--)
+		s->seg[i] = fmax(s->seg[2 * i], s->seg[2 * i + 1]);
+	funcs_series_free(f->ser[victim]);
+	f->ser[victim] = s;
+	s->used = ++f->clock;
+	return s;
+fail:
+	*err = xasprintf("cannot read samples: %s", sqlite3_errmsg(f->db));
+	sqlite3_finalize(q);
+	funcs_series_free(s);
+	return NULL;
+}
+
+/* The last index with t[i] <= x, or -1. */
+static ptrdiff_t last_le(const struct series *s, int64_t x)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->t[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (ptrdiff_t)lo - 1;
+}
+
+/* The last index with t[i] < x, or -1. */
+static ptrdiff_t last_lt(const struct series *s, int64_t x)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->t[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (ptrdiff_t)lo - 1;
+}
+
+/* The integral of the step function from t[0] to x (of the value, or
+ * with value 0 of the time a sample holds). */
+static double area_to(const struct series *s, const double *pre, int value, int64_t x)
+{
+	ptrdiff_t k = last_le(s, x);
+	if (k < 0)
+		return 0;
+	int64_t end = x < s->e[k] ? x : s->e[k];
+	return pre[k] + (value ? s->v[k] : 1) * (end > s->t[k] ? since(end, s->t[k]) : 0);
+}
+
+/* The window [t0, t1) clipped to [t[0], the last sample's end]: 1 when it
+ * covers time. */
+static int clip(const struct series *s, int64_t t0, int64_t t1, int64_t *a, int64_t *b)
+{
+	*a = t0 > s->t[0] ? t0 : s->t[0];
+	*b = t1 < s->e[s->n - 1] ? t1 : s->e[s->n - 1];
+	return *b > *a;
+}
+
+/* The mean over the time a sample holds in [t0, t1); 0 with *out set, or
+ * 1 when there is none. */
+static int window_mean(const struct series *s, int64_t t0, int64_t t1, double *out)
+{
+	int64_t a, b;
+	if (!s->n || t1 <= t0)
+		return 1;
+	if (clip(s, t0, t1, &a, &b)) {
+		double cov = area_to(s, s->cov, 0, b) - area_to(s, s->cov, 0, a);
+		if (cov > 0) {
+			*out = (area_to(s, s->area, 1, b) - area_to(s, s->area, 1, a)) / cov;
+			return 0;
+		}
+	}
+	/* a lone sample holds for no time but marks a window it falls in */
+	if (s->lone && s->t[0] >= t0 && s->t[0] < t1) {
+		*out = s->v[0];
+		return 0;
+	}
+	return 1;
+}
+
+static double seg_max(const struct series *s, size_t l, size_t r) /* [l, r] */
+{
+	double m = -INFINITY;
+	for (l += s->n, r += s->n + 1; l < r; l >>= 1, r >>= 1) {
+		if (l & 1)
+			m = fmax(m, s->seg[l++]);
+		if (r & 1)
+			m = fmax(m, s->seg[--r]);
+	}
+	return m;
+}
+
+static struct series *arg_series(sqlite3_context *ctx, sqlite3_value **argv, int nargs)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	for (int i = 0; i < nargs; i++)
+		if (sqlite3_value_type(argv[i]) == SQLITE_NULL)
+			return NULL;
+	char *err = NULL;
+	struct series *s = series_get(f, sqlite3_value_int64(argv[0]), &err);
+	if (!s) {
+		sqlite3_result_error(ctx, err, -1);
+		free(err);
+	}
+	return s;
+}
+
+void gm_twmean(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct series *s = arg_series(ctx, argv, 3);
+	double m;
+	if (s && !window_mean(s, sqlite3_value_int64(argv[1]), sqlite3_value_int64(argv[2]), &m))
+		sqlite3_result_double(ctx, m);
+}
+
+void gm_twmax(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct series *s = arg_series(ctx, argv, 3);
+	double m;
+	if (!s)
+		return;
+	int64_t t0 = sqlite3_value_int64(argv[1]), t1 = sqlite3_value_int64(argv[2]);
+	if (window_mean(s, t0, t1, &m))
+		return;
+	ptrdiff_t k0 = last_le(s, t0), k1 = last_lt(s, t1);
+	if (k0 < 0 || (s->e[k0] <= t0 && !s->lone))
+		k0++;
+	if (k1 < k0)
+		return;
+	sqlite3_result_double(ctx, seg_max(s, (size_t)k0, (size_t)k1));
+}
+
+void gm_valueat(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct series *s = arg_series(ctx, argv, 2);
+	if (!s || !s->n)
+		return;
+	int64_t t = sqlite3_value_int64(argv[1]);
+	ptrdiff_t k = last_le(s, t);
+	if (k >= 0 && (s->e[k] > t || (s->lone && s->t[k] == t)))
+		sqlite3_result_double(ctx, s->v[k]);
+}
+
+static int64_t sat_to(const struct series *s, int64_t x)
+{
+	ptrdiff_t k = last_le(s, x);
+	if (k < 0)
+		return 0;
+	int64_t end = x < s->e[k] ? x : s->e[k];
+	return s->sat[k] + (s->v[k] >= s->sat_thr && end > s->t[k] ? ns_dur(s->t[k], end) : 0);
+}
+
+void gm_satns(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct series *s = arg_series(ctx, argv, 3);
+	if (!s)
+		return;
+	double thr = sqlite3_value_type(argv[3]) == SQLITE_NULL ? 0.95 * s->capacity
+								: sqlite3_value_double(argv[3]);
+	if (isnan(thr)) {
+		sqlite3_result_error(ctx,
+				     "the metric has no capacity: give a threshold"
+				     " (saturated METRIC >= VALUE)",
+				     -1);
+		return;
+	}
+	if (!s->n) {
+		sqlite3_result_int64(ctx, 0);
+		return;
+	}
+	if (!s->sat || s->sat_thr != thr) {
+		free(s->sat);
+		s->sat = xmalloc((s->n + 1) * sizeof(int64_t));
+		s->sat_thr = thr;
+		s->sat[0] = 0;
+		for (size_t i = 1; i <= s->n; i++)
+			s->sat[i] =
+			    ns_sum(s->sat[i - 1],
+				   s->v[i - 1] >= thr ? ns_dur(s->t[i - 1], s->e[i - 1]) : 0);
+	}
+	int64_t a, b, t0 = sqlite3_value_int64(argv[1]), t1 = sqlite3_value_int64(argv[2]);
+	sqlite3_result_int64(ctx,
+			     t1 > t0 && clip(s, t0, t1, &a, &b) ? sat_to(s, b) - sat_to(s, a) : 0);
+}
+
+/* ---- gm_wset, gm_near ----
+ *
+ * within's nearest window.  gm_wset(wid, w0, w1), an aggregate over a
+ * window CTE, keeps the windows as a set and returns its number; the
+ * compiler passes it, as an uncorrelated subquery (which SQLite evaluates
+ * once), to gm_near(set, t0, t1, d[, self]) per row: the window with the
+ * least gap max(w0 - t1, t0 - w1, 0) <= d, the lowest wid among equals,
+ * other than self; NULL when none or when an argument is NULL, as the SQL
+ * it replaces (which cost O(windows^2) a row: minutes for 230 windows).
+ * A window with a NULL bound is never near anything. */
+
+struct wset_acc {
+	struct wset *w;
+};
+
+void gm_wset_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct wset_acc *a = sqlite3_aggregate_context(ctx, sizeof(*a));
+	if (!a) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	if (!a->w)
+		a->w = xcalloc(1, sizeof(*a->w));
+	for (int i = 0; i < 3; i++)
+		if (sqlite3_value_type(argv[i]) == SQLITE_NULL)
+			return;
+	struct wset *w = a->w;
+	XGROW(w->v, w->n + 1, w->alloc);
+	w->v[w->n++] = (struct wwin){sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1]),
+				     sqlite3_value_int64(argv[2])};
+}
+
+static int cmp_wwin(const void *x, const void *y)
+{
+	const struct wwin *a = x, *b = y;
+	if (a->w0 != b->w0)
+		return a->w0 < b->w0 ? -1 : 1;
+	return (a->wid > b->wid) - (a->wid < b->wid);
+}
+
+void gm_wset_final(sqlite3_context *ctx)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	struct wset_acc *a = sqlite3_aggregate_context(ctx, 0);
+	struct wset *w = a && a->w ? a->w : xcalloc(1, sizeof(*w));
+	if (w->n)
+		qsort(w->v, w->n, sizeof(*w->v), cmp_wwin);
+	for (size_t i = 0; i < w->n; i++) {
+		int64_t len;
+		if (__builtin_sub_overflow(w->v[i].w1, w->v[i].w0, &len))
+			len = w->v[i].w1 > w->v[i].w0 ? INT64_MAX : 0;
+		if (len > w->maxlen)
+			w->maxlen = len;
+	}
+	/* the same set as the last one (the WHERE and the column each ask
+	 * for it): share it */
+	struct wset *last = f->nwsets ? f->wsets[f->nwsets - 1] : NULL;
+	if (last && last->n == w->n && last->maxlen == w->maxlen &&
+	    (!w->n || !memcmp(last->v, w->v, w->n * sizeof(*w->v)))) {
+		funcs_wset_free(w);
+		sqlite3_result_int64(ctx, (int64_t)f->nwsets - 1);
+		return;
+	}
+	f->wsets = xrealloc(f->wsets, (f->nwsets + 1) * sizeof(*f->wsets));
+	f->wsets[f->nwsets++] = w;
+	sqlite3_result_int64(ctx, (int64_t)f->nwsets - 1);
+}
+
+__extension__ typedef __int128 i128;
+
+void gm_near(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	for (int i = 0; i < argc; i++)
+		if (sqlite3_value_type(argv[i]) == SQLITE_NULL)
+			return;
+	int64_t k = sqlite3_value_int64(argv[0]);
+	if (k < 0 || (uint64_t)k >= f->nwsets) {
+		sqlite3_result_error(ctx, "gm_near: no such window set", -1);
+		return;
+	}
+	const struct wset *w = f->wsets[k];
+	i128 t0 = sqlite3_value_int64(argv[1]), t1 = sqlite3_value_int64(argv[2]);
+	i128 d = sqlite3_value_int64(argv[3]);
+	int has_self = argc > 4;
+	int64_t self = has_self ? sqlite3_value_int64(argv[4]) : 0;
+	/* gap <= d needs w0 <= t1 + d and w1 >= t0 - d, so w0 >= t0 - d - maxlen */
+	i128 lo = t0 - d - w->maxlen, hi = t1 + d;
+	size_t a = 0, b = w->n;
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if ((i128)w->v[m].w0 < lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	const struct wwin *best = NULL;
+	i128 best_gap = 0;
+	for (size_t i = a; i < w->n && (i128)w->v[i].w0 <= hi; i++) {
+		const struct wwin *x = &w->v[i];
+		if (has_self && x->wid == self)
+			continue;
+		i128 g = (i128)x->w0 - t1, g2 = t0 - (i128)x->w1;
+		if (g2 > g)
+			g = g2;
+		if (g < 0)
+			g = 0;
+		if (g > d)
+			continue;
+		if (!best || g < best_gap || (g == best_gap && x->wid < best->wid)) {
+			best = x;
+			best_gap = g;
+		}
+	}
+	if (best)
+		sqlite3_result_int64(ctx, best->wid);
+}
+
+/* ---- gm_running ----
+ *
+ * The phase running at an event without a phase_id: among the phases on
+ * its track that contain its time, the deepest (then the latest start),
+ * else the same among all phases.  As SQL that is two scans of phases per
+ * event (no index serves it); here the first call collects the (track, t)
+ * of every such event, and one scan of phases in id order answers them
+ * all: a phase updates the events inside it, so among equals the lowest
+ * id wins, as SQLite's ORDER BY ... LIMIT 1 over the same scan.  A call
+ * for another (track, t), or a file whose values are not integers, runs
+ * the SQL. */
+
+#define RUNNING_TRACK_SQL                                                                          \
+	"SELECT q.id FROM phases q WHERE q.track_id = ?1 AND q.start_ns <= ?2"                     \
+	" AND q.start_ns + q.dur_ns > ?2 ORDER BY q.depth DESC, q.start_ns DESC LIMIT 1"
+#define RUNNING_ANY_SQL                                                                            \
+	"SELECT q.id FROM phases q WHERE q.start_ns <= ?1 AND q.start_ns + q.dur_ns > ?1"          \
+	" ORDER BY q.depth DESC, q.start_ns DESC LIMIT 1"
+
+struct rbest {
+	int64_t id, depth, start;
+	int found;
+};
+
+struct rkey {
+	int64_t t, track;
+	int has_track;
+	struct rbest on_track, any;
+};
+
+static int cmp_rkey(const struct rkey *a, int64_t t, int has_track, int64_t track)
+{
+	if (a->t != t)
+		return a->t < t ? -1 : 1;
+	if (a->has_track != has_track)
+		return a->has_track < has_track ? -1 : 1;
+	return (a->track > track) - (a->track < track);
+}
+
+static int cmp_rkey_q(const void *x, const void *y)
+{
+	const struct rkey *b = y;
+	return cmp_rkey(x, b->t, b->has_track, b->track);
+}
+
+static void rbest_offer(struct rbest *b, int64_t id, int64_t depth, int64_t start)
+{
+	if (!b->found || depth > b->depth || (depth == b->depth && start > b->start)) {
+		b->id = id;
+		b->depth = depth;
+		b->start = start;
+		b->found = 1;
+	}
+}
+
+/* Builds f->rkeys; 0, 1 when the file needs the SQL, -1 on an error. */
+static int running_load(struct qfuncs *f)
+{
+	sqlite3_stmt *q = NULL;
+	size_t alloc = 0;
+	int rc = -1, step;
+	if (sqlite3_prepare_v2(f->db,
+			       "SELECT DISTINCT track_id, t_ns FROM events WHERE phase_id IS NULL",
+			       -1, &q, NULL) != SQLITE_OK)
+		goto out;
+	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+		int tt = sqlite3_column_type(q, 0);
+		if (sqlite3_column_type(q, 1) != SQLITE_INTEGER ||
+		    (tt != SQLITE_INTEGER && tt != SQLITE_NULL)) {
+			rc = 1;
+			goto out;
+		}
+		XGROW(f->rkeys, f->nrkeys + 1, alloc);
+		struct rkey *k = &f->rkeys[f->nrkeys++];
+		memset(k, 0, sizeof(*k));
+		k->t = sqlite3_column_int64(q, 1);
+		k->has_track = tt == SQLITE_INTEGER;
+		k->track = k->has_track ? sqlite3_column_int64(q, 0) : 0;
+	}
+	if (step != SQLITE_DONE)
+		goto out;
+	sqlite3_finalize(q);
+	q = NULL;
+	if (!f->nrkeys) {
+		rc = 0;
+		goto out;
+	}
+	qsort(f->rkeys, f->nrkeys, sizeof(*f->rkeys), cmp_rkey_q);
+	if (sqlite3_prepare_v2(
+		f->db, "SELECT id, track_id, start_ns, dur_ns, depth FROM phases ORDER BY id", -1,
+		&q, NULL) != SQLITE_OK)
+		goto out;
+	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+		int tt = sqlite3_column_type(q, 1);
+		if (sqlite3_column_type(q, 0) != SQLITE_INTEGER ||
+		    sqlite3_column_type(q, 2) != SQLITE_INTEGER ||
+		    sqlite3_column_type(q, 3) != SQLITE_INTEGER ||
+		    sqlite3_column_type(q, 4) != SQLITE_INTEGER ||
+		    (tt != SQLITE_INTEGER && tt != SQLITE_NULL)) {
+			rc = 1;
+			goto out;
+		}
+		int64_t id = sqlite3_column_int64(q, 0), track = sqlite3_column_int64(q, 1);
+		int64_t start = sqlite3_column_int64(q, 2), dur = sqlite3_column_int64(q, 3);
+		int64_t depth = sqlite3_column_int64(q, 4), end;
+		int open_end = 0; /* start + dur beyond int64: SQLite's real sum exceeds any t */
+		if (__builtin_add_overflow(start, dur, &end)) {
+			if (dur < 0)
+				continue;
+			open_end = 1;
+		}
+		size_t a = 0, b = f->nrkeys;
+		while (a < b) {
+			size_t m = a + (b - a) / 2;
+			if (f->rkeys[m].t < start)
+				a = m + 1;
+			else
+				b = m;
+		}
+		for (size_t i = a; i < f->nrkeys && (open_end || f->rkeys[i].t < end); i++) {
+			struct rkey *k = &f->rkeys[i];
+			rbest_offer(&k->any, id, depth, start);
+			if (k->has_track && tt == SQLITE_INTEGER && k->track == track)
+				rbest_offer(&k->on_track, id, depth, start);
+		}
+	}
+	rc = step == SQLITE_DONE ? 0 : -1;
+out:
+	sqlite3_finalize(q);
+	if (rc != 0) {
+		free(f->rkeys);
+		f->rkeys = NULL;
+		f->nrkeys = 0;
+	}
+	return rc;
+}
+
+/* One of the two SQL lookups into *id; 1 found, 0 not, -1 on an error. */
+static int running_sql(struct qfuncs *f, sqlite3_stmt **q, const char *sql, sqlite3_value *track,
+		       sqlite3_value *t, int64_t *id)
+{
+	if (!*q && sqlite3_prepare_v2(f->db, sql, -1, q, NULL) != SQLITE_OK)
+		return -1;
+	if (track)
+		sqlite3_bind_value(*q, 1, track);
+	sqlite3_bind_value(*q, track ? 2 : 1, t);
+	int step = sqlite3_step(*q);
+	int found = step == SQLITE_ROW && sqlite3_column_type(*q, 0) != SQLITE_NULL;
+	if (found)
+		*id = sqlite3_column_int64(*q, 0);
+	sqlite3_reset(*q);
+	return step == SQLITE_ROW || step == SQLITE_DONE ? found : -1;
+}
+
+void gm_running(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	int tt = sqlite3_value_type(argv[0]), ty = sqlite3_value_type(argv[1]);
+	if (!f->running_loaded) {
+		f->running_loaded = 1;
+		if (running_load(f) < 0) {
+			sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
+			return;
+		}
+	}
+	if (ty == SQLITE_INTEGER && (tt == SQLITE_INTEGER || tt == SQLITE_NULL) && f->nrkeys) {
+		struct rkey key = {.t = sqlite3_value_int64(argv[1]),
+				   .has_track = tt == SQLITE_INTEGER,
+				   .track =
+				       tt == SQLITE_INTEGER ? sqlite3_value_int64(argv[0]) : 0};
+		const struct rkey *k =
+		    bsearch(&key, f->rkeys, f->nrkeys, sizeof(*f->rkeys), cmp_rkey_q);
+		if (k) {
+			const struct rbest *b = k->on_track.found ? &k->on_track : &k->any;
+			if (b->found)
+				sqlite3_result_int64(ctx, b->id);
+			return;
+		}
+	}
+	int64_t id;
+	int r = running_sql(f, &f->running_track_q, RUNNING_TRACK_SQL, argv[0], argv[1], &id);
+	if (r == 0)
+		r = running_sql(f, &f->running_any_q, RUNNING_ANY_SQL, NULL, argv[1], &id);
+	if (r < 0)
+		sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
+	else if (r == 1)
+		sqlite3_result_int64(ctx, id);
+}
