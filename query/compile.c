@@ -926,7 +926,7 @@ static int reads_row(const char *sql)
 }
 
 /* The hash-grouped form of an aggregated select with one integer key and
- * aggregates gm_hagg computes (see funcs.c): 1 with out filled, 0 when the
+ * aggregates gm_hagg computes (see funcs_agg.c): 1 with out filled, 0 when the
  * query does not have that shape (the caller emits GROUP BY). */
 static int emit_hashed(struct cc *c, struct scope *s, struct sbuf *out)
 {

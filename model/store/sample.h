@@ -1,7 +1,7 @@
 /*
  * How long a metric sample holds (DESIGN.md, data model), one rule for every
  * reader of trace.db's samples: the views (model/view/series.c), attribution and
- * bottlenecks (model/analysis/attrib.c) and the query language (query/funcs.c).
+ * bottlenecks (model/analysis/attrib.c) and the query language (query/funcs_time.c).
  *
  * A sample's value holds from its time until the next sample's, but never
  * longer than the series' hold: across a gap (a sysstat restart, a logger
