@@ -319,6 +319,13 @@ static void test_comm_overlap(void **state)
 	gpubreak_release(&g);
 }
 
+/* Host steps ProfilerStep#1 over [0, 100) us and #2 over [100, 200). */
+#define TWO_STEPS                                                                                  \
+	"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,"         \
+	"\"tid\":1,\"ts\":0,\"dur\":100},"                                                         \
+	"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":1,"         \
+	"\"tid\":1,\"ts\":100,\"dur\":100},"
+
 /*
  * Two profiler steps: step 1 over 0..100 us, step 2 from 100.  Kernel a is
  * launched at 10 (kept), b at 110 (in the last step: left out), c has no
@@ -328,14 +335,9 @@ static void test_comm_overlap(void **state)
 static void test_last_step(void **state)
 {
 	struct fx *f = *state;
-	static const char json[] =
-	    "{\"traceEvents\":["
-	    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,"
-	    "\"tid\":1,\"ts\":0,\"dur\":100},"
-	    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":1,"
-	    "\"tid\":1,\"ts\":100,\"dur\":100}," RT(10, 1) RT(110, 2)
-		DEV("kernel", "a", 7, 50, 10, 1) "," DEV("kernel", "b", 7, 150, 10, 2) "," DEV(
-		    "kernel", "c", 7, 60, 5, 99) "]}";
+	static const char json[] = "{\"traceEvents\":[" TWO_STEPS RT(10, 1) RT(110, 2)
+	    DEV("kernel", "a", 7, 50, 10, 1) "," DEV("kernel", "b", 7, 150, 10,
+						     2) "," DEV("kernel", "c", 7, 60, 5, 99) "]}";
 	struct gpubreak g;
 	load_text(f, json, NULL, &g);
 	assert_int_equal(g.nranks, 1);
@@ -364,11 +366,7 @@ static void test_last_step_device_copy(void **state)
 {
 	struct fx *f = *state;
 	static const char json[] =
-	    "{\"traceEvents\":["
-	    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,"
-	    "\"tid\":1,\"ts\":0,\"dur\":100},"
-	    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":1,"
-	    "\"tid\":1,\"ts\":100,\"dur\":100},"
+	    "{\"traceEvents\":[" TWO_STEPS
 	    "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":0,"
 	    "\"tid\":7,\"ts\":50,\"dur\":10},"
 	    "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":0,"

@@ -127,7 +127,7 @@ struct lane {
 	size_t sp, salloc;
 	int64_t cur;
 	int64_t s0, s1; /* the segment now or next */
-	int64_t busy;	/* the part of the segment now that its track's earlier ones left */
+	double busy;	/* the part of the segment now that its track's earlier ones left */
 	int32_t who;
 	int active, done;
 	double snap[ATTRIB_NRES];
@@ -1012,7 +1012,7 @@ static void charge(struct run *r, struct klass *k, const struct lane *l, int t, 
 	snapshot(s, t, now, end);
 	for (int y = 0; y < ATTRIB_NRES; y++)
 		end[y] -= l->snap[y];
-	double len = (double)l->busy;
+	double len = l->busy;
 	const struct phases *p = &r->p;
 	size_t n = 0;
 	for (int32_t x = p->up[l->who]; x >= 0; x = p->parent[x] >= 0 ? p->up[p->parent[x]] : -1) {
@@ -1066,7 +1066,7 @@ static void cover(struct run *r, const struct klass *k, struct lane *l)
 		from = t->busy_end > from ? t->busy_end : from;
 		t->busy_end = l->s1 > t->busy_end ? l->s1 : t->busy_end;
 	}
-	l->busy = l->s1 > from ? ns_diff(from, l->s1) : 0;
+	l->busy = l->s1 > from ? ns_span(from, l->s1) : 0;
 	cover_from(r, k, l, r->p.up[l->who]);
 	if (tr >= 0)
 		cover_from(r, k, l, r->tracks[tr].nodeix);

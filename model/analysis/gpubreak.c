@@ -440,7 +440,7 @@ static int analyse(sqlite3 *db, sqlite3_stmt *nameq, struct group *g, const stru
 		if (left_out(&g->items[i], cut, o) && g->items[i].start >= kept_end &&
 		    g->items[i].start < next)
 			next = g->items[i].start;
-	r->tail_ns = kept_end != INT64_MIN && next != INT64_MAX ? next - kept_end : 0;
+	r->tail_ns = kept_end != INT64_MIN && next != INT64_MAX ? ns_dur(kept_end, next) : 0;
 
 	/* the last-step rule, keeping the order (stream, start) */
 	g->first[g->nstreams] = g->n;
