@@ -15,6 +15,7 @@
 #include "model/store/sample.h"
 #include "query/funcs_int.h"
 #include "model/util/xalloc.h"
+#include "model/util/search.h"
 
 /* One metric's samples, sorted by time, with what windows need. */
 struct series {
@@ -160,29 +161,17 @@ fail:
 /* The last index with t[i] <= x, or -1. */
 static ptrdiff_t last_le(const struct series *s, int64_t x)
 {
-	size_t lo = 0, hi = s->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->t[mid] <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (ptrdiff_t)lo - 1;
+	size_t at;
+	PARTITION_POINT(at, s->n, i, s->t[i] <= x);
+	return (ptrdiff_t)at - 1;
 }
 
 /* The last index with t[i] < x, or -1. */
 static ptrdiff_t last_lt(const struct series *s, int64_t x)
 {
-	size_t lo = 0, hi = s->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->t[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (ptrdiff_t)lo - 1;
+	size_t at;
+	PARTITION_POINT(at, s->n, i, s->t[i] < x);
+	return (ptrdiff_t)at - 1;
 }
 
 /* The integral of the step function from t[0] to x (of the value, or
@@ -421,14 +410,8 @@ void gm_near(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	int64_t self = has_self ? sqlite3_value_int64(argv[4]) : 0;
 	/* gap <= d needs w0 <= t1 + d and w1 >= t0 - d, so w0 >= t0 - d - maxlen */
 	i128 lo = t0 - d - w->maxlen, hi = t1 + d;
-	size_t a = 0, b = w->n;
-	while (a < b) {
-		size_t m = a + (b - a) / 2;
-		if ((i128)w->v[m].w0 < lo)
-			a = m + 1;
-		else
-			b = m;
-	}
+	size_t a;
+	PARTITION_POINT(a, w->n, i, (i128)w->v[i].w0 < lo);
 	const struct wwin *best = NULL;
 	i128 best_gap = 0;
 	for (size_t i = a; i < w->n && (i128)w->v[i].w0 <= hi; i++) {
@@ -562,14 +545,8 @@ static int running_load(struct qfuncs *f)
 				continue;
 			open_end = 1;
 		}
-		size_t a = 0, b = f->nrkeys;
-		while (a < b) {
-			size_t m = a + (b - a) / 2;
-			if (f->rkeys[m].t < start)
-				a = m + 1;
-			else
-				b = m;
-		}
+		size_t a;
+		PARTITION_POINT(a, f->nrkeys, i, f->rkeys[i].t < start);
 		for (size_t i = a; i < f->nrkeys && (open_end || f->rkeys[i].t < end); i++) {
 			struct rkey *k = &f->rkeys[i];
 			rbest_offer(&k->any, id, depth, start);

@@ -19,6 +19,7 @@
 #include "model/store/ptree.h"
 #include "model/store/store.h"
 #include "model/util/xalloc.h"
+#include "model/util/search.h"
 
 /* Phase flags. */
 #define F_LEAF	    0x01 /* no contained child: S(p) -> E(p) */
@@ -136,14 +137,8 @@ static int load_tracks(struct store *st, struct tracks *t, char **err)
 
 static int32_t track_index(const struct tracks *t, int64_t id)
 {
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->id[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo;
+	PARTITION_POINT(lo, t->n, i, t->id[i] < id);
 	return lo < t->n && t->id[lo] == id ? (int32_t)lo : -1;
 }
 
@@ -719,14 +714,8 @@ static void link_syncs(struct graph *g, const struct tracks *t)
 			continue;
 		int64_t src = t->source[g->track[sy]];
 		/* the last op ending by the call's end; back while inside its window */
-		size_t lo = 0, hi = nd;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (g->t1[dev[mid]] <= g->t1[sy])
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		size_t lo;
+		PARTITION_POINT(lo, nd, k, g->t1[dev[k]] <= g->t1[sy]);
 		for (size_t j = lo, tries = 0; j-- > 0 && tries < 4096; tries++) {
 			int32_t k = dev[j];
 			if (g->t1[k] < g->t0[sy])

@@ -18,6 +18,7 @@
 #include "model/util/spans.h"
 #include "model/store/store.h"
 #include "model/util/xalloc.h"
+#include "model/util/search.h"
 
 /* What a host phase's name says (bits). */
 enum {
@@ -410,14 +411,8 @@ int idle_host_load(sqlite3 *db, int64_t source_id, const struct idle_launch *l, 
 /* Whether no stretch of [lo, hi), cut at the starts in it, exceeds max. */
 static int launching(const int64_t *starts, size_t n, int64_t lo, int64_t hi, int64_t max)
 {
-	size_t a = 0, b = n;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		if (starts[mid] <= lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	size_t a;
+	PARTITION_POINT(a, n, i, starts[i] <= lo);
 	int64_t at = lo;
 	for (size_t i = a; i < n && starts[i] < hi; i++) {
 		if (ns_dur(at, starts[i]) > max)

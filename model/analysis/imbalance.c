@@ -50,6 +50,7 @@
 #include "model/util/strmap.h"
 #include "model/util/text.h"
 #include "model/util/xalloc.h"
+#include "model/util/search.h"
 
 struct member {
 	int64_t key, sub, id, src, start, dur;
@@ -154,15 +155,9 @@ static void push(struct list *l, struct member m)
 /* The first row of l (sorted by key) whose key is at least key. */
 static size_t lower(const struct list *l, int64_t key)
 {
-	size_t lo = 0, hi = l->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (l->v[mid].key < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	size_t at;
+	PARTITION_POINT(at, l->n, i, l->v[i].key < key);
+	return at;
 }
 
 /* The step a ranked source's rank node hangs under; 0 when none.  ranks
@@ -233,14 +228,8 @@ static int collective_names(sqlite3 *db, struct cnames *out)
 
 static const struct cname *cname_find(const struct cnames *c, int64_t id)
 {
-	size_t lo = 0, hi = c->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->v[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo;
+	PARTITION_POINT(lo, c->n, i, c->v[i].id < id);
 	return lo < c->n && c->v[lo].id == id ? &c->v[lo] : NULL;
 }
 

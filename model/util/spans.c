@@ -8,6 +8,7 @@
 #include "model/util/nstime.h"
 #include "model/util/spans.h"
 #include "model/util/xalloc.h"
+#include "model/util/search.h"
 
 static int by_start(const void *a, const void *b)
 {
@@ -71,15 +72,9 @@ int64_t spans_intersect_length(const struct span *a, size_t na, const struct spa
 /* The first span of the set that ends after t. */
 static size_t first_after(const struct span *s, size_t n, int64_t t)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s[mid].end <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	size_t at;
+	PARTITION_POINT(at, n, i, s[i].end <= t);
+	return at;
 }
 
 int64_t spans_cover(const struct span *s, size_t n, int64_t lo, int64_t hi)

@@ -14,6 +14,7 @@
 #include "model/store/store.h"
 #include "model/store/subtree.h"
 #include "model/util/xalloc.h"
+#include "model/util/search.h"
 
 /* Of each phase visited that has children: its nearest kept span (itself
  * or an ancestor; -1: the root), its lane (-1: a container) and its
@@ -429,13 +430,7 @@ int lanes_covers(const struct lanes *l, uint32_t a, uint32_t b)
 size_t lanes_seek(const struct lanes *l, size_t r, int64_t t)
 {
 	const struct lane_row *rw = &l->row[r];
-	size_t lo = 0, hi = rw->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (rw->maxend[mid] < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	size_t at;
+	PARTITION_POINT(at, rw->n, i, rw->maxend[i] < t);
+	return at;
 }

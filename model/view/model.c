@@ -10,6 +10,7 @@
 #include "model/store/store.h"
 #include "model/util/strmap.h"
 #include "model/util/xalloc.h"
+#include "model/util/search.h"
 
 #define NODE_BLOCK 1024
 
@@ -169,14 +170,8 @@ fail:
 
 const struct mtrack *model_track(struct model *m, int64_t id)
 {
-	size_t lo = 0, hi = m->ntracks;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->tracks[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo;
+	PARTITION_POINT(lo, m->ntracks, i, m->tracks[i].id < id);
 	return lo < m->ntracks && m->tracks[lo].id == id ? &m->tracks[lo] : NULL;
 }
 
