@@ -1012,11 +1012,11 @@ static void charge(struct run *r, struct klass *k, const struct lane *l, int t, 
 	snapshot(s, t, now, end);
 	for (int y = 0; y < ATTRIB_NRES; y++)
 		end[y] -= l->snap[y];
-	double len = l->busy;
+	double busy = l->busy;
 	const struct phases *p = &r->p;
 	size_t n = 0;
 	for (int32_t x = p->up[l->who]; x >= 0; x = p->parent[x] >= 0 ? p->up[p->parent[x]] : -1) {
-		charge_one(r, k, t, x, end, len);
+		charge_one(r, k, t, x, end, busy);
 		XGROW(r->chain, n + 1, r->achain);
 		r->chain[n++] = x;
 	}
@@ -1028,7 +1028,7 @@ static void charge(struct run *r, struct klass *k, const struct lane *l, int t, 
 			i--; /* from the top: the first shared one is high up */
 		if (i)
 			break;
-		charge_one(r, k, t, x, end, len);
+		charge_one(r, k, t, x, end, busy);
 	}
 }
 
