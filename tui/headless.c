@@ -46,18 +46,20 @@ struct run {
 /* A key's latency is its dispatch and redraw.  A script's screens must not
  * depend on timing, so the timeline's phases, read in the background
  * (tui/timeline.c), are then waited for; how long the slowest took from
- * its key on is a figure of its own. */
+ * its key on is a figure of its own, counted whether the read ended before
+ * the key's draw (which then took it) or after. */
 static void press(struct run *r, int key)
 {
 	double t = now_ms();
 	app_key(&r->app, key);
+	int reading = r->app.tl.job != NULL; /* the draw may take it, if done */
 	app_draw(&r->app, &r->grid);
 	double k = now_ms() - t;
 	if (r->stats) {
 		XGROW(r->lat, r->nlat + 1, r->alloc);
 		r->lat[r->nlat++] = k;
 	}
-	if (r->app.tl.job) {
+	if (reading) {
 		timeline_wait(&r->app);
 		app_draw(&r->app, &r->grid);
 		double ready = now_ms() - t;
