@@ -31,10 +31,10 @@ e2e_home
 e2e_need_bin
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
 
-LIMIT=20                   # seconds any one command may take here
-RSS_MAX=$((100 * 1024))    # KiB: the import's and the report's budget
+RSS_MAX=$((100 * 1024)) # KiB: the import's and the report's budget
 asan=0
 ldd "$BIN" 2>/dev/null | grep -q libasan && asan=1
+LIMIT=$((asan ? 60 : 20)) # seconds any one command may take here
 if ! [ -x /usr/bin/time ]; then
 	skip "prometheus_hostile" "no /usr/bin/time (Debian's time package)"
 	summary
