@@ -83,18 +83,13 @@ class Stub(http.server.BaseHTTPRequestHandler):
             pass
 
     def trickle(self, every):
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
-        try:
+        """200 and a blank byte every `every` seconds, until the client
+        hangs up (the body is written unbuffered)."""
+        def blanks():
             while True:
-                self.wfile.write(b" ")
-                self.wfile.flush()
+                yield " "
                 time.sleep(every)
-        except OSError:
-            pass
+        self.stream(blanks())
 
     def forward(self, rest, body):
         req = urllib.request.Request(UPSTREAM + rest, data=body, method=self.command)

@@ -20,7 +20,8 @@
 # Every import runs under `timeout` (and, but under AddressSanitizer,
 # `ulimit -v`), so that a binary without these bounds fails here rather than
 # eating the machine.  Peak RSS is measured with /usr/bin/time (not under
-# AddressSanitizer, whose shadow memory it would count).  About 20 s.
+# AddressSanitizer, whose shadow memory it would count).  About 20 s (60 s
+# under AddressSanitizer).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -34,7 +35,7 @@ unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
 RSS_MAX=$((100 * 1024)) # KiB: the import's and the report's budget
 asan=0
 ldd "$BIN" 2>/dev/null | grep -q libasan && asan=1
-LIMIT=$((asan ? 60 : 20)) # seconds any one command may take here
+LIMIT=$((asan ? 90 : 30)) # seconds any one command may take here
 if ! [ -x /usr/bin/time ]; then
 	skip "prometheus_hostile" "no /usr/bin/time (Debian's time package)"
 	summary
