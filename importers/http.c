@@ -4,9 +4,11 @@
  * pump it only while the transfer they serve has nothing for them, and a
  * transfer holding HTTP_AHEAD bytes not yet read is paused, so a body
  * waits in the socket rather than in memory.  The status is known at the
- * blank line that ends the final response's headers.  Timeouts are
+ * blank line that ends the final response's headers.  The deadline is
  * counted here rather than by libcurl, whose clock would run on while a
- * response waits its turn to be read.
+ * response waits its turn to be read: it starts when the caller first
+ * waits for the request (each try anew) and covers the status and the
+ * whole body, however the server spaces its bytes.
  */
 #include <curl/curl.h>
 #include <errno.h>
@@ -41,7 +43,8 @@ struct http {
 	int headers_done, done, paused, tries;
 	CURLcode result;
 	long status;
-	int64_t retry_after_ns, started_ns, last_byte_ns;
+	int64_t retry_after_ns;
+	int64_t deadline_ns; /* the caller's wait ends then; 0: not waited for yet */
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -77,7 +80,6 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
 	}
 	memcpy(h->buf + h->len, p, k);
 	h->len += k;
-	h->last_byte_ns = now_ns();
 	return k;
 }
 static size_t on_header(char *p, size_t size, size_t n, void *arg)
@@ -161,7 +163,7 @@ static int start_transfer(struct http *h, char **err)
 	h->retry_after_ns = 0;
 	h->result = CURLE_OK;
 	h->errbuf[0] = '\0';
-	h->started_ns = h->last_byte_ns = now_ns();
+	h->deadline_ns = 0;
 	if (!(h->easy = curl_easy_init())) {
 		*err = xasprintf("%s: cannot start libcurl", h->shown);
 		return -1;
@@ -214,6 +216,17 @@ static char *timed_out(const struct http *h, const char *what)
 			 text_duration(d, sizeof(d), h->o.timeout_ns));
 }
 
+/* Whether h's deadline has passed; the first call starts its clock. */
+static int past_deadline(struct http *h)
+{
+	if (h->o.timeout_ns <= 0)
+		return 0;
+	int64_t t = now_ns();
+	if (!h->deadline_ns)
+		h->deadline_ns = t + h->o.timeout_ns;
+	return t > h->deadline_ns;
+}
+
 /* Runs the group's transfers a little: until something arrives, they end,
  * or POLL_MS pass; waits only while h has nothing (its status, when not
  * reading).  0, or -1 with *err on a signal. */
@@ -241,7 +254,6 @@ static int pump(struct http *h, int reading, char **err)
 
 ssize_t http_read(struct http *h, void *buf, size_t n, char **err)
 {
-	int64_t since = now_ns();
 	while (h->pos == h->len) {
 		if (h->paused) {
 			h->paused = 0;
@@ -254,14 +266,15 @@ ssize_t http_read(struct http *h, void *buf, size_t n, char **err)
 			*err = transfer_error(h);
 			return -1;
 		}
-		int64_t t = now_ns(),
-			quiet = t - (h->last_byte_ns > since ? h->last_byte_ns : since);
-		if (h->o.timeout_ns > 0 && quiet > h->o.timeout_ns) {
-			*err = timed_out(h, "the response stopped for");
-			return -1;
-		}
+		if (past_deadline(h))
+			break;
 		if (pump(h, 1, err) < 0)
 			return -1;
+	}
+	/* a body that comes fast but never ends is cut off too */
+	if (!h->done && past_deadline(h)) {
+		*err = timed_out(h, "the answer was not whole within");
+		return -1;
 	}
 	size_t k = h->len - h->pos < n ? h->len - h->pos : n;
 	memcpy(buf, h->buf + h->pos, k);
@@ -369,7 +382,7 @@ int http_wait(struct http *h, char **err)
 	int64_t wait = h->o.backoff_ns;
 	for (int t = 1;; t++) {
 		while (!h->headers_done && !h->done) {
-			if (h->o.timeout_ns > 0 && now_ns() - h->started_ns > h->o.timeout_ns) {
+			if (past_deadline(h)) {
 				*err = timed_out(h, "no response within");
 				return -1;
 			}

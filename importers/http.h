@@ -22,8 +22,8 @@
 struct http_opts {
 	const char *token;	    /* bearer token, or NULL: no Authorization header */
 	int64_t connect_timeout_ns; /* 0: libcurl's (300 s) */
-	int64_t timeout_ns; /* for the status after the request, and for any pause in the body
-			       while it is read; 0: none */
+	int64_t timeout_ns; /* a deadline for each try, from the first http_wait to the body's
+			       end, however slowly it comes; 0: none */
 	int tries;	    /* on 5xx and 429, including the first; 0 means 1 */
 	int64_t backoff_ns; /* the pause before the second try; doubles after */
 };
@@ -48,8 +48,9 @@ int http_wait(struct http *h, char **err);
 /* http_start in a group of its own, then http_wait; h closed on failure. */
 int http_open(const char *url, const char *form, const struct http_opts *o, struct http **out,
 	      char **err);
-/* Up to n bytes of the body: the count, 0 at its end, -1 with *err (a
- * timeout or a lost connection midway, a signal: store_interrupted). */
+/* Up to n bytes of the body: the count, 0 at its end, -1 with *err (the
+ * deadline passed before the body's end, a lost connection midway, a
+ * signal: store_interrupted). */
 ssize_t http_read(struct http *h, void *buf, size_t n, char **err);
 /* The URL as messages show it. */
 const char *http_url(const struct http *h);

@@ -15,6 +15,13 @@
  * series (SERIES_MAX, 8 MB; Prometheus returns at most 11,000 points per
  * series, about 300 KB).
  *
+ * Limits: a label's name or value longer than PROM_LABEL_MAX (1 KiB) is cut
+ * to its first 1 KiB and "…", as a trace's strings are (LONG_STRING), so
+ * that a name, host or diagnostic made of it stays small.  A file holds at
+ * most PROM_SERIES_MAX series (10,000): more is refused, with what to
+ * narrow, before it is all read; a live pull counts its series whole.  The
+ * cap keeps the import and the analyses after it within their memory.
+ *
  * Series: name is the __name__ label (absent after most functions: then
  * "value"); resource is the other labels but instance, sorted by name,
  * "k=v,k=v", cut to RESOURCE_MAX bytes (LONG_LABELS); host is instance
@@ -61,8 +68,9 @@ struct px {
 	const struct import_opts *o;	 /* a file's import; NULL for prometheus_read */
 	const struct prom_read_ops *ops; /* prometheus_read's; NULL for a file */
 	struct input *in;
-	int64_t series;
-	char *host; /* the series' one host; NULL: none yet */
+	int64_t elements; /* of "result" */
+	int64_t series;	  /* with values */
+	char *host;	  /* the series' one host; NULL: none yet */
 	int many_hosts;
 	char status[STR_MAX], result_type[STR_MAX], error[STR_MAX], error_type[STR_MAX];
 	char **err;
@@ -90,6 +98,69 @@ char *prometheus_instance_host(const char *instance)
 	    strspn(colon + 1, "0123456789") == strlen(colon + 1))
 		return xstrndup(instance, (size_t)(colon - instance));
 	return xstrdup(instance);
+}
+
+/* The most bytes of s, max at most (s is longer), that end on a UTF-8
+ * character's boundary. */
+static size_t char_cut(const char *s, size_t max)
+{
+	size_t cut = max;
+	while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+		cut--;
+	return cut;
+}
+
+/* s (longer than PROM_LABEL_MAX) cut, and its ellipsis, into out. */
+static void cut_label(struct sbuf *out, const char *s)
+{
+	sbuf_reset(out);
+	sbuf_add(out, s, char_cut(s, PROM_LABEL_MAX));
+	sbuf_adds(out, "\xe2\x80\xa6");
+}
+
+static int any_long(json_t *labels)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(labels, k, v)
+	{
+		if (strlen(k) > PROM_LABEL_MAX || json_string_length(v) > PROM_LABEL_MAX)
+			return 1;
+	}
+	return 0;
+}
+
+json_t *prometheus_cut_labels(struct msource *ms, json_t *labels)
+{
+	const char *k;
+	json_t *v;
+	if (!any_long(labels))
+		return json_incref(labels);
+	struct sbuf key = SBUF_INIT, val = SBUF_INIT;
+	json_t *out = json_object();
+	json_object_foreach(labels, k, v)
+	{
+		size_t kn = strlen(k), vn = json_string_length(v);
+		if (kn > PROM_LABEL_MAX)
+			cut_label(&key, k);
+		if (vn > PROM_LABEL_MAX)
+			cut_label(&val, json_string_value(v));
+		if (kn > PROM_LABEL_MAX || vn > PROM_LABEL_MAX) {
+			char *ex = xasprintf("label %.64s%s of %zu bytes", k, kn > 64 ? "..." : "",
+					     kn > vn ? kn : vn);
+			msource_diag(ms, "LONG_STRING",
+				     "label names and values longer than 1 KiB, cut to their first"
+				     " 1 KiB and \"\xe2\x80\xa6\"",
+				     ex, 0);
+			free(ex);
+		}
+		json_object_set_new_nocheck(
+		    out, kn > PROM_LABEL_MAX ? key.buf : k,
+		    vn > PROM_LABEL_MAX ? json_stringn_nocheck(val.buf, val.len) : json_incref(v));
+	}
+	sbuf_release(&key);
+	sbuf_release(&val);
+	return out;
 }
 
 struct label {
@@ -125,15 +196,12 @@ static void resource_of(struct px *x, struct sbuf *r, json_t *metric)
 		sbuf_addf(r, "%s%s=%s", i ? "," : "", l[i].k, l[i].v);
 	free(l);
 	if (r->len > RESOURCE_MAX) {
+		r->len = char_cut(r->buf, RESOURCE_MAX);
+		r->buf[r->len] = '\0';
+		sbuf_adds(r, "...");
 		msource_diag(x->ms, "LONG_LABELS",
 			     "series whose labels were cut to 200 bytes in the resource", r->buf,
 			     0);
-		size_t cut = RESOURCE_MAX;
-		while (cut > 0 && ((unsigned char)r->buf[cut] & 0xC0) == 0x80)
-			cut--; /* not inside a UTF-8 character */
-		r->len = cut;
-		r->buf[cut] = '\0';
-		sbuf_adds(r, "...");
 	}
 }
 
@@ -275,23 +343,27 @@ static void note_host(struct px *x, const char *host)
 		x->many_hosts = 1;
 }
 
-static int put_series(struct px *x, json_t *e)
+/* -1 with the error of a result, or a pull, of too many series. */
+static int too_many(struct px *x)
 {
-	json_t *metric = json_object_get(e, "metric"), *values = json_object_get(e, "values"),
-	       *value = json_object_get(e, "value");
-	if (!json_is_array(values) && !json_is_array(value)) {
-		if (json_object_get(e, "histograms") || json_object_get(e, "histogram"))
-			msource_diag(x->ms, "HISTOGRAM", "native histogram series, not imported",
-				     NULL, 1);
-		else
-			msource_diag(x->ms, "NO_VALUES", "series without values, skipped", NULL, 1);
-		return 0;
-	}
-	if (!json_is_object(metric))
-		metric = NULL;
-	x->series++;
 	if (x->ops)
-		return put_read_series(x, metric, values, value);
+		*x->err = xasprintf(
+		    "%s: more than %d series, the most one pull stores: narrow it (--host NAME; in"
+		    " a --promql query, a label matcher or an aggregation such as sum by"
+		    " (instance) (...))",
+		    input_path(x->in), PROM_SERIES_MAX);
+	else
+		*x->err = xasprintf(
+		    "%s: more than %d series, the most one file stores: narrow the query that"
+		    " wrote it (a label matcher such as {job=\"node\"}, or an aggregation such"
+		    " as sum by (instance) (...))",
+		    input_path(x->in), PROM_SERIES_MAX);
+	return -1;
+}
+
+/* A series of a file: a metric named by its labels (cut). */
+static int put_file_series(struct px *x, json_t *metric, json_t *values, json_t *value)
+{
 	const char *name = json_string_value(json_object_get(metric, "__name__"));
 	const char *instance = json_string_value(json_object_get(metric, "instance"));
 	if (!name || !*name)
@@ -312,6 +384,29 @@ static int put_series(struct px *x, json_t *e)
 	if (id < 0)
 		return -1;
 	return put_points(x, id, values, value, x->o->has_time_offset ? x->o->time_offset_ns : 0);
+}
+
+static int put_series(struct px *x, json_t *e)
+{
+	json_t *metric = json_object_get(e, "metric"), *values = json_object_get(e, "values"),
+	       *value = json_object_get(e, "value");
+	if (++x->elements > PROM_SERIES_MAX)
+		return too_many(x);
+	if (!json_is_array(values) && !json_is_array(value)) {
+		if (json_object_get(e, "histograms") || json_object_get(e, "histogram"))
+			msource_diag(x->ms, "HISTOGRAM", "native histogram series, not imported",
+				     NULL, 1);
+		else
+			msource_diag(x->ms, "NO_VALUES", "series without values, skipped", NULL, 1);
+		return 0;
+	}
+	x->series++;
+	metric = prometheus_cut_labels(x->ms, json_is_object(metric) ? metric : NULL);
+	int rc = x->ops ? put_read_series(x, metric, values, value)
+			: put_file_series(x, metric, values, value);
+	json_decref(metric);
+	/* a pull's series are counted whole: its queries' answers add up */
+	return rc == 0 && x->ms->metrics.n > PROM_SERIES_MAX ? too_many(x) : rc;
 }
 
 /* ---- reading the document (importers/jcut.c) ---- */

@@ -15,15 +15,25 @@
  *      no host are not pulled, and a PROM_NO_HOST diagnostic names them.
  *   3. The step: --prometheus-step, else the scrape interval, the median
  *      spacing of one marker series' raw samples in the five minutes
- *      before the window's end.
+ *      before the window's end.  A series has at most STEPS_MAX steps,
+ *      one request's worth: a window longer than that many scrape
+ *      intervals is pulled at a whole number of them (PROM_STEP), and a
+ *      --prometheus-step too fine for the window is refused before any
+ *      request, with the step that would do.
  *   4. Capacities, by instant queries over the window: core count, memory
  *      total, link speed (node_exporter; a negative speed is unknown),
  *      frame buffer (DCGM), memory, power limit and top clocks
  *      (nvidia_gpu_exporter, whose GPUs are numbered by nvidia_smi_index).
- *   5. The series (the table below), each a query_range over the window,
- *      at most CHUNK_STEPS steps a request; --promql queries after them.
- *      Responses stream into the Prometheus importer (prometheus_read):
- *      memory is bounded by one series of one request.
+ *   5. The series (the table below), each one query_range over the
+ *      window; --promql queries after them.  Responses stream into the
+ *      Prometheus importer (prometheus_read): memory is bounded by one
+ *      series of one request.
+ *
+ * Limits, whatever the server: a request has a deadline (http.h), the
+ * requests of a pull are the few of steps 2 to 4 and one a query, a pull
+ * stores at most PROM_SERIES_MAX series and the discovery takes at most
+ * INSTANCES_MAX instances (more is refused, saying what to narrow), and
+ * every label is cut to PROM_LABEL_MAX bytes (prometheus.h).
  *
  * Counters become rates in PromQL: irate over three scrape intervals when
  * the step is under two of them (each value is the last interval's rate),
@@ -57,7 +67,9 @@
 #include "model/util/text.h"
 #include "model/util/xalloc.h"
 
-#define CHUNK_STEPS    10000 /* a request's steps (Prometheus refuses over 11,000) */
+#define STEPS_MAX      10000 /* a series' steps: one request (Prometheus refuses over 11,000) */
+#define INSTANCES_MAX  10000 /* the discovery's */
+#define AS_MAX	       512   /* bytes of what else names an instance */
 #define PIPELINE       3     /* query_range requests in flight */
 #define TRIES	       3     /* on 5xx and 429 */
 #define BACKOFF_NS     250000000LL
@@ -524,13 +536,19 @@ static void series_scalar(void *arg, const struct jcut *j, int d, const char *ke
 		snprintf(p->status, sizeof(p->status), "%s", text);
 }
 
-static int series_element(void *arg, json_t *labels, char **err)
+/* A marker series (its labels cut): its instance, what names its host. */
+static int note_series(struct pl *p, json_t *labels, char **err)
 {
-	struct pl *p = arg;
-	(void)err;
 	const char *label = label_of(labels, "instance"), *name = label_of(labels, "__name__");
 	if (!label || !name)
 		return 0;
+	if (p->ninst == INSTANCES_MAX && !strmap_get(&p->inst_of, label, strlen(label))) {
+		*err = xasprintf("%s/api/v1/series (which exporters run where): more than %d"
+				 " instances of node_exporter, DCGM's or nvidia_gpu_exporter, the"
+				 " most one pull looks through",
+				 p->shown, INSTANCES_MAX);
+		return -1;
+	}
 	size_t k = instance_at(p, label); /* before p->inst is read: it may move */
 	struct instance *in = &p->inst[k];
 	for (size_t i = 0; i < sizeof(markers) / sizeof(*markers); i++)
@@ -542,7 +560,7 @@ static int series_element(void *arg, json_t *labels, char **err)
 		const char *v = label_of(labels, host_labels[i]);
 		if (!v || !*v)
 			continue;
-		if (!strstr(in->as.buf, v))
+		if (in->as.len < AS_MAX && !strstr(in->as.buf, v))
 			sbuf_addf(&in->as, "%s%s %s", in->as.len ? ", " : "", host_labels[i], v);
 		if (!named)
 			named = v;
@@ -561,6 +579,15 @@ static int series_element(void *arg, json_t *labels, char **err)
 	}
 	free(bare);
 	return 0;
+}
+
+static int series_element(void *arg, json_t *labels, char **err)
+{
+	struct pl *p = arg;
+	json_t *cut = prometheus_cut_labels(&p->ms, labels);
+	int rc = note_series(p, cut, err);
+	json_decref(cut);
+	return rc;
 }
 
 static const struct jcut_ops series_ops = {series_cut, series_element, series_scalar,
@@ -699,6 +726,64 @@ static int instant(struct pl *p, const char *promql, int64_t at, const char *wha
 	return rc;
 }
 
+/* The least step that keeps the window within STEPS_MAX steps a series
+ * (the grid adds up to four: see promlive_pull), in whole milliseconds,
+ * the API's unit. */
+static int64_t least_step(const struct pl *p)
+{
+	int64_t n = STEPS_MAX - 4, span = p->to - p->from;
+	int64_t ns = span / n + (span % n != 0);
+	return (ns + 999999) / 1000000 * 1000000;
+}
+
+/* A step as the API takes it: whole milliseconds, 1 ms at least. */
+static int64_t api_step(int64_t ns)
+{
+	ns = (ns + 500000) / 1000000 * 1000000;
+	return ns < 1000000 ? 1000000 : ns;
+}
+
+/* --prometheus-step, refused before any request when the window holds
+ * more than STEPS_MAX of it. */
+static int check_step(struct pl *p, char **err)
+{
+	int64_t least = least_step(p);
+	if (!p->po->step_ns || api_step(p->po->step_ns) >= least)
+		return 0;
+	char a[32], b[32], d[32], at_least[32];
+	utc(a, sizeof(a), p->from);
+	utc(b, sizeof(b), p->to);
+	if (least >= 1000000000)
+		snprintf(at_least, sizeof(at_least), "%llds",
+			 (long long)((least + 999999999) / 1000000000));
+	else
+		snprintf(at_least, sizeof(at_least), "%lldms", (long long)(least / 1000000));
+	*err = xasprintf("%s: --prometheus-step %s from %s to %s makes more than %d steps a"
+			 " series, the most one request takes: give --prometheus-step %s or more,"
+			 " or a shorter window (--from, --to)",
+			 p->shown, text_duration(d, sizeof(d), p->po->step_ns), a, b, STEPS_MAX,
+			 at_least);
+	return -1;
+}
+
+/* The scrape interval as the step, unless the window holds more than
+ * STEPS_MAX of them: then the fewest of them that fit, counted. */
+static void coarsen(struct pl *p)
+{
+	int64_t least = least_step(p);
+	if (p->po->step_ns || p->step >= least)
+		return;
+	int64_t k = (least + p->step - 1) / p->step;
+	char a[32], b[32], ex[96];
+	snprintf(ex, sizeof(ex), "a step of %s, the scrape interval %s",
+		 text_duration(a, sizeof(a), k * p->step), text_duration(b, sizeof(b), p->step));
+	p->step *= k;
+	msource_diag(&p->ms, "PROM_STEP",
+		     "windows of more than 10,000 scrape intervals: pulled at a step of a whole"
+		     " number of them",
+		     ex, 0);
+}
+
 static int pick_step(struct pl *p, char **err)
 {
 	const struct instance *one = NULL;
@@ -710,7 +795,8 @@ static int pick_step(struct pl *p, char **err)
 				marker = markers[k].name;
 			}
 	if (!one) { /* --promql alone: --prometheus-step, or a minute */
-		p->step = p->scrape = p->po->step_ns ? p->po->step_ns : (int64_t)60 * 1000000000;
+		p->step = p->scrape =
+		    api_step(p->po->step_ns ? p->po->step_ns : (int64_t)60 * 1000000000);
 		return 0;
 	}
 	struct sbuf f = SBUF_INIT, q = SBUF_INIT;
@@ -739,11 +825,7 @@ static int pick_step(struct pl *p, char **err)
 			      p->shown, marker, one->label, at);
 		rc = -1;
 	}
-	/* the API's times are milliseconds */
-	p->step = p->po->step_ns ? p->po->step_ns : p->scrape;
-	p->step = (p->step + 500000) / 1000000 * 1000000;
-	if (p->step < 1000000)
-		p->step = 1000000;
+	p->step = api_step(p->po->step_ns ? p->po->step_ns : p->scrape);
 	if (!p->scrape)
 		p->scrape = p->step;
 	/* scrapes come late by a few ms now and then (Prometheus aligns
@@ -899,12 +981,11 @@ static int live_series(void *arg, json_t *labels, struct prom_series *s, char **
 	return 1;
 }
 
-/* One query_range request: a series of the table (q) or a --promql
- * (user), over [a, b]. */
+/* One query_range request over the window: a series of the table (q) or
+ * a --promql (user). */
 struct req {
 	const struct live_query *q;
 	size_t user;
-	int64_t a, b;
 	struct http *h;
 };
 
@@ -933,10 +1014,10 @@ static int req_start(struct pl *p, struct req *r, char **err)
 		expand(p, &t, r->q->promql, &p->filter);
 	http_form_add(&form, "query", r->q ? t.buf : p->po->queries[r->user]);
 	sbuf_reset(&t);
-	add_seconds(&t, r->a);
+	add_seconds(&t, p->start);
 	http_form_add(&form, "start", t.buf);
 	sbuf_reset(&t);
-	add_seconds(&t, r->b);
+	add_seconds(&t, p->end);
 	http_form_add(&form, "end", t.buf);
 	sbuf_reset(&t);
 	sbuf_addf(&t, "%lld.%03lld", (long long)(p->step / 1000000000),
@@ -952,8 +1033,9 @@ static int req_read(struct pl *p, struct req *r, char **err)
 {
 	struct prom_read_ops ops = {live_series, NULL, p};
 	struct input *in = NULL;
+	/* a series of the table by its name's pattern: "cpu*.util" */
 	char *what =
-	    r->q ? xasprintf("%s", r->q->name) : xasprintf("--promql '%s'", p->po->names[r->user]);
+	    r->q ? xasprintf(r->q->name, "*") : xasprintf("--promql '%s'", p->po->names[r->user]);
 	req_naming(p, r);
 	int rc = response(p, r->h, "/api/v1/query_range", what, &in, err) < 0 ||
 			 prometheus_read(&p->ms, in, &ops, err) < 0
@@ -968,9 +1050,9 @@ static int req_read(struct pl *p, struct req *r, char **err)
 	return rc;
 }
 
-/* Every series over the window, CHUNK_STEPS steps a request, PIPELINE
- * requests at a time: the server evaluates the next queries while this
- * one's answer is read.  A series' requests come in time order. */
+/* Every series over the window, one request each (STEPS_MAX steps at
+ * most), PIPELINE requests at a time: the server evaluates the next
+ * queries while this one's answer is read. */
 static int pull_all(struct pl *p, char **err)
 {
 	struct req *v = NULL;
@@ -980,13 +1062,9 @@ static int pull_all(struct pl *p, char **err)
 		int user = i >= sizeof(queries) / sizeof(*queries);
 		if (!user && !(p->exporters & queries[i].exporter))
 			continue;
-		for (int64_t a = p->start; a <= p->end; a += CHUNK_STEPS * p->step) {
-			int64_t b = a + (CHUNK_STEPS - 1) * p->step;
-			XGROW(v, n + 1, alloc);
-			v[n++] = (struct req){user ? NULL : &queries[i],
-					      user ? i - sizeof(queries) / sizeof(*queries) : 0, a,
-					      b < p->end ? b : p->end, NULL};
-		}
+		XGROW(v, n + 1, alloc);
+		v[n++] = (struct req){user ? NULL : &queries[i],
+				      user ? i - sizeof(queries) / sizeof(*queries) : 0, NULL};
 	}
 	for (size_t i = 0; i < n && !rc; i++) {
 		while (started < n && started < i + PIPELINE && !rc)
@@ -1054,7 +1132,8 @@ int promlive_pull(struct store *st, const struct import_opts *o, char **err)
 		*err = xasprintf("%s: cannot start libcurl", p.shown);
 		goto out;
 	}
-	if (load_token(&p, err) < 0 || window(&p, err) < 0 || db_hosts(&p, err) < 0)
+	if (load_token(&p, err) < 0 || window(&p, err) < 0 || check_step(&p, err) < 0 ||
+	    db_hosts(&p, err) < 0)
 		goto out;
 	p.http = (struct http_opts){p.token, CONNECT_NS,
 				    po->timeout_ns ? po->timeout_ns : PROMLIVE_TIMEOUT_NS, TRIES,
@@ -1095,10 +1174,12 @@ int promlive_pull(struct store *st, const struct import_opts *o, char **err)
 	no_host_diag(&p);
 	if (pick_step(&p, err) < 0)
 		goto out;
+	coarsen(&p);
 	/* evaluations on a grid of the step, one step beyond each end (the
-	 * first rate describes the step before the window), each a margin
-	 * after a scrape of the marker's target, so that a rate describes
-	 * the interval that ends then */
+	 * first rate describes the step before the window; least_step allows
+	 * for four steps more than the window's), each a margin after a
+	 * scrape of the marker's target, so that a rate describes the
+	 * interval that ends then */
 	int64_t phase = p.last_t % p.step + p.margin;
 	p.start = (p.from - phase) / p.step * p.step + phase;
 	p.end = (p.to - phase + p.step - 1) / p.step * p.step + phase + p.step;

@@ -4,7 +4,8 @@
  * requests of a group side by side with bodies past HTTP_AHEAD (the one
  * read second waits paused), the retry on 503 and where it gives up, a
  * Prometheus error's message, a 404's first line, a server too slow for
- * the timeout, a refused connection, the token header, no compression
+ * the timeout, a body that trickles or never ends cut off at the
+ * deadline, a refused connection, the token header, no compression
  * asked on loopback; and the URL shown
  * without user info, form encoding; the input over an HTTP body
  * (input_open_reader) and prometheus_read naming series on it.
@@ -117,6 +118,25 @@ static void serve(int fd, int nth)
 		    "{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error\"}");
 	} else if (!strcmp(path, "/e404")) {
 		answer(fd, 404, "not here\nsecond line");
+	} else if (!strcmp(path, "/trickle") || !strcmp(path, "/flood")) {
+		/* a body without end: a byte every 100 ms, or as fast as it
+		 * goes; either stops after 5 s (a client without a deadline
+		 * then reads to its end) */
+		const char head[] = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n";
+		static char spaces[65536];
+		memset(spaces, ' ', sizeof(spaces));
+		send_all(fd, head, sizeof(head) - 1);
+		struct timespec t0, t, gap = {0, 100000000};
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			if (path[1] == 't') {
+				send_all(fd, " ", 1);
+				nanosleep(&gap, NULL);
+			} else {
+				send_all(fd, spaces, sizeof(spaces));
+			}
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while (t.tv_sec - t0.tv_sec < 5);
 	} else if (!strcmp(path, "/slow")) {
 		sleep(5);
 		answer(fd, 200, "late");
@@ -311,6 +331,39 @@ static void slow_and_refused(void **state)
 	free(u);
 }
 
+/* A body that trickles a byte every 100 ms, one that floods without end:
+ * each read fails once the deadline has passed since the request was
+ * first waited for. */
+static void deadline(void **state)
+{
+	struct srv *s = *state;
+	struct http_opts half = quick;
+	half.timeout_ns = 500000000;
+	const char *paths[] = {"/trickle", "/flood"};
+	for (int i = 0; i < 2; i++) {
+		struct http *h;
+		char *err = NULL, *u = url(s, paths[i]), buf[4096];
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		assert_int_equal(http_open(u, NULL, &half, &h, &err), 0);
+		ssize_t k;
+		while ((k = http_read(h, buf, sizeof(buf), &err)) > 0)
+			;
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		if (k != -1)
+			fail_msg("%s: read to its end, no deadline", paths[i]);
+		char *want = xasprintf("%s: timed out: the answer was not whole within 500 ms", u);
+		assert_string_equal(err, want);
+		double took = (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+		if (took < 0.5 || took > 2.5)
+			fail_msg("%s: gave up after %.2f s, the deadline is 0.5 s", paths[i], took);
+		free(want);
+		free(err);
+		http_close(h);
+		free(u);
+	}
+}
+
 static void shown_and_form(void **state)
 {
 	(void)state;
@@ -472,6 +525,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(group_side_by_side, srv_setup, srv_teardown),
 	    cmocka_unit_test_setup_teardown(statuses, srv_setup, srv_teardown),
 	    cmocka_unit_test_setup_teardown(slow_and_refused, srv_setup, srv_teardown),
+	    cmocka_unit_test_setup_teardown(deadline, srv_setup, srv_teardown),
 	    cmocka_unit_test_setup_teardown(prometheus_over_http, srv_setup, srv_teardown),
 	    cmocka_unit_test(shown_and_form),
 	    cmocka_unit_test(reader_input),

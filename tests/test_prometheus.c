@@ -3,7 +3,9 @@
  * directory: the envelope and the bare result array, labels as the
  * resource, instance as the host without its port, --host, NaN/Inf and bad
  * values counted, vector results, timestamps exact to the microsecond,
- * sniffing, every kind of bad input (one line, nothing imported), and the
+ * sniffing, every kind of bad input (one line, nothing imported), a
+ * result of more series than a file may hold refused, labels longer than
+ * 1 KiB cut and counted, and the
  * real samples in ../shared/samples/prometheus-query-range counted
  * independently with jansson.
  */
@@ -21,6 +23,9 @@
 #include <unistd.h>
 
 #include "importers/importer.h"
+#include "importers/prometheus.h"
+#include "model/util/sbuf.h"
+#include "model/util/xalloc.h"
 #include "tests/importfx.h"
 #include "tests/skip.h"
 
@@ -293,6 +298,84 @@ static void bad_inputs(void **state)
 	}
 }
 
+/* A result of n series, each of its own "cpu" label. */
+static char *many_series(int n)
+{
+	struct sbuf b;
+	sbuf_init(&b);
+	sbuf_adds(&b, "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[");
+	for (int i = 0; i < n; i++)
+		sbuf_addf(
+		    &b,
+		    "%s{\"metric\":{\"__name__\":\"m\",\"instance\":\"h:9100\",\"cpu\":\"%d\"},"
+		    "\"values\":[[1700000000,\"1\"]]}",
+		    i ? "," : "", i);
+	sbuf_adds(&b, "]}}");
+	return sbuf_detach(&b);
+}
+
+/* PROM_SERIES_MAX series import; one more is refused, with what to
+ * narrow, and nothing is imported. */
+static void too_many_series(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL, *text = many_series(PROM_SERIES_MAX);
+	if (importfx_fresh(f, text, NULL, &err) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM metrics"), PROM_SERIES_MAX);
+	free(text);
+	text = many_series(PROM_SERIES_MAX + 1);
+	assert_int_equal(importfx_fresh(f, text, NULL, &err), -1);
+	char *want = xasprintf("%s: more than %d series, the most one file stores: narrow the"
+			       " query that wrote it",
+			       f->in, PROM_SERIES_MAX);
+	if (strncmp(err, want, strlen(want)) || strchr(err, '\n'))
+		fail_msg("'%s'", err);
+	assert_int_not_equal(access(f->db, F_OK), 0);
+	free(want);
+	free(err);
+	free(text);
+}
+
+/* A name, a host and a label of 2 MB, a label name of 5000 bytes: each
+ * cut to 1 KiB at a character's boundary and an ellipsis, counted. */
+static void long_labels_cut(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL, buf[256];
+	size_t n = 2 << 20;
+	char *big = xmalloc(n + 1), *key = xmalloc(5001);
+	for (size_t i = 0; i < n; i += 2)
+		memcpy(big + i, "\xc3\xa9", 2); /* é: a cut could split it */
+	big[n] = '\0';
+	memset(key, 'k', 5000);
+	key[5000] = '\0';
+	char *text =
+	    xasprintf("[{\"metric\": {\"__name__\": \"n%s\", \"instance\": \"h%s:9100\","
+		      " \"%s\": \"v\", \"dev\": \"%s\"}, \"values\": [[1700000000, \"1\"]]}]",
+		      big, big, key, big);
+	if (importfx_fresh(f, text, NULL, &err) < 0)
+		fail_msg("%s", err);
+	/* 'n' and 511 é: 1023 bytes; the ellipsis 3 */
+	assert_int_equal(importfx_int(f, "SELECT length(CAST(name AS BLOB)) FROM metrics"), 1026);
+	assert_string_equal(importfx_text(f, "SELECT substr(name, -2) FROM metrics", buf, 256),
+			    "\xc3\xa9\xe2\x80\xa6");
+	assert_int_equal(importfx_int(f, "SELECT length(CAST(host AS BLOB)) FROM metrics"), 1026);
+	assert_int_equal(importfx_int(f, "SELECT length(CAST(resource AS BLOB)) FROM metrics"),
+			 203);
+	assert_int_equal(
+	    importfx_int(f, "SELECT count FROM diagnostics WHERE code = 'LONG_STRING'"), 4);
+	assert_string_equal(
+	    importfx_text(f, "SELECT example FROM diagnostics WHERE code = 'LONG_STRING'", buf,
+			  256),
+	    "label __name__ of 2097153 bytes");
+	assert_int_equal(
+	    importfx_int(f, "SELECT max(length(CAST(example AS BLOB))) FROM diagnostics"), 203);
+	free(text);
+	free(big);
+	free(key);
+}
+
 /* Points that are [number, string of a finite number], counted with
  * jansson, independently of the importer's scanner. */
 static int64_t expected_samples(json_t *root)
@@ -367,6 +450,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(vector_result, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(exact_times, setup, importfx_teardown),
 	    cmocka_unit_test(sniffing),
+	    cmocka_unit_test_setup_teardown(too_many_series, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(long_labels_cut, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(bad_inputs, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(real_samples, setup, importfx_teardown),
 	};

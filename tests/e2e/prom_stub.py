@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A misbehaving Prometheus for tests/e2e/prometheus_live.sh.
+"""A misbehaving Prometheus for tests/e2e/prometheus_live.sh and
+tests/e2e/prometheus_hostile.sh.
 
 Listens on 127.0.0.1 (a free port, written to PORT_FILE once bound) and
 answers by the first part of the path, the rest being the API path the
@@ -19,6 +20,19 @@ client asked for:
                    gpu, or 11 (GPU-bbb) and 10 (GPU-ccc); capacities
                    are FB 81920 MiB, memory 40960 MiB, power limit 300 W,
                    top clocks 1980 and 1593 MHz
+  /node.N/...      a node_exporter of one host, "stubnode" (instance
+                   stubnode:9100), scraped every second: every series
+                   reads 50 over the window asked for, but the per-CPU
+                   query, which yields N CPUs (cpu 0 .. N-1): the answer
+                   is written as it is made, so N may be 10**6
+  /biglabel.L/...  as /node.1, but the disk queries' series name a device
+                   of L bytes, and any query not about node_exporter
+                   (a --promql) yields a series with a label "big" of L
+                   bytes
+  /instances.N/... as /node.1, but N instances (stub0:9100 ...) run
+                   node_exporter
+  /trickle.S/...   200, then one blank byte of body every S seconds, for
+                   ever (until the client hangs up)
 
 Every request's method, path and Authorization header go to LOG_FILE, one
 line each.  Usage: prom_stub.py PORT_FILE LOG_FILE UPSTREAM
@@ -33,6 +47,7 @@ import re
 import urllib.error
 import urllib.parse
 import urllib.request
+from itertools import count
 
 PORT_FILE, LOG_FILE, UPSTREAM = sys.argv[1:4]
 lock = threading.Lock()
@@ -53,6 +68,29 @@ class Stub(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def stream(self, parts):
+        """200 and the parts of a body as they are made, to the end of the
+        connection (no length known beforehand)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        try:
+            for part in parts:
+                self.wfile.write(part.encode())
+        except OSError:  # the client gave up: what it was sent is enough
+            pass
+
+    def trickle(self, every):
+        """200 and a blank byte every `every` seconds, until the client
+        hangs up (the body is written unbuffered)."""
+        def blanks():
+            while True:
+                yield " "
+                time.sleep(every)
+        self.stream(blanks())
+
     def forward(self, rest, body):
         req = urllib.request.Request(UPSTREAM + rest, data=body, method=self.command)
         if body is not None:
@@ -71,7 +109,12 @@ class Stub(http.server.BaseHTTPRequestHandler):
             f.write("%s %s %s\n" % (self.command, self.path, auth))
         mode, _, rest = self.path[1:].partition("/")
         rest = "/" + rest
-        if mode == "gpu":
+        mode, _, arg = mode.partition(".")
+        if mode in ("node", "biglabel", "instances"):
+            self.stream(node_answer(mode, int(arg), rest, body))
+        elif mode == "trickle":
+            self.trickle(float(arg))
+        elif mode == "gpu":
             self.answer(200, json.dumps(gpu_answer(rest, body)))
         elif mode == "slow":
             time.sleep(30)
@@ -149,6 +192,49 @@ def gpu_answer(path, body):
     res = [{"metric": m, "values": [[round(a + i * step, 3), value_of(m)] for i in range(n)]}
            for m in gpu_series(q)]
     return {"status": "success", "data": {"resultType": "matrix", "result": res}}
+
+
+NODE = {"instance": "stubnode:9100", "job": "node"}
+
+
+def node_answer(mode, arg, path, body):
+    """The parts of /node.N's, /biglabel.L's and /instances.N's answers."""
+    form = {k: v[0] for k, v in urllib.parse.parse_qs((body or b"").decode()).items()}
+    q = form.get("query", "")
+    if path == "/api/v1/series" and mode == "instances":
+        yield '{"status":"success","data":['
+        for i in range(arg):
+            yield '%s{"__name__":"node_memory_MemTotal_bytes","instance":"stub%d:9100"}' % (
+                "," if i else "", i)
+        yield "]}"
+        return
+    if path == "/api/v1/series":
+        yield json.dumps({"status": "success",
+                          "data": [dict(NODE, __name__="node_memory_MemTotal_bytes")]})
+        return
+    if path == "/api/v1/query" and re.search(r"\[\d+s\]$", q):  # the scrape interval
+        t = float(form["time"])
+        yield json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [
+            {"metric": dict(NODE, __name__="x"), "values": [[t - k, "1"] for k in (3, 2, 1, 0)]}]}})
+        return
+    if path == "/api/v1/query":
+        yield json.dumps({"status": "success", "data": {"resultType": "vector", "result": []}})
+        return
+    a, b, step = float(form["start"]), float(form["end"]), float(form["step"])
+    points = json.dumps([[round(a + i * step, 3), "50"]
+                         for i in range(int((b - a) / step + 1e-9) + 1)])
+    if mode == "node" and 'idle",' in q and " by " not in q:  # per CPU
+        labels = (dict(NODE, cpu=str(i)) for i in range(arg))
+    elif mode == "biglabel" and "node_disk_io_time" in q:
+        labels = [dict(NODE, device="d" * arg)]
+    elif mode == "biglabel" and "node_" not in q:
+        labels = [dict(NODE, big="b" * arg)]
+    else:
+        labels = [dict(NODE)]
+    yield '{"status":"success","data":{"resultType":"matrix","result":['
+    for i, m in zip(count(), labels):
+        yield '%s{"metric":%s,"values":%s}' % ("," if i else "", json.dumps(m), points)
+    yield "]}}"
 
 
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stub)
