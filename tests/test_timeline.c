@@ -636,6 +636,83 @@ static void test_linked_and_nesting_keys(void **state)
 	app_off(&a);
 }
 
+/* The span of phase id in the timeline, selected. */
+static void select_id(struct app *a, int64_t id)
+{
+	for (size_t k = 0; k < a->tl.l.n; k++)
+		if (a->tl.l.s[k].id == id) {
+			a->tl.sel = (uint32_t)k;
+			return;
+		}
+	fail_msg("phase %lld is not a span", (long long)id);
+}
+
+/* A hostile trace.db's times at the ends of int64:
+ *   far INT64_MIN..-1 / first (thread) INT64_MIN..+1 us
+ *                     / last (stream) INT64_MAX - 1 us..INT64_MAX
+ * The full window is 2^64 - 1 ns wide, more than an int64 holds: the
+ * window, its width, the columns, the axis and the footer are worked out
+ * without overflow (under UBSan one would abort), and the keys move and
+ * size the window as on any trace. */
+static void test_times_at_int64_ends(void **state)
+{
+	struct fx *f = *state;
+	char path[400];
+	snprintf(path, sizeof(path), "%s/far.db", f->dir);
+	struct writer w;
+	writer_open(&w, path);
+	int64_t thread = add_track(&w, "thread", "thread 7", 2);
+	int64_t stream = add_track(&w, "stream", "stream 3", 1);
+	int64_t far = add_phase(&w, 0, PHASE_WORKFLOW, "far", 0, INT64_MIN, INT64_MAX, 2, 0);
+	int64_t first = add_phase(&w, far, PHASE_OPERATOR, "first", thread, INT64_MIN, US, 0, 1);
+	int64_t last = add_phase(&w, far, PHASE_KERNEL, "last", stream, INT64_MAX - US, US, 0, 1);
+	writer_close(&w);
+
+	struct app a;
+	app_on(&a, path, "far");
+	struct timeline *tl = &a.tl;
+	assert_true(tl->t0 == INT64_MIN && tl->t1 == INT64_MAX);
+	select_id(&a, last);
+	timeline_draw(&a, &f->g, 1, 22);
+	/* first in the thread's first column, last (selected) in the stream's
+	 * last; the axis from the node's start (clamped by the model to
+	 * MODEL_TIME_MIN: the window starts before it); offsets and widths
+	 * past INT64_MAX (2562048 h) read as that */
+	assert_bar(f, 3, 18, 19, ROLE_BAR);
+	assert_bar(f, 2, 79, 80, ROLE_SELECTED);
+	assert_string_equal(row(f, 1), "time              -1921536 h     -681835 h      +557865 h"
+				       "      +1797566 h");
+	assert_non_null(strstr(row(f, 22), "zoom 1x  window -1921536 h + 2562048 h"));
+
+	/* + halves the window (2^64 - 1 ns) around last, held at the right end */
+	timeline_key(&a, A_ZOOM_IN);
+	assert_true(tl->t0 == 0 && tl->t1 == INT64_MAX);
+	/* h: a quarter of it to the left */
+	timeline_key(&a, A_PAN_LEFT);
+	assert_true(tl->t0 == -(INT64_MAX / 4) && tl->t1 == INT64_MAX - INT64_MAX / 4);
+	timeline_draw(&a, &f->g, 1, 22);
+	assert_non_null(strstr(row(f, 22), "zoom 2x  window +1 ns + 2562048 h"));
+	/* - twice: the whole again */
+	timeline_key(&a, A_ZOOM_OUT);
+	assert_true((uint64_t)tl->t1 - (uint64_t)tl->t0 == UINT64_MAX - 1);
+	timeline_key(&a, A_ZOOM_OUT);
+	assert_true(tl->t0 == INT64_MIN && tl->t1 == INT64_MAX);
+	/* f on last: 1.25 us, held at the right end */
+	timeline_key(&a, A_ZOOM_FIT);
+	assert_true(tl->t1 == INT64_MAX && tl->t1 - tl->t0 == 1250);
+	timeline_draw(&a, &f->g, 1, 22);
+	assert_bar(f, 2, 18 + 12, 80, ROLE_SELECTED);
+	assert_non_null(strstr(row(f, 22), "last  at +2562048 h for 1.00 us"));
+	/* f on first: held at the left end */
+	select_id(&a, first);
+	timeline_key(&a, A_ZOOM_FIT);
+	assert_true(tl->t0 == INT64_MIN && tl->t1 - tl->t0 == 1250);
+	timeline_draw(&a, &f->g, 1, 22);
+	assert_bar(f, 3, 18, 18 + 50, ROLE_SELECTED);
+	assert_non_null(strstr(row(f, 22), "first  at -1921536 h for 1.00 us"));
+	app_off(&a);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -653,6 +730,7 @@ int main(void)
 	    T(test_lanes_scroll_to_selection),
 	    T(test_draw_100k_children),
 	    T(test_linked_and_nesting_keys),
+	    T(test_times_at_int64_ends),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);
