@@ -567,6 +567,22 @@ static void test_draw_100k_children(void **state)
 	app_off(&a);
 }
 
+/* A trace.db being written in the fixture's directory, with the tracks
+ * "thread 7" and, sorted before it, "stream 3". */
+struct two_lanes {
+	char path[400];
+	struct writer w;
+	int64_t thread, stream;
+};
+
+static void two_lanes_open(struct fx *f, const char *name, struct two_lanes *d)
+{
+	snprintf(d->path, sizeof(d->path), "%s/%s", f->dir, name);
+	writer_open(&d->w, d->path);
+	d->thread = add_track(&d->w, "thread", "thread 7", 2);
+	d->stream = add_track(&d->w, "stream", "stream 3", 1);
+}
+
 /* A call marks the device work below it and the device work the calls
  * above it; ] and [ move into a phase's children and back out; f fits the
  * window to the selection; leaving shows the selection in the tree.
@@ -577,22 +593,18 @@ static void test_draw_100k_children(void **state)
 static void test_linked_and_nesting_keys(void **state)
 {
 	struct fx *f = *state;
-	char path[400];
-	snprintf(path, sizeof(path), "%s/linked.db", f->dir);
-	struct writer w;
-	writer_open(&w, path);
-	int64_t thread = add_track(&w, "thread", "thread 7", 2);
-	int64_t stream = add_track(&w, "stream", "stream 3", 1);
-	int64_t wf = add_phase(&w, 0, PHASE_WORKFLOW, "wf", 0, 0, 100 * US, 2, 0);
-	int64_t outer = add_phase(&w, wf, PHASE_OPERATOR, "outer", thread, 0, 50 * US, 1, 1);
+	struct two_lanes d;
+	two_lanes_open(f, "linked.db", &d);
+	int64_t wf = add_phase(&d.w, 0, PHASE_WORKFLOW, "wf", 0, 0, 100 * US, 2, 0);
+	int64_t outer = add_phase(&d.w, wf, PHASE_OPERATOR, "outer", d.thread, 0, 50 * US, 1, 1);
 	int64_t launch =
-	    add_phase(&w, outer, PHASE_RUNTIME, "launch", thread, 10 * US, 2 * US, 1, 2);
-	add_phase(&w, launch, PHASE_KERNEL, "kern", stream, 20 * US, 20 * US, 0, 3);
-	add_phase(&w, wf, PHASE_OPERATOR, "other", thread, 60 * US, 10 * US, 0, 1);
-	writer_close(&w);
+	    add_phase(&d.w, outer, PHASE_RUNTIME, "launch", d.thread, 10 * US, 2 * US, 1, 2);
+	add_phase(&d.w, launch, PHASE_KERNEL, "kern", d.stream, 20 * US, 20 * US, 0, 3);
+	add_phase(&d.w, wf, PHASE_OPERATOR, "other", d.thread, 60 * US, 10 * US, 0, 1);
+	writer_close(&d.w);
 
 	struct app a;
-	app_on(&a, path, "wf");
+	app_on(&a, d.path, "wf");
 	struct timeline *tl = &a.tl;
 	/* the tree (by duration) has outer selected */
 	assert_int_equal(tl->l.s[tl->sel].id, outer);
@@ -657,19 +669,17 @@ static void select_id(struct app *a, int64_t id)
 static void test_times_at_int64_ends(void **state)
 {
 	struct fx *f = *state;
-	char path[400];
-	snprintf(path, sizeof(path), "%s/far.db", f->dir);
-	struct writer w;
-	writer_open(&w, path);
-	int64_t thread = add_track(&w, "thread", "thread 7", 2);
-	int64_t stream = add_track(&w, "stream", "stream 3", 1);
-	int64_t far = add_phase(&w, 0, PHASE_WORKFLOW, "far", 0, INT64_MIN, INT64_MAX, 2, 0);
-	int64_t first = add_phase(&w, far, PHASE_OPERATOR, "first", thread, INT64_MIN, US, 0, 1);
-	int64_t last = add_phase(&w, far, PHASE_KERNEL, "last", stream, INT64_MAX - US, US, 0, 1);
-	writer_close(&w);
+	struct two_lanes d;
+	two_lanes_open(f, "far.db", &d);
+	int64_t far = add_phase(&d.w, 0, PHASE_WORKFLOW, "far", 0, INT64_MIN, INT64_MAX, 2, 0);
+	int64_t first =
+	    add_phase(&d.w, far, PHASE_OPERATOR, "first", d.thread, INT64_MIN, US, 0, 1);
+	int64_t last =
+	    add_phase(&d.w, far, PHASE_KERNEL, "last", d.stream, INT64_MAX - US, US, 0, 1);
+	writer_close(&d.w);
 
 	struct app a;
-	app_on(&a, path, "far");
+	app_on(&a, d.path, "far");
 	struct timeline *tl = &a.tl;
 	assert_true(tl->t0 == INT64_MIN && tl->t1 == INT64_MAX);
 	select_id(&a, last);
