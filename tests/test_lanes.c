@@ -4,8 +4,11 @@
  * nesting depth on a thread, kernels on row 0 of their stream under the
  * call that launched them, containers and phases nested past the rows
  * drawn kept but not drawn; over a limit the deepest rows dropped with
- * their children moved up and kernels never dropped; the depth-first
- * numbers, the seek, the virtual root and a cancelled read.
+ * their children moved up and kernels never dropped, even past the limit;
+ * the depth-first numbers, the seek, the virtual root and a cancelled read.
+ * A generated trace of launches checks the limit on thousands of phases:
+ * every kernel kept, and the layout's time linear when the limit and the
+ * phases grow tenfold together.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "model/view/lanes.h"
 #include "model/view/model.h"
@@ -87,6 +91,15 @@ static int32_t span_of(const struct lanes *l, int64_t id)
 		if (l->s[i].id == id)
 			return (int32_t)i;
 	return -1;
+}
+
+/* The spans kept that are not device work. */
+static size_t host_and_containers(const struct lanes *l)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < l->n; i++)
+		n += !lanes_is_device(l->s[i].kind);
+	return n;
 }
 
 static const char *lane_name(const struct lanes *l, size_t k)
@@ -171,7 +184,9 @@ static void test_limit_drops_deep_rows_first(void **state)
 	char *err = NULL;
 	assert_int_equal(lanes_build(f->m, NULL, f->step, 8, NULL, &l, &err), 0);
 	assert_true(l.n <= 8);
-	assert_int_equal(l.left_out, 0);
+	/* the phases dropped are counted: A1, A2, A3, launch and L2 */
+	assert_int_equal(l.left_out, 5);
+	assert_int_equal(l.n + l.left_out, 12);
 	int32_t a = span_of(&l, f->a), k1 = span_of(&l, f->k1), k2 = span_of(&l, f->k2);
 	assert_true(a >= 0 && k1 >= 0 && k2 >= 0 && span_of(&l, f->b) >= 0);
 	assert_int_equal(span_of(&l, f->a1), -1);
@@ -181,11 +196,129 @@ static void test_limit_drops_deep_rows_first(void **state)
 	assert_int_equal(l.lane[1].nrows, 1);
 	assert_true(lanes_covers(&l, (uint32_t)a, (uint32_t)k2));
 	lanes_release(&l);
-	/* below what one row needs: the rest is counted as left out */
+	/* below what one row needs: the rest is counted as left out, but the
+	 * kernels, kept past the limit */
 	assert_int_equal(lanes_build(f->m, NULL, f->step, 3, NULL, &l, &err), 0);
-	assert_int_equal(l.n, 3);
-	assert_true(l.left_out > 0);
+	/* the thread and A, K1 the third, K2 past the limit */
+	assert_int_equal(l.n, 4);
+	assert_int_equal(host_and_containers(&l), 2);
+	assert_true(span_of(&l, f->thread) >= 0 && span_of(&l, f->a) >= 0);
+	assert_true(span_of(&l, f->k1) >= 0 && span_of(&l, f->k2) >= 0);
+	assert_int_equal(l.s[span_of(&l, f->k2)].parent, span_of(&l, f->a));
+	assert_int_equal(l.n + l.left_out, 12);
 	lanes_release(&l);
+}
+
+/*
+ * step / thread T / op i 10i..10i+5 / launch i 10i+1..+2 / kernel i on S 10i+3..+7
+ *      / stream S
+ * for i < k: 3k + 2 phases below the step, the launches on T's row 1.
+ */
+static int64_t make_launches(const char *db, int k)
+{
+	struct writer w;
+	writer_open(&w, db);
+	int64_t t = add_track(&w, "thread", "T", 2), s = add_track(&w, "stream", "S", 1);
+	int64_t step = add_phase(&w, 0, PHASE_STEP, "step", 0, 0, 10 * (int64_t)k, 2, 0);
+	int64_t th = add_phase(&w, step, PHASE_THREAD, "thread T", t, 0, 10 * (int64_t)k, k, 0);
+	add_phase(&w, step, PHASE_STREAM, "stream S", s, 0, 10 * (int64_t)k, 0, 0);
+	for (int i = 0; i < k; i++) {
+		int64_t at = 10 * (int64_t)i;
+		int64_t op = add_phase(&w, th, PHASE_OPERATOR, "op", t, at, 5, 1, 0);
+		int64_t launch = add_phase(&w, op, PHASE_RUNTIME, "launch", t, at + 1, 1, 1, 0);
+		add_phase(&w, launch, PHASE_KERNEL, "kernel", s, at + 3, 4, 0, 0);
+	}
+	writer_close(&w);
+	return step;
+}
+
+/* What a layout of make_launches(k) under limit max must hold: every
+ * kernel, under its operator or, where that was left out, the thread; no
+ * more than max other phases; and the rest counted as left out. */
+static void check_launches(const struct lanes *l, int k, size_t max)
+{
+	size_t kernels = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct lane_span *s = &l->s[i];
+		if (!lanes_is_device(s->kind))
+			continue;
+		kernels++;
+		assert_true(s->parent >= 0);
+		const struct lane_span *p = &l->s[s->parent];
+		assert_true(p->kind == PHASE_OPERATOR || p->kind == PHASE_THREAD);
+		assert_true(p->kind == PHASE_THREAD || (p->start <= s->start && s->start < p->end));
+		assert_true(lanes_covers(l, (uint32_t)s->parent, (uint32_t)i));
+	}
+	assert_int_equal(kernels, k);
+	assert_true(host_and_containers(l) <= max);
+	assert_true(l->left_out > 0);
+	assert_int_equal(l->n + (size_t)l->left_out, 3 * (size_t)k + 2);
+}
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Past the limit the launches' row goes, then operators are left out:
+ * their kernels are kept all the same, more of them than the limit. */
+static void test_limit_keeps_device_work(void **state)
+{
+	(void)state;
+	char dir[256], db[300], *err = NULL;
+	struct model *m = NULL;
+	struct lanes l;
+	assert_int_equal(testdir_make(dir, sizeof(dir), "lanes-dev"), 0);
+	snprintf(db, sizeof(db), "%s/trace.db", dir);
+	int64_t step = make_launches(db, 3000);
+	if (model_open(db, &m, &err) < 0)
+		fail_msg("model_open: %s", err ? err : "?");
+	assert_int_equal(lanes_build(m, NULL, step, 1000, NULL, &l, &err), 0);
+	check_launches(&l, 3000, 1000);
+	assert_int_equal(l.lane[1].nrows, 1);
+	lanes_release(&l);
+	model_free(m);
+	testdir_remove(dir);
+}
+
+/* The layout's CPU time (the least of three) for limits max and 10 max
+ * over 2 max and 20 max operators: linear, it grows about tenfold; a pass
+ * over the spans kept per phase read past the limit made it a hundredfold. */
+static void test_limit_linear(void **state)
+{
+	(void)state;
+	char dir[256], db[2][300], *err = NULL;
+	double best[2];
+	assert_int_equal(testdir_make(dir, sizeof(dir), "lanes-lin"), 0);
+	for (int x = 0; x < 2; x++) {
+		size_t max = x ? 20000 : 2000;
+		int k = 2 * (int)max;
+		struct model *m = NULL;
+		snprintf(db[x], sizeof(db[x]), "%s/t%d.db", dir, x);
+		int64_t step = make_launches(db[x], k);
+		if (model_open(db[x], &m, &err) < 0)
+			fail_msg("model_open: %s", err ? err : "?");
+		best[x] = -1;
+		for (int run = 0; run < 3; run++) {
+			struct lanes l;
+			double t0 = cpu_seconds();
+			assert_int_equal(lanes_build(m, NULL, step, max, NULL, &l, &err), 0);
+			double t = cpu_seconds() - t0;
+			check_launches(&l, k, max);
+			lanes_release(&l);
+			if (best[x] < 0 || t < best[x])
+				best[x] = t;
+		}
+		model_free(m);
+	}
+	testdir_remove(dir);
+	double ratio = best[1] / (best[0] > 1e-6 ? best[0] : 1e-6);
+	print_message("layout: %.4f s at 6k phases, %.4f s at 60k: %.1fx\n", best[0], best[1],
+		      ratio);
+	if (ratio > 30)
+		fail_msg("tenfold phases and limit took %.1fx the time (linear: about 10x)", ratio);
 }
 
 /* Root 0 (the tree's top): every phase, the step a container under it. */
@@ -223,6 +356,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    T(test_layout),
 	    T(test_limit_drops_deep_rows_first),
+	    cmocka_unit_test(test_limit_keeps_device_work),
+	    cmocka_unit_test(test_limit_linear),
 	    T(test_virtual_root),
 	    T(test_cancel_and_missing_root),
 	};

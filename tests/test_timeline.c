@@ -567,6 +567,22 @@ static void test_draw_100k_children(void **state)
 	app_off(&a);
 }
 
+/* A trace.db being written in the fixture's directory, with the tracks
+ * "thread 7" and, sorted before it, "stream 3". */
+struct two_lanes {
+	char path[400];
+	struct writer w;
+	int64_t thread, stream;
+};
+
+static void two_lanes_open(struct fx *f, const char *name, struct two_lanes *d)
+{
+	snprintf(d->path, sizeof(d->path), "%s/%s", f->dir, name);
+	writer_open(&d->w, d->path);
+	d->thread = add_track(&d->w, "thread", "thread 7", 2);
+	d->stream = add_track(&d->w, "stream", "stream 3", 1);
+}
+
 /* A call marks the device work below it and the device work the calls
  * above it; ] and [ move into a phase's children and back out; f fits the
  * window to the selection; leaving shows the selection in the tree.
@@ -577,22 +593,18 @@ static void test_draw_100k_children(void **state)
 static void test_linked_and_nesting_keys(void **state)
 {
 	struct fx *f = *state;
-	char path[400];
-	snprintf(path, sizeof(path), "%s/linked.db", f->dir);
-	struct writer w;
-	writer_open(&w, path);
-	int64_t thread = add_track(&w, "thread", "thread 7", 2);
-	int64_t stream = add_track(&w, "stream", "stream 3", 1);
-	int64_t wf = add_phase(&w, 0, PHASE_WORKFLOW, "wf", 0, 0, 100 * US, 2, 0);
-	int64_t outer = add_phase(&w, wf, PHASE_OPERATOR, "outer", thread, 0, 50 * US, 1, 1);
+	struct two_lanes d;
+	two_lanes_open(f, "linked.db", &d);
+	int64_t wf = add_phase(&d.w, 0, PHASE_WORKFLOW, "wf", 0, 0, 100 * US, 2, 0);
+	int64_t outer = add_phase(&d.w, wf, PHASE_OPERATOR, "outer", d.thread, 0, 50 * US, 1, 1);
 	int64_t launch =
-	    add_phase(&w, outer, PHASE_RUNTIME, "launch", thread, 10 * US, 2 * US, 1, 2);
-	add_phase(&w, launch, PHASE_KERNEL, "kern", stream, 20 * US, 20 * US, 0, 3);
-	add_phase(&w, wf, PHASE_OPERATOR, "other", thread, 60 * US, 10 * US, 0, 1);
-	writer_close(&w);
+	    add_phase(&d.w, outer, PHASE_RUNTIME, "launch", d.thread, 10 * US, 2 * US, 1, 2);
+	add_phase(&d.w, launch, PHASE_KERNEL, "kern", d.stream, 20 * US, 20 * US, 0, 3);
+	add_phase(&d.w, wf, PHASE_OPERATOR, "other", d.thread, 60 * US, 10 * US, 0, 1);
+	writer_close(&d.w);
 
 	struct app a;
-	app_on(&a, path, "wf");
+	app_on(&a, d.path, "wf");
 	struct timeline *tl = &a.tl;
 	/* the tree (by duration) has outer selected */
 	assert_int_equal(tl->l.s[tl->sel].id, outer);
@@ -636,6 +648,81 @@ static void test_linked_and_nesting_keys(void **state)
 	app_off(&a);
 }
 
+/* The span of phase id in the timeline, selected. */
+static void select_id(struct app *a, int64_t id)
+{
+	for (size_t k = 0; k < a->tl.l.n; k++)
+		if (a->tl.l.s[k].id == id) {
+			a->tl.sel = (uint32_t)k;
+			return;
+		}
+	fail_msg("phase %lld is not a span", (long long)id);
+}
+
+/* A hostile trace.db's times at the ends of int64:
+ *   far INT64_MIN..-1 / first (thread) INT64_MIN..+1 us
+ *                     / last (stream) INT64_MAX - 1 us..INT64_MAX
+ * The full window is 2^64 - 1 ns wide, more than an int64 holds: the
+ * window, its width, the columns, the axis and the footer are worked out
+ * without overflow (under UBSan one would abort), and the keys move and
+ * size the window as on any trace. */
+static void test_times_at_int64_ends(void **state)
+{
+	struct fx *f = *state;
+	struct two_lanes d;
+	two_lanes_open(f, "far.db", &d);
+	int64_t far = add_phase(&d.w, 0, PHASE_WORKFLOW, "far", 0, INT64_MIN, INT64_MAX, 2, 0);
+	int64_t first =
+	    add_phase(&d.w, far, PHASE_OPERATOR, "first", d.thread, INT64_MIN, US, 0, 1);
+	int64_t last =
+	    add_phase(&d.w, far, PHASE_KERNEL, "last", d.stream, INT64_MAX - US, US, 0, 1);
+	writer_close(&d.w);
+
+	struct app a;
+	app_on(&a, d.path, "far");
+	struct timeline *tl = &a.tl;
+	assert_true(tl->t0 == INT64_MIN && tl->t1 == INT64_MAX);
+	select_id(&a, last);
+	timeline_draw(&a, &f->g, 1, 22);
+	/* first in the thread's first column, last (selected) in the stream's
+	 * last; the axis from the node's start (clamped by the model to
+	 * MODEL_TIME_MIN: the window starts before it); offsets and widths
+	 * past INT64_MAX (2562048 h) read as that */
+	assert_bar(f, 3, 18, 19, ROLE_BAR);
+	assert_bar(f, 2, 79, 80, ROLE_SELECTED);
+	assert_string_equal(row(f, 1), "time              -1921536 h     -681835 h      +557865 h"
+				       "      +1797566 h");
+	assert_non_null(strstr(row(f, 22), "zoom 1x  window -1921536 h + 2562048 h"));
+
+	/* + halves the window (2^64 - 1 ns) around last, held at the right end */
+	timeline_key(&a, A_ZOOM_IN);
+	assert_true(tl->t0 == 0 && tl->t1 == INT64_MAX);
+	/* h: a quarter of it to the left */
+	timeline_key(&a, A_PAN_LEFT);
+	assert_true(tl->t0 == -(INT64_MAX / 4) && tl->t1 == INT64_MAX - INT64_MAX / 4);
+	timeline_draw(&a, &f->g, 1, 22);
+	assert_non_null(strstr(row(f, 22), "zoom 2x  window +1 ns + 2562048 h"));
+	/* - twice: the whole again */
+	timeline_key(&a, A_ZOOM_OUT);
+	assert_true((uint64_t)tl->t1 - (uint64_t)tl->t0 == UINT64_MAX - 1);
+	timeline_key(&a, A_ZOOM_OUT);
+	assert_true(tl->t0 == INT64_MIN && tl->t1 == INT64_MAX);
+	/* f on last: 1.25 us, held at the right end */
+	timeline_key(&a, A_ZOOM_FIT);
+	assert_true(tl->t1 == INT64_MAX && tl->t1 - tl->t0 == 1250);
+	timeline_draw(&a, &f->g, 1, 22);
+	assert_bar(f, 2, 18 + 12, 80, ROLE_SELECTED);
+	assert_non_null(strstr(row(f, 22), "last  at +2562048 h for 1.00 us"));
+	/* f on first: held at the left end */
+	select_id(&a, first);
+	timeline_key(&a, A_ZOOM_FIT);
+	assert_true(tl->t0 == INT64_MIN && tl->t1 - tl->t0 == 1250);
+	timeline_draw(&a, &f->g, 1, 22);
+	assert_bar(f, 3, 18, 18 + 50, ROLE_SELECTED);
+	assert_non_null(strstr(row(f, 22), "first  at -1921536 h for 1.00 us"));
+	app_off(&a);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -653,6 +740,7 @@ int main(void)
 	    T(test_lanes_scroll_to_selection),
 	    T(test_draw_100k_children),
 	    T(test_linked_and_nesting_keys),
+	    T(test_times_at_int64_ends),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,9 @@
  * CPU call marks the device work it launched; selecting device work marks
  * the calls that launched it.  The tree's selection follows the timeline's
  * where it can (on leaving it, always), so leaving lands on the same phase.
+ * A trace.db may hold any int64 time: the windows, widths and columns are
+ * worked out without overflow (model/util/nstime.h), a window's width
+ * held at INT64_MAX.
  */
 #include <math.h>
 #include <pthread.h>
@@ -22,6 +25,7 @@
 #include <string.h>
 
 #include "model/view/lanes.h"
+#include "model/util/nstime.h"
 #include "model/util/sbuf.h"
 #include "model/store/store.h"
 #include "model/util/text.h"
@@ -41,33 +45,40 @@ static const struct lane_span *selected(const struct timeline *tl)
 	return tl->l.n ? &tl->l.s[tl->sel] : NULL;
 }
 
-/* Moves [t0, t1] (keeping its width) into the full window; a window
- * wider than it becomes it. */
-static void clamp_window(struct timeline *tl)
+/* The window's width (two int64 times may lie more than INT64_MAX apart). */
+static uint64_t width(const struct timeline *tl)
 {
-	int64_t f0 = tl->l.t0, f1 = tl->l.t1, w = tl->t1 - tl->t0;
-	if (w >= f1 - f0) {
+	return ns_diff(tl->t0, tl->t1);
+}
+
+/* The middle of a span. */
+static int64_t middle(const struct lane_span *c)
+{
+	return c->start + ns_dur(c->start, c->end) / 2;
+}
+
+/* The window w wide centred on mid, moved (keeping its width) inside the
+ * full window; as wide as that or wider, it becomes it.  The sums are
+ * taken in uint64_t and land within the full window: no overflow. */
+static void set_window(struct timeline *tl, int64_t mid, uint64_t w)
+{
+	int64_t f0 = tl->l.t0, f1 = tl->l.t1, t0;
+	if (w >= ns_diff(f0, f1)) {
 		tl->t0 = f0;
 		tl->t1 = f1;
 		return;
 	}
-	if (tl->t0 < f0) {
-		tl->t0 = f0;
-		tl->t1 = f0 + w;
-	}
-	if (tl->t1 > f1) {
-		tl->t1 = f1;
-		tl->t0 = f1 - w;
-	}
+	t0 = mid <= f0 || ns_diff(f0, mid) <= w / 2 ? f0 : (int64_t)((uint64_t)mid - w / 2);
+	if (t0 > f1 || ns_diff(t0, f1) < w)
+		t0 = (int64_t)((uint64_t)f1 - w);
+	tl->t0 = t0;
+	tl->t1 = (int64_t)((uint64_t)t0 + w);
 }
 
 /* Centres the window (same width) on t. */
 static void center_on(struct timeline *tl, int64_t t)
 {
-	int64_t w = tl->t1 - tl->t0;
-	tl->t0 = t - w / 2;
-	tl->t1 = tl->t0 + w;
-	clamp_window(tl);
+	set_window(tl, t, width(tl));
 }
 
 /* Pans so the selected phase overlaps the window. */
@@ -76,7 +87,7 @@ static void show_selected(struct timeline *tl)
 	const struct lane_span *c = selected(tl);
 	if (!c || (c->end >= tl->t0 && c->start <= tl->t1))
 		return;
-	center_on(tl, c->start + (c->end - c->start) / 2);
+	center_on(tl, middle(c));
 }
 
 /* The tree follows a selection among the node's children (a linear search
@@ -283,46 +294,40 @@ fail:
 	free(err);
 }
 
-static void zoom_to(struct timeline *tl, int64_t mid, int64_t w)
+static void zoom_to(struct timeline *tl, int64_t mid, uint64_t w)
 {
-	if (w < MIN_WINDOW)
-		w = MIN_WINDOW;
-	tl->t0 = mid - w / 2;
-	tl->t1 = tl->t0 + w;
-	clamp_window(tl);
+	set_window(tl, mid, w < MIN_WINDOW ? MIN_WINDOW : w);
 }
 
 static void zoom_in(struct timeline *tl)
 {
 	const struct lane_span *c = selected(tl);
-	int64_t w = tl->t1 - tl->t0, nw = w / 2 < MIN_WINDOW ? MIN_WINDOW : w / 2;
+	uint64_t w = width(tl), nw = w / 2 < MIN_WINDOW ? MIN_WINDOW : w / 2;
 	if (!c || nw >= w)
 		return;
-	zoom_to(tl, c->start + (c->end - c->start) / 2, nw);
+	zoom_to(tl, middle(c), nw);
 }
 
 static void zoom_out(struct timeline *tl)
 {
-	int64_t w = tl->t1 - tl->t0;
-	zoom_to(tl, tl->t0 + w / 2, w > (tl->l.t1 - tl->l.t0) / 2 ? tl->l.t1 - tl->l.t0 : w * 2);
+	uint64_t w = width(tl);
+	zoom_to(tl, tl->t0 + (int64_t)(w / 2), w > UINT64_MAX / 2 ? UINT64_MAX : w * 2);
 }
 
 /* The window fits the selected phase, with an eighth of it either side. */
 static void zoom_fit(struct timeline *tl)
 {
 	const struct lane_span *c = selected(tl);
+	uint64_t d = c ? ns_diff(c->start, c->end) : 0;
 	if (c)
-		zoom_to(tl, c->start + (c->end - c->start) / 2, (c->end - c->start) * 5 / 4);
+		zoom_to(tl, middle(c), d + d / 4);
 }
 
 static void pan(struct timeline *tl, int dir)
 {
-	int64_t step = (tl->t1 - tl->t0) / 4;
-	if (step < 1)
-		step = 1;
-	tl->t0 += dir * step;
-	tl->t1 += dir * step;
-	clamp_window(tl);
+	uint64_t w = width(tl);
+	int64_t step = w / 4 ? (int64_t)(w / 4) : 1;
+	set_window(tl, ns_sum(tl->t0 + (int64_t)(w / 2), dir * step), w);
 }
 
 /* The selected phase's siblings: the root's children or its parent's. */
@@ -442,11 +447,26 @@ struct area {
 	int64_t t0, t1;
 };
 
+/* The area's time span (1 for a zero-length window). */
+static double area_span(const struct area *ar)
+{
+	return ar->t1 > ar->t0 ? ns_span(ar->t0, ar->t1) : 1;
+}
+
+/* t + off for an offset off >= 0 in ns, rounded down, at most INT64_MAX. */
+static int64_t time_after(int64_t t, double off)
+{
+	if (!(off > 0))
+		return t;
+	if (!(off < ns_span(t, INT64_MAX)))
+		return INT64_MAX;
+	return (int64_t)((uint64_t)t + (uint64_t)off);
+}
+
 /* Column (from a->x) of time t in [t0, t1], rounded down. */
 static int col_of(const struct area *ar, int64_t t)
 {
-	int64_t span = ar->t1 > ar->t0 ? ar->t1 - ar->t0 : 1;
-	double c = (double)(t - ar->t0) * ar->w / (double)span;
+	double c = ns_span(ar->t0, t) * ar->w / area_span(ar);
 	return c < 0 ? 0 : c >= ar->w ? ar->w - 1 : (int)c;
 }
 
@@ -461,9 +481,8 @@ static int draw_span(struct grid *g, const struct area *ar, uint32_t ch, int y, 
 		s = ar->t0;
 	if (e > ar->t1)
 		e = ar->t1;
-	int64_t span = ar->t1 > ar->t0 ? ar->t1 - ar->t0 : 1;
 	int c0 = col_of(ar, s);
-	double ce = ceil((double)(e - ar->t0) * ar->w / (double)span);
+	double ce = ceil(ns_span(ar->t0, e) * ar->w / area_span(ar));
 	int c1 = ce > ar->w ? ar->w : (int)ce;
 	if (c1 <= c0)
 		c1 = c0 + 1;
@@ -487,7 +506,7 @@ static const char *rel(char *buf, size_t n, int64_t t, int64_t base, const char 
 		return buf;
 	}
 	char d[32];
-	format_duration(d, sizeof(d), t - base);
+	format_duration(d, sizeof(d), ns_sub(base, t));
 	snprintf(buf, n, "%s%s", t > base ? "+" : "", d);
 	return buf;
 }
@@ -498,20 +517,18 @@ static const char *rel(char *buf, size_t n, int64_t t, int64_t base, const char 
  * label column says so). */
 static void draw_axis(struct grid *g, const struct area *ar, int y, int64_t base)
 {
-	int64_t span = ar->t1 - ar->t0;
+	double span = ns_span(ar->t0, ar->t1);
 	char a0[40], a1[40];
-	int64_t step = ar->w > TICK_W ? (int64_t)((double)span * TICK_W / ar->w) : span;
+	double step = ar->w > TICK_W ? span * TICK_W / ar->w : span;
 	rel(a0, sizeof(a0), ar->t0, base, "0");
-	rel(a1, sizeof(a1), ar->t0 + step, base, "0");
-	int delta = span > 0 && !strcmp(a0, a1);
+	rel(a1, sizeof(a1), time_after(ar->t0, step), base, "0");
+	int delta = ar->t1 > ar->t0 && !strcmp(a0, a1);
 	grid_fill(g, 0, y, g->w, ' ', ROLE_HEADER);
 	grid_put(g, 0, y, ar->x - 1, delta ? "time (from t0)" : "time", ROLE_HEADER);
 	for (int c = 0; c < ar->w; c += TICK_W) {
 		char buf[48], r[40];
-		int64_t t = ar->t0 + (int64_t)((double)span * c / ar->w);
-		if (c == 0)
-			t = ar->t0;
-		if (c > 0 && span <= 0)
+		int64_t t = time_after(ar->t0, span * c / ar->w);
+		if (c > 0 && ar->t1 <= ar->t0)
 			break; /* a zero-length window has one time to show */
 		rel(r, sizeof(r), t, delta && c > 0 ? ar->t0 : base, "0");
 		snprintf(buf, sizeof(buf), "%s%s", delta && c == 0 ? "t0=" : "", r);
@@ -601,8 +618,9 @@ static int draw_sparks(struct app *a, struct grid *g, const struct area *ar, int
 		if ((k < ns) != spark_first(&s[i]) || !(s[i].max > s[i].min) || !s[i].samples ||
 		    s[i].t1 < ar->t0 || s[i].t0 > ar->t1)
 			continue;
-		if (model_series_buckets(a->m, &s[i], ar->t0, ar->t1 > ar->t0 ? ar->t1 : ar->t0 + 1,
-					 v, ar->w, &err) < 0) {
+		if (model_series_buckets(a->m, &s[i], ar->t0,
+					 ar->t1 > ar->t0 ? ar->t1 : ns_sum(ar->t0, 1), v, ar->w,
+					 &err) < 0) {
 			grid_put(g, 0, y + used++, g->w, err, ROLE_ERROR);
 			free(err);
 			err = NULL;
@@ -690,7 +708,7 @@ static void draw_row(struct grid *g, const struct area *ar, const struct lanes *
 		     uint32_t full)
 {
 	const struct lane_row *rw = &l->row[r];
-	int64_t span = ar->t1 > ar->t0 ? ar->t1 - ar->t0 : 1;
+	double span = area_span(ar);
 	size_t k = lanes_seek(l, r, ar->t0);
 	while (k < rw->n) {
 		const struct lane_span *s = &l->s[rw->at[k]];
@@ -699,7 +717,7 @@ static void draw_row(struct grid *g, const struct area *ar, const struct lanes *
 		int c1 =
 		    draw_span(g, ar, full, y, s->start, s->end, k % 2 ? ROLE_BAR_ALT : ROLE_BAR);
 		/* the next span that reaches past column c1 - 1 */
-		int64_t next = ar->t0 + (int64_t)ceil((double)span * c1 / ar->w);
+		int64_t next = time_after(ar->t0, ceil(span * c1 / ar->w));
 		size_t j = lanes_seek(l, r, next);
 		k = j > k ? j : k + 1;
 	}
@@ -749,13 +767,12 @@ static void draw_footer(struct app *a, struct grid *g, int y, size_t linked)
 	struct sbuf rest = SBUF_INIT;
 	int64_t base = tl->node->start_ns;
 	sbuf_addf(&rest, "  at %s for %s", rel(s, sizeof(s), c->start, base, "+0"),
-		  format_duration(d, sizeof(d), c->end - c->start));
+		  format_duration(d, sizeof(d), ns_dur(c->start, c->end)));
 	if (linked)
 		sbuf_addf(&rest,
 			  lanes_is_device(c->kind) ? "  %zu calls above" : "  %zu device ops below",
 			  linked);
-	double zoom =
-	    tl->t1 > tl->t0 ? (double)(tl->l.t1 - tl->l.t0) / (double)(tl->t1 - tl->t0) : 1;
+	double zoom = tl->t1 > tl->t0 ? ns_span(tl->l.t0, tl->l.t1) / ns_span(tl->t0, tl->t1) : 1;
 	if (zoom >= 9.95 || fabs(zoom - floor(zoom + 0.5)) < 0.05)
 		sbuf_addf(&rest, "  zoom %.0fx", zoom);
 	else
@@ -764,7 +781,7 @@ static void draw_footer(struct app *a, struct grid *g, int y, size_t linked)
 		sbuf_addf(&rest, "  %lld phases left out (Enter one to see them)",
 			  (long long)tl->l.left_out);
 	sbuf_addf(&rest, "  window %s + %s", rel(w0, sizeof(w0), tl->t0, base, "+0"),
-		  format_duration(w1, sizeof(w1), tl->t1 - tl->t0));
+		  format_duration(w1, sizeof(w1), ns_dur(tl->t0, tl->t1)));
 	int room = g->w - (int)rest.len;
 	if (room < 12)
 		room = 12;

@@ -37,6 +37,15 @@ struct build {
 	size_t alloc_lanes;
 	int max_nest;	    /* host phases nested this deep or deeper are not kept */
 	uint32_t *lane_pos; /* lane index as made -> in display order */
+	/* Over the limit a row is dropped at once, by its count; its spans
+	 * stay in l->s until they number half the spans kept, when one
+	 * compaction takes them out: a compaction passes over at most three
+	 * times the spans it takes out (and the parents' entries, at most once
+	 * per row dropped), and no pass runs per phase read. */
+	size_t live;			       /* spans kept, less those dropped */
+	size_t dropped;			       /* spans dropped still in l->s */
+	size_t at_nest[SUBTREE_MAX_DEPTH + 1]; /* host spans kept per depth, less dropped */
+	int deep;			       /* no host span kept deeper than this */
 };
 
 int lanes_is_device(int kind)
@@ -82,6 +91,9 @@ static void restart(void *arg)
 	b->l->left_out = 0;
 	b->nvis = 0;
 	b->max_nest = INT_MAX;
+	b->live = b->dropped = 0;
+	memset(b->at_nest, 0, sizeof(b->at_nest));
+	b->deep = 0;
 }
 
 static int64_t end_of(int64_t start, int64_t dur)
@@ -114,6 +126,12 @@ static int32_t keep(struct build *b, const struct subtree_row *r, int32_t parent
 	s->lane = -1;
 	b->lane_of[i] = lane;
 	b->nest[i] = nest;
+	b->live++;
+	if (lane >= 0 && !lanes_is_device(r->kind)) {
+		b->at_nest[nest]++;
+		if (nest > b->deep)
+			b->deep = nest;
+	}
 	if (s->start < l->t0)
 		l->t0 = s->start;
 	if (s->end > l->t1)
@@ -127,25 +145,23 @@ static int is_host(const struct build *b, size_t i)
 	return b->lane_of[i] >= 0 && !lanes_is_device(b->l->s[i].kind);
 }
 
-/* Over the limit, drops the deepest host row kept: its spans' children
- * move up to their parents.  A parent comes before its children, so one
- * pass maps each old index to its new one, or to its parent's.  0 when
- * only row 0 is left. */
-static int compact(struct build *b)
+/* Whether span i is in a row dropped since it was kept. */
+static int is_dropped(const struct build *b, size_t i)
+{
+	return is_host(b, i) && b->nest[i] >= b->max_nest;
+}
+
+/* Takes the dropped spans out of l->s; their children move up to their
+ * nearest kept ancestor.  A parent comes before its children, so one pass
+ * maps each old index to its new one, or to its parent's. */
+static void compact(struct build *b)
 {
 	struct lanes *l = b->l;
-	int deepest = 0;
-	for (size_t i = 0; i < l->n; i++)
-		if (is_host(b, i) && b->nest[i] > deepest)
-			deepest = b->nest[i];
-	if (!deepest)
-		return 0;
 	int32_t *to = xmalloc((l->n ? l->n : 1) * sizeof(*to));
 	size_t n = 0;
-	b->max_nest = deepest;
 	for (size_t i = 0; i < l->n; i++) {
 		int32_t p = l->s[i].parent < 0 ? -1 : to[l->s[i].parent];
-		if (is_host(b, i) && b->nest[i] >= b->max_nest) {
+		if (is_dropped(b, i)) {
 			to[i] = p;
 			continue;
 		}
@@ -161,11 +177,53 @@ static int compact(struct build *b)
 		if (b->vis[i].keep >= 0)
 			b->vis[i].keep = to[b->vis[i].keep];
 	free(to);
-	return 1;
+	b->dropped = 0;
 }
 
-/* Keeps every phase but, over the limit, the deepest host rows; those hang
- * their children on their nearest kept ancestor. */
+/* At the limit, drops the deepest host rows kept, one at a time, until
+ * below it or only row 0 is left (then nothing more is done until a row
+ * is kept below it again, which takes room: no pass per phase read). */
+static void make_room(struct build *b)
+{
+	while (b->live >= b->max) {
+		while (b->deep > 0 && !b->at_nest[b->deep])
+			b->deep--;
+		if (!b->deep)
+			break;
+		size_t k = b->at_nest[b->deep];
+		b->max_nest = b->deep;
+		b->at_nest[b->deep] = 0;
+		b->live -= k;
+		b->dropped += k;
+		b->l->left_out += (int64_t)k;
+	}
+	if (b->dropped && b->dropped >= b->live / 2)
+		compact(b);
+}
+
+/* The nearest span kept at or above the one pv keeps for its children;
+ * the dropped spans passed on the way point at it from then on. */
+static int32_t kept_above(struct build *b, struct vis *pv)
+{
+	struct lane_span *s = b->l->s;
+	int32_t k = pv->keep;
+	if (!b->dropped)
+		return k;
+	while (k >= 0 && is_dropped(b, (size_t)k))
+		k = s[k].parent;
+	for (int32_t j = pv->keep; j != k;) {
+		int32_t p = s[j].parent;
+		s[j].parent = k;
+		j = p;
+	}
+	pv->keep = k;
+	return k;
+}
+
+/* Keeps every phase but, over the limit, the deepest host rows (their
+ * children hang on their nearest kept ancestor) and then, when only row 0
+ * is left, the host phases and containers past the limit; device work is
+ * kept whatever the limit. */
 static int32_t visit(void *arg, const struct subtree_row *r, int32_t parent)
 {
 	struct build *b = arg;
@@ -177,20 +235,21 @@ static int32_t visit(void *arg, const struct subtree_row *r, int32_t parent)
 		l->t1 = r->id ? end_of(r->start_ns, r->dur_ns) : INT64_MIN;
 		return -1;
 	}
-	while (l->n >= b->max && compact(b))
-		;
-	const struct vis *pv = parent >= 0 ? &b->vis[parent] : NULL;
-	struct vis v = {pv ? pv->keep : -1, -1, 0};
+	if (b->live >= b->max)
+		make_room(b); /* first: a compaction moves the spans */
+	struct vis *pv = parent >= 0 ? &b->vis[parent] : NULL;
+	struct vis v = {pv ? kept_above(b, pv) : -1, -1, 0};
 	if (!is_container(r->kind))
 		v.lane = lane_for(b, r->track_id);
-	if (pv && v.lane >= 0 && pv->lane == v.lane)
+	/* a lane nests no deeper than the walk reads (SUBTREE_MAX_DEPTH) */
+	if (pv && v.lane >= 0 && pv->lane == v.lane && pv->nest < SUBTREE_MAX_DEPTH)
 		v.nest = pv->nest + 1;
-	if (is_container(r->kind) || lanes_is_device(r->kind) || v.nest < b->max_nest) {
-		if (l->n < b->max)
-			v.keep = keep(b, r, v.keep, v.lane, v.nest);
-		else
-			l->left_out++;
-	}
+	int wanted = lanes_is_device(r->kind) ||
+		     (b->live < b->max && (is_container(r->kind) || v.nest < b->max_nest));
+	if (wanted && l->n < INT32_MAX) /* a span's index is an int32_t */
+		v.keep = keep(b, r, v.keep, v.lane, v.nest);
+	else
+		l->left_out++;
 	if (r->child_count <= 0)
 		return -1;
 	XGROW(b->vis, b->nvis + 1, b->avis);
@@ -378,7 +437,7 @@ int lanes_build(struct model *m, sqlite3 *db, int64_t root_id, size_t max_spans,
 	memset(out, 0, sizeof(*out));
 	struct build b = {.m = m,
 			  .l = out,
-			  .max = max_spans < UINT32_MAX ? max_spans : UINT32_MAX,
+			  .max = max_spans < INT32_MAX ? max_spans : INT32_MAX,
 			  .cancel = cancel,
 			  .max_nest = INT_MAX};
 	struct subtree_visitor v = {visit, restart, &b, SUBTREE_TIMES};
@@ -392,6 +451,8 @@ int lanes_build(struct model *m, sqlite3 *db, int64_t root_id, size_t max_spans,
 		rc = -1;
 	}
 	if (rc >= 0) {
+		if (b.dropped)
+			compact(&b);
 		if (out->t0 > out->t1)
 			out->t0 = out->t1 = 0;
 		make_rows(&b);

@@ -9,9 +9,12 @@
  * phases nested deeper are kept, within their ancestors' bars).  Over the
  * limit of phases, the deepest host rows are dropped first, their children
  * (the kernels their launch calls started) hung on the nearest ancestor
- * kept; device work is never dropped for them.
+ * kept; with only row 0 left, the host phases and containers past the
+ * limit are left out.  Device work is never left out: it is kept past the
+ * limit.  The layout is linear in the phases read, whatever the limit.
  *
- * The subtree is read once (model/store/subtree.h), at most max_spans phases;
+ * The subtree is read once (model/store/subtree.h), at most max_spans
+ * phases but for device work;
  * each span knows its parent, its children (by start) and its place in a
  * depth-first numbering, so ancestry is two compares.  Each row lists its
  * spans by start; on a row spans do not overlap (a thread's nesting puts
@@ -68,7 +71,8 @@ struct lanes {
 	struct lane_row *row; /* each lane's rows in turn */
 	size_t nrows;
 	int64_t t0, t1;	  /* the root's window widened to cover every span */
-	int64_t left_out; /* phases below the root not kept: over max_spans */
+	int64_t left_out; /* phases below the root not kept (over max_spans): n + left_out
+			     are all of them */
 };
 
 /* Lays out the subtree of phase root_id, read through db (NULL: the
