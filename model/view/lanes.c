@@ -36,7 +36,6 @@ struct build {
 	unsigned tick;
 	size_t alloc_lanes;
 	int max_nest;	    /* host phases nested this deep or deeper are not kept */
-	uint32_t *lane_pos; /* lane index as made -> in display order */
 	/* Over the limit a row is dropped at once, by its count; its spans
 	 * stay in l->s until they number half the spans kept, when one
 	 * compaction takes them out: a compaction passes over at most three
