@@ -94,6 +94,10 @@ out:
 	return rc;
 }
 
+/* The number of window CTE %d's set (funcs.h's gm_wset): an uncorrelated
+ * subquery, which SQLite evaluates once. */
+#define WSET_SQL "(SELECT gm_wset(w.wid, w.w0, w.w1) FROM w%d w)"
+
 /* A time literal for between/within: 1 with *sql set (owned). */
 static int time_bound(struct cc *c, const struct qnode *n, int relative, char **sql)
 {
@@ -117,9 +121,8 @@ static int time_bound(struct cc *c, const struct qnode *n, int relative, char **
 	return 0;
 }
 
-/* Restricts s's rows to the windows [w0, w1) (SQL expressions over alias w
- * or constants): phases contained, instants inside; metrics get the window
- * for their statistics. */
+/* Restricts s's rows to the window [w0, w1) (SQL expressions, constants
+ * here): phases contained, instants inside. */
 static void restrict_rows(struct scope *s, const char *w0, const char *w1, struct sbuf *cond)
 {
 	if (s->src == QS_PHASES)
@@ -152,8 +155,12 @@ int correlate_during(struct cc *c, struct scope *s, const struct qstage *st)
 		source_add_extra(s, "phase.name", QC_TEXT,
 				 xstrdup("gm_str((SELECT name_id FROM phases WHERE id = w.wid))"));
 	} else {
-		sbuf_addf(&cond, "EXISTS (SELECT 1 FROM w%d w WHERE ", id);
-		restrict_rows(s, "w.w0", "w.w1", &cond);
+		/* phases contained in a window, instants inside one: gm_during
+		 * (funcs.h) over the windows gm_wset collects once, a binary
+		 * search a row where EXISTS scanned them all */
+		sbuf_addf(&cond, "gm_during(" WSET_SQL ", %s", id, s->si->t0);
+		if (s->src == QS_PHASES)
+			sbuf_addf(&cond, ", %s", s->si->t1);
 		sbuf_addc(&cond, ')');
 		compile_add_where(s, cond.buf);
 	}
@@ -215,8 +222,7 @@ int correlate_within(struct cc *c, struct scope *s, const struct qstage *st)
 	/* the nearest window by the gap between the row's span and it (0 when
 	 * they overlap), the lowest id among equals: gm_near (funcs.h) over the
 	 * windows gm_wset collects once */
-	sbuf_addf(&near, "gm_near((SELECT gm_wset(w.wid, w.w0, w.w1) FROM w%d w), %s, %s, ", id,
-		  s->si->t0, s->si->t1);
+	sbuf_addf(&near, "gm_near(" WSET_SQL ", %s, %s, ", id, s->si->t0, s->si->t1);
 	compile_bind_number(c, &near, d);
 	sbuf_adds(&near, s->src == QS_PHASES ? ", p.id)" : ")");
 	char *cond = xasprintf("%s IS NOT NULL", near.buf);

@@ -3,8 +3,9 @@
  * (struct qfuncs, funcs_int.h) and its lifecycle, the registration of
  * every function in one table, and the lookups: PCRE2 regexp, interned
  * texts (gm_str, gm_kind), phase paths (gm_path) and metrics by name
- * (gm_metric).  The functions over time are funcs_time.c's, the aggregates
- * gm_hagg and gm_pct funcs_agg.c's.
+ * (gm_metric).  The functions over time are funcs_time.c's, the windows of
+ * during and within funcs_window.c's, the aggregates gm_hagg and gm_pct
+ * funcs_agg.c's.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -506,6 +507,9 @@ int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err)
 						gm_wset_step, gm_wset_final, NULL);
 	for (int n = 4; rc == SQLITE_OK && n <= 5; n++)
 		rc = sqlite3_create_function_v2(db, "gm_near", n, SQLITE_UTF8, f, gm_near, NULL,
+						NULL, NULL);
+	for (int n = 2; rc == SQLITE_OK && n <= 3; n++)
+		rc = sqlite3_create_function_v2(db, "gm_during", n, SQLITE_UTF8, f, gm_during, NULL,
 						NULL, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_function_v2(db, "gm_pct", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,

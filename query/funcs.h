@@ -40,8 +40,12 @@
  *                              then lowest-id) phase on the track containing
  *                              t, else the same among all phases; answered
  *                              for every such event by one scan of phases.
- *   gm_wset(wid, w0, w1)       aggregate: keeps a within stage's windows as a
- *                              set (sorted by w0) and returns its number.
+ *   gm_wset(wid, w0, w1)       aggregate: keeps a during or within stage's
+ *                              windows as a set (sorted by w0) and returns
+ *                              its number; a window with a NULL is left out.
+ *   gm_during(set, t0, t1)     1 when a window of the set has w0 <= t0 and
+ *                              t1 <= w1, else 0; gm_during(set, t): w0 <= t
+ *                              < w1; NULL if an argument is NULL.
  *   gm_near(set, t0, t1, d[, self])  the window of the set with the least
  *                              gap max(w0 - t1, t0 - w1, 0) <= d, the lowest
  *                              wid among equals, not self; NULL if none or
@@ -50,7 +54,10 @@
  *                              linear between closest ranks (numpy's default).
  *
  * Series are loaded whole on first use (sorted by time) with prefix sums of
- * value x time and a max segment tree, so each window costs O(log n).
+ * value x time and a max segment tree, so each window costs O(log n); a
+ * window set is sorted once and indexed (funcs_window.c), so each row's
+ * gm_during or gm_near costs O(log m) for m windows.  Times are taken as
+ * integers (sqlite3_value_int64).
  */
 #ifndef GRADEML_QUERY_FUNCS_H
 #define GRADEML_QUERY_FUNCS_H

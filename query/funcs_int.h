@@ -1,12 +1,13 @@
 /*
  * What the SQL functions' three files share (internal to them; callers use
  * funcs.h): one connection's state, struct qfuncs, and the functions that
- * query_funcs_register in funcs.c registers from the other two.  funcs.c
+ * query_funcs_register in funcs.c registers from the other three.  funcs.c
  * holds the state's lifecycle, the registration and the lookups (regexp,
  * gm_str, gm_kind, gm_path, gm_metric); funcs_time.c what is answered over
- * time (a metric's series over a window, within's nearest window, the
- * phase running at an event); funcs_agg.c the aggregates that need no
- * state of the connection (gm_hagg, gm_pct).
+ * time (a metric's series over a window, the phase running at an event);
+ * funcs_window.c the windows of during and within (gm_wset, gm_during,
+ * gm_near); funcs_agg.c the aggregates that need no state of the
+ * connection (gm_hagg, gm_pct).
  */
 #ifndef GRADEML_QUERY_FUNCS_INT_H
 #define GRADEML_QUERY_FUNCS_INT_H
@@ -78,15 +79,19 @@ static inline uint64_t hash64(int64_t x)
 /* ---- funcs_time.c ---- */
 
 void funcs_series_free(struct series *s);
-void funcs_wset_free(struct wset *w);
 void gm_twmean(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void gm_twmax(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void gm_valueat(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void gm_satns(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void gm_running(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+
+/* ---- funcs_window.c ---- */
+
+void funcs_wset_free(struct wset *w);
 void gm_wset_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void gm_wset_final(sqlite3_context *ctx);
+void gm_during(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void gm_near(sqlite3_context *ctx, int argc, sqlite3_value **argv);
-void gm_running(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 
 /* ---- funcs_agg.c ---- */
 

@@ -2,9 +2,10 @@
  * SQL functions over time (see funcs.h): a metric's time-weighted mean and
  * max, its value at a time and its time at or above a threshold over a
  * window (gm_twmean, gm_twmax, gm_valueat, gm_satns: each series loaded
- * once per connection with prefix sums and a max segment tree); within's
- * nearest window (gm_wset, gm_near); the phase running at an event
- * without a phase_id (gm_running, one scan of phases for all of them).
+ * once per connection with prefix sums and a max segment tree); the phase
+ * running at an event without a phase_id (gm_running, one scan of phases
+ * for all of them).  The windows of during and within are
+ * funcs_window.c's.
  */
 #include <math.h>
 #include <stdint.h>
@@ -34,17 +35,6 @@ struct series {
 	unsigned long used;
 };
 
-/* One within stage's windows, sorted by start (then id). */
-struct wwin {
-	int64_t wid, w0, w1;
-};
-
-struct wset {
-	struct wwin *v;
-	size_t n, alloc;
-	int64_t maxlen; /* the longest window's w1 - w0, at least 0 */
-};
-
 void funcs_series_free(struct series *s)
 {
 	if (!s)
@@ -57,14 +47,6 @@ void funcs_series_free(struct series *s)
 	free(s->seg);
 	free(s->sat);
 	free(s);
-}
-
-void funcs_wset_free(struct wset *w)
-{
-	if (w) {
-		free(w->v);
-		free(w);
-	}
 }
 
 /* ---- series ---- */
@@ -319,119 +301,6 @@ void gm_satns(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	int64_t a, b, t0 = sqlite3_value_int64(argv[1]), t1 = sqlite3_value_int64(argv[2]);
 	sqlite3_result_int64(ctx,
 			     t1 > t0 && clip(s, t0, t1, &a, &b) ? sat_to(s, b) - sat_to(s, a) : 0);
-}
-
-/* ---- gm_wset, gm_near ----
- *
- * within's nearest window.  gm_wset(wid, w0, w1), an aggregate over a
- * window CTE, keeps the windows as a set and returns its number; the
- * compiler passes it, as an uncorrelated subquery (which SQLite evaluates
- * once), to gm_near(set, t0, t1, d[, self]) per row: the window with the
- * least gap max(w0 - t1, t0 - w1, 0) <= d, the lowest wid among equals,
- * other than self; NULL when none or when an argument is NULL, as the SQL
- * it replaces (which cost O(windows^2) a row: minutes for 230 windows).
- * A window with a NULL bound is never near anything. */
-
-struct wset_acc {
-	struct wset *w;
-};
-
-void gm_wset_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-	struct wset_acc *a = sqlite3_aggregate_context(ctx, sizeof(*a));
-	if (!a) {
-		sqlite3_result_error_nomem(ctx);
-		return;
-	}
-	if (!a->w)
-		a->w = xcalloc(1, sizeof(*a->w));
-	for (int i = 0; i < 3; i++)
-		if (sqlite3_value_type(argv[i]) == SQLITE_NULL)
-			return;
-	struct wset *w = a->w;
-	XGROW(w->v, w->n + 1, w->alloc);
-	w->v[w->n++] = (struct wwin){sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1]),
-				     sqlite3_value_int64(argv[2])};
-}
-
-static int cmp_wwin(const void *x, const void *y)
-{
-	const struct wwin *a = x, *b = y;
-	if (a->w0 != b->w0)
-		return a->w0 < b->w0 ? -1 : 1;
-	return (a->wid > b->wid) - (a->wid < b->wid);
-}
-
-void gm_wset_final(sqlite3_context *ctx)
-{
-	struct qfuncs *f = sqlite3_user_data(ctx);
-	struct wset_acc *a = sqlite3_aggregate_context(ctx, 0);
-	struct wset *w = a && a->w ? a->w : xcalloc(1, sizeof(*w));
-	if (w->n)
-		qsort(w->v, w->n, sizeof(*w->v), cmp_wwin);
-	for (size_t i = 0; i < w->n; i++) {
-		int64_t len;
-		if (__builtin_sub_overflow(w->v[i].w1, w->v[i].w0, &len))
-			len = w->v[i].w1 > w->v[i].w0 ? INT64_MAX : 0;
-		if (len > w->maxlen)
-			w->maxlen = len;
-	}
-	/* the same set as the last one (the WHERE and the column each ask
-	 * for it): share it */
-	struct wset *last = f->nwsets ? f->wsets[f->nwsets - 1] : NULL;
-	if (last && last->n == w->n && last->maxlen == w->maxlen &&
-	    (!w->n || !memcmp(last->v, w->v, w->n * sizeof(*w->v)))) {
-		funcs_wset_free(w);
-		sqlite3_result_int64(ctx, (int64_t)f->nwsets - 1);
-		return;
-	}
-	f->wsets = xrealloc(f->wsets, (f->nwsets + 1) * sizeof(*f->wsets));
-	f->wsets[f->nwsets++] = w;
-	sqlite3_result_int64(ctx, (int64_t)f->nwsets - 1);
-}
-
-__extension__ typedef __int128 i128;
-
-void gm_near(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-	struct qfuncs *f = sqlite3_user_data(ctx);
-	for (int i = 0; i < argc; i++)
-		if (sqlite3_value_type(argv[i]) == SQLITE_NULL)
-			return;
-	int64_t k = sqlite3_value_int64(argv[0]);
-	if (k < 0 || (uint64_t)k >= f->nwsets) {
-		sqlite3_result_error(ctx, "gm_near: no such window set", -1);
-		return;
-	}
-	const struct wset *w = f->wsets[k];
-	i128 t0 = sqlite3_value_int64(argv[1]), t1 = sqlite3_value_int64(argv[2]);
-	i128 d = sqlite3_value_int64(argv[3]);
-	int has_self = argc > 4;
-	int64_t self = has_self ? sqlite3_value_int64(argv[4]) : 0;
-	/* gap <= d needs w0 <= t1 + d and w1 >= t0 - d, so w0 >= t0 - d - maxlen */
-	i128 lo = t0 - d - w->maxlen, hi = t1 + d;
-	size_t a;
-	PARTITION_POINT(a, w->n, i, (i128)w->v[i].w0 < lo);
-	const struct wwin *best = NULL;
-	i128 best_gap = 0;
-	for (size_t i = a; i < w->n && (i128)w->v[i].w0 <= hi; i++) {
-		const struct wwin *x = &w->v[i];
-		if (has_self && x->wid == self)
-			continue;
-		i128 g = (i128)x->w0 - t1, g2 = t0 - (i128)x->w1;
-		if (g2 > g)
-			g = g2;
-		if (g < 0)
-			g = 0;
-		if (g > d)
-			continue;
-		if (!best || g < best_gap || (g == best_gap && x->wid < best->wid)) {
-			best = x;
-			best_gap = g;
-		}
-	}
-	if (best)
-		sqlite3_result_int64(ctx, best->wid);
 }
 
 /* ---- gm_running ----

@@ -638,11 +638,12 @@ static void test_busy_waits(void **state)
 	testdir_remove(dir);
 }
 
-/* gm_near (within's nearest window) answers as the SQL it replaced, over
- * windows with ties, overlaps, equal spans and an inverted one. */
-static void test_near_matches_sql(void **state)
+/* tiny_db with windows for during and within: spans with ties, overlaps,
+ * equal spans, inverted ones (negative durations) and one that holds all
+ * the others (the longest window, which a bound on duration cannot cut);
+ * events 3 ns into the later phases. */
+static sqlite3 *windows_db(void)
 {
-	(void)state;
 	sqlite3 *db = tiny_db();
 	assert_int_equal(
 	    sqlite3_exec(db,
@@ -653,21 +654,43 @@ static void test_near_matches_sql(void **state)
 			 " END, 0, 1 FROM i;"
 			 "INSERT INTO phases(id, parent_id, kind, name_id, start_ns, dur_ns,"
 			 " self_ns, depth) VALUES (301, 1, 8, 4, 100, 100, 0, 1),"
-			 " (302, 1, 8, 4, 100, 100, 0, 1), (303, 1, 8, 4, 4000, 0, 0, 1);"
+			 " (302, 1, 8, 4, 100, 100, 0, 1), (303, 1, 8, 4, 4000, 0, 0, 1),"
+			 " (304, 1, 8, 4, -7, 6000, 0, 2);"
 			 "INSERT INTO events(id, t_ns, name_id) SELECT id, start_ns + 3, 6 FROM"
 			 " phases WHERE id > 250;",
 			 NULL, NULL, NULL),
 	    SQLITE_OK);
-	static const char *const sets[] = {"depth = 1 AND id % 3 = 0", "id IN (301, 302, 303)",
-					   "id % 29 = 1", "0"};
-	for (size_t k = 0; k < sizeof(sets) / sizeof(sets[0]); k++)
-		for (int ev = 0; ev < 2; ev++) {
-			const char *t0 = ev ? "e.t_ns" : "p.start_ns";
-			const char *t1 = ev ? "e.t_ns" : "(p.start_ns + p.dur_ns)";
-			const char *self = ev ? "" : " AND w.wid != p.id";
-			char *dist = xasprintf("max(w.w0 - %s, %s - w.w1, 0)", t1, t0);
-			char *q = xasprintf(
-			    "sql WITH w1 AS MATERIALIZED (SELECT id AS wid, start_ns AS w0,"
+	return db;
+}
+
+/* Runs q, whose one row is (rows, rows where a function and its SQL
+ * differ, rows the SQL found something for): asserts rows, none differing
+ * and, when found, something found; set and ev name the case. */
+static void same_as_sql(sqlite3 *db, const char *q, const char *set, int ev, int found)
+{
+	struct query_result r = run_ok(db, q);
+	assert_true(query_cell(&r, 0, 0)->i > 0);
+	if (query_cell(&r, 0, 1)->i != 0)
+		fail_msg("set '%s' (%s): %lld of %lld rows differ", set, ev ? "events" : "phases",
+			 (long long)query_cell(&r, 0, 1)->i, (long long)query_cell(&r, 0, 0)->i);
+	if (found)
+		assert_true(query_cell(&r, 0, 2)->i > 0);
+	query_result_release(&r);
+}
+
+/* The window sets of test_windows_match_sql, as conditions on phases. */
+static const char *const window_sets[] = {"depth = 1 AND id % 3 = 0", "id IN (301, 302, 303)",
+					  "id % 29 = 1", "id % 5 = 2 OR id = 304", "0"};
+
+/* gm_near (within's nearest window) beside the SQL it replaced, for the
+ * phases (ev 0) or the events (1), as same_as_sql reads them. */
+static char *near_vs_sql(const char *set, int ev)
+{
+	const char *t0 = ev ? "e.t_ns" : "p.start_ns";
+	const char *t1 = ev ? "e.t_ns" : "(p.start_ns + p.dur_ns)";
+	const char *self = ev ? "" : " AND w.wid != p.id";
+	char *dist = xasprintf("max(w.w0 - %s, %s - w.w1, 0)", t1, t0);
+	char *q = xasprintf("sql WITH w1 AS MATERIALIZED (SELECT id AS wid, start_ns AS w0,"
 			    " start_ns + dur_ns AS w1 FROM phases WHERE %s),"
 			    " d(d) AS (VALUES (0), (1), (37), (250), (100000))"
 			    " SELECT count(*) AS n, sum(gm_near((SELECT gm_wset(w.wid, w.w0, w.w1)"
@@ -675,21 +698,41 @@ static void test_near_matches_sql(void **state)
 			    " (SELECT min(%s) FROM w1 w WHERE %s <= d.d%s)%s ORDER BY w.wid"
 			    " LIMIT 1)) AS bad, count(gm_near((SELECT gm_wset(w.wid, w.w0, w.w1)"
 			    " FROM w1 w), %s, %s, d.d%s)) AS found FROM %s, d",
-			    sets[k], t0, t1, ev ? "" : ", p.id", dist, dist, dist, self, self, t0,
-			    t1, ev ? "" : ", p.id", ev ? "events e" : "phases p");
-			struct query_result r = run_ok(db, q);
-			assert_true(query_cell(&r, 0, 0)->i > 0);
-			if (query_cell(&r, 0, 1)->i != 0)
-				fail_msg("set '%s' (%s): %lld of %lld rows differ", sets[k],
-					 ev ? "events" : "phases",
-					 (long long)query_cell(&r, 0, 1)->i,
-					 (long long)query_cell(&r, 0, 0)->i);
-			if (k < 3)
-				assert_true(query_cell(&r, 0, 2)->i > 0);
-			query_result_release(&r);
-			free(q);
-			free(dist);
-		}
+			    set, t0, t1, ev ? "" : ", p.id", dist, dist, dist, self, self, t0, t1,
+			    ev ? "" : ", p.id", ev ? "events e" : "phases p");
+	free(dist);
+	return q;
+}
+
+/* gm_during (during's windows) beside the EXISTS it replaced: phases
+ * contained (w0 <= start, end <= w1), instants inside (w0 <= t < w1). */
+static char *during_vs_sql(const char *set, int ev)
+{
+	const char *in = ev ? "w.w0 <= e.t_ns AND e.t_ns < w.w1"
+			    : "w.w0 <= p.start_ns AND p.start_ns + p.dur_ns <= w.w1";
+	return xasprintf("sql WITH w1 AS MATERIALIZED (SELECT id AS wid, start_ns AS w0,"
+			 " start_ns + dur_ns AS w1 FROM phases WHERE %s)"
+			 " SELECT count(*) AS n, sum(gm_during((SELECT gm_wset(w.wid, w.w0, w.w1)"
+			 " FROM w1 w), %s) IS NOT EXISTS (SELECT 1 FROM w1 w WHERE %s)) AS bad,"
+			 " sum(EXISTS (SELECT 1 FROM w1 w WHERE %s)) AS inside FROM %s",
+			 set, ev ? "e.t_ns" : "p.start_ns, p.start_ns + p.dur_ns", in, in,
+			 ev ? "events e" : "phases p");
+}
+
+/* gm_near and gm_during answer as the SQL they replaced, over windows_db's
+ * windows, for phases and for events. */
+static void test_windows_match_sql(void **state)
+{
+	(void)state;
+	sqlite3 *db = windows_db();
+	char *(*const vs[])(const char *, int) = {near_vs_sql, during_vs_sql};
+	for (size_t k = 0; k < sizeof(window_sets) / sizeof(window_sets[0]); k++)
+		for (int ev = 0; ev < 2; ev++)
+			for (size_t f = 0; f < 2; f++) {
+				char *q = vs[f](window_sets[k], ev);
+				same_as_sql(db, q, window_sets[k], ev, window_sets[k][0] != '0');
+				free(q);
+			}
 	sqlite3_close(db);
 }
 
@@ -1436,7 +1479,7 @@ int main(void)
 	    cmocka_unit_test(test_time_limit),
 	    cmocka_unit_test(test_busy_waits),
 	    cmocka_unit_test(test_memory_limits),
-	    cmocka_unit_test(test_near_matches_sql),
+	    cmocka_unit_test(test_windows_match_sql),
 	    cmocka_unit_test(test_running_matches_sql),
 	    cmocka_unit_test(test_authorizer),
 	    cmocka_unit_test(test_glob),

@@ -79,6 +79,8 @@ struct results_view {
 	int desc;
 	char *filter;
 	int64_t max_memory; /* what one query may take (query_limits); 0 no limit */
+	int64_t timeout_ns; /* how long one query may run, a writer waited for
+			     * included (query_limits); 0 no limit */
 	/* a :kernels or :ops table: the phase it summarises, whose flame graph
 	 * :callers and c read (0: the table is none of them), in device time */
 	int64_t callers_root;

@@ -165,6 +165,7 @@ int headless_run(const struct headless_opts *o, char **err)
 		return -1;
 	}
 	r.app.rv.max_memory = o->max_memory;
+	r.app.rv.timeout_ns = o->timeout_ns;
 	grid_init(&r.grid, o->w, o->h, o->ascii);
 	app_draw(&r.app, &r.grid);
 	double open_ms = now_ms() - t0;

@@ -24,6 +24,7 @@ struct headless_opts {
 	int ascii;
 	int stats;	    /* print timings to stderr */
 	int64_t max_memory; /* --max-memory: what one query may take; 0 no limit */
+	int64_t timeout_ns; /* --timeout: how long one query may run; 0 no limit */
 };
 
 /* Returns 0, or -1 with *err set. */

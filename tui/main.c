@@ -51,8 +51,8 @@ static const char usage_text[] =
     "                         [--max-memory SIZE] [--wide] [--raw]\n"
     "       grademl-tui summary trace.db kernels|ops|api|ranks [PATH] [--format table|csv|json]\n"
     "       grademl-tui export -o OUT.json[.gz] trace.db [PATH]\n"
-    "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] [--max-memory SIZE]\n"
-    "                   trace.db\n"
+    "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] [--timeout DUR]\n"
+    "                   [--max-memory SIZE] trace.db\n"
     "       grademl-tui --keys FILE [--dump FILE] [--size WxH] [--stats] trace.db\n"
     "       grademl-tui import --list-formats\n"
     "       grademl-tui --help | --version\n";
@@ -863,10 +863,11 @@ static int cmd_explore(int argc, char **argv)
 	    {"size", required_argument, NULL, 's'},
 	    {"stats", no_argument, NULL, 'S'},
 	    {"max-memory", required_argument, NULL, 'M'},
+	    {"timeout", required_argument, NULL, 'T'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct term_opts t = {.max_memory = QUERY_MAX_MEMORY};
-	struct headless_opts h = {.max_memory = QUERY_MAX_MEMORY};
+	struct term_opts t = {.max_memory = QUERY_MAX_MEMORY, .timeout_ns = QUERY_TIMEOUT_NS};
+	struct headless_opts h = {.max_memory = QUERY_MAX_MEMORY, .timeout_ns = QUERY_TIMEOUT_NS};
 	int c, headless = 0;
 	char *err = NULL;
 	h.w = APP_MIN_W;
@@ -910,6 +911,12 @@ static int cmd_explore(int argc, char **argv)
 				    "invalid --max-memory '%s' (e.g. 512MiB, 4GiB, 0 for none)",
 				    optarg);
 			h.max_memory = t.max_memory;
+			break;
+		case 'T':
+			if (parse_timeout(optarg, &t.timeout_ns) < 0)
+				return usage_error(
+				    "invalid --timeout '%s' (e.g. 60s, 10min, 0 for none)", optarg);
+			h.timeout_ns = t.timeout_ns;
 			break;
 		default:
 			return usage_error("%s", "invalid option");

@@ -52,7 +52,7 @@ static sqlite3 *conn(struct app *a)
 {
 	struct results_view *v = &a->rv;
 	char *err = NULL;
-	struct query_limits lim = {.stop = app_interrupted, .ctx = a};
+	struct query_limits lim = {.timeout_ns = v->timeout_ns, .stop = app_interrupted, .ctx = a};
 	if (!v->db && query_open(store_path(model_store(a->m)), &lim, &v->db, &err) < 0) {
 		if (app_interrupted(a))
 			*a->interrupt = 0; /* it stopped the wait; it must not quit too */
@@ -161,8 +161,11 @@ void results_run(struct app *a, const char *query)
 		app_message(a, 0, "running the query (C-c stops it)");
 		a->show_now(a);
 	}
-	/* no time limit: C-c stops it */
-	struct query_limits lim = {.max_memory = v->max_memory, .stop = app_interrupted, .ctx = a};
+	/* C-c stops it sooner than its limits */
+	struct query_limits lim = {.timeout_ns = v->timeout_ns,
+				   .max_memory = v->max_memory,
+				   .stop = app_interrupted,
+				   .ctx = a};
 	int64_t t0 = app_now_ns();
 	int rc = query_run(v->db, q, RESULTS_MAX_ROWS, &lim, &r, &qe, &err);
 	int64_t took = app_now_ns() - t0;

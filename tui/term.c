@@ -241,6 +241,7 @@ int term_run(const struct term_opts *o, char **err)
 		return -1;
 	}
 	a.rv.max_memory = o->max_memory;
+	a.rv.timeout_ns = o->timeout_ns;
 	if (!getenv("ESCDELAY"))
 		set_escdelay(25);
 	if (!initscr()) {

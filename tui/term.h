@@ -16,6 +16,7 @@ struct term_opts {
 	int ascii;	    /* --ascii or a non-UTF-8 locale */
 	int mouse;	    /* --mouse: the wheel scrolls, a click selects */
 	int64_t max_memory; /* --max-memory: what one query may take; 0 no limit */
+	int64_t timeout_ns; /* --timeout: how long one query may run; 0 no limit */
 };
 
 /* Returns 0, or -1 with *err set (the terminal already restored). */

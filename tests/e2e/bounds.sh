@@ -10,8 +10,8 @@
 #      --timeout; a sorted cartesian join, a cartesian join's rows and a
 #      recursive CTE that keeps its rows stop at --max-memory, with never
 #      more than that in the temporary directory; each with exit 2 and one
-#      line naming the option; the explorer's ':' queries have the memory
-#      limit too;
+#      line naming the option; the explorer's ':' queries have the time
+#      and memory limits too;
 #   c. a query while another connection holds the write lock (an import's
 #      commit) waits for it and succeeds.
 #
@@ -185,23 +185,27 @@ else
 	not_ok "b: --timeout 0 and --max-memory 0 lift the limits" "exit $rc: $(head -c 200 "$TMP/out")"
 fi
 
-# the explorer: the memory limit stops a ':' query, the explorer goes on
-cat >"$TMP/mem.keys" <<'EOF'
-type :sql SELECT a.id, b.id, c.id FROM phases a, phases b, phases c ORDER BY a.name_id + b.name_id + c.start_ns
-Enter
-dump
-type :phases | count
-Enter
-EOF
-rc=0
-timeout 30 "$BIN" --max-memory 64MiB --keys "$TMP/mem.keys" --dump "$TMP/mem.txt" --size 100x24 \
-	"$DEMO" >"$TMP/out" 2>"$TMP/err" || rc=$?
-if [ "$rc" -eq 0 ] && grep -q "raise --max-memory" "$TMP/mem.txt" && grep -q 1075 "$TMP/mem.txt"; then
-	ok "b: the explorer's ':' query stops at --max-memory and the next one runs"
-else
-	not_ok "b: the explorer's ':' query stops at --max-memory and the next one runs" \
-		"exit $rc: $(head -c 200 "$TMP/err") $(grep -m1 -i "query" "$TMP/mem.txt")"
-fi
+# explorer_stops NAME QUERY WANT OPTION...: the explorer run with OPTION
+# stops QUERY typed at ':' with WANT on its screen, and the next query runs
+explorer_stops() {
+	local name=$1 q=$2 want=$3 rc=0
+	shift 3
+	printf 'type :%s\nEnter\ndump\ntype :phases | count\nEnter\n' "$q" >"$TMP/limit.keys"
+	timeout 30 "$BIN" "$@" --keys "$TMP/limit.keys" --dump "$TMP/limit.txt" --size 100x24 \
+		"$DEMO" >"$TMP/out" 2>"$TMP/err" || rc=$?
+	if [ "$rc" -eq 0 ] && grep -qF -- "$want" "$TMP/limit.txt" && grep -q 1075 "$TMP/limit.txt"; then
+		ok "$name"
+	else
+		not_ok "$name" "exit $rc: $(head -c 200 "$TMP/err") $(grep -m1 -i query "$TMP/limit.txt" 2>/dev/null)"
+	fi
+}
+explorer_stops "b: the explorer's ':' query stops at --max-memory and the next one runs" \
+	'sql SELECT a.id, b.id, c.id FROM phases a, phases b, phases c ORDER BY a.name_id + b.name_id + c.start_ns' \
+	"raise --max-memory" --max-memory 64MiB
+explorer_stops "b: the explorer's ':' query stops at --timeout and the next one runs" "$endless" \
+	"query stopped after 2.00 s; raise --timeout" --timeout 2s
+expect_usage "b: the explorer's bad --timeout is a usage error" "invalid --timeout 'soon'" \
+	"$BIN" --timeout soon "$DEMO"
 
 # ---- c. a query during an import's commit waits for it ----
 
