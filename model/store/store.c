@@ -94,9 +94,8 @@ enum stmt_id {
 /* The window a step's own record declares (attrs {"manifest":{"start":
  * ns, "end": ns}}, written by the workflow and OTLP importers): NULL when
  * none or when attrs is not JSON. */
-#define MANIFEST_START                                                                             \
-	"(CASE WHEN json_valid(attrs) THEN json_extract(attrs, '$.manifest.start') END)"
-#define MANIFEST_END "(CASE WHEN json_valid(attrs) THEN json_extract(attrs, '$.manifest.end') END)"
+#define MANIFEST_START STORE_ATTR_SQL("attrs", "$.manifest.start")
+#define MANIFEST_END   STORE_ATTR_SQL("attrs", "$.manifest.end")
 
 static const char *const stmt_sql[S_COUNT] = {
     [S_INTERN_GET] = "SELECT id FROM strings WHERE text = ?1",

@@ -253,6 +253,14 @@ int store_refresh_window(struct store *st, int64_t node_id, char **err);
  * error. */
 int store_declared_window(struct store *st, int64_t node_id, int64_t *start, int64_t *end,
 			  char **err);
+/* The SQL of the member at JSON path p (a literal, "$.host") of the attrs
+ * column col ("p.attrs"): NULL where the row's attrs are NULL or not JSON,
+ * so that one malformed value (a damaged or hand-made trace.db) reads as a
+ * row without that member instead of failing the statement ("malformed
+ * JSON"). */
+#define STORE_ATTR_SQL(col, p)                                                                     \
+	"(CASE WHEN json_valid(" col ") THEN json_extract(" col ", '" p "') END)"
+
 /* Runs one statement with no results (DDL, fix-ups); for model/ modules. */
 int store_exec(struct store *st, const char *sql, char **err);
 
