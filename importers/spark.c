@@ -263,6 +263,15 @@ static char *rolling_app_id(const char *path, int64_t *part)
 	return id;
 }
 
+/* The attrs members an earlier part wrote, by which a later part finds its
+ * application, jobs and stages: NULL where a row's attrs are not JSON
+ * (store.h), so that one damaged row does not fail the import. */
+#define APP_ID_SQL    STORE_ATTR_SQL("attrs", "$.app_id")
+#define JOB_ID_SQL    STORE_ATTR_SQL("attrs", "$.job_id")
+#define STAGE_IDS_SQL "json_each(CASE WHEN json_valid(attrs) THEN attrs END, '$.stage_ids')"
+#define STAGE_ID_SQL  STORE_ATTR_SQL("s.attrs", "$.stage_id")
+#define ATTEMPT_SQL   STORE_ATTR_SQL("s.attrs", "$.attempt")
+
 /* Continues the application app_key of an earlier part: 1 found, 0 not. */
 static int find_app(struct sp *p)
 {
@@ -270,7 +279,7 @@ static int find_app(struct sp *p)
 	sqlite3_stmt *q;
 	if (sqlite3_prepare_v2(db,
 			       "SELECT id, parent_id, start_ns, dur_ns, child_count FROM phases"
-			       " WHERE kind = ?1 AND json_extract(attrs, '$.app_id') = ?2"
+			       " WHERE kind = ?1 AND " APP_ID_SQL " = ?2"
 			       " ORDER BY id DESC LIMIT 1",
 			       -1, &q, NULL) != SQLITE_OK) {
 		*p->err = xasprintf("%s: cannot read trace.db: %s", input_path(p->in),
@@ -484,7 +493,7 @@ static int find_job(struct sp *p, const char *cond, int64_t a, struct node **out
 {
 	struct node found = {0};
 	char *sql = xasprintf("SELECT id, start_ns, dur_ns, child_count,"
-			      " json_extract(attrs, '$.job_id') FROM phases"
+			      " " JOB_ID_SQL " FROM phases"
 			      " WHERE parent_id = ?1 AND kind = %d AND %s AND ?3 = 0"
 			      " ORDER BY id LIMIT 1",
 			      PHASE_JOB, cond);
@@ -550,7 +559,7 @@ static int job_end(struct sp *p, json_t *ev)
 	if (ensure_app(p) < 0)
 		return -1;
 	struct node *j = job_of(p, id);
-	if (!j && p->continued && find_job(p, "json_extract(attrs, '$.job_id') = ?2", id, &j) < 0)
+	if (!j && p->continued && find_job(p, JOB_ID_SQL " = ?2", id, &j) < 0)
 		return -1;
 	if (!j || !j->open) {
 		diag_count(&p->dc, D_ORPHAN, 1, "line %lld: end of job %lld, never started",
@@ -600,8 +609,7 @@ static int open_stage(struct sp *p, json_t *info, struct node **out)
 	s->parent = e ? e->value : -1;
 	struct node *j = NULL;
 	if (!e && p->continued) {
-		if (find_job(p, "?2 IN (SELECT value FROM json_each(attrs, '$.stage_ids'))", sid,
-			     &j) < 0)
+		if (find_job(p, "?2 IN (SELECT value FROM " STAGE_IDS_SQL ")", sid, &j) < 0)
 			return -1;
 		if (j) {
 			s->parent = (int64_t)(j - p->jobs);
@@ -646,8 +654,8 @@ static int find_stage(struct sp *p, int64_t sid, int64_t att, struct node **out)
 	struct node found = {0};
 	*out = NULL;
 	char *sql = xasprintf("SELECT s.id, s.start_ns, s.dur_ns, s.child_count FROM phases s"
-			      " WHERE s.kind = %d AND json_extract(s.attrs, '$.stage_id') = ?2"
-			      " AND json_extract(s.attrs, '$.attempt') = ?3 AND (s.parent_id = ?1"
+			      " WHERE s.kind = %d AND " STAGE_ID_SQL " = ?2"
+			      " AND " ATTEMPT_SQL " = ?3 AND (s.parent_id = ?1"
 			      " OR s.parent_id IN (SELECT id FROM phases WHERE parent_id = ?1))"
 			      " ORDER BY s.id DESC LIMIT 1",
 			      PHASE_STAGE);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/store/store.h"
 #include "model/util/sbuf.h"
 #include "query/compile.h"
 
@@ -27,9 +28,10 @@
  * on its track that contains its time, else the deepest phase anywhere. */
 #define RUNNING_SQL "coalesce(e.phase_id, gm_running(e.track_id, e.t_ns))"
 
+/* A phase's host: its track's, else its attrs' (none where they are no JSON). */
+#define PHASE_ATTRS_HOST_SQL STORE_ATTR_SQL("p.attrs", "$.host")
 #define PHASE_HOST_SQL                                                                             \
-	"coalesce((SELECT host FROM tracks WHERE id = p.track_id), json_extract(p.attrs, "         \
-	"'$.host'))"
+	"coalesce((SELECT host FROM tracks WHERE id = p.track_id), " PHASE_ATTRS_HOST_SQL ")"
 
 struct field {
 	const char *name;

@@ -508,7 +508,8 @@ static void test_memory_limits(void **state)
 	snprintf(path, sizeof(path), "%s/t.db", dir);
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	char *pragma = xasprintf("PRAGMA application_id = %d;", STORE_APPLICATION_ID);
+	char *pragma = xasprintf("PRAGMA application_id = %d; PRAGMA user_version = 1;",
+				 STORE_APPLICATION_ID);
 	assert_int_equal(sqlite3_exec(db, pragma, NULL, NULL, NULL), SQLITE_OK);
 	free(pragma);
 	assert_int_equal(sqlite3_exec(db, store_schema_sql, NULL, NULL, NULL), SQLITE_OK);

@@ -187,6 +187,19 @@ static void assert_err_mentions(char *err, const char *path, const char *what)
 		fail_msg("error \"%s\" should mention \"%s\" and \"%s\"", msg, path, what);
 }
 
+/* store_open of path fails to read and to write, saying what. */
+static void assert_refused(const char *path, const char *what)
+{
+	enum store_mode modes[] = {STORE_READ, STORE_WRITE};
+	for (size_t m = 0; m < 2; m++) {
+		struct store *st = NULL;
+		char *err = NULL;
+		assert_int_equal(store_open(path, modes[m], &st, &err), -1);
+		assert_null(st);
+		assert_err_mentions(err, path, what);
+	}
+}
+
 struct ids {
 	int64_t src, track, wf, thread, op, mm, add, cat, metric;
 };
@@ -1214,15 +1227,8 @@ static void test_store_refuses_garbage(void **state)
 	for (size_t i = 0; i < sizeof(junk); i++)
 		junk[i] = (char)("this is not a database\n"[i % 23]);
 	spit(f->path, junk, sizeof(junk));
-	enum store_mode modes[] = {STORE_READ, STORE_WRITE};
-	for (size_t m = 0; m < 2; m++) {
-		struct store *st = NULL;
-		char *err = NULL;
-		assert_int_equal(store_open(f->path, modes[m], &st, &err), -1);
-		assert_null(st);
-		assert_err_mentions(err, f->path, "not a trace.db");
-		assert_same_file(f->path, junk, sizeof(junk));
-	}
+	assert_refused(f->path, "not a trace.db");
+	assert_same_file(f->path, junk, sizeof(junk));
 }
 
 static void test_store_refuses_foreign_sqlite(void **state)
@@ -1356,17 +1362,102 @@ static void test_store_migrates_v4(void **state)
 static void test_store_refuses_directory(void **state)
 {
 	struct fx *f = *state;
-	enum store_mode modes[] = {STORE_READ, STORE_WRITE};
-	for (size_t m = 0; m < 2; m++) {
-		struct store *st = NULL;
-		char *err = NULL;
-		assert_int_equal(store_open(f->dir, modes[m], &st, &err), -1);
-		assert_null(st);
-		assert_err_mentions(err, f->dir, "directory");
-		struct stat sb;
-		assert_int_equal(stat(f->dir, &sb), 0);
-		assert_true(S_ISDIR(sb.st_mode));
+	assert_refused(f->dir, "directory");
+	struct stat sb;
+	assert_int_equal(stat(f->dir, &sb), 0);
+	assert_true(S_ISDIR(sb.st_mode));
+}
+
+/* Runs sql on the file at path behind the store's back, as sqlite3 would. */
+static void doctor(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+/* A schema version no grademl-tui wrote (zero, negative) is refused like a
+ * newer one, by reads and writes alike, and the file is left as it was:
+ * before, a write took -1 for an old version and rewrote it to 5. */
+static void test_store_refuses_bad_version(void **state)
+{
+	struct fx *f = *state;
+	struct ids ids;
+	write_sample(f->path, &ids);
+	static const int versions[] = {-1, 0, STORE_SCHEMA_VERSION + 1};
+	for (size_t v = 0; v < sizeof(versions) / sizeof(*versions); v++) {
+		char *sql = xasprintf("PRAGMA user_version = %d", versions[v]);
+		doctor(f->path, sql);
+		free(sql);
+		size_t len = 0;
+		char *before = slurp(f->path, &len);
+		assert_non_null(before);
+		char version[16];
+		snprintf(version, sizeof(version), "version %d", versions[v]);
+		assert_refused(f->path, version);
+		assert_same_file(f->path, before, len);
+		free(before);
 	}
+}
+
+/* A file that lacks a table of schema v1 is refused at the open, naming
+ * the table, rather than failing later with no word of why. */
+static void test_store_refuses_missing_table(void **state)
+{
+	struct fx *f = *state;
+	struct ids ids;
+	write_sample(f->path, &ids);
+	doctor(f->path, "DROP TABLE meta");
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_READ, &st, &err), -1);
+	assert_err_mentions(err, f->path, "no table 'meta'");
+}
+
+/* On SIGALRM: a FIFO open waited, which is the failure tested. */
+static void fifo_waited(int sig)
+{
+	(void)sig;
+	static const char msg[] = "a FIFO named as trace.db made an open wait\n";
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(3);
+	_exit(2);
+}
+
+/* A FIFO named as trace.db is refused at once by every open (it hung
+ * every reader, waiting for a writer), store_tidy leaves it alone, and
+ * once the store has been opened SQLite's own open of a FIFO (a path
+ * that became one after the store looked at it) fails rather than waits. */
+static void test_store_refuses_fifo(void **state)
+{
+	struct fx *f = *state;
+	assert_int_equal(mkfifo(f->path, 0600), 0);
+	signal(SIGALRM, fifo_waited);
+	alarm(10);
+	assert_refused(f->path, "FIFO");
+	store_tidy(f->path);
+	char other[400];
+	snprintf(other, sizeof(other), "%s/other.db", f->dir);
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(other, STORE_WRITE, &st, &err), 0);
+	store_close(st);
+	int flags[] = {SQLITE_OPEN_READONLY, SQLITE_OPEN_READWRITE};
+	for (size_t i = 0; i < 2; i++) {
+		sqlite3 *db = NULL;
+		int rc = sqlite3_open_v2(f->path, &db, flags[i], NULL);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL,
+					  NULL);
+		assert_int_not_equal(rc, SQLITE_OK);
+		sqlite3_close(db);
+	}
+	alarm(0);
+	signal(SIGALRM, SIG_DFL);
+	struct stat sb;
+	assert_int_equal(stat(f->path, &sb), 0);
+	assert_true(S_ISFIFO(sb.st_mode));
 }
 
 static void test_store_read_missing(void **state)
@@ -1719,6 +1810,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_store_migrates_v4, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refuses_newer_schema, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refuses_directory, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_refuses_bad_version, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_refuses_missing_table, fx_setup,
+					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_refuses_fifo, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_read_missing, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_killed_append, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_tidy_leaves_foreign_wal, fx_setup,

@@ -218,8 +218,12 @@ int analysis_save(struct store *st, const struct analysis *a, char **err)
 	sqlite3_stmt *imb = NULL, *imm = NULL, *imr = NULL, *iss = NULL, *meta = NULL, *cp = NULL;
 	char *sig = signature(db);
 	int rc = -1;
-	if (!sig ||
-	    store_exec(
+	if (!sig) {
+		*err = xasprintf("%s: cannot read meta and the largest ids: %s", store_path(st),
+				 sqlite3_errmsg(db));
+		goto out;
+	}
+	if (store_exec(
 		st,
 		"DELETE FROM imbalance; DELETE FROM imbalance_meets;"
 		" DELETE FROM imbalance_ranks; DELETE FROM issues; DELETE FROM critical_path",

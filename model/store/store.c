@@ -46,6 +46,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,9 +95,8 @@ enum stmt_id {
 /* The window a step's own record declares (attrs {"manifest":{"start":
  * ns, "end": ns}}, written by the workflow and OTLP importers): NULL when
  * none or when attrs is not JSON. */
-#define MANIFEST_START                                                                             \
-	"(CASE WHEN json_valid(attrs) THEN json_extract(attrs, '$.manifest.start') END)"
-#define MANIFEST_END "(CASE WHEN json_valid(attrs) THEN json_extract(attrs, '$.manifest.end') END)"
+#define MANIFEST_START STORE_ATTR_SQL("attrs", "$.manifest.start")
+#define MANIFEST_END   STORE_ATTR_SQL("attrs", "$.manifest.end")
 
 static const char *const stmt_sql[S_COUNT] = {
     [S_INTERN_GET] = "SELECT id FROM strings WHERE text = ?1",
@@ -263,10 +263,11 @@ int store_exec(struct store *st, const char *sql, char **err)
 	return 0;
 }
 
-static int pragma_int(struct store *st, const char *sql, int *out, char **err)
+/* The integer sql gives on db, the file at path (0 when it gives no row). */
+static int db_int(sqlite3 *db, const char *path, const char *sql, int *out, char **err)
 {
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
 		goto bad;
 	int rc = sqlite3_step(s);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
@@ -277,34 +278,90 @@ static int pragma_int(struct store *st, const char *sql, int *out, char **err)
 	sqlite3_finalize(s);
 	return 0;
 bad:
-	if (sqlite3_errcode(st->db) == SQLITE_NOTADB)
-		*err = xasprintf("%s: not a trace.db (not an SQLite database)", st->path);
+	if (sqlite3_errcode(db) == SQLITE_NOTADB)
+		*err = xasprintf("%s: not a trace.db (not an SQLite database)", path);
 	else
-		*err = xasprintf("%s: cannot read: %s", st->path, sqlite3_errmsg(st->db));
+		*err = xasprintf("%s: cannot read: %s", path, sqlite3_errmsg(db));
 	return -1;
 }
 
-/* Checks that an existing file is a trace.db this version understands. */
+static int pragma_int(struct store *st, const char *sql, int *out, char **err)
+{
+	return db_int(st->db, st->path, sql, out, err);
+}
+
+/* Whether db has every table of schema v1 (those store_schema_sql creates,
+ * which every trace.db has had), or a view by its name: a file without one
+ * (made by hand, or damaged) would fail later with no word of why. */
+static int check_tables(sqlite3 *db, const char *path, char **err)
+{
+	static const char create[] = "CREATE TABLE ";
+	sqlite3_stmt *q;
+	int rc = -1;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view')"
+			       " AND name = ?1 COLLATE NOCASE",
+			       -1, &q, NULL) != SQLITE_OK) {
+		*err = xasprintf("%s: cannot read: %s", path, sqlite3_errmsg(db));
+		return -1;
+	}
+	for (const char *p = store_schema_sql; (p = strstr(p, create)); p++) {
+		p += strlen(create);
+		int n = (int)strcspn(p, "( ");
+		sqlite3_bind_text(q, 1, p, n, SQLITE_STATIC);
+		int step = sqlite3_step(q);
+		sqlite3_reset(q);
+		if (step == SQLITE_DONE) {
+			*err = xasprintf("%s: not a trace.db (it has no table '%.*s')", path, n, p);
+			goto out;
+		}
+		if (step != SQLITE_ROW) {
+			*err = xasprintf("%s: cannot read: %s", path, sqlite3_errmsg(db));
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(q);
+	return rc;
+}
+
+int store_check_db(sqlite3 *db, const char *path, char **err)
+{
+	int app, ver;
+	if (db_int(db, path, "PRAGMA application_id", &app, err) < 0 ||
+	    db_int(db, path, "PRAGMA user_version", &ver, err) < 0)
+		return -1;
+	if (app != STORE_APPLICATION_ID) {
+		*err =
+		    xasprintf("%s: not a trace.db (an SQLite database of another program)", path);
+		return -1;
+	}
+	if (ver > STORE_SCHEMA_VERSION) {
+		*err = xasprintf("%s: schema version %d is newer than this grademl-tui (%d)", path,
+				 ver, STORE_SCHEMA_VERSION);
+		return -1;
+	}
+	if (ver < 1) {
+		*err =
+		    xasprintf("%s: not a trace.db (schema version %d; grademl-tui writes 1 to %d)",
+			      path, ver, STORE_SCHEMA_VERSION);
+		return -1;
+	}
+	return check_tables(db, path, err);
+}
+
+/* Checks that an existing file is a trace.db this version understands; 1
+ * for an empty database opened to write, which gets the schema. */
 static int check_file(struct store *st, char **err)
 {
-	int app, ver, tables;
+	int app, tables;
 	if (pragma_int(st, "PRAGMA application_id", &app, err) < 0 ||
-	    pragma_int(st, "PRAGMA user_version", &ver, err) < 0 ||
 	    pragma_int(st, "SELECT count(*) FROM sqlite_master", &tables, err) < 0)
 		return -1;
 	if (tables == 0 && app == 0 && st->mode == STORE_WRITE)
 		return 1; /* an empty database: create the schema */
-	if (app != STORE_APPLICATION_ID) {
-		*err = xasprintf("%s: not a trace.db (an SQLite database of another program)",
-				 st->path);
-		return -1;
-	}
-	if (ver > STORE_SCHEMA_VERSION) {
-		*err = xasprintf("%s: schema version %d is newer than this grademl-tui (%d)",
-				 st->path, ver, STORE_SCHEMA_VERSION);
-		return -1;
-	}
-	return 0;
+	return store_check_db(st->db, st->path, err) < 0 ? -1 : 0;
 }
 
 /* Writes every phase kind into phase_kinds; a file made by an older version
@@ -407,6 +464,88 @@ static int on_progress(void *arg)
 	return interrupted && st->in_txn;
 }
 
+/*
+ * Only a regular file is a trace.db.  store_check_path refuses anything
+ * else by its stat(2) alone, without opening it: open(2) of a FIFO for
+ * reading waits for a writer and a read of one waits for data, so a FIFO
+ * named as trace.db hung every command, and a device would be read or
+ * written.  The path may change between that look and SQLite's own open,
+ * so SQLite's open(2) (its unix VFS's "open" system call, used for every
+ * file it opens) is replaced, once, by open_no_wait: it never waits, and
+ * refuses a FIFO or a socket once it has it, before anything reads it.
+ */
+static int (*sqlite_open)(const char *, int, int);
+
+static int open_no_wait(const char *file, int flags, int mode)
+{
+	int fd = sqlite_open(file, flags | O_NONBLOCK, mode);
+	struct stat sb;
+	if (fd < 0 || fstat(fd, &sb) < 0)
+		return fd;
+	if (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode)) {
+		close(fd);
+		errno = ENXIO;
+		return -1;
+	}
+	/* a device keeps O_NONBLOCK: a terminal's read must not wait either */
+	int fl;
+	if (S_ISREG(sb.st_mode) && !(flags & O_NONBLOCK) && (fl = fcntl(fd, F_GETFL)) >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
+}
+
+static void install_open_no_wait(void)
+{
+	sqlite3_vfs *vfs = sqlite3_vfs_find("unix");
+	if (!vfs || vfs->iVersion < 3 || !vfs->xGetSystemCall || !vfs->xSetSystemCall)
+		return;
+	sqlite_open = (int (*)(const char *, int, int))vfs->xGetSystemCall(vfs, "open");
+	if (sqlite_open)
+		vfs->xSetSystemCall(vfs, "open", (sqlite3_syscall_ptr)open_no_wait);
+}
+
+/* Before SQLite opens a file of this process (it initialises SQLite: call
+ * it after any sqlite3_config). */
+static void guard_opens(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, install_open_no_wait);
+}
+
+/* What a file of that mode is when it is no regular file; NULL when it is. */
+static const char *not_a_file(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return NULL;
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		return "a device";
+	return "no regular file";
+}
+
+int store_check_path(const char *path, struct stat *sb, char **err)
+{
+	struct stat own;
+	if (!sb)
+		sb = &own;
+	if (stat(path, sb) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		*err = xasprintf("%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	const char *what = not_a_file(sb->st_mode);
+	if (!what)
+		return 1;
+	*err = xasprintf("%s: is %s, not a trace.db", path, what);
+	return -1;
+}
+
 /* Opens the connection on file (path, or the temp file of a new one).  A
  * connection is used by one thread at a time (the import hands it to its
  * writer thread through a queue whose lock orders the two), so SQLite's own
@@ -422,6 +561,7 @@ static int open_db(struct store *st, const char *file, int flags, char **err)
 		if (flags & SQLITE_OPEN_READWRITE) /* fails harmlessly once initialised */
 			sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	}
+	guard_opens();
 	if (sqlite3_open_v2(file, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		*err = xasprintf("%s: cannot open: %s", st->path,
 				 st->db ? sqlite3_errmsg(st->db) : "out of memory");
@@ -715,6 +855,12 @@ void store_tidy(const char *path)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *s = NULL;
+	char *err = NULL;
+	if (store_check_path(path, NULL, &err) <= 0) {
+		free(err);
+		return;
+	}
+	guard_opens();
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
 		SQLITE_OK ||
 	    sqlite3_db_readonly(db, "main") == 1)
@@ -785,17 +931,14 @@ int store_open(const char *path, enum store_mode mode, struct store **out, char 
 	st->tmp_fd = st->slot = -1;
 	st->memory = !strcmp(path, STORE_MEMORY);
 	struct stat sb = {0};
-	int exists = st->memory || stat(path, &sb) == 0;
-	int stat_errno = exists ? 0 : errno;
-	if (exists && S_ISDIR(sb.st_mode)) {
-		*err = xasprintf("%s: is a directory, not a trace.db", path);
+	int exists = st->memory ? 1 : store_check_path(path, &sb, err);
+	if (exists < 0)
+		goto fail;
+	if (!exists && mode == STORE_READ) {
+		*err = xasprintf("%s: cannot open: %s", path, strerror(ENOENT));
 		goto fail;
 	}
-	if (!exists && (mode == STORE_READ || stat_errno != ENOENT)) {
-		*err = xasprintf("%s: cannot open: %s", path, strerror(stat_errno));
-		goto fail;
-	}
-	if (mode == STORE_WRITE && (!exists || (S_ISREG(sb.st_mode) && sb.st_size == 0))) {
+	if (mode == STORE_WRITE && !st->memory && (!exists || sb.st_size == 0)) {
 		if (open_aside(st, &sb, exists, err) < 0)
 			goto fail;
 	} else if (!st->memory) {

@@ -25,6 +25,7 @@
 
 #include <sqlite3.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #define STORE_SCHEMA_VERSION 5
 #define STORE_APPLICATION_ID 0x47524d4c /* 'GRML' */
@@ -131,14 +132,30 @@ struct metric_row {
  * missing path or an empty file (0 bytes) builds the new file aside (see
  * above) and begins its first transaction with the schema in it; it first
  * removes the hidden files of killed imports into path (those whose flock
- * it can take).  A file that is not a SQLite database, or a database that
- * is not a trace.db, is an error and is left untouched. */
+ * it can take).  What store_check_path or store_check_db refuses (a file
+ * that is not a SQLite database, a database that is not a trace.db) is an
+ * error and is left untouched. */
 int store_open(const char *path, enum store_mode mode, struct store **out, char **err);
+/* What may be opened as a trace.db, the same for every command (store_open
+ * and query_open apply both checks).  store_check_path: 1 when path is a
+ * regular file (through symbolic links; its stat in *sb unless sb is NULL),
+ * 0 when it does not exist, -1 with *err for anything else ("x: is a FIFO,
+ * not a trace.db": a directory, FIFO, socket or device), judged by stat(2)
+ * alone, so that nothing waits on it.  From the first store_open or
+ * store_tidy on, every file SQLite opens in this process is opened without
+ * waiting and refused when it is a FIFO or socket, whatever was at its path
+ * when it was checked.  store_check_db: db, open on path, has the
+ * application id 'GRML', a schema version from 1 to STORE_SCHEMA_VERSION
+ * (a future, zero or negative one is refused, never rewritten) and the
+ * tables of schema v1; else -1 with *err naming path and what is wrong. */
+int store_check_path(const char *path, struct stat *sb, char **err);
+int store_check_db(sqlite3 *db, const char *path, char **err);
 /* A trace.db that a killed import (or a reader open at the end of one) left
  * in WAL mode goes back to rollback mode, its -wal and -shm removed; the
- * -wal's uncommitted frames are dropped.  Only when this process may write
- * the file, no other connection has it open, and it is a trace.db; else
- * nothing changes, and SQLite reads it in WAL mode just as well. */
+ * -wal's uncommitted frames are dropped.  Only when it is a regular file,
+ * this process may write it, no other connection has it open, and it is a
+ * trace.db; else nothing changes, and SQLite reads it in WAL mode just as
+ * well. */
 void store_tidy(const char *path);
 
 /* Signals (async-signal-safe, for handlers): store_interrupt removes the
@@ -253,6 +270,14 @@ int store_refresh_window(struct store *st, int64_t node_id, char **err);
  * error. */
 int store_declared_window(struct store *st, int64_t node_id, int64_t *start, int64_t *end,
 			  char **err);
+/* The SQL of the member at JSON path p (a literal, "$.host") of the attrs
+ * column col ("p.attrs"): NULL where the row's attrs are NULL or not JSON,
+ * so that one malformed value (a damaged or hand-made trace.db) reads as a
+ * row without that member instead of failing the statement ("malformed
+ * JSON"). */
+#define STORE_ATTR_SQL(col, p)                                                                     \
+	"(CASE WHEN json_valid(" col ") THEN json_extract(" col ", '" p "') END)"
+
 /* Runs one statement with no results (DDL, fix-ups); for model/ modules. */
 int store_exec(struct store *st, const char *sql, char **err);
 
