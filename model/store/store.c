@@ -13,9 +13,9 @@
  *   file, by rename() over the empty one.  Until then nothing at the path
  *   changes.  The importer holds flock() on its hidden file while alive; a
  *   signal removes it at once (store_interrupt), exit() too, and after a
- *   kill -9 the next import into that directory removes every hidden file
- *   of this tool whose lock it can take, that is, whose process is gone,
- *   whatever file it was for (model/util/aside.h).
+ *   kill -9 the next import (or export) into that directory removes every
+ *   hidden file of this tool whose lock it can take, that is, whose process
+ *   is gone (model/util/aside.h).
  *
  * - An existing file is written in place in WAL mode, switched on for the
  *   transaction and off again at its end.  With a rollback journal, SQLite

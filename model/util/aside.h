@@ -1,6 +1,7 @@
 /*
  * Files built aside: a hidden file beside a path, written whole and then
- * published over it (a new trace.db by model/store/store.c).  Each is named
+ * published over it (a new trace.db by model/store/store.c, an export or a
+ * saved screen by model/util/outfile.c).  Each is named
  * ".<base>.grademl.XXXXXX", the marker saying that this tool made it, and
  * the process building it holds flock() on it for as long as it lives: a
  * sweep thus tells the files of dead processes (kill -9, a crash, a power
