@@ -1,6 +1,7 @@
 /*
- * A file the user names for output (`export -o OUT`), written as `cp`
- * writes its destination, but whole or not at all where it can be:
+ * A file the user names for output (`export -o OUT`, the explorer's
+ * `:save FILE`), written as `cp` writes its destination, but whole or not
+ * at all where it can be:
  *
  * - a regular file, or nothing, is built as a hidden file beside it
  *   (model/util/aside.h) and renamed over it at the end; the file it

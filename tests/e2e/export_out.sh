@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# End-to-end tests of where `grademl-tui export -o OUT` writes
-# (model/util/outfile.h), and of the hidden files killed imports and
-# exports leave (model/util/aside.h).
+# End-to-end tests of where `grademl-tui export -o OUT` and the explorer's
+# `:save FILE` write (model/util/outfile.h), and of the hidden files killed
+# imports and exports leave (model/util/aside.h).
 #
 #   a. OUT not a regular file, as root, on device nodes made in TMP with the
 #      numbers of /dev/null and /dev/full (so that no check can replace the
@@ -21,9 +21,13 @@
 #      hidden files, which the next export or import into that directory
 #      removes, whatever name it writes; an export stopped (SIGSTOP) mid-way
 #      keeps its hidden file through another export's sweep and completes
-#      when continued; another program's ".NAME.XXXXXX" stays.
+#      when continued; another program's ".NAME.XXXXXX" stays;
+#   e. :save (headless) on a read-only file system (a tmpfs mounted
+#      read-only in a mount namespace of its own) says why; to a FIFO that
+#      nothing reads it says so at once instead of waiting; through a
+#      symlink it writes the target.
 #
-# What needs root (device nodes, chown) is skipped with
+# What needs root (device nodes, chown, mount namespaces) is skipped with
 # one line otherwise.  Prints "ok - NAME", "not ok - NAME (why)" or
 # "skip - NAME (why)", then "N passed, M failed[, K skipped]"; exits 1 when
 # any check failed.  Needs: bash, python3, sqlite3 (the CLI), gzip, cmp.
@@ -329,6 +333,59 @@ else
 		not_ok "a stopped export's hidden file survives another's sweep, and it completes" \
 			"hidden '$live', after the other export (exit $rc) '$still'; $(ls -A "$TMP/s" | tr '\n' ' ')"
 	fi
+fi
+
+# ---- e. :save ----
+# save_keys FILE: a key script that types :save FILE, dumps the screen
+# (its last line the message), clears the message and ends.
+save_keys() {
+	printf 'type :save %s\nEnter\ndump\nC-l\n' "$1"
+}
+# save NAME FILE: the explorer (headless) runs save_keys FILE; the message
+# it shows is in $TMP/NAME.msg, the final screen the last 24 lines of
+# $TMP/NAME.dump.  Fails after 10 s.
+save() {
+	save_keys "$2" >"$TMP/$1.keys"
+	timeout 10 "$BIN" --keys "$TMP/$1.keys" --dump "$TMP/$1.dump" --size 80x24 "$DB" \
+		>/dev/null 2>"$TMP/$1.err" </dev/null
+	local rc=$?
+	sed -n '24s/ *$//p' "$TMP/$1.dump" 2>/dev/null >"$TMP/$1.msg"
+	return $rc
+}
+mkdir -p "$TMP/ro"
+if [ -n "$ROOTUSER" ] && unshare -m --propagation private true 2>/dev/null; then
+	save_keys "$TMP/ro/x.txt" >"$TMP/ro.keys"
+	unshare -m --propagation private sh -c 'mount -t tmpfs -o ro,size=1m tmpfs "$1" &&
+		exec timeout 10 "$2" --keys "$3" --dump "$4" --size 80x24 "$5"' - \
+		"$TMP/ro" "$BIN" "$TMP/ro.keys" "$TMP/ro.dump" "$DB" >/dev/null 2>"$TMP/ro.err" </dev/null
+	rc=$?
+	msg=$(sed -n '24s/ *$//p' "$TMP/ro.dump" 2>/dev/null)
+	if [ "$rc" = 0 ] && [ "$msg" = "cannot write '$TMP/ro/x.txt': read-only file system" ]; then
+		ok ":save on a read-only file system says why"
+	else
+		not_ok ":save on a read-only file system says why" "exit $rc, message '$msg': $(head -c 200 "$TMP/ro.err")"
+	fi
+else
+	skip ":save on a read-only file system" "needs root and unshare -m"
+fi
+mkfifo "$TMP/savefifo"
+save fifo "$TMP/savefifo"
+rc=$?
+if [ "$rc" = 0 ] && [ "$(cat "$TMP/fifo.msg")" = "cannot write '$TMP/savefifo': nothing reads the FIFO" ]; then
+	ok ":save to a FIFO that nothing reads: says so at once"
+else
+	not_ok ":save to a FIFO that nothing reads: says so at once" "exit $rc, message '$(cat "$TMP/fifo.msg")'"
+fi
+echo old >"$TMP/l/screen.txt"
+ln -s screen.txt "$TMP/l/screenlink.txt"
+save link "$TMP/l/screenlink.txt"
+rc=$?
+if [ "$rc" = 0 ] && [ -L "$TMP/l/screenlink.txt" ] &&
+	cmp -s "$TMP/l/screen.txt" <(tail -n 24 "$TMP/link.dump"); then
+	ok ":save through a symlink: the target gets the screen, the link stays"
+else
+	not_ok ":save through a symlink: the target gets the screen, the link stays" \
+		"exit $rc, message '$(cat "$TMP/link.msg")'"
 fi
 
 summary
