@@ -1335,9 +1335,11 @@ static int find_base(struct exp *x)
 	sqlite3_finalize(q);
 	if (step != SQLITE_ROW && step != SQLITE_DONE)
 		return db_fail(x, "phases");
-	x->base = t / 1000000000 * 1000000000;
-	if (x->base > t)
-		x->base -= 1000000000;
+	/* the whole second at or before t, or t when that lies below INT64_MIN */
+	int64_t down = t / 1000000000 * 1000000000;
+	if (down > t && __builtin_sub_overflow(down, 1000000000, &down))
+		down = t;
+	x->base = down;
 	return 0;
 }
 

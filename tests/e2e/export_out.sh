@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests of where `grademl-tui export -o OUT` and the explorer's
-# `:save FILE` write (model/util/outfile.h), and of the hidden files killed
-# imports and exports leave (model/util/aside.h).
+# `:save FILE` write (model/util/outfile.h), of the hidden files killed
+# imports and exports leave (model/util/aside.h), and of an export whose
+# earliest time is INT64_MIN.
 #
 #   a. OUT not a regular file, as root, on device nodes made in TMP with the
 #      numbers of /dev/null and /dev/full (so that no check can replace the
@@ -25,7 +26,9 @@
 #   e. :save (headless) on a read-only file system (a tmpfs mounted
 #      read-only in a mount namespace of its own) says why; to a FIFO that
 #      nothing reads it says so at once instead of waiting; through a
-#      symlink it writes the target.
+#      symlink it writes the target;
+#   f. a trace.db whose earliest event is at INT64_MIN exports, its
+#      baseTimeNanoseconds at or before every time written.
 #
 # What needs root (device nodes, chown, mount namespaces) is skipped with
 # one line otherwise.  Prints "ok - NAME", "not ok - NAME (why)" or
@@ -386,6 +389,29 @@ if [ "$rc" = 0 ] && [ -L "$TMP/l/screenlink.txt" ] &&
 else
 	not_ok ":save through a symlink: the target gets the screen, the link stays" \
 		"exit $rc, message '$(cat "$TMP/link.msg")'"
+fi
+
+# ---- f. INT64_MIN ----
+cp "$DB" "$TMP/min.db"
+sqlite3 "$TMP/min.db" "UPDATE events SET t_ns = -9223372036854775808" 2>"$TMP/err"
+"$BIN" export -o "$TMP/min.json" "$TMP/min.db" >/dev/null 2>>"$TMP/err"
+rc=$?
+why=$([ "$rc" = 0 ] && python3 - "$TMP/min.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+base = d["baseTimeNanoseconds"]
+if base != -2**63:
+    print("baseTimeNanoseconds %d, not the event's INT64_MIN" % base)
+bad = [e for e in d["traceEvents"] if e["ts"] < 0]
+if bad:
+    print("%d events before the base, e.g. %s" % (len(bad), bad[0]))
+EOF
+)
+if [ "$rc" = 0 ] && [ -z "$why" ]; then
+	ok "an event at INT64_MIN: exported, the base at or before it"
+else
+	not_ok "an event at INT64_MIN: exported, the base at or before it" \
+		"exit $rc: ${why:-$(head -c 200 "$TMP/err")}"
 fi
 
 summary
