@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "model/analysis/critpath.h"
+#include "model/util/outfile.h"
 #include "model/util/sbuf.h"
 #include "query/parse.h"
 #include "tui/app.h"
@@ -266,24 +267,37 @@ static void cmd_theme(struct app *a, const char *arg)
 	a->theme_changed = 1;
 }
 
+/* ':save FILE' writes the screen as text to FILE as model/util/outfile.h
+ * says; a FIFO that nothing reads is an error, not a frozen explorer. */
 static void cmd_save(struct app *a, const char *arg)
 {
 	if (!*arg) {
 		app_message(a, 1, "save needs a file name");
 		return;
 	}
-	FILE *f = fopen(arg, "w");
-	if (!f) {
-		app_message(a, 1, "cannot write '%s'", arg);
+	struct outfile o;
+	char *err = NULL, *text = NULL;
+	size_t len = 0;
+	if (outfile_open(&o, arg, OUTFILE_NONBLOCK, &err) < 0) {
+		fail(a, err);
 		return;
 	}
-	struct grid g;
-	grid_init(&g, a->w > 0 ? a->w : APP_MIN_W, a->h > 0 ? a->h : APP_MIN_H, 0);
-	app_draw(a, &g);
-	grid_dump(&g, f);
-	grid_release(&g);
-	if (fclose(f) != 0)
-		app_message(a, 1, "cannot write '%s'", arg);
+	FILE *mem = open_memstream(&text, &len);
+	if (mem) {
+		struct grid g;
+		grid_init(&g, a->w > 0 ? a->w : APP_MIN_W, a->h > 0 ? a->h : APP_MIN_H, 0);
+		app_draw(a, &g);
+		grid_dump(&g, mem);
+		grid_release(&g);
+	}
+	int ok = mem && fclose(mem) == 0;
+	if (!ok)
+		err = xasprintf("cannot write '%s': out of memory", arg);
+	else if (outfile_write(&o, text, len, &err) < 0)
+		ok = 0;
+	free(text);
+	if (outfile_close(&o, ok, &err) < 0)
+		fail(a, err);
 	else
 		app_message(a, 0, "saved the screen to %s", arg);
 }

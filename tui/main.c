@@ -20,6 +20,7 @@
 #include "importers/promlive.h"
 #include "model/analysis/analyze.h"
 #include "model/store/export.h"
+#include "model/util/outfile.h"
 #include "model/util/sbuf.h"
 #include "model/util/text.h"
 #include "query/exec.h"
@@ -50,7 +51,7 @@ static const char usage_text[] =
     "       grademl-tui query trace.db 'QUERY' [--format table|csv|json] [--timeout DUR]\n"
     "                         [--max-memory SIZE] [--wide] [--raw]\n"
     "       grademl-tui summary trace.db kernels|ops|api|ranks [PATH] [--format table|csv|json]\n"
-    "       grademl-tui export -o OUT.json[.gz] trace.db [PATH]\n"
+    "       grademl-tui export -o OUT.json[.gz]|- trace.db [PATH]\n"
     "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] [--timeout DUR]\n"
     "                   [--max-memory SIZE] trace.db\n"
     "       grademl-tui --keys FILE [--dump FILE] [--size WxH] [--stats] trace.db\n"
@@ -783,14 +784,14 @@ static int cmd_summary(int argc, char **argv)
 
 static void export_on_signal(int sig)
 {
-	export_interrupt();
+	outfile_interrupt();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
 /* grademl-tui export -o OUT trace.db [PATH]: the phases (of the subtree at
  * PATH) as Chrome trace JSON (model/store/export.h); a signal removes the file
- * being written. */
+ * being written.  Its counts go to stderr when the JSON goes to stdout. */
 static int cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -815,7 +816,8 @@ static int cmd_export(int argc, char **argv)
 		}
 	}
 	if (!out || !*out)
-		return usage_error("%s", "export needs -o OUT.json (or OUT.json.gz)");
+		return usage_error("%s",
+				   "export needs -o OUT.json (or OUT.json.gz, or - for stdout)");
 	if (argc - optind < 1 || argc - optind > 2)
 		return usage_error("%s", "export needs a trace.db, and a PATH or none");
 	struct model *m = NULL;
@@ -831,20 +833,23 @@ static int cmd_export(int argc, char **argv)
 			signal(sigs[i], export_on_signal);
 	}
 	signal(SIGXFSZ, SIG_IGN); /* a file size limit fails a write (EFBIG) */
+	int to_stdout = outfile_is_stdout(out, OUTFILE_DASH);
 	int rc = export_chrome(model_store(m), root, out, &es, &err);
 	model_free(m);
 	if (rc < 0)
 		return fail(err);
+	FILE *info = to_stdout ? stderr : stdout;
 	struct sbuf shown;
 	sbuf_init(&shown);
 	format_sanitize(&shown, out);
-	printf("%s: %lld phases, %lld flows, %lld instants, %lld samples\n", shown.buf,
-	       (long long)es.phases, (long long)es.flows, (long long)es.instants,
-	       (long long)es.samples);
+	fprintf(info, "%s: %lld phases, %lld flows, %lld instants, %lld samples\n", shown.buf,
+		(long long)es.phases, (long long)es.flows, (long long)es.instants,
+		(long long)es.samples);
 	if (es.unbound)
-		printf("%s: %lld flow ends at the start of a phase whose children cover all of it"
-		       " (a reader may bind them to a child)\n",
-		       shown.buf, (long long)es.unbound);
+		fprintf(info,
+			"%s: %lld flow ends at the start of a phase whose children cover all of it"
+			" (a reader may bind them to a child)\n",
+			shown.buf, (long long)es.unbound);
 	sbuf_release(&shown);
 	return 0;
 }

@@ -21,6 +21,7 @@
 #include "model/store/export.h"
 #include "model/util/idmap.h"
 #include "model/util/nstime.h"
+#include "model/util/outfile.h"
 #include "model/util/sbuf.h"
 #include "model/util/strmap.h"
 #include "model/store/subtree.h"
@@ -34,22 +35,13 @@
 #define NAME_CACHE_MAX 4096		 /* the longest escaped string kept */
 #define ARGS_DEPTH     64		 /* nesting of an attrs value copied as JSON */
 
-/* ---- the output file: hidden beside its path until it is whole ---- */
-
-static char export_tmp[4096];
-static volatile sig_atomic_t export_tmp_on;
-
-void export_interrupt(void)
-{
-	if (export_tmp_on)
-		unlink(export_tmp);
-}
+/* ---- the output file (model/util/outfile.h) ---- */
 
 /* The text is made in buf; each OUT_CHUNK of it goes to a writer thread
  * (in wbuf), which deflates and writes it while the next is made. */
 struct out {
-	const char *path;
-	int fd, gz, z_on;
+	struct outfile f;
+	int f_on, gz, z_on;
 	z_stream z;
 	unsigned char *zbuf;
 	struct sbuf buf, wbuf;
@@ -62,35 +54,12 @@ struct out {
 	int broken;	/* the maker has seen err: it stops */
 };
 
-/* Sets *err, the first error of a write to path, to what failed. */
-static void out_fail(const char *path, const char *what, char **err)
-{
-	if (!*err)
-		*err = xasprintf("%s: cannot write: %s", path, what);
-}
-
-static void out_write(const struct out *o, const void *p, size_t n, char **err)
-{
-	const char *s = p;
-	while (n && !*err) {
-		ssize_t w = write(o->fd, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			out_fail(o->path, w < 0 ? strerror(errno) : "nothing written", err);
-			return;
-		}
-		s += w;
-		n -= (size_t)w;
-	}
-}
-
 /* Writes text out (deflated for .gz); finish ends the stream.  Nothing
  * once *err is set. */
 static void out_text(struct out *o, const struct sbuf *text, int finish, char **err)
 {
 	if (!o->gz) {
-		out_write(o, text->buf, text->len, err);
+		outfile_write(&o->f, text->buf, text->len, err);
 		return;
 	}
 	o->z.next_in = (unsigned char *)text->buf;
@@ -101,10 +70,10 @@ static void out_text(struct out *o, const struct sbuf *text, int finish, char **
 		o->z.avail_out = (uInt)OUT_CHUNK;
 		rc = deflate(&o->z, finish ? Z_FINISH : Z_NO_FLUSH);
 		if (rc == Z_STREAM_ERROR) {
-			out_fail(o->path, "gzip failed", err);
+			*err = xasprintf("cannot write '%s': gzip failed", o->f.path);
 			break;
 		}
-		out_write(o, o->zbuf, OUT_CHUNK - o->z.avail_out, err);
+		outfile_write(&o->f, o->zbuf, OUT_CHUNK - o->z.avail_out, err);
 	} while (!*err && (o->z.avail_out == 0 || (finish && rc != Z_STREAM_END)));
 }
 
@@ -135,28 +104,13 @@ static void *out_thread(void *arg)
 static int out_open(struct out *o, const char *path, char **err)
 {
 	memset(o, 0, sizeof(*o));
-	o->path = path;
-	o->fd = -1;
 	sbuf_init(&o->buf);
 	sbuf_init(&o->wbuf);
-	const char *slash = strrchr(path, '/');
-	int n = slash ? snprintf(export_tmp, sizeof(export_tmp), "%.*s/.%s.XXXXXX",
-				 (int)(slash - path), path, slash + 1)
-		      : snprintf(export_tmp, sizeof(export_tmp), ".%s.XXXXXX", path);
-	if (n < 0 || (size_t)n >= sizeof(export_tmp) || (slash && !slash[1])) {
-		*err = xasprintf("%s: not a file name to write", path);
+	if (outfile_open(&o->f, path, OUTFILE_DASH, err) < 0)
 		return -1;
-	}
-	o->fd = mkstemp(export_tmp);
-	if (o->fd < 0) {
-		*err = xasprintf("%s: cannot write: %s", path, strerror(errno));
-		return -1;
-	}
-	export_tmp_on = 1;
-	mode_t mask = umask(0);
-	umask(mask);
-	if (fchmod(o->fd, 0666 & ~mask) < 0) {
-		*err = xasprintf("%s: cannot write: %s", path, strerror(errno));
+	o->f_on = 1;
+	if (!o->f.tmp && isatty(o->f.fd)) {
+		*err = xasprintf("cannot write '%s': a terminal (write to a file or a pipe)", path);
 		return -1;
 	}
 	size_t len = strlen(path);
@@ -164,7 +118,7 @@ static int out_open(struct out *o, const char *path, char **err)
 	if (o->gz) {
 		if (deflateInit2(&o->z, GZ_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
 		    Z_OK) {
-			*err = xasprintf("%s: cannot start gzip", path);
+			*err = xasprintf("cannot write '%s': cannot start gzip", path);
 			return -1;
 		}
 		o->z_on = 1;
@@ -173,7 +127,7 @@ static int out_open(struct out *o, const char *path, char **err)
 	pthread_mutex_init(&o->mu, NULL);
 	pthread_cond_init(&o->cv, NULL);
 	if (pthread_create(&o->thread, NULL, out_thread, o) != 0) {
-		*err = xasprintf("%s: cannot start a thread", path);
+		*err = xasprintf("cannot write '%s': cannot start a thread", path);
 		return -1;
 	}
 	o->thread_on = 1;
@@ -214,21 +168,13 @@ static int out_close(struct out *o, int ok, char **err)
 	}
 	if (ok && !o->err)
 		out_text(o, &o->buf, 1, &o->err);
-	if (o->fd >= 0 && close(o->fd) < 0 && ok)
-		out_fail(o->path, strerror(errno), &o->err);
-	if (ok && !o->err && rename(export_tmp, o->path) < 0)
-		out_fail(o->path, strerror(errno), &o->err);
-	int rc = 0;
-	if (!ok || o->err) {
-		if (o->fd >= 0)
-			unlink(export_tmp);
-		if (ok) {
-			*err = o->err;
-			o->err = NULL;
-		}
+	int rc = ok && !o->err ? 0 : -1;
+	if (o->f_on && outfile_close(&o->f, rc == 0, &o->err) < 0)
 		rc = -1;
+	if (ok && rc < 0) {
+		*err = o->err;
+		o->err = NULL;
 	}
-	export_tmp_on = 0;
 	if (o->z_on)
 		deflateEnd(&o->z);
 	free(o->zbuf);
@@ -1389,9 +1335,11 @@ static int find_base(struct exp *x)
 	sqlite3_finalize(q);
 	if (step != SQLITE_ROW && step != SQLITE_DONE)
 		return db_fail(x, "phases");
-	x->base = t / 1000000000 * 1000000000;
-	if (x->base > t)
-		x->base -= 1000000000;
+	/* the whole second at or before t, or t when that lies below INT64_MIN */
+	int64_t down = t / 1000000000 * 1000000000;
+	if (down > t && __builtin_sub_overflow(down, 1000000000, &down))
+		down = t;
+	x->base = down;
 	return 0;
 }
 
@@ -1466,8 +1414,9 @@ int export_chrome(struct store *st, int64_t root_id, const char *path, struct ex
 	    load_tables(&x) < 0 || find_base(&x) < 0)
 		goto out;
 	struct stat a, b;
-	if (stat(path, &a) == 0 && stat(x.dbpath, &b) == 0 && a.st_dev == b.st_dev &&
-	    a.st_ino == b.st_ino) {
+	int to_stdout = outfile_is_stdout(path, OUTFILE_DASH);
+	if ((to_stdout ? fstat(STDOUT_FILENO, &a) : stat(path, &a)) == 0 &&
+	    stat(x.dbpath, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
 		*err = xasprintf("%s: is the trace.db being exported", path);
 		x.failed = 1;
 		goto out;

@@ -25,9 +25,11 @@
  * samples in time order; the text goes out through a buffer, deflated
  * (gzip) when the name ends in ".gz".  Memory does not grow with the file,
  * save for a bit per phase id in a subtree's export and an entry per phase
- * put on a lane past its track's first.  The file is written under a
- * hidden name beside it and renamed at the end: an error, or a signal
- * through export_interrupt, leaves nothing at the path.
+ * put on a lane past its track's first.  The path is written as
+ * model/util/outfile.h says (a regular file built aside and renamed at the
+ * end, so that an error, or a signal through outfile_interrupt, leaves it
+ * as it was; a device, a FIFO or "-", standard output, written through),
+ * never to a terminal.
  */
 #ifndef GRADEML_EXPORT_H
 #define GRADEML_EXPORT_H
@@ -47,9 +49,5 @@ struct export_stats {
  * -1 with *err (one line naming the file); stats may be NULL. */
 int export_chrome(struct store *st, int64_t root_id, const char *path, struct export_stats *stats,
 		  char **err);
-
-/* For a signal handler (async-signal-safe): removes the hidden file an
- * export in this process is writing. */
-void export_interrupt(void);
 
 #endif

@@ -13,8 +13,9 @@
  *   file, by rename() over the empty one.  Until then nothing at the path
  *   changes.  The importer holds flock() on its hidden file while alive; a
  *   signal removes it at once (store_interrupt), exit() too, and after a
- *   kill -9 the next import into that directory removes every hidden file
- *   whose lock it can take, that is, whose importer is gone.
+ *   kill -9 the next import (or export) into that directory removes every
+ *   hidden file of this tool whose lock it can take, that is, whose process
+ *   is gone (model/util/aside.h).
  *
  * - An existing file is written in place in WAL mode, switched on for the
  *   transaction and off again at its end.  With a rollback journal, SQLite
@@ -42,7 +43,6 @@
  *   to rollback mode and removes the -wal and -shm: an open that can
  *   write does what SQLite does with a hot journal.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -56,6 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "model/util/aside.h"
 #include "model/util/sbuf.h"
 #include "model/store/schema.sql.h"
 #include "model/store/store.h"
@@ -640,95 +641,25 @@ static void hidden_disarm(struct store *st)
 	st->slot = -1;
 }
 
-/* "<dir>/.<base>.<suffix>" for the trace.db path. */
-static char *hidden_name(const char *path, const char *suffix)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? xasprintf("%.*s/.%s.%s", (int)(slash - path), path, slash + 1, suffix)
-		     : xasprintf(".%s.%s", path, suffix);
-}
-
-/* Whether name is ".<base>.XXXXXX", as mkstemp fills it in. */
-static int is_hidden_of(const char *name, const char *base)
-{
-	size_t n = strlen(base);
-	if (name[0] != '.' || strncmp(name + 1, base, n) || name[n + 1] != '.')
-		return 0;
-	const char *x = name + n + 2;
-	return strlen(x) == 6 && strspn(x, "abcdefghijklmnopqrstuvwxyz"
-					   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == 6;
-}
-
-/* Removes the hidden files of imports into path that were killed (kill -9,
- * a crash, a power cut): a file is removed only when this process can take
- * its flock (its importer is gone: a live one holds it to the end), no
- * process holds a POSIX lock on it (SQLite's, of an importer older than
- * the flock), it is ours and a regular file, and the name still names the
- * file locked.  Best effort: whatever fails is left alone. */
-static void sweep_hidden(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir =
-	    slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
-	const char *base = slash ? slash + 1 : path;
-	DIR *d = opendir(dir);
-	free(dir);
-	if (!d)
-		return;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (!is_hidden_of(de->d_name, base))
-			continue;
-		int fd =
-		    openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		struct stat a, b;
-		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-		if (fstat(fd, &a) == 0 && S_ISREG(a.st_mode) && a.st_uid == geteuid() &&
-		    flock(fd, LOCK_EX | LOCK_NB) == 0 && fcntl(fd, F_GETLK, &fl) == 0 &&
-		    fl.l_type == F_UNLCK &&
-		    fstatat(dirfd(d), de->d_name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-			unlinkat(dirfd(d), de->d_name, 0);
-		close(fd);
-	}
-	closedir(d);
-}
-
-/* Creates the hidden file ".<base>.XXXXXX" beside path with permissions
- * perm, flock()ed: st->tmp_path, st->tmp_fd.  A sweep by another import
- * may take a file between mkstemp and flock (it then removes it): a file
- * is ours once locked and still at its name. */
+/* Creates the hidden file beside path (model/util/aside.h) with permissions
+ * perm: st->tmp_path, st->tmp_fd, flock()ed while it exists. */
 static int make_temp(struct store *st, const char *path, mode_t perm, char **err)
 {
-	for (int tries = 0; tries < 16; tries++) {
-		char *tmp = hidden_name(path, "XXXXXX");
-		int fd = mkostemp(tmp, O_CLOEXEC);
-		if (fd < 0) {
-			*err = xasprintf("%s: cannot create: %s", st->path, strerror(errno));
-			free(tmp);
-			return -1;
+	char *tmp = NULL;
+	int fd = aside_create(path, &tmp);
+	if (fd < 0 || fchmod(fd, perm) < 0) {
+		*err = xasprintf("%s: cannot create: %s", st->path, strerror(errno));
+		if (fd >= 0) {
+			unlink(tmp);
+			close(fd);
 		}
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && same_file(tmp, fd)) {
-			if (fchmod(fd, perm) < 0) {
-				*err =
-				    xasprintf("%s: cannot create: %s", st->path, strerror(errno));
-				unlink(tmp);
-				close(fd);
-				free(tmp);
-				return -1;
-			}
-			st->tmp_path = tmp;
-			st->tmp_fd = fd;
-			hidden_arm(st);
-			return 0;
-		}
-		close(fd);
 		free(tmp);
+		return -1;
 	}
-	*err = xasprintf("%s: cannot create: its hidden file kept being removed", st->path);
-	return -1;
+	st->tmp_path = tmp;
+	st->tmp_fd = fd;
+	hidden_arm(st);
+	return 0;
 }
 
 /* Closes the hidden file and removes it if it is still ours and at its name. */
@@ -919,7 +850,7 @@ static int open_aside(struct store *st, const struct stat *sb, int exists, char 
 		umask(mask);
 		perm = 0666 & ~mask;
 	}
-	sweep_hidden(st->target);
+	aside_sweep(st->target);
 	return make_temp(st, st->target, perm, err);
 }
 
@@ -944,7 +875,7 @@ int store_open(const char *path, enum store_mode mode, struct store **out, char 
 	} else if (!st->memory) {
 		store_tidy(path);
 		if (mode == STORE_WRITE)
-			sweep_hidden(path);
+			aside_sweep(path);
 	}
 	int flags = mode == STORE_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
 	if (open_db(st, st->tmp_path ? st->tmp_path : path, flags, err) < 0)

@@ -9,7 +9,7 @@
 #      exactly what they printed before, at once and without an error, on
 #      the file and on a plain `cp` of it, and integrity_check says ok;
 #   b. a first import stopped by SIGTERM, SIGINT or SIGHUP leaves no hidden
-#      .NAME.db.XXXXXX file; one killed with SIGKILL does, and the next
+#      .NAME.db.grademl.XXXXXX file; one killed with SIGKILL does, and the next
 #      import into that directory removes it; a live import's hidden file
 #      survives another import's sweep, and that import still succeeds.
 #
@@ -55,7 +55,7 @@ size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 
 # hidden DIR NAME: the hidden files of imports into DIR/NAME, one a line.
 hidden() {
-	ls -A "$1" | grep -E "^\\.$2\\.[A-Za-z0-9]{6}\$"
+	ls -A "$1" | grep -E "^\\.$2\\.grademl\\.[A-Za-z0-9]{6}\$"
 }
 
 # kill_when_written PID DB BYTES SIG: sends SIG to PID once DB, its -wal and
@@ -67,7 +67,7 @@ kill_when_written() {
 import os, re, signal, sys, time
 pid, db, want, sig = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
 d, base = os.path.split(db)
-pat = re.compile(r"\.%s\.[A-Za-z0-9]{6}$" % re.escape(base))
+pat = re.compile(r"\.%s\.grademl\.[A-Za-z0-9]{6}$" % re.escape(base))
 
 def written():
     n = 0
@@ -346,10 +346,10 @@ live=$(hidden "$dir" t.db)
 if [ -z "$live" ]; then
 	why+="the live import made no hidden file; "
 else
-	: >"$dir/.t.db.dEaD00" # as a killed import leaves it: no lock held
+	: >"$dir/.t.db.grademl.dEaD00" # as a killed import leaves it: no lock held
 	"$BIN" import -o "$dir/t.db" "$dir/missing.json" 2>/dev/null && why+="an import of a missing file succeeded; "
 	[ -e "$dir/$live" ] || why+="the live import's $live was removed; "
-	[ -e "$dir/.t.db.dEaD00" ] && why+="the dead .t.db.dEaD00 was kept; "
+	[ -e "$dir/.t.db.grademl.dEaD00" ] && why+="the dead .t.db.grademl.dEaD00 was kept; "
 fi
 gzip -dc "$DEMO/train.pt.trace.json.gz" >"$dir/fifo"
 wait "$pid" 2>/dev/null
