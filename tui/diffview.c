@@ -6,7 +6,7 @@
  * exactly (invalid UTF-8 repaired), with times in ns and means and ratios
  * as exact doubles.  A row's name path is spelled out for that row only,
  * cut as diff.h says: the text and JSON are written a row at a time, and
- * the table keeps at most DIFF_NAME_MAX bytes of each path, so that memory
+ * the table keeps at most TABLE_PATH_BYTES of each path, so that memory
  * does not grow with the depth of a path or the length of its names.
  */
 #include <errno.h>
@@ -26,6 +26,9 @@
 
 #define NAME_COLS	60 /* the text's name column: a longer path keeps its end */
 #define TABLE_NAME_COLS 40 /* the widest the results screen draws a column */
+/* The path column's most bytes: the longest real names, C++ signatures of
+ * kernels, alone in their path, run to 5 KB. */
+#define TABLE_PATH_BYTES 8192
 /* The bytes of a name's end that fill cols columns once sanitised: four
  * bytes a column at most, and room for zero-width marks. */
 #define SHOWN_BYTES(cols) ((size_t)(cols)*16)
@@ -318,7 +321,8 @@ static double mean_of(const struct diff_side *s)
 /* d's rows as a query result: the results screen's sort, search, filter
  * and Enter work on it as on a query's.  The name column holds the end of
  * the path, which tells rows apart (the screen cuts a cell's end); the
- * path column all of it, up to DIFF_NAME_MAX bytes (its end after "…"). */
+ * path column all of it as diff_row_name spells it, up to TABLE_PATH_BYTES
+ * (its end after "…"). */
 static void diff_table(const struct diff *d, const char *more, struct query_result *r)
 {
 	struct sbuf name, raw;
@@ -344,7 +348,7 @@ static void diff_table(const struct diff *d, const char *more, struct query_resu
 		format_sanitize(&name, raw.buf);
 		v[COL_NAME] = text_value(r, format_left_cut(&name, TABLE_NAME_COLS, more));
 		sbuf_reset(&raw);
-		diff_row_name(d, row, DIFF_NAME_MAX, &raw);
+		diff_row_name(d, row, TABLE_PATH_BYTES, &raw);
 		v[COL_STATUS] = text_value(r, status_of(row));
 		v[COL_DIFF] = int_value(diff_delta(row));
 		v[COL_RATIO] = real_value(diff_ratio(row));
