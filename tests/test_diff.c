@@ -21,6 +21,7 @@
 
 #include "model/analysis/diff.h"
 #include "model/store/store.h"
+#include "model/util/sbuf.h"
 #include "tests/testdir.h"
 
 struct fx {
@@ -126,10 +127,20 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* Row i's name as diff_row_name spells it, uncut (a static buffer). */
+static const char *name_of(const struct diff *d, size_t i)
+{
+	static struct sbuf sb;
+	sbuf_release(&sb);
+	sbuf_init(&sb);
+	diff_row_name(d, &d->rows[i], 0, &sb);
+	return sb.buf;
+}
+
 static const struct diff_row *row(const struct diff *d, int level, const char *name)
 {
 	for (size_t i = 0; i < d->nrows; i++)
-		if (d->rows[i].level == level && !strcmp(d->rows[i].name, name))
+		if (d->rows[i].level == level && !strcmp(name_of(d, i), name))
 			return &d->rows[i];
 	return NULL;
 }
@@ -166,9 +177,12 @@ static void ops_by_path(void **state)
 	check_side(&r->side[0], 2, 90);
 	check_side(&r->side[1], 1, 90);
 	assert_int_equal(r->side[0].first_id, f->a_linear);
-	assert_int_equal(r->nparts, 2);
-	assert_string_equal(r->parts[0], "ProfilerStep#*");
-	assert_string_equal(r->parts[1], "aten::linear");
+	const char *parts[DIFF_MAX_PARTS];
+	size_t left;
+	assert_int_equal(diff_row_parts(&f->d, r, parts, &left), 2);
+	assert_int_equal(left, 0);
+	assert_string_equal(parts[0], "ProfilerStep#*");
+	assert_string_equal(parts[1], "aten::linear");
 	/* B's aten::addmm comes before its parent in id order: still matched */
 	r = row(&f->d, DIFF_OP, "ProfilerStep#* > aten::linear > aten::addmm");
 	assert_non_null(r);
@@ -231,10 +245,239 @@ static void sorted_by_abs_diff(void **state)
 	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++, i++) {
 		assert_true(i < f->d.nrows);
 		assert_int_equal(f->d.rows[i].level, DIFF_OP);
-		assert_string_equal(f->d.rows[i].name, want[k]);
+		assert_string_equal(name_of(&f->d, i), want[k]);
 	}
 	assert_int_equal(f->d.rows[i].level, DIFF_RUNTIME);
 	assert_int_equal(f->d.rows[f->d.nrows - 1].level, DIFF_KERNEL);
+}
+
+/* The operators of sort_tree: a name each under the node before it
+ * (parent, an index; -1: at the top), names that read alike once joined
+ * (a name holding " > ", a prefix of another, bytes below ' ' and above
+ * 0x7f, the empty name) and, after them, two chains deeper than
+ * DIFF_MAX_PARTS. */
+struct tnode {
+	int parent;
+	const char *name;
+};
+
+#define CHAIN 300 /* the chains' depth */
+
+static const struct tnode tnodes[] = {
+    {-1, "a"}, {0, "b"},   {1, "c"},   {1, "\x01"},	 {0, "b!"}, {0, "\xc3\xa9"}, {-1, "a > b"},
+    {6, "c"},  {-1, "a!"}, {8, "x"},   {-1, "a\x01"},	 {10, "y"}, {-1, ""},	     {12, "z"},
+    {12, ""},  {-1, "b"},  {-1, "ab"}, {-1, "\xc3\xa9"}, {2, "d"},  {-1, "a b"},     {19, "c"},
+};
+#define NTNODES (sizeof(tnodes) / sizeof(tnodes[0]))
+#define NNODES	(NTNODES + 2 * CHAIN + 3)
+
+/* Node k's parent and name: tnodes, then a chain of CHAIN "d" with "x"
+ * and "y" at its foot, then one of CHAIN "e" with "x". */
+static void sort_node(size_t k, int *parent, const char **name)
+{
+	if (k < NTNODES) {
+		*parent = tnodes[k].parent;
+		*name = tnodes[k].name;
+		return;
+	}
+	k -= NTNODES;
+	if (k < CHAIN + 2) {
+		*parent = k == 0 ? -1 : (int)(NTNODES + (k < CHAIN ? k - 1 : CHAIN - 1));
+		*name = k < CHAIN ? "d" : k == CHAIN ? "x" : "y";
+		return;
+	}
+	k -= CHAIN + 2;
+	*parent = k == 0 ? -1 : (int)(NTNODES + CHAIN + 2 + (k < CHAIN ? k - 1 : CHAIN - 1));
+	*name = k < CHAIN ? "e" : "x";
+}
+
+/* wf / thread / the nodes, each dur ns (none with dur 0); ids into id. */
+static void sort_tree(const char *path, int64_t dur, int64_t *id)
+{
+	struct store *st = create(path);
+	int64_t wf = add(st, 0, PHASE_WORKFLOW, "wf", 0, 1000, 1, 0);
+	int64_t th = add(st, wf, PHASE_THREAD, "thread 1", 0, 1000, dur ? 1 : 0, 1);
+	int kids[NNODES] = {0}, depth[NNODES];
+	for (size_t k = 0; k < NNODES; k++) {
+		int parent;
+		const char *name;
+		sort_node(k, &parent, &name);
+		if (parent >= 0)
+			kids[parent]++;
+	}
+	for (size_t k = 0; k < NNODES && dur; k++) {
+		int parent;
+		const char *name;
+		sort_node(k, &parent, &name);
+		depth[k] = parent < 0 ? 2 : depth[parent] + 1;
+		id[k] = add(st, parent < 0 ? th : id[parent], PHASE_OPERATOR, name, 0, dur, kids[k],
+			    depth[k]);
+	}
+	finish(st);
+}
+
+/* Node k's name path joined, its innermost DIFF_MAX_PARTS names. */
+static void joined(size_t k, struct sbuf *out)
+{
+	const char *chain[NNODES];
+	size_t n = 0;
+	for (int p = (int)k; p >= 0;) {
+		const char *name;
+		int up;
+		sort_node((size_t)p, &up, &name);
+		chain[n++] = name;
+		p = up;
+	}
+	if (n > DIFF_MAX_PARTS)
+		n = DIFF_MAX_PARTS;
+	sbuf_reset(out);
+	for (size_t i = n; i-- > 0;) {
+		sbuf_adds(out, chain[i]);
+		if (i)
+			sbuf_adds(out, " > ");
+	}
+}
+
+/* Rows that tie on the difference come in the byte order of their joined
+ * name paths, as strcmp orders the strings, though the paths are compared
+ * by index and text is read only from where two part: names that hold the
+ * separator, prefixes, control bytes, UTF-8, empty names, and paths deeper
+ * than DIFF_MAX_PARTS; each path its own row, and matched across the runs
+ * by index. */
+static void names_sorted_as_joined_text(void **state)
+{
+	struct fx *f = *state;
+	char a[300], none[300], same[300], *err = NULL;
+	static int64_t id[NNODES], id_b[NNODES];
+	snprintf(a, sizeof(a), "%s/sort-a.db", f->dir);
+	snprintf(none, sizeof(none), "%s/sort-none.db", f->dir);
+	snprintf(same, sizeof(same), "%s/sort-same.db", f->dir);
+	sort_tree(a, 1, id);
+	sort_tree(none, 0, id_b);
+	sort_tree(same, 3, id_b);
+
+	assert_int_equal(diff_compute(a, none, NULL, NULL, &f->d, &err), 0);
+	struct sbuf prev = SBUF_INIT, cur = SBUF_INIT;
+	sbuf_init(&prev);
+	sbuf_init(&cur);
+	size_t nops = 0;
+	for (size_t i = 0; i < f->d.nrows; i++) {
+		const struct diff_row *r = &f->d.rows[i];
+		if (r->level != DIFF_OP)
+			continue;
+		assert_int_equal(diff_delta(r), -1); /* all tie */
+		size_t k = 0;
+		while (k < NNODES && id[k] != r->side[0].first_id)
+			k++;
+		assert_true(k < NNODES);
+		joined(k, &cur);
+		if (nops++)
+			assert_true(strcmp(prev.buf, cur.buf) <= 0);
+		struct sbuf t = prev;
+		prev = cur;
+		cur = t;
+	}
+	assert_int_equal(nops, NNODES);
+	diff_release(&f->d);
+
+	assert_int_equal(diff_compute(a, same, NULL, NULL, &f->d, &err), 0);
+	nops = 0;
+	for (size_t i = 0; i < f->d.nrows; i++)
+		if (f->d.rows[i].level == DIFF_OP) {
+			nops++;
+			check_side(&f->d.rows[i].side[0], 1, 1);
+			check_side(&f->d.rows[i].side[1], 1, 3);
+		}
+	assert_int_equal(nops, NNODES);
+	sbuf_release(&prev);
+	sbuf_release(&cur);
+}
+
+/* A name of n bytes: the letter c, repeated. */
+static char *repeat(char c, size_t n)
+{
+	char *s = malloc(n + 1);
+	memset(s, c, n);
+	s[n] = '\0';
+	return s;
+}
+
+/* Long names: a path keeps its innermost names within DIFF_NAME_MAX bytes
+ * and counts the rest, an innermost name longer than that stays whole,
+ * diff_row_name's max keeps the end after "…" and starts on a whole UTF-8
+ * character, and a name longer than DIFF_NAME_LONG (only a hand-made file
+ * holds one) is cut to its first 64 KiB and "…". */
+static void long_names_cut(void **state)
+{
+	struct fx *f = *state;
+	char a[300], *err = NULL;
+	snprintf(a, sizeof(a), "%s/long.db", f->dir);
+	char *k5 = repeat('k', 600), *k10 = repeat('m', 10000), *huge = repeat('h', 70000);
+	char utf[301];
+	for (int i = 0; i < 150; i++)
+		memcpy(utf + 2 * i, "\xc3\xa9", 2); /* é */
+	utf[300] = '\0';
+	struct store *st = create(a);
+	int64_t wf = add(st, 0, PHASE_WORKFLOW, "wf", 0, 1000, 1, 0);
+	int64_t th = add(st, wf, PHASE_THREAD, "thread 1", 0, 1000, 3, 1);
+	int64_t o1 = add(st, th, PHASE_OPERATOR, k5, 0, 100, 1, 2);
+	int64_t o2 = add(st, o1, PHASE_OPERATOR, k5, 0, 90, 1, 3);
+	int64_t o3 = add(st, o2, PHASE_OPERATOR, k5, 0, 80, 1, 4);
+	add(st, o3, PHASE_OPERATOR, "leaf", 0, 70, 0, 5);
+	add(st, th, PHASE_OPERATOR, k10, 200, 60, 0, 2);
+	int64_t u = add(st, th, PHASE_OPERATOR, utf, 300, 50, 1, 2);
+	add(st, u, PHASE_OPERATOR, huge, 300, 40, 0, 3);
+	finish(st);
+
+	assert_int_equal(diff_compute(a, a, NULL, NULL, &f->d, &err), 0);
+	const char *parts[DIFF_MAX_PARTS];
+	size_t left, i = 0;
+	while (i < f->d.nrows && f->d.rows[i].side[0].total_ns != 70)
+		i++;
+	assert_true(i < f->d.nrows);
+	assert_int_equal(diff_row_parts(&f->d, &f->d.rows[i], parts, &left), 2);
+	assert_int_equal(left, 2);
+	assert_string_equal(parts[0], k5);
+	assert_string_equal(parts[1], "leaf");
+	struct sbuf sb;
+	sbuf_init(&sb);
+	diff_row_name(&f->d, &f->d.rows[i], 0, &sb);
+	assert_int_equal(sb.len, strlen("\xe2\x80\xa6 > ") + 600 + strlen(" > leaf"));
+	assert_memory_equal(sb.buf, "\xe2\x80\xa6 > kkk", 9);
+	sbuf_reset(&sb);
+	diff_row_name(&f->d, &f->d.rows[i], 100, &sb);
+	assert_int_equal(sb.len, 100);
+	assert_memory_equal(sb.buf, "\xe2\x80\xa6kkk", 6);
+	assert_string_equal(sb.buf + 100 - 7, " > leaf");
+
+	i = 0;
+	while (i < f->d.nrows && f->d.rows[i].side[0].total_ns != 60)
+		i++;
+	assert_int_equal(diff_row_parts(&f->d, &f->d.rows[i], parts, &left), 1);
+	assert_int_equal(left, 0);
+	assert_string_equal(parts[0], k10); /* longer than DIFF_NAME_MAX, whole */
+
+	i = 0;
+	while (i < f->d.nrows && f->d.rows[i].side[0].total_ns != 40)
+		i++;
+	assert_int_equal(diff_row_parts(&f->d, &f->d.rows[i], parts, &left), 1);
+	assert_int_equal(left, 1); /* é * 150 and 64 KiB do not fit in DIFF_NAME_MAX */
+	assert_int_equal(strlen(parts[0]), 65536 + 3);
+	assert_string_equal(parts[0] + 65536, "\xe2\x80\xa6");
+	assert_memory_equal(parts[0], huge, 65536);
+	i = 0;
+	while (i < f->d.nrows && f->d.rows[i].side[0].total_ns != 50)
+		i++;
+	for (size_t max = 7; max < 12; max++) { /* "…" and é é: never half an é */
+		sbuf_reset(&sb);
+		diff_row_name(&f->d, &f->d.rows[i], max, &sb);
+		assert_true(sb.len <= max && sb.len >= max - 1);
+		assert_memory_equal(sb.buf, "\xe2\x80\xa6\xc3\xa9", 5);
+	}
+	sbuf_release(&sb);
+	free(k5);
+	free(k10);
+	free(huge);
 }
 
 static void bad_file(void **state)
@@ -314,6 +557,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(steps_merged, setup, teardown),
 	    cmocka_unit_test_setup_teardown(ops_by_path, setup, teardown),
 	    cmocka_unit_test_setup_teardown(sorted_by_abs_diff, setup, teardown),
+	    cmocka_unit_test_setup_teardown(names_sorted_as_joined_text, setup, teardown),
+	    cmocka_unit_test_setup_teardown(long_names_cut, setup, teardown),
 	    cmocka_unit_test_setup_teardown(bad_file, setup, teardown),
 	    cmocka_unit_test_setup_teardown(stops, setup, teardown),
 	};

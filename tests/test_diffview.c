@@ -5,7 +5,9 @@
  * (the interrupt consumed, so the front end does not quit on it); the same
  * diff not interrupted shows its table.  The C-c is forced: the app's
  * show_now hook, which a terminal front end calls just before the diff
- * starts, raises the interrupt flag as the SIGINT handler would.
+ * starts, raises the interrupt flag as the SIGINT handler would.  And
+ * `diff --format json`, written a row at a time, is byte for byte what
+ * jansson writes of the same document, with and without --limit.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -21,6 +23,7 @@
 #include "model/store/store.h"
 #include "tests/testdir.h"
 #include "tui/app.h"
+#include "tui/diffview.h"
 #include "tui/grid.h"
 #include "tui/keys.h"
 
@@ -142,10 +145,39 @@ static void ctrl_c_stops_diff(void **state)
 	grid_release(&g);
 }
 
+/* The JSON is what json_dumpf writes of it, read back: every level (two
+ * of them without rows), with rows left out by a limit and without. */
+static void json_as_jansson_writes_it(void **state)
+{
+	struct fx *f = *state;
+	for (size_t limit = 0; limit < 2; limit++) {
+		char *buf = NULL, *err = NULL;
+		size_t len = 0;
+		FILE *out = open_memstream(&buf, &len);
+		assert_non_null(out);
+		assert_int_equal(diffview_write(out, f->a, f->b, REPORT_JSON, limit, &err), 0);
+		fclose(out);
+		json_error_t jerr;
+		json_t *doc = json_loads(buf, 0, &jerr);
+		assert_non_null(doc);
+		assert_int_equal(json_array_size(json_object_get(doc, "levels")), 4);
+		char *again = json_dumps(doc, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+		assert_non_null(again);
+		size_t n = strlen(again);
+		assert_int_equal(len, n + 1);
+		assert_memory_equal(buf, again, n);
+		assert_int_equal(buf[n], '\n');
+		free(again);
+		json_decref(doc);
+		free(buf);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(ctrl_c_stops_diff, setup, teardown),
+	    cmocka_unit_test_setup_teardown(json_as_jansson_writes_it, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

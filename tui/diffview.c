@@ -4,7 +4,10 @@
  * then the largest change of total time first.  Names come from trace.db
  * and pass the sanitiser before they reach a terminal; JSON holds them
  * exactly (invalid UTF-8 repaired), with times in ns and means and ratios
- * as exact doubles.
+ * as exact doubles.  A row's name path is spelled out for that row only,
+ * cut as diff.h says: the text and JSON are written a row at a time, and
+ * the table keeps at most TABLE_PATH_BYTES of each path, so that memory
+ * does not grow with the depth of a path or the length of its names.
  */
 #include <errno.h>
 #include <math.h>
@@ -23,6 +26,12 @@
 
 #define NAME_COLS	60 /* the text's name column: a longer path keeps its end */
 #define TABLE_NAME_COLS 40 /* the widest the results screen draws a column */
+/* The path column's most bytes: the longest real names, C++ signatures of
+ * kernels, alone in their path, run to 5 KB. */
+#define TABLE_PATH_BYTES 8192
+/* The bytes of a name's end that fill cols columns once sanitised: four
+ * bytes a column at most, and room for zero-width marks. */
+#define SHOWN_BYTES(cols) ((size_t)(cols)*16)
 
 static const char *const level_titles[DIFF_NLEVELS] = {
     "steps (profiler steps by name, ProfilerStep#N merged)",
@@ -71,7 +80,8 @@ static void text_side(FILE *out, const char *tag, const struct diff_run *r, stru
 		r->workflows == 1 ? "" : "s");
 }
 
-static void text_row(FILE *out, const struct diff_row *r, struct sbuf *sb)
+static void text_row(FILE *out, const struct diff *d, const struct diff_row *r, struct sbuf *raw,
+		     struct sbuf *sb)
 {
 	char t[4][32], dd[32], ra[32];
 	format_duration(t[0], sizeof(t[0]), r->side[0].total_ns);
@@ -82,8 +92,10 @@ static void text_row(FILE *out, const struct diff_row *r, struct sbuf *sb)
 					r->side[k].total_ns / r->side[k].count);
 		else
 			snprintf(t[2 + k], sizeof(t[2 + k]), "-");
+	sbuf_reset(raw);
+	diff_row_name(d, r, SHOWN_BYTES(NAME_COLS), raw);
 	sbuf_reset(sb);
-	format_sanitize(sb, r->name);
+	format_sanitize(sb, raw->buf);
 	format_left_cut(sb, NAME_COLS, "...");
 	fprintf(out, "  %8lld %8lld %10s %10s %10s %10s %11s %7s  %-7s  %s\n",
 		(long long)r->side[0].count, (long long)r->side[1].count, t[0], t[1], t[2], t[3],
@@ -93,8 +105,9 @@ static void text_row(FILE *out, const struct diff_row *r, struct sbuf *sb)
 
 static void write_text(FILE *out, const struct diff *d, size_t limit)
 {
-	struct sbuf sb;
+	struct sbuf sb, raw;
 	sbuf_init(&sb);
+	sbuf_init(&raw);
 	char dd[32], ra[32];
 	fprintf(out, "Diff of two runs (B against A)\n");
 	text_side(out, "A", &d->run[0], &sb);
@@ -120,11 +133,12 @@ static void write_text(FILE *out, const struct diff *d, size_t limit)
 			"name");
 		size_t shown = limit && end - first > limit ? limit : end - first;
 		for (size_t i = first; i < first + shown; i++)
-			text_row(out, &d->rows[i], &sb);
+			text_row(out, d, &d->rows[i], &raw, &sb);
 		if (shown < end - first)
 			fprintf(out, "  ... %zu more (--limit 0 shows all)\n", end - first - shown);
 	}
 	sbuf_release(&sb);
+	sbuf_release(&raw);
 }
 
 /* ---- JSON ---- */
@@ -146,42 +160,88 @@ static json_t *json_run(const struct diff_run *r)
 			 (json_int_t)r->makespan_ns, "workflows", (json_int_t)r->workflows);
 }
 
-static json_t *json_row(const struct diff_row *r)
+/* The row's name and parts as diff_row_parts cuts them, and how many
+ * names above them it left out (only when it did). */
+static json_t *json_row(const struct diff *d, const struct diff_row *r, struct sbuf *sb)
 {
+	const char *part[DIFF_MAX_PARTS];
+	size_t left, n = diff_row_parts(d, r, part, &left);
 	json_t *parts = json_array();
-	for (size_t k = 0; k < r->nparts; k++)
-		json_array_append_new(parts, report_json_string(r->parts[k]));
+	for (size_t k = 0; k < n; k++)
+		json_array_append_new(parts, report_json_string(part[k]));
+	sbuf_reset(sb);
+	diff_row_name(d, r, 0, sb);
 	double ratio = diff_ratio(r);
 	const char *st = status_of(r);
-	return json_pack("{s:o, s:o, s:s, s:o, s:o, s:I, s:o}", "name", report_json_string(r->name),
-			 "path", parts, "status", *st ? st : "both", "a", json_side(&r->side[0], 1),
-			 "b", json_side(&r->side[1], 1), "diff_ns", (json_int_t)diff_delta(r),
-			 "ratio", isnan(ratio) ? json_null() : json_real(ratio));
+	json_t *j =
+	    json_pack("{s:o, s:o, s:s, s:o, s:o, s:I, s:o}", "name", report_json_string(sb->buf),
+		      "path", parts, "status", *st ? st : "both", "a", json_side(&r->side[0], 1),
+		      "b", json_side(&r->side[1], 1), "diff_ns", (json_int_t)diff_delta(r), "ratio",
+		      isnan(ratio) ? json_null() : json_real(ratio));
+	if (left)
+		json_object_set_new(j, "path_left_out", json_integer((json_int_t)left));
+	return j;
 }
 
+#define JSON_FLAGS (JSON_INDENT(2) | JSON_ENSURE_ASCII)
+
+/* v (its reference taken) as json_dumpf writes it depth levels down an
+ * indented document (every line after its first indented 2 * depth more;
+ * with JSON_ENSURE_ASCII a string holds no newline); open: an object
+ * without its closing "\n}", for more members to follow.  0; -1. */
+static int json_put(FILE *out, json_t *v, int depth, int open)
+{
+	char *s = v ? json_dumps(v, JSON_FLAGS | JSON_ENCODE_ANY) : NULL;
+	json_decref(v);
+	if (!s)
+		return -1;
+	size_t n = strlen(s);
+	if (open && n >= 2 && !strcmp(s + n - 2, "\n}"))
+		n -= 2;
+	for (const char *p = s, *end = s + n; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t k = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+		fwrite(p, 1, k, out);
+		if (nl)
+			fprintf(out, "%*s", 2 * depth, "");
+		p += k;
+	}
+	free(s);
+	return 0;
+}
+
+/* The JSON document json_dumpf would write of the whole diff, written a
+ * level's header and a row at a time. */
 static int write_json(FILE *out, const struct diff *d, size_t limit)
 {
-	json_t *levels = json_array();
-	for (int l = 0; l < DIFF_NLEVELS; l++) {
+	struct sbuf sb;
+	sbuf_init(&sb);
+	int rc = json_put(
+	    out, json_pack("{s:o, s:o}", "a", json_run(&d->run[0]), "b", json_run(&d->run[1])), 0,
+	    1);
+	fputs(",\n  \"levels\": [", out);
+	for (int l = 0; l < DIFF_NLEVELS && rc == 0; l++) {
 		size_t first, end, added, removed;
 		level_rows(d, l, &first, &end, &added, &removed);
 		size_t shown = limit && end - first > limit ? limit : end - first;
-		json_t *rows = json_array();
-		for (size_t i = first; i < first + shown; i++)
-			json_array_append_new(rows, json_row(&d->rows[i]));
-		json_array_append_new(
-		    levels,
-		    json_pack("{s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:o}", "level",
-			      diff_level_name(l), "a", json_side(&d->run[0].level[l], 0), "b",
-			      json_side(&d->run[1].level[l], 0), "names", (json_int_t)(end - first),
-			      "added", (json_int_t)added, "removed", (json_int_t)removed,
-			      "left_out", (json_int_t)(end - first - shown), "rows", rows));
+		fputs(l ? ",\n    " : "\n    ", out);
+		rc = json_put(out,
+			      json_pack("{s:s, s:o, s:o, s:I, s:I, s:I, s:I}", "level",
+					diff_level_name(l), "a", json_side(&d->run[0].level[l], 0),
+					"b", json_side(&d->run[1].level[l], 0), "names",
+					(json_int_t)(end - first), "added", (json_int_t)added,
+					"removed", (json_int_t)removed, "left_out",
+					(json_int_t)(end - first - shown)),
+			      2, 1);
+		fputs(",\n      \"rows\": [", out);
+		for (size_t i = first; i < first + shown && rc == 0; i++) {
+			fputs(i > first ? ",\n        " : "\n        ", out);
+			rc = json_put(out, json_row(d, &d->rows[i], &sb), 4, 0);
+		}
+		fputs(shown ? "\n      ]\n    }" : "]\n    }", out);
 	}
-	json_t *root = json_pack("{s:o, s:o, s:o}", "a", json_run(&d->run[0]), "b",
-				 json_run(&d->run[1]), "levels", levels);
-	int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-	fputc('\n', out);
-	json_decref(root);
+	fputs("\n  ]\n}\n", out);
+	sbuf_release(&sb);
 	return rc;
 }
 
@@ -261,11 +321,13 @@ static double mean_of(const struct diff_side *s)
 /* d's rows as a query result: the results screen's sort, search, filter
  * and Enter work on it as on a query's.  The name column holds the end of
  * the path, which tells rows apart (the screen cuts a cell's end); the
- * path column all of it. */
+ * path column all of it as diff_row_name spells it, up to TABLE_PATH_BYTES
+ * (its end after "…"). */
 static void diff_table(const struct diff *d, const char *more, struct query_result *r)
 {
-	struct sbuf name;
+	struct sbuf name, raw;
 	sbuf_init(&name);
+	sbuf_init(&raw);
 	memset(r, 0, sizeof(*r));
 	r->ncols = NCOLS;
 	r->nrows = d->nrows;
@@ -280,9 +342,13 @@ static void diff_table(const struct diff *d, const char *more, struct query_resu
 		const struct diff_row *row = &d->rows[i];
 		struct query_value *v = &r->cells[i * NCOLS];
 		v[COL_LEVEL] = text_value(r, diff_level_name(row->level));
+		sbuf_reset(&raw);
+		diff_row_name(d, row, SHOWN_BYTES(TABLE_NAME_COLS), &raw);
 		sbuf_reset(&name);
-		format_sanitize(&name, row->name);
+		format_sanitize(&name, raw.buf);
 		v[COL_NAME] = text_value(r, format_left_cut(&name, TABLE_NAME_COLS, more));
+		sbuf_reset(&raw);
+		diff_row_name(d, row, TABLE_PATH_BYTES, &raw);
 		v[COL_STATUS] = text_value(r, status_of(row));
 		v[COL_DIFF] = int_value(diff_delta(row));
 		v[COL_RATIO] = real_value(diff_ratio(row));
@@ -292,11 +358,12 @@ static void diff_table(const struct diff *d, const char *more, struct query_resu
 		v[COL_COUNT_B] = int_value(row->side[1].count);
 		v[COL_MEAN_A] = real_value(mean_of(&row->side[0]));
 		v[COL_MEAN_B] = real_value(mean_of(&row->side[1]));
-		v[COL_PATH] = text_value(r, row->name);
+		v[COL_PATH] = text_value(r, raw.buf);
 		v[COL_PHASE] = row->side[0].first_id ? int_value(row->side[0].first_id)
 						     : (struct query_value){.type = QP_NULL};
 	}
 	sbuf_release(&name);
+	sbuf_release(&raw);
 }
 
 void diffview_command(struct app *a, const char *arg)

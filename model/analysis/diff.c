@@ -4,10 +4,15 @@
  * before child as the nest builder writes them (a span's id is reserved
  * when it opens); a file where some phase comes before its parent is
  * scanned again in depth order.  A run's names, name paths and rows are
- * interned as it is read; the second run's rows are then matched to the
- * first's by their name paths.  A phase that may have operators beneath it
- * (an operator, annotation, runtime call, span or profiler step with
- * children) keeps its name path by id; nothing else is kept per phase.
+ * interned as it is read: a name's text is hashed and compared when it is
+ * first read (and once more when the runs merge), a name path is the pair
+ * of its parent path's index and its innermost name's, and a row the pair
+ * of its path's index and its level, so that neither depth nor long names
+ * cost anything per phase or per row.  The second run's names, then paths,
+ * then rows are mapped onto the first's in one pass over each.  A phase that may have operators
+ * beneath it (an operator, annotation, runtime call, span or profiler step with children) keeps its
+ * name path by id; nothing else is kept per phase.  Only sorting reads a path's names as text, from
+ * where two paths part.
  */
 #include <math.h>
 #include <pthread.h>
@@ -23,8 +28,10 @@
 #include "model/util/strmap.h"
 #include "model/util/xalloc.h"
 
-#define DIFF_MAX_PARTS 256 /* a deeper name path keeps its innermost names */
-#define PATH_SEP       " > "
+#define PATH_SEP     " > "
+#define PATH_SEP_LEN 3
+#define ELLIPSIS     "\xe2\x80\xa6" /* "…" */
+#define ELLIPSIS_LEN 3
 
 static const char *const level_names[DIFF_NLEVELS] = {"step", "op", "runtime", "kernel"};
 
@@ -33,20 +40,15 @@ const char *diff_level_name(int level)
 	return level >= 0 && level < DIFF_NLEVELS ? level_names[level] : "?";
 }
 
-/* A name path: its parent path (0: none) and its innermost name. */
-struct dpath {
-	uint32_t parent, name;
-};
-
 struct builder {
-	struct strmap names; /* text -> index into d->names */
+	/* text -> index into d->names; its keys are d->names' strings, owned
+	 * by d (builder_release frees the map, not them): a name is kept once */
+	struct strmap names;
 	size_t anames;
-	struct strmap paths; /* (parent, name) -> index into path (0: the empty path) */
-	struct dpath *path;
-	size_t npaths, apaths;
+	struct strmap paths; /* (parent, name) -> index into d->paths */
+	size_t apaths;
 	struct strmap rows; /* (path, level) -> index into d->rows */
-	uint32_t *row_path; /* each row's name path */
-	size_t arows, arow_path;
+	size_t arows;
 	struct diff *d;
 };
 
@@ -91,39 +93,46 @@ static uint32_t intern_name(struct builder *b, const char *s, size_t n)
 	struct strmap_ent *e = strmap_put(&b->names, s, n, (int64_t)b->d->nnames, &created);
 	if (created) {
 		XGROW(b->d->names, b->d->nnames + 1, b->anames);
-		b->d->names[b->d->nnames++] = xstrndup(s, n);
+		b->d->names[b->d->nnames++] = e->key;
 	}
 	return (uint32_t)e->value;
 }
 
+/* The path of name under parent (0: at the top). */
 static uint32_t intern_path(struct builder *b, uint32_t parent, uint32_t name)
 {
+	struct diff *d = b->d;
 	uint32_t key[2] = {parent, name};
 	int created;
 	struct strmap_ent *e =
-	    strmap_put(&b->paths, (const char *)key, sizeof(key), (int64_t)b->npaths, &created);
+	    strmap_put(&b->paths, (const char *)key, sizeof(key), (int64_t)d->npaths, &created);
 	if (created) {
-		XGROW(b->path, b->npaths + 1, b->apaths);
-		b->path[b->npaths++] = (struct dpath){parent, name};
+		XGROW(d->paths, d->npaths + 1, b->apaths);
+		d->paths[d->npaths++] =
+		    (struct diff_path){parent, name, d->paths[parent].depth + 1};
 	}
 	return (uint32_t)e->value;
+}
+
+/* The row of path at level, made empty when there is none. */
+static size_t row_of(struct builder *b, uint32_t path, int level)
+{
+	struct diff *d = b->d;
+	uint32_t key[2] = {path, (uint32_t)level};
+	int created;
+	struct strmap_ent *e =
+	    strmap_put(&b->rows, (const char *)key, sizeof(key), (int64_t)d->nrows, &created);
+	if (created) {
+		XGROW(d->rows, d->nrows + 1, b->arows);
+		d->rows[d->nrows++] = (struct diff_row){.level = level, .path = path};
+	}
+	return (size_t)e->value;
 }
 
 static void add(struct builder *b, int run, uint32_t path, int level, int64_t id, int64_t dur)
 {
-	uint32_t key[2] = {path, (uint32_t)level};
-	int created;
-	struct strmap_ent *e =
-	    strmap_put(&b->rows, (const char *)key, sizeof(key), (int64_t)b->d->nrows, &created);
-	struct diff *d = b->d;
-	if (created) {
-		XGROW(d->rows, d->nrows + 1, b->arows);
-		XGROW(b->row_path, d->nrows + 1, b->arow_path);
-		memset(&d->rows[d->nrows], 0, sizeof(d->rows[0]));
-		d->rows[d->nrows].level = level;
-		b->row_path[d->nrows++] = path;
-	}
-	struct diff_side *s = &d->rows[e->value].side[run];
+	size_t i = row_of(b, path, level); /* before d->rows is read: it may move it */
+	struct diff_side *s = &b->d->rows[i].side[run];
 	if (!s->count || id < s->first_id)
 		s->first_id = id;
 	s->count++;
@@ -146,7 +155,8 @@ static size_t step_name(const char *s, struct sbuf *out)
 	return out->len;
 }
 
-/* The name index of a name id, a step's merged (memoised per run). */
+/* The name index of a name id, a step's merged (memoised per run); a name
+ * longer than DIFF_NAME_LONG cut as diff.h says. */
 static uint32_t name_of(struct scan *sc, int64_t name_id, int step)
 {
 	int created = 1, *slot = NULL;
@@ -159,15 +169,26 @@ static uint32_t name_of(struct scan *sc, int64_t name_id, int step)
 	const unsigned char *t =
 	    sqlite3_step(sc->nameq) == SQLITE_ROW ? sqlite3_column_text(sc->nameq, 0) : NULL;
 	const char *text = t ? (const char *)t : "";
+	size_t n = t ? strnlen(text, (size_t)sqlite3_column_bytes(sc->nameq, 0)) : 0;
+	struct sbuf cut = SBUF_INIT, s = SBUF_INIT;
+	if (n > DIFF_NAME_LONG) {
+		n = DIFF_NAME_LONG - ELLIPSIS_LEN;
+		while (n && ((unsigned char)text[n] & 0xc0) == 0x80)
+			n--; /* not inside a UTF-8 character */
+		sbuf_add(&cut, text, n);
+		sbuf_adds(&cut, ELLIPSIS);
+		text = cut.buf;
+		n = cut.len;
+	}
 	uint32_t idx;
 	if (step) {
-		struct sbuf s = SBUF_INIT;
 		step_name(text, &s);
 		idx = intern_name(sc->b, s.buf ? s.buf : "", s.len);
-		sbuf_release(&s);
 	} else {
-		idx = intern_name(sc->b, text, strlen(text));
+		idx = intern_name(sc->b, text, n);
 	}
+	sbuf_release(&s);
+	sbuf_release(&cut);
 	sqlite3_reset(sc->nameq);
 	if (slot)
 		*slot = (int)idx;
@@ -354,39 +375,84 @@ out:
 }
 
 /* Rows neither run has: left by a scan in id order redone in depth order. */
-static void drop_empty(struct builder *b)
+static void drop_empty(struct diff *d)
 {
-	struct diff *d = b->d;
 	size_t n = 0;
 	for (size_t i = 0; i < d->nrows; i++)
-		if (d->rows[i].side[0].count || d->rows[i].side[1].count) {
-			d->rows[n] = d->rows[i];
-			b->row_path[n++] = b->row_path[i];
-		}
+		if (d->rows[i].side[0].count || d->rows[i].side[1].count)
+			d->rows[n++] = d->rows[i];
 	d->nrows = n;
 }
 
-/* Each row's name path as parts and joined. */
-static void name_rows(struct builder *b)
+size_t diff_row_parts(const struct diff *d, const struct diff_row *r, const char **parts,
+		      size_t *left_out)
 {
-	struct diff *d = b->d;
-	uint32_t chain[DIFF_MAX_PARTS];
-	for (size_t i = 0; i < d->nrows; i++) {
-		struct diff_row *r = &d->rows[i];
-		size_t n = 0;
-		for (uint32_t p = b->row_path[i]; p && n < DIFF_MAX_PARTS; p = b->path[p].parent)
-			chain[n++] = b->path[p].name;
-		r->parts = xcalloc(n ? n : 1, sizeof(*r->parts));
-		r->nparts = n;
-		struct sbuf s = SBUF_INIT;
-		for (size_t k = 0; k < n; k++) {
-			r->parts[k] = d->names[chain[n - 1 - k]];
-			if (k)
-				sbuf_adds(&s, PATH_SEP);
-			sbuf_adds(&s, r->parts[k]);
+	size_t n = 0, len = 0;
+	for (uint32_t p = r->path; p && n < DIFF_MAX_PARTS; p = d->paths[p].parent) {
+		const char *s = d->names[d->paths[p].name];
+		if (n) {
+			if (len + PATH_SEP_LEN > DIFF_NAME_MAX)
+				break;
+			size_t k = strnlen(s, DIFF_NAME_MAX - len - PATH_SEP_LEN + 1);
+			if (len + PATH_SEP_LEN + k > DIFF_NAME_MAX)
+				break;
+			len += PATH_SEP_LEN + k;
+		} else {
+			len = strnlen(s, DIFF_NAME_MAX + 1); /* the innermost name, kept whole */
 		}
-		r->name = sbuf_detach(&s);
+		parts[n++] = s;
 	}
+	for (size_t i = 0; i < n / 2; i++) {
+		const char *t = parts[i];
+		parts[i] = parts[n - 1 - i];
+		parts[n - 1 - i] = t;
+	}
+	if (left_out)
+		*left_out = d->paths[r->path].depth - n;
+	return n;
+}
+
+/* Appends s[0..n) less its first *skip bytes, which it uses up. */
+static void add_skipping(struct sbuf *out, const char *s, size_t n, size_t *skip)
+{
+	size_t k = *skip < n ? *skip : n;
+	*skip -= k;
+	sbuf_add(out, s + k, n - k);
+}
+
+void diff_row_name(const struct diff *d, const struct diff_row *r, size_t max, struct sbuf *out)
+{
+	const char *parts[DIFF_MAX_PARTS];
+	size_t len[DIFF_MAX_PARTS];
+	size_t left, n = diff_row_parts(d, r, parts, &left), total = 0, skip = 0;
+	for (size_t k = 0; k < n; k++) {
+		len[k] = strlen(parts[k]);
+		total += len[k] + (k ? PATH_SEP_LEN : 0);
+	}
+	if (left)
+		total += ELLIPSIS_LEN + PATH_SEP_LEN;
+	size_t start = out->len;
+	int cut = max && total > max;
+	if (cut) { /* only the end is written */
+		skip = total - (max > ELLIPSIS_LEN ? max - ELLIPSIS_LEN : 0);
+		sbuf_adds(out, ELLIPSIS);
+	}
+	if (left) {
+		add_skipping(out, ELLIPSIS, ELLIPSIS_LEN, &skip);
+		add_skipping(out, PATH_SEP, PATH_SEP_LEN, &skip);
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (k)
+			add_skipping(out, PATH_SEP, PATH_SEP_LEN, &skip);
+		add_skipping(out, parts[k], len[k], &skip);
+	}
+	if (!cut)
+		return;
+	size_t from = start + ELLIPSIS_LEN, c = from;
+	while (c < out->len && ((unsigned char)out->buf[c] & 0xc0) == 0x80)
+		c++; /* from the first whole UTF-8 character */
+	memmove(out->buf + from, out->buf + c, out->len - c + 1);
+	out->len -= c - from;
 }
 
 int64_t diff_delta(const struct diff_row *r)
@@ -400,7 +466,88 @@ double diff_ratio(const struct diff_row *r)
 				   : NAN;
 }
 
-static int row_cmp(const void *pa, const void *pb)
+/* A name path's text, " > " between its names, from some name on: the
+ * names are ids[left - 1] (the outermost to come) down to ids[0]. */
+struct joined {
+	char *const *names;
+	const uint32_t *ids;
+	size_t left;
+	int sep;       /* " > " comes before the next name */
+	const char *p; /* what is left of the current name or separator */
+	size_t n;
+};
+
+/* The next stretch of text (0 bytes at the end). */
+static size_t joined_next(struct joined *j)
+{
+	while (!j->n) {
+		if (!j->left)
+			return 0;
+		if (j->sep) {
+			j->p = PATH_SEP;
+			j->n = PATH_SEP_LEN;
+			j->sep = 0;
+		} else {
+			j->p = j->names[j->ids[--j->left]];
+			j->n = strlen(j->p);
+			j->sep = 1;
+		}
+	}
+	return j->n;
+}
+
+/* a's text against b's, as strcmp compares strings. */
+static int joined_cmp(struct joined *a, struct joined *b)
+{
+	for (;;) {
+		size_t na = joined_next(a), nb = joined_next(b);
+		if (!na || !nb)
+			return na ? 1 : nb ? -1 : 0;
+		size_t k = na < nb ? na : nb;
+		int c = memcmp(a->p, b->p, k);
+		if (c)
+			return c;
+		a->p += k, a->n -= k;
+		b->p += k, b->n -= k;
+	}
+}
+
+/* Paths pa and pb as their texts compare, each its innermost DIFF_MAX_PARTS
+ * names; the names the two share above where they part are not read. */
+static int path_cmp(const struct diff *d, uint32_t pa, uint32_t pb)
+{
+	const struct diff_path *P = d->paths;
+	uint32_t ca[DIFF_MAX_PARTS], cb[DIFF_MAX_PARTS];
+	size_t na = 0, nb = 0;
+	int sep;
+	if (P[pa].depth <= DIFF_MAX_PARTS && P[pb].depth <= DIFF_MAX_PARTS) {
+		/* whole paths: up to their last common path */
+		for (; P[pa].depth > P[pb].depth; pa = P[pa].parent)
+			ca[na++] = P[pa].name;
+		for (; P[pb].depth > P[pa].depth; pb = P[pb].parent)
+			cb[nb++] = P[pb].name;
+		for (; pa != pb; pa = P[pa].parent, pb = P[pb].parent) {
+			ca[na++] = P[pa].name;
+			cb[nb++] = P[pb].name;
+		}
+		sep = pa != 0;
+	} else {
+		for (; pa && na < DIFF_MAX_PARTS; pa = P[pa].parent)
+			ca[na++] = P[pa].name;
+		for (; pb && nb < DIFF_MAX_PARTS; pb = P[pb].parent)
+			cb[nb++] = P[pb].name;
+		size_t same = 0;
+		while (same < na && same < nb && ca[na - 1 - same] == cb[nb - 1 - same])
+			same++;
+		na -= same;
+		nb -= same;
+		sep = same > 0;
+	}
+	struct joined a = {d->names, ca, na, sep, "", 0}, b = {d->names, cb, nb, sep, "", 0};
+	return joined_cmp(&a, &b);
+}
+
+static int row_cmp(const void *pa, const void *pb, void *ctx)
 {
 	const struct diff_row *a = pa, *b = pb;
 	if (a->level != b->level)
@@ -408,85 +555,65 @@ static int row_cmp(const void *pa, const void *pb)
 	int64_t da = llabs(diff_delta(a)), db = llabs(diff_delta(b));
 	if (da != db)
 		return da > db ? -1 : 1;
-	return strcmp(a->name, b->name);
+	return a->path == b->path ? 0 : path_cmp(ctx, a->path, b->path);
 }
 
-/* One run read into a diff of its own: its rows, their names and its
- * figures, on a thread of its own. */
+/* One run read into a diff of its own: its rows, names and paths and its
+ * figures, on a thread of its own; run 0's builder is kept for the merge. */
 struct run_job {
 	const char *path;
 	int run;
 	int (*stop)(void *ctx);
 	void *ctx;
 	struct diff part;
+	struct builder b;
 	int rc, stopped;
 	char *err;
 };
 
+static void builder_release(struct builder *b)
+{
+	free(b->names.slot); /* not its keys: d->names owns them */
+	b->names = (struct strmap)STRMAP_INIT;
+	strmap_clear(&b->paths);
+	strmap_clear(&b->rows);
+}
+
 static void *run_thread(void *arg)
 {
 	struct run_job *j = arg;
-	struct builder bl = {
+	j->b = (struct builder){
 	    .names = STRMAP_INIT, .paths = STRMAP_INIT, .rows = STRMAP_INIT, .d = &j->part};
-	intern_path(&bl, 0, intern_name(&bl, "", 0)); /* path 0: the empty one */
-	j->rc = read_run(&bl, j->run, j->path, j->stop, j->ctx, &j->stopped, &j->err);
-	if (j->rc == 0) {
-		drop_empty(&bl);
-		name_rows(&bl);
-	}
-	strmap_clear(&bl.names);
-	strmap_clear(&bl.paths);
-	strmap_clear(&bl.rows);
-	free(bl.path);
-	free(bl.row_path);
+	/* path 0: the empty one, in no map, so that an empty name has a path */
+	XGROW(j->part.paths, 1, j->b.apaths);
+	j->part.paths[j->part.npaths++] = (struct diff_path){0, 0, 0};
+	j->rc = read_run(&j->b, j->run, j->path, j->stop, j->ctx, &j->stopped, &j->err);
+	if (j->run)
+		builder_release(&j->b);
 	return NULL;
 }
 
-/* A row's key: its level, then each part and a NUL (parts hold none), so
- * that ("a > b") and ("a", "b") stay two rows. */
-static void row_key(const struct diff_row *r, struct sbuf *k)
+/* Run 1's part p into run 0's, b's: p's names, then paths (a parent's
+ * before its children), then rows mapped onto b's by index, a row b has
+ * taking p's figures as its second side.  p is left empty. */
+static void merge(struct builder *b, struct diff *p)
 {
-	sbuf_reset(k);
-	sbuf_addc(k, (char)('0' + r->level));
-	for (size_t i = 0; i < r->nparts; i++)
-		sbuf_add(k, r->parts[i], strlen(r->parts[i]) + 1);
-}
-
-/* Run 1's part into d (run 0's): its names, figures and rows, a row of a
- * name d has as that row's second side. */
-static void merge(struct diff *d, struct diff *p)
-{
-	d->names = xrealloc(d->names, (d->nnames + p->nnames + 1) * sizeof(*d->names));
-	memcpy(d->names + d->nnames, p->names, p->nnames * sizeof(*p->names));
-	d->nnames += p->nnames;
-	free(p->names);
-	d->run[1] = p->run[1];
-	struct strmap keys = STRMAP_INIT;
-	struct sbuf k;
-	sbuf_init(&k);
-	int created;
-	for (size_t i = 0; i < d->nrows; i++) {
-		row_key(&d->rows[i], &k);
-		strmap_put(&keys, k.buf, k.len, (int64_t)i, &created);
-	}
-	size_t alloc = d->nrows;
+	struct diff *d = b->d;
+	uint32_t *name_to = xcalloc(p->nnames ? p->nnames : 1, sizeof(*name_to));
+	uint32_t *path_to = xcalloc(p->npaths ? p->npaths : 1, sizeof(*path_to));
+	for (size_t i = 0; i < p->nnames; i++)
+		name_to[i] = intern_name(b, p->names[i], strlen(p->names[i]));
+	for (size_t i = 1; i < p->npaths; i++) /* path 0 is the empty one in both */
+		path_to[i] = intern_path(b, path_to[p->paths[i].parent], name_to[p->paths[i].name]);
 	for (size_t i = 0; i < p->nrows; i++) {
-		struct diff_row *r = &p->rows[i];
-		row_key(r, &k);
-		struct strmap_ent *e = strmap_get(&keys, k.buf, k.len);
-		if (e) {
-			d->rows[e->value].side[1] = r->side[1];
-			free(r->parts);
-			free(r->name);
-		} else {
-			XGROW(d->rows, d->nrows + 1, alloc);
-			d->rows[d->nrows++] = *r;
-		}
+		size_t k = row_of(b, path_to[p->rows[i].path], p->rows[i].level);
+		d->rows[k].side[1] = p->rows[i].side[1];
 	}
-	free(p->rows);
-	sbuf_release(&k);
-	strmap_clear(&keys);
-	memset(p, 0, sizeof(*p));
+	d->run[1] = p->run[1];
+	p->run[1].path = NULL;
+	free(name_to);
+	free(path_to);
+	diff_release(p);
 }
 
 int diff_compute(const char *a, const char *b, int (*stop)(void *ctx), void *ctx, struct diff *d,
@@ -512,19 +639,22 @@ int diff_compute(const char *a, const char *b, int (*stop)(void *ctx), void *ctx
 				job[k].err = NULL;
 			free(job[0].err);
 			free(job[1].err);
+			builder_release(&job[0].b);
 			diff_release(&job[0].part);
 			diff_release(&job[1].part);
 			return stopped ? DIFF_STOPPED : -1;
 		}
+	merge(&job[0].b, &job[1].part);
+	builder_release(&job[0].b);
 	*d = job[0].part;
-	merge(d, &job[1].part);
+	drop_empty(d);
 	for (size_t i = 0; i < d->nrows; i++)
 		for (int run = 0; run < 2; run++) {
 			struct diff_side *sum = &d->run[run].level[d->rows[i].level];
 			sum->count += d->rows[i].side[run].count;
 			sum->total_ns = ns_sum(sum->total_ns, d->rows[i].side[run].total_ns);
 		}
-	qsort(d->rows, d->nrows, sizeof(*d->rows), row_cmp);
+	qsort_r(d->rows, d->nrows, sizeof(*d->rows), row_cmp, d);
 	return 0;
 }
 
@@ -532,11 +662,8 @@ void diff_release(struct diff *d)
 {
 	for (int run = 0; run < 2; run++)
 		free(d->run[run].path);
-	for (size_t i = 0; i < d->nrows; i++) {
-		free(d->rows[i].parts);
-		free(d->rows[i].name);
-	}
 	free(d->rows);
+	free(d->paths);
 	for (size_t i = 0; i < d->nnames; i++)
 		free(d->names[i]);
 	free(d->names);

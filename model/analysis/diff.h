@@ -12,9 +12,12 @@
  *   kernel   device work (kernels, copies, sets) by name.
  *
  * Counts and totals are over every rank, thread and stream of a file.  The
- * two files are read read-only, one scan of the phases each.  The caller
- * owns the struct and releases it with diff_release; every string in it is
- * owned by it.
+ * two files are read read-only, one scan of the phases each.  A row names
+ * its name path by index: the paths form a tree over the distinct names,
+ * so a path costs one entry whatever its depth and the length of its
+ * names, and only diff_row_parts and diff_row_name spell it out, cut to
+ * DIFF_NAME_MAX bytes.  The caller owns the struct and releases it with
+ * diff_release; every string in it is owned by it.
  */
 #ifndef GRADEML_DIFF_H
 #define GRADEML_DIFF_H
@@ -22,10 +25,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/util/sbuf.h"
+
 enum diff_level { DIFF_STEP, DIFF_OP, DIFF_RUNTIME, DIFF_KERNEL, DIFF_NLEVELS };
 
 /* "step", "op", "runtime", "kernel". */
 const char *diff_level_name(int level);
+
+/* A deeper name path keeps its innermost names. */
+#define DIFF_MAX_PARTS 256
+/* The most bytes of a name path diff_row_parts spells out, its names and
+ * the separators between them: a longer one keeps its innermost names
+ * that fit, the innermost one always.  Real paths are a few hundred bytes
+ * (their longest names are C++ signatures of kernels, alone in their path);
+ * the bound keeps a row's text from repeating a deep path's long names. */
+#define DIFF_NAME_MAX 1024
+/* A name longer than this in trace.db (the longest an import stores is
+ * 64 KiB and "…"; a hand-made file may hold more) is cut to its first
+ * 64 KiB and "…", as the import cuts it. */
+#define DIFF_NAME_LONG (65536 + 3)
 
 /* One name in one run: count 0 when the run has none. */
 struct diff_side {
@@ -33,11 +51,17 @@ struct diff_side {
 	int64_t first_id; /* the phase of it with the lowest id; 0 when none */
 };
 
+/* A name path: the path it extends (0: none) and its innermost name.
+ * Path 0 is the empty one, of no name (an empty name is a name); a path's
+ * parent has a lower index. */
+struct diff_path {
+	uint32_t parent, name; /* name: an index into diff.names */
+	uint32_t depth;	       /* how many names: 1 but at DIFF_OP; 0 for path 0 */
+};
+
 struct diff_row {
-	int level;	    /* enum diff_level */
-	const char **parts; /* the name path, outermost first */
-	size_t nparts;	    /* 1 but at DIFF_OP */
-	char *name;	    /* the parts joined with " > " */
+	int level;     /* enum diff_level */
+	uint32_t path; /* an index into diff.paths */
 	struct diff_side side[2];
 };
 
@@ -49,12 +73,15 @@ struct diff_run {
 };
 
 /* Rows by level, then by the absolute difference of the totals, largest
- * first, then by name (bytes). */
+ * first, then by name: the bytes of the name path joined with " > " (its
+ * innermost DIFF_MAX_PARTS names, not cut to DIFF_NAME_MAX). */
 struct diff {
 	struct diff_run run[2];
 	struct diff_row *rows;
 	size_t nrows;
-	char **names; /* the distinct names the parts point into */
+	struct diff_path *paths; /* the rows' name paths and those above them */
+	size_t npaths;
+	char **names; /* the distinct names */
 	size_t nnames;
 };
 
@@ -69,6 +96,20 @@ struct diff {
 int diff_compute(const char *a, const char *b, int (*stop)(void *ctx), void *ctx, struct diff *d,
 		 char **err);
 void diff_release(struct diff *d);
+
+/* The row's name path, outermost first, into parts (room for
+ * DIFF_MAX_PARTS; they point into d->names): its innermost names whose
+ * lengths and separators (" > ") add up to at most DIFF_NAME_MAX bytes, the
+ * innermost one always, at most DIFF_MAX_PARTS of them.  Returns how many;
+ * *left_out (NULL: not wanted) says how many names above them were left
+ * out. */
+size_t diff_row_parts(const struct diff *d, const struct diff_row *r, const char **parts,
+		      size_t *left_out);
+/* Appends the row's name: diff_row_parts's names joined with " > ", after
+ * "… > " when names were left out.  With max (0: none), at most max
+ * bytes and a cut's "…": a longer name keeps its end after "…",
+ * from the first whole UTF-8 character there. */
+void diff_row_name(const struct diff *d, const struct diff_row *r, size_t max, struct sbuf *out);
 
 /* The row's difference (run 1 less run 0) and ratio (run 1 over run 0;
  * NAN when run 0 has no time). */
