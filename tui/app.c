@@ -866,31 +866,47 @@ void app_click(struct app *a, int x, int y)
 
 /* ---- the frame ---- */
 
+/* The path from the workflow down to the current level.  When it does not
+ * fit, levels are dropped from the top (the end is where the user is): the
+ * most levels whose line fits, one at least.  The levels are measured from
+ * the innermost out, each formatted once, and no more of them than fill
+ * the line, whatever the names' length. */
 static void draw_breadcrumb(struct app *a, struct grid *g)
 {
 	const struct mnode *chain[256];
-	int n = 0, cols = g->w - 1;
+	struct sbuf part[256];
+	int n = 0, cols = g->w - 1, made = 0, k = 0, width = 0;
 	for (const struct mnode *p = a->tree.node; p && p->parent && n < 256; p = p->parent)
 		chain[n++] = p;
 	grid_fill(g, 0, 0, g->w, ' ', ROLE_BREADCRUMB);
-	/* Drop levels from the top until the path fits: the end is where the
-	 * user is. */
-	struct sbuf sb = SBUF_INIT;
-	for (int first = n - 1; first >= 0; first--) {
-		sbuf_reset(&sb);
-		sbuf_adds(&sb, first == n - 1 ? "grademl-tui" : a->g->more);
-		for (int i = first; i >= 0; i--) {
-			sbuf_adds(&sb, a->g->crumb);
-			format_name(&sb, chain[i]->name, chain[i]->kind == PHASE_KERNEL,
-				    a->g->more);
+	const char *top = "grademl-tui", *more = a->g->more;
+	int wtop = format_width(top), wmore = format_width(more);
+	while (made < n) {
+		struct sbuf *p = &part[made];
+		*p = (struct sbuf)SBUF_INIT;
+		sbuf_adds(p, a->g->crumb);
+		format_name(p, chain[made]->name, chain[made]->kind == PHASE_KERNEL, more);
+		width += format_width(p->buf);
+		made++;
+		if (made == n) {
+			if (wtop + width <= cols)
+				k = n;
+		} else if (wmore + width <= cols) {
+			k = made;
+		} else {
+			break; /* with one more level it fits less */
 		}
-		if (format_width(sb.buf) <= cols || first == 0)
-			break;
 	}
-	if (!n)
-		sbuf_adds(&sb, "grademl-tui");
-	grid_put_cut(g, 0, 0, cols, sb.buf, a->g->more, ROLE_BREADCRUMB);
+	if (n && !k)
+		k = 1;
+	struct sbuf sb = SBUF_INIT;
+	sbuf_adds(&sb, k == n ? top : more);
+	for (int i = k - 1; i >= 0; i--)
+		sbuf_adds(&sb, part[i].buf);
+	grid_put_cut(g, 0, 0, cols, sb.buf, more, ROLE_BREADCRUMB);
 	sbuf_release(&sb);
+	for (int i = 0; i < made; i++)
+		sbuf_release(&part[i]);
 }
 
 static void draw_status(struct app *a, struct grid *g)
