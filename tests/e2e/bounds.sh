@@ -13,7 +13,9 @@
 #      line naming the option; the explorer's ':' queries have the memory
 #      limit too;
 #   c. a query while another connection holds the write lock (an import's
-#      commit) waits for it and succeeds.
+#      commit) waits for it and succeeds;
+#   d. a table written to a pipe is within a few times its CSV whatever its
+#      longest cell (query and summary).
 #
 # Each command runs under `timeout`, so a hang is a failure, not a stuck
 # test.  Prints "ok - NAME" / "not ok - NAME (why)", then a summary; exits 1
@@ -224,6 +226,33 @@ if grep -q "^waited 0 .*1075" "$TMP/busy.out"; then
 	ok "c: a query while a writer holds the file waits and succeeds"
 else
 	not_ok "c: a query while a writer holds the file waits and succeeds" "$(head -c 300 "$TMP/busy.out")"
+fi
+
+
+# ---- d. output and memory within bounds whatever the values ----
+
+# a table to a pipe is within a few times its CSV, with one 64 KiB name
+# among 2000 short ones (each row used to be padded to it: 131 MB)
+python3 - "$TMP/long.json" <<'EOF'
+import json, sys
+ev = [{"ph": "X", "name": "x" * 70000, "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]
+ev += [{"ph": "X", "name": "op%d" % (i % 50), "cat": "cpu_op", "pid": 1, "tid": 1,
+        "ts": 10 + 10 * i, "dur": 5} for i in range(2000)]
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+EOF
+if ! "$BIN" import -o "$TMP/long.db" "$TMP/long.json" 2>"$TMP/err"; then
+	not_ok "d: a trace with a long name imports" "$(head -c 200 "$TMP/err")"
+else
+	for cmd in "query|phases | select name, dur" "query|phases" "summary|ops"; do
+		sub=${cmd%%|*} arg=${cmd#*|}
+		table=$(timeout 60 "$BIN" "$sub" "$TMP/long.db" "$arg" | wc -c)
+		csv=$(timeout 60 "$BIN" "$sub" --format csv "$TMP/long.db" "$arg" | wc -c)
+		if [ "$csv" -gt 65536 ] && [ "$table" -le $((3 * csv)) ]; then
+			ok "d: $sub '$arg' to a pipe: $table bytes, within 3 times its CSV's $csv"
+		else
+			not_ok "d: $sub '$arg' to a pipe" "$table bytes, its CSV $csv bytes"
+		fi
+	done
 fi
 
 summary || exit 1
