@@ -15,7 +15,9 @@
 #   c. a query while another connection holds the write lock (an import's
 #      commit) waits for it and succeeds;
 #   d. a table written to a pipe is within a few times its CSV whatever its
-#      longest cell (query and summary).
+#      longest cell (query and summary), and a query's peak resident set
+#      stays within --max-memory (and the binary's own) however large one
+#      value or the result is.
 #
 # Each command runs under `timeout`, so a hang is a failure, not a stuck
 # test.  Prints "ok - NAME" / "not ok - NAME (why)", then a summary; exits 1
@@ -254,5 +256,42 @@ else
 		fi
 	done
 fi
+
+# peak RSS PEAKFILE CMD...: runs CMD, its peak resident set in KiB into
+# PEAKFILE; returns CMD's exit status
+peak_rss() {
+	python3 - "$@" <<'EOF'
+import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=open(sys.argv[1] + ".err", "w"))
+open(sys.argv[1], "w").write("%d\n" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(rc)
+EOF
+}
+peak_rss "$TMP/base.kb" "$BIN" query "$DEMO" 'phases | count'
+base_kb=$(cat "$TMP/base.kb")
+# memory_bound NAME QUERY WANT: QUERY under --max-memory 200MiB exits WANT
+# (2: with the limit's message), its peak RSS within 200 MiB more than the
+# same command's on a small query (the binary and its libraries)
+memory_bound() {
+	local name="d: $1 under --max-memory 200MiB" q=$2 want=$3 rc=0 kb
+	peak_rss "$TMP/q.kb" timeout 60 "$BIN" query --max-memory 200MiB "$DEMO" "$q" || rc=$?
+	kb=$(cat "$TMP/q.kb")
+	if [ "$rc" -ne "$want" ]; then
+		not_ok "$name" "exit $rc, want $want: $(head -c 200 "$TMP/q.kb.err")"
+	elif [ "$want" = 2 ] && ! grep -q "raise --max-memory" "$TMP/q.kb.err"; then
+		not_ok "$name" "$(head -c 200 "$TMP/q.kb.err")"
+	elif [ "$kb" -gt $((200 * 1024 + base_kb)) ]; then
+		not_ok "$name" "peak RSS $((kb / 1024)) MiB, over 200 MiB + $((base_kb / 1024)) MiB"
+	else
+		ok "$name: exit $rc, peak RSS $((kb / 1024)) MiB (idle $((base_kb / 1024)) MiB)"
+	fi
+}
+memory_bound "a 150 MB blob" 'sql SELECT zeroblob(150000000)' 2
+memory_bound "a 90 MB text" 'sql SELECT hex(zeroblob(45000000))' 2
+memory_bound "a 40 MB text, printed" 'sql SELECT hex(zeroblob(20000000))' 0
+memory_bound "3 M rows" "sql WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c
+	LIMIT 3000000) SELECT x, printf('%040d', x) FROM c" 2
+memory_bound "1 M rows, printed" "sql WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1
+	FROM c LIMIT 1000000) SELECT x, printf('%040d', x) FROM c" 0
 
 summary || exit 1
