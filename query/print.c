@@ -421,6 +421,23 @@ static int cell_put(struct out *o, struct cell k, int cols)
 	return used;
 }
 
+static struct out *out_new(FILE *f, const struct query_print_hooks *h)
+{
+	struct out *o = xcalloc(1, sizeof(*o));
+	o->f = f;
+	o->h = h;
+	sbuf_init(&o->tmp);
+	sbuf_init(&o->cut);
+	return o;
+}
+
+static void out_free(struct out *o)
+{
+	sbuf_release(&o->tmp);
+	sbuf_release(&o->cut);
+	free(o);
+}
+
 static void spaces(FILE *f, int n)
 {
 	for (; n > 0; n--)
@@ -436,11 +453,7 @@ static void spaces(FILE *f, int n)
 static int print_table(FILE *f, const struct query_result *r, const struct query_print_hooks *h)
 {
 	size_t nc = r->ncols;
-	struct out *o = xcalloc(1, sizeof(*o));
-	o->f = f;
-	o->h = h;
-	sbuf_init(&o->tmp);
-	sbuf_init(&o->cut);
+	struct out *o = out_new(f, h);
 	struct query_table t = {.nrows = r->nrows, .ncols = nc};
 	t.width = xcalloc(nc ? nc : 1, sizeof(int));
 	t.right = xcalloc(nc ? nc : 1, sizeof(int));
@@ -490,9 +503,7 @@ static int print_table(FILE *f, const struct query_result *r, const struct query
 	free(padded);
 	free(t.width);
 	free(t.right);
-	sbuf_release(&o->tmp);
-	sbuf_release(&o->cut);
-	free(o);
+	out_free(o);
 	return 0;
 }
 
@@ -530,11 +541,8 @@ static void csv_put(struct out *o, const char *s, int tty)
 static int print_csv(FILE *f, const struct query_result *r, const struct query_print_hooks *h,
 		     int tty)
 {
-	struct out *o = xcalloc(1, sizeof(*o));
+	struct out *o = out_new(f, h);
 	struct sbuf num = SBUF_INIT;
-	o->f = f;
-	o->h = h;
-	sbuf_init(&o->tmp);
 	sbuf_init(&num);
 	for (size_t c = 0; c < r->ncols; c++) {
 		if (c)
@@ -558,8 +566,7 @@ static int print_csv(FILE *f, const struct query_result *r, const struct query_p
 		fputs("\r\n", f);
 	}
 	sbuf_release(&num);
-	sbuf_release(&o->tmp);
-	free(o);
+	out_free(o);
 	return 0;
 }
 
@@ -663,11 +670,7 @@ static int print_json(FILE *f, const struct query_result *r, const struct query_
 		      int tty)
 {
 	size_t nc = r->ncols;
-	struct out *o = xcalloc(1, sizeof(*o));
-	o->f = f;
-	o->h = h;
-	sbuf_init(&o->tmp);
-	sbuf_init(&o->cut);
+	struct out *o = out_new(f, h);
 	long *from = xcalloc(nc ? nc : 1, sizeof(long)); /* the column a key's value is from */
 	for (size_t c = 0; c < nc; c++) {
 		from[c] = (long)c;
@@ -698,9 +701,7 @@ static int print_json(FILE *f, const struct query_result *r, const struct query_
 	}
 	fputs(r->nrows ? "\n]\n" : "]\n", f);
 	free(from);
-	sbuf_release(&o->tmp);
-	sbuf_release(&o->cut);
-	free(o);
+	out_free(o);
 	return 0;
 }
 

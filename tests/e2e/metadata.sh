@@ -19,13 +19,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 e2e_init e2e-metadata
 e2e_need_bin
-for tool in python3 sqlite3; do
-	if ! command -v "$tool" >/dev/null 2>&1; then
-		not_ok "tool $tool" "not installed"
-		summary
-		exit 1
-	fi
-done
+e2e_need_tools python3 sqlite3
 
 # feed DB KIND N: imports a trace of N metadata-only processes or threads
 # (KIND thread or process) around two real events on pid 1 tid 1, with

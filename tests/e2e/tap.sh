@@ -1,5 +1,5 @@
 # Test-line helpers shared by the end-to-end scripts (sourced, not run):
-# e2e_init NAME, e2e_need_bin, e2e_home, ok NAME, not_ok NAME [WHY], skip NAME [WHY],
+# e2e_init NAME, e2e_need_bin, e2e_need_tools, e2e_home, ok NAME, not_ok NAME [WHY], skip NAME [WHY],
 # regenerated, and summary,
 # which prints "N passed, M failed[, K skipped][, R regenerated]" and
 # returns non-zero when anything failed.
@@ -32,6 +32,17 @@ e2e_need_bin() {
 	not_ok "binary" "$BIN is not an executable; set GRADEML_BIN or run make"
 	summary
 	exit 1
+}
+# e2e_need_tools TOOL...: one failed line and exit 1 unless each TOOL is
+# installed.
+e2e_need_tools() {
+	local tool
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null 2>&1 && continue
+		not_ok "tool $tool" "not installed"
+		summary
+		exit 1
+	done
 }
 # e2e_home: HOME and XDG_STATE_HOME inside TMP (the prompt's history stays
 # out of the real home), and a UTF-8 locale.
