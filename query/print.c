@@ -375,7 +375,7 @@ static struct cell cell_of(struct out *o, const struct query_result *r, long row
 	if (row < 0)
 		return (struct cell){r->cols[c].name, 1};
 	const struct query_value *v = query_cell(r, (size_t)row, c);
-	if (v->type == QP_TEXT && !(o->h->raw && has_unit(r->cols[c].type)))
+	if (v->type == QP_TEXT)
 		return (struct cell){v->s, 1};
 	sbuf_reset(&o->tmp);
 	cell_text(&o->tmp, v, r->cols[c].type, o->h, decimals[c]);
