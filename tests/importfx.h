@@ -9,7 +9,6 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "importers/importer.h"
@@ -18,7 +17,6 @@
 struct fx {
 	char dir[256], in[300], db[300];
 	sqlite3 *conn;
-	ino_t ino; /* the file conn has open */
 };
 
 /* A fresh directory "grademl-test-TAG-*" with the input named in_name. */
@@ -78,20 +76,11 @@ static inline int importfx_fresh(struct fx *f, const char *text, const struct im
 	return importfx_import(f, text, o, err);
 }
 
-/* Queries trace.db, opened again when an import replaced it (an append
- * renames a new file over it: a connection open before reads the old one). */
 static inline sqlite3_stmt *importfx_query(struct fx *f, const char *sql)
 {
 	sqlite3_stmt *s;
-	struct stat sb;
-	if (f->conn && (stat(f->db, &sb) < 0 || sb.st_ino != f->ino)) {
-		sqlite3_close(f->conn);
-		f->conn = NULL;
-	}
-	if (!f->conn) {
+	if (!f->conn)
 		assert_int_equal(sqlite3_open(f->db, &f->conn), SQLITE_OK);
-		f->ino = stat(f->db, &sb) == 0 ? sb.st_ino : 0;
-	}
 	if (sqlite3_prepare_v2(f->conn, sql, -1, &s, NULL) != SQLITE_OK)
 		fail_msg("%s: %s", sql, sqlite3_errmsg(f->conn));
 	return s;
