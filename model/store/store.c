@@ -6,31 +6,17 @@
  * statements on store_db().
  *
  * Nothing lost, nothing left behind: how a failed or killed import leaves
- * trace.db as it was, and a commit replaces it whole.
+ * trace.db as it was.
  *
  * - A new file (or an empty one, 0 bytes) is built in a hidden file beside
  *   it, with no journal, and published at the commit: by link() for a new
  *   file, by rename() over the empty one.  Until then nothing at the path
  *   changes.  The importer holds flock() on its hidden file while alive; a
  *   signal removes it at once (store_interrupt), exit() too, and after a
- *   kill -9 the next open of that trace.db that may write (store_tidy:
- *   import, analyze, report, query, the explorer) removes every hidden
- *   file of it whose lock it can take, that is, whose importer is gone.
+ *   kill -9 the next import into that directory removes every hidden file
+ *   whose lock it can take, that is, whose importer is gone.
  *
- * - An existing file is copied into such a hidden file (open_copy), written
- *   there with no journal, and renamed over it at the commit, holding its
- *   SQLite write lock throughout so that no other writer commits meanwhile.
- *   So trace.db is never written in place: killed at any moment, the file,
- *   and a copy of it alone, read as before or as after.  (In place, a
- *   kill -9 during the checkpoint that copies a WAL commit into the file
- *   left it, copied alone, malformed: tests/e2e/interrupt.sh, part c.)  The cost: the
- *   copy, in the kernel (copy_file_range; file systems that share blocks
- *   share them), and room on the disk for it; a reader that has the file
- *   open reads the old one to its end.
- *
- * - Where the file cannot be replaced faithfully (see open_copy: another
- *   hard link, an owner this process cannot give, a directory it cannot
- *   write), it is written in place in WAL mode, switched on for the
+ * - An existing file is written in place in WAL mode, switched on for the
  *   transaction and off again at its end.  With a rollback journal, SQLite
  *   writes changed pages into the file itself as soon as its cache fills,
  *   so a killed import left a hot journal that read-only opens cannot roll
@@ -47,8 +33,7 @@
  *   import while every page reads the same).  The room trace.db will need
  *   is claimed before the commit (SQLITE_FCNTL_SIZE_HINT), so a full disk
  *   fails the import rather than the checkpoint after it, and is given
- *   back on rollback.  Killed during that checkpoint, the file reads as
- *   after with its -wal beside it, and copied alone it may not read.
+ *   back on rollback.
  *
  * - Leaving WAL mode needs no other connection open.  When one is (a reader
  *   at the end of an import, or a killed import's -wal), the file stays in
@@ -181,11 +166,6 @@ struct store {
 	int replace;	/* target is an empty file, to be replaced by rename() */
 	dev_t empty_dev;
 	ino_t empty_ino;
-	int copy;      /* tmp_path is a copy of the existing target, renamed over it */
-	sqlite3 *orig; /* copy: a connection to target holding its write lock */
-	int orig_fd;   /* copy: target, open from before orig until after it */
-	dev_t orig_dev;
-	ino_t orig_ino;
 	int memory;	    /* STORE_MEMORY: no file at all */
 	int wal;	    /* in WAL mode for this transaction (written in place) */
 	int64_t base_bytes; /* the file's size when the WAL transaction began */
@@ -458,13 +438,11 @@ static int open_db(struct store *st, const char *file, int flags, char **err)
  * (on another file they would fail with a less helpful message). */
 static int write_settings(struct store *st, char **err)
 {
-	if (store_exec(st,
-		       "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -8192; PRAGMA threads = 2;"
-		       " PRAGMA temp_store = FILE; PRAGMA wal_autocheckpoint = 0",
-		       err) < 0)
-		return -1;
-	/* a file built aside is thrown away on failure: no journal */
-	return st->tmp_path ? store_exec(st, "PRAGMA journal_mode = OFF", err) : 0;
+	return store_exec(
+	    st,
+	    "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -8192; PRAGMA threads = 2;"
+	    " PRAGMA temp_store = FILE; PRAGMA wal_autocheckpoint = 0",
+	    err);
 }
 
 /* Whether path names the file open as fd (not one made since under its name). */
@@ -634,21 +612,7 @@ static void finalize_all(struct store *st)
 	}
 }
 
-/* Lets go of the file a copy was made of: its write lock (the connection),
- * then the descriptor, in that order (closing a descriptor of a file drops
- * every POSIX lock this process holds on it, SQLite's too). */
-static void release_orig(struct store *st)
-{
-	if (st->orig)
-		sqlite3_close(st->orig);
-	st->orig = NULL;
-	if (st->orig_fd >= 0)
-		close(st->orig_fd);
-	st->orig_fd = -1;
-}
-
-/* Drops a new file or a copy that was never published: nothing else ever
- * saw it. */
+/* Drops a new file that was never published: nothing else ever saw it. */
 static void discard_temp(struct store *st)
 {
 	finalize_all(st);
@@ -656,7 +620,6 @@ static void discard_temp(struct store *st)
 		sqlite3_close(st->db);
 	st->db = NULL;
 	close_temp(st);
-	release_orig(st);
 }
 
 /* Whether the connection is in WAL mode. */
@@ -752,7 +715,6 @@ void store_tidy(const char *path)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *s = NULL;
-	sweep_hidden(path); /* a killed append's copy */
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
 		SQLITE_OK ||
 	    sqlite3_db_readonly(db, "main") == 1)
@@ -815,136 +777,12 @@ static int open_aside(struct store *st, const struct stat *sb, int exists, char 
 	return make_temp(st, st->target, perm, err);
 }
 
-/* Copies the size bytes of from into to (both at offset 0): in the kernel
- * where it can (copy_file_range, which shares the blocks on file systems
- * that can), else through a buffer.  A signal stops it (store_interrupt).
- * 0, or -1 with errno set. */
-static int copy_bytes(int from, int to, off_t size)
-{
-	enum { PIECE = 64 << 20 }; /* a signal is seen between pieces */
-	char *buf = NULL;
-	off_t done = 0;
-	int rc = -1;
-	while (done < size) {
-		size_t want = size - done < PIECE ? (size_t)(size - done) : PIECE;
-		ssize_t n;
-		if (interrupted) {
-			errno = EINTR;
-			goto out;
-		}
-		if (!buf) {
-			n = copy_file_range(from, NULL, to, NULL, want, 0);
-			if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
-				      errno == EOPNOTSUPP)) {
-				buf = xmalloc(1 << 20);
-				continue;
-			}
-		} else {
-			n = read(from, buf, want < (1 << 20) ? want : (1 << 20));
-			for (ssize_t w = 0, k; n > 0 && w < n; w += k)
-				if ((k = write(to, buf + w, (size_t)(n - w))) < 0) {
-					if (errno == EINTR)
-						k = 0;
-					else
-						goto out;
-				}
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			goto out;
-		if (n == 0) { /* the file shrank: it is locked, so it cannot */
-			errno = EIO;
-			goto out;
-		}
-		done += n;
-	}
-	rc = 0;
-out:
-	free(buf);
-	return rc;
-}
-
-/* An existing file, to be written: copied into a hidden file beside it,
- * which the commit renames over it (publish), so that the file never holds
- * half a commit, and a copy of it alone reads as before or as after.
- *
- * A second connection to the file holds SQLite's write lock (BEGIN
- * IMMEDIATE) from before the copy to the rename: no other writer commits
- * meanwhile (another import waits or fails as it would), readers go on
- * reading the file as it was.  The copy keeps the file's permissions and
- * owner; where it cannot be a faithful replacement (other hard links, an
- * owner this process cannot give, a directory it cannot write, a file
- * another connection keeps in WAL mode, a read-only file or one SQLite
- * cannot lock) the file is written in place instead (begin_in_place), and
- * open_db and check_file report what is wrong with it as before.  Returns
- * 0 (st->copy says which), or -1 with *err when the copy itself fails (a
- * full disk). */
-static int open_copy(struct store *st, const struct stat *sb, char **err)
-{
-	char *why = NULL;
-	if (!S_ISREG(sb->st_mode) || sb->st_nlink != 1 || !(st->target = realpath(st->path, NULL)))
-		return 0;
-	st->orig_fd = open(st->target, O_RDONLY | O_CLOEXEC);
-	struct stat now;
-	if (st->orig_fd < 0 || fstat(st->orig_fd, &now) < 0 || !S_ISREG(now.st_mode))
-		goto in_place;
-	st->orig_dev = now.st_dev;
-	st->orig_ino = now.st_ino;
-	if (sqlite3_open_v2(st->target, &st->orig, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK ||
-	    sqlite3_db_readonly(st->orig, "main") != 0)
-		goto in_place;
-	sqlite3_busy_timeout(st->orig, 2000);
-	int rc = sqlite3_exec(st->orig, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-	if (rc == SQLITE_BUSY) {
-		*err = xasprintf("%s: cannot write: another import or program is writing it",
-				 st->path);
-		release_orig(st);
-		return -1;
-	}
-	/* BEGIN IMMEDIATE rolled back a hot journal, under the lock */
-	sqlite3_stmt *q = NULL;
-	int locked =
-	    rc == SQLITE_OK &&
-	    sqlite3_prepare_v2(st->orig, "PRAGMA journal_mode", -1, &q, NULL) == SQLITE_OK &&
-	    sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0) &&
-	    strcmp((const char *)sqlite3_column_text(q, 0), "wal") != 0;
-	sqlite3_finalize(q);
-	/* the name must still be the file locked, the size as locked */
-	if (!locked || !same_file(st->target, st->orig_fd) || fstat(st->orig_fd, &now) < 0)
-		goto in_place;
-	if (make_temp(st, st->target, sb->st_mode & 07777, &why) < 0)
-		goto in_place;
-	struct stat mine;
-	if (fstat(st->tmp_fd, &mine) < 0 ||
-	    ((mine.st_uid != now.st_uid || mine.st_gid != now.st_gid) &&
-	     fchown(st->tmp_fd, now.st_uid, now.st_gid) < 0) ||
-	    fchmod(st->tmp_fd, now.st_mode & 07777) < 0)
-		goto in_place;
-	if (copy_bytes(st->orig_fd, st->tmp_fd, now.st_size) < 0) {
-		*err = xasprintf("%s: cannot copy it (%lld bytes) for the import: %s", st->path,
-				 (long long)now.st_size, strerror(errno));
-		discard_temp(st);
-		return -1;
-	}
-	st->copy = 1;
-	return 0;
-in_place:
-	free(why);
-	close_temp(st);
-	release_orig(st);
-	free(st->target);
-	st->target = NULL;
-	return 0;
-}
-
 int store_open(const char *path, enum store_mode mode, struct store **out, char **err)
 {
 	struct store *st = xcalloc(1, sizeof(*st));
 	st->path = xstrdup(path);
 	st->mode = mode;
-	st->tmp_fd = st->slot = st->orig_fd = -1;
+	st->tmp_fd = st->slot = -1;
 	st->memory = !strcmp(path, STORE_MEMORY);
 	struct stat sb = {0};
 	int exists = st->memory || stat(path, &sb) == 0;
@@ -962,13 +800,13 @@ int store_open(const char *path, enum store_mode mode, struct store **out, char 
 			goto fail;
 	} else if (!st->memory) {
 		store_tidy(path);
-		if (mode == STORE_WRITE && open_copy(st, &sb, err) < 0)
-			goto fail;
+		if (mode == STORE_WRITE)
+			sweep_hidden(path);
 	}
 	int flags = mode == STORE_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
 	if (open_db(st, st->tmp_path ? st->tmp_path : path, flags, err) < 0)
 		goto fail;
-	int fresh = st->tmp_path && !st->copy ? 1 : check_file(st, err);
+	int fresh = st->tmp_path ? 1 : check_file(st, err);
 	if (fresh < 0 || (mode == STORE_WRITE && write_settings(st, err) < 0))
 		goto fail;
 	if (fresh) {
@@ -1192,36 +1030,13 @@ static int replace_empty(struct store *st, char **err)
 	return rc;
 }
 
-/* Renames the committed copy over the file it was made of (open_copy),
- * once its bytes are on disk, while the connection to that file still
- * holds its write lock and the name still names it; then lets go of it. */
-static int replace_copy(struct store *st, char **err)
-{
-	int rc = -1;
-	if (fdatasync(st->tmp_fd) < 0)
-		*err = xasprintf("%s: cannot write: %s", st->path, strerror(errno));
-	else if (!same_file(st->target, st->orig_fd))
-		*err = xasprintf("%s: replaced by another program meanwhile; nothing imported",
-				 st->path);
-	else if (rename(st->tmp_path, st->target) < 0)
-		*err = xasprintf("%s: cannot replace: %s", st->path, strerror(errno));
-	else
-		rc = 0;
-	release_orig(st);
-	return rc;
-}
-
 /* Gives the committed temp file its final name: link(), which, unlike
  * rename(), fails when another import created path meanwhile, or rename()
- * over the empty file or the original of the copy it replaces; then
- * reopens the connection on path so that later transactions write beside
- * it (in place). */
+ * over the empty file it replaces; then reopens the connection on path so
+ * that later transactions write beside it. */
 static int publish(struct store *st, char **err)
 {
-	if (st->copy) {
-		if (replace_copy(st, err) < 0)
-			return -1;
-	} else if (st->replace) {
+	if (st->replace) {
 		if (replace_empty(st, err) < 0)
 			return -1;
 	} else if (link(st->tmp_path, st->target) < 0) {
@@ -1236,7 +1051,6 @@ static int publish(struct store *st, char **err)
 	sqlite3_close(st->db);
 	st->db = NULL;
 	close_temp(st);
-	st->copy = 0;
 	char *why = NULL;
 	if (open_db(st, st->path, SQLITE_OPEN_READWRITE, &why) < 0 ||
 	    write_settings(st, &why) < 0 ||

@@ -11,11 +11,10 @@
  * its path ("<dir>/.<base>.XXXXXX") and appears at its path only when the
  * first commit succeeds, so a killed import never leaves a broken file
  * there and two imports racing to create one file cannot destroy each
- * other's work.  An existing trace.db is copied into such a hidden file,
- * which the commit renames over it: killed at any moment, an import leaves
- * it reading as before or as after, copied alone or not (one that cannot
- * be replaced faithfully, with another hard link say, is written in place
- * in WAL mode instead).  store.c says why and what that costs.
+ * other's work.  An existing trace.db is written in WAL mode for the
+ * transaction, so its own pages never change before the commit: a killed
+ * import leaves it reading as before, copied alone or not.  store.c says
+ * why and what that costs.
  *
  * Times are int64 nanoseconds since the Unix epoch.  Strings (names,
  * categories) are interned in the `strings` table; phases refer to them by id.
@@ -132,18 +131,14 @@ struct metric_row {
  * missing path or an empty file (0 bytes) builds the new file aside (see
  * above) and begins its first transaction with the schema in it; it first
  * removes the hidden files of killed imports into path (those whose flock
- * it can take).  STORE_WRITE on an existing file copies it aside and holds
- * its write lock until the first commit or the rollback; another writer
- * holding it is an error.  A file that is not a SQLite database, or a
- * database that is not a trace.db, is an error and is left untouched. */
+ * it can take).  A file that is not a SQLite database, or a database that
+ * is not a trace.db, is an error and is left untouched. */
 int store_open(const char *path, enum store_mode mode, struct store **out, char **err);
-/* The hidden files beside path of imports into it that were killed go
- * (those whose flock this process can take).  A trace.db that a killed
- * import (or a reader open at the end of one) left in WAL mode goes back
- * to rollback mode, its -wal and -shm removed; the -wal's uncommitted
- * frames are dropped.  Only when this process may write the file, no
- * other connection has it open, and it is a trace.db; else nothing
- * changes, and SQLite reads it in WAL mode just as well. */
+/* A trace.db that a killed import (or a reader open at the end of one) left
+ * in WAL mode goes back to rollback mode, its -wal and -shm removed; the
+ * -wal's uncommitted frames are dropped.  Only when this process may write
+ * the file, no other connection has it open, and it is a trace.db; else
+ * nothing changes, and SQLite reads it in WAL mode just as well. */
 void store_tidy(const char *path);
 
 /* Signals (async-signal-safe, for handlers): store_interrupt removes the
