@@ -221,6 +221,7 @@ static int64_t track_get(struct cp *p, const struct sbuf *pid, const struct sbuf
 		e = strmap_put(&p->track_ids, p->scratch.buf, p->scratch.len, (int64_t)p->ntracks,
 			       &created);
 		if (created) {
+			strmap_put(&p->track_pids, pid->buf, pid->len, 1, NULL);
 			XGROW(p->tracks, p->ntracks + 1, p->tracks_alloc);
 			struct track *t = &p->tracks[p->ntracks++];
 			t->pid = xstrdup(pid->buf);
@@ -391,34 +392,105 @@ static int metric_sample(struct cp *p, const struct event *e, int64_t ts)
 	return 0;
 }
 
-/* M events: process and thread names, process labels and sort order. */
+/* Metadata of processes and threads without events so far kept at most,
+ * of each kind: a trace names its processes and threads before or after
+ * their events, but not a million of them (2 M metadata events took 231 MB
+ * when each was kept). */
+#define META_UNUSED_MAX 65536
+/* Bytes of metadata values kept as text; past them, values are interned
+ * (the strings table holds them, the map their ids). */
+#define META_TEXT_MAX (16 << 20)
+
+/* Whether an event made a track of pid (tid NULL: of any of its threads);
+ * scratch is overwritten. */
+static int has_track(struct cp *p, const struct sbuf *pid, const struct sbuf *tid)
+{
+	if (!tid)
+		return strmap_get(&p->track_pids, pid->buf, pid->len) != NULL;
+	for (int device = TRACK_HOST; device <= TRACK_ANNOTATIONS; device++)
+		for (int async = 0; async < 2; async++) {
+			track_key(p, pid, tid, device, async);
+			if (strmap_get(&p->track_ids, p->scratch.buf, p->scratch.len))
+				return 1;
+		}
+	return 0;
+}
+
+/* The key of an M event's process (tid NULL) or thread, into scratch. */
+static void meta_key(struct cp *p, const struct sbuf *pid, const struct sbuf *tid)
+{
+	sbuf_reset(&p->scratch);
+	sbuf_add(&p->scratch, pid->buf, pid->len);
+	if (tid) {
+		sbuf_addc(&p->scratch, '\x1f');
+		sbuf_add(&p->scratch, tid->buf, tid->len);
+	}
+}
+
+/* Sets a metadata value: as text while META_TEXT_MAX allows, so that only
+ * the names a track uses are interned (make_tracks, write_groups); else
+ * interned now. */
+static void meta_set(struct cp *p, struct strmap_ent *ent, const struct sbuf *v)
+{
+	size_t slot = p->nmeta_text;
+	if (ent->value < 0) { /* its text before goes */
+		slot = (size_t)(-ent->value - 1);
+		p->meta_bytes -= strlen(p->meta_text[slot]);
+		free(p->meta_text[slot]);
+		p->meta_text[slot] = NULL;
+	}
+	if (p->meta_bytes + v->len > META_TEXT_MAX) {
+		int64_t id = intern(p, v->buf, v->len);
+		ent->value = id > 0 ? id : 0;
+		return;
+	}
+	if (slot == p->nmeta_text) {
+		XGROW(p->meta_text, p->nmeta_text + 1, p->meta_text_alloc);
+		p->nmeta_text++;
+	}
+	p->meta_text[slot] = xstrndup(v->buf, v->len);
+	p->meta_bytes += v->len;
+	ent->value = -(int64_t)slot - 1;
+}
+
+/* M events: process and thread names, process labels and sort order, each
+ * kept under its process's or thread's key.  Those of processes and
+ * threads without events so far are kept up to META_UNUSED_MAX of a kind,
+ * the others counted (UNUSED_METADATA). */
 static void metadata(struct cp *p, const struct event *e)
 {
 	const char *n = e->name.buf;
-	sbuf_reset(&p->scratch);
-	sbuf_adds(&p->scratch, e->pid.buf);
 	struct strmap *m = NULL;
-	const struct sbuf *v = &e->arg_name;
+	const struct sbuf *v = &e->arg_name, *tid = NULL;
 	if (!strcmp(n, "process_name")) {
 		m = &p->proc_names;
 	} else if (!strcmp(n, "thread_name")) {
 		m = &p->thread_names;
-		sbuf_addf(&p->scratch, "\x1f%s", e->tid.buf);
+		tid = &e->tid;
 	} else if (!strcmp(n, "process_labels")) {
 		m = &p->proc_labels;
 		v = &e->arg_labels;
 	} else if (!strcmp(n, "process_sort_index") && e->has_sort_index) {
-		strmap_put(&p->proc_sort, p->scratch.buf, p->scratch.len, 0, NULL)->value =
-		    e->sort_index;
-		return;
+		m = &p->proc_sort;
 	}
-	if (!m || !v->len) {
+	if (!m || (m != &p->proc_sort && !v->len)) {
 		chrome_note_at(p, D_IGNORED_METADATA);
 		return;
 	}
-	int64_t id = intern(p, v->buf, v->len);
-	if (id > 0)
-		strmap_put(m, p->scratch.buf, p->scratch.len, 0, NULL)->value = id;
+	meta_key(p, &e->pid, tid);
+	struct strmap_ent *ent = strmap_get(m, p->scratch.buf, p->scratch.len);
+	if (!ent) {
+		if (m->n >= META_UNUSED_MAX && !has_track(p, &e->pid, tid)) {
+			chrome_note_at(p, D_UNUSED_METADATA);
+			return;
+		}
+		meta_key(p, &e->pid, tid);
+		ent = strmap_put(m, p->scratch.buf, p->scratch.len, 0, NULL);
+	}
+	if (m == &p->proc_sort)
+		ent->value = e->sort_index;
+	else
+		meta_set(p, ent, v);
 }
 
 /* A flow id as a number: decimal, 0x-hex, or any other string hashed. */
@@ -707,6 +779,16 @@ static const char *string_of(struct cp *p, int64_t id, struct sbuf *out)
 	return out->buf;
 }
 
+/* A metadata value's text into out ("" for none). */
+static const char *meta_text(struct cp *p, int64_t v, struct sbuf *out)
+{
+	if (v >= 0)
+		return string_of(p, v, out);
+	sbuf_reset(out);
+	sbuf_adds(out, p->meta_text[-v - 1]);
+	return out->buf;
+}
+
 struct proc {
 	char *pid;
 	int device;
@@ -760,7 +842,7 @@ static void track_name(struct cp *p, const struct track *t, struct sbuf *name)
 	int64_t tn = lookup_id(p, &p->thread_names, t->pid, t->tid);
 	sbuf_reset(name);
 	if (tn)
-		string_of(p, tn, name);
+		meta_text(p, tn, name);
 	else if (t->device)
 		kind_and_id(name, "stream", t->tid);
 	else if (t->async)
@@ -848,17 +930,13 @@ static void process_name(struct cp *p, const struct proc *pr, struct sbuf *name)
 	int64_t pl = lookup_id(p, &p->proc_labels, pr->pid, NULL);
 	sbuf_reset(name);
 	if (pn) {
-		string_of(p, pn, name);
+		meta_text(p, pn, name);
 		sbuf_addf(name, " (%s)", pr->pid);
 	} else {
 		kind_and_id(name, pr->device ? "device" : "process", pr->pid);
 	}
-	if (pl) {
-		struct sbuf lb = SBUF_INIT;
-		sbuf_init(&lb);
-		sbuf_addf(name, " %s", string_of(p, pl, &lb));
-		sbuf_release(&lb);
-	}
+	if (pl)
+		sbuf_addf(name, " %s", meta_text(p, pl, &p->meta_value));
 }
 
 /* Writes the process nodes that hold a used track, and then the rank node
@@ -994,9 +1072,13 @@ static void cp_release(struct cp *p)
 		free(p->opens[i].v);
 	}
 	free(p->opens);
-	struct strmap *maps[] = {&p->names,	   &p->track_ids,   &p->proc_names,
-				 &p->thread_names, &p->proc_labels, &p->proc_sort,
-				 &p->open_b,	   &p->open_async,  &p->metrics};
+	for (size_t i = 0; i < p->nmeta_text; i++)
+		free(p->meta_text[i]);
+	free(p->meta_text);
+	sbuf_release(&p->meta_value);
+	struct strmap *maps[] = {&p->names,	  &p->track_ids, &p->proc_names, &p->thread_names,
+				 &p->proc_labels, &p->proc_sort, &p->track_pids, &p->open_b,
+				 &p->open_async,  &p->metrics};
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		strmap_clear(maps[i]);
 	for (int d = 0; d < D_COUNT; d++)
@@ -1016,6 +1098,7 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 	sbuf_init(&p.meta_key);
 	sbuf_init(&p.scratch);
 	sbuf_init(&p.cut);
+	sbuf_init(&p.meta_value);
 	p.in = in;
 	p.st = st;
 	p.opts = o;

@@ -47,6 +47,9 @@ struct track;
 	X(TIME_OVERFLOW, "span beyond the int64 nanosecond range dropped")                         \
 	X(POINT_OVERFLOW, "instant or flow end beyond the int64 nanosecond range dropped")         \
 	X(IGNORED_METADATA, "metadata event this version does not use skipped")                    \
+	X(UNUSED_METADATA, "process or thread metadata skipped: 65536 of its kind (names, labels," \
+			   " sort indexes) were kept already for processes and threads without"    \
+			   " events so far")                                                       \
 	X(META_SKIPPED, "top-level metadata beyond 1 MiB not kept in sources.attrs")               \
 	X(BAD_COUNTER, "counter event without numeric values skipped")                             \
 	X(LONG_STRING, "string longer than 64 KiB cut to its first 64 KiB and \"\xe2\x80\xa6\"")   \
@@ -232,7 +235,13 @@ struct cp {
 	struct strmap track_ids; /* "D\x1fpid\x1ftid" -> track index */
 	struct track *tracks;
 	size_t ntracks, tracks_alloc;
+	struct strmap track_pids; /* pid -> 1, of every track */
+	/* "pid" or "pid\x1ftid" -> a metadata value: an interned string's id,
+	 * or -(1 + i) for meta_text[i]; proc_sort's values are sort indexes */
 	struct strmap proc_names, thread_names, proc_labels, proc_sort;
+	char **meta_text; /* metadata values kept as text, until META_TEXT_MAX */
+	size_t nmeta_text, meta_text_alloc, meta_bytes;
+	struct sbuf meta_value;
 	struct strmap open_b;	  /* track index -> index into opens */
 	struct strmap open_async; /* cat\x1fid\x1fscope -> index into opens */
 	struct open_stack *opens;

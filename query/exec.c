@@ -78,15 +78,57 @@ static int guard_busy(void *ctx, int tries)
 	return 1;
 }
 
+/* The caps a query with a memory limit runs under, and what they replace. */
+struct caps {
+	int on;
+	int64_t max;		      /* the limit: SQLite's memory and the result's */
+	int64_t prev_heap, prev_temp; /* the process's caps before */
+	int prev_length;	      /* the connection's SQLITE_LIMIT_LENGTH before */
+};
+
+/* Caps SQLite's heap and temporary files at lim's memory limit, and any
+ * one string or blob at half of it: a value is held twice while it is read
+ * (SQLite's and the result's copy), so a longer one could not fit, and
+ * SQLite fails it (SQLITE_TOOBIG) before taking its memory. */
+static void caps_set(struct caps *c, sqlite3 *db, const struct query_limits *lim)
+{
+	memset(c, 0, sizeof(*c));
+	if (!lim || lim->max_memory <= 0)
+		return;
+	c->on = 1;
+	c->max = lim->max_memory;
+	c->prev_heap = sqlite3_hard_heap_limit64(c->max);
+	c->prev_temp = tempcap_set(c->max);
+	c->prev_length = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
+	if (c->max / 2 < c->prev_length)
+		sqlite3_limit(db, SQLITE_LIMIT_LENGTH, (int)(c->max / 2));
+}
+
 /* Puts db back as query_open left it, and the caps as they were. */
-static void guard_release(sqlite3 *db, int capped, int64_t prev_heap, int64_t prev_temp)
+static void guard_release(sqlite3 *db, const struct caps *c)
 {
 	sqlite3_progress_handler(db, 0, NULL, NULL);
 	sqlite3_busy_handler(db, NULL, NULL);
-	if (capped) {
-		sqlite3_hard_heap_limit64(prev_heap);
-		tempcap_set(prev_temp);
+	if (c->on) {
+		sqlite3_hard_heap_limit64(c->prev_heap);
+		tempcap_set(c->prev_temp);
+		sqlite3_limit(db, SQLITE_LIMIT_LENGTH, c->prev_length);
 	}
+}
+
+/* Whether the result, holding `held` bytes, may take `more` bytes more
+ * while SQLite holds what it holds (the row being read included); SQLite's
+ * own cap then comes down to what the result leaves, so that the two
+ * together stay within the limit. */
+static int caps_allow(const struct caps *c, int64_t held, int64_t more)
+{
+	if (!c->on)
+		return 1;
+	if (held + more + sqlite3_memory_used() > c->max)
+		return 0;
+	if (more > 0) /* at least 1: 0 would lift the cap */
+		sqlite3_hard_heap_limit64(c->max - held - more > 0 ? c->max - held - more : 1);
+	return 1;
 }
 
 /* "1 GiB", "512 MiB", or bytes: a limit as the user would have typed it. */
@@ -112,12 +154,12 @@ static char *run_error(sqlite3 *db, const struct guard *g, int rc)
 		text_duration(d, sizeof(d), lim->timeout_ns);
 		return xasprintf("query stopped after %s; raise --timeout", d);
 	}
-	if ((rc == SQLITE_NOMEM || (rc == SQLITE_FULL && tempcap_hit())) && lim &&
-	    lim->max_memory > 0) {
+	if ((rc == SQLITE_NOMEM || rc == SQLITE_TOOBIG || (rc == SQLITE_FULL && tempcap_hit())) &&
+	    lim && lim->max_memory > 0) {
 		char *m = size_text(lim->max_memory);
 		char *e =
 		    xasprintf("query stopped: it needs more than %s of %s; raise --max-memory", m,
-			      rc == SQLITE_NOMEM ? "memory" : "temporary files");
+			      rc == SQLITE_FULL ? "temporary files" : "memory");
 		free(m);
 		return e;
 	}
@@ -431,12 +473,26 @@ static uint64_t text_hash(const char *s, size_t n)
 	return h ^ (h >> 32);
 }
 
-static char *text_intern(struct query_result *r, struct text_seen *seen, const char *s, size_t n)
+/* The bytes text_copy allocates for n bytes of text: a new block, or none. */
+static int64_t text_need(const struct query_result *r, size_t n)
+{
+	const struct text_block *b = r->text;
+	if (b && b->cap - b->used >= n + 1)
+		return 0;
+	return (int64_t)(sizeof(*b) + (n + 1 > 65536 ? n + 1 : 65536));
+}
+
+/* s[0..n) in r, shared with an equal text copied before; NULL when the copy
+ * would take r (with its cells of cells_bytes) past the caps. */
+static char *text_intern(struct query_result *r, struct text_seen *seen, const char *s, size_t n,
+			 const struct caps *c, int64_t cells_bytes)
 {
 	uint64_t h = text_hash(s, n);
 	struct text_seen *e = &seen[h % TEXT_SEEN];
 	if (e->s && e->hash == h && e->n == n && !memcmp(e->s, s, n))
 		return (char *)e->s;
+	if (!caps_allow(c, cells_bytes + (int64_t)r->text_bytes, text_need(r, n)))
+		return NULL;
 	e->hash = h;
 	e->n = n;
 	e->s = text_copy(r, s, n);
@@ -474,6 +530,58 @@ void query_result_init(struct query_result *r, const struct query_column *cols, 
 	r->cells = xcalloc(nrows * ncols + 1, sizeof(*r->cells));
 }
 
+/* Adds the row st holds to out: SQLITE_ROW, or SQLITE_NOMEM when it does
+ * not fit the caps (a cell array that doubles counts both arrays while it
+ * is copied). */
+static int read_row(sqlite3 *db, sqlite3_stmt *st, struct query_result *out, struct text_seen *seen,
+		    size_t *alloc, const struct caps *caps)
+{
+	size_t need = (out->nrows + 1) * out->ncols;
+	int64_t cells = (int64_t)(*alloc * sizeof(*out->cells));
+	if (need > *alloc) {
+		size_t grown = *alloc ? *alloc * 2 : 16;
+		while (grown < need)
+			grown *= 2;
+		if (!caps_allow(caps, cells + (int64_t)out->text_bytes,
+				(int64_t)(grown * sizeof(*out->cells))))
+			return SQLITE_NOMEM;
+		XGROW(out->cells, need, *alloc);
+		cells = (int64_t)(*alloc * sizeof(*out->cells));
+	}
+	struct query_value *row = &out->cells[out->nrows * out->ncols];
+	for (size_t i = 0; i < out->ncols; i++) {
+		struct query_value *v = &row[i];
+		memset(v, 0, sizeof(*v));
+		switch (sqlite3_column_type(st, (int)i)) {
+		case SQLITE_INTEGER:
+			v->type = QP_INT;
+			v->i = sqlite3_column_int64(st, (int)i);
+			break;
+		case SQLITE_FLOAT:
+			v->type = QP_REAL;
+			v->r = sqlite3_column_double(st, (int)i);
+			break;
+		case SQLITE_NULL:
+			v->type = QP_NULL;
+			break;
+		default: {
+			const unsigned char *t = sqlite3_column_text(st, (int)i);
+			if (!t && sqlite3_errcode(db) == SQLITE_NOMEM)
+				return SQLITE_NOMEM; /* SQLite's cap, a blob made text */
+			v->type = QP_TEXT;
+			v->s = text_intern(out, seen, t ? (const char *)t : "",
+					   (size_t)sqlite3_column_bytes(st, (int)i), caps, cells);
+			if (!v->s) {
+				v->type = QP_NULL;
+				return SQLITE_NOMEM;
+			}
+		}
+		}
+	}
+	out->nrows++;
+	return SQLITE_ROW;
+}
+
 int query_run(sqlite3 *db, const char *q, size_t max_rows, const struct query_limits *lim,
 	      struct query_result *out, struct query_error *qerr, char **err)
 {
@@ -486,8 +594,7 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, const struct query_li
 	int rc = -1;
 	struct text_seen *seen = NULL;
 	struct guard guard = {0};
-	int64_t prev_heap = 0, prev_temp = 0;
-	int capped = 0;
+	struct caps caps = {0};
 	memset(out, 0, sizeof(*out));
 	out->phase_col = -1;
 	if (query_compile(q, &plan, &e) < 0)
@@ -502,11 +609,7 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, const struct query_li
 	if (getenv("GRADEML_QUERY_SQL") && *getenv("GRADEML_QUERY_SQL"))
 		fprintf(stderr, "%s\n", plan.sql);
 	warm_virtual_tables(db, plan.sql);
-	if (lim && lim->max_memory > 0) {
-		prev_heap = sqlite3_hard_heap_limit64(lim->max_memory);
-		prev_temp = tempcap_set(lim->max_memory);
-		capped = 1;
-	}
+	caps_set(&caps, db, lim);
 	sqlite3_set_authorizer(db, query_authorizer, NULL);
 	int prc = sqlite3_prepare_v2(db, plan.sql, -1, &st, &tail);
 	sqlite3_set_authorizer(db, NULL, NULL);
@@ -558,38 +661,8 @@ int query_run(sqlite3 *db, const char *q, size_t max_rows, const struct query_li
 			out->truncated = 1;
 			break;
 		}
-		if (capped && (int64_t)(alloc * sizeof(*out->cells) + out->text_bytes) +
-				      sqlite3_memory_used() >
-				  lim->max_memory) {
-			step = SQLITE_NOMEM;
+		if ((step = read_row(db, st, out, seen, &alloc, &caps)) != SQLITE_ROW)
 			break;
-		}
-		XGROW(out->cells, (out->nrows + 1) * out->ncols, alloc);
-		struct query_value *row = &out->cells[out->nrows * out->ncols];
-		for (size_t i = 0; i < out->ncols; i++) {
-			struct query_value *v = &row[i];
-			memset(v, 0, sizeof(*v));
-			switch (sqlite3_column_type(st, (int)i)) {
-			case SQLITE_INTEGER:
-				v->type = QP_INT;
-				v->i = sqlite3_column_int64(st, (int)i);
-				break;
-			case SQLITE_FLOAT:
-				v->type = QP_REAL;
-				v->r = sqlite3_column_double(st, (int)i);
-				break;
-			case SQLITE_NULL:
-				v->type = QP_NULL;
-				break;
-			default: {
-				const unsigned char *t = sqlite3_column_text(st, (int)i);
-				v->type = QP_TEXT;
-				v->s = text_intern(out, seen, t ? (const char *)t : "",
-						   (size_t)sqlite3_column_bytes(st, (int)i));
-			}
-			}
-		}
-		out->nrows++;
 	}
 	if (step != SQLITE_ROW && step != SQLITE_DONE) {
 		*err = run_error(db, &guard, step);
@@ -608,7 +681,7 @@ fail_query:
 		query_error_release(&e);
 	sqlite3_finalize(st);
 	query_funcs_idle(funcs);
-	guard_release(db, capped, prev_heap, prev_temp);
+	guard_release(db, &caps);
 	return -1;
 out:
 	free(seen);
@@ -616,7 +689,7 @@ out:
 	query_funcs_idle(funcs);
 	query_plan_release(&plan);
 	query_error_release(&e);
-	guard_release(db, capped, prev_heap, prev_temp);
+	guard_release(db, &caps);
 	return rc;
 }
 

@@ -44,11 +44,14 @@ struct query_limits {
 	 * with "query stopped after DUR; raise --timeout". */
 	int64_t timeout_ns;
 	/* Bytes of memory: SQLite's (page cache, sorts, temporary tables) and
-	 * the result's together; and as many again of temporary files (large
-	 * sorts spill to them; query/tempcap.h).  Past either the query stops
-	 * ("raise --max-memory").  Both caps are process-wide while the query
-	 * runs; the memory cap (sqlite3_hard_heap_limit64) counts only where
-	 * SQLite keeps its memory statistics (model/store/store.c leaves them on for
+	 * the result's together, SQLite's own cap coming down as the result
+	 * grows, and any one string or blob at most half of it
+	 * (SQLITE_LIMIT_LENGTH: it is held twice while read); and as many
+	 * again of temporary files (large sorts spill to them;
+	 * query/tempcap.h).  Past either the query stops ("raise
+	 * --max-memory").  Both caps are process-wide while the query runs;
+	 * the memory cap (sqlite3_hard_heap_limit64) counts only where SQLite
+	 * keeps its memory statistics (model/store/store.c leaves them on for
 	 * processes that read first). */
 	int64_t max_memory;
 	/* Polled while the query runs or waits: non-zero stops it (C-c). */

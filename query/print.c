@@ -207,6 +207,27 @@ static int right_aligned(enum query_coltype t)
 	return t != QC_TEXT && t != QC_ANY;
 }
 
+/* Each column's alignment (right: numbers; the sql escape's columns unless
+ * they hold text) and, for a clock column, the decimals of a second its
+ * most precise time needs. */
+static void table_columns(const struct query_result *r, const struct query_print_hooks *h,
+			  int *right, int *decimals)
+{
+	for (size_t c = 0; c < r->ncols; c++) {
+		right[c] = right_aligned(r->cols[c].type) || r->cols[c].type == QC_ANY;
+		decimals[c] = 0;
+		for (size_t i = 0; i < r->nrows; i++) {
+			const struct query_value *v = query_cell(r, i, c);
+			if (r->cols[c].type == QC_ANY && v->type == QP_TEXT)
+				right[c] = 0;
+			if (h->clock && r->cols[c].type == QC_TIME &&
+			    (v->type == QP_INT || v->type == QP_REAL) &&
+			    clock_decimals(time_ns(v)) > decimals[c])
+				decimals[c] = clock_decimals(time_ns(v));
+		}
+	}
+}
+
 void query_table_build(struct query_table *t, const struct query_result *r,
 		       const struct query_print_hooks *hooks)
 {
@@ -217,32 +238,20 @@ void query_table_build(struct query_table *t, const struct query_result *r,
 	t->cells = xcalloc((nr + 1) * (nc ? nc : 1), sizeof(char *));
 	t->width = xcalloc(nc ? nc : 1, sizeof(int));
 	t->right = xcalloc(nc ? nc : 1, sizeof(int));
+	int *decimals = xcalloc(nc ? nc : 1, sizeof(int));
+	table_columns(r, &h, t->right, decimals);
 	struct sbuf sb;
 	sbuf_init(&sb);
 	for (size_t c = 0; c < nc; c++) {
 		sbuf_reset(&sb);
 		h.sanitize(&sb, r->cols[c].name);
 		t->cells[c] = xstrdup(sb.buf);
-		/* the sql escape's columns: right-aligned unless they hold text */
-		t->right[c] = right_aligned(r->cols[c].type) || r->cols[c].type == QC_ANY;
 	}
-	/* a clock column's decimals: what its most precise time needs */
-	int *decimals = xcalloc(nc ? nc : 1, sizeof(int));
-	for (size_t c = 0; h.clock && c < nc; c++)
-		for (size_t i = 0; r->cols[c].type == QC_TIME && i < nr; i++) {
-			const struct query_value *v = query_cell(r, i, c);
-			if ((v->type == QP_INT || v->type == QP_REAL) &&
-			    clock_decimals(time_ns(v)) > decimals[c])
-				decimals[c] = clock_decimals(time_ns(v));
-		}
 	for (size_t i = 0; i < nr; i++)
 		for (size_t c = 0; c < nc; c++) {
-			const struct query_value *v = query_cell(r, i, c);
 			sbuf_reset(&sb);
-			cell_text(&sb, v, r->cols[c].type, &h, decimals[c]);
+			cell_text(&sb, query_cell(r, i, c), r->cols[c].type, &h, decimals[c]);
 			t->cells[(i + 1) * nc + c] = xstrdup(sb.buf);
-			if (r->cols[c].type == QC_ANY && (v->type == QP_TEXT))
-				t->right[c] = 0;
 		}
 	for (size_t i = 0; i <= nr; i++)
 		for (size_t c = 0; c < nc; c++) {
@@ -309,187 +318,390 @@ static void fit_widths(const struct query_table *t, int width, int *cap)
 			cap[c] = lo + (left > 0 ? (left--, 1) : 0);
 }
 
+/* ---- writing text of any length ----
+ *
+ * The printers write a value through a buffer of at most PIECE bytes at a
+ * time, never a copy of the whole value or of the whole table: a value of
+ * hundreds of MB (the sql escape's zeroblob, hex) costs no more memory to
+ * print than a short one.  Pieces are cut before a byte that starts a
+ * character, and the sanitisers and escapes map characters one by one, so
+ * the pieces read as the whole would. */
+#define PIECE 65536
+
+struct pieces {
+	const char *s; /* what is left */
+	char buf[PIECE + 1];
+};
+
+/* The next piece of what is left, NUL-terminated; NULL after the last. */
+static const char *piece_next(struct pieces *pc)
+{
+	const char *s = pc->s;
+	if (!s || !*s)
+		return NULL;
+	size_t n = strnlen(s, PIECE + 1);
+	if (n <= PIECE) {
+		pc->s = s + n;
+		return s;
+	}
+	n = PIECE;
+	for (int back = 0; back < 3 && ((unsigned char)s[n] & 0xc0) == 0x80; back++)
+		n--;
+	memcpy(pc->buf, s, n);
+	pc->buf[n] = '\0';
+	pc->s = s + n;
+	return pc->buf;
+}
+
+/* Scratch for writing one result. */
+struct out {
+	FILE *f;
+	const struct query_print_hooks *h;
+	struct pieces pc;
+	struct sbuf tmp, cut;
+};
+
+/* One table cell: text to sanitise (raw), or display text already. */
+struct cell {
+	const char *s;
+	int raw;
+};
+
+/* Cell (row, c) of r, row -1 the header; non-text values are formatted
+ * into o->tmp, which the cell then points into. */
+static struct cell cell_of(struct out *o, const struct query_result *r, long row, size_t c,
+			   const int *decimals)
+{
+	if (row < 0)
+		return (struct cell){r->cols[c].name, 1};
+	const struct query_value *v = query_cell(r, (size_t)row, c);
+	if (v->type == QP_TEXT)
+		return (struct cell){v->s, 1};
+	sbuf_reset(&o->tmp);
+	cell_text(&o->tmp, v, r->cols[c].type, o->h, decimals[c]);
+	return (struct cell){o->tmp.buf, 0};
+}
+
+/* Display columns of a cell (the sanitiser's width is that of its output). */
+static int cell_width(struct out *o, struct cell k)
+{
+	if (!k.raw)
+		return o->h->width(k.s);
+	long w = 0;
+	const char *p;
+	o->pc.s = k.s;
+	while ((p = piece_next(&o->pc)) && w < INT32_MAX)
+		w += o->h->width(p);
+	return w < INT32_MAX ? (int)w : INT32_MAX;
+}
+
+/* Writes a cell's display text, at most cols columns of it (cols < 0: all);
+ * returns the columns written. */
+static int cell_put(struct out *o, struct cell k, int cols)
+{
+	int used = 0;
+	const char *p;
+	o->pc.s = k.s;
+	while ((cols < 0 || used < cols) && (p = piece_next(&o->pc))) {
+		if (k.raw) {
+			sbuf_reset(&o->tmp);
+			o->h->sanitize(&o->tmp, p);
+			p = o->tmp.buf;
+		}
+		if (cols >= 0) {
+			sbuf_reset(&o->cut);
+			o->h->fit(&o->cut, p, cols - used);
+			p = o->cut.buf;
+		}
+		used += o->h->width(p);
+		fputs(p, o->f);
+		if (!k.raw)
+			break; /* display text is one piece */
+	}
+	return used;
+}
+
+static struct out *out_new(FILE *f, const struct query_print_hooks *h)
+{
+	struct out *o = xcalloc(1, sizeof(*o));
+	o->f = f;
+	o->h = h;
+	sbuf_init(&o->tmp);
+	sbuf_init(&o->cut);
+	return o;
+}
+
+static void out_free(struct out *o)
+{
+	sbuf_release(&o->tmp);
+	sbuf_release(&o->cut);
+	free(o);
+}
+
+static void spaces(FILE *f, int n)
+{
+	for (; n > 0; n--)
+		putc(' ', f);
+}
+
+/* A cell wider than this, written to a file or a pipe, is written whole
+ * without widening its column: each column is as wide as its widest cell
+ * up to this, so that one long name does not pad every row (the output
+ * stays within a few times the data). */
+#define PAD_MAX 256
+
 static int print_table(FILE *f, const struct query_result *r, const struct query_print_hooks *h)
 {
-	struct query_table t;
-	struct sbuf sb, cut;
-	query_table_build(&t, r, h);
-	sbuf_init(&sb);
-	sbuf_init(&cut);
-	size_t nc = t.ncols;
+	size_t nc = r->ncols;
+	struct out *o = out_new(f, h);
+	struct query_table t = {.nrows = r->nrows, .ncols = nc};
+	t.width = xcalloc(nc ? nc : 1, sizeof(int));
+	t.right = xcalloc(nc ? nc : 1, sizeof(int));
+	int *padded = xcalloc(nc ? nc : 1, sizeof(int)); /* widest up to PAD_MAX */
+	int *decimals = xcalloc(nc ? nc : 1, sizeof(int));
 	int *cap = xcalloc(nc ? nc : 1, sizeof(int));
-	int more = h->width(h->more);
-	fit_widths(&t, h->cols, cap);
-	for (size_t i = 0; i <= t.nrows; i++) {
-		sbuf_reset(&sb);
+	int *widths = xcalloc((r->nrows + 1) * nc + 1, sizeof(int)); /* each cell's */
+	table_columns(r, h, t.right, decimals);
+	for (long i = -1; i < (long)r->nrows; i++)
 		for (size_t c = 0; c < nc; c++) {
-			const char *s = query_table_cell(&t, i, c);
-			int w = h->width(s);
-			if (w > cap[c]) {
-				sbuf_reset(&cut);
-				h->fit(&cut, s, cap[c] - more);
-				sbuf_adds(&cut, h->more);
-				s = cut.buf;
-				w = h->width(s);
-			}
-			int pad = cap[c] - w;
-			if (c)
-				sbuf_adds(&sb, "  ");
-			if (t.right[c])
-				for (int k = 0; k < pad; k++)
-					sbuf_addc(&sb, ' ');
-			sbuf_adds(&sb, s);
-			if (!t.right[c] && c + 1 < nc)
-				for (int k = 0; k < pad; k++)
-					sbuf_addc(&sb, ' ');
+			int w = cell_width(o, cell_of(o, r, i, c, decimals));
+			widths[(size_t)(i + 1) * nc + c] = w;
+			if (w > t.width[c])
+				t.width[c] = w;
+			if (w <= PAD_MAX && w > padded[c])
+				padded[c] = w;
 		}
-		fprintf(f, "%s\n", sb.buf);
+	int cut = h->cols > 0, more = h->width(h->more);
+	if (cut)
+		fit_widths(&t, h->cols, cap);
+	else
+		memcpy(cap, padded, (nc ? nc : 1) * sizeof(int));
+	for (long i = -1; i < (long)r->nrows; i++) {
+		for (size_t c = 0; c < nc; c++) {
+			struct cell k = cell_of(o, r, i, c, decimals);
+			int w = widths[(size_t)(i + 1) * nc + c], pad = cap[c] - w;
+			if (c)
+				fputs("  ", f);
+			if (cut && w > cap[c]) {
+				pad = cap[c] - more - cell_put(o, k, cap[c] - more);
+				fputs(h->more, f);
+			} else {
+				if (t.right[c])
+					spaces(f, pad);
+				cell_put(o, k, -1);
+			}
+			if (!t.right[c] && c + 1 < nc)
+				spaces(f, pad);
+		}
+		putc('\n', f);
 	}
-	fprintf(f, "(%zu row%s%s)\n", t.nrows, t.nrows == 1 ? "" : "s",
+	fprintf(f, "(%zu row%s%s)\n", r->nrows, r->nrows == 1 ? "" : "s",
 		r->truncated ? ", truncated" : "");
 	free(cap);
-	query_table_release(&t);
-	sbuf_release(&sb);
-	sbuf_release(&cut);
+	free(widths);
+	free(decimals);
+	free(padded);
+	free(t.width);
+	free(t.right);
+	out_free(o);
 	return 0;
 }
 
-static void csv_field(struct sbuf *out, const char *s)
+/* A CSV field of s (RFC 4180), through the sanitiser first on a terminal
+ * (tty); the sanitiser's escapes add no comma or quote, and leave no CR or
+ * LF to quote. */
+static void csv_put(struct out *o, const char *s, int tty)
 {
-	if (!strpbrk(s, ",\"\r\n")) {
-		sbuf_adds(out, s);
-		return;
+	int quote = strpbrk(s, tty ? ",\"" : ",\"\r\n") != NULL;
+	const char *p;
+	if (quote)
+		putc('"', o->f);
+	o->pc.s = s;
+	while ((p = piece_next(&o->pc))) {
+		if (tty) {
+			sbuf_reset(&o->tmp);
+			o->h->sanitize(&o->tmp, p);
+			p = o->tmp.buf;
+		}
+		while (quote && *p) {
+			size_t k = strcspn(p, "\"");
+			fwrite(p, 1, k, o->f);
+			p += k;
+			if (*p) {
+				fputs("\"\"", o->f);
+				p++;
+			}
+		}
+		fputs(p, o->f);
 	}
-	sbuf_addc(out, '"');
-	for (; *s; s++) {
-		if (*s == '"')
-			sbuf_addc(out, '"');
-		sbuf_addc(out, *s);
-	}
-	sbuf_addc(out, '"');
+	if (quote)
+		putc('"', o->f);
 }
 
-/* A CSV field of s, through tty's sanitiser first when the output is a
- * terminal (tty not NULL); tmp is scratch. */
-static void csv_text(struct sbuf *out, const char *s, struct sbuf *tmp,
-		     const struct query_print_hooks *tty)
+static int print_csv(FILE *f, const struct query_result *r, const struct query_print_hooks *h,
+		     int tty)
 {
-	if (tty) {
-		sbuf_reset(tmp);
-		tty->sanitize(tmp, s);
-		s = tmp->buf;
-	}
-	csv_field(out, s);
-}
-
-static int print_csv(FILE *f, const struct query_result *r, const struct query_print_hooks *tty)
-{
-	struct sbuf line, v, tmp;
-	sbuf_init(&line);
-	sbuf_init(&v);
-	sbuf_init(&tmp);
+	struct out *o = out_new(f, h);
+	struct sbuf num = SBUF_INIT;
+	sbuf_init(&num);
 	for (size_t c = 0; c < r->ncols; c++) {
 		if (c)
-			sbuf_addc(&line, ',');
-		csv_text(&line, r->cols[c].name, &tmp, tty);
+			putc(',', f);
+		csv_put(o, r->cols[c].name, tty);
 	}
-	fprintf(f, "%s\r\n", line.buf);
+	fputs("\r\n", f);
 	for (size_t i = 0; i < r->nrows; i++) {
-		sbuf_reset(&line);
 		for (size_t c = 0; c < r->ncols; c++) {
+			const struct query_value *v = query_cell(r, i, c);
 			if (c)
-				sbuf_addc(&line, ',');
-			sbuf_reset(&v);
-			raw_text(&v, query_cell(r, i, c));
-			csv_text(&line, v.buf, &tmp, tty);
+				putc(',', f);
+			if (v->type == QP_TEXT) {
+				csv_put(o, v->s, tty);
+			} else {
+				sbuf_reset(&num);
+				raw_text(&num, v);
+				fputs(num.buf, f);
+			}
 		}
-		fprintf(f, "%s\r\n", line.buf);
+		fputs("\r\n", f);
 	}
-	sbuf_release(&line);
-	sbuf_release(&v);
-	sbuf_release(&tmp);
+	sbuf_release(&num);
+	out_free(o);
 	return 0;
 }
 
-static json_t *json_value(const struct query_value *v)
+/* Appends code point cp as jansson's ASCII form writes it: \uXXXX, a
+ * surrogate pair beyond the BMP. */
+static void json_ascii(struct sbuf *out, uint32_t cp)
 {
-	switch (v->type) {
-	case QP_INT:
-		return json_integer((json_int_t)v->i);
-	case QP_REAL:
-		return isfinite(v->r) ? json_real(v->r) : json_null();
-	case QP_TEXT: {
-		json_t *j = json_string(v->s);
-		if (!j) { /* not UTF-8 (a blob through the sql escape) */
-			char *fixed = text_utf8_dup(v->s);
-			j = json_string(fixed);
-			free(fixed);
-		}
-		return j ? j : json_null();
+	if (cp < 0x10000) {
+		sbuf_addf(out, "\\u%04X", (unsigned)cp);
+		return;
 	}
-	default:
-		return json_null();
-	}
+	cp -= 0x10000;
+	sbuf_addf(out, "\\u%04X\\u%04X", (unsigned)(0xd800 | (cp >> 10)),
+		  (unsigned)(0xdc00 | (cp & 0x3ff)));
 }
 
-/* JSON text json (valid UTF-8, as jansson writes it) for a terminal: each
- * character the sanitiser would change written as \uXXXX instead.  Only
- * strings hold characters past ASCII or DEL, so it stays the same JSON. */
-static void json_terminal(struct sbuf *out, const char *json, const struct query_print_hooks *h)
+/* The code point of the UTF-8 sequence p[0..k). */
+static uint32_t utf8_decode(const unsigned char *p, size_t k)
 {
-	struct sbuf tmp;
-	sbuf_init(&tmp);
-	const unsigned char *p = (const unsigned char *)json;
-	size_t n = strlen(json);
-	while (n) {
-		size_t k = *p < 0x7f ? 1 : text_utf8_seq(p, n);
-		if (!k)
-			k = 1;
-		char one[5] = {0};
-		memcpy(one, p, k);
-		sbuf_reset(&tmp);
-		if (*p >= 0x7f)
-			h->sanitize(&tmp, one);
-		if (*p < 0x7f || (tmp.len == k && !memcmp(tmp.buf, one, k))) {
-			sbuf_add(out, p, k);
-		} else if (*p == 0x7f) {
-			sbuf_adds(out, "\\u007F");
-		} else {
-			/* jansson's ASCII form of the one character: "\uXXXX" */
-			json_t *j = json_string(one);
-			char *e = j ? json_dumps(j, JSON_ENCODE_ANY | JSON_ENSURE_ASCII) : NULL;
-			if (e)
-				sbuf_add(out, e + 1, strlen(e) - 2);
-			free(e);
-			json_decref(j);
-		}
-		p += k;
-		n -= k;
-	}
-	sbuf_release(&tmp);
+	static const unsigned char lead_mask[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
+	uint32_t cp = p[0] & lead_mask[k];
+	for (size_t i = 1; i < k; i++)
+		cp = cp << 6 | (p[i] & 0x3f);
+	return cp;
 }
 
-static int print_json(FILE *f, const struct query_result *r, const struct query_print_hooks *tty)
+/* A JSON string of s, as jansson writes it: " \ and control characters
+ * escaped (\b \f \n \r \t, else \u00XX), invalid UTF-8 one U+FFFD a byte
+ * (as text_utf8_dup repairs it).  On a terminal (tty) each character from
+ * DEL up that the sanitiser would change is written \uXXXX instead: the
+ * same string to a JSON reader. */
+static void json_put_string(struct out *o, const char *s, int tty)
 {
-	struct sbuf esc;
-	sbuf_init(&esc);
+	const char *p;
+	char one[5];
+	putc('"', o->f);
+	o->pc.s = s;
+	while ((p = piece_next(&o->pc))) {
+		const unsigned char *u = (const unsigned char *)p;
+		size_t n = strlen(p);
+		sbuf_reset(&o->cut);
+		while (n) {
+			size_t k = *u < 0x80 ? 1 : text_utf8_seq(u, n);
+			if (!k) { /* one invalid byte */
+				sbuf_adds(&o->cut, "\xef\xbf\xbd");
+				u++;
+				n--;
+				continue;
+			}
+			unsigned char c = *u;
+			static const char esc[] = "btn\0fr"; /* \b \t \n \v \f \r */
+			if (c == '"' || c == '\\') {
+				sbuf_addc(&o->cut, '\\');
+				sbuf_addc(&o->cut, (char)c);
+			} else if (c >= '\b' && c <= '\r' && esc[c - '\b']) {
+				sbuf_addc(&o->cut, '\\');
+				sbuf_addc(&o->cut, esc[c - '\b']);
+			} else if (c < 0x20) {
+				json_ascii(&o->cut, c);
+			} else if (tty && c >= 0x7f) {
+				memcpy(one, u, k);
+				one[k] = '\0';
+				sbuf_reset(&o->tmp);
+				o->h->sanitize(&o->tmp, one);
+				if (o->tmp.len == k && !memcmp(o->tmp.buf, one, k))
+					sbuf_add(&o->cut, u, k);
+				else
+					json_ascii(&o->cut, utf8_decode(u, k));
+			} else {
+				sbuf_add(&o->cut, u, k);
+			}
+			u += k;
+			n -= k;
+		}
+		fwrite(o->cut.buf, 1, o->cut.len, o->f);
+	}
+	putc('"', o->f);
+}
+
+/* A number as jansson writes it (reals with 15 significant digits); null
+ * for what JSON has no number for. */
+static void json_put_number(struct out *o, const struct query_value *v)
+{
+	if (v->type == QP_INT) {
+		sbuf_reset(&o->tmp);
+		add_int(&o->tmp, v->i);
+		fputs(o->tmp.buf, o->f);
+		return;
+	}
+	json_t *j = isfinite(v->r) ? json_real(v->r) : NULL;
+	char *s = j ? json_dumps(j, JSON_ENCODE_ANY | JSON_REAL_PRECISION(15)) : NULL;
+	fputs(s ? s : "null", o->f);
+	free(s);
+	json_decref(j);
+}
+
+/* An array of objects, one a row, keys the column names.  Two columns of
+ * one name make one key, where the first stands, with the last's value,
+ * as a JSON object built column by column would have it. */
+static int print_json(FILE *f, const struct query_result *r, const struct query_print_hooks *h,
+		      int tty)
+{
+	size_t nc = r->ncols;
+	struct out *o = out_new(f, h);
+	long *from = xcalloc(nc ? nc : 1, sizeof(long)); /* the column a key's value is from */
+	for (size_t c = 0; c < nc; c++) {
+		from[c] = (long)c;
+		for (size_t e = 0; e < c && from[c] == (long)c; e++)
+			if (!strcmp(r->cols[e].name, r->cols[c].name))
+				from[c] = -1, from[e] = (long)c;
+	}
 	fputs("[", f);
 	for (size_t i = 0; i < r->nrows; i++) {
-		json_t *o = json_object();
-		for (size_t c = 0; c < r->ncols; c++)
-			json_object_set_new(o, r->cols[c].name, json_value(query_cell(r, i, c)));
-		char *s =
-		    json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-		if (s && tty) {
-			sbuf_reset(&esc);
-			json_terminal(&esc, s, tty);
+		fputs(i ? ",\n{" : "\n{", f);
+		int any = 0;
+		for (size_t c = 0; c < nc; c++) {
+			if (from[c] < 0)
+				continue;
+			const struct query_value *v = query_cell(r, i, (size_t)from[c]);
+			if (any++)
+				putc(',', f);
+			json_put_string(o, r->cols[c].name, tty);
+			putc(':', f);
+			if (v->type == QP_TEXT)
+				json_put_string(o, v->s, tty);
+			else if (v->type == QP_INT || v->type == QP_REAL)
+				json_put_number(o, v);
+			else
+				fputs("null", f);
 		}
-		fprintf(f, "%s\n%s", i ? "," : "", !s ? "{}" : tty ? esc.buf : s);
-		free(s);
-		json_decref(o);
+		putc('}', f);
 	}
 	fputs(r->nrows ? "\n]\n" : "]\n", f);
-	sbuf_release(&esc);
+	free(from);
+	out_free(o);
 	return 0;
 }
 
@@ -497,10 +709,9 @@ int query_print(FILE *f, const struct query_result *r, enum query_format fmt,
 		const struct query_print_hooks *hooks, int terminal, char **err)
 {
 	struct query_print_hooks h = resolve(hooks);
-	const struct query_print_hooks *tty = terminal ? &h : NULL;
 	int rc = fmt == QF_TABLE ? print_table(f, r, &h)
-		 : fmt == QF_CSV ? print_csv(f, r, tty)
-				 : print_json(f, r, tty);
+		 : fmt == QF_CSV ? print_csv(f, r, &h, terminal)
+				 : print_json(f, r, &h, terminal);
 	if (rc == 0 && (fflush(f) != 0 || ferror(f))) {
 		*err = xasprintf("cannot write the result: %s", strerror(errno));
 		return -1;

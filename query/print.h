@@ -9,7 +9,11 @@
  * values: nanoseconds, full-precision numbers, text as stored, unless the
  * output is a terminal: then CSV text goes through the sanitiser too, and
  * JSON writes each character the sanitiser would escape as \uXXXX (still
- * the same data to a JSON reader).
+ * the same data to a JSON reader).  query_print writes a value through a
+ * buffer of 64 KiB, never a copy of the value or of the table, so printing
+ * takes little memory beside the result (query/exec.h counts the result
+ * against --max-memory); to a file a table column is as wide as its widest
+ * cell up to 256 columns, a wider cell standing whole.
  */
 #ifndef GRADEML_QUERY_PRINT_H
 #define GRADEML_QUERY_PRINT_H
@@ -22,6 +26,8 @@
 enum query_format { QF_TABLE, QF_CSV, QF_JSON };
 
 struct query_print_hooks {
+	/* sanitize, width and fit may be given a value in pieces cut between
+	 * characters: each must map characters one by one */
 	/* appends s made safe for a terminal; NULL: bytes < 0x20 as '?' */
 	void (*sanitize)(struct sbuf *out, const char *s);
 	/* display columns of sanitised text; NULL: one per UTF-8 character */

@@ -581,6 +581,46 @@ static void test_metadata_names(void **state)
 			 0);
 }
 
+/* Metadata names are kept as text up to 16 MiB, then interned: 300 threads
+ * named after their events with 60000-byte names (18 MB) are each named,
+ * the later name of a thread wins either way, and the name of a thread
+ * that has no event is never interned. */
+static void test_metadata_text_budget(void **state)
+{
+	struct fx *f = *state;
+	enum { THREADS = 300, LEN = 60000 };
+	struct sbuf sb = SBUF_INIT;
+	char *pad = xmalloc(LEN + 1);
+	memset(pad, 'n', LEN);
+	pad[LEN] = '\0';
+	sbuf_adds(&sb, "[{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":9999,"
+		       "\"args\":{\"name\":\"no events\"}}");
+	for (int i = 0; i < THREADS; i++)
+		sbuf_addf(&sb,
+			  ",{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":%d,\"ts\":1,\"dur\":1}",
+			  i);
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < THREADS; i++)
+			sbuf_addf(&sb,
+				  ",{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":%d,"
+				  "\"args\":{\"name\":\"%c%03d%.*s\"}}",
+				  i, pass ? 't' : 'x', i, LEN - 4, pad);
+	sbuf_adds(&sb, "]");
+	import_text(f, "names.json", sb.buf, sb.len);
+	assert_int_equal(q_int(f,
+			       "SELECT count(*) FROM tracks WHERE name GLOB 't[0-9][0-9][0-9]n*'"
+			       " AND length(name) = %d",
+			       LEN),
+			 THREADS);
+	assert_int_equal(q_int(f,
+			       "SELECT count(*) FROM tracks WHERE name = 't123' || substr(name, 5)"
+			       " AND tid = '123'"),
+			 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM strings WHERE text = 'no events'"), 0);
+	free(pad);
+	sbuf_release(&sb);
+}
+
 /* ---- GPU: flows and launch links ---- */
 
 static void test_flow_launch(void **state)
@@ -2137,6 +2177,7 @@ int main(void)
 	    T(test_instants),
 	    T(test_counters),
 	    T(test_metadata_names),
+	    T(test_metadata_text_budget),
 	    T(test_flow_launch),
 	    T(test_launch_without_flow),
 	    T(test_flow_host),

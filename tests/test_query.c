@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <jansson.h>
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -30,6 +31,8 @@
 #include "query/print.h"
 #include "tests/testdir.h"
 #include "tui/format.h"
+#include "model/util/sbuf.h"
+#include "model/util/text.h"
 #include "model/util/xalloc.h"
 
 /* ---- the tiny trace ----
@@ -1269,6 +1272,108 @@ static void test_print_terminal(void **state)
 	sqlite3_close(db);
 }
 
+/* A hand-made result of one text column "t" and a number column "n",
+ * a row per text. */
+static struct query_result text_result(const char *const *texts, size_t n)
+{
+	static const struct query_column cols[] = {{"t", QC_TEXT}, {"n", QC_INT}};
+	struct query_result r;
+	query_result_init(&r, cols, 2, n);
+	for (size_t i = 0; i < n; i++) {
+		r.cells[2 * i] = (struct query_value){
+		    .type = QP_TEXT, .s = query_result_text(&r, texts[i], strlen(texts[i]))};
+		r.cells[2 * i + 1] = (struct query_value){.type = QP_INT, .i = (int64_t)i};
+	}
+	return r;
+}
+
+/* To a file or a pipe a cell wider than 256 columns stands whole without
+ * widening its column: one long name does not pad every other row to it. */
+static void test_print_long_cell(void **state)
+{
+	(void)state;
+	enum { LONG = 70000 };
+	char *long_text = xmalloc(LONG + 1);
+	memset(long_text, 'x', LONG);
+	long_text[LONG] = '\0';
+	const char *texts[] = {"ab", long_text, "abcd"};
+	struct query_result r = text_result(texts, 3);
+	char *buf = print_to_string(&r, QF_TABLE, 0);
+	size_t n = strlen(buf);
+	/* the header and short rows padded to "abcd", the long cell whole */
+	assert_true(n < LONG + 100);
+	assert_non_null(strstr(buf, "t     n\nab    0\n"));
+	assert_non_null(strstr(buf, "abcd  2\n(3 rows)\n"));
+	assert_non_null(strstr(buf, "\n"
+				    "xxxx"));
+	assert_non_null(strstr(buf, "xxxx  1\n"));
+	free(buf);
+	query_result_release(&r);
+	free(long_text);
+}
+
+/* Values longer than the printers' buffer read exactly as short ones: the
+ * sanitiser's and JSON's escapes of characters of 1 to 4 bytes on either
+ * side of each cut, as the whole value's would be (jansson's own output for
+ * JSON). */
+static void test_print_long_values(void **state)
+{
+	(void)state;
+	static const char *const bits[] = {
+	    "a", "\xc3\xa9", "\xe2\x80\xae", "\xf0\x9f\x98\x80", "\x1b", "\"", ",", "\n", "\xff"};
+	struct sbuf sb = SBUF_INIT;
+	for (size_t i = 0; sb.len < 200000; i = (i * 7 + 3) % 9)
+		sbuf_adds(&sb, bits[i]);
+	const char *texts[] = {sb.buf};
+	struct query_result r = text_result(texts, 1);
+	/* JSON, to a file: jansson's string of the value repaired */
+	char *fixed = text_utf8_dup(sb.buf);
+	json_t *j = json_string(fixed);
+	char *want = json_dumps(j, JSON_ENCODE_ANY);
+	char *buf = print_to_string(&r, QF_JSON, 0);
+	assert_true(strncmp(buf, "[\n{\"t\":", 7) == 0);
+	assert_true(strncmp(buf + 7, want, strlen(want)) == 0);
+	assert_string_equal(buf + 7 + strlen(want), ",\"n\":0}\n]\n");
+	free(buf);
+	free(want);
+	json_decref(j);
+	free(fixed);
+	/* CSV and the table on a terminal: the sanitiser's form of the whole */
+	struct sbuf clean = SBUF_INIT;
+	format_sanitize(&clean, sb.buf);
+	buf = print_to_string(&r, QF_CSV, 1);
+	assert_true(strncmp(buf, "t,n\r\n\"", 6) == 0);
+	const char *p = buf + 6, *q = clean.buf;
+	for (; *q; q++, p++) {
+		if (*q == '"')
+			assert_int_equal(*p++, '"');
+		if (*p != *q)
+			fail_msg("CSV differs at byte %td of the sanitised value", q - clean.buf);
+	}
+	assert_string_equal(p, "\",0\r\n");
+	free(buf);
+	buf = print_to_string(&r, QF_TABLE, 1);
+	assert_non_null(strstr(buf, clean.buf));
+	free(buf);
+	sbuf_release(&clean);
+	sbuf_release(&sb);
+	query_result_release(&r);
+}
+
+/* Two columns of one name are one JSON key, where the first stands, with
+ * the last one's value, as before the printer wrote JSON itself. */
+static void test_print_json_same_names(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	struct query_result r = run_ok(db, "sql SELECT 1 AS a, 2 AS b, 3 AS a");
+	char *buf = print_to_string(&r, QF_JSON, 0);
+	assert_string_equal(buf, "[\n{\"a\":3,\"b\":2}\n]\n");
+	free(buf);
+	query_result_release(&r);
+	sqlite3_close(db);
+}
+
 /* track.name, rank and host of phases and events, and the window's
  * phase.name of metrics during phases, on a file of two ranks: rank 0's
  * thread on h1 runs an operator, rank 1's stream on h2 a kernel. */
@@ -1492,6 +1597,9 @@ int main(void)
 	    cmocka_unit_test(test_print_terminal),
 	    cmocka_unit_test(test_print_fit),
 	    cmocka_unit_test(test_print_units),
+	    cmocka_unit_test(test_print_long_cell),
+	    cmocka_unit_test(test_print_long_values),
+	    cmocka_unit_test(test_print_json_same_names),
 	    cmocka_unit_test(test_track_fields),
 	    cmocka_unit_test(test_complete),
 	};

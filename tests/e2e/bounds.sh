@@ -13,7 +13,11 @@
 #      line naming the option; the explorer's ':' queries have the time
 #      and memory limits too;
 #   c. a query while another connection holds the write lock (an import's
-#      commit) waits for it and succeeds.
+#      commit) waits for it and succeeds;
+#   d. a table written to a pipe is within a few times its CSV whatever its
+#      longest cell (query and summary), and a query's peak resident set
+#      stays within --max-memory (and the binary's own) however large one
+#      value or the result is.
 #
 # Each command runs under `timeout`, so a hang is a failure, not a stuck
 # test.  Prints "ok - NAME" / "not ok - NAME (why)", then a summary; exits 1
@@ -229,5 +233,74 @@ if grep -q "^waited 0 .*1075" "$TMP/busy.out"; then
 else
 	not_ok "c: a query while a writer holds the file waits and succeeds" "$(head -c 300 "$TMP/busy.out")"
 fi
+
+
+# ---- d. output and memory within bounds whatever the values ----
+
+# a table to a pipe is within a few times its CSV, with one 64 KiB name
+# among 2000 short ones (each row used to be padded to it: 131 MB)
+python3 - "$TMP/long.json" <<'EOF'
+import json, sys
+ev = [{"ph": "X", "name": "x" * 70000, "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]
+ev += [{"ph": "X", "name": "op%d" % (i % 50), "cat": "cpu_op", "pid": 1, "tid": 1,
+        "ts": 10 + 10 * i, "dur": 5} for i in range(2000)]
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+EOF
+if ! "$BIN" import -o "$TMP/long.db" "$TMP/long.json" 2>"$TMP/err"; then
+	not_ok "d: a trace with a long name imports" "$(head -c 200 "$TMP/err")"
+else
+	for cmd in "query|phases | select name, dur" "query|phases" "summary|ops"; do
+		sub=${cmd%%|*} arg=${cmd#*|}
+		table=$(timeout 60 "$BIN" "$sub" "$TMP/long.db" "$arg" | wc -c)
+		csv=$(timeout 60 "$BIN" "$sub" --format csv "$TMP/long.db" "$arg" | wc -c)
+		if [ "$csv" -gt 65536 ] && [ "$table" -le $((3 * csv)) ]; then
+			ok "d: $sub '$arg' to a pipe: $table bytes, within 3 times its CSV's $csv"
+		else
+			not_ok "d: $sub '$arg' to a pipe" "$table bytes, its CSV $csv bytes"
+		fi
+	done
+fi
+
+# peak RSS PEAKFILE CMD...: runs CMD, its peak resident set in KiB into
+# PEAKFILE; returns CMD's exit status
+peak_rss() {
+	python3 - "$@" <<'EOF'
+import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=open(sys.argv[1] + ".err", "w"))
+open(sys.argv[1], "w").write("%d\n" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(rc)
+EOF
+}
+peak_rss "$TMP/base.kb" "$BIN" query "$DEMO" 'phases | count'
+base_kb=$(cat "$TMP/base.kb")
+# AddressSanitizer's quarantine keeps freed memory resident: no peak then
+asan=0
+ldd "$BIN" 2>/dev/null | grep -q libasan && asan=1
+# memory_bound NAME QUERY WANT: QUERY under --max-memory 200MiB exits WANT
+# (2: with the limit's message), its peak RSS within 200 MiB more than the
+# same command's on a small query (the binary and its libraries)
+memory_bound() {
+	local name="d: $1 under --max-memory 200MiB" q=$2 want=$3 rc=0 kb
+	peak_rss "$TMP/q.kb" timeout 60 "$BIN" query --max-memory 200MiB "$DEMO" "$q" || rc=$?
+	kb=$(cat "$TMP/q.kb")
+	if [ "$rc" -ne "$want" ]; then
+		not_ok "$name" "exit $rc, want $want: $(head -c 200 "$TMP/q.kb.err")"
+	elif [ "$want" = 2 ] && ! grep -q "raise --max-memory" "$TMP/q.kb.err"; then
+		not_ok "$name" "$(head -c 200 "$TMP/q.kb.err")"
+	elif [ "$asan" = 1 ]; then
+		ok "$name: exit $rc (peak RSS not measured under AddressSanitizer)"
+	elif [ "$kb" -gt $((200 * 1024 + base_kb)) ]; then
+		not_ok "$name" "peak RSS $((kb / 1024)) MiB, over 200 MiB + $((base_kb / 1024)) MiB"
+	else
+		ok "$name: exit $rc, peak RSS $((kb / 1024)) MiB (idle $((base_kb / 1024)) MiB)"
+	fi
+}
+memory_bound "a 150 MB blob" 'sql SELECT zeroblob(150000000)' 2
+memory_bound "a 90 MB text" 'sql SELECT hex(zeroblob(45000000))' 2
+memory_bound "a 40 MB text, printed" 'sql SELECT hex(zeroblob(20000000))' 0
+memory_bound "3 M rows" "sql WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c
+	LIMIT 3000000) SELECT x, printf('%040d', x) FROM c" 2
+memory_bound "1 M rows, printed" "sql WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1
+	FROM c LIMIT 1000000) SELECT x, printf('%040d', x) FROM c" 0
 
 summary || exit 1

@@ -5,16 +5,18 @@
  * Any outcome is fine except a crash, a sanitizer report or a leak; a
  * compile error must carry a message and a position inside the query, and
  * the database must keep its rows whatever the query (the sql escape
- * included).
+ * included); a result is printed in every format.
  */
 #include <sqlite3.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/store/schema.sql.h"
 #include "query/compile.h"
 #include "query/exec.h"
+#include "query/print.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -48,6 +50,22 @@ static int64_t count_rows(void)
 	return n;
 }
 
+/* A result printed in each format, to a file and as to a terminal (the
+ * plain hooks: query/ does not depend on tui/). */
+static void print_all(const struct query_result *r)
+{
+	static FILE *null;
+	if (!null && !(null = fopen("/dev/null", "w")))
+		abort();
+	for (int fmt = QF_TABLE; fmt <= QF_JSON; fmt++)
+		for (int terminal = 0; terminal < 2; terminal++) {
+			char *err = NULL;
+			struct query_print_hooks h = {.cols = terminal ? 40 : 0, .clock = terminal};
+			if (query_print(null, r, (enum query_format)fmt, &h, terminal, &err) < 0)
+				abort();
+		}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int64_t rows;
@@ -78,10 +96,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *err = NULL;
 	/* a recursive CTE or a cartesian join must not stall the fuzzer */
 	struct query_limits lim = {.timeout_ns = 1000000000, .max_memory = 64 << 20};
-	if (query_run(db, q, 1000, &lim, &r, NULL, &err) == 0)
+	if (query_run(db, q, 1000, &lim, &r, NULL, &err) == 0) {
+		print_all(&r);
 		query_result_release(&r);
-	else if (!err)
+	} else if (!err) {
 		abort();
+	}
 	free(err);
 	if (count_rows() != rows)
 		abort(); /* a query wrote */
