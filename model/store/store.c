@@ -24,10 +24,15 @@
  *   back ("attempt to write a readonly database") and a file that, copied
  *   without its journal, was corrupt or counted rows that were never
  *   committed.  In WAL mode every page goes to trace.db-wal until the
- *   commit, so trace.db keeps its committed pages whatever happens: a copy
- *   of it alone reads as before, and so does the file with the -wal and
- *   -shm beside it (their frames are uncommitted, so every reader ignores
- *   them).  The cost: the new pages are written twice (the -wal, then the
+ *   commit, so until then trace.db keeps its committed pages whatever
+ *   happens: a copy of it alone reads as before, and so does the file with
+ *   the -wal and -shm beside it (their frames are uncommitted, so every
+ *   reader ignores them).  After the commit the checkpoint copies the
+ *   -wal's pages into trace.db; a kill then leaves trace.db part written,
+ *   whole only with its -wal (it reads as after), until the next open
+ *   finishes the copy (store_tidy).  Only a copy of the whole file for
+ *   every append could keep trace.db alone whole then too, at the cost of
+ *   its size each time; the man page says what holds instead.  The cost: the new pages are written twice (the -wal, then the
  *   checkpoint into trace.db), the disk needs room for both until the
  *   checkpoint, and the switches rewrite trace.db's header (its mode bytes,
  *   and SQLite's change counter, which thus differs by 2 after a failed

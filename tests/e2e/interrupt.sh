@@ -12,8 +12,17 @@
 #      .NAME.db.grademl.XXXXXX file; one killed with SIGKILL does, and the next
 #      import into that directory removes it; a live import's hidden file
 #      survives another import's sweep, and that import still succeeds.
+#   c. kill -9 at random moments of an append (half of them once trace.db
+#      itself is written: the checkpoint that copies a commit into it) and
+#      of analyze: trace.db with what is left beside it passes
+#      integrity_check and holds the rows of before or of after, table by
+#      table; so does a copy of trace.db alone, unless the kill came after
+#      the commit, during its checkpoint: then a -wal holding the commit is
+#      left beside it, as the man page says; and once the next command has
+#      opened it (report), trace.db alone reads as before or after and the
+#      -wal is gone.
 #
-# Each kill waits until the import has written some MB (its -wal, journal
+# Each kill in a and b waits until the import has written some MB (its -wal, journal
 # or hidden file has grown, polled every millisecond), not a fixed time, so
 # it lands mid-way on a loaded machine too.  Prints "ok - NAME", "not ok - NAME (why)" or
 # "skip - NAME (why)", then a summary; exits 1 when any check failed.
@@ -178,9 +187,11 @@ if ! snapshot "$TMP/base/t.db" "$TMP/before"; then
 	summary
 	exit 1
 fi
-# how much an append of the big trace adds to the file
+# how much an append of the big trace adds to the file, and how long it takes
 cp "$TMP/demo.db" "$TMP/base/grown.db"
+t0=$(date +%s%N)
 "$BIN" import -o "$TMP/base/grown.db" "$BIG" 2>/dev/null
+APPEND_NS=$(($(date +%s%N) - t0))
 GROWTH=$(($(size "$TMP/base/grown.db") - $(size "$TMP/demo.db")))
 
 # ---------------------------------------------------------------------------
@@ -364,5 +375,110 @@ if [ -z "$why" ]; then
 else
 	not_ok "a live import's hidden file" "${why%; }"
 fi
+
+# ---------------------------------------------------------------------------
+# c. kill -9 at any moment, the checkpoint after the commit included
+
+# rows DB: "ok" and each table's row count, or what is wrong with DB; read
+# only (a -wal beside it is read, not checkpointed).
+rows() {
+	"$PY" - "$1" <<'EOF'
+import sqlite3, sys
+try:
+    c = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+    ic = c.execute("PRAGMA integrity_check").fetchone()[0]
+    if ic != "ok":
+        print("integrity_check: " + " ".join(ic.split())[:100])
+        sys.exit()
+    names = [r[0] for r in c.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    print("ok " + " ".join("%s=%d" % (t, c.execute('SELECT count(*) FROM "%s"' % t).fetchone()[0])
+                           for t in names))
+except Exception as e:
+    print("cannot read: %s" % e)
+EOF
+}
+
+# killed_at_random NAME RUNS WHEN OLD NEW CMD...: RUNS times, CMD on a copy
+# of OLD (named @DB@ in CMD) killed with SIGKILL at a random moment: WHEN
+# "written", 0 to 30 ms after trace.db itself starts being written once it
+# has grown (the checkpoint), else when CMD ends; WHEN a duration in ns,
+# uniformly within it.  Each time: the file as left, and a copy of it alone
+# unless a -wal was left, read as OLD or NEW; after a report, the file alone
+# does and no -wal is left.  The letters say what was seen: o (as before),
+# n (as after), w (a copy alone torn, a -wal beside it).
+killed_at_random() {
+	local name=$1 runs=$2 when=$3 old=$4 new=$5 why="" i dir got seen="" wal
+	shift 5
+	local want_old want_new
+	want_old=$(rows "$old")
+	want_new=$(rows "$new")
+	for ((i = 0; i < runs; i++)); do
+		dir=$TMP/c-$i
+		mkdir -p "$dir/copy"
+		cp "$old" "$dir/t.db"
+		"$PY" - "$when" "$dir/t.db" "${@//@DB@/$dir/t.db}" <<'EOF'
+import os, random, signal, subprocess, sys, time
+when, db, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
+s0 = os.stat(db)
+p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+if when == "written":
+    prev = None
+    while p.poll() is None:
+        s = os.stat(db)
+        if (prev and s.st_size > s0.st_size and s.st_size == prev.st_size and
+                s.st_mtime_ns != prev.st_mtime_ns):
+            time.sleep(random.uniform(0, 0.03))
+            break
+        prev = s
+        time.sleep(0.0002)
+else:
+    time.sleep(random.uniform(0, int(when) / 1e9))
+p.send_signal(signal.SIGKILL)
+p.wait()
+EOF
+		wal=0
+		[ -s "$dir/t.db-wal" ] && wal=1
+		cp "$dir/t.db" "$dir/copy/t.db"
+		got=$(rows "$dir/copy/t.db")
+		if [ "$got" = "$want_old" ]; then
+			seen+="o"
+		elif [ "$got" = "$want_new" ]; then
+			seen+="n"
+		elif [ $wal = 1 ]; then
+			seen+="w"
+		else
+			why+="run $i, a copy alone, no -wal left: ${got:0:160}; "
+		fi
+		got=$(rows "$dir/t.db")
+		[ "$got" = "$want_old" ] || [ "$got" = "$want_new" ] ||
+			why+="run $i, the file as left: ${got:0:160}; "
+		"$BIN" report "$dir/t.db" >/dev/null 2>&1
+		cp "$dir/t.db" "$dir/copy/t.db"
+		got=$(rows "$dir/copy/t.db")
+		[ "$got" = "$want_old" ] || [ "$got" = "$want_new" ] ||
+			why+="run $i, a copy alone after a report: ${got:0:160}; "
+		[ ! -e "$dir/t.db-wal" ] || why+="run $i, the -wal stays after a report; "
+		rm -rf "$dir"
+	done
+	if [ -z "$why" ]; then
+		ok "$name: $runs kills; as left, copied alone (or with a -wal left) and after the next open, trace.db reads as before or after ($seen)"
+	else
+		not_ok "$name" "${why%; }"
+	fi
+}
+
+killed_at_random "append killed -9 while trace.db is written" 5 written \
+	"$TMP/demo.db" "$TMP/base/grown.db" "$BIN" import -o @DB@ "$BIG"
+killed_at_random "append killed -9 at a random moment" 5 "$APPEND_NS" \
+	"$TMP/demo.db" "$TMP/base/grown.db" "$BIN" import -o @DB@ "$BIG"
+cp "$TMP/base/grown.db" "$TMP/base/analyzed.db"
+t0=$(date +%s%N)
+"$BIN" analyze "$TMP/base/analyzed.db" >/dev/null 2>&1
+ANALYZE_NS=$(($(date +%s%N) - t0))
+killed_at_random "analyze killed -9 while trace.db is written" 3 written \
+	"$TMP/base/grown.db" "$TMP/base/analyzed.db" "$BIN" analyze @DB@
+killed_at_random "analyze killed -9 at a random moment" 3 "$ANALYZE_NS" \
+	"$TMP/base/grown.db" "$TMP/base/analyzed.db" "$BIN" analyze @DB@
 
 summary
