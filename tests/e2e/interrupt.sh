@@ -379,13 +379,13 @@ fi
 # ---------------------------------------------------------------------------
 # c. kill -9 at any moment, the checkpoint after the commit included
 
-# rows DB: "ok" and each table's row count, or what is wrong with DB; read
-# only (a -wal beside it is read, not checkpointed).
+# rows DB: "ok" and each table's row count, or what is wrong with DB (a
+# copy: a -wal beside it is read, and may be checkpointed).
 rows() {
 	"$PY" - "$1" <<'EOF'
 import sqlite3, sys
 try:
-    c = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+    c = sqlite3.connect(sys.argv[1])
     ic = c.execute("PRAGMA integrity_check").fetchone()[0]
     if ic != "ok":
         print("integrity_check: " + " ".join(ic.split())[:100])
@@ -450,9 +450,11 @@ EOF
 		else
 			why+="run $i, a copy alone, no -wal left: ${got:0:160}; "
 		fi
-		got=$(rows "$dir/t.db")
+		mkdir -p "$dir/left"
+		cp "$dir"/t.db* "$dir/left/"
+		got=$(rows "$dir/left/t.db")
 		[ "$got" = "$want_old" ] || [ "$got" = "$want_new" ] ||
-			why+="run $i, the file as left: ${got:0:160}; "
+			why+="run $i, the file as left, with its -wal: ${got:0:160}; "
 		"$BIN" report "$dir/t.db" >/dev/null 2>&1
 		cp "$dir/t.db" "$dir/copy/t.db"
 		got=$(rows "$dir/copy/t.db")
