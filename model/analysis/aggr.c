@@ -559,7 +559,8 @@ int aggr_ranks(struct store *st, int64_t phase_id, int64_t *step, struct aggr_ra
 					r->wait_ns = m->ranks[j].wait_ns;
 		}
 	}
-	qsort(*out, *n, sizeof(**out), cmp_rank);
+	if (*n > 1) /* *out is NULL when the step has no ranks */
+		qsort(*out, *n, sizeof(**out), cmp_rank);
 	rc = 0;
 out:
 	if (rc < 0) {
