@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/store/col.h"
 #include "model/store/ptree.h"
 #include "model/store/store.h"
 #include "model/util/xalloc.h"
@@ -303,7 +304,7 @@ static int below_is(struct below *b, struct store *st, int64_t parent, char **er
 					 sqlite3_errmsg(store_db(st)));
 			return -1;
 		}
-		x = rc == SQLITE_ROW ? sqlite3_column_int64(b->parent_q, 0) : 0;
+		x = rc == SQLITE_ROW ? col_int(b->parent_q, 0) : 0;
 		if (x && ptree_walk_loops(&w, x)) {
 			*err = ptree_loop_error(store_path(st), x);
 			return PTREE_LOOP;
@@ -351,9 +352,9 @@ static int find_all(struct tree_view *v, const char *pat, const struct mnode *se
 		goto fail;
 	sqlite3_bind_text(q, 1, pat, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(q, 0), start = sqlite3_column_int64(q, 2);
+		int64_t id = col_int(q, 0), start = col_int(q, 2);
 		if (!all) {
-			int in = below_is(&b, st, sqlite3_column_int64(q, 1), err);
+			int in = below_is(&b, st, col_int(q, 1), err);
 			if (in < 0) {
 				rc = in;
 				goto out;

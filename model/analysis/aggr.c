@@ -14,6 +14,7 @@
 #include "model/analysis/analyze.h"
 #include "model/analysis/gpubreak.h"
 #include "model/analysis/gpucache.h"
+#include "model/store/col.h"
 #include "model/util/idmap.h"
 #include "model/view/model.h"
 #include "model/util/nstime.h"
@@ -163,17 +164,17 @@ static int db_fail(struct store *st, char **err)
 
 static void read_row(sqlite3_stmt *q, struct wrow *r)
 {
-	r->id = sqlite3_column_int64(q, 0);
-	r->has_parent = sqlite3_column_type(q, 1) != SQLITE_NULL;
-	r->parent_id = sqlite3_column_int64(q, 1);
-	r->kind = sqlite3_column_int(q, 2);
-	r->name_id = sqlite3_column_int64(q, 3);
-	r->start = sqlite3_column_int64(q, 4);
-	int64_t d = sqlite3_column_int64(q, 5), s = sqlite3_column_int64(q, 6);
+	r->id = col_int(q, 0);
+	r->has_parent = !col_null(q, 1);
+	r->parent_id = col_int(q, 1);
+	r->kind = col_int32(q, 2);
+	r->name_id = col_int(q, 3);
+	r->start = col_int(q, 4);
+	int64_t d = col_int(q, 5), s = col_int(q, 6);
 	r->dur = d < 0 ? 0 : d > MODEL_TIME_MAX ? MODEL_TIME_MAX : d;
 	r->self = s < 0 ? 0 : s > r->dur ? r->dur : s;
-	r->device = sqlite3_column_int64(q, 7);
-	int64_t b = sqlite3_column_int64(q, 8);
+	r->device = col_int(q, 7);
+	int64_t b = col_int(q, 8);
 	r->bytes = b > 0 ? b : 0;
 }
 
@@ -443,13 +444,13 @@ static int step_of(struct store *st, int64_t id, int64_t *step, char **err)
 		sqlite3_bind_int64(q, 1, id);
 		if (sqlite3_step(q) != SQLITE_ROW)
 			break;
-		if (sqlite3_column_int(q, 1) == PHASE_STEP) {
+		if (col_int32(q, 1) == PHASE_STEP) {
 			*step = id;
 			found = 1;
-		} else if (sqlite3_column_type(q, 0) == SQLITE_NULL) {
+		} else if (col_null(q, 0)) {
 			break;
 		}
-		id = sqlite3_column_int64(q, 0);
+		id = col_int(q, 0);
 	}
 	sqlite3_finalize(q);
 	return found;
@@ -520,15 +521,15 @@ int aggr_ranks(struct store *st, int64_t phase_id, int64_t *step, struct aggr_ra
 		src = xrealloc(src, alloc * sizeof(*src));
 		struct aggr_rank *r = &(*out)[*n];
 		char *e = NULL;
-		const char *t = store_string(st, sqlite3_column_int64(q, 1), &name, &e);
+		const char *t = store_string(st, col_int(q, 1), &name, &e);
 		free(e);
 		memset(r, 0, sizeof(*r));
-		r->rank_id = sqlite3_column_int64(q, 0);
+		r->rank_id = col_int(q, 0);
 		r->name = xstrdup(t ? t : "");
-		r->dur_ns = sqlite3_column_int64(q, 2);
+		r->dur_ns = col_int(q, 2);
 		r->compute_ns = r->comm_ns = r->wait_ns = -1;
 		r->idle_pct = NAN;
-		src[(*n)++] = sqlite3_column_int64(q, 3);
+		src[(*n)++] = col_int(q, 3);
 	}
 	if (s != SQLITE_DONE) {
 		db_fail(st, err);

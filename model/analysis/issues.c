@@ -41,6 +41,7 @@
 
 #include "model/analysis/analyze.h"
 #include "model/analysis/devcall.h"
+#include "model/store/col.h"
 #include "model/store/ptree.h"
 #include "model/util/sbuf.h"
 #include "model/util/text.h"
@@ -61,7 +62,7 @@ static int64_t one_int(sqlite3 *db, const char *sql, int64_t id)
 		return 0;
 	sqlite3_bind_int64(q, 1, id);
 	if (sqlite3_step(q) == SQLITE_ROW)
-		v = sqlite3_column_int64(q, 0);
+		v = col_int(q, 0);
 	sqlite3_finalize(q);
 	return v;
 }

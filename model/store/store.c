@@ -55,6 +55,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "model/store/col.h"
 #include "model/util/sbuf.h"
 #include "model/store/schema.sql.h"
 #include "model/store/store.h"
@@ -273,7 +274,7 @@ static int pragma_int(struct store *st, const char *sql, int *out, char **err)
 		sqlite3_finalize(s);
 		goto bad;
 	}
-	*out = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
+	*out = rc == SQLITE_ROW ? col_int32(s, 0) : 0;
 	sqlite3_finalize(s);
 	return 0;
 bad:
@@ -629,8 +630,7 @@ static int in_wal(sqlite3 *db)
 	int wal = 0;
 	if (sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &s, NULL) == SQLITE_OK) {
 		if (sqlite3_step(s) == SQLITE_ROW) {
-			const unsigned char *m = sqlite3_column_text(s, 0);
-			wal = m && !strcmp((const char *)m, "wal");
+			wal = !strcmp(col_text(s, 0), "wal");
 		}
 		sqlite3_finalize(s);
 	}
@@ -720,8 +720,7 @@ void store_tidy(const char *path)
 	    sqlite3_db_readonly(db, "main") == 1)
 		goto out;
 	int ours = sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &s, NULL) == SQLITE_OK &&
-		   sqlite3_step(s) == SQLITE_ROW &&
-		   sqlite3_column_int(s, 0) == STORE_APPLICATION_ID;
+		   sqlite3_step(s) == SQLITE_ROW && col_int32(s, 0) == STORE_APPLICATION_ID;
 	sqlite3_finalize(s);
 	/* another program's database is not ours to change */
 	if (!ours || !in_wal(db) ||
@@ -738,8 +737,8 @@ void store_tidy(const char *path)
 	if (sqlite3_prepare_v2(db, "SELECT * FROM pragma_page_count, pragma_page_size", -1, &s,
 			       NULL) == SQLITE_OK &&
 	    sqlite3_step(s) == SQLITE_ROW) {
-		pages = sqlite3_column_int(s, 0);
-		page_size = sqlite3_column_int(s, 1);
+		pages = col_int32(s, 0);
+		page_size = col_int32(s, 1);
 	}
 	sqlite3_finalize(s);
 	if (pages > 0 &&
@@ -808,6 +807,8 @@ int store_open(const char *path, enum store_mode mode, struct store **out, char 
 		goto fail;
 	int fresh = st->tmp_path ? 1 : check_file(st, err);
 	if (fresh < 0 || (mode == STORE_WRITE && write_settings(st, err) < 0))
+		goto fail;
+	if (!fresh && col_check_ids(st->db, path, err) < 0)
 		goto fail;
 	if (fresh) {
 		/* schema creation belongs to the first import's transaction */
@@ -881,8 +882,8 @@ char *store_phase_name(struct store *st, int64_t id, int cut)
 			       -1, &q, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(q, 1, id);
 		sqlite3_bind_int(q, 2, cut);
-		if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
-			s = xstrdup((const char *)sqlite3_column_text(q, 0));
+		if (sqlite3_step(q) == SQLITE_ROW)
+			s = col_strdup_or_null(q, 0);
 		sqlite3_finalize(q);
 	}
 	return s ? s : xstrdup("?");
@@ -968,7 +969,7 @@ static int64_t max_phase_id(struct store *st)
 	int64_t id = 0;
 	if (sqlite3_prepare_v2(st->db, "SELECT max(id) FROM phases", -1, &s, NULL) == SQLITE_OK) {
 		if (sqlite3_step(s) == SQLITE_ROW)
-			id = sqlite3_column_int64(s, 0);
+			id = col_int(s, 0);
 		sqlite3_finalize(s);
 	}
 	return id;
@@ -1132,7 +1133,7 @@ int64_t store_intern(struct store *st, const char *str, size_t n, char **err)
 		return -1;
 	sqlite3_bind_text(g, 1, str, (int)n, SQLITE_STATIC);
 	int rc = sqlite3_step(g);
-	int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(g, 0) : 0;
+	int64_t id = rc == SQLITE_ROW ? col_int(g, 0) : 0;
 	sqlite3_reset(g);
 	if (rc == SQLITE_ROW)
 		return id;
@@ -1493,7 +1494,7 @@ int64_t store_find_child(struct store *st, int64_t parent_id, int kind, const ch
 	sqlite3_bind_int(s, 2, kind);
 	sqlite3_bind_text(s, 3, name, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
-	int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+	int64_t id = rc == SQLITE_ROW ? col_int(s, 0) : 0;
 	sqlite3_reset(s);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return db_error(st, err, "cannot read phases");
@@ -1509,7 +1510,9 @@ const char *store_string(struct store *st, int64_t id, struct sbuf *out, char **
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
 		sbuf_reset(out);
-		sbuf_add(out, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
+		size_t n;
+		const char *text = col_text_n(s, 0, &n);
+		sbuf_add(out, text, n);
 	}
 	sqlite3_reset(s);
 	if (rc == SQLITE_ROW)
@@ -1579,12 +1582,12 @@ int store_declared_window(struct store *st, int64_t node_id, int64_t *start, int
 	int rc = sqlite3_step(mf), found = 0;
 	if (rc == SQLITE_ROW && sqlite3_column_type(mf, 0) == SQLITE_INTEGER &&
 	    sqlite3_column_type(mf, 1) == SQLITE_INTEGER) {
-		*start = sqlite3_column_int64(mf, 0);
-		*end = sqlite3_column_int64(mf, 1);
+		*start = col_int(mf, 0);
+		*end = col_int(mf, 1);
 		found = *end >= *start;
-	} else if (rc == SQLITE_ROW && !structural_kind(sqlite3_column_int(mf, 2))) {
-		*start = sqlite3_column_int64(mf, 3);
-		*end = sqlite3_column_int64(mf, 4);
+	} else if (rc == SQLITE_ROW && !structural_kind(col_int32(mf, 2))) {
+		*start = col_int(mf, 3);
+		*end = col_int(mf, 4);
 		found = 2;
 	}
 	sqlite3_reset(mf);
@@ -1606,10 +1609,10 @@ static int refresh_now(struct store *st, int64_t node_id, char **err)
 	while (node_id > 0) {
 		sqlite3_bind_int64(q, 1, node_id);
 		int rc = sqlite3_step(q);
-		int has = rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL;
-		int64_t start = has ? sqlite3_column_int64(q, 0) : 0;
-		int64_t end = has ? sqlite3_column_int64(q, 1) : 0;
-		int64_t count = rc == SQLITE_ROW ? sqlite3_column_int64(q, 2) : 0;
+		int has = rc == SQLITE_ROW && !col_null(q, 0);
+		int64_t start = has ? col_int(q, 0) : 0;
+		int64_t end = has ? col_int(q, 1) : 0;
+		int64_t count = rc == SQLITE_ROW ? col_int(q, 2) : 0;
 		sqlite3_reset(q);
 		if (rc != SQLITE_ROW)
 			return db_error(st, err, "cannot read phases");
@@ -1639,7 +1642,7 @@ static int refresh_now(struct store *st, int64_t node_id, char **err)
 		}
 		sqlite3_bind_int64(up, 1, node_id);
 		rc = sqlite3_step(up);
-		node_id = rc == SQLITE_ROW ? sqlite3_column_int64(up, 0) : 0;
+		node_id = rc == SQLITE_ROW ? col_int(up, 0) : 0;
 		sqlite3_reset(up);
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 			return db_error(st, err, "cannot read phases");
