@@ -55,10 +55,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "model/store/col.h"
 #include "model/util/sbuf.h"
 #include "model/store/schema.sql.h"
 #include "model/store/store.h"
+#include "model/store/col.h"
 #include "model/util/timing.h"
 #include "model/util/xalloc.h"
 
