@@ -9,8 +9,9 @@
 # -1, the int64 limits, an id that points nowhere, '' and 1e300 ("mixed").
 #
 # On each mutant every command that reads trace.db runs: report (text and
-# json), analyze (on a copy), query, summary (kernels, ops, api, ranks),
-# diff (both ways against the valid file), export, and the explorer
+# json), analyze (on a copy), an import appended to a copy, query, summary
+# (kernels, ops, api, ranks), diff (both ways against the valid file),
+# export, and the explorer
 # headless with keys that open details, the timeline, the flame graph
 # (both modes), the issues, the metrics, :kernels and :ops with their
 # callers (c), :ranks, :path and :diff.  Each must end by itself
@@ -99,6 +100,13 @@ q
 EOF
 echo "type :diff $SEED" >>"$TMP/explore.keys"
 printf 'Enter\nq\n' >>"$TMP/explore.keys"
+# what an import appends: a step of the demo workflow on host vm
+cat >"$TMP/more.json" <<'EOF'
+{"traceEvents": [
+ {"name": "more", "ph": "X", "ts": 0, "dur": 100, "pid": 1, "tid": 1},
+ {"name": "aten::mm", "ph": "X", "cat": "cpu_op", "ts": 10, "dur": 20, "pid": 1, "tid": 1}
+]}
+EOF
 
 # check_mutant NNNN: runs every command on $TMP/m/NNNN.db; prints one
 # "NNNN COMMAND: WHY" line per command that failed (with STRICT set, every
@@ -107,11 +115,13 @@ check_mutant() {
 	local id=$1 db=$TMP/m/$1.db dir=$TMP/r/$1
 	mkdir -p "$dir"
 	cp "$db" "$dir/an.db"
+	cp "$db" "$dir/im.db"
 	local -a cmds=(
 		"report|report $db"
 		"report-json|report $db --format json"
 		"analyze|analyze $dir/an.db"
 		"report-analyzed|report $dir/an.db"
+		"import|import -o $dir/im.db --workflow demo --step more --host vm $TMP/more.json"
 		"query-ops|query $db phases kind = operator | saturated cpu.util | by name | top 5 sum(dur)"
 		"query-path|query $db phases /demo/ddp/** | select id, name, path, rank, track.name | limit 50"
 		"query-events|query $db events | within 1ms of phases kind = profiler_step | select id, t, name, phase.name, near"
