@@ -95,7 +95,7 @@ int col_int32(sqlite3_stmt *q, int i)
 int64_t col_count(sqlite3_stmt *q, int i)
 {
 	int64_t v = col_int(q, i);
-	return v < 0 ? 0 : v >= COL_ID_MAX ? COL_ID_MAX - 1 : v;
+	return v < 0 ? 0 : v > COL_ID_MAX ? COL_ID_MAX : v;
 }
 
 int64_t col_dur(sqlite3_stmt *q, int i)
@@ -162,13 +162,15 @@ int col_check_ids(sqlite3 *db, const char *path, char **err)
 			hi = col_int(q, 1);
 		}
 		sqlite3_finalize(q);
-		if (!ints || lo < 1 || hi > COL_ID_MAX) {
+		if (!ints || lo < -COL_ID_MAX || hi > COL_ID_MAX) {
 			char id[32] = "that is not an integer";
 			if (ints)
-				snprintf(id, sizeof(id), "%lld", (long long)(lo < 1 ? lo : hi));
-			*err = xasprintf("%s: table %s has an id %s, outside 1..2^62 (a trace.db"
-					 " that grademl-tui did not write)",
-					 path, tables[i][0], id);
+				snprintf(id, sizeof(id), "%lld",
+					 (long long)(lo < -COL_ID_MAX ? lo : hi));
+			*err =
+			    xasprintf("%s: table %s has an id %s, outside -2^61..2^61 (a trace.db"
+				      " that grademl-tui did not write)",
+				      path, tables[i][0], id);
 			return -1;
 		}
 	}

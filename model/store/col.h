@@ -16,10 +16,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The largest id a row of trace.db may have: ids count up from 1, and a
- * reader may add a count (col_count) to one (the phases of a track are a run
- * of ids) without overflowing. */
-#define COL_ID_MAX ((int64_t)1 << 62)
+/* The largest magnitude of an id of trace.db (ids count up from 1; a file
+ * made elsewhere may move one below): a reader may add a count (col_count)
+ * to an id (the phases of a track are a run of ids), or take one id from
+ * another, without overflowing. */
+#define COL_ID_MAX ((int64_t)1 << 61)
 
 /* Whether column i is NULL. */
 int col_null(sqlite3_stmt *q, int i);
@@ -48,13 +49,13 @@ int64_t col_int(sqlite3_stmt *q, int i);
 /* col_int clamped to the range of int. */
 int col_int32(sqlite3_stmt *q, int i);
 
-/* Column i as a count: col_int held within 0..COL_ID_MAX - 1, so that an id
+/* Column i as a count: col_int held within 0..COL_ID_MAX, so that an id
  * plus a count stays within int64. */
 int64_t col_count(sqlite3_stmt *q, int i);
 
-/* The longest duration a reader takes from trace.db (146 years): two add
+/* The longest duration a reader takes from trace.db (73 years): a few add
  * up, or one subtracts from another, within int64. */
-#define COL_DUR_MAX ((int64_t)1 << 62)
+#define COL_DUR_MAX ((int64_t)1 << 61)
 /* Column i as a duration in ns: col_int held within 0..COL_DUR_MAX. */
 int64_t col_dur(sqlite3_stmt *q, int i);
 
@@ -65,7 +66,7 @@ double col_real_or(sqlite3_stmt *q, int i, double none);
 double col_real(sqlite3_stmt *q, int i);
 
 /* Checks the ids of every table keyed by an INTEGER PRIMARY KEY (in its
- * index: a look at each end, not a scan) for 1..COL_ID_MAX.  0, or -1 with
+ * index: a look at each end, not a scan) for -COL_ID_MAX..COL_ID_MAX.  0, or -1 with
  * *err naming path, the table and the id. */
 int col_check_ids(sqlite3 *db, const char *path, char **err);
 
