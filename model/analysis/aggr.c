@@ -53,6 +53,7 @@ struct walk {
 	int64_t root;
 	int32_t *idx;
 	size_t range;
+	uint64_t scanned; /* rows the filter saw */
 	int unordered, too_many;
 	/* children of the subtree's phases not yet read; done: none left,
 	 * the scan stops (a root of 0, every phase, is read to the end) */
@@ -206,8 +207,16 @@ static void member_fn(sqlite3_context *cx, int argc, sqlite3_value **v)
 	int64_t kids = sqlite3_value_int64(v[3]);
 	int has_parent = sqlite3_value_type(v[1]) != SQLITE_NULL;
 	uint64_t off = (uint64_t)id - (uint64_t)w->root;
+	w->scanned++;
 	if (id < w->root) {
 		sqlite3_result_int(cx, 0);
+		return;
+	}
+	if (off >= w->range && off / 4 > w->scanned + 65536) {
+		/* ids far sparser than rows (a file not laid out as imports
+		 * lay it out): the tree walk reads it, not an index of them all */
+		w->unordered = 1;
+		sqlite3_result_error(cx, "sparse ids", -1);
 		return;
 	}
 	if (off >= w->range) {
@@ -282,6 +291,7 @@ static int walk_scan(struct store *st, int64_t root_id, struct walk *w, char **e
 	free(w->idx);
 	w->idx = NULL;
 	w->range = 0;
+	w->scanned = 0;
 	return ret;
 }
 
