@@ -179,6 +179,28 @@ static void import(const char *path, const struct import_opts *o)
 	must(import_files(build_path, paths, 1, NULL, o, &err), err);
 }
 
+/* sql prepared on db; the process aborts when it cannot be. */
+static sqlite3_stmt *prepare(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
+		fprintf(stderr, "fuzz_db: %s: %s\n", sql, sqlite3_errmsg(db));
+		abort();
+	}
+	return q;
+}
+
+/* The one integer sql gives on db. */
+static int64_t one_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *q = prepare(db, sql);
+	if (sqlite3_step(q) != SQLITE_ROW)
+		abort();
+	int64_t v = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return v;
+}
+
 static void exec_sql(sqlite3 *db, const char *sql)
 {
 	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
@@ -210,12 +232,8 @@ static void loosen(sqlite3 *db)
 	char *sql = xasprintf("ATTACH '%s' AS src", build_path);
 	exec_sql(db, sql);
 	free(sql);
-	sqlite3_stmt *q, *v;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT type, name, sql FROM src.sqlite_master WHERE sql IS NOT NULL"
-			       " ORDER BY type = 'table' DESC, rowid",
-			       -1, &q, NULL) != SQLITE_OK)
-		abort();
+	sqlite3_stmt *q = prepare(db, "SELECT type, name, sql FROM src.sqlite_master WHERE sql IS"
+				      " NOT NULL ORDER BY type = 'table' DESC, rowid");
 	exec_sql(db, "BEGIN");
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		const char *type = (const char *)sqlite3_column_text(q, 0);
@@ -248,13 +266,9 @@ static void loosen(sqlite3 *db)
 	for (int i = 0; i < 2; i++) {
 		const char *pragma = i ? "user_version" : "application_id";
 		sql = xasprintf("PRAGMA src.%s", pragma);
-		if (sqlite3_prepare_v2(db, sql, -1, &v, NULL) != SQLITE_OK ||
-		    sqlite3_step(v) != SQLITE_ROW)
-			abort();
+		int64_t value = one_int(db, sql);
 		free(sql);
-		sql = xasprintf("PRAGMA main.%s = %lld", pragma,
-				(long long)sqlite3_column_int64(v, 0));
-		sqlite3_finalize(v);
+		sql = xasprintf("PRAGMA main.%s = %lld", pragma, (long long)value);
 		exec_sql(db, sql);
 		free(sql);
 	}
@@ -304,24 +318,15 @@ static void build_seed(void)
 	if (sqlite3_open(seed_path, &db) != SQLITE_OK)
 		abort();
 	loosen(db);
-	sqlite3_stmt *q, *c;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT name FROM sqlite_master WHERE type = 'table'"
-			       " AND name NOT LIKE 'sqlite_%' ORDER BY name",
-			       -1, &q, NULL) != SQLITE_OK)
-		abort();
+	sqlite3_stmt *q = prepare(db, "SELECT name FROM sqlite_master WHERE type = 'table'"
+				      " AND name NOT LIKE 'sqlite_%' ORDER BY name");
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		struct table t = {.name = xstrdup((const char *)sqlite3_column_text(q, 0))};
 		char *sql = xasprintf("SELECT count(*) FROM \"%s\"", t.name);
-		if (sqlite3_prepare_v2(db, sql, -1, &c, NULL) != SQLITE_OK ||
-		    sqlite3_step(c) != SQLITE_ROW)
-			abort();
-		t.rows = sqlite3_column_int64(c, 0);
-		sqlite3_finalize(c);
+		t.rows = one_int(db, sql);
 		free(sql);
 		sql = xasprintf("SELECT name FROM pragma_table_info('%s')", t.name);
-		if (sqlite3_prepare_v2(db, sql, -1, &c, NULL) != SQLITE_OK)
-			abort();
+		sqlite3_stmt *c = prepare(db, sql);
 		while (sqlite3_step(c) == SQLITE_ROW) {
 			t.cols = xrealloc(t.cols, (size_t)(t.ncols + 1) * sizeof(*t.cols));
 			t.cols[t.ncols++] = xstrdup((const char *)sqlite3_column_text(c, 0));
@@ -339,12 +344,7 @@ static void build_seed(void)
 		tables[ntables++] = t;
 	}
 	sqlite3_finalize(q);
-	if (sqlite3_prepare_v2(db, "SELECT max(id) FROM phases WHERE kind = 2", -1, &q, NULL) !=
-		SQLITE_OK ||
-	    sqlite3_step(q) != SQLITE_ROW)
-		abort();
-	step_id = sqlite3_column_int64(q, 0);
-	sqlite3_finalize(q);
+	step_id = one_int(db, "SELECT max(id) FROM phases WHERE kind = 2");
 	sqlite3_close(db);
 
 	FILE *f = fopen(seed_path, "rb");
@@ -420,9 +420,7 @@ static void apply_edits(sqlite3 *db, const uint8_t *data, size_t size)
 			    "UPDATE \"%s\" SET \"%s\" = ?1 WHERE rowid ="
 			    " (SELECT rowid FROM \"%s\" ORDER BY rowid LIMIT 1 OFFSET ?2)",
 			    t->name, col, t->name);
-		sqlite3_stmt *q;
-		if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
-			abort();
+		sqlite3_stmt *q = prepare(db, sql);
 		free(sql);
 		sqlite3_bind_int64(q, 2, row);
 		int8_t small;
