@@ -48,6 +48,7 @@
 #include "model/analysis/gpubreak.h"
 #include "model/analysis/imbalance.h"
 #include "model/store/col.h"
+#include "model/util/nstime.h"
 #include "model/util/strmap.h"
 #include "model/util/text.h"
 #include "model/util/xalloc.h"
@@ -664,7 +665,7 @@ int imbalance_compute(struct store *st, struct imbalance **out, size_t *n, char 
 			const struct cname *c = cname_find(&names, name);
 			if (c && call_fits(kind, c->cls))
 				call_push(&calls, (struct call){source, c->kind, col_int(q, 7),
-								start, start + dur, c->cls});
+								start, ns_end(start, dur), c->cls});
 		}
 	}
 	sqlite3_finalize(q);

@@ -59,6 +59,7 @@
 #include "model/store/schema.sql.h"
 #include "model/store/store.h"
 #include "model/store/col.h"
+#include "model/util/nstime.h"
 #include "model/util/timing.h"
 #include "model/util/xalloc.h"
 
@@ -1625,6 +1626,8 @@ static int refresh_now(struct store *st, int64_t node_id, char **err)
 			end = has && end > me ? end : me;
 			has = 1;
 		}
+		/* a hostile file's times may lie more than INT64_MAX apart */
+		int64_t dur = end > start ? ns_dur(start, end) : 0;
 		if (mw == 2) {
 			/* a span or other recorded phase keeps its own time */
 			sqlite3_stmt *w = stmt(st, S_PHASE_WIDEN, err);
@@ -1632,12 +1635,12 @@ static int refresh_now(struct store *st, int64_t node_id, char **err)
 				return -1;
 			sqlite3_bind_int64(w, 1, node_id);
 			sqlite3_bind_int64(w, 2, start);
-			sqlite3_bind_int64(w, 3, end - start);
+			sqlite3_bind_int64(w, 3, dur);
 			sqlite3_bind_int64(w, 4, count);
 			if (run(st, w, err) < 0)
 				return -1;
-		} else if (has && store_update_phase_window(st, node_id, start, end - start, count,
-							    err) < 0) {
+		} else if (has &&
+			   store_update_phase_window(st, node_id, start, dur, count, err) < 0) {
 			return -1;
 		}
 		sqlite3_bind_int64(up, 1, node_id);
