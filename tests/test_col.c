@@ -98,6 +98,10 @@ static void test_counts_and_durations_add_up(void **state)
 	assert_true(col_dur(q, C_MAX) == COL_DUR_MAX);
 	assert_true(col_dur(q, C_MAX) + COL_DUR_MAX > 0);
 	assert_int_equal(col_dur(q, C_TEXT), 0);
+	assert_true(col_time(q, C_MAX) == COL_TIME_MAX);
+	assert_true(col_time(q, C_MIN) == -COL_TIME_MAX);
+	assert_int_equal(col_time(q, C_NEG), -1);
+	assert_true(col_time(q, C_MAX) + col_dur(q, C_MAX) > 0); /* a time plus a duration */
 }
 
 static void test_real(void **state)

@@ -653,7 +653,7 @@ int imbalance_compute(struct store *st, struct imbalance **out, size_t *n, char 
 		int kind = col_int32(q, 0);
 		int64_t parent = col_int(q, 1), name = col_int(q, 2);
 		int64_t source = col_int(q, 3), id = col_int(q, 4);
-		int64_t start = col_int(q, 5), dur = col_int(q, 6);
+		int64_t start = col_time(q, 5), dur = col_dur(q, 6);
 		if (kind == PHASE_RANK) {
 			push(&ranks, (struct member){parent, 0, id, source, start, dur});
 			push(&sources, (struct member){source, parent, id, source, 0, 0});

@@ -104,6 +104,12 @@ int64_t col_dur(sqlite3_stmt *q, int i)
 	return v < 0 ? 0 : v > COL_DUR_MAX ? COL_DUR_MAX : v;
 }
 
+int64_t col_time(sqlite3_stmt *q, int i)
+{
+	int64_t v = col_int(q, i);
+	return v < -COL_TIME_MAX ? -COL_TIME_MAX : v > COL_TIME_MAX ? COL_TIME_MAX : v;
+}
+
 double col_real_or(sqlite3_stmt *q, int i, double none)
 {
 	switch (sqlite3_column_type(q, i)) {

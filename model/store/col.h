@@ -59,6 +59,13 @@ int64_t col_count(sqlite3_stmt *q, int i);
 /* Column i as a duration in ns: col_int held within 0..COL_DUR_MAX. */
 int64_t col_dur(sqlite3_stmt *q, int i);
 
+/* The latest (and, negated, the earliest) time a reader takes from
+ * trace.db, in ns from the epoch (the year 2116): a time plus a duration
+ * (col_dur) fits int64. */
+#define COL_TIME_MAX ((int64_t)1 << 62)
+/* Column i as a time in ns: col_int held within -COL_TIME_MAX..COL_TIME_MAX. */
+int64_t col_time(sqlite3_stmt *q, int i);
+
 /* Column i as a finite number (an integer converted, text that is a whole
  * number read); none for NULL, other text or a blob. */
 double col_real_or(sqlite3_stmt *q, int i, double none);
