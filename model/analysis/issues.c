@@ -333,7 +333,7 @@ static void copy_bound(struct ranking *rk, struct analysis *a, const struct gpub
 			continue;
 		char who[32], t[32], win[32], b[32], pg[96] = "";
 		int len = stream_label(r, x, who, sizeof(who));
-		int pageable = 2 * k->pageable_ns >= k->ns;
+		int pageable = 2.0 * (double)k->pageable_ns >= (double)k->ns;
 		text_duration(t, sizeof(t), k->ns);
 		text_duration(win, sizeof(win), x->time.window_ns);
 		if (k->pageable)
@@ -381,7 +381,7 @@ static int device_explains(const struct explains *ex, size_t n, const struct att
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < ex[i].n; k++)
 			if (ex[i].chain[k] == r->phase_id &&
-			    (ex[i].copy_ns > 0 ? 2 * ex[i].copy_ns >= r->dur_ns
+			    (ex[i].copy_ns > 0 ? 2.0 * (double)ex[i].copy_ns >= (double)r->dur_ns
 					       : ex[i].idle >= 0 && ex[i].idle >= busy))
 				return 1;
 	return 0;
