@@ -343,7 +343,7 @@ static int load_scan(struct store *st, struct graph *g, int64_t root_id, const s
 		rule[i] =
 		    (uint8_t)((kind == PHASE_GPU_ANNOTATION || (kind <= PHASE_STREAM && !dur) ||
 			       (kind == PHASE_SPAN && trace_cat && col_int(q, 6) == trace_cat)) |
-			      (col_null(q, 1)) << 1 | role_of(sy, kind, col_int(q, 7)) << 2);
+			      col_null(q, 1) << 1 | role_of(sy, kind, col_int(q, 7)) << 2);
 		g->kind[i] = (uint8_t)(kind > 0 && kind < PHASE_KIND_COUNT ? kind : 0);
 		int64_t tid = col_int(q, 3);
 		g->track[i] = tid ? track_index(t, tid) : -1;
