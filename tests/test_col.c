@@ -144,8 +144,14 @@ static void test_check_ids(void **state)
 				   " INSERT INTO phases VALUES (-2305843009213693953), (3)",
 				   &err),
 			 -1);
-	assert_string_equal(err, "x.db: table phases has an id -2305843009213693953, outside"
-				 " -2^61..2^61 (a trace.db that grademl-tui did not write)");
+	assert_string_equal(err, "x.db: table phases has an id -2305843009213693953, not one of"
+				 " -2^61..2^61 but 0 (a trace.db that grademl-tui did not write)");
+	free(err);
+	assert_int_equal(check_ids("CREATE TABLE tracks(id INTEGER PRIMARY KEY);"
+				   " INSERT INTO tracks VALUES (-1), (0), (1)",
+				   &err),
+			 -1);
+	assert_non_null(strstr(err, "table tracks has an id 0, not one of"));
 	free(err);
 	assert_int_equal(check_ids("CREATE TABLE metrics(id INTEGER PRIMARY KEY);"
 				   " INSERT INTO metrics VALUES (9223372036854775807)",

@@ -81,12 +81,19 @@ static void rebuild(struct tree_view *v, const struct mnode *keep)
 
 /* From the node shown, down through every child that is its parent's only
  * one and has children of its own, to the first level with more than one
- * row (or a lone leaf): only the chain's children are loaded. */
+ * row (or a lone leaf): only the chain's children are loaded.  A chain that
+ * comes back to a phase (one that is its own parent) is PTREE_LOOP. */
 static int descend(struct tree_view *v, char **err)
 {
 	struct mnode *n = v->node;
+	struct ptree_walk w;
+	ptree_walk_init(&w, n->id);
 	while (n->nchildren == 1 && n->children[0]->child_count > 0) {
 		struct mnode *c = n->children[0];
+		if (ptree_walk_loops(&w, c->id)) {
+			*err = ptree_loop_error(store_path(model_store(v->m)), c->id);
+			return PTREE_LOOP;
+		}
 		if (model_children(v->m, c, err) < 0)
 			return -1;
 		if (!c->nchildren)
@@ -139,9 +146,10 @@ int tree_view_enter(struct tree_view *v, char **err)
 		return -1;
 	free(v->filter); /* a filter belongs to the level it was set on */
 	v->filter = NULL;
-	if (tree_view_show(v, s, NULL, err) < 0 || descend(v, err) < 0)
+	if (tree_view_show(v, s, NULL, err) < 0)
 		return -1;
-	return 1;
+	int rc = descend(v, err);
+	return rc < 0 ? rc : 1;
 }
 
 int tree_view_up(struct tree_view *v, char **err)

@@ -150,15 +150,18 @@ int col_check_ids(sqlite3 *db, const char *path, char **err)
 	    {"imbalance_meets", "imbalance_id"},
 	};
 	for (size_t i = 0; i < sizeof(tables) / sizeof(*tables); i++) {
+		const char *t = tables[i][0], *k = tables[i][1];
 		sqlite3_stmt *q;
-		char *sql = xasprintf("SELECT min(%s), max(%s) FROM %s", tables[i][1], tables[i][1],
-				      tables[i][0]);
+		char *sql =
+		    xasprintf("SELECT min(%s), max(%s), EXISTS (SELECT 1 FROM %s WHERE %s = 0)"
+			      " FROM %s",
+			      k, k, t, k, t);
 		int rc = sqlite3_prepare_v2(db, sql, -1, &q, NULL);
 		free(sql);
 		if (rc != SQLITE_OK)
 			continue; /* a table an older schema lacks */
 		int64_t lo = 1, hi = 1;
-		int ints = 1;
+		int ints = 1, zero = 0;
 		if (sqlite3_step(q) == SQLITE_ROW && !col_null(q, 0)) {
 			/* min and max order every type: text and blobs sort
 			 * after numbers, so they show at the max */
@@ -166,17 +169,20 @@ int col_check_ids(sqlite3 *db, const char *path, char **err)
 			       sqlite3_column_type(q, 1) == SQLITE_INTEGER;
 			lo = col_int(q, 0);
 			hi = col_int(q, 1);
+			zero = col_int(q, 2) != 0;
 		}
 		sqlite3_finalize(q);
-		if (!ints || lo < -COL_ID_MAX || hi > COL_ID_MAX) {
+		/* 0 is every reader's "none" */
+		if (!ints || zero || lo < -COL_ID_MAX || hi > COL_ID_MAX) {
 			char id[32] = "that is not an integer";
 			if (ints)
 				snprintf(id, sizeof(id), "%lld",
-					 (long long)(lo < -COL_ID_MAX ? lo : hi));
-			*err =
-			    xasprintf("%s: table %s has an id %s, outside -2^61..2^61 (a trace.db"
-				      " that grademl-tui did not write)",
-				      path, tables[i][0], id);
+					 (long long)(zero		? 0
+						     : lo < -COL_ID_MAX ? lo
+									: hi));
+			*err = xasprintf("%s: table %s has an id %s, not one of -2^61..2^61 but 0"
+					 " (a trace.db that grademl-tui did not write)",
+					 path, t, id);
 			return -1;
 		}
 	}

@@ -73,8 +73,9 @@ double col_real_or(sqlite3_stmt *q, int i, double none);
 double col_real(sqlite3_stmt *q, int i);
 
 /* Checks the ids of every table keyed by an INTEGER PRIMARY KEY (in its
- * index: a look at each end, not a scan) for -COL_ID_MAX..COL_ID_MAX.  0,
- * or -1 with *err naming path, the table and the id. */
+ * index: a look at each end and at 0, not a scan) for -COL_ID_MAX..COL_ID_MAX
+ * but 0 (every reader's "none").  0, or -1 with *err naming path, the table
+ * and the id. */
 int col_check_ids(sqlite3 *db, const char *path, char **err);
 
 #endif

@@ -4,9 +4,11 @@
 # may hold anything in any column.  tests/tools/hostile_db.py builds a
 # valid one (the demo capture and a small generated GPU capture of two
 # ranks, analysed), rebuilds it without NOT NULL, UNIQUE and composite keys,
-# then writes into one column of one table at a time, row by row in turn,
+# then writes into one column of one table at a time NULL in every row
+# ("null", as the issue's crashes had it), or row by row in turn,
 # NULL, text, text that begins as a number, a blob with NUL bytes, a real,
-# -1, the int64 limits, an id that points nowhere, '' and 1e300 ("mixed").
+# -1, the int64 limits, an id that points nowhere, '', 1e300 and 0
+# ("mixed"; into a table's id, negative ids and ids that point nowhere).
 #
 # On each mutant every command that reads trace.db runs: report (text and
 # json), analyze (on a copy), an import appended to a copy, query, summary
@@ -23,9 +25,9 @@
 # command that failed.
 #
 #   GRADEML_BIN=build/san/grademl-tui bash tests/e2e/hostile_db.sh
-#   GRADEML_HOSTILE_KINDS="null mixed" ...   those kinds of mutants
-#       (default mixed; "all": mixed and every kind on its own, about
-#       twelve times as many; tests/tools/hostile_db.py lists the kinds)
+#   GRADEML_HOSTILE_KINDS="mixed max" ...   those kinds of mutants
+#       (default "null mixed"; "all": mixed and every kind on its own,
+#       about six times as many; tests/tools/hostile_db.py lists the kinds)
 #   GRADEML_HOSTILE_ONLY=TABLE ...   only that table's mutants
 # Needs: bash, python3 (its sqlite3 module), xargs.
 set -uo pipefail
@@ -173,7 +175,7 @@ check_mutant() {
 export -f check_mutant
 
 # shellcheck disable=SC2086
-if ! python3 tests/tools/hostile_db.py many "$LOOSE" "$TMP/m" ${GRADEML_HOSTILE_KINDS:-mixed} 2>"$TMP/err"; then
+if ! python3 tests/tools/hostile_db.py many "$LOOSE" "$TMP/m" ${GRADEML_HOSTILE_KINDS:-null mixed} 2>"$TMP/err"; then
 	not_ok "make the mutants" "$(head -c 300 "$TMP/err")"
 	summary
 	exit 1

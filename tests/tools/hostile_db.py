@@ -29,7 +29,11 @@ may hold them (tests/e2e/hostile_db.sh runs every command on each).
 The kinds, whatever the column's declared type: null, text ('x'), num
 ('12abc', text that begins as a number), blob (X'00ff00', bytes with NUL
 in them), real (1.5), neg (-1), min and max (the int64 limits), far (an
-id that points nowhere, 987654321), empty ('') and huge (1e300).
+id that points nowhere, 987654321), empty (''), huge (1e300) and zero (0,
+which readers take for "none").  An INTEGER PRIMARY KEY holds distinct
+integers only: there "mixed" makes each row's id its negative or one that
+points nowhere (which readers must take), and neg, min, max, far and zero
+move every id, or the first to 0 (which opening refuses).
 """
 import gzip
 import json
@@ -52,6 +56,7 @@ KINDS = {
     "far": "987654321",
     "empty": "''",
     "huge": "1e300",
+    "zero": "0",
 }
 ORDER = list(KINDS)
 
@@ -217,7 +222,7 @@ def mutants(db, kinds):
     for t, col, rowid in columns(db):
         for k in kinds:
             # an INTEGER PRIMARY KEY holds integers only
-            if rowid and k not in ("neg", "min", "max", "far", "mixed"):
+            if rowid and k not in ("neg", "min", "max", "far", "zero", "mixed"):
                 continue
             out.append((t, col, k))
     return out
@@ -225,13 +230,14 @@ def mutants(db, kinds):
 
 def mutate_conn(c, table, col, kind, rowid):
     if kind == "mixed":
-        kinds = [k for k in ORDER if not rowid or k in ("neg", "min", "max", "far")]
+        kinds = ORDER
         case = " ".join("WHEN %d THEN %s" % (i, KINDS[k]) for i, k in enumerate(kinds))
         n = len(kinds)
         if rowid:
-            # ids are unique: give each row a distinct hostile id
-            c.execute('UPDATE "%s" SET "%s" = CASE rowid %% 3 WHEN 0 THEN -rowid WHEN 1 THEN'
-                      ' 987654321 + rowid ELSE 4611686018427387904 + rowid END' % (table, col))
+            # ids are unique: give each row a distinct hostile id, one
+            # that opening takes
+            c.execute('UPDATE "%s" SET "%s" = CASE rowid %% 2 WHEN 0 THEN -rowid'
+                      ' ELSE 987654321 + rowid END' % (table, col))
             return
         c.execute('UPDATE "%s" SET "%s" = CASE rowid %% %d %s END' % (table, col, n, case))
     elif rowid:
@@ -243,6 +249,9 @@ def mutate_conn(c, table, col, kind, rowid):
             c.execute('UPDATE "%s" SET "%s" = -9223372036854775807 + rowid' % (table, col))
         elif kind == "max":
             c.execute('UPDATE "%s" SET "%s" = 9223372036854775807 - rowid' % (table, col))
+        elif kind == "zero":
+            c.execute('UPDATE "%s" SET "%s" = 0 WHERE rowid = (SELECT min(rowid) FROM "%s")'
+                      % (table, col, table))
     else:
         c.execute('UPDATE "%s" SET "%s" = %s' % (table, col, KINDS[kind]))
 
