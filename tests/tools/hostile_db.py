@@ -35,7 +35,6 @@ integers only: there "mixed" makes each row's id its negative or one that
 points nowhere (which readers must take), and neg, min, max, far and zero
 move every id, or the first to 0 (which opening refuses).
 """
-import gzip
 import json
 import os
 import shutil
@@ -43,6 +42,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 KINDS = {
     "null": "NULL",
@@ -141,7 +141,6 @@ def write_capture(d):
         for k in range(40):
             ns = T0_NS + k * 10000000
             sec, frac = divmod(ns, 1000000000)
-            import time
             stamp = time.strftime("%Y/%m/%d %H:%M:%S", time.gmtime(sec))
             f.write("%s.%03d, 0, GPU, %d %%, %d %%, 100 MiB, 1000 MiB\n"
                     % (stamp, frac // 1000000, (k * 37) % 100, (k * 11) % 100))
