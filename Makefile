@@ -68,7 +68,7 @@ FUZZ_CC   ?= clang
 FUZZ_B    := build/fuzz
 FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_OBJ  := $(LIB_SRC:%.c=$(FUZZ_B)/%.o)
-FUZZ_NAMES := chrome theme sysstat nvsmi prometheus spark workflow otlp mlperf rules rulelog hosts query
+FUZZ_NAMES := chrome theme sysstat nvsmi prometheus spark workflow otlp mlperf rules rulelog hosts query db
 FUZZ_BIN  := $(FUZZ_NAMES:%=$(FUZZ_B)/fuzz_%)
 FUZZ_SECS ?= 10
 FUZZ_LONG_SECS ?= 600

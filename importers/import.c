@@ -19,6 +19,7 @@
 #include "importers/hosts.h"
 #include "importers/importer.h"
 #include "importers/promlive.h"
+#include "model/store/col.h"
 #include "model/util/sbuf.h"
 #include "model/util/text.h"
 #include "model/util/timing.h"
@@ -195,7 +196,7 @@ static int query_int(struct store *st, const char *sql, int64_t a, int64_t b, in
 		sqlite3_bind_int64(q, 2, b);
 	int rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW)
-		*out = sqlite3_column_int64(q, 0);
+		*out = col_int(q, 0);
 	sqlite3_finalize(q);
 	if (rc == SQLITE_ROW || rc == SQLITE_DONE)
 		return 0;
@@ -246,7 +247,7 @@ static char *phase_host(struct store *st, int64_t id, char **err)
 	}
 	sqlite3_bind_int64(q, 1, id);
 	if (sqlite3_step(q) == SQLITE_ROW)
-		host = xstrdup((const char *)sqlite3_column_text(q, 0));
+		host = col_strdup(q, 0);
 	sqlite3_finalize(q);
 	return host;
 }
@@ -351,10 +352,9 @@ static int far_apart(struct store *st, int64_t first, char **err)
 	int r;
 	while ((r = sqlite3_step(q)) == SQLITE_ROW) {
 		XGROW(v, n + 1, alloc);
-		v[n++] = (struct upper){sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
-					sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3),
-					sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
-					sqlite3_column_int(q, 6),   0};
+		v[n++] =
+		    (struct upper){col_int(q, 0), col_int(q, 1), col_int(q, 2),	  col_int(q, 3),
+				   col_int(q, 4), col_int(q, 5), col_int32(q, 6), 0};
 	}
 	sqlite3_finalize(q);
 	if (r != SQLITE_DONE)
@@ -440,9 +440,8 @@ static int repeated_rank(struct store *st, int64_t first_src, char **err)
 	sqlite3_bind_int64(q, 1, first_src);
 	int rc = 0;
 	if (sqlite3_step(q) == SQLITE_ROW) {
-		char *ex = xasprintf("rank %d, as %s", sqlite3_column_int(q, 1),
-				     (const char *)sqlite3_column_text(q, 2));
-		rc = store_add_diagnostic(st, sqlite3_column_int64(q, 0), "RANK_REPEATED", 1,
+		char *ex = xasprintf("rank %d, as %s", col_int32(q, 1), col_text(q, 2));
+		rc = store_add_diagnostic(st, col_int(q, 0), "RANK_REPEATED", 1,
 					  "another trace of this import has the same rank: two"
 					  " captures of one rank share its step (import them"
 					  " under different --step)",

@@ -62,6 +62,7 @@
 #include "importers/prometheus.h"
 #include "importers/promlive.h"
 #include "importers/workflow.h"
+#include "model/store/col.h"
 #include "model/util/sbuf.h"
 #include "model/util/strmap.h"
 #include "model/util/text.h"
@@ -370,10 +371,10 @@ static int window(struct pl *p, char **err)
 	sqlite3_bind_int(q, 1, PHASE_WORKFLOW);
 	if (p->o->workflow)
 		sqlite3_bind_text(q, 2, p->o->workflow, -1, SQLITE_STATIC);
-	int found = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 2) > 0;
+	int found = sqlite3_step(q) == SQLITE_ROW && col_int(q, 2) > 0;
 	if (found) {
-		p->from = sqlite3_column_int64(q, 0);
-		p->to = sqlite3_column_int64(q, 1);
+		p->from = col_int(q, 0);
+		p->to = col_int(q, 1);
 	}
 	sqlite3_finalize(q);
 	if (!found) {
@@ -417,7 +418,7 @@ static int db_hosts(struct pl *p, char **err)
 		return -1;
 	}
 	while (sqlite3_step(q) == SQLITE_ROW) {
-		const char *h = store_host(p->st, (const char *)sqlite3_column_text(q, 0));
+		const char *h = store_host(p->st, col_text(q, 0));
 		strmap_put(&p->hosts, h, strlen(h), 1, NULL);
 	}
 	sqlite3_finalize(q);

@@ -38,6 +38,7 @@
 #include "importers/lines.h"
 #include "importers/sniff.h"
 #include "importers/spark.h"
+#include "model/store/col.h"
 #include "model/util/sbuf.h"
 #include "model/util/strmap.h"
 #include "model/util/xalloc.h"
@@ -224,14 +225,14 @@ static int lookup(struct sp *p, const char *sql, int64_t a, int64_t b, struct no
 	sqlite3_bind_int64(q, 3, b);
 	int rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW) {
-		n->phase_id = sqlite3_column_int64(q, 0);
-		n->start = sqlite3_column_int64(q, 1);
-		n->end = n->start + sqlite3_column_int64(q, 2);
-		n->children = sqlite3_column_int64(q, 3);
+		n->phase_id = col_int(q, 0);
+		n->start = col_int(q, 1);
+		n->end = n->start + col_int(q, 2);
+		n->children = col_int(q, 3);
 		n->cmin = n->start;
 		n->cmax = n->end;
 		if (sqlite3_column_count(q) > 4)
-			n->key = sqlite3_column_int64(q, 4);
+			n->key = col_int(q, 4);
 	}
 	sqlite3_finalize(q);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
@@ -290,11 +291,11 @@ static int find_app(struct sp *p)
 	sqlite3_bind_text(q, 2, p->app_key, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW) {
-		p->app_id = sqlite3_column_int64(q, 0);
-		p->step_id = sqlite3_column_int64(q, 1);
-		p->old_start = sqlite3_column_int64(q, 2);
-		p->old_end = p->old_start + sqlite3_column_int64(q, 3);
-		p->old_children = sqlite3_column_int64(q, 4);
+		p->app_id = col_int(q, 0);
+		p->step_id = col_int(q, 1);
+		p->old_start = col_int(q, 2);
+		p->old_end = p->old_start + col_int(q, 3);
+		p->old_children = col_int(q, 4);
 		p->continued = 1;
 	}
 	sqlite3_finalize(q);

@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "model/store/col.h"
 #include "model/util/sbuf.h"
 #include "model/store/store.h"
 #include "model/util/text.h"
@@ -318,7 +319,7 @@ static int check_metrics(sqlite3 *db, const struct query_plan *plan, struct quer
 					NULL);
 			goto out;
 		}
-		if (sqlite3_column_int64(q, 0) == 0) {
+		if (col_int(q, 0) == 0) {
 			/* the closest name, among names and resource.names */
 			sqlite3_stmt *all;
 			const char **cands = NULL;
@@ -331,7 +332,7 @@ static int check_metrics(sqlite3 *db, const struct query_plan *plan, struct quer
 				" WHERE resource IS NOT NULL",
 				-1, &all, NULL) == SQLITE_OK) {
 				while (sqlite3_step(all) == SQLITE_ROW) {
-					const char *t = (const char *)sqlite3_column_text(all, 0);
+					const char *t = col_text_or_null(all, 0);
 					XGROW(own, n + 1, oalloc);
 					XGROW(cands, n + 2, alloc);
 					own[n] = xstrdup(t ? t : "");
@@ -356,13 +357,13 @@ static int check_metrics(sqlite3 *db, const struct query_plan *plan, struct quer
 			free(cands);
 			goto out;
 		}
-		if (m->host && sqlite3_column_int64(q, 2) != 1) {
+		if (m->host && col_int(q, 2) != 1) {
 			query_error_set(e, m->pos, m->len,
 					xasprintf("no metric '%s' on host '%s'", m->name, m->host),
 					xstrdup("`metrics | select name, host` lists them"));
 			goto out;
 		}
-		if (m->need_capacity && sqlite3_column_int64(q, 1) != 1) {
+		if (m->need_capacity && col_int(q, 1) != 1) {
 			query_error_set(
 			    e, m->pos, m->len, xasprintf("metric '%s' has no capacity", m->name),
 			    xasprintf("give a threshold: saturated %s >= VALUE", m->name));
@@ -555,22 +556,22 @@ static int read_row(sqlite3 *db, sqlite3_stmt *st, struct query_result *out, str
 		switch (sqlite3_column_type(st, (int)i)) {
 		case SQLITE_INTEGER:
 			v->type = QP_INT;
-			v->i = sqlite3_column_int64(st, (int)i);
+			v->i = col_int(st, (int)i);
 			break;
 		case SQLITE_FLOAT:
 			v->type = QP_REAL;
-			v->r = sqlite3_column_double(st, (int)i);
+			v->r = col_real(st, (int)i);
 			break;
 		case SQLITE_NULL:
 			v->type = QP_NULL;
 			break;
 		default: {
-			const unsigned char *t = sqlite3_column_text(st, (int)i);
-			if (!t && sqlite3_errcode(db) == SQLITE_NOMEM)
+			size_t n;
+			const char *t = col_text_n(st, (int)i, &n);
+			if (!n && sqlite3_errcode(db) == SQLITE_NOMEM)
 				return SQLITE_NOMEM; /* SQLite's cap, a blob made text */
 			v->type = QP_TEXT;
-			v->s = text_intern(out, seen, t ? (const char *)t : "",
-					   (size_t)sqlite3_column_bytes(st, (int)i), caps, cells);
+			v->s = text_intern(out, seen, t, n, caps, cells);
 			if (!v->s) {
 				v->type = QP_NULL;
 				return SQLITE_NOMEM;
@@ -724,7 +725,7 @@ static void cand_sql(struct cands *c, sqlite3 *db, const char *sql)
 		return;
 	sqlite3_bind_text(q, 1, c->word, (int)c->wlen, SQLITE_STATIC);
 	while (sqlite3_step(q) == SQLITE_ROW)
-		cand_add(c, (const char *)sqlite3_column_text(q, 0), 0);
+		cand_add(c, col_text(q, 0), 0);
 	sqlite3_finalize(q);
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/store/col.h"
 #include "model/store/ptree.h"
 #include "model/util/sbuf.h"
 #include "query/funcs_int.h"
@@ -228,8 +229,9 @@ static void itext_lookup(sqlite3_context *ctx, struct qfuncs *f, struct itext *t
 	int step = sqlite3_step(t->q);
 	if (step == SQLITE_ROW && sqlite3_column_type(t->q, 0) == SQLITE_TEXT &&
 	    type == SQLITE_INTEGER) {
-		const char *text = (const char *)sqlite3_column_text(t->q, 0);
-		int len = sqlite3_column_bytes(t->q, 0);
+		size_t n;
+		const char *text = col_text_n(t->q, 0, &n);
+		int len = (int)n;
 		struct itext_ent *e = itext_put(t, id, text, len);
 		if (e)
 			sqlite3_result_text(ctx, e->text, e->len, SQLITE_STATIC);
@@ -325,13 +327,13 @@ static int phase_path(struct qfuncs *f, int64_t id, struct sbuf *out)
 			rc = step == SQLITE_DONE ? 1 : -1;
 			break;
 		}
-		const char *name = (const char *)sqlite3_column_text(f->path_q, 1);
+		const char *name = col_text_or_null(f->path_q, 1);
 		XGROW(chain, n + 1, alloc);
 		XGROW(names, n + 1, nalloc);
 		chain[n] = cur;
 		names[n] = xstrdup(name ? name : "");
 		n++;
-		cur = sqlite3_column_int64(f->path_q, 0);
+		cur = col_int(f->path_q, 0);
 		sqlite3_reset(f->path_q);
 		if (ptree_walk_loops(&up, cur)) {
 			rc = PTREE_LOOP;
@@ -393,10 +395,10 @@ static int load_metrics(struct qfuncs *f)
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		XGROW(f->metrics, f->nmetrics + 1, alloc);
 		struct metric_ent *m = &f->metrics[f->nmetrics++];
-		const char *name = (const char *)sqlite3_column_text(q, 1);
-		const char *res = (const char *)sqlite3_column_text(q, 2);
-		const char *host = (const char *)sqlite3_column_text(q, 3);
-		m->id = sqlite3_column_int64(q, 0);
+		const char *name = col_text_or_null(q, 1);
+		const char *res = col_text_or_null(q, 2);
+		const char *host = col_text_or_null(q, 3);
+		m->id = col_int(q, 0);
 		m->name = xstrdup(name ? name : "");
 		m->full = res ? xasprintf("%s.%s", res, m->name) : xstrdup(m->name);
 		m->host = host ? xstrdup(host) : NULL;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/store/col.h"
 #include "model/util/nstime.h"
 #include "model/store/sample.h"
 #include "query/funcs_int.h"
@@ -84,10 +85,9 @@ static struct series *series_get(struct qfuncs *f, int64_t id, char **err)
 	sqlite3_bind_int64(q, 1, id);
 	char *kind = NULL;
 	if (sqlite3_step(q) == SQLITE_ROW) {
-		if (sqlite3_column_type(q, 0) != SQLITE_NULL && sqlite3_column_double(q, 0) > 0)
-			s->capacity = sqlite3_column_double(q, 0);
-		if (sqlite3_column_text(q, 1))
-			kind = xstrdup((const char *)sqlite3_column_text(q, 1));
+		if (!col_null(q, 0) && col_real(q, 0) > 0)
+			s->capacity = col_real(q, 0);
+		kind = col_strdup_or_null(q, 1);
 	}
 	sqlite3_finalize(q);
 	if (sqlite3_prepare_v2(f->db,
@@ -100,8 +100,8 @@ static struct series *series_get(struct qfuncs *f, int64_t id, char **err)
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		XGROW(s->t, s->n + 1, at);
 		XGROW(s->v, s->n + 1, av);
-		s->t[s->n] = sqlite3_column_int64(q, 0);
-		s->v[s->n] = sqlite3_column_double(q, 1);
+		s->t[s->n] = col_int(q, 0);
+		s->v[s->n] = col_real(q, 1);
 		s->n++;
 	}
 	sqlite3_finalize(q);
@@ -378,9 +378,9 @@ static int running_load(struct qfuncs *f)
 		XGROW(f->rkeys, f->nrkeys + 1, alloc);
 		struct rkey *k = &f->rkeys[f->nrkeys++];
 		memset(k, 0, sizeof(*k));
-		k->t = sqlite3_column_int64(q, 1);
+		k->t = col_int(q, 1);
 		k->has_track = tt == SQLITE_INTEGER;
-		k->track = k->has_track ? sqlite3_column_int64(q, 0) : 0;
+		k->track = k->has_track ? col_int(q, 0) : 0;
 	}
 	if (step != SQLITE_DONE)
 		goto out;
@@ -405,9 +405,9 @@ static int running_load(struct qfuncs *f)
 			rc = 1;
 			goto out;
 		}
-		int64_t id = sqlite3_column_int64(q, 0), track = sqlite3_column_int64(q, 1);
-		int64_t start = sqlite3_column_int64(q, 2), dur = sqlite3_column_int64(q, 3);
-		int64_t depth = sqlite3_column_int64(q, 4), end;
+		int64_t id = col_int(q, 0), track = col_int(q, 1);
+		int64_t start = col_int(q, 2), dur = col_int(q, 3);
+		int64_t depth = col_int(q, 4), end;
 		int open_end = 0; /* start + dur beyond int64: SQLite's real sum exceeds any t */
 		if (__builtin_add_overflow(start, dur, &end)) {
 			if (dur < 0)
@@ -444,9 +444,9 @@ static int running_sql(struct qfuncs *f, sqlite3_stmt **q, const char *sql, sqli
 		sqlite3_bind_value(*q, 1, track);
 	sqlite3_bind_value(*q, track ? 2 : 1, t);
 	int step = sqlite3_step(*q);
-	int found = step == SQLITE_ROW && sqlite3_column_type(*q, 0) != SQLITE_NULL;
+	int found = step == SQLITE_ROW && !col_null(*q, 0);
 	if (found)
-		*id = sqlite3_column_int64(*q, 0);
+		*id = col_int(*q, 0);
 	sqlite3_reset(*q);
 	return step == SQLITE_ROW || step == SQLITE_DONE ? found : -1;
 }

@@ -351,6 +351,30 @@ static void test_ranks(void **state)
 	model_free(m);
 }
 
+/* A step with no ranks (a trace without distributedInfo): none, not an
+ * error; under UBSan (make SANITIZE=1) also no qsort of the NULL array. */
+static void test_ranks_none(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	import(f);
+	int64_t step = importfx_int(f, "SELECT id FROM phases_v WHERE kind = 'step'");
+	assert_int_equal(importfx_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'rank'"), 0);
+	sqlite3_close(f->conn);
+	f->conn = NULL;
+	struct model *m;
+	if (model_open(f->db, &m, &err) < 0)
+		fail_msg("model_open: %s", err ? err : "?");
+	struct aggr_rank *r = NULL;
+	size_t n = 1;
+	int64_t got;
+	assert_int_equal(aggr_ranks(model_store(m), step, &got, &r, &n, &err), 0);
+	assert_int_equal(got, step);
+	assert_int_equal(n, 0);
+	aggr_ranks_release(r, n);
+	model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -359,6 +383,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_unordered, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_loop, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ranks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ranks_none, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

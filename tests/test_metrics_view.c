@@ -524,6 +524,11 @@ static void test_metrics_scale(void **state)
 	double lo, hi;
 	mseries_scale(&s, &lo, &hi);
 	assert_true(lo == 345 && hi == 1980);
+	/* a value far outside the scale (a hostile sample) is its end glyph,
+	 * not what converting 1e300 to int gives (undefined: the lowest here) */
+	assert_string_equal(glyphs_spark(g, 1e300, 0, 100), g->spark[7]);
+	assert_string_equal(glyphs_spark(g, -1e300, 0, 100), g->spark[0]);
+	assert_string_equal(glyphs_spark(g, 50, 0, 100), g->spark[4]);
 }
 
 int main(void)

@@ -8,7 +8,11 @@
 #      `make deps` installs for it (or in Debian's essential set);
 #   d. model/'s rooms include one way: util/ knows no room, store/ only
 #      util/, ingest/ and view/ only those two (and not each other),
-#      analysis/ any room below it; a file of model/ lives in a room.
+#      analysis/ any room below it; a file of model/ lives in a room;
+#   e. every read of a column of trace.db goes through model/store/col.h,
+#      whose readers check the value's type (a hostile file may hold
+#      anything anywhere): no sqlite3_column_text, _int, _int64, _double,
+#      _bytes or _blob outside col.c in the program's sources.
 # Prints "ok"/"not ok" lines, then "N passed, M failed".
 #
 #   bash tests/tree.sh     (needs git for a.; skipped outside a checkout)
@@ -103,6 +107,15 @@ if [ -z "$back" ]; then
 	ok "model/'s rooms include one way (analysis -> view -> store -> util, ingest -> store)"
 else
 	not_ok "model/'s rooms include one way" "$back"
+fi
+
+# ---- e. columns are read through col.h ----
+hits=$(grep -n -E 'sqlite3_column_(text|int|int64|double|bytes|blob)[[:space:]]*\(' \
+	model/*/*.c tui/*.c query/*.c importers/*.c | grep -v '^model/store/col\.c:')
+if [ -z "$hits" ]; then
+	ok "every column of trace.db is read through model/store/col.h"
+else
+	not_ok "every column of trace.db is read through model/store/col.h" "$(head -n 3 <<<"$hits" | tr '\n' '|')"
 fi
 
 summary

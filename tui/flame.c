@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/util/nstime.h"
 #include "model/util/sbuf.h"
 #include "tui/app.h"
 #include "tui/format.h"
@@ -313,7 +314,7 @@ static void draw_frame(struct layout *l, uint32_t i, double x0, double x1, int l
 		}
 		draw_frame(l, c, x, x + w, level + 1, (int)(k % 2) ^ (level % 2));
 		x += w;
-		done += t;
+		done = ns_sum(done, t);
 	}
 }
 
@@ -343,7 +344,7 @@ static void callers_draw(struct app *a, struct grid *g, int y, int h)
 	int64_t all = 0, root = total(v, 0);
 	for (size_t i = 0; i < v->ncallers; i++)
 		if (!flame_nested(fl, v->callers[i]))
-			all += total(v, v->callers[i]);
+			all = ns_sum(all, total(v, v->callers[i]));
 	char tb[32], sb[32];
 	struct sbuf s = SBUF_INIT, path = SBUF_INIT;
 	sbuf_adds(&s, "callers of ");

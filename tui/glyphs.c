@@ -29,10 +29,8 @@ const char *glyphs_spark(const struct glyphs *g, double v, double lo, double hi)
 		return " ";
 	if (hi <= lo)
 		return g->spark[0];
-	int i = (int)((v - lo) / (hi - lo) * 7.0 + 0.5);
-	if (i < 0)
-		i = 0;
-	if (i > 7)
-		i = 7;
-	return g->spark[i];
+	/* held to the scale before the conversion: a value far outside it (a
+	 * hostile sample) is no int */
+	double x = (v - lo) / (hi - lo) * 7.0 + 0.5;
+	return g->spark[x >= 7 ? 7 : x >= 0 ? (int)x : 0];
 }

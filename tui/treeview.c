@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/store/col.h"
 #include "model/store/ptree.h"
 #include "model/store/store.h"
 #include "model/util/xalloc.h"
@@ -80,12 +81,19 @@ static void rebuild(struct tree_view *v, const struct mnode *keep)
 
 /* From the node shown, down through every child that is its parent's only
  * one and has children of its own, to the first level with more than one
- * row (or a lone leaf): only the chain's children are loaded. */
+ * row (or a lone leaf): only the chain's children are loaded.  A chain that
+ * comes back to a phase (one that is its own parent) is PTREE_LOOP. */
 static int descend(struct tree_view *v, char **err)
 {
 	struct mnode *n = v->node;
+	struct ptree_walk w;
+	ptree_walk_init(&w, n->id);
 	while (n->nchildren == 1 && n->children[0]->child_count > 0) {
 		struct mnode *c = n->children[0];
+		if (ptree_walk_loops(&w, c->id)) {
+			*err = ptree_loop_error(store_path(model_store(v->m)), c->id);
+			return PTREE_LOOP;
+		}
 		if (model_children(v->m, c, err) < 0)
 			return -1;
 		if (!c->nchildren)
@@ -138,9 +146,10 @@ int tree_view_enter(struct tree_view *v, char **err)
 		return -1;
 	free(v->filter); /* a filter belongs to the level it was set on */
 	v->filter = NULL;
-	if (tree_view_show(v, s, NULL, err) < 0 || descend(v, err) < 0)
+	if (tree_view_show(v, s, NULL, err) < 0)
 		return -1;
-	return 1;
+	int rc = descend(v, err);
+	return rc < 0 ? rc : 1;
 }
 
 int tree_view_up(struct tree_view *v, char **err)
@@ -303,7 +312,7 @@ static int below_is(struct below *b, struct store *st, int64_t parent, char **er
 					 sqlite3_errmsg(store_db(st)));
 			return -1;
 		}
-		x = rc == SQLITE_ROW ? sqlite3_column_int64(b->parent_q, 0) : 0;
+		x = rc == SQLITE_ROW ? col_int(b->parent_q, 0) : 0;
 		if (x && ptree_walk_loops(&w, x)) {
 			*err = ptree_loop_error(store_path(st), x);
 			return PTREE_LOOP;
@@ -351,9 +360,9 @@ static int find_all(struct tree_view *v, const char *pat, const struct mnode *se
 		goto fail;
 	sqlite3_bind_text(q, 1, pat, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(q, 0), start = sqlite3_column_int64(q, 2);
+		int64_t id = col_int(q, 0), start = col_int(q, 2);
 		if (!all) {
-			int in = below_is(&b, st, sqlite3_column_int64(q, 1), err);
+			int in = below_is(&b, st, col_int(q, 1), err);
 			if (in < 0) {
 				rc = in;
 				goto out;

@@ -14,6 +14,7 @@
 #include "model/analysis/analyze.h"
 #include "model/analysis/gpubreak.h"
 #include "model/analysis/gpucache.h"
+#include "model/store/col.h"
 #include "model/util/idmap.h"
 #include "model/view/model.h"
 #include "model/util/nstime.h"
@@ -52,6 +53,7 @@ struct walk {
 	int64_t root;
 	int32_t *idx;
 	size_t range;
+	uint64_t scanned; /* rows the filter saw */
 	int unordered, too_many;
 	/* children of the subtree's phases not yet read; done: none left,
 	 * the scan stops (a root of 0, every phase, is read to the end) */
@@ -163,17 +165,17 @@ static int db_fail(struct store *st, char **err)
 
 static void read_row(sqlite3_stmt *q, struct wrow *r)
 {
-	r->id = sqlite3_column_int64(q, 0);
-	r->has_parent = sqlite3_column_type(q, 1) != SQLITE_NULL;
-	r->parent_id = sqlite3_column_int64(q, 1);
-	r->kind = sqlite3_column_int(q, 2);
-	r->name_id = sqlite3_column_int64(q, 3);
-	r->start = sqlite3_column_int64(q, 4);
-	int64_t d = sqlite3_column_int64(q, 5), s = sqlite3_column_int64(q, 6);
+	r->id = col_int(q, 0);
+	r->has_parent = !col_null(q, 1);
+	r->parent_id = col_int(q, 1);
+	r->kind = col_int32(q, 2);
+	r->name_id = col_int(q, 3);
+	r->start = col_int(q, 4);
+	int64_t d = col_int(q, 5), s = col_int(q, 6);
 	r->dur = d < 0 ? 0 : d > MODEL_TIME_MAX ? MODEL_TIME_MAX : d;
 	r->self = s < 0 ? 0 : s > r->dur ? r->dur : s;
-	r->device = sqlite3_column_int64(q, 7);
-	int64_t b = sqlite3_column_int64(q, 8);
+	r->device = col_int(q, 7);
+	int64_t b = col_int(q, 8);
 	r->bytes = b > 0 ? b : 0;
 }
 
@@ -205,8 +207,16 @@ static void member_fn(sqlite3_context *cx, int argc, sqlite3_value **v)
 	int64_t kids = sqlite3_value_int64(v[3]);
 	int has_parent = sqlite3_value_type(v[1]) != SQLITE_NULL;
 	uint64_t off = (uint64_t)id - (uint64_t)w->root;
+	w->scanned++;
 	if (id < w->root) {
 		sqlite3_result_int(cx, 0);
+		return;
+	}
+	if (off >= w->range && off / 4 > w->scanned + 65536) {
+		/* ids far sparser than rows (a file not laid out as imports
+		 * lay it out): the tree walk reads it, not an index of them all */
+		w->unordered = 1;
+		sqlite3_result_error(cx, "sparse ids", -1);
 		return;
 	}
 	if (off >= w->range) {
@@ -281,6 +291,7 @@ static int walk_scan(struct store *st, int64_t root_id, struct walk *w, char **e
 	free(w->idx);
 	w->idx = NULL;
 	w->range = 0;
+	w->scanned = 0;
 	return ret;
 }
 
@@ -443,13 +454,13 @@ static int step_of(struct store *st, int64_t id, int64_t *step, char **err)
 		sqlite3_bind_int64(q, 1, id);
 		if (sqlite3_step(q) != SQLITE_ROW)
 			break;
-		if (sqlite3_column_int(q, 1) == PHASE_STEP) {
+		if (col_int32(q, 1) == PHASE_STEP) {
 			*step = id;
 			found = 1;
-		} else if (sqlite3_column_type(q, 0) == SQLITE_NULL) {
+		} else if (col_null(q, 0)) {
 			break;
 		}
-		id = sqlite3_column_int64(q, 0);
+		id = col_int(q, 0);
 	}
 	sqlite3_finalize(q);
 	return found;
@@ -520,15 +531,15 @@ int aggr_ranks(struct store *st, int64_t phase_id, int64_t *step, struct aggr_ra
 		src = xrealloc(src, alloc * sizeof(*src));
 		struct aggr_rank *r = &(*out)[*n];
 		char *e = NULL;
-		const char *t = store_string(st, sqlite3_column_int64(q, 1), &name, &e);
+		const char *t = store_string(st, col_int(q, 1), &name, &e);
 		free(e);
 		memset(r, 0, sizeof(*r));
-		r->rank_id = sqlite3_column_int64(q, 0);
+		r->rank_id = col_int(q, 0);
 		r->name = xstrdup(t ? t : "");
-		r->dur_ns = sqlite3_column_int64(q, 2);
+		r->dur_ns = col_int(q, 2);
 		r->compute_ns = r->comm_ns = r->wait_ns = -1;
 		r->idle_pct = NAN;
-		src[(*n)++] = sqlite3_column_int64(q, 3);
+		src[(*n)++] = col_int(q, 3);
 	}
 	if (s != SQLITE_DONE) {
 		db_fail(st, err);
@@ -559,7 +570,8 @@ int aggr_ranks(struct store *st, int64_t phase_id, int64_t *step, struct aggr_ra
 					r->wait_ns = m->ranks[j].wait_ns;
 		}
 	}
-	qsort(*out, *n, sizeof(**out), cmp_rank);
+	if (*n > 1) /* *out is NULL when the step has no ranks */
+		qsort(*out, *n, sizeof(**out), cmp_rank);
 	rc = 0;
 out:
 	if (rc < 0) {

@@ -22,6 +22,7 @@
 #include "model/analysis/analyze.h"
 #include "model/analysis/critpath.h"
 #include "model/analysis/gpucache.h"
+#include "model/store/col.h"
 #include "model/store/ptree.h"
 #include "model/util/sbuf.h"
 #include "model/util/timing.h"
@@ -56,7 +57,7 @@ static char *signature(sqlite3 *db)
 	sqlite3_bind_int(q, 1, STORE_SCHEMA_VERSION);
 	sqlite3_bind_int(q, 2, ANALYSIS_VERSION);
 	if (sqlite3_step(q) == SQLITE_ROW)
-		sig = xstrdup((const char *)sqlite3_column_text(q, 0));
+		sig = col_strdup(q, 0);
 	sqlite3_finalize(q);
 	return sig;
 }
@@ -78,7 +79,7 @@ static int paths(struct store *st, struct analysis *a, char **err)
 	}
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		XGROW(roots, n + 1, alloc);
-		roots[n++] = sqlite3_column_int64(q, 0);
+		roots[n++] = col_int(q, 0);
 	}
 	sqlite3_finalize(q);
 	for (size_t r = 0; r < n; r++) {
@@ -374,18 +375,12 @@ static const char *known_cause(const char *c)
 	return c ? "other" : NULL;
 }
 
-static char *col_text(sqlite3_stmt *q, int i)
-{
-	const unsigned char *s = sqlite3_column_text(q, i);
-	return xstrdup(s ? (const char *)s : "");
-}
-
 /* imbalance.meets read back: "device", "host" or NULL. */
-static const char *known_meets(const unsigned char *s)
+static const char *known_meets(const char *s)
 {
 	if (!s)
 		return NULL;
-	return !strcmp((const char *)s, "device") ? "device" : "host";
+	return !strcmp(s, "device") ? "device" : "host";
 }
 
 /* Reads imbalance_ranks into the groups v[i], whose cache id is i + 1. */
@@ -400,7 +395,7 @@ static int load_ranks(sqlite3 *db, struct imbalance *v, size_t n)
 	size_t alloc = 0;
 	int64_t cur = 0;
 	while (sqlite3_step(q) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(q, 0);
+		int64_t id = col_int(q, 0);
 		if (id < 1 || (size_t)id > n)
 			continue;
 		struct imbalance *g = &v[id - 1];
@@ -408,9 +403,8 @@ static int load_ranks(sqlite3 *db, struct imbalance *v, size_t n)
 			alloc = g->nranks;
 		cur = id;
 		XGROW(g->ranks, g->nranks + 1, alloc);
-		g->ranks[g->nranks++] =
-		    (struct imbalance_rank){sqlite3_column_int64(q, 1), col_text(q, 2),
-					    sqlite3_column_int64(q, 3), sqlite3_column_int64(q, 4)};
+		g->ranks[g->nranks++] = (struct imbalance_rank){col_int(q, 1), col_strdup(q, 2),
+								col_int(q, 3), col_dur(q, 4)};
 	}
 	return sqlite3_finalize(q) == SQLITE_OK ? 0 : -1;
 }
@@ -431,22 +425,21 @@ static int load_imbalance(sqlite3 *db, struct imbalance **v, size_t *n)
 		return -1;
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		XGROW(*v, *n + 1, alloc);
-		(*v)[(*n)++] =
-		    (struct imbalance){.parent_id = sqlite3_column_int64(q, 0),
-				       .kind = known_kind((const char *)sqlite3_column_text(q, 1)),
-				       .label = col_text(q, 2),
-				       .members = sqlite3_column_int64(q, 3),
-				       .ideal_ns = sqlite3_column_int64(q, 4),
-				       .actual_ns = sqlite3_column_int64(q, 5),
-				       .impact_ns = sqlite3_column_int64(q, 6),
-				       .straggler_id = sqlite3_column_int64(q, 7),
-				       .straggler = col_text(q, 8),
-				       .slow = sqlite3_column_int64(q, 9),
-				       .meets = known_meets(sqlite3_column_text(q, 10)),
-				       .collectives = sqlite3_column_int64(q, 11),
-				       .unmatched = sqlite3_column_int64(q, 12),
-				       .last = sqlite3_column_int64(q, 13),
-				       .wait_ns = sqlite3_column_int64(q, 14)};
+		(*v)[(*n)++] = (struct imbalance){.parent_id = col_int(q, 0),
+						  .kind = known_kind(col_text_or_null(q, 1)),
+						  .label = col_strdup(q, 2),
+						  .members = col_int(q, 3),
+						  .ideal_ns = col_dur(q, 4),
+						  .actual_ns = col_dur(q, 5),
+						  .impact_ns = col_dur(q, 6),
+						  .straggler_id = col_int(q, 7),
+						  .straggler = col_strdup(q, 8),
+						  .slow = col_int(q, 9),
+						  .meets = known_meets(col_text_or_null(q, 10)),
+						  .collectives = col_int(q, 11),
+						  .unmatched = col_int(q, 12),
+						  .last = col_int(q, 13),
+						  .wait_ns = col_dur(q, 14)};
 	}
 	if (sqlite3_finalize(q) != SQLITE_OK)
 		return -1;
@@ -460,8 +453,7 @@ int analysis_fresh(sqlite3 *db)
 	int fresh = 0;
 	if (sig && sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'analysis_of'", -1,
 				      &q, NULL) == SQLITE_OK) {
-		fresh = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0) &&
-			!strcmp((const char *)sqlite3_column_text(q, 0), sig);
+		fresh = sqlite3_step(q) == SQLITE_ROW && !strcmp(col_text(q, 0), sig);
 		sqlite3_finalize(q);
 	}
 	free(sig);
@@ -482,11 +474,11 @@ static int load_path(sqlite3 *db, struct analysis *a)
 		return -1;
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		XGROW(a->path, a->npath + 1, alloc);
-		a->path[a->npath++] =
-		    (struct pathrow){sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
-				     sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3),
-				     sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
-				     sqlite3_column_int64(q, 6)};
+		a->path[a->npath++] = (struct pathrow){
+		    col_int(q, 0), col_int(q, 1),
+		    col_dur(q, 2), col_int(q, 3) < 0 ? -1 : col_dur(q, 3), /* -1: none */
+		    col_dur(q, 4), col_dur(q, 5),
+		    col_int(q, 6)};
 	}
 	return sqlite3_finalize(q) == SQLITE_OK ? 0 : -1;
 }
@@ -527,14 +519,13 @@ static int load(struct store *st, struct analysis *a, char **err)
 		goto fail;
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		XGROW(a->issues, a->nissues + 1, alloc);
-		a->issues[a->nissues++] = (struct issue){
-		    .kind = known_kind((const char *)sqlite3_column_text(q, 0)),
-		    .phase_id = sqlite3_column_int64(q, 1),
-		    .impact_ns = sqlite3_column_int64(q, 2),
-		    .share = sqlite3_column_type(q, 3) == SQLITE_NULL ? NAN
-								      : sqlite3_column_double(q, 3),
-		    .explanation = col_text(q, 4),
-		    .cause = known_cause((const char *)sqlite3_column_text(q, 5))};
+		a->issues[a->nissues++] =
+		    (struct issue){.kind = known_kind(col_text_or_null(q, 0)),
+				   .phase_id = col_int(q, 1),
+				   .impact_ns = col_dur(q, 2),
+				   .share = col_null(q, 3) ? NAN : col_real(q, 3),
+				   .explanation = col_strdup(q, 4),
+				   .cause = known_cause(col_text_or_null(q, 5))};
 	}
 	sqlite3_finalize(q);
 	if (load_path(db, a) < 0)
@@ -610,8 +601,7 @@ int analysis_phase_path(struct store *st, int64_t id, char **path, char **err)
 	for (size_t k = n; k-- > 0;) {
 		sqlite3_reset(q);
 		sqlite3_bind_int64(q, 1, chain[k]);
-		const char *name =
-		    sqlite3_step(q) == SQLITE_ROW ? (const char *)sqlite3_column_text(q, 0) : NULL;
+		const char *name = sqlite3_step(q) == SQLITE_ROW ? col_text_or_null(q, 0) : NULL;
 		sbuf_addf(&sb, "/%s", name ? name : "?");
 	}
 	*path = sbuf_detach(&sb);

@@ -80,7 +80,7 @@ static void source_host(struct model *m, const char *sql, int64_t id, struct ake
 	sqlite3_bind_int64(q, 1, id);
 	int rows = 0;
 	while (sqlite3_step(q) == SQLITE_ROW && ++rows == 1)
-		k->host = model_intern(m, sqlite3_column_text(q, 0), sqlite3_column_bytes(q, 0));
+		k->host = model_intern_col(m, q, 0);
 	sqlite3_finalize(q);
 	if (rows == 1 && k->host)
 		k->every_host = 0;

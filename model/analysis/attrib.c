@@ -38,6 +38,7 @@
 #include "model/analysis/attrib.h"
 #include "model/analysis/attrib_int.h"
 #include "model/analysis/nnls.h"
+#include "model/store/col.h"
 #include "model/util/nstime.h"
 #include "model/store/ptree.h"
 #include "model/store/sample.h"
@@ -170,15 +171,15 @@ static int type_of(int kind, int leaf, const struct track *t)
 	}
 }
 
-static const char *intern_host(struct run *r, const unsigned char *s)
+static const char *intern_host(struct run *r, const char *s)
 {
 	if (!s)
 		return NULL;
 	for (size_t i = 0; i < r->nhosts; i++)
-		if (!strcmp(r->hosts[i], (const char *)s))
+		if (!strcmp(r->hosts[i], s))
 			return r->hosts[i];
 	r->hosts = xrealloc(r->hosts, (r->nhosts + 1) * sizeof(*r->hosts));
-	return r->hosts[r->nhosts++] = xstrdup((const char *)s);
+	return r->hosts[r->nhosts++] = xstrdup(s);
 }
 
 static int load_tracks(struct run *r)
@@ -195,24 +196,24 @@ static int load_tracks(struct run *r)
 		return fail(r, "tracks");
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		XGROW(r->tracks, r->ntracks + 1, alloc);
-		const char *kind = (const char *)sqlite3_column_text(q, 1);
+		const char *kind = col_text_or_null(q, 1);
 		struct track *t = &r->tracks[r->ntracks++];
-		t->id = sqlite3_column_int64(q, 0);
-		t->host = intern_host(r, sqlite3_column_text(q, 2));
-		t->device = sqlite3_column_int(q, 3);
+		t->id = col_int(q, 0);
+		t->host = intern_host(r, col_text_or_null(q, 2));
+		t->device = col_int32(q, 3);
 		t->thread = kind && !strcmp(kind, "thread");
 		t->nest = t->thread || (kind && !strcmp(kind, "host"));
 		t->cls = -1;
 		t->stream = kind && (!strcmp(kind, "stream") || !strcmp(kind, "annotation"));
 		t->work = kind && !strcmp(kind, "stream");
-		t->source = sqlite3_column_int64(q, 4);
-		t->spans = sqlite3_column_int64(q, 5);
-		t->node = sqlite3_column_int64(q, 6);
+		t->source = col_int(q, 4);
+		t->spans = col_count(q, 5);
+		t->node = col_int(q, 6);
 		t->w0 = t->w1 = 0;
 		t->nodeix = -1;
-		if (t->spans > 0 && sqlite3_column_type(q, 7) != SQLITE_NULL) {
-			t->w0 = time_of(sqlite3_column_int64(q, 7));
-			t->w1 = time_of(ns_end(t->w0, sqlite3_column_int64(q, 8)));
+		if (t->spans > 0 && !col_null(q, 7)) {
+			t->w0 = time_of(col_int(q, 7));
+			t->w1 = time_of(ns_end(t->w0, col_int(q, 8)));
 		}
 		if (!t->nest && t->device < 0 && !(kind && !strcmp(kind, "executor")))
 			t->device = -2; /* async or counter tracks: no work */
@@ -271,7 +272,7 @@ static int load_phases(struct run *r)
 	if (sqlite3_prepare_v2(r->db, "SELECT count(*) FROM phases", -1, &q, NULL) != SQLITE_OK)
 		return fail(r, "phases");
 	if (sqlite3_step(q) == SQLITE_ROW)
-		alloc = (size_t)sqlite3_column_int64(q, 0) + 1;
+		alloc = (size_t)col_int(q, 0) + 1;
 	sqlite3_finalize(q);
 	p->id = xmalloc_big(alloc * sizeof(*p->id));
 	p->start = xmalloc_big(alloc * sizeof(*p->start));
@@ -290,14 +291,14 @@ static int load_phases(struct run *r)
 	}
 	while (sqlite3_step(q) == SQLITE_ROW && p->n < alloc) {
 		size_t i = p->n++;
-		p->id[i] = sqlite3_column_int64(q, 0);
-		parent_id[i] = sqlite3_column_int64(q, 1);
-		p->kind[i] = (uint8_t)sqlite3_column_int(q, 2);
-		int64_t tid = sqlite3_column_int64(q, 3);
+		p->id[i] = col_int(q, 0);
+		parent_id[i] = col_int(q, 1);
+		p->kind[i] = (uint8_t)col_int32(q, 2);
+		int64_t tid = col_int(q, 3);
 		p->track[i] = tid ? track_index(r, tid) : -1;
-		p->start[i] = time_of(sqlite3_column_int64(q, 4));
-		p->end[i] = time_of(ns_end(p->start[i], sqlite3_column_int64(q, 5)));
-		p->leaf[i] = sqlite3_column_int64(q, 6) == 0;
+		p->start[i] = time_of(col_int(q, 4));
+		p->end[i] = time_of(ns_end(p->start[i], col_int(q, 5)));
+		p->leaf[i] = col_int(q, 6) == 0;
 	}
 	int rc = sqlite3_errcode(r->db);
 	sqlite3_finalize(q);
@@ -413,7 +414,7 @@ static int hold_samples(struct run *r, struct metric *m)
 	sqlite3_bind_int64(q, 1, m->id);
 	sqlite3_bind_int(q, 2, SAMPLE_PERIOD_N);
 	while (nf < SAMPLE_PERIOD_N && sqlite3_step(q) == SQLITE_ROW)
-		first[nf++] = sqlite3_column_int64(q, 0);
+		first[nf++] = col_int(q, 0);
 	sqlite3_finalize(q);
 	int64_t period = sample_period(first, nf), hold = sample_hold(period, m->value_kind);
 	size_t n = 0;
@@ -454,8 +455,8 @@ static int load_samples(struct run *r, struct metric *m)
 			m->t = xrealloc(m->t, alloc * sizeof(*m->t));
 			m->v = xrealloc(m->v, alloc * sizeof(*m->v));
 		}
-		m->t[m->ns] = time_of(sqlite3_column_int64(q, 0));
-		double v = sqlite3_column_double(q, 1);
+		m->t[m->ns] = time_of(col_int(q, 0));
+		double v = col_real(q, 1);
 		m->v[m->ns++] = isfinite(v) && v > 0 ? v : 0;
 	}
 	sqlite3_finalize(q);
@@ -480,8 +481,8 @@ static int load_metrics(struct run *r)
 			       -1, &q, NULL) != SQLITE_OK)
 		return fail(r, "metrics");
 	while (sqlite3_step(q) == SQLITE_ROW) {
-		const char *resource = (const char *)sqlite3_column_text(q, 2);
-		const char *name = (const char *)sqlite3_column_text(q, 3);
+		const char *resource = col_text_or_null(q, 2);
+		const char *name = col_text_or_null(q, 3);
 		int res = res_of_metric(resource, name ? name : ""), role = ROLE_ATTRIB;
 		if (res < 0 && r->judge && (role = judged_role(resource, name ? name : "")) >= 0)
 			res = ATTRIB_CPU;
@@ -491,7 +492,7 @@ static int load_metrics(struct run *r)
 		int device = attrib_res_device(res) ? mseries_device(&s) : -1;
 		if (attrib_res_device(res) && device < 0)
 			continue;
-		const char *host = intern_host(r, sqlite3_column_text(q, 1));
+		const char *host = intern_host(r, col_text_or_null(q, 1));
 		int cls = -1;
 		for (size_t k = 0; k < nk_work; k++)
 			if (r->k[k].host == host && r->k[k].device == device)
@@ -499,14 +500,12 @@ static int load_metrics(struct run *r)
 		if (cls < 0)
 			continue;
 		XGROW(r->m, r->nm + 1, alloc);
-		const unsigned char *kind = sqlite3_column_text(q, 5);
-		r->m[r->nm++] =
-		    (struct metric){.id = sqlite3_column_int64(q, 0),
-				    .res = res,
-				    .cls = cls,
-				    .role = role,
-				    .cap = sqlite3_column_double(q, 4),
-				    .value_kind = kind ? xstrdup((const char *)kind) : NULL};
+		r->m[r->nm++] = (struct metric){.id = col_int(q, 0),
+						.res = res,
+						.cls = cls,
+						.role = role,
+						.cap = col_real(q, 4),
+						.value_kind = col_strdup_or_null(q, 5)};
 	}
 	sqlite3_finalize(q);
 	for (size_t i = 0; i < r->nm; i++) {
@@ -1649,8 +1648,8 @@ static char *file_rules(sqlite3 *db)
 	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'demand_rules'", -1, &q,
 			       NULL) != SQLITE_OK)
 		return NULL;
-	if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
-		text = xstrdup((const char *)sqlite3_column_text(q, 0));
+	if (sqlite3_step(q) == SQLITE_ROW)
+		text = col_strdup_or_null(q, 0);
 	sqlite3_finalize(q);
 	return text;
 }
@@ -1860,12 +1859,11 @@ int attrib_read(sqlite3 *db, int64_t phase_id, struct attrib_row *r)
 		return -1;
 	sqlite3_bind_int64(q, 1, phase_id);
 	while (sqlite3_step(q) == SQLITE_ROW) {
-		if (fill(r, (const char *)sqlite3_column_text(q, 0), sqlite3_column_int64(q, 2),
-			 sqlite3_column_int64(q, 3), sqlite3_column_double(q, 1)) < 0)
+		if (fill(r, col_text(q, 0), col_int(q, 2), col_int(q, 3), col_real(q, 1)) < 0)
 			continue;
 		r->phase_id = phase_id;
-		r->dur_ns = sqlite3_column_int64(q, 4);
-		r->kind = sqlite3_column_int(q, 5);
+		r->dur_ns = col_int(q, 4);
+		r->kind = col_int32(q, 5);
 		n++;
 	}
 	sqlite3_finalize(q);
@@ -1895,13 +1893,10 @@ static int load_fits(sqlite3 *db, struct attribution *a)
 		return -1;
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		XGROW(a->fits, a->nfits + 1, alloc);
-		const char *rule = (const char *)sqlite3_column_text(q, 4);
+		const char *rule = col_text_or_null(q, 4);
 		a->fits[a->nfits++] = (struct attrib_fit){
-		    sqlite3_column_int64(q, 0),
-		    res_of_metric((const char *)sqlite3_column_text(q, 2),
-				  (const char *)sqlite3_column_text(q, 1)),
-		    type_name((const char *)sqlite3_column_text(q, 3)),
-		    rule && !strcmp(rule, "exact"), sqlite3_column_double(q, 5)};
+		    col_int(q, 0), res_of_metric(col_text_or_null(q, 2), col_text(q, 1)),
+		    type_name(col_text(q, 3)), rule && !strcmp(rule, "exact"), col_real(q, 5)};
 	}
 	int rc = sqlite3_errcode(db);
 	sqlite3_finalize(q);
@@ -1921,17 +1916,16 @@ int attrib_load(sqlite3 *db, struct attribution *a, char **err)
 		-1, &q, NULL) != SQLITE_OK)
 		goto fail;
 	while (sqlite3_step(q) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(q, 0);
+		int64_t id = col_int(q, 0);
 		if (!a->nrows || a->rows[a->nrows - 1].phase_id != id) {
 			XGROW(a->rows, a->nrows + 1, alloc);
 			memset(&a->rows[a->nrows], 0, sizeof(a->rows[0]));
 			a->rows[a->nrows].phase_id = id;
-			a->rows[a->nrows].kind = sqlite3_column_int(q, 6);
-			a->rows[a->nrows++].dur_ns = sqlite3_column_int64(q, 5);
+			a->rows[a->nrows].kind = col_int32(q, 6);
+			a->rows[a->nrows++].dur_ns = col_int(q, 5);
 		}
-		fill(&a->rows[a->nrows - 1], (const char *)sqlite3_column_text(q, 1),
-		     sqlite3_column_int64(q, 3), sqlite3_column_int64(q, 4),
-		     sqlite3_column_double(q, 2));
+		fill(&a->rows[a->nrows - 1], col_text(q, 1), col_int(q, 3), col_int(q, 4),
+		     col_real(q, 2));
 	}
 	sqlite3_finalize(q);
 	q = NULL;
@@ -1987,15 +1981,15 @@ struct win {
 
 static void wph_read(struct win *w, sqlite3_stmt *q, struct wph *x)
 {
-	int64_t tid = sqlite3_column_int64(q, 3), dur = sqlite3_column_int64(q, 5);
-	x->id = sqlite3_column_int64(q, 0);
-	x->parent = sqlite3_column_int64(q, 1);
-	x->kind = (uint8_t)sqlite3_column_int(q, 2);
+	int64_t tid = col_int(q, 3), dur = col_int(q, 5);
+	x->id = col_int(q, 0);
+	x->parent = col_int(q, 1);
+	x->kind = (uint8_t)col_int32(q, 2);
 	x->track = tid ? track_index(w->r, tid) : -1;
-	x->start = time_of(sqlite3_column_int64(q, 4));
+	x->start = time_of(col_int(q, 4));
 	x->end = time_of(ns_end(x->start, dur));
-	x->leaf = sqlite3_column_int64(q, 6) == 0;
-	x->depth = sqlite3_column_int(q, 7);
+	x->leaf = col_int(q, 6) == 0;
+	x->depth = col_int32(q, 7);
 }
 
 static void wph_add(struct win *w, const struct wph *x)
@@ -2013,8 +2007,7 @@ static int probe(struct win *w, int64_t from, int64_t *id, int32_t *ti)
 		sqlite3_reset(w->probe);
 		sqlite3_bind_int64(w->probe, 1, from);
 		while (sqlite3_step(w->probe) == SQLITE_ROW) {
-			int64_t x = sqlite3_column_int64(w->probe, 0),
-				tid = sqlite3_column_int64(w->probe, 1);
+			int64_t x = col_int(w->probe, 0), tid = col_int(w->probe, 1);
 			int32_t t = tid ? track_index(w->r, tid) : -1;
 			got = 1;
 			from = x + 1;
@@ -2072,7 +2065,7 @@ static int64_t first_at(struct win *w, int64_t a, int64_t e, int64_t t)
 		sqlite3_reset(w->start);
 		sqlite3_bind_int64(w->start, 1, mid);
 		if (sqlite3_step(w->start) == SQLITE_ROW)
-			s = sqlite3_column_int64(w->start, 0);
+			s = col_int(w->start, 0);
 		if (s < t)
 			lo = mid + 1;
 		else
@@ -2091,7 +2084,7 @@ static void load_track(struct win *w, int32_t ti, int64_t lo, int64_t hi)
 		/* no spans: nothing but the node, unless it has children */
 		sqlite3_reset(w->row);
 		sqlite3_bind_int64(w->row, 1, t->node);
-		if (sqlite3_step(w->row) == SQLITE_ROW && sqlite3_column_int64(w->row, 6) == 0)
+		if (sqlite3_step(w->row) == SQLITE_ROW && col_int(w->row, 6) == 0)
 			return;
 	}
 	if (track_run(w, ti, &a, &e) < 0) {
@@ -2245,11 +2238,11 @@ static int under_id(struct win *w, int64_t id)
 		}
 		sqlite3_reset(w->up);
 		sqlite3_bind_int64(w->up, 1, id);
-		if (sqlite3_step(w->up) != SQLITE_ROW || sqlite3_column_int64(w->up, 1) <= w->depth)
+		if (sqlite3_step(w->up) != SQLITE_ROW || col_int(w->up, 1) <= w->depth)
 			break;
 		if (n < 64)
 			path[n++] = id;
-		id = sqlite3_column_int64(w->up, 0);
+		id = col_int(w->up, 0);
 		if (ptree_walk_loops(&up, id)) {
 			w->loop = first;
 			break;
@@ -2364,9 +2357,9 @@ int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, in
 		*err = xasprintf("%s: no phase %lld", path, (long long)phase_id);
 		goto out;
 	}
-	int64_t own_track = sqlite3_column_int64(own, 0);
-	w.depth = sqlite3_column_int64(own, 1);
-	w.max_id = sqlite3_column_int64(own, 2);
+	int64_t own_track = col_int(own, 0);
+	w.depth = col_int(own, 1);
+	w.max_id = col_int(own, 2);
 	ok = xmalloc(r.ntracks + 1);
 	hosts_of(&w, own_track ? track_index(&r, own_track) : -1, ok);
 	r.track_ok = ok;

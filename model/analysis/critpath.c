@@ -14,6 +14,7 @@
 
 #include "model/analysis/critpath.h"
 #include "model/analysis/devcall.h"
+#include "model/store/col.h"
 #include "model/util/idmap.h"
 #include "model/view/model.h"
 #include "model/store/ptree.h"
@@ -126,10 +127,10 @@ static int load_tracks(struct store *st, struct tracks *t, char **err)
 		XGROW(t->serial, t->n + 1, salloc);
 		XGROW(t->phase_id, t->n + 1, palloc);
 		XGROW(t->source, t->n + 1, oalloc);
-		t->id[t->n] = sqlite3_column_int64(q, 0);
-		t->phase_id[t->n] = sqlite3_column_int64(q, 2);
-		t->source[t->n] = sqlite3_column_int64(q, 3);
-		t->serial[t->n++] = (uint8_t)sqlite3_column_int(q, 1);
+		t->id[t->n] = col_int(q, 0);
+		t->phase_id[t->n] = col_int(q, 2);
+		t->source[t->n] = col_int(q, 3);
+		t->serial[t->n++] = (uint8_t)col_int32(q, 1);
 	}
 	sqlite3_finalize(q);
 	return rc == SQLITE_DONE ? 0 : db_fail(st, "tracks", err);
@@ -160,7 +161,7 @@ static int load_sync_ids(struct store *st, struct sync_ids *s, char **err)
 		sqlite3_reset(q);
 		sqlite3_bind_text(q, 1, devcall_sync_names[i], -1, SQLITE_STATIC);
 		if (sqlite3_step(q) == SQLITE_ROW)
-			s->id[s->n++] = sqlite3_column_int64(q, 0);
+			s->id[s->n++] = col_int(q, 0);
 	}
 	sqlite3_finalize(q);
 	if (sqlite3_prepare_v2(store_db(st),
@@ -168,8 +169,8 @@ static int load_sync_ids(struct store *st, struct sync_ids *s, char **err)
 			       -1, &q, NULL) != SQLITE_OK)
 		return db_fail(st, "strings", err);
 	while (sqlite3_step(q) == SQLITE_ROW && s->ncopy < 16)
-		if (devcall_copy((const char *)sqlite3_column_text(q, 1)) & DEVCALL_PAGEABLE)
-			s->copy[s->ncopy++] = sqlite3_column_int64(q, 0);
+		if (devcall_copy(col_text(q, 1)) & DEVCALL_PAGEABLE)
+			s->copy[s->ncopy++] = col_int(q, 0);
 	sqlite3_finalize(q);
 	return 0;
 }
@@ -261,7 +262,7 @@ static int load_phases(struct store *st, struct graph *g, int64_t root_id, const
 					 (long long)root_id);
 			return -1;
 		}
-		int64_t id = sqlite3_column_int64(q, 0);
+		int64_t id = col_int(q, 0);
 		if (idmap_put(mp, id, (int32_t)g->n) < 0) {
 			sqlite3_finalize(q);
 			*err = ptree_loop_error(store_path(st), id);
@@ -270,16 +271,14 @@ static int load_phases(struct store *st, struct graph *g, int64_t root_id, const
 		grow(g);
 		size_t i = g->n++;
 		g->id[i] = id;
-		g->parent[i] = sqlite3_column_type(q, 1) == SQLITE_NULL
-				   ? -1
-				   : idmap_get(mp, sqlite3_column_int64(q, 1));
-		int kind = sqlite3_column_int(q, 2);
+		g->parent[i] = col_null(q, 1) ? -1 : idmap_get(mp, col_int(q, 1));
+		int kind = col_int32(q, 2);
 		g->kind[i] = (uint8_t)(kind > 0 && kind < PHASE_KIND_COUNT ? kind : 0);
-		int64_t tid = sqlite3_column_int64(q, 3);
+		int64_t tid = col_int(q, 3);
 		g->track[i] = tid ? track_index(t, tid) : -1;
-		g->t0[i] = clamp(sqlite3_column_int64(q, 4), MODEL_TIME_MIN, MODEL_TIME_MAX);
-		g->t1[i] = g->t0[i] + clamp(sqlite3_column_int64(q, 5), 0, MODEL_TIME_MAX);
-		add_role(g, (int32_t)i, role_of(sy, kind, sqlite3_column_int64(q, 6)));
+		g->t0[i] = clamp(col_int(q, 4), MODEL_TIME_MIN, MODEL_TIME_MAX);
+		g->t1[i] = g->t0[i] + clamp(col_int(q, 5), 0, MODEL_TIME_MAX);
+		add_role(g, (int32_t)i, role_of(sy, kind, col_int(q, 6)));
 	}
 	sqlite3_finalize(q);
 	if (rc != SQLITE_DONE)
@@ -337,20 +336,18 @@ static int load_scan(struct store *st, struct graph *g, int64_t root_id, const s
 		XGROW(pid, g->n + 1, palloc);
 		XGROW(rule, g->n + 1, ralloc);
 		size_t i = g->n++;
-		g->id[i] = sqlite3_column_int64(q, 0);
-		pid[i] = sqlite3_column_int64(q, 1);
-		int kind = sqlite3_column_int(q, 2);
-		int64_t dur = sqlite3_column_int64(q, 5);
+		g->id[i] = col_int(q, 0);
+		pid[i] = col_int(q, 1);
+		int kind = col_int32(q, 2);
+		int64_t dur = col_int(q, 5);
 		rule[i] =
 		    (uint8_t)((kind == PHASE_GPU_ANNOTATION || (kind <= PHASE_STREAM && !dur) ||
-			       (kind == PHASE_SPAN && trace_cat &&
-				sqlite3_column_int64(q, 6) == trace_cat)) |
-			      (sqlite3_column_type(q, 1) == SQLITE_NULL) << 1 |
-			      role_of(sy, kind, sqlite3_column_int64(q, 7)) << 2);
+			       (kind == PHASE_SPAN && trace_cat && col_int(q, 6) == trace_cat)) |
+			      col_null(q, 1) << 1 | role_of(sy, kind, col_int(q, 7)) << 2);
 		g->kind[i] = (uint8_t)(kind > 0 && kind < PHASE_KIND_COUNT ? kind : 0);
-		int64_t tid = sqlite3_column_int64(q, 3);
+		int64_t tid = col_int(q, 3);
 		g->track[i] = tid ? track_index(t, tid) : -1;
-		g->t0[i] = clamp(sqlite3_column_int64(q, 4), MODEL_TIME_MIN, MODEL_TIME_MAX);
+		g->t0[i] = clamp(col_int(q, 4), MODEL_TIME_MIN, MODEL_TIME_MAX);
 		g->t1[i] = g->t0[i] + clamp(dur, 0, MODEL_TIME_MAX);
 	}
 	sqlite3_finalize(q);
@@ -420,7 +417,7 @@ static int load_edges(struct store *st, struct graph *g, const struct idmap *mp,
 	if (sqlite3_prepare_v2(db, "SELECT max(rowid) FROM edges", -1, &q, NULL) != SQLITE_OK)
 		return db_fail(st, "edges", err);
 	if (sqlite3_step(q) == SQLITE_ROW)
-		total = sqlite3_column_int64(q, 0);
+		total = col_int(q, 0);
 	sqlite3_finalize(q);
 	int by_dst = (int64_t)g->n * 8 < total;
 	if (sqlite3_prepare_v2(db,
@@ -439,9 +436,9 @@ static int load_edges(struct store *st, struct graph *g, const struct idmap *mp,
 			sqlite3_bind_int64(q, 1, g->id[i]);
 		}
 		while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-			int32_t a = idmap_get(mp, sqlite3_column_int64(q, 0));
-			int32_t d = idmap_get(mp, sqlite3_column_int64(q, 1));
-			int k = sqlite3_column_int(q, 2);
+			int32_t a = idmap_get(mp, col_int(q, 0));
+			int32_t d = idmap_get(mp, col_int(q, 1));
+			int k = col_int32(q, 2);
 			if (a < 0 || d < 0 || a == d)
 				continue;
 			uint32_t from_end;
@@ -928,7 +925,7 @@ static int build(struct store *st, int64_t root_id, struct graph *g, char **err)
 		goto out;
 	}
 	if (sqlite3_step(q) == SQLITE_ROW)
-		trace_cat = sqlite3_column_int64(q, 0);
+		trace_cat = col_int(q, 0);
 	sqlite3_finalize(q);
 	/* walk the tree; past SCAN_ROWS, scan the table instead */
 	struct sync_ids sy;

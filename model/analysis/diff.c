@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "model/analysis/diff.h"
+#include "model/store/col.h"
 #include "model/view/model.h"
 #include "model/store/namememo.h"
 #include "model/util/nstime.h"
@@ -166,10 +167,9 @@ static uint32_t name_of(struct scan *sc, int64_t name_id, int step)
 			return (uint32_t)*slot;
 	}
 	sqlite3_bind_int64(sc->nameq, 1, name_id);
-	const unsigned char *t =
-	    sqlite3_step(sc->nameq) == SQLITE_ROW ? sqlite3_column_text(sc->nameq, 0) : NULL;
-	const char *text = t ? (const char *)t : "";
-	size_t n = t ? strnlen(text, (size_t)sqlite3_column_bytes(sc->nameq, 0)) : 0;
+	size_t n = 0;
+	const char *text = sqlite3_step(sc->nameq) == SQLITE_ROW ? col_text_n(sc->nameq, 0, &n) : "";
+	n = strnlen(text, n);
 	struct sbuf cut = SBUF_INIT, s = SBUF_INIT;
 	if (n > DIFF_NAME_LONG) {
 		n = DIFF_NAME_LONG - ELLIPSIS_LEN;
@@ -203,7 +203,7 @@ static void carriers_init(struct scan *sc, sqlite3 *db)
 	if (sqlite3_prepare_v2(db, "SELECT min(id), max(id) FROM phases", -1, &q, NULL) ==
 		SQLITE_OK &&
 	    sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) == SQLITE_INTEGER) {
-		int64_t lo = sqlite3_column_int64(q, 0), hi = sqlite3_column_int64(q, 1);
+		int64_t lo = col_int(q, 0), hi = col_int(q, 1);
 		if (lo <= hi && ns_dur(lo, hi) < DIFF_DENSE_IDS) {
 			sc->id0 = lo;
 			sc->nby_id = (size_t)(hi - lo) + 1;
@@ -264,12 +264,12 @@ static int scan_phases(struct scan *sc, sqlite3 *db, const char *order, int *dis
 	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
 		if (++nread % DIFF_POLL_ROWS == 0 && stop_asked(sc))
 			goto out;
-		int64_t id = sqlite3_column_int64(q, 0);
-		int64_t parent = sqlite3_column_int64(q, 1);
-		int kind = sqlite3_column_int(q, 2);
-		int64_t name_id = sqlite3_column_int64(q, 3);
-		int64_t dur = sqlite3_column_int64(q, 4);
-		int64_t kids = sqlite3_column_int64(q, 5);
+		int64_t id = col_int(q, 0);
+		int64_t parent = col_int(q, 1);
+		int kind = col_int32(q, 2);
+		int64_t name_id = col_int(q, 3);
+		int64_t dur = col_int(q, 4);
+		int64_t kids = col_int(q, 5);
 		dur = dur < 0 ? 0 : dur > MODEL_TIME_MAX ? MODEL_TIME_MAX : dur;
 		if (parent > id)
 			*disorder = 1;
@@ -342,7 +342,7 @@ static int read_run(struct builder *b, int run, const char *path, int (*stop)(vo
 	}
 	int64_t t0 = INT64_MAX, t1 = INT64_MIN;
 	while (!stop_asked(&sc) && sqlite3_step(w) == SQLITE_ROW) {
-		int64_t s = sqlite3_column_int64(w, 0), e = ns_end(s, sqlite3_column_int64(w, 1));
+		int64_t s = col_int(w, 0), e = ns_end(s, col_int(w, 1));
 		t0 = s < t0 ? s : t0;
 		t1 = e > t1 ? e : t1;
 		r->workflows++;

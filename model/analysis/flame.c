@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/analysis/flame.h"
+#include "model/store/col.h"
 #include "model/view/model.h"
 #include "model/util/nstime.h"
 #include "model/store/store.h"
@@ -119,10 +120,8 @@ static int32_t merged_name(struct walk *w, int64_t name_id)
 	sqlite3_bind_int64(w->name_q, 1, name_id);
 	const char *text = "";
 	size_t len = 0;
-	if (sqlite3_step(w->name_q) == SQLITE_ROW && sqlite3_column_text(w->name_q, 0)) {
-		text = (const char *)sqlite3_column_text(w->name_q, 0);
-		len = (size_t)sqlite3_column_bytes(w->name_q, 0);
-	}
+	if (sqlite3_step(w->name_q) == SQLITE_ROW)
+		text = col_text_n(w->name_q, 0, &len);
 	int numbered, created;
 	size_t base = name_base(text, len, &numbered);
 	struct strmap_ent *e = strmap_put(&w->bases, text, base, (int64_t)w->nnames, &created);

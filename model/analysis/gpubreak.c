@@ -15,6 +15,7 @@
 #include "model/analysis/devcall.h"
 #include "model/analysis/gpubreak.h"
 #include "model/analysis/idle.h"
+#include "model/store/col.h"
 #include "model/store/namememo.h"
 #include "model/util/nstime.h"
 #include "model/util/spans.h"
@@ -88,12 +89,6 @@ static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **q, char **err)
 	return 0;
 }
 
-static char *col_text(sqlite3_stmt *q, int i)
-{
-	const unsigned char *t = sqlite3_column_text(q, i);
-	return xstrdup(t ? (const char *)t : "");
-}
-
 /* Sources that name at least two ProfilerStep* phases, with the latest start
  * among their host ones (not device work, nor its GPU annotations). */
 static int load_cutoffs(sqlite3 *db, struct cutoff **out, size_t *n, char **err)
@@ -114,11 +109,11 @@ static int load_cutoffs(sqlite3 *db, struct cutoff **out, size_t *n, char **err)
 	sqlite3_bind_int(q, 5, PHASE_GPU_ANNOTATION);
 	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		if (sqlite3_column_int64(q, 1) < 2)
+		if (col_int(q, 1) < 2)
 			continue;
 		XGROW(*out, *n + 1, alloc);
-		(*out)[*n].source_id = sqlite3_column_int64(q, 0);
-		(*out)[*n].start = sqlite3_column_int64(q, 2);
+		(*out)[*n].source_id = col_int(q, 0);
+		(*out)[*n].start = col_int(q, 2);
 		(*n)++;
 	}
 	if (rc != SQLITE_DONE)
@@ -346,7 +341,7 @@ static void top_kernels(sqlite3_stmt *nameq, const struct item *it, size_t n, in
 	for (size_t i = 0; i < na; i++) {
 		sqlite3_bind_int64(nameq, 1, a[i].name_id);
 		if (sqlite3_step(nameq) == SQLITE_ROW) {
-			a[i].name = col_text(nameq, 0);
+			a[i].name = col_strdup(nameq, 0);
 		} else {
 			a[i].name = xstrdup("");
 		}
@@ -417,7 +412,7 @@ static int analyse(sqlite3 *db, sqlite3_stmt *nameq, struct group *g, const stru
 	if (prepare(db, "SELECT path FROM sources WHERE id = ?1", &q, err) < 0)
 		return -1;
 	sqlite3_bind_int64(q, 1, g->source_id);
-	r->source = sqlite3_step(q) == SQLITE_ROW ? col_text(q, 0) : xstrdup("");
+	r->source = sqlite3_step(q) == SQLITE_ROW ? col_strdup(q, 0) : xstrdup("");
 	sqlite3_finalize(q);
 
 	/* what the host did, from every launch, before the last-step rule */
@@ -544,8 +539,8 @@ int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpu
 	sqlite3_bind_text(q, 5, "stream", -1, SQLITE_STATIC);
 	sqlite3_bind_int(q, 6, PHASE_RUNTIME);
 	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t source_id = sqlite3_column_int64(q, 0), track = sqlite3_column_int64(q, 2);
-		int rank = sqlite3_column_int(q, 1);
+		int64_t source_id = col_int(q, 0), track = col_int(q, 2);
+		int rank = col_int32(q, 1);
 		if (have && (source_id != g.source_id || rank != g.rank)) {
 			if (analyse(db, nameq, &g, find_cutoff(cuts, ncuts, g.source_id), o, out,
 				    &ralloc, err) < 0)
@@ -560,30 +555,30 @@ int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpu
 			XGROW(g.first, g.nstreams + 2, g.falloc);
 			memset(&g.streams[g.nstreams], 0, sizeof(*g.streams));
 			g.streams[g.nstreams].track_id = track;
-			g.streams[g.nstreams].name = col_text(q, 3);
+			g.streams[g.nstreams].name = col_strdup(q, 3);
 			g.first[g.nstreams++] = g.n;
 		}
 		XGROW(g.items, g.n + 1, g.alloc);
 		struct item *it = &g.items[g.n++];
-		int64_t dur = sqlite3_column_int64(q, 6);
-		it->name_id = sqlite3_column_int64(q, 4);
-		it->start = sqlite3_column_int64(q, 5);
+		int64_t dur = col_int(q, 6);
+		it->name_id = col_int(q, 4);
+		it->start = col_int(q, 5);
 		it->end = ns_end(it->start, dur);
-		int known = sqlite3_column_type(q, 7) != SQLITE_NULL;
+		int known = !col_null(q, 7);
 		int v = namememo_get(&names, nameq, it->name_id, item_name);
-		int64_t bytes = sqlite3_column_int64(q, 11);
-		it->launch = known ? sqlite3_column_int64(q, 7) : INT64_MIN;
+		int64_t bytes = col_int(q, 11);
+		it->launch = known ? col_int(q, 7) : INT64_MIN;
 		it->type = v & 0xf;
-		it->memcpy = sqlite3_column_int(q, 10) == PHASE_MEMCPY;
+		it->memcpy = col_int32(q, 10) == PHASE_MEMCPY;
 		it->bytes = bytes > 0 ? bytes : 0;
-		it->how = (struct idle_launch){
-		    .track = known ? sqlite3_column_int64(q, 9) : 0,
-		    .start = it->launch,
-		    .end = known ? ns_end(it->launch, sqlite3_column_int64(q, 8)) : INT64_MIN,
-		    .copy = v >> 4};
+		it->how = (struct idle_launch){.track = known ? col_int(q, 9) : 0,
+					       .start = it->launch,
+					       .end = known ? ns_end(it->launch, col_int(q, 8))
+							    : INT64_MIN,
+					       .copy = v >> 4};
 		/* its category, its launching call's name and category */
 		for (int c = 12; c <= 14; c++) {
-			int64_t id = sqlite3_column_int64(q, c);
+			int64_t id = col_int(q, c);
 			int api = id ? namememo_get(&apis, nameq, id, devcall_api) : 0;
 			g.api = api > g.api ? api : g.api;
 		}

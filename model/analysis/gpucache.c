@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model/analysis/gpucache.h"
+#include "model/store/col.h"
 #include "model/util/xalloc.h"
 
 enum { RANKS, MIX, KERNELS, STREAMS, CAUSES, COPIES, NSTMTS };
@@ -202,18 +203,12 @@ out:
 	return rc;
 }
 
-static char *col_text(sqlite3_stmt *q, int i)
-{
-	const unsigned char *t = sqlite3_column_text(q, i);
-	return xstrdup(t ? (const char *)t : "");
-}
-
 static void col_temporal(sqlite3_stmt *q, int i, struct gpubreak_temporal *t)
 {
-	t->window_ns = sqlite3_column_int64(q, i);
-	t->idle_ns = sqlite3_column_int64(q, i + 1);
-	t->compute_ns = sqlite3_column_int64(q, i + 2);
-	t->noncompute_ns = sqlite3_column_int64(q, i + 3);
+	t->window_ns = col_int(q, i);
+	t->idle_ns = col_int(q, i + 1);
+	t->compute_ns = col_int(q, i + 2);
+	t->noncompute_ns = col_int(q, i + 3);
 }
 
 static int type_of(const char *name)
@@ -232,7 +227,7 @@ static int load_mix(sqlite3_stmt *q, struct gpubreak_rank *r, char **bad)
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		int mask = 0;
 		for (int t = 0; t < GPUBREAK_NTYPES; t++) {
-			int64_t on = sqlite3_column_int64(q, t);
+			int64_t on = col_int(q, t);
 			if (on != 0 && on != 1) {
 				*bad = xstrdup("a type flag that is not 0 or 1");
 				return -1;
@@ -243,7 +238,7 @@ static int load_mix(sqlite3_stmt *q, struct gpubreak_rank *r, char **bad)
 			*bad = xstrdup("a mix of no kernel type");
 			return -1;
 		}
-		r->mix_ns[mask] = sqlite3_column_int64(q, 3);
+		r->mix_ns[mask] = col_int(q, 3);
 	}
 	return rc == SQLITE_DONE ? 0 : -1;
 }
@@ -253,22 +248,21 @@ static int load_kernels(sqlite3_stmt *q, struct gpubreak_rank *r, char **bad)
 	size_t alloc = 0;
 	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		const char *type = (const char *)sqlite3_column_text(q, 0);
+		const char *type = col_text_or_null(q, 0);
 		int t = type_of(type);
 		if (t < 0) {
 			*bad = xasprintf("an unknown kernel type '%s'", type ? type : "");
 			return -1;
 		}
 		XGROW(r->kernels, r->nkernels + 1, alloc);
-		r->kernels[r->nkernels++] =
-		    (struct gpubreak_kernel){.name = col_text(q, 1),
-					     .type = t,
-					     .others = sqlite3_column_int(q, 2),
-					     .names = sqlite3_column_int64(q, 3),
-					     .count = sqlite3_column_int64(q, 4),
-					     .sum_ns = sqlite3_column_int64(q, 5),
-					     .min_ns = sqlite3_column_int64(q, 6),
-					     .max_ns = sqlite3_column_int64(q, 7)};
+		r->kernels[r->nkernels++] = (struct gpubreak_kernel){.name = col_strdup(q, 1),
+								     .type = t,
+								     .others = col_int32(q, 2),
+								     .names = col_int(q, 3),
+								     .count = col_int(q, 4),
+								     .sum_ns = col_int(q, 5),
+								     .min_ns = col_int(q, 6),
+								     .max_ns = col_int(q, 7)};
 	}
 	return rc == SQLITE_DONE ? 0 : -1;
 }
@@ -287,14 +281,14 @@ static int load_causes(sqlite3_stmt **s, const struct gpubreak_rank *r, int64_t 
 	int rc;
 	bind_track(s, CAUSES, r, track);
 	while ((rc = sqlite3_step(s[CAUSES])) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(s[CAUSES], 0);
+		const char *name = col_text_or_null(s[CAUSES], 0);
 		int c = idle_cause_of(name);
 		if (c < 0) {
 			*bad = xasprintf("an unknown idle cause '%s'", name ? name : "");
 			return -1;
 		}
-		x->ns[c] = sqlite3_column_int64(s[CAUSES], 1);
-		x->gaps[c] = sqlite3_column_int64(s[CAUSES], 2);
+		x->ns[c] = col_int(s[CAUSES], 1);
+		x->gaps[c] = col_int(s[CAUSES], 2);
 	}
 	return rc == SQLITE_DONE ? 0 : -1;
 }
@@ -312,7 +306,7 @@ static int load_stream_extras(sqlite3_stmt **s, const struct gpubreak_rank *r,
 				&x->copies.bytes,	&x->copies.pageable,
 				&x->copies.pageable_ns, &x->copies.pageable_bytes};
 		for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++)
-			*v[i] = sqlite3_column_int64(s[COPIES], (int)i);
+			*v[i] = col_int(s[COPIES], (int)i);
 		rc = SQLITE_DONE;
 	}
 	return rc == SQLITE_DONE ? 0 : -1;
@@ -327,13 +321,13 @@ static int load_streams(sqlite3_stmt **s, struct gpubreak_rank *r, char **bad)
 		XGROW(r->streams, r->nstreams + 1, alloc);
 		struct gpubreak_stream *x = &r->streams[r->nstreams++];
 		memset(x, 0, sizeof(*x));
-		x->track_id = sqlite3_column_int64(q, 0);
-		x->name = col_text(q, 1);
-		x->items = sqlite3_column_int64(q, 2);
+		x->track_id = col_int(q, 0);
+		x->name = col_strdup(q, 1);
+		x->items = col_int(q, 2);
 		col_temporal(q, 3, &x->time);
 		for (int w = 0; w < GPUBREAK_NWAITS; w++) {
-			x->idle.ns[w] = sqlite3_column_int64(q, 7 + 2 * w);
-			x->idle.count[w] = sqlite3_column_int64(q, 8 + 2 * w);
+			x->idle.ns[w] = col_int(q, 7 + 2 * w);
+			x->idle.count[w] = col_int(q, 8 + 2 * w);
 		}
 		if (load_stream_extras(s, r, x, bad) < 0)
 			return -1;
@@ -345,17 +339,17 @@ static int load_streams(sqlite3_stmt **s, struct gpubreak_rank *r, char **bad)
 static int load_rank(sqlite3_stmt **s, struct gpubreak_rank *r, char **bad)
 {
 	sqlite3_stmt *q = s[RANKS];
-	r->source_id = sqlite3_column_int64(q, 0);
-	r->rank = sqlite3_column_int(q, 1);
-	r->source = col_text(q, 2);
-	r->items = sqlite3_column_int64(q, 3);
-	r->left_out = sqlite3_column_int64(q, 4);
-	r->cutoff_ns = sqlite3_column_int64(q, 5);
+	r->source_id = col_int(q, 0);
+	r->rank = col_int32(q, 1);
+	r->source = col_strdup(q, 2);
+	r->items = col_int(q, 3);
+	r->left_out = col_int(q, 4);
+	r->cutoff_ns = col_int(q, 5);
 	col_temporal(q, 6, &r->time);
 	for (int t = 0; t < GPUBREAK_NTYPES; t++)
-		r->type_ns[t] = sqlite3_column_int64(q, 10 + t);
+		r->type_ns[t] = col_int(q, 10 + t);
 	r->comm_ns = r->type_ns[GPUBREAK_COMM];
-	r->overlap_ns = sqlite3_column_int64(q, 13);
+	r->overlap_ns = col_int(q, 13);
 	for (int i = MIX; i <= STREAMS; i++) {
 		sqlite3_reset(s[i]);
 		bind_key(s[i], r);

@@ -13,6 +13,7 @@
 
 #include "model/analysis/devcall.h"
 #include "model/analysis/idle.h"
+#include "model/store/col.h"
 #include "model/store/namememo.h"
 #include "model/util/nstime.h"
 #include "model/util/spans.h"
@@ -225,9 +226,8 @@ static int walk_tree(sqlite3 *db, const struct root *r, size_t nr, struct set *o
 		sqlite3_reset(wq);
 		sqlite3_bind_int64(wq, 1, r[i].node);
 		while ((step = sqlite3_step(wq)) == SQLITE_ROW)
-			walk_row(names, nameq, r[i].t, others, sqlite3_column_int(wq, 0),
-				 sqlite3_column_int64(wq, 1), sqlite3_column_int(wq, 4),
-				 sqlite3_column_int64(wq, 2), sqlite3_column_int64(wq, 3));
+			walk_row(names, nameq, r[i].t, others, col_int32(wq, 0), col_int(wq, 1),
+				 col_int32(wq, 4), col_int(wq, 2), col_int(wq, 3));
 	}
 	sqlite3_finalize(wq);
 	return step == SQLITE_DONE ? 0 : -1;
@@ -267,14 +267,13 @@ static int walk_range(sqlite3 *db, int64_t source_id, const struct root *r, size
 	sqlite3_bind_int64(q, 1, source_id);
 	if (sqlite3_step(q) != SQLITE_ROW)
 		goto out;
-	lo = sqlite3_column_int64(q, 0);
-	hi = sqlite3_column_type(q, 2) != SQLITE_NULL ? sqlite3_column_int64(q, 2) - 1
-						      : sqlite3_column_int64(q, 3);
+	lo = col_int(q, 0);
+	hi = !col_null(q, 2) ? ns_sum(col_int(q, 2), -1) : col_int(q, 3);
 	sqlite3_finalize(q);
 	q = NULL;
 	tracks = xmalloc(nr * sizeof(*tracks));
 	for (size_t i = 0; i < nr; i++) {
-		want += r[i].spans + 1; /* its phases and its node */
+		want = ns_sum(want, r[i].spans + 1); /* its phases and its node */
 		tracks[i] = r[i].track;
 	}
 	qsort(tracks, nr, sizeof(*tracks), by_int64);
@@ -292,9 +291,8 @@ static int walk_range(sqlite3 *db, int64_t source_id, const struct root *r, size
 	row = xcalloc((size_t)(hi - lo) + 1, sizeof(*row));
 	rc = 0;
 	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(q, 0), p = sqlite3_column_int64(q, 1),
-			track = sqlite3_column_int64(q, 6);
-		int kind = sqlite3_column_int(q, 2);
+		int64_t id = col_int(q, 0), p = col_int(q, 1), track = col_int(q, 6);
+		int kind = col_int32(q, 2);
 		struct root key = {.node = p}, *at = bsearch(&key, r, nr, sizeof(key), by_node);
 		uint32_t up = at ? ROW_REACHED | (uint32_t)(at - r) : 0;
 		if (!at && p >= lo && p <= hi) {
@@ -313,8 +311,8 @@ static int walk_range(sqlite3 *db, int64_t source_id, const struct root *r, size
 		    ROW_REACHED | (up & ROW_ROOT) |
 		    (in_op || kind == PHASE_OPERATOR || kind == PHASE_RUNTIME ? ROW_IN_OP : 0) |
 		    (kind == PHASE_RUNTIME ? ROW_CUT : 0);
-		walk_row(names, nameq, x->t, others, kind, sqlite3_column_int64(q, 3), in_op,
-			 sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5));
+		walk_row(names, nameq, x->t, others, kind, col_int(q, 3), in_op, col_int(q, 4),
+			 col_int(q, 5));
 	}
 	if (rc == 0 && step != SQLITE_DONE)
 		rc = -1;
@@ -347,10 +345,10 @@ static int walk_threads(sqlite3 *db, int64_t source_id, struct idle_host *h, str
 		goto out;
 	sqlite3_bind_int64(tq, 1, source_id);
 	while ((step = sqlite3_step(tq)) == SQLITE_ROW) {
-		struct thread *t = find(h, sqlite3_column_int64(tq, 0));
+		struct thread *t = find(h, col_int(tq, 0));
 		XGROW(r, nr + 1, alloc);
-		r[nr++] = (struct root){sqlite3_column_int64(tq, 1), sqlite3_column_int64(tq, 0),
-					sqlite3_column_int64(tq, 2), t ? t : &idle_thread};
+		r[nr++] = (struct root){col_int(tq, 1), col_int(tq, 0), col_count(tq, 2),
+					t ? t : &idle_thread};
 	}
 	if (step != SQLITE_DONE)
 		goto out;

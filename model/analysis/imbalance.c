@@ -47,6 +47,8 @@
 #include "model/analysis/analyze.h"
 #include "model/analysis/gpubreak.h"
 #include "model/analysis/imbalance.h"
+#include "model/store/col.h"
+#include "model/util/nstime.h"
 #include "model/util/strmap.h"
 #include "model/util/text.h"
 #include "model/util/xalloc.h"
@@ -200,8 +202,8 @@ static int collective_names(sqlite3 *db, struct cnames *out)
 		return -1;
 	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		const char *s = (const char *)sqlite3_column_text(q, 1);
-		struct cname c = {.id = sqlite3_column_int64(q, 0)};
+		const char *s = col_text_or_null(q, 1);
+		struct cname c = {.id = col_int(q, 0)};
 		if (!s)
 			continue;
 		if (!strncmp(s, "c10d::", 6)) {
@@ -485,9 +487,8 @@ static int meet_step(struct meet *mt, const struct member *m, size_t n)
 		seat[i] = (struct seat){.rank_id = m[i].id, .src = m[i].src, .rank = -1};
 		sqlite3_bind_int64(mt->who, 1, m[i].id);
 		if (sqlite3_step(mt->who) == SQLITE_ROW) {
-			const unsigned char *s = sqlite3_column_text(mt->who, 0);
-			seat[i].name = s ? xstrdup((const char *)s) : NULL;
-			seat[i].rank = sqlite3_column_int64(mt->who, 1);
+			seat[i].name = col_strdup_or_null(mt->who, 0);
+			seat[i].rank = col_int(mt->who, 1);
 		}
 		sqlite3_reset(mt->who);
 		if (!seat[i].name)
@@ -649,10 +650,10 @@ int imbalance_compute(struct store *st, struct imbalance **out, size_t *n, char 
 	sqlite3_bind_int(q, 6, names.n ? PHASE_ANNOTATION : PHASE_NONE);
 	int step;
 	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
-		int kind = sqlite3_column_int(q, 0);
-		int64_t parent = sqlite3_column_int64(q, 1), name = sqlite3_column_int64(q, 2);
-		int64_t source = sqlite3_column_int64(q, 3), id = sqlite3_column_int64(q, 4);
-		int64_t start = sqlite3_column_int64(q, 5), dur = sqlite3_column_int64(q, 6);
+		int kind = col_int32(q, 0);
+		int64_t parent = col_int(q, 1), name = col_int(q, 2);
+		int64_t source = col_int(q, 3), id = col_int(q, 4);
+		int64_t start = col_time(q, 5), dur = col_dur(q, 6);
 		if (kind == PHASE_RANK) {
 			push(&ranks, (struct member){parent, 0, id, source, start, dur});
 			push(&sources, (struct member){source, parent, id, source, 0, 0});
@@ -663,9 +664,8 @@ int imbalance_compute(struct store *st, struct imbalance **out, size_t *n, char 
 		} else {
 			const struct cname *c = cname_find(&names, name);
 			if (c && call_fits(kind, c->cls))
-				call_push(&calls,
-					  (struct call){source, c->kind, sqlite3_column_int64(q, 7),
-							start, start + dur, c->cls});
+				call_push(&calls, (struct call){source, c->kind, col_int(q, 7),
+								start, ns_end(start, dur), c->cls});
 		}
 	}
 	sqlite3_finalize(q);

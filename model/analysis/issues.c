@@ -41,6 +41,7 @@
 
 #include "model/analysis/analyze.h"
 #include "model/analysis/devcall.h"
+#include "model/store/col.h"
 #include "model/store/ptree.h"
 #include "model/util/sbuf.h"
 #include "model/util/text.h"
@@ -61,7 +62,7 @@ static int64_t one_int(sqlite3 *db, const char *sql, int64_t id)
 		return 0;
 	sqlite3_bind_int64(q, 1, id);
 	if (sqlite3_step(q) == SQLITE_ROW)
-		v = sqlite3_column_int64(q, 0);
+		v = col_int(q, 0);
 	sqlite3_finalize(q);
 	return v;
 }
@@ -332,7 +333,7 @@ static void copy_bound(struct ranking *rk, struct analysis *a, const struct gpub
 			continue;
 		char who[32], t[32], win[32], b[32], pg[96] = "";
 		int len = stream_label(r, x, who, sizeof(who));
-		int pageable = 2 * k->pageable_ns >= k->ns;
+		int pageable = 2.0 * (double)k->pageable_ns >= (double)k->ns;
 		text_duration(t, sizeof(t), k->ns);
 		text_duration(win, sizeof(win), x->time.window_ns);
 		if (k->pageable)
@@ -380,7 +381,7 @@ static int device_explains(const struct explains *ex, size_t n, const struct att
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < ex[i].n; k++)
 			if (ex[i].chain[k] == r->phase_id &&
-			    (ex[i].copy_ns > 0 ? 2 * ex[i].copy_ns >= r->dur_ns
+			    (ex[i].copy_ns > 0 ? 2.0 * (double)ex[i].copy_ns >= (double)r->dur_ns
 					       : ex[i].idle >= 0 && ex[i].idle >= busy))
 				return 1;
 	return 0;

@@ -11,13 +11,8 @@
 
 #include "model/store/store.h"
 #include "model/analysis/summary.h"
+#include "model/store/col.h"
 #include "model/util/xalloc.h"
-
-static char *col_text(sqlite3_stmt *q, int i)
-{
-	const unsigned char *t = sqlite3_column_text(q, i);
-	return t ? xstrdup((const char *)t) : NULL;
-}
 
 static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **q, char **err)
 {
@@ -48,27 +43,27 @@ static int load_sources(sqlite3 *db, struct summary *s, char **err)
 		XGROW(s->sources, s->nsources + 1, alloc);
 		struct summary_source *src = &s->sources[s->nsources++];
 		memset(src, 0, sizeof(*src));
-		src->id = sqlite3_column_int64(q, 0);
-		src->path = col_text(q, 1);
-		src->format = col_text(q, 2);
-		src->compression = col_text(q, 3);
-		src->anchor = col_text(q, 4);
-		src->host = col_text(q, 5);
-		src->rank = sqlite3_column_int(q, 6);
-		src->size_bytes = sqlite3_column_int64(q, 7);
-		src->phases = sqlite3_column_int64(q, 8);
-		src->events = sqlite3_column_int64(q, 9);
-		src->samples = sqlite3_column_int64(q, 10);
-		src->dropped = sqlite3_column_int64(q, 11);
+		src->id = col_int(q, 0);
+		src->path = col_strdup_or_null(q, 1);
+		src->format = col_strdup_or_null(q, 2);
+		src->compression = col_strdup_or_null(q, 3);
+		src->anchor = col_strdup_or_null(q, 4);
+		src->host = col_strdup_or_null(q, 5);
+		src->rank = col_int32(q, 6);
+		src->size_bytes = col_int(q, 7);
+		src->phases = col_int(q, 8);
+		src->events = col_int(q, 9);
+		src->samples = col_int(q, 10);
+		src->dropped = col_int(q, 11);
 		sqlite3_bind_int64(d, 1, src->id);
 		size_t dalloc = 0;
 		while (sqlite3_step(d) == SQLITE_ROW) {
 			XGROW(src->diags, src->ndiags + 1, dalloc);
 			struct summary_diag *g = &src->diags[src->ndiags++];
-			g->code = col_text(d, 0);
-			g->message = col_text(d, 1);
-			g->example = col_text(d, 2);
-			g->count = sqlite3_column_int64(d, 3);
+			g->code = col_strdup_or_null(d, 0);
+			g->message = col_strdup_or_null(d, 1);
+			g->example = col_strdup_or_null(d, 2);
+			g->count = col_int(d, 3);
 		}
 		sqlite3_reset(d);
 	}
@@ -93,10 +88,10 @@ static int load_ops(sqlite3 *db, const char *order, int top_n, struct summary_op
 	*out = xcalloc((size_t)top_n, sizeof(**out));
 	while (sqlite3_step(q) == SQLITE_ROW && *n < (size_t)top_n) {
 		struct summary_op *o = &(*out)[(*n)++];
-		o->name = col_text(q, 0);
-		o->count = sqlite3_column_int64(q, 1);
-		o->total_ns = sqlite3_column_int64(q, 2);
-		o->self_ns = sqlite3_column_int64(q, 3);
+		o->name = col_strdup_or_null(q, 0);
+		o->count = col_int(q, 1);
+		o->total_ns = col_int(q, 2);
+		o->self_ns = col_int(q, 3);
 	}
 	sqlite3_finalize(q);
 	return 0;
@@ -129,13 +124,13 @@ static int load_streams(sqlite3 *db, struct summary *s, char **err)
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		XGROW(s->streams, s->nstreams + 1, alloc);
 		struct summary_stream *x = &s->streams[s->nstreams++];
-		x->process = col_text(q, 0);
-		x->stream = col_text(q, 1);
-		x->rank = sqlite3_column_int(q, 2);
-		x->busy_ns = sqlite3_column_int64(q, 3);
-		x->window_ns = sqlite3_column_int64(q, 4);
-		x->items = sqlite3_column_int64(q, 5);
-		x->track_id = sqlite3_column_int64(q, 6);
+		x->process = col_strdup_or_null(q, 0);
+		x->stream = col_strdup_or_null(q, 1);
+		x->rank = col_int32(q, 2);
+		x->busy_ns = col_int(q, 3);
+		x->window_ns = col_int(q, 4);
+		x->items = col_int(q, 5);
+		x->track_id = col_int(q, 6);
 	}
 	sqlite3_finalize(q);
 	return 0;

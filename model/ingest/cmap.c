@@ -18,6 +18,7 @@
 
 #include "model/ingest/cmap.h"
 #include "model/ingest/runs.h"
+#include "model/store/col.h"
 #include "model/util/xalloc.h"
 
 #define MIN_SLOTS 1024
@@ -147,7 +148,7 @@ static int disk_get(struct cmap *m, int64_t id, uint64_t *v)
 	sqlite3_bind_int64(m->get, 1, id);
 	int rc = sqlite3_step(m->get);
 	if (rc == SQLITE_ROW)
-		*v = (uint64_t)sqlite3_column_int64(m->get, 0);
+		*v = (uint64_t)col_int(m->get, 0);
 	sqlite3_reset(m->get);
 	if (rc == SQLITE_ROW)
 		return 1;
@@ -301,7 +302,7 @@ uint64_t cmap_on_disk(const struct cmap *m)
 	if (m->db &&
 	    sqlite3_prepare_v2(m->db, "SELECT count(*) FROM m", -1, &s, NULL) == SQLITE_OK) {
 		if (sqlite3_step(s) == SQLITE_ROW)
-			n = (uint64_t)sqlite3_column_int64(s, 0);
+			n = (uint64_t)col_int(s, 0);
 		sqlite3_finalize(s);
 	}
 	return n;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "model/store/col.h"
 #include "model/store/export.h"
 #include "model/util/idmap.h"
 #include "model/util/nstime.h"
@@ -665,12 +666,11 @@ static const char *name_json(struct exp *x, int64_t id, size_t *len)
 	sqlite3_bind_int64(x->name_q, 1, id);
 	sbuf_reset(&x->args);
 	int rc = sqlite3_step(x->name_q);
-	const char *text =
-	    rc == SQLITE_ROW ? (const char *)sqlite3_column_text(x->name_q, 0) : NULL;
+	const char *text = rc == SQLITE_ROW ? col_text_or_null(x->name_q, 0) : NULL;
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		db_fail(x, "strings");
 	if (text)
-		put_text(&x->args, text, (size_t)sqlite3_column_bytes(x->name_q, 0), &x->tmp);
+		put_text(&x->args, text, col_bytes(x->name_q, 0), &x->tmp);
 	else
 		PUT_LIT(&x->args, "\"?\"");
 	sqlite3_reset(x->name_q);
@@ -901,12 +901,12 @@ static int ecur_step(struct exp *x, struct ecur *c)
 	int rc = sqlite3_step(c->q);
 	c->has = rc == SQLITE_ROW;
 	if (rc == SQLITE_ROW) {
-		c->at = sqlite3_column_int64(c->q, 0);
-		c->edge = sqlite3_column_int64(c->q, 1);
-		c->kind = sqlite3_column_int64(c->q, 2);
-		c->other = sqlite3_column_int64(c->q, 3);
-		c->other_kind = sqlite3_column_int64(c->q, 4);
-		c->other_start = sqlite3_column_int64(c->q, 5);
+		c->at = col_int(c->q, 0);
+		c->edge = col_int(c->q, 1);
+		c->kind = col_int(c->q, 2);
+		c->other = col_int(c->q, 3);
+		c->other_kind = col_int(c->q, 4);
+		c->other_start = col_int(c->q, 5);
 		return 0;
 	}
 	return rc == SQLITE_DONE ? 0 : db_fail(x, "edges");
@@ -979,9 +979,9 @@ enum {
 
 static void put_phase(struct exp *x, sqlite3_stmt *q, const struct xtrack *t, const struct lane *l)
 {
-	int64_t id = sqlite3_column_int64(q, PQ_ID), dur = sqlite3_column_int64(q, PQ_DUR);
-	int kind = sqlite3_column_int(q, PQ_KIND);
-	if (!ev_begin(x, 'X', sqlite3_column_int64(q, PQ_START)))
+	int64_t id = col_int(q, PQ_ID), dur = col_int(q, PQ_DUR);
+	int kind = col_int32(q, PQ_KIND);
+	if (!ev_begin(x, 'X', col_int(q, PQ_START)))
 		return;
 	struct sbuf *b = &x->o.buf;
 	PUT_LIT(b, ",\"dur\":");
@@ -989,9 +989,9 @@ static void put_phase(struct exp *x, sqlite3_stmt *q, const struct xtrack *t, co
 	PUT_KEY_INT(b, ",\"pid\":", proc_pid(t->proc));
 	PUT_KEY_INT(b, ",\"tid\":", l->tid);
 	PUT_LIT(b, ",\"name\":");
-	put_name(x, sqlite3_column_int64(q, PQ_NAME));
-	int64_t cat = sqlite3_column_int64(q, PQ_CAT);
-	if (idmap_get(&x->chrome, sqlite3_column_int64(q, PQ_SOURCE)) < 0) {
+	put_name(x, col_int(q, PQ_NAME));
+	int64_t cat = col_int(q, PQ_CAT);
+	if (idmap_get(&x->chrome, col_int(q, PQ_SOURCE)) < 0) {
 		const char *c = kind > 0 && kind < PHASE_KIND_COUNT && kind_cats[kind]
 				    ? kind_cats[kind]
 				    : store_kind_name(kind);
@@ -1006,18 +1006,18 @@ static void put_phase(struct exp *x, sqlite3_stmt *q, const struct xtrack *t, co
 	const char *drop = NULL, *add = NULL;
 	if (kind == PHASE_RUNTIME || is_device_work(kind)) {
 		int launched =
-		    is_device_work(kind) && sqlite3_column_int(q, PQ_PARENT_KIND) == PHASE_RUNTIME;
+		    is_device_work(kind) && col_int32(q, PQ_PARENT_KIND) == PHASE_RUNTIME;
 		drop = "correlation";
 		if (kind == PHASE_RUNTIME || launched) {
 			snprintf(extra, sizeof(extra), "\"correlation\":%lld",
-				 (long long)(launched ? sqlite3_column_int64(q, PQ_PARENT) : id));
+				 (long long)(launched ? col_int(q, PQ_PARENT) : id));
 			add = extra;
 		}
 	}
-	const char *attrs = (const char *)sqlite3_column_text(q, PQ_ATTRS);
+	const char *attrs = col_text_or_null(q, PQ_ATTRS);
 	if (attrs || add) {
 		PUT_LIT(b, ",\"args\":");
-		put_args(b, attrs, (size_t)sqlite3_column_bytes(q, PQ_ATTRS), drop, add, &x->tmp);
+		put_args(b, attrs, col_bytes(q, PQ_ATTRS), drop, add, &x->tmp);
 	}
 	put_c(b, '}');
 	if (x->stats)
@@ -1044,19 +1044,17 @@ static int phase_pass(struct exp *x)
 	sqlite3_bind_int(q, 4, PHASE_MEMSET);
 	int step;
 	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(q, PQ_ID);
+		int64_t id = col_int(q, PQ_ID);
 		if ((x->root && id > x->member_hi) || x->o.broken || x->failed)
 			break;
-		int kind = sqlite3_column_int(q, PQ_KIND);
+		int kind = col_int32(q, PQ_KIND);
 		if (!is_written(x, id, kind))
 			continue;
-		int64_t start = sqlite3_column_int64(q, PQ_START),
-			dur = sqlite3_column_int64(q, PQ_DUR);
+		int64_t start = col_int(q, PQ_START), dur = col_int(q, PQ_DUR);
 		int64_t end = ns_end(start, dur > 0 ? dur : 0);
-		struct xtrack *t = track_for(x, sqlite3_column_int64(q, PQ_TRACK), kind);
-		int chrome = idmap_get(&x->chrome, sqlite3_column_int64(q, PQ_SOURCE)) >= 0;
-		size_t li =
-		    lane_place(x, t, id, sqlite3_column_int64(q, PQ_PARENT), start, end, chrome);
+		struct xtrack *t = track_for(x, col_int(q, PQ_TRACK), kind);
+		int chrome = idmap_get(&x->chrome, col_int(q, PQ_SOURCE)) >= 0;
+		size_t li = lane_place(x, t, id, col_int(q, PQ_PARENT), start, end, chrome);
 		struct lane *l = &t->lanes[li];
 		if (ecur_take(x, &by[0], id, l) < 0 || ecur_take(x, &by[1], id, l) < 0)
 			goto out;
@@ -1097,24 +1095,23 @@ static int event_pass(struct exp *x)
 		return -1;
 	int step = SQLITE_DONE;
 	while (!x->o.broken && !x->failed && (step = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t phase = sqlite3_column_int64(q, 3);
+		int64_t phase = col_int(q, 3);
 		if (x->root && (!phase || !is_member(x, phase)))
 			continue;
-		struct xtrack *t =
-		    track_for(x, sqlite3_column_int64(q, 5), sqlite3_column_int(q, 6));
+		struct xtrack *t = track_for(x, col_int(q, 5), col_int32(q, 6));
 		int32_t li = phase && x->lane_of.used ? idmap_get(&x->lane_of, phase) : 0;
 		if (!t->nlanes)
 			lane_new(x, t);
 		struct lane *l = &t->lanes[li > 0 && (size_t)li < t->nlanes ? li : 0];
-		if (!ev_begin(x, 'i', sqlite3_column_int64(q, 0)))
+		if (!ev_begin(x, 'i', col_int(q, 0)))
 			continue;
 		struct sbuf *b = &x->o.buf;
 		PUT_KEY_INT(b, ",\"pid\":", proc_pid(t->proc));
 		PUT_KEY_INT(b, ",\"tid\":", l->tid);
 		PUT_LIT(b, ",\"s\":\"t\",\"name\":");
-		put_name(x, sqlite3_column_int64(q, 1));
-		const char *level = (const char *)sqlite3_column_text(q, 2);
-		const char *attrs = (const char *)sqlite3_column_text(q, 4);
+		put_name(x, col_int(q, 1));
+		const char *level = col_text_or_null(q, 2);
+		const char *attrs = col_text_or_null(q, 4);
 		char *extra = NULL;
 		if (level) {
 			struct sbuf lv = SBUF_INIT;
@@ -1125,8 +1122,7 @@ static int event_pass(struct exp *x)
 		}
 		if (attrs || extra) {
 			PUT_LIT(b, ",\"args\":");
-			put_args(b, attrs, (size_t)sqlite3_column_bytes(q, 4),
-				 extra ? "level" : NULL, extra, &x->tmp);
+			put_args(b, attrs, col_bytes(q, 4), extra ? "level" : NULL, extra, &x->tmp);
 		}
 		free(extra);
 		put_c(b, '}');
@@ -1165,10 +1161,10 @@ static int counter_pass(struct exp *x)
 	sbuf_init(&lit);
 	int rc = -1, step = SQLITE_DONE;
 	while (m && s && !x->o.broken && (step = sqlite3_step(m)) == SQLITE_ROW) {
-		const char *host = (const char *)sqlite3_column_text(m, 1);
-		const char *res = (const char *)sqlite3_column_text(m, 2);
-		const char *mn = (const char *)sqlite3_column_text(m, 3);
-		const char *unit = (const char *)sqlite3_column_text(m, 4);
+		const char *host = col_text_or_null(m, 1);
+		const char *res = col_text_or_null(m, 2);
+		const char *mn = col_text_or_null(m, 3);
+		const char *unit = col_text_or_null(m, 4);
 		size_t proc = proc_find(x, host, -1);
 		if (x->root) {
 			/* a subtree's: the series of the hosts its phases ran on */
@@ -1199,16 +1195,16 @@ static int counter_pass(struct exp *x)
 		}
 		sbuf_reset(&lit);
 		put_text(&lit, name.buf, name.len, &x->tmp);
-		sqlite3_bind_int64(s, 1, sqlite3_column_int64(m, 0));
+		sqlite3_bind_int64(s, 1, col_int(m, 0));
 		sqlite3_bind_int64(s, 2, x->root ? x->lo : INT64_MIN);
 		sqlite3_bind_int64(s, 3, x->root ? x->hi : INT64_MAX);
 		int ss;
 		while ((ss = sqlite3_step(s)) == SQLITE_ROW) {
-			double v = sqlite3_column_double(s, 1);
+			double v = col_real(s, 1);
 			if (!isfinite(v))
 				continue;
 			proc_write(x, proc);
-			if (!ev_begin(x, 'C', sqlite3_column_int64(s, 0)))
+			if (!ev_begin(x, 'C', col_int(s, 0)))
 				continue;
 			struct sbuf *b = &x->o.buf;
 			PUT_KEY_INT(b, ",\"pid\":", proc_pid(proc));
@@ -1261,9 +1257,8 @@ static int load_tables(struct exp *x)
 	x->nprocs = 1;
 	int step;
 	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
-		const char *host = (const char *)sqlite3_column_text(q, 0);
-		int64_t rank =
-		    sqlite3_column_type(q, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 1);
+		const char *host = col_text_or_null(q, 0);
+		int64_t rank = col_null(q, 1) ? -1 : col_int(q, 1);
 		if (proc_find(x, host, rank < 0 ? -1 : rank))
 			continue;
 		XGROW(x->procs, x->nprocs + 1, alloc);
@@ -1288,20 +1283,17 @@ static int load_tables(struct exp *x)
 		XGROW(x->tracks, x->ntracks + 1, alloc);
 		struct xtrack *t = &x->tracks[x->ntracks];
 		memset(t, 0, sizeof(*t));
-		const char *name = (const char *)sqlite3_column_text(q, 1);
-		int64_t id = sqlite3_column_int64(q, 0);
+		const char *name = col_text_or_null(q, 1);
+		int64_t id = col_int(q, 0);
 		t->name = name && *name ? xstrdup(name) : xasprintf("track %lld", (long long)id);
-		t->proc = proc_find(x, (const char *)sqlite3_column_text(q, 2),
-				    sqlite3_column_type(q, 3) == SQLITE_NULL ||
-					    sqlite3_column_int64(q, 3) < 0
-					? -1
-					: sqlite3_column_int64(q, 3));
+		t->proc = proc_find(x, col_text_or_null(q, 2),
+				    col_null(q, 3) || col_int(q, 3) < 0 ? -1 : col_int(q, 3));
 		if (!t->proc) {
 			free(t->name);
 			continue;
 		}
-		if (sqlite3_column_type(q, 4) != SQLITE_NULL)
-			idmap_put(&x->nodes, sqlite3_column_int64(q, 4), 0);
+		if (!col_null(q, 4))
+			idmap_put(&x->nodes, col_int(q, 4), 0);
 		idmap_put(&x->track_of, id, (int32_t)x->ntracks++);
 	}
 	sqlite3_finalize(q);
@@ -1311,7 +1303,7 @@ static int load_tables(struct exp *x)
 	if (!(q = prepare(x, "SELECT id FROM sources WHERE format = 'chrome'", "sources")))
 		return -1;
 	while ((step = sqlite3_step(q)) == SQLITE_ROW)
-		idmap_put(&x->chrome, sqlite3_column_int64(q, 0), 1);
+		idmap_put(&x->chrome, col_int(q, 0), 1);
 	sqlite3_finalize(q);
 	return step == SQLITE_DONE ? 0 : db_fail(x, "sources");
 }
@@ -1331,7 +1323,7 @@ static int find_base(struct exp *x)
 		return -1;
 	sqlite3_bind_int64(q, 1, x->root);
 	int step = sqlite3_step(q);
-	int64_t t = step == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+	int64_t t = step == SQLITE_ROW ? col_int(q, 0) : 0;
 	sqlite3_finalize(q);
 	if (step != SQLITE_ROW && step != SQLITE_DONE)
 		return db_fail(x, "phases");

@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 
+#include "model/store/col.h"
 #include "model/store/namememo.h"
 #include "model/util/xalloc.h"
 
@@ -48,9 +49,7 @@ int namememo_get(struct namememo *m, sqlite3_stmt *nameq, int64_t id,
 	if (!created)
 		return *value;
 	sqlite3_bind_int64(nameq, 1, id);
-	const unsigned char *name =
-	    sqlite3_step(nameq) == SQLITE_ROW ? sqlite3_column_text(nameq, 0) : NULL;
-	*value = classify(name ? (const char *)name : "");
+	*value = classify(sqlite3_step(nameq) == SQLITE_ROW ? col_text(nameq, 0) : "");
 	sqlite3_reset(nameq);
 	return *value;
 }

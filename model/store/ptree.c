@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/store/col.h"
 #include "model/store/ptree.h"
 #include "model/util/xalloc.h"
 
@@ -33,9 +34,9 @@ int ptree_up(sqlite3 *db, const char *path, int64_t id, int64_t **chain, size_t 
 		}
 		XGROW(v, len + 1, alloc);
 		v[len++] = cur;
-		if (sqlite3_column_type(q, 0) == SQLITE_NULL)
+		if (col_null(q, 0))
 			break;
-		cur = sqlite3_column_int64(q, 0);
+		cur = col_int(q, 0);
 		if (ptree_walk_loops(&w, cur)) {
 			*err = ptree_loop_error(path, id);
 			rc = PTREE_LOOP;

@@ -65,6 +65,8 @@
 #include "model/util/sbuf.h"
 #include "model/store/schema.sql.h"
 #include "model/store/store.h"
+#include "model/store/col.h"
+#include "model/util/nstime.h"
 #include "model/util/timing.h"
 #include "model/util/xalloc.h"
 
@@ -280,7 +282,7 @@ static int db_int(sqlite3 *db, const char *path, const char *sql, int *out, char
 		sqlite3_finalize(s);
 		goto bad;
 	}
-	*out = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
+	*out = rc == SQLITE_ROW ? col_int32(s, 0) : 0;
 	sqlite3_finalize(s);
 	return 0;
 bad:
@@ -705,8 +707,7 @@ static int in_wal(sqlite3 *db)
 	int wal = 0;
 	if (sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &s, NULL) == SQLITE_OK) {
 		if (sqlite3_step(s) == SQLITE_ROW) {
-			const unsigned char *m = sqlite3_column_text(s, 0);
-			wal = m && !strcmp((const char *)m, "wal");
+			wal = !strcmp(col_text(s, 0), "wal");
 		}
 		sqlite3_finalize(s);
 	}
@@ -802,8 +803,7 @@ void store_tidy(const char *path)
 	    sqlite3_db_readonly(db, "main") == 1)
 		goto out;
 	int ours = sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &s, NULL) == SQLITE_OK &&
-		   sqlite3_step(s) == SQLITE_ROW &&
-		   sqlite3_column_int(s, 0) == STORE_APPLICATION_ID;
+		   sqlite3_step(s) == SQLITE_ROW && col_int32(s, 0) == STORE_APPLICATION_ID;
 	sqlite3_finalize(s);
 	/* another program's database is not ours to change */
 	if (!ours || !in_wal(db) ||
@@ -820,8 +820,8 @@ void store_tidy(const char *path)
 	if (sqlite3_prepare_v2(db, "SELECT * FROM pragma_page_count, pragma_page_size", -1, &s,
 			       NULL) == SQLITE_OK &&
 	    sqlite3_step(s) == SQLITE_ROW) {
-		pages = sqlite3_column_int(s, 0);
-		page_size = sqlite3_column_int(s, 1);
+		pages = col_int32(s, 0);
+		page_size = col_int32(s, 1);
 	}
 	sqlite3_finalize(s);
 	if (pages > 0 &&
@@ -887,6 +887,8 @@ int store_open(const char *path, enum store_mode mode, struct store **out, char 
 		goto fail;
 	int fresh = st->tmp_path ? 1 : check_file(st, err);
 	if (fresh < 0 || (mode == STORE_WRITE && write_settings(st, err) < 0))
+		goto fail;
+	if (!fresh && col_check_ids(st->db, path, err) < 0)
 		goto fail;
 	if (fresh) {
 		/* schema creation belongs to the first import's transaction */
@@ -960,8 +962,8 @@ char *store_phase_name(struct store *st, int64_t id, int cut)
 			       -1, &q, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(q, 1, id);
 		sqlite3_bind_int(q, 2, cut);
-		if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
-			s = xstrdup((const char *)sqlite3_column_text(q, 0));
+		if (sqlite3_step(q) == SQLITE_ROW)
+			s = col_strdup_or_null(q, 0);
 		sqlite3_finalize(q);
 	}
 	return s ? s : xstrdup("?");
@@ -1047,7 +1049,7 @@ static int64_t max_phase_id(struct store *st)
 	int64_t id = 0;
 	if (sqlite3_prepare_v2(st->db, "SELECT max(id) FROM phases", -1, &s, NULL) == SQLITE_OK) {
 		if (sqlite3_step(s) == SQLITE_ROW)
-			id = sqlite3_column_int64(s, 0);
+			id = col_int(s, 0);
 		sqlite3_finalize(s);
 	}
 	return id;
@@ -1211,7 +1213,7 @@ int64_t store_intern(struct store *st, const char *str, size_t n, char **err)
 		return -1;
 	sqlite3_bind_text(g, 1, str, (int)n, SQLITE_STATIC);
 	int rc = sqlite3_step(g);
-	int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(g, 0) : 0;
+	int64_t id = rc == SQLITE_ROW ? col_int(g, 0) : 0;
 	sqlite3_reset(g);
 	if (rc == SQLITE_ROW)
 		return id;
@@ -1572,7 +1574,7 @@ int64_t store_find_child(struct store *st, int64_t parent_id, int kind, const ch
 	sqlite3_bind_int(s, 2, kind);
 	sqlite3_bind_text(s, 3, name, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
-	int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+	int64_t id = rc == SQLITE_ROW ? col_int(s, 0) : 0;
 	sqlite3_reset(s);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return db_error(st, err, "cannot read phases");
@@ -1588,7 +1590,9 @@ const char *store_string(struct store *st, int64_t id, struct sbuf *out, char **
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
 		sbuf_reset(out);
-		sbuf_add(out, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
+		size_t n;
+		const char *text = col_text_n(s, 0, &n);
+		sbuf_add(out, text, n);
 	}
 	sqlite3_reset(s);
 	if (rc == SQLITE_ROW)
@@ -1658,12 +1662,12 @@ int store_declared_window(struct store *st, int64_t node_id, int64_t *start, int
 	int rc = sqlite3_step(mf), found = 0;
 	if (rc == SQLITE_ROW && sqlite3_column_type(mf, 0) == SQLITE_INTEGER &&
 	    sqlite3_column_type(mf, 1) == SQLITE_INTEGER) {
-		*start = sqlite3_column_int64(mf, 0);
-		*end = sqlite3_column_int64(mf, 1);
+		*start = col_int(mf, 0);
+		*end = col_int(mf, 1);
 		found = *end >= *start;
-	} else if (rc == SQLITE_ROW && !structural_kind(sqlite3_column_int(mf, 2))) {
-		*start = sqlite3_column_int64(mf, 3);
-		*end = sqlite3_column_int64(mf, 4);
+	} else if (rc == SQLITE_ROW && !structural_kind(col_int32(mf, 2))) {
+		*start = col_int(mf, 3);
+		*end = col_int(mf, 4);
 		found = 2;
 	}
 	sqlite3_reset(mf);
@@ -1685,10 +1689,10 @@ static int refresh_now(struct store *st, int64_t node_id, char **err)
 	while (node_id > 0) {
 		sqlite3_bind_int64(q, 1, node_id);
 		int rc = sqlite3_step(q);
-		int has = rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL;
-		int64_t start = has ? sqlite3_column_int64(q, 0) : 0;
-		int64_t end = has ? sqlite3_column_int64(q, 1) : 0;
-		int64_t count = rc == SQLITE_ROW ? sqlite3_column_int64(q, 2) : 0;
+		int has = rc == SQLITE_ROW && !col_null(q, 0);
+		int64_t start = has ? col_int(q, 0) : 0;
+		int64_t end = has ? col_int(q, 1) : 0;
+		int64_t count = rc == SQLITE_ROW ? col_int(q, 2) : 0;
 		sqlite3_reset(q);
 		if (rc != SQLITE_ROW)
 			return db_error(st, err, "cannot read phases");
@@ -1701,6 +1705,8 @@ static int refresh_now(struct store *st, int64_t node_id, char **err)
 			end = has && end > me ? end : me;
 			has = 1;
 		}
+		/* a hostile file's times may lie more than INT64_MAX apart */
+		int64_t dur = end > start ? ns_dur(start, end) : 0;
 		if (mw == 2) {
 			/* a span or other recorded phase keeps its own time */
 			sqlite3_stmt *w = stmt(st, S_PHASE_WIDEN, err);
@@ -1708,17 +1714,17 @@ static int refresh_now(struct store *st, int64_t node_id, char **err)
 				return -1;
 			sqlite3_bind_int64(w, 1, node_id);
 			sqlite3_bind_int64(w, 2, start);
-			sqlite3_bind_int64(w, 3, end - start);
+			sqlite3_bind_int64(w, 3, dur);
 			sqlite3_bind_int64(w, 4, count);
 			if (run(st, w, err) < 0)
 				return -1;
-		} else if (has && store_update_phase_window(st, node_id, start, end - start, count,
-							    err) < 0) {
+		} else if (has &&
+			   store_update_phase_window(st, node_id, start, dur, count, err) < 0) {
 			return -1;
 		}
 		sqlite3_bind_int64(up, 1, node_id);
 		rc = sqlite3_step(up);
-		node_id = rc == SQLITE_ROW ? sqlite3_column_int64(up, 0) : 0;
+		node_id = rc == SQLITE_ROW ? col_int(up, 0) : 0;
 		sqlite3_reset(up);
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 			return db_error(st, err, "cannot read phases");

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/store/col.h"
 #include "model/util/nstime.h"
 #include "model/store/store.h"
 #include "model/store/subtree.h"
@@ -34,17 +35,17 @@ static const char *const row_names[] = {
 static void row_read(sqlite3_stmt *q, int off, enum subtree_cols cols, struct subtree_row *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->id = sqlite3_column_int64(q, off);
-	r->kind = sqlite3_column_int(q, off + 1);
-	r->dur_ns = sqlite3_column_int64(q, off + 2);
-	r->child_count = sqlite3_column_int64(q, off + 3);
+	r->id = col_int(q, off);
+	r->kind = col_int32(q, off + 1);
+	r->dur_ns = col_int(q, off + 2);
+	r->child_count = col_int(q, off + 3);
 	if (cols == SUBTREE_SUMS) {
-		r->name_id = sqlite3_column_int64(q, off + 4);
-		r->self_ns = sqlite3_column_int64(q, off + 5);
-		r->device_ns = sqlite3_column_int64(q, off + 6);
+		r->name_id = col_int(q, off + 4);
+		r->self_ns = col_int(q, off + 5);
+		r->device_ns = col_int(q, off + 6);
 	} else {
-		r->start_ns = sqlite3_column_int64(q, off + 4);
-		r->track_id = sqlite3_column_int64(q, off + 5);
+		r->start_ns = col_int(q, off + 4);
+		r->track_id = col_int(q, off + 5);
 	}
 }
 
@@ -201,7 +202,7 @@ static int walk_scan(struct walk *w, struct subtree_row *root, char **err)
 	uint64_t rows = 0;
 	while (want > 0 && (step = sqlite3_step(q)) == SQLITE_ROW) {
 		rows++;
-		uint64_t pk = (uint64_t)sqlite3_column_int64(q, 0) - (uint64_t)root->id;
+		uint64_t pk = (uint64_t)col_int(q, 0) - (uint64_t)root->id;
 		int32_t pv = pk < cap ? at[pk] : NOT_IN;
 		if (pv == NOT_IN)
 			continue;

@@ -9,11 +9,11 @@
 #include "model/util/sbuf.h"
 #include "model/util/xalloc.h"
 
-static char sbuf_empty[1];
+char sbuf_slop[1];
 
 void sbuf_init(struct sbuf *sb)
 {
-	sb->buf = sbuf_empty;
+	sb->buf = sbuf_slop;
 	sb->len = 0;
 	sb->alloc = 0;
 }
@@ -30,6 +30,8 @@ void sbuf_reset(struct sbuf *sb)
 	sb->len = 0;
 	if (sb->alloc)
 		sb->buf[0] = '\0';
+	else
+		sb->buf = sbuf_slop; /* one zeroed with its struct, never added to */
 }
 
 char *sbuf_detach(struct sbuf *sb)
@@ -59,7 +61,8 @@ void sbuf_grow(struct sbuf *sb, size_t extra)
 void sbuf_add(struct sbuf *sb, const void *data, size_t n)
 {
 	sbuf_grow(sb, n);
-	memcpy(sb->buf + sb->len, data, n);
+	if (n) /* data may be NULL then (an empty column's text) */
+		memcpy(sb->buf + sb->len, data, n);
 	sb->len += n;
 	sb->buf[sb->len] = '\0';
 }

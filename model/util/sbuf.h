@@ -1,7 +1,8 @@
 /*
- * A growable byte buffer.  Invariants: buf is never NULL after sbuf_init,
- * buf[len] == '\0' always, so a string buffer can be read as a C string.
- * sbuf_detach is the only way to take ownership of the bytes.
+ * A growable byte buffer.  Invariants: buf is never NULL after sbuf_init or
+ * SBUF_INIT (until the first byte it is a shared empty string that is never
+ * written), buf[len] == '\0' always, so a string buffer can be read as a C
+ * string.  sbuf_detach is the only way to take ownership of the bytes.
  */
 #ifndef GRADEML_SBUF_H
 #define GRADEML_SBUF_H
@@ -14,9 +15,12 @@ struct sbuf {
 	size_t alloc;
 };
 
+/* The empty string of every sbuf that holds no allocation. */
+extern char sbuf_slop[1];
+
 #define SBUF_INIT                                                                                  \
 	{                                                                                          \
-		NULL, 0, 0                                                                         \
+		sbuf_slop, 0, 0                                                                    \
 	}
 
 void sbuf_init(struct sbuf *sb);

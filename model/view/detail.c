@@ -6,18 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/store/col.h"
 #include "model/view/model.h"
 #include "model/store/store.h"
 #include "model/util/xalloc.h"
 
 /* Enough to show; a phase with thousands of edges says how many more. */
 #define MAX_EDGES 64
-
-static char *column_dup(sqlite3_stmt *q, int i)
-{
-	const unsigned char *t = sqlite3_column_text(q, i);
-	return t ? xstrdup((const char *)t) : NULL;
-}
 
 static int read_edges(sqlite3 *db, const struct mnode *n, struct mdetail *d)
 {
@@ -39,10 +34,10 @@ static int read_edges(sqlite3 *db, const struct mnode *n, struct mdetail *d)
 		}
 		XGROW(d->edges, d->nedges + 1, alloc);
 		struct medge *e = &d->edges[d->nedges++];
-		e->outgoing = sqlite3_column_int(q, 0);
-		e->kind = sqlite3_column_int(q, 1);
-		e->other = sqlite3_column_int64(q, 2);
-		e->name = column_dup(q, 3);
+		e->outgoing = col_int32(q, 0);
+		e->kind = col_int32(q, 1);
+		e->other = col_int(q, 2);
+		e->name = col_strdup_or_null(q, 3);
 	}
 	return sqlite3_finalize(q) == SQLITE_OK ? 0 : -1;
 }
@@ -61,8 +56,8 @@ int model_detail(struct model *m, const struct mnode *n, struct mdetail *d, char
 		goto fail;
 	sqlite3_bind_int64(q, 1, n->id);
 	if (sqlite3_step(q) == SQLITE_ROW) {
-		d->attrs = column_dup(q, 0);
-		d->source = column_dup(q, 1);
+		d->attrs = col_strdup_or_null(q, 0);
+		d->source = col_strdup_or_null(q, 1);
 	}
 	if (sqlite3_finalize(q) != SQLITE_OK || read_edges(db, n, d) < 0)
 		goto fail;

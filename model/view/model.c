@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/store/col.h"
 #include "model/view/model.h"
 #include "model/store/store.h"
 #include "model/util/strmap.h"
@@ -53,6 +54,12 @@ const char *model_intern(struct model *m, const unsigned char *s, int n)
 	return e->key;
 }
 
+const char *model_intern_col(struct model *m, sqlite3_stmt *q, int i)
+{
+	const char *s = col_text_or_null(q, i);
+	return model_intern(m, (const unsigned char *)s, s ? (int)col_bytes(q, i) : 0);
+}
+
 static int64_t clamp(int64_t v, int64_t lo, int64_t hi)
 {
 	return v < lo ? lo : v > hi ? hi : v;
@@ -67,20 +74,20 @@ static int64_t clamp(int64_t v, int64_t lo, int64_t hi)
 /* A node's fields from a row of NODE_COLS. */
 static void node_read(struct model *m, sqlite3_stmt *q, struct mnode *c)
 {
-	c->id = sqlite3_column_int64(q, 0);
-	c->kind = sqlite3_column_int(q, 1);
-	c->name = model_intern(m, sqlite3_column_text(q, 2), sqlite3_column_bytes(q, 2));
+	c->id = col_int(q, 0);
+	c->kind = col_int32(q, 1);
+	c->name = model_intern_col(m, q, 2);
 	if (!c->name)
 		c->name = "";
-	c->category = model_intern(m, sqlite3_column_text(q, 3), sqlite3_column_bytes(q, 3));
-	c->start_ns = clamp(sqlite3_column_int64(q, 4), MODEL_TIME_MIN, MODEL_TIME_MAX);
-	c->dur_ns = clamp(sqlite3_column_int64(q, 5), 0, MODEL_TIME_MAX);
-	c->self_ns = sqlite3_column_int64(q, 6);
-	c->device_ns = sqlite3_column_int64(q, 7);
-	c->child_count = sqlite3_column_int64(q, 8);
-	c->track_id = sqlite3_column_int64(q, 9);
-	c->source_id = sqlite3_column_int64(q, 10);
-	c->depth = sqlite3_column_int(q, 11);
+	c->category = model_intern_col(m, q, 3);
+	c->start_ns = clamp(col_int(q, 4), MODEL_TIME_MIN, MODEL_TIME_MAX);
+	c->dur_ns = clamp(col_int(q, 5), 0, MODEL_TIME_MAX);
+	c->self_ns = col_int(q, 6);
+	c->device_ns = col_int(q, 7);
+	c->child_count = col_int(q, 8);
+	c->track_id = col_int(q, 9);
+	c->source_id = col_int(q, 10);
+	c->depth = col_int32(q, 11);
 }
 
 int model_phase(struct model *m, int64_t id, struct mnode *out, char **err)
@@ -147,13 +154,13 @@ static int load_tracks(struct model *m, char **err)
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		XGROW(m->tracks, m->ntracks + 1, alloc);
 		struct mtrack *t = &m->tracks[m->ntracks++];
-		t->id = sqlite3_column_int64(q, 0);
-		t->kind = model_intern(m, sqlite3_column_text(q, 1), sqlite3_column_bytes(q, 1));
-		t->name = model_intern(m, sqlite3_column_text(q, 2), sqlite3_column_bytes(q, 2));
-		t->host = model_intern(m, sqlite3_column_text(q, 3), sqlite3_column_bytes(q, 3));
-		t->rank = sqlite3_column_int64(q, 4);
-		t->sort_index = sqlite3_column_int64(q, 5);
-		t->device = sqlite3_column_int(q, 6);
+		t->id = col_int(q, 0);
+		t->kind = model_intern_col(m, q, 1);
+		t->name = model_intern_col(m, q, 2);
+		t->host = model_intern_col(m, q, 3);
+		t->rank = col_int(q, 4);
+		t->sort_index = col_int(q, 5);
+		t->device = col_int32(q, 6);
 		if (!t->kind)
 			t->kind = "";
 		if (!t->name)
@@ -251,7 +258,7 @@ static int64_t one_int(struct model *m, const char *sql)
 	int64_t n = 0;
 	if (sqlite3_prepare_v2(store_db(m->st), sql, -1, &q, NULL) == SQLITE_OK) {
 		if (sqlite3_step(q) == SQLITE_ROW)
-			n = sqlite3_column_int64(q, 0);
+			n = col_int(q, 0);
 		sqlite3_finalize(q);
 	}
 	return n;

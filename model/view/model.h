@@ -122,6 +122,10 @@ void mseries_scale_text(const struct mseries *s, char *buf, size_t n);
 /* For the model's own modules: s[0..n) as a string owned by the model
  * (NULL when s is NULL). */
 const char *model_intern(struct model *m, const unsigned char *s, int n);
+/* For the model's own modules: column i of q's row as text owned by the
+ * model (NULL when it is NULL; model/store/col.h). */
+struct sqlite3_stmt;
+const char *model_intern_col(struct model *m, struct sqlite3_stmt *q, int i);
 /* For the model's own modules: a series that no metric of the file is but
  * a figure derived from it (a GPU's traced device work), owned by the
  * model, the same one for the same arguments; no id, no samples. */

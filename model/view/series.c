@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/store/col.h"
 #include "model/view/model.h"
 #include "model/util/nstime.h"
 #include "model/store/sample.h"
@@ -29,7 +30,7 @@ static int series_period(sqlite3 *db, struct mseries *s)
 	sqlite3_bind_int64(q, 1, s->id);
 	sqlite3_bind_int(q, 2, SAMPLE_PERIOD_N);
 	while (n < SAMPLE_PERIOD_N && sqlite3_step(q) == SQLITE_ROW)
-		t[n++] = sqlite3_column_int64(q, 0);
+		t[n++] = col_int(q, 0);
 	s->period_ns = sample_period(t, n);
 	s->hold_ns = sample_hold(s->period_ns, s->value_kind);
 	return sqlite3_finalize(q) == SQLITE_OK ? 0 : -1;
@@ -50,8 +51,8 @@ static int series_stats(sqlite3 *db, struct mseries *s)
 	s->min = INFINITY;
 	s->max = -INFINITY;
 	while (sqlite3_step(q) == SQLITE_ROW) {
-		int64_t t = sqlite3_column_int64(q, 0);
-		double v = sqlite3_column_double(q, 1);
+		int64_t t = col_int(q, 0);
+		double v = col_real(q, 1);
 		if (s->samples++) {
 			int64_t until = sample_until(prev_t, t, s->period_ns, s->hold_ns);
 			area += prev_v * ns_span(prev_t, until);
@@ -100,18 +101,13 @@ int model_series(struct model *m, const struct mseries **out, size_t *n, char **
 			XGROW(*v, *count + 1, alloc);
 			struct mseries *s = &(*v)[(*count)++];
 			memset(s, 0, sizeof(*s));
-			s->id = sqlite3_column_int64(q, 0);
-			s->name =
-			    model_intern(m, sqlite3_column_text(q, 1), sqlite3_column_bytes(q, 1));
-			s->host =
-			    model_intern(m, sqlite3_column_text(q, 2), sqlite3_column_bytes(q, 2));
-			s->resource =
-			    model_intern(m, sqlite3_column_text(q, 3), sqlite3_column_bytes(q, 3));
-			s->unit =
-			    model_intern(m, sqlite3_column_text(q, 4), sqlite3_column_bytes(q, 4));
-			s->capacity = sqlite3_column_double(q, 5);
-			s->value_kind =
-			    model_intern(m, sqlite3_column_text(q, 6), sqlite3_column_bytes(q, 6));
+			s->id = col_int(q, 0);
+			s->name = model_intern_col(m, q, 1);
+			s->host = model_intern_col(m, q, 2);
+			s->resource = model_intern_col(m, q, 3);
+			s->unit = model_intern_col(m, q, 4);
+			s->capacity = col_real(q, 5);
+			s->value_kind = model_intern_col(m, q, 6);
 			if (!s->name)
 				s->name = "";
 		}
@@ -241,8 +237,8 @@ static int walk(struct model *m, const struct mseries *s, int64_t t0, int64_t t1
 		double v = 0;
 		more = sqlite3_step(q) == SQLITE_ROW;
 		if (more) {
-			t = sqlite3_column_int64(q, 0);
-			v = sqlite3_column_double(q, 1);
+			t = col_int(q, 0);
+			v = col_real(q, 1);
 		}
 		if (have && pt < t1) {
 			int64_t until = sample_until(pt, t, s->period_ns, s->hold_ns);
