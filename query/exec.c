@@ -83,6 +83,7 @@ static int guard_busy(void *ctx, int tries)
 struct caps {
 	int on;
 	int64_t max;		      /* the limit: SQLite's memory and the result's */
+	int copies;		      /* the result counts this many times (query_limits) */
 	int64_t prev_heap, prev_temp; /* the process's caps before */
 	int prev_length;	      /* the connection's SQLITE_LIMIT_LENGTH before */
 };
@@ -98,6 +99,7 @@ static void caps_set(struct caps *c, sqlite3 *db, const struct query_limits *lim
 		return;
 	c->on = 1;
 	c->max = lim->max_memory;
+	c->copies = lim->result_copies > 1 ? lim->result_copies : 1;
 	c->prev_heap = sqlite3_hard_heap_limit64(c->max);
 	c->prev_temp = tempcap_set(c->max);
 	c->prev_length = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
@@ -120,11 +122,14 @@ static void guard_release(sqlite3 *db, const struct caps *c)
 /* Whether the result, holding `held` bytes, may take `more` bytes more
  * while SQLite holds what it holds (the row being read included); SQLite's
  * own cap then comes down to what the result leaves, so that the two
- * together stay within the limit. */
+ * together stay within the limit.  The result counts as many times as the
+ * caller will hold it. */
 static int caps_allow(const struct caps *c, int64_t held, int64_t more)
 {
 	if (!c->on)
 		return 1;
+	held *= c->copies;
+	more *= c->copies;
 	if (held + more + sqlite3_memory_used() > c->max)
 		return 0;
 	if (more > 0) /* at least 1: 0 would lift the cap */

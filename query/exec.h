@@ -54,6 +54,10 @@ struct query_limits {
 	 * keeps its memory statistics (model/store/store.c leaves them on for
 	 * processes that read first). */
 	int64_t max_memory;
+	/* How many times the caller will hold the result, for max_memory: the
+	 * explorer keeps a display copy of every cell beside it (2); 0 and 1
+	 * mean once. */
+	int result_copies;
 	/* Polled while the query runs or waits: non-zero stops it (C-c). */
 	int (*stop)(void *ctx);
 	void *ctx;

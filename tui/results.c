@@ -164,6 +164,7 @@ void results_run(struct app *a, const char *query)
 	/* C-c stops it sooner than its limits */
 	struct query_limits lim = {.timeout_ns = v->timeout_ns,
 				   .max_memory = v->max_memory,
+				   .result_copies = 2, /* and its table (install) */
 				   .stop = app_interrupted,
 				   .ctx = a};
 	int64_t t0 = app_now_ns();

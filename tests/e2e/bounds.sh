@@ -17,7 +17,8 @@
 #   d. a table written to a pipe is within a few times its CSV whatever its
 #      longest cell (query and summary), and a query's peak resident set
 #      stays within --max-memory (and the binary's own) however large one
-#      value or the result is.
+#      value or the result is; in the explorer too, which holds a display
+#      copy of a ':' result beside it.
 #
 # Each command runs under `timeout`, so a hang is a failure, not a stuck
 # test.  Prints "ok - NAME" / "not ok - NAME (why)", then a summary; exits 1
@@ -302,5 +303,29 @@ memory_bound "3 M rows" "sql WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x
 	LIMIT 3000000) SELECT x, printf('%040d', x) FROM c" 2
 memory_bound "1 M rows, printed" "sql WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1
 	FROM c LIMIT 1000000) SELECT x, printf('%040d', x) FROM c" 0
+
+# explorer_bound NAME WIDTH WANT: a ':' query of 100000 rows of WIDTH
+# characters under --max-memory 200MiB: the screen says WANT, and the peak
+# RSS stays within 200 MiB more than the binary's own, though the explorer
+# holds a display copy of every cell beside the result
+explorer_bound() {
+	local name="d: the explorer, $1 under --max-memory 200MiB" kb
+	printf "type :sql WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 100000) SELECT x, printf('%%0%dd', x) FROM c\nEnter\ndump\n" \
+		"$2" >"$TMP/mem.keys"
+	peak_rss "$TMP/e.kb" timeout 60 "$BIN" --max-memory 200MiB --keys "$TMP/mem.keys" \
+		--dump "$TMP/mem.txt" --size 80x24 "$DEMO"
+	kb=$(cat "$TMP/e.kb")
+	if ! grep -q "$3" "$TMP/mem.txt"; then
+		not_ok "$name" "the screen does not say '$3': $(tail -n 1 "$TMP/mem.txt" | head -c 200)"
+	elif [ "$asan" = 1 ]; then
+		ok "$name: '$3' (peak RSS not measured under AddressSanitizer)"
+	elif [ "$kb" -gt $((200 * 1024 + base_kb)) ]; then
+		not_ok "$name" "peak RSS $((kb / 1024)) MiB, over 200 MiB + $((base_kb / 1024)) MiB"
+	else
+		ok "$name: '$3', peak RSS $((kb / 1024)) MiB (idle $((base_kb / 1024)) MiB)"
+	fi
+}
+explorer_bound "150 MB of rows" 1500 "raise --max-memory"
+explorer_bound "80 MB of rows, shown" 800 "100000 rows in"
 
 summary || exit 1
