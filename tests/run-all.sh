@@ -9,14 +9,19 @@
 #
 #   bash tests/run-all.sh [unit] [e2e] [fuzz]     (all three by default)
 #
-# GRADEML_TESTS lists the cmocka programs; GRADEML_BIN and GRADEML_TOOLS
-# are passed on; MAKE runs the fuzz smoke (make fuzz-smoke);
+# GRADEML_TESTS lists the cmocka programs; GRADEML_BIN, GRADEML_TOOLS and
+# GRADEML_FOREIGN_KNOWN (tests/foreign/run.sh) are passed on; MAKE runs
+# the fuzz smoke (make fuzz-smoke);
 # GRADEML_PART_TIMEOUT bounds each part (seconds, default 3600).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# every script in tests/e2e (tap.sh is their library), then the truth suite
-E2E="tests/tree.sh $(ls tests/e2e/*.sh | grep -v '/tap\.sh$') tests/truth/run.sh"
+# every script in tests/e2e (tap.sh is their library), the truth suite and
+# the foreign-trace suite, whose failures still open in issue 27 are listed
+# in tests/foreign/known.txt (reported, not counted); once that file is
+# empty this default goes
+E2E="tests/tree.sh $(ls tests/e2e/*.sh | grep -v '/tap\.sh$') tests/truth/run.sh tests/foreign/run.sh"
+export GRADEML_FOREIGN_KNOWN=${GRADEML_FOREIGN_KNOWN-tests/foreign/known.txt}
 limit=${GRADEML_PART_TIMEOUT:-3600}
 log=$(mktemp "${TMPDIR:-/tmp}/grademl-check.XXXXXX")
 trap 'rm -f "$log"' EXIT
