@@ -29,6 +29,10 @@ DB is TRACE imported alone by BIN.  Prints one line per check,
                 busy_ns: the count and the union of its device work;
   steps         the profiler steps' durations: ProfilerStep#N on the host
                 (Kineto), StepTraceAnnotation's events (args step_num, XLA);
+  steps' device time
+                each step's device time (the query's device): the union of
+                the device work launched within it by its thread (runtime
+                calls, by args.correlation);
   idle split    per stream, the report's idle_breakdown (host wait, kernel
                 wait, other: ns and gaps) against tests/tools/hta_reference.py;
   kernel types  the report's kernel_type_ns and compute/non-compute against
@@ -54,7 +58,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 import hta_reference  # noqa: E402
 from device_work import DEVICE_CATS, load  # noqa: E402
 from hta_reference import length, merge, us_to_ns  # noqa: E402
-from summaries_check import NOT_OPS  # noqa: E402
+from summaries_check import NOT_OPS, RUNTIME  # noqa: E402
 
 # HTA 0.6.1's kernel types by name (issue 27, item 3): communication first,
 # then memory, then the class of events on a stream that are no kernel.
@@ -140,6 +144,27 @@ class Trace:
         return sorted((str(e.get("name")), e["d"]) for e in self.host
                       if str(e.get("name", "")).startswith("ProfilerStep#")
                       or (self.xla and "step_num" in (e.get("args") or {})))
+
+    def step_device(self):
+        """Each profiler step's device time: the union of the device work
+        its thread launched within it (runtime calls, by correlation)."""
+        launch = {}
+        for e in self.host:
+            c = (e.get("args") or {}).get("correlation")
+            if str(e.get("cat", "")).lower() in RUNTIME and c is not None:
+                launch[c] = (str(e.get("pid")), str(e.get("tid")), e["s"])
+        out = []
+        for st in self.host:
+            name = str(st.get("name", ""))
+            if not (name.startswith("ProfilerStep#")
+                    or (self.xla and "step_num" in (st.get("args") or {}))):
+                continue
+            where = (str(st.get("pid")), str(st.get("tid")))
+            work = [(d["s"], d["s"] + d["d"]) for d in self.device
+                    if launch.get((d.get("args") or {}).get("correlation"), (None,))[:2] == where
+                    and st["s"] <= launch[d["args"]["correlation"]][2] <= st["s"] + st["d"]]
+            out.append((name, length(merge(work))))
+        return sorted(out)
 
     def hta(self):
         """hta_reference.py's lines, with HTA 0.6.1's kernel types; an XLA
@@ -272,6 +297,14 @@ def checks(binary, trace_path, db):
         ref, got = [d for _, d in ref], [d for _, d in got]
     put("steps", "" if ref == got else "tool %s, file %s" % (got[:4], ref[:4]),
         "%d steps" % len(ref))
+
+    ref = t.step_device()
+    got = sorted((r["name"], r["device"]) for r in
+                 tool.query("phases kind = profiler_step | select name, device"))
+    if t.xla:
+        ref, got = [d for _, d in ref], [d for _, d in got]
+    put("steps' device time", "" if ref == got else "tool %s, file %s" % (got[:4], ref[:4]),
+        "%s" % ref[:4])
 
     hta = hta_figures(t.hta())
     breakdown = tool.report["gpu_breakdown"]
