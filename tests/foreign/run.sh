@@ -4,8 +4,9 @@
 # on), each imported alone, and the tool's figures against an independent
 # reading of the raw file (tests/foreign/check.py: json and gzip only):
 # device work recognised, per-name kernel and operator counts and totals,
-# stream busy, profiler step durations, each stream's idle split and the
-# kernel-type unions by HTA's rules.  This is the one place that loops over
+# kernel names' types by HTA 0.6.1, stream busy, profiler step durations and
+# device time, each stream's idle split and the kernel-type unions by HTA's
+# rules.  This is the one place that loops over
 # every sample; the e2e scripts check more figures on a few of them.
 #
 # Each check is "ok - SAMPLE: CHECK (detail)" or "not ok - SAMPLE: CHECK
@@ -13,9 +14,9 @@
 # when any check failed.  Only an absent samples directory is skipped.
 #
 # GRADEML_FOREIGN_KNOWN=FILE names checks known to fail, one a line as
-# "SAMPLE: CHECK | item N: why" (# starts a comment): such a failure is
-# reported "ok - ... # TODO known: item N ..." instead, and a listed check
-# that passes says its line can go.  tests/run-all.sh passes
+# "SAMPLE: CHECK | item N: why" (a line starting with # is a comment): such
+# a failure is reported "ok - ... # TODO known: item N ..." instead, and a
+# listed check that passes says its line can go.  tests/run-all.sh passes
 # tests/foreign/known.txt, the checks issue 27's open items still fail:
 # known.txt must be empty when issue 27 is done, and run-all.sh then stops
 # passing it.
@@ -82,8 +83,7 @@ wait
 declare -A known=() seen=()
 if [ -n "$KNOWN" ]; then
 	while IFS= read -r line; do
-		line=${line%%#*}
-		case $line in *" | "*) known[${line%% | *}]=${line#* | } ;; esac
+		case $line in "#"*) ;; *" | "*) known[${line%% | *}]=${line#* | } ;; esac
 	done <"$KNOWN"
 fi
 for i in "${!files[@]}"; do
