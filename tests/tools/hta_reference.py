@@ -10,8 +10,10 @@ It prints, for each trace, the figures tests/test_gpubreak.c compares with
 HTA's, as model/analysis/gpubreak.h states them:
 
   * device work: complete events with a duration whose args carry `stream`
-    as an integer (ROCm's runtime calls on the host carry the stream as a
-    pointer in text, "0x0": those are no device work);
+    as an integer other than -1 (HTA's stream != -1: an event without one
+    reads as -1, as does the context-wide "Context Sync"; ROCm's runtime
+    calls on the host carry the stream as a pointer in text, "0x0": those
+    are no device work);
   * last step: with two or more distinct ProfilerStep* names, keep only the
     device work whose correlated host event (same args.correlation, no
     stream) started before the latest start of a stream-less ProfilerStep*
@@ -230,7 +232,7 @@ def analyse(path, include_last_step, kernel_wait_ns, rounding=False):
         end = s + max(us_to_ns(e["dur"]), 0)
         if rounding:
             s, end = hta_round(s, end)
-        if isinstance(args.get("stream"), int):
+        if isinstance(args.get("stream"), int) and args["stream"] != -1:
             device.append({
                 "pid": str(e.get("pid")), "stream": str(args["stream"]), "name": name,
                 "s": s, "e": end, "type": kernel_type(name),
