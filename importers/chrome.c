@@ -488,7 +488,7 @@ static void meta_set(struct cp *p, struct strmap_ent *ent, const struct sbuf *v)
 
 /* A process or thread named: whether the name makes a track a device's
  * (read as events come: a name after its track's events comes too late for
- * them, which DEVICE_UNRECOGNISED then counts). */
+ * them, which NO_DEVICE_WORK then counts). */
 static void device_names(struct cp *p, const struct event *e, int thread)
 {
 	const char *v = e->arg_name.buf;
@@ -1006,8 +1006,8 @@ static void note_devices(struct cp *p, const struct scaffold *sc)
 		if (!t->looks && devtrack_process(pn.buf) == DEVTRACK_HOST &&
 		    !devtrack_is_stream(tn.buf))
 			continue;
-		chrome_note_once(p, D_DEVICE_UNRECOGNISED, "pid %s '%s' tid %s '%s'%s", t->pid,
-				 pn.buf, t->tid, tn.buf, t->looks ? ", a device category" : "");
+		chrome_note_once(p, D_NO_DEVICE_WORK, "pid %s '%s' tid %s '%s'%s", t->pid, pn.buf,
+				 t->tid, tn.buf, t->looks ? ", a device category" : "");
 	}
 	sbuf_release(&pn);
 	sbuf_release(&tn);

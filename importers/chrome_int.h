@@ -70,8 +70,8 @@ struct track;
 			  " Trace Event Format allows it): read to its end")                       \
 	X(TRUNCATED, "the input ends inside an event: the events before it kept, that one"         \
 		     " dropped")                                                                   \
-	X(DEVICE_UNRECOGNISED, "tracks named or categorised like a device's, but no device work"   \
-			       " recognised in the trace: their events read as host work")
+	X(NO_DEVICE_WORK, "tracks named or categorised like a device's, but no device work"        \
+			  " recognised in the trace: their events read as host work")
 
 DIAG_CODES(DIAG_LIST);
 

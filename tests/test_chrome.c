@@ -1641,7 +1641,7 @@ static void test_xla_device_plane(void **state)
 		    " p.name AS x FROM phases_v p JOIN tracks t ON t.phase_id = p.parent_id"
 		    " WHERE t.kind = 'annotation' ORDER BY t.name)");
 	assert_int_equal(diag_count(f, "UNLINKED_DEVICE"), 0);
-	assert_int_equal(diag_count(f, "DEVICE_UNRECOGNISED"), 0);
+	assert_int_equal(diag_count(f, "NO_DEVICE_WORK"), 0);
 	assert_complete(f, json);
 }
 
@@ -1699,12 +1699,12 @@ static void test_tf1_timeline(void **state)
 		    "SELECT group_concat(x, ',') FROM (SELECT t.pid || ':' || t.kind || ':' ||"
 		    " p.kind AS x FROM phases_v p JOIN tracks t ON t.id = p.track_id"
 		    " WHERE p.name IN ('MatMul', 'MEMCPYHtoD') ORDER BY t.pid)");
-	assert_int_equal(diag_count(f, "DEVICE_UNRECOGNISED"), 0);
+	assert_int_equal(diag_count(f, "NO_DEVICE_WORK"), 0);
 }
 
 /* Names that come after their tracks' events come too late to make them a
  * device's: with no device work at all, the tracks named like a device's
- * are counted in DEVICE_UNRECOGNISED, the first one's names its example.
+ * are counted in NO_DEVICE_WORK, the first one's names its example.
  * A host thread of no device name is not counted. */
 static void test_device_names_too_late(void **state)
 {
@@ -1714,9 +1714,9 @@ static void test_device_names_too_late(void **state)
 				   "\"args\":{\"sort_index\":1}}]}";
 	import_ok(f, "late.json", json);
 	assert_int_equal(q_int(f, "SELECT count(*) FROM tracks WHERE kind = 'stream'"), 0);
-	assert_int_equal(diag_count(f, "DEVICE_UNRECOGNISED"), 4);
+	assert_int_equal(diag_count(f, "NO_DEVICE_WORK"), 4);
 	assert_text(f, "pid 1 '/device:GPU:0' tid 14 'Stream #14(Compute)'",
-		    "SELECT example FROM diagnostics WHERE code = 'DEVICE_UNRECOGNISED'");
+		    "SELECT example FROM diagnostics WHERE code = 'NO_DEVICE_WORK'");
 	assert_complete(f, json);
 }
 
@@ -1731,9 +1731,9 @@ static void test_device_category_without_work(void **state)
 	    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":9,\"tid\":8,"
 	    "\"ts\":5,\"dur\":3}]";
 	import_ok(f, "nokernels.json", json);
-	assert_int_equal(diag_count(f, "DEVICE_UNRECOGNISED"), 1);
+	assert_int_equal(diag_count(f, "NO_DEVICE_WORK"), 1);
 	assert_text(f, "pid 9 '' tid 9 '', a device category",
-		    "SELECT example FROM diagnostics WHERE code = 'DEVICE_UNRECOGNISED'");
+		    "SELECT example FROM diagnostics WHERE code = 'NO_DEVICE_WORK'");
 }
 
 /* An E before its B: a negative duration is read as 0 and counted; extreme
