@@ -161,11 +161,12 @@ static const char *meta_text(struct cp *p, int64_t v, struct sbuf *out);
  * launched the work of that id. */
 static int kind_by_track(struct cp *p, const struct event *e, int *device, int *flat)
 {
-	switch (p->device_names ? line_of(p, e) : DEVTRACK_HOST) {
+	int line = p->device_names ? line_of(p, e) : DEVTRACK_HOST;
+	switch (line) {
 	case DEVTRACK_STREAM:
 	case DEVTRACK_COPIES:
 		*device = TRACK_STREAM;
-		return devtrack_kind(e->name.buf, p->line_class == DEVTRACK_COPIES);
+		return devtrack_kind(e->name.buf, line == DEVTRACK_COPIES);
 	case DEVTRACK_AGGREGATE:
 		*device = TRACK_ANNOTATIONS;
 		*flat = 1;
@@ -488,12 +489,13 @@ static void meta_set(struct cp *p, struct strmap_ent *ent, const struct sbuf *v)
 
 /* A process or thread named: whether the name makes a track a device's
  * (read as events come: a name after its track's events comes too late for
- * them, which NO_DEVICE_WORK then counts). */
+ * them, which NO_DEVICE_WORK then counts).  Only a process's name does:
+ * until one is named like a device, no event's track is looked up. */
 static void device_names(struct cp *p, const struct event *e, int thread)
 {
 	const char *v = e->arg_name.buf;
 	p->line_valid = 0;
-	if (thread ? devtrack_is_stream(v) : devtrack_process(v) != DEVTRACK_HOST)
+	if (!thread && devtrack_process(v) != DEVTRACK_HOST)
 		p->device_names = 1;
 	if (thread && !strncmp(v, "Stream #", 8))
 		strmap_put(&p->stream_pids, e->pid.buf, e->pid.len, 1, NULL);

@@ -251,8 +251,8 @@ struct cp {
 	struct open_stack *opens;
 	size_t nopens, opens_alloc;
 	struct strmap metrics; /* pid\x1fname\x1fkey -> metric id */
-	/* device tracks by name (importers/devtrack.h): whether a process or
-	 * thread was named like a device plane or stream; the pids with a
+	/* device tracks by name (importers/devtrack.h): whether a process
+	 * was named like a device's; the pids with a
 	 * "Stream #" thread; the last pid/tid classified and its class
 	 * (line_valid 0: none) */
 	int device_names;
