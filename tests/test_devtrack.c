@@ -45,15 +45,28 @@ static void test_processes(void **state)
 static void test_lines(void **state)
 {
 	(void)state;
-	assert_int_equal(devtrack_line("Stream #14(Compute)", 1), DEVTRACK_STREAM);
-	assert_int_equal(devtrack_line("Stream #15(MemcpyH2D)", 1), DEVTRACK_STREAM);
-	assert_int_equal(devtrack_line("XLA Ops", 1), DEVTRACK_AGGREGATE);
-	assert_int_equal(devtrack_line("XLA Ops", 0), DEVTRACK_STREAM);
-	assert_int_equal(devtrack_line("XLA Modules", 0), DEVTRACK_AGGREGATE);
-	assert_int_equal(devtrack_line("Steps", 1), DEVTRACK_AGGREGATE);
-	assert_int_equal(devtrack_line("TensorFlow Ops", 1), DEVTRACK_AGGREGATE);
-	assert_int_equal(devtrack_line("Something new", 1), DEVTRACK_LOOKS);
-	assert_int_equal(devtrack_line(NULL, 1), DEVTRACK_LOOKS);
+	static const struct {
+		const char *name;
+		int streams;
+		enum devtrack want;
+	} cases[] = {
+	    {"Stream #14(Compute)", 1, DEVTRACK_STREAM},
+	    {"Stream #15(MemcpyH2D)", 1, DEVTRACK_STREAM},
+	    {"XLA Ops", 1, DEVTRACK_AGGREGATE},
+	    {"XLA Ops", 0, DEVTRACK_STREAM},
+	    {"XLA Modules", 0, DEVTRACK_AGGREGATE},
+	    {"Steps", 1, DEVTRACK_AGGREGATE},
+	    {"TensorFlow Ops", 1, DEVTRACK_AGGREGATE},
+	    {"Something new", 1, DEVTRACK_LOOKS},
+	    {NULL, 1, DEVTRACK_LOOKS},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum devtrack got = devtrack_line(cases[i].name, cases[i].streams);
+		if (got != cases[i].want)
+			print_error("'%s' streams %d\n", cases[i].name ? cases[i].name : "(null)",
+				    cases[i].streams);
+		assert_int_equal(got, cases[i].want);
+	}
 }
 
 static void test_stream_names(void **state)
