@@ -21,6 +21,7 @@
 
 #include "importers/chrome.h"
 #include "importers/chrome_int.h"
+#include "importers/devtrack.h"
 #include "importers/diag.h"
 #include "importers/sniff.h"
 #include "model/ingest/nest.h"
@@ -41,6 +42,7 @@ enum { TRACK_HOST, TRACK_STREAM, TRACK_ANNOTATIONS };
 struct track {
 	char *pid, *tid;
 	int device, async; /* device: TRACK_* */
+	int looks;	   /* a span of a category that looks like a device's */
 	int64_t last_ts;   /* greatest time seen, to close unclosed begins */
 };
 
@@ -148,6 +150,32 @@ static const struct {
     {"python", PHASE_SPAN, 0, 0},
 };
 
+static int line_of(struct cp *p, const struct event *e);
+static int64_t lookup_id(struct cp *p, struct strmap *m, const char *pid, const char *tid);
+static const char *meta_text(struct cp *p, int64_t v, struct sbuf *out);
+
+/* An event of no device category on a track its names make a device's
+ * (importers/devtrack.h): work on a stream, a row that repeats the
+ * streams' work (a lane of its own, as GPU annotations), or host work; a
+ * host event that carries XLA's correlation_id is the CUDA call that
+ * launched the work of that id. */
+static int kind_by_track(struct cp *p, const struct event *e, int *device, int *flat)
+{
+	int line = p->device_names ? line_of(p, e) : DEVTRACK_HOST;
+	switch (line) {
+	case DEVTRACK_STREAM:
+	case DEVTRACK_COPIES:
+		*device = TRACK_STREAM;
+		return devtrack_kind(e->name.buf, line == DEVTRACK_COPIES);
+	case DEVTRACK_AGGREGATE:
+		*device = TRACK_ANNOTATIONS;
+		*flat = 1;
+		return PHASE_GPU_ANNOTATION;
+	default:
+		return e->corr_xla ? PHASE_RUNTIME : PHASE_OPERATOR;
+	}
+}
+
 /* Maps an event to a phase kind; sets *device to the kind of device track
  * it goes on (0: a host one) and *flat for spans that do not nest.  A trace uses a handful of
  * categories: the last few are remembered, so that most events cost one comparison. */
@@ -170,6 +198,7 @@ static int kind_of(struct cp *p, const struct event *e, int *device, int *flat,
 				fresh.flat = cat_kinds[i].flat;
 				break;
 			}
+		fresh.looks = !fresh.device && devtrack_category(e->cat.buf, e->cat.len);
 		m = &fresh;
 		if (e->cat.len < sizeof(fresh.cat)) {
 			memcpy(fresh.cat, e->cat.buf, e->cat.len);
@@ -180,11 +209,15 @@ static int kind_of(struct cp *p, const struct event *e, int *device, int *flat,
 	*memo = m == &fresh ? NULL : m;
 	*device = m->device;
 	*flat = m->flat;
+	p->cat_looks = m->looks;
+	int kind = m->kind;
+	if (!m->device && kind == PHASE_OPERATOR)
+		kind = kind_by_track(p, e, device, flat);
 	/* device categories win: Kineto's GPU-side ProfilerStep#N is a
 	 * gpu_user_annotation and must stay on its stream */
 	if (!*device && !strncmp(e->name.buf, "ProfilerStep#", 13))
 		return PHASE_PROFILER_STEP;
-	return m->kind;
+	return kind;
 }
 
 static void track_key(struct cp *p, const struct sbuf *pid, const struct sbuf *tid, int device,
@@ -228,6 +261,7 @@ static int64_t track_get(struct cp *p, const struct sbuf *pid, const struct sbuf
 			t->tid = xstrdup(tid->buf);
 			t->device = device;
 			t->async = async;
+			t->looks = 0;
 			t->last_ts = INT64_MIN;
 		}
 	} else {
@@ -453,6 +487,44 @@ static void meta_set(struct cp *p, struct strmap_ent *ent, const struct sbuf *v)
 	ent->value = -(int64_t)slot - 1;
 }
 
+/* A process or thread named: whether the name makes a track a device's
+ * (read as events come: a name after its track's events comes too late for
+ * them, which NO_DEVICE_WORK then counts).  Only a process's name does:
+ * until one is named like a device, no event's track is looked up. */
+static void device_names(struct cp *p, const struct event *e, int thread)
+{
+	const char *v = e->arg_name.buf;
+	p->line_valid = 0;
+	if (!thread && devtrack_process(v) != DEVTRACK_HOST)
+		p->device_names = 1;
+	if (thread && !strncmp(v, "Stream #", 8))
+		strmap_put(&p->stream_pids, e->pid.buf, e->pid.len, 1, NULL);
+}
+
+/* What the names of e's process and thread, as read so far, make its
+ * track (DEVTRACK_*).  Events come in runs on one track: the last one is
+ * remembered. */
+static int line_of(struct cp *p, const struct event *e)
+{
+	if (p->line_valid && !strcmp(p->line_pid.buf, e->pid.buf) &&
+	    !strcmp(p->line_tid.buf, e->tid.buf))
+		return p->line_class;
+	int64_t pn = lookup_id(p, &p->proc_names, e->pid.buf, NULL);
+	int c = devtrack_process(pn ? meta_text(p, pn, &p->line_name) : NULL);
+	if (c == DEVTRACK_PLANE) {
+		int64_t tn = lookup_id(p, &p->thread_names, e->pid.buf, e->tid.buf);
+		int streams = strmap_get(&p->stream_pids, e->pid.buf, e->pid.len) != NULL;
+		c = devtrack_line(tn ? meta_text(p, tn, &p->line_name) : NULL, streams);
+	}
+	sbuf_reset(&p->line_pid);
+	sbuf_add(&p->line_pid, e->pid.buf, e->pid.len);
+	sbuf_reset(&p->line_tid);
+	sbuf_add(&p->line_tid, e->tid.buf, e->tid.len);
+	p->line_class = c;
+	p->line_valid = 1;
+	return c;
+}
+
 /* M events: process and thread names, process labels and sort order, each
  * kept under its process's or thread's key.  Those of processes and
  * threads without events so far are kept up to META_UNUSED_MAX of a kind,
@@ -487,10 +559,13 @@ static void metadata(struct cp *p, const struct event *e)
 		meta_key(p, &e->pid, tid);
 		ent = strmap_put(m, p->scratch.buf, p->scratch.len, 0, NULL);
 	}
-	if (m == &p->proc_sort)
+	if (m == &p->proc_sort) {
 		ent->value = e->sort_index;
-	else
-		meta_set(p, ent, v);
+		return;
+	}
+	meta_set(p, ent, v);
+	if (m == &p->proc_names || m == &p->thread_names)
+		device_names(p, e, m == &p->thread_names);
 }
 
 /* A flow id as a number: decimal, 0x-hex, or any other string hashed. */
@@ -514,6 +589,7 @@ static int complete_event(struct cp *p, const struct event *e, struct nest_span 
 		s.dur = 0;
 	}
 	s.track = track_of(p, &e->pid, &e->tid, device, 0);
+	p->tracks[s.track].looks |= p->cat_looks;
 	s.flags = flat ? NEST_FLAT : 0;
 	s.role = device && !flat ? NEST_DEVICE : NEST_SPAN;
 	if (s.kind == PHASE_RUNTIME && e->has_corr)
@@ -585,6 +661,7 @@ int chrome_finish_event(struct cp *p)
 		return complete_event(p, e, s, device, flat);
 	case 'B': {
 		uint32_t t = track_of(p, &e->pid, &e->tid, device, 0);
+		p->tracks[t].looks |= p->cat_looks;
 		seen_at(p, t, ts);
 		char key[24];
 		int kn = snprintf(key, sizeof(key), "%u", t);
@@ -849,7 +926,9 @@ static void track_name(struct cp *p, const struct track *t, struct sbuf *name)
 		sbuf_adds(name, t->tid);
 	else
 		kind_and_id(name, "thread", t->tid);
-	if (t->device == TRACK_ANNOTATIONS) {
+	/* a stream's annotations are named after it; XLA's rows ("XLA Ops")
+	 * keep their own name */
+	if (t->device == TRACK_ANNOTATIONS && (!tn || devtrack_is_stream(name->buf))) {
 		while (name->len && name->buf[name->len - 1] == ' ')
 			name->buf[--name->len] = '\0'; /* Kineto's "stream 7 " */
 		sbuf_adds(name, " annotations");
@@ -903,6 +982,39 @@ static int make_tracks(struct cp *p, struct scaffold *sc, int rank, const char *
 	return 0;
 }
 
+/* A trace with no device work whose tracks are named or categorised like
+ * a device's (a device plane, a stream, a kernel category): each such
+ * host track with records is counted, the first one's names the example. */
+static void note_devices(struct cp *p, const struct scaffold *sc)
+{
+	for (size_t i = 0; i < p->ntracks; i++)
+		if (p->tracks[i].device == TRACK_STREAM && sc->nt[i].spans)
+			return;
+	struct sbuf pn = SBUF_INIT, tn = SBUF_INIT;
+	sbuf_init(&pn);
+	sbuf_init(&tn);
+	for (size_t i = 0; i < p->ntracks; i++) {
+		const struct track *t = &p->tracks[i];
+		if (t->device != TRACK_HOST || t->async || !sc->nt[i].used)
+			continue;
+		int64_t pv = lookup_id(p, &p->proc_names, t->pid, NULL);
+		int64_t tv = lookup_id(p, &p->thread_names, t->pid, t->tid);
+		sbuf_reset(&pn);
+		sbuf_reset(&tn);
+		if (pv)
+			meta_text(p, pv, &pn);
+		if (tv)
+			meta_text(p, tv, &tn);
+		if (!t->looks && devtrack_process(pn.buf) == DEVTRACK_HOST &&
+		    !devtrack_is_stream(tn.buf))
+			continue;
+		chrome_note_once(p, D_NO_DEVICE_WORK, "pid %s '%s' tid %s '%s'%s", t->pid, pn.buf,
+				 t->tid, tn.buf, t->looks ? ", a device category" : "");
+	}
+	sbuf_release(&pn);
+	sbuf_release(&tn);
+}
+
 /* Records what nest_finish repaired and what each track ended up holding. */
 static int note_nest(struct cp *p, struct scaffold *sc, const struct nest_stats *ns)
 {
@@ -921,6 +1033,7 @@ static int note_nest(struct cp *p, struct scaffold *sc, const struct nest_stats 
 		if (!n->used && store_clear_track_node(p->st, n->track_id, p->err) < 0)
 			return -1;
 	}
+	note_devices(p, sc);
 	return 0;
 }
 
@@ -1076,9 +1189,12 @@ static void cp_release(struct cp *p)
 		free(p->meta_text[i]);
 	free(p->meta_text);
 	sbuf_release(&p->meta_value);
+	sbuf_release(&p->line_pid);
+	sbuf_release(&p->line_tid);
+	sbuf_release(&p->line_name);
 	struct strmap *maps[] = {&p->names,	  &p->track_ids, &p->proc_names, &p->thread_names,
 				 &p->proc_labels, &p->proc_sort, &p->track_pids, &p->open_b,
-				 &p->open_async,  &p->metrics};
+				 &p->open_async,  &p->metrics,	 &p->stream_pids};
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		strmap_clear(maps[i]);
 	for (int d = 0; d < D_COUNT; d++)
@@ -1099,6 +1215,9 @@ int chrome_import(struct input *in, struct store *st, const struct import_opts *
 	sbuf_init(&p.scratch);
 	sbuf_init(&p.cut);
 	sbuf_init(&p.meta_value);
+	sbuf_init(&p.line_pid);
+	sbuf_init(&p.line_tid);
+	sbuf_init(&p.line_name);
 	p.in = in;
 	p.st = st;
 	p.opts = o;

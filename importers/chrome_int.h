@@ -69,7 +69,9 @@ struct track;
 	X(UNCLOSED_ARRAY, "the input ends inside the traceEvents array, between events (the"       \
 			  " Trace Event Format allows it): read to its end")                       \
 	X(TRUNCATED, "the input ends inside an event: the events before it kept, that one"         \
-		     " dropped")
+		     " dropped")                                                                   \
+	X(NO_DEVICE_WORK, "tracks named or categorised like a device's, but no device work"        \
+			  " recognised in the trace: their events read as host work")
 
 DIAG_CODES(DIAG_LIST);
 
@@ -109,6 +111,7 @@ struct event {
 	int args_cut;	  /* args went beyond ARGS_MAX */
 	int64_t corr;
 	int has_corr;
+	int corr_xla; /* corr is XLA's args.correlation_id, not Kineto's correlation */
 	struct sbuf arg_name, arg_labels;
 	int64_t sort_index;
 	int has_sort_index;
@@ -122,6 +125,7 @@ struct cat_memo {
 	char cat[32];
 	size_t len;
 	int kind, device, flat;
+	int looks;	/* the category looks like a device's (devtrack_category) */
 	int64_t cat_id; /* interned; 0: not yet */
 };
 
@@ -247,6 +251,15 @@ struct cp {
 	struct open_stack *opens;
 	size_t nopens, opens_alloc;
 	struct strmap metrics; /* pid\x1fname\x1fkey -> metric id */
+	/* device tracks by name (importers/devtrack.h): whether a process
+	 * was named like a device's; the pids with a
+	 * "Stream #" thread; the last pid/tid classified and its class
+	 * (line_valid 0: none) */
+	int device_names;
+	struct strmap stream_pids;
+	struct sbuf line_pid, line_tid, line_name;
+	int line_class, line_valid;
+	int cat_looks; /* the event's category looks like a device's */
 	int64_t source_id;
 	int64_t min_ts, max_ts;
 	int any_ts;

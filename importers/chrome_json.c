@@ -137,7 +137,7 @@ static void event_reset(struct event *e)
 		free(e->series[i].key);
 	e->nseries = 0;
 	e->flow_in = e->flow_out = e->nfields = e->args_cut = 0;
-	e->has_corr = e->has_sort_index = 0;
+	e->has_corr = e->corr_xla = e->has_sort_index = 0;
 }
 
 /* The event field a key names; s need not be NUL-terminated. */
@@ -227,12 +227,19 @@ static void args_scalar(struct cp *p, const char *k, size_t klen, const char *s,
 	struct event *e = &p->ev;
 	int64_t v;
 #define KEY_IS(lit) (klen == sizeof(lit) - 1 && !memcmp(k, lit, sizeof(lit) - 1))
-	if (klen > 11 || klen < 4) {
+	if (klen > 14 || klen < 4) {
 		/* none of the indexed keys */
 	} else if (KEY_IS("correlation")) {
 		if (!text_parse_int64(s, n, &v)) {
 			e->corr = v;
 			e->has_corr = 1;
+			e->corr_xla = 0;
+		}
+	} else if (KEY_IS("correlation_id")) {
+		/* XLA's: a string, on the CUDA call and on the work it launched */
+		if (!e->has_corr && !text_parse_int64(s, n, &v)) {
+			e->corr = v;
+			e->has_corr = e->corr_xla = 1;
 		}
 	} else if (KEY_IS("name") && is_string) {
 		sbuf_reset(&e->arg_name);

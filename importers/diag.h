@@ -18,7 +18,7 @@ struct diag_info {
 };
 
 /* Counts by code and each code's first example, as an import goes. */
-#define DIAG_MAX 32
+#define DIAG_MAX 48
 struct diag_counts {
 	int64_t n[DIAG_MAX];
 	char *example[DIAG_MAX];

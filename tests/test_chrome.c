@@ -1580,6 +1580,162 @@ static void test_accelerator_categories(void **state)
 	assert_complete(f, json);
 }
 
+/* The metadata of an XLA/TensorFlow trace viewer file (as jax.profiler
+ * writes it), then its events. */
+#define XLA_NAMES                                                                                  \
+	"{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"/"                 \
+	"device:GPU:0\"}},"                                                                        \
+	"{\"ph\":\"M\",\"pid\":1,\"tid\":14,\"name\":\"thread_name\",\"args\":{\"name\":"          \
+	"\"Stream #14(Compute)\"}},"                                                               \
+	"{\"ph\":\"M\",\"pid\":1,\"tid\":15,\"name\":\"thread_name\",\"args\":{\"name\":"          \
+	"\"Stream #15(MemcpyH2D)\"}},"                                                             \
+	"{\"ph\":\"M\",\"pid\":1,\"tid\":20,\"name\":\"thread_name\",\"args\":{\"name\":"          \
+	"\"XLA Ops\"}},"                                                                           \
+	"{\"ph\":\"M\",\"pid\":1,\"tid\":21,\"name\":\"thread_name\",\"args\":{\"name\":"          \
+	"\"XLA Modules\"}},"                                                                       \
+	"{\"ph\":\"M\",\"pid\":701,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}},"
+#define XLA_EVENTS                                                                                 \
+	"{\"ph\":\"X\",\"pid\":701,\"tid\":5,\"ts\":0,\"dur\":100,\"name\":\"train\"},"            \
+	"{\"ph\":\"X\",\"pid\":701,\"tid\":5,\"ts\":10,\"dur\":2,\"name\":\"fusion\","             \
+	"\"args\":{\"correlation_id\":\"7\",\"device_id\":\"0\"}},"                                \
+	"{\"ph\":\"X\",\"pid\":701,\"tid\":5,\"ts\":13,\"dur\":1,\"name\":\"MemcpyH2D\","          \
+	"\"args\":{\"correlation_id\":\"8\",\"device_id\":\"0\"}},"                                \
+	"{\"ph\":\"X\",\"pid\":1,\"tid\":14,\"ts\":20,\"dur\":5,\"name\":\"fusion\","              \
+	"\"args\":{\"correlation_id\":\"7\",\"hlo_op\":\"fusion\"}},"                              \
+	"{\"ph\":\"X\",\"pid\":1,\"tid\":14,\"ts\":24,\"dur\":6,\"name\":\"gemm\","                \
+	"\"args\":{\"correlation_id\":\"7\"}},"                                                    \
+	"{\"ph\":\"X\",\"pid\":1,\"tid\":15,\"ts\":40,\"dur\":2,\"name\":\"MemcpyH2D\","           \
+	"\"args\":{\"correlation_id\":\"8\",\"memcpy_details\":\"size:4\"}},"                      \
+	"{\"ph\":\"X\",\"pid\":1,\"tid\":20,\"ts\":20,\"dur\":10,\"name\":\"fusion\"},"            \
+	"{\"ph\":\"X\",\"pid\":1,\"tid\":21,\"ts\":20,\"dur\":22,\"name\":\"jit_f\"}"
+
+/* XLA's device plane: its Stream # threads hold the device work (a copy by
+ * its name), each linked to the host call of its correlation_id (one call
+ * may launch several: a CUDA graph); XLA Ops and XLA Modules repeat that
+ * work by op and module and get lanes of their own, neither the streams'
+ * busy time nor their items.  Stream 14 (us): kernels 20..25 and 24..30:
+ * 2 items, busy 10 of its window 10; stream 15: a copy 40..42. */
+static void test_xla_device_plane(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] = "{\"traceEvents\":[" XLA_NAMES XLA_EVENTS "]}";
+	import_ok(f, "jax.json", json);
+	assert_text(f,
+		    "annotation:XLA Modules:1,annotation:XLA Ops:1,stream:Stream #14(Compute):2,"
+		    "stream:Stream #15(MemcpyH2D):1",
+		    "SELECT group_concat(x, ',') FROM (SELECT kind || ':' || name || ':' || spans"
+		    " AS x FROM tracks WHERE pid = '1' ORDER BY kind, name)");
+	assert_text(f, "10000 10000,2000 2000",
+		    "SELECT group_concat(x, ',') FROM (SELECT (p.dur_ns - p.self_ns) || ' ' ||"
+		    " p.dur_ns AS x FROM tracks t JOIN phases p ON p.id = t.phase_id"
+		    " WHERE t.kind = 'stream' ORDER BY t.name)");
+	/* each under the call that launched it, a runtime call of the host */
+	assert_text(f,
+		    "kernel fusion<runtime fusion,kernel gemm<runtime fusion,"
+		    "memcpy MemcpyH2D<runtime MemcpyH2D",
+		    "SELECT group_concat(x, ',') FROM (SELECT d.kind || ' ' || d.name || '<' ||"
+		    " l.kind || ' ' || l.name AS x FROM phases_v d JOIN phases_v l ON l.id ="
+		    " d.parent_id WHERE d.kind IN ('kernel', 'memcpy') ORDER BY d.start_ns)");
+	assert_text(f, "XLA Modules>gpu_annotation jit_f,XLA Ops>gpu_annotation fusion",
+		    "SELECT group_concat(x, ',') FROM (SELECT t.name || '>' || p.kind || ' ' ||"
+		    " p.name AS x FROM phases_v p JOIN tracks t ON t.phase_id = p.parent_id"
+		    " WHERE t.kind = 'annotation' ORDER BY t.name)");
+	assert_int_equal(diag_count(f, "UNLINKED_DEVICE"), 0);
+	assert_int_equal(diag_count(f, "NO_DEVICE_WORK"), 0);
+	assert_complete(f, json);
+}
+
+/* A TPU's plane has no streams: its XLA Ops line is its work. */
+static void test_tpu_plane(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] =
+	    "{\"traceEvents\":["
+	    "{\"ph\":\"M\",\"pid\":3,\"name\":\"process_name\",\"args\":{\"name\":\"/"
+	    "device:TPU:0\"}},"
+	    "{\"ph\":\"M\",\"pid\":3,\"tid\":1,\"name\":\"thread_name\",\"args\":{\"name\":"
+	    "\"XLA Ops\"}},"
+	    "{\"ph\":\"M\",\"pid\":3,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":"
+	    "\"XLA Modules\"}},"
+	    "{\"ph\":\"X\",\"pid\":3,\"tid\":1,\"ts\":5,\"dur\":3,\"name\":\"convolution.1\"},"
+	    "{\"ph\":\"X\",\"pid\":3,\"tid\":1,\"ts\":9,\"dur\":1,\"name\":\"add.2\"},"
+	    "{\"ph\":\"X\",\"pid\":3,\"tid\":2,\"ts\":5,\"dur\":5,\"name\":\"jit_step\"}]}";
+	import_ok(f, "tpu.json", json);
+	assert_text(f, "annotation:XLA Modules:1,stream:XLA Ops:2",
+		    "SELECT group_concat(x, ',') FROM (SELECT kind || ':' || name || ':' || spans"
+		    " AS x FROM tracks ORDER BY kind, name)");
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'kernel'"), 2);
+	assert_int_equal(diag_count(f, "UNLINKED_DEVICE"), 2);
+	assert_complete(f, json);
+}
+
+/* TensorFlow 1's timeline: a process per stream, one for all streams (a
+ * repeat of them), one of copies, and the host's record of the device's
+ * ops ("/job:..."), category "Op" throughout. */
+static void test_tf1_timeline(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] =
+	    "{\"traceEvents\":["
+	    "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":"
+	    "\"/job:localhost/replica:0/task:0/device:GPU:0 Compute\"}},"
+	    "{\"ph\":\"M\",\"pid\":2,\"name\":\"process_name\",\"args\":{\"name\":"
+	    "\"/device:GPU:0/stream:all Compute\"}},"
+	    "{\"ph\":\"M\",\"pid\":3,\"name\":\"process_name\",\"args\":{\"name\":"
+	    "\"/device:GPU:0/stream:14 Compute\"}},"
+	    "{\"ph\":\"M\",\"pid\":4,\"name\":\"process_name\",\"args\":{\"name\":"
+	    "\"/device:GPU:0/memcpy Compute\"}},"
+	    "{\"ph\":\"X\",\"cat\":\"Op\",\"pid\":1,\"tid\":0,\"ts\":1,\"dur\":2,\"name\":"
+	    "\"MatMul\"},"
+	    "{\"ph\":\"X\",\"cat\":\"Op\",\"pid\":2,\"tid\":0,\"ts\":4,\"dur\":3,\"name\":"
+	    "\"MatMul\"},"
+	    "{\"ph\":\"X\",\"cat\":\"Op\",\"pid\":3,\"tid\":0,\"ts\":4,\"dur\":3,\"name\":"
+	    "\"MatMul\"},"
+	    "{\"ph\":\"X\",\"cat\":\"Op\",\"pid\":4,\"tid\":0,\"ts\":8,\"dur\":1,\"name\":"
+	    "\"MEMCPYHtoD\"}]}";
+	import_ok(f, "tf1.json", json);
+	assert_text(f,
+		    "1:thread:operator,2:annotation:gpu_annotation,3:stream:kernel,4:stream:memcpy",
+		    "SELECT group_concat(x, ',') FROM (SELECT t.pid || ':' || t.kind || ':' ||"
+		    " p.kind AS x FROM phases_v p JOIN tracks t ON t.id = p.track_id"
+		    " WHERE p.name IN ('MatMul', 'MEMCPYHtoD') ORDER BY t.pid)");
+	assert_int_equal(diag_count(f, "NO_DEVICE_WORK"), 0);
+}
+
+/* Names that come after their tracks' events come too late to make them a
+ * device's: with no device work at all, the tracks named like a device's
+ * are counted in NO_DEVICE_WORK, the first one's names its example.
+ * A host thread of no device name is not counted. */
+static void test_device_names_too_late(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] = "{\"traceEvents\":[" XLA_EVENTS "," XLA_NAMES
+				   "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_sort_index\","
+				   "\"args\":{\"sort_index\":1}}]}";
+	import_ok(f, "late.json", json);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM tracks WHERE kind = 'stream'"), 0);
+	assert_int_equal(diag_count(f, "NO_DEVICE_WORK"), 4);
+	assert_text(f, "pid 1 '/device:GPU:0' tid 14 'Stream #14(Compute)'",
+		    "SELECT example FROM diagnostics WHERE code = 'NO_DEVICE_WORK'");
+	assert_complete(f, json);
+}
+
+/* Host runtime calls and no device work (a capture without kernels): the
+ * category alone says the trace expected a device. */
+static void test_device_category_without_work(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] =
+	    "[{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":9,"
+	    "\"tid\":9,\"ts\":5,\"dur\":3,\"args\":{\"correlation\":7}},"
+	    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":9,\"tid\":8,"
+	    "\"ts\":5,\"dur\":3}]";
+	import_ok(f, "nokernels.json", json);
+	assert_int_equal(diag_count(f, "NO_DEVICE_WORK"), 1);
+	assert_text(f, "pid 9 '' tid 9 '', a device category",
+		    "SELECT example FROM diagnostics WHERE code = 'NO_DEVICE_WORK'");
+}
+
 /* An E before its B: a negative duration is read as 0 and counted; extreme
  * times do not overflow. */
 static void test_end_before_begin(void **state)
@@ -2213,6 +2369,11 @@ int main(void)
 	    T(test_lenient_across_reads),
 	    T(test_gpu_annotations_beside_stream),
 	    T(test_accelerator_categories),
+	    T(test_xla_device_plane),
+	    T(test_tpu_plane),
+	    T(test_tf1_timeline),
+	    T(test_device_names_too_late),
+	    T(test_device_category_without_work),
 	    T(test_end_before_begin),
 	    T(test_bind_id_keeps_category),
 	    T(test_empty_rank_adds_nothing),

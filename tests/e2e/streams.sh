@@ -6,7 +6,9 @@
 #
 # For each trace (the H100 capture's train and a DDP rank, two truth-suite
 # captures, and when ../shared/samples is present HTA's NCCL, MTIA and MI250
-# samples), imported alone:
+# samples and the JAX capture, whose device work no category marks: its
+# streams are the threads its metadata names on /device:GPU:0), imported
+# alone:
 #   - `report --format json`: each gpu_streams entry's busy_ns (the union of
 #     the stream's device work) and items, exact to the nanosecond;
 #   - the tree through `query`: the stream node's dur - self (busy again),
@@ -15,8 +17,8 @@
 #   - the same report's gpu_breakdown: per rank, its items plus those left
 #     out are the gpu_streams items, and where nothing was left out each of
 #     its streams' window - idle is that stream's busy_ns;
-#   - MTIA and MI250 (accelerators beyond CUDA): streams and a non-empty
-#     breakdown;
+#   - MTIA and MI250 (accelerators beyond CUDA) and JAX (a framework beyond
+#     Kineto): streams and a non-empty breakdown;
 #   - HTA's rounding (tests/tools/hta_rounding.py): on the H100 train trace
 #     the report's idle share is the exact one, and HTA's rounded figure
 #     differs from it by the amount man/grademl-tui.1 states.
@@ -135,6 +137,7 @@ check truth-straggler-rank1 tests/truth/gpu/data/straggler_rank1.pt.trace.json.g
 check hta-nccl "${HTA}nccl_data.json.gz"
 check hta-mtia "${HTA}mtia_inference_rank_0.json.gz" breakdown
 check hta-mi250 "${HTA}mi250_minitoy_train_ROCm6_2_kineto.json.gz" breakdown
+check jax "$SAMPLES/jax_perfetto_trace.json.gz" breakdown
 
 # HTA's rounding: the report keeps the exact share; HTA's differs by what
 # the man page says (GPU BREAKDOWN: "1.37 percentage points" on this trace).
