@@ -40,6 +40,7 @@
 
 #include "model/analysis/attrib.h"
 #include "model/analysis/attrib_int.h"
+#include "model/analysis/level.h"
 #include "model/store/col.h"
 #include "model/util/nstime.h"
 #include "model/store/ptree.h"
@@ -123,15 +124,8 @@ int attrib_type_of(int kind, int leaf, const struct track *t)
 		return 2;
 	case PHASE_TASK:
 		return 3;
-	case PHASE_STEP:
-	case PHASE_APPLICATION:
-	case PHASE_JOB:
-	case PHASE_STAGE:
-		return leaf ? 4 : -1;
-	case PHASE_SPAN:
-		return leaf && !t->thread ? 4 : -1; /* not Kineto's profiler span */
-	default:
-		return -1;
+	default: /* a part of the workflow with nothing traced beneath it */
+		return leaf && level_of(kind, t->thread) == LEVEL_PART ? 4 : -1;
 	}
 }
 
@@ -744,6 +738,7 @@ static void rows(struct run *r)
 		bottleneck_judge(r, i, x, &v);
 		w->phase_id = p->id[i];
 		w->kind = p->kind[i];
+		w->level = level_of(p->kind[i], p->track[i] >= 0 && r->tracks[p->track[i]].thread);
 		w->dur_ns = ns_dur(p->start[i], p->end[i]);
 		w->mask = x->mask;
 		for (int c = 0; c < 2; c++) {

@@ -7,6 +7,7 @@
 
 #include "model/analysis/attrib.h"
 #include "model/analysis/attrib_int.h"
+#include "model/analysis/level.h"
 #include "model/store/col.h"
 #include "model/util/xalloc.h"
 
@@ -138,11 +139,13 @@ int attrib_read(sqlite3 *db, int64_t phase_id, struct attrib_row *r)
 	sqlite3_stmt *q;
 	int n = 0;
 	memset(r, 0, sizeof(*r));
-	if (sqlite3_prepare_v2(db,
-			       "SELECT a.resource, a.usage, a.busy_ns, a.bneck_ns, p.dur_ns, p.kind"
-			       " FROM attribution a JOIN phases p ON p.id = a.phase_id"
-			       " WHERE a.phase_id = ?1",
-			       -1, &q, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		db,
+		"SELECT a.resource, a.usage, a.busy_ns, a.bneck_ns, p.dur_ns, p.kind,"
+		" " LEVEL_ON_THREAD_SQL("p") " FROM attribution a"
+					     " JOIN phases p ON p.id = a.phase_id"
+					     " WHERE a.phase_id = ?1",
+		-1, &q, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(q, 1, phase_id);
 	while (sqlite3_step(q) == SQLITE_ROW) {
@@ -151,6 +154,7 @@ int attrib_read(sqlite3 *db, int64_t phase_id, struct attrib_row *r)
 		r->phase_id = phase_id;
 		r->dur_ns = col_int(q, 4);
 		r->kind = col_int32(q, 5);
+		r->level = level_of(r->kind, col_int32(q, 6));
 		n++;
 	}
 	sqlite3_finalize(q);
@@ -197,9 +201,10 @@ int attrib_load(sqlite3 *db, struct attribution *a, char **err)
 	memset(a, 0, sizeof(*a));
 	if (sqlite3_prepare_v2(
 		db,
-		"SELECT a.phase_id, a.resource, a.usage, a.busy_ns, a.bneck_ns, p.dur_ns, p.kind"
-		" FROM attribution a JOIN phases p ON p.id = a.phase_id"
-		" ORDER BY a.phase_id",
+		"SELECT a.phase_id, a.resource, a.usage, a.busy_ns, a.bneck_ns, p.dur_ns, p.kind,"
+		" " LEVEL_ON_THREAD_SQL(
+		    "p") " FROM attribution a JOIN phases p ON p.id = a.phase_id"
+			 " ORDER BY a.phase_id",
 		-1, &q, NULL) != SQLITE_OK)
 		goto fail;
 	while (sqlite3_step(q) == SQLITE_ROW) {
@@ -209,6 +214,7 @@ int attrib_load(sqlite3 *db, struct attribution *a, char **err)
 			memset(&a->rows[a->nrows], 0, sizeof(a->rows[0]));
 			a->rows[a->nrows].phase_id = id;
 			a->rows[a->nrows].kind = col_int32(q, 6);
+			a->rows[a->nrows].level = level_of(col_int32(q, 6), col_int32(q, 7));
 			a->rows[a->nrows++].dur_ns = col_int(q, 5);
 		}
 		fill(&a->rows[a->nrows - 1], col_text(q, 1), col_int(q, 3), col_int(q, 4),
