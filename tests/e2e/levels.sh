@@ -14,7 +14,10 @@
 #   - a summary without rows says why, on standard error and in the
 #     explorer's status line: no ranks at or above a span, the ranks held
 #     by the parts beneath the root span, no operators beneath a span
-#     with nothing traced under it.
+#     with nothing traced under it;
+#   - the same windows as a manifest's steps nested two deep
+#     (nested.jsonl): each step at each depth its Resources entry, and a
+#     summary at a nested step says why it has no rows.
 # Prints "ok - NAME" / "not ok - NAME (why)" / "skip - NAME (why)", then the
 # summary; exits 1 when any check failed.  Needs python3.
 set -uo pipefail
@@ -85,7 +88,7 @@ done <<<"$got"
 # WANT_ROWS rows and a standard error matching STDERR_GLOB ('' empty)
 summ() {
 	local name=$1 rows=$2 glob=$3 what=$4 path=$5 n
-	if ! "$BIN" summary "$DB" "$what" "$path" --format csv >"$TMP/s.csv" 2>"$TMP/s.err"; then
+	if ! "$BIN" summary "${DB}" "$what" "$path" --format csv >"$TMP/s.csv" 2>"$TMP/s.err"; then
 		not_ok "$name" "exit $?: $(head -c 200 "$TMP/s.err")"
 		return
 	fi
@@ -119,6 +122,26 @@ summ "summary ops at a span with nothing traced: it says so" 0 \
 summ "summary kernels at the span with CPU ranks: none among its phases" 0 \
 	'*no device work (kernels, copies, sets) among the * phases beneath it*' kernels \
 	"$W/pipeline/thread"
+# ---- the same at a manifest's steps nested two deep ----
+NDB=$TMP/nested.db
+if "$BIN" import -o "$NDB" --workflow levels "$CPU/nested.jsonl" 2>"$TMP/err" &&
+	"$BIN" import -o "$NDB" "$CPU/sadf.json.gz" 2>>"$TMP/err" &&
+	"$BIN" report "$NDB" >"$TMP/nested.txt" 2>>"$TMP/err"; then
+	for s in pipeline pipeline/busy pipeline/busy/cores pipeline/busy/thread pipeline/wait \
+		pipeline/wait/disk pipeline/wait/sleep; do
+		if grep -A3 "^  $W/$s\$" "$TMP/nested.txt" | grep -q '^      bound by '; then
+			ok "report: nested step $s has its Resources entry with what bounds it"
+		else
+			not_ok "report: nested step $s has its Resources entry"
+		fi
+	done
+	DB=$NDB summ "summary api at a nested step with nothing traced: it says so" 0 \
+		'*no runtime calls: a part of the workflow with nothing traced beneath it*' api \
+		"$W/pipeline/wait/disk"
+else
+	not_ok "nested steps: import and report" "$(head -c 300 "$TMP/err")"
+fi
+
 printf '%s\n' "type :goto $W/pipeline/cores" Enter "type :ranks" Enter >"$TMP/ranks.keys"
 if "$BIN" --keys "$TMP/ranks.keys" --dump "$TMP/ranks.txt" --size 120x24 "$DB" 2>"$TMP/err" &&
 	grep -q '0 names in .*: no ranks at or above it' "$TMP/ranks.txt"; then
