@@ -325,9 +325,11 @@ static void test_ranks(void **state)
 	struct aggr_rank *r;
 	size_t n;
 	int64_t got;
+	char *why = NULL;
 	/* from a kernel of rank 0, up to its step */
-	assert_int_equal(aggr_ranks(model_store(m), k, &got, &r, &n, &err), 0);
+	assert_int_equal(aggr_ranks(model_store(m), k, &got, &r, &n, &why, &err), 0);
 	assert_int_equal(got, step);
+	assert_null(why);
 	assert_int_equal(n, 2);
 	assert_string_equal(r[0].name, "rank 0");
 	assert_string_equal(r[1].name, "rank 1");
@@ -344,10 +346,13 @@ static void test_ranks(void **state)
 	assert_false(r[0].straggler);
 	assert_true(r[1].straggler);
 	aggr_ranks_release(r, n);
-	/* the workflow is above every step */
-	assert_int_equal(aggr_ranks(model_store(m), wf, &got, &r, &n, &err), -1);
-	assert_non_null(strstr(err, "select a step"));
-	free(err);
+	/* the workflow is above every step: no rows, and why */
+	assert_int_equal(aggr_ranks(model_store(m), wf, &got, &r, &n, &why, &err), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(got, 0);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "the parts beneath it hold theirs"));
+	free(why);
 	model_free(m);
 }
 
@@ -368,9 +373,13 @@ static void test_ranks_none(void **state)
 	struct aggr_rank *r = NULL;
 	size_t n = 1;
 	int64_t got;
-	assert_int_equal(aggr_ranks(model_store(m), step, &got, &r, &n, &err), 0);
-	assert_int_equal(got, step);
+	char *why = NULL;
+	assert_int_equal(aggr_ranks(model_store(m), step, &got, &r, &n, &why, &err), 0);
+	assert_int_equal(got, 0);
 	assert_int_equal(n, 0);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "no ranks at or above it"));
+	free(why);
 	aggr_ranks_release(r, n);
 	model_free(m);
 }

@@ -770,14 +770,18 @@ static int cmd_summary(int argc, char **argv)
 	int64_t root = 0;
 	int rc = model_open_at(argv[optind], argc - optind == 3 ? argv[optind + 2] : NULL, &m,
 			       &root, &err);
+	char *why = NULL;
 	if (rc == 0)
-		rc = summ_table(model_store(m), root, kind, &r, &err);
+		rc = summ_table(model_store(m), root, kind, &r, &why, &err);
 	if (rc == 0) {
 		const struct query_print_hooks hooks = {.sanitize = format_sanitize,
 							.width = format_width};
 		rc = query_print(stdout, &r, fmt, &hooks, isatty(STDOUT_FILENO), &err);
 		query_result_release(&r);
 	}
+	if (rc == 0 && why) /* the table is empty: say why, beside it */
+		fprintf(stderr, "grademl-tui summary: %s\n", why);
+	free(why);
 	model_free(m);
 	return rc < 0 ? fail(err) : 0;
 }

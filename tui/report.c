@@ -11,6 +11,7 @@
 
 #include "model/analysis/analyze.h"
 #include "model/analysis/attach.h"
+#include "model/analysis/level.h"
 #include "model/view/model.h"
 #include "model/store/store.h"
 #include "model/analysis/summary.h"
@@ -225,12 +226,11 @@ static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 	}
 }
 
-/* The rows the report shows of the attribution: workflows, steps, ranks
- * and Spark applications and stages. */
+/* The rows the report shows of the attribution: the workflow and its parts
+ * at every depth (model/analysis/level.h). */
 static int attr_shown(const struct attrib_row *r)
 {
-	return r->kind == PHASE_WORKFLOW || r->kind == PHASE_STEP || r->kind == PHASE_RANK ||
-	       r->kind == PHASE_APPLICATION || r->kind == PHASE_STAGE;
+	return r->level == LEVEL_WORKFLOW || r->level == LEVEL_PART;
 }
 
 /* What was measured of phase id's host and device over its window: the

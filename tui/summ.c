@@ -72,12 +72,13 @@ static const char *type_word(int type)
 	return type >= 0 && type < GPUBREAK_NTYPES ? w[type] : "?";
 }
 
-static int rank_table(struct store *st, int64_t root_id, struct query_result *r, char **err)
+static int rank_table(struct store *st, int64_t root_id, struct query_result *r, char **why,
+		      char **err)
 {
 	struct aggr_rank *x;
 	size_t n;
 	int64_t step;
-	if (aggr_ranks(st, root_id, &step, &x, &n, err) < 0)
+	if (aggr_ranks(st, root_id, &step, &x, &n, why, err) < 0)
 		return -1;
 	query_result_init(r, rank_cols, sizeof(rank_cols) / sizeof(*rank_cols), n);
 	for (size_t i = 0; i < n; i++) {
@@ -102,10 +103,12 @@ static int rank_table(struct store *st, int64_t root_id, struct query_result *r,
 	return 0;
 }
 
-int summ_table(struct store *st, int64_t root_id, int kind, struct query_result *r, char **err)
+int summ_table(struct store *st, int64_t root_id, int kind, struct query_result *r, char **why,
+	       char **err)
 {
+	*why = NULL;
 	if (kind == SUMM_RANKS)
-		return rank_table(st, root_id, r, err);
+		return rank_table(st, root_id, r, why, err);
 	static const enum aggr_what what[SUMM_NKINDS] = {AGGR_KERNELS, AGGR_OPS, AGGR_API};
 	static const struct query_column *const cols[SUMM_NKINDS] = {kernel_cols, op_cols,
 								     api_cols};
@@ -155,6 +158,8 @@ int summ_table(struct store *st, int64_t root_id, int kind, struct query_result 
 		}
 		set_int(v, x->first_id);
 	}
+	*why = a.why;
+	a.why = NULL;
 	aggr_release(&a);
 	return 0;
 }
@@ -180,7 +185,8 @@ void summ_open(struct app *a, int kind, const char *path)
 	}
 	struct query_result r;
 	int64_t t0 = app_now_ns();
-	int rc = summ_table(model_store(a->m), n->id, kind, &r, &err);
+	char *why = NULL;
+	int rc = summ_table(model_store(a->m), n->id, kind, &r, &why, &err);
 	int64_t took = app_now_ns() - t0;
 	if (rc < 0) {
 		app_error(a, rc, err);
@@ -197,6 +203,7 @@ void summ_open(struct app *a, int kind, const char *path)
 		a->rv.callers_device = kind == SUMM_KERNELS;
 	}
 	char d[32];
-	app_message(a, 0, "%zu name%s in %s", rows, rows == 1 ? "" : "s",
-		    format_duration(d, sizeof(d), took));
+	app_message(a, 0, "%zu name%s in %s%s%s", rows, rows == 1 ? "" : "s",
+		    format_duration(d, sizeof(d), took), why ? ": " : "", why ? why : "");
+	free(why);
 }

@@ -18,9 +18,11 @@ enum summ_kind { SUMM_KERNELS, SUMM_OPS, SUMM_API, SUMM_RANKS, SUMM_NKINDS };
 int summ_parse(const char *name);
 const char *summ_name(int kind);
 /* The summary of root_id's subtree (0: the whole file; SUMM_RANKS: the
- * ranks of the step it is or lies in) as a result, its first phase column
- * each row's first instance (SUMM_RANKS: the rank).  0, or -1 (PTREE_LOOP: a
- * parent cycle) with *err. */
-int summ_table(struct store *st, int64_t root_id, int kind, struct query_result *r, char **err);
+ * ranks of the nearest phase, it or one above, that holds ranks) as a
+ * result, its first phase column each row's first instance (SUMM_RANKS:
+ * the rank).  Without rows, *why says why (one line, the caller frees it;
+ * else NULL).  0, or -1 (PTREE_LOOP: a parent cycle) with *err. */
+int summ_table(struct store *st, int64_t root_id, int kind, struct query_result *r, char **why,
+	       char **err);
 
 #endif

@@ -14,6 +14,7 @@
 #include "model/analysis/analyze.h"
 #include "model/analysis/gpubreak.h"
 #include "model/analysis/gpucache.h"
+#include "model/analysis/level.h"
 #include "model/store/col.h"
 #include "model/util/idmap.h"
 #include "model/view/model.h"
@@ -372,7 +373,23 @@ void aggr_release(struct aggr *a)
 	for (size_t i = 0; i < a->nrows; i++)
 		free(a->rows[i].name);
 	free(a->rows);
+	free(a->why);
 	memset(a, 0, sizeof(*a));
+}
+
+/* Why the subtree of root_id (phases phases, itself included) has nothing
+ * to summarise as what. */
+static char *why_none(struct store *st, int64_t root_id, enum aggr_what what, int64_t phases)
+{
+	static const char *const words[] = {"device work (kernels, copies, sets)", "operators",
+					    "runtime calls"};
+	const char *w = words[what];
+	if (phases > 1)
+		return xasprintf("no %s among the %lld phases beneath it", w,
+				 (long long)(phases - 1));
+	if (root_id && level_of_phase(store_db(st), root_id, NULL) == LEVEL_PART)
+		return xasprintf("no %s: a part of the workflow with nothing traced beneath it", w);
+	return xasprintf("no %s: nothing beneath it", w);
 }
 
 int aggr_compute(struct store *st, int64_t root_id, enum aggr_what what, struct aggr *a, char **err)
@@ -398,6 +415,8 @@ int aggr_compute(struct store *st, int64_t root_id, enum aggr_what what, struct 
 	a->rows = xcalloc(w.ng ? w.ng : 1, sizeof(*a->rows));
 	a->nrows = w.ng;
 	a->phases = w.n;
+	if (!w.ng)
+		a->why = why_none(st, root_id, what, (int64_t)w.n);
 	a->median_cut = w.median_cut;
 	for (size_t i = 0; i < w.ng; i++) {
 		struct group *g = &w.g[i];
@@ -440,30 +459,77 @@ void aggr_ranks_release(struct aggr_rank *r, size_t n)
 	free(r);
 }
 
-/* The step phase_id is or lies in: 1 with *step, 0 when none, -1. */
-static int step_of(struct store *st, int64_t id, int64_t *step, char **err)
+/* The nearest phase, id or one above it, with ranks as its children: 1
+ * with *at, 0 when none, -1.  Ranks hang under the workflow's levels
+ * (level.h), so only those are asked for children: a thread's million
+ * operators are never scanned. */
+static int ranks_above(struct store *st, int64_t id, int64_t *at, char **err)
 {
-	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(store_db(st), "SELECT parent_id, kind FROM phases WHERE id = ?1", -1,
-			       &q, NULL) != SQLITE_OK)
-		return db_fail(st, err);
-	int found = 0;
+	static const char up_sql[] =
+	    "SELECT parent_id, kind, " LEVEL_ON_THREAD_SQL("p") " FROM phases p WHERE p.id = ?1";
+	static const char has_sql[] =
+	    "SELECT EXISTS (SELECT 1 FROM phases WHERE parent_id = ?1 AND kind = ?2)";
+	sqlite3_stmt *q = NULL, *has = NULL;
+	int found = -1;
+	if (sqlite3_prepare_v2(store_db(st), up_sql, -1, &q, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(store_db(st), has_sql, -1, &has, NULL) != SQLITE_OK) {
+		db_fail(st, err);
+		goto out;
+	}
+	sqlite3_bind_int(has, 2, PHASE_RANK);
+	found = 0;
 	/* a bound on the climb: a parent cycle must not hang it */
-	for (int up = 0; up < 1 << 16 && !found; up++) {
+	for (int up = 0; up < 1 << 16; up++) {
 		sqlite3_reset(q);
 		sqlite3_bind_int64(q, 1, id);
 		if (sqlite3_step(q) != SQLITE_ROW)
 			break;
-		if (col_int32(q, 1) == PHASE_STEP) {
-			*step = id;
-			found = 1;
-		} else if (col_null(q, 0)) {
-			break;
+		int level = level_of(col_int32(q, 1), col_int32(q, 2));
+		if (level == LEVEL_PART || level == LEVEL_WORKFLOW) {
+			sqlite3_reset(has);
+			sqlite3_bind_int64(has, 1, id);
+			if (sqlite3_step(has) == SQLITE_ROW && col_int32(has, 0)) {
+				*at = id;
+				found = 1;
+				break;
+			}
 		}
+		if (col_null(q, 0))
+			break;
 		id = col_int(q, 0);
 	}
+out:
 	sqlite3_finalize(q);
+	sqlite3_finalize(has);
 	return found;
+}
+
+/* Why phase id has no ranks at or above it: its parts hold them, or none
+ * does.  NULL on a read error (*err). */
+static char *why_no_ranks(struct store *st, int64_t id, char **err)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(
+		store_db(st),
+		"WITH RECURSIVE sub(id) AS (SELECT ?1 UNION SELECT c.id FROM phases c"
+		" JOIN sub ON c.parent_id = sub.id WHERE c.kind NOT IN (?2, ?3, ?4, ?5))"
+		" SELECT EXISTS (SELECT 1 FROM phases r JOIN sub ON r.parent_id = sub.id"
+		" WHERE r.kind = ?2)",
+		-1, &q, NULL) != SQLITE_OK) {
+		db_fail(st, err);
+		return NULL;
+	}
+	sqlite3_bind_int64(q, 1, id);
+	sqlite3_bind_int(q, 2, PHASE_RANK);
+	/* ranks hang under parts of the workflow, never in a track */
+	sqlite3_bind_int(q, 3, PHASE_PROCESS);
+	sqlite3_bind_int(q, 4, PHASE_THREAD);
+	sqlite3_bind_int(q, 5, PHASE_STREAM);
+	int below = sqlite3_step(q) == SQLITE_ROW && col_int32(q, 0);
+	sqlite3_finalize(q);
+	return xstrdup(
+	    below ? "no ranks at its level: the parts beneath it hold theirs; select one"
+		  : "no ranks at or above it (a rank is one process of a distributed trace)");
 }
 
 static long rank_number(const char *name)
@@ -498,7 +564,7 @@ static const struct gpubreak_rank *breakdown_of(const struct gpubreak *g, const 
 }
 
 int aggr_ranks(struct store *st, int64_t phase_id, int64_t *step, struct aggr_rank **out, size_t *n,
-	       char **err)
+	       char **why, char **err)
 {
 	struct gpubreak g = {0};
 	struct imbalance *imb = NULL;
@@ -508,11 +574,12 @@ int aggr_ranks(struct store *st, int64_t phase_id, int64_t *step, struct aggr_ra
 	struct sbuf name = SBUF_INIT;
 	*out = NULL;
 	*n = 0;
-	int rc = step_of(st, phase_id, step, err);
+	*step = 0;
+	*why = NULL;
+	int rc = ranks_above(st, phase_id, step, err);
 	if (rc <= 0) {
-		if (!rc)
-			*err = xstrdup("ranks: select a step, or a phase in one");
-		rc = -1;
+		if (!rc && !(*why = why_no_ranks(st, phase_id, err)))
+			rc = -1;
 		goto out;
 	}
 	rc = -1;

@@ -3,8 +3,9 @@
  * work (`nsys stats`' cuda_gpu_kern_sum, with HTA's kernel types and a
  * copy's bytes), operators (host total, self, and the device time of the
  * work they launched, as TensorBoard's operator view) and runtime calls.
- * And one row per rank of a step.  The explorer's :kernels, :ops, :api
- * and :ranks and `grademl-tui summary` show them (tui/summ.c).
+ * And one row per rank of the part of the workflow that holds ranks.  A
+ * summary without rows says why (struct aggr's why, aggr_ranks' *why).  The explorer's :kernels,
+ * :ops, :api and :ranks and `grademl-tui summary` show them (tui/summ.c).
  *
  * The subtree is read in one pass over the phases table in id order from
  * the root (ids are reserved when a span opens, so a parent's id is below
@@ -52,6 +53,7 @@ struct aggr {
 	int64_t total_ns; /* the rows' totals added up (what shares are of) */
 	int64_t phases;	  /* phases in the subtree */
 	int median_cut;	  /* more than AGGR_MEDIAN_MAX items: no medians */
+	char *why;	  /* no rows: why, one line (names no phase), else NULL */
 };
 
 /* Summarises the subtree of phase root_id (0: every phase).  0, or -1 (PTREE_LOOP for a
@@ -77,10 +79,14 @@ struct aggr_rank {
 			       they do not meet) */
 };
 
-/* The ranks of the step that phase_id is or lies in, in rank order; *step
- * gets the step's id.  0, or -1 with *err (no step above phase_id). */
+/* The ranks beneath the nearest phase, phase_id or one above it, that has
+ * ranks as children (a step, a span, a nested step: whatever level holds
+ * them; model/analysis/level.h), in rank order; *step gets that phase's id.
+ * Where none has, no rows, *step 0 and *why says why (one line, naming no
+ * phase: the caller frees it; NULL when there are rows).  0, or -1 with
+ * *err. */
 int aggr_ranks(struct store *st, int64_t phase_id, int64_t *step, struct aggr_rank **out, size_t *n,
-	       char **err);
+	       char **why, char **err);
 void aggr_ranks_release(struct aggr_rank *r, size_t n);
 
 #endif

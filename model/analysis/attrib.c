@@ -27,6 +27,10 @@
  *      in the classes its work ran in (model/analysis/bottleneck.c), into
  *      its row beside what it used.
  *
+ * Step 1 is attrib_load.c, the fit and upsampling of step 3 attrib_fit.c,
+ * step 5 bottleneck.c; the cache in trace.db is attrib_cache.c and the
+ * user's demand rules attrib_rules.c (attrib_int.h: what they share).
+ *
  * Memory: 26 bytes per phase, 4 per phase of work, the kept rows, and per
  * class about 70 bytes per boundary of its judged metrics' samples.
  */
@@ -34,27 +38,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/analysis/attach.h"
 #include "model/analysis/attrib.h"
 #include "model/analysis/attrib_int.h"
-#include "model/analysis/nnls.h"
+#include "model/analysis/level.h"
 #include "model/store/col.h"
 #include "model/util/nstime.h"
 #include "model/store/ptree.h"
-#include "model/store/sample.h"
 #include "model/util/spans.h"
 #include "model/store/store.h"
 #include "model/util/xalloc.h"
-
-#define INF INT64_MAX
-
-/* Times (model/util/nstime.h): the sweeps keep INF for "no more events", so
- * every time read from trace.db is held below it (work that ends at the
- * last nanosecond of int64 time loses that nanosecond). */
-static int64_t time_of(int64_t t)
-{
-	return t < INF ? t : INF - 1;
-}
 
 static const struct {
 	const char *name;
@@ -64,14 +56,6 @@ static const struct {
     ATTRIB_RES_LIST(X)
 #undef X
 };
-
-/* The cache's rows that are no resource: the time with data and the
- * software-bound part of it; the host and the device work time; the time
- * a trace's device work measures the GPU and the part of it when some ran. */
-#define CACHE_SOFTWARE "software"
-#define CACHE_WORK     "work"
-#define CACHE_DEVWORK  "devwork"
-#define CACHE_COVER    "cover"
 
 const char *attrib_res_name(int res)
 {
@@ -95,29 +79,10 @@ int attrib_res_device(int res)
 	return res >= 0 && res < ATTRIB_NRES ? res_info[res].device : 0;
 }
 
-static const char *const type_names[2][NTYPES] = {
+const char *const attrib_type_names[2][NTYPES] = {
     {"operator", "runtime", "annotation", "task", "other"},
     {"kernel", "memcpy", "memset", NULL, NULL},
 };
-
-struct track {
-	int64_t id;
-	const char *host;	     /* interned in hosts[], NULL unknown */
-	int device;		     /* -1: host side */
-	int nest;		     /* phases nest by time (a CPU thread) */
-	int thread;		     /* a thread's track, not a host's */
-	int cls;		     /* class index, -1 none */
-	int stream;		     /* a device track: written after the source's host tracks */
-	int work;		     /* a stream of device work (not its annotations) */
-	int64_t source, spans, node; /* its source, phases and node phase (0 none) */
-	int32_t nodeix;		     /* a stream's: its node phase's index, or -1 */
-	int64_t w0, w1;		     /* its node's window; w1 <= w0 when none */
-	int64_t busy_end;	     /* sweep two: the latest end of its segments so far */
-};
-
-/* The id of a GPU's measurement made of its device work alone (no GPU
- * utilization series beside it): never saved, its demands never fitted. */
-#define DEVWORK_ID 0
 
 /* A lane: phase indexes, by start then longest first. */
 struct lane {
@@ -134,7 +99,7 @@ struct lane {
 	double snap[ATTRIB_NRES];
 };
 
-static int fail(struct run *r, const char *what)
+int attrib_fail(struct run *r, const char *what)
 {
 	*r->err = xasprintf("%s: cannot read %s: %s", r->path, what, sqlite3_errmsg(r->db));
 	return -1;
@@ -142,7 +107,7 @@ static int fail(struct run *r, const char *what)
 
 /* The phase type of a phase of the given kind on a track, or -1 when it is
  * no work of its own (a container, or GPU annotations over kernels). */
-static int type_of(int kind, int leaf, const struct track *t)
+int attrib_type_of(int kind, int leaf, const struct track *t)
 {
 	if (t->device >= 0)
 		return kind == PHASE_KERNEL   ? 0
@@ -159,524 +124,9 @@ static int type_of(int kind, int leaf, const struct track *t)
 		return 2;
 	case PHASE_TASK:
 		return 3;
-	case PHASE_STEP:
-	case PHASE_APPLICATION:
-	case PHASE_JOB:
-	case PHASE_STAGE:
-		return leaf ? 4 : -1;
-	case PHASE_SPAN:
-		return leaf && !t->thread ? 4 : -1; /* not Kineto's profiler span */
-	default:
-		return -1;
+	default: /* a part of the workflow with nothing traced beneath it */
+		return leaf && level_of(kind, t->thread) == LEVEL_PART ? 4 : -1;
 	}
-}
-
-static const char *intern_host(struct run *r, const char *s)
-{
-	if (!s)
-		return NULL;
-	for (size_t i = 0; i < r->nhosts; i++)
-		if (!strcmp(r->hosts[i], s))
-			return r->hosts[i];
-	r->hosts = xrealloc(r->hosts, (r->nhosts + 1) * sizeof(*r->hosts));
-	return r->hosts[r->nhosts++] = xstrdup(s);
-}
-
-static int load_tracks(struct run *r)
-{
-	sqlite3_stmt *q;
-	size_t alloc = 0;
-	if (sqlite3_prepare_v2(r->db,
-			       "SELECT id, kind, host, " TRACK_DEVICE_SQL
-			       ", coalesce(source_id, 0), spans, coalesce(phase_id, 0),"
-			       " (SELECT p.start_ns FROM phases p WHERE p.id = tracks.phase_id),"
-			       " (SELECT p.dur_ns FROM phases p WHERE p.id = tracks.phase_id)"
-			       " FROM tracks ORDER BY id",
-			       -1, &q, NULL) != SQLITE_OK)
-		return fail(r, "tracks");
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		XGROW(r->tracks, r->ntracks + 1, alloc);
-		const char *kind = col_text_or_null(q, 1);
-		struct track *t = &r->tracks[r->ntracks++];
-		t->id = col_int(q, 0);
-		t->host = intern_host(r, col_text_or_null(q, 2));
-		t->device = col_int32(q, 3);
-		t->thread = kind && !strcmp(kind, "thread");
-		t->nest = t->thread || (kind && !strcmp(kind, "host"));
-		t->cls = -1;
-		t->stream = kind && (!strcmp(kind, "stream") || !strcmp(kind, "annotation"));
-		t->work = kind && !strcmp(kind, "stream");
-		t->source = col_int(q, 4);
-		t->spans = col_count(q, 5);
-		t->node = col_int(q, 6);
-		t->w0 = t->w1 = 0;
-		t->nodeix = -1;
-		if (t->spans > 0 && !col_null(q, 7)) {
-			t->w0 = time_of(col_int(q, 7));
-			t->w1 = time_of(ns_end(t->w0, col_int(q, 8)));
-		}
-		if (!t->nest && t->device < 0 && !(kind && !strcmp(kind, "executor")))
-			t->device = -2; /* async or counter tracks: no work */
-	}
-	sqlite3_finalize(q);
-	return 0;
-}
-
-size_t attrib_lower_bound(const void *base, size_t n, size_t stride, int64_t key)
-{
-	const char *b = base;
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int64_t k;
-		memcpy(&k, b + mid * stride, sizeof(k));
-		if (k < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static int32_t track_index(const struct run *r, int64_t id)
-{
-	size_t i = attrib_lower_bound(r->tracks, r->ntracks, sizeof(*r->tracks), id);
-	return i < r->ntracks && r->tracks[i].id == id ? (int32_t)i : -1;
-}
-
-static int32_t phase_index(const struct phases *p, int64_t id)
-{
-	if (p->n && id >= p->id[0] && (uint64_t)(id - p->id[0]) < p->n &&
-	    p->id[id - p->id[0]] == id)
-		return (int32_t)(id - p->id[0]);
-	size_t i = attrib_lower_bound(p->id, p->n, sizeof(*p->id), id);
-	return i < p->n && p->id[i] == id ? (int32_t)i : -1;
-}
-
-/* Kept: long enough to say something, or a level of the tree's top. */
-static int kept(int kind, int64_t dur)
-{
-	if (dur <= 0)
-		return 0;
-	/* workflow, step, rank, process, thread, stream */
-	return (kind >= PHASE_WORKFLOW && kind <= PHASE_STREAM) || dur >= ATTRIB_MIN_NS;
-}
-
-static int load_phases(struct run *r)
-{
-	sqlite3_stmt *q;
-	struct phases *p = &r->p;
-	size_t alloc = 0;
-	int64_t *parent_id = NULL;
-	/* sized once: growing arrays of millions copies and faults them in */
-	if (sqlite3_prepare_v2(r->db, "SELECT count(*) FROM phases", -1, &q, NULL) != SQLITE_OK)
-		return fail(r, "phases");
-	if (sqlite3_step(q) == SQLITE_ROW)
-		alloc = (size_t)col_int(q, 0) + 1;
-	sqlite3_finalize(q);
-	p->id = xmalloc_big(alloc * sizeof(*p->id));
-	p->start = xmalloc_big(alloc * sizeof(*p->start));
-	p->end = xmalloc_big(alloc * sizeof(*p->end));
-	p->track = xmalloc_big(alloc * sizeof(*p->track));
-	p->kind = xmalloc(alloc);
-	p->leaf = xmalloc(alloc);
-	parent_id = xmalloc_big(alloc * sizeof(*parent_id));
-	if (sqlite3_prepare_v2(
-		r->db,
-		"SELECT id, coalesce(parent_id, 0), kind, coalesce(track_id, 0), start_ns,"
-		" dur_ns, child_count FROM phases ORDER BY id",
-		-1, &q, NULL) != SQLITE_OK) {
-		free(parent_id);
-		return fail(r, "phases");
-	}
-	while (sqlite3_step(q) == SQLITE_ROW && p->n < alloc) {
-		size_t i = p->n++;
-		p->id[i] = col_int(q, 0);
-		parent_id[i] = col_int(q, 1);
-		p->kind[i] = (uint8_t)col_int32(q, 2);
-		int64_t tid = col_int(q, 3);
-		p->track[i] = tid ? track_index(r, tid) : -1;
-		p->start[i] = time_of(col_int(q, 4));
-		p->end[i] = time_of(ns_end(p->start[i], col_int(q, 5)));
-		p->leaf[i] = col_int(q, 6) == 0;
-	}
-	int rc = sqlite3_errcode(r->db);
-	sqlite3_finalize(q);
-	if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW) {
-		free(parent_id);
-		return fail(r, "phases");
-	}
-	p->parent = xmalloc_big((p->n + 1) * sizeof(*p->parent));
-	p->keep = xmalloc_big((p->n + 1) * sizeof(*p->keep));
-	p->up = xmalloc_big((p->n + 1) * sizeof(*p->up));
-	for (size_t i = 0; i < p->n; i++) {
-		p->parent[i] = parent_id[i] ? phase_index(p, parent_id[i]) : -1;
-		p->keep[i] =
-		    kept(p->kind[i], ns_dur(p->start[i], p->end[i])) ? (int32_t)r->nkeep++ : -1;
-		p->up[i] = -2; /* not yet known */
-	}
-	free(parent_id);
-	int64_t loop = ptree_loop(p->parent, p->n);
-	if (loop >= 0) {
-		*r->err = ptree_loop_error(r->path, p->id[loop]);
-		return PTREE_LOOP;
-	}
-	/* up[]: the nearest kept phase, resolved along the parent chain */
-	for (size_t i = 0; i < p->n; i++) {
-		int32_t x = (int32_t)i, hops = 0;
-		while (x >= 0 && p->up[x] == -2 && p->keep[x] < 0 && hops++ < 1 << 20)
-			x = p->parent[x];
-		int32_t found = x < 0 ? -1 : p->keep[x] >= 0 ? x : p->up[x] == -2 ? -1 : p->up[x];
-		for (int32_t y = (int32_t)i; y >= 0 && p->up[y] == -2;) {
-			int32_t next = p->keep[y] >= 0 ? -1 : p->parent[y];
-			p->up[y] = p->keep[y] >= 0 ? y : found;
-			y = next;
-		}
-	}
-	return 0;
-}
-
-/* The class of metrics a name measures, or -1 when not attributed. */
-static int res_of_metric(const char *resource, const char *name)
-{
-	size_t n = strlen(name);
-#define ENDS(s) (n >= sizeof(s) - 1 && !strcmp(name + n - (sizeof(s) - 1), s))
-	if (!strcmp(name, "cpu.util") && resource && !strcmp(resource, "cpu"))
-		return ATTRIB_CPU;
-	if (!strcmp(name, "utilization.gpu") || !strcmp(name, "DCGM_FI_DEV_GPU_UTIL"))
-		return ATTRIB_GPU;
-	if (!strcmp(name, "utilization.memory") || !strcmp(name, "DCGM_FI_DEV_MEM_COPY_UTIL"))
-		return ATTRIB_GPU_MEM;
-	if (resource && !strncmp(resource, "disk:", 5) && ENDS(".util-percent"))
-		return ATTRIB_DISK;
-	if (resource && !strncmp(resource, "net:", 4) && strcmp(resource, "net:lo") &&
-	    ENDS(".ifutil-percent"))
-		return ATTRIB_NET;
-#undef ENDS
-	return -1;
-}
-
-/* What else a host's bounds are judged on: its CPUs (cpuN.util) and its
- * iowait; -1 for anything else. */
-static int judged_role(const char *resource, const char *name)
-{
-	if (!resource || strncmp(resource, "cpu", 3))
-		return -1;
-	if (!strcmp(resource, "cpu"))
-		return !strcmp(name, "cpu.iowait") ? ROLE_IOWAIT : -1;
-	const char *d = resource + 3;
-	if (!*d || strspn(d, "0123456789") != strlen(d))
-		return -1;
-	size_t n = strlen(resource);
-	return !strncmp(name, resource, n) && !strcmp(name + n, ".util") ? ROLE_CORE : -1;
-}
-
-int attrib_series_bound(const char *resource, const char *name)
-{
-	if (!name)
-		return -1;
-	int res = res_of_metric(resource, name);
-	if (res >= 0)
-		return res;
-	switch (judged_role(resource, name)) {
-	case ROLE_CORE:
-		return ATTRIB_THREAD;
-	case ROLE_IOWAIT:
-		return ATTRIB_IOWAIT;
-	default:
-		return -1;
-	}
-}
-
-static int class_of(struct run *r, const char *host, int device)
-{
-	for (size_t i = 0; i < r->nk; i++)
-		if (r->k[i].host == host && r->k[i].device == device)
-			return (int)i;
-	r->k = xrealloc(r->k, (r->nk + 1) * sizeof(*r->k));
-	r->k[r->nk] = (struct klass){.host = host, .device = device};
-	return (int)r->nk++;
-}
-
-/* m's samples become periods: each sample's value holds until the next
- * sample or its hold, whichever comes first (model/store/sample.h), and a
- * period where none holds follows it (ok 0).  The period of the series is
- * read from its first samples, whatever window was loaded. */
-static int hold_samples(struct run *r, struct metric *m)
-{
-	sqlite3_stmt *q;
-	int64_t first[SAMPLE_PERIOD_N];
-	size_t nf = 0;
-	if (sqlite3_prepare_v2(
-		r->db, "SELECT t_ns FROM samples WHERE metric_id = ?1 ORDER BY t_ns LIMIT ?2", -1,
-		&q, NULL) != SQLITE_OK)
-		return fail(r, "samples");
-	sqlite3_bind_int64(q, 1, m->id);
-	sqlite3_bind_int(q, 2, SAMPLE_PERIOD_N);
-	while (nf < SAMPLE_PERIOD_N && sqlite3_step(q) == SQLITE_ROW)
-		first[nf++] = col_int(q, 0);
-	sqlite3_finalize(q);
-	int64_t period = sample_period(first, nf), hold = sample_hold(period, m->value_kind);
-	size_t n = 0;
-	int64_t *t = xmalloc((2 * m->ns + 1) * sizeof(*t));
-	double *v = xmalloc((2 * m->ns + 1) * sizeof(*v));
-	uint8_t *ok = xmalloc(2 * m->ns + 1);
-	for (size_t i = 0; i < m->ns; i++) {
-		int64_t next = i + 1 < m->ns ? m->t[i + 1] : INT64_MAX;
-		int64_t until = time_of(sample_until(m->t[i], next, period, hold));
-		t[n] = m->t[i], v[n] = m->v[i], ok[n++] = 1;
-		if (until < next)
-			t[n] = until, v[n] = 0, ok[n++] = 0;
-	}
-	free(m->t), free(m->v);
-	m->t = t, m->v = v, m->ok = ok, m->ns = n;
-	return 0;
-}
-
-static int load_samples(struct run *r, struct metric *m)
-{
-	sqlite3_stmt *q;
-	size_t alloc = 0;
-	if (sqlite3_prepare_v2(
-		r->db,
-		"SELECT t_ns, value FROM samples WHERE metric_id = ?1 AND t_ns >="
-		" coalesce((SELECT max(t_ns) FROM samples WHERE metric_id = ?1 AND t_ns <= ?2),"
-		" (SELECT min(t_ns) FROM samples WHERE metric_id = ?1)) AND t_ns <="
-		" coalesce((SELECT min(t_ns) FROM samples WHERE metric_id = ?1 AND t_ns >= ?3),"
-		" (SELECT max(t_ns) FROM samples WHERE metric_id = ?1)) ORDER BY t_ns",
-		-1, &q, NULL) != SQLITE_OK)
-		return fail(r, "samples");
-	sqlite3_bind_int64(q, 1, m->id);
-	sqlite3_bind_int64(q, 2, r->t0);
-	sqlite3_bind_int64(q, 3, r->t1);
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		if (m->ns == alloc) {
-			alloc = alloc ? alloc * 2 : 256;
-			m->t = xrealloc(m->t, alloc * sizeof(*m->t));
-			m->v = xrealloc(m->v, alloc * sizeof(*m->v));
-		}
-		m->t[m->ns] = time_of(col_int(q, 0));
-		double v = col_real(q, 1);
-		m->v[m->ns++] = isfinite(v) && v > 0 ? v : 0;
-	}
-	sqlite3_finalize(q);
-	return hold_samples(r, m);
-}
-
-/* The metrics worth attributing, each in the class of its host (device):
- * only classes that have work get any. */
-static int load_metrics(struct run *r)
-{
-	sqlite3_stmt *q;
-	size_t alloc = 0;
-	for (size_t i = 0; i < r->ntracks; i++) {
-		struct track *t = &r->tracks[i];
-		if (t->device >= -1 && (!r->track_ok || r->track_ok[i]))
-			t->cls = class_of(r, t->host, t->device);
-	}
-	size_t nk_work = r->nk;
-	if (sqlite3_prepare_v2(r->db,
-			       "SELECT id, host, resource, name, capacity, value_kind FROM metrics"
-			       " WHERE capacity > 0 AND value_kind != 'counter' ORDER BY id",
-			       -1, &q, NULL) != SQLITE_OK)
-		return fail(r, "metrics");
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		const char *resource = col_text_or_null(q, 2);
-		const char *name = col_text_or_null(q, 3);
-		int res = res_of_metric(resource, name ? name : ""), role = ROLE_ATTRIB;
-		if (res < 0 && r->judge && (role = judged_role(resource, name ? name : "")) >= 0)
-			res = ATTRIB_CPU;
-		if (res < 0)
-			continue;
-		struct mseries s = {.resource = resource};
-		int device = attrib_res_device(res) ? mseries_device(&s) : -1;
-		if (attrib_res_device(res) && device < 0)
-			continue;
-		const char *host = intern_host(r, col_text_or_null(q, 1));
-		int cls = -1;
-		for (size_t k = 0; k < nk_work; k++)
-			if (r->k[k].host == host && r->k[k].device == device)
-				cls = (int)k;
-		if (cls < 0)
-			continue;
-		XGROW(r->m, r->nm + 1, alloc);
-		r->m[r->nm++] = (struct metric){.id = col_int(q, 0),
-						.res = res,
-						.cls = cls,
-						.role = role,
-						.cap = col_real(q, 4),
-						.value_kind = col_strdup_or_null(q, 5)};
-	}
-	sqlite3_finalize(q);
-	for (size_t i = 0; i < r->nm; i++) {
-		struct klass *k = &r->k[r->m[i].cls];
-		if (r->m[i].role == ROLE_ATTRIB) {
-			k->metrics = xrealloc(k->metrics, (k->nmetrics + 1) * sizeof(*k->metrics));
-			k->metrics[k->nmetrics++] = (int)i;
-		}
-		k->judged = xrealloc(k->judged, (k->njudged + 1) * sizeof(*k->judged));
-		k->judged[k->njudged++] = (int)i;
-		k->ncpu += r->m[i].role == ROLE_CORE;
-		if (load_samples(r, &r->m[i]) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* ---- a GPU's device work as its measurement ----
- *
- * nvidia-smi's utilization.gpu is the share of its sample period in which
- * some kernel ran; a trace's device work measures the same to the
- * nanosecond.  So within the window of a trace that gives a GPU's device
- * work (from the first phase of its tracks to the last: its coverage), the
- * GPU's utilization is its capacity while some device work runs (kernels,
- * copies, sets: device copies are device work) and 0 otherwise; its
- * utilization series take those values there, and hold their own samples
- * only outside; a GPU with no such series gets one of those values alone
- * (DEVWORK_ID). */
-
-/* The coverage of each GPU class: the windows of the sources that give
- * device work on it. */
-static void devwork_cover(struct run *r)
-{
-	for (size_t c = 0; c < r->nk; c++) {
-		struct klass *k = &r->k[c];
-		size_t alloc = 0;
-		for (size_t i = 0; k->device >= 0 && i < r->ntracks; i++) {
-			const struct track *t = &r->tracks[i];
-			if (t->cls != (int)c || !t->work || t->w1 <= t->w0)
-				continue;
-			struct span w = {INF, INT64_MIN};
-			for (size_t j = 0; j < r->ntracks; j++) {
-				const struct track *u = &r->tracks[j];
-				if (u->source != t->source || u->w1 <= u->w0)
-					continue;
-				w.start = u->w0 < w.start ? u->w0 : w.start;
-				w.end = u->w1 > w.end ? u->w1 : w.end;
-			}
-			XGROW(k->cov, k->ncov + 1, alloc);
-			k->cov[k->ncov++] = w;
-		}
-		k->ncov = spans_normalize(k->cov, k->ncov);
-	}
-}
-
-/* Periods over class k's coverage from the union of its device work w[0..n):
- * 1 while some runs, else 0 (OK_TRACED), no value between coverages. */
-static void devwork_periods(const struct klass *k, const struct span *w, size_t n,
-			    struct metric *out)
-{
-	size_t alloc = 2 * (n + k->ncov) + 1, ns = 0, j = 0;
-	out->t = xmalloc(alloc * sizeof(*out->t));
-	out->v = xmalloc(alloc * sizeof(*out->v));
-	out->ok = xmalloc(alloc);
-#define PERIOD(at, val, o) (out->t[ns] = (at), out->v[ns] = (val), out->ok[ns++] = (uint8_t)(o))
-	for (size_t c = 0; c < k->ncov; c++) {
-		int64_t x = k->cov[c].start, b = k->cov[c].end;
-		for (; j < n && w[j].start < b; j++) {
-			int64_t s = w[j].start > x ? w[j].start : x,
-				e = w[j].end < b ? w[j].end : b;
-			if (e <= x)
-				continue;
-			if (s > x)
-				PERIOD(x, 0, OK_HOLDS | OK_TRACED);
-			PERIOD(s, 1, OK_HOLDS | OK_TRACED);
-			x = e;
-			if (w[j].end > b)
-				break; /* it goes on into the next coverage */
-		}
-		if (x < b)
-			PERIOD(x, 0, OK_HOLDS | OK_TRACED);
-		PERIOD(b, 0, 0);
-	}
-#undef PERIOD
-	out->ns = ns;
-}
-
-/* m's periods overlaid with d's where d's are traced, d's values x m's
- * capacity: one boundary per time either has one. */
-static void devwork_overlay(struct metric *m, const struct metric *d)
-{
-	size_t alloc = m->ns + d->ns + 1, n = 0, i = 0, j = 0;
-	int64_t *t = xmalloc(alloc * sizeof(*t));
-	double *v = xmalloc(alloc * sizeof(*v));
-	uint8_t *ok = xmalloc(alloc);
-	while (i < m->ns || j < d->ns) {
-		int64_t x = j == d->ns || (i < m->ns && m->t[i] < d->t[j]) ? m->t[i] : d->t[j];
-		while (i < m->ns && m->t[i] <= x)
-			i++;
-		while (j < d->ns && d->t[j] <= x)
-			j++;
-		/* m's period holding x is i - 1, d's j - 1 (none when 0) */
-		t[n] = x, v[n] = 0, ok[n] = 0;
-		if (j && d->ok[j - 1] & OK_TRACED)
-			v[n] = d->v[j - 1] * m->cap, ok[n] = d->ok[j - 1];
-		else if (i)
-			v[n] = m->v[i - 1], ok[n] = m->ok[i - 1];
-		n++;
-	}
-	free(m->t), free(m->v), free(m->ok);
-	m->t = t, m->v = v, m->ok = ok, m->ns = n;
-}
-
-/* Each covered GPU class's device work, as its utilization (above); the
- * phases are loaded. */
-static void devwork_measure(struct run *r)
-{
-	const struct phases *p = &r->p;
-	size_t *count = xcalloc(r->nk + 1, sizeof(*count)), *at = xcalloc(r->nk + 1, sizeof(*at));
-	int32_t *cls = xmalloc((p->n + 1) * sizeof(*cls));
-	size_t total = 0;
-	for (size_t i = 0; i < p->n; i++) {
-		int32_t t = p->track[i];
-		cls[i] = -1;
-		if (t < 0 || !r->tracks[t].work || r->tracks[t].cls < 0 ||
-		    !r->k[r->tracks[t].cls].ncov || p->end[i] <= p->start[i] ||
-		    type_of(p->kind[i], p->leaf[i], &r->tracks[t]) < 0)
-			continue;
-		cls[i] = r->tracks[t].cls;
-		count[cls[i]]++;
-		total++;
-	}
-	struct span *w = xmalloc((total + 1) * sizeof(*w));
-	for (size_t c = 0, o = 0; c < r->nk; c++) {
-		at[c] = o;
-		o += count[c];
-	}
-	for (size_t i = 0; i < p->n; i++)
-		if (cls[i] >= 0)
-			w[at[cls[i]]++] = (struct span){p->start[i], p->end[i]};
-	size_t nk = r->nk, m_alloc = r->nm;
-	for (size_t c = 0, o = 0; c < nk; c++) {
-		struct klass *k = &r->k[c];
-		size_t n = count[c];
-		o += n;
-		if (!k->ncov)
-			continue;
-		n = spans_normalize(w + o - count[c], n);
-		struct metric d = {.id = DEVWORK_ID, .res = ATTRIB_GPU, .cls = (int)c, .cap = 100};
-		devwork_periods(k, w + o - count[c], n, &d);
-		int merged = 0;
-		for (size_t i = 0; i < k->nmetrics; i++)
-			if (r->m[k->metrics[i]].res == ATTRIB_GPU) {
-				devwork_overlay(&r->m[k->metrics[i]], &d);
-				merged = 1;
-			}
-		if (merged) {
-			free(d.t), free(d.v), free(d.ok);
-			continue;
-		}
-		for (size_t j = 0; j < d.ns; j++)
-			d.v[j] *= d.cap;
-		XGROW(r->m, r->nm + 1, m_alloc);
-		r->m[r->nm] = d;
-		k->metrics = xrealloc(k->metrics, (k->nmetrics + 1) * sizeof(*k->metrics));
-		k->metrics[k->nmetrics++] = (int)r->nm;
-		k->judged = xrealloc(k->judged, (k->njudged + 1) * sizeof(*k->judged));
-		k->judged[k->njudged++] = (int)r->nm;
-		r->nm++;
-	}
-	free(w), free(cls), free(count), free(at);
 }
 
 /* ---- lanes ---- */
@@ -707,7 +157,7 @@ static struct lane *make_lanes(struct run *r, int c, uint8_t *types, size_t *nla
 		types[i] = 0xff;
 		if (t < 0 || r->tracks[t].cls != c || p->end[i] <= p->start[i])
 			continue;
-		int ty = type_of(p->kind[i], p->leaf[i], &r->tracks[t]);
+		int ty = attrib_type_of(p->kind[i], p->leaf[i], &r->tracks[t]);
 		if (ty < 0)
 			continue;
 		types[i] = (uint8_t)ty;
@@ -861,7 +311,7 @@ static uint64_t key_of(const int *cnt)
 	return k;
 }
 
-static int key_count(uint64_t k, int t)
+int attrib_key_count(uint64_t k, int t)
 {
 	return (int)((k >> (8 * t)) & 0xff);
 }
@@ -946,7 +396,7 @@ static void rates(struct run *r, struct klass *k, struct state *s, uint64_t key)
 			continue;
 		double e = 0, v = 0, c = m->cap;
 		for (int t = 0; t < NTYPES; t++) {
-			int n = key_count(key, t);
+			int n = attrib_key_count(key, t);
 			if (m->exact[t])
 				e += n * m->d[t];
 			else
@@ -954,7 +404,7 @@ static void rates(struct run *r, struct klass *k, struct state *s, uint64_t key)
 		}
 		double u = upsampled(m, key);
 		for (int t = 0; t < NTYPES; t++) {
-			if (!(m->d[t] > 0) || !key_count(key, t))
+			if (!(m->d[t] > 0) || !attrib_key_count(key, t))
 				continue;
 			double rate = m->exact[t] ? e > 0 ? m->d[t] * fmin(u / e, 1) : 0
 				      : v > 0	  ? m->d[t] * fmax(u - e, 0) / v
@@ -1211,218 +661,6 @@ static void sweep(struct run *r, struct klass *k, struct lane *lanes, size_t nl,
 	free(h.v);
 }
 
-/* ---- fit and upsampling ---- */
-
-static void add_fit(struct run *r, const struct metric *m, int cls_dev, int t)
-{
-	struct attribution *a = r->out;
-	if (m->id == DEVWORK_ID || !a)
-		return;
-	XGROW(a->fits, a->nfits + 1, r->fit_alloc);
-	a->fits[a->nfits++] =
-	    (struct attrib_fit){m->id, m->res, type_names[cls_dev][t], m->exact[t], m->d[t]};
-}
-
-/* The user's rule for type t of class dev on resource res, or NULL. */
-static const struct attrib_rule *rule_for(const struct attrib_rules *rs, int res, int dev, int t)
-{
-	for (size_t i = 0; rs && i < rs->n; i++)
-		if (rs->v[i].res == res && rs->v[i].dev == dev && rs->v[i].type == t)
-			return &rs->v[i];
-	return NULL;
-}
-
-/* Metric m's demands: Exact(capacity) for device work (kernels, copies,
- * sets) on GPU utilization, else Variable(d) fitted by NNLS over the
- * sample periods; a user's rule replaces either (a fixed demand is known,
- * not fitted). */
-static void fit(struct run *r, struct metric *m, int dev, const int *present)
-{
-	int cols[NTYPES], k = 0, known[NTYPES] = {0};
-	for (int t = 0; t < NTYPES; t++) {
-		m->exact[t] = 0;
-		m->d[t] = 0;
-		if (!present[t])
-			continue;
-		const struct attrib_rule *u = rule_for(r->rules, m->res, dev, t);
-		if (u) {
-			m->exact[t] = u->rule == ATTRIB_RULE_EXACT;
-			if (u->rule == ATTRIB_RULE_NONE)
-				continue;
-			if (!isnan(u->demand) || m->exact[t]) {
-				m->d[t] = isnan(u->demand) ? m->cap : u->demand;
-				known[t] = 1;
-				continue;
-			}
-		} else if (m->res == ATTRIB_GPU) {
-			/* the GPU is busy while its device work runs */
-			m->exact[t] = dev;
-			m->d[t] = dev ? m->cap : 0;
-			known[t] = dev;
-			continue;
-		}
-		cols[k++] = t;
-	}
-	if (k) {
-		struct nnls_acc acc;
-		double row[NTYPES], x[NTYPES];
-		nnls_acc_init(&acc, (size_t)k);
-		for (size_t j = 0; j + 1 < m->ns; j++) {
-			double L = ns_span(m->t[j], m->t[j + 1]), ex = 0;
-			if (!(L > 0))
-				continue;
-			memset(row, 0, sizeof(row));
-			for (size_t e = m->off[j]; e < m->off[j + 1]; e++) {
-				for (int c = 0; c < k; c++)
-					row[c] += m->len[e] * key_count(m->key[e], cols[c]) / L;
-				for (int t = 0; t < NTYPES; t++)
-					if (known[t])
-						ex += m->len[e] * key_count(m->key[e], t) *
-						      m->d[t] / L;
-			}
-			nnls_acc_add(&acc, row, fmax(m->v[j] - ex, 0), 1.0);
-		}
-		if (nnls_acc_solve(&acc, x) == 0)
-			for (int c = 0; c < k; c++)
-				m->d[cols[c]] = isfinite(x[c]) && x[c] > 0 ? x[c] : 0;
-		nnls_acc_release(&acc);
-	}
-	for (int t = 0; t < NTYPES; t++)
-		if (present[t])
-			add_fit(r, m, dev, t);
-}
-
-struct bucket {
-	double e, v, f, u;
-	double order; /* the variable pass's sort key */
-	size_t ent;
-};
-
-static int by_e(const void *a, const void *b)
-{
-	const struct bucket *x = a, *y = b;
-	return x->e < y->e ? 1 : x->e > y->e ? -1 : 0;
-}
-
-/* The variable pass goes by demand over room left, largest first. */
-static int by_room(const void *a, const void *b)
-{
-	const struct bucket *x = a, *y = b;
-	return x->order < y->order ? 1 : x->order > y->order ? -1 : 0;
-}
-
-static int by_u(const void *a, const void *b)
-{
-	const struct bucket *x = a, *y = b;
-	return x->u < y->u ? 1 : x->u > y->u ? -1 : 0;
-}
-
-/* GradeML's upsampling of one sample value over a period's buckets: first
- * to exact demand, then in proportion to variable demand, then spread as
- * background, never past capacity. */
-static void upsample(struct bucket *b, size_t n, double value, double cap)
-{
-	double rest = value, need = 0;
-	for (size_t i = 0; i < n; i++) {
-		b[i].u = 0;
-		need += b[i].e * b[i].f;
-	}
-	qsort(b, n, sizeof(*b), by_e);
-	for (size_t i = 0; i < n && need > 0 && rest > 0; i++) {
-		double u = fmin(fmin(rest / need * b[i].e, b[i].e), cap);
-		b[i].u = u;
-		rest = fmax(rest - u * b[i].f, 0);
-		need -= b[i].e * b[i].f;
-	}
-	if (rest > 0) {
-		need = 0;
-		for (size_t i = 0; i < n; i++)
-			need += b[i].v * b[i].f;
-		for (size_t i = 0; i < n; i++) {
-			double room = cap - b[i].u;
-			b[i].order = !(b[i].v > 0) ? 0 : room > 0 ? b[i].v / room : INFINITY;
-		}
-		qsort(b, n, sizeof(*b), by_room);
-		for (size_t i = 0; i < n && need > 0 && rest > 0; i++) {
-			double u = fmin(rest / need * b[i].v, fmax(cap - b[i].u, 0));
-			b[i].u += u;
-			rest = fmax(rest - u * b[i].f, 0);
-			need -= b[i].v * b[i].f;
-		}
-	}
-	if (rest > 0) {
-		double left = 0;
-		for (size_t i = 0; i < n; i++)
-			left += b[i].f;
-		qsort(b, n, sizeof(*b), by_u);
-		for (size_t i = 0; i < n && left > 0 && rest > 0; i++) {
-			double u = fmin(rest / left, fmax(cap - b[i].u, 0));
-			b[i].u += u;
-			rest = fmax(rest - u * b[i].f, 0);
-			left -= b[i].f;
-		}
-	}
-}
-
-void attrib_upsample(size_t n, const double *exact, const double *var, const double *frac,
-		     double value, double cap, double *out)
-{
-	struct bucket *b = xmalloc((n + 1) * sizeof(*b));
-	for (size_t i = 0; i < n; i++)
-		b[i] = (struct bucket){exact[i], var[i], frac[i], 0, 0, i};
-	upsample(b, n, value, cap);
-	for (size_t i = 0; i < n; i++)
-		out[b[i].ent] = b[i].u;
-	free(b);
-}
-
-static void upsample_metric(struct metric *m)
-{
-	struct bucket *b = NULL;
-	size_t alloc = 0;
-	m->u = xcalloc(m->nent + 1, sizeof(*m->u));
-	for (size_t j = 0; j + 1 < m->ns; j++) {
-		size_t n = m->off[j + 1] - m->off[j];
-		double L = ns_span(m->t[j], m->t[j + 1]);
-		if (!n || !(L > 0))
-			continue;
-		XGROW(b, n, alloc);
-		for (size_t i = 0; i < n; i++) {
-			size_t e = m->off[j] + i;
-			double ex = 0, va = 0;
-			for (int t = 0; t < NTYPES; t++) {
-				int c = key_count(m->key[e], t);
-				if (m->exact[t])
-					ex += c * m->d[t];
-				else
-					va += c * m->d[t];
-			}
-			b[i] = (struct bucket){ex, va, m->len[e] / L, 0, 0, e};
-		}
-		upsample(b, n, fmin(m->v[j], m->cap * 4), m->cap);
-		for (size_t i = 0; i < n; i++)
-			m->u[b[i].ent] = b[i].u;
-	}
-	free(b);
-}
-
-/* Metric m's demands as fitted before (attrib_compute's or the cache's). */
-static void demands_of(struct metric *m, int dev, const struct attrib_fit *fits, size_t nfits)
-{
-	for (int t = 0; t < NTYPES; t++) {
-		m->exact[t] = 0;
-		m->d[t] = 0;
-		for (size_t i = 0; i < nfits; i++)
-			if (fits[i].metric_id == m->id && type_names[dev][t] &&
-			    !strcmp(fits[i].type, type_names[dev][t])) {
-				m->exact[t] = fits[i].exact;
-				m->d[t] = isfinite(fits[i].demand) && fits[i].demand > 0
-					      ? fits[i].demand
-					      : 0;
-			}
-	}
-}
-
 /* Class c up to sweep two: its lanes, sweep one, the demands (fitted, or
  * fits' when not NULL) and each period upsampled. */
 static struct lane *class_prepare(struct run *r, int c, uint8_t *types, size_t *nl,
@@ -1442,10 +680,10 @@ static struct lane *class_prepare(struct run *r, int c, uint8_t *types, size_t *
 	for (size_t i = 0; i < k->nmetrics; i++) {
 		struct metric *m = &r->m[k->metrics[i]];
 		if (fits && m->id != DEVWORK_ID)
-			demands_of(m, k->device >= 0, fits, nfits);
+			attrib_demands_of(m, k->device >= 0, fits, nfits);
 		else
-			fit(r, m, k->device >= 0, present);
-		upsample_metric(m);
+			attrib_fit_metric(r, m, k->device >= 0, present);
+		attrib_upsample_metric(m);
 		for (int t = 0; t < NTYPES; t++)
 			if (m->d[t] > 0)
 				k->mask[t] |= 1u << m->res;
@@ -1500,6 +738,7 @@ static void rows(struct run *r)
 		bottleneck_judge(r, i, x, &v);
 		w->phase_id = p->id[i];
 		w->kind = p->kind[i];
+		w->level = level_of(p->kind[i], p->track[i] >= 0 && r->tracks[p->track[i]].thread);
 		w->dur_ns = ns_dur(p->start[i], p->end[i]);
 		w->mask = x->mask;
 		for (int c = 0; c < 2; c++) {
@@ -1544,102 +783,6 @@ static void run_release(struct run *r)
 	free(r->acc);
 }
 
-/* ---- the user's demand rules ---- */
-
-static int rule_fail(char **err, const char *rule, size_t len, const char *why)
-{
-	*err = xasprintf("demand rule '%.*s': %s", (int)len, rule, why);
-	return -1;
-}
-
-/* One rule, text[0..len): "TYPE RESOURCE RULE [D]". */
-static int parse_rule(const char *text, size_t len, struct attrib_rule *u, char **err)
-{
-	char w[4][32];
-	int n = 0;
-	for (size_t i = 0; i < len;) {
-		size_t k = 0;
-		while (i < len && (text[i] == ' ' || text[i] == '\t'))
-			i++;
-		if (i == len)
-			break;
-		if (n == 4)
-			return rule_fail(err, text, len, "too many words");
-		while (i < len && text[i] != ' ' && text[i] != '\t' && k < sizeof(w[n]) - 1)
-			w[n][k++] = text[i++];
-		if (i < len && text[i] != ' ' && text[i] != '\t')
-			return rule_fail(err, text, len, "a word is too long");
-		w[n++][k] = '\0';
-	}
-	if (n < 3)
-		return rule_fail(err, text, len,
-				 "write TYPE RESOURCE exact|variable|none [DEMAND]");
-	u->dev = u->type = -1;
-	for (int c = 0; c < 2; c++)
-		for (int t = 0; t < NTYPES; t++)
-			if (type_names[c][t] && !strcmp(type_names[c][t], w[0]))
-				u->dev = c, u->type = t;
-	if (u->type < 0)
-		return rule_fail(err, text, len,
-				 "no such phase type (operator, runtime, annotation, task, other,"
-				 " kernel, memcpy, memset)");
-	u->res = attrib_res_of(w[1]);
-	if (u->res < 0 || u->res >= ATTRIB_NRES)
-		return rule_fail(err, text, len, "no such resource (cpu, gpu, gpu-mem, disk, net)");
-	if (attrib_res_device(u->res) != u->dev)
-		return rule_fail(err, text, len,
-				 u->dev ? "device work demands gpu or gpu-mem only"
-					: "host work demands cpu, disk or net only");
-	static const char *const rules[] = {"exact", "variable", "none"};
-	u->rule = -1;
-	for (int i = 0; i < 3; i++)
-		if (!strcmp(w[2], rules[i]))
-			u->rule = i;
-	if (u->rule < 0)
-		return rule_fail(err, text, len, "the rule is exact, variable or none");
-	u->demand = NAN;
-	if (n == 4) {
-		char *end;
-		u->demand = strtod(w[3], &end);
-		if (*end || !(u->demand >= 0) || !isfinite(u->demand) ||
-		    u->rule == ATTRIB_RULE_NONE)
-			return rule_fail(err, text, len,
-					 u->rule == ATTRIB_RULE_NONE
-					     ? "none takes no demand"
-					     : "the demand is a number >= 0");
-	}
-	return 0;
-}
-
-int attrib_rules_parse(const char *text, struct attrib_rules *out, char **err)
-{
-	size_t alloc = 0;
-	memset(out, 0, sizeof(*out));
-	for (const char *p = text; p && *p;) {
-		size_t len = strcspn(p, ";\n");
-		const char *q = p;
-		while (q < p + len && (*q == ' ' || *q == '\t'))
-			q++;
-		if (q < p + len) {
-			struct attrib_rule u;
-			if (parse_rule(q, len - (size_t)(q - p), &u, err) < 0) {
-				attrib_rules_release(out);
-				return -1;
-			}
-			XGROW(out->v, out->n + 1, alloc);
-			out->v[out->n++] = u;
-		}
-		p += len + (p[len] != '\0');
-	}
-	return 0;
-}
-
-void attrib_rules_release(struct attrib_rules *r)
-{
-	free(r->v);
-	memset(r, 0, sizeof(*r));
-}
-
 /* The rules the file keeps (meta 'demand_rules'), or NULL. */
 static char *file_rules(sqlite3 *db)
 {
@@ -1682,9 +825,9 @@ int attrib_compute_rules(sqlite3 *db, const char *path, const char *rules_text,
 	}
 	free(kept);
 	r.rules = &rules;
-	if (load_tracks(&r) < 0 || load_metrics(&r) < 0)
+	if (attrib_load_tracks(&r) < 0 || attrib_load_metrics(&r) < 0)
 		goto out;
-	devwork_cover(&r);
+	attrib_devwork_cover(&r);
 	int covered = 0;
 	for (size_t c = 0; c < r.nk; c++)
 		covered |= r.k[c].ncov > 0;
@@ -1692,14 +835,14 @@ int attrib_compute_rules(sqlite3 *db, const char *path, const char *rules_text,
 		rc = 0;
 		goto out;
 	}
-	if ((rc = load_phases(&r)) < 0)
+	if ((rc = attrib_load_phases(&r)) < 0)
 		goto out;
 	for (size_t i = 0; i < r.ntracks; i++)
 		if (r.tracks[i].work && r.tracks[i].node) {
-			int32_t x = phase_index(&r.p, r.tracks[i].node);
+			int32_t x = attrib_phase_index(&r.p, r.tracks[i].node);
 			r.tracks[i].nodeix = x >= 0 ? r.p.up[x] : -1;
 		}
-	devwork_measure(&r);
+	attrib_devwork_measure(&r);
 	r.acc = xcalloc(r.nkeep + 1, sizeof(*r.acc));
 	for (size_t i = 0; i < r.nkeep; i++)
 		r.acc[i].cls = r.acc[i].last = r.acc[i].cover_cls = -1;
@@ -1729,214 +872,6 @@ const struct attrib_row *attrib_find(const struct attribution *a, int64_t phase_
 {
 	size_t i = attrib_lower_bound(a->rows, a->nrows, sizeof(*a->rows), phase_id);
 	return i < a->nrows && a->rows[i].phase_id == phase_id ? &a->rows[i] : NULL;
-}
-
-/* ---- the cache ---- */
-
-int attrib_save(sqlite3 *db, const struct attribution *a, char **err)
-{
-	sqlite3_stmt *row = NULL, *fitq = NULL;
-	int rc = -1;
-	if (sqlite3_exec(db, "DELETE FROM attribution; DELETE FROM attribution_fit", NULL, NULL,
-			 NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(
-		db,
-		"INSERT INTO attribution(phase_id, resource, usage, busy_ns, bneck_ns)"
-		" VALUES (?1, ?2, ?3, ?4, ?5)",
-		-1, &row, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db,
-			       "INSERT INTO attribution_fit(metric_id, phase_type, rule, demand)"
-			       " VALUES (?1, ?2, ?3, ?4)",
-			       -1, &fitq, NULL) != SQLITE_OK)
-		goto fail;
-	for (size_t i = 0; i < a->nrows; i++) {
-		const struct attrib_row *r = &a->rows[i];
-		sqlite3_bind_int64(row, 1, r->phase_id);
-		/* the resources it demands (single-thread with cpu), then the
-		 * time with data and its software-bound part, then the work,
-		 * then the time its work covers, then the time its device work
-		 * was traced */
-		for (int x = 0; x < ATTRIB_NBOUND + 4; x++) {
-			int on = x < ATTRIB_NRES	  ? r->mask & (1u << x)
-				 : x == ATTRIB_THREAD	  ? r->mask & (1u << ATTRIB_CPU)
-				 : x == ATTRIB_NBOUND + 3 ? r->traced_ns > 0
-							  : 1;
-			if (!on)
-				continue;
-			const char *name = x < ATTRIB_NBOUND	    ? attrib_res_name(x)
-					   : x == ATTRIB_NBOUND	    ? CACHE_SOFTWARE
-					   : x == ATTRIB_NBOUND + 1 ? CACHE_WORK
-					   : x == ATTRIB_NBOUND + 2 ? CACHE_COVER
-								    : CACHE_DEVWORK;
-			int64_t busy = x < ATTRIB_NBOUND	? r->busy_ns[attrib_res_device(x)]
-				       : x == ATTRIB_NBOUND	? r->data_ns
-				       : x == ATTRIB_NBOUND + 1 ? r->busy_ns[0]
-				       : x == ATTRIB_NBOUND + 2 ? r->cover_ns[0]
-								: r->traced_ns;
-			int64_t bn = x < ATTRIB_NBOUND	      ? r->bneck_ns[x]
-				     : x == ATTRIB_NBOUND     ? r->free_ns
-				     : x == ATTRIB_NBOUND + 1 ? r->busy_ns[1]
-				     : x == ATTRIB_NBOUND + 2 ? r->cover_ns[1]
-							      : r->devbusy_ns;
-			sqlite3_bind_text(row, 2, name, -1, SQLITE_STATIC);
-			if (x < ATTRIB_NRES)
-				sqlite3_bind_double(row, 3, r->use[x]);
-			else
-				sqlite3_bind_null(row, 3);
-			sqlite3_bind_int64(row, 4, busy);
-			sqlite3_bind_int64(row, 5, bn);
-			if (sqlite3_step(row) != SQLITE_DONE)
-				goto fail;
-			sqlite3_reset(row);
-		}
-	}
-	for (size_t i = 0; i < a->nfits; i++) {
-		const struct attrib_fit *f = &a->fits[i];
-		sqlite3_bind_int64(fitq, 1, f->metric_id);
-		sqlite3_bind_text(fitq, 2, f->type, -1, SQLITE_STATIC);
-		sqlite3_bind_text(fitq, 3, f->exact ? "exact" : "variable", -1, SQLITE_STATIC);
-		sqlite3_bind_double(fitq, 4, f->demand);
-		if (sqlite3_step(fitq) != SQLITE_DONE)
-			goto fail;
-		sqlite3_reset(fitq);
-	}
-	rc = 0;
-	goto out;
-fail:
-	*err = xasprintf("cannot write the attribution: %s", sqlite3_errmsg(db));
-out:
-	sqlite3_finalize(row);
-	sqlite3_finalize(fitq);
-	return rc;
-}
-
-/* Adds one attribution row (resource named res: busy, bneck, usage) to
- * r; -1 for a resource it does not know. */
-static int fill(struct attrib_row *r, const char *res, int64_t busy, int64_t bn, double usage)
-{
-	if (!strcmp(res, CACHE_SOFTWARE)) {
-		r->data_ns = busy;
-		r->free_ns = bn;
-		return 0;
-	}
-	if (!strcmp(res, CACHE_WORK)) {
-		r->busy_ns[0] = busy;
-		r->busy_ns[1] = bn;
-		return 0;
-	}
-	if (!strcmp(res, CACHE_COVER)) {
-		r->cover_ns[0] = busy;
-		r->cover_ns[1] = bn;
-		return 0;
-	}
-	if (!strcmp(res, CACHE_DEVWORK)) {
-		r->traced_ns = busy;
-		r->devbusy_ns = bn;
-		return 0;
-	}
-	int x = attrib_res_of(res);
-	if (x < 0 || x >= ATTRIB_NBOUND)
-		return -1;
-	if (x < ATTRIB_NRES) {
-		r->mask |= 1u << x;
-		r->use[x] = usage;
-	}
-	r->busy_ns[attrib_res_device(x)] = busy;
-	r->bneck_ns[x] = bn;
-	return 0;
-}
-
-int attrib_read(sqlite3 *db, int64_t phase_id, struct attrib_row *r)
-{
-	sqlite3_stmt *q;
-	int n = 0;
-	memset(r, 0, sizeof(*r));
-	if (sqlite3_prepare_v2(db,
-			       "SELECT a.resource, a.usage, a.busy_ns, a.bneck_ns, p.dur_ns, p.kind"
-			       " FROM attribution a JOIN phases p ON p.id = a.phase_id"
-			       " WHERE a.phase_id = ?1",
-			       -1, &q, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_int64(q, 1, phase_id);
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		if (fill(r, col_text(q, 0), col_int(q, 2), col_int(q, 3), col_real(q, 1)) < 0)
-			continue;
-		r->phase_id = phase_id;
-		r->dur_ns = col_int(q, 4);
-		r->kind = col_int32(q, 5);
-		n++;
-	}
-	sqlite3_finalize(q);
-	return n > 0;
-}
-
-static const char *type_name(const char *s)
-{
-	for (int c = 0; c < 2; c++)
-		for (int t = 0; t < NTYPES; t++)
-			if (type_names[c][t] && !strcmp(type_names[c][t], s))
-				return type_names[c][t];
-	return "other";
-}
-
-/* The cache's fitted demands into a->fits. */
-static int load_fits(sqlite3 *db, struct attribution *a)
-{
-	sqlite3_stmt *q;
-	size_t alloc = 0;
-	if (sqlite3_prepare_v2(
-		db,
-		"SELECT f.metric_id, m.name, m.resource, f.phase_type, f.rule, f.demand"
-		" FROM attribution_fit f JOIN metrics m ON m.id = f.metric_id"
-		" ORDER BY f.rowid",
-		-1, &q, NULL) != SQLITE_OK)
-		return -1;
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		XGROW(a->fits, a->nfits + 1, alloc);
-		const char *rule = col_text_or_null(q, 4);
-		a->fits[a->nfits++] = (struct attrib_fit){
-		    col_int(q, 0), res_of_metric(col_text_or_null(q, 2), col_text(q, 1)),
-		    type_name(col_text(q, 3)), rule && !strcmp(rule, "exact"), col_real(q, 5)};
-	}
-	int rc = sqlite3_errcode(db);
-	sqlite3_finalize(q);
-	return rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
-}
-
-int attrib_load(sqlite3 *db, struct attribution *a, char **err)
-{
-	sqlite3_stmt *q = NULL;
-	size_t alloc = 0;
-	memset(a, 0, sizeof(*a));
-	if (sqlite3_prepare_v2(
-		db,
-		"SELECT a.phase_id, a.resource, a.usage, a.busy_ns, a.bneck_ns, p.dur_ns, p.kind"
-		" FROM attribution a JOIN phases p ON p.id = a.phase_id"
-		" ORDER BY a.phase_id",
-		-1, &q, NULL) != SQLITE_OK)
-		goto fail;
-	while (sqlite3_step(q) == SQLITE_ROW) {
-		int64_t id = col_int(q, 0);
-		if (!a->nrows || a->rows[a->nrows - 1].phase_id != id) {
-			XGROW(a->rows, a->nrows + 1, alloc);
-			memset(&a->rows[a->nrows], 0, sizeof(a->rows[0]));
-			a->rows[a->nrows].phase_id = id;
-			a->rows[a->nrows].kind = col_int32(q, 6);
-			a->rows[a->nrows++].dur_ns = col_int(q, 5);
-		}
-		fill(&a->rows[a->nrows - 1], col_text(q, 1), col_int(q, 3), col_int(q, 4),
-		     col_real(q, 2));
-	}
-	sqlite3_finalize(q);
-	q = NULL;
-	if (load_fits(db, a) < 0)
-		goto fail;
-	return 0;
-fail:
-	*err = xasprintf("cannot read the attribution: %s", sqlite3_errmsg(db));
-	sqlite3_finalize(q);
-	attrib_release(a);
-	return -1;
 }
 
 /* ---- usage over time (attrib_series) ----
@@ -1985,9 +920,9 @@ static void wph_read(struct win *w, sqlite3_stmt *q, struct wph *x)
 	x->id = col_int(q, 0);
 	x->parent = col_int(q, 1);
 	x->kind = (uint8_t)col_int32(q, 2);
-	x->track = tid ? track_index(w->r, tid) : -1;
-	x->start = time_of(col_int(q, 4));
-	x->end = time_of(ns_end(x->start, dur));
+	x->track = tid ? attrib_track_index(w->r, tid) : -1;
+	x->start = attrib_time_of(col_int(q, 4));
+	x->end = attrib_time_of(ns_end(x->start, dur));
 	x->leaf = col_int(q, 6) == 0;
 	x->depth = col_int32(q, 7);
 }
@@ -2008,7 +943,7 @@ static int probe(struct win *w, int64_t from, int64_t *id, int32_t *ti)
 		sqlite3_bind_int64(w->probe, 1, from);
 		while (sqlite3_step(w->probe) == SQLITE_ROW) {
 			int64_t x = col_int(w->probe, 0), tid = col_int(w->probe, 1);
-			int32_t t = tid ? track_index(w->r, tid) : -1;
+			int32_t t = tid ? attrib_track_index(w->r, tid) : -1;
 			got = 1;
 			from = x + 1;
 			if (t >= 0 && w->r->tracks[t].node != x) {
@@ -2180,7 +1115,7 @@ static void window_phases(struct win *w, int64_t **parent_id, int **depth)
 		(*parent_id)[i] = x->parent, (*depth)[i] = x->depth;
 	}
 	for (size_t i = 0; i < n; i++)
-		p->parent[i] = (*parent_id)[i] ? phase_index(p, (*parent_id)[i]) : -1;
+		p->parent[i] = (*parent_id)[i] ? attrib_phase_index(p, (*parent_id)[i]) : -1;
 }
 
 static int8_t *memo_slot(struct win *w, int64_t id, int add)
@@ -2318,8 +1253,8 @@ int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, in
 	}
 	memset(out, 0, (size_t)nb * ATTRIB_NRES * sizeof(*out));
 	if (!a) {
-		if (load_fits(db, &cached) < 0) {
-			fail(&r, "the fitted demands");
+		if (attrib_load_fits(db, &cached) < 0) {
+			attrib_fail(&r, "the fitted demands");
 			goto out;
 		}
 		a = &cached;
@@ -2347,10 +1282,10 @@ int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, in
 	    prep(&w, &own,
 		 "SELECT coalesce(track_id, 0), depth, (SELECT max(id) FROM phases)"
 		 " FROM phases WHERE id = ?1") < 0) {
-		fail(&r, "phases");
+		attrib_fail(&r, "phases");
 		goto out;
 	}
-	if (load_tracks(&r) < 0)
+	if (attrib_load_tracks(&r) < 0)
 		goto out;
 	sqlite3_bind_int64(own, 1, phase_id);
 	if (sqlite3_step(own) != SQLITE_ROW) {
@@ -2361,11 +1296,11 @@ int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, in
 	w.depth = col_int(own, 1);
 	w.max_id = col_int(own, 2);
 	ok = xmalloc(r.ntracks + 1);
-	hosts_of(&w, own_track ? track_index(&r, own_track) : -1, ok);
+	hosts_of(&w, own_track ? attrib_track_index(&r, own_track) : -1, ok);
 	r.track_ok = ok;
-	if (load_metrics(&r) < 0)
+	if (attrib_load_metrics(&r) < 0)
 		goto out;
-	devwork_cover(&r);
+	attrib_devwork_cover(&r);
 	for (size_t c = 0; c < r.nk; c++) {
 		int64_t lo = INF, hi = INT64_MIN;
 		for (size_t i = 0; i < r.k[c].nmetrics; i++) {
@@ -2394,7 +1329,7 @@ int attrib_series(sqlite3 *db, const char *path, const struct attribution *a, in
 		rc = PTREE_LOOP;
 		goto out;
 	}
-	devwork_measure(&r);
+	attrib_devwork_measure(&r);
 	under = xmalloc(r.p.n + 1);
 	memset(under, 2, r.p.n + 1);
 	for (size_t i = 0; i < r.p.n; i++)

@@ -103,6 +103,7 @@ int attrib_res_device(int res);
 struct attrib_row {
 	int64_t phase_id, dur_ns;
 	int kind;			 /* enum phase_kind */
+	int level;			 /* enum phase_level (level.h) */
 	int64_t busy_ns[2];		 /* its work's time, host and device */
 	int64_t cover_ns[2];		 /* the time that work covers (at most dur_ns) */
 	unsigned mask;			 /* bit r: the work demands resource r */

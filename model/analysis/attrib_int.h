@@ -1,9 +1,12 @@
 /*
- * What model/analysis/attrib.c and model/analysis/bottleneck.c share: one
+ * What the files of the attribution share (model/analysis/attrib.c: the
+ * lanes, the sweeps and the run; attrib_load.c: reading trace.db;
+ * attrib_fit.c: demands and upsampling; attrib_cache.c: the cache;
+ * attrib_rules.c: the user's rules; bottleneck.c: the bounds): one
  * attribution run's state (struct run: the phases, the metrics and their
  * periods, the classes with what their bounds are judged on, each kept
- * phase's accumulated use), and the few functions each calls of the other.
- * Internal to the two; callers use attrib.h.
+ * phase's accumulated use), and the functions each calls of the others.
+ * Internal to them; callers use attrib.h.
  */
 #ifndef GRADEML_ATTRIB_INT_H
 #define GRADEML_ATTRIB_INT_H
@@ -18,6 +21,38 @@ struct span;
 struct track;
 
 #define NTYPES 5 /* phase types of a class (attrib.h) */
+
+#define INF INT64_MAX
+
+/* Times (model/util/nstime.h): the sweeps keep INF for "no more events", so
+ * every time read from trace.db is held below it (work that ends at the
+ * last nanosecond of int64 time loses that nanosecond). */
+static inline int64_t attrib_time_of(int64_t t)
+{
+	return t < INF ? t : INF - 1;
+}
+
+struct track {
+	int64_t id;
+	const char *host;	     /* interned in hosts[], NULL unknown */
+	int device;		     /* -1: host side */
+	int nest;		     /* phases nest by time (a CPU thread) */
+	int thread;		     /* a thread's track, not a host's */
+	int cls;		     /* class index, -1 none */
+	int stream;		     /* a device track: written after the source's host tracks */
+	int work;		     /* a stream of device work (not its annotations) */
+	int64_t source, spans, node; /* its source, phases and node phase (0 none) */
+	int32_t nodeix;		     /* a stream's: its node phase's index, or -1 */
+	int64_t w0, w1;		     /* its node's window; w1 <= w0 when none */
+	int64_t busy_end;	     /* sweep two: the latest end of its segments so far */
+};
+
+/* The id of a GPU's measurement made of its device work alone (no GPU
+ * utilization series beside it): never saved, its demands never fitted. */
+#define DEVWORK_ID 0
+
+/* The phase type names per class kind: [0] a host's, [1] a GPU's. */
+extern const char *const attrib_type_names[2][NTYPES];
 
 /* The phases, as parallel arrays in id order. */
 struct phases {
@@ -138,6 +173,33 @@ struct run {
 struct bottleneck_verdict {
 	int64_t bneck[ATTRIB_NBOUND], data, free_, traced, devbusy;
 };
+
+/* attrib.c: a failure reading trace.db's what (returns -1); the type of a
+ * phase of kind on track t (-1: no work of its own); how many phases of
+ * type t a key of active counts holds. */
+int attrib_fail(struct run *r, const char *what);
+int attrib_type_of(int kind, int leaf, const struct track *t);
+int attrib_key_count(uint64_t k, int t);
+
+/* attrib_load.c: step 1, reading trace.db into the run. */
+int attrib_load_tracks(struct run *r);
+int attrib_load_phases(struct run *r);
+int attrib_load_metrics(struct run *r);
+int32_t attrib_track_index(const struct run *r, int64_t id);
+int32_t attrib_phase_index(const struct phases *p, int64_t id);
+/* The class of metrics a name measures, or -1 when not attributed. */
+int attrib_res_of_metric(const char *resource, const char *name);
+void attrib_devwork_cover(struct run *r);
+void attrib_devwork_measure(struct run *r);
+
+/* attrib_fit.c: metric m's demands fitted (dev: a GPU's class; present:
+ * the types that ran), or as the cache's fits say; its periods upsampled. */
+void attrib_fit_metric(struct run *r, struct metric *m, int dev, const int *present);
+void attrib_demands_of(struct metric *m, int dev, const struct attrib_fit *fits, size_t nfits);
+void attrib_upsample_metric(struct metric *m);
+
+/* attrib_cache.c: the fits the cache keeps, into a. */
+int attrib_load_fits(sqlite3 *db, struct attribution *a);
 
 /* The first of n elements, stride bytes apart, each starting with its
  * int64 key in ascending order, whose key is >= key. */

@@ -47,6 +47,7 @@
 #include "model/analysis/analyze.h"
 #include "model/analysis/gpubreak.h"
 #include "model/analysis/imbalance.h"
+#include "model/analysis/level.h"
 #include "model/store/col.h"
 #include "model/util/nstime.h"
 #include "model/util/strmap.h"
@@ -62,6 +63,18 @@ struct acc {
 	struct imbalance *v;
 	size_t n, alloc;
 };
+
+/* A group's parent as its label names it: its kind and name ("step
+ * train", "span load"), whatever level holds the group (level.h). */
+static char *parent_label(struct store *st, int64_t id)
+{
+	int kind;
+	level_of_phase(store_db(st), id, &kind);
+	char *name = analysis_phase_name(st, id);
+	char *s = xasprintf("%s %s", kind ? store_kind_name(kind) : "phase", name);
+	free(name);
+	return s;
+}
 
 /* Closes the group m[0..n) (one parent, one kind), measured by durations. */
 static void finish(struct store *st, struct acc *a, const char *kind, const struct member *m,
@@ -93,13 +106,15 @@ static void finish(struct store *st, struct acc *a, const char *kind, const stru
 				.straggler_id = m[top].id,
 				.straggler = analysis_phase_name(st, m[top].id),
 				.slow = slow};
-	char *parent = analysis_phase_name(st, m[0].key);
+	/* a stage names itself ("stage 3"); ranks' parent is any level */
+	char *parent =
+	    !strcmp(kind, "tasks") ? analysis_phase_name(st, m[0].key) : parent_label(st, m[0].key);
 	if (!strcmp(kind, "ranks"))
-		g->label = xasprintf("the %zu ranks of step %s", n, parent);
+		g->label = xasprintf("the %zu ranks of %s", n, parent);
 	else if (!strcmp(kind, "tasks"))
 		g->label = xasprintf("the %zu tasks of %s", n, parent);
 	else
-		g->label = xasprintf("%s on the %zu ranks of step %s", g->straggler, n, parent);
+		g->label = xasprintf("%s on the %zu ranks of %s", g->straggler, n, parent);
 	free(parent);
 }
 
@@ -433,13 +448,13 @@ static void meet_group(struct meet *mt, const struct tally *t, const struct seat
 		if (i != s)
 			g->wait_ns += t->wait[i];
 	}
-	char *parent = analysis_phase_name(mt->st, step_id);
+	char *parent = parent_label(mt->st, step_id);
 	if (t->name_id) {
 		char *it = analysis_phase_name(mt->st, g->straggler_id);
-		g->label = xasprintf("%s on the %zu ranks of step %s", it, m, parent);
+		g->label = xasprintf("%s on the %zu ranks of %s", it, m, parent);
 		free(it);
 	} else {
-		g->label = xasprintf("the %zu ranks of step %s", m, parent);
+		g->label = xasprintf("the %zu ranks of %s", m, parent);
 	}
 	free(parent);
 }

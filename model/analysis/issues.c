@@ -41,6 +41,7 @@
 
 #include "model/analysis/analyze.h"
 #include "model/analysis/devcall.h"
+#include "model/analysis/level.h"
 #include "model/store/col.h"
 #include "model/store/ptree.h"
 #include "model/util/sbuf.h"
@@ -490,13 +491,14 @@ static const char *advice(int res, int api)
 	}
 }
 
-/* Per step, rank and stage, the bottleneck whose removal saves most. */
+/* Per part of the workflow (level.h: a step, span, rank, Spark application,
+ * job or stage, at any depth), the bottleneck whose removal saves most. */
 static void bottlenecks(struct ranking *rk, struct analysis *a, const struct explains *ex,
 			size_t nex)
 {
 	for (size_t i = 0; i < a->attr.nrows; i++) {
 		const struct attrib_row *r = &a->attr.rows[i];
-		if (r->kind != PHASE_STEP && r->kind != PHASE_RANK && r->kind != PHASE_STAGE)
+		if (r->level != LEVEL_PART)
 			continue;
 		struct attrib_bneck b[ATTRIB_NBNECK];
 		if (!attrib_bottlenecks(r, b))

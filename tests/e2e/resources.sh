@@ -13,7 +13,10 @@
 #      back-to-back GEMMs are gpu, the idle cases software;
 #   c. the CPU truth cases (tests/truth/cpu/data, sar of workloads with a
 #      known bottleneck): all cores busy is cpu, one core single-thread,
-#      fsync writes disk, sleeping software;
+#      fsync writes disk, sleeping software; and the same windows one level
+#      down and two (tests/truth/cpu/nested.py: OTLP spans under a root
+#      span, manifest steps nested two deep) get the same figures and
+#      verdicts, in the report and the details pane alike;
 #   d. a gap: a Spark step imported into sysstat's restart gap (33 minutes
 #      without a sample, ../shared/samples) has no data, says so, and no
 #      value of the sample before the gap;
@@ -145,6 +148,25 @@ else
 	else
 		not_ok "truth-cpu: import and report" "$(head -c 300 "$TMP/err")"
 	fi
+	# the same windows as OTLP spans (pipeline/CASE) and as nested steps
+	# (pipeline/busy|wait/CASE): checked against the flat manifest's windows
+	for nest in otlp:nested.otlp.json:pipeline/cores:pipeline/thread:pipeline/disk:pipeline/sleep \
+		steps:nested.jsonl:pipeline/busy/cores:pipeline/busy/thread:pipeline/wait/disk:pipeline/wait/sleep; do
+		IFS=: read -r name file pc pt pd ps <<<"$nest"
+		n_db=$TMP/truth-$name.db
+		if "$BIN" import -o "$n_db" --workflow truth-cpu "$TRUTH/$file" 2>"$TMP/err" &&
+			"$BIN" import -o "$n_db" "$TRUTH/sadf.json.gz" 2>>"$TMP/err" &&
+			"$BIN" report --format json "$n_db" >"$TMP/truth-$name.json" 2>>"$TMP/err"; then
+			run_check "truth-cpu-$name" $CHECK sadf "$TMP/truth-$name.json" \
+				"$TRUTH/sadf.json.gz" "$TRUTH/workflow.jsonl" \
+				cores=/truth-cpu/$pc thread=/truth-cpu/$pt disk=/truth-cpu/$pd \
+				sleep=/truth-cpu/$ps cores=cpu thread=single-thread disk=disk sleep=software
+			pane "$n_db" "truth-$name-pane" /truth-cpu/$pc /truth-cpu/$pt /truth-cpu/$pd \
+				/truth-cpu/$ps
+		else
+			not_ok "truth-cpu-$name: import and report" "$(head -c 300 "$TMP/err")"
+		fi
+	done
 fi
 
 # ---- d. a gap in the samples ----

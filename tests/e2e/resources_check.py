@@ -5,7 +5,9 @@ bottleneck verdicts against an independent computation from the raw files.
   resources_check.py sadf REPORT_JSON SADF_JSON[.gz] MANIFEST [STEP=VERDICT ...]
       per step of the manifest: the report's measured cpu.util (mean, peak),
       busiest CPU and bound shares against tests/truth/cpu/expect.py's; with
-      STEP=VERDICT, the step's first bottleneck must be VERDICT
+      STEP=VERDICT, the step's first bottleneck must be VERDICT.  The row
+      of a step is the workflow's child of its name, or with STEP=PATH
+      (a slash in it) the phase at PATH: the same window at another level
   resources_check.py nvsmi REPORT_JSON NVSMI_CSV[.gz] MANIFEST TRACE_DIR STEP[=VERDICT]...
       the report's utilization.gpu mean and peak over each step against
       nvidia-smi's rows (instants: each holds until the next row, or three
@@ -55,7 +57,11 @@ def rows_by_path(report):
     return {r["path"]: r for r in doc["attribution"]["phases"]}
 
 
-def row_for(rows, step):
+def row_for(rows, step, at=None):
+    """The row of step: the one at (at or {})[step] when given, else the
+    workflow's child of that name."""
+    if at and step in at:
+        return rows.get(at[step])
     hits = [r for p, r in rows.items() if p.endswith("/" + step) and p.count("/") == 2]
     return hits[0] if len(hits) == 1 else None
 
@@ -74,11 +80,13 @@ def bound(row, res):
     return 0.0
 
 
-def sadf(report, sadf_path, manifest, verdicts):
+def sadf(report, sadf_path, manifest, args):
     figs, _ = expect.figures(sadf_path, manifest)
     rows = rows_by_path(report)
+    at = dict(a.split("=", 1) for a in args if "=" in a and a.split("=", 1)[1].startswith("/"))
+    verdicts = [a for a in args if a.split("=", 1)[1:] and not a.split("=", 1)[1].startswith("/")]
     for step, f in figs.items():
-        r = row_for(rows, step)
+        r = row_for(rows, step, at)
         if not r:
             check(False, f"{step}: a row in the report's attribution")
             continue
@@ -119,7 +127,7 @@ def sadf(report, sadf_path, manifest, verdicts):
                   f" shows it, peaking at {floor}% or more", f"measured {r.get('measured')}")
     for v in verdicts:
         step, want = v.split("=")
-        r = row_for(rows, step)
+        r = row_for(rows, step, at)
         got = r["bottlenecks"][0]["resource"] if r and r["bottlenecks"] else "-"
         check(got == want, f"{step}: verdict {want}", f"report says {got}")
 

@@ -57,14 +57,17 @@ def _parts(sel):
 
 
 def _match(item, cond):
-    m = re.match(r"^([^=~]+)([=~])(.*)$", cond)
+    """[key=value], [key~glob], [key!=value]: a missing key matches none."""
+    m = re.match(r"^([^=~!]+)(=|~|!=)(.*)$", cond)
     if not m or not isinstance(item, dict):
         raise ValueError("bad filter [%s]" % cond)
     v = item.get(m.group(1))
     if v is None:
         return False
     v = v if isinstance(v, str) else json.dumps(v)
-    return v == m.group(3) if m.group(2) == "=" else fnmatch.fnmatchcase(v, m.group(3))
+    if m.group(2) == "~":
+        return fnmatch.fnmatchcase(v, m.group(3))
+    return (v == m.group(3)) == (m.group(2) == "=")
 
 
 def select(doc, sel):

@@ -9,7 +9,8 @@
 # the capture afterwards with expect.py (each step must show what it was
 # built to show), trying again until one does or WAIT_S (default 1800 s)
 # has passed; it exits 1, keeping nothing, when none did.
-# Rerunnable: it overwrites.
+# Then tests/truth/cpu/nested.py writes the same windows as OTLP spans and
+# nested steps beside them.  Rerunnable: it overwrites.
 # Usage: tests/truth/cpu/capture.sh [OUT_DIR [CASE ...]]
 set -euo pipefail
 
@@ -83,6 +84,8 @@ mkdir -p "$out"
 rm -f "$out"/sadf.json.gz "$out"/workflow.jsonl "$out"/truth.json
 gzip -9 -n -c "$tmp/sadf.json" >"$out/sadf.json.gz"
 cp "$tmp/work/workflow.jsonl" "$tmp/work/truth.json" "$out/"
+# the same windows at other levels of the tree (OTLP spans, nested steps)
+"$py" "$here/nested.py" "$out"
 {
 	echo "capture: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -srm), $(nproc) CPUs"
 	echo "sysstat: $(sadf -V 2>&1 | head -1)"
