@@ -392,9 +392,25 @@ static void test_kernel_type(void **state)
 	assert_int_equal(gpubreak_kernel_type("gloo:all_reduce"), GPUBREAK_COMM);
 	assert_int_equal(gpubreak_kernel_type("Memset (Device)"), GPUBREAK_MEM);
 	assert_int_equal(gpubreak_kernel_type("Memcpy HtoD (Pageable -> Device)"), GPUBREAK_MEM);
-	/* "nccl" must start the name, as in HTA */
+	/* "nccl" must start the name, as in HTA, unless "ncclKernel" is in it */
 	assert_int_equal(gpubreak_kernel_type("void my_nccl_like_kernel"), GPUBREAK_COMP);
+	assert_int_equal(gpubreak_kernel_type("void ncclKernel_SendRecv(ncclDevComm*)"),
+			 GPUBREAK_COMM);
 	assert_int_equal(gpubreak_kernel_type("sm90_xmma_gemm_bf16"), GPUBREAK_COMP);
+	/* HTA 0.6.1: ROCm's and Ascend's collectives, MTIA's DMA, and OTHER */
+	assert_int_equal(gpubreak_kernel_type("hipAllReduce"), GPUBREAK_COMM);
+	assert_int_equal(gpubreak_kernel_type("hcclAllGather"), GPUBREAK_COMM);
+	assert_int_equal(gpubreak_kernel_type("dma_request"), GPUBREAK_MEM);
+	assert_int_equal(gpubreak_kernel_type("Stream Sync"), GPUBREAK_OTHER);
+	assert_int_equal(gpubreak_kernel_type("Event Sync"), GPUBREAK_OTHER);
+	assert_int_equal(gpubreak_kernel_type("Stream Wait Event"), GPUBREAK_OTHER);
+	assert_int_equal(gpubreak_kernel_type("pe_exe"), GPUBREAK_OTHER);
+	assert_int_equal(gpubreak_kernel_type("job_exe"), GPUBREAK_OTHER);
+	assert_int_equal(gpubreak_kernel_type("runFunction"), GPUBREAK_OTHER);
+	/* "Memcpy" not at the start is no transfer, and no compute either */
+	assert_int_equal(gpubreak_kernel_type("void fused_Memcpy_like"), GPUBREAK_OTHER);
+	assert_int_equal(gpubreak_kernel_type("event_record"), GPUBREAK_COMP);
+	assert_string_equal(gpubreak_type_name(GPUBREAK_OTHER), "OTHER");
 }
 
 /* The lines hta_reference.py prints, from gpubreak's result. */
@@ -593,6 +609,48 @@ static void test_hta_mtia(void **state)
 		     "hta_mtia_inference_rank_0.txt");
 }
 
+/* MTIA's DMA is its copies: every dma_request on a stream counts among
+ * the streams' copies, with the bytes of its "size", and is no compute. */
+static void test_mtia_dma_copies(void **state)
+{
+	struct fx *f = *state;
+	const char *trace = SAMPLES "mtia_inference_rank_0.json.gz";
+	if (access(trace, R_OK) != 0)
+		skip_because("%s is absent", trace);
+	importfx_reset(f);
+	char *err = NULL;
+	char *paths[] = {(char *)trace};
+	struct import_opts none = {0};
+	if (import_files(f->db, paths, 1, NULL, &none, &err) < 0)
+		fail_msg("import %s: %s", trace, err ? err : "?");
+	int64_t dma = importfx_int(f, "SELECT count(*) FROM phases p JOIN tracks t ON"
+				      " t.id = p.track_id JOIN strings s ON s.id = p.name_id"
+				      " WHERE t.kind = 'stream' AND s.text = 'dma_request'");
+	int64_t bytes = importfx_int(f, "SELECT sum(json_extract(p.attrs, '$.size')) FROM phases p"
+					" JOIN strings s ON s.id = p.name_id"
+					" WHERE s.text = 'dma_request'");
+	struct model *m;
+	if (model_open(f->db, &m, &err) < 0)
+		fail_msg("model_open: %s", err ? err : "?");
+	struct gpubreak g;
+	if (gpubreak_load(model_store(m), NULL, &g, &err) < 0)
+		fail_msg("gpubreak_load: %s", err ? err : "?");
+	assert_int_equal(g.nranks, 1);
+	int64_t count = 0, sum = 0;
+	for (size_t k = 0; k < g.ranks[0].nstreams; k++) {
+		count += g.ranks[0].streams[k].copies.count;
+		sum += g.ranks[0].streams[k].copies.bytes;
+	}
+	assert_true(dma > 0);
+	assert_int_equal(count, dma);
+	assert_int_equal(sum, bytes);
+	assert_true(g.ranks[0].type_ns[GPUBREAK_MEM] > 0);
+	assert_true(g.ranks[0].time.compute_ns <
+		    g.ranks[0].time.window_ns - g.ranks[0].time.idle_ns);
+	gpubreak_release(&g);
+	model_free(m);
+}
+
 static void test_hta_mi250(void **state)
 {
 	check_sample(*state, SAMPLES "mi250_minitoy_train_ROCm6_2_kineto.json.gz",
@@ -628,10 +686,11 @@ int main(void)
 	    T(test_last_step),	    T(test_last_step_device_copy),
 	    T(test_kernel_type),    T(test_hta_control),
 	    T(test_hta_test),	    T(test_hta_inference),
-	    T(test_hta_mtia),	    T(test_hta_mi250),
-	    T(test_h100_train),	    T(test_h100_eval),
-	    T(test_h100_ddp_rank0), T(test_h100_ddp_rank1),
-	    T(test_extreme_times),  T(test_idle_causes),
+	    T(test_hta_mtia),	    T(test_mtia_dma_copies),
+	    T(test_hta_mi250),	    T(test_h100_train),
+	    T(test_h100_eval),	    T(test_h100_ddp_rank0),
+	    T(test_h100_ddp_rank1), T(test_extreme_times),
+	    T(test_idle_causes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

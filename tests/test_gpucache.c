@@ -2,7 +2,7 @@
  * Unit tests for model/analysis/gpucache.h, the GPU breakdowns' cache: a struct
  * gpubreak built by hand and one computed from the H100 capture in
  * tests/data/gpu (four Kineto traces: no rank, no rank, ranks 0 and 1)
- * come back field by field; a file of schema v3 migrates to v5 with its
+ * come back field by field; a file of schema v3 migrates to v6 with its
  * cache stale; and the report of an analysed file, read from the cache,
  * equals the report computed in memory.
  */

@@ -173,7 +173,7 @@ static void text_copies(FILE *out, const struct gpubreak_stream *x)
  * cache when it matches the file, else computed with them. */
 static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 {
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], d[32];
 	fprintf(out,
 		"\nGPU breakdown (HTA's definitions: temporal, kernel types, idle per stream)\n");
 	if (!gpu->nranks)
@@ -194,10 +194,11 @@ static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 			pct_of(t->idle_ns, t->window_ns), pct_of(t->compute_ns, t->window_ns),
 			pct_of(t->noncompute_ns, t->window_ns));
 		text_causes(out, 5, &r->cause, t->idle_ns);
-		fprintf(out, "     kernels: computation %s, communication %s, memory %s",
+		fprintf(out, "     kernels: computation %s, communication %s, memory %s, other %s",
 			format_duration(a, sizeof(a), r->type_ns[GPUBREAK_COMP]),
 			format_duration(b, sizeof(b), r->type_ns[GPUBREAK_COMM]),
-			format_duration(c, sizeof(c), r->type_ns[GPUBREAK_MEM]));
+			format_duration(c, sizeof(c), r->type_ns[GPUBREAK_MEM]),
+			format_duration(d, sizeof(d), r->type_ns[GPUBREAK_OTHER]));
 		if (r->comm_ns > 0)
 			fprintf(out, "; communication overlapped with computation %.1f%%",
 				pct_of(r->overlap_ns, r->comm_ns));

@@ -60,8 +60,8 @@ void gpubreak_default_opts(struct gpubreak_opts *o)
 
 const char *gpubreak_type_name(int type)
 {
-	static const char *const names[GPUBREAK_NTYPES] = {"COMMUNICATION", "COMPUTATION",
-							   "MEMORY"};
+	static const char *const names[GPUBREAK_NTYPES] = {"COMMUNICATION", "COMPUTATION", "MEMORY",
+							   "OTHER"};
 	return type >= 0 && type < GPUBREAK_NTYPES ? names[type] : "?";
 }
 
@@ -71,12 +71,30 @@ const char *gpubreak_wait_name(int wait)
 	return wait >= 0 && wait < GPUBREAK_NWAITS ? names[wait] : "?";
 }
 
+static int starts(const char *name, const char *prefix)
+{
+	return strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
+/* HTA's rules, in HTA's order (gpubreak.h). */
 int gpubreak_kernel_type(const char *name)
 {
-	if (strncmp(name, "nccl", 4) == 0 || strstr(name, "gloo:"))
+	static const char *const comm[] = {"nccl", "hip", "hccl"}, *const mem[] = {"Memcpy",
+										   "Memset", "dma"};
+	static const char *const other[] = {"pe_exe", "job_exe", "runFunction"};
+	for (size_t i = 0; i < sizeof(comm) / sizeof(*comm); i++)
+		if (starts(name, comm[i]))
+			return GPUBREAK_COMM;
+	if (strstr(name, "ncclKernel") || strstr(name, "gloo:"))
 		return GPUBREAK_COMM;
-	if (strstr(name, "Memcpy") || strstr(name, "Memset"))
-		return GPUBREAK_MEM;
+	for (size_t i = 0; i < sizeof(mem) / sizeof(*mem); i++)
+		if (starts(name, mem[i]))
+			return GPUBREAK_MEM;
+	if (strstr(name, "Memcpy") || strstr(name, "Sync") || !strcmp(name, "Stream Wait Event"))
+		return GPUBREAK_OTHER;
+	for (size_t i = 0; i < sizeof(other) / sizeof(*other); i++)
+		if (starts(name, other[i]))
+			return GPUBREAK_OTHER;
 	return GPUBREAK_COMP;
 }
 
@@ -497,11 +515,14 @@ static void group_reset(struct group *g, int64_t source_id, int rank)
 	g->nstreams = 0;
 }
 
-/* What a device work name says: its HTA type, and its copy flags
- * (model/analysis/devcall.h) from bit 4 on. */
+/* What a device work name says: its HTA type, bit 4 when it is a copy
+ * by its name (MEMORY work that is no memset: MTIA's dma_request), and its
+ * copy flags (model/analysis/devcall.h) from bit 5 on. */
 static int item_name(const char *name)
 {
-	return gpubreak_kernel_type(name) | devcall_copy(name) << 4;
+	int type = gpubreak_kernel_type(name);
+	int copy = type == GPUBREAK_MEM && strncmp(name, "Memset", 6) != 0;
+	return type | copy << 4 | devcall_copy(name) << 5;
 }
 
 int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpubreak *out,
@@ -511,7 +532,9 @@ int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpu
 	    "SELECT t.source_id, coalesce(t.rank, -1), p.track_id, t.name, p.name_id,"
 	    " p.start_ns, p.dur_ns, l.start_ns, l.dur_ns, coalesce(l.track_id, 0), p.kind,"
 	    " CASE WHEN p.kind = ?2 AND json_valid(p.attrs) THEN json_extract(p.attrs, '$.bytes')"
-	    " END, coalesce(p.cat_id, 0), coalesce(l.name_id, 0), coalesce(l.cat_id, 0)"
+	    " WHEN p.kind = ?1 AND instr(p.attrs, '\"size\"') AND json_valid(p.attrs)"
+	    " THEN json_extract(p.attrs, '$.size') END, coalesce(p.cat_id, 0), coalesce(l.name_id, "
+	    "0), coalesce(l.cat_id, 0)"
 	    " FROM phases p JOIN tracks t ON t.id = p.track_id LEFT JOIN phases l ON l.id ="
 	    " coalesce((SELECT r.id FROM phases r WHERE r.id = p.parent_id AND r.kind = ?6),"
 	    "  (SELECT r.id FROM edges e JOIN phases r ON r.id = e.src"
@@ -569,13 +592,13 @@ int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpu
 		int64_t bytes = col_int(q, 11);
 		it->launch = known ? col_int(q, 7) : INT64_MIN;
 		it->type = v & 0xf;
-		it->memcpy = col_int32(q, 10) == PHASE_MEMCPY;
+		it->memcpy = col_int32(q, 10) == PHASE_MEMCPY || (v >> 4 & 1);
 		it->bytes = bytes > 0 ? bytes : 0;
 		it->how = (struct idle_launch){.track = known ? col_int(q, 9) : 0,
 					       .start = it->launch,
 					       .end = known ? ns_end(it->launch, col_int(q, 8))
 							    : INT64_MIN,
-					       .copy = v >> 4};
+					       .copy = v >> 5};
 		/* its category, its launching call's name and category */
 		for (int c = 12; c <= 14; c++) {
 			int64_t id = col_int(q, c);

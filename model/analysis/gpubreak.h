@@ -23,10 +23,16 @@
  *     (GPU annotations) do not count, for each starts when the device
  *     reaches the step, after the step's first launches, and the cutoff is
  *     a launch time: with them the last step's early work was kept.
- *   - Kernel type (utils.get_kernel_type, latest HTA): COMMUNICATION when
- *     the name starts with "nccl" or contains "gloo:"; else MEMORY when it
- *     contains "Memcpy" or "Memset"; else COMPUTATION.  By name only, as
- *     HTA does, whatever the phase kind.
+ *   - Kernel type (utils.get_kernel_type of HTA 0.6.1 and main), by name only,
+ *     whatever the phase kind, the first rule that holds:
+ *     COMMUNICATION when the name starts with "nccl", "hip" or "hccl", or
+ *     holds "ncclKernel" or "gloo:" anywhere; MEMORY when it starts with
+ *     "Memcpy", "Memset" or "dma" (MTIA's dma_request); OTHER when it holds
+ *     "Memcpy" or "Sync" anywhere (Stream Sync, Event Sync, Context Sync),
+ *     is "Stream Wait Event", or starts with "pe_exe", "job_exe" or
+ *     "runFunction"; else COMPUTATION.  OTHER is device work that is
+ *     neither computation nor a transfer: it counts in the window and in
+ *     non-compute time, never as compute.
  *
  * The figures, all in nanoseconds over the counted device work of a rank:
  *
@@ -69,9 +75,11 @@
  *     work so far to the next start, and each gap gets one cause from what
  *     the host was doing (model/analysis/idle.h, with opts.launch_ns); per cause,
  *     the gaps' time and count.  The causes' times add up to the idle time.
- *   - Copies, per stream: the copies (phases of kind memcpy) among the counted work,
- *     their count, bytes (the trace's "bytes") and union, all of them and
- *     those whose host side is pageable memory (model/analysis/devcall.h).
+ *   - Copies, per stream: the copies among the counted work (phases of
+ *     kind memcpy, and MEMORY work that is no memset, such as MTIA's
+ *     dma_request), their count, bytes (the trace's "bytes", or a DMA's
+ *     "size") and union, all of them and those whose host side is pageable
+ *     memory (model/analysis/devcall.h).
  *
  * Where this differs from HTA: times are exact nanoseconds (HTA rounds a
  * fractional-microsecond start up and end down to whole microseconds); the
@@ -92,7 +100,7 @@
 #include "model/analysis/idle.h"
 #include "model/store/store.h"
 
-enum gpubreak_type { GPUBREAK_COMM, GPUBREAK_COMP, GPUBREAK_MEM, GPUBREAK_NTYPES };
+enum gpubreak_type { GPUBREAK_COMM, GPUBREAK_COMP, GPUBREAK_MEM, GPUBREAK_OTHER, GPUBREAK_NTYPES };
 enum gpubreak_wait {
 	GPUBREAK_HOST_WAIT,
 	GPUBREAK_KERNEL_WAIT,
@@ -161,7 +169,7 @@ struct gpubreak_rank {
 	int64_t type_ns[GPUBREAK_NTYPES];
 	int64_t mix_ns[1 << GPUBREAK_NTYPES]; /* index: bit (1 << type) per type; [0] is 0 */
 	int64_t comm_ns, overlap_ns;	      /* comm_ns = type_ns[GPUBREAK_COMM] */
-	struct gpubreak_kernel *kernels;      /* by type (COMM, COMP, MEM), then sum */
+	struct gpubreak_kernel *kernels;      /* by type (COMM, COMP, MEM, OTHER), then sum */
 	size_t nkernels;
 	struct gpubreak_stream *streams; /* by track id */
 	size_t nstreams;
@@ -173,7 +181,7 @@ struct gpubreak {
 };
 
 void gpubreak_default_opts(struct gpubreak_opts *o);
-/* "COMMUNICATION", "COMPUTATION", "MEMORY" (HTA's names). */
+/* "COMMUNICATION", "COMPUTATION", "MEMORY", "OTHER" (HTA's names). */
 const char *gpubreak_type_name(int type);
 /* "host_wait", "kernel_wait", "other" (HTA's idle_category). */
 const char *gpubreak_wait_name(int wait);

@@ -652,15 +652,17 @@ class Checks:
              and near_pct(m.group(3), 100 * comp / win)
              and near_pct(m.group(4), 100 * non / win), block[1], "raw %s" % (ref["temporal"],))
         kern = [l for l in block if l.strip().startswith("kernels:")]
-        m = re.search(r"computation (\S+ \S+), communication (\S+ \S+), memory (\S+ \S+)"
+        m = re.search(r"computation (\S+ \S+), communication (\S+ \S+), memory (\S+ \S+),"
+                      r" other (\S+ \S+)"
                       r"(?:; communication overlapped with computation (\S+))?$",
                       kern[0] if kern else "")
         comm, over = ref["overlap"]
         want(m and near_dur(m.group(1), ref["type COMPUTATION"])
              and near_dur(m.group(2), ref["type COMMUNICATION"])
              and near_dur(m.group(3), ref["type MEMORY"])
-             and (m.group(4) is None) == (comm == 0)
-             and (comm == 0 or near_pct(m.group(4), 100 * over / comm)),
+             and near_dur(m.group(4), ref["type OTHER"])
+             and (m.group(5) is None) == (comm == 0)
+             and (comm == 0 or near_pct(m.group(5), 100 * over / comm)),
              kern[0] if kern else "", "no kernels line as the raw file's")
         # the GPU's causes, then each stream's: the line after its header
         wanted = [(fig["gpu"], idle, 2)]

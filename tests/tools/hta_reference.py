@@ -19,8 +19,12 @@ HTA's, as model/analysis/gpubreak.h states them:
     copies of the steps on the device streams (cat gpu_user_annotation)
     start when the device reaches the step, later than its first launches,
     so, unlike HTA's code, they are not taken for the cutoff;
-  * kernel type: "nccl" prefix or "gloo:" -> COMMUNICATION, "Memcpy" or
-    "Memset" in the name -> MEMORY, else COMPUTATION;
+  * kernel type (HTA 0.6.1 and main, by name, first rule that holds):
+    "nccl", "hip" or "hccl" prefix, or "ncclKernel" or "gloo:" anywhere ->
+    COMMUNICATION; "Memcpy", "Memset" or "dma" prefix -> MEMORY; "Memcpy"
+    or "Sync" anywhere, "Stream Wait Event", or a "pe_exe", "job_exe" or
+    "runFunction" prefix -> OTHER (neither compute nor transfer); else
+    COMPUTATION;
   * temporal breakdown, kernel-type unions and mixes, comm/comp overlap,
     top kernels with the duration_ratio/num_kernels "others" rule, and the
     per-stream idle breakdown (host wait, kernel wait, other).
@@ -39,7 +43,7 @@ import os
 import re
 import sys
 
-TYPES = ["COMMUNICATION", "COMPUTATION", "MEMORY"]  # bit 1 << index in masks
+TYPES = ["COMMUNICATION", "COMPUTATION", "MEMORY", "OTHER"]  # bit 1 << index in masks
 WAITS = ["host_wait", "kernel_wait", "other"]
 
 
@@ -60,11 +64,18 @@ def us_to_ns(v):
     return -ns if neg else ns
 
 
+COMM_RE = re.compile(r"^(nccl|hip|hccl)|ncclKernel|gloo:")
+MEMORY_RE = re.compile(r"^(Memcpy|Memset|dma)")
+OTHER_RE = re.compile(r"Memcpy|Sync|^Stream Wait Event$|^(pe_exe|job_exe|runFunction)")
+
+
 def kernel_type(name):
-    if name.startswith("nccl") or "gloo:" in name:
+    if COMM_RE.search(name):
         return 0
-    if "Memcpy" in name or "Memset" in name:
+    if MEMORY_RE.match(name):
         return 2
+    if OTHER_RE.search(name):
+        return 3
     return 1
 
 
@@ -113,7 +124,7 @@ def mixes(unions):
     """Time during which exactly each set of types ran: between two
     consecutive boundaries the set of running types does not change."""
     bounds = sorted({t for u in unions for sp in u for t in sp})
-    mix = [0] * 8
+    mix = [0] * (1 << len(unions))
     pos = [0] * len(unions)
     for lo, hi in zip(bounds, bounds[1:]):
         mask = 0
@@ -254,11 +265,12 @@ def analyse(path, include_last_step, kernel_wait_ns, rounding=False):
     lines = [f"rank {rank} items {len(device)} left_out {left_out}"]
     lines.append("temporal window_ns %d idle_ns %d compute_ns %d noncompute_ns %d"
                  % temporal(device))
-    unions = [merge([(w["s"], w["e"]) for w in device if w["type"] == t]) for t in range(3)]
-    for t in range(3):
+    unions = [merge([(w["s"], w["e"]) for w in device if w["type"] == t])
+              for t in range(len(TYPES))]
+    for t in range(len(TYPES)):
         lines.append(f"type {TYPES[t]} ns {length(unions[t])}")
     mix = mixes(unions)
-    for mask in range(1, 8):
+    for mask in range(1, 1 << len(TYPES)):
         if mix[mask]:
             lines.append(f"mix {mask} ns {mix[mask]}")
     lines.append(f"overlap comm_ns {length(unions[0])} overlap_ns {overlap(unions[0], unions[1])}")
@@ -271,7 +283,7 @@ def analyse(path, include_last_step, kernel_wait_ns, rounding=False):
         ns, count = idle_breakdown(ws, kernel_wait_ns)
         for k in range(3):
             lines.append(f"idle {pid}:{stream} {WAITS[k]} ns {ns[k]} count {count[k]}")
-    for t in range(3):
+    for t in range(len(TYPES)):
         for name, names, count, total, lo, hi in top_kernels(device, t):
             lines.append(f"kernel {TYPES[t]} names {names} count {count} sum_ns {total}"
                          f" min_ns {lo} max_ns {hi} {name}")
