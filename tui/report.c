@@ -175,7 +175,10 @@ static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 {
 	char a[32], b[32], c[32], d[32];
 	fprintf(out,
-		"\nGPU breakdown (HTA's definitions: temporal, kernel types, idle per stream)\n");
+		"\nGPU breakdown (HTA's definitions: temporal, kernel types, idle per stream%s)\n",
+		gpu->hta ? "; HTA 0.6.1's own figures: its last-step cutoff, times rounded to"
+			   " whole microseconds"
+			 : "");
 	if (!gpu->nranks)
 		fprintf(out, "  (no device work)\n");
 	for (size_t i = 0; i < gpu->nranks; i++) {
@@ -604,6 +607,17 @@ static json_t *json_gpu(const struct gpubreak *gpu)
 		for (int t = 0; t < GPUBREAK_NTYPES; t++)
 			json_object_set_new(types, gpubreak_type_name(t),
 					    json_integer(r->type_ns[t]));
+		/* the time each set of types ran alone, keyed "COMPUTATION+MEMORY" */
+		json_t *mix = json_object();
+		for (int mask = 1; mask < 1 << GPUBREAK_NTYPES; mask++) {
+			struct sbuf key = SBUF_INIT;
+			for (int t = 0; t < GPUBREAK_NTYPES; t++)
+				if (mask >> t & 1)
+					sbuf_addf(&key, "%s%s", key.len ? "+" : "",
+						  gpubreak_type_name(t));
+			json_object_set_new(mix, key.buf, json_integer(r->mix_ns[mask]));
+			sbuf_release(&key);
+		}
 		for (size_t k = 0; k < r->nstreams; k++) {
 			const struct gpubreak_stream *x = &r->streams[k];
 			json_t *idle = json_object(), *causes = json_causes(&x->cause);
@@ -632,24 +646,29 @@ static json_t *json_gpu(const struct gpubreak *gpu)
 			const struct gpubreak_kernel *x = &r->kernels[k];
 			json_array_append_new(
 			    kernels,
-			    json_pack("{s:o, s:s, s:b, s:I, s:I, s:I, s:I}", "name", jstr(x->name),
-				      "type", gpubreak_type_name(x->type), "others", x->others,
-				      "count", (json_int_t)x->count, "sum_ns",
-				      (json_int_t)x->sum_ns, "min_ns", (json_int_t)x->min_ns,
-				      "max_ns", (json_int_t)x->max_ns));
+			    json_pack("{s:o, s:s, s:b, s:I, s:I, s:I, s:I, s:I}", "name",
+				      jstr(x->name), "type", gpubreak_type_name(x->type), "others",
+				      x->others, "names", (json_int_t)x->names, "count",
+				      (json_int_t)x->count, "sum_ns", (json_int_t)x->sum_ns,
+				      "min_ns", (json_int_t)x->min_ns, "max_ns",
+				      (json_int_t)x->max_ns));
 		}
 		json_array_append_new(
 		    arr,
 		    json_pack(
-			"{s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:I, s:o, s:o}",
+			"{s:o, s:o, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, "
+			"s:I,"
+			" s:o, s:o}",
 			"source", jstr(r->source), "rank",
-			r->rank >= 0 ? json_integer(r->rank) : json_null(), "items",
-			(json_int_t)r->items, "left_out", (json_int_t)r->left_out, "window_ns",
+			r->rank >= 0 ? json_integer(r->rank) : json_null(), "figures",
+			gpu->hta ? "hta-0.6.1" : "exact", "items", (json_int_t)r->items, "left_out",
+			(json_int_t)r->left_out, "cutoff_ns", (json_int_t)r->cutoff_ns, "window_ns",
 			(json_int_t)r->time.window_ns, "idle_ns", (json_int_t)r->time.idle_ns,
 			"compute_ns", (json_int_t)r->time.compute_ns, "noncompute_ns",
 			(json_int_t)r->time.noncompute_ns, "idle_causes", json_causes(&r->cause),
-			"kernel_type_ns", types, "comm_ns", (json_int_t)r->comm_ns, "overlap_ns",
-			(json_int_t)r->overlap_ns, "streams", streams, "top_kernels", kernels));
+			"kernel_type_ns", types, "kernel_type_mix_ns", mix, "comm_ns",
+			(json_int_t)r->comm_ns, "overlap_ns", (json_int_t)r->overlap_ns, "streams",
+			streams, "top_kernels", kernels));
 	}
 	return arr;
 }
@@ -859,6 +878,22 @@ static int write_text_whole(FILE *out, const char *path, struct model *m, const 
 
 int report_write(FILE *out, const char *path, enum report_format fmt, char **err)
 {
+	return report_write_opts(out, path, fmt, NULL, err);
+}
+
+/* The GPU breakdown of an's file again, with HTA 0.6.1's own figures. */
+static int hta_figures(struct model *m, struct analysis *an, char **err)
+{
+	struct gpubreak_opts o;
+	gpubreak_default_opts(&o);
+	o.hta = 1;
+	gpubreak_release(&an->gpu);
+	return gpubreak_load(model_store(m), &o, &an->gpu, err);
+}
+
+int report_write_opts(FILE *out, const char *path, enum report_format fmt,
+		      const struct report_opts *opts, char **err)
+{
 	struct model *m;
 	if (model_open(path, &m, err) < 0)
 		return -1;
@@ -867,6 +902,10 @@ int report_write(FILE *out, const char *path, enum report_format fmt, char **err
 	int rc = summary_load(m, &s, TOP_N, err);
 	if (rc == 0 && (rc = analysis_get(model_store(m), &an, err)) < 0)
 		summary_release(&s);
+	if (rc == 0 && opts && opts->hta && (rc = hta_figures(m, &an, err)) < 0) {
+		summary_release(&s);
+		analysis_release(&an);
+	}
 	if (rc == 0) {
 		rc = fmt == REPORT_JSON ? write_json(out, path, m, &s, &an, err)
 					: write_text_whole(out, path, m, &s, &an, err);

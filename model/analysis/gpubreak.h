@@ -84,9 +84,19 @@
  * Where this differs from HTA: times are exact nanoseconds (HTA rounds a
  * fractional-microsecond start up and end down to whole microseconds); the
  * step count is per source, not across all ranks' names; sort ties are
- * broken deterministically.  Work whose stored end lies past INT64_MAX ends
- * there, and a figure beyond int64 (work more than 292 years apart) is held
- * at INT64_MAX (model/util/nstime.h).
+ * broken deterministically.
+ *
+ * opts.hta reproduces HTA 0.6.1's figures instead: the cutoff is the
+ * latest start among every stream-less ProfilerStep* phase, Kineto's GPU
+ * annotations of the steps included (Trace._filter_irrelevant_gpu_kernels),
+ * and every time is rounded as HTA's parser leaves it, in the trace's own
+ * microseconds (trace.db less the source's time_offset_ns): a start, a
+ * launching call's start and the cutoff up, an end down, an item never
+ * ending before it starts.  Still per source, not across ranks; MTIA's own
+ * filter (the work launched within the steps, used by HTA when the trace's
+ * device_type is MTIA and it names two or more steps) is not applied.  Work whose stored end lies
+ * past INT64_MAX ends there, and a figure beyond int64 (work more than 292 years apart) is held at
+ * INT64_MAX (model/util/nstime.h).
  *
  * The caller owns a struct gpubreak and releases it with gpubreak_release;
  * every string in it belongs to it.
@@ -114,6 +124,7 @@ struct gpubreak_opts {
 	int top_n;		/* HTA num_kernels; 10 */
 	double duration_ratio;	/* HTA duration_ratio; 0.8 */
 	int64_t launch_ns;	/* idle causes: IDLE_LAUNCH_NS */
+	int hta;		/* 1: HTA 0.6.1's own figures (its cutoff, its rounding) */
 };
 
 struct gpubreak_temporal {
@@ -178,6 +189,7 @@ struct gpubreak_rank {
 struct gpubreak {
 	struct gpubreak_rank *ranks; /* by source id, then rank */
 	size_t nranks;
+	int hta; /* made with opts.hta: HTA 0.6.1's own figures; never cached */
 };
 
 void gpubreak_default_opts(struct gpubreak_opts *o);

@@ -3,15 +3,20 @@
 Holistic Trace Analysis (HTA) computed straight from a raw Chrome/Kineto
 trace (JSON or .json.gz), without trace.db, pandas or HTA itself.
 
-Usage: hta_reference.py [--include-last-step] [--kernel-wait-ns N] [--hta-rounding] TRACE...
+Usage: hta_reference.py [--include-last-step] [--kernel-wait-ns N] [--hta-rounding] [--hta]
+                        TRACE...
 
 It prints, for each trace, the figures tests/test_gpubreak.c compares with
 (lines described in tests/expected/gpubreak/README).  The definitions are
 HTA's, as model/analysis/gpubreak.h states them:
 
   * device work: complete events with a duration whose args carry `stream`
-    as an integer (ROCm's runtime calls on the host carry the stream as a
-    pointer in text, "0x0": those are no device work);
+    as an integer other than -1, as HTA's `stream != -1` (ROCm's runtime
+    calls on the host carry the stream as a pointer in text, "0x0", which
+    HTA reads as -1: no device work; cuda_sync events on a stream, such as
+    Stream Wait Event, are); a CPU operator that carries a stream
+    (Triton's launcher, stream 0) is host work, except with --hta, where
+    it counts as HTA counts it;
   * last step: with two or more distinct ProfilerStep* names, keep only the
     device work whose correlated host event (same args.correlation, no
     stream) started before the latest start of a stream-less ProfilerStep*
@@ -35,6 +40,12 @@ HTA itself does to a trace whose times have fractions of a microsecond: each
 event's start is rounded up and its end down to a whole microsecond (an
 event shorter than that keeps a duration of 0), so that the effect of that
 rounding on every figure can be measured against the exact ones.
+
+--hta gives HTA 0.6.1's own figures, what `grademl-tui report --hta` must
+equal: its rounding, and its cutoff, the latest start of every
+ProfilerStep* event without an integer stream, Kineto's gpu_user_annotation
+copies included (Trace._filter_irrelevant_gpu_kernels takes them, as it
+takes every event without a stream for the host's).
 """
 import gzip
 import json
@@ -220,7 +231,7 @@ def name_rank(path):
     return said.pop() if len(said) == 1 else -1
 
 
-def analyse(path, include_last_step, kernel_wait_ns, rounding=False):
+def analyse(path, include_last_step, kernel_wait_ns, rounding=False, hta_cutoff=False):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
         doc = json.load(fh, parse_float=str)
@@ -241,13 +252,15 @@ def analyse(path, include_last_step, kernel_wait_ns, rounding=False):
         end = s + max(us_to_ns(e["dur"]), 0)
         if rounding:
             s, end = hta_round(s, end)
-        if isinstance(args.get("stream"), int):
+        stream = args.get("stream")
+        if (isinstance(stream, int) and stream != -1
+                and (hta_cutoff or e.get("cat") != "cpu_op")):
             device.append({
                 "pid": str(e.get("pid")), "stream": str(args["stream"]), "name": name,
                 "s": s, "e": end, "type": kernel_type(name),
                 "corr": args.get("correlation")})
             continue
-        if name.startswith("ProfilerStep") and e.get("cat") != "gpu_user_annotation":
+        if name.startswith("ProfilerStep") and (hta_cutoff or e.get("cat") != "gpu_user_annotation"):
             step_names.add(name)
             step_starts.append(s)
         if "correlation" in args:
@@ -291,7 +304,7 @@ def analyse(path, include_last_step, kernel_wait_ns, rounding=False):
 
 
 def main(argv):
-    include_last_step, kernel_wait_ns, rounding, paths = False, 30000, False, []
+    include_last_step, kernel_wait_ns, rounding, hta, paths = False, 30000, False, False, []
     it = iter(argv)
     for a in it:
         if a == "--include-last-step":
@@ -300,13 +313,15 @@ def main(argv):
             kernel_wait_ns = int(next(it))
         elif a == "--hta-rounding":
             rounding = True
+        elif a == "--hta":
+            rounding, hta = True, True
         else:
             paths.append(a)
     if not paths:
         sys.stderr.write(__doc__)
         return 2
     for p in paths:
-        lines = analyse(p, include_last_step, kernel_wait_ns, rounding)
+        lines = analyse(p, include_last_step, kernel_wait_ns, rounding, hta)
         sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
