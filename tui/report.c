@@ -188,10 +188,12 @@ static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 			fprintf(out, "  rank %d ", r->rank);
 		else
 			fprintf(out, "  ");
-		fprintf(out, "%s: %lld items", clean(sb, r->source), (long long)r->items);
-		if (r->left_out)
-			fprintf(out, " (%lld of the last profiler step left out)",
+		fprintf(out, "%s: %lld items, scope: ", clean(sb, r->source), (long long)r->items);
+		if (r->cutoff_ns)
+			fprintf(out, "launched before the last profiler step (%lld left out)",
 				(long long)r->left_out);
+		else
+			fprintf(out, "the whole trace");
 		fprintf(out, "\n     window %s: idle %.1f%%, compute %.1f%%, non-compute %.1f%%\n",
 			format_duration(a, sizeof(a), t->window_ns),
 			pct_of(t->idle_ns, t->window_ns), pct_of(t->compute_ns, t->window_ns),
@@ -211,18 +213,18 @@ static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 		for (size_t k = 0; k < r->nstreams; k++) {
 			const struct gpubreak_stream *x = &r->streams[k];
 			const int64_t *ns = x->idle.ns, *n = x->idle.count;
-			fprintf(
-			    out,
-			    "     %s: %lld items, idle %.1f%%: host wait %s (%lld gap%s), kernel"
-			    " wait %s (%lld), other %s (%lld)\n",
-			    clean(sb, x->name), (long long)x->items,
-			    pct_of(x->time.idle_ns, x->time.window_ns),
-			    format_duration(a, sizeof(a), ns[GPUBREAK_HOST_WAIT]),
-			    (long long)n[GPUBREAK_HOST_WAIT], n[GPUBREAK_HOST_WAIT] == 1 ? "" : "s",
-			    format_duration(b, sizeof(b), ns[GPUBREAK_KERNEL_WAIT]),
-			    (long long)n[GPUBREAK_KERNEL_WAIT],
-			    format_duration(c, sizeof(c), ns[GPUBREAK_OTHER_WAIT]),
-			    (long long)n[GPUBREAK_OTHER_WAIT]);
+			fprintf(out,
+				"     %s: %lld items, idle %.1f%% of its window: host wait %s (%lld"
+				" gap%s), kernel wait %s (%lld), other %s (%lld)\n",
+				clean(sb, x->name), (long long)x->items,
+				pct_of(x->time.idle_ns, x->time.window_ns),
+				format_duration(a, sizeof(a), ns[GPUBREAK_HOST_WAIT]),
+				(long long)n[GPUBREAK_HOST_WAIT],
+				n[GPUBREAK_HOST_WAIT] == 1 ? "" : "s",
+				format_duration(b, sizeof(b), ns[GPUBREAK_KERNEL_WAIT]),
+				(long long)n[GPUBREAK_KERNEL_WAIT],
+				format_duration(c, sizeof(c), ns[GPUBREAK_OTHER_WAIT]),
+				(long long)n[GPUBREAK_OTHER_WAIT]);
 			text_causes(out, 8, &x->cause, x->time.idle_ns);
 			text_copies(out, x);
 		}
@@ -494,7 +496,7 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 	text_ops(out, "Top operators by total time", s->by_total, s->nby_total, &sb);
 	text_ops(out, "Top operators by self time", s->by_self, s->nby_self, &sb);
 
-	fprintf(out, "\nGPU streams (busy fraction of the source's window)\n");
+	fprintf(out, "\nGPU streams (busy fraction of the source's window: the whole trace)\n");
 	if (!s->nstreams)
 		fprintf(out, "  (no device streams)\n");
 	for (size_t i = 0; i < s->nstreams; i++) {
@@ -633,14 +635,15 @@ static json_t *json_gpu(const struct gpubreak *gpu)
 							      (json_int_t)x->idle.ns[w], "count",
 							      (json_int_t)x->idle.count[w]));
 			json_array_append_new(
-			    streams, json_pack("{s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
-					       "track_id", (json_int_t)x->track_id, "name",
-					       jstr(x->name), "items", (json_int_t)x->items,
-					       "window_ns", (json_int_t)x->time.window_ns,
-					       "idle_ns", (json_int_t)x->time.idle_ns, "compute_ns",
-					       (json_int_t)x->time.compute_ns, "noncompute_ns",
-					       (json_int_t)x->time.noncompute_ns, "idle_breakdown",
-					       idle, "idle_causes", causes, "copies", copies));
+			    streams,
+			    json_pack("{s:I, s:o, s:I, s:s, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
+				      "track_id", (json_int_t)x->track_id, "name", jstr(x->name),
+				      "items", (json_int_t)x->items, "scope", "stream_window",
+				      "window_ns", (json_int_t)x->time.window_ns, "idle_ns",
+				      (json_int_t)x->time.idle_ns, "compute_ns",
+				      (json_int_t)x->time.compute_ns, "noncompute_ns",
+				      (json_int_t)x->time.noncompute_ns, "idle_breakdown", idle,
+				      "idle_causes", causes, "copies", copies));
 		}
 		for (size_t k = 0; k < r->nkernels; k++) {
 			const struct gpubreak_kernel *x = &r->kernels[k];
@@ -656,19 +659,21 @@ static json_t *json_gpu(const struct gpubreak *gpu)
 		json_array_append_new(
 		    arr,
 		    json_pack(
-			"{s:o, s:o, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, "
+			"{s:o, s:o, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, "
 			"s:I,"
+			" s:I,"
 			" s:o, s:o}",
 			"source", jstr(r->source), "rank",
 			r->rank >= 0 ? json_integer(r->rank) : json_null(), "figures",
-			gpu->hta ? "hta-0.6.1" : "exact", "items", (json_int_t)r->items, "left_out",
-			(json_int_t)r->left_out, "cutoff_ns", (json_int_t)r->cutoff_ns, "window_ns",
-			(json_int_t)r->time.window_ns, "idle_ns", (json_int_t)r->time.idle_ns,
-			"compute_ns", (json_int_t)r->time.compute_ns, "noncompute_ns",
-			(json_int_t)r->time.noncompute_ns, "idle_causes", json_causes(&r->cause),
-			"kernel_type_ns", types, "kernel_type_mix_ns", mix, "comm_ns",
-			(json_int_t)r->comm_ns, "overlap_ns", (json_int_t)r->overlap_ns, "streams",
-			streams, "top_kernels", kernels));
+			gpu->hta ? "hta-0.6.1" : "exact", "scope",
+			r->cutoff_ns ? "before_last_step" : "trace", "items", (json_int_t)r->items,
+			"left_out", (json_int_t)r->left_out, "cutoff_ns", (json_int_t)r->cutoff_ns,
+			"window_ns", (json_int_t)r->time.window_ns, "idle_ns",
+			(json_int_t)r->time.idle_ns, "compute_ns", (json_int_t)r->time.compute_ns,
+			"noncompute_ns", (json_int_t)r->time.noncompute_ns, "idle_causes",
+			json_causes(&r->cause), "kernel_type_ns", types, "kernel_type_mix_ns", mix,
+			"comm_ns", (json_int_t)r->comm_ns, "overlap_ns", (json_int_t)r->overlap_ns,
+			"streams", streams, "top_kernels", kernels));
 	}
 	return arr;
 }
@@ -772,11 +777,12 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 		const struct summary_stream *x = &s->streams[i];
 		json_array_append_new(
 		    streams,
-		    json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:f, s:I}", "rank",
+		    json_pack("{s:o, s:o, s:o, s:I, s:s, s:I, s:I, s:f, s:I}", "rank",
 			      x->rank >= 0 ? json_integer(x->rank) : json_null(), "process",
 			      jstr(x->process), "stream", jstr(x->stream), "track_id",
-			      (json_int_t)x->track_id, "busy_ns", (json_int_t)x->busy_ns,
-			      "window_ns", (json_int_t)x->window_ns, "busy_fraction",
+			      (json_int_t)x->track_id, "scope", "trace", "busy_ns",
+			      (json_int_t)x->busy_ns, "window_ns", (json_int_t)x->window_ns,
+			      "busy_fraction",
 			      x->window_ns > 0 ? (double)x->busy_ns / (double)x->window_ns : 0.0,
 			      "items", (json_int_t)x->items));
 	}

@@ -641,8 +641,8 @@ class Checks:
         if not block:
             return ["%s: no text" % name]
         items, left = ref["rank"]
-        m = re.search(r": (\d+) items(?: \((\d+) of the last profiler step left out\))?$",
-                      block[0])
+        m = re.search(r": (\d+) items, scope: (?:the whole trace|launched before the last"
+                      r" profiler step \((\d+) left out\))$", block[0])
         want(m and int(m.group(1)) == items and int(m.group(2) or 0) == left, block[0],
              "items %d, left out %d" % (items, left))
         win, idle, comp, non = ref["temporal"]
@@ -668,7 +668,8 @@ class Checks:
         wanted = [(fig["gpu"], idle, 2)]
         streams = [k for k, l in enumerate(block) if re.match(r"^     \S.*: \d+ items, idle", l)]
         for k in streams:
-            m = re.match(r"^     stream (-?\d+) *: (\d+) items, idle (\S+): host wait (\S+ \S+)"
+            m = re.match(r"^     stream (-?\d+) *: (\d+) items, idle (\S+) of its window:"
+                         r" host wait (\S+ \S+)"
                          r" \((\d+) gaps?\), kernel wait (\S+ \S+) \((\d+)\), other (\S+ \S+)"
                          r" \((\d+)\)$", block[k])
             tid = m.group(1) if m else None

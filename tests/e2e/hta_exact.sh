@@ -41,4 +41,45 @@ else
 		rm -f "$db"
 	done
 fi
+
+# One quantity, one scope: on HTA's NCCL sample (its last profiler step
+# left out by the breakdown), the default report names each view's scope,
+# in text and JSON: the breakdown's work launched before the last step,
+# each of its streams' idle share of that stream's own window, and the
+# GPU streams section's busy share of the whole trace.
+f=$SAMPLES/facebookresearch__HolisticTraceAnalysis__nccl_data.json.gz
+if [ ! -r "$f" ]; then
+	skip "scopes named" "no $f"
+elif "$BIN" import -o "$TMP/nccl.db" "$f" >/dev/null 2>"$TMP/err" &&
+	"$BIN" report "$TMP/nccl.db" >"$TMP/report.txt" 2>>"$TMP/err" &&
+	"$BIN" report --format json "$TMP/nccl.db" >"$TMP/report.json" 2>>"$TMP/err"; then
+	why=$(python3 - "$TMP/report.json" "$TMP/report.txt" 2>&1 <<'PY'
+import json, re, sys
+r, text = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
+g, why = r["gpu_breakdown"], []
+if not g or g[0]["scope"] != "before_last_step" or g[0]["left_out"] <= 0:
+    why.append("breakdown scope %s" % [(x["scope"], x["left_out"]) for x in g])
+if any(x["scope"] != "stream_window" for x in g[0]["streams"] if g):
+    why.append("a breakdown stream not over its own window")
+if not r["gpu_streams"] or any(x["scope"] != "trace" for x in r["gpu_streams"]):
+    why.append("gpu_streams scope")
+if not re.search(r": %d items, scope: launched before the last profiler step \(%d left out\)"
+                 % (g[0]["items"], g[0]["left_out"]), text):
+    why.append("no breakdown scope in the text")
+if "busy fraction of the source's window: the whole trace" not in text:
+    why.append("no streams scope in the text")
+if not re.search(r"items, idle \S+ of its window:", text):
+    why.append("no stream window in the text")
+print("; ".join(why))
+PY
+)
+	rc=$?
+	if [ "$rc" = 0 ] && [ -z "$why" ]; then
+		ok "nccl_data: each GPU view names its scope (before the last step, the stream's window, the whole trace)"
+	else
+		not_ok "nccl_data: scopes named" "$(echo "$why" | tail -n 1)"
+	fi
+else
+	not_ok "nccl_data: scopes named" "$(head -n 1 "$TMP/err")"
+fi
 summary
