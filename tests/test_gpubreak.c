@@ -386,15 +386,39 @@ static void test_last_step_device_copy(void **state)
 static void test_kernel_type(void **state)
 {
 	(void)state;
-	assert_int_equal(gpubreak_kernel_type("ncclKernel_AllReduce_RING_LL_Sum_float"),
-			 GPUBREAK_COMM);
-	assert_int_equal(gpubreak_kernel_type("ncclDevKernel_AllGather_RING_LL"), GPUBREAK_COMM);
-	assert_int_equal(gpubreak_kernel_type("gloo:all_reduce"), GPUBREAK_COMM);
-	assert_int_equal(gpubreak_kernel_type("Memset (Device)"), GPUBREAK_MEM);
-	assert_int_equal(gpubreak_kernel_type("Memcpy HtoD (Pageable -> Device)"), GPUBREAK_MEM);
-	/* "nccl" must start the name, as in HTA */
-	assert_int_equal(gpubreak_kernel_type("void my_nccl_like_kernel"), GPUBREAK_COMP);
-	assert_int_equal(gpubreak_kernel_type("sm90_xmma_gemm_bf16"), GPUBREAK_COMP);
+	static const struct {
+		const char *name;
+		int type;
+	} cases[] = {
+	    {"ncclKernel_AllReduce_RING_LL_Sum_float", GPUBREAK_COMM},
+	    {"ncclDevKernel_AllGather_RING_LL", GPUBREAK_COMM},
+	    {"gloo:all_reduce", GPUBREAK_COMM},
+	    {"Memset (Device)", GPUBREAK_MEM},
+	    {"Memcpy HtoD (Pageable -> Device)", GPUBREAK_MEM},
+	    /* "nccl" must start the name, as in HTA, unless "ncclKernel" is in it */
+	    {"void my_nccl_like_kernel", GPUBREAK_COMP},
+	    {"void ncclKernel_SendRecv(ncclDevComm*)", GPUBREAK_COMM},
+	    {"sm90_xmma_gemm_bf16", GPUBREAK_COMP},
+	    /* HTA 0.6.1: ROCm's and Ascend's collectives, MTIA's DMA, and OTHER */
+	    {"hipAllReduce", GPUBREAK_COMM},
+	    {"hcclAllGather", GPUBREAK_COMM},
+	    {"dma_request", GPUBREAK_MEM},
+	    {"Stream Sync", GPUBREAK_OTHER},
+	    {"Event Sync", GPUBREAK_OTHER},
+	    {"Stream Wait Event", GPUBREAK_OTHER},
+	    {"pe_exe", GPUBREAK_OTHER},
+	    {"job_exe", GPUBREAK_OTHER},
+	    {"runFunction", GPUBREAK_OTHER},
+	    /* "Memcpy" not at the start is no transfer, and no compute either */
+	    {"void fused_Memcpy_like", GPUBREAK_OTHER},
+	    {"event_record", GPUBREAK_COMP},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++)
+		if (gpubreak_kernel_type(cases[i].name) != cases[i].type)
+			fail_msg("'%s' is %s, not %s", cases[i].name,
+				 gpubreak_type_name(gpubreak_kernel_type(cases[i].name)),
+				 gpubreak_type_name(cases[i].type));
+	assert_string_equal(gpubreak_type_name(GPUBREAK_OTHER), "OTHER");
 }
 
 /* The lines hta_reference.py prints, from gpubreak's result. */
@@ -511,17 +535,12 @@ static void check_tree_agrees(struct fx *f, struct store *st)
 					    " AND spans > 0"));
 }
 
-/* Imports trace, formats the breakdowns and compares every line with the
- * expected file but its '#' comments; then checks that the tree agrees. */
-static void check_sample(struct fx *f, const char *trace, const char *expected_name)
+/* Imports trace alone (skips when it is absent), opens it and computes its
+ * breakdowns with the defaults into g; the caller frees the model. */
+static struct model *load_sample(struct fx *f, const char *trace, struct gpubreak *g)
 {
 	if (access(trace, R_OK) != 0)
 		skip_because("%s is absent", trace);
-	char path[512];
-	snprintf(path, sizeof(path), EXPECTED "%s", expected_name);
-	char *want = slurp(path);
-	if (!want)
-		fail_msg("cannot read %s", path);
 	importfx_reset(f);
 	char *err = NULL;
 	char *paths[] = {(char *)trace};
@@ -531,9 +550,22 @@ static void check_sample(struct fx *f, const char *trace, const char *expected_n
 	struct model *m;
 	if (model_open(f->db, &m, &err) < 0)
 		fail_msg("model_open: %s", err ? err : "?");
-	struct gpubreak g;
-	if (gpubreak_load(model_store(m), NULL, &g, &err) < 0)
+	if (gpubreak_load(model_store(m), NULL, g, &err) < 0)
 		fail_msg("gpubreak_load: %s", err ? err : "?");
+	return m;
+}
+
+/* Imports trace, formats the breakdowns and compares every line with the
+ * expected file but its '#' comments; then checks that the tree agrees. */
+static void check_sample(struct fx *f, const char *trace, const char *expected_name)
+{
+	char path[512];
+	snprintf(path, sizeof(path), EXPECTED "%s", expected_name);
+	char *want = slurp(path);
+	if (!want)
+		fail_msg("cannot read %s", path);
+	struct gpubreak g;
+	struct model *m = load_sample(f, trace, &g);
 	assert_int_equal(g.nranks, 1);
 	struct sbuf got = SBUF_INIT;
 	format_rank(f, &g.ranks[0], &got);
@@ -593,6 +625,35 @@ static void test_hta_mtia(void **state)
 		     "hta_mtia_inference_rank_0.txt");
 }
 
+/* MTIA's DMA is its copies: every dma_request on a stream counts among
+ * the streams' copies, with the bytes of its "size", and is no compute. */
+static void test_mtia_dma_copies(void **state)
+{
+	struct fx *f = *state;
+	struct gpubreak g;
+	struct model *m = load_sample(f, SAMPLES "mtia_inference_rank_0.json.gz", &g);
+	int64_t dma = importfx_int(f, "SELECT count(*) FROM phases p JOIN tracks t ON"
+				      " t.id = p.track_id JOIN strings s ON s.id = p.name_id"
+				      " WHERE t.kind = 'stream' AND s.text = 'dma_request'");
+	int64_t bytes = importfx_int(f, "SELECT sum(json_extract(p.attrs, '$.size')) FROM phases p"
+					" JOIN strings s ON s.id = p.name_id"
+					" WHERE s.text = 'dma_request'");
+	assert_int_equal(g.nranks, 1);
+	int64_t count = 0, sum = 0;
+	for (size_t k = 0; k < g.ranks[0].nstreams; k++) {
+		count += g.ranks[0].streams[k].copies.count;
+		sum += g.ranks[0].streams[k].copies.bytes;
+	}
+	assert_true(dma > 0);
+	assert_int_equal(count, dma);
+	assert_int_equal(sum, bytes);
+	assert_true(g.ranks[0].type_ns[GPUBREAK_MEM] > 0);
+	assert_true(g.ranks[0].time.compute_ns <
+		    g.ranks[0].time.window_ns - g.ranks[0].time.idle_ns);
+	gpubreak_release(&g);
+	model_free(m);
+}
+
 static void test_hta_mi250(void **state)
 {
 	check_sample(*state, SAMPLES "mi250_minitoy_train_ROCm6_2_kineto.json.gz",
@@ -628,10 +689,11 @@ int main(void)
 	    T(test_last_step),	    T(test_last_step_device_copy),
 	    T(test_kernel_type),    T(test_hta_control),
 	    T(test_hta_test),	    T(test_hta_inference),
-	    T(test_hta_mtia),	    T(test_hta_mi250),
-	    T(test_h100_train),	    T(test_h100_eval),
-	    T(test_h100_ddp_rank0), T(test_h100_ddp_rank1),
-	    T(test_extreme_times),  T(test_idle_causes),
+	    T(test_hta_mtia),	    T(test_mtia_dma_copies),
+	    T(test_hta_mi250),	    T(test_h100_train),
+	    T(test_h100_eval),	    T(test_h100_ddp_rank0),
+	    T(test_h100_ddp_rank1), T(test_extreme_times),
+	    T(test_idle_causes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,7 @@
  * Unit tests for model/analysis/gpucache.h, the GPU breakdowns' cache: a struct
  * gpubreak built by hand and one computed from the H100 capture in
  * tests/data/gpu (four Kineto traces: no rank, no rank, ranks 0 and 1)
- * come back field by field; a file of schema v3 migrates to v5 with its
+ * come back field by field; a file of schema v3 migrates to v6 with its
  * cache stale; and the report of an analysed file, read from the cache,
  * equals the report computed in memory.
  */
@@ -153,7 +153,7 @@ static void test_round_trip_by_hand(void **state)
 	assert_int_equal(store_commit(st, &err), 0);
 	store_close(st);
 
-	struct gpubreak g = {xcalloc(2, sizeof(*g.ranks)), 2}, back;
+	struct gpubreak g = {.ranks = xcalloc(2, sizeof(*g.ranks)), .nranks = 2}, back;
 	struct gpubreak_rank *r = &g.ranks[0];
 	r->source_id = sid;
 	r->source = xstrdup(src.path);
@@ -200,7 +200,7 @@ static void test_round_trip_by_hand(void **state)
 	gpubreak_release(&back);
 
 	/* saving again replaces the rows: an empty breakdown reads empty */
-	struct gpubreak none = {NULL, 0};
+	struct gpubreak none = {.ranks = NULL};
 	save_and_load(f->db, &none, &back);
 	assert_int_equal(back.nranks, 0);
 	gpubreak_release(&back);

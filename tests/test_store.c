@@ -335,11 +335,11 @@ static void test_store_create_and_read_back(void **state)
 	sqlite3 *db = store_db(st);
 	char buf[256];
 	assert_true(q_int(db, "PRAGMA user_version") == STORE_SCHEMA_VERSION);
-	assert_true(q_int(db, "PRAGMA user_version") == 5);
+	assert_true(q_int(db, "PRAGMA user_version") == 6);
 	assert_true(q_int(db, "PRAGMA application_id") == 0x47524d4c);
 	assert_string_equal(
 	    q_text(db, "SELECT value FROM meta WHERE key = 'schema_version'", buf, sizeof(buf)),
-	    "5");
+	    "6");
 	assert_true(q_int(db, "SELECT count(*) FROM phase_kinds") == PHASE_KIND_COUNT - 1);
 	assert_string_equal(
 	    q_text(db, "SELECT name FROM phase_kinds WHERE id = 11", buf, sizeof(buf)),
@@ -1262,11 +1262,11 @@ static void test_store_refuses_newer_schema(void **state)
 	struct fx *f = *state;
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db,
-				      "PRAGMA application_id = 1196576076;"
-				      " PRAGMA user_version = 6; CREATE TABLE meta(k, v)",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
+	char *sql = xasprintf("PRAGMA application_id = 1196576076;"
+			      " PRAGMA user_version = %d; CREATE TABLE meta(k, v)",
+			      STORE_SCHEMA_VERSION + 1);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	free(sql);
 	sqlite3_close(db);
 	size_t len = 0;
 	char *before = f->before = slurp(f->path, &len);
@@ -1310,10 +1310,14 @@ static void test_store_migrates_v1(void **state)
 	assert_int_equal(store_commit(st, &err), 0);
 	char buf[64];
 	db = store_db(st);
-	assert_true(q_int(db, "PRAGMA user_version") == 5);
+	assert_true(q_int(db, "PRAGMA user_version") == 6);
 	assert_string_equal(
 	    q_text(db, "SELECT value FROM meta WHERE key = 'schema_version'", buf, sizeof(buf)),
-	    "5");
+	    "6");
+	assert_true(q_int(db, "SELECT count(*) FROM pragma_table_info('gpu_breakdown')"
+			      " WHERE name = 'other_ns'") == 1);
+	assert_true(q_int(db, "SELECT count(*) FROM pragma_table_info('gpu_breakdown_mix')"
+			      " WHERE name = 'other'") == 1);
 	assert_true(q_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN"
 			      " ('imbalance', 'issues', 'critical_path', 'attribution',"
 			      " 'attribution_fit', 'gpu_breakdown', 'gpu_breakdown_mix',"
@@ -1354,7 +1358,7 @@ static void test_store_migrates_v4(void **state)
 	assert_int_equal(store_begin(st, &err), 0);
 	assert_int_equal(store_commit(st, &err), 0);
 	db = store_db(st);
-	assert_true(q_int(db, "PRAGMA user_version") == 5);
+	assert_true(q_int(db, "PRAGMA user_version") == 6);
 	assert_true(q_int(db, "SELECT count(*) FROM critical_path WHERE makespan_ns = 5 AND"
 			      " wait_ns IS NULL AND bound_id IS NULL") == 1);
 	store_close(st);

@@ -45,7 +45,7 @@ static const char usage_text[] =
     "                          [--prometheus-step DUR] [--prometheus-timeout DUR]\n"
     "                          [--prometheus-token-file FILE] [--promql QUERY --name NAME]...\n"
     "                          [--host-alias ALIAS=NAME] [--hosts FILE] [FILE|DIR ...]\n"
-    "       grademl-tui report trace.db [--format text|json]\n"
+    "       grademl-tui report trace.db [--format text|json] [--hta]\n"
     "       grademl-tui analyze [--demand RULES]... trace.db\n"
     "       grademl-tui diff A.db B.db [--format text|json] [--limit N]\n"
     "       grademl-tui query trace.db 'QUERY' [--format table|csv|json] [--timeout DUR]\n"
@@ -465,10 +465,12 @@ static int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"format", required_argument, NULL, 'f'},
+	    {"hta", no_argument, NULL, 'H'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	enum report_format fmt = REPORT_TEXT;
+	struct report_opts ro = {0};
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -476,6 +478,9 @@ static int cmd_report(int argc, char **argv)
 		case 'f':
 			if ((c = text_or_json("report", optarg, &fmt)) != 0)
 				return c;
+			break;
+		case 'H':
+			ro.hta = 1;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -487,7 +492,7 @@ static int cmd_report(int argc, char **argv)
 	if (argc - optind != 1)
 		return usage_error("%s", "report needs exactly one trace.db");
 	char *err = NULL;
-	if (report_write(stdout, argv[optind], fmt, &err) < 0)
+	if (report_write_opts(stdout, argv[optind], fmt, &ro, &err) < 0)
 		return fail(err);
 	return 0;
 }

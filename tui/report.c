@@ -174,9 +174,12 @@ static void text_copies(FILE *out, const struct gpubreak_stream *x)
  * cache when it matches the file, else computed with them. */
 static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 {
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], d[32];
 	fprintf(out,
-		"\nGPU breakdown (HTA's definitions: temporal, kernel types, idle per stream)\n");
+		"\nGPU breakdown (HTA's definitions: temporal, kernel types, idle per stream%s)\n",
+		gpu->hta ? "; HTA 0.6.1's own figures: its last-step cutoff, times rounded to"
+			   " whole microseconds"
+			 : "");
 	if (!gpu->nranks)
 		fprintf(out, "  (no device work)\n");
 	for (size_t i = 0; i < gpu->nranks; i++) {
@@ -186,19 +189,22 @@ static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 			fprintf(out, "  rank %d ", r->rank);
 		else
 			fprintf(out, "  ");
-		fprintf(out, "%s: %lld items", clean(sb, r->source), (long long)r->items);
-		if (r->left_out)
-			fprintf(out, " (%lld of the last profiler step left out)",
+		fprintf(out, "%s: %lld items, scope: ", clean(sb, r->source), (long long)r->items);
+		if (r->cutoff_ns)
+			fprintf(out, "launched before the last profiler step (%lld left out)",
 				(long long)r->left_out);
+		else
+			fprintf(out, "the whole trace");
 		fprintf(out, "\n     window %s: idle %.1f%%, compute %.1f%%, non-compute %.1f%%\n",
 			format_duration(a, sizeof(a), t->window_ns),
 			pct_of(t->idle_ns, t->window_ns), pct_of(t->compute_ns, t->window_ns),
 			pct_of(t->noncompute_ns, t->window_ns));
 		text_causes(out, 5, &r->cause, t->idle_ns);
-		fprintf(out, "     kernels: computation %s, communication %s, memory %s",
+		fprintf(out, "     kernels: computation %s, communication %s, memory %s, other %s",
 			format_duration(a, sizeof(a), r->type_ns[GPUBREAK_COMP]),
 			format_duration(b, sizeof(b), r->type_ns[GPUBREAK_COMM]),
-			format_duration(c, sizeof(c), r->type_ns[GPUBREAK_MEM]));
+			format_duration(c, sizeof(c), r->type_ns[GPUBREAK_MEM]),
+			format_duration(d, sizeof(d), r->type_ns[GPUBREAK_OTHER]));
 		if (r->comm_ns > 0)
 			fprintf(out, "; communication overlapped with computation %.1f%%",
 				pct_of(r->overlap_ns, r->comm_ns));
@@ -208,18 +214,18 @@ static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 		for (size_t k = 0; k < r->nstreams; k++) {
 			const struct gpubreak_stream *x = &r->streams[k];
 			const int64_t *ns = x->idle.ns, *n = x->idle.count;
-			fprintf(
-			    out,
-			    "     %s: %lld items, idle %.1f%%: host wait %s (%lld gap%s), kernel"
-			    " wait %s (%lld), other %s (%lld)\n",
-			    clean(sb, x->name), (long long)x->items,
-			    pct_of(x->time.idle_ns, x->time.window_ns),
-			    format_duration(a, sizeof(a), ns[GPUBREAK_HOST_WAIT]),
-			    (long long)n[GPUBREAK_HOST_WAIT], n[GPUBREAK_HOST_WAIT] == 1 ? "" : "s",
-			    format_duration(b, sizeof(b), ns[GPUBREAK_KERNEL_WAIT]),
-			    (long long)n[GPUBREAK_KERNEL_WAIT],
-			    format_duration(c, sizeof(c), ns[GPUBREAK_OTHER_WAIT]),
-			    (long long)n[GPUBREAK_OTHER_WAIT]);
+			fprintf(out,
+				"     %s: %lld items, idle %.1f%% of its window: host wait %s (%lld"
+				" gap%s), kernel wait %s (%lld), other %s (%lld)\n",
+				clean(sb, x->name), (long long)x->items,
+				pct_of(x->time.idle_ns, x->time.window_ns),
+				format_duration(a, sizeof(a), ns[GPUBREAK_HOST_WAIT]),
+				(long long)n[GPUBREAK_HOST_WAIT],
+				n[GPUBREAK_HOST_WAIT] == 1 ? "" : "s",
+				format_duration(b, sizeof(b), ns[GPUBREAK_KERNEL_WAIT]),
+				(long long)n[GPUBREAK_KERNEL_WAIT],
+				format_duration(c, sizeof(c), ns[GPUBREAK_OTHER_WAIT]),
+				(long long)n[GPUBREAK_OTHER_WAIT]);
 			text_causes(out, 8, &x->cause, x->time.idle_ns);
 			text_copies(out, x);
 		}
@@ -490,7 +496,7 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 	text_ops(out, "Top operators by total time", s->by_total, s->nby_total, &sb);
 	text_ops(out, "Top operators by self time", s->by_self, s->nby_self, &sb);
 
-	fprintf(out, "\nGPU streams (busy fraction of the source's window)\n");
+	fprintf(out, "\nGPU streams (busy fraction of the source's window: the whole trace)\n");
 	if (!s->nstreams)
 		fprintf(out, "  (no device streams)\n");
 	for (size_t i = 0; i < s->nstreams; i++) {
@@ -603,6 +609,17 @@ static json_t *json_gpu(const struct gpubreak *gpu)
 		for (int t = 0; t < GPUBREAK_NTYPES; t++)
 			json_object_set_new(types, gpubreak_type_name(t),
 					    json_integer(r->type_ns[t]));
+		/* the time each set of types ran alone, keyed "COMPUTATION+MEMORY" */
+		json_t *mix = json_object();
+		for (int mask = 1; mask < 1 << GPUBREAK_NTYPES; mask++) {
+			struct sbuf key = SBUF_INIT;
+			for (int t = 0; t < GPUBREAK_NTYPES; t++)
+				if (mask >> t & 1)
+					sbuf_addf(&key, "%s%s", key.len ? "+" : "",
+						  gpubreak_type_name(t));
+			json_object_set_new(mix, key.buf, json_integer(r->mix_ns[mask]));
+			sbuf_release(&key);
+		}
 		for (size_t k = 0; k < r->nstreams; k++) {
 			const struct gpubreak_stream *x = &r->streams[k];
 			json_t *idle = json_object(), *causes = json_causes(&x->cause);
@@ -618,37 +635,45 @@ static json_t *json_gpu(const struct gpubreak *gpu)
 							      (json_int_t)x->idle.ns[w], "count",
 							      (json_int_t)x->idle.count[w]));
 			json_array_append_new(
-			    streams, json_pack("{s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
-					       "track_id", (json_int_t)x->track_id, "name",
-					       jstr(x->name), "items", (json_int_t)x->items,
-					       "window_ns", (json_int_t)x->time.window_ns,
-					       "idle_ns", (json_int_t)x->time.idle_ns, "compute_ns",
-					       (json_int_t)x->time.compute_ns, "noncompute_ns",
-					       (json_int_t)x->time.noncompute_ns, "idle_breakdown",
-					       idle, "idle_causes", causes, "copies", copies));
+			    streams,
+			    json_pack("{s:I, s:o, s:I, s:s, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
+				      "track_id", (json_int_t)x->track_id, "name", jstr(x->name),
+				      "items", (json_int_t)x->items, "scope", "stream_window",
+				      "window_ns", (json_int_t)x->time.window_ns, "idle_ns",
+				      (json_int_t)x->time.idle_ns, "compute_ns",
+				      (json_int_t)x->time.compute_ns, "noncompute_ns",
+				      (json_int_t)x->time.noncompute_ns, "idle_breakdown", idle,
+				      "idle_causes", causes, "copies", copies));
 		}
 		for (size_t k = 0; k < r->nkernels; k++) {
 			const struct gpubreak_kernel *x = &r->kernels[k];
 			json_array_append_new(
 			    kernels,
-			    json_pack("{s:o, s:s, s:b, s:I, s:I, s:I, s:I}", "name", jstr(x->name),
-				      "type", gpubreak_type_name(x->type), "others", x->others,
-				      "count", (json_int_t)x->count, "sum_ns",
-				      (json_int_t)x->sum_ns, "min_ns", (json_int_t)x->min_ns,
-				      "max_ns", (json_int_t)x->max_ns));
+			    json_pack("{s:o, s:s, s:b, s:I, s:I, s:I, s:I, s:I}", "name",
+				      jstr(x->name), "type", gpubreak_type_name(x->type), "others",
+				      x->others, "names", (json_int_t)x->names, "count",
+				      (json_int_t)x->count, "sum_ns", (json_int_t)x->sum_ns,
+				      "min_ns", (json_int_t)x->min_ns, "max_ns",
+				      (json_int_t)x->max_ns));
 		}
 		json_array_append_new(
 		    arr,
 		    json_pack(
-			"{s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:I, s:o, s:o}",
+			"{s:o, s:o, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, "
+			"s:I,"
+			" s:I,"
+			" s:o, s:o}",
 			"source", jstr(r->source), "rank",
-			r->rank >= 0 ? json_integer(r->rank) : json_null(), "items",
-			(json_int_t)r->items, "left_out", (json_int_t)r->left_out, "window_ns",
-			(json_int_t)r->time.window_ns, "idle_ns", (json_int_t)r->time.idle_ns,
-			"compute_ns", (json_int_t)r->time.compute_ns, "noncompute_ns",
-			(json_int_t)r->time.noncompute_ns, "idle_causes", json_causes(&r->cause),
-			"kernel_type_ns", types, "comm_ns", (json_int_t)r->comm_ns, "overlap_ns",
-			(json_int_t)r->overlap_ns, "streams", streams, "top_kernels", kernels));
+			r->rank >= 0 ? json_integer(r->rank) : json_null(), "figures",
+			gpu->hta ? "hta-0.6.1" : "exact", "scope",
+			r->cutoff_ns ? "before_last_step" : "trace", "items", (json_int_t)r->items,
+			"left_out", (json_int_t)r->left_out, "cutoff_ns", (json_int_t)r->cutoff_ns,
+			"window_ns", (json_int_t)r->time.window_ns, "idle_ns",
+			(json_int_t)r->time.idle_ns, "compute_ns", (json_int_t)r->time.compute_ns,
+			"noncompute_ns", (json_int_t)r->time.noncompute_ns, "idle_causes",
+			json_causes(&r->cause), "kernel_type_ns", types, "kernel_type_mix_ns", mix,
+			"comm_ns", (json_int_t)r->comm_ns, "overlap_ns", (json_int_t)r->overlap_ns,
+			"streams", streams, "top_kernels", kernels));
 	}
 	return arr;
 }
@@ -752,11 +777,12 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 		const struct summary_stream *x = &s->streams[i];
 		json_array_append_new(
 		    streams,
-		    json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:f, s:I}", "rank",
+		    json_pack("{s:o, s:o, s:o, s:I, s:s, s:I, s:I, s:f, s:I}", "rank",
 			      x->rank >= 0 ? json_integer(x->rank) : json_null(), "process",
 			      jstr(x->process), "stream", jstr(x->stream), "track_id",
-			      (json_int_t)x->track_id, "busy_ns", (json_int_t)x->busy_ns,
-			      "window_ns", (json_int_t)x->window_ns, "busy_fraction",
+			      (json_int_t)x->track_id, "scope", "trace", "busy_ns",
+			      (json_int_t)x->busy_ns, "window_ns", (json_int_t)x->window_ns,
+			      "busy_fraction",
 			      x->window_ns > 0 ? (double)x->busy_ns / (double)x->window_ns : 0.0,
 			      "items", (json_int_t)x->items));
 	}
@@ -858,6 +884,22 @@ static int write_text_whole(FILE *out, const char *path, struct model *m, const 
 
 int report_write(FILE *out, const char *path, enum report_format fmt, char **err)
 {
+	return report_write_opts(out, path, fmt, NULL, err);
+}
+
+/* The GPU breakdown of an's file again, with HTA 0.6.1's own figures. */
+static int hta_figures(struct model *m, struct analysis *an, char **err)
+{
+	struct gpubreak_opts o;
+	gpubreak_default_opts(&o);
+	o.hta = 1;
+	gpubreak_release(&an->gpu);
+	return gpubreak_load(model_store(m), &o, &an->gpu, err);
+}
+
+int report_write_opts(FILE *out, const char *path, enum report_format fmt,
+		      const struct report_opts *opts, char **err)
+{
 	struct model *m;
 	if (model_open(path, &m, err) < 0)
 		return -1;
@@ -866,6 +908,10 @@ int report_write(FILE *out, const char *path, enum report_format fmt, char **err
 	int rc = summary_load(m, &s, TOP_N, err);
 	if (rc == 0 && (rc = analysis_get(model_store(m), &an, err)) < 0)
 		summary_release(&s);
+	if (rc == 0 && opts && opts->hta && (rc = hta_figures(m, &an, err)) < 0) {
+		summary_release(&s);
+		analysis_release(&an);
+	}
 	if (rc == 0) {
 		rc = fmt == REPORT_JSON ? write_json(out, path, m, &s, &an, err)
 					: write_text_whole(out, path, m, &s, &an, err);

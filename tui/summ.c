@@ -68,7 +68,7 @@ static void set_real(struct query_value *v, double r)
 /* HTA's kernel types, as short as nsys would print them. */
 static const char *type_word(int type)
 {
-	static const char *const w[GPUBREAK_NTYPES] = {"COMM", "COMP", "MEM"};
+	static const char *const w[GPUBREAK_NTYPES] = {"COMM", "COMP", "MEM", "OTHER"};
 	return type >= 0 && type < GPUBREAK_NTYPES ? w[type] : "?";
 }
 

@@ -49,6 +49,20 @@ struct cutoff {
 	int64_t source_id, start;
 };
 
+/* HTA's rounding of time t of a trace whose microseconds start at off: to
+ * the next whole microsecond (up), or the previous one (down). */
+static int64_t us_up(int64_t t, int64_t off)
+{
+	int64_t r = (int64_t)(((uint64_t)t - (uint64_t)off) % 1000);
+	return r ? ns_sub(r, ns_sum(t, 1000)) : t;
+}
+
+static int64_t us_down(int64_t t, int64_t off)
+{
+	int64_t r = (int64_t)(((uint64_t)t - (uint64_t)off) % 1000);
+	return ns_sub(r, t);
+}
+
 void gpubreak_default_opts(struct gpubreak_opts *o)
 {
 	o->kernel_wait_ns = 30000;
@@ -56,12 +70,13 @@ void gpubreak_default_opts(struct gpubreak_opts *o)
 	o->top_n = 10;
 	o->duration_ratio = 0.8;
 	o->launch_ns = IDLE_LAUNCH_NS;
+	o->hta = 0;
 }
 
 const char *gpubreak_type_name(int type)
 {
-	static const char *const names[GPUBREAK_NTYPES] = {"COMMUNICATION", "COMPUTATION",
-							   "MEMORY"};
+	static const char *const names[GPUBREAK_NTYPES] = {"COMMUNICATION", "COMPUTATION", "MEMORY",
+							   "OTHER"};
 	return type >= 0 && type < GPUBREAK_NTYPES ? names[type] : "?";
 }
 
@@ -71,12 +86,30 @@ const char *gpubreak_wait_name(int wait)
 	return wait >= 0 && wait < GPUBREAK_NWAITS ? names[wait] : "?";
 }
 
+static int starts(const char *name, const char *prefix)
+{
+	return strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
+/* HTA's rules, in HTA's order (gpubreak.h). */
 int gpubreak_kernel_type(const char *name)
 {
-	if (strncmp(name, "nccl", 4) == 0 || strstr(name, "gloo:"))
+	static const char *const comm[] = {"nccl", "hip", "hccl"}, *const mem[] = {"Memcpy",
+										   "Memset", "dma"};
+	static const char *const other[] = {"pe_exe", "job_exe", "runFunction"};
+	for (size_t i = 0; i < sizeof(comm) / sizeof(*comm); i++)
+		if (starts(name, comm[i]))
+			return GPUBREAK_COMM;
+	if (strstr(name, "ncclKernel") || strstr(name, "gloo:"))
 		return GPUBREAK_COMM;
-	if (strstr(name, "Memcpy") || strstr(name, "Memset"))
-		return GPUBREAK_MEM;
+	for (size_t i = 0; i < sizeof(mem) / sizeof(*mem); i++)
+		if (starts(name, mem[i]))
+			return GPUBREAK_MEM;
+	if (strstr(name, "Memcpy") || strstr(name, "Sync") || !strcmp(name, "Stream Wait Event"))
+		return GPUBREAK_OTHER;
+	for (size_t i = 0; i < sizeof(other) / sizeof(*other); i++)
+		if (starts(name, other[i]))
+			return GPUBREAK_OTHER;
 	return GPUBREAK_COMP;
 }
 
@@ -90,11 +123,13 @@ static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **q, char **err)
 }
 
 /* Sources that name at least two ProfilerStep* phases, with the latest start
- * among their host ones (not device work, nor its GPU annotations). */
-static int load_cutoffs(sqlite3 *db, struct cutoff **out, size_t *n, char **err)
+ * among their host ones (not device work, nor its GPU annotations unless
+ * hta, as HTA takes them), rounded up as HTA does when hta. */
+static int load_cutoffs(sqlite3 *db, int hta, struct cutoff **out, size_t *n, char **err)
 {
 	static const char sql[] =
-	    "SELECT p.source_id, count(DISTINCT p.name_id), max(p.start_ns) FROM phases p"
+	    "SELECT p.source_id, count(DISTINCT p.name_id), max(p.start_ns),"
+	    " (SELECT time_offset_ns FROM sources s WHERE s.id = p.source_id) FROM phases p"
 	    " WHERE p.name_id IN (SELECT id FROM strings WHERE text GLOB ?1)"
 	    " AND p.kind NOT IN (?2, ?3, ?4, ?5) AND p.source_id IS NOT NULL"
 	    " GROUP BY p.source_id ORDER BY p.source_id";
@@ -106,14 +141,14 @@ static int load_cutoffs(sqlite3 *db, struct cutoff **out, size_t *n, char **err)
 	sqlite3_bind_int(q, 2, PHASE_KERNEL);
 	sqlite3_bind_int(q, 3, PHASE_MEMCPY);
 	sqlite3_bind_int(q, 4, PHASE_MEMSET);
-	sqlite3_bind_int(q, 5, PHASE_GPU_ANNOTATION);
+	sqlite3_bind_int(q, 5, hta ? PHASE_KERNEL : PHASE_GPU_ANNOTATION);
 	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		if (col_int(q, 1) < 2)
 			continue;
 		XGROW(*out, *n + 1, alloc);
 		(*out)[*n].source_id = col_int(q, 0);
-		(*out)[*n].start = col_int(q, 2);
+		(*out)[*n].start = hta ? us_up(col_int(q, 2), col_int(q, 3)) : col_int(q, 2);
 		(*n)++;
 	}
 	if (rc != SQLITE_DONE)
@@ -497,27 +532,62 @@ static void group_reset(struct group *g, int64_t source_id, int rank)
 	g->nstreams = 0;
 }
 
-/* What a device work name says: its HTA type, and its copy flags
- * (model/analysis/devcall.h) from bit 4 on. */
+/* What a device work name says: its HTA type, bit 4 when it is a copy
+ * by its name (MEMORY work that is no memset: MTIA's dma_request), and its
+ * copy flags (model/analysis/devcall.h) from bit 5 on. */
 static int item_name(const char *name)
 {
-	return gpubreak_kernel_type(name) | devcall_copy(name) << 4;
+	int type = gpubreak_kernel_type(name);
+	int copy = type == GPUBREAK_MEM && strncmp(name, "Memset", 6) != 0;
+	return type | copy << 4 | devcall_copy(name) << 5;
 }
 
 int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpubreak *out,
 		  char **err)
 {
+	/* The work is read through w: each item with the track it counts on,
+	 * its stream's (a sync on a host-side "stream N" track counts on the
+	 * stream track of its process and number); ?7: 1 for HTA's own rule,
+	 * every phase with a stream argument other than -1. */
 	static const char sql[] =
-	    "SELECT t.source_id, coalesce(t.rank, -1), p.track_id, t.name, p.name_id,"
+	    "WITH w(id, track_id) AS (SELECT p.id, CASE WHEN t.kind = ?5 THEN t.id ELSE"
+	    "  coalesce((SELECT s.id FROM tracks s WHERE s.source_id = t.source_id"
+	    "   AND s.kind = ?5 AND s.pid IS t.pid"
+	    "   AND s.tid = CAST(json_extract(p.attrs, '$.stream') AS TEXT)), t.id) END"
+	    " FROM phases p JOIN tracks t ON t.id = p.track_id"
+	    " WHERE (p.kind IN (?1, ?2, ?3) AND t.kind = ?5"
+	    "  AND (?7 = 0 OR (instr(p.attrs, '\"stream\"') AND json_valid(p.attrs)"
+	    "   AND json_type(p.attrs, '$.stream') = 'integer'"
+	    "   AND json_extract(p.attrs, '$.stream') <> -1)))"
+	    " OR ((?7 = 1 OR p.cat_id = (SELECT id FROM strings WHERE text = 'cuda_sync'))"
+	    "  AND instr(p.attrs, '\"stream\"')"
+	    "  AND NOT (p.kind IN (?1, ?2, ?3) AND t.kind = ?5) AND json_valid(p.attrs)"
+	    "  AND json_type(p.attrs, '$.stream') = 'integer'"
+	    "  AND json_extract(p.attrs, '$.stream') <> -1)),"
+	    /* the runtime calls by correlation id of the sources whose work
+	     * includes other than kernels, copies and sets (syncs: the
+	     * importer links them to no call) */
+	    " corr(source_id, c, id) AS MATERIALIZED (SELECT r.source_id,"
+	    "  json_extract(r.attrs, '$.correlation'), r.id FROM phases r"
+	    "  WHERE r.kind = ?6 AND r.source_id IN (SELECT q.source_id FROM w"
+	    "   JOIN phases q ON q.id = w.id WHERE q.kind NOT IN (?1, ?2, ?3))"
+	    "  AND instr(r.attrs, '\"correlation\"') AND json_valid(r.attrs))"
+	    "SELECT t.source_id, coalesce(t.rank, -1), w.track_id, t.name, p.name_id,"
 	    " p.start_ns, p.dur_ns, l.start_ns, l.dur_ns, coalesce(l.track_id, 0), p.kind,"
 	    " CASE WHEN p.kind = ?2 AND json_valid(p.attrs) THEN json_extract(p.attrs, '$.bytes')"
-	    " END, coalesce(p.cat_id, 0), coalesce(l.name_id, 0), coalesce(l.cat_id, 0)"
-	    " FROM phases p JOIN tracks t ON t.id = p.track_id LEFT JOIN phases l ON l.id ="
+	    " WHEN p.kind = ?1 AND instr(p.attrs, '\"size\"') AND json_valid(p.attrs)"
+	    " THEN json_extract(p.attrs, '$.size') END, coalesce(p.cat_id, 0),"
+	    " coalesce(l.name_id, 0), coalesce(l.cat_id, 0),"
+	    " (SELECT time_offset_ns FROM sources s WHERE s.id = t.source_id)"
+	    " FROM w JOIN phases p ON p.id = w.id JOIN tracks t ON t.id = w.track_id"
+	    " LEFT JOIN phases l ON l.id ="
 	    " coalesce((SELECT r.id FROM phases r WHERE r.id = p.parent_id AND r.kind = ?6),"
 	    "  (SELECT r.id FROM edges e JOIN phases r ON r.id = e.src"
-	    "   WHERE e.dst = p.id AND e.kind = ?4 ORDER BY r.start_ns, r.id LIMIT 1))"
-	    " WHERE p.kind IN (?1, ?2, ?3) AND t.kind = ?5"
-	    " ORDER BY t.source_id, 2, p.track_id, p.start_ns, p.dur_ns, p.id";
+	    "   WHERE e.dst = p.id AND e.kind = ?4 ORDER BY r.start_ns, r.id LIMIT 1),"
+	    "  CASE WHEN p.kind NOT IN (?1, ?2, ?3) THEN (SELECT max(c.id) FROM corr c"
+	    "   WHERE c.source_id = p.source_id AND c.id <> p.id"
+	    "   AND c.c = json_extract(p.attrs, '$.correlation')) END)"
+	    " ORDER BY t.source_id, 2, w.track_id, p.start_ns, p.dur_ns, p.id";
 	struct gpubreak_opts def;
 	gpubreak_default_opts(&def);
 	const struct gpubreak_opts *o = opts ? opts : &def;
@@ -529,7 +599,8 @@ int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpu
 	struct namememo names = NAMEMEMO_INIT, apis = NAMEMEMO_INIT;
 	int rc = -1, step, have = 0;
 	memset(out, 0, sizeof(*out));
-	if (load_cutoffs(db, &cuts, &ncuts, err) < 0 || prepare(db, sql, &q, err) < 0 ||
+	out->hta = o->hta;
+	if (load_cutoffs(db, o->hta, &cuts, &ncuts, err) < 0 || prepare(db, sql, &q, err) < 0 ||
 	    prepare(db, "SELECT text FROM strings WHERE id = ?1", &nameq, err) < 0)
 		goto out;
 	sqlite3_bind_int(q, 1, PHASE_KERNEL);
@@ -538,6 +609,7 @@ int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpu
 	sqlite3_bind_int(q, 4, EDGE_LAUNCH);
 	sqlite3_bind_text(q, 5, "stream", -1, SQLITE_STATIC);
 	sqlite3_bind_int(q, 6, PHASE_RUNTIME);
+	sqlite3_bind_int(q, 7, o->hta != 0);
 	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
 		int64_t source_id = col_int(q, 0), track = col_int(q, 2);
 		int rank = col_int32(q, 1);
@@ -568,14 +640,23 @@ int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpu
 		int v = namememo_get(&names, nameq, it->name_id, item_name);
 		int64_t bytes = col_int(q, 11);
 		it->launch = known ? col_int(q, 7) : INT64_MIN;
+		if (o->hta) {
+			int64_t off = col_int(q, 15);
+			it->start = us_up(it->start, off);
+			it->end = us_down(it->end, off);
+			if (it->end < it->start)
+				it->end = it->start;
+			if (known)
+				it->launch = us_up(it->launch, off);
+		}
 		it->type = v & 0xf;
-		it->memcpy = col_int32(q, 10) == PHASE_MEMCPY;
+		it->memcpy = col_int32(q, 10) == PHASE_MEMCPY || (v >> 4 & 1);
 		it->bytes = bytes > 0 ? bytes : 0;
 		it->how = (struct idle_launch){.track = known ? col_int(q, 9) : 0,
 					       .start = it->launch,
 					       .end = known ? ns_end(it->launch, col_int(q, 8))
 							    : INT64_MIN,
-					       .copy = v >> 4};
+					       .copy = v >> 5};
 		/* its category, its launching call's name and category */
 		for (int c = 12; c <= 14; c++) {
 			int64_t id = col_int(q, c);

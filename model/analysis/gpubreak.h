@@ -23,10 +23,16 @@
  *     (GPU annotations) do not count, for each starts when the device
  *     reaches the step, after the step's first launches, and the cutoff is
  *     a launch time: with them the last step's early work was kept.
- *   - Kernel type (utils.get_kernel_type, latest HTA): COMMUNICATION when
- *     the name starts with "nccl" or contains "gloo:"; else MEMORY when it
- *     contains "Memcpy" or "Memset"; else COMPUTATION.  By name only, as
- *     HTA does, whatever the phase kind.
+ *   - Kernel type (utils.get_kernel_type of HTA 0.6.1 and main), by name only,
+ *     whatever the phase kind, the first rule that holds:
+ *     COMMUNICATION when the name starts with "nccl", "hip" or "hccl", or
+ *     holds "ncclKernel" or "gloo:" anywhere; MEMORY when it starts with
+ *     "Memcpy", "Memset" or "dma" (MTIA's dma_request); OTHER when it holds
+ *     "Memcpy" or "Sync" anywhere (Stream Sync, Event Sync, Context Sync),
+ *     is "Stream Wait Event", or starts with "pe_exe", "job_exe" or
+ *     "runFunction"; else COMPUTATION.  OTHER is device work that is
+ *     neither computation nor a transfer: it counts in the window and in
+ *     non-compute time, never as compute.
  *
  * The figures, all in nanoseconds over the counted device work of a rank:
  *
@@ -69,16 +75,28 @@
  *     work so far to the next start, and each gap gets one cause from what
  *     the host was doing (model/analysis/idle.h, with opts.launch_ns); per cause,
  *     the gaps' time and count.  The causes' times add up to the idle time.
- *   - Copies, per stream: the copies (phases of kind memcpy) among the counted work,
- *     their count, bytes (the trace's "bytes") and union, all of them and
- *     those whose host side is pageable memory (model/analysis/devcall.h).
+ *   - Copies, per stream: the copies among the counted work (phases of
+ *     kind memcpy, and MEMORY work that is no memset, such as MTIA's
+ *     dma_request), their count, bytes (the trace's "bytes", or a DMA's
+ *     "size") and union, all of them and those whose host side is pageable
+ *     memory (model/analysis/devcall.h).
  *
  * Where this differs from HTA: times are exact nanoseconds (HTA rounds a
  * fractional-microsecond start up and end down to whole microseconds); the
  * step count is per source, not across all ranks' names; sort ties are
- * broken deterministically.  Work whose stored end lies past INT64_MAX ends
- * there, and a figure beyond int64 (work more than 292 years apart) is held
- * at INT64_MAX (model/util/nstime.h).
+ * broken deterministically.
+ *
+ * opts.hta reproduces HTA 0.6.1's figures instead: the cutoff is the
+ * latest start among every stream-less ProfilerStep* phase, Kineto's GPU
+ * annotations of the steps included (Trace._filter_irrelevant_gpu_kernels),
+ * and every time is rounded as HTA's parser leaves it, in the trace's own
+ * microseconds (trace.db less the source's time_offset_ns): a start, a
+ * launching call's start and the cutoff up, an end down, an item never
+ * ending before it starts.  Still per source, not across ranks; MTIA's own
+ * filter (the work launched within the steps, used by HTA when the trace's
+ * device_type is MTIA and it names two or more steps) is not applied.  Work whose stored end lies
+ * past INT64_MAX ends there, and a figure beyond int64 (work more than 292 years apart) is held at
+ * INT64_MAX (model/util/nstime.h).
  *
  * The caller owns a struct gpubreak and releases it with gpubreak_release;
  * every string in it belongs to it.
@@ -92,7 +110,7 @@
 #include "model/analysis/idle.h"
 #include "model/store/store.h"
 
-enum gpubreak_type { GPUBREAK_COMM, GPUBREAK_COMP, GPUBREAK_MEM, GPUBREAK_NTYPES };
+enum gpubreak_type { GPUBREAK_COMM, GPUBREAK_COMP, GPUBREAK_MEM, GPUBREAK_OTHER, GPUBREAK_NTYPES };
 enum gpubreak_wait {
 	GPUBREAK_HOST_WAIT,
 	GPUBREAK_KERNEL_WAIT,
@@ -106,6 +124,7 @@ struct gpubreak_opts {
 	int top_n;		/* HTA num_kernels; 10 */
 	double duration_ratio;	/* HTA duration_ratio; 0.8 */
 	int64_t launch_ns;	/* idle causes: IDLE_LAUNCH_NS */
+	int hta;		/* 1: HTA 0.6.1's own figures (its cutoff, its rounding) */
 };
 
 struct gpubreak_temporal {
@@ -161,7 +180,7 @@ struct gpubreak_rank {
 	int64_t type_ns[GPUBREAK_NTYPES];
 	int64_t mix_ns[1 << GPUBREAK_NTYPES]; /* index: bit (1 << type) per type; [0] is 0 */
 	int64_t comm_ns, overlap_ns;	      /* comm_ns = type_ns[GPUBREAK_COMM] */
-	struct gpubreak_kernel *kernels;      /* by type (COMM, COMP, MEM), then sum */
+	struct gpubreak_kernel *kernels;      /* by type (COMM, COMP, MEM, OTHER), then sum */
 	size_t nkernels;
 	struct gpubreak_stream *streams; /* by track id */
 	size_t nstreams;
@@ -170,10 +189,11 @@ struct gpubreak_rank {
 struct gpubreak {
 	struct gpubreak_rank *ranks; /* by source id, then rank */
 	size_t nranks;
+	int hta; /* made with opts.hta: HTA 0.6.1's own figures; never cached */
 };
 
 void gpubreak_default_opts(struct gpubreak_opts *o);
-/* "COMMUNICATION", "COMPUTATION", "MEMORY" (HTA's names). */
+/* "COMMUNICATION", "COMPUTATION", "MEMORY", "OTHER" (HTA's names). */
 const char *gpubreak_type_name(int type);
 /* "host_wait", "kernel_wait", "other" (HTA's idle_category). */
 const char *gpubreak_wait_name(int wait);

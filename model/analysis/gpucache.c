@@ -3,7 +3,7 @@
  * INSERT per row; loading reads gpu_breakdown in the order of struct
  * gpubreak (source, then rank) and each rank's mixes, kernels and streams
  * by their key.  The column order follows the enums of gpubreak.h (COMM,
- * COMP, MEM; host, kernel, other wait), so the loops below bind and read
+ * COMP, MEM, OTHER; host, kernel, other wait), so the loops below bind and read
  * them by index.
  */
 #include <stdlib.h>
@@ -18,9 +18,10 @@ enum { RANKS, MIX, KERNELS, STREAMS, CAUSES, COPIES, NSTMTS };
 static const char *const insert_sql[NSTMTS] = {
     [RANKS] = "INSERT INTO gpu_breakdown(source_id, rank, items, left_out, cutoff_ns,"
 	      " window_ns, idle_ns, compute_ns, noncompute_ns, comm_ns, comp_ns, mem_ns,"
-	      " overlap_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    [MIX] = "INSERT INTO gpu_breakdown_mix(source_id, rank, comm, comp, mem, ns)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	      " other_ns, overlap_ns)"
+	      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    [MIX] = "INSERT INTO gpu_breakdown_mix(source_id, rank, comm, comp, mem, other, ns)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [KERNELS] = "INSERT INTO gpu_breakdown_kernels(source_id, rank, seq, type, name, others,"
 		" names, count, sum_ns, min_ns, max_ns)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -41,9 +42,9 @@ static const char *const insert_sql[NSTMTS] = {
 static const char *const select_sql[NSTMTS] = {
     [RANKS] = "SELECT b.source_id, b.rank, coalesce(s.path, ''), b.items, b.left_out,"
 	      " b.cutoff_ns, b.window_ns, b.idle_ns, b.compute_ns, b.noncompute_ns, b.comm_ns,"
-	      " b.comp_ns, b.mem_ns, b.overlap_ns FROM gpu_breakdown b"
+	      " b.comp_ns, b.mem_ns, b.other_ns, b.overlap_ns FROM gpu_breakdown b"
 	      " LEFT JOIN sources s ON s.id = b.source_id ORDER BY b.source_id, b.rank",
-    [MIX] = "SELECT comm, comp, mem, ns FROM gpu_breakdown_mix"
+    [MIX] = "SELECT comm, comp, mem, other, ns FROM gpu_breakdown_mix"
 	    " WHERE source_id = ?1 AND rank = ?2",
     [KERNELS] = "SELECT type, name, others, names, count, sum_ns, min_ns, max_ns"
 		" FROM gpu_breakdown_kernels WHERE source_id = ?1 AND rank = ?2 ORDER BY seq",
@@ -139,14 +140,14 @@ static int save_rank(sqlite3_stmt **s, const struct gpubreak_rank *r)
 	bind_temporal(s[RANKS], 6, &r->time);
 	for (int t = 0; t < GPUBREAK_NTYPES; t++)
 		sqlite3_bind_int64(s[RANKS], 10 + t, r->type_ns[t]);
-	sqlite3_bind_int64(s[RANKS], 13, r->overlap_ns);
+	sqlite3_bind_int64(s[RANKS], 10 + GPUBREAK_NTYPES, r->overlap_ns);
 	if (step_done(s[RANKS]) < 0 || save_causes(s, r, 0, &r->cause) < 0)
 		return -1;
 	for (int mask = 1; mask < 1 << GPUBREAK_NTYPES; mask++) {
 		bind_key(s[MIX], r);
 		for (int t = 0; t < GPUBREAK_NTYPES; t++)
 			sqlite3_bind_int(s[MIX], 3 + t, (mask >> t) & 1);
-		sqlite3_bind_int64(s[MIX], 6, r->mix_ns[mask]);
+		sqlite3_bind_int64(s[MIX], 3 + GPUBREAK_NTYPES, r->mix_ns[mask]);
 		if (step_done(s[MIX]) < 0)
 			return -1;
 	}
@@ -238,7 +239,7 @@ static int load_mix(sqlite3_stmt *q, struct gpubreak_rank *r, char **bad)
 			*bad = xstrdup("a mix of no kernel type");
 			return -1;
 		}
-		r->mix_ns[mask] = col_int(q, 3);
+		r->mix_ns[mask] = col_int(q, GPUBREAK_NTYPES);
 	}
 	return rc == SQLITE_DONE ? 0 : -1;
 }
@@ -349,7 +350,7 @@ static int load_rank(sqlite3_stmt **s, struct gpubreak_rank *r, char **bad)
 	for (int t = 0; t < GPUBREAK_NTYPES; t++)
 		r->type_ns[t] = col_int(q, 10 + t);
 	r->comm_ns = r->type_ns[GPUBREAK_COMM];
-	r->overlap_ns = col_int(q, 13);
+	r->overlap_ns = col_int(q, 10 + GPUBREAK_NTYPES);
 	for (int i = MIX; i <= STREAMS; i++) {
 		sqlite3_reset(s[i]);
 		bind_key(s[i], r);

@@ -1,15 +1,17 @@
 /*
- * The GPU breakdowns' cache in trace.db (schema v4, v5), written by `grademl-tui
+ * The GPU breakdowns' cache in trace.db (schema v4, v5, v6), written by `grademl-tui
  * analyze` with the other analyses (model/analysis/analyze.c) and read back while
  * meta 'analysis_of' matches the file.  Tables, times in ns, one
  * (source_id, rank) per struct gpubreak_rank (rank -1: the trace names
  * none):
  *
  *   gpu_breakdown          the rank's counts, temporal breakdown, the union
- *                          of each kernel type (comm_ns, comp_ns, mem_ns)
+ *                          of each kernel type (comm_ns, comp_ns, mem_ns,
+ *                          other_ns)
  *                          and the communication overlapped by computation
  *   gpu_breakdown_mix      the time during which exactly the types flagged
- *                          1 in (comm, comp, mem) ran; all seven sets
+ *                          1 in (comm, comp, mem, other) ran; all fifteen
+ *                          sets
  *   gpu_breakdown_kernels  the top kernels in the rank's order (seq), type
  *                          by HTA's name, the "others" fold with others = 1
  *   gpu_breakdown_streams  per stream (tracks.id), its temporal breakdown

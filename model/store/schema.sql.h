@@ -123,6 +123,21 @@ static const char store_schema_v5_sql[] =
     " ns INTEGER NOT NULL, bytes INTEGER NOT NULL, pageable INTEGER NOT NULL,"
     " pageable_ns INTEGER NOT NULL, pageable_bytes INTEGER NOT NULL,"
     " PRIMARY KEY (source_id, rank, track_id)) WITHOUT ROWID;\n";
+/* Schema v6 adds HTA's kernel type OTHER to the GPU breakdowns' cache: the
+ * union of OTHER work per rank (other_ns), and an other flag in the mixes,
+ * whose table is rebuilt with it in its key (its rows are a cache, stale
+ * under the analysis version that brings them). */
+static const char store_schema_v6_sql[] =
+    "DROP TABLE IF EXISTS gpu_breakdown_mix;\n"
+    "CREATE TABLE gpu_breakdown_mix(source_id INTEGER NOT NULL,"
+    " rank INTEGER NOT NULL, comm INTEGER NOT NULL, comp INTEGER NOT NULL,"
+    " mem INTEGER NOT NULL, other INTEGER NOT NULL, ns INTEGER NOT NULL,"
+    " PRIMARY KEY (source_id, rank, comm, comp, mem, other)) WITHOUT ROWID;\n";
+static const char *const store_schema_v6_columns[][2] = {
+    {"gpu_breakdown", "other_ns INTEGER NOT NULL DEFAULT 0"},
+    {NULL, NULL},
+};
+
 /* Schema v5 also adds columns, each where it is missing: each workflow's
  * critical path row keeps the path's waiting time (wait_ns: gaps,
  * launches, queues; the rest of makespan_ns is work) and, for its what-if,

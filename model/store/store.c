@@ -32,8 +32,8 @@
  *   whole only with its -wal (it reads as after), until the next open
  *   finishes the copy (store_tidy).  Only a copy of the whole file for
  *   every append could keep trace.db alone whole then too, at the cost of
- *   its size each time; the man page says what holds instead.  The cost: the new pages are written twice (the -wal, then the
- *   checkpoint into trace.db), the disk needs room for both until the
+ *   its size each time; the man page says what holds instead.  The cost: the new pages are written
+ * twice (the -wal, then the checkpoint into trace.db), the disk needs room for both until the
  *   checkpoint, and the switches rewrite trace.db's header (its mode bytes,
  *   and SQLite's change counter, which thus differs by 2 after a failed
  *   import while every page reads the same).  The room trace.db will need
@@ -393,14 +393,11 @@ static int add_kinds(struct store *st, char **err)
 	return rc;
 }
 
-/* Schema v5's columns, each added to critical_path unless it is there. */
-static int schema_v5(struct store *st, char **err)
+/* Adds each (table, column definition) of cols unless the table has it. */
+static int add_columns(struct store *st, const char *const (*cols)[2], char **err)
 {
-	if (store_exec(st, store_schema_v5_sql, err) < 0)
-		return -1;
-	for (size_t i = 0; store_schema_v5_columns[i][0]; i++) {
-		const char *table = store_schema_v5_columns[i][0],
-			   *col = store_schema_v5_columns[i][1];
+	for (size_t i = 0; cols[i][0]; i++) {
+		const char *table = cols[i][0], *col = cols[i][1];
 		int had;
 		char *sql = xasprintf("SELECT count(*) FROM pragma_table_info('%s')"
 				      " WHERE name = '%.*s'",
@@ -420,6 +417,22 @@ static int schema_v5(struct store *st, char **err)
 	return 0;
 }
 
+/* Schema v5's tables, and its columns where they are missing. */
+static int schema_v5(struct store *st, char **err)
+{
+	if (store_exec(st, store_schema_v5_sql, err) < 0)
+		return -1;
+	return add_columns(st, store_schema_v5_columns, err);
+}
+
+/* Schema v6: the mixes' table rebuilt, and other_ns where it is missing. */
+static int schema_v6(struct store *st, char **err)
+{
+	if (store_exec(st, store_schema_v6_sql, err) < 0)
+		return -1;
+	return add_columns(st, store_schema_v6_columns, err);
+}
+
 /* Brings a file of an older schema up to this one, inside the write
  * transaction: each version's additions, then the version marks. */
 static int migrate(struct store *st, char **err)
@@ -437,6 +450,8 @@ static int migrate(struct store *st, char **err)
 		return -1;
 	if (ver < 5 && schema_v5(st, err) < 0)
 		return -1;
+	if (ver < 6 && schema_v6(st, err) < 0)
+		return -1;
 	char *sql = xasprintf("PRAGMA user_version = %d;"
 			      " INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')",
 			      STORE_SCHEMA_VERSION, STORE_SCHEMA_VERSION);
@@ -451,7 +466,7 @@ static int create_schema(struct store *st, char **err)
 	    store_exec(st, store_schema_v2_sql, err) < 0 ||
 	    store_exec(st, store_schema_v3_sql, err) < 0 ||
 	    store_exec(st, store_schema_v4_sql, err) < 0 || schema_v5(st, err) < 0 ||
-	    add_kinds(st, err) < 0)
+	    schema_v6(st, err) < 0 || add_kinds(st, err) < 0)
 		return -1;
 	char *sql = xasprintf(
 	    "PRAGMA application_id = %d; PRAGMA user_version = %d;"

@@ -641,8 +641,8 @@ class Checks:
         if not block:
             return ["%s: no text" % name]
         items, left = ref["rank"]
-        m = re.search(r": (\d+) items(?: \((\d+) of the last profiler step left out\))?$",
-                      block[0])
+        m = re.search(r": (\d+) items, scope: (?:the whole trace|launched before the last"
+                      r" profiler step \((\d+) left out\))$", block[0])
         want(m and int(m.group(1)) == items and int(m.group(2) or 0) == left, block[0],
              "items %d, left out %d" % (items, left))
         win, idle, comp, non = ref["temporal"]
@@ -652,21 +652,24 @@ class Checks:
              and near_pct(m.group(3), 100 * comp / win)
              and near_pct(m.group(4), 100 * non / win), block[1], "raw %s" % (ref["temporal"],))
         kern = [l for l in block if l.strip().startswith("kernels:")]
-        m = re.search(r"computation (\S+ \S+), communication (\S+ \S+), memory (\S+ \S+)"
+        m = re.search(r"computation (\S+ \S+), communication (\S+ \S+), memory (\S+ \S+),"
+                      r" other (\S+ \S+)"
                       r"(?:; communication overlapped with computation (\S+))?$",
                       kern[0] if kern else "")
         comm, over = ref["overlap"]
         want(m and near_dur(m.group(1), ref["type COMPUTATION"])
              and near_dur(m.group(2), ref["type COMMUNICATION"])
              and near_dur(m.group(3), ref["type MEMORY"])
-             and (m.group(4) is None) == (comm == 0)
-             and (comm == 0 or near_pct(m.group(4), 100 * over / comm)),
+             and near_dur(m.group(4), ref["type OTHER"])
+             and (m.group(5) is None) == (comm == 0)
+             and (comm == 0 or near_pct(m.group(5), 100 * over / comm)),
              kern[0] if kern else "", "no kernels line as the raw file's")
         # the GPU's causes, then each stream's: the line after its header
         wanted = [(fig["gpu"], idle, 2)]
         streams = [k for k, l in enumerate(block) if re.match(r"^     \S.*: \d+ items, idle", l)]
         for k in streams:
-            m = re.match(r"^     stream (-?\d+) *: (\d+) items, idle (\S+): host wait (\S+ \S+)"
+            m = re.match(r"^     stream (-?\d+) *: (\d+) items, idle (\S+) of its window:"
+                         r" host wait (\S+ \S+)"
                          r" \((\d+) gaps?\), kernel wait (\S+ \S+) \((\d+)\), other (\S+ \S+)"
                          r" \((\d+)\)$", block[k])
             tid = m.group(1) if m else None

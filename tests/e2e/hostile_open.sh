@@ -8,7 +8,8 @@
 #      it with one line naming it ("is a FIFO", "is a directory"), exit 2,
 #      each under a timeout, so that a hang (a FIFO's open waits for a
 #      writer) fails; the FIFO stays a FIFO;
-#   b. a schema version no grademl-tui reads (6, a future one; -1; 0): the
+#   b. a schema version no grademl-tui reads (a future one: one past what
+#      it writes; -1; 0): the
 #      same commands refuse it with one line naming the file and the
 #      version, exit 2, and the file is byte-identical after (never
 #      rewritten: -1 was taken for an old version and brought to 5);
@@ -124,7 +125,8 @@ every_command "directory" "$TMP/dir.db" "dir.db: is a directory"
 # ---------------------------------------------------------------------------
 # b. schema versions no grademl-tui reads
 
-for v in 6 -1 0; do
+future=$(($(sqlite3 "$db" 'PRAGMA user_version') + 1))
+for v in "$future" -1 0; do
 	f=$TMP/v$v.db
 	cp "$db" "$f"
 	sqlite3 "$f" "PRAGMA user_version = $v"

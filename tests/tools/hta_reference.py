@@ -3,17 +3,21 @@
 Holistic Trace Analysis (HTA) computed straight from a raw Chrome/Kineto
 trace (JSON or .json.gz), without trace.db, pandas or HTA itself.
 
-Usage: hta_reference.py [--include-last-step] [--kernel-wait-ns N] [--hta-rounding] TRACE...
+Usage: hta_reference.py [--include-last-step] [--kernel-wait-ns N] [--hta-rounding] [--hta]
+                        TRACE...
 
 It prints, for each trace, the figures tests/test_gpubreak.c compares with
 (lines described in tests/expected/gpubreak/README).  The definitions are
 HTA's, as model/analysis/gpubreak.h states them:
 
   * device work: complete events with a duration whose args carry `stream`
-    as an integer other than -1 (HTA's stream != -1: an event without one
-    reads as -1, as does the context-wide "Context Sync"; ROCm's runtime
-    calls on the host carry the stream as a pointer in text, "0x0": those
-    are no device work);
+    as an integer other than -1, as HTA's `stream != -1` (an event without
+    one reads as -1, as does the context-wide "Context Sync"; ROCm's runtime
+    calls on the host carry the stream as a pointer in text, "0x0", which
+    HTA reads as -1: no device work; cuda_sync events on a stream, such as
+    Stream Wait Event, are); a CPU operator that carries a stream
+    (Triton's launcher, stream 0) is host work, except with --hta, where
+    it counts as HTA counts it;
   * last step: with two or more distinct ProfilerStep* names, keep only the
     device work whose correlated host event (same args.correlation, no
     stream) started before the latest start of a stream-less ProfilerStep*
@@ -21,8 +25,12 @@ HTA's, as model/analysis/gpubreak.h states them:
     copies of the steps on the device streams (cat gpu_user_annotation)
     start when the device reaches the step, later than its first launches,
     so, unlike HTA's code, they are not taken for the cutoff;
-  * kernel type: "nccl" prefix or "gloo:" -> COMMUNICATION, "Memcpy" or
-    "Memset" in the name -> MEMORY, else COMPUTATION;
+  * kernel type (HTA 0.6.1 and main, by name, first rule that holds):
+    "nccl", "hip" or "hccl" prefix, or "ncclKernel" or "gloo:" anywhere ->
+    COMMUNICATION; "Memcpy", "Memset" or "dma" prefix -> MEMORY; "Memcpy"
+    or "Sync" anywhere, "Stream Wait Event", or a "pe_exe", "job_exe" or
+    "runFunction" prefix -> OTHER (neither compute nor transfer); else
+    COMPUTATION;
   * temporal breakdown, kernel-type unions and mixes, comm/comp overlap,
     top kernels with the duration_ratio/num_kernels "others" rule, and the
     per-stream idle breakdown (host wait, kernel wait, other).
@@ -33,6 +41,12 @@ HTA itself does to a trace whose times have fractions of a microsecond: each
 event's start is rounded up and its end down to a whole microsecond (an
 event shorter than that keeps a duration of 0), so that the effect of that
 rounding on every figure can be measured against the exact ones.
+
+--hta gives HTA 0.6.1's own figures, what `grademl-tui report --hta` must
+equal: its rounding, and its cutoff, the latest start of every
+ProfilerStep* event without an integer stream, Kineto's gpu_user_annotation
+copies included (Trace._filter_irrelevant_gpu_kernels takes them, as it
+takes every event without a stream for the host's).
 """
 import gzip
 import json
@@ -41,7 +55,7 @@ import os
 import re
 import sys
 
-TYPES = ["COMMUNICATION", "COMPUTATION", "MEMORY"]  # bit 1 << index in masks
+TYPES = ["COMMUNICATION", "COMPUTATION", "MEMORY", "OTHER"]  # bit 1 << index in masks
 WAITS = ["host_wait", "kernel_wait", "other"]
 
 
@@ -62,11 +76,18 @@ def us_to_ns(v):
     return -ns if neg else ns
 
 
+COMM_RE = re.compile(r"^(nccl|hip|hccl)|ncclKernel|gloo:")
+MEMORY_RE = re.compile(r"^(Memcpy|Memset|dma)")
+OTHER_RE = re.compile(r"Memcpy|Sync|^Stream Wait Event$|^(pe_exe|job_exe|runFunction)")
+
+
 def kernel_type(name):
-    if name.startswith("nccl") or "gloo:" in name:
+    if COMM_RE.search(name):
         return 0
-    if "Memcpy" in name or "Memset" in name:
+    if MEMORY_RE.match(name):
         return 2
+    if OTHER_RE.search(name):
+        return 3
     return 1
 
 
@@ -115,7 +136,7 @@ def mixes(unions):
     """Time during which exactly each set of types ran: between two
     consecutive boundaries the set of running types does not change."""
     bounds = sorted({t for u in unions for sp in u for t in sp})
-    mix = [0] * 8
+    mix = [0] * (1 << len(unions))
     pos = [0] * len(unions)
     for lo, hi in zip(bounds, bounds[1:]):
         mask = 0
@@ -211,7 +232,7 @@ def name_rank(path):
     return said.pop() if len(said) == 1 else -1
 
 
-def analyse(path, include_last_step, kernel_wait_ns, rounding=False):
+def analyse(path, include_last_step, kernel_wait_ns, rounding=False, hta_cutoff=False):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
         doc = json.load(fh, parse_float=str)
@@ -232,13 +253,15 @@ def analyse(path, include_last_step, kernel_wait_ns, rounding=False):
         end = s + max(us_to_ns(e["dur"]), 0)
         if rounding:
             s, end = hta_round(s, end)
-        if isinstance(args.get("stream"), int) and args["stream"] != -1:
+        stream = args.get("stream")
+        if (isinstance(stream, int) and stream != -1
+                and (hta_cutoff or e.get("cat") != "cpu_op")):
             device.append({
                 "pid": str(e.get("pid")), "stream": str(args["stream"]), "name": name,
                 "s": s, "e": end, "type": kernel_type(name),
                 "corr": args.get("correlation")})
             continue
-        if name.startswith("ProfilerStep") and e.get("cat") != "gpu_user_annotation":
+        if name.startswith("ProfilerStep") and (hta_cutoff or e.get("cat") != "gpu_user_annotation"):
             step_names.add(name)
             step_starts.append(s)
         if "correlation" in args:
@@ -256,11 +279,12 @@ def analyse(path, include_last_step, kernel_wait_ns, rounding=False):
     lines = [f"rank {rank} items {len(device)} left_out {left_out}"]
     lines.append("temporal window_ns %d idle_ns %d compute_ns %d noncompute_ns %d"
                  % temporal(device))
-    unions = [merge([(w["s"], w["e"]) for w in device if w["type"] == t]) for t in range(3)]
-    for t in range(3):
+    unions = [merge([(w["s"], w["e"]) for w in device if w["type"] == t])
+              for t in range(len(TYPES))]
+    for t in range(len(TYPES)):
         lines.append(f"type {TYPES[t]} ns {length(unions[t])}")
     mix = mixes(unions)
-    for mask in range(1, 8):
+    for mask in range(1, 1 << len(TYPES)):
         if mix[mask]:
             lines.append(f"mix {mask} ns {mix[mask]}")
     lines.append(f"overlap comm_ns {length(unions[0])} overlap_ns {overlap(unions[0], unions[1])}")
@@ -273,7 +297,7 @@ def analyse(path, include_last_step, kernel_wait_ns, rounding=False):
         ns, count = idle_breakdown(ws, kernel_wait_ns)
         for k in range(3):
             lines.append(f"idle {pid}:{stream} {WAITS[k]} ns {ns[k]} count {count[k]}")
-    for t in range(3):
+    for t in range(len(TYPES)):
         for name, names, count, total, lo, hi in top_kernels(device, t):
             lines.append(f"kernel {TYPES[t]} names {names} count {count} sum_ns {total}"
                          f" min_ns {lo} max_ns {hi} {name}")
@@ -281,7 +305,7 @@ def analyse(path, include_last_step, kernel_wait_ns, rounding=False):
 
 
 def main(argv):
-    include_last_step, kernel_wait_ns, rounding, paths = False, 30000, False, []
+    include_last_step, kernel_wait_ns, rounding, hta, paths = False, 30000, False, False, []
     it = iter(argv)
     for a in it:
         if a == "--include-last-step":
@@ -290,13 +314,15 @@ def main(argv):
             kernel_wait_ns = int(next(it))
         elif a == "--hta-rounding":
             rounding = True
+        elif a == "--hta":
+            rounding, hta = True, True
         else:
             paths.append(a)
     if not paths:
         sys.stderr.write(__doc__)
         return 2
     for p in paths:
-        lines = analyse(p, include_last_step, kernel_wait_ns, rounding)
+        lines = analyse(p, include_last_step, kernel_wait_ns, rounding, hta)
         sys.stdout.write("\n".join(lines) + "\n")
     return 0
 

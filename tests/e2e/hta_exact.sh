@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# End-to-end test of `report --hta`: on every trace of HTA's own samples
+# (../shared/samples/chrome-trace/facebookresearch__HolisticTraceAnalysis__*:
+# CUDA, NCCL, MTIA, MI250/ROCm, Triton, sampled and step-based traces), each
+# imported alone, `report --hta --format json` gives HTA 0.6.1's figures
+# exactly, to the nanosecond: its last-step cutoff, its rounding of every
+# time to whole microseconds, its kernel types, and every figure of the GPU
+# breakdown (items, temporal breakdown, kernel-type unions and mixes,
+# overlap, each stream's breakdown and idle split, top kernels), against
+# tests/tools/hta_reference.py --hta, an independent reimplementation of
+# HTA's formulas from the raw JSON (tests/e2e/hta_exact.py compares).
+#
+# Prints "ok - NAME", "not ok - NAME (why)" or "skip - NAME (why)", then
+# "N passed, M failed[, K skipped]"; exits 1 when any check failed.
+# Needs: bash, python3.  GRADEML_SAMPLES overrides ../shared/samples.
+set -u
+
+cd "$(dirname "$0")/../.." || exit 1
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+e2e_init hta_exact
+e2e_need_bin
+SAMPLES=${GRADEML_SAMPLES:-$ROOT/../shared/samples}/chrome-trace
+
+if ! ls "$SAMPLES"/facebookresearch__HolisticTraceAnalysis__* >/dev/null 2>&1; then
+	skip "report --hta against HTA's figures" "no HTA samples in $SAMPLES"
+else
+	for f in "$SAMPLES"/facebookresearch__HolisticTraceAnalysis__*; do
+		n=${f##*/facebookresearch__HolisticTraceAnalysis__}
+		db=$TMP/${n%%.json*}.db
+		if ! "$BIN" import -o "$db" "$f" >/dev/null 2>"$TMP/err"; then
+			not_ok "$n: imported" "$(head -n 1 "$TMP/err")"
+			continue
+		fi
+		if ! "$BIN" report --hta --format json "$db" >"$TMP/report.json" 2>"$TMP/err"; then
+			not_ok "$n: report --hta" "$(head -n 1 "$TMP/err")"
+		elif why=$(python3 tests/e2e/hta_exact.py "$f" "$TMP/report.json" "$db" 2>&1); then
+			ok "$n: report --hta gives HTA 0.6.1's GPU breakdown to the nanosecond"
+		else
+			not_ok "$n: report --hta equals HTA's figures" "$(echo "$why" | head -n 2 | tr '\n' '|')"
+		fi
+		rm -f "$db"
+	done
+fi
+
+# One quantity, one scope: on HTA's NCCL sample (its last profiler step
+# left out by the breakdown), the default report names each view's scope,
+# in text and JSON: the breakdown's work launched before the last step,
+# each of its streams' idle share of that stream's own window, and the
+# GPU streams section's busy share of the whole trace.
+f=$SAMPLES/facebookresearch__HolisticTraceAnalysis__nccl_data.json.gz
+if [ ! -r "$f" ]; then
+	skip "scopes named" "no $f"
+elif "$BIN" import -o "$TMP/nccl.db" "$f" >/dev/null 2>"$TMP/err" &&
+	"$BIN" report "$TMP/nccl.db" >"$TMP/report.txt" 2>>"$TMP/err" &&
+	"$BIN" report --format json "$TMP/nccl.db" >"$TMP/report.json" 2>>"$TMP/err"; then
+	why=$(python3 - "$TMP/report.json" "$TMP/report.txt" 2>&1 <<'PY'
+import json, re, sys
+r, text = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
+g, why = r["gpu_breakdown"], []
+if not g or g[0]["scope"] != "before_last_step" or g[0]["left_out"] <= 0:
+    why.append("breakdown scope %s" % [(x["scope"], x["left_out"]) for x in g])
+if any(x["scope"] != "stream_window" for x in g[0]["streams"] if g):
+    why.append("a breakdown stream not over its own window")
+if not r["gpu_streams"] or any(x["scope"] != "trace" for x in r["gpu_streams"]):
+    why.append("gpu_streams scope")
+if not re.search(r": %d items, scope: launched before the last profiler step \(%d left out\)"
+                 % (g[0]["items"], g[0]["left_out"]), text):
+    why.append("no breakdown scope in the text")
+if "busy fraction of the source's window: the whole trace" not in text:
+    why.append("no streams scope in the text")
+if not re.search(r"items, idle \S+ of its window:", text):
+    why.append("no stream window in the text")
+print("; ".join(why))
+PY
+)
+	rc=$?
+	if [ "$rc" = 0 ] && [ -z "$why" ]; then
+		ok "nccl_data: each GPU view names its scope (before the last step, the stream's window, the whole trace)"
+	else
+		not_ok "nccl_data: scopes named" "$(echo "$why" | tail -n 1)"
+	fi
+else
+	not_ok "nccl_data: scopes named" "$(head -n 1 "$TMP/err")"
+fi
+summary
