@@ -67,11 +67,13 @@ static const struct {
 
 /* The cache's rows that are no resource: the time with data and the
  * software-bound part of it; the host and the device work time; the time
- * a trace's device work measures the GPU and the part of it when some ran. */
+ * a trace's device work measures the GPU and the part of it when some ran;
+ * the sources sharing its GPU and whether it was judged on its own. */
 #define CACHE_SOFTWARE "software"
 #define CACHE_WORK     "work"
 #define CACHE_DEVWORK  "devwork"
 #define CACHE_COVER    "cover"
+#define CACHE_SHARED   "shared-gpu"
 
 const char *attrib_res_name(int res)
 {
@@ -278,13 +280,14 @@ static int load_phases(struct run *r)
 	p->start = xmalloc_big(alloc * sizeof(*p->start));
 	p->end = xmalloc_big(alloc * sizeof(*p->end));
 	p->track = xmalloc_big(alloc * sizeof(*p->track));
+	p->src = xmalloc_big(alloc * sizeof(*p->src));
 	p->kind = xmalloc(alloc);
 	p->leaf = xmalloc(alloc);
 	parent_id = xmalloc_big(alloc * sizeof(*parent_id));
 	if (sqlite3_prepare_v2(
 		r->db,
 		"SELECT id, coalesce(parent_id, 0), kind, coalesce(track_id, 0), start_ns,"
-		" dur_ns, child_count FROM phases ORDER BY id",
+		" dur_ns, child_count, coalesce(source_id, 0) FROM phases ORDER BY id",
 		-1, &q, NULL) != SQLITE_OK) {
 		free(parent_id);
 		return fail(r, "phases");
@@ -299,6 +302,7 @@ static int load_phases(struct run *r)
 		p->start[i] = time_of(col_int(q, 4));
 		p->end[i] = time_of(ns_end(p->start[i], col_int(q, 5)));
 		p->leaf[i] = col_int(q, 6) == 0;
+		p->src[i] = col_int(q, 7);
 	}
 	int rc = sqlite3_errcode(r->db);
 	sqlite3_finalize(q);
@@ -561,18 +565,16 @@ static void devwork_cover(struct run *r)
 	}
 }
 
-/* Periods over class k's coverage from the union of its device work w[0..n):
- * 1 while some runs, else 0 (OK_TRACED), no value between coverages. */
-static void devwork_periods(const struct klass *k, const struct span *w, size_t n,
+void attrib_devwork_periods(const struct span *cov, size_t ncov, const struct span *w, size_t n,
 			    struct metric *out)
 {
-	size_t alloc = 2 * (n + k->ncov) + 1, ns = 0, j = 0;
+	size_t alloc = 2 * (n + ncov) + 1, ns = 0, j = 0;
 	out->t = xmalloc(alloc * sizeof(*out->t));
 	out->v = xmalloc(alloc * sizeof(*out->v));
 	out->ok = xmalloc(alloc);
 #define PERIOD(at, val, o) (out->t[ns] = (at), out->v[ns] = (val), out->ok[ns++] = (uint8_t)(o))
-	for (size_t c = 0; c < k->ncov; c++) {
-		int64_t x = k->cov[c].start, b = k->cov[c].end;
+	for (size_t c = 0; c < ncov; c++) {
+		int64_t x = cov[c].start, b = cov[c].end;
 		for (; j < n && w[j].start < b; j++) {
 			int64_t s = w[j].start > x ? w[j].start : x,
 				e = w[j].end < b ? w[j].end : b;
@@ -655,7 +657,7 @@ static void devwork_measure(struct run *r)
 			continue;
 		n = spans_normalize(w + o - count[c], n);
 		struct metric d = {.id = DEVWORK_ID, .res = ATTRIB_GPU, .cls = (int)c, .cap = 100};
-		devwork_periods(k, w + o - count[c], n, &d);
+		attrib_devwork_periods(k->cov, k->ncov, w + o - count[c], n, &d);
 		int merged = 0;
 		for (size_t i = 0; i < k->nmetrics; i++)
 			if (r->m[k->metrics[i]].res == ATTRIB_GPU) {
@@ -676,7 +678,9 @@ static void devwork_measure(struct run *r)
 		k->judged[k->njudged++] = (int)r->nm;
 		r->nm++;
 	}
-	free(w), free(cls), free(count), free(at);
+	free(w), free(count), free(at);
+	free(r->p.dev);
+	r->p.dev = cls;
 }
 
 /* ---- lanes ---- */
@@ -1484,6 +1488,7 @@ static void rows(struct run *r)
 	struct attribution *a = r->out;
 	const struct phases *p = &r->p;
 	a->rows = xcalloc(r->nkeep + 1, sizeof(*a->rows));
+	bottleneck_own(r);
 	for (size_t c = 0; c < r->nk; c++)
 		if (r->k[c].nmetrics)
 			bottleneck_build(r, &r->k[c]);
@@ -1513,6 +1518,8 @@ static void rows(struct run *r)
 		w->free_ns = v.free_;
 		w->traced_ns = v.traced;
 		w->devbusy_ns = v.devbusy;
+		w->shared_gpu = v.shared;
+		w->own_gpu = v.own;
 	}
 }
 
@@ -1520,7 +1527,7 @@ static void run_release(struct run *r)
 {
 	struct phases *p = &r->p;
 	free(p->id), free(p->start), free(p->end), free(p->parent), free(p->track);
-	free(p->kind), free(p->leaf), free(p->keep), free(p->up);
+	free(p->kind), free(p->leaf), free(p->keep), free(p->up), free(p->src), free(p->dev);
 	for (size_t i = 0; i < r->nm; i++) {
 		struct metric *m = &r->m[i];
 		free(m->t), free(m->v), free(m->ok), free(m->off), free(m->key), free(m->len),
@@ -1532,6 +1539,7 @@ static void run_release(struct run *r)
 		free(r->k[i].metrics);
 		free(r->k[i].judged);
 		free(r->k[i].cov);
+		bottleneck_own_release(&r->k[i]);
 		bottleneck_release(&r->k[i].jd);
 	}
 	free(r->k);
@@ -1755,11 +1763,12 @@ int attrib_save(sqlite3 *db, const struct attribution *a, char **err)
 		/* the resources it demands (single-thread with cpu), then the
 		 * time with data and its software-bound part, then the work,
 		 * then the time its work covers, then the time its device work
-		 * was traced */
-		for (int x = 0; x < ATTRIB_NBOUND + 4; x++) {
+		 * was traced, then the sharing of its GPU */
+		for (int x = 0; x < ATTRIB_NBOUND + 5; x++) {
 			int on = x < ATTRIB_NRES	  ? r->mask & (1u << x)
 				 : x == ATTRIB_THREAD	  ? r->mask & (1u << ATTRIB_CPU)
 				 : x == ATTRIB_NBOUND + 3 ? r->traced_ns > 0
+				 : x == ATTRIB_NBOUND + 4 ? r->shared_gpu > 0
 							  : 1;
 			if (!on)
 				continue;
@@ -1767,17 +1776,20 @@ int attrib_save(sqlite3 *db, const struct attribution *a, char **err)
 					   : x == ATTRIB_NBOUND	    ? CACHE_SOFTWARE
 					   : x == ATTRIB_NBOUND + 1 ? CACHE_WORK
 					   : x == ATTRIB_NBOUND + 2 ? CACHE_COVER
-								    : CACHE_DEVWORK;
+					   : x == ATTRIB_NBOUND + 3 ? CACHE_DEVWORK
+								    : CACHE_SHARED;
 			int64_t busy = x < ATTRIB_NBOUND	? r->busy_ns[attrib_res_device(x)]
 				       : x == ATTRIB_NBOUND	? r->data_ns
 				       : x == ATTRIB_NBOUND + 1 ? r->busy_ns[0]
 				       : x == ATTRIB_NBOUND + 2 ? r->cover_ns[0]
-								: r->traced_ns;
+				       : x == ATTRIB_NBOUND + 3 ? r->traced_ns
+								: r->shared_gpu;
 			int64_t bn = x < ATTRIB_NBOUND	      ? r->bneck_ns[x]
 				     : x == ATTRIB_NBOUND     ? r->free_ns
 				     : x == ATTRIB_NBOUND + 1 ? r->busy_ns[1]
 				     : x == ATTRIB_NBOUND + 2 ? r->cover_ns[1]
-							      : r->devbusy_ns;
+				     : x == ATTRIB_NBOUND + 3 ? r->devbusy_ns
+							      : r->own_gpu;
 			sqlite3_bind_text(row, 2, name, -1, SQLITE_STATIC);
 			if (x < ATTRIB_NRES)
 				sqlite3_bind_double(row, 3, r->use[x]);
@@ -1832,6 +1844,11 @@ static int fill(struct attrib_row *r, const char *res, int64_t busy, int64_t bn,
 	if (!strcmp(res, CACHE_DEVWORK)) {
 		r->traced_ns = busy;
 		r->devbusy_ns = bn;
+		return 0;
+	}
+	if (!strcmp(res, CACHE_SHARED)) {
+		r->shared_gpu = busy > 0 && busy < INT32_MAX ? (int)busy : 0;
+		r->own_gpu = bn != 0;
 		return 0;
 	}
 	int x = attrib_res_of(res);
