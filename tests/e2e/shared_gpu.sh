@@ -25,7 +25,7 @@ PY=$(python3 -c 'import sys; print(sys.executable or "python3")') || PY=python3
 
 # run CASE DEVICE0 DEVICE1 [SHIFT_MS]
 run() {
-	local case=$1 line
+	local case=$1
 	if ! "$PY" tests/tools/shared_gpu.py "$TMP/$case" "$2" "$3" ${4:-} >/dev/null 2>"$TMP/err"; then
 		not_ok "$case: shared_gpu.py" "$(head -c 300 "$TMP/err")"
 		return
@@ -38,14 +38,8 @@ run() {
 		not_ok "$case: import and report" "$(head -c 300 "$TMP/err")"
 		return
 	fi
-	while IFS= read -r line; do
-		case $line in
-		"ok - "*) ok "${line#ok - }" ;;
-		"not ok - "*) not_ok "${line#not ok - }" ;;
-		*) not_ok "$case: shared_gpu_check.py said" "$line" ;;
-		esac
-	done < <("$PY" tests/e2e/shared_gpu_check.py "$case" "$TMP/$case.json" "$TMP/$case.txt" \
-		"${ranks[@]}" 2>&1)
+	relay "$case: shared_gpu_check.py" < <("$PY" tests/e2e/shared_gpu_check.py "$case" \
+		"$TMP/$case.json" "$TMP/$case.txt" "${ranks[@]}" 2>&1)
 }
 
 run shared 0 0
