@@ -27,7 +27,7 @@
  *      in the classes its work ran in (model/analysis/bottleneck.c), into
  *      its row beside what it used.
  *
- * Memory: 26 bytes per phase, 4 per phase of work, the kept rows, and per
+ * Memory: 30 bytes per phase, 4 per phase of work, the kept rows, and per
  * class about 70 bytes per boundary of its judged metrics' samples.
  */
 #include <math.h>
@@ -302,7 +302,8 @@ static int load_phases(struct run *r)
 		p->start[i] = time_of(col_int(q, 4));
 		p->end[i] = time_of(ns_end(p->start[i], col_int(q, 5)));
 		p->leaf[i] = col_int(q, 6) == 0;
-		p->src[i] = col_int(q, 7);
+		int64_t src = col_int(q, 7);
+		p->src[i] = src > 0 && src <= INT32_MAX ? (int32_t)src : 0;
 	}
 	int rc = sqlite3_errcode(r->db);
 	sqlite3_finalize(q);
@@ -678,9 +679,8 @@ static void devwork_measure(struct run *r)
 		k->judged[k->njudged++] = (int)r->nm;
 		r->nm++;
 	}
-	free(w), free(count), free(at);
-	free(r->p.dev);
-	r->p.dev = cls;
+	bottleneck_own(r, cls);
+	free(w), free(cls), free(count), free(at);
 }
 
 /* ---- lanes ---- */
@@ -1488,7 +1488,6 @@ static void rows(struct run *r)
 	struct attribution *a = r->out;
 	const struct phases *p = &r->p;
 	a->rows = xcalloc(r->nkeep + 1, sizeof(*a->rows));
-	bottleneck_own(r);
 	for (size_t c = 0; c < r->nk; c++)
 		if (r->k[c].nmetrics)
 			bottleneck_build(r, &r->k[c]);
@@ -1527,7 +1526,7 @@ static void run_release(struct run *r)
 {
 	struct phases *p = &r->p;
 	free(p->id), free(p->start), free(p->end), free(p->parent), free(p->track);
-	free(p->kind), free(p->leaf), free(p->keep), free(p->up), free(p->src), free(p->dev);
+	free(p->kind), free(p->leaf), free(p->keep), free(p->up), free(p->src);
 	for (size_t i = 0; i < r->nm; i++) {
 		struct metric *m = &r->m[i];
 		free(m->t), free(m->v), free(m->ok), free(m->off), free(m->key), free(m->len),

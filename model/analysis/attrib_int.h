@@ -27,8 +27,8 @@ struct phases {
 	uint8_t *kind, *leaf;
 	int32_t *keep; /* row of a kept phase, or -1 */
 	int32_t *up;   /* the nearest kept phase, itself or above, or -1 */
-	int64_t *src;  /* its source (phases.source_id), 0 none; NULL in attrib_series */
-	int32_t *dev;  /* the GPU class its device work measures (devwork_measure), or -1 */
+	int32_t *src;  /* its source (phases.source_id; 0 none, or past int32), NULL in
+			  attrib_series */
 };
 
 /* What a metric is to a class: attributed (and judged), or only judged. */
@@ -165,9 +165,10 @@ size_t attrib_lower_bound(const void *base, size_t n, size_t stride, int64_t key
 void attrib_devwork_periods(const struct span *cov, size_t ncov, const struct span *w, size_t n,
 			    struct metric *out);
 
-/* Each shared GPU class's device work per source (struct own); the phases'
- * sources and device classes are loaded. */
-void bottleneck_own(struct run *r);
+/* Each shared GPU class's device work per source (struct own), dev[i] the
+ * class phase i's device work measures (-1: none); nothing without the
+ * phases' sources. */
+void bottleneck_own(struct run *r, const int32_t *dev);
 /* Class k's judged metrics as segments with their bounds (struct judge). */
 void bottleneck_build(struct run *r, struct klass *k);
 void bottleneck_release(struct judge *jd);

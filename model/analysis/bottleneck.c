@@ -132,7 +132,7 @@ static int own_concurrent(const struct klass *k, size_t o)
 /* Class c's own[]: each source's window (the span of its phases) and its
  * device work there, as periods; those whose windows meet no other's are
  * left out (the sources took turns), and all when fewer than two remain. */
-static void own_measure(struct run *r, size_t c)
+static void own_measure(struct run *r, const int32_t *dev, size_t c)
 {
 	const struct phases *p = &r->p;
 	struct klass *k = &r->k[c];
@@ -147,7 +147,7 @@ static void own_measure(struct run *r, size_t c)
 		size_t o = (size_t)(x - k->own);
 		x->win.start = p->start[i] < x->win.start ? p->start[i] : x->win.start;
 		x->win.end = p->end[i] > x->win.end ? p->end[i] : x->win.end;
-		if (p->dev[i] != (int32_t)c)
+		if (dev[i] != (int32_t)c)
 			continue;
 		XGROW(w[o], n[o] + 1, alloc[o]);
 		w[o][n[o]++] = (struct span){p->start[i], p->end[i]};
@@ -171,25 +171,25 @@ static void own_measure(struct run *r, size_t c)
 	free(w), free(n), free(alloc);
 }
 
-void bottleneck_own(struct run *r)
+void bottleneck_own(struct run *r, const int32_t *dev)
 {
 	const struct phases *p = &r->p;
-	if (!p->src || !p->dev)
+	if (!p->src)
 		return;
 	size_t *alloc = xcalloc(r->nk + 1, sizeof(*alloc));
 	for (size_t i = 0; i < p->n; i++) {
-		if (p->dev[i] < 0 || !p->src[i])
+		if (dev[i] < 0 || !p->src[i])
 			continue;
-		struct klass *k = &r->k[p->dev[i]];
+		struct klass *k = &r->k[dev[i]];
 		if (own_of(k, p->src[i]))
 			continue;
-		XGROW(k->own, k->nown + 1, alloc[p->dev[i]]);
+		XGROW(k->own, k->nown + 1, alloc[dev[i]]);
 		k->own[k->nown++] = (struct own){.source = p->src[i]};
 	}
 	free(alloc);
 	for (size_t c = 0; c < r->nk; c++) {
 		if (r->k[c].nown > 1)
-			own_measure(r, c);
+			own_measure(r, dev, c);
 		if (r->k[c].nown)
 			continue;
 		free(r->k[c].own);
