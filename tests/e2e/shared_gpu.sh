@@ -6,7 +6,8 @@
 # tests/e2e/shared_gpu_check.py:
 #   shared  both on device 0: each rank's GPU figure is its own stream's,
 #           its rows and issues say "shared GPU", neither rank is called
-#           GPU-bound; the step's is the union (91.5%); the analyses' cache
+#           GPU-bound; the step's is the union (91.5%); the explorer's
+#           details pane says what the report says; the analyses' cache
 #           (analyze) reads back the same report;
 #   own     rank 1 on device 1 (the contrast): the same own figures, and
 #           nothing says shared;
@@ -45,6 +46,18 @@ run() {
 run shared 0 0
 run own 0 1
 run turns 0 0 300
+
+# the explorer's details pane on rank 0 says what the report says
+want=$(sed -n '/^  \/shared\/train\/rank 0$/,/bound by/s/^      bound by //p' "$TMP/shared.txt")
+printf '%s\n' 'type :goto /shared/train/rank 0' Enter d dump >"$TMP/pane.keys"
+if [ -n "$want" ] && case $want in *"shared GPU (2 ranks on it), judged on its own"*) true ;; *) false ;; esac &&
+	"$BIN" --keys "$TMP/pane.keys" --dump "$TMP/pane.txt" --size 160x40 "$TMP/shared.db" \
+		2>"$TMP/err" && grep -qxF " bound by  $want" "$TMP/pane.txt"; then
+	ok "shared: the details pane of rank 0 says it as the report does ($want)"
+else
+	not_ok "shared: the details pane of rank 0 says it as the report does" \
+		"report '$want'; pane: $(grep -a 'bound by' "$TMP/pane.txt" 2>/dev/null | head -2)"
+fi
 
 # the analyses' cache keeps what the shared GPU's rows say
 if "$BIN" analyze "$TMP/shared.db" >/dev/null 2>"$TMP/err" &&
