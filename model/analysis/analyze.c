@@ -33,8 +33,9 @@
  * measured by its traced device work; 4: a software-bound saving over the
  * time its work covers, not its threads' and streams' time added up; 5:
  * a what-if for every piece of work among a path's longest phases, not the
- * first alone). */
-#define ANALYSIS_VERSION 5
+ * first alone; 6: a rank's phases on a shared GPU judged on its own device
+ * work, and the sharing noted). */
+#define ANALYSIS_VERSION 6
 
 /* "v<schema> a<analysis> p<max phase id> s<max source id> m<max metric
  * id>" and, when the file has demand rules, " r<rules>"; or NULL.  A cache
