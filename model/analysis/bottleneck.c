@@ -152,15 +152,19 @@ static void own_measure(struct run *r, const int32_t *dev, size_t c)
 		XGROW(w[o], n[o] + 1, alloc[o]);
 		w[o][n[o]++] = (struct span){p->start[i], p->end[i]};
 	}
+	uint8_t *meets = xmalloc(k->nown);
+	for (size_t o = 0; o < k->nown; o++)
+		meets[o] = (uint8_t)own_concurrent(k, o);
 	size_t kept = 0;
 	for (size_t o = 0; o < k->nown; o++) {
-		if (own_concurrent(k, o)) {
+		if (meets[o]) {
 			w[kept] = w[o], n[kept] = n[o];
 			k->own[kept++] = k->own[o];
 		} else {
 			free(w[o]);
 		}
 	}
+	free(meets);
 	k->nown = kept > 1 ? kept : 0;
 	for (size_t o = 0; o < kept; o++) {
 		size_t m = spans_normalize(w[o], n[o]);
