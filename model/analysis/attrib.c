@@ -31,7 +31,7 @@
  * step 5 bottleneck.c; the cache in trace.db is attrib_cache.c and the
  * user's demand rules attrib_rules.c (attrib_int.h: what they share).
  *
- * Memory: 26 bytes per phase, 4 per phase of work, the kept rows, and per
+ * Memory: 30 bytes per phase, 4 per phase of work, the kept rows, and per
  * class about 70 bytes per boundary of its judged metrics' samples.
  */
 #include <math.h>
@@ -752,6 +752,8 @@ static void rows(struct run *r)
 		w->free_ns = v.free_;
 		w->traced_ns = v.traced;
 		w->devbusy_ns = v.devbusy;
+		w->shared_gpu = v.shared;
+		w->own_gpu = v.own;
 	}
 }
 
@@ -759,7 +761,7 @@ static void run_release(struct run *r)
 {
 	struct phases *p = &r->p;
 	free(p->id), free(p->start), free(p->end), free(p->parent), free(p->track);
-	free(p->kind), free(p->leaf), free(p->keep), free(p->up);
+	free(p->kind), free(p->leaf), free(p->keep), free(p->up), free(p->src);
 	for (size_t i = 0; i < r->nm; i++) {
 		struct metric *m = &r->m[i];
 		free(m->t), free(m->v), free(m->ok), free(m->off), free(m->key), free(m->len),
@@ -771,6 +773,7 @@ static void run_release(struct run *r)
 		free(r->k[i].metrics);
 		free(r->k[i].judged);
 		free(r->k[i].cov);
+		bottleneck_own_release(&r->k[i]);
 		bottleneck_release(&r->k[i].jd);
 	}
 	free(r->k);

@@ -55,6 +55,17 @@
  * the time its work or its device work's trace covers: only there is its
  * code known).
  *
+ * A shared GPU: one that several sources' device work ran on, a source
+ * being one imported trace (a rank's process), a GPU its host and device
+ * id (the stream tracks' pid, Kineto's args.device; traces imported with
+ * no host name are one host, as in attribution).  Its utilization is the
+ * union of all of them, and a phase above the sources (the step) is judged
+ * on that; a phase of one source (the rank, its process, its operators) is
+ * judged on its own source's device work alone: the GPU counts as
+ * saturated for it while its own work runs, within its own trace's window,
+ * so a rank that waits while another rank's kernels run is not GPU-bound.
+ * Its row says so (shared_gpu, own_gpu).
+ *
  * Figures are kept for phases of at least ATTRIB_MIN_NS (and every
  * workflow, step, rank, process, thread and stream); shorter phases count
  * in their ancestors only: their own figure would be below the resolution
@@ -113,6 +124,9 @@ struct attrib_row {
 	int64_t free_ns;		 /* of that, the time nothing judged was saturated */
 	int64_t traced_ns;  /* of dur_ns, the time a trace's device work measures its GPU */
 	int64_t devbusy_ns; /* of that, the time some of that work ran */
+	int shared_gpu;	    /* sources (ranks) giving device work on a GPU its work ran
+			       on, when more than one: a shared GPU; else 0 */
+	int own_gpu;	    /* 1: judged on its own source's device work there */
 };
 
 /* A fitted demand: per metric and phase type. */
@@ -212,6 +226,10 @@ void attrib_bound_text(const struct attrib_row *r, struct sbuf *out);
 /* " (its host work 101 ms)": how much of its window its work covers, when
  * not all of it (the use is a mean over the whole window). */
 void attrib_work_text(const struct attrib_row *r, struct sbuf *out);
+/* "; shared GPU (2 ranks on it), judged on its own device work" (or
+ * without the judged part for a row above the ranks), nothing when its GPU
+ * is its own; attrib_bound_text ends with it. */
+void attrib_shared_text(const struct attrib_row *r, struct sbuf *out);
 /* A bound's name in at most four columns ("cpu", "1cpu", "gmem", "sw"). */
 const char *attrib_bound_short(int res);
 /* The bound a metric series is judged for: its resource when attributed,

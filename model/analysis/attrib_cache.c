@@ -13,11 +13,13 @@
 
 /* The cache's rows that are no resource: the time with data and the
  * software-bound part of it; the host and the device work time; the time
- * a trace's device work measures the GPU and the part of it when some ran. */
+ * a trace's device work measures the GPU and the part of it when some ran;
+ * the sources sharing its GPU and whether it was judged on its own. */
 #define CACHE_SOFTWARE "software"
 #define CACHE_WORK     "work"
 #define CACHE_DEVWORK  "devwork"
 #define CACHE_COVER    "cover"
+#define CACHE_SHARED   "shared-gpu"
 
 /* ---- the cache ---- */
 
@@ -43,11 +45,12 @@ int attrib_save(sqlite3 *db, const struct attribution *a, char **err)
 		/* the resources it demands (single-thread with cpu), then the
 		 * time with data and its software-bound part, then the work,
 		 * then the time its work covers, then the time its device work
-		 * was traced */
-		for (int x = 0; x < ATTRIB_NBOUND + 4; x++) {
+		 * was traced, then the sharing of its GPU */
+		for (int x = 0; x < ATTRIB_NBOUND + 5; x++) {
 			int on = x < ATTRIB_NRES	  ? r->mask & (1u << x)
 				 : x == ATTRIB_THREAD	  ? r->mask & (1u << ATTRIB_CPU)
 				 : x == ATTRIB_NBOUND + 3 ? r->traced_ns > 0
+				 : x == ATTRIB_NBOUND + 4 ? r->shared_gpu > 0
 							  : 1;
 			if (!on)
 				continue;
@@ -55,17 +58,20 @@ int attrib_save(sqlite3 *db, const struct attribution *a, char **err)
 					   : x == ATTRIB_NBOUND	    ? CACHE_SOFTWARE
 					   : x == ATTRIB_NBOUND + 1 ? CACHE_WORK
 					   : x == ATTRIB_NBOUND + 2 ? CACHE_COVER
-								    : CACHE_DEVWORK;
+					   : x == ATTRIB_NBOUND + 3 ? CACHE_DEVWORK
+								    : CACHE_SHARED;
 			int64_t busy = x < ATTRIB_NBOUND	? r->busy_ns[attrib_res_device(x)]
 				       : x == ATTRIB_NBOUND	? r->data_ns
 				       : x == ATTRIB_NBOUND + 1 ? r->busy_ns[0]
 				       : x == ATTRIB_NBOUND + 2 ? r->cover_ns[0]
-								: r->traced_ns;
+				       : x == ATTRIB_NBOUND + 3 ? r->traced_ns
+								: r->shared_gpu;
 			int64_t bn = x < ATTRIB_NBOUND	      ? r->bneck_ns[x]
 				     : x == ATTRIB_NBOUND     ? r->free_ns
 				     : x == ATTRIB_NBOUND + 1 ? r->busy_ns[1]
 				     : x == ATTRIB_NBOUND + 2 ? r->cover_ns[1]
-							      : r->devbusy_ns;
+				     : x == ATTRIB_NBOUND + 3 ? r->devbusy_ns
+							      : r->own_gpu;
 			sqlite3_bind_text(row, 2, name, -1, SQLITE_STATIC);
 			if (x < ATTRIB_NRES)
 				sqlite3_bind_double(row, 3, r->use[x]);
@@ -120,6 +126,11 @@ static int fill(struct attrib_row *r, const char *res, int64_t busy, int64_t bn,
 	if (!strcmp(res, CACHE_DEVWORK)) {
 		r->traced_ns = busy;
 		r->devbusy_ns = bn;
+		return 0;
+	}
+	if (!strcmp(res, CACHE_SHARED)) {
+		r->shared_gpu = busy > 0 && busy < INT32_MAX ? (int)busy : 0;
+		r->own_gpu = bn != 0;
 		return 0;
 	}
 	int x = attrib_res_of(res);

@@ -16,8 +16,8 @@
 #include <stdint.h>
 
 #include "model/analysis/attrib.h"
+#include "model/util/spans.h"
 
-struct span;
 struct track;
 
 #define NTYPES 5 /* phase types of a class (attrib.h) */
@@ -62,6 +62,8 @@ struct phases {
 	uint8_t *kind, *leaf;
 	int32_t *keep; /* row of a kept phase, or -1 */
 	int32_t *up;   /* the nearest kept phase, itself or above, or -1 */
+	int32_t *src;  /* its source (phases.source_id; 0 none, or past int32), NULL in
+			  attrib_series */
 };
 
 /* What a metric is to a class: attributed (and judged), or only judged. */
@@ -111,6 +113,17 @@ struct judge {
 	int nsw;
 };
 
+/* A GPU class's device work per source, when several sources give some at
+ * once: ranks sharing a GPU (the same host and device id, their windows
+ * meeting).  Each source's window (the span of its phases) and its own work
+ * as a metric's periods: 1 while some runs, else 0 (OK_TRACED), over that
+ * window; no value outside it. */
+struct own {
+	int64_t source;
+	struct span win;
+	struct metric m;
+};
+
 struct klass {
 	const char *host;
 	int device;
@@ -122,6 +135,8 @@ struct klass {
 	unsigned mask[NTYPES]; /* resources each type demands */
 	struct span *cov;      /* a GPU's: the windows of the traces of its device work */
 	size_t ncov;
+	struct own *own; /* a shared GPU's: each source's device work (nown >= 2), by source */
+	size_t nown;
 	struct judge jd;
 };
 
@@ -172,6 +187,7 @@ struct run {
 /* What a phase is judged on and its result (struct attrib_row's). */
 struct bottleneck_verdict {
 	int64_t bneck[ATTRIB_NBOUND], data, free_, traced, devbusy;
+	int shared, own; /* struct attrib_row's shared_gpu and own_gpu */
 };
 
 /* attrib.c: a failure reading trace.db's what (returns -1); the type of a
@@ -205,9 +221,20 @@ int attrib_load_fits(sqlite3 *db, struct attribution *a);
  * int64 key in ascending order, whose key is >= key. */
 size_t attrib_lower_bound(const void *base, size_t n, size_t stride, int64_t key);
 
+/* Periods over the windows cov[0..ncov) from the union of device work
+ * w[0..n) (sorted, merged): 1 while some runs, else 0 (OK_TRACED), no value
+ * between windows. */
+void attrib_devwork_periods(const struct span *cov, size_t ncov, const struct span *w, size_t n,
+			    struct metric *out);
+
+/* Each shared GPU class's device work per source (struct own), dev[i] the
+ * class phase i's device work measures (-1: none); nothing without the
+ * phases' sources. */
+void bottleneck_own(struct run *r, const int32_t *dev);
 /* Class k's judged metrics as segments with their bounds (struct judge). */
 void bottleneck_build(struct run *r, struct klass *k);
 void bottleneck_release(struct judge *jd);
+void bottleneck_own_release(struct klass *k);
 /* Phase i (kept as row k of acc a) judged over its window. */
 void bottleneck_judge(struct run *r, size_t i, const struct acc *a, struct bottleneck_verdict *v);
 

@@ -129,13 +129,14 @@ int attrib_load_phases(struct run *r)
 	p->start = xmalloc_big(alloc * sizeof(*p->start));
 	p->end = xmalloc_big(alloc * sizeof(*p->end));
 	p->track = xmalloc_big(alloc * sizeof(*p->track));
+	p->src = xmalloc_big(alloc * sizeof(*p->src));
 	p->kind = xmalloc(alloc);
 	p->leaf = xmalloc(alloc);
 	parent_id = xmalloc_big(alloc * sizeof(*parent_id));
 	if (sqlite3_prepare_v2(
 		r->db,
 		"SELECT id, coalesce(parent_id, 0), kind, coalesce(track_id, 0), start_ns,"
-		" dur_ns, child_count FROM phases ORDER BY id",
+		" dur_ns, child_count, coalesce(source_id, 0) FROM phases ORDER BY id",
 		-1, &q, NULL) != SQLITE_OK) {
 		free(parent_id);
 		return attrib_fail(r, "phases");
@@ -150,6 +151,8 @@ int attrib_load_phases(struct run *r)
 		p->start[i] = attrib_time_of(col_int(q, 4));
 		p->end[i] = attrib_time_of(ns_end(p->start[i], col_int(q, 5)));
 		p->leaf[i] = col_int(q, 6) == 0;
+		int64_t src = col_int(q, 7);
+		p->src[i] = src > 0 && src <= INT32_MAX ? (int32_t)src : 0;
 	}
 	int rc = sqlite3_errcode(r->db);
 	sqlite3_finalize(q);
@@ -412,18 +415,16 @@ void attrib_devwork_cover(struct run *r)
 	}
 }
 
-/* Periods over class k's coverage from the union of its device work w[0..n):
- * 1 while some runs, else 0 (OK_TRACED), no value between coverages. */
-static void devwork_periods(const struct klass *k, const struct span *w, size_t n,
+void attrib_devwork_periods(const struct span *cov, size_t ncov, const struct span *w, size_t n,
 			    struct metric *out)
 {
-	size_t alloc = 2 * (n + k->ncov) + 1, ns = 0, j = 0;
+	size_t alloc = 2 * (n + ncov) + 1, ns = 0, j = 0;
 	out->t = xmalloc(alloc * sizeof(*out->t));
 	out->v = xmalloc(alloc * sizeof(*out->v));
 	out->ok = xmalloc(alloc);
 #define PERIOD(at, val, o) (out->t[ns] = (at), out->v[ns] = (val), out->ok[ns++] = (uint8_t)(o))
-	for (size_t c = 0; c < k->ncov; c++) {
-		int64_t x = k->cov[c].start, b = k->cov[c].end;
+	for (size_t c = 0; c < ncov; c++) {
+		int64_t x = cov[c].start, b = cov[c].end;
 		for (; j < n && w[j].start < b; j++) {
 			int64_t s = w[j].start > x ? w[j].start : x,
 				e = w[j].end < b ? w[j].end : b;
@@ -506,7 +507,7 @@ void attrib_devwork_measure(struct run *r)
 			continue;
 		n = spans_normalize(w + o - count[c], n);
 		struct metric d = {.id = DEVWORK_ID, .res = ATTRIB_GPU, .cls = (int)c, .cap = 100};
-		devwork_periods(k, w + o - count[c], n, &d);
+		attrib_devwork_periods(k->cov, k->ncov, w + o - count[c], n, &d);
 		int merged = 0;
 		for (size_t i = 0; i < k->nmetrics; i++)
 			if (r->m[k->metrics[i]].res == ATTRIB_GPU) {
@@ -527,5 +528,6 @@ void attrib_devwork_measure(struct run *r)
 		k->judged[k->njudged++] = (int)r->nm;
 		r->nm++;
 	}
+	bottleneck_own(r, cls);
 	free(w), free(cls), free(count), free(at);
 }

@@ -4,9 +4,13 @@
  * are merged into segments with the bounds saturated then, with prefix sums
  * of each bound's time; a kept phase's window is judged by two binary
  * searches per bound, or by a merge of the segments where its work ran in
- * several classes (bottleneck_judge).  A row's verdicts then read as
- * GradeML's estimate without each bound (attrib_bottlenecks) and as text.
- * The run's state is model/analysis/attrib.c's (attrib_int.h).
+ * several classes (bottleneck_judge).  A GPU that several sources' device
+ * work ran on (ranks sharing it: the same host and device id) is judged,
+ * for a phase of one of them, on that source's own device work alone
+ * (bottleneck_own): the others' kernels keep the GPU busy, not its rank.
+ * A row's verdicts then read as GradeML's estimate without each bound
+ * (attrib_bottlenecks) and as text.  The run's state is
+ * model/analysis/attrib.c's (attrib_int.h).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +20,7 @@
 #include "model/analysis/attrib_int.h"
 #include "model/util/nstime.h"
 #include "model/util/sbuf.h"
+#include "model/util/spans.h"
 #include "model/util/text.h"
 #include "model/util/xalloc.h"
 
@@ -103,6 +108,115 @@ void bottleneck_release(struct judge *jd)
 		free(jd->sw[i].pre);
 }
 
+/* ---- a shared GPU: each source's own device work ---- */
+
+/* Class k's own entry for source, or NULL. */
+static struct own *own_of(const struct klass *k, int64_t source)
+{
+	for (size_t o = 0; o < k->nown; o++)
+		if (k->own[o].source == source)
+			return &k->own[o];
+	return NULL;
+}
+
+/* Whether own o's window meets another's of class k. */
+static int own_concurrent(const struct klass *k, size_t o)
+{
+	for (size_t x = 0; x < k->nown; x++)
+		if (x != o && k->own[x].win.start < k->own[o].win.end &&
+		    k->own[o].win.start < k->own[x].win.end)
+			return 1;
+	return 0;
+}
+
+/* Class c's own[]: each source's window (the span of its phases) and its
+ * device work there, as periods; those whose windows meet no other's are
+ * left out (the sources took turns), and all when fewer than two remain. */
+static void own_measure(struct run *r, const int32_t *dev, size_t c)
+{
+	const struct phases *p = &r->p;
+	struct klass *k = &r->k[c];
+	struct span **w = xcalloc(k->nown, sizeof(*w));
+	size_t *n = xcalloc(k->nown, sizeof(*n)), *alloc = xcalloc(k->nown, sizeof(*alloc));
+	for (size_t o = 0; o < k->nown; o++)
+		k->own[o].win = (struct span){INT64_MAX, INT64_MIN};
+	for (size_t i = 0; i < p->n; i++) {
+		struct own *x = p->src[i] ? own_of(k, p->src[i]) : NULL;
+		if (!x || p->end[i] <= p->start[i])
+			continue;
+		size_t o = (size_t)(x - k->own);
+		x->win.start = p->start[i] < x->win.start ? p->start[i] : x->win.start;
+		x->win.end = p->end[i] > x->win.end ? p->end[i] : x->win.end;
+		if (dev[i] != (int32_t)c)
+			continue;
+		XGROW(w[o], n[o] + 1, alloc[o]);
+		w[o][n[o]++] = (struct span){p->start[i], p->end[i]};
+	}
+	uint8_t *meets = xmalloc(k->nown);
+	for (size_t o = 0; o < k->nown; o++)
+		meets[o] = (uint8_t)own_concurrent(k, o);
+	size_t kept = 0;
+	for (size_t o = 0; o < k->nown; o++) {
+		if (meets[o]) {
+			w[kept] = w[o], n[kept] = n[o];
+			k->own[kept++] = k->own[o];
+		} else {
+			free(w[o]);
+		}
+	}
+	free(meets);
+	k->nown = kept > 1 ? kept : 0;
+	for (size_t o = 0; o < kept; o++) {
+		size_t m = spans_normalize(w[o], n[o]);
+		if (k->nown)
+			attrib_devwork_periods(&k->own[o].win, 1, w[o], m, &k->own[o].m);
+		free(w[o]);
+	}
+	free(w), free(n), free(alloc);
+}
+
+void bottleneck_own(struct run *r, const int32_t *dev)
+{
+	const struct phases *p = &r->p;
+	if (!p->src)
+		return;
+	size_t *alloc = xcalloc(r->nk + 1, sizeof(*alloc));
+	for (size_t i = 0; i < p->n; i++) {
+		if (dev[i] < 0 || !p->src[i])
+			continue;
+		struct klass *k = &r->k[dev[i]];
+		if (own_of(k, p->src[i]))
+			continue;
+		XGROW(k->own, k->nown + 1, alloc[dev[i]]);
+		k->own[k->nown++] = (struct own){.source = p->src[i]};
+	}
+	free(alloc);
+	for (size_t c = 0; c < r->nk; c++) {
+		if (r->k[c].nown > 1)
+			own_measure(r, dev, c);
+		if (r->k[c].nown)
+			continue;
+		free(r->k[c].own);
+		r->k[c].own = NULL;
+	}
+}
+
+/* The sources of class k's own[] whose windows meet [a, z). */
+static int own_sharing(const struct klass *k, int64_t a, int64_t z)
+{
+	int n = 0;
+	for (size_t o = 0; o < k->nown; o++)
+		n += k->own[o].win.start < z && a < k->own[o].win.end;
+	return n;
+}
+
+void bottleneck_own_release(struct klass *k)
+{
+	for (size_t o = 0; o < k->nown; o++)
+		free(k->own[o].m.t), free(k->own[o].m.v), free(k->own[o].m.ok);
+	free(k->own);
+}
+
 /* Software-bound for the judged bounds set: data, none of set saturated. */
 static int software(unsigned bits, unsigned set)
 {
@@ -156,16 +270,37 @@ static const int64_t *judge_sw(struct judge *jd, unsigned set)
 	return pre;
 }
 
-/* Over [a, z), the classes cls[0..nc) merged: a bound counts while any of
- * them has it saturated. */
-static void judge_walk(struct run *r, const int32_t *cls, size_t nc, unsigned set, int64_t a,
-		       int64_t z, struct bottleneck_verdict *v)
+/* Class bits b where own's period j holds x: the GPU judged on own's
+ * device work while own is traced; *next the end of that period. */
+static unsigned own_bits(const struct metric *own, size_t j, int64_t x, unsigned b, int64_t *next)
 {
-	size_t *at = xcalloc(nc + 1, sizeof(*at));
+	int64_t e = own->t[j] > x ? own->t[j] : j + 1 < own->ns ? own->t[j + 1] : *next;
+	*next = e < *next ? e : *next;
+	if (!(own->t[j] <= x && j + 1 < own->ns && own->ok[j] & OK_TRACED))
+		return b;
+	b &= ~(1u << ATTRIB_GPU | 1u << JUDGE_DEVBUSY);
+	b |= 1u << JUDGE_DATA | 1u << JUDGE_TRACED;
+	return own->v[j] > 0 ? b | 1u << ATTRIB_GPU | 1u << JUDGE_DEVBUSY : b;
+}
+
+/* Over [a, z), the classes cls[0..nc) merged: a bound counts while any of
+ * them has it saturated; a shared GPU's judged on source src's own device
+ * work (src 0: on all of it). */
+static void judge_walk(struct run *r, const int32_t *cls, size_t nc, int64_t src, unsigned set,
+		       int64_t a, int64_t z, struct bottleneck_verdict *v)
+{
+	size_t *at = xcalloc(2 * nc + 1, sizeof(*at));
+	const struct metric **own = xcalloc(nc + 1, sizeof(*own));
 	for (size_t c = 0; c < nc; c++) {
 		const struct judge *jd = &r->k[cls[c]].jd;
 		size_t i = attrib_lower_bound(jd->t, jd->n, sizeof(*jd->t), a + 1);
 		at[c] = i ? i - 1 : 0;
+		const struct own *o = src ? own_of(&r->k[cls[c]], src) : NULL;
+		if (o && o->m.ns) {
+			own[c] = &o->m;
+			i = attrib_lower_bound(o->m.t, o->m.ns, sizeof(*o->m.t), a + 1);
+			at[nc + c] = i ? i - 1 : 0;
+		}
 	}
 	for (int64_t x = a; x < z;) {
 		int64_t next = z;
@@ -176,12 +311,19 @@ static void judge_walk(struct run *r, const int32_t *cls, size_t nc, unsigned se
 			while (i + 1 < jd->n && jd->t[i + 1] <= x)
 				i++;
 			at[c] = i;
-			if (i < jd->n && jd->t[i] <= x && i + 1 < jd->n)
-				bits |= jd->bits[i];
+			unsigned b = i < jd->n && jd->t[i] <= x && i + 1 < jd->n ? jd->bits[i] : 0;
 			int64_t e = i < jd->n && jd->t[i] > x ? jd->t[i]
 				    : i + 1 < jd->n	      ? jd->t[i + 1]
 							      : z;
 			next = e < next ? e : next;
+			if (own[c]) {
+				size_t j = at[nc + c];
+				while (j + 1 < own[c]->ns && own[c]->t[j + 1] <= x)
+					j++;
+				at[nc + c] = j;
+				b = own_bits(own[c], j, x, b, &next);
+			}
+			bits |= b;
 		}
 		int64_t len = ns_dur(x, next);
 		for (int b = 0; b < ATTRIB_NBOUND; b++)
@@ -198,6 +340,7 @@ static void judge_walk(struct run *r, const int32_t *cls, size_t nc, unsigned se
 		x = next;
 	}
 	free(at);
+	free(own);
 }
 
 void bottleneck_judge(struct run *r, size_t i, const struct acc *a, struct bottleneck_verdict *v)
@@ -219,23 +362,27 @@ void bottleneck_judge(struct run *r, size_t i, const struct acc *a, struct bottl
 		else
 			hi = mid;
 	}
-	if (m < r->nmulti && r->multi[m].keep == keep) {
-		size_t e = m;
-		int32_t *cls = xmalloc((r->nmulti - m + 1) * sizeof(*cls));
-		while (e < r->nmulti && r->multi[e].keep == keep) {
-			cls[e - m] = r->multi[e].cls;
-			e++;
-		}
-		judge_walk(r, cls, e - m, set, s0, s1, v);
-		free(cls);
-		return;
+	size_t e = m;
+	while (e < r->nmulti && r->multi[e].keep == keep)
+		e++;
+	int32_t *cls = xmalloc((e - m + 1) * sizeof(*cls));
+	size_t nc = e > m ? e - m : 1;
+	for (size_t c = 0; c < nc; c++)
+		cls[c] = e > m ? r->multi[m + c].cls : a->cls;
+	int64_t src = p->src ? p->src[i] : 0;
+	for (size_t c = 0; c < nc; c++) {
+		const struct klass *k = &r->k[cls[c]];
+		int shared = own_sharing(k, s0, s1);
+		v->shared = shared > 1 && shared > v->shared ? shared : v->shared;
+		v->own |= shared > 1 && src && own_of(k, src);
 	}
 	struct judge *jd = &r->k[a->cls].jd;
-	const int64_t *sw = judge_sw(jd, set);
-	if (!sw) {
-		judge_walk(r, &a->cls, 1, set, s0, s1, v);
+	const int64_t *sw = nc > 1 || v->own ? NULL : judge_sw(jd, set);
+	if (!sw)
+		judge_walk(r, cls, nc, v->own ? src : 0, set, s0, s1, v);
+	free(cls);
+	if (!sw)
 		return;
-	}
 	for (int b = 0; b < ATTRIB_NBOUND; b++)
 		if (set & 1u << b)
 			v->bneck[b] = judge_time(jd, jd->pre[b], b, set, s0, s1);
@@ -325,6 +472,14 @@ void attrib_bound_text(const struct attrib_row *r, struct sbuf *out)
 	if (n && b[0].res != ATTRIB_SOFTWARE && b[0].without_ns < r->dur_ns)
 		sbuf_addf(out, "; %s without %s", text_duration(w, sizeof(w), b[0].without_ns),
 			  attrib_res_name(b[0].res));
+	attrib_shared_text(r, out);
+}
+
+void attrib_shared_text(const struct attrib_row *r, struct sbuf *out)
+{
+	if (r->shared_gpu > 1)
+		sbuf_addf(out, "; shared GPU (%d ranks on it)%s", r->shared_gpu,
+			  r->own_gpu ? ", judged on its own device work" : "");
 }
 
 void attrib_work_text(const struct attrib_row *r, struct sbuf *out)

@@ -251,9 +251,14 @@ static void idle_gpu(struct ranking *rk, struct analysis *a, const struct gpubre
 			explains_add(rk, ex, nex, alloc, gpu, 0, -1, r->api);
 			continue;
 		}
-		char who[32] = "", idle[32], win[32], d[32];
-		if (r->rank >= 0)
-			snprintf(who, sizeof(who), " of rank %d", r->rank);
+		char who[128] = "", idle[32], win[32], d[32];
+		const struct attrib_row *ar = attrib_find(&a->attr, gpu);
+		int n = r->rank >= 0 ? snprintf(who, sizeof(who), " of rank %d", r->rank) : 0;
+		if (ar && ar->shared_gpu > 1)
+			snprintf(who + n, sizeof(who) - (size_t)n,
+				 " (shared GPU, %d ranks on it: idle while none of this rank's"
+				 " streams worked)",
+				 ar->shared_gpu);
 		struct sbuf split = SBUF_INIT;
 		sbuf_init(&split);
 		for (int c = 0; c < IDLE_NCAUSES; c++)
@@ -515,6 +520,9 @@ static void bottlenecks(struct ranking *rk, struct analysis *a, const struct exp
 				 100 * attrib_nodata(r));
 		char *name = analysis_phase_name(rk->st, r->phase_id);
 		int64_t wf = workflow_ns(rk, r->phase_id);
+		struct sbuf shared = SBUF_INIT;
+		sbuf_init(&shared);
+		attrib_shared_text(r, &shared);
 		char *why;
 		if (b[0].res == ATTRIB_SOFTWARE) {
 			char judged[64] = "";
@@ -526,15 +534,17 @@ static void bottlenecks(struct ranking *rk, struct analysis *a, const struct exp
 							     k ? ", " : "", attrib_res_name(x));
 			why = xasprintf(
 			    "%s: nothing it demands and was measured (%s) was saturated during"
-			    " %.0f%% of its %s%s, so the time goes to Python, synchronisation or"
+			    " %.0f%% of its %s%s%s, so the time goes to Python, synchronisation or"
 			    " waiting, not to hardware: up to %s",
-			    name, judged, 100 * b[0].frac, d, nodata, g);
+			    name, judged, 100 * b[0].frac, d, nodata, shared.buf, g);
 		} else {
 			int api = device_api(ex, nex, r->phase_id);
-			why = xasprintf("%s: %s during %.0f%% of its %s%s; %s would save about %s",
-					name, rule(b[0].res, api), 100 * b[0].frac, d, nodata,
-					advice(b[0].res, api), g);
+			why =
+			    xasprintf("%s: %s during %.0f%% of its %s%s%s; %s would save about %s",
+				      name, rule(b[0].res, api), 100 * b[0].frac, d, nodata,
+				      shared.buf, advice(b[0].res, api), g);
 		}
+		sbuf_release(&shared);
 		free(name);
 		add(a, rk,
 		    (struct issue){.kind = b[0].res == ATTRIB_SOFTWARE ? "software-bound"

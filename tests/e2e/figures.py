@@ -977,9 +977,6 @@ class Checks:
                       for x in raw.device() if x["t1"] > x["t0"]])
         cuts = sorted({t for a, b in cover + work for t in (a, b)} |
                       {t for a, b, _ in ps for t in (a, b)})
-        def holding(xs, starts, a, b):
-            k = bisect.bisect_right(starts, a) - 1
-            return xs[k] if k >= 0 and b <= xs[k][1] else None
         pstarts, cstarts, wstarts = ([x[0] for x in xs] for xs in (ps, cover, work))
         out = []
         for a, b in zip(cuts, cuts[1:]):
@@ -989,6 +986,33 @@ class Checks:
                 v["device work"] = 100.0 if holding(work, wstarts, a, b) else 0.0
             if v:
                 out.append((a, b, v))
+        return out
+
+    def shares_gpu(self, raw):
+        """Whether another trace's device work is on the GPU while raw's
+        window is open (grademl-tui(1) Bottlenecks: a shared GPU)."""
+        lo, hi = raw.window()
+        return raw.device() and any(
+            o is not raw and o.device() and o.window()[0] < hi and lo < o.window()[1]
+            for o in self.raw.values())
+
+    def own_gpu(self, raw, ps):
+        """ps, the GPU's periods, with "device work" raw's own inside its
+        window: a rank on a shared GPU is judged on its own device work."""
+        lo, hi = raw.window()
+        work = merge([(x["t0"], x["t1"]) for x in raw.device() if x["t1"] > x["t0"]])
+        cuts = sorted({t for a, b, _ in ps for t in (a, b)} |
+                      {t for a, b in work for t in (a, b) if lo <= t <= hi})
+        pstarts, wstarts = [x[0] for x in ps], [x[0] for x in work]
+        out = []
+        for a, b in zip(cuts, cuts[1:]):
+            p = holding(ps, pstarts, a, b)
+            if not p:
+                continue
+            v = dict(p[2])
+            if lo <= a and b <= hi:
+                v["device work"] = 100.0 if holding(work, wstarts, a, b) else 0.0
+            out.append((a, b, v))
         return out
 
     def resources(self):
@@ -1027,6 +1051,9 @@ class Checks:
             cls = "gpu" if row["device_work_ns"] or "gpu" in row["resources"] else "host"
             ps = [(max(a, lo), min(b, hi), v) for a, b, v in periods.get(cls, [])
                   if min(b, hi) > max(a, lo)]
+            raw = self.trace_at(path) if len(path.split("/")) == 4 else None
+            if cls == "gpu" and raw and self.shares_gpu(raw):
+                ps = self.own_gpu(raw, ps)
             # measured: mean and peak of each series shown
             for m in row["measured"]:
                 xs = [(b - a, v[m["metric"]]) for a, b, v in ps if m["metric"] in v]
@@ -1367,6 +1394,12 @@ def straggler_figures(ranks, meets):
             "wait_ns": sum(waits[r] for r in others), "longest": "rank %d" % longest,
             "longest_wait_ns": waits[longest], "impact": impact,
             "waits": {"rank %d" % r: (lasts[r], waits[r]) for r in waits}}
+
+
+def holding(xs, starts, a, b):
+    """The period of xs (sorted, starts their starts) holding [a, b), or None."""
+    k = bisect.bisect_right(starts, a) - 1
+    return xs[k] if k >= 0 and b <= xs[k][1] else None
 
 
 def device_type(x):

@@ -1,6 +1,6 @@
 # Test-line helpers shared by the end-to-end scripts (sourced, not run):
 # e2e_init NAME, e2e_need_bin, e2e_need_tools TOOL..., e2e_home, ok NAME,
-# not_ok NAME [WHY], skip NAME [WHY], regenerated, and summary,
+# not_ok NAME [WHY], skip NAME [WHY], regenerated, relay WHO, and summary,
 # which prints "N passed, M failed[, K skipped][, R regenerated]" and
 # returns non-zero when anything failed.
 pass=0 fail=0 skipped=0 regen=0
@@ -25,6 +25,19 @@ summary() {
 	[ "$regen" -gt 0 ] && line="$line, $regen regenerated"
 	echo "$line"
 	[ "$fail" -eq 0 ]
+}
+# relay WHO: counts each "ok - NAME" / "not ok - NAME (why)" line read from
+# stdin (a checker's; run as: relay WHO < <(checker ...)), any other line a
+# failure "WHO said LINE".
+relay() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "${line#ok - }" ;;
+		"not ok - "*) not_ok "${line#not ok - }" ;;
+		*) not_ok "$1 said" "$line" ;;
+		esac
+	done
 }
 # e2e_need_bin: one failed line and exit 1 unless BIN is an executable.
 e2e_need_bin() {
