@@ -33,11 +33,12 @@ static int is_device(int kind)
 }
 
 /* Share of the parent: device work against the parent's device time, host
- * work against its duration (DESIGN.md: never mix the two). */
+ * work against its duration (DESIGN.md: never mix the two); none for the
+ * profiler's bookkeeping, no part of its parent's time. */
 static double share(const struct mnode *c)
 {
 	const struct mnode *p = c->parent;
-	if (!p)
+	if (!p || store_is_bookkeeping(c->kind))
 		return NAN;
 	if (is_device(c->kind) && !is_device(p->kind) && p->device_ns > 0)
 		return (double)c->dur_ns / (double)p->device_ns;
@@ -156,7 +157,8 @@ static void draw_header(struct app *a, struct grid *g, int y, int name_w)
 static void draw_row(struct app *a, struct grid *g, int y, int name_w, const struct mnode *c,
 		     int selected)
 {
-	enum role r = selected ? ROLE_SELECTED : ROLE_NORMAL;
+	int books = store_is_bookkeeping(c->kind);
+	enum role r = selected ? ROLE_SELECTED : books ? ROLE_DIM : ROLE_NORMAL;
 	char buf[64];
 	if (selected)
 		grid_fill(g, 0, y, g->w, ' ', ROLE_SELECTED);
@@ -164,6 +166,8 @@ static void draw_row(struct app *a, struct grid *g, int y, int name_w, const str
 	grid_put(g, 0, y, 2, c->child_count ? "+ " : "  ", selected ? r : ROLE_DIM);
 	struct sbuf name;
 	sbuf_init(&name);
+	if (books) /* dimmed, and said in words where there are no colours */
+		sbuf_adds(&name, "(profiler) ");
 	format_name(&name, c->name, c->kind == PHASE_KERNEL, a->g->more);
 	grid_put_cut(g, 2, y, name_w - 3, name.buf, a->g->more, r);
 	sbuf_release(&name);

@@ -576,6 +576,37 @@ elif run issues "$GPU_DB"; then
 	fi
 fi
 
+# ---- the profiler's bookkeeping, on HTA's nccl_data sample ----
+# Kineto's Spans, Traces and global processes are the profiler's own
+# records: at rank 0 they are listed after its processes of work, labelled,
+# without a share, and the row selected at open is work, so that :kernels
+# there lists kernels.  Skipped without ../shared/samples (or GRADEML_SAMPLES).
+NCCL=${GRADEML_SAMPLES:-$ROOT/../shared/samples}/chrome-trace/facebookresearch__HolisticTraceAnalysis__nccl_data.json.gz
+if [ ! -e "$NCCL" ]; then
+	skip "bookkeeping: HTA's nccl_data sample" "absent: $NCCL"
+elif ! "$BIN" import -o "$TMP/nccl.db" "$NCCL" 2>"$TMP/err"; then
+	not_ok "import HTA's nccl_data sample" "$(head -c 300 "$TMP/err")"
+elif run bookkeeping "$TMP/nccl.db"; then
+	rows=$(sed -n 3,22p "$TMP/bookkeeping.txt" | grep '^+ ' || true)
+	books=$(printf '%s\n' "$rows" | grep -n '^+ (profiler) ' | cut -d: -f1 | tr '\n' ' ' || true)
+	nrows=$(printf '%s\n' "$rows" | grep -c . || true)
+	if [ "$books" = "$((nrows - 2)) $((nrows - 1)) $nrows " ] && [ "$nrows" -gt 3 ] &&
+		! printf '%s\n' "$rows" | grep '^+ (profiler) ' | grep -q '%'; then
+		ok "bookkeeping: rank 0 lists its three bookkeeping processes last, labelled, without a share"
+	else
+		not_ok "bookkeeping: rank 0 lists its three bookkeeping processes last, labelled, without a share" \
+			"profiler rows at ${books:-none} of $nrows"
+	fi
+	head2=$(sed -n 26p "$TMP/bookkeeping.txt")
+	kernels=$(printf '%s\n' "$head2" | grep -o '[0-9]* rows' | cut -d' ' -f1 || true)
+	if [ "${head2#*:kernels of }" != "$head2" ] && [ "${head2#*process Spans}" = "$head2" ] &&
+		[ "${kernels:-0}" -gt 0 ] && ! sed -n 25,48p "$TMP/bookkeeping.txt" | grep -q 'No rows'; then
+		ok "bookkeeping: :kernels at open is of a process of work and lists its $kernels kernels"
+	else
+		not_ok "bookkeeping: :kernels at open lists kernels" "$head2"
+	fi
+fi
+
 # ---- units in the tables, sorted by value ----
 # :kernels, a query, :path and :diff on the GPU capture: times, bytes and
 # bandwidths read with their units (as `summary` and `diff` print them),
