@@ -305,11 +305,45 @@ static void seen_at(struct cp *p, uint32_t track, int64_t t)
 		p->tracks[track].last_ts = t;
 }
 
+/* ---- the profiler's bookkeeping ---- */
+
+/* Beside the work it recorded, Kineto writes records of its own recording:
+ * its trace span ("PyTorch Profiler (0)", category "Trace") on a process
+ * whose pid is the text "Spans" (the text "Traces" in older versions, which
+ * still put the "Iteration Start" instant there), and "Record Window End",
+ * an instant of no process (pid "global" here).  A process of work has a
+ * number for a pid.  Such a process, its threads and its spans are stored
+ * as the profiler's bookkeeping (PHASE_PROFILER, model/store/store.h); pid
+ * "global" only while it holds nothing but "Record Window End". */
+static int bookkeeping_pid(const struct cp *p, const char *pid, int device)
+{
+	if (device)
+		return 0;
+	if (!strcmp(pid, "global"))
+		return !p->global_work;
+	return !strcmp(pid, "Spans") || !strcmp(pid, "Traces");
+}
+
+/* Notes an event of pid "global" that is not Kineto's "Record Window End". */
+static void note_global(struct cp *p, const struct event *e, char ph)
+{
+	if (!p->global_work && !strcmp(e->pid.buf, "global") &&
+	    ((ph != 'i' && ph != 'I') || strcmp(e->name.buf, "Record Window End")))
+		p->global_work = 1;
+}
+
+/* The kind a span of track t is stored as: its own, or the bookkeeping's. */
+static uint8_t span_kind(const struct cp *p, const struct track *t, uint8_t kind)
+{
+	return bookkeeping_pid(p, t->pid, t->device) ? PHASE_PROFILER : kind;
+}
+
 /* Hands a record to the nest builder, marking device tracks and counting spans. */
 static int add_span(struct cp *p, struct nest_span s)
 {
 	if (p->tracks[s.track].device)
 		s.flags |= NEST_ON_DEVICE;
+	s.kind = span_kind(p, &p->tracks[s.track], s.kind);
 	if (s.role == NEST_SPAN || s.role == NEST_DEVICE)
 		p->spans++;
 	int64_t end;
@@ -631,6 +665,7 @@ int chrome_finish_event(struct cp *p)
 		metadata(p, e);
 		return 0;
 	}
+	note_global(p, e, ph);
 	int ok;
 	int64_t ts = ts_of(p, &e->ts, &ok);
 	if (!ok) {
@@ -965,6 +1000,8 @@ static int make_tracks(struct cp *p, struct scaffold *sc, int rank, const char *
 		n->kind = t->device == TRACK_STREAM	   ? PHASE_STREAM
 			  : t->device == TRACK_ANNOTATIONS ? PHASE_GPU_ANNOTATION
 							   : PHASE_THREAD;
+		if (bookkeeping_pid(p, t->pid, t->device))
+			n->kind = PHASE_PROFILER;
 		n->depth = sc->depth + 1;
 		struct track_row tr = {.source_id = p->source_id,
 				       .kind = track_kind(t),
@@ -1054,8 +1091,10 @@ static void process_name(struct cp *p, const struct proc *pr, struct sbuf *name)
 
 /* Writes the process nodes that hold a used track, and then the rank node
  * when there is one and it holds a process.  The rank's window is that of
- * its processes with spans: one that holds only instants (Kineto's "Record
- * Window End", 2 ms after the last span) does not stretch it. */
+ * its processes with spans of work: one that holds only instants (Kineto's
+ * "Record Window End", 2 ms after the last span) or the profiler's
+ * bookkeeping (its trace span, which opens before the first op) does not
+ * stretch it. */
 static int write_groups(struct cp *p, struct scaffold *sc, int rank)
 {
 	int64_t start = INT64_MAX, end = INT64_MIN, kids = 0;
@@ -1076,9 +1115,10 @@ static int write_groups(struct cp *p, struct scaffold *sc, int rank)
 		if (!pr->children)
 			continue;
 		process_name(p, pr, &sc->name);
+		int books = bookkeeping_pid(p, pr->pid, pr->device);
 		struct phase_row r = {.id = pr->id,
 				      .parent_id = sc->group,
-				      .kind = PHASE_PROCESS,
+				      .kind = books ? PHASE_PROFILER : PHASE_PROCESS,
 				      .name_id = intern(p, sc->name.buf, sc->name.len),
 				      .source_id = p->source_id,
 				      .start_ns = pr->start,
@@ -1088,7 +1128,8 @@ static int write_groups(struct cp *p, struct scaffold *sc, int rank)
 		if (r.name_id < 0 || store_add_phase(p->st, &r, p->err) < 0)
 			return -1;
 		kids++;
-		int64_t *s0 = pr->spans ? &start : &bare_start, *e0 = pr->spans ? &end : &bare_end;
+		int work = pr->spans && !books; /* the bookkeeping's window is not the rank's */
+		int64_t *s0 = work ? &start : &bare_start, *e0 = work ? &end : &bare_end;
 		*s0 = pr->start < *s0 ? pr->start : *s0;
 		*e0 = pr->end > *e0 ? pr->end : *e0;
 	}

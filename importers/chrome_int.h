@@ -264,6 +264,9 @@ struct cp {
 	int64_t min_ts, max_ts;
 	int any_ts;
 	int64_t spans, samples;
+	/* pid "global" holds more than Kineto's "Record Window End": it is not
+	 * the profiler's bookkeeping (chrome.c) */
+	int global_work;
 	int64_t diag[D_COUNT];
 	char *diag_example[D_COUNT];
 };

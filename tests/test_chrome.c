@@ -845,6 +845,63 @@ static void test_distributed_rank(void **state)
 		    " FROM sources");
 }
 
+/* The profiler's bookkeeping as Kineto writes it: its trace span (category
+ * "Trace") on pid "Spans", opening before the first op and closing after
+ * it, "Iteration Start" on pid "Traces", "Record Window End" of no pid.
+ * Their processes, threads and spans are kind profiler, and stretch
+ * neither the rank's window nor the step's; a thread of work that happens
+ * to be named "Spans" stays work. */
+static void test_profiler_bookkeeping(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "rank0.json",
+		  "{\"distributedInfo\":{\"rank\":0},\"traceEvents\":["
+		  "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
+		  "\"args\":{\"name\":\"python3\"}},"
+		  "{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\","
+		  "\"pid\":\"Spans\",\"tid\":\"PyTorch Profiler\",\"ts\":50,\"dur\":100},"
+		  "{\"name\":\"Iteration Start: PyTorch Profiler\",\"ph\":\"i\",\"s\":\"g\","
+		  "\"pid\":\"Traces\",\"tid\":\"Trace PyTorch Profiler\",\"ts\":50},"
+		  "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op\",\"pid\":1,\"tid\":1,"
+		  "\"ts\":100,\"dur\":10},"
+		  "{\"ph\":\"X\",\"name\":\"work\",\"pid\":\"CPU functions\",\"tid\":\"Spans\","
+		  "\"ts\":102,\"dur\":5},"
+		  "{\"name\":\"Record Window End\",\"ph\":\"i\",\"s\":\"g\",\"pid\":\"\","
+		  "\"tid\":\"\",\"ts\":2000}]}");
+	assert_text(f, "profiler", "SELECT name FROM phase_kinds WHERE id = 21");
+	assert_text(f,
+		    "PyTorch Profiler (0)|process Spans|process Traces|process global|"
+		    "thread PyTorch Profiler|thread Trace PyTorch Profiler|thread global",
+		    "SELECT group_concat(name, '|') FROM (SELECT name FROM phases_v"
+		    " WHERE kind = 'profiler' ORDER BY name)");
+	assert_text(f, "operator", "SELECT kind FROM phases_v WHERE name = 'op'");
+	assert_text(f, "operator", "SELECT kind FROM phases_v WHERE name = 'work'");
+	assert_text(f, "thread", "SELECT kind FROM phases_v WHERE name = 'thread Spans'");
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'process'"), 2);
+	assert_text(f, "100000 110000",
+		    "SELECT start_ns || ' ' || end_ns FROM phases_v WHERE kind = 'rank'");
+	assert_text(f, "100000 110000",
+		    "SELECT start_ns || ' ' || end_ns FROM phases_v WHERE kind = 'step'");
+}
+
+/* Without a rank the step's window is its processes': the bookkeeping's is
+ * not among them.  An instant of no process other than "Record Window
+ * End" (TensorFlow's global events) is no bookkeeping: its process stays one. */
+static void test_profiler_bookkeeping_no_rank(void **state)
+{
+	struct fx *f = *state;
+	import_ok(f, "t.json",
+		  "{\"traceEvents\":["
+		  "{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\","
+		  "\"pid\":\"Spans\",\"tid\":\"PyTorch Profiler\",\"ts\":50,\"dur\":100},"
+		  "{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":10},"
+		  "{\"name\":\"GlobalEvent1\",\"ph\":\"I\",\"s\":\"g\",\"ts\":120}]}");
+	assert_text(f, "100000 110000",
+		    "SELECT start_ns || ' ' || end_ns FROM phases_v WHERE kind = 'step'");
+	assert_text(f, "process", "SELECT kind FROM phases_v WHERE name = 'process global'");
+	assert_text(f, "profiler", "SELECT kind FROM phases_v WHERE name = 'process Spans'");
+}
+
 /* Kineto's "Record Window End" (an instant with an empty pid, after the last
  * span) makes a track of its own, not pid 0's (whose process would show
  * twice under its name); it must not stretch the rank's window, nor the
@@ -868,11 +925,9 @@ static void test_record_window_end_not_in_rank_window(void **state)
 	assert_text(f, "global",
 		    "SELECT t.pid FROM tracks t JOIN events_v e ON e.track_id = t.id"
 		    " WHERE e.name = 'Record Window End'");
-	assert_int_equal(
-	    q_int(
-		f,
-		"SELECT count(*) FROM phases_v WHERE kind = 'process' AND name = 'process global'"),
-	    1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM phases_v WHERE kind = 'profiler' AND name "
+				  "= 'process global'"),
+			 1);
 	assert_text(f, "100000 110000",
 		    "SELECT start_ns || ' ' || end_ns FROM phases_v WHERE kind = 'rank'");
 	assert_text(f, "100000 110000",
@@ -2344,6 +2399,8 @@ int main(void)
 	    T(test_bad_utf8),
 	    T(test_distributed_rank),
 	    T(test_record_window_end_not_in_rank_window),
+	    T(test_profiler_bookkeeping),
+	    T(test_profiler_bookkeeping_no_rank),
 	    T(test_no_rank_without_distributed_info),
 	    T(test_rank_option),
 	    T(test_rank_option_refused),

@@ -603,6 +603,49 @@ static void real_train(void **state)
 	model_free(m);
 }
 
+/* Kineto's bookkeeping: the profiler's trace span opens 100 us before the
+ * first op and closes long after the last one.  It is no work: the path
+ * runs from aten::mm's start to aten::add's end, and none of it lies on a
+ * phase of kind profiler. */
+static const char bookkeeping_trace[] =
+    "{\"distributedInfo\":{\"rank\":0},\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\",\"pid\":\"Spans\","
+    "\"tid\":\"PyTorch Profiler\",\"ts\":0,\"dur\":1000},"
+    "{\"name\":\"Iteration Start: PyTorch Profiler\",\"ph\":\"i\",\"s\":\"g\","
+    "\"pid\":\"Traces\",\"tid\":\"Trace PyTorch Profiler\",\"ts\":0},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,"
+    "\"ts\":100,\"dur\":50},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":1,\"tid\":1,"
+    "\"ts\":200,\"dur\":30},"
+    "{\"name\":\"Record Window End\",\"ph\":\"i\",\"s\":\"g\",\"pid\":\"\",\"tid\":\"\","
+    "\"ts\":1200}]}";
+
+static void bookkeeping_off_path(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	struct import_opts o = {.workflow = "wf", .step = "s"};
+	if (importfx_fresh(f, bookkeeping_trace, &o, &err) < 0)
+		fail_msg("%s", err);
+	int64_t wf = id_of(f, "wf"), mm = id_of(f, "aten::mm");
+	struct model *m = open_model(f);
+	struct critpath cp;
+	if (critpath_compute(model_store(m), wf, &cp, &err) < 0)
+		fail_msg("%s", err);
+	check_tiling(&cp);
+	struct mnode n;
+	assert_int_equal(model_phase(m, mm, &n, &err), 1);
+	assert_int_equal(cp.start_ns, n.start_ns);
+	assert_int_equal(cp.makespan_ns, 130 * US);
+	for (size_t i = 0; i < cp.nsteps; i++) {
+		if (model_phase(m, cp.steps[i].phase_id, &n, &err) < 0)
+			fail_msg("%s", err);
+		assert_int_not_equal(n.kind, PHASE_PROFILER);
+	}
+	critpath_release(&cp);
+	model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -614,6 +657,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(kernel_outlives_launch, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(pageable_copy_holds_call, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(real_train, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(bookkeeping_off_path, setup, importfx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

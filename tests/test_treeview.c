@@ -121,7 +121,8 @@ static void drill_and_sort(void **state)
 	assert_int_equal(tree_view_up(&f->v, &err), 0); /* the top */
 }
 
-/* wf / s / rank / {proc (one child: thread / {a, b}), lone (one leaf)} */
+/* wf / s / rank / {proc (one child: thread / {a, b}), lone (one leaf),
+ * Spans (the profiler's bookkeeping, the longest: one thread)} */
 static int setup_chain(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
@@ -133,13 +134,15 @@ static int setup_chain(void **state)
 	assert_int_equal(store_begin(st, &err), 0);
 	int64_t wf = add(st, 0, PHASE_WORKFLOW, "wf", 0, 100, 0, 1, 0);
 	int64_t s = add(st, wf, PHASE_STEP, "s", 0, 100, 0, 1, 1);
-	int64_t r = add(st, s, PHASE_RANK, "rank 0", 0, 100, 0, 2, 2);
+	int64_t r = add(st, s, PHASE_RANK, "rank 0", 0, 100, 0, 3, 2);
 	int64_t p = add(st, r, PHASE_PROCESS, "proc", 0, 90, 0, 1, 3);
 	int64_t t = add(st, p, PHASE_THREAD, "thread", 0, 90, 0, 2, 4);
 	add(st, t, PHASE_OPERATOR, "a", 0, 50, 50, 0, 5);
 	add(st, t, PHASE_OPERATOR, "b", 50, 40, 40, 0, 5);
 	int64_t lone = add(st, r, PHASE_PROCESS, "lone", 0, 10, 0, 1, 3);
 	add(st, lone, PHASE_THREAD, "leaf", 0, 10, 10, 0, 4);
+	int64_t books = add(st, r, PHASE_PROFILER, "Spans", 0, 100, 0, 1, 3);
+	add(st, books, PHASE_PROFILER, "PyTorch Profiler", 0, 100, 0, 0, 4);
 	assert_int_equal(store_commit(st, &err), 0);
 	store_close(st);
 	assert_int_equal(model_open(f->db, &f->m, &err), 0);
@@ -156,7 +159,7 @@ static void open_where_the_work_is(void **state)
 	struct fx *f = *state;
 	char *err = NULL;
 	assert_string_equal(f->v.node->name, "rank 0");
-	assert_int_equal(f->v.nrows, 2);
+	assert_int_equal(f->v.nrows, 3);
 	assert_string_equal(sel(f), "proc");
 	/* proc's only child, thread, has two: Enter shows them */
 	assert_int_equal(tree_view_enter(&f->v, &err), 1);
@@ -459,6 +462,30 @@ static void long_messages_cut(void **state)
 	app_release(&a);
 }
 
+/* The profiler's bookkeeping, the longest row, is listed last whatever the
+ * sort and never selected when its level is shown; the costliest row is
+ * work. */
+static void bookkeeping_last(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	assert_string_equal(f->v.rows[2]->name, "Spans");
+	for (enum tree_sort k = SORT_NAME; k <= SORT_START; k++) {
+		tree_view_sort(&f->v, k);
+		assert_string_equal(f->v.rows[2]->name, "Spans");
+		tree_view_sort(&f->v, k); /* flipped */
+		assert_string_equal(f->v.rows[2]->name, "Spans");
+	}
+	tree_view_move(&f->v, 2);
+	assert_string_equal(sel(f), "Spans");
+	tree_view_costliest(&f->v);
+	assert_string_equal(sel(f), "proc");
+	assert_int_equal(tree_view_up(&f->v, &err), 1);
+	assert_int_equal(tree_view_enter(&f->v, &err), 1);
+	assert_string_equal(f->v.node->name, "rank 0");
+	assert_string_equal(sel(f), "proc");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +495,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(find_below, setup, teardown),
 	    cmocka_unit_test_setup_teardown(drawn_rows, setup, teardown),
 	    cmocka_unit_test_setup_teardown(open_where_the_work_is, setup_chain, teardown),
+	    cmocka_unit_test_setup_teardown(bookkeeping_last, setup_chain, teardown),
 	    cmocka_unit_test_setup_teardown(names_as_shown, setup_names, teardown),
 	    cmocka_unit_test_setup_teardown(long_messages_cut, setup_names, teardown),
 	};

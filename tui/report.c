@@ -40,6 +40,9 @@ static char *phase_where(struct model *m, int64_t id, int *rc, char **err)
 static int by_duration_desc(const void *a, const void *b)
 {
 	const struct mnode *x = *(struct mnode *const *)a, *y = *(struct mnode *const *)b;
+	int c = model_cmp_bookkeeping(x, y);
+	if (c)
+		return c;
 	if (x->dur_ns != y->dur_ns)
 		return x->dur_ns > y->dur_ns ? -1 : 1;
 	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
@@ -58,8 +61,11 @@ static struct mnode **shown_children(struct model *m, struct mnode *n, size_t *c
 	return v;
 }
 
+/* The profiler's bookkeeping is no part of its parent's time: NAN. */
 static double share(const struct mnode *n)
 {
+	if (store_is_bookkeeping(n->kind))
+		return NAN;
 	if (!n->parent || n->parent->dur_ns <= 0)
 		return 100.0;
 	return 100.0 * (double)n->dur_ns / (double)n->parent->dur_ns;
@@ -96,10 +102,12 @@ static int text_tree(FILE *out, struct model *m, struct mnode *n, int level, str
 		return -1;
 	for (size_t i = 0; i < count && i < TREE_FANOUT; i++) {
 		struct mnode *c = kids[i];
-		char d[32];
-		fprintf(out, "  %*s%s %10s %6.1f%%  %s\n", level * 2, "",
+		char d[32], pct[16];
+		double sh = share(c);
+		snprintf(pct, sizeof(pct), isnan(sh) ? "-" : "%.1f%%", sh);
+		fprintf(out, "  %*s%s %10s %7s  %s\n", level * 2, "",
 			cell(sb, c->name, 58 - level * 2), format_duration(d, sizeof(d), c->dur_ns),
-			share(c), store_kind_name(c->kind));
+			pct, store_kind_name(c->kind));
 		if (level + 1 < TREE_LEVELS && c->child_count &&
 		    text_tree(out, m, c, level + 1, sb, err) < 0) {
 			free(kids);
@@ -557,11 +565,13 @@ static json_t *json_tree(struct model *m, struct mnode *n, int level, char **err
 	}
 	for (size_t i = 0; i < count && i < TREE_FANOUT; i++) {
 		struct mnode *c = kids[i];
-		json_t *o = json_pack("{s:o, s:s, s:I, s:I, s:I, s:f, s:I}", "name", jstr(c->name),
-				      "kind", store_kind_name(c->kind), "start_ns",
-				      (json_int_t)c->start_ns, "dur_ns", (json_int_t)c->dur_ns,
-				      "self_ns", (json_int_t)c->self_ns, "share_of_parent",
-				      share(c) / 100.0, "child_count", (json_int_t)c->child_count);
+		double sh = share(c);
+		json_t *o =
+		    json_pack("{s:o, s:s, s:I, s:I, s:I, s:o, s:I}", "name", jstr(c->name), "kind",
+			      store_kind_name(c->kind), "start_ns", (json_int_t)c->start_ns,
+			      "dur_ns", (json_int_t)c->dur_ns, "self_ns", (json_int_t)c->self_ns,
+			      "share_of_parent", isnan(sh) ? json_null() : json_real(sh / 100.0),
+			      "child_count", (json_int_t)c->child_count);
 		if (level + 1 < TREE_LEVELS && c->child_count) {
 			json_t *sub = json_tree(m, c, level + 1, err);
 			if (!sub) {

@@ -33,11 +33,12 @@ static int is_device(int kind)
 }
 
 /* Share of the parent: device work against the parent's device time, host
- * work against its duration (DESIGN.md: never mix the two). */
+ * work against its duration (DESIGN.md: never mix the two); none for the
+ * profiler's bookkeeping, no part of its parent's time. */
 static double share(const struct mnode *c)
 {
 	const struct mnode *p = c->parent;
-	if (!p)
+	if (!p || store_is_bookkeeping(c->kind))
 		return NAN;
 	if (is_device(c->kind) && !is_device(p->kind) && p->device_ns > 0)
 		return (double)c->dur_ns / (double)p->device_ns;
@@ -156,7 +157,8 @@ static void draw_header(struct app *a, struct grid *g, int y, int name_w)
 static void draw_row(struct app *a, struct grid *g, int y, int name_w, const struct mnode *c,
 		     int selected)
 {
-	enum role r = selected ? ROLE_SELECTED : ROLE_NORMAL;
+	int books = store_is_bookkeeping(c->kind);
+	enum role r = selected ? ROLE_SELECTED : books ? ROLE_DIM : ROLE_NORMAL;
 	char buf[64];
 	if (selected)
 		grid_fill(g, 0, y, g->w, ' ', ROLE_SELECTED);
@@ -165,6 +167,12 @@ static void draw_row(struct app *a, struct grid *g, int y, int name_w, const str
 	struct sbuf name;
 	sbuf_init(&name);
 	format_name(&name, c->name, c->kind == PHASE_KERNEL, a->g->more);
+	/* dimmed, and said in words where there are no colours: in the
+	 * verdict's column, which it has none of, so that a narrow name column
+	 * keeps the name; after the name where that column is not shown */
+	int books_said = books && app_attr_available(a);
+	if (books && !books_said)
+		sbuf_adds(&name, " (profiler)");
 	grid_put_cut(g, 2, y, name_w - 3, name.buf, a->g->more, r);
 	sbuf_release(&name);
 	int x = name_w;
@@ -183,7 +191,10 @@ static void draw_row(struct app *a, struct grid *g, int y, int name_w, const str
 	put_right(g, x, y, W_COUNT, buf, r);
 	x += W_COUNT + 1;
 	if (app_attr_available(a)) {
-		app_attr_top(app_attr(a, c->id), buf, sizeof(buf));
+		if (books_said)
+			snprintf(buf, sizeof(buf), "profiler");
+		else
+			app_attr_top(app_attr(a, c->id), buf, sizeof(buf));
 		grid_put(g, x, y, W_BNECK - 1, buf, r);
 		x += W_BNECK;
 	}

@@ -32,7 +32,9 @@ static int cmp_i64(int64_t a, int64_t b)
 static int cmp_rows(const void *pa, const void *pb)
 {
 	const struct mnode *a = *(struct mnode *const *)pa, *b = *(struct mnode *const *)pb;
-	int c = 0;
+	int c = model_cmp_bookkeeping(a, b); /* last, either way round */
+	if (c)
+		return c;
 	switch (sort_key) {
 	case SORT_NAME:
 		c = strcmp(a->name, b->name);
@@ -189,9 +191,11 @@ void tree_view_sort(struct tree_view *v, enum tree_sort s)
 
 void tree_view_costliest(struct tree_view *v)
 {
-	for (size_t i = 0; i < v->nrows; i++)
-		if (v->rows[i]->dur_ns > v->rows[v->sel]->dur_ns)
+	for (size_t i = 0; i < v->nrows; i++) {
+		int c = model_cmp_bookkeeping(v->rows[i], v->rows[v->sel]);
+		if (c < 0 || (!c && v->rows[i]->dur_ns > v->rows[v->sel]->dur_ns))
 			v->sel = i;
+	}
 }
 
 int tree_view_search(struct tree_view *v, const char *pat, int dir, int *wrapped)

@@ -3,7 +3,9 @@
  * children are listed, in what order, which row is selected, the filter
  * and the search.  The caller owns the struct; tree_view_release frees what
  * it holds (never the model).  rows[] are the current node's children that
- * pass the filter, sorted; sel < nrows unless nrows is 0.
+ * pass the filter, sorted, the profiler's bookkeeping after the others
+ * (model_cmp_bookkeeping), so that a level's first row, selected when it
+ * is shown, is work wherever it has any; sel < nrows unless nrows is 0.
  */
 #ifndef GRADEML_TREEVIEW_H
 #define GRADEML_TREEVIEW_H
@@ -54,7 +56,8 @@ int tree_view_up(struct tree_view *v, char **err);
 void tree_view_move(struct tree_view *v, long delta);
 /* Sorts by s; the same s again flips the order.  Keeps the selection. */
 void tree_view_sort(struct tree_view *v, enum tree_sort s);
-/* Selects the row with the longest duration. */
+/* Selects the row with the longest duration, the profiler's bookkeeping
+ * only when the selected row is too. */
 void tree_view_costliest(struct tree_view *v);
 /* Selects the next (dir > 0) or previous row whose name matches pat (smart
  * case: case-sensitive only when pat has an upper-case letter), wrapping.

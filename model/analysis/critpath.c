@@ -221,8 +221,7 @@ static void grow(struct graph *g)
  * parent cycle through the root would recurse for ever; the root read a
  * second time stops it. */
 static int load_phases(struct store *st, struct graph *g, int64_t root_id, const struct tracks *t,
-		       struct idmap *mp, int64_t trace_cat, const struct sync_ids *sy, size_t cap,
-		       char **err)
+		       struct idmap *mp, const struct sync_ids *sy, size_t cap, char **err)
 {
 #define SUB_COLS "id, parent_id, kind, coalesce(track_id, 0), start_ns, dur_ns, name_id"
 #define SUB_HEAD                                                                                   \
@@ -230,7 +229,7 @@ static int load_phases(struct store *st, struct graph *g, int64_t root_id, const
 #define SUB_TAIL                                                                                   \
 	" UNION ALL SELECT p.id, p.parent_id, p.kind, coalesce(p.track_id, 0), p.start_ns,"        \
 	" p.dur_ns, p.name_id FROM sub JOIN phases p ON p.parent_id = sub.id WHERE p.kind <> ?2"   \
-	" AND NOT (p.kind <= ?3 AND p.dur_ns = 0) AND NOT (p.kind = ?4 AND p.cat_id IS ?5))"       \
+	" AND NOT (p.kind <= ?3 AND p.dur_ns = 0) AND p.kind <> ?4)"                               \
 	" SELECT * FROM sub"
 	static const char by_id[] = SUB_HEAD SUB_COLS " FROM phases WHERE id = ?1" SUB_TAIL;
 	static const char all[] =
@@ -243,9 +242,8 @@ static int load_phases(struct store *st, struct graph *g, int64_t root_id, const
 		return db_fail(st, "phases", err);
 	sqlite3_bind_int64(q, 1, root_id);
 	sqlite3_bind_int(q, 2, PHASE_GPU_ANNOTATION);
-	sqlite3_bind_int(q, 3, PHASE_STREAM); /* workflow .. stream: structural */
-	sqlite3_bind_int(q, 4, PHASE_SPAN);
-	sqlite3_bind_int64(q, 5, trace_cat ? trace_cat : -1);
+	sqlite3_bind_int(q, 3, PHASE_STREAM);	/* workflow .. stream: structural */
+	sqlite3_bind_int(q, 4, PHASE_PROFILER); /* the profiler's bookkeeping: not work */
 	idmap_init(mp, 1024);
 	g->n = g->nsyncs = g->npcopies = 0;
 	g->root = root_id ? 0 : -1;
@@ -315,13 +313,13 @@ static void scan_map(struct idmap *mp, const struct graph *g)
  * (ids are reserved when a span opens); 1 when a row breaks that, and the
  * caller walks the tree instead. */
 static int load_scan(struct store *st, struct graph *g, int64_t root_id, const struct tracks *t,
-		     struct idmap *mp, int64_t trace_cat, const struct sync_ids *sy, char **err)
+		     struct idmap *mp, const struct sync_ids *sy, char **err)
 {
 	sqlite3_stmt *q;
 	if (sqlite3_prepare_v2(
 		store_db(st),
 		"SELECT id, parent_id, kind, coalesce(track_id, 0), start_ns, dur_ns,"
-		" cat_id, name_id FROM phases",
+		" name_id FROM phases",
 		-1, &q, NULL) != SQLITE_OK)
 		return db_fail(st, "phases", err);
 	int64_t *pid = NULL;
@@ -340,10 +338,9 @@ static int load_scan(struct store *st, struct graph *g, int64_t root_id, const s
 		pid[i] = col_int(q, 1);
 		int kind = col_int32(q, 2);
 		int64_t dur = col_int(q, 5);
-		rule[i] =
-		    (uint8_t)((kind == PHASE_GPU_ANNOTATION || (kind <= PHASE_STREAM && !dur) ||
-			       (kind == PHASE_SPAN && trace_cat && col_int(q, 6) == trace_cat)) |
-			      col_null(q, 1) << 1 | role_of(sy, kind, col_int(q, 7)) << 2);
+		rule[i] = (uint8_t)((kind == PHASE_GPU_ANNOTATION ||
+				     (kind <= PHASE_STREAM && !dur) || store_is_bookkeeping(kind)) |
+				    col_null(q, 1) << 1 | role_of(sy, kind, col_int(q, 6)) << 2);
 		g->kind[i] = (uint8_t)(kind > 0 && kind < PHASE_KIND_COUNT ? kind : 0);
 		int64_t tid = col_int(q, 3);
 		g->track[i] = tid ? track_index(t, tid) : -1;
@@ -916,26 +913,15 @@ static int build(struct store *st, int64_t root_id, struct graph *g, char **err)
 	int rc = -1;
 	if (load_tracks(st, &t, err) < 0)
 		goto out;
-	/* the profiler's own window: Kineto's category "Trace" span */
-	sqlite3_stmt *q;
-	int64_t trace_cat = 0;
-	if (sqlite3_prepare_v2(store_db(st), "SELECT id FROM strings WHERE text = 'Trace'", -1, &q,
-			       NULL) != SQLITE_OK) {
-		db_fail(st, "strings", err);
-		goto out;
-	}
-	if (sqlite3_step(q) == SQLITE_ROW)
-		trace_cat = col_int(q, 0);
-	sqlite3_finalize(q);
 	/* walk the tree; past SCAN_ROWS, scan the table instead */
 	struct sync_ids sy;
 	if (load_sync_ids(st, &sy, err) < 0)
 		goto out;
-	int r = load_phases(st, g, root_id, &t, &mp, trace_cat, &sy, SCAN_ROWS, err);
+	int r = load_phases(st, g, root_id, &t, &mp, &sy, SCAN_ROWS, err);
 	if (r == 1)
-		r = load_scan(st, g, root_id, &t, &mp, trace_cat, &sy, err);
+		r = load_scan(st, g, root_id, &t, &mp, &sy, err);
 	if (r == 1)
-		r = load_phases(st, g, root_id, &t, &mp, trace_cat, &sy, SIZE_MAX, err);
+		r = load_phases(st, g, root_id, &t, &mp, &sy, SIZE_MAX, err);
 	if (r < 0) {
 		rc = r;
 		goto out;

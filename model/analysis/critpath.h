@@ -5,7 +5,8 @@
  *
  * The graph.  Every phase under the root (the root included; GPU
  * annotations, kind gpu_annotation, and what lies under them are left out:
- * they mirror host annotations on a stream and are not work) gives two
+ * they mirror host annotations on a stream and are not work; so is the
+ * profiler's bookkeeping, kind profiler, and what lies under it) gives two
  * events, its start S and its end E, at their observed times.  Edges, each
  * kept only when it does not go back in observed time:
  *   work        S(p) -> E(p) for a leaf: a phase with no contained child;

@@ -43,7 +43,12 @@ struct walk {
 	int64_t *first_name; /* per frame: the name id it was made for */
 	size_t aframes;
 	struct flame *fl;
+	int root_books; /* the root is the profiler's bookkeeping: its own kept */
 };
+
+/* What merge gives the profiler's bookkeeping below a root of work, and
+ * the phases under it: no frame, and not counted as left out. */
+#define NOT_WORK (-3)
 
 static uint64_t mix(uint64_t x)
 {
@@ -212,10 +217,15 @@ static void restart(void *arg)
 }
 
 /* Merges phase r under frame parent (-2: the parent was left out, -1: r is
- * the root); returns its frame, or -2 when it is left out. */
+ * the root, NOT_WORK: bookkeeping); returns its frame, or -2 when it is left
+ * out. */
 static int32_t merge(void *arg, const struct subtree_row *r, int32_t parent)
 {
 	struct walk *w = arg;
+	if (parent == -1)
+		w->root_books = store_is_bookkeeping(r->kind);
+	if (parent == NOT_WORK || (parent != -1 && !w->root_books && store_is_bookkeeping(r->kind)))
+		return NOT_WORK;
 	struct mnode n = {.id = r->id,
 			  .kind = r->kind,
 			  .dur_ns = r->dur_ns,

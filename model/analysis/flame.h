@@ -5,7 +5,9 @@
  * (ProfilerStep#12, ProfilerStep#13) is the same name, so all profiler
  * steps of a thread merge into one frame.  Each frame sums its phases'
  * host time (dur_ns, and self_ns: host time not covered by children) and
- * the device time of the GPU work beneath them, and counts them.
+ * the device time of the GPU work beneath them, and counts them.  The
+ * profiler's bookkeeping (store_is_bookkeeping) and what lies under it
+ * make no frame, unless the root is bookkeeping itself.
  *
  * The subtree is read once, streaming through the parent index (one
  * statement per depth), so memory is the frames', not the phases': at most

@@ -1048,7 +1048,9 @@ static int phase_pass(struct exp *x)
 		if ((x->root && id > x->member_hi) || x->o.broken || x->failed)
 			break;
 		int kind = col_int32(q, PQ_KIND);
-		if (!is_written(x, id, kind))
+		/* the profiler's bookkeeping without a track is a process node */
+		if (!is_written(x, id, kind) ||
+		    (store_is_bookkeeping(kind) && !col_int(q, PQ_TRACK)))
 			continue;
 		int64_t start = col_int(q, PQ_START), dur = col_int(q, PQ_DUR);
 		int64_t end = ns_end(start, dur > 0 ? dur : 0);

@@ -151,13 +151,14 @@ static const char *const stmt_sql[S_COUNT] = {
     /* an empty structural child (?2..?5: workflow, step, rank, process with no
      * children) has no window of its own: it must not drag the parent to 0;
      * nor does a process whose tracks hold instants only (Kineto's "Record
-     * Window End") stretch it, as it does not stretch a rank (chrome.c) */
+     * Window End") stretch it, as it does not stretch a rank (chrome.c), nor
+     * the profiler's bookkeeping (?6) */
     [S_CHILD_WINDOW] = "SELECT min(CASE WHEN e THEN NULL ELSE start_ns END),"
 		       " max(CASE WHEN e THEN NULL ELSE start_ns + dur_ns END), count(*)"
 		       " FROM (SELECT start_ns, dur_ns, (child_count = 0 AND kind IN"
 		       " (?2, ?3, ?4, ?5) AND " MANIFEST_END " IS NULL) OR (kind = ?5 AND"
 		       " NOT EXISTS (SELECT 1 FROM phases th JOIN tracks t ON t.phase_id = th.id"
-		       " WHERE th.parent_id = c.id AND t.spans > 0)) AS e"
+		       " WHERE th.parent_id = c.id AND t.spans > 0)) OR kind = ?6 AS e"
 		       " FROM phases c WHERE parent_id = ?1)",
     [S_PARENT_OF] = "SELECT parent_id FROM phases WHERE id = ?1",
     [S_MANIFEST_OF] = "SELECT " MANIFEST_START ", " MANIFEST_END ", kind, start_ns,"
@@ -1701,6 +1702,7 @@ static int refresh_now(struct store *st, int64_t node_id, char **err)
 	sqlite3_bind_int(q, 3, PHASE_STEP);
 	sqlite3_bind_int(q, 4, PHASE_RANK);
 	sqlite3_bind_int(q, 5, PHASE_PROCESS);
+	sqlite3_bind_int(q, 6, PHASE_PROFILER); /* the bookkeeping's window is no work's */
 	while (node_id > 0) {
 		sqlite3_bind_int64(q, 1, node_id);
 		int rc = sqlite3_step(q);

@@ -36,7 +36,14 @@ struct sbuf;
 enum store_mode { STORE_READ, STORE_WRITE };
 
 /* Phase kinds: the levels of the execution model (table phase_kinds).  New
- * kinds go at the end: the ids are stored in existing files. */
+ * kinds go at the end: the ids are stored in existing files.
+ *
+ * PROFILER marks the profiler's bookkeeping: records a profiler writes
+ * about its own recording, not work that ran (Kineto's trace span and the
+ * process and thread nodes that hold it; importers/chrome.c says which).
+ * It is the one mark every view and analysis reads (store_is_bookkeeping):
+ * such a phase is never selected by default, is listed after its siblings,
+ * and counts in no flame width, critical path or share of its parent. */
 #define PHASE_KIND_LIST(X)                                                                         \
 	X(WORKFLOW, "workflow")                                                                    \
 	X(STEP, "step")                                                                            \
@@ -57,7 +64,8 @@ enum store_mode { STORE_READ, STORE_WRITE };
 	X(APPLICATION, "application")                                                              \
 	X(JOB, "job")                                                                              \
 	X(STAGE, "stage")                                                                          \
-	X(TASK, "task")
+	X(TASK, "task")                                                                            \
+	X(PROFILER, "profiler")
 
 enum phase_kind {
 	PHASE_NONE = 0,
@@ -68,6 +76,11 @@ enum phase_kind {
 };
 
 const char *store_kind_name(int kind);
+/* Whether a phase of this kind is the profiler's bookkeeping (PROFILER above). */
+static inline int store_is_bookkeeping(int kind)
+{
+	return kind == PHASE_PROFILER;
+}
 
 /* Edge kinds (edges.kind). */
 enum edge_kind {

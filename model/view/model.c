@@ -113,6 +113,33 @@ int model_phase(struct model *m, int64_t id, struct mnode *out, char **err)
 	return -1;
 }
 
+int model_cmp_bookkeeping(const struct mnode *a, const struct mnode *b)
+{
+	return store_is_bookkeeping(a->kind) - store_is_bookkeeping(b->kind);
+}
+
+/* Moves the profiler's bookkeeping after n's other children, each part in
+ * the order read. */
+static void bookkeeping_last(struct mnode *n)
+{
+	size_t w = 0, nb = 0;
+	for (size_t i = 0; i < n->nchildren; i++)
+		nb += store_is_bookkeeping(n->children[i]->kind);
+	if (!nb || nb == n->nchildren)
+		return;
+	struct mnode **books = xmalloc(nb * sizeof(*books));
+	nb = 0;
+	for (size_t i = 0; i < n->nchildren; i++) {
+		struct mnode *c = n->children[i];
+		if (store_is_bookkeeping(c->kind))
+			books[nb++] = c;
+		else
+			n->children[w++] = c;
+	}
+	memcpy(n->children + w, books, nb * sizeof(*books));
+	free(books);
+}
+
 int model_children(struct model *m, struct mnode *n, char **err)
 {
 	if (n->loaded)
@@ -137,6 +164,7 @@ int model_children(struct model *m, struct mnode *n, char **err)
 				 sqlite3_errmsg(store_db(m->st)));
 		return -1;
 	}
+	bookkeeping_last(n);
 	n->loaded = 1;
 	return 0;
 }

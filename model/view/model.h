@@ -30,7 +30,7 @@ struct mnode {
 	int64_t track_id, source_id;
 	int depth;
 	int loaded;
-	struct mnode **children; /* ordered by start time */
+	struct mnode **children; /* by start time, the profiler's bookkeeping last */
 	size_t nchildren;
 };
 
@@ -94,6 +94,10 @@ struct mnode *model_root(struct model *m);
 /* Phase id as a node of its own, outside the tree (no parent, no
  * children): 1, 0 when there is none, -1 with *err. */
 int model_phase(struct model *m, int64_t id, struct mnode *out, char **err);
+/* The order of the profiler's bookkeeping (store_is_bookkeeping) among
+ * siblings, whatever else they are sorted by: after the others.  Negative
+ * when a goes first, 0 when both or neither are bookkeeping. */
+int model_cmp_bookkeeping(const struct mnode *a, const struct mnode *b);
 /* Loads n's children if not yet loaded. */
 int model_children(struct model *m, struct mnode *n, char **err);
 /* The track with this id, or NULL. */

@@ -97,9 +97,9 @@ EOF
 	# text: header, --limit, --limit 0
 	"$BIN" diff "$A" "$B" --limit 3 >"$TMP/text.txt" 2>"$TMP/err"
 	more=$(grep -c '^  \.\.\. [0-9]* more (--limit 0 shows all)$' "$TMP/text.txt")
-	if grep -qF "A  $A: makespan 479 ms" "$TMP/text.txt" &&
-		grep -qF "B  $B: makespan 770 ms" "$TMP/text.txt" &&
-		grep -qF "makespan B-A +291 ms, B/A 1.61x" "$TMP/text.txt" && [ "$more" = 3 ]; then
+	if grep -qF "A  $A: makespan 465 ms" "$TMP/text.txt" &&
+		grep -qF "B  $B: makespan 745 ms" "$TMP/text.txt" &&
+		grep -qF "makespan B-A +280 ms, B/A 1.60x" "$TMP/text.txt" && [ "$more" = 3 ]; then
 		ok "hta: the text names both files, their makespans and ratio; --limit 3 leaves 3 levels with more"
 	else
 		not_ok "hta: text header and --limit" "$(head -c 400 "$TMP/text.txt") $(cat "$TMP/err")"
@@ -146,7 +146,7 @@ print(sum(l["names"] for l in json.load(open(sys.argv[1]))["levels"]))' "$TMP/ht
 		s1=$(sed -n '1,24p' "$TMP/screen.txt")
 		s2=$(sed -n '25,48p' "$TMP/screen.txt")
 		s3=$(sed -n '49,72p' "$TMP/screen.txt")
-		if grep -qF ":diff hta-b.db: makespan 479 ms -> 770 ms (1.61x)" <<<"$s1" &&
+		if grep -qF ":diff hta-b.db: makespan 465 ms -> 745 ms (1.60x)" <<<"$s1" &&
 			grep -qE " $total rows *\$" <<<"$s1" &&
 			grep -qE '^ level +name +status +diff ' <<<"$s1" &&
 			grep -qE '^ step +ProfilerStep#\* +\+279 ms +1\.60x( |$)' <<<"$s1"; then

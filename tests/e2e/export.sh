@@ -129,7 +129,8 @@ want = collections.Counter(r[0] for r in c.execute(
     "WITH RECURSIVE s(id) AS (SELECT id FROM phases_v WHERE name = 'train' AND kind = 'step'"
     " UNION ALL SELECT p.id FROM phases p JOIN s ON p.parent_id = s.id)"
     " SELECT p.name FROM s JOIN phases_v p USING (id) WHERE p.kind NOT IN"
-    " ('rank', 'process', 'thread', 'stream') AND p.id NOT IN"
+    " ('rank', 'process', 'thread', 'stream')"
+    " AND NOT (p.kind = 'profiler' AND p.track_id IS NULL) AND p.id NOT IN"
     " (SELECT phase_id FROM tracks WHERE phase_id IS NOT NULL)"))
 got = collections.Counter(e["name"] for e in json.load(open(sys.argv[2]))["traceEvents"]
                           if e["ph"] == "X")

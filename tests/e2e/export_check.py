@@ -26,7 +26,9 @@ What is compared:
              stands for (rank, process, thread, stream and the tracks'
              nodes) comes back once with its name, start and duration
              exactly, its kind where a Chrome category can say it (the
-             others read back as operators), and its parent: the same
+             others read back as operators; the profiler's trace span, kind
+             profiler, as the span its category Trace says: its pid, now a
+             number, no longer says it is bookkeeping), and its parent: the same
              phase (by name and times) or, where the original parent is a
              node of the structure, a node of the structure;
   tracks     the phases of one original track share one track of the
@@ -47,6 +49,8 @@ import sqlite3
 import sys
 
 STRUCT = {"rank", "process", "thread", "stream"}
+# the profiler's bookkeeping: a node of the structure where it has no track
+# (a process node), else an event
 REPRESENTABLE = {"operator", "profiler_step", "annotation", "runtime", "kernel", "memcpy",
                  "memset", "gpu_annotation", "span"}
 results = []
@@ -73,7 +77,7 @@ def phases(db, reimport):
         # the import's own workflow and step hold the file: the original's
         # come back as operators
         scaffold = reimport and kind in ("workflow", "step")
-        if kind in STRUCT or i in nodes or scaffold:
+        if kind in STRUCT or i in nodes or scaffold or (kind == "profiler" and not track):
             structure.add(i)
         else:
             written[i] = (kind, name, start, dur, parent, track, chrome)
@@ -119,7 +123,7 @@ def main():
     # structure above them instead
     want, loose, got = collections.Counter(), set(), collections.Counter()
     for p in ow.values():
-        kind = p[0] if p[0] in REPRESENTABLE else "operator"
+        kind = p[0] if p[0] in REPRESENTABLE else "span" if p[0] == "profiler" else "operator"
         if kind == "profiler_step" and not p[1].startswith("ProfilerStep#"):
             kind = "operator"
         entry = (key(p), kind, parent_key(ow, ost, p))

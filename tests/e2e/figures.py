@@ -196,6 +196,13 @@ class Raw:
         """From the first span's start to the last one's end."""
         return (min(x["t0"] for x in self.spans), max(x["t1"] for x in self.spans))
 
+    def rank_window(self):
+        """The window of the trace's node (a rank's): of its spans but
+        Kineto's own trace span (pid "Spans", older "Traces"), the profiler's
+        bookkeeping (grademl-tui(1) PROFILER BOOKKEEPING)."""
+        work = [x for x in self.spans if x["pid"] not in ("Spans", "Traces")] or self.spans
+        return (min(x["t0"] for x in work), max(x["t1"] for x in work))
+
     def lost_flows(self):
         return sum(1 for s, f in self.flows.values() if (s == 0) != (f == 0))
 
@@ -398,7 +405,10 @@ class Checks:
                     continue
                 n += 1
                 share = m[0][1] / dur if dur > 0 else 1.0
-                if abs(c["share_of_parent"] - share) > 1e-9:
+                if c["kind"] == "profiler":  # the profiler's bookkeeping: no share
+                    if c["share_of_parent"] is not None:
+                        bad.append("%s: share %s, want none" % (c["name"], c["share_of_parent"]))
+                elif abs(c["share_of_parent"] - share) > 1e-9:
                     bad.append("%s: share %s, raw %s" % (c["name"], c["share_of_parent"], share))
                 node(c, m[0], m[1])
 
@@ -453,7 +463,7 @@ class Checks:
                     hit = [r for r in ranked if "rank %s" % r.rank == c["name"]]
                     if len(hit) != 1:
                         return None
-                    lo, hi = hit[0].window()
+                    lo, hi = hit[0].rank_window()
                     procs = lanes_of(hit)
                     return (lo, hi - lo, 0, len(procs)), proc_kids(procs)
                 return proc_kids(lanes_of([r for r in raws if r.rank is None]))(c)
@@ -466,8 +476,8 @@ class Checks:
             if "start" in s:
                 lo, hi = s["start"], s["end"]
             else:
-                lo = min(r.window()[0] for r in raws)
-                hi = max(r.window()[1] for r in raws)
+                lo = min(r.rank_window()[0] for r in raws)
+                hi = max(r.rank_window()[1] for r in raws)
             return (lo, hi - lo, 0, kids), trace_kids(raws)
 
         step_refs = {name: step_ref(s) for name, s in steps.items()}
@@ -486,10 +496,13 @@ class Checks:
                     return
                 line = text[k]
                 k += 1
-                m = re.match(r"^  (\s*)(.*?) +(-?[\d.]+ \S+) +([\d.]+%)  (\S+)$", line)
+                m = re.match(r"^  (\s*)(.*?) +(-?[\d.]+ \S+) +([\d.]+%|-)  (\S+)$", line)
                 share = 100.0 * ref[1] / parent_dur if parent_dur > 0 else 100.0
                 n += 2
-                if not m or not near_dur(m.group(3), ref[1]) or not near_pct(m.group(4), share):
+                # the profiler's bookkeeping has no share of its parent: "-"
+                books = m and m.group(5) == "profiler"
+                if not m or not near_dur(m.group(3), ref[1]) or (
+                        m.group(4) != "-" if books else not near_pct(m.group(4), share)):
                     bad.append("text '%s': raw %d ns, %.2f%%" % (line.strip(), ref[1], share))
                 walk(c, level + 1, ref[1])
                 if c.get("children") is not None and c["child_count"] > 12 and \
@@ -713,7 +726,7 @@ class Checks:
     def step_window(self, step):
         if "start" in step:
             return step["start"], step["end"]
-        ws = [self.raw[t["path"]].window() for t in step["traces"]]
+        ws = [self.raw[t["path"]].rank_window() for t in step["traces"]]
         return min(w[0] for w in ws), max(w[1] for w in ws)
 
     def workflow_window(self):
@@ -918,7 +931,7 @@ class Checks:
         if len(parts) == 3 and step:
             return self.step_window(step[0])
         raw = self.trace_at(path)
-        return raw.window() if raw and len(parts) == 4 else None
+        return raw.rank_window() if raw and len(parts) == 4 else None
 
     def periods(self):
         if not hasattr(self, "_periods"):
@@ -1282,8 +1295,8 @@ class Checks:
         for x in self.case["steps"]:
             raws = [self.raw[t["path"]] for t in x["traces"]]
             if raws:
-                last = max(raws, key=lambda r: r.window()[1])
-                spans[x["name"]] = last.window() if last.rank is not None else work_window(last)
+                last = max(raws, key=lambda r: r.rank_window()[1])
+                spans[x["name"]] = last.rank_window() if last.rank is not None else work_window(last)
             for r in raws:
                 threads = {(y["pid"], y["tid"]) for y in r.spans if y["kind"] not in (
                     "device", "gpu_annotation", "span")}

@@ -19,6 +19,8 @@
 #     total, each row's total, self and count) against flame_check.py, then
 #     doctored; `c` on a cudaLaunchKernel frame lists the same paths, and q
 #     goes back to the graph.
+# And on HTA's nccl_data sample (skipped when absent): the profiler's
+# bookkeeping makes no frame of rank 0's flame graph.
 # Prints "ok - NAME" / "not ok - NAME (why)" / "skip - NAME (why)", then the
 # summary; exits 1 when any check failed.  Needs: bash, python3.
 set -u
@@ -86,6 +88,34 @@ elif run demo 80x24 "type :goto /demo/train/process CPU functions/thread 1" Ente
 		ok "demo: the profiler steps merged into ProfilerStep#*"
 	else
 		not_ok "demo: the profiler steps merged into ProfilerStep#*"
+	fi
+fi
+
+# ---- the profiler's bookkeeping gets no width (HTA's nccl_data sample) ----
+# rank 0's flame graph at 200x50: Kineto's Spans, Traces and global
+# processes (and the PyTorch Profiler span) make no frame, and the widest
+# child (j) is work.
+NCCL=$SAMPLES/facebookresearch__HolisticTraceAnalysis__nccl_data.json.gz
+if [ ! -f "$NCCL" ]; then
+	skip "bookkeeping in the flame graph" "no $NCCL (GRADEML_SAMPLES)"
+elif ! "$BIN" import -o "$TMP/nccl.db" "$NCCL" >/dev/null 2>"$TMP/err"; then
+	not_ok "import $NCCL" "$(head -c 300 "$TMP/err")"
+elif DB=$TMP/nccl.db run bookkeeping 200x50 \
+	"type :goto /workflow/facebookresearch__HolisticTraceAnalysis__nccl_data/rank 0" Enter F dump j dump; then
+	title=$(sed -n 2p "$TMP/bookkeeping.txt")
+	if [ "${title%: rank 0}" != "$title" ] &&
+		! sed -n 3,49p "$TMP/bookkeeping.txt" | grep -Eq 'Spans|PyTorch Profiler|Traces|global'; then
+		ok "bookkeeping: no frame of Spans, Traces, global or PyTorch Profiler in rank 0's flame graph"
+	else
+		not_ok "bookkeeping: no frame of the profiler's bookkeeping in rank 0's flame graph" \
+			"$title: $(sed -n 3,49p "$TMP/bookkeeping.txt" | grep -Eo '[^ ]*(Spans|PyTorch Profiler|Traces|global)[^ ]*' | head -n 3 | tr '\n' ' ')"
+	fi
+	widest=$(sed -n 100p "$TMP/bookkeeping.txt")
+	name=${widest#*count [0-9]*  }
+	if [ "$name" != "$widest" ] && [[ ! $name =~ Spans|Traces|global ]]; then
+		ok "bookkeeping: rank 0's widest frame is work: $name"
+	else
+		not_ok "bookkeeping: rank 0's widest frame is work" "$widest"
 	fi
 fi
 

@@ -40,7 +40,10 @@ class Rank:
             e["end"] = e["start"] + ns(e.get("dur", 0))
 
     def window(self):
-        return min(e["start"] for e in self.spans), max(e["end"] for e in self.spans)
+        """Of the spans of work: not Kineto's own trace span (pid "Spans",
+        older "Traces"), the profiler's bookkeeping."""
+        work = [e for e in self.spans if e.get("pid") not in ("Spans", "Traces")]
+        return min(e["start"] for e in work), max(e["end"] for e in work)
 
     def nccl(self):
         """NCCL kernels, by the collective in their name, in order."""
@@ -151,7 +154,8 @@ def main():
         check("dlrm: the first collective: rank 7 last, rank 1 first, waiting %.2f ms" %
               (w1 / 1e6), first["last"] == 7 and 7.5e6 < w1 < 7.7e6
               and min(first["arrive"], key=first["arrive"].get) == 1, "%s" % first)
-        # a rank's window is its spans', not stretched to "Record Window End"
+        # a rank's window is its spans' of work, not stretched to "Record
+        # Window End" nor to the profiler's trace span
         got = dict((int(n.split()[-1]), (s, e)) for n, s, e in con.execute(
             "SELECT name, start_ns, end_ns FROM phases_v WHERE kind = 'rank'"))
         want = {r.rank: r.window() for r in ranks}

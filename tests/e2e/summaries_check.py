@@ -16,7 +16,8 @@ each row's first instance is the one that started first.
 The ranks mode checks :ranks of a step into which the TRACEs (one per
 rank, none with two ProfilerStep names, so HTA leaves nothing out) were
 imported: each rank's step time (its first event's start to its last
-event's end), compute and comm (the unions of its COMP and COMM device
+event's end, the profiler's bookkeeping, Kineto's pid "Spans" or "Traces",
+left out), compute and comm (the unions of its COMP and COMM device
 work, HTA's kernel types) and idle% (its device work's window less their
 union).  Prints one line
 per disagreement and exits 1 when there is any.
@@ -110,7 +111,8 @@ def ranks(summary, traces):
         dev = [(e["ts"], e["ts"] + e["dur"], hta_type(e["name"])) for e in evs
                if e["cat"] in DEVICE]
         window = max(b for a, b, t in dev) - min(a for a, b, t in dev)
-        want = {"step": max(e["ts"] + e["dur"] for e in evs) - min(e["ts"] for e in evs),
+        work = [e for e in evs if e["pid"] not in ("Spans", "Traces")]
+        want = {"step": max(e["ts"] + e["dur"] for e in work) - min(e["ts"] for e in work),
                 "compute": union([(a, b) for a, b, t in dev if t == "COMP"]),
                 "comm": union([(a, b) for a, b, t in dev if t == "COMM"]),
                 "idle%": 100.0 * (window - union([(a, b) for a, b, t in dev])) / window}

@@ -11,6 +11,9 @@
 # a non-UTF-8 locale give only ASCII bytes, an escape sequence in a phase name
 # shows as visible text and no ESC byte reaches the dump, and bad usage (an
 # unknown key, --size 0x0, a file that is not a trace.db) exits 2 with one line.
+# On HTA's nccl_data sample (skipped without ../shared/samples): the
+# profiler's bookkeeping is listed last and never selected, so `:kernels` at
+# open lists kernels; a trace.db from before its kind opens.
 #
 # Prints "ok - NAME" / "not ok - NAME (why)" per check, then "N passed, M
 # failed[, K regenerated]"; exits 1 when any check failed.
@@ -573,6 +576,52 @@ elif run issues "$GPU_DB"; then
 		ok "issues: a file with no phases says no issues were found"
 	else
 		not_ok "issues: an empty list says so" "$(head -c 300 "$TMP/none.txt")"
+	fi
+fi
+
+# ---- the profiler's bookkeeping, on HTA's nccl_data sample ----
+# Kineto's Spans, Traces and global processes are the profiler's own
+# records: at rank 0 they are listed after its processes of work, labelled,
+# without a share, and the row selected at open is work, so that :kernels
+# there lists kernels.  Skipped without ../shared/samples (or GRADEML_SAMPLES).
+NCCL=${GRADEML_SAMPLES:-$ROOT/../shared/samples}/chrome-trace/facebookresearch__HolisticTraceAnalysis__nccl_data.json.gz
+if [ ! -e "$NCCL" ]; then
+	skip "bookkeeping: HTA's nccl_data sample" "absent: $NCCL"
+elif ! "$BIN" import -o "$TMP/nccl.db" "$NCCL" 2>"$TMP/err"; then
+	not_ok "import HTA's nccl_data sample" "$(head -c 300 "$TMP/err")"
+elif run bookkeeping "$TMP/nccl.db"; then
+	rows=$(sed -n 3,22p "$TMP/bookkeeping.txt" | grep '^+ ' || true)
+	books=$(printf '%s\n' "$rows" | grep -n -E '\(profiler\)| profiler( |$)' | cut -d: -f1 | tr '\n' ' ' || true)
+	nrows=$(printf '%s\n' "$rows" | grep -c . || true)
+	if [ "$books" = "$((nrows - 2)) $((nrows - 1)) $nrows " ] && [ "$nrows" -gt 3 ] &&
+		! printf '%s\n' "$rows" | grep -E '\(profiler\)| profiler( |$)' | grep -q '%'; then
+		ok "bookkeeping: rank 0 lists its three bookkeeping processes last, labelled, without a share"
+	else
+		not_ok "bookkeeping: rank 0 lists its three bookkeeping processes last, labelled, without a share" \
+			"profiler rows at ${books:-none} of $nrows"
+	fi
+	head2=$(sed -n 26p "$TMP/bookkeeping.txt")
+	kernels=$(printf '%s\n' "$head2" | grep -o '[0-9]* rows' | cut -d' ' -f1 || true)
+	if [ "${head2#*:kernels of }" != "$head2" ] && [ "${head2#*process Spans}" = "$head2" ] &&
+		[ "${kernels:-0}" -gt 0 ] && ! sed -n 25,48p "$TMP/bookkeeping.txt" | grep -q 'No rows'; then
+		ok "bookkeeping: :kernels at open is of a process of work and lists its $kernels kernels"
+	else
+		not_ok "bookkeeping: :kernels at open lists kernels" "$head2"
+	fi
+	# a trace.db imported before kind 21 (made here by taking it back:
+	# the processes, threads and span as they were stored) still opens,
+	# its bookkeeping shown as the work it was taken for
+	cp "$TMP/nccl.db" "$TMP/nccl-old.db"
+	sqlite3 "$TMP/nccl-old.db" "UPDATE phases SET kind = CASE WHEN track_id IS NULL THEN 4
+		WHEN id IN (SELECT phase_id FROM tracks) THEN 5 ELSE 16 END WHERE kind = 21;
+		DELETE FROM phase_kinds WHERE id = 21"
+	if (cd "$TMP/work" && "$BIN" --keys "$KEYS/bookkeeping.keys" --dump "$TMP/bookkeeping-old.txt" \
+		--size 80x24 "$TMP/nccl-old.db") >/dev/null 2>"$TMP/bookkeeping-old.err" </dev/null &&
+		[ ! -s "$TMP/bookkeeping-old.err" ] && sed -n 3,22p "$TMP/bookkeeping-old.txt" | grep -q '^+ process Spans ' &&
+		! grep -q -E '\(profiler\)| profiler( |$)' "$TMP/bookkeeping-old.txt"; then
+		ok "bookkeeping: a trace.db from before kind 21 opens, its bookkeeping unmarked"
+	else
+		not_ok "bookkeeping: a trace.db from before kind 21 opens" "$(head -c 300 "$TMP/bookkeeping-old.err" 2>/dev/null)"
 	fi
 fi
 

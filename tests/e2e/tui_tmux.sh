@@ -348,7 +348,7 @@ else
 		step h "h: Enter on train drills in" "grademl-tui › gpu › train" j Enter &&
 			shows "h: the breadcrumb and rows of train's level" '^\+ python3 \(473\) CPU +[0-9]' &&
 			step h "h: Enter on python3 (473) CPU drills to its threads" \
-				"grademl-tui › gpu › train › python3 (473) CPU" j Enter &&
+				"grademl-tui › gpu › train › python3 (473) CPU" Enter &&
 			shows "h: the rows of the process's level" '^\+ thread 473 \(python3\) +[0-9]' &&
 			step h "h: F opens the flame graph of thread 473" "phases: thread 473 (python3)" F &&
 			fits80x23 h "h: the flame graph fits 80x23, the frame's figures on row 23" \
