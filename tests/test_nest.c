@@ -1124,6 +1124,110 @@ static void test_nest_track_window_and_idle(void **state)
 	EQ(st.phases, 5);
 }
 
+/* Writes the step and the process above the fixture's tracks (f->proc), as
+ * an importer does after the nest; returns the step's id. */
+static int64_t add_step_and_process(struct fx *f)
+{
+	char *err = NULL;
+	struct phase_row step = {.id = store_reserve_phase_id(f->st),
+				 .kind = PHASE_STEP,
+				 .name_id = intern(f, "step"),
+				 .source_id = f->src,
+				 .dur_ns = 100000,
+				 .depth = 1};
+	struct phase_row proc = {.id = f->proc,
+				 .parent_id = step.id,
+				 .kind = PHASE_PROCESS,
+				 .name_id = intern(f, "process"),
+				 .source_id = f->src,
+				 .dur_ns = 100000,
+				 .depth = 2};
+	if (store_add_phase(f->st, &step, &err) < 0 || store_add_phase(f->st, &proc, &err) < 0)
+		fail_msg("store_add_phase: %s", err ? err : "?");
+	return step.id;
+}
+
+static void commit(struct fx *f)
+{
+	char *err = NULL;
+	if (store_commit(f->st, &err) < 0)
+		fail_msg("store_commit: %s", err ? err : "?");
+}
+
+/* Every phase's device_ns is the time of the device work beneath it, summed:
+ * its launches' kernels, those of the spans it contains, up through the
+ * thread's node to the process and step written after the nest (by
+ * store_commit), and a stream's unlinked work under the stream's node. */
+static void test_nest_device_beneath(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t[2] = {make_track(f, 1, "stream 7"), make_track(f, 0, "thread 1")};
+	struct nest *n = nest_new(1 << 20);
+	add(f, n, kernel("K1", 100, 30, 1));
+	add(f, n, kernel("K2", 400, 50, 2));
+	add(f, n, kernel("K3", 460, 5, 2));
+	add(f, n, kernel("U", 600, 11, 99)); /* no launch: under the stream */
+	add(f, n, (struct sp){.track = 1, .kind = PHASE_OPERATOR, .name = "outer", .dur = 1000});
+	add(f, n,
+	    (struct sp){
+		.track = 1, .kind = PHASE_OPERATOR, .name = "inner", .start = 10, .dur = 190});
+	add(f, n, host_launch(1, "L1", 20, 10, 1));
+	add(f, n,
+	    (struct sp){
+		.track = 1, .kind = PHASE_OPERATOR, .name = "inner2", .start = 300, .dur = 100});
+	add(f, n, host_launch(1, "L2", 310, 10, 2));
+	add(f, n, (struct sp){.track = 1, .kind = PHASE_OPERATOR, .name = "idle", .start = 2000});
+	struct nest_stats st;
+	finish(f, n, t, 2, 0, &st);
+	nest_free(n);
+	int64_t step = add_step_and_process(f);
+	commit(f);
+	EQ(byname(f, "L1").device, 30);
+	EQ(byname(f, "inner").device, 30);
+	EQ(byname(f, "inner2").device, 55);
+	EQ(byname(f, "outer").device, 85);
+	EQ(byname(f, "idle").device, 0);
+	EQ(byid(f, t[1].node_id).device, 85);
+	EQ(byid(f, t[0].node_id).device, 11);
+	EQ(byid(f, f->proc).device, 96);
+	EQ(byid(f, step).device, 96);
+	fx_close(f);
+	fx_open(f);
+
+	/* device work on the launch's track, once the launch has closed: its
+	 * row held in id order, then (past the idorder's window) gone to the
+	 * writer; the op around it has been written without it, and gets it,
+	 * with the nodes above, at the commit */
+	struct nest_track t2[1] = {make_track(f, 0, "thread 1")};
+	n = nest_new(1 << 20);
+	add(f, n, (struct sp){.track = 0, .kind = PHASE_OPERATOR, .name = "op5", .dur = 100});
+	add(f, n, host_launch(0, "L5", 10, 10, 5));
+	add(f, n, host_device_work(0, "K5", 30, 4, 5));
+	add(f, n,
+	    (struct sp){
+		.track = 0, .kind = PHASE_OPERATOR, .name = "op6", .start = 200, .dur = 100000});
+	add(f, n, host_launch(0, "L6", 210, 10, 6));
+	for (int i = 0; i < 5000; i++)
+		add(f, n,
+		    (struct sp){.track = 0,
+				.kind = PHASE_OPERATOR,
+				.name = "small",
+				.start = 300 + 2 * i,
+				.dur = 1});
+	add(f, n, host_device_work(0, "K6", 20000, 3, 6));
+	finish(f, n, t2, 1, 0, &st);
+	nest_free(n);
+	step = add_step_and_process(f);
+	commit(f);
+	EQ(byname(f, "L5").device, 4);
+	EQ(byname(f, "op5").device, 4);
+	EQ(byname(f, "L6").device, 3);
+	EQ(byname(f, "op6").device, 3);
+	EQ(byid(f, t2[0].node_id).device, 7);
+	EQ(byid(f, f->proc).device, 7);
+	EQ(byid(f, step).device, 7);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -1146,6 +1250,7 @@ int main(void)
 	    T(test_nest_spill_matches_memory),
 	    T(test_nest_offset_and_overflow),
 	    T(test_nest_track_window_and_idle),
+	    T(test_nest_device_beneath),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,8 +32,8 @@
  *   whole only with its -wal (it reads as after), until the next open
  *   finishes the copy (store_tidy).  Only a copy of the whole file for
  *   every append could keep trace.db alone whole then too, at the cost of
- *   its size each time; the man page says what holds instead.  The cost: the new pages are written twice (the -wal, then the
- *   checkpoint into trace.db), the disk needs room for both until the
+ *   its size each time; the man page says what holds instead.  The cost: the new pages are written
+ * twice (the -wal, then the checkpoint into trace.db), the disk needs room for both until the
  *   checkpoint, and the switches rewrite trace.db's header (its mode bytes,
  *   and SQLite's change counter, which thus differs by 2 after a failed
  *   import while every page reads the same).  The room trace.db will need
@@ -78,6 +78,7 @@ enum stmt_id {
 	S_PHASE_WINDOW,
 	S_PHASE_WIDEN,
 	S_LAUNCH_STATS,
+	S_DEVICE_ABOVE,
 	S_SOURCE,
 	S_SOURCE_FINISH,
 	S_TRACK,
@@ -119,6 +120,8 @@ static const char *const stmt_sql[S_COUNT] = {
 		       " child_count = ?4 WHERE id = ?1",
     [S_LAUNCH_STATS] = "UPDATE phases SET child_count = child_count + ?2,"
 		       " device_ns = device_ns + ?3 WHERE id = ?1",
+    [S_DEVICE_ABOVE] = "INSERT INTO temp.device_above(id, ns) VALUES (?1, ?2)"
+		       " ON CONFLICT(id) DO UPDATE SET ns = ns + excluded.ns",
     [S_SOURCE] = "INSERT INTO sources(path, format, compression, size_bytes, anchor,"
 		 " time_offset_ns, host, rank, imported_at, attrs)"
 		 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -181,6 +184,7 @@ struct store {
 	enum store_mode mode;
 	int in_txn;
 	int64_t next_phase_id;
+	int device_above;     /* temp.device_above holds what store_commit spreads */
 	int indexes_deferred; /* bulk load into an empty file: index at commit */
 	/* nodes whose windows store_commit refreshes once indexed (deferred) */
 	int64_t *refresh;
@@ -1160,13 +1164,33 @@ int store_index_now(struct store *st, char **err)
 	return 0;
 }
 
+/* The device time noted by store_add_device_above, added to the phases above
+ * each noted one, in one statement: a walk up the parents (by id, the
+ * table's key), bounded so that a parent cycle in a damaged file ends. */
+static int spread_device(struct store *st, char **err)
+{
+	if (!st->device_above)
+		return 0;
+	st->device_above = 0;
+	return store_exec(
+	    st,
+	    "WITH RECURSIVE up(id, ns, n) AS (SELECT p.parent_id, d.ns, 1"
+	    " FROM temp.device_above d JOIN phases p ON p.id = d.id WHERE p.parent_id IS NOT NULL"
+	    " UNION ALL SELECT p.parent_id, up.ns, up.n + 1 FROM up JOIN phases p ON p.id = up.id"
+	    " WHERE p.parent_id IS NOT NULL AND up.n < 65536)"
+	    " UPDATE phases SET device_ns = device_ns + u.ns"
+	    " FROM (SELECT id, sum(ns) AS ns FROM up GROUP BY id) AS u WHERE phases.id = u.id;"
+	    " DELETE FROM temp.device_above",
+	    err);
+}
+
 int store_commit(struct store *st, char **err)
 {
 	if (!st->db) {
 		*err = xasprintf("%s: connection closed after an earlier error", st->path);
 		return -1;
 	}
-	if (store_index_now(st, err) < 0)
+	if (store_index_now(st, err) < 0 || spread_device(st, err) < 0)
 		return -1;
 	if (st->wal && reserve_room(st, err) < 0)
 		return -1;
@@ -1203,6 +1227,7 @@ void store_rollback(struct store *st)
 	st->in_txn = 0;
 	st->indexes_deferred = 0;
 	st->nrefresh = 0;
+	st->device_above = 0; /* the rows, and the table if this made it, rolled back */
 	forget_aliases(st);
 }
 
@@ -1389,6 +1414,23 @@ int store_add_launch_stats(struct store *st, int64_t id, int64_t kernels, int64_
 	sqlite3_bind_int64(s, 1, id);
 	sqlite3_bind_int64(s, 2, kernels);
 	sqlite3_bind_int64(s, 3, device_ns);
+	return run(st, s, err);
+}
+
+int store_add_device_above(struct store *st, int64_t id, int64_t device_ns, char **err)
+{
+	if (!st->device_above &&
+	    store_exec(st,
+		       "CREATE TEMP TABLE IF NOT EXISTS device_above(id INTEGER PRIMARY KEY,"
+		       " ns INTEGER NOT NULL)",
+		       err) < 0)
+		return -1;
+	st->device_above = 1;
+	sqlite3_stmt *s = stmt(st, S_DEVICE_ABOVE, err);
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, device_ns);
 	return run(st, s, err);
 }
 
