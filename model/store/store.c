@@ -1165,23 +1165,28 @@ int store_index_now(struct store *st, char **err)
 }
 
 /* The device time noted by store_add_device_above, added to the phases above
- * each noted one, in one statement: a walk up the parents (by id, the
- * table's key), bounded so that a parent cycle in a damaged file ends. */
+ * each noted one, in one statement: a walk up the parents by id, the
+ * table's key (CROSS JOIN keeps SQLite from scanning phases_parent whole
+ * instead: 0.1 s on 0.8 M phases), bounded so that a parent cycle in a
+ * damaged file ends. */
 static int spread_device(struct store *st, char **err)
 {
 	if (!st->device_above)
 		return 0;
 	st->device_above = 0;
-	return store_exec(
+	int rc = store_exec(
 	    st,
 	    "WITH RECURSIVE up(id, ns, n) AS (SELECT p.parent_id, d.ns, 1"
-	    " FROM temp.device_above d JOIN phases p ON p.id = d.id WHERE p.parent_id IS NOT NULL"
-	    " UNION ALL SELECT p.parent_id, up.ns, up.n + 1 FROM up JOIN phases p ON p.id = up.id"
+	    " FROM temp.device_above d CROSS JOIN phases p ON p.id = d.id"
+	    " WHERE p.parent_id IS NOT NULL UNION ALL SELECT p.parent_id, up.ns, up.n + 1"
+	    " FROM up CROSS JOIN phases p ON p.id = up.id"
 	    " WHERE p.parent_id IS NOT NULL AND up.n < 65536)"
 	    " UPDATE phases SET device_ns = device_ns + u.ns"
 	    " FROM (SELECT id, sum(ns) AS ns FROM up GROUP BY id) AS u WHERE phases.id = u.id;"
 	    " DELETE FROM temp.device_above",
 	    err);
+	timing_mark("device time above the traces");
+	return rc;
 }
 
 int store_commit(struct store *st, char **err)
