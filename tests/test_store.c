@@ -335,11 +335,11 @@ static void test_store_create_and_read_back(void **state)
 	sqlite3 *db = store_db(st);
 	char buf[256];
 	assert_true(q_int(db, "PRAGMA user_version") == STORE_SCHEMA_VERSION);
-	assert_true(q_int(db, "PRAGMA user_version") == 5);
+	assert_true(q_int(db, "PRAGMA user_version") == 6);
 	assert_true(q_int(db, "PRAGMA application_id") == 0x47524d4c);
 	assert_string_equal(
 	    q_text(db, "SELECT value FROM meta WHERE key = 'schema_version'", buf, sizeof(buf)),
-	    "5");
+	    "6");
 	assert_true(q_int(db, "SELECT count(*) FROM phase_kinds") == PHASE_KIND_COUNT - 1);
 	assert_string_equal(
 	    q_text(db, "SELECT name FROM phase_kinds WHERE id = 11", buf, sizeof(buf)),
@@ -1262,11 +1262,11 @@ static void test_store_refuses_newer_schema(void **state)
 	struct fx *f = *state;
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db,
-				      "PRAGMA application_id = 1196576076;"
-				      " PRAGMA user_version = 6; CREATE TABLE meta(k, v)",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
+	char *sql = xasprintf("PRAGMA application_id = 1196576076;"
+			      " PRAGMA user_version = %d; CREATE TABLE meta(k, v)",
+			      STORE_SCHEMA_VERSION + 1);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	free(sql);
 	sqlite3_close(db);
 	size_t len = 0;
 	char *before = f->before = slurp(f->path, &len);
@@ -1279,7 +1279,8 @@ static void test_store_refuses_newer_schema(void **state)
 }
 
 /* A file of schema v1 (before the analyses' cache) is read as it is and
- * brought to v5 (v2's tables, then v3's, v4's and v5's) by its first write. */
+ * brought to v6 (v2's tables, then v3's, v4's and v5's, v6's device_ns) by
+ * its first write. */
 static void test_store_migrates_v1(void **state)
 {
 	struct fx *f = *state;
@@ -1310,10 +1311,10 @@ static void test_store_migrates_v1(void **state)
 	assert_int_equal(store_commit(st, &err), 0);
 	char buf[64];
 	db = store_db(st);
-	assert_true(q_int(db, "PRAGMA user_version") == 5);
+	assert_true(q_int(db, "PRAGMA user_version") == 6);
 	assert_string_equal(
 	    q_text(db, "SELECT value FROM meta WHERE key = 'schema_version'", buf, sizeof(buf)),
-	    "5");
+	    "6");
 	assert_true(q_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN"
 			      " ('imbalance', 'issues', 'critical_path', 'attribution',"
 			      " 'attribution_fit', 'gpu_breakdown', 'gpu_breakdown_mix',"
@@ -1354,9 +1355,55 @@ static void test_store_migrates_v4(void **state)
 	assert_int_equal(store_begin(st, &err), 0);
 	assert_int_equal(store_commit(st, &err), 0);
 	db = store_db(st);
-	assert_true(q_int(db, "PRAGMA user_version") == 5);
+	assert_true(q_int(db, "PRAGMA user_version") == 6);
 	assert_true(q_int(db, "SELECT count(*) FROM critical_path WHERE makespan_ns = 5 AND"
 			      " wait_ns IS NULL AND bound_id IS NULL") == 1);
+	store_close(st);
+}
+
+/* A file of schema v5 had device_ns on launching calls and device work
+ * only: the first write recomputes it as the device time beneath every
+ * phase, device work launched by device work included, and a parent cycle
+ * of a damaged file (a kernel under it) does not stop the walk up. */
+static void test_store_migrates_v5_device_ns(void **state)
+{
+	struct fx *f = *state;
+	struct ids ids;
+	write_sample(f->path, &ids);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	char *sql = xasprintf(
+	    "INSERT INTO phases(id, parent_id, kind, name_id, start_ns, dur_ns, self_ns,"
+	    " device_ns, depth) VALUES (100, %lld, %d, %lld, 1100, 10, 10, 30, 3),"
+	    " (101, 100, %d, %lld, 1150, 30, 0, 34, 4), (102, 101, %d, %lld, 1190, 4, 0, 4, 5),"
+	    " (103, %lld, %d, %lld, 1200, 7, 0, 7, 2), (104, %lld, %d, %lld, 1300, 'x', 0, 0, 2),"
+	    " (200, 201, %d, %lld, 0, 1, 1, 0, 1), (201, 200, %d, %lld, 0, 1, 1, 0, 1),"
+	    " (202, 200, %d, %lld, 0, 5, 0, 5, 2);"
+	    " PRAGMA user_version = 5; UPDATE meta SET value = '5' WHERE key = 'schema_version'",
+	    (long long)ids.op, PHASE_RUNTIME, (long long)ids.add, PHASE_KERNEL, (long long)ids.add,
+	    PHASE_KERNEL, (long long)ids.add, (long long)ids.thread, PHASE_KERNEL,
+	    (long long)ids.add, (long long)ids.thread, PHASE_MEMCPY, (long long)ids.add,
+	    PHASE_OPERATOR, (long long)ids.add, PHASE_OPERATOR, (long long)ids.add, PHASE_KERNEL,
+	    (long long)ids.add);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	free(sql);
+	sqlite3_close(db);
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	db = store_db(st);
+	assert_true(q_int(db, "PRAGMA user_version") == STORE_SCHEMA_VERSION);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 102") == 4);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 101") == 34);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 100") == 34);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 3") == 34);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 104") == 0);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 2") == 41);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 1") == 41);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 200") == 5);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 201") == 5);
 	store_close(st);
 }
 
@@ -1813,6 +1860,8 @@ int main(void)
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_migrates_v1, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_migrates_v4, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_migrates_v5_device_ns, fx_setup,
+					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refuses_newer_schema, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refuses_directory, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refuses_bad_version, fx_setup, fx_teardown),

@@ -424,6 +424,43 @@ static int schema_v5(struct store *st, char **err)
 	return 0;
 }
 
+static int device_above_table(struct store *st, char **err)
+{
+	if (!st->device_above &&
+	    store_exec(st,
+		       "CREATE TEMP TABLE IF NOT EXISTS device_above(id INTEGER PRIMARY KEY,"
+		       " ns INTEGER NOT NULL)",
+		       err) < 0)
+		return -1;
+	st->device_above = 1;
+	return 0;
+}
+
+/* Schema v6: device_ns, on launching calls and device work only before,
+ * becomes the device time beneath every phase.  An older file's is
+ * recomputed: each phase's own device time (a kernel's, a copy's, a
+ * set's duration; a value of another type none), then every piece of
+ * device work added above it by store_commit. */
+static int schema_v6(struct store *st, char **err)
+{
+#define OWN_NS                                                                                     \
+	"(CASE WHEN kind IN (%d, %d, %d) AND typeof(dur_ns) = 'integer' AND dur_ns > 0"            \
+	" THEN dur_ns ELSE 0 END)"
+	if (device_above_table(st, err) < 0)
+		return -1;
+	char *sql =
+	    xasprintf("UPDATE phases SET device_ns = " OWN_NS " WHERE device_ns IS NOT " OWN_NS
+		      "; INSERT INTO temp.device_above(id, ns) SELECT id, " OWN_NS
+		      " FROM phases WHERE kind IN (%d, %d, %d) AND " OWN_NS " > 0",
+		      PHASE_KERNEL, PHASE_MEMCPY, PHASE_MEMSET, PHASE_KERNEL, PHASE_MEMCPY,
+		      PHASE_MEMSET, PHASE_KERNEL, PHASE_MEMCPY, PHASE_MEMSET, PHASE_KERNEL,
+		      PHASE_MEMCPY, PHASE_MEMSET, PHASE_KERNEL, PHASE_MEMCPY, PHASE_MEMSET);
+#undef OWN_NS
+	int rc = store_exec(st, sql, err);
+	free(sql);
+	return rc;
+}
+
 /* Brings a file of an older schema up to this one, inside the write
  * transaction: each version's additions, then the version marks. */
 static int migrate(struct store *st, char **err)
@@ -440,6 +477,8 @@ static int migrate(struct store *st, char **err)
 	if (ver < 4 && store_exec(st, store_schema_v4_sql, err) < 0)
 		return -1;
 	if (ver < 5 && schema_v5(st, err) < 0)
+		return -1;
+	if (ver < 6 && schema_v6(st, err) < 0)
 		return -1;
 	char *sql = xasprintf("PRAGMA user_version = %d;"
 			      " INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')",
@@ -1167,24 +1206,24 @@ int store_index_now(struct store *st, char **err)
 /* The device time noted by store_add_device_above, added to the phases above
  * each noted one, in one statement: a walk up the parents by id, the
  * table's key (CROSS JOIN keeps SQLite from scanning phases_parent whole
- * instead: 0.1 s on 0.8 M phases), bounded so that a parent cycle in a
- * damaged file ends. */
+ * instead: 0.1 s on 0.8 M phases), that a parent cycle in a damaged file
+ * ends (UNION: each noted row reaches a phase once), with sums held to
+ * 2^61 ns. */
 static int spread_device(struct store *st, char **err)
 {
 	if (!st->device_above)
 		return 0;
 	st->device_above = 0;
-	int rc = store_exec(
-	    st,
-	    "WITH RECURSIVE up(id, ns, n) AS (SELECT p.parent_id, d.ns, 1"
-	    " FROM temp.device_above d CROSS JOIN phases p ON p.id = d.id"
-	    " WHERE p.parent_id IS NOT NULL UNION ALL SELECT p.parent_id, up.ns, up.n + 1"
-	    " FROM up CROSS JOIN phases p ON p.id = up.id"
-	    " WHERE p.parent_id IS NOT NULL AND up.n < 65536)"
-	    " UPDATE phases SET device_ns = device_ns + u.ns"
-	    " FROM (SELECT id, sum(ns) AS ns FROM up GROUP BY id) AS u WHERE phases.id = u.id;"
-	    " DELETE FROM temp.device_above",
-	    err);
+	int rc =
+	    store_exec(st,
+		       "WITH RECURSIVE up(seed, id, ns) AS (SELECT d.id, p.parent_id, d.ns"
+		       " FROM temp.device_above d CROSS JOIN phases p ON p.id = d.id"
+		       " WHERE p.parent_id IS NOT NULL UNION SELECT up.seed, p.parent_id, up.ns"
+		       " FROM up CROSS JOIN phases p ON p.id = up.id WHERE p.parent_id IS NOT NULL)"
+		       " UPDATE phases SET device_ns = min(max(device_ns, 0) + u.ns, 1 << 61)"
+		       " FROM (SELECT id, CAST(min(total(ns), 1 << 61) AS INTEGER) AS ns FROM up"
+		       " GROUP BY id) AS u WHERE phases.id = u.id; DELETE FROM temp.device_above",
+		       err);
 	timing_mark("device time above the traces");
 	return rc;
 }
@@ -1424,13 +1463,8 @@ int store_add_launch_stats(struct store *st, int64_t id, int64_t kernels, int64_
 
 int store_add_device_above(struct store *st, int64_t id, int64_t device_ns, char **err)
 {
-	if (!st->device_above &&
-	    store_exec(st,
-		       "CREATE TEMP TABLE IF NOT EXISTS device_above(id INTEGER PRIMARY KEY,"
-		       " ns INTEGER NOT NULL)",
-		       err) < 0)
+	if (device_above_table(st, err) < 0)
 		return -1;
-	st->device_above = 1;
 	sqlite3_stmt *s = stmt(st, S_DEVICE_ABOVE, err);
 	if (!s)
 		return -1;

@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 #define STORE_APPLICATION_ID 0x47524d4c /* 'GRML' */
 
 struct store;

@@ -124,7 +124,7 @@ every_command "directory" "$TMP/dir.db" "dir.db: is a directory"
 # ---------------------------------------------------------------------------
 # b. schema versions no grademl-tui reads
 
-for v in 6 -1 0; do
+for v in 7 -1 0; do
 	f=$TMP/v$v.db
 	cp "$db" "$f"
 	sqlite3 "$f" "PRAGMA user_version = $v"
