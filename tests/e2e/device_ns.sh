@@ -10,9 +10,12 @@
 #      each step's operators, profiler steps and annotations; each step's
 #      device time is all the device work of its traces, the workflow's
 #      that of its steps;
+#      :ops (summary ops), the report's device work of each phase it
+#      attributes (JSON device_work_ns) and the explorer's details pane
+#      say the same;
 #   b. samples from ../shared/samples (GRADEML_SAMPLES), when present: a
-#      Kineto ResNet-50 trace, HTA's NCCL training rank and param's linear
-#      trace, each imported alone.
+#      Kineto ResNet-50 trace (its first format: Operator, Runtime, Kernel)
+#      and HTA's NCCL training rank, each imported alone, the same checks.
 #
 # Prints "ok - NAME", "not ok - NAME (why)" or "skip - NAME (why)" per
 # check, then the summary; exits 1 when any check failed.
@@ -36,6 +39,30 @@ tool() {
 for r in json.load(sys.stdin):
     print(sys.argv[1], r["count"], r["sum(device)"] or 0, r["name"])' "$kind" || return 1
 	done | LC_ALL=C sort
+}
+
+# ops NAME DB: `summary ops` (:ops) says, per operator name, the sum of the
+# instances' device.
+ops() {
+	local name=$1 db=$2
+	if "$BIN" summary "$db" ops --format json >"$TMP/ops.json" 2>"$TMP/err" &&
+		"$BIN" query "$db" 'phases kind = operator | by name | stats count, sum(device)' \
+			--format json >"$TMP/opq.json" 2>>"$TMP/err" &&
+		python3 - "$TMP/ops.json" "$TMP/opq.json" >"$TMP/ops.cmp" 2>>"$TMP/err" <<'PY'
+import json, sys
+a = {r["name"]: (r["count"], r["device"]) for r in json.load(open(sys.argv[1]))}
+b = {r["name"]: (r["count"], r["sum(device)"]) for r in json.load(open(sys.argv[2]))}
+bad = [(k, a[k], b.get(k)) for k in a if a[k] != b.get(k)]
+if bad or len(a) != len(b) or not any(d for _, d in a.values()):
+    print("%d names, %d in the query; first difference %s" % (len(a), len(b), bad[:1]))
+    sys.exit(1)
+print(len(a))
+PY
+	then
+		ok "$name :ops: device per name is its instances' ($(cat "$TMP/ops.cmp") names)"
+	else
+		not_ok "$name :ops" "$(head -c 300 "$TMP/ops.cmp") $(head -c 200 "$TMP/err")"
+	fi
 }
 
 # device DB KIND NAME: the device_ns of the one phase of that kind and name.
@@ -96,16 +123,51 @@ if bash tests/data/gpu/import.sh "$BIN" "$GPU" >/dev/null 2>"$TMP/err"; then
 	else
 		not_ok "gpu workflow" "device '$got' ns, its steps hold $sum ns"
 	fi
+	ops gpu "$GPU"
+	if "$BIN" report --format json "$GPU" >"$TMP/report.json" 2>"$TMP/err" &&
+		"$BIN" query "$GPU" 'phases depth <= 3 | select path, device' --format json \
+			>"$TMP/paths.json" 2>>"$TMP/err" &&
+		python3 - "$TMP/report.json" "$TMP/paths.json" >"$TMP/report.cmp" 2>>"$TMP/err" <<'PY'
+import json, sys
+rep = json.load(open(sys.argv[1]))["attribution"]["phases"]
+dev = {r["path"]: r["device"] for r in json.load(open(sys.argv[2]))}
+n = 0
+for p in rep:
+    if p.get("device_work_ns") != dev.get(p["path"]):
+        print("%s: report %s, device %s" % (p["path"], p.get("device_work_ns"), dev.get(p["path"])))
+        sys.exit(1)
+    n += p["device_work_ns"] > 0
+print(n)
+PY
+	then
+		ok "gpu report: each attributed phase's device work is its device ($(cat "$TMP/report.cmp") of them > 0)"
+	else
+		not_ok "gpu report" "$(head -c 300 "$TMP/report.cmp") $(head -c 200 "$TMP/err")"
+	fi
+	# the details pane of the first row at the root (the longest step, ddp)
+	printf 'd\ndump\n' >"$TMP/details.keys"
+	want=$("$BIN" query "$GPU" 'phases kind = step and name = "ddp" | select device' |
+		sed -n 2p | sed 's/^ *//; s/ *$//')
+	if ! "$BIN" --keys "$TMP/details.keys" --dump "$TMP/details.txt" --size 100x30 "$GPU" \
+		>/dev/null 2>"$TMP/err" </dev/null; then
+		not_ok "gpu details pane" "$(head -c 200 "$TMP/err")"
+	elif grep -q "^ time .*  device $want  at " "$TMP/details.txt" &&
+		grep -q "^ path  *\/gpu\/ddp *$" "$TMP/details.txt"; then
+		ok "gpu details pane: /gpu/ddp shows device $want"
+	else
+		not_ok "gpu details pane" "no 'device $want' for /gpu/ddp: $(grep -m1 '^ time' "$TMP/details.txt")"
+	fi
 else
 	not_ok "gpu import" "$(head -c 200 "$TMP/err")"
 fi
 
 # --- b. samples ---
+[ -d "$SAMPLES" ] || skip "samples" "$SAMPLES is absent"
 for f in pytorch__kineto__kineto_resnet50_autograd_api_num_workers_0__worker0.pt.trace.json.gz \
-	facebookresearch__HolisticTraceAnalysis__nccl_data.json.gz \
-	facebookresearch__param__linear_kineto.json.gz; do
+	facebookresearch__HolisticTraceAnalysis__nccl_data.json.gz; do
+	[ -d "$SAMPLES" ] || break
 	if [ ! -f "$SAMPLES/$f" ]; then
-		skip "sample $f" "$SAMPLES is absent"
+		not_ok "sample $f" "not in $SAMPLES"
 		continue
 	fi
 	db=$TMP/$f.db
@@ -114,6 +176,7 @@ for f in pytorch__kineto__kineto_resnet50_autograd_api_num_workers_0__worker0.pt
 		continue
 	fi
 	agree "sample $f" "$db" "^/" "$SAMPLES/$f"
+	ops "sample $f" "$db"
 	want=$(cat "$TMP/sample $f.total")
 	got=$(device "$db" workflow workflow)
 	if [ -n "$want" ] && [ "$got" = "$want" ]; then
