@@ -438,6 +438,49 @@ static struct sp host_device_work(uint32_t track, const char *name, int64_t star
 			   .corr = corr};
 }
 
+/* Writes the step and the process above the fixture's tracks (f->proc), as
+ * an importer does after the nest; returns the step's id. */
+static int64_t add_step_and_process(struct fx *f)
+{
+	char *err = NULL;
+	struct phase_row step = {.id = store_reserve_phase_id(f->st),
+				 .kind = PHASE_STEP,
+				 .name_id = intern(f, "step"),
+				 .source_id = f->src,
+				 .dur_ns = 100000,
+				 .depth = 1};
+	struct phase_row proc = {.id = f->proc,
+				 .parent_id = step.id,
+				 .kind = PHASE_PROCESS,
+				 .name_id = intern(f, "process"),
+				 .source_id = f->src,
+				 .dur_ns = 100000,
+				 .depth = 2};
+	if (store_add_phase(f->st, &step, &err) < 0 || store_add_phase(f->st, &proc, &err) < 0)
+		fail_msg("store_add_phase: %s", err ? err : "?");
+	return step.id;
+}
+
+static void commit(struct fx *f)
+{
+	char *err = NULL;
+	if (store_commit(f->st, &err) < 0)
+		fail_msg("store_commit: %s", err ? err : "?");
+}
+
+/* 5000 short operators on track 0 from start on: more rows than the
+ * idorder holds, so that a launch before them has gone to the writer. */
+static void add_small_ops(struct fx *f, struct nest *n, int64_t start)
+{
+	for (int i = 0; i < 5000; i++)
+		add(f, n,
+		    (struct sp){.track = 0,
+				.kind = PHASE_OPERATOR,
+				.name = "small",
+				.start = start + 2 * i,
+				.dur = 1});
+}
+
 /* The device work of a correlation id is counted in its launch's row, by
  * every path: counted ahead (several kernels), a second launch of the id
  * (the first keeps the kernels), a launch on the device track itself (its
@@ -501,11 +544,19 @@ static void test_nest_launch_counts(void **state)
 	add(f, n, host_device_work(0, "K5", 30, 4, 5));
 	finish(f, n, t2, 1, 0, &st);
 	nest_free(n);
+	int64_t step = add_step_and_process(f);
+	commit(f);
 	struct prow l5 = byname(f, "L5"), k5 = byname(f, "K5");
 	EQ(k5.parent, l5.id);
 	EQ(l5.children, 1);
 	EQ(l5.device, 4);
+	/* the op around it was written without it: it and the nodes above get
+	 * it at the commit */
+	EQ(byname(f, "op").device, 4);
+	EQ(byid(f, t2[0].node_id).device, 4);
+	EQ(byid(f, step).device, 4);
 	fx_close(f);
+	unlink(f->path); /* committed: a new file for the next case */
 	fx_open(f);
 
 	/* the same, with more rows after the launch than the idorder holds:
@@ -516,20 +567,20 @@ static void test_nest_launch_counts(void **state)
 	    (struct sp){
 		.track = 0, .kind = PHASE_OPERATOR, .name = "op", .start = 0, .dur = 100000});
 	add(f, n, host_launch(0, "L6", 10, 10, 6));
-	for (int i = 0; i < 5000; i++)
-		add(f, n,
-		    (struct sp){.track = 0,
-				.kind = PHASE_OPERATOR,
-				.name = "small",
-				.start = 100 + 2 * i,
-				.dur = 1});
+	add_small_ops(f, n, 100);
 	add(f, n, host_device_work(0, "K6", 20000, 3, 6));
 	finish(f, n, t3, 1, 0, &st);
 	nest_free(n);
+	step = add_step_and_process(f);
+	commit(f);
 	struct prow l6 = byname(f, "L6"), k6 = byname(f, "K6");
 	EQ(k6.parent, l6.id);
 	EQ(l6.children, 1);
 	EQ(l6.device, 3);
+	EQ(byname(f, "op").device, 3);
+	EQ(byid(f, t3[0].node_id).device, 3);
+	EQ(byid(f, f->proc).device, 3);
+	EQ(byid(f, step).device, 3);
 }
 
 /* Counts that cannot hold are not used: a kernel whose time overflows once
@@ -1124,40 +1175,12 @@ static void test_nest_track_window_and_idle(void **state)
 	EQ(st.phases, 5);
 }
 
-/* Writes the step and the process above the fixture's tracks (f->proc), as
- * an importer does after the nest; returns the step's id. */
-static int64_t add_step_and_process(struct fx *f)
-{
-	char *err = NULL;
-	struct phase_row step = {.id = store_reserve_phase_id(f->st),
-				 .kind = PHASE_STEP,
-				 .name_id = intern(f, "step"),
-				 .source_id = f->src,
-				 .dur_ns = 100000,
-				 .depth = 1};
-	struct phase_row proc = {.id = f->proc,
-				 .parent_id = step.id,
-				 .kind = PHASE_PROCESS,
-				 .name_id = intern(f, "process"),
-				 .source_id = f->src,
-				 .dur_ns = 100000,
-				 .depth = 2};
-	if (store_add_phase(f->st, &step, &err) < 0 || store_add_phase(f->st, &proc, &err) < 0)
-		fail_msg("store_add_phase: %s", err ? err : "?");
-	return step.id;
-}
-
-static void commit(struct fx *f)
-{
-	char *err = NULL;
-	if (store_commit(f->st, &err) < 0)
-		fail_msg("store_commit: %s", err ? err : "?");
-}
-
 /* Every phase's device_ns is the time of the device work beneath it, summed:
  * its launches' kernels, those of the spans it contains, up through the
  * thread's node to the process and step written after the nest (by
- * store_commit), and a stream's unlinked work under the stream's node. */
+ * store_commit), and a stream's unlinked work under the stream's node.
+ * (test_nest_launch_counts: the same for work added to a launch's row
+ * once the rows above it were written.) */
 static void test_nest_device_beneath(void **state)
 {
 	struct fx *f = *state;
@@ -1191,41 +1214,6 @@ static void test_nest_device_beneath(void **state)
 	EQ(byid(f, t[0].node_id).device, 11);
 	EQ(byid(f, f->proc).device, 96);
 	EQ(byid(f, step).device, 96);
-	fx_close(f);
-	fx_open(f);
-
-	/* device work on the launch's track, once the launch has closed: its
-	 * row held in id order, then (past the idorder's window) gone to the
-	 * writer; the op around it has been written without it, and gets it,
-	 * with the nodes above, at the commit */
-	struct nest_track t2[1] = {make_track(f, 0, "thread 1")};
-	n = nest_new(1 << 20);
-	add(f, n, (struct sp){.track = 0, .kind = PHASE_OPERATOR, .name = "op5", .dur = 100});
-	add(f, n, host_launch(0, "L5", 10, 10, 5));
-	add(f, n, host_device_work(0, "K5", 30, 4, 5));
-	add(f, n,
-	    (struct sp){
-		.track = 0, .kind = PHASE_OPERATOR, .name = "op6", .start = 200, .dur = 100000});
-	add(f, n, host_launch(0, "L6", 210, 10, 6));
-	for (int i = 0; i < 5000; i++)
-		add(f, n,
-		    (struct sp){.track = 0,
-				.kind = PHASE_OPERATOR,
-				.name = "small",
-				.start = 300 + 2 * i,
-				.dur = 1});
-	add(f, n, host_device_work(0, "K6", 20000, 3, 6));
-	finish(f, n, t2, 1, 0, &st);
-	nest_free(n);
-	step = add_step_and_process(f);
-	commit(f);
-	EQ(byname(f, "L5").device, 4);
-	EQ(byname(f, "op5").device, 4);
-	EQ(byname(f, "L6").device, 3);
-	EQ(byname(f, "op6").device, 3);
-	EQ(byid(f, t2[0].node_id).device, 7);
-	EQ(byid(f, f->proc).device, 7);
-	EQ(byid(f, step).device, 7);
 }
 
 int main(void)

@@ -1461,16 +1461,22 @@ int store_add_launch_stats(struct store *st, int64_t id, int64_t kernels, int64_
 	return run(st, s, err);
 }
 
+/* Runs statement which with two integers bound. */
+static int run_int2(struct store *st, int which, int64_t a, int64_t b, char **err)
+{
+	sqlite3_stmt *s = stmt(st, which, err);
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, a);
+	sqlite3_bind_int64(s, 2, b);
+	return run(st, s, err);
+}
+
 int store_add_device_above(struct store *st, int64_t id, int64_t device_ns, char **err)
 {
 	if (device_above_table(st, err) < 0)
 		return -1;
-	sqlite3_stmt *s = stmt(st, S_DEVICE_ABOVE, err);
-	if (!s)
-		return -1;
-	sqlite3_bind_int64(s, 1, id);
-	sqlite3_bind_int64(s, 2, device_ns);
-	return run(st, s, err);
+	return run_int2(st, S_DEVICE_ABOVE, id, device_ns, err);
 }
 
 int64_t store_add_source(struct store *st, const struct source_row *r, char **err)
@@ -1533,12 +1539,7 @@ int64_t store_add_track(struct store *st, const struct track_row *t, char **err)
 
 int store_set_track_spans(struct store *st, int64_t track_id, int64_t spans, char **err)
 {
-	sqlite3_stmt *s = stmt(st, S_TRACK_SPANS, err);
-	if (!s)
-		return -1;
-	sqlite3_bind_int64(s, 1, track_id);
-	sqlite3_bind_int64(s, 2, spans);
-	return run(st, s, err);
+	return run_int2(st, S_TRACK_SPANS, track_id, spans, err);
 }
 
 static void bind_event(sqlite3_stmt *s, int col, const struct event_row *e)
@@ -1719,12 +1720,7 @@ int store_clear_track_node(struct store *st, int64_t track_id, char **err)
 
 int store_shift_samples(struct store *st, int64_t source_id, int64_t offset_ns, char **err)
 {
-	sqlite3_stmt *s = stmt(st, S_SHIFT_SAMPLES, err);
-	if (!s)
-		return -1;
-	sqlite3_bind_int64(s, 1, source_id);
-	sqlite3_bind_int64(s, 2, offset_ns);
-	return run(st, s, err);
+	return run_int2(st, S_SHIFT_SAMPLES, source_id, offset_ns, err);
 }
 
 /* Workflow .. stream: nodes whose window is their children's. */
