@@ -438,6 +438,49 @@ static struct sp host_device_work(uint32_t track, const char *name, int64_t star
 			   .corr = corr};
 }
 
+/* Writes the step and the process above the fixture's tracks (f->proc), as
+ * an importer does after the nest; returns the step's id. */
+static int64_t add_step_and_process(struct fx *f)
+{
+	char *err = NULL;
+	struct phase_row step = {.id = store_reserve_phase_id(f->st),
+				 .kind = PHASE_STEP,
+				 .name_id = intern(f, "step"),
+				 .source_id = f->src,
+				 .dur_ns = 100000,
+				 .depth = 1};
+	struct phase_row proc = {.id = f->proc,
+				 .parent_id = step.id,
+				 .kind = PHASE_PROCESS,
+				 .name_id = intern(f, "process"),
+				 .source_id = f->src,
+				 .dur_ns = 100000,
+				 .depth = 2};
+	if (store_add_phase(f->st, &step, &err) < 0 || store_add_phase(f->st, &proc, &err) < 0)
+		fail_msg("store_add_phase: %s", err ? err : "?");
+	return step.id;
+}
+
+static void commit(struct fx *f)
+{
+	char *err = NULL;
+	if (store_commit(f->st, &err) < 0)
+		fail_msg("store_commit: %s", err ? err : "?");
+}
+
+/* 5000 short operators on track 0 from start on: more rows than the
+ * idorder holds, so that a launch before them has gone to the writer. */
+static void add_small_ops(struct fx *f, struct nest *n, int64_t start)
+{
+	for (int i = 0; i < 5000; i++)
+		add(f, n,
+		    (struct sp){.track = 0,
+				.kind = PHASE_OPERATOR,
+				.name = "small",
+				.start = start + 2 * i,
+				.dur = 1});
+}
+
 /* The device work of a correlation id is counted in its launch's row, by
  * every path: counted ahead (several kernels), a second launch of the id
  * (the first keeps the kernels), a launch on the device track itself (its
@@ -501,11 +544,19 @@ static void test_nest_launch_counts(void **state)
 	add(f, n, host_device_work(0, "K5", 30, 4, 5));
 	finish(f, n, t2, 1, 0, &st);
 	nest_free(n);
+	int64_t step = add_step_and_process(f);
+	commit(f);
 	struct prow l5 = byname(f, "L5"), k5 = byname(f, "K5");
 	EQ(k5.parent, l5.id);
 	EQ(l5.children, 1);
 	EQ(l5.device, 4);
+	/* the op around it was written without it: it and the nodes above get
+	 * it at the commit */
+	EQ(byname(f, "op").device, 4);
+	EQ(byid(f, t2[0].node_id).device, 4);
+	EQ(byid(f, step).device, 4);
 	fx_close(f);
+	unlink(f->path); /* committed: a new file for the next case */
 	fx_open(f);
 
 	/* the same, with more rows after the launch than the idorder holds:
@@ -516,20 +567,20 @@ static void test_nest_launch_counts(void **state)
 	    (struct sp){
 		.track = 0, .kind = PHASE_OPERATOR, .name = "op", .start = 0, .dur = 100000});
 	add(f, n, host_launch(0, "L6", 10, 10, 6));
-	for (int i = 0; i < 5000; i++)
-		add(f, n,
-		    (struct sp){.track = 0,
-				.kind = PHASE_OPERATOR,
-				.name = "small",
-				.start = 100 + 2 * i,
-				.dur = 1});
+	add_small_ops(f, n, 100);
 	add(f, n, host_device_work(0, "K6", 20000, 3, 6));
 	finish(f, n, t3, 1, 0, &st);
 	nest_free(n);
+	step = add_step_and_process(f);
+	commit(f);
 	struct prow l6 = byname(f, "L6"), k6 = byname(f, "K6");
 	EQ(k6.parent, l6.id);
 	EQ(l6.children, 1);
 	EQ(l6.device, 3);
+	EQ(byname(f, "op").device, 3);
+	EQ(byid(f, t3[0].node_id).device, 3);
+	EQ(byid(f, f->proc).device, 3);
+	EQ(byid(f, step).device, 3);
 }
 
 /* Counts that cannot hold are not used: a kernel whose time overflows once
@@ -1124,6 +1175,47 @@ static void test_nest_track_window_and_idle(void **state)
 	EQ(st.phases, 5);
 }
 
+/* Every phase's device_ns is the time of the device work beneath it, summed:
+ * its launches' kernels, those of the spans it contains, up through the
+ * thread's node to the process and step written after the nest (by
+ * store_commit), and a stream's unlinked work under the stream's node.
+ * (test_nest_launch_counts: the same for work added to a launch's row
+ * once the rows above it were written.) */
+static void test_nest_device_beneath(void **state)
+{
+	struct fx *f = *state;
+	struct nest_track t[2] = {make_track(f, 1, "stream 7"), make_track(f, 0, "thread 1")};
+	struct nest *n = nest_new(1 << 20);
+	add(f, n, kernel("K1", 100, 30, 1));
+	add(f, n, kernel("K2", 400, 50, 2));
+	add(f, n, kernel("K3", 460, 5, 2));
+	add(f, n, kernel("U", 600, 11, 99)); /* no launch: under the stream */
+	add(f, n, (struct sp){.track = 1, .kind = PHASE_OPERATOR, .name = "outer", .dur = 1000});
+	add(f, n,
+	    (struct sp){
+		.track = 1, .kind = PHASE_OPERATOR, .name = "inner", .start = 10, .dur = 190});
+	add(f, n, host_launch(1, "L1", 20, 10, 1));
+	add(f, n,
+	    (struct sp){
+		.track = 1, .kind = PHASE_OPERATOR, .name = "inner2", .start = 300, .dur = 100});
+	add(f, n, host_launch(1, "L2", 310, 10, 2));
+	add(f, n, (struct sp){.track = 1, .kind = PHASE_OPERATOR, .name = "idle", .start = 2000});
+	struct nest_stats st;
+	finish(f, n, t, 2, 0, &st);
+	nest_free(n);
+	int64_t step = add_step_and_process(f);
+	commit(f);
+	EQ(byname(f, "L1").device, 30);
+	EQ(byname(f, "inner").device, 30);
+	EQ(byname(f, "inner2").device, 55);
+	EQ(byname(f, "outer").device, 85);
+	EQ(byname(f, "idle").device, 0);
+	EQ(byid(f, t[1].node_id).device, 85);
+	EQ(byid(f, t[0].node_id).device, 11);
+	EQ(byid(f, f->proc).device, 96);
+	EQ(byid(f, step).device, 96);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -1146,6 +1238,7 @@ int main(void)
 	    T(test_nest_spill_matches_memory),
 	    T(test_nest_offset_and_overflow),
 	    T(test_nest_track_window_and_idle),
+	    T(test_nest_device_beneath),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -335,11 +335,11 @@ static void test_store_create_and_read_back(void **state)
 	sqlite3 *db = store_db(st);
 	char buf[256];
 	assert_true(q_int(db, "PRAGMA user_version") == STORE_SCHEMA_VERSION);
-	assert_true(q_int(db, "PRAGMA user_version") == 6);
+	assert_true(q_int(db, "PRAGMA user_version") == 7);
 	assert_true(q_int(db, "PRAGMA application_id") == 0x47524d4c);
 	assert_string_equal(
 	    q_text(db, "SELECT value FROM meta WHERE key = 'schema_version'", buf, sizeof(buf)),
-	    "6");
+	    "7");
 	assert_true(q_int(db, "SELECT count(*) FROM phase_kinds") == PHASE_KIND_COUNT - 1);
 	assert_string_equal(
 	    q_text(db, "SELECT name FROM phase_kinds WHERE id = 11", buf, sizeof(buf)),
@@ -1278,42 +1278,56 @@ static void test_store_refuses_newer_schema(void **state)
 	assert_same_file(f->path, before, len);
 }
 
+/* Runs sql on the file at path, outside the store (as an older version or
+ * another program would have written it). */
+static void exec_on_file(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+/* The file at path after a first write (an empty transaction), open. */
+static struct store *first_write(const char *path)
+{
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	return st;
+}
+
 /* A file of schema v1 (before the analyses' cache) is read as it is and
- * brought to v5 (v2's tables, then v3's, v4's and v5's) by its first write. */
+ * brought to v7 (v2's tables, then v3's, v4's and v5's, v6's HTA OTHER columns, v7's device_ns) by
+ * its first write. */
 static void test_store_migrates_v1(void **state)
 {
 	struct fx *f = *state;
 	struct ids ids;
 	write_sample(f->path, &ids);
-	sqlite3 *db;
-	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-	assert_int_equal(
-	    sqlite3_exec(
-		db,
-		"DROP TABLE imbalance; DROP TABLE issues; DROP TABLE critical_path;"
-		" DROP TABLE attribution; DROP TABLE attribution_fit; DROP TABLE gpu_breakdown;"
-		" DROP TABLE gpu_breakdown_mix; DROP TABLE gpu_breakdown_kernels;"
-		" DROP TABLE gpu_breakdown_streams; DROP TABLE gpu_breakdown_causes;"
-		" DROP TABLE gpu_breakdown_copies; DROP TABLE imbalance_meets;"
-		" DROP TABLE imbalance_ranks; PRAGMA user_version = 1;"
-		" UPDATE meta SET value = '1' WHERE key = 'schema_version'",
-		NULL, NULL, NULL),
-	    SQLITE_OK);
-	sqlite3_close(db);
+	exec_on_file(
+	    f->path,
+	    "DROP TABLE imbalance; DROP TABLE issues; DROP TABLE critical_path;"
+	    " DROP TABLE attribution; DROP TABLE attribution_fit; DROP TABLE gpu_breakdown;"
+	    " DROP TABLE gpu_breakdown_mix; DROP TABLE gpu_breakdown_kernels;"
+	    " DROP TABLE gpu_breakdown_streams; DROP TABLE gpu_breakdown_causes;"
+	    " DROP TABLE gpu_breakdown_copies; DROP TABLE imbalance_meets;"
+	    " DROP TABLE imbalance_ranks; PRAGMA user_version = 1;"
+	    " UPDATE meta SET value = '1' WHERE key = 'schema_version'");
 	struct store *st = NULL;
 	char *err = NULL;
 	assert_int_equal(store_open(f->path, STORE_READ, &st, &err), 0);
 	assert_true(q_int(store_db(st), "PRAGMA user_version") == 1);
 	store_close(st);
-	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
-	assert_int_equal(store_begin(st, &err), 0);
-	assert_int_equal(store_commit(st, &err), 0);
+	st = first_write(f->path);
 	char buf[64];
-	db = store_db(st);
-	assert_true(q_int(db, "PRAGMA user_version") == 6);
+	sqlite3 *db = store_db(st);
+	assert_true(q_int(db, "PRAGMA user_version") == 7);
 	assert_string_equal(
 	    q_text(db, "SELECT value FROM meta WHERE key = 'schema_version'", buf, sizeof(buf)),
-	    "6");
+	    "7");
 	assert_true(q_int(db, "SELECT count(*) FROM pragma_table_info('gpu_breakdown')"
 			      " WHERE name = 'other_ns'") == 1);
 	assert_true(q_int(db, "SELECT count(*) FROM pragma_table_info('gpu_breakdown_mix')"
@@ -1339,28 +1353,56 @@ static void test_store_migrates_v4(void **state)
 	struct fx *f = *state;
 	struct ids ids;
 	write_sample(f->path, &ids);
-	sqlite3 *db;
-	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-	assert_int_equal(
-	    sqlite3_exec(db,
-			 "DROP TABLE critical_path; CREATE TABLE critical_path(root_id INTEGER NOT"
-			 " NULL, phase_id INTEGER NOT NULL, on_path_ns INTEGER NOT NULL,"
-			 " whatif_ns INTEGER, makespan_ns INTEGER NOT NULL);"
-			 " INSERT INTO critical_path VALUES (1, 2, 3, NULL, 5);"
-			 " PRAGMA user_version = 4;"
-			 " UPDATE meta SET value = '4' WHERE key = 'schema_version'",
-			 NULL, NULL, NULL),
-	    SQLITE_OK);
-	sqlite3_close(db);
-	struct store *st = NULL;
-	char *err = NULL;
-	assert_int_equal(store_open(f->path, STORE_WRITE, &st, &err), 0);
-	assert_int_equal(store_begin(st, &err), 0);
-	assert_int_equal(store_commit(st, &err), 0);
-	db = store_db(st);
-	assert_true(q_int(db, "PRAGMA user_version") == 6);
+	exec_on_file(f->path, "DROP TABLE critical_path; CREATE TABLE critical_path(root_id INTEGER"
+			      " NOT NULL, phase_id INTEGER NOT NULL, on_path_ns INTEGER NOT NULL,"
+			      " whatif_ns INTEGER, makespan_ns INTEGER NOT NULL);"
+			      " INSERT INTO critical_path VALUES (1, 2, 3, NULL, 5);"
+			      " PRAGMA user_version = 4;"
+			      " UPDATE meta SET value = '4' WHERE key = 'schema_version'");
+	struct store *st = first_write(f->path);
+	sqlite3 *db = store_db(st);
+	assert_true(q_int(db, "PRAGMA user_version") == 7);
 	assert_true(q_int(db, "SELECT count(*) FROM critical_path WHERE makespan_ns = 5 AND"
 			      " wait_ns IS NULL AND bound_id IS NULL") == 1);
+	store_close(st);
+}
+
+/* A file of schema v5 had device_ns on launching calls and device work
+ * only: the first write recomputes it as the device time beneath every
+ * phase, device work launched by device work included, and a parent cycle
+ * of a damaged file (a kernel under it) does not stop the walk up. */
+static void test_store_migrates_v5_device_ns(void **state)
+{
+	struct fx *f = *state;
+	struct ids ids;
+	write_sample(f->path, &ids);
+	char *sql = xasprintf(
+	    "INSERT INTO phases(id, parent_id, kind, name_id, start_ns, dur_ns, self_ns,"
+	    " device_ns, depth) VALUES (100, %lld, %d, %lld, 1100, 10, 10, 30, 3),"
+	    " (101, 100, %d, %lld, 1150, 30, 0, 34, 4), (102, 101, %d, %lld, 1190, 4, 0, 4, 5),"
+	    " (103, %lld, %d, %lld, 1200, 7, 0, 7, 2), (104, %lld, %d, %lld, 1300, 'x', 0, 0, 2),"
+	    " (200, 201, %d, %lld, 0, 1, 1, 0, 1), (201, 200, %d, %lld, 0, 1, 1, 0, 1),"
+	    " (202, 200, %d, %lld, 0, 5, 0, 5, 2);"
+	    " PRAGMA user_version = 5; UPDATE meta SET value = '5' WHERE key = 'schema_version'",
+	    (long long)ids.op, PHASE_RUNTIME, (long long)ids.add, PHASE_KERNEL, (long long)ids.add,
+	    PHASE_KERNEL, (long long)ids.add, (long long)ids.thread, PHASE_KERNEL,
+	    (long long)ids.add, (long long)ids.thread, PHASE_MEMCPY, (long long)ids.add,
+	    PHASE_OPERATOR, (long long)ids.add, PHASE_OPERATOR, (long long)ids.add, PHASE_KERNEL,
+	    (long long)ids.add);
+	exec_on_file(f->path, sql);
+	free(sql);
+	struct store *st = first_write(f->path);
+	sqlite3 *db = store_db(st);
+	assert_true(q_int(db, "PRAGMA user_version") == STORE_SCHEMA_VERSION);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 102") == 4);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 101") == 34);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 100") == 34);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 3") == 34);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 104") == 0);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 2") == 41);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 1") == 41);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 200") == 5);
+	assert_true(q_int(db, "SELECT device_ns FROM phases WHERE id = 201") == 5);
 	store_close(st);
 }
 
@@ -1817,6 +1859,8 @@ int main(void)
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_migrates_v1, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_migrates_v4, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_migrates_v5_device_ns, fx_setup,
+					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refuses_newer_schema, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refuses_directory, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refuses_bad_version, fx_setup, fx_teardown),

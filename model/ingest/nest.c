@@ -21,6 +21,7 @@
 #include "model/ingest/idorder.h"
 #include "model/ingest/nest.h"
 #include "model/ingest/runs.h"
+#include "model/util/nstime.h"
 #include "model/util/sbuf.h"
 #include "model/util/timing.h"
 #include "model/ingest/wqueue.h"
@@ -381,9 +382,10 @@ struct frame {
 	int64_t start, end;
 	int64_t nest_end; /* end clipped to the parent's: later spans nest only inside it */
 	int64_t covered, nchild;
-	int64_t device_ns; /* device work it launched, counted in its row */
+	int64_t device_ns; /* device work beneath it, counted in its row */
 	int64_t name_id, cat_id;
 	int depth, kind;
+	int linked; /* device work under its launch, which counted its own time */
 	struct sbuf attrs;
 };
 
@@ -415,6 +417,7 @@ struct ctx {
 	 * of its device work), covered up to cover_end; the device work's
 	 * window (dev_end < dev_start: none yet) */
 	int64_t busy, cover_end, top_children;
+	int64_t top_device; /* the device time beneath the track's node */
 	int64_t dev_start, dev_end;
 	struct pending_flow *pending;
 	size_t npending, pending_alloc;
@@ -441,7 +444,7 @@ struct ctx {
  * as the flow ends are. */
 #define ORDER_WINDOW 4096
 
-enum wop { W_PHASE, W_EVENT, W_LAUNCH };
+enum wop { W_PHASE, W_EVENT, W_LAUNCH, W_ABOVE };
 
 /* One queued write; a phase's or an event's attrs follow it. */
 struct wmsg {
@@ -509,10 +512,16 @@ static int do_write(void *arg, const void *msg, size_t len, char **err)
 		if (store_add_phases(c->st, c->pend, n, err) < 0)
 			return -1;
 	}
+	if (m && m->op == W_ABOVE)
+		return store_add_device_above(c->st, m->u.launch.id, m->u.launch.device_ns, err);
 	if (!m || m->op != W_LAUNCH)
 		return 0;
-	return store_add_launch_stats(c->st, m->u.launch.id, m->u.launch.kernels,
-				      m->u.launch.device_ns, err);
+	if (store_add_launch_stats(c->st, m->u.launch.id, m->u.launch.kernels,
+				   m->u.launch.device_ns, err) < 0)
+		return -1;
+	return m->u.launch.device_ns
+		   ? store_add_device_above(c->st, m->u.launch.id, m->u.launch.device_ns, err)
+		   : 0;
 }
 
 static int push_phase(void *arg, const struct phase_row *p)
@@ -532,10 +541,16 @@ static int is_device_work(int kind)
 	return kind == PHASE_KERNEL || kind == PHASE_MEMCPY || kind == PHASE_MEMSET;
 }
 
+/* A phase's device time: that of the device work in its subtree, its own
+ * included (a sum: work beneath it that overlaps counts each time). */
+static int64_t frame_device_ns(const struct frame *f)
+{
+	return ns_sum(is_device_work(f->kind) ? f->end - f->start : 0, f->device_ns);
+}
+
 static int write_frame(struct ctx *c, struct frame *f)
 {
 	int64_t self = (f->end - f->start) - f->covered;
-	int device = is_device_work(f->kind);
 	struct phase_row p = {
 	    .id = f->id,
 	    .parent_id = f->parent_id,
@@ -547,7 +562,7 @@ static int write_frame(struct ctx *c, struct frame *f)
 	    .start_ns = f->start,
 	    .dur_ns = f->end - f->start,
 	    .self_ns = self < 0 ? 0 : self,
-	    .device_ns = (device ? f->end - f->start : 0) + f->device_ns,
+	    .device_ns = frame_device_ns(f),
 	    .child_count = f->nchild,
 	    .depth = f->depth,
 	    .attrs = f->attrs.len ? f->attrs.buf : NULL,
@@ -557,10 +572,63 @@ static int write_frame(struct ctx *c, struct frame *f)
 	return queue_phase(c, &p);
 }
 
+/* Adds device_ns to every phase above id, once the whole tree is written
+ * (store_add_device_above). */
+static int device_above(struct ctx *c, int64_t id, int64_t device_ns)
+{
+	struct wmsg m = {.op = W_ABOVE};
+	m.u.launch.id = id;
+	m.u.launch.device_ns = device_ns;
+	return push(c, &m, NULL, 0);
+}
+
+/* Adds kernels and their device time to the launch id: in its frame while
+ * it is open (passed up as it is written), or in its row on the way to the
+ * writer, else with an UPDATE of its row, and then to the phases above it
+ * (whose rows had its device time without these). */
+static int launch_adjust(struct ctx *c, int64_t id, int64_t kernels, int64_t device_ns)
+{
+	for (size_t i = c->depth; i-- > 0;)
+		if (c->stack[i].id == id) {
+			c->stack[i].nchild += kernels;
+			c->stack[i].device_ns = ns_sum(c->stack[i].device_ns, device_ns);
+			return 0;
+		}
+	struct phase_row *held = idorder_find(c->ord, id);
+	if (held) {
+		held->child_count += kernels;
+		held->device_ns = ns_sum(held->device_ns, device_ns);
+		return device_ns ? device_above(c, id, device_ns) : 0;
+	}
+	struct wmsg m = {.op = W_LAUNCH};
+	m.u.launch.id = id;
+	m.u.launch.kernels = kernels;
+	m.u.launch.device_ns = device_ns;
+	return push(c, &m, NULL, 0);
+}
+
+/* Passes a written frame's device time to its parent: the span beneath it
+ * on the stack or the track's node, which pass it on when they are written
+ * in turn (the track's node through store_add_device_above, to the nodes
+ * above the nest).  Device work under its launch was counted there when
+ * it was linked: only what it launched in turn is left to add. */
+static int credit_parent(struct ctx *c, const struct frame *f)
+{
+	if (f->linked)
+		return f->device_ns ? launch_adjust(c, f->parent_id, 0, f->device_ns) : 0;
+	struct frame *top = c->depth ? &c->stack[c->depth - 1] : NULL;
+	if (top && top->id == f->parent_id)
+		top->device_ns = ns_sum(top->device_ns, frame_device_ns(f));
+	else if (f->parent_id == c->t->node_id)
+		c->top_device = ns_sum(c->top_device, frame_device_ns(f));
+	return 0;
+}
+
 static int pop_until(struct ctx *c, int64_t t)
 {
 	while (c->depth && c->stack[c->depth - 1].nest_end <= t) {
-		if (write_frame(c, &c->stack[--c->depth]) < 0)
+		struct frame *f = &c->stack[--c->depth];
+		if (write_frame(c, f) < 0 || credit_parent(c, f) < 0)
 			return -1;
 	}
 	return 0;
@@ -623,11 +691,14 @@ static int end_track(struct ctx *c)
 	    .start_ns = t->start,
 	    .dur_ns = win,
 	    .self_ns = win - c->busy > 0 ? win - c->busy : 0,
+	    .device_ns = c->top_device,
 	    .child_count = c->top_children,
 	    .depth = t->depth,
 	};
 	c->stats->phases++;
-	return queue_phase(c, &p);
+	if (queue_phase(c, &p) < 0)
+		return -1;
+	return c->top_device ? device_above(c, t->node_id, c->top_device) : 0;
 }
 
 static void cover(struct ctx *c, int64_t s, int64_t e)
@@ -669,30 +740,6 @@ static int consume_point(struct ctx *c, const struct rec *r, int64_t t)
 	return record_flow(c, r->flow_cat, r->flow_id, r->role == NEST_FLOW_OUT ? 0 : 1, bound, t);
 }
 
-/* Adds kernels and their device time to the launch id: in its frame while
- * it is open or in its row on the way to the writer, else with an UPDATE of
- * its row. */
-static int launch_adjust(struct ctx *c, int64_t id, int64_t kernels, int64_t device_ns)
-{
-	for (size_t i = c->depth; i-- > 0;)
-		if (c->stack[i].id == id) {
-			c->stack[i].nchild += kernels;
-			c->stack[i].device_ns += device_ns;
-			return 0;
-		}
-	struct phase_row *held = idorder_find(c->ord, id);
-	if (held) {
-		held->child_count += kernels;
-		held->device_ns += device_ns;
-		return 0;
-	}
-	struct wmsg m = {.op = W_LAUNCH};
-	m.u.launch.id = id;
-	m.u.launch.kernels = kernels;
-	m.u.launch.device_ns = device_ns;
-	return push(c, &m, NULL, 0);
-}
-
 /* Makes f the launch of its correlation id (see the launch map). */
 static int launch_bind(struct ctx *c, const struct rec *r, struct frame *f)
 {
@@ -710,7 +757,7 @@ static int launch_bind(struct ctx *c, const struct rec *r, struct frame *f)
 	if (host && !(v & LAUNCH_READ) && !(v & LAUNCH_UNCOUNTED) && c->counted &&
 	    (v >> DEV_NS_BITS)) {
 		f->nchild += (int64_t)(v >> DEV_NS_BITS);
-		f->device_ns += (int64_t)(v & DEV_NS_MAX);
+		f->device_ns = ns_sum(f->device_ns, (int64_t)(v & DEV_NS_MAX));
 		nv |= LAUNCH_APPLIED;
 	}
 	return cmap_put(c->launches, r->corr, nv) < 0 ? launch_failed(c->launches, c->err) : 0;
@@ -727,6 +774,7 @@ static int place_span(struct ctx *c, const struct rec *r, struct frame *f)
 		return launch_failed(c->launches, c->err);
 	if (got && (v & LAUNCH_READ)) {
 		f->depth = launch_id_depth(v, &f->parent_id) + 1;
+		f->linked = 1;
 		if ((v & LAUNCH_APPLIED) && (r->key & NEST_ON_DEVICE_KEY))
 			return 0; /* counted in the launch's row */
 		return launch_adjust(c, f->parent_id, 1, f->end - f->start);
@@ -773,7 +821,7 @@ static int consume(struct ctx *c, const struct rec *r)
 		if (end_track(c) < 0)
 			return -1;
 		c->t = t;
-		c->busy = c->top_children = 0;
+		c->busy = c->top_children = c->top_device = 0;
 		c->cover_end = INT64_MIN;
 		c->dev_start = INT64_MAX;
 		c->dev_end = INT64_MIN;
@@ -840,7 +888,7 @@ static int consume(struct ctx *c, const struct rec *r)
 		sbuf_init(&f.attrs);
 		if (r->attrs_len)
 			sbuf_add(&f.attrs, r + 1, r->attrs_len);
-		int rc = write_frame(c, &f);
+		int rc = write_frame(c, &f) < 0 || credit_parent(c, &f) < 0 ? -1 : 0;
 		sbuf_release(&f.attrs);
 		return rc;
 	}

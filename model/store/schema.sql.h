@@ -150,4 +150,8 @@ static const char *const store_schema_v5_columns[][2] = {
     {NULL, NULL},
 };
 
+/* Schema v6 adds no table: phases.device_ns, on launching calls and device
+ * work before, is the device time beneath every phase; an older file's is
+ * recomputed at its first write (store.c, schema_v6). */
+
 #endif

@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 #define STORE_APPLICATION_ID 0x47524d4c /* 'GRML' */
 
 struct store;
@@ -103,7 +103,7 @@ struct phase_row {
 	int64_t source_id;
 	int64_t start_ns, dur_ns;
 	int64_t self_ns;   /* host time not covered by children on the same track */
-	int64_t device_ns; /* a launching call: its device work's time; device work: its own */
+	int64_t device_ns; /* the device work's time in its subtree, its own included */
 	int64_t child_count;
 	int depth;
 	const char *attrs; /* compact JSON object text, or NULL */
@@ -215,6 +215,12 @@ int store_update_phase_window(struct store *st, int64_t id, int64_t start_ns, in
 			      int64_t child_count, char **err);
 int store_add_launch_stats(struct store *st, int64_t id, int64_t kernels, int64_t device_ns,
 			   char **err);
+/* Adds device_ns to the device time of every phase above id (its parent,
+ * the parent's parent, up to the root), as the tree stands at store_commit,
+ * which does it for every call of the transaction in one statement: for
+ * device time that reaches a row after the rows above it were written
+ * (another importer's, a later part of the same tree). */
+int store_add_device_above(struct store *st, int64_t id, int64_t device_ns, char **err);
 int64_t store_add_source(struct store *st, const struct source_row *s, char **err);
 int store_finish_source(struct store *st, int64_t source_id, int64_t phases, int64_t events,
 			int64_t samples, int64_t dropped, char **err);
