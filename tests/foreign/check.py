@@ -281,7 +281,7 @@ def differ(ref, got, what, limit=3):
 def stream_key(tid, name):
     """A stream's number as HTA keys it (its args.stream): the number its
     track's name carries ("stream 7"), else the track's tid."""
-    m = re.match(r"\s*stream\s+(-?\d+)", name)
+    m = re.match(r"\s*stream\s+(-?\d+)", name, re.I)
     return m.group(1) if m else tid
 
 
