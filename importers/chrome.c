@@ -158,10 +158,20 @@ static const char *meta_text(struct cp *p, int64_t v, struct sbuf *out);
  * (importers/devtrack.h): work on a stream, a row that repeats the
  * streams' work (a lane of its own, as GPU annotations), or host work; a
  * host event that carries XLA's correlation_id is the CUDA call that
- * launched the work of that id. */
+ * launched the work of that id.  In a trace with XLA device planes, a
+ * host event with an integer args.step_num is a StepTraceAnnotation, a
+ * training step as Kineto's ProfilerStep#N is one, and an event of the
+ * host plane whose name is "$file.py:line function" is a frame of XLA's
+ * Python tracer, as Kineto's python_function events are. */
 static int kind_by_track(struct cp *p, const struct event *e, int *device, int *flat)
 {
 	int line = p->device_names ? line_of(p, e) : DEVTRACK_HOST;
+	if (p->xla_planes && (line == DEVTRACK_HOST || line == DEVTRACK_HOST_PLANE)) {
+		if (e->has_step)
+			return PHASE_PROFILER_STEP;
+		if (line == DEVTRACK_HOST_PLANE && e->name.buf[0] == '$')
+			return PHASE_SPAN;
+	}
 	switch (line) {
 	case DEVTRACK_STREAM:
 	case DEVTRACK_COPIES:
@@ -529,8 +539,11 @@ static void device_names(struct cp *p, const struct event *e, int thread)
 {
 	const char *v = e->arg_name.buf;
 	p->line_valid = 0;
-	if (!thread && devtrack_process(v) != DEVTRACK_HOST)
+	enum devtrack c = thread ? DEVTRACK_HOST : devtrack_process(v);
+	if (c != DEVTRACK_HOST)
 		p->device_names = 1;
+	if (c == DEVTRACK_PLANE)
+		p->xla_planes = 1;
 	if (thread && !strncmp(v, "Stream #", 8))
 		strmap_put(&p->stream_pids, e->pid.buf, e->pid.len, 1, NULL);
 }
@@ -677,7 +690,15 @@ int chrome_finish_event(struct cp *p)
 	int device, flat;
 	struct cat_memo *cm;
 	struct nest_span s = {.kind = (uint8_t)kind_of(p, e, &device, &flat, &cm), .start = ts};
-	s.name_id = intern(p, e->name.buf, e->name.len);
+	if (s.kind == PHASE_PROFILER_STEP && e->has_step &&
+	    strncmp(e->name.buf, "ProfilerStep#", 13)) {
+		/* "train#3", as Kineto's ProfilerStep#3: each step its own name */
+		sbuf_reset(&p->scratch);
+		sbuf_addf(&p->scratch, "%s#%lld", e->name.buf, (long long)e->step_num);
+		s.name_id = intern(p, p->scratch.buf, p->scratch.len);
+	} else {
+		s.name_id = intern(p, e->name.buf, e->name.len);
+	}
 	if (!e->cat.len) {
 		s.cat_id = 0;
 	} else if (cm && cm->cat_id) {
@@ -1042,7 +1063,8 @@ static void note_devices(struct cp *p, const struct scaffold *sc)
 			meta_text(p, pv, &pn);
 		if (tv)
 			meta_text(p, tv, &tn);
-		if (!t->looks && devtrack_process(pn.buf) == DEVTRACK_HOST &&
+		enum devtrack c = devtrack_process(pn.buf);
+		if (!t->looks && (c == DEVTRACK_HOST || c == DEVTRACK_HOST_PLANE) &&
 		    !devtrack_is_stream(tn.buf))
 			continue;
 		chrome_note_once(p, D_NO_DEVICE_WORK, "pid %s '%s' tid %s '%s'%s", t->pid, pn.buf,

@@ -111,7 +111,9 @@ struct event {
 	int args_cut;	  /* args went beyond ARGS_MAX */
 	int64_t corr;
 	int has_corr;
-	int corr_xla; /* corr is XLA's args.correlation_id, not Kineto's correlation */
+	int corr_xla;	  /* corr is XLA's args.correlation_id, not Kineto's correlation */
+	int64_t step_num; /* XLA's StepTraceAnnotation: args.step_num, an integer */
+	int has_step;
 	struct sbuf arg_name, arg_labels;
 	int64_t sort_index;
 	int has_sort_index;
@@ -252,10 +254,11 @@ struct cp {
 	size_t nopens, opens_alloc;
 	struct strmap metrics; /* pid\x1fname\x1fkey -> metric id */
 	/* device tracks by name (importers/devtrack.h): whether a process
-	 * was named like a device's; the pids with a
+	 * was named like a device's or XLA's host plane; the pids with a
 	 * "Stream #" thread; the last pid/tid classified and its class
 	 * (line_valid 0: none) */
 	int device_names;
+	int xla_planes; /* a process was named like an XLA device plane */
 	struct strmap stream_pids;
 	struct sbuf line_pid, line_tid, line_name;
 	int line_class, line_valid;

@@ -137,7 +137,7 @@ static void event_reset(struct event *e)
 		free(e->series[i].key);
 	e->nseries = 0;
 	e->flow_in = e->flow_out = e->nfields = e->args_cut = 0;
-	e->has_corr = e->corr_xla = e->has_sort_index = 0;
+	e->has_corr = e->corr_xla = e->has_step = e->has_sort_index = 0;
 }
 
 /* The event field a key names; s need not be NUL-terminated. */
@@ -240,6 +240,12 @@ static void args_scalar(struct cp *p, const char *k, size_t klen, const char *s,
 		if (!e->has_corr && !text_parse_int64(s, n, &v)) {
 			e->corr = v;
 			e->has_corr = e->corr_xla = 1;
+		}
+	} else if (KEY_IS("step_num")) {
+		/* XLA's StepTraceAnnotation: a string or a number */
+		if (!text_parse_int64(s, n, &v)) {
+			e->step_num = v;
+			e->has_step = 1;
 		}
 	} else if (KEY_IS("name") && is_string) {
 		sbuf_reset(&e->arg_name);

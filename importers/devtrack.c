@@ -7,7 +7,9 @@
  * one row per XLA op, module, TensorFlow op or step over the kernels it
  * ran, and counting them too would count the same time twice.  A TPU
  * plane has no streams: its "XLA Ops" line is its work.  TensorFlow 1's
- * timeline makes each stream a process of its own.
+ * timeline makes each stream a process of its own.  The host's plane,
+ * "/host:CPU", holds its threads' work, with the Python tracer's frames
+ * among it.
  */
 #include <string.h>
 #include <strings.h>
@@ -36,6 +38,8 @@ enum devtrack devtrack_process(const char *name)
 {
 	if (!name)
 		return DEVTRACK_HOST;
+	if (starts(name, "/host:"))
+		return DEVTRACK_HOST_PLANE;
 	const char *dev = strstr(name, "/device:");
 	if (!dev || starts(dev, "/device:CPU"))
 		return DEVTRACK_HOST;

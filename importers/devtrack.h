@@ -17,16 +17,18 @@
 
 /* What a track is, by its process's and thread's names. */
 enum devtrack {
-	DEVTRACK_HOST,	    /* host work: nothing says otherwise */
-	DEVTRACK_LOOKS,	    /* host work, though named like a device's (a diagnostic's case) */
-	DEVTRACK_PLANE,	    /* a device plane: its threads say what they hold */
-	DEVTRACK_STREAM,    /* a stream or queue: each event is device work */
-	DEVTRACK_COPIES,    /* a stream of copies alone: each event a copy (or a set) */
-	DEVTRACK_AGGREGATE, /* rows that repeat the streams' work by op or module: no work */
+	DEVTRACK_HOST,	     /* host work: nothing says otherwise */
+	DEVTRACK_LOOKS,	     /* host work, though named like a device's (a diagnostic's case) */
+	DEVTRACK_PLANE,	     /* a device plane: its threads say what they hold */
+	DEVTRACK_STREAM,     /* a stream or queue: each event is device work */
+	DEVTRACK_COPIES,     /* a stream of copies alone: each event a copy (or a set) */
+	DEVTRACK_AGGREGATE,  /* rows that repeat the streams' work by op or module: no work */
+	DEVTRACK_HOST_PLANE, /* host work on XLA's host plane ("/host:CPU") */
 };
 
 /* A process name: DEVTRACK_PLANE, a TensorFlow 1 stream (DEVTRACK_STREAM,
- * DEVTRACK_COPIES, DEVTRACK_AGGREGATE), DEVTRACK_LOOKS or DEVTRACK_HOST. */
+ * DEVTRACK_COPIES, DEVTRACK_AGGREGATE), DEVTRACK_HOST_PLANE, DEVTRACK_LOOKS
+ * or DEVTRACK_HOST. */
 enum devtrack devtrack_process(const char *name);
 
 /* A thread name of a device plane; streams: whether the plane has a

@@ -1700,6 +1700,51 @@ static void test_xla_device_plane(void **state)
 	assert_complete(f, json);
 }
 
+/* XLA's host plane: the Python tracer's frames ("$file.py:line f") are
+ * spans, as Kineto's python_function events are, and a StepTraceAnnotation
+ * (args.step_num) a profiler step named by its number.  The step begins
+ * inside the frame of its __init__ (us 20..23), and holds the work of its
+ * window (22..122) all the same: the frame that opened it ends at 23, and
+ * the step nests in the loop's frame that holds it. */
+static void test_xla_host_plane(void **state)
+{
+	struct fx *f = *state;
+	static const char json[] =
+	    "{\"traceEvents\":[" XLA_NAMES
+	    "{\"ph\":\"X\",\"pid\":701,\"tid\":5,\"ts\":0,\"dur\":200,\"name\":\"$train.py:10 "
+	    "main\"},"
+	    "{\"ph\":\"X\",\"pid\":701,\"tid\":5,\"ts\":20,\"dur\":3,\"name\":\"$profiler.py:385 "
+	    "__init__\"},"
+	    "{\"ph\":\"X\",\"pid\":701,\"tid\":5,\"ts\":22,\"dur\":100,\"name\":\"train\","
+	    "\"args\":{\"step_num\":\"3\"}},"
+	    "{\"ph\":\"X\",\"pid\":701,\"tid\":5,\"ts\":30,\"dur\":30,\"name\":\"PjitFunction(f)\"}"
+	    ","
+	    "{\"ph\":\"X\",\"pid\":701,\"tid\":5,\"ts\":40,\"dur\":2,\"name\":\"fusion\","
+	    "\"args\":{\"correlation_id\":\"7\"}},"
+	    "{\"ph\":\"X\",\"pid\":701,\"tid\":5,\"ts\":120,\"dur\":5,\"name\":\"$profiler.py:400 "
+	    "__exit__\"},"
+	    "{\"ph\":\"X\",\"pid\":1,\"tid\":14,\"ts\":50,\"dur\":5,\"name\":\"fusion\","
+	    "\"args\":{\"correlation_id\":\"7\"}}]}";
+	import_ok(f, "jax.json", json);
+	/* kind name/duration (us)<parent */
+	assert_text(
+	    f,
+	    "span $train.py:10 main/200<python3,span $profiler.py:385 __init__/3<$train.py:10"
+	    " main,profiler_step train#3/100<$train.py:10 main,operator PjitFunction(f)/30<"
+	    "train#3,runtime fusion/2<PjitFunction(f),kernel fusion/5<fusion,"
+	    "span $profiler.py:400 __exit__/5<train#3",
+	    "SELECT group_concat(x, ',') FROM (SELECT p.kind || ' ' || p.name || '/' ||"
+	    " (p.dur_ns / 1000) || '<' || coalesce(u.name, 'python3') AS x FROM phases_v p"
+	    " LEFT JOIN phases_v u ON u.id = p.parent_id AND u.kind NOT IN ('thread',"
+	    " 'stream') WHERE p.depth >= 4 ORDER BY p.start_ns, p.kind)");
+	/* the repairs: the frame of __exit__ outlasts the step, the frame of
+	 * __init__ is none, and the kernel found its launch */
+	assert_text(f, "OVERLAP 1",
+		    "SELECT group_concat(code || ' ' || count) FROM diagnostics"
+		    " WHERE code IN ('OVERLAP', 'UNLINKED_DEVICE')");
+	assert_complete(f, json);
+}
+
 /* A TPU's plane has no streams: its XLA Ops line is its work. */
 static void test_tpu_plane(void **state)
 {
@@ -2427,6 +2472,7 @@ int main(void)
 	    T(test_gpu_annotations_beside_stream),
 	    T(test_accelerator_categories),
 	    T(test_xla_device_plane),
+	    T(test_xla_host_plane),
 	    T(test_tpu_plane),
 	    T(test_tf1_timeline),
 	    T(test_device_names_too_late),

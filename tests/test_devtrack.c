@@ -1,7 +1,7 @@
 /*
- * What names say about device tracks (importers/devtrack.h): device planes
- * and TensorFlow 1's stream processes, a plane's lines, stream names,
- * device-looking categories and the kind of a stream's event.
+ * What names say about device tracks (importers/devtrack.h): device planes,
+ * XLA's host plane and TensorFlow 1's stream processes, a plane's lines,
+ * stream names, device-looking categories and the kind of a stream's event.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,7 +22,7 @@ static void test_processes(void **state)
 	} cases[] = {
 	    {"/device:GPU:0", DEVTRACK_PLANE},
 	    {"/device:TPU:3", DEVTRACK_PLANE},
-	    {"/host:CPU", DEVTRACK_HOST},
+	    {"/host:CPU", DEVTRACK_HOST_PLANE},
 	    {"/device:CPU:0", DEVTRACK_HOST},
 	    {"python3", DEVTRACK_HOST},
 	    {"", DEVTRACK_HOST},

@@ -848,6 +848,11 @@ static int consume(struct ctx *c, const struct rec *r)
 		t->end = end;
 	if (pop_until(c, start) < 0)
 		return -1;
+	/* a profiler step is a unit of iteration: a span that ends before it
+	 * does only opened it (XLA's StepTraceAnnotation begins inside the
+	 * Python frame of its __init__), and ends there without holding it */
+	if (r->kind == PHASE_PROFILER_STEP && pop_until(c, end - 1) < 0)
+		return -1;
 	if (point)
 		return consume_point(c, r, start);
 

@@ -2,7 +2,8 @@
  * Builds one source's part of the phase tree from spans that arrive in any
  * order: the importer adds records while it streams its input, then
  * nest_finish sorts them by (track, start, longest first), nests them by time
- * containment on each track, links device work to the call that launched it
+ * containment on each track (a profiler step ends the spans that end before
+ * it: they only opened it), links device work to the call that launched it
  * (by correlation id), binds flow endpoints and instants to the slice that
  * encloses them, and writes phases, events and flow edges through the store.
  *

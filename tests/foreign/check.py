@@ -24,15 +24,17 @@ DB is TRACE imported alone by BIN.  Prints one line per check,
                 operators': complete events (and B/E pairs) on host tracks,
                 less Kineto's non-operator categories
                 (tests/e2e/summaries_check.py's NOT_OPS), the profiler steps
-                and, in an XLA trace, Python frames ("$file.py:line f");
+                and, in an XLA trace, Python frames ("$file.py:line f") and
+                the calls that launched device work (by correlation_id);
   streams       per stream (pid, tid), the report's gpu_streams items and
                 busy_ns: the count and the union of its device work;
   steps         the profiler steps' durations: ProfilerStep#N on the host
-                (Kineto), StepTraceAnnotation's events (args step_num, XLA);
+                (Kineto), StepTraceAnnotation's events (args step_num, XLA),
+                named NAME#STEP_NUM as the tool names them;
   steps' device time
                 each step's device time (the query's device): the union of
                 the device work launched within it by its thread (runtime
-                calls, by args.correlation);
+                calls, by args.correlation; XLA's correlation_id);
   idle split    per stream, the report's idle_breakdown (host wait, kernel
                 wait, other: ns and gaps) against tests/tools/hta_reference.py;
   kernel types  the report's kernel_type_ns and compute/non-compute against
@@ -103,7 +105,7 @@ class Trace:
             if cat in DEVICE_CATS or xla_stream:
                 self.device.append(e)
             elif cat != "gpu_user_annotation":  # a step's copy on a stream
-                self.host.append(e)
+                self.host.append(xla_host(e) if self.xla else e)
 
     def complete(self):
         """Every complete event with a duration, and each B/E pair on a
@@ -142,7 +144,7 @@ class Trace:
         return {k: (len(w), length(merge(w))) for k, w in work.items()}
 
     def steps(self):
-        return sorted((str(e.get("name")), e["d"]) for e in self.host
+        return sorted((step_name(e), e["d"]) for e in self.host
                       if str(e.get("name", "")).startswith("ProfilerStep#")
                       or (self.xla and "step_num" in (e.get("args") or {})))
 
@@ -162,9 +164,9 @@ class Trace:
                 continue
             where = (str(st.get("pid")), str(st.get("tid")))
             work = [(d["s"], d["s"] + d["d"]) for d in self.device
-                    if launch.get((d.get("args") or {}).get("correlation"), (None,))[:2] == where
-                    and st["s"] <= launch[d["args"]["correlation"]][2] <= st["s"] + st["d"]]
-            out.append((name, length(merge(work))))
+                    if launch.get(xla_corr(d).get("correlation"), (None,))[:2] == where
+                    and st["s"] <= launch[xla_corr(d)["correlation"]][2] <= st["s"] + st["d"]]
+            out.append((step_name(st), length(merge(work))))
         return sorted(out)
 
     def hta(self):
@@ -192,6 +194,15 @@ class Trace:
                 os.unlink(f.name)
         finally:
             hta_reference.kernel_type = saved
+
+
+def step_name(e):
+    """A step's name as grademl-tui(1) gives it: a StepTraceAnnotation's
+    with its args.step_num ("train#3"), as Kineto's ProfilerStep#3."""
+    name, args = str(e.get("name", "")), e.get("args") or {}
+    if "step_num" in args and not name.startswith("ProfilerStep#"):
+        return "%s#%s" % (name, args["step_num"])
+    return name
 
 
 def xla_corr(e):
@@ -322,16 +333,12 @@ def checks(binary, trace_path, db):
     ref = t.steps()
     got = sorted((r["name"], r["dur"]) for r in
                  tool.query("phases kind = profiler_step | select name, dur"))
-    if t.xla:  # names are the tool's; the durations are the file's
-        ref, got = [d for _, d in ref], [d for _, d in got]
     put("steps", "" if ref == got else "tool %s, file %s" % (got[:4], ref[:4]),
         "%d steps" % len(ref))
 
     ref = t.step_device()
     got = sorted((r["name"], r["device"]) for r in
                  tool.query("phases kind = profiler_step | select name, device"))
-    if t.xla:
-        ref, got = [d for _, d in ref], [d for _, d in got]
     put("steps' device time", "" if ref == got else "tool %s, file %s" % (got[:4], ref[:4]),
         "%s" % ref[:4])
 
