@@ -209,14 +209,16 @@ struct explains {
 	int64_t copy_ns;
 	double idle;
 	int api;
+	const int64_t *type_ns; /* a rank's GPU: its breakdown's kernel types; else NULL */
 };
 
 static void explains_add(struct ranking *rk, struct explains **ex, size_t *nex, size_t *alloc,
-			 int64_t phase, int64_t copy_ns, double idle, int api)
+			 int64_t phase, int64_t copy_ns, double idle, int api,
+			 const int64_t *type_ns)
 {
 	XGROW(*ex, *nex + 1, *alloc);
 	struct explains *e = &(*ex)[(*nex)++];
-	*e = (struct explains){NULL, 0, copy_ns, idle, api};
+	*e = (struct explains){NULL, 0, copy_ns, idle, api, type_ns};
 	if (rk->rc >= 0) {
 		int rc = ptree_up(store_db(rk->st), store_path(rk->st), phase, &e->chain, &e->n,
 				  rk->err);
@@ -248,7 +250,7 @@ static void idle_gpu(struct ranking *rk, struct analysis *a, const struct gpubre
 		if (gpu <= 0)
 			continue;
 		if (t->window_ns <= 0 || t->idle_ns <= 0) {
-			explains_add(rk, ex, nex, alloc, gpu, 0, -1, r->api);
+			explains_add(rk, ex, nex, alloc, gpu, 0, -1, r->api, r->type_ns);
 			continue;
 		}
 		char who[128] = "", idle[32], win[32], d[32];
@@ -302,7 +304,7 @@ static void idle_gpu(struct ranking *rk, struct analysis *a, const struct gpubre
 			     any ? (double)(t->idle_ns + r->tail_ns) /
 				       (double)(t->window_ns + r->tail_ns)
 				 : -1,
-			     r->api);
+			     r->api, r->type_ns);
 		sbuf_release(&split);
 	}
 }
@@ -372,7 +374,7 @@ static void copy_bound(struct ranking *rk, struct analysis *a, const struct gpub
 				       " non_blocking=True)) and "
 				     : "",
 			    t)});
-		explains_add(rk, ex, nex, alloc, phase, k->ns, -1, r->api);
+		explains_add(rk, ex, nex, alloc, phase, k->ns, -1, r->api, NULL);
 	}
 }
 
@@ -402,6 +404,24 @@ static int device_api(const struct explains *ex, size_t n, int64_t id)
 			if (ex[i].chain[k] == id && ex[i].api > api)
 				api = ex[i].api;
 	return api;
+}
+
+/* The kernel types (gpubreak.h) of the GPUs beneath phase id, summed into
+ * type_ns; the largest, or -1 when there is none. */
+static int device_mix(const struct explains *ex, size_t n, int64_t id,
+		      int64_t type_ns[GPUBREAK_NTYPES])
+{
+	int top = -1;
+	memset(type_ns, 0, GPUBREAK_NTYPES * sizeof(*type_ns));
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < ex[i].n; k++)
+			if (ex[i].type_ns && ex[i].chain[k] == id)
+				for (int t = 0; t < GPUBREAK_NTYPES; t++)
+					type_ns[t] += ex[i].type_ns[t];
+	for (int t = 0; t < GPUBREAK_NTYPES; t++)
+		if (type_ns[t] > 0 && (top < 0 || type_ns[t] > type_ns[top]))
+			top = t;
+	return top;
 }
 
 /* Per workflow, the first phase of its path with a what-if makespan. */
@@ -472,6 +492,37 @@ static const char *rule(int res, int api)
 	}
 }
 
+/* The kernel types as the report's GPU breakdown words them, in its order. */
+static const struct {
+	int type;
+	const char *word;
+} kernel_words[GPUBREAK_NTYPES] = {
+    {GPUBREAK_COMP, "computation"},
+    {GPUBREAK_COMM, "communication"},
+    {GPUBREAK_MEM, "memory"},
+    {GPUBREAK_OTHER, "other"},
+};
+
+/* What would relieve a GPU kept busy mostly by work of kernel type top
+ * (gpubreak.h; -1: not known). */
+static const char *gpu_advice(int top, int api)
+{
+	switch (top) {
+	case GPUBREAK_COMM:
+		return "less or overlapped communication (larger buckets, overlap with the"
+		       " backward pass) or faster links";
+	case GPUBREAK_MEM:
+		return "fewer, larger copies, or the data kept on the device";
+	case GPUBREAK_OTHER:
+		return "fewer synchronisations and waits on the device (stream waits, syncs)";
+	default:
+		return api == DEVCALL_API_MTIA ? "faster kernels (mixed precision, fused operators)"
+						 " or more accelerators"
+					       : "faster kernels (mixed precision, fused operators)"
+						 " or more GPUs";
+	}
+}
+
 static const char *advice(int res, int api)
 {
 	switch (res) {
@@ -482,10 +533,7 @@ static const char *advice(int res, int api)
 		return "spreading the work over processes (the GIL, a serial loop), or vectorising"
 		       " it";
 	case ATTRIB_GPU:
-		return api == DEVCALL_API_MTIA ? "faster kernels (mixed precision, fused operators)"
-						 " or more accelerators"
-					       : "faster kernels (mixed precision, fused operators)"
-						 " or more GPUs";
+		return gpu_advice(-1, api);
 	case ATTRIB_GPU_MEM:
 		return "fewer memory round trips (fused operators, larger batches)";
 	case ATTRIB_DISK:
@@ -539,10 +587,29 @@ static void bottlenecks(struct ranking *rk, struct analysis *a, const struct exp
 			    name, judged, 100 * b[0].frac, d, nodata, shared.buf, g);
 		} else {
 			int api = device_api(ex, nex, r->phase_id);
-			why =
-			    xasprintf("%s: %s during %.0f%% of its %s%s%s; %s would save about %s",
-				      name, rule(b[0].res, api), 100 * b[0].frac, d, nodata,
-				      shared.buf, advice(b[0].res, api), g);
+			struct sbuf mix = SBUF_INIT;
+			sbuf_init(&mix);
+			const char *fix = advice(b[0].res, api);
+			int64_t type_ns[GPUBREAK_NTYPES];
+			int top =
+			    b[0].res == ATTRIB_GPU ? device_mix(ex, nex, r->phase_id, type_ns) : -1;
+			if (top >= 0) { /* the breakdown's words and figures */
+				sbuf_adds(&mix, " (the GPU breakdown's kernels:");
+				for (size_t t = 0; t < GPUBREAK_NTYPES; t++) {
+					char x[32];
+					sbuf_addf(&mix, "%s %s %s", t ? "," : "",
+						  kernel_words[t].word,
+						  text_duration(x, sizeof(x),
+								type_ns[kernel_words[t].type]));
+				}
+				sbuf_addc(&mix, ')');
+				fix = gpu_advice(top, api);
+			}
+			why = xasprintf(
+			    "%s: %s during %.0f%% of its %s%s%s%s; %s would save about %s", name,
+			    rule(b[0].res, api), 100 * b[0].frac, d, nodata, shared.buf, mix.buf,
+			    fix, g);
+			sbuf_release(&mix);
 		}
 		sbuf_release(&shared);
 		free(name);
