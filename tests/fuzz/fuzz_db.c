@@ -495,11 +495,13 @@ static void readers(void)
 	if (rc == 0) {
 		for (int kind = 0; kind < SUMM_NKINDS; kind++) {
 			struct query_result r;
+			char *why = NULL;
 			err = NULL;
 			rc = summ_table(model_store(m), kind == SUMM_RANKS ? step_id : 0, kind, &r,
-					&err);
+					&why, &err);
 			if (rc == 0)
 				query_result_release(&r);
+			free(why);
 			check(rc, err);
 		}
 		struct export_stats es;
