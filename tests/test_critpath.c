@@ -388,9 +388,50 @@ static void otlp_span(struct sbuf *sb, const char *id, const char *parent, const
 		  T0 + t1 * MS);
 }
 
-/* An OTLP root span run 0..30 ms whose children ran one after another:
- * prepare 0..5, train 6..20, evaluate 21..30; the root's own code in the
- * gaps. */
+/* A part of the workflow run 0..30 ms whose children ran one after
+ * another: prepare 0..5, train 6..20, evaluate 21..30; run's own code in
+ * the gaps.  Whatever importer made the parts, run is structure (its time
+ * its children's and its gaps) and each leaf is work with its what-if. */
+static void check_parts_in_sequence(struct fx *f)
+{
+	char *err = NULL;
+	int64_t wf = id_of(f, "wf"), run = id_of(f, "run"), p = id_of(f, "prepare"),
+		t = id_of(f, "train"), e = id_of(f, "evaluate");
+	struct model *m = open_model(f);
+	struct critpath cp;
+	if (critpath_compute(model_store(m), wf, &cp, &err) < 0)
+		fail_msg("%s", err);
+	check_tiling(&cp);
+	assert_int_equal(cp.makespan_ns, 30 * MS);
+	assert_int_equal(cp.wait_ns, 0);
+	int64_t want[] = {p, run, t, run, e}, len[] = {5 * MS, 1 * MS, 14 * MS, 1 * MS, 9 * MS};
+	assert_int_equal(cp.nsteps, 5);
+	for (size_t i = 0; i < 5; i++) {
+		assert_int_equal(cp.steps[i].phase_id, want[i]);
+		assert_int_equal(cp.steps[i].what, CRITPATH_RUN);
+		assert_int_equal(cp.steps[i].dur_ns, len[i]);
+	}
+	assert_int_equal(cp.phases[0].phase_id, t);
+	critpath_release(&cp);
+	/* the report's what-ifs: train, the longest, then evaluate and
+	 * prepare; run holds them and gets none */
+	if (critpath_analyze(model_store(m), wf, 2, 4, &cp, &err) < 0)
+		fail_msg("%s", err);
+	int64_t order[] = {t, e, p, run}, at[] = {23 * MS, 25500 * US, 27500 * US, -1};
+	assert_int_equal(cp.nphases, 4);
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(cp.phases[i].phase_id, order[i]);
+		assert_int_equal(cp.phases[i].whatif_ns, at[i]);
+	}
+	assert_int_equal(cp.phases[0].bound_id, 0);
+	critpath_release(&cp);
+	/* train free: evaluate starts 14 ms sooner */
+	assert_int_equal(whatif(m, wf, t, INFINITY), 16 * MS);
+	assert_int_equal(whatif(m, wf, p, 2), 27500 * US);
+	model_free(m);
+}
+
+/* The parts as OTLP spans on their host's track, run the root span. */
 static void spans_in_sequence(void **state)
 {
 	struct fx *f = *state;
@@ -410,36 +451,33 @@ static void spans_in_sequence(void **state)
 	sbuf_release(&doc);
 	if (rc < 0)
 		fail_msg("%s", err);
-	int64_t wf = id_of(f, "wf"), run = id_of(f, "run"), p = id_of(f, "prepare"),
-		t = id_of(f, "train"), e = id_of(f, "evaluate");
-	struct model *m = open_model(f);
-	struct critpath cp;
-	if (critpath_compute(model_store(m), wf, &cp, &err) < 0)
+	check_parts_in_sequence(f);
+}
+
+/* The same parts as a manifest's steps (no track), run their parent. */
+static void steps_nested_in_sequence(void **state)
+{
+	struct fx *f = *state;
+	char text[1024], *err = NULL;
+	static const struct {
+		const char *name, *parent;
+		int t0, t1;
+	} steps[] = {{"run", NULL, 0, 30},
+		     {"prepare", "run", 0, 5},
+		     {"train", "run", 6, 20},
+		     {"evaluate", "run", 21, 30}};
+	size_t len = 0;
+	for (size_t i = 0; i < 4; i++)
+		len += (size_t)snprintf(
+		    text + len, sizeof(text) - len,
+		    "{\"step\": \"%s\", \"start_ns\": %lld, \"end_ns\": %lld%s%s%s}\n",
+		    steps[i].name, T0 + steps[i].t0 * MS, T0 + steps[i].t1 * MS,
+		    steps[i].parent ? ", \"parent\": \"" : "",
+		    steps[i].parent ? steps[i].parent : "", steps[i].parent ? "\"" : "");
+	struct import_opts o = {.workflow = "wf"};
+	if (importfx_fresh(f, text, &o, &err) < 0)
 		fail_msg("%s", err);
-	check_tiling(&cp);
-	assert_int_equal(cp.makespan_ns, 30 * MS);
-	assert_int_equal(cp.wait_ns, 0);
-	int64_t want[] = {p, run, t, run, e}, len[] = {5 * MS, 1 * MS, 14 * MS, 1 * MS, 9 * MS};
-	assert_int_equal(cp.nsteps, 5);
-	for (size_t i = 0; i < 5; i++) {
-		assert_int_equal(cp.steps[i].phase_id, want[i]);
-		assert_int_equal(cp.steps[i].what, CRITPATH_RUN);
-		assert_int_equal(cp.steps[i].dur_ns, len[i]);
-	}
-	assert_int_equal(cp.phases[0].phase_id, t);
-	critpath_release(&cp);
-	/* spans on their host's track are work: the report's what-if asks
-	 * train, the longest */
-	if (critpath_analyze(model_store(m), wf, 2, 1, &cp, &err) < 0)
-		fail_msg("%s", err);
-	assert_int_equal(cp.phases[0].phase_id, t);
-	assert_int_equal(cp.phases[0].whatif_ns, 23 * MS);
-	assert_int_equal(cp.phases[0].bound_id, 0);
-	critpath_release(&cp);
-	/* train free: evaluate starts 14 ms sooner */
-	assert_int_equal(whatif(m, wf, t, INFINITY), 16 * MS);
-	assert_int_equal(whatif(m, wf, p, 2), 27500 * US);
-	model_free(m);
+	check_parts_in_sequence(f);
 }
 
 /* A copy from or to pageable memory holds its cudaMemcpyAsync (100..200,
@@ -653,6 +691,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(steps_in_sequence, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(concurrent_step_bounds, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(spans_in_sequence, setup, importfx_teardown),
+	    cmocka_unit_test_setup_teardown(steps_nested_in_sequence, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(sync_waits_on_kernel, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(kernel_outlives_launch, setup, importfx_teardown),
 	    cmocka_unit_test_setup_teardown(pageable_copy_holds_call, setup, importfx_teardown),

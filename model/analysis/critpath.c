@@ -14,6 +14,7 @@
 
 #include "model/analysis/critpath.h"
 #include "model/analysis/devcall.h"
+#include "model/analysis/level.h"
 #include "model/store/col.h"
 #include "model/util/idmap.h"
 #include "model/view/model.h"
@@ -58,10 +59,11 @@ struct graph {
 	int64_t *track_id; /* by track index: the tracks row */
 	int32_t *up; /* whose end waits for p's end: its parent, or a device op's stream node */
 	uint8_t *kind, *flags;
-	uint32_t *eoff; /* n + 1: the edges of source phase p are [eoff[p], eoff[p+1]) */
-	uint32_t *edst; /* destination phase << 1, | 1 when from the source's end */
-	uint8_t *ekind; /* edges.kind */
-	int64_t nedges; /* edges kept, implicit ones included */
+	uint8_t *structure; /* 1: structure, its window its children's (mark_structure) */
+	uint32_t *eoff;	    /* n + 1: the edges of source phase p are [eoff[p], eoff[p+1]) */
+	uint32_t *edst;	    /* destination phase << 1, | 1 when from the source's end */
+	uint8_t *ekind;	    /* edges.kind */
+	int64_t nedges;	    /* edges kept, implicit ones included */
 	/* synchronising calls: E(sync_src[j]) -> E(sync_dst[j]); sync_head[p]
 	 * is the first j whose source is p, sync_next[j] the next (-1: none) */
 	int32_t *syncs; /* while loading: the synchronising calls */
@@ -84,12 +86,12 @@ struct graph {
 };
 
 /* Tracks: id -> serial (a thread or a stream runs one thing at a time),
- * the source (the trace file: one process) and the track's node in the
- * graph (-1: none). */
+ * a CPU thread's (level_of's on_thread), the source (the trace file: one
+ * process) and the track's node in the graph (-1: none). */
 struct tracks {
 	int64_t *id, *phase_id, *source;
 	int32_t *node;
-	uint8_t *serial;
+	uint8_t *serial, *thread;
 	size_t n;
 };
 
@@ -115,21 +117,23 @@ static int db_fail(struct store *st, const char *what, char **err)
 static int load_tracks(struct store *st, struct tracks *t, char **err)
 {
 	sqlite3_stmt *q;
-	size_t alloc = 0, salloc = 0, palloc = 0, oalloc = 0;
+	size_t alloc = 0, salloc = 0, talloc = 0, palloc = 0, oalloc = 0;
 	if (sqlite3_prepare_v2(store_db(st),
 			       "SELECT id, kind IN ('thread', 'stream'), coalesce(phase_id, 0),"
-			       " source_id FROM tracks ORDER BY id",
+			       " source_id, kind = 'thread' FROM tracks ORDER BY id",
 			       -1, &q, NULL) != SQLITE_OK)
 		return db_fail(st, "tracks", err);
 	int rc;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		XGROW(t->id, t->n + 1, alloc);
 		XGROW(t->serial, t->n + 1, salloc);
+		XGROW(t->thread, t->n + 1, talloc);
 		XGROW(t->phase_id, t->n + 1, palloc);
 		XGROW(t->source, t->n + 1, oalloc);
 		t->id[t->n] = col_int(q, 0);
 		t->phase_id[t->n] = col_int(q, 2);
 		t->source[t->n] = col_int(q, 3);
+		t->thread[t->n] = (uint8_t)col_int32(q, 4);
 		t->serial[t->n++] = (uint8_t)col_int32(q, 1);
 	}
 	sqlite3_finalize(q);
@@ -495,19 +499,38 @@ static int container(const struct graph *g, int32_t p)
 	return k == PHASE_RANK || k == PHASE_PROCESS || k == PHASE_THREAD || k == PHASE_STREAM;
 }
 
+/* What each node is to the path, by its level (level.h) and so the same
+ * whatever importer made it.  The workflow and a container of tracks are
+ * structure.  A part of the workflow (a step or span at any depth, a Spark
+ * job or stage) is structure when it holds work beneath it, its time its
+ * children's and its own gaps, even when its only children are parts; a
+ * leaf part, whose time nothing traced beneath it explains, is work and
+ * has its what-if.  Anything else is work on its track, structure off any
+ * track.  An empty container holds nothing.  Children come after their
+ * parent: backwards, a node has seen all its children. */
+static void mark_structure(struct graph *g, const struct tracks *t)
+{
+	size_t n = g->n;
+	uint8_t *holds = xcalloc(n ? n : 1, sizeof(*holds));
+	g->structure = xmalloc((n ? n : 1) * sizeof(*g->structure));
+	for (size_t i = n; i-- > 0;) {
+		int32_t p = (int32_t)i, tr = g->track[p];
+		int level = level_of(g->kind[p], tr >= 0 && t->thread[tr]);
+		if (container(g, p) || level == LEVEL_WORKFLOW)
+			g->structure[p] = 1;
+		else if (level == LEVEL_PART)
+			g->structure[p] = holds[p];
+		else
+			g->structure[p] = tr < 0;
+		if (g->parent[p] >= 0 && (!container(g, p) || holds[p]))
+			holds[g->parent[p]] = 1;
+	}
+	free(holds);
+}
+
 static int structural(const struct graph *g, int32_t p)
 {
-	switch (g->kind[p]) {
-	case PHASE_WORKFLOW:
-	case PHASE_STEP:
-	case PHASE_RANK:
-	case PHASE_PROCESS:
-	case PHASE_THREAD:
-	case PHASE_STREAM:
-		return 1;
-	default:
-		return g->track[p] < 0;
-	}
+	return g->structure[p];
 }
 
 /* idx[0..n) (load indexes) ordered by key[idx] (stable: ties keep their
@@ -885,6 +908,7 @@ static void graph_release(struct graph *g)
 	free(g->up);
 	free(g->kind);
 	free(g->flags);
+	free(g->structure);
 	free(g->eoff);
 	free(g->edst);
 	free(g->ekind);
@@ -932,6 +956,7 @@ static int build(struct store *st, int64_t root_id, struct graph *g, char **err)
 	for (size_t i = 0; i < t.n; i++)
 		t.node[i] = t.phase_id[i] ? idmap_get(&mp, t.phase_id[i]) : -1;
 	idmap_release(&mp);
+	mark_structure(g, &t);
 	link(g, &t);
 	link_copies(g);
 	link_syncs(g, &t);
@@ -945,6 +970,7 @@ out:
 	free(t.phase_id);
 	free(t.node);
 	free(t.serial);
+	free(t.thread);
 	free(t.source);
 	if (rc < 0)
 		graph_release(g);

@@ -12,10 +12,14 @@
  *   work        S(p) -> E(p) for a leaf: a phase with no contained child;
  *   nesting     S(parent) -> S(c) for every child;  E(c) -> E(parent) for a
  *               contained child: one inside its parent's window and either
- *               on its parent's track, or under a structural parent (a
- *               workflow, step, rank, process, thread or stream node, or a
- *               phase without a track), or a rank or process node itself
- *               (a trace under a span).  A kernel is no contained child of
+ *               on its parent's track, or under a structural parent, or a
+ *               rank or process node itself (a trace under a span).
+ *               Structure, by the phase's level (level.h) whatever importer
+ *               made it: the workflow; a rank, process, thread or stream
+ *               node; a part of the workflow (a step or span at any depth,
+ *               a Spark job or stage) that holds anything beneath it; any
+ *               other phase without a track.  A part with nothing beneath
+ *               it is work, as is any other phase on a track.  A kernel is no contained child of
  *               the runtime call that launched it: its end holds up nothing
  *               on the host, so a parent's end waits only for what really
  *               ran inside it;
@@ -164,8 +168,8 @@ struct critpath {
  * when the parent links loop through it. */
 int critpath_compute(struct store *st, int64_t root_id, struct critpath *out, char **err);
 /* critpath_compute, and for the first n phases of the path (longest
- * first) that are work rather than structure (not a workflow, step, rank,
- * process, thread or stream node, nor one without a track), the makespan
+ * first) that are work rather than structure (see the nesting edges
+ * above: a leaf step or span is work, one holding work is not), the makespan
  * were each k times faster, on the one graph (one replay each: on a graph
  * of more than CRITPATH_WHATIF_ALL_MAX phases, the first alone). */
 #define CRITPATH_WHATIF_ALL_MAX (1u << 20)

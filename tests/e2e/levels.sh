@@ -17,7 +17,11 @@
 #     with nothing traced under it;
 #   - the same windows as a manifest's steps nested two deep
 #     (nested.jsonl): each step at each depth its Resources entry, and a
-#     summary at a nested step says why it has no rows.
+#     summary at a nested step says why it has no rows;
+#   - the critical path is the same at every level: the four windows as
+#     flat manifest steps, as OTLP spans and as steps nested two deep each
+#     get the same what-if (each window, twice as fast) and the same
+#     critical-path top issue; the parts holding them get none.
 # Prints "ok - NAME" / "not ok - NAME (why)" / "skip - NAME (why)", then the
 # summary; exits 1 when any check failed.  Needs python3.
 set -uo pipefail
@@ -140,6 +144,41 @@ if "$BIN" import -o "$NDB" --workflow levels "$CPU/nested.jsonl" 2>"$TMP/err" &&
 		"$W/pipeline/wait/disk"
 else
 	not_ok "nested steps: import and report" "$(head -c 300 "$TMP/err")"
+fi
+
+# ---- the critical path: one rule for a part, whatever importer made it ----
+for form in workflow.jsonl nested.otlp.json nested.jsonl; do
+	if ! "$BIN" import -o "$TMP/cp-$form.db" "$CPU/$form" 2>"$TMP/err" ||
+		! "$BIN" import -o "$TMP/cp-$form.db" "$CPU/sadf.json.gz" 2>>"$TMP/err" ||
+		! "$BIN" report --format json "$TMP/cp-$form.db" >"$TMP/cp-$form.json" 2>>"$TMP/err"; then
+		not_ok "critical path: import and report $form" "$(head -c 300 "$TMP/err")"
+	fi
+done
+if python3 - "$TMP" >"$TMP/cp.out" 2>&1 <<'PY'; then
+import json, sys
+forms = ["workflow.jsonl", "nested.otlp.json", "nested.jsonl"]
+seen = {}
+for form in forms:
+    r = json.load(open("%s/cp-%s.json" % (sys.argv[1], form)))
+    leaf = {}
+    for c in r["critical_path"]:
+        name = c["path"].rsplit("/", 1)[1]
+        if name in ("cores", "thread", "disk", "sleep"):
+            leaf[name] = (c["on_path_ns"], c["whatif_2x_makespan_ns"])
+        elif c["whatif_2x_makespan_ns"] is not None:
+            sys.exit("%s: %s holds the windows yet has a what-if" % (form, c["path"]))
+    issues = [(i["path"].rsplit("/", 1)[1], i["explanation"])
+              for i in r["top_issues"] if i["kind"] == "critical-path"]
+    if len(leaf) != 4 or any(w is None for _, w in leaf.values()) or not issues:
+        sys.exit("%s: windows %s, critical-path issues %s" % (form, leaf, issues))
+    seen[form] = (leaf, issues)
+    if seen[form] != seen[forms[0]]:
+        sys.exit("%s: %s, but %s: %s" % (form, seen[form], forms[0], seen[forms[0]]))
+print(seen[forms[0]])
+PY
+	ok "critical path: flat steps, OTLP spans and nested steps give each window the same what-if and issue"
+else
+	not_ok "critical path: the same what-ifs at every level" "$(tail -c 400 "$TMP/cp.out")"
 fi
 
 printf '%s\n' "type :goto $W/pipeline/cores" Enter "type :ranks" Enter >"$TMP/ranks.keys"

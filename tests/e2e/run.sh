@@ -586,8 +586,8 @@ if bash "$GPU/import.sh" "$BIN" "$g_db" 2>"$TMP/err"; then
 			|| (SELECT count(*) FROM attribution a JOIN phases_v p ON p.id = a.phase_id
 			WHERE p.kind IN ('operator', 'runtime') AND a.resource = 'cpu') || ' '
 			|| (SELECT group_concat(rank || ':' || items, ',') FROM gpu_breakdown)")
-		if [ "$got" = "7 1 ranks:rank 1 idle-gpu:process kernel=exact:100.0,memcpy=exact:100.0,memset=exact:100.0 3 0 -1:796,-1:222,0:1012,1:1028" ]; then
-			ok "gpu: analyze caches the issues (top: an idle GPU, at its GPU's node; ddp's straggler rank 1), the attribution (device work Exact(100) on utilization.gpu; GPU work under the 3 traced steps; no CPU metric, so no CPU attribution) and the GPU breakdowns of the 4 traces; the report reads the same"
+		if [ "$got" = "7 1 ranks:rank 1 critical-path:step kernel=exact:100.0,memcpy=exact:100.0,memset=exact:100.0 3 0 -1:796,-1:222,0:1012,1:1028" ]; then
+			ok "gpu: analyze caches the issues (top: prep's what-if, a step nothing traced explains; ddp's straggler rank 1), the attribution (device work Exact(100) on utilization.gpu; GPU work under the 3 traced steps; no CPU metric, so no CPU attribution) and the GPU breakdowns of the 4 traces; the report reads the same"
 		else
 			not_ok "gpu: analyze cache" "got '$got'"
 		fi

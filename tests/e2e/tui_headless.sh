@@ -557,13 +557,15 @@ if ! bash tests/data/gpu/import.sh "$BIN" "$GPU_DB" 2>"$TMP/err"; then
 elif run issues "$GPU_DB"; then
 	compare issues
 	# three dumps of 24 lines: the list, the second issue selected, the
-	# tree; no software-bound verdict beside the idle-gpu issues that say
-	# why the GPUs idled (the two DDP ranks' GPU, shared)
-	if sed -n 2,24p "$TMP/issues.txt" | grep -q '^ *1  idle-gpu (communication) .*ddp/rank 0/python3 (0) GPU 0$' &&
+	# tree; first prep's what-if (a step nothing traced explains is work
+	# on the critical path); no software-bound verdict beside the idle-gpu
+	# issues that say why the GPUs idled (the two DDP ranks' GPU, shared)
+	if sed -n 2,24p "$TMP/issues.txt" | grep -q '^ *1  critical-path .*/gpu/prep$' &&
+		sed -n 2,24p "$TMP/issues.txt" | grep -q '^ *2  idle-gpu (communication) .*ddp/rank 0/python3 (0) GPU 0$' &&
 		sed -n 2,24p "$TMP/issues.txt" | grep -Eq '^ *[0-9]+  imbalance .*/gpu/ddp/rank 1$' &&
 		! sed -n 2,24p "$TMP/issues.txt" | grep -q 'software-bound' &&
-		sed -n 25,48p "$TMP/issues.txt" | grep -q '^ the GPU of rank 1 (shared GPU, 2 ranks on it: idle while none of this rank' &&
-		sed -n 49p "$TMP/issues.txt" | grep -q 'gpu › ddp › rank 1$'; then
+		sed -n 25,48p "$TMP/issues.txt" | grep -q '^ the GPU of rank 0 (shared GPU, 2 ranks on it: idle while none of this rank' &&
+		sed -n 49p "$TMP/issues.txt" | grep -q 'gpu › ddp › rank 0$'; then
 		ok "issues: ranked list with the why pane; Enter shows the phase in the tree"
 	else
 		not_ok "issues: list, explanation, Enter jumps" "see $TMP/issues.txt"
