@@ -594,7 +594,7 @@ static void bottlenecks(struct ranking *rk, struct analysis *a, const struct exp
 			int top =
 			    b[0].res == ATTRIB_GPU ? device_mix(ex, nex, r->phase_id, type_ns) : -1;
 			if (top >= 0) { /* the breakdown's words and figures */
-				sbuf_adds(&mix, " (the GPU breakdown's kernels:");
+				sbuf_adds(&mix, " (its device work by HTA's kernel types:");
 				for (size_t t = 0; t < GPUBREAK_NTYPES; t++) {
 					char x[32];
 					sbuf_addf(&mix, "%s %s %s", t ? "," : "",

@@ -5,7 +5,7 @@ tests/e2e/gpu_advice.sh.
     gpu_advice.py REPORT.txt REPORT.json EXPECT
 
 The first bottleneck issue that says the GPU (or accelerator) was busy
-must quote the GPU breakdown's kernel figures as the breakdown's "kernels:"
+must quote its device work's kernel types as the GPU breakdown's "kernels:"
 line words them (two sections, one quantity), and advise for the largest
 kernel type: EXPECT is comp, comm, or a JSON object {"COMPUTATION": ns,
 "COMMUNICATION": ns} the trace was made with (then kernel_type_ns must
@@ -28,7 +28,7 @@ def main(argv):
     if issue is None:
         sys.exit("no GPU-bound bottleneck issue")
     why = issue["explanation"]
-    quoted = re.search(r"\(the GPU breakdown's kernels: ([^)]*)\)", why)
+    quoted = re.search(r"\(its device work by HTA's kernel types: ([^)]*)\)", why)
     line = re.search(r"^\s+kernels: ([^;\n]*)", text, re.M)
     if not quoted or not line:
         sys.exit("the verdict quotes no kernel figures, or the breakdown has none: %r" % why)
