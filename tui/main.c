@@ -777,7 +777,7 @@ static int cmd_summary(int argc, char **argv)
 			       &root, &err);
 	char *why = NULL;
 	if (rc == 0)
-		rc = summ_table(model_store(m), root, kind, &r, &why, &err);
+		rc = summ_table(model_store(m), root, kind, 1, &r, &why, &err);
 	if (rc == 0) {
 		const struct query_print_hooks hooks = {.sanitize = format_sanitize,
 							.width = format_width};

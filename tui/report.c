@@ -178,6 +178,32 @@ static void text_copies(FILE *out, const struct gpubreak_stream *x)
 	fputc('\n', out);
 }
 
+/* The scope of a rank's top kernels: all its device work, as `summary
+ * kernels` counts it, unless the figures are HTA's, after its cutoff. */
+static int kernels_cut(const struct gpubreak *gpu, const struct gpubreak_rank *r)
+{
+	return gpu->hta && r->cutoff_ns;
+}
+
+/* The rank's longest kernel by name (the JSON's top_kernels has them all),
+ * with the scope it is counted over. */
+static void text_top_kernel(FILE *out, const struct gpubreak *gpu, const struct gpubreak_rank *r,
+			    struct sbuf *sb)
+{
+	const struct gpubreak_kernel *top = NULL;
+	for (size_t k = 0; k < r->nkernels; k++)
+		if (!r->kernels[k].others && (!top || r->kernels[k].sum_ns > top->sum_ns))
+			top = &r->kernels[k];
+	if (!top)
+		return;
+	char a[32];
+	fprintf(out, "     top kernel, scope: %s: %s, %lld instances, %s\n",
+		kernels_cut(gpu, r) ? "launched before the last profiler step"
+				    : "the whole trace, as summary kernels",
+		clean(sb, top->name), (long long)top->count,
+		format_duration(a, sizeof(a), top->sum_ns));
+}
+
 /* HTA's breakdowns per rank (model/analysis/gpubreak.c), from the analyses: the
  * cache when it matches the file, else computed with them. */
 static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
@@ -217,6 +243,7 @@ static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 			fprintf(out, "; communication overlapped with computation %.1f%%",
 				pct_of(r->overlap_ns, r->comm_ns));
 		fputc('\n', out);
+		text_top_kernel(out, gpu, r, sb);
 		/* the idle split per stream, as HTA gives it (streams overlap, so
 		 * their idle times do not add up) */
 		for (size_t k = 0; k < r->nstreams; k++) {
@@ -672,7 +699,7 @@ static json_t *json_gpu(const struct gpubreak *gpu)
 			"{s:o, s:o, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, "
 			"s:I,"
 			" s:I,"
-			" s:o, s:o}",
+			" s:o, s:s, s:o}",
 			"source", jstr(r->source), "rank",
 			r->rank >= 0 ? json_integer(r->rank) : json_null(), "figures",
 			gpu->hta ? "hta-0.6.1" : "exact", "scope",
@@ -683,7 +710,9 @@ static json_t *json_gpu(const struct gpubreak *gpu)
 			"noncompute_ns", (json_int_t)r->time.noncompute_ns, "idle_causes",
 			json_causes(&r->cause), "kernel_type_ns", types, "kernel_type_mix_ns", mix,
 			"comm_ns", (json_int_t)r->comm_ns, "overlap_ns", (json_int_t)r->overlap_ns,
-			"streams", streams, "top_kernels", kernels));
+			"streams", streams, "top_kernels_scope",
+			kernels_cut(gpu, r) ? "before_last_step" : "trace", "top_kernels",
+			kernels));
 	}
 	return arr;
 }

@@ -35,16 +35,27 @@ static const struct query_column kernel_cols[] = {
     {"name", QC_TEXT},	 {"type", QC_TEXT},  {"count", QC_INT},	  {"total", QC_DUR},
     {"share%", QC_PCT},	 {"mean", QC_DUR},   {"median", QC_DUR},  {"min", QC_DUR},
     {"max", QC_DUR},	 {"stddev", QC_DUR}, {"bytes", QC_BYTES}, {"GB/s", QC_RATE},
-    {"first", QC_PHASE},
+    {"first", QC_PHASE}, {"scope", QC_TEXT},
 };
 static const struct query_column op_cols[] = {
-    {"name", QC_TEXT},	{"count", QC_INT}, {"total", QC_DUR}, {"self", QC_DUR},
-    {"device", QC_DUR}, {"mean", QC_DUR},  {"max", QC_DUR},   {"first", QC_PHASE},
+    {"name", QC_TEXT}, {"count", QC_INT},   {"total", QC_DUR},
+    {"self", QC_DUR},  {"device", QC_DUR},  {"mean", QC_DUR},
+    {"max", QC_DUR},   {"first", QC_PHASE}, {"scope", QC_TEXT},
 };
 static const struct query_column api_cols[] = {
-    {"name", QC_TEXT}, {"count", QC_INT}, {"total", QC_DUR},
-    {"mean", QC_DUR},  {"max", QC_DUR},	  {"first", QC_PHASE},
+    {"name", QC_TEXT}, {"count", QC_INT},   {"total", QC_DUR},	{"mean", QC_DUR},
+    {"max", QC_DUR},   {"first", QC_PHASE}, {"scope", QC_TEXT},
 };
+
+const char *summ_scope(int kind)
+{
+	return kind >= 0 && kind < SUMM_RANKS ? "all beneath it, no step left out" : NULL;
+}
+
+const char *summ_scope_key(int kind)
+{
+	return summ_scope(kind) ? "subtree" : NULL;
+}
 
 static const struct query_column rank_cols[] = {
     {"rank", QC_TEXT}, {"step", QC_DUR},  {"compute", QC_DUR},	  {"comm", QC_DUR},
@@ -103,8 +114,8 @@ static int rank_table(struct store *st, int64_t root_id, struct query_result *r,
 	return 0;
 }
 
-int summ_table(struct store *st, int64_t root_id, int kind, struct query_result *r, char **why,
-	       char **err)
+int summ_table(struct store *st, int64_t root_id, int kind, int scoped, struct query_result *r,
+	       char **why, char **err)
 {
 	*why = NULL;
 	if (kind == SUMM_RANKS)
@@ -112,6 +123,7 @@ int summ_table(struct store *st, int64_t root_id, int kind, struct query_result 
 	static const enum aggr_what what[SUMM_NKINDS] = {AGGR_KERNELS, AGGR_OPS, AGGR_API};
 	static const struct query_column *const cols[SUMM_NKINDS] = {kernel_cols, op_cols,
 								     api_cols};
+	/* with the scope column, the last */
 	static const size_t ncols[SUMM_NKINDS] = {sizeof(kernel_cols) / sizeof(*kernel_cols),
 						  sizeof(op_cols) / sizeof(*op_cols),
 						  sizeof(api_cols) / sizeof(*api_cols)};
@@ -119,7 +131,8 @@ int summ_table(struct store *st, int64_t root_id, int kind, struct query_result 
 	int rc = aggr_compute(st, root_id, what[kind], &a, err);
 	if (rc < 0)
 		return rc;
-	query_result_init(r, cols[kind], ncols[kind], a.nrows);
+	query_result_init(r, cols[kind], ncols[kind] - !scoped, a.nrows);
+	const char *key = summ_scope_key(kind);
 	for (size_t i = 0; i < a.nrows; i++) {
 		const struct aggr_row *x = &a.rows[i];
 		struct query_value *v = &r->cells[i * r->ncols];
@@ -156,7 +169,11 @@ int summ_table(struct store *st, int64_t root_id, int kind, struct query_result 
 			}
 			v += 2;
 		}
-		set_int(v, x->first_id);
+		set_int(v++, x->first_id);
+		if (scoped) {
+			v->type = QP_TEXT;
+			v->s = query_result_text(r, key, strlen(key));
+		}
 	}
 	*why = a.why;
 	a.why = NULL;
@@ -186,7 +203,7 @@ void summ_open(struct app *a, int kind, const char *path)
 	struct query_result r;
 	int64_t t0 = app_now_ns();
 	char *why = NULL;
-	int rc = summ_table(model_store(a->m), n->id, kind, &r, &why, &err);
+	int rc = summ_table(model_store(a->m), n->id, kind, 0, &r, &why, &err);
 	int64_t took = app_now_ns() - t0;
 	if (rc < 0) {
 		app_error(a, rc, err);
@@ -195,6 +212,8 @@ void summ_open(struct app *a, int kind, const char *path)
 	struct sbuf title = SBUF_INIT;
 	sbuf_addf(&title, "%s of ", names[kind]);
 	format_sanitize(&title, n->name);
+	if (summ_scope(kind))
+		sbuf_addf(&title, " (%s)", summ_scope(kind));
 	size_t rows = r.nrows;
 	results_show(a, title.buf, &r);
 	sbuf_release(&title);

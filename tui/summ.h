@@ -17,12 +17,22 @@ enum summ_kind { SUMM_KERNELS, SUMM_OPS, SUMM_API, SUMM_RANKS, SUMM_NKINDS };
 /* "kernels", "ops", "api", "ranks" -> the kind; -1 for anything else. */
 int summ_parse(const char *name);
 const char *summ_name(int kind);
+/* What a summary of kernels, ops or api counts, in words ("all beneath
+ * it, no step left out": every phase of its kinds beneath the phase, the
+ * last profiler step's included), and as its scope column
+ * says it: "subtree" (at the root, the whole trace: the report's GPU
+ * streams and top kernels count the same); NULL for SUMM_RANKS, whose
+ * figures are the GPU breakdown's, over its own scope. */
+const char *summ_scope(int kind);
+const char *summ_scope_key(int kind);
 /* The summary of root_id's subtree (0: the whole file; SUMM_RANKS: the
  * ranks of the nearest phase, it or one above, that holds ranks) as a
  * result, its first phase column each row's first instance (SUMM_RANKS:
- * the rank).  Without rows, *why says why (one line, the caller frees it;
- * else NULL).  0, or -1 (PTREE_LOOP: a parent cycle) with *err. */
-int summ_table(struct store *st, int64_t root_id, int kind, struct query_result *r, char **why,
-	       char **err);
+ * the rank); with scoped, kernels, ops and api end with a column "scope",
+ * summ_scope_key on every row.  Without rows, *why says why (one line, the
+ * caller frees it; else NULL).  0, or -1 (PTREE_LOOP: a parent cycle) with
+ * *err. */
+int summ_table(struct store *st, int64_t root_id, int kind, int scoped, struct query_result *r,
+	       char **why, char **err);
 
 #endif

@@ -35,8 +35,9 @@
  * a what-if for every piece of work among a path's longest phases, not the
  * first alone; 6: HTA's kernel types of 0.6.1, with OTHER, and its DMA as
  * copies; 7: a rank's phases on a shared GPU judged on its own device
- * work, and the sharing noted). */
-#define ANALYSIS_VERSION 7
+ * work, and the sharing noted; 8: the GPU breakdown's top kernels over all
+ * the device work, as the summaries). */
+#define ANALYSIS_VERSION 8
 
 /* "v<schema> a<analysis> p<max phase id> s<max source id> m<max metric
  * id>" and, when the file has demand rules, " r<rules>"; or NULL.  A cache

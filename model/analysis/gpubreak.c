@@ -472,6 +472,12 @@ static int analyse(sqlite3 *db, sqlite3_stmt *nameq, struct group *g, const stru
 			next = g->items[i].start;
 	r->tail_ns = kept_end != INT64_MIN && next != INT64_MAX ? ns_dur(kept_end, next) : 0;
 
+	/* the top kernels: by default over all the device work, as the
+	 * summaries count it; with HTA's figures after its last-step rule */
+	size_t kalloc = 0;
+	for (int t = 0; !o->hta && t < GPUBREAK_NTYPES; t++)
+		top_kernels(nameq, g->items, g->n, t, o, r, &kalloc);
+
 	/* the last-step rule, keeping the order (stream, start) */
 	g->first[g->nstreams] = g->n;
 	size_t kept = 0;
@@ -514,8 +520,7 @@ static int analyse(sqlite3 *db, sqlite3_stmt *nameq, struct group *g, const stru
 	temporal(g->items, g->n, &r->time);
 	idle_causes(g->items, g->n, host, o->launch_ns, &r->cause);
 	type_times(g->items, g->n, r);
-	size_t kalloc = 0;
-	for (int t = 0; t < GPUBREAK_NTYPES; t++)
+	for (int t = 0; o->hta && t < GPUBREAK_NTYPES; t++)
 		top_kernels(nameq, g->items, g->n, t, o, r, &kalloc);
 	idle_host_free(host);
 	return 0;

@@ -46,7 +46,10 @@
  *     each type's work, and mix_ns[mask], the time during which exactly the
  *     set of types `mask` ran (HTA's "COMPUTATION overlapping
  *     COMMUNICATION" rows); the mix entries partition the busy time.
- *   - Top kernels (the second table): per type, kernels grouped by name with
+ *   - Top kernels (the second table): over all the rank's device work,
+ *     the last step's included, as the summaries (model/analysis/aggr.h)
+ *     count it, so that the two agree (with opts.hta after HTA's last-step
+ *     rule, as HTA); per type, kernels grouped by name with
  *     count, sum, min and max of durations (sums, not unions), ordered by
  *     sum, largest first (ties by name).  When a type has more than opts.top_n
  *     names, HTA's rule folds into one "others" entry every name past the

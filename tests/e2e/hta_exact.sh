@@ -46,17 +46,49 @@ fi
 # left out by the breakdown), the default report names each view's scope,
 # in text and JSON: the breakdown's work launched before the last step,
 # each of its streams' idle share of that stream's own window, and the
-# GPU streams section's busy share of the whole trace.
+# GPU streams section's busy share of the whole trace.  The defaults
+# agree: the breakdown's top kernels and `summary kernels` both count all
+# the device work (the same count and total for ncclKernel_AllReduce as the
+# raw JSON's events of that name), and each names that scope in text and
+# JSON; `report --hta`'s top kernels keep HTA's cutoff and say so.
 f=$SAMPLES/facebookresearch__HolisticTraceAnalysis__nccl_data.json.gz
 if [ ! -r "$f" ]; then
 	skip "scopes named" "no $f"
 elif "$BIN" import -o "$TMP/nccl.db" "$f" >/dev/null 2>"$TMP/err" &&
 	"$BIN" report "$TMP/nccl.db" >"$TMP/report.txt" 2>>"$TMP/err" &&
-	"$BIN" report --format json "$TMP/nccl.db" >"$TMP/report.json" 2>>"$TMP/err"; then
-	why=$(python3 - "$TMP/report.json" "$TMP/report.txt" 2>&1 <<'PY'
-import json, re, sys
+	"$BIN" report --format json "$TMP/nccl.db" >"$TMP/report.json" 2>>"$TMP/err" &&
+	"$BIN" report --hta --format json "$TMP/nccl.db" >"$TMP/hta.json" 2>>"$TMP/err" &&
+	"$BIN" summary "$TMP/nccl.db" kernels --format json >"$TMP/kernels.json" 2>>"$TMP/err" &&
+	"$BIN" summary "$TMP/nccl.db" kernels >"$TMP/kernels.txt" 2>>"$TMP/err"; then
+	why=$(python3 - "$TMP/report.json" "$TMP/report.txt" "$f" "$TMP/kernels.json" \
+		"$TMP/kernels.txt" "$TMP/hta.json" 2>&1 <<'PY'
+import gzip, json, re, sys
 r, text = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
 g, why = r["gpu_breakdown"], []
+# the raw file's kernels named ncclKernel_AllReduce*: count, total in ns
+raw = [e for e in json.load(gzip.open(sys.argv[3]))["traceEvents"]
+       if e.get("ph") == "X" and e.get("cat") == "kernel"
+       and e.get("name", "").startswith("ncclKernel_AllReduce")]
+want = (len(raw), sum(round(e["dur"] * 1000) for e in raw))
+def allreduce(rows, total):
+    hit = [x for x in rows if x["name"].startswith("ncclKernel_AllReduce")]
+    return (sum(x["count"] for x in hit), sum(x[total] for x in hit))
+summ = json.load(open(sys.argv[4]))
+got = allreduce(summ, "total")
+if got != want or not summ or any(x.get("scope") != "subtree" for x in summ):
+    why.append("summary kernels: AllReduce %s, raw %s, scopes %s"
+               % (got, want, sorted({str(x.get("scope")) for x in summ})))
+if "scope" not in open(sys.argv[5]).readline().split():
+    why.append("the summary's table names no scope")
+if not g or g[0].get("top_kernels_scope") != "trace" or allreduce(g[0]["top_kernels"], "sum_ns") != want:
+    why.append("top kernels: AllReduce %s over %s, raw %s"
+               % (g and allreduce(g[0]["top_kernels"], "sum_ns"), g and g[0].get("top_kernels_scope"), want))
+if not re.search(r"top kernel, scope: the whole trace, as summary kernels: ncclKernel_AllReduce\S*"
+                 r".*, %d instances, " % want[0], text):
+    why.append("no top kernel with its scope in the text")
+h = json.load(open(sys.argv[6]))["gpu_breakdown"]
+if not h or h[0].get("top_kernels_scope") != "before_last_step" or allreduce(h[0]["top_kernels"], "sum_ns")[0] >= want[0]:
+    why.append("--hta's top kernels not before the last step")
 if not g or g[0]["scope"] != "before_last_step" or g[0]["left_out"] <= 0:
     why.append("breakdown scope %s" % [(x["scope"], x["left_out"]) for x in g])
 if any(x["scope"] != "stream_window" for x in g[0]["streams"] if g):
@@ -75,7 +107,7 @@ PY
 )
 	rc=$?
 	if [ "$rc" = 0 ] && [ -z "$why" ]; then
-		ok "nccl_data: each GPU view names its scope (before the last step, the stream's window, the whole trace)"
+		ok "nccl_data: each GPU view names its scope (before the last step, the stream's window, the whole trace); top kernels and summary kernels agree with the raw file by default"
 	else
 		not_ok "nccl_data: scopes named" "$(echo "$why" | tail -n 1)"
 	fi

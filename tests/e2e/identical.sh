@@ -7,8 +7,9 @@
 # tests/expected/tables/CAPTURE.{import,analyze}.  The expected hashes were
 # recorded with the binary of the commit before model/ was sorted into
 # rooms (5f7c101), gpu.analyze again when the last profiler step's cutoff
-# became the host's step start; a change that moves code must leave them
-# as they are.
+# became the host's step start, and when the breakdown's top kernels came
+# to count all the device work (and demo.analyze's meta, the analysis
+# version); a change that moves code must leave them as they are.
 # A change that means to write different rows re-records them with
 # GRADEML_E2E_REGEN=1 and says why in its commit.
 #

@@ -130,7 +130,7 @@ sample() {
 		local first count
 		first=$(json "$TMP/s.json" 'd[0]["name"][:30]')
 		count=$(json "$TMP/s.json" 'd[0]["count"]')
-		if grep -q ":$kind of $step .* $rows rows" "$TMP/screen.txt" &&
+		if grep -q ":$kind of $step (all beneath it, no step left out) .* $rows rows" "$TMP/screen.txt" &&
 			sed -n 4p "$TMP/screen.txt" | grep -qF " $first" &&
 			sed -n 4p "$TMP/screen.txt" | grep -qE " $count "; then
 			ok "$name: :$kind shows $rows rows, $first first"

@@ -33,7 +33,9 @@ HTA's, as model/analysis/gpubreak.h states them:
     COMPUTATION;
   * temporal breakdown, kernel-type unions and mixes, comm/comp overlap,
     top kernels with the duration_ratio/num_kernels "others" rule, and the
-    per-stream idle breakdown (host wait, kernel wait, other).
+    per-stream idle breakdown (host wait, kernel wait, other); the top
+    kernels over all the device work, the last step's included (as
+    `summary kernels` counts it), except with --hta, after HTA's cutoff.
 
 Times are exact integer nanoseconds: a decimal microsecond timestamp is
 converted digit by digit, never through a float.  --hta-rounding does what
@@ -269,7 +271,7 @@ def analyse(path, include_last_step, kernel_wait_ns, rounding=False, hta_cutoff=
 
     for w in device:
         w["launch"] = host_corr.get(w["corr"])
-    left_out, cutoff = 0, 0
+    left_out, cutoff, every = 0, 0, device
     if len(step_names) >= 2 and not include_last_step:
         cutoff = max(step_starts)
         kept = [w for w in device if w["launch"] is not None and w["launch"] < cutoff]
@@ -298,7 +300,7 @@ def analyse(path, include_last_step, kernel_wait_ns, rounding=False, hta_cutoff=
         for k in range(3):
             lines.append(f"idle {pid}:{stream} {WAITS[k]} ns {ns[k]} count {count[k]}")
     for t in range(len(TYPES)):
-        for name, names, count, total, lo, hi in top_kernels(device, t):
+        for name, names, count, total, lo, hi in top_kernels(device if hta_cutoff else every, t):
             lines.append(f"kernel {TYPES[t]} names {names} count {count} sum_ns {total}"
                          f" min_ns {lo} max_ns {hi} {name}")
     return lines
