@@ -1175,7 +1175,19 @@ static void test_nest_track_window_and_idle(void **state)
 	EQ(st.phases, 5);
 }
 
-/* Every phase's device_ns is the time of the device work beneath it, summed:
+/* Finishes n with its nt tracks t, frees it, adds the step and the process
+ * above them and commits; the step's id. */
+static int64_t finish_and_commit(struct fx *f, struct nest *n, struct nest_track *t, size_t nt)
+{
+	struct nest_stats st;
+	finish(f, n, t, nt, 0, &st);
+	nest_free(n);
+	int64_t step = add_step_and_process(f);
+	commit(f);
+	return step;
+}
+
+/* Every phase's device_ns is the time of the device work beneath it:
  * its launches' kernels, those of the spans it contains, up through the
  * thread's node to the process and step written after the nest (by
  * store_commit), and a stream's unlinked work under the stream's node.
@@ -1200,11 +1212,7 @@ static void test_nest_device_beneath(void **state)
 		.track = 1, .kind = PHASE_OPERATOR, .name = "inner2", .start = 300, .dur = 100});
 	add(f, n, host_launch(1, "L2", 310, 10, 2));
 	add(f, n, (struct sp){.track = 1, .kind = PHASE_OPERATOR, .name = "idle", .start = 2000});
-	struct nest_stats st;
-	finish(f, n, t, 2, 0, &st);
-	nest_free(n);
-	int64_t step = add_step_and_process(f);
-	commit(f);
+	int64_t step = finish_and_commit(f, n, t, 2);
 	EQ(byname(f, "L1").device, 30);
 	EQ(byname(f, "inner").device, 30);
 	EQ(byname(f, "inner2").device, 55);
@@ -1214,6 +1222,50 @@ static void test_nest_device_beneath(void **state)
 	EQ(byid(f, t[0].node_id).device, 11);
 	EQ(byid(f, f->proc).device, 96);
 	EQ(byid(f, step).device, 96);
+}
+
+/* Device work that overlaps counts once: K1 [100, 130) on stream 7 and K2
+ * [110, 150) on stream 8, both launched under op "both", give it 50 ns (not
+ * the 70 summed); K3 [140, 160) under "later" makes the thread's, the
+ * process's and the step's 60 ns, and U [500, 511) on stream 8 (no launch)
+ * adds 11 to stream 8's node (its unlinked work), the process and the step. */
+static void test_nest_device_union(void **state)
+{
+	static const struct {
+		const char *name;
+		int64_t start, dur, corr;
+		uint32_t stream; /* the track's index: 0 stream 7, 1 stream 8 */
+	} work[] = {{"K1", 100, 30, 1, 0},
+		    {"K2", 110, 40, 2, 1},
+		    {"K3", 140, 20, 3, 1},
+		    {"U", 500, 11, 99, 1}};
+	struct fx *f = *state;
+	struct nest *n = nest_new(1 << 20);
+	struct nest_track t[3] = {make_track(f, 1, "stream 7"), make_track(f, 1, "stream 8"),
+				  make_track(f, 0, "thread 1")};
+	for (size_t i = 0; i < sizeof(work) / sizeof(work[0]); i++) {
+		struct sp k = kernel(work[i].name, work[i].start, work[i].dur, work[i].corr);
+		k.track = work[i].stream;
+		add(f, n, k);
+	}
+	add(f, n, (struct sp){.track = 2, .kind = PHASE_OPERATOR, .name = "both", .dur = 100});
+	add(f, n, host_launch(2, "L1", 10, 10, 1));
+	add(f, n, host_launch(2, "L2", 30, 10, 2));
+	add(f, n,
+	    (struct sp){
+		.track = 2, .kind = PHASE_OPERATOR, .name = "later", .start = 200, .dur = 50});
+	add(f, n, host_launch(2, "L3", 210, 10, 3));
+	int64_t step = finish_and_commit(f, n, t, 3);
+	static const struct {
+		const char *name;
+		int64_t device;
+	} spans[] = {{"L1", 30}, {"L2", 40}, {"both", 50}, {"later", 20}};
+	for (size_t i = 0; i < sizeof(spans) / sizeof(spans[0]); i++)
+		EQ(byname(f, spans[i].name).device, spans[i].device);
+	const int64_t nodes[][2] = {
+	    {t[2].node_id, 60}, {t[0].node_id, 0}, {t[1].node_id, 11}, {f->proc, 71}, {step, 71}};
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++)
+		EQ(byid(f, nodes[i][0]).device, nodes[i][1]);
 }
 
 int main(void)
@@ -1231,6 +1283,7 @@ int main(void)
 	    T(test_nest_device_flag_orders_tracks),
 	    T(test_nest_flows),
 	    T(test_nest_overlap_does_not_adopt),
+	    T(test_nest_device_union),
 	    T(test_nest_flow_id_reuse),
 	    T(test_nest_flow_next_slice),
 	    T(test_nest_overflowed_track_has_no_node),

@@ -1406,6 +1406,76 @@ static void test_store_migrates_v5_device_ns(void **state)
 	store_close(st);
 }
 
+/* Adds a phase of kind under parent, [start, start + dur), stored with the
+ * device_ns given (a sum, as the nest writes it), to st's transaction. */
+static int64_t add_under(struct store *st, int64_t parent, int kind, int64_t name, int64_t start,
+			 int64_t dur, int64_t device)
+{
+	char *err = NULL;
+	struct phase_row p = {.id = store_reserve_phase_id(st),
+			      .parent_id = parent,
+			      .kind = kind,
+			      .name_id = name,
+			      .start_ns = start,
+			      .dur_ns = dur,
+			      .device_ns = device,
+			      .depth = 3};
+	assert_int_equal(store_add_phase(st, &p, &err), 0);
+	return p.id;
+}
+
+/* The file at path opened for writing, in a transaction. */
+static struct store *begin_write(const char *path)
+{
+	struct store *st = NULL;
+	char *err = NULL;
+	assert_int_equal(store_open(path, STORE_WRITE, &st, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	return st;
+}
+
+/* device_ns is the union of the device work beneath a phase, whatever the
+ * rows held: an operator whose two launches' kernels overlap on two
+ * streams, K1 [1000, 1030) and K2 [1010, 1050), has 50 ns, not the 70
+ * summed; a later transaction's kernel K3 [1040, 1060) under the thread
+ * makes the thread's and the workflow's 60, the earlier work counted once;
+ * the operator that launched nothing has none. */
+static void test_store_device_union(void **state)
+{
+	struct fx *f = *state;
+	struct ids ids;
+	write_sample(f->path, &ids);
+	char *err = NULL;
+	struct store *st = begin_write(f->path);
+	int64_t op = add_under(st, ids.thread, PHASE_OPERATOR, ids.add, 900, 50, 70);
+	int64_t l1 = add_under(st, op, PHASE_RUNTIME, ids.add, 910, 5, 30);
+	int64_t l2 = add_under(st, op, PHASE_RUNTIME, ids.add, 920, 5, 40);
+	int64_t k1 = add_under(st, l1, PHASE_KERNEL, ids.mm, 1000, 30, 30);
+	add_under(st, l2, PHASE_KERNEL, ids.mm, 1010, 40, 40);
+	assert_int_equal(store_commit(st, &err), 0);
+	sqlite3 *db = store_db(st);
+	char sql[96];
+	int64_t want[][2] = {{k1, 30},	       {l1, 30},     {l2, 40},	 {op, 50},
+			     {ids.thread, 50}, {ids.wf, 50}, {ids.op, 0}};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		snprintf(sql, sizeof(sql), "SELECT device_ns FROM phases WHERE id = %lld",
+			 (long long)want[i][0]);
+		assert_int_equal(q_int(db, sql), want[i][1]);
+	}
+	assert_int_equal(store_begin(st, &err), 0);
+	add_under(st, ids.thread, PHASE_KERNEL, ids.mm, 1040, 20, 20);
+	assert_int_equal(store_commit(st, &err), 0);
+	snprintf(sql, sizeof(sql), "SELECT device_ns FROM phases WHERE id = %lld",
+		 (long long)ids.thread);
+	assert_int_equal(q_int(db, sql), 60);
+	snprintf(sql, sizeof(sql), "SELECT device_ns FROM phases WHERE id = %lld",
+		 (long long)ids.wf);
+	assert_int_equal(q_int(db, sql), 60);
+	snprintf(sql, sizeof(sql), "SELECT device_ns FROM phases WHERE id = %lld", (long long)op);
+	assert_int_equal(q_int(db, sql), 50);
+	store_close(st);
+}
+
 static void test_store_refuses_directory(void **state)
 {
 	struct fx *f = *state;
@@ -1859,6 +1929,7 @@ int main(void)
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_migrates_v1, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_migrates_v4, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_device_union, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_migrates_v5_device_ns, fx_setup,
 					    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_refuses_newer_schema, fx_setup, fx_teardown),

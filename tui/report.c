@@ -752,16 +752,22 @@ static json_t *json_attr(struct model *m, const struct attribution *at, int *rc,
 							100 * b[k].max / b[k].s->capacity));
 		free(b);
 		char *where = phase_where(m, r->phase_id, rc, err);
+		int64_t device = 0;
+		if (*rc >= 0 &&
+		    analysis_phase_device(model_store(m), r->phase_id, &device, err) < 0)
+			*rc = -1;
+		/* device_work_ns: the attribution's work, summed; device_ns: its union */
 		json_array_append_new(
 		    rows,
-		    json_pack("{s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:f, s:o, s:o, s:o, s:I, s:b}",
-			      "phase_id", (json_int_t)r->phase_id, "path", jstr(where), "dur_ns",
-			      (json_int_t)r->dur_ns, "host_work_ns", (json_int_t)r->busy_ns[0],
-			      "device_work_ns", (json_int_t)r->busy_ns[1], "data_ns",
-			      (json_int_t)r->data_ns, "software_ns", (json_int_t)r->free_ns,
-			      "no_data", attrib_nodata(r), "measured", meas, "resources", res,
-			      "bottlenecks", bns, "shared_gpu", (json_int_t)r->shared_gpu,
-			      "own_gpu", r->own_gpu));
+		    json_pack(
+			"{s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:o, s:o, s:o, s:I, s:b}",
+			"phase_id", (json_int_t)r->phase_id, "path", jstr(where), "dur_ns",
+			(json_int_t)r->dur_ns, "host_work_ns", (json_int_t)r->busy_ns[0],
+			"device_work_ns", (json_int_t)r->busy_ns[1], "device_ns",
+			(json_int_t)device, "data_ns", (json_int_t)r->data_ns, "software_ns",
+			(json_int_t)r->free_ns, "no_data", attrib_nodata(r), "measured", meas,
+			"resources", res, "bottlenecks", bns, "shared_gpu",
+			(json_int_t)r->shared_gpu, "own_gpu", r->own_gpu));
 		free(where);
 	}
 	for (size_t i = 0; i < at->nfits; i++)

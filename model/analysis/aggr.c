@@ -42,10 +42,6 @@ struct walk {
 	struct idmap names; /* name id -> group */
 	struct group *g;
 	size_t ng, ag;
-	/* AGGR_OPS, per visit index: the nearest operator above (its index + 1;
-	 * 0: none) and the phase's own group when it is an operator (-1 not) */
-	int32_t *up, *grp;
-	size_t arow;
 	size_t kept; /* durations kept for medians */
 	int median_cut;
 	int64_t n; /* phases entered */
@@ -94,6 +90,9 @@ static void add(struct walk *w, struct group *g, const struct wrow *r)
 	g->count++;
 	g->total = ns_sum(g->total, r->dur);
 	g->self = ns_sum(g->self, r->self);
+	/* per instance the union of the device work beneath it, over instances a sum */
+	if (w->what == AGGR_OPS)
+		g->device = ns_sum(g->device, r->device);
 	g->bytes = ns_sum(g->bytes, r->bytes);
 	g->min = r->dur < g->min ? r->dur : g->min;
 	g->max = r->dur > g->max ? r->dur : g->max;
@@ -116,38 +115,20 @@ static void add(struct walk *w, struct group *g, const struct wrow *r)
 	w->kept++;
 }
 
-/* Enters the next phase of the subtree, of kind kind, whose parent has
- * visit index pi (-1: a root); 1 when the summary reads the phase's row. */
-static int enter(struct walk *w, int32_t pi, int kind)
+/* Enters the next phase of the subtree, of kind kind; 1 when the summary
+ * reads the phase's row. */
+static int enter(struct walk *w, int kind)
 {
-	int32_t i = (int32_t)w->n++;
-	if (w->what == AGGR_OPS) {
-		if ((size_t)i >= w->arow) {
-			w->arow = w->arow ? w->arow * 2 : 4096;
-			w->up = xrealloc(w->up, w->arow * sizeof(*w->up));
-			w->grp = xrealloc(w->grp, w->arow * sizeof(*w->grp));
-		}
-		w->up[i] = pi < 0 ? 0 : w->grp[pi] >= 0 ? pi + 1 : w->up[pi];
-		w->grp[i] = -1;
-		return kind == PHASE_OPERATOR || is_device(kind);
-	}
+	w->n++;
 	return counts(w->what, kind);
 }
 
 /* The row of the phase entered last, which enter() said the summary reads. */
 static void visit(struct walk *w, const struct wrow *r)
 {
-	int32_t i = (int32_t)w->n - 1;
-	if (w->what == AGGR_OPS && is_device(r->kind))
-		for (int32_t o = w->up[i]; o; o = w->up[o - 1]) {
-			struct group *g = &w->g[w->grp[o - 1]];
-			g->device = ns_sum(g->device, r->dur);
-		}
 	if (!counts(w->what, r->kind))
 		return;
-	int32_t k = group_of(w, r);
-	if (w->what == AGGR_OPS)
-		w->grp[i] = k;
+	int32_t k = group_of(w, r); /* may move w->g */
 	add(w, &w->g[k], r);
 }
 
@@ -255,7 +236,7 @@ static void member_fn(sqlite3_context *cx, int argc, sqlite3_value **v)
 	else if (w->root)
 		w->want = ns_sum(w->want - 1, kids > 0 ? kids : 0);
 	w->done = w->root && w->want <= 0;
-	sqlite3_result_int(cx, enter(w, pi, sqlite3_value_int(v[2])));
+	sqlite3_result_int(cx, enter(w, sqlite3_value_int(v[2])));
 }
 
 /* The subtree in one scan in id order: 0, -1 with *err, or 1 when a row's
@@ -321,8 +302,7 @@ static int walk_tree(struct store *st, int64_t root_id, struct walk *w, char **e
 			ret = PTREE_LOOP;
 			break;
 		}
-		int root = root_id ? r.id == root_id : !r.has_parent;
-		if (enter(w, root ? -1 : idmap_get(&ids, r.parent_id), r.kind))
+		if (enter(w, r.kind))
 			visit(w, &r);
 	}
 	if (!ret && rc != SQLITE_DONE)
@@ -337,8 +317,6 @@ static void walk_release(struct walk *w)
 	for (size_t i = 0; i < w->ng; i++)
 		free(w->g[i].durs);
 	free(w->g);
-	free(w->up);
-	free(w->grp);
 	free(w->idx);
 	idmap_release(&w->names);
 	memset(w, 0, sizeof(*w));

@@ -10,8 +10,8 @@
  * The subtree is read in one pass over the phases table in id order from
  * the root (ids are reserved when a span opens, so a parent's id is below
  * its children's; a file that breaks that is walked by a recursive query
- * instead).  Memory: 4 bytes per id from the root to the file's last, 8
- * more per phase of the subtree for :ops, one row per name, and for
+ * instead).  Memory: 4 bytes per id from the root to the file's last,
+ * one row per name, and for
  * :kernels 8 bytes per device work item for the medians (up to
  * AGGR_MEDIAN_MAX items; beyond that the medians are left out).
  */
@@ -38,7 +38,8 @@ struct aggr_row {
 	int64_t count;
 	int64_t total_ns;  /* the sum of the instances' durations */
 	int64_t self_ns;   /* AGGR_OPS: the sum of their self times */
-	int64_t device_ns; /* AGGR_OPS: the device work beneath each instance, summed */
+	int64_t device_ns; /* AGGR_OPS: the instances' device_ns summed (each one the
+			      union of the device work beneath it) */
 	int64_t min_ns, max_ns;
 	double mean_ns, median_ns; /* median: the middle one, or the mean of the two
 				      middle ones; NAN when left out */

@@ -581,6 +581,24 @@ void analysis_release(struct analysis *a)
 	memset(a, 0, sizeof(*a));
 }
 
+int analysis_phase_device(struct store *st, int64_t id, int64_t *ns, char **err)
+{
+	sqlite3 *db = store_db(st);
+	sqlite3_stmt *q = NULL;
+	*ns = 0;
+	int rc = sqlite3_prepare_v2(db, "SELECT device_ns FROM phases WHERE id = ?1", -1, &q, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(q, 1, id);
+		rc = sqlite3_step(q);
+		*ns = rc == SQLITE_ROW ? col_int(q, 0) : 0;
+	}
+	sqlite3_finalize(q);
+	if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+		return 0;
+	*err = xasprintf("%s: cannot read phases: %s", store_path(st), sqlite3_errmsg(db));
+	return -1;
+}
+
 int analysis_phase_path(struct store *st, int64_t id, char **path, char **err)
 {
 	sqlite3 *db = store_db(st);

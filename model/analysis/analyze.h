@@ -77,6 +77,9 @@ char *analysis_phase_name(struct store *st, int64_t id);
 /* "/workflow/step/.../name" of a phase (for :goto) into *path, NULL when
  * there is no such phase.  0; -1 or PTREE_LOOP (model/store/ptree.h) with *err. */
 int analysis_phase_path(struct store *st, int64_t id, char **path, char **err);
+/* Phase id's device_ns (the union of the device work beneath it, devunion.h)
+ * in *ns; 0, or -1 with *err. */
+int analysis_phase_device(struct store *st, int64_t id, int64_t *ns, char **err);
 
 /* Builds a->issues from the analyses in a and the GPU breakdowns gpu
  * (model/analysis/issues.c). */

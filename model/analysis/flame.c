@@ -2,8 +2,9 @@
  * The flame graph's merge; see flame.h.  The subtree is read by
  * subtree_walk (model/store/subtree.h), and each phase row looked up twice in hash tables: its name
  * id to a merged name (the strings table is read once per distinct name), and (parent frame, merged
- * name) to its frame.  Device time is summed up the frames at the end, as the file stores it only
- * on launching calls and the device work itself.
+ * name) to its frame.  Device time is summed up the frames at the end from the device work's own
+ * time: a frame's width must be its children's added up, which a phase's device_ns (the union of
+ * the work beneath it, where overlapping work counts once) is not.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -444,7 +444,7 @@ struct ctx {
  * as the flow ends are. */
 #define ORDER_WINDOW 4096
 
-enum wop { W_PHASE, W_EVENT, W_LAUNCH, W_ABOVE };
+enum wop { W_PHASE, W_EVENT, W_LAUNCH };
 
 /* One queued write; a phase's or an event's attrs follow it. */
 struct wmsg {
@@ -512,16 +512,10 @@ static int do_write(void *arg, const void *msg, size_t len, char **err)
 		if (store_add_phases(c->st, c->pend, n, err) < 0)
 			return -1;
 	}
-	if (m && m->op == W_ABOVE)
-		return store_add_device_above(c->st, m->u.launch.id, m->u.launch.device_ns, err);
 	if (!m || m->op != W_LAUNCH)
 		return 0;
-	if (store_add_launch_stats(c->st, m->u.launch.id, m->u.launch.kernels,
-				   m->u.launch.device_ns, err) < 0)
-		return -1;
-	return m->u.launch.device_ns
-		   ? store_add_device_above(c->st, m->u.launch.id, m->u.launch.device_ns, err)
-		   : 0;
+	return store_add_launch_stats(c->st, m->u.launch.id, m->u.launch.kernels,
+				      m->u.launch.device_ns, err);
 }
 
 static int push_phase(void *arg, const struct phase_row *p)
@@ -541,8 +535,10 @@ static int is_device_work(int kind)
 	return kind == PHASE_KERNEL || kind == PHASE_MEMCPY || kind == PHASE_MEMSET;
 }
 
-/* A phase's device time: that of the device work in its subtree, its own
- * included (a sum: work beneath it that overlaps counts each time). */
+/* A phase's device time as the nest writes it: the sum of the device work
+ * in its subtree, its own included.  Where work beneath it overlaps,
+ * store_commit replaces it with the union (devunion.h); elsewhere the two
+ * agree, and the row needs no second write. */
 static int64_t frame_device_ns(const struct frame *f)
 {
 	return ns_sum(is_device_work(f->kind) ? f->end - f->start : 0, f->device_ns);
@@ -572,20 +568,10 @@ static int write_frame(struct ctx *c, struct frame *f)
 	return queue_phase(c, &p);
 }
 
-/* Adds device_ns to every phase above id, once the whole tree is written
- * (store_add_device_above). */
-static int device_above(struct ctx *c, int64_t id, int64_t device_ns)
-{
-	struct wmsg m = {.op = W_ABOVE};
-	m.u.launch.id = id;
-	m.u.launch.device_ns = device_ns;
-	return push(c, &m, NULL, 0);
-}
-
 /* Adds kernels and their device time to the launch id: in its frame while
  * it is open (passed up as it is written), or in its row on the way to the
- * writer, else with an UPDATE of its row, and then to the phases above it
- * (whose rows had its device time without these). */
+ * writer, else with an UPDATE of its row; the rows above it, written
+ * without it, store_commit sets (devunion.h). */
 static int launch_adjust(struct ctx *c, int64_t id, int64_t kernels, int64_t device_ns)
 {
 	for (size_t i = c->depth; i-- > 0;)
@@ -598,7 +584,7 @@ static int launch_adjust(struct ctx *c, int64_t id, int64_t kernels, int64_t dev
 	if (held) {
 		held->child_count += kernels;
 		held->device_ns = ns_sum(held->device_ns, device_ns);
-		return device_ns ? device_above(c, id, device_ns) : 0;
+		return 0;
 	}
 	struct wmsg m = {.op = W_LAUNCH};
 	m.u.launch.id = id;
@@ -609,9 +595,8 @@ static int launch_adjust(struct ctx *c, int64_t id, int64_t kernels, int64_t dev
 
 /* Passes a written frame's device time to its parent: the span beneath it
  * on the stack or the track's node, which pass it on when they are written
- * in turn (the track's node through store_add_device_above, to the nodes
- * above the nest).  Device work under its launch was counted there when
- * it was linked: only what it launched in turn is left to add. */
+ * in turn (the nodes above the nest get theirs at store_commit).  Device work under its launch was
+ * counted there when it was linked: only what it launched in turn is left to add. */
 static int credit_parent(struct ctx *c, const struct frame *f)
 {
 	if (f->linked)
@@ -696,9 +681,7 @@ static int end_track(struct ctx *c)
 	    .depth = t->depth,
 	};
 	c->stats->phases++;
-	if (queue_phase(c, &p) < 0)
-		return -1;
-	return c->top_device ? device_above(c, t->node_id, c->top_device) : 0;
+	return queue_phase(c, &p);
 }
 
 static void cover(struct ctx *c, int64_t s, int64_t e)

@@ -66,6 +66,7 @@
 #include "model/store/schema.sql.h"
 #include "model/store/store.h"
 #include "model/store/col.h"
+#include "model/store/devunion.h"
 #include "model/util/nstime.h"
 #include "model/util/timing.h"
 #include "model/util/xalloc.h"
@@ -78,7 +79,6 @@ enum stmt_id {
 	S_PHASE_WINDOW,
 	S_PHASE_WIDEN,
 	S_LAUNCH_STATS,
-	S_DEVICE_ABOVE,
 	S_SOURCE,
 	S_SOURCE_FINISH,
 	S_TRACK,
@@ -120,8 +120,6 @@ static const char *const stmt_sql[S_COUNT] = {
 		       " child_count = ?4 WHERE id = ?1",
     [S_LAUNCH_STATS] = "UPDATE phases SET child_count = child_count + ?2,"
 		       " device_ns = device_ns + ?3 WHERE id = ?1",
-    [S_DEVICE_ABOVE] = "INSERT INTO temp.device_above(id, ns) VALUES (?1, ?2)"
-		       " ON CONFLICT(id) DO UPDATE SET ns = ns + excluded.ns",
     [S_SOURCE] = "INSERT INTO sources(path, format, compression, size_bytes, anchor,"
 		 " time_offset_ns, host, rank, imported_at, attrs)"
 		 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -185,7 +183,7 @@ struct store {
 	enum store_mode mode;
 	int in_txn;
 	int64_t next_phase_id;
-	int device_above;     /* temp.device_above holds what store_commit spreads */
+	int device_dirty;     /* device work added: store_commit recomputes device_ns */
 	int indexes_deferred; /* bulk load into an empty file: index at commit */
 	/* nodes whose windows store_commit refreshes once indexed (deferred) */
 	int64_t *refresh;
@@ -438,41 +436,13 @@ static int schema_v6(struct store *st, char **err)
 	return add_columns(st, store_schema_v6_columns, err);
 }
 
-static int device_above_table(struct store *st, char **err)
-{
-	if (!st->device_above &&
-	    store_exec(st,
-		       "CREATE TEMP TABLE IF NOT EXISTS device_above(id INTEGER PRIMARY KEY,"
-		       " ns INTEGER NOT NULL)",
-		       err) < 0)
-		return -1;
-	st->device_above = 1;
-	return 0;
-}
-
 /* Schema v7: device_ns, on launching calls and device work only before,
- * becomes the device time beneath every phase.  An older file's is
- * recomputed: each phase's own device time (a kernel's, a copy's, a
- * set's duration; a value of another type none), then every piece of
- * device work added above it by store_commit. */
-static int schema_v7(struct store *st, char **err)
+ * becomes the device time beneath every phase, which store_commit
+ * computes for every phase of the file (devunion_write). */
+static int schema_v7(struct store *st)
 {
-#define OWN_NS                                                                                     \
-	"(CASE WHEN kind IN (%d, %d, %d) AND typeof(dur_ns) = 'integer' AND dur_ns > 0"            \
-	" THEN dur_ns ELSE 0 END)"
-	if (device_above_table(st, err) < 0)
-		return -1;
-	char *sql =
-	    xasprintf("UPDATE phases SET device_ns = " OWN_NS " WHERE device_ns IS NOT " OWN_NS
-		      "; INSERT INTO temp.device_above(id, ns) SELECT id, " OWN_NS
-		      " FROM phases WHERE kind IN (%d, %d, %d) AND " OWN_NS " > 0",
-		      PHASE_KERNEL, PHASE_MEMCPY, PHASE_MEMSET, PHASE_KERNEL, PHASE_MEMCPY,
-		      PHASE_MEMSET, PHASE_KERNEL, PHASE_MEMCPY, PHASE_MEMSET, PHASE_KERNEL,
-		      PHASE_MEMCPY, PHASE_MEMSET, PHASE_KERNEL, PHASE_MEMCPY, PHASE_MEMSET);
-#undef OWN_NS
-	int rc = store_exec(st, sql, err);
-	free(sql);
-	return rc;
+	st->device_dirty = 1;
+	return 0;
 }
 
 /* Brings a file of an older schema up to this one, inside the write
@@ -494,7 +464,7 @@ static int migrate(struct store *st, char **err)
 		return -1;
 	if (ver < 6 && schema_v6(st, err) < 0)
 		return -1;
-	if (ver < 7 && schema_v7(st, err) < 0)
+	if (ver < 7 && schema_v7(st) < 0)
 		return -1;
 	char *sql = xasprintf("PRAGMA user_version = %d;"
 			      " INSERT OR REPLACE INTO meta VALUES ('schema_version', '%d')",
@@ -1219,27 +1189,14 @@ int store_index_now(struct store *st, char **err)
 	return 0;
 }
 
-/* The device time noted by store_add_device_above, added to the phases above
- * each noted one, in one statement: a walk up the parents by id, the
- * table's key (CROSS JOIN keeps SQLite from scanning phases_parent whole
- * instead: 0.1 s on 0.8 M phases), that a parent cycle in a damaged file
- * ends (UNION: each noted row reaches a phase once), with sums held to
- * 2^61 ns. */
+/* The device time beneath every phase, once the transaction added device
+ * work: the union of that work's intervals (devunion.h). */
 static int spread_device(struct store *st, char **err)
 {
-	if (!st->device_above)
+	if (!st->device_dirty)
 		return 0;
-	st->device_above = 0;
-	int rc =
-	    store_exec(st,
-		       "WITH RECURSIVE up(seed, id, ns) AS (SELECT d.id, p.parent_id, d.ns"
-		       " FROM temp.device_above d CROSS JOIN phases p ON p.id = d.id"
-		       " WHERE p.parent_id IS NOT NULL UNION SELECT up.seed, p.parent_id, up.ns"
-		       " FROM up CROSS JOIN phases p ON p.id = up.id WHERE p.parent_id IS NOT NULL)"
-		       " UPDATE phases SET device_ns = min(max(device_ns, 0) + u.ns, 1 << 61)"
-		       " FROM (SELECT id, CAST(min(total(ns), 1 << 61) AS INTEGER) AS ns FROM up"
-		       " GROUP BY id) AS u WHERE phases.id = u.id; DELETE FROM temp.device_above",
-		       err);
+	st->device_dirty = 0;
+	int rc = devunion_write(st->db, err);
 	timing_mark("device time above the traces");
 	return rc;
 }
@@ -1287,7 +1244,7 @@ void store_rollback(struct store *st)
 	st->in_txn = 0;
 	st->indexes_deferred = 0;
 	st->nrefresh = 0;
-	st->device_above = 0; /* the rows, and the table if this made it, rolled back */
+	st->device_dirty = 0; /* the rows rolled back */
 	forget_aliases(st);
 }
 
@@ -1399,12 +1356,23 @@ static void bind_phase(sqlite3_stmt *s, int col, const struct phase_row *p)
 	bind_text_or_null(s, col + 14, p->attrs, p->attrs_len);
 }
 
+/* Whether one of the n phases at p is device work, whose time store_commit
+ * spreads above it. */
+static void note_device_work(struct store *st, const struct phase_row *p, size_t n)
+{
+	for (size_t i = 0; i < n && !st->device_dirty; i++)
+		if (p[i].kind == PHASE_KERNEL || p[i].kind == PHASE_MEMCPY ||
+		    p[i].kind == PHASE_MEMSET)
+			st->device_dirty = 1;
+}
+
 int store_add_phase(struct store *st, const struct phase_row *p, char **err)
 {
 	sqlite3_stmt *s = stmt(st, S_PHASE, err);
 	if (!s)
 		return -1;
 	bind_phase(s, 0, p);
+	note_device_work(st, p, 1);
 	return run(st, s, err);
 }
 
@@ -1438,6 +1406,7 @@ int store_add_phases(struct store *st, const struct phase_row *p, size_t n, char
 			return -1;
 		for (int i = 0; i < STORE_PHASE_BATCH; i++)
 			bind_phase(s, 14 * i, &p[i]);
+		note_device_work(st, p, STORE_PHASE_BATCH);
 		if (run(st, s, err) < 0)
 			return -1;
 		p += STORE_PHASE_BATCH;
@@ -1486,13 +1455,6 @@ static int run_int2(struct store *st, int which, int64_t a, int64_t b, char **er
 	sqlite3_bind_int64(s, 1, a);
 	sqlite3_bind_int64(s, 2, b);
 	return run(st, s, err);
-}
-
-int store_add_device_above(struct store *st, int64_t id, int64_t device_ns, char **err)
-{
-	if (device_above_table(st, err) < 0)
-		return -1;
-	return run_int2(st, S_DEVICE_ABOVE, id, device_ns, err);
 }
 
 int64_t store_add_source(struct store *st, const struct source_row *r, char **err)

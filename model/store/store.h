@@ -103,7 +103,7 @@ struct phase_row {
 	int64_t source_id;
 	int64_t start_ns, dur_ns;
 	int64_t self_ns;   /* host time not covered by children on the same track */
-	int64_t device_ns; /* the device work's time in its subtree, its own included */
+	int64_t device_ns; /* device time in its subtree; store_commit makes it the union */
 	int64_t child_count;
 	int depth;
 	const char *attrs; /* compact JSON object text, or NULL */
@@ -192,7 +192,9 @@ char *store_phase_name(struct store *st, int64_t id, int cut);
  * created that path (or filled the empty file) meanwhile it fails ("created
  * by another import meanwhile"), leaves that file alone, and the caller
  * rolls back.  The rollback of a new file deletes it and leaves the store
- * closed: a later store_begin fails. */
+ * closed: a later store_begin fails.  Once a transaction added device work,
+ * store_commit sets the device_ns of every phase of the file to the union
+ * of the device work beneath it (devunion.h), whatever the rows held. */
 int store_begin(struct store *st, char **err);
 /* In a bulk load into an empty file, builds the indexes (and the window
  * refreshes that waited for them) now rather than at commit, for a caller
@@ -215,12 +217,6 @@ int store_update_phase_window(struct store *st, int64_t id, int64_t start_ns, in
 			      int64_t child_count, char **err);
 int store_add_launch_stats(struct store *st, int64_t id, int64_t kernels, int64_t device_ns,
 			   char **err);
-/* Adds device_ns to the device time of every phase above id (its parent,
- * the parent's parent, up to the root), as the tree stands at store_commit,
- * which does it for every call of the transaction in one statement: for
- * device time that reaches a row after the rows above it were written
- * (another importer's, a later part of the same tree). */
-int store_add_device_above(struct store *st, int64_t id, int64_t device_ns, char **err);
 int64_t store_add_source(struct store *st, const struct source_row *s, char **err);
 int store_finish_source(struct store *st, int64_t source_id, int64_t phases, int64_t events,
 			int64_t samples, int64_t dropped, char **err);
