@@ -497,8 +497,8 @@ static void readers(void)
 			struct query_result r;
 			char *why = NULL;
 			err = NULL;
-			rc = summ_table(model_store(m), kind == SUMM_RANKS ? step_id : 0, kind, &r,
-					&why, &err);
+			rc = summ_table(model_store(m), kind == SUMM_RANKS ? step_id : 0, kind, 1,
+					&r, &why, &err);
 			if (rc == 0)
 				query_result_release(&r);
 			free(why);
