@@ -531,7 +531,8 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 	text_ops(out, "Top operators by total time", s->by_total, s->nby_total, &sb);
 	text_ops(out, "Top operators by self time", s->by_self, s->nby_self, &sb);
 
-	fprintf(out, "\nGPU streams (busy fraction of the source's window: the whole trace)\n");
+	fprintf(out, "\nGPU streams (the whole trace: busy fraction of each stream's window,"
+		     " its first work to its last)\n");
 	if (!s->nstreams)
 		fprintf(out, "  (no device streams)\n");
 	for (size_t i = 0; i < s->nstreams; i++) {
@@ -823,11 +824,12 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 		const struct summary_stream *x = &s->streams[i];
 		json_array_append_new(
 		    streams,
-		    json_pack("{s:o, s:o, s:o, s:I, s:s, s:I, s:I, s:f, s:I}", "rank",
+		    json_pack("{s:o, s:o, s:o, s:I, s:s, s:s, s:I, s:I, s:I, s:f, s:I}", "rank",
 			      x->rank >= 0 ? json_integer(x->rank) : json_null(), "process",
 			      jstr(x->process), "stream", jstr(x->stream), "track_id",
-			      (json_int_t)x->track_id, "scope", "trace", "busy_ns",
+			      (json_int_t)x->track_id, "scope", "trace", "window", "stream", "busy_ns",
 			      (json_int_t)x->busy_ns, "window_ns", (json_int_t)x->window_ns,
+			      "source_window_ns", (json_int_t)x->source_window_ns,
 			      "busy_fraction",
 			      x->window_ns > 0 ? (double)x->busy_ns / (double)x->window_ns : 0.0,
 			      "items", (json_int_t)x->items));

@@ -108,7 +108,7 @@ static int load_streams(sqlite3 *db, struct summary *s, char **err)
 	    "   max(p.start_ns + p.dur_ns) AS e FROM tracks t JOIN phases p ON p.id = t.phase_id"
 	    "   WHERE t.spans > 0 GROUP BY t.source_id)"
 	    " SELECT pn.text, sn.text, coalesce(src.rank, -1), n.dur_ns - n.self_ns,"
-	    "  win.e - win.s, t.spans, t.id"
+	    "  win.e - win.s, t.spans, t.id, n.dur_ns"
 	    " FROM tracks t JOIN phases n ON n.id = t.phase_id"
 	    " JOIN strings sn ON sn.id = n.name_id"
 	    " JOIN phases pr ON pr.id = n.parent_id JOIN strings pn ON pn.id = pr.name_id"
@@ -128,9 +128,10 @@ static int load_streams(sqlite3 *db, struct summary *s, char **err)
 		x->stream = col_strdup_or_null(q, 1);
 		x->rank = col_int32(q, 2);
 		x->busy_ns = col_int(q, 3);
-		x->window_ns = col_int(q, 4);
+		x->source_window_ns = col_int(q, 4);
 		x->items = col_int(q, 5);
 		x->track_id = col_int(q, 6);
+		x->window_ns = col_int(q, 7);
 	}
 	sqlite3_finalize(q);
 	return 0;

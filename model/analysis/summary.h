@@ -31,12 +31,14 @@ struct summary_op {
 	int64_t count, total_ns, self_ns;
 };
 
-/* busy_ns: the union of the stream's device work; window_ns: its source's
- * window; items: its device work (kernels, copies, sets). */
+/* busy_ns: the union of the stream's device work; window_ns: the stream's
+ * own window, its first work's start to its last work's end (the window
+ * the GPU breakdown's idle time is a share of); source_window_ns: its
+ * source's window; items: its device work (kernels, copies, sets). */
 struct summary_stream {
 	char *process, *stream;
 	int rank;
-	int64_t busy_ns, window_ns, items, track_id;
+	int64_t busy_ns, window_ns, source_window_ns, items, track_id;
 };
 
 struct summary {

@@ -46,7 +46,8 @@ fi
 # left out by the breakdown), the default report names each view's scope,
 # in text and JSON: the breakdown's work launched before the last step,
 # each of its streams' idle share of that stream's own window, and the
-# GPU streams section's busy share of the whole trace.  The defaults
+# GPU streams section's busy share of each stream's window over the whole
+# trace.  The defaults
 # agree: the breakdown's top kernels and `summary kernels` both count all
 # the device work (the same count and total for ncclKernel_AllReduce as the
 # raw JSON's events of that name), and each names that scope in text and
@@ -93,12 +94,13 @@ if not g or g[0]["scope"] != "before_last_step" or g[0]["left_out"] <= 0:
     why.append("breakdown scope %s" % [(x["scope"], x["left_out"]) for x in g])
 if any(x["scope"] != "stream_window" for x in g[0]["streams"] if g):
     why.append("a breakdown stream not over its own window")
-if not r["gpu_streams"] or any(x["scope"] != "trace" for x in r["gpu_streams"]):
+if not r["gpu_streams"] or any((x["scope"], x["window"]) != ("trace", "stream")
+                               for x in r["gpu_streams"]):
     why.append("gpu_streams scope")
 if not re.search(r": %d items, scope: launched before the last profiler step \(%d left out\)"
                  % (g[0]["items"], g[0]["left_out"]), text):
     why.append("no breakdown scope in the text")
-if "busy fraction of the source's window: the whole trace" not in text:
+if "GPU streams (the whole trace: busy fraction of each stream's window" not in text:
     why.append("no streams scope in the text")
 if not re.search(r"items, idle \S+ of its window:", text):
     why.append("no stream window in the text")

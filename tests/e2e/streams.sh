@@ -16,7 +16,8 @@
 #     work with no launching call; GPU annotations are not the stream's);
 #   - the same report's gpu_breakdown: per rank, its items plus those left
 #     out are the gpu_streams items, and where nothing was left out each of
-#     its streams' window - idle is that stream's busy_ns;
+#     its streams' window - idle is that stream's busy_ns and its window the
+#     gpu_streams entry's (one quantity, one window: busy + idle = window);
 #   - MTIA and MI250 (accelerators beyond CUDA) and JAX (a framework beyond
 #     Kineto): streams and a non-empty breakdown;
 #   - HTA's rounding (tests/tools/hta_rounding.py): on the H100 train trace
@@ -80,9 +81,11 @@ if sum(s["items"] for s in streams.values()) != sum(g["items"] + g["left_out"]
 for g in r["gpu_breakdown"]:
     for x in g["streams"] if not g["left_out"] else []:
         s = streams[x["track_id"]]
-        if (x["window_ns"] - x["idle_ns"], x["items"]) != (s["busy_ns"], s["items"]):
+        if (x["window_ns"] - x["idle_ns"], x["items"], x["window_ns"]) != \
+                (s["busy_ns"], s["items"], s["window_ns"]):
             why.append(f"{x['name']}: breakdown busy {x['window_ns'] - x['idle_ns']}"
-                       f" items {x['items']}, gpu_streams {s['busy_ns']} {s['items']}")
+                       f" items {x['items']} window {x['window_ns']}, gpu_streams"
+                       f" {s['busy_ns']} {s['items']} {s['window_ns']}")
 print("; ".join(why))
 EOF
 }
