@@ -13,7 +13,7 @@
 #                        known by construction, the expected verdict, the tool's,
 #                        and whether they agree; then each figure against its
 #                        reference (tests/truth/README.md; `make check` runs it too)
-#   make bench           benchmarks against the budgets in DESIGN.md
+#   make bench           benchmarks against their budgets (README.md, Performance)
 #   make install PREFIX=/usr/local
 #   make deps            install what `make check` needs (as root), else print the line
 #
