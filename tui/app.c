@@ -328,18 +328,46 @@ static void cmd_spark(struct app *a, const char *arg)
 
 /* What bounds a what-if's path: the phase's name and, when it ran on a
  * track other than the selected phase's, "on" the track (and its rank). */
+/* A name as :whatif's message shows it: shortened as lists show it and cut
+ * to cols columns, so that the message's end (what then bounds the path)
+ * is on the line whatever the names; the caller frees it. */
+static char *whatif_name(const char *name, int cxx, int cols, const char *more)
+{
+	struct sbuf sb = SBUF_INIT, cut = SBUF_INIT;
+	format_name(&sb, name, cxx, more);
+	if (format_width(sb.buf) > cols) {
+		format_fit(&cut, sb.buf, cols - format_width(more), 0);
+		sbuf_adds(&cut, more);
+		sbuf_release(&sb);
+		return cut.buf;
+	}
+	return sb.buf;
+}
+
+/* The width each name in :whatif's message may take: the line less the
+ * longest message's own words and figures, shared by its three names. */
+static int whatif_name_cols(const struct app *a)
+{
+	int cols = ((a->w > 0 ? a->w : APP_MIN_W) - 80) / 3;
+	return cols < 12 ? 12 : cols;
+}
+
 static char *whatif_bound(struct app *a, const struct critpath_whatif *r, int64_t own_track)
 {
-	char *name = analysis_phase_name(model_store(a->m), r->bound_id), *s;
+	char *full = analysis_phase_name(model_store(a->m), r->bound_id), *s;
+	char *name = whatif_name(full, 1, whatif_name_cols(a), a->g->more);
+	free(full);
 	const struct mtrack *t = r->bound_track_id && r->bound_track_id != own_track
 				     ? model_track(a->m, r->bound_track_id)
 				     : NULL;
+	char *track = t ? whatif_name(t->name, 0, whatif_name_cols(a), a->g->more) : NULL;
 	if (t && t->rank >= 0)
-		s = xasprintf("%s on rank %lld's %s", name, (long long)t->rank, t->name);
+		s = xasprintf("%s on rank %lld's %s", name, (long long)t->rank, track);
 	else if (t)
-		s = xasprintf("%s on %s", name, t->name);
+		s = xasprintf("%s on %s", name, track);
 	else
 		s = xstrdup(name);
+	free(track);
 	free(name);
 	return s;
 }
@@ -376,6 +404,9 @@ static void cmd_whatif(struct app *a, const char *arg)
 		app_error(a, rc, err);
 		return;
 	}
+	int cols = whatif_name_cols(a);
+	char *nname = whatif_name(n->name, n->kind == PHASE_KERNEL, cols, a->g->more);
+	char *wname = whatif_name(w->name, 0, cols, a->g->more);
 	char how[32];
 	if (isinf(k))
 		snprintf(how, sizeof(how), "taking no time");
@@ -388,14 +419,14 @@ static void cmd_whatif(struct app *a, const char *arg)
 	format_duration(was, sizeof(was), r.observed_ns);
 	format_duration(saved, sizeof(saved), gain < 0 ? -gain : gain);
 	if (k == 1) {
-		app_message(a, 0, "%s at 1x changes nothing: %s's %s as observed", n->name, w->name,
+		app_message(a, 0, "%s at 1x changes nothing: %s's %s as observed", nname, wname,
 			    was);
 	} else if (!r.shrink_ns) {
-		app_message(a, 0, "%s %s saves nothing: not on %s's critical path", n->name, how,
-			    w->name);
+		app_message(a, 0, "%s %s saves nothing: not on %s's critical path", nname, how,
+			    wname);
 	} else if (gain < 0) {
-		app_message(a, 0, "%s %s adds %s (%.2f%%) to %s's %s", n->name, how, saved, -pct,
-			    w->name, was);
+		app_message(a, 0, "%s %s adds %s (%.2f%%) to %s's %s", nname, how, saved, -pct,
+			    wname, was);
 	} else if (r.bound_id) {
 		char *b = whatif_bound(a, &r, n->track_id);
 		format_duration(lost, sizeof(lost), r.loss_ns);
@@ -403,17 +434,19 @@ static void cmd_whatif(struct app *a, const char *arg)
 			app_message(a, 0,
 				    "%s %s saves %s (%.2f%%) of %s's %s, not %s: then %s"
 				    " bounds the path",
-				    n->name, how, saved, pct, w->name, was, lost, b);
+				    nname, how, saved, pct, wname, was, lost, b);
 		else
 			app_message(a, 0,
 				    "%s %s saves nothing of %s's %s, not %s: %s bounds the"
 				    " path as well",
-				    n->name, how, w->name, was, lost, b);
+				    nname, how, wname, was, lost, b);
 		free(b);
 	} else {
-		app_message(a, 0, "%s %s saves %s (%.2f%%) of %s's %s", n->name, how, saved, pct,
-			    w->name, was);
+		app_message(a, 0, "%s %s saves %s (%.2f%%) of %s's %s", nname, how, saved, pct,
+			    wname, was);
 	}
+	free(nname);
+	free(wname);
 }
 
 static void cmd_callers(struct app *a, const char *arg)
@@ -866,47 +899,102 @@ void app_click(struct app *a, int x, int y)
 
 /* ---- the frame ---- */
 
+/* The levels of the breadcrumb, innermost first, each name formatted only
+ * when the line needs it. */
+struct crumbs {
+	const struct mnode *node[256];
+	struct sbuf name[256];
+	int width[256], made[256];
+	int n;
+	const char *more;
+};
+
+static int crumb_width(struct crumbs *c, int i)
+{
+	if (!c->made[i]) {
+		c->name[i] = (struct sbuf)SBUF_INIT;
+		format_name(&c->name[i], c->node[i]->name, c->node[i]->kind == PHASE_KERNEL,
+			    c->more);
+		c->width[i] = format_width(c->name[i].buf);
+		c->made[i] = 1;
+	}
+	return c->width[i];
+}
+
+/* Appends level i's name, cut to cols columns (cols < 0: whole) and ending
+ * in the cut mark where it is cut. */
+static void crumb_add(struct sbuf *out, struct crumbs *c, int i, int cols)
+{
+	int wmore = format_width(c->more);
+	if (cols < 0 || crumb_width(c, i) <= cols) {
+		sbuf_adds(out, c->name[i].buf);
+		return;
+	}
+	format_fit(out, c->name[i].buf, cols > wmore ? cols - wmore : 0, 0);
+	sbuf_adds(out, c->more);
+}
+
 /* The path from the workflow down to the current level.  When it does not
- * fit, levels are dropped from the top (the end is where the user is): the
- * most levels whose line fits, one at least.  The levels are measured from
- * the innermost out, each formatted once, and no more of them than fill
- * the line, whatever the names' length. */
+ * fit, the levels in the middle give way: the first two (the workflow and
+ * its step) and as many of the innermost as fit stay, two at least, with
+ * the cut mark between.  When even those do not fit, each is cut to an
+ * equal share of half the line and the innermost, where the user is, keeps
+ * the rest.  Only the levels shown are formatted, whatever the depth. */
 static void draw_breadcrumb(struct app *a, struct grid *g)
 {
-	const struct mnode *chain[256];
-	struct sbuf part[256];
-	int n = 0, cols = g->w - 1, made = 0, k = 0, width = 0;
-	for (const struct mnode *p = a->tree.node; p && p->parent && n < 256; p = p->parent)
-		chain[n++] = p;
+	struct crumbs c = {.more = a->g->more};
+	int cols = g->w - 1;
+	for (const struct mnode *p = a->tree.node; p && p->parent && c.n < 256; p = p->parent)
+		c.node[c.n++] = p;
 	grid_fill(g, 0, 0, g->w, ' ', ROLE_BREADCRUMB);
-	const char *top = "grademl-tui", *more = a->g->more;
-	int wtop = format_width(top), wmore = format_width(more);
-	while (made < n) {
-		struct sbuf *p = &part[made];
-		*p = (struct sbuf)SBUF_INIT;
-		sbuf_adds(p, a->g->crumb);
-		format_name(p, chain[made]->name, chain[made]->kind == PHASE_KERNEL, more);
-		width += format_width(p->buf);
-		made++;
-		if (made == n) {
-			if (wtop + width <= cols)
-				k = n;
-		} else if (wmore + width <= cols) {
-			k = made;
-		} else {
-			break; /* with one more level it fits less */
+	const char *top = "grademl-tui", *crumb = a->g->crumb;
+	int wmore = format_width(c.more), wcrumb = format_width(crumb);
+	int n = c.n, width = format_width(top), k = 0;
+	while (k < n && width <= cols)
+		width += wcrumb + crumb_width(&c, k++);
+	struct sbuf sb = SBUF_INIT;
+	if (width <= cols) {
+		sbuf_adds(&sb, top);
+		for (int i = n - 1; i >= 0; i--) {
+			sbuf_adds(&sb, crumb);
+			crumb_add(&sb, &c, i, -1);
+		}
+	} else {
+		int head = n < 2 ? n : 2; /* levels n - 1 and n - 2 */
+		int tail = n - head < 2 ? n - head : 2;
+		width = 0;
+		for (int i = n - head; i < n; i++)
+			width += crumb_width(&c, i) + (i < n - 1 ? wcrumb : 0);
+		for (int i = 0; i < tail; i++)
+			width += wcrumb + crumb_width(&c, i);
+		int gap = wcrumb + wmore; /* the cut mark where levels are left out */
+		while (tail < n - head && width + gap + wcrumb + crumb_width(&c, tail) <= cols)
+			width += wcrumb + crumb_width(&c, tail++);
+		if (tail == n - head)
+			gap = 0;
+		int shown = head + tail, squeeze = width + gap > cols;
+		int each = shown > 1 ? (cols / 2 - (shown - 1) * wcrumb - gap) / (shown - 1) : cols;
+		if (each < wmore + 1)
+			each = wmore + 1;
+		for (int i = n - 1; i >= n - head; i--) {
+			if (i < n - 1)
+				sbuf_adds(&sb, crumb);
+			crumb_add(&sb, &c, i, squeeze && i > 0 ? each : -1);
+		}
+		if (gap) {
+			sbuf_adds(&sb, crumb);
+			sbuf_adds(&sb, c.more);
+		}
+		for (int i = tail - 1; i >= 0; i--) {
+			sbuf_adds(&sb, crumb);
+			crumb_add(&sb, &c, i, squeeze && i > 0 ? each : -1);
 		}
 	}
-	if (n && !k)
-		k = 1;
-	struct sbuf sb = SBUF_INIT;
-	sbuf_adds(&sb, k == n ? top : more);
-	for (int i = k - 1; i >= 0; i--)
-		sbuf_adds(&sb, part[i].buf);
-	grid_put_cut(g, 0, 0, cols, sb.buf, more, ROLE_BREADCRUMB);
+	grid_put_cut(g, 0, 0, cols, sb.buf, c.more, ROLE_BREADCRUMB);
 	sbuf_release(&sb);
-	for (int i = 0; i < made; i++)
-		sbuf_release(&part[i]);
+	for (int i = 0; i < n; i++)
+		if (c.made[i])
+			sbuf_release(&c.name[i]);
 }
 
 static void draw_status(struct app *a, struct grid *g)

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # The explorer under a chain of long names (issue 26): the breadcrumb line
-# shows the path from the workflow down to the current level, dropping
-# levels from the top until it fits.  Under 100 nested operators of 64 KiB
+# shows the path from the workflow down to the current level; where it
+# does not fit, the levels in the middle give way to the cut mark, the
+# first two (workflow and step) and the last two staying, each cut to fit
+# and the innermost keeping half the line.  Under 100 nested operators of 64 KiB
 # names each (tests/tools/make_deep_names.py) a key must cost what it
 # costs under 10 of them: only the levels that fill the line are measured.
 # Headless, with --stats, after a search has taken the tree to the
 # innermost level; the median key of the 100-deep chain at most 5x the
 # 10-deep one's (a breadcrumb that formats every level for every level
-# it drops is 80x here).  The screens of both end in the innermost name,
-# cut, after the cut mark.  Prints "ok - NAME" / "not ok - NAME (why)",
+# it drops is 80x here).  The screens of both show the workflow, its step,
+# the cut mark, the level above the innermost and the innermost name, cut.
+# On the GPU capture at 80 columns a kernel's launch keeps its step in the
+# line (before, the levels were dropped from the top and the step with
+# them), and :whatif's message, naming a kernel of a 600-character
+# signature, ends on the line at 200 columns.  Prints "ok - NAME" / "not ok - NAME (why)",
 # then "N passed, M failed"; exits 1 when any check failed.
 # Needs: bash, python3, timeout.
 set -u
@@ -45,11 +51,36 @@ fi
 
 for d in 10 100; do
 	top=$(head -n 1 "$TMP/$d.txt" 2>/dev/null)
-	if printf '%s\n' "$top" | grep -q "^… › level$((d - 1)):n*…\$"; then
-		ok "breadcrumb: $d deep shows the innermost name, cut, after the cut mark"
+	if printf '%s\n' "$top" | grep -q "^workflow › $d › … › level$((d - 2))[:n]*… › level$((d - 1)):n*…\$"; then
+		ok "breadcrumb: $d deep keeps the workflow, its step and the last two levels, cut"
 	else
-		not_ok "breadcrumb: $d deep shows the innermost name, cut, after the cut mark" \
+		not_ok "breadcrumb: $d deep keeps the workflow, its step and the last two levels, cut" \
 			"$(printf '%s' "$top" | head -c 200)"
 	fi
 done
+
+if [ -x tests/data/gpu/import.sh ] || [ -r tests/data/gpu/import.sh ]; then
+	if bash tests/data/gpu/import.sh "$BIN" "$TMP/gpu.db" >/dev/null 2>&1; then
+		printf 'type /cunn_SoftMaxBackwardSmem\nEnter\ndump\n' >"$TMP/gpu.keys"
+		"$BIN" --keys "$TMP/gpu.keys" --dump "$TMP/gpu.txt" --size 80x24 "$TMP/gpu.db" >/dev/null 2>&1
+		top=$(head -n 1 "$TMP/gpu.txt" 2>/dev/null)
+		if printf '%s\n' "$top" | grep -q '^gpu › ddp › … › .* › cudaLaunchKernel *$'; then
+			ok "breadcrumb at 80 columns: a launch deep in the GPU capture keeps its workflow and step"
+		else
+			not_ok "breadcrumb at 80 columns: a launch deep in the GPU capture keeps its workflow and step" "$top"
+		fi
+		# :whatif's message names what then bounds the path, a kernel of a
+		# 600-character signature: at 200 columns its end is on the line
+		printf 'type :goto /gpu/ddp/rank 1/python3 (525) CPU/thread 525 (python3)/ProfilerStep#3\nEnter\ntype :whatif 2\nEnter\ndump\n' >"$TMP/whatif.keys"
+		"$BIN" --keys "$TMP/whatif.keys" --dump "$TMP/whatif.txt" --size 200x50 "$TMP/gpu.db" >/dev/null 2>&1
+		last=$(tail -n 1 "$TMP/whatif.txt" 2>/dev/null)
+		if printf '%s\n' "$last" | grep -q '^ProfilerStep#3 2x faster saves .*: then .* on rank 1.s stream 7 bounds the path *$'; then
+			ok ":whatif at 200 columns: the message ends in what then bounds the path"
+		else
+			not_ok ":whatif at 200 columns: the message ends in what then bounds the path" "$last"
+		fi
+	else
+		skip "breadcrumb on the GPU capture" "tests/data/gpu does not import here"
+	fi
+fi
 summary
