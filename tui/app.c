@@ -3,6 +3,7 @@
  * breadcrumb line, the current screen, and the status line (the prompt
  * while one is open, else a message, else key hints).
  */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -344,23 +345,16 @@ static char *whatif_name(const char *name, int cxx, int cols, const char *more)
 	return sb.buf;
 }
 
-/* The width each name in :whatif's message may take: the line less the
- * longest message's own words and figures, shared by its three names. */
-static int whatif_name_cols(const struct app *a)
-{
-	int cols = ((a->w > 0 ? a->w : APP_MIN_W) - 80) / 3;
-	return cols < 12 ? 12 : cols;
-}
-
-static char *whatif_bound(struct app *a, const struct critpath_whatif *r, int64_t own_track)
+static char *whatif_bound(struct app *a, const struct critpath_whatif *r, int64_t own_track,
+			  int cols)
 {
 	char *full = analysis_phase_name(model_store(a->m), r->bound_id), *s;
-	char *name = whatif_name(full, 1, whatif_name_cols(a), a->g->more);
+	char *name = whatif_name(full, 1, cols, a->g->more);
 	free(full);
 	const struct mtrack *t = r->bound_track_id && r->bound_track_id != own_track
 				     ? model_track(a->m, r->bound_track_id)
 				     : NULL;
-	char *track = t ? whatif_name(t->name, 0, whatif_name_cols(a), a->g->more) : NULL;
+	char *track = t ? whatif_name(t->name, 0, cols, a->g->more) : NULL;
 	if (t && t->rank >= 0)
 		s = xasprintf("%s on rank %lld's %s", name, (long long)t->rank, track);
 	else if (t)
@@ -372,14 +366,57 @@ static char *whatif_bound(struct app *a, const struct critpath_whatif *r, int64_
 	return s;
 }
 
+/* :whatif's message for phase n of workflow w made k times faster (how),
+ * the replay's result r, each name cut to cols columns; the caller frees
+ * it. */
+static char *whatif_text(struct app *a, const struct mnode *n, const struct mnode *w, double k,
+			 const char *how, const struct critpath_whatif *r, int cols)
+{
+	char was[32], saved[32], lost[32], *s;
+	int64_t gain = r->observed_ns - r->makespan_ns;
+	double pct = r->observed_ns > 0 ? 100.0 * (double)gain / (double)r->observed_ns : 0.0;
+	format_duration(was, sizeof(was), r->observed_ns);
+	format_duration(saved, sizeof(saved), gain < 0 ? -gain : gain);
+	char *nname = whatif_name(n->name, n->kind == PHASE_KERNEL, cols, a->g->more);
+	char *wname = whatif_name(w->name, 0, cols, a->g->more);
+	if (k == 1) {
+		s = xasprintf("%s at 1x changes nothing: %s's %s as observed", nname, wname, was);
+	} else if (!r->shrink_ns) {
+		s = xasprintf("%s %s saves nothing: not on %s's critical path", nname, how, wname);
+	} else if (gain < 0) {
+		s = xasprintf("%s %s adds %s (%.2f%%) to %s's %s", nname, how, saved, -pct, wname,
+			      was);
+	} else if (r->bound_id) {
+		char *b = whatif_bound(a, r, n->track_id, cols);
+		format_duration(lost, sizeof(lost), r->loss_ns);
+		if (gain)
+			s = xasprintf("%s %s saves %s (%.2f%%) of %s's %s, not %s: then %s bounds the"
+				      " path",
+				      nname, how, saved, pct, wname, was, lost, b);
+		else
+			s = xasprintf("%s %s saves nothing of %s's %s, not %s: %s bounds the path as"
+				      " well",
+				      nname, how, wname, was, lost, b);
+		free(b);
+	} else {
+		s = xasprintf("%s %s saves %s (%.2f%%) of %s's %s", nname, how, saved, pct, wname,
+			      was);
+	}
+	free(nname);
+	free(wname);
+	return s;
+}
+
 /* ':whatif K': the makespan of the selected phase's workflow were the
  * phase K times faster (K may be "inf": were it free), by replaying the
  * critical path's DAG (model/analysis/critpath.h); where it saves less than its
- * time on the path would, what then bounds the path. */
+ * time on the path would, what then bounds the path.  Names are shown as
+ * lists show them; where the message is wider than the screen, each is cut
+ * to a share of the line, so that its end is on it. */
 static void cmd_whatif(struct app *a, const char *arg)
 {
 	const struct mnode *n = tree_view_selected(&a->tree), *w = n;
-	char *end, *err = NULL, was[32], saved[32], lost[32];
+	char *end, *err = NULL;
 	double k = strtod(arg, &end);
 	if (end != arg && (*end == 'x' || *end == 'X'))
 		end++;
@@ -404,9 +441,6 @@ static void cmd_whatif(struct app *a, const char *arg)
 		app_error(a, rc, err);
 		return;
 	}
-	int cols = whatif_name_cols(a);
-	char *nname = whatif_name(n->name, n->kind == PHASE_KERNEL, cols, a->g->more);
-	char *wname = whatif_name(w->name, 0, cols, a->g->more);
 	char how[32];
 	if (isinf(k))
 		snprintf(how, sizeof(how), "taking no time");
@@ -414,39 +448,15 @@ static void cmd_whatif(struct app *a, const char *arg)
 		snprintf(how, sizeof(how), "%gx as fast", k);
 	else
 		snprintf(how, sizeof(how), "%gx faster", k);
-	int64_t gain = r.observed_ns - r.makespan_ns;
-	double pct = r.observed_ns > 0 ? 100.0 * (double)gain / (double)r.observed_ns : 0.0;
-	format_duration(was, sizeof(was), r.observed_ns);
-	format_duration(saved, sizeof(saved), gain < 0 ? -gain : gain);
-	if (k == 1) {
-		app_message(a, 0, "%s at 1x changes nothing: %s's %s as observed", nname, wname,
-			    was);
-	} else if (!r.shrink_ns) {
-		app_message(a, 0, "%s %s saves nothing: not on %s's critical path", nname, how,
-			    wname);
-	} else if (gain < 0) {
-		app_message(a, 0, "%s %s adds %s (%.2f%%) to %s's %s", nname, how, saved, -pct,
-			    wname, was);
-	} else if (r.bound_id) {
-		char *b = whatif_bound(a, &r, n->track_id);
-		format_duration(lost, sizeof(lost), r.loss_ns);
-		if (gain)
-			app_message(a, 0,
-				    "%s %s saves %s (%.2f%%) of %s's %s, not %s: then %s"
-				    " bounds the path",
-				    nname, how, saved, pct, wname, was, lost, b);
-		else
-			app_message(a, 0,
-				    "%s %s saves nothing of %s's %s, not %s: %s bounds the"
-				    " path as well",
-				    nname, how, wname, was, lost, b);
-		free(b);
-	} else {
-		app_message(a, 0, "%s %s saves %s (%.2f%%) of %s's %s", nname, how, saved, pct,
-			    wname, was);
+	int width = a->w > 0 ? a->w : APP_MIN_W;
+	char *msg = whatif_text(a, n, w, k, how, &r, INT_MAX);
+	if (format_width(msg) > width - 1) {
+		int cols = (width - 80) / 3; /* the longest message's words and figures */
+		free(msg);
+		msg = whatif_text(a, n, w, k, how, &r, cols < 12 ? 12 : cols);
 	}
-	free(nname);
-	free(wname);
+	app_message(a, 0, "%s", msg);
+	free(msg);
 }
 
 static void cmd_callers(struct app *a, const char *arg)

@@ -229,10 +229,22 @@ static int col_width(const struct results_view *v, size_t c)
 	return w < COL_MAX ? w : COL_MAX;
 }
 
+/* The columns the first one (the name, as a rule) takes when it stays on
+ * screen while the others scroll, as htop keeps its command: its width and
+ * gap once the table is scrolled (v->left > 0) and there is room for it
+ * beside the selected column; else 0. */
+static int frozen_width(const struct results_view *v, int w)
+{
+	if (!v->left || v->t.ncols < 2)
+		return 0;
+	int fw = col_width(v, 0) + COL_GAP;
+	return 1 + fw + col_width(v, v->col) <= w - 1 ? fw : 0;
+}
+
 /* Whether column c ends on a screen w wide when the first shown is v->left. */
 static int col_fits(const struct results_view *v, size_t c, int w)
 {
-	int x = 1;
+	int x = 1 + frozen_width(v, w);
 	for (size_t k = v->left; k <= c; k++)
 		x += col_width(v, k) + COL_GAP;
 	return x - COL_GAP <= w - 1;
@@ -401,32 +413,45 @@ static void draw_cell(struct app *a, struct grid *g, int x, int y, int w, const 
 	grid_put(g, right ? x + w - sw : x, y, w, s, role);
 }
 
-/* Row row of the table (0: the header) across the columns shown. */
+/* Column c of row row (0: the header) at x, w wide. */
+static void draw_col(struct app *a, struct grid *g, int x, int y, int w, size_t row, size_t c,
+		     enum role role)
+{
+	struct results_view *v = &a->rv;
+	enum role r = role;
+	if (!row && c == v->col)
+		r = ROLE_SELECTED;
+	else if (!row && (int)c == v->sort_col)
+		r = ROLE_SORTED;
+	grid_fill(g, x, y, w, ' ', r);
+	if (!row && (int)c == v->sort_col) {
+		/* the header with the sort marker after the name */
+		struct sbuf h = SBUF_INIT;
+		sbuf_adds(&h, query_table_cell(&v->t, 0, c));
+		sbuf_adds(&h, v->desc ? a->g->down : a->g->up);
+		draw_cell(a, g, x, y, w, h.buf, v->t.right[c], r);
+		sbuf_release(&h);
+	} else {
+		draw_cell(a, g, x, y, w, query_table_cell(&v->t, row, c), v->t.right[c], r);
+	}
+}
+
+/* Row row of the table (0: the header) across the columns shown: the first
+ * column frozen where the table is scrolled (frozen_width), then those from
+ * v->left. */
 static void draw_row(struct app *a, struct grid *g, int y, size_t row, enum role role)
 {
 	struct results_view *v = &a->rv;
-	int x = 1;
+	int x = 1, fw = frozen_width(v, g->w);
+	if (fw) {
+		draw_col(a, g, x, y, fw - COL_GAP, row, 0, role);
+		x += fw;
+	}
 	for (size_t c = v->left; c < v->t.ncols && x < g->w - 1; c++) {
 		int w = col_width(v, c);
 		if (x + w > g->w - 1)
 			w = g->w - 1 - x;
-		enum role r = role;
-		if (!row && c == v->col)
-			r = ROLE_SELECTED;
-		else if (!row && (int)c == v->sort_col)
-			r = ROLE_SORTED;
-		if (!row && (int)c == v->sort_col) {
-			/* the header with the sort marker after the name */
-			struct sbuf h = SBUF_INIT;
-			sbuf_adds(&h, query_table_cell(&v->t, 0, c));
-			sbuf_adds(&h, v->desc ? a->g->down : a->g->up);
-			grid_fill(g, x, y, w, ' ', r);
-			draw_cell(a, g, x, y, w, h.buf, v->t.right[c], r);
-			sbuf_release(&h);
-		} else {
-			grid_fill(g, x, y, w, ' ', r);
-			draw_cell(a, g, x, y, w, query_table_cell(&v->t, row, c), v->t.right[c], r);
-		}
+		draw_col(a, g, x, y, w, row, c, role);
 		x += w + COL_GAP;
 	}
 }

@@ -514,6 +514,17 @@ if run query "$DEMO_DB"; then
 		not_ok "query: the results screen" "${why%; } (see $TMP/query.txt)"
 	fi
 fi
+if run query-freeze "$DEMO_DB"; then
+	# the header and each row keep the name column, then the last column
+	hdr=$(sed -n 3p "$TMP/query-freeze.txt")
+	rows=$(sed -n 4,8p "$TMP/query-freeze.txt" | grep -c '^ aten::.* [0-9][0-9]*$')
+	if printf '%s\n' "$hdr" | grep -q '^ name .* id$' && [ "$rows" = 5 ]; then
+		ok "query: scrolled to the last column, the name column stays"
+	else
+		not_ok "query: scrolled to the last column, the name column stays" \
+			"header '$hdr', $rows rows with a name and an id"
+	fi
+fi
 if run query-tab "$DEMO_DB"; then
 	compare query-tab
 	if tail -1 "$TMP/query-tab.txt" | grep -q '^:phases kind = operator | s$' &&
@@ -676,8 +687,8 @@ def ordered(cells, units, desc):
 
 
 TIME, BYTES, RATE = "ns|us|ms|s", "B|KB|MB|GB|TB", "B/s|KB/s|MB/s|GB/s|TB/s"
-# 1: totals and means are durations, the largest total first
-assert all(re.fullmatch(DUR, c) for c in column(sc[0], "total") + column(sc[1], "mean"))
+# 1: totals and spreads are durations, the largest total first
+assert all(re.fullmatch(DUR, c) for c in column(sc[0], "total") + column(sc[1], "stddev"))
 ordered(column(sc[0], "total"), TIME, True)
 # 2, 3: bytes and GB/s with units, largest first, as `summary` prints them
 b, r = column(sc[1], "bytes"), column(sc[2], "GB/s")
