@@ -3,7 +3,7 @@
  * small Chrome trace whose figures are worked out by hand below; then the
  * same trace with a parent's id moved past its child's (the tree walk
  * instead of the scan: the same figures) and with a parent cycle (an
- * error, not a hang).
+ * error, not a hang).  The annotations on a trace of their own.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -384,6 +384,114 @@ static void test_ranks_none(void **state)
 	model_free(m);
 }
 
+#define EV(cat, name, pid, tid, ts, dur, args)                                                     \
+	"{\"ph\":\"X\",\"cat\":\"" cat "\",\"name\":\"" name "\",\"pid\":" #pid ",\"tid\":" #tid   \
+	",\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{" args "}}"
+
+/*
+ * Microseconds.  On the host, ProfilerStep#1 0..1000 holds "## fwd ##"
+ * 10..400 and, nested in it, another "## fwd ##" 20..200 whose aten::mm
+ * 30..100 launches gemm 300..340 (40) at 40; then "load" 500..900.  On the
+ * GPU's annotation lane: ProfilerStep#1 again 300..400 (the step's device
+ * side, no annotation), "## fwd ##" 300..345 and "gpu only" 350..360.
+ */
+static const char annot_json[] =
+    "{\"traceEvents\":[" EV("user_annotation", "ProfilerStep#1", 1, 1, 0, 1000, "") "," EV(
+	"user_annotation", "## fwd ##", 1, 1, 10, 390,
+	"") "," EV("user_annotation", "## fwd ##", 1, 1, 20, 180,
+		   "") "," EV("cpu_op", "aten::mm", 1, 1, 30, 70,
+			      "") "," EV("cuda_runtime", "cudaLaunchKernel", 1, 1, 40,
+					 2, "\"correlation\":1") "," EV("user_annotation", "load",
+									1, 1, 500, 400,
+									"") "," EV("kernel", "gemm",
+										   0, 7, 300, 40,
+										   "\"stream\":7,"
+										   "\"correlation\""
+										   ":1") "," EV("gp"
+												"u_"
+												"us"
+												"er"
+												"_a"
+												"nn"
+												"ot"
+												"at"
+												"io"
+												"n",
+												"Pr"
+												"of"
+												"il"
+												"er"
+												"St"
+												"ep"
+												"#"
+												"1",
+												0,
+												7,
+												300,
+												100,
+												"\""
+												"st"
+												"re"
+												"am"
+												"\""
+												":"
+												"7") "," EV("gpu_user_annotation",
+													    "## fwd ##",
+													    0,
+													    7,
+													    300,
+													    45,
+													    "\"stream\":7") "," EV("gpu_user_annotation",
+																   "gpu only",
+																   0,
+																   7,
+																   350,
+																   10,
+																   "\"stream\":7") "]}";
+
+/* Each instance counts, a nested one of the same name too (HTA sums
+ * them all); device time is each instance's union, summed; the GPU side
+ * apart; the step's GPU side and the annotation lane's node are none. */
+static void test_annotations(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	if (importfx_fresh(f, annot_json, NULL, &err) < 0)
+		fail_msg("import: %s", err ? err : "?");
+	struct aggr a;
+	summarise(f, NULL, AGGR_ANNOTATIONS, &a);
+	assert_int_equal(a.nrows, 3);
+	const struct aggr_row *fwd = &a.rows[0], *load = &a.rows[1], *gpu = &a.rows[2];
+	assert_string_equal(fwd->name, "## fwd ##");
+	assert_int_equal(fwd->count, 2);
+	assert_int_equal(fwd->total_ns, 570000);
+	assert_int_equal(fwd->self_ns, 210000 + 110000);
+	assert_int_equal(fwd->device_ns, 80000);
+	assert_int_equal(fwd->min_ns, 180000);
+	assert_int_equal(fwd->max_ns, 390000);
+	assert_true(fwd->mean_ns == 285000.0);
+	assert_int_equal(fwd->gpu_count, 1);
+	assert_int_equal(fwd->gpu_ns, 45000);
+	assert_int_equal(fwd->first_id, first_of(f, "## fwd ##"));
+	assert_string_equal(load->name, "load");
+	assert_int_equal(load->total_ns, 400000);
+	assert_int_equal(load->device_ns, 0);
+	assert_int_equal(load->gpu_count, 0);
+	assert_string_equal(gpu->name, "gpu only");
+	assert_int_equal(gpu->count, 0);
+	assert_int_equal(gpu->gpu_count, 1);
+	assert_int_equal(gpu->gpu_ns, 10000);
+	assert_true(isnan(gpu->mean_ns));
+	assert_int_equal(gpu->first_id, first_of(f, "gpu only"));
+	aggr_release(&a);
+	/* the step's subtree: its host annotations, the GPU lane is elsewhere */
+	summarise(f, step1, AGGR_ANNOTATIONS, &a);
+	assert_int_equal(a.nrows, 2);
+	assert_int_equal(a.rows[0].gpu_count, 0);
+	assert_int_equal(a.rows[0].total_ns, 570000);
+	aggr_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +501,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_loop, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ranks, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ranks_none, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_annotations, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
