@@ -384,10 +384,6 @@ static void test_ranks_none(void **state)
 	model_free(m);
 }
 
-#define EV(cat, name, pid, tid, ts, dur, args)                                                     \
-	"{\"ph\":\"X\",\"cat\":\"" cat "\",\"name\":\"" name "\",\"pid\":" #pid ",\"tid\":" #tid   \
-	",\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{" args "}}"
-
 /*
  * Microseconds.  On the host, ProfilerStep#1 0..1000 holds "## fwd ##"
  * 10..400 and, nested in it, another "## fwd ##" 20..200 whose aten::mm
@@ -396,58 +392,27 @@ static void test_ranks_none(void **state)
  * side, no annotation), "## fwd ##" 300..345 and "gpu only" 350..360.
  */
 static const char annot_json[] =
-    "{\"traceEvents\":[" EV("user_annotation", "ProfilerStep#1", 1, 1, 0, 1000, "") "," EV(
-	"user_annotation", "## fwd ##", 1, 1, 10, 390,
-	"") "," EV("user_annotation", "## fwd ##", 1, 1, 20, 180,
-		   "") "," EV("cpu_op", "aten::mm", 1, 1, 30, 70,
-			      "") "," EV("cuda_runtime", "cudaLaunchKernel", 1, 1, 40,
-					 2, "\"correlation\":1") "," EV("user_annotation", "load",
-									1, 1, 500, 400,
-									"") "," EV("kernel", "gemm",
-										   0, 7, 300, 40,
-										   "\"stream\":7,"
-										   "\"correlation\""
-										   ":1") "," EV("gp"
-												"u_"
-												"us"
-												"er"
-												"_a"
-												"nn"
-												"ot"
-												"at"
-												"io"
-												"n",
-												"Pr"
-												"of"
-												"il"
-												"er"
-												"St"
-												"ep"
-												"#"
-												"1",
-												0,
-												7,
-												300,
-												100,
-												"\""
-												"st"
-												"re"
-												"am"
-												"\""
-												":"
-												"7") "," EV("gpu_user_annotation",
-													    "## fwd ##",
-													    0,
-													    7,
-													    300,
-													    45,
-													    "\"stream\":7") "," EV("gpu_user_annotation",
-																   "gpu only",
-																   0,
-																   7,
-																   350,
-																   10,
-																   "\"stream\":7") "]}";
+    "{\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,"
+    "\"ts\":0,\"dur\":1000,\"args\":{}},"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"## fwd "
+    "##\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":390,\"args\":{}},"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"## fwd "
+    "##\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":180,\"args\":{}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":30,\"dur\":"
+    "70,\"args\":{}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+    "\"ts\":40,\"dur\":2,\"args\":{\"correlation\":1}},"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"load\",\"pid\":1,\"tid\":1,\"ts\":500,"
+    "\"dur\":400,\"args\":{}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":300,\"dur\":40,"
+    "\"args\":{\"stream\":7,\"correlation\":1}},"
+    "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":0,\"tid\":7,"
+    "\"ts\":300,\"dur\":100,\"args\":{\"stream\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"## fwd "
+    "##\",\"pid\":0,\"tid\":7,\"ts\":300,\"dur\":45,\"args\":{\"stream\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"gpu "
+    "only\",\"pid\":0,\"tid\":7,\"ts\":350,\"dur\":10,\"args\":{\"stream\":7}}]}";
 
 /* Each instance counts, a nested one of the same name too (HTA sums
  * them all); device time is each instance's union, summed; the GPU side
