@@ -31,11 +31,6 @@ CHECK=$ROOT/tests/e2e/summaries_check.py
 e2e_home
 e2e_need_bin
 
-# json FILE EXPR: a Python expression over the JSON document d.
-json() {
-	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
-}
-
 # figures NAME TRACE DB SCOPE [PATH]: summary annotations of PATH (none:
 # the file) against the raw trace; SCOPE "all" or "step:NAME".
 figures() {
