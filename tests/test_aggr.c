@@ -3,7 +3,7 @@
  * small Chrome trace whose figures are worked out by hand below; then the
  * same trace with a parent's id moved past its child's (the tree walk
  * instead of the scan: the same figures) and with a parent cycle (an
- * error, not a hang).
+ * error, not a hang).  The annotations on a trace of their own.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -384,6 +384,79 @@ static void test_ranks_none(void **state)
 	model_free(m);
 }
 
+/*
+ * Microseconds.  On the host, ProfilerStep#1 0..1000 holds "## fwd ##"
+ * 10..400 and, nested in it, another "## fwd ##" 20..200 whose aten::mm
+ * 30..100 launches gemm 300..340 (40) at 40; then "load" 500..900.  On the
+ * GPU's annotation lane: ProfilerStep#1 again 300..400 (the step's device
+ * side, no annotation), "## fwd ##" 300..345 and "gpu only" 350..360.
+ */
+static const char annot_json[] =
+    "{\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,"
+    "\"ts\":0,\"dur\":1000,\"args\":{}},"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"## fwd "
+    "##\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":390,\"args\":{}},"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"## fwd "
+    "##\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":180,\"args\":{}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":30,\"dur\":"
+    "70,\"args\":{}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+    "\"ts\":40,\"dur\":2,\"args\":{\"correlation\":1}},"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"load\",\"pid\":1,\"tid\":1,\"ts\":500,"
+    "\"dur\":400,\"args\":{}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":300,\"dur\":40,"
+    "\"args\":{\"stream\":7,\"correlation\":1}},"
+    "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":0,\"tid\":7,"
+    "\"ts\":300,\"dur\":100,\"args\":{\"stream\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"## fwd "
+    "##\",\"pid\":0,\"tid\":7,\"ts\":300,\"dur\":45,\"args\":{\"stream\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"gpu "
+    "only\",\"pid\":0,\"tid\":7,\"ts\":350,\"dur\":10,\"args\":{\"stream\":7}}]}";
+
+/* Each instance counts, a nested one of the same name too (HTA sums
+ * them all); device time is each instance's union, summed; the GPU side
+ * apart; the step's GPU side and the annotation lane's node are none. */
+static void test_annotations(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL;
+	if (importfx_fresh(f, annot_json, NULL, &err) < 0)
+		fail_msg("import: %s", err ? err : "?");
+	struct aggr a;
+	summarise(f, NULL, AGGR_ANNOTATIONS, &a);
+	assert_int_equal(a.nrows, 3);
+	const struct aggr_row *fwd = &a.rows[0], *load = &a.rows[1], *gpu = &a.rows[2];
+	assert_string_equal(fwd->name, "## fwd ##");
+	assert_int_equal(fwd->count, 2);
+	assert_int_equal(fwd->total_ns, 570000);
+	assert_int_equal(fwd->self_ns, 210000 + 110000);
+	assert_int_equal(fwd->device_ns, 80000);
+	assert_int_equal(fwd->min_ns, 180000);
+	assert_int_equal(fwd->max_ns, 390000);
+	assert_true(fwd->mean_ns == 285000.0);
+	assert_int_equal(fwd->gpu_count, 1);
+	assert_int_equal(fwd->gpu_ns, 45000);
+	assert_int_equal(fwd->first_id, first_of(f, "## fwd ##"));
+	assert_string_equal(load->name, "load");
+	assert_int_equal(load->total_ns, 400000);
+	assert_int_equal(load->device_ns, 0);
+	assert_int_equal(load->gpu_count, 0);
+	assert_string_equal(gpu->name, "gpu only");
+	assert_int_equal(gpu->count, 0);
+	assert_int_equal(gpu->gpu_count, 1);
+	assert_int_equal(gpu->gpu_ns, 10000);
+	assert_true(isnan(gpu->mean_ns));
+	assert_int_equal(gpu->first_id, first_of(f, "gpu only"));
+	aggr_release(&a);
+	/* the step's subtree: its host annotations, the GPU lane is elsewhere */
+	summarise(f, step1, AGGR_ANNOTATIONS, &a);
+	assert_int_equal(a.nrows, 2);
+	assert_int_equal(a.rows[0].gpu_count, 0);
+	assert_int_equal(a.rows[0].total_ns, 570000);
+	aggr_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +466,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_loop, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ranks, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ranks_none, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_annotations, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

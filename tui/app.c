@@ -482,6 +482,11 @@ static void cmd_api(struct app *a, const char *arg)
 	summ_open(a, SUMM_API, arg);
 }
 
+static void cmd_annotations(struct app *a, const char *arg)
+{
+	summ_open(a, SUMM_ANNOTATIONS, arg);
+}
+
 static void cmd_ranks(struct app *a, const char *arg)
 {
 	summ_open(a, SUMM_RANKS, arg);
@@ -514,6 +519,8 @@ static const struct command commands[] = {
     {"kernels", "[PATH]", "device work by name under the selection", cmd_kernels, SCREEN_RESULTS},
     {"ops", "[PATH]", "operators by name under the selection", cmd_ops, SCREEN_RESULTS},
     {"api", "[PATH]", "runtime calls by name under the selection", cmd_api, SCREEN_RESULTS},
+    {"annotations", "[PATH]", "user annotations by name under the selection", cmd_annotations,
+     SCREEN_RESULTS},
     {"ranks", "[PATH]", "the ranks of the selection's step", cmd_ranks, SCREEN_RESULTS},
     {"path", "", "each workflow's critical path, 2x what-ifs", pathview_command, SCREEN_RESULTS},
     {"quit", "", "quit", cmd_quit, SCREEN_TREE},
@@ -738,7 +745,7 @@ static char *complete(void *ctx, const char *line, char **hint)
 	char *head = xasprintf("%.*s", (int)(arg - line), line);
 	char *out = NULL;
 	if (c && (c->run == cmd_goto || c->run == cmd_kernels || c->run == cmd_ops ||
-		  c->run == cmd_api || c->run == cmd_ranks)) {
+		  c->run == cmd_api || c->run == cmd_annotations || c->run == cmd_ranks)) {
 		out = complete_path(a, head, *arg ? arg : "/", hint);
 	} else if (c && c->run == cmd_sort) {
 		out = complete_from(head, arg, (char **)sort_names, 5, "", hint);

@@ -50,7 +50,8 @@ static const char usage_text[] =
     "       grademl-tui diff A.db B.db [--format text|json] [--limit N]\n"
     "       grademl-tui query trace.db 'QUERY' [--format table|csv|json] [--timeout DUR]\n"
     "                         [--max-memory SIZE] [--wide] [--raw]\n"
-    "       grademl-tui summary trace.db kernels|ops|api|ranks [PATH] [--format table|csv|json]\n"
+    "       grademl-tui summary trace.db kernels|ops|api|annotations|ranks [PATH]\n"
+    "                         [--format table|csv|json]\n"
     "       grademl-tui export -o OUT.json[.gz]|- trace.db [PATH]\n"
     "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] [--timeout DUR]\n"
     "                   [--max-memory SIZE] trace.db\n"
@@ -734,7 +735,7 @@ static int model_open_at(const char *db, const char *path, struct model **m, int
 	return rc;
 }
 
-/* grademl-tui summary trace.db kernels|ops|api|ranks [PATH] [--format FMT]: the
+/* grademl-tui summary trace.db kernels|ops|api|annotations|ranks [PATH] [--format FMT]: the
  * explorer's summary (tui/summ.h) of the phase at PATH, of every phase
  * without one, printed as a query result is. */
 static int cmd_summary(int argc, char **argv)
@@ -762,12 +763,11 @@ static int cmd_summary(int argc, char **argv)
 		}
 	}
 	if (argc - optind < 2 || argc - optind > 3)
-		return usage_error(
-		    "%s",
-		    "summary needs a trace.db, kernels, ops, api or ranks, and a PATH or none");
+		return usage_error("%s", "summary needs a trace.db, kernels, ops, api, annotations "
+					 "or ranks, and a PATH or none");
 	int kind = summ_parse(argv[optind + 1]);
 	if (kind < 0)
-		return usage_error("unknown summary '%s' (kernels, ops, api or ranks)",
+		return usage_error("unknown summary '%s' (kernels, ops, api, annotations or ranks)",
 				   argv[optind + 1]);
 	struct model *m = NULL;
 	struct query_result r;

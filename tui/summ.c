@@ -1,6 +1,6 @@
 /*
- * The summaries as result tables, and the explorer's :kernels, :ops and
- * :api; see summ.h.  Column names are what `summary --format json` keys
+ * The summaries as result tables, and the explorer's :kernels, :ops,
+ * :api, :annotations and :ranks; see summ.h.  Column names are what `summary --format json` keys
  * its objects by.
  */
 #include <math.h>
@@ -16,7 +16,7 @@
 #include "tui/format.h"
 #include "tui/summ.h"
 
-static const char *const names[SUMM_NKINDS] = {"kernels", "ops", "api", "ranks"};
+static const char *const names[SUMM_NKINDS] = {"kernels", "ops", "api", "annotations", "ranks"};
 
 int summ_parse(const char *name)
 {
@@ -41,6 +41,14 @@ static const struct query_column op_cols[] = {
     {"name", QC_TEXT}, {"count", QC_INT},   {"total", QC_DUR},
     {"self", QC_DUR},  {"device", QC_DUR},  {"mean", QC_DUR},
     {"max", QC_DUR},   {"first", QC_PHASE}, {"scope", QC_TEXT},
+};
+/* count, total, self, mean .. stddev: the host instances; gpu count and
+ * gpu time: the GPU-side ones (HTA's user annotation breakdown, by default) */
+static const struct query_column annotation_cols[] = {
+    {"name", QC_TEXT},	{"count", QC_INT},     {"total", QC_DUR},    {"self", QC_DUR},
+    {"device", QC_DUR}, {"mean", QC_DUR},      {"min", QC_DUR},	     {"max", QC_DUR},
+    {"stddev", QC_DUR}, {"gpu count", QC_INT}, {"gpu time", QC_DUR}, {"first", QC_PHASE},
+    {"scope", QC_TEXT},
 };
 static const struct query_column api_cols[] = {
     {"name", QC_TEXT}, {"count", QC_INT},   {"total", QC_DUR},	{"mean", QC_DUR},
@@ -83,6 +91,66 @@ static const char *type_word(int type)
 	return type >= 0 && type < GPUBREAK_NTYPES ? w[type] : "?";
 }
 
+/* An annotation's cells from count to gpu time (annotation_cols): the
+ * host figures empty where it has no host instance, gpu time where it has
+ * no GPU one; the cell after them. */
+static struct query_value *annotation_cells(struct query_value *v, const struct aggr_row *x)
+{
+	set_int(v, x->count);
+	if (x->count) {
+		set_int(v + 1, x->total_ns);
+		set_int(v + 2, x->self_ns);
+		set_int(v + 3, x->device_ns);
+		set_real(v + 4, x->mean_ns);
+		set_int(v + 5, x->min_ns);
+		set_int(v + 6, x->max_ns);
+		set_real(v + 7, x->stddev_ns);
+	}
+	set_int(v + 8, x->gpu_count);
+	if (x->gpu_count)
+		set_int(v + 9, x->gpu_ns);
+	return v + 10;
+}
+
+/* A kernel's, operator's or runtime call's cells from its type or count
+ * to its max or GB/s (kernel_cols, op_cols, api_cols); the cell after
+ * them. */
+static struct query_value *work_cells(struct query_result *r, struct query_value *v,
+				      const struct aggr_row *x, int kind, const struct aggr *a)
+{
+	if (kind == SUMM_KERNELS) {
+		v->type = QP_TEXT;
+		v->s = (char *)type_word(x->type);
+		v->s = query_result_text(r, v->s, strlen(v->s));
+		v++;
+	}
+	set_int(v++, x->count);
+	set_int(v++, x->total_ns);
+	if (kind == SUMM_KERNELS)
+		set_real(v++,
+			 a->total_ns ? 100.0 * (double)x->total_ns / (double)a->total_ns : 0.0);
+	if (kind == SUMM_OPS) {
+		set_int(v++, x->self_ns);
+		set_int(v++, x->device_ns);
+	}
+	set_real(v++, x->mean_ns);
+	if (kind == SUMM_KERNELS) {
+		set_real(v++, x->median_ns);
+		set_int(v++, x->min_ns);
+	}
+	set_int(v++, x->max_ns);
+	if (kind == SUMM_KERNELS) {
+		set_real(v++, x->stddev_ns);
+		if (x->bytes) {
+			set_int(v, x->bytes);
+			if (x->total_ns)
+				set_real(v + 1, (double)x->bytes / (double)x->total_ns);
+		}
+		v += 2;
+	}
+	return v;
+}
+
 static int rank_table(struct store *st, int64_t root_id, struct query_result *r, char **why,
 		      char **err)
 {
@@ -120,13 +188,15 @@ int summ_table(struct store *st, int64_t root_id, int kind, int scoped, struct q
 	*why = NULL;
 	if (kind == SUMM_RANKS)
 		return rank_table(st, root_id, r, why, err);
-	static const enum aggr_what what[SUMM_NKINDS] = {AGGR_KERNELS, AGGR_OPS, AGGR_API};
-	static const struct query_column *const cols[SUMM_NKINDS] = {kernel_cols, op_cols,
-								     api_cols};
+	static const enum aggr_what what[SUMM_NKINDS] = {AGGR_KERNELS, AGGR_OPS, AGGR_API,
+							 AGGR_ANNOTATIONS};
+	static const struct query_column *const cols[SUMM_NKINDS] = {kernel_cols, op_cols, api_cols,
+								     annotation_cols};
 	/* with the scope column, the last */
-	static const size_t ncols[SUMM_NKINDS] = {sizeof(kernel_cols) / sizeof(*kernel_cols),
-						  sizeof(op_cols) / sizeof(*op_cols),
-						  sizeof(api_cols) / sizeof(*api_cols)};
+	static const size_t ncols[SUMM_NKINDS] = {
+	    sizeof(kernel_cols) / sizeof(*kernel_cols), sizeof(op_cols) / sizeof(*op_cols),
+	    sizeof(api_cols) / sizeof(*api_cols),
+	    sizeof(annotation_cols) / sizeof(*annotation_cols)};
 	struct aggr a;
 	int rc = aggr_compute(st, root_id, what[kind], &a, err);
 	if (rc < 0)
@@ -139,36 +209,8 @@ int summ_table(struct store *st, int64_t root_id, int kind, int scoped, struct q
 		v->type = QP_TEXT;
 		v->s = query_result_text(r, x->name, strlen(x->name));
 		v++;
-		if (kind == SUMM_KERNELS) {
-			v->type = QP_TEXT;
-			v->s = (char *)type_word(x->type);
-			v->s = query_result_text(r, v->s, strlen(v->s));
-			v++;
-		}
-		set_int(v++, x->count);
-		set_int(v++, x->total_ns);
-		if (kind == SUMM_KERNELS)
-			set_real(v++, a.total_ns ? 100.0 * (double)x->total_ns / (double)a.total_ns
-						 : 0.0);
-		if (kind == SUMM_OPS) {
-			set_int(v++, x->self_ns);
-			set_int(v++, x->device_ns);
-		}
-		set_real(v++, x->mean_ns);
-		if (kind == SUMM_KERNELS) {
-			set_real(v++, x->median_ns);
-			set_int(v++, x->min_ns);
-		}
-		set_int(v++, x->max_ns);
-		if (kind == SUMM_KERNELS) {
-			set_real(v++, x->stddev_ns);
-			if (x->bytes) {
-				set_int(v, x->bytes);
-				if (x->total_ns)
-					set_real(v + 1, (double)x->bytes / (double)x->total_ns);
-			}
-			v += 2;
-		}
+		v = kind == SUMM_ANNOTATIONS ? annotation_cells(v, x)
+					     : work_cells(r, v, x, kind, &a);
 		set_int(v++, x->first_id);
 		if (scoped) {
 			v->type = QP_TEXT;

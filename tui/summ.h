@@ -1,6 +1,6 @@
 /*
  * The summaries of a phase's subtree as result tables (model/analysis/aggr.h):
- * :kernels, :ops, :api and :ranks in the explorer, shown on the query results screen
+ * :kernels, :ops, :api, :annotations and :ranks in the explorer, shown on the query results screen
  * (sort, search, filter, Enter to a row's first instance), and `grademl-tui
  * summary` on the command line, printed as a query result is.
  */
@@ -12,12 +12,13 @@
 #include "model/store/store.h"
 #include "query/exec.h"
 
-enum summ_kind { SUMM_KERNELS, SUMM_OPS, SUMM_API, SUMM_RANKS, SUMM_NKINDS };
+enum summ_kind { SUMM_KERNELS, SUMM_OPS, SUMM_API, SUMM_ANNOTATIONS, SUMM_RANKS, SUMM_NKINDS };
 
-/* "kernels", "ops", "api", "ranks" -> the kind; -1 for anything else. */
+/* "kernels", "ops", "api", "annotations", "ranks" -> the kind; -1 for
+ * anything else. */
 int summ_parse(const char *name);
 const char *summ_name(int kind);
-/* What a summary of kernels, ops or api counts, in words ("all beneath
+/* What a summary of kernels, ops, api or annotations counts, in words ("all beneath
  * it, no step left out": every phase of its kinds beneath the phase, the
  * last profiler step's included), and as its scope column
  * says it: "subtree" (at the root, the whole trace: the report's GPU
@@ -28,7 +29,7 @@ const char *summ_scope_key(int kind);
 /* The summary of root_id's subtree (0: the whole file; SUMM_RANKS: the
  * ranks of the nearest phase, it or one above, that holds ranks) as a
  * result, its first phase column each row's first instance (SUMM_RANKS:
- * the rank); with scoped, kernels, ops and api end with a column "scope",
+ * the rank); with scoped, all but SUMM_RANKS end with a column "scope",
  * summ_scope_key on every row.  Without rows, *why says why (one line, the
  * caller frees it; else NULL).  0, or -1 (PTREE_LOOP: a parent cycle) with
  * *err. */

@@ -3,7 +3,8 @@
  * the subtree to visit() with its parent's visit index, parents first; the
  * groups (one per name id) accumulate count, sums, extremes and Welford's
  * running mean and variance, and for device work the durations that give
- * the medians.
+ * the medians.  Annotations leave out the tracks' nodes and the GPU
+ * annotations named as profiler steps, both read before the walk.
  */
 #include <math.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@ struct group {
 	int64_t name_id;
 	int kind;
 	int64_t count, total, self, device, min, max, bytes, first_id, first_start;
+	int64_t gpu_count, gpu_total;
 	double mean, m2; /* Welford */
 	int64_t *durs;
 	size_t ndurs, adurs;
@@ -56,6 +58,8 @@ struct walk {
 	 * the scan stops (a root of 0, every phase, is read to the end) */
 	int64_t want;
 	int done;
+	/* AGGR_ANNOTATIONS: the tracks' nodes, and the names of profiler steps */
+	struct idmap places, steps;
 };
 
 static int is_device(int kind)
@@ -65,9 +69,28 @@ static int is_device(int kind)
 
 static int counts(enum aggr_what what, int kind)
 {
-	return what == AGGR_KERNELS ? is_device(kind)
-	       : what == AGGR_OPS   ? kind == PHASE_OPERATOR
-				    : kind == PHASE_RUNTIME;
+	switch (what) {
+	case AGGR_KERNELS:
+		return is_device(kind);
+	case AGGR_OPS:
+		return kind == PHASE_OPERATOR;
+	case AGGR_API:
+		return kind == PHASE_RUNTIME;
+	case AGGR_ANNOTATIONS:
+		return kind == PHASE_ANNOTATION || kind == PHASE_GPU_ANNOTATION;
+	}
+	return 0;
+}
+
+/* Whether the summary counts the row its kind let in (counts()): for
+ * annotations, not a track's node nor a profiler step's GPU side. */
+static int counted(const struct walk *w, const struct wrow *r)
+{
+	if (w->what != AGGR_ANNOTATIONS)
+		return 1;
+	if (idmap_get(&w->places, r->id) >= 0)
+		return 0;
+	return r->kind != PHASE_GPU_ANNOTATION || idmap_get(&w->steps, r->name_id) < 0;
 }
 
 static int32_t group_of(struct walk *w, const struct wrow *r)
@@ -85,22 +108,33 @@ static int32_t group_of(struct walk *w, const struct wrow *r)
 	return (int32_t)w->ng++;
 }
 
-static void add(struct walk *w, struct group *g, const struct wrow *r)
+static void note_first(struct group *g, const struct wrow *r)
 {
-	g->count++;
-	g->total = ns_sum(g->total, r->dur);
-	g->self = ns_sum(g->self, r->self);
-	/* per instance the union of the device work beneath it, over instances a sum */
-	if (w->what == AGGR_OPS)
-		g->device = ns_sum(g->device, r->device);
-	g->bytes = ns_sum(g->bytes, r->bytes);
-	g->min = r->dur < g->min ? r->dur : g->min;
-	g->max = r->dur > g->max ? r->dur : g->max;
-	if (g->count == 1 || r->start < g->first_start ||
+	if ((g->count + g->gpu_count == 1) || r->start < g->first_start ||
 	    (r->start == g->first_start && r->id < g->first_id)) {
 		g->first_start = r->start;
 		g->first_id = r->id;
 	}
+}
+
+static void add(struct walk *w, struct group *g, const struct wrow *r)
+{
+	if (w->what == AGGR_ANNOTATIONS && r->kind == PHASE_GPU_ANNOTATION) {
+		g->gpu_count++;
+		g->gpu_total = ns_sum(g->gpu_total, r->dur);
+		note_first(g, r);
+		return;
+	}
+	g->count++;
+	g->total = ns_sum(g->total, r->dur);
+	g->self = ns_sum(g->self, r->self);
+	/* per instance the union of the device work beneath it, over instances a sum */
+	if (w->what == AGGR_OPS || w->what == AGGR_ANNOTATIONS)
+		g->device = ns_sum(g->device, r->device);
+	g->bytes = ns_sum(g->bytes, r->bytes);
+	g->min = r->dur < g->min ? r->dur : g->min;
+	g->max = r->dur > g->max ? r->dur : g->max;
+	note_first(g, r);
 	double d = (double)r->dur - g->mean;
 	g->mean += d / (double)g->count;
 	g->m2 += d * ((double)r->dur - g->mean);
@@ -126,7 +160,7 @@ static int enter(struct walk *w, int kind)
 /* The row of the phase entered last, which enter() said the summary reads. */
 static void visit(struct walk *w, const struct wrow *r)
 {
-	if (!counts(w->what, r->kind))
+	if (!counts(w->what, r->kind) || !counted(w, r))
 		return;
 	int32_t k = group_of(w, r); /* may move w->g */
 	add(w, &w->g[k], r);
@@ -319,7 +353,41 @@ static void walk_release(struct walk *w)
 	free(w->g);
 	free(w->idx);
 	idmap_release(&w->names);
+	idmap_release(&w->places);
+	idmap_release(&w->steps);
 	memset(w, 0, sizeof(*w));
+}
+
+/* What annotations leave out: the nodes of the file's tracks (threads,
+ * streams, a stream's annotation lane: where ranges ran, none a range),
+ * and the names of the profiler steps at the top of a track, which
+ * Kineto writes again as GPU annotations.  Two indexed reads, of the
+ * tracks and of their nodes' children. */
+static int read_places(struct store *st, struct walk *w, char **err)
+{
+	static const char sql[] =
+	    "SELECT phase_id, 0 FROM tracks WHERE phase_id IS NOT NULL UNION ALL"
+	    " SELECT DISTINCT p.name_id, 1 FROM tracks t JOIN phases p"
+	    " ON p.parent_id = t.phase_id WHERE p.kind = ?1";
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(store_db(st), sql, -1, &q, NULL) != SQLITE_OK)
+		return db_fail(st, err);
+	sqlite3_bind_int(q, 1, PHASE_PROFILER_STEP);
+	int rc;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+		idmap_put(col_int32(q, 1) ? &w->steps : &w->places, col_int(q, 0), 0);
+	sqlite3_finalize(q);
+	return rc == SQLITE_DONE ? 0 : db_fail(st, err);
+}
+
+static int walk_init(struct store *st, struct walk *w, enum aggr_what what, char **err)
+{
+	memset(w, 0, sizeof(*w));
+	w->what = what;
+	idmap_init(&w->names, 1024);
+	idmap_init(&w->places, 64);
+	idmap_init(&w->steps, 64);
+	return what == AGGR_ANNOTATIONS ? read_places(st, w, err) : 0;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -333,6 +401,8 @@ static int cmp_row(const void *pa, const void *pb)
 	const struct aggr_row *a = pa, *b = pb;
 	if (a->total_ns != b->total_ns)
 		return a->total_ns < b->total_ns ? 1 : -1;
+	if (a->gpu_ns != b->gpu_ns)
+		return a->gpu_ns < b->gpu_ns ? 1 : -1;
 	return strcmp(a->name, b->name);
 }
 
@@ -360,7 +430,7 @@ void aggr_release(struct aggr *a)
 static char *why_none(struct store *st, int64_t root_id, enum aggr_what what, int64_t phases)
 {
 	static const char *const words[] = {"device work (kernels, copies, sets)", "operators",
-					    "runtime calls"};
+					    "runtime calls", "annotations"};
 	const char *w = words[what];
 	if (phases > 1)
 		return xasprintf("no %s among the %lld phases beneath it", w,
@@ -372,16 +442,16 @@ static char *why_none(struct store *st, int64_t root_id, enum aggr_what what, in
 
 int aggr_compute(struct store *st, int64_t root_id, enum aggr_what what, struct aggr *a, char **err)
 {
-	struct walk w = {.what = what};
+	struct walk w;
 	struct sbuf name = SBUF_INIT;
-	idmap_init(&w.names, 1024);
 	memset(a, 0, sizeof(*a));
-	int rc = walk_scan(st, root_id, &w, err);
+	int rc = walk_init(st, &w, what, err);
+	if (rc == 0)
+		rc = walk_scan(st, root_id, &w, err);
 	if (rc == 1) {
 		walk_release(&w);
-		w.what = what;
-		idmap_init(&w.names, 1024);
-		rc = walk_tree(st, root_id, &w, err);
+		if ((rc = walk_init(st, &w, what, err)) == 0)
+			rc = walk_tree(st, root_id, &w, err);
 	}
 	if (rc < 0)
 		goto out;
@@ -409,11 +479,15 @@ int aggr_compute(struct store *st, int64_t root_id, enum aggr_what what, struct 
 		r->total_ns = g->total;
 		r->self_ns = g->self;
 		r->device_ns = g->device;
-		r->min_ns = g->min;
+		r->gpu_count = g->gpu_count;
+		r->gpu_ns = g->gpu_total;
+		r->min_ns = g->count ? g->min : 0;
 		r->max_ns = g->max;
-		r->mean_ns = (double)g->total / (double)g->count;
+		r->mean_ns = g->count ? (double)g->total / (double)g->count : NAN;
 		r->median_ns = w.what == AGGR_KERNELS && !w.median_cut ? median(g) : NAN;
-		r->stddev_ns = g->count > 1 ? sqrt(g->m2 / (double)(g->count - 1)) : 0.0;
+		r->stddev_ns = g->count > 1 ? sqrt(g->m2 / (double)(g->count - 1))
+			       : g->count   ? 0.0
+					    : NAN;
 		r->bytes = g->bytes;
 		r->first_id = g->first_id;
 		a->total_ns = ns_sum(a->total_ns, g->total);

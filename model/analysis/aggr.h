@@ -2,10 +2,11 @@
  * Summaries of a phase's subtree, by name, as profilers print them: device
  * work (`nsys stats`' cuda_gpu_kern_sum, with HTA's kernel types and a
  * copy's bytes), operators (host total, self, and the device time of the
- * work they launched, as TensorBoard's operator view) and runtime calls.
+ * work they launched, as TensorBoard's operator view), runtime calls and
+ * user annotations (HTA's user annotation breakdown, host and GPU side).
  * And one row per rank of the part of the workflow that holds ranks.  A
  * summary without rows says why (struct aggr's why, aggr_ranks' *why).  The explorer's :kernels,
- * :ops, :api and :ranks and `grademl-tui summary` show them (tui/summ.c).
+ * :ops, :api, :annotations and :ranks and `grademl-tui summary` show them (tui/summ.c).
  *
  * The subtree is read in one pass over the phases table in id order from
  * the root (ids are reserved when a span opens, so a parent's id is below
@@ -28,28 +29,38 @@
 enum aggr_what {
 	AGGR_KERNELS, /* phases of kind kernel, memcpy, memset */
 	AGGR_OPS,     /* kind operator */
-	AGGR_API      /* kind runtime */
+	AGGR_API,     /* kind runtime */
+	/* kind annotation (record_function ranges, the DataLoader's
+	 * enumerate(DataLoader)#...__next__: whatever an importer marks as a
+	 * user's range on the host) and gpu_annotation (the same ranges as the
+	 * device ran them).  Neither a track's node (a stream's annotation lane
+	 * is one) nor a GPU annotation named as a profiler step of the file
+	 * (Kineto writes each ProfilerStep#N again on the GPU) is one. */
+	AGGR_ANNOTATIONS
 };
 
 struct aggr_row {
 	char *name;
-	int kind; /* the phase kind of its first instance */
-	int type; /* AGGR_KERNELS: enum gpubreak_type (HTA's rule, by name) */
-	int64_t count;
-	int64_t total_ns;  /* the sum of the instances' durations */
-	int64_t self_ns;   /* AGGR_OPS: the sum of their self times */
-	int64_t device_ns; /* AGGR_OPS: the instances' device_ns summed (each one the
-			      union of the device work beneath it) */
-	int64_t min_ns, max_ns;
-	double mean_ns, median_ns; /* median: the middle one, or the mean of the two
-				      middle ones; NAN when left out */
-	double stddev_ns;	   /* sample standard deviation (n - 1); 0 for one */
-	int64_t bytes;		   /* copies and sets: the trace's "bytes", summed; 0: none */
-	int64_t first_id;	   /* the instance that started first (ties: lowest id) */
+	int kind;		/* the phase kind of its first instance */
+	int type;		/* AGGR_KERNELS: enum gpubreak_type (HTA's rule, by name) */
+	int64_t count;		/* AGGR_ANNOTATIONS: the host instances (may be 0) */
+	int64_t total_ns;	/* the sum of the instances' durations (an instance nested in
+				   one of the same name counts in both, as HTA counts) */
+	int64_t self_ns;	/* AGGR_OPS, AGGR_ANNOTATIONS: the sum of their self times */
+	int64_t device_ns;	/* AGGR_OPS, AGGR_ANNOTATIONS: the instances' device_ns summed
+				   (each one the union of the device work beneath it) */
+	int64_t gpu_count;	/* AGGR_ANNOTATIONS: the GPU-side instances */
+	int64_t gpu_ns;		/* their durations summed (HTA's figure by default) */
+	int64_t min_ns, max_ns; /* 0 without a host instance */
+	double mean_ns, median_ns; /* NAN without a host instance */ /* median: the middle one, or
+				      the mean of the two middle ones; NAN when left out */
+	double stddev_ns; /* sample standard deviation (n - 1); 0 for one */
+	int64_t bytes;	  /* copies and sets: the trace's "bytes", summed; 0: none */
+	int64_t first_id; /* the instance that started first (ties: lowest id) */
 };
 
 struct aggr {
-	struct aggr_row *rows; /* by total, largest first; ties by name */
+	struct aggr_row *rows; /* by total, largest first; ties by GPU time, then name */
 	size_t nrows;
 	int64_t total_ns; /* the rows' totals added up (what shares are of) */
 	int64_t phases;	  /* phases in the subtree */

@@ -41,11 +41,6 @@ if [ ! -d "$SAMPLES" ]; then
 	exit 0
 fi
 
-# json FILE EXPR: a Python expression over the JSON document d.
-json() {
-	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
-}
-
 # sample NAME FILE STEP THREADPATH: imports FILE and runs every check on
 # the ProfilerStep STEP (under THREADPATH) and on the whole file.
 sample() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The explorer's summaries (:kernels, :ops, :api) against an independent
-computation from the raw Chrome trace (json and gzip only), for
-tests/e2e/summaries.sh.
+"""The explorer's summaries (:kernels, :ops, :api, :annotations) against an
+independent computation from the raw Chrome trace (json and gzip only), for
+tests/e2e/summaries.sh and tests/e2e/annotations.sh.
 
     summaries_check.py TRACE SCOPE KIND SUMMARY.json [PHASES.json]
     summaries_check.py ranks SUMMARY.json TRACE...
@@ -9,6 +9,11 @@ tests/e2e/summaries.sh.
 SCOPE is "all" (every phase of the file) or "step:NAME" (the ProfilerStep
 NAME on its CPU thread: the host events inside its window on that thread,
 and the device work their runtime calls launched, by correlation id).
+KIND annotations: the user_annotation events (ProfilerStep#N left out:
+those are steps) by name, each instance's host time, self time and the
+union of the device work launched beneath it; and, for "all", the
+gpu_user_annotation events of each name (those named as a ProfilerStep
+left out), counted and their durations summed.
 SUMMARY.json is `grademl-tui summary --format json`; PHASES.json, when
 given, `query` rows (id, name, start) of the scope's phases, to check that
 each row's first instance is the one that started first.
@@ -100,6 +105,30 @@ def union(spans):
     return total
 
 
+def annotations(host, inside, work, launch, gpu_all, scope):
+    """Groups of the host annotations in scope, each instance's device time
+    (the union of the device work launched beneath it) and the GPU-side
+    annotations by name."""
+    groups = {}
+    for e in inside:
+        if e["cat"] == "user_annotation" and not e["name"].startswith("ProfilerStep#"):
+            groups.setdefault(e["name"], []).append(e)
+    spans = {}
+    for d in work:
+        r = launch.get(d["args"].get("correlation"))
+        while r is not None:
+            if r["cat"] == "user_annotation":
+                spans.setdefault(r["i"], []).append((d["ts"], d["ts"] + d["dur"]))
+            r = r["parent"]
+    steps = {e["name"] for e in host if e["name"].startswith("ProfilerStep#")}
+    gpu = {}
+    for e in gpu_all if scope == "all" else []:
+        if e["name"] not in steps:
+            gpu.setdefault(e["name"], []).append(e)
+    device = {i: union(s) for i, s in spans.items()}
+    return groups, device, gpu
+
+
 def ranks(summary, traces):
     got = {r["rank"]: r for r in json.load(open(summary))}
     bad = []
@@ -174,6 +203,10 @@ def main():
             while r is not None:
                 under[r["i"]] = under.get(r["i"], 0) + d["dur"]
                 r = r["parent"]
+    elif kind == "annotations":
+        groups, device, gpu = annotations(
+            host, inside, work, launch, [e for e in evs if e["cat"] == "gpu_user_annotation"],
+            scope)
     else:
         for e in inside:
             if e["cat"] in RUNTIME:
@@ -190,30 +223,45 @@ def main():
                 (tol and abs(have - want) > tol * max(1.0, abs(want))):
             bad.append(f"{kind} {name[:60]!r}: {what} {have} != {want}")
 
-    if set(got) != set(groups):
+    names = set(groups) | (set(gpu) if kind == "annotations" else set())
+    if set(got) != names:
         bad.append(f"{kind}: names differ: only in the summary {sorted(set(got) - set(groups))[:3]},"
-                   f" only in the trace {sorted(set(groups) - set(got))[:3]}")
+                   f" only in the trace {sorted(names - set(got))[:3]}")
     total_all = sum(e["dur"] for g in groups.values() for e in g)
     starts = {}
     if phases:
         for p in phases:
             starts[p["id"]] = (p["name"], p["start"])
-    for name, g in groups.items():
+    for name in names:
         r = got.get(name)
         if r is None:
             continue
+        g = groups.get(name, [])
+        if kind == "annotations":
+            gg = gpu.get(name, [])
+            check(name, "gpu count", len(gg), r["gpu count"])
+            check(name, "gpu time", sum(e["dur"] for e in gg) if gg else None, r["gpu time"])
+            if not g:
+                check(name, "count", 0, r["count"])
+                check(name, "total", None, r["total"])
+                continue
         d = [e["dur"] for e in g]
         check(name, "count", len(d), r["count"])
         check(name, "total", sum(d), r["total"])
         check(name, "mean", sum(d) / len(d), r["mean"], 1e-9)
         check(name, "max", max(d), r["max"])
-        if kind == "kernels":
-            check(name, "type", hta_type(name), r["type"])
+        if kind in ("kernels", "annotations"):
             check(name, "min", min(d), r["min"])
-            check(name, "median", median(d), r["median"], 1e-9)
             sd = 0.0 if len(d) == 1 else math.sqrt(
                 sum((x - sum(d) / len(d)) ** 2 for x in d) / (len(d) - 1))
             check(name, "stddev", sd, r["stddev"], 1e-6)
+        if kind == "annotations":
+            self_ns = sum(e["dur"] - sum(c["dur"] for c in e["children"]) for e in g)
+            check(name, "self", self_ns, r["self"])
+            check(name, "device", sum(device.get(e["i"], 0) for e in g), r["device"])
+        if kind == "kernels":
+            check(name, "type", hta_type(name), r["type"])
+            check(name, "median", median(d), r["median"], 1e-9)
             check(name, "share%", 100.0 * sum(d) / total_all, r["share%"], 1e-9)
             b = sum(int(e["args"].get("bytes", 0)) for e in g)
             check(name, "bytes", b or None, r["bytes"]) if b or r["bytes"] is not None else None
@@ -231,7 +279,7 @@ def main():
         print(line)
     if len(bad) > 20:
         print(f"... {len(bad) - 20} more")
-    print(f"{kind} {scope}: {len(groups)} names, {sum(len(g) for g in groups.values())} phases,"
+    print(f"{kind} {scope}: {len(names)} names, {sum(len(g) for g in groups.values())} phases,"
           f" {len(bad)} disagreements")
     sys.exit(1 if bad else 0)
 

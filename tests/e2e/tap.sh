@@ -1,8 +1,8 @@
 # Test-line helpers shared by the end-to-end scripts (sourced, not run):
 # e2e_init NAME, e2e_need_bin, e2e_need_tools TOOL..., e2e_home, ok NAME,
-# not_ok NAME [WHY], skip NAME [WHY], regenerated, relay WHO, and summary,
-# which prints "N passed, M failed[, K skipped][, R regenerated]" and
-# returns non-zero when anything failed.
+# not_ok NAME [WHY], skip NAME [WHY], regenerated, relay WHO, json FILE
+# EXPR, and summary, which prints "N passed, M failed[, K skipped][, R
+# regenerated]" and returns non-zero when anything failed.
 pass=0 fail=0 skipped=0 regen=0
 ok() {
 	pass=$((pass + 1))
@@ -38,6 +38,11 @@ relay() {
 		*) not_ok "$1 said" "$line" ;;
 		esac
 	done
+}
+# json FILE EXPR: prints a Python expression over the JSON document d in
+# FILE.
+json() {
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 # e2e_need_bin: one failed line and exit 1 unless BIN is an executable.
 e2e_need_bin() {
