@@ -5,7 +5,9 @@
  * on the way adds nothing), names added and removed, totals, means and ratios,
  * the order by the absolute difference, the first instance of each row,
  * a file whose child comes before its parent or whose ids are far apart,
- * a missing file, and a stop asked for at once or part-way.
+ * a missing file, and a stop asked for at once or part-way; the steps'
+ * medians (odd and even counts, one step) and warm-up, names' roles, and
+ * the pairing of renamed names (only one to one, under the same path).
  */
 #include <limits.h>
 #include <math.h>
@@ -165,6 +167,152 @@ static void steps_merged(void **state)
 	assert_int_equal(f->d.run[0].makespan_ns, 1000);
 	assert_int_equal(f->d.run[1].makespan_ns, 800);
 	assert_int_equal(f->d.run[0].workflows, 1);
+	/* A: steps of 100 and 120, the median their mean; 2 steps tell no
+	 * warm-up apart.  B: one step, its own median. */
+	assert_int_equal(r->steps[0].n, 2);
+	assert_int_equal(r->steps[0].median_ns, 110);
+	assert_int_equal(r->steps[0].first_ns, 100);
+	assert_int_equal(r->steps[0].warmup_ns, 0);
+	assert_int_equal(r->steps[1].n, 1);
+	assert_int_equal(r->steps[1].median_ns, 200);
+	assert_int_equal(r->steps[1].first_ns, 200);
+	assert_int_equal(r->steps[1].warmup_ns, 0);
+	assert_int_equal(r->renamed, 0);
+}
+
+static void medians(void **state)
+{
+	(void)state;
+	int64_t one[] = {7}, odd[] = {30, 10, 20}, even[] = {4, 1, 3, 2}, odd2[] = {5, 5, 9, 1, 5};
+	int64_t big[] = {INT64_MAX, INT64_MAX - 2}, neg[] = {-3, 0};
+	assert_int_equal(diff_median(one, 1), 7);
+	assert_int_equal(diff_median(odd, 3), 20);
+	assert_int_equal(diff_median(even, 4), 2); /* (2 + 3) / 2, rounded down */
+	assert_int_equal(diff_median(odd2, 5), 5);
+	assert_int_equal(diff_median(big, 2), INT64_MAX - 1); /* no overflow */
+	assert_int_equal(diff_median(neg, 2), -1);
+	assert_int_equal(even[0], 1); /* sorted in place */
+	assert_int_equal(even[3], 4);
+}
+
+static const char *role_of(const char *name)
+{
+	static struct sbuf sb;
+	sbuf_release(&sb);
+	sbuf_init(&sb);
+	diff_role(name, &sb);
+	return sb.buf;
+}
+
+static void roles(void **state)
+{
+	(void)state;
+	assert_string_equal(role_of("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"),
+			    "enumerate(DataLoader)#*.__next__");
+	assert_string_equal(
+	    role_of("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"),
+	    "enumerate(DataLoader)#*.__next__");
+	assert_string_equal(role_of("Memcpy HtoD (Pageable -> Device)"), "Memcpy HtoD");
+	assert_string_equal(role_of("Memcpy HtoD (Pinned -> Device)"), "Memcpy HtoD");
+	assert_string_equal(role_of("Memset (Device)"), "Memset");
+	assert_string_equal(role_of("Optimizer.step#SGD.step"), "*.step#*.step");
+	/* what is not a class before a member, or not a trailing qualifier */
+	assert_string_equal(role_of("aten::linear"), "aten::linear");
+	assert_string_equal(role_of("nn.Module: Linear"), "nn.Module: Linear");
+	assert_string_equal(role_of("void f<int>(float*, int)"), "void f<int>(float*, int)");
+	assert_string_equal(role_of("a (b) c"), "a (b) c");
+	assert_string_equal(role_of("x (a (b) c)"), "x");
+	assert_string_equal(role_of("(Device)"), "(Device)");
+	assert_string_equal(role_of("Foo. bar A1.b"), "Foo. bar *.b");
+	assert_string_equal(role_of(""), "");
+}
+
+/* A: ProfilerStep#1..3 of 50, 10, 12 { enumerate(DataLoader)#_SingleIter.__next__,
+ * _AIter.go, _BIter.go; Memcpy HtoD (Pageable -> Device) }, and at the top
+ * X.run.  B: ProfilerStep#4..7 of 8, 6, 9, 7 { ..._MultiIter.__next__,
+ * _CIter.go; Memcpy HtoD (Pinned -> Device) }, and under a step Y.run (a
+ * path other than A's X.run). */
+static void renamed(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL, pa[320], pb[320];
+	snprintf(pa, sizeof(pa), "%s/ra.db", f->dir);
+	snprintf(pb, sizeof(pb), "%s/rb.db", f->dir);
+	struct store *st = create(pa);
+	int64_t wf = add(st, 0, PHASE_WORKFLOW, "wf", 0, 1000, 4, 0);
+	int64_t d1[] = {50, 10, 12};
+	for (int k = 0; k < 3; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "ProfilerStep#%d", k + 1);
+		int64_t s1 = add(st, wf, PHASE_PROFILER_STEP, name, 100 * k, d1[k], 4, 1);
+		add(st, s1, PHASE_ANNOTATION, "enumerate(DataLoader)#_SingleIter.__next__", 100 * k,
+		    5, 0, 2);
+		add(st, s1, PHASE_OPERATOR, "_AIter.go", 100 * k, 1, 0, 2);
+		add(st, s1, PHASE_OPERATOR, "_BIter.go", 100 * k, 1, 0, 2);
+		int64_t rt = add(st, s1, PHASE_RUNTIME, "cudaMemcpyAsync", 100 * k, 1, 1, 2);
+		add(st, rt, PHASE_MEMCPY, "Memcpy HtoD (Pageable -> Device)", 100 * k, 3, 0, 3);
+	}
+	add(st, wf, PHASE_OPERATOR, "X.run", 900, 4, 0, 1);
+	finish(st);
+	st = create(pb);
+	wf = add(st, 0, PHASE_WORKFLOW, "wf", 0, 1000, 4, 0);
+	int64_t d2[] = {8, 6, 9, 7};
+	for (int k = 0; k < 4; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "ProfilerStep#%d", k + 4);
+		int64_t s1 = add(st, wf, PHASE_PROFILER_STEP, name, 100 * k, d2[k], 4, 1);
+		add(st, s1, PHASE_ANNOTATION, "enumerate(DataLoader)#_MultiIter.__next__", 100 * k,
+		    2, 0, 2);
+		add(st, s1, PHASE_OPERATOR, "_CIter.go", 100 * k, 1, 0, 2);
+		int64_t rt = add(st, s1, PHASE_RUNTIME, "cudaMemcpyAsync", 100 * k, 1, 1, 2);
+		add(st, rt, PHASE_MEMCPY, "Memcpy HtoD (Pinned -> Device)", 100 * k, 2, 0, 3);
+		if (k == 3)
+			add(st, s1, PHASE_OPERATOR, "Y.run", 300, 4, 0, 2);
+	}
+	finish(st);
+	assert_int_equal(diff_compute(pa, pb, NULL, NULL, &f->d, &err), 0);
+
+	const struct diff_row *r = row(&f->d, DIFF_STEP, "ProfilerStep#*");
+	assert_non_null(r);
+	assert_int_equal(r->steps[0].n, 3);
+	assert_int_equal(r->steps[0].median_ns, 12);
+	assert_int_equal(r->steps[0].first_ns, 50);
+	assert_int_equal(r->steps[0].warmup_ns, 38);
+	assert_int_equal(r->steps[1].n, 4);
+	assert_int_equal(r->steps[1].median_ns, 7); /* (7 + 8) / 2 rounded down */
+	assert_int_equal(r->steps[1].first_ns, 8);
+	assert_int_equal(r->steps[1].warmup_ns, 1);
+
+	/* one row for the iterators, B's name after A's */
+	r = row(&f->d, DIFF_OP,
+		"ProfilerStep#* > enumerate(DataLoader)#_SingleIter.__next__"
+		" -> enumerate(DataLoader)#_MultiIter.__next__");
+	assert_non_null(r);
+	check_side(&r->side[0], 3, 15);
+	check_side(&r->side[1], 4, 8);
+	const char *parts[DIFF_MAX_PARTS];
+	size_t left;
+	assert_int_equal(diff_renamed_parts(&f->d, r, parts, &left), 2);
+	assert_string_equal(parts[1], "enumerate(DataLoader)#_MultiIter.__next__");
+	assert_null(
+	    row(&f->d, DIFF_OP, "ProfilerStep#* > enumerate(DataLoader)#_MultiIter.__next__"));
+	r = row(&f->d, DIFF_KERNEL,
+		"Memcpy HtoD (Pageable -> Device) -> Memcpy HtoD (Pinned -> Device)");
+	assert_non_null(r);
+	check_side(&r->side[0], 3, 9);
+	check_side(&r->side[1], 4, 8);
+	/* two of a role only in A and one in B: no pair says which */
+	assert_non_null(r = row(&f->d, DIFF_OP, "ProfilerStep#* > _AIter.go"));
+	check_side(&r->side[1], 0, 0);
+	assert_non_null(row(&f->d, DIFF_OP, "ProfilerStep#* > _BIter.go"));
+	assert_non_null(r = row(&f->d, DIFF_OP, "ProfilerStep#* > _CIter.go"));
+	check_side(&r->side[0], 0, 0);
+	/* the same role under another path is another name */
+	assert_non_null(row(&f->d, DIFF_OP, "X.run"));
+	assert_non_null(row(&f->d, DIFF_OP, "ProfilerStep#* > Y.run"));
+	/* the level's sums keep every instance once */
+	assert_int_equal(f->d.run[1].level[DIFF_OP].count, 4 + 4 + 1);
+	assert_int_equal(f->d.run[0].level[DIFF_KERNEL].total_ns, 9);
 }
 
 static void ops_by_path(void **state)
@@ -555,6 +703,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(steps_merged, setup, teardown),
+	    cmocka_unit_test(medians),
+	    cmocka_unit_test(roles),
+	    cmocka_unit_test_setup_teardown(renamed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(ops_by_path, setup, teardown),
 	    cmocka_unit_test_setup_teardown(sorted_by_abs_diff, setup, teardown),
 	    cmocka_unit_test_setup_teardown(names_sorted_as_joined_text, setup, teardown),

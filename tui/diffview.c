@@ -8,6 +8,8 @@
  * cut as diff.h says: the text and JSON are written a row at a time, and
  * the table keeps at most TABLE_PATH_BYTES of each path, so that memory
  * does not grow with the depth of a path or the length of its names.
+ * Before the levels come the step medians: each step name's median in A
+ * and in B, largest change first, with the first step's warm-up apart.
  */
 #include <errno.h>
 #include <math.h>
@@ -42,7 +44,46 @@ static const char *const level_titles[DIFF_NLEVELS] = {
 
 static const char *status_of(const struct diff_row *r)
 {
-	return !r->side[0].count ? "added" : !r->side[1].count ? "removed" : "";
+	return !r->side[0].count   ? "added"
+	       : !r->side[1].count ? "removed"
+	       : r->renamed	   ? "renamed"
+				   : "";
+}
+
+/* The change of a step row's median (B less A); 0 unless both have steps. */
+static int64_t median_delta(const struct diff_row *r)
+{
+	return r->steps[0].n && r->steps[1].n ? r->steps[1].median_ns - r->steps[0].median_ns : 0;
+}
+
+static double median_ratio(const struct diff_row *r)
+{
+	return r->steps[0].n && r->steps[1].n && r->steps[0].median_ns
+		   ? (double)r->steps[1].median_ns / (double)r->steps[0].median_ns
+		   : NAN;
+}
+
+static int by_median_delta(const void *pa, const void *pb, void *ctx)
+{
+	const struct diff *d = ctx;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int64_t da = llabs(median_delta(&d->rows[a])), db = llabs(median_delta(&d->rows[b]));
+	if (da != db)
+		return da > db ? -1 : 1;
+	return a < b ? -1 : a > b; /* the step level's order: by total */
+}
+
+/* The step rows that have steps, largest change of median first, into a
+ * new array (*n of them). */
+static size_t *step_order(const struct diff *d, size_t *n)
+{
+	size_t *idx = xcalloc(d->nrows ? d->nrows : 1, sizeof(*idx));
+	*n = 0;
+	for (size_t i = 0; i < d->nrows && d->rows[i].level == DIFF_STEP; i++)
+		if (d->rows[i].steps[0].n || d->rows[i].steps[1].n)
+			idx[(*n)++] = i;
+	qsort_r(idx, *n, sizeof(*idx), by_median_delta, (void *)d);
+	return idx;
 }
 
 /* B's makespan over A's; NAN when A has none. */
@@ -103,6 +144,50 @@ static void text_row(FILE *out, const struct diff *d, const struct diff_row *r, 
 		text_ratio(ra, sizeof(ra), diff_ratio(r)), status_of(r), sb->buf);
 }
 
+/* One side's steps: how many, median, warm-up ("-" without steps). */
+static void text_steps(const struct diff_steps *s, char med[32], char warm[32])
+{
+	if (!s->n) {
+		snprintf(med, 32, "-");
+		snprintf(warm, 32, "-");
+		return;
+	}
+	format_duration(med, 32, s->median_ns);
+	format_duration(warm, 32, s->warmup_ns);
+}
+
+/* The step medians: the lead of the text, before the levels. */
+static void text_medians(FILE *out, const struct diff *d, struct sbuf *raw, struct sbuf *sb)
+{
+	size_t n, *idx = step_order(d, &n);
+	if (!n)
+		goto out;
+	fprintf(out, "\nstep medians (per step; the first step's excess over the median apart, "
+		     "as warm-up)\n");
+	fprintf(out, "  %7s %7s %10s %10s %11s %7s %10s %10s  %-7s  %s\n", "steps A", "steps B",
+		"median A", "median B", "B-A", "B/A", "warm-up A", "warm-up B", "", "name");
+	for (size_t k = 0; k < n; k++) {
+		const struct diff_row *r = &d->rows[idx[k]];
+		char ma[32], mb[32], wa[32], wb[32], dd[32], ra[32];
+		text_steps(&r->steps[0], ma, wa);
+		text_steps(&r->steps[1], mb, wb);
+		if (r->steps[0].n && r->steps[1].n)
+			text_signed_duration(dd, sizeof(dd), median_delta(r));
+		else
+			snprintf(dd, sizeof(dd), "-");
+		sbuf_reset(raw);
+		diff_row_name(d, r, SHOWN_BYTES(NAME_COLS), raw);
+		sbuf_reset(sb);
+		format_sanitize(sb, raw->buf);
+		format_left_cut(sb, NAME_COLS, "...");
+		fprintf(out, "  %7lld %7lld %10s %10s %11s %7s %10s %10s  %-7s  %s\n",
+			(long long)r->steps[0].n, (long long)r->steps[1].n, ma, mb, dd,
+			text_ratio(ra, sizeof(ra), median_ratio(r)), wa, wb, status_of(r), sb->buf);
+	}
+out:
+	free(idx);
+}
+
 static void write_text(FILE *out, const struct diff *d, size_t limit)
 {
 	struct sbuf sb, raw;
@@ -115,6 +200,7 @@ static void write_text(FILE *out, const struct diff *d, size_t limit)
 	int64_t dm = d->run[1].makespan_ns - d->run[0].makespan_ns;
 	fprintf(out, "  makespan B-A %s, B/A %s\n", text_signed_duration(dd, sizeof(dd), dm),
 		text_ratio(ra, sizeof(ra), makespan_ratio(d)));
+	text_medians(out, d, &raw, &sb);
 	for (int l = 0; l < DIFF_NLEVELS; l++) {
 		size_t first, end, added, removed;
 		char ta[32], tb[32];
@@ -180,7 +266,47 @@ static json_t *json_row(const struct diff *d, const struct diff_row *r, struct s
 		      isnan(ratio) ? json_null() : json_real(ratio));
 	if (left)
 		json_object_set_new(j, "path_left_out", json_integer((json_int_t)left));
+	if (r->renamed) {
+		json_t *bp = json_array();
+		n = diff_renamed_parts(d, r, part, &left);
+		for (size_t k = 0; k < n; k++)
+			json_array_append_new(bp, report_json_string(part[k]));
+		json_object_set_new(j, "b_path", bp);
+		if (left)
+			json_object_set_new(j, "b_path_left_out", json_integer((json_int_t)left));
+	}
 	return j;
+}
+
+static json_t *json_steps(const struct diff_steps *s)
+{
+	return json_pack("{s:I, s:I, s:I, s:I}", "steps", (json_int_t)s->n, "median_ns",
+			 (json_int_t)s->median_ns, "first_ns", (json_int_t)s->first_ns, "warmup_ns",
+			 (json_int_t)s->warmup_ns);
+}
+
+/* The step medians, largest change first (see text_medians). */
+static json_t *json_medians(const struct diff *d, struct sbuf *sb)
+{
+	size_t n, *idx = step_order(d, &n);
+	json_t *a = json_array();
+	for (size_t k = 0; k < n; k++) {
+		const struct diff_row *r = &d->rows[idx[k]];
+		int both = r->steps[0].n && r->steps[1].n;
+		double ratio = median_ratio(r);
+		const char *st = status_of(r);
+		sbuf_reset(sb);
+		diff_row_name(d, r, 0, sb);
+		json_array_append_new(
+		    a,
+		    json_pack("{s:o, s:s, s:o, s:o, s:o, s:o}", "name", report_json_string(sb->buf),
+			      "status", *st ? st : "both", "a", json_steps(&r->steps[0]), "b",
+			      json_steps(&r->steps[1]), "median_diff_ns",
+			      both ? json_integer((json_int_t)median_delta(r)) : json_null(),
+			      "median_ratio", isnan(ratio) ? json_null() : json_real(ratio)));
+	}
+	free(idx);
+	return a;
 }
 
 #define JSON_FLAGS (JSON_INDENT(2) | JSON_ENSURE_ASCII)
@@ -216,9 +342,10 @@ static int write_json(FILE *out, const struct diff *d, size_t limit)
 {
 	struct sbuf sb;
 	sbuf_init(&sb);
-	int rc = json_put(
-	    out, json_pack("{s:o, s:o}", "a", json_run(&d->run[0]), "b", json_run(&d->run[1])), 0,
-	    1);
+	int rc = json_put(out,
+			  json_pack("{s:o, s:o, s:o}", "a", json_run(&d->run[0]), "b",
+				    json_run(&d->run[1]), "steps", json_medians(d, &sb)),
+			  0, 1);
 	fputs(",\n  \"levels\": [", out);
 	for (int l = 0; l < DIFF_NLEVELS && rc == 0; l++) {
 		size_t first, end, added, removed;
@@ -404,6 +531,18 @@ void diffview_command(struct app *a, const char *arg)
 				format_duration(ma, sizeof(ma), d.run[0].makespan_ns),
 				format_duration(mb, sizeof(mb), d.run[1].makespan_ns),
 				text_ratio(ra, sizeof(ra), makespan_ratio(&d)));
+	size_t nsteps, *idx = step_order(&d, &nsteps);
+	if (nsteps && d.rows[idx[0]].steps[0].n && d.rows[idx[0]].steps[1].n) {
+		/* the step name whose median changed most */
+		const struct diff_row *s = &d.rows[idx[0]];
+		char *t = xasprintf("%s, step median %s -> %s (%s)", title,
+				    format_duration(ma, sizeof(ma), s->steps[0].median_ns),
+				    format_duration(mb, sizeof(mb), s->steps[1].median_ns),
+				    text_ratio(ra, sizeof(ra), median_ratio(s)));
+		free(title);
+		title = t;
+	}
+	free(idx);
 	size_t n = d.nrows;
 	diff_release(&d);
 	results_show(a, title, &r);

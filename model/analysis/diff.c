@@ -12,8 +12,10 @@
  * then rows are mapped onto the first's in one pass over each.  A phase that may have operators
  * beneath it (an operator, annotation, runtime call, span or profiler step with children) keeps its
  * name path by id; nothing else is kept per phase.  Only sorting reads a path's names as text, from
- * where two paths part.
+ * where two paths part.  A step's duration is kept per step (steps are few) for
+ * its name's median; renamed rows are paired once both runs are merged.
  */
+#include <ctype.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -53,6 +55,12 @@ struct builder {
 	struct diff *d;
 };
 
+/* One profiler step as read: its row's path, id and duration. */
+struct step_dur {
+	uint32_t path;
+	int64_t id, dur;
+};
+
 /* One run's scan: its memos of names by id and of name paths by phase id. */
 struct scan {
 	struct builder *b;
@@ -66,6 +74,8 @@ struct scan {
 	uint32_t *by_id;
 	size_t nby_id;
 	struct namememo carriers;
+	struct step_dur *durs; /* every profiler step read, for its name's median */
+	size_t ndurs, adurs;
 	const char *file;
 	int (*stop)(void *ctx); /* diff_compute's; NULL: none */
 	void *ctx;
@@ -168,7 +178,8 @@ static uint32_t name_of(struct scan *sc, int64_t name_id, int step)
 	}
 	sqlite3_bind_int64(sc->nameq, 1, name_id);
 	size_t n = 0;
-	const char *text = sqlite3_step(sc->nameq) == SQLITE_ROW ? col_text_n(sc->nameq, 0, &n) : "";
+	const char *text =
+	    sqlite3_step(sc->nameq) == SQLITE_ROW ? col_text_n(sc->nameq, 0, &n) : "";
 	n = strnlen(text, n);
 	struct sbuf cut = SBUF_INIT, s = SBUF_INIT;
 	if (n > DIFF_NAME_LONG) {
@@ -256,6 +267,7 @@ static int scan_phases(struct scan *sc, sqlite3 *db, const char *order, int *dis
 		      " FROM phases WHERE kind IN (%d, %d, %d, %d, %d, %d, %d, %d) ORDER BY %s",
 		      PHASE_PROFILER_STEP, PHASE_OPERATOR, PHASE_ANNOTATION, PHASE_RUNTIME,
 		      PHASE_SPAN, PHASE_KERNEL, PHASE_MEMCPY, PHASE_MEMSET, order);
+	sc->ndurs = 0;
 	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
 		goto out;
 	struct builder *b = sc->b;
@@ -278,6 +290,8 @@ static int scan_phases(struct scan *sc, sqlite3 *db, const char *order, int *dis
 		case PHASE_PROFILER_STEP:
 			carry = intern_path(b, 0, name_of(sc, name_id, 1));
 			add(b, sc->run, carry, DIFF_STEP, id, dur);
+			XGROW(sc->durs, sc->ndurs + 1, sc->adurs);
+			sc->durs[sc->ndurs++] = (struct step_dur){carry, id, dur};
 			break;
 		case PHASE_OPERATOR:
 		case PHASE_ANNOTATION:
@@ -312,11 +326,52 @@ out:
 	return rc;
 }
 
+int64_t diff_median(int64_t *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++) /* steps are few: an insertion sort */
+		for (size_t k = i; k && v[k - 1] > v[k]; k--) {
+			int64_t t = v[k];
+			v[k] = v[k - 1];
+			v[k - 1] = t;
+		}
+	if (n % 2)
+		return v[n / 2];
+	int64_t a = v[n / 2 - 1], b = v[n / 2];
+	return a / 2 + b / 2 + (a % 2 + b % 2) / 2; /* (a + b) / 2 without overflow */
+}
+
+static int step_dur_cmp(const void *pa, const void *pb)
+{
+	const struct step_dur *a = pa, *b = pb;
+	if (a->path != b->path)
+		return a->path < b->path ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Each step name's median, first step and warm-up, from the steps read. */
+static void step_medians(struct scan *sc)
+{
+	qsort(sc->durs, sc->ndurs, sizeof(*sc->durs), step_dur_cmp);
+	int64_t *v = xcalloc(sc->ndurs ? sc->ndurs : 1, sizeof(*v));
+	for (size_t i = 0, k; i < sc->ndurs; i = k) {
+		for (k = i; k < sc->ndurs && sc->durs[k].path == sc->durs[i].path; k++)
+			v[k - i] = sc->durs[k].dur;
+		struct diff_steps st = {.n = (int64_t)(k - i), .first_ns = sc->durs[i].dur};
+		st.median_ns = diff_median(v, k - i);
+		if (st.n >= 3 && st.first_ns > st.median_ns)
+			st.warmup_ns = st.first_ns - st.median_ns;
+		sc->b->d->rows[row_of(sc->b, sc->durs[i].path, DIFF_STEP)].steps[sc->run] = st;
+	}
+	free(v);
+}
+
 /* A run's figures, all rows of it cleared first (a second scan). */
 static void clear_run(struct diff *d, int run)
 {
-	for (size_t i = 0; i < d->nrows; i++)
+	for (size_t i = 0; i < d->nrows; i++) {
 		memset(&d->rows[i].side[run], 0, sizeof(d->rows[i].side[run]));
+		memset(&d->rows[i].steps[run], 0, sizeof(d->rows[i].steps[run]));
+	}
 }
 
 static int read_run(struct builder *b, int run, const char *path, int (*stop)(void *ctx), void *ctx,
@@ -362,6 +417,7 @@ static int read_run(struct builder *b, int run, const char *path, int (*stop)(vo
 		*err = xstrdup("stopped");
 		goto out;
 	}
+	step_medians(&sc);
 	rc = 0;
 out:
 	*stopped = sc.stopped;
@@ -370,11 +426,99 @@ out:
 	namememo_release(&sc.plain);
 	namememo_release(&sc.steps);
 	carriers_release(&sc);
+	free(sc.durs);
 	store_close(st);
 	return rc;
 }
 
-/* Rows neither run has: left by a scan in id order redone in depth order. */
+void diff_role(const char *name, struct sbuf *out)
+{
+	size_t n = strlen(name);
+	sbuf_reset(out);
+	if (n && name[n - 1] == ')') { /* a trailing " (...)", its parentheses balanced */
+		size_t depth = 0, i = n;
+		while (i-- > 0)
+			if (name[i] == ')')
+				depth++;
+			else if (name[i] == '(' && --depth == 0)
+				break;
+		if (i + 1 > 1 && depth == 0 && name[i - 1] == ' ')
+			n = i - 1;
+	}
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)name[i];
+		unsigned char prev = i ? (unsigned char)name[i - 1] : ' ';
+		if (!(isalpha(c) || c == '_') || isalnum(prev) || prev == '_') {
+			sbuf_addc(out, (char)c);
+			i++;
+			continue;
+		}
+		size_t j = i, k = i; /* a word: [i, j), its first letter at k */
+		while (j < n && (isalnum((unsigned char)name[j]) || name[j] == '_'))
+			j++;
+		while (k < j && name[k] == '_')
+			k++;
+		if (k < j && isupper((unsigned char)name[k]) && j + 1 < n && name[j] == '.' &&
+		    (isalpha((unsigned char)name[j + 1]) || name[j + 1] == '_'))
+			sbuf_addc(out, '*'); /* a class name before a member */
+		else
+			sbuf_add(out, name + i, j - i);
+		i = j;
+	}
+}
+
+/* One role's one-sided rows: the last of each side and how many. */
+struct role_rows {
+	size_t row[2], n[2];
+};
+
+/* Pairs each name only in A (side 0) with the one name only in B of its
+ * role, where it is the only one of its role only in A: A's row takes
+ * B's figures and path as renamed, and B's row is left empty. */
+static void pair_renamed(struct diff *d)
+{
+	struct strmap roles = STRMAP_INIT;
+	struct role_rows *rr = NULL;
+	size_t nrr = 0, arr = 0;
+	struct sbuf key = SBUF_INIT, role = SBUF_INIT;
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct diff_row *r = &d->rows[i];
+		int side = r->side[0].count ? 0 : 1;
+		if (r->side[1 - side].count)
+			continue; /* in both */
+		const struct diff_path *p = &d->paths[r->path];
+		uint32_t head[2] = {(uint32_t)r->level, p->parent};
+		diff_role(d->names[p->name], &role);
+		sbuf_reset(&key);
+		sbuf_add(&key, head, sizeof(head));
+		sbuf_add(&key, role.buf, role.len);
+		int created;
+		struct strmap_ent *e = strmap_put(&roles, key.buf, key.len, (int64_t)nrr, &created);
+		if (created) {
+			XGROW(rr, nrr + 1, arr);
+			rr[nrr++] = (struct role_rows){{0, 0}, {0, 0}};
+		}
+		struct role_rows *x = &rr[e->value];
+		x->row[side] = i;
+		x->n[side]++;
+	}
+	for (size_t k = 0; k < nrr; k++) {
+		if (rr[k].n[0] != 1 || rr[k].n[1] != 1)
+			continue;
+		struct diff_row *a = &d->rows[rr[k].row[0]], *b = &d->rows[rr[k].row[1]];
+		a->side[1] = b->side[1];
+		a->steps[1] = b->steps[1];
+		a->renamed = b->path;
+		memset(b->side, 0, sizeof(b->side));
+	}
+	strmap_clear(&roles);
+	free(rr);
+	sbuf_release(&key);
+	sbuf_release(&role);
+}
+
+/* Rows neither run has: left by a scan in id order redone in depth order,
+ * or by pair_renamed. */
 static void drop_empty(struct diff *d)
 {
 	size_t n = 0;
@@ -384,11 +528,11 @@ static void drop_empty(struct diff *d)
 	d->nrows = n;
 }
 
-size_t diff_row_parts(const struct diff *d, const struct diff_row *r, const char **parts,
-		      size_t *left_out)
+/* diff_row_parts of a path. */
+static size_t path_parts(const struct diff *d, uint32_t path, const char **parts, size_t *left_out)
 {
 	size_t n = 0, len = 0;
-	for (uint32_t p = r->path; p && n < DIFF_MAX_PARTS; p = d->paths[p].parent) {
+	for (uint32_t p = path; p && n < DIFF_MAX_PARTS; p = d->paths[p].parent) {
 		const char *s = d->names[d->paths[p].name];
 		if (n) {
 			if (len + PATH_SEP_LEN > DIFF_NAME_MAX)
@@ -408,8 +552,22 @@ size_t diff_row_parts(const struct diff *d, const struct diff_row *r, const char
 		parts[n - 1 - i] = t;
 	}
 	if (left_out)
-		*left_out = d->paths[r->path].depth - n;
+		*left_out = d->paths[path].depth - n;
 	return n;
+}
+
+size_t diff_row_parts(const struct diff *d, const struct diff_row *r, const char **parts,
+		      size_t *left_out)
+{
+	return path_parts(d, r->path, parts, left_out);
+}
+
+size_t diff_renamed_parts(const struct diff *d, const struct diff_row *r, const char **parts,
+			  size_t *left_out)
+{
+	if (left_out)
+		*left_out = 0;
+	return r->renamed ? path_parts(d, r->renamed, parts, left_out) : 0;
 }
 
 /* Appends s[0..n) less its first *skip bytes, which it uses up. */
@@ -420,32 +578,37 @@ static void add_skipping(struct sbuf *out, const char *s, size_t n, size_t *skip
 	sbuf_add(out, s + k, n - k);
 }
 
+#define RENAMED_SEP " -> "
+
 void diff_row_name(const struct diff *d, const struct diff_row *r, size_t max, struct sbuf *out)
 {
+	/* the pieces of text: "… > ", the names and " > " between them, and
+	 * a renamed row's " -> " and B's name */
+	const char *piece[2 * DIFF_MAX_PARTS + 2];
+	size_t len[2 * DIFF_MAX_PARTS + 2], np = 0, total = 0, skip = 0;
 	const char *parts[DIFF_MAX_PARTS];
-	size_t len[DIFF_MAX_PARTS];
-	size_t left, n = diff_row_parts(d, r, parts, &left), total = 0, skip = 0;
-	for (size_t k = 0; k < n; k++) {
-		len[k] = strlen(parts[k]);
-		total += len[k] + (k ? PATH_SEP_LEN : 0);
-	}
+	size_t left, n = diff_row_parts(d, r, parts, &left);
 	if (left)
-		total += ELLIPSIS_LEN + PATH_SEP_LEN;
+		piece[np++] = ELLIPSIS PATH_SEP;
+	for (size_t k = 0; k < n; k++) {
+		if (k)
+			piece[np++] = PATH_SEP;
+		piece[np++] = parts[k];
+	}
+	if (r->renamed) {
+		piece[np++] = RENAMED_SEP;
+		piece[np++] = d->names[d->paths[r->renamed].name];
+	}
+	for (size_t k = 0; k < np; k++)
+		total += len[k] = strlen(piece[k]);
 	size_t start = out->len;
 	int cut = max && total > max;
 	if (cut) { /* only the end is written */
 		skip = total - (max > ELLIPSIS_LEN ? max - ELLIPSIS_LEN : 0);
 		sbuf_adds(out, ELLIPSIS);
 	}
-	if (left) {
-		add_skipping(out, ELLIPSIS, ELLIPSIS_LEN, &skip);
-		add_skipping(out, PATH_SEP, PATH_SEP_LEN, &skip);
-	}
-	for (size_t k = 0; k < n; k++) {
-		if (k)
-			add_skipping(out, PATH_SEP, PATH_SEP_LEN, &skip);
-		add_skipping(out, parts[k], len[k], &skip);
-	}
+	for (size_t k = 0; k < np; k++)
+		add_skipping(out, piece[k], len[k], &skip);
 	if (!cut)
 		return;
 	size_t from = start + ELLIPSIS_LEN, c = from;
@@ -608,6 +771,7 @@ static void merge(struct builder *b, struct diff *p)
 	for (size_t i = 0; i < p->nrows; i++) {
 		size_t k = row_of(b, path_to[p->rows[i].path], p->rows[i].level);
 		d->rows[k].side[1] = p->rows[i].side[1];
+		d->rows[k].steps[1] = p->rows[i].steps[1];
 	}
 	d->run[1] = p->run[1];
 	p->run[1].path = NULL;
@@ -647,6 +811,8 @@ int diff_compute(const char *a, const char *b, int (*stop)(void *ctx), void *ctx
 	merge(&job[0].b, &job[1].part);
 	builder_release(&job[0].b);
 	*d = job[0].part;
+	drop_empty(d);
+	pair_renamed(d);
 	drop_empty(d);
 	for (size_t i = 0; i < d->nrows; i++)
 		for (int run = 0; run < 2; run++) {
