@@ -207,24 +207,27 @@ static const char *role_of(const char *name)
 static void roles(void **state)
 {
 	(void)state;
-	assert_string_equal(role_of("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"),
-			    "enumerate(DataLoader)#*.__next__");
-	assert_string_equal(
-	    role_of("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"),
-	    "enumerate(DataLoader)#*.__next__");
-	assert_string_equal(role_of("Memcpy HtoD (Pageable -> Device)"), "Memcpy HtoD");
-	assert_string_equal(role_of("Memcpy HtoD (Pinned -> Device)"), "Memcpy HtoD");
-	assert_string_equal(role_of("Memset (Device)"), "Memset");
-	assert_string_equal(role_of("Optimizer.step#SGD.step"), "*.step#*.step");
-	/* what is not a class before a member, or not a trailing qualifier */
-	assert_string_equal(role_of("aten::linear"), "aten::linear");
-	assert_string_equal(role_of("nn.Module: Linear"), "nn.Module: Linear");
-	assert_string_equal(role_of("void f<int>(float*, int)"), "void f<int>(float*, int)");
-	assert_string_equal(role_of("a (b) c"), "a (b) c");
-	assert_string_equal(role_of("x (a (b) c)"), "x");
-	assert_string_equal(role_of("(Device)"), "(Device)");
-	assert_string_equal(role_of("Foo. bar A1.b"), "Foo. bar *.b");
-	assert_string_equal(role_of(""), "");
+	static const char *const cases[][2] = {
+	    {"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+	     "enumerate(DataLoader)#*.__next__"},
+	    {"enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+	     "enumerate(DataLoader)#*.__next__"},
+	    {"Memcpy HtoD (Pageable -> Device)", "Memcpy HtoD"},
+	    {"Memcpy HtoD (Pinned -> Device)", "Memcpy HtoD"},
+	    {"Memset (Device)", "Memset"},
+	    {"Optimizer.step#SGD.step", "*.step#*.step"},
+	    {"x (a (b) c)", "x"},
+	    {"Foo. bar A1.b", "Foo. bar *.b"},
+	    /* what is not a class before a member, or not a trailing qualifier */
+	    {"aten::linear", "aten::linear"},
+	    {"nn.Module: Linear", "nn.Module: Linear"},
+	    {"void f<int>(float*, int)", "void f<int>(float*, int)"},
+	    {"a (b) c", "a (b) c"},
+	    {"(Device)", "(Device)"},
+	    {"", ""},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_string_equal(role_of(cases[i][0]), cases[i][1]);
 }
 
 /* A: ProfilerStep#1..3 of 50, 10, 12 { enumerate(DataLoader)#_SingleIter.__next__,

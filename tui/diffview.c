@@ -109,6 +109,18 @@ static void level_rows(const struct diff *d, int l, size_t *first, size_t *end, 
 	*end = i;
 }
 
+/* The row's name as shown in cols columns: sanitised, a longer one its
+ * end after more (in sb; raw is scratch). */
+static const char *shown_name(const struct diff *d, const struct diff_row *r, size_t cols,
+			      const char *more, struct sbuf *raw, struct sbuf *sb)
+{
+	sbuf_reset(raw);
+	diff_row_name(d, r, SHOWN_BYTES(cols), raw);
+	sbuf_reset(sb);
+	format_sanitize(sb, raw->buf);
+	return format_left_cut(sb, cols, more);
+}
+
 /* ---- text ---- */
 
 static void text_side(FILE *out, const char *tag, const struct diff_run *r, struct sbuf *sb)
@@ -133,15 +145,11 @@ static void text_row(FILE *out, const struct diff *d, const struct diff_row *r, 
 					r->side[k].total_ns / r->side[k].count);
 		else
 			snprintf(t[2 + k], sizeof(t[2 + k]), "-");
-	sbuf_reset(raw);
-	diff_row_name(d, r, SHOWN_BYTES(NAME_COLS), raw);
-	sbuf_reset(sb);
-	format_sanitize(sb, raw->buf);
-	format_left_cut(sb, NAME_COLS, "...");
 	fprintf(out, "  %8lld %8lld %10s %10s %10s %10s %11s %7s  %-7s  %s\n",
 		(long long)r->side[0].count, (long long)r->side[1].count, t[0], t[1], t[2], t[3],
 		text_signed_duration(dd, sizeof(dd), diff_delta(r)),
-		text_ratio(ra, sizeof(ra), diff_ratio(r)), status_of(r), sb->buf);
+		text_ratio(ra, sizeof(ra), diff_ratio(r)), status_of(r),
+		shown_name(d, r, NAME_COLS, "...", raw, sb));
 }
 
 /* One side's steps: how many, median, warm-up ("-" without steps). */
@@ -175,14 +183,10 @@ static void text_medians(FILE *out, const struct diff *d, struct sbuf *raw, stru
 			text_signed_duration(dd, sizeof(dd), median_delta(r));
 		else
 			snprintf(dd, sizeof(dd), "-");
-		sbuf_reset(raw);
-		diff_row_name(d, r, SHOWN_BYTES(NAME_COLS), raw);
-		sbuf_reset(sb);
-		format_sanitize(sb, raw->buf);
-		format_left_cut(sb, NAME_COLS, "...");
 		fprintf(out, "  %7lld %7lld %10s %10s %11s %7s %10s %10s  %-7s  %s\n",
 			(long long)r->steps[0].n, (long long)r->steps[1].n, ma, mb, dd,
-			text_ratio(ra, sizeof(ra), median_ratio(r)), wa, wb, status_of(r), sb->buf);
+			text_ratio(ra, sizeof(ra), median_ratio(r)), wa, wb, status_of(r),
+			shown_name(d, r, NAME_COLS, "...", raw, sb));
 	}
 out:
 	free(idx);
@@ -469,11 +473,7 @@ static void diff_table(const struct diff *d, const char *more, struct query_resu
 		const struct diff_row *row = &d->rows[i];
 		struct query_value *v = &r->cells[i * NCOLS];
 		v[COL_LEVEL] = text_value(r, diff_level_name(row->level));
-		sbuf_reset(&raw);
-		diff_row_name(d, row, SHOWN_BYTES(TABLE_NAME_COLS), &raw);
-		sbuf_reset(&name);
-		format_sanitize(&name, raw.buf);
-		v[COL_NAME] = text_value(r, format_left_cut(&name, TABLE_NAME_COLS, more));
+		v[COL_NAME] = text_value(r, shown_name(d, row, TABLE_NAME_COLS, more, &raw, &name));
 		sbuf_reset(&raw);
 		diff_row_name(d, row, TABLE_PATH_BYTES, &raw);
 		v[COL_STATUS] = text_value(r, status_of(row));

@@ -29,16 +29,15 @@ PY=$(python3 -c 'import sys; print(sys.executable or "python3")') || PY=python3
 e2e_home
 e2e_need_bin
 
-# import NAME TRACE: TRACE alone into $TMP/NAME.db.
-import() {
-	if ! "$BIN" import -o "$TMP/$1.db" "$2" >/dev/null 2>"$TMP/err"; then
-		not_ok "$1: import" "$(head -c 300 "$TMP/err")"
-		return 1
-	fi
-}
-
+REAL=tests/truth/gpu/data
 "$PY" tests/e2e/diff_pair.py "$TMP/a.json" "$TMP/b.json" || not_ok "diff_pair.py"
-import a "$TMP/a.json" && import b "$TMP/b.json" || {
+# each trace alone into $TMP/NAME.db
+for t in "a=$TMP/a.json" "b=$TMP/b.json" "input=$REAL/input.pt.trace.json.gz" \
+	"sync=$REAL/sync.pt.trace.json.gz"; do
+	"$BIN" import -o "$TMP/${t%%=*}.db" "${t#*=}" >/dev/null 2>"$TMP/err" ||
+		not_ok "${t%%=*}: import" "$(head -c 300 "$TMP/err")"
+done
+[ "$fail" = 0 ] || {
 	summary
 	exit 1
 }
@@ -154,9 +153,7 @@ else
 fi
 
 # two real captures, three steps each
-REAL=tests/truth/gpu/data
-if import input "$REAL/input.pt.trace.json.gz" && import sync "$REAL/sync.pt.trace.json.gz" &&
-	"$BIN" diff "$TMP/input.db" "$TMP/sync.db" --format json >"$TMP/real.json" 2>"$TMP/err"; then
+if "$BIN" diff "$TMP/input.db" "$TMP/sync.db" --format json >"$TMP/real.json" 2>"$TMP/err"; then
 	relay diff_check.py < <("$PY" tests/e2e/diff_check.py "$REAL/input.pt.trace.json.gz" \
 		"$REAL/sync.pt.trace.json.gz" "$TMP/real.json" 2>&1 |
 		sed 's/^\(not \)\{0,1\}ok - /&real input vs sync: /')
