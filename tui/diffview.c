@@ -527,25 +527,25 @@ void diffview_command(struct app *a, const char *arg)
 	struct query_result r;
 	char ma[32], mb[32], ra[32];
 	diff_table(&d, a->g->more, &r);
-	char *title = xasprintf("diff %s: makespan %s -> %s (%s)", arg,
-				format_duration(ma, sizeof(ma), d.run[0].makespan_ns),
-				format_duration(mb, sizeof(mb), d.run[1].makespan_ns),
-				text_ratio(ra, sizeof(ra), makespan_ratio(&d)));
+	struct sbuf title = SBUF_INIT;
+	sbuf_addf(&title, "diff %s: ", arg);
 	size_t nsteps, *idx = step_order(&d, &nsteps);
 	if (nsteps && d.rows[idx[0]].steps[0].n && d.rows[idx[0]].steps[1].n) {
-		/* the step name whose median changed most */
+		/* first the step name whose median changed most */
 		const struct diff_row *s = &d.rows[idx[0]];
-		char *t = xasprintf("%s, step median %s -> %s (%s)", title,
-				    format_duration(ma, sizeof(ma), s->steps[0].median_ns),
-				    format_duration(mb, sizeof(mb), s->steps[1].median_ns),
-				    text_ratio(ra, sizeof(ra), median_ratio(s)));
-		free(title);
-		title = t;
+		sbuf_addf(&title, "step median %s -> %s (%s), ",
+			  format_duration(ma, sizeof(ma), s->steps[0].median_ns),
+			  format_duration(mb, sizeof(mb), s->steps[1].median_ns),
+			  text_ratio(ra, sizeof(ra), median_ratio(s)));
 	}
 	free(idx);
+	sbuf_addf(&title, "makespan %s -> %s (%s)",
+		  format_duration(ma, sizeof(ma), d.run[0].makespan_ns),
+		  format_duration(mb, sizeof(mb), d.run[1].makespan_ns),
+		  text_ratio(ra, sizeof(ra), makespan_ratio(&d)));
 	size_t n = d.nrows;
 	diff_release(&d);
-	results_show(a, title, &r);
-	free(title);
+	results_show(a, title.buf, &r);
+	sbuf_release(&title);
 	app_message(a, 0, "%zu names, this run A, %s B; Enter shows a name in A", n, arg);
 }

@@ -14,7 +14,7 @@
 #   - the DataLoader iterator and the host-to-device copy each read as one
 #     renamed row, neither as added nor as removed;
 #   - every figure of the JSON against tests/e2e/diff_check.py;
-#   - `:diff` headless at 200x30: the title leads with the step median.
+#   - `:diff` headless at 80x24: the title leads with the step median.
 # On two real captures of tests/truth/gpu/data (input, sync: three steps
 # each), the JSON's step medians and rows against diff_check.py too.
 #
@@ -145,9 +145,9 @@ relay diff_check.py < <("$PY" tests/e2e/diff_check.py "$TMP/a.json" "$TMP/b.json
 	"$TMP/pair.json" 2>&1 | sed 's/^\(not \)\{0,1\}ok - /&pair: /')
 
 printf 'type :diff b.db\nEnter\n' >"$TMP/diff.keys"
-if (cd "$TMP" && "$BIN" --keys diff.keys --dump screen.txt --size 200x30 a.db) 2>"$TMP/err" &&
-	sed -n 2p "$TMP/screen.txt" | grep -qF -- ", step median $fma -> $fmb ("; then
-	ok ":diff's title gives the step median change, $fma -> $fmb"
+if (cd "$TMP" && "$BIN" --keys diff.keys --dump screen.txt --size 80x24 a.db) 2>"$TMP/err" &&
+	sed -n 2p "$TMP/screen.txt" | grep -qF -- ":diff b.db: step median $fma -> $fmb ("; then
+	ok ":diff's title leads with the step median change, $fma -> $fmb"
 else
 	not_ok ":diff title" "$(sed -n 2p "$TMP/screen.txt" 2>/dev/null) $(head -c 200 "$TMP/err")"
 fi
