@@ -351,8 +351,10 @@ static int step_dur_cmp(const void *pa, const void *pb)
 /* Each step name's median, first step and warm-up, from the steps read. */
 static void step_medians(struct scan *sc)
 {
+	if (!sc->ndurs)
+		return; /* and durs may be NULL, which qsort must not see */
 	qsort(sc->durs, sc->ndurs, sizeof(*sc->durs), step_dur_cmp);
-	int64_t *v = xcalloc(sc->ndurs ? sc->ndurs : 1, sizeof(*v));
+	int64_t *v = xcalloc(sc->ndurs, sizeof(*v));
 	for (size_t i = 0, k; i < sc->ndurs; i = k) {
 		for (k = i; k < sc->ndurs && sc->durs[k].path == sc->durs[i].path; k++)
 			v[k - i] = sc->durs[k].dur;
