@@ -147,6 +147,15 @@ static const struct diff_row *row(const struct diff *d, int level, const char *n
 	return NULL;
 }
 
+static void check_steps(const struct diff_steps *s, int64_t n, int64_t median, int64_t first,
+			int64_t warmup)
+{
+	assert_int_equal(s->n, n);
+	assert_int_equal(s->median_ns, median);
+	assert_int_equal(s->first_ns, first);
+	assert_int_equal(s->warmup_ns, warmup);
+}
+
 static void check_side(const struct diff_side *s, int64_t count, int64_t total)
 {
 	assert_int_equal(s->count, count);
@@ -169,14 +178,8 @@ static void steps_merged(void **state)
 	assert_int_equal(f->d.run[0].workflows, 1);
 	/* A: steps of 100 and 120, the median their mean; 2 steps tell no
 	 * warm-up apart.  B: one step, its own median. */
-	assert_int_equal(r->steps[0].n, 2);
-	assert_int_equal(r->steps[0].median_ns, 110);
-	assert_int_equal(r->steps[0].first_ns, 100);
-	assert_int_equal(r->steps[0].warmup_ns, 0);
-	assert_int_equal(r->steps[1].n, 1);
-	assert_int_equal(r->steps[1].median_ns, 200);
-	assert_int_equal(r->steps[1].first_ns, 200);
-	assert_int_equal(r->steps[1].warmup_ns, 0);
+	check_steps(&r->steps[0], 2, 110, 100, 0);
+	check_steps(&r->steps[1], 1, 200, 200, 0);
 	assert_int_equal(r->renamed, 0);
 }
 
@@ -249,7 +252,7 @@ static void renamed(void **state)
 		snprintf(name, sizeof(name), "ProfilerStep#%d", k + 1);
 		int64_t s1 = add(st, wf, PHASE_PROFILER_STEP, name, 100 * k, d1[k], 4, 1);
 		add(st, s1, PHASE_ANNOTATION, "enumerate(DataLoader)#_SingleIter.__next__", 100 * k,
-		    5, 0, 2);
+		    k ? 5 : 20, 0, 2);
 		add(st, s1, PHASE_OPERATOR, "_AIter.go", 100 * k, 1, 0, 2);
 		add(st, s1, PHASE_OPERATOR, "_BIter.go", 100 * k, 1, 0, 2);
 		int64_t rt = add(st, s1, PHASE_RUNTIME, "cudaMemcpyAsync", 100 * k, 1, 1, 2);
@@ -277,22 +280,20 @@ static void renamed(void **state)
 
 	const struct diff_row *r = row(&f->d, DIFF_STEP, "ProfilerStep#*");
 	assert_non_null(r);
-	assert_int_equal(r->steps[0].n, 3);
-	assert_int_equal(r->steps[0].median_ns, 12);
-	assert_int_equal(r->steps[0].first_ns, 50);
-	assert_int_equal(r->steps[0].warmup_ns, 38);
-	assert_int_equal(r->steps[1].n, 4);
-	assert_int_equal(r->steps[1].median_ns, 7); /* (7 + 8) / 2 rounded down */
-	assert_int_equal(r->steps[1].first_ns, 8);
-	assert_int_equal(r->steps[1].warmup_ns, 1);
+	check_steps(&r->steps[0], 3, 12, 50, 38);
+	check_steps(&r->steps[1], 4, 7, 8, 1);
 
 	/* one row for the iterators, B's name after A's */
 	r = row(&f->d, DIFF_OP,
 		"ProfilerStep#* > enumerate(DataLoader)#_SingleIter.__next__"
 		" -> enumerate(DataLoader)#_MultiIter.__next__");
 	assert_non_null(r);
-	check_side(&r->side[0], 3, 15);
+	check_side(&r->side[0], 3, 30);
 	check_side(&r->side[1], 4, 8);
+	/* per step: 20, 5, 5 -> 2, 2, 2, 2; the first step's 15 more apart */
+	check_steps(&r->steps[0], 3, 5, 20, 15);
+	check_steps(&r->steps[1], 4, 2, 2, 0);
+	assert_int_equal(diff_median_delta(r), -3);
 	const char *parts[DIFF_MAX_PARTS];
 	size_t left;
 	assert_int_equal(diff_renamed_parts(&f->d, r, parts, &left), 2);
@@ -312,7 +313,8 @@ static void renamed(void **state)
 	check_side(&r->side[0], 0, 0);
 	/* the same role under another path is another name */
 	assert_non_null(row(&f->d, DIFF_OP, "X.run"));
-	assert_non_null(row(&f->d, DIFF_OP, "ProfilerStep#* > Y.run"));
+	assert_non_null(r = row(&f->d, DIFF_OP, "ProfilerStep#* > Y.run"));
+	check_steps(&r->steps[1], 4, 0, 0, 0); /* 0, 0, 0, 4 */
 	/* the level's sums keep every instance once */
 	assert_int_equal(f->d.run[1].level[DIFF_OP].count, 4 + 4 + 1);
 	assert_int_equal(f->d.run[0].level[DIFF_KERNEL].total_ns, 9);
@@ -380,14 +382,26 @@ static void sorted_by_abs_diff(void **state)
 	struct fx *f = *state;
 	char *err = NULL;
 	assert_int_equal(diff_compute(f->a, f->b, NULL, NULL, &f->d, &err), 0);
+	const struct diff_row *r =
+	    row(&f->d, DIFF_OP, "ProfilerStep#* > aten::linear > aten::addmm");
+	check_steps(&r->steps[0], 2, 32, 30, 0); /* (30 + 35) / 2, rounded down */
+	check_steps(&r->steps[1], 1, 80, 80, 0);
+	assert_int_equal(diff_median_delta(r), 48);
+	r = row(&f->d, DIFF_OP, "aten::copy_"); /* in no step */
+	check_steps(&r->steps[0], 2, 0, 0, 0);
+	check_steps(&r->steps[1], 1, 0, 0, 0);	 /* not in B: 0 in its one step */
+	r = row(&f->d, DIFF_KERNEL, "gemm");	 /* beneath A's first step, by its launch */
+	check_steps(&r->steps[0], 2, 10, 20, 0); /* 20, 0 */
+	/* both runs have steps: by the change of the median per step (A's two
+	 * steps, B's one), then of the total */
 	static const char *const want[] = {
-	    "ProfilerStep#* > aten::gelu",		   /* +15, and ahead of addmm by name */
-	    "ProfilerStep#* > aten::linear > aten::addmm", /* +15 */
-	    "ProfilerStep#* > aten::relu",		   /* -10 */
-	    "aten::copy_",				   /* -7 */
-	    "ProfilerStep#* > aten::linear > aten::addmm > aten::empty", /* -2 */
-	    "ProfilerStep#* > aten::linear",				 /* 0 */
-	    "ProfilerStep#* > aten::linear > aten::t",			 /* 0 */
+	    "ProfilerStep#* > aten::linear > aten::addmm",		 /* 32 -> 80 */
+	    "ProfilerStep#* > aten::linear",				 /* 45 -> 90 */
+	    "ProfilerStep#* > aten::gelu",				 /* 0 -> 15 */
+	    "ProfilerStep#* > aten::relu",				 /* 5 -> 0 */
+	    "ProfilerStep#* > aten::linear > aten::addmm > aten::empty", /* 1 -> 0 */
+	    "aten::copy_",			       /* in no step: 0 -> 0, total -7 */
+	    "ProfilerStep#* > aten::linear > aten::t", /* 0 -> 0, total 0 */
 	};
 	size_t i = 0;
 	while (i < f->d.nrows && f->d.rows[i].level != DIFF_OP)

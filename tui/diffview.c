@@ -50,12 +50,6 @@ static const char *status_of(const struct diff_row *r)
 				   : "";
 }
 
-/* The change of a step row's median (B less A); 0 unless both have steps. */
-static int64_t median_delta(const struct diff_row *r)
-{
-	return r->steps[0].n && r->steps[1].n ? r->steps[1].median_ns - r->steps[0].median_ns : 0;
-}
-
 static double median_ratio(const struct diff_row *r)
 {
 	return r->steps[0].n && r->steps[1].n && r->steps[0].median_ns
@@ -67,7 +61,8 @@ static int by_median_delta(const void *pa, const void *pb, void *ctx)
 {
 	const struct diff *d = ctx;
 	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-	int64_t da = llabs(median_delta(&d->rows[a])), db = llabs(median_delta(&d->rows[b]));
+	int64_t da = llabs(diff_median_delta(&d->rows[a])),
+		db = llabs(diff_median_delta(&d->rows[b]));
 	if (da != db)
 		return da > db ? -1 : 1;
 	return a < b ? -1 : a > b; /* the step level's order: by total */
@@ -133,10 +128,16 @@ static void text_side(FILE *out, const char *tag, const struct diff_run *r, stru
 		r->workflows == 1 ? "" : "s");
 }
 
+/* Whether both runs have steps: then rows show their medians per step. */
+static int per_step(const struct diff *d)
+{
+	return d->run[0].steps && d->run[1].steps;
+}
+
 static void text_row(FILE *out, const struct diff *d, const struct diff_row *r, struct sbuf *raw,
 		     struct sbuf *sb)
 {
-	char t[4][32], dd[32], ra[32];
+	char t[4][32], dd[32], ra[32], st[4][32];
 	format_duration(t[0], sizeof(t[0]), r->side[0].total_ns);
 	format_duration(t[1], sizeof(t[1]), r->side[1].total_ns);
 	for (int k = 0; k < 2; k++)
@@ -145,11 +146,18 @@ static void text_row(FILE *out, const struct diff *d, const struct diff_row *r, 
 					r->side[k].total_ns / r->side[k].count);
 		else
 			snprintf(t[2 + k], sizeof(t[2 + k]), "-");
-	fprintf(out, "  %8lld %8lld %10s %10s %10s %10s %11s %7s  %-7s  %s\n",
-		(long long)r->side[0].count, (long long)r->side[1].count, t[0], t[1], t[2], t[3],
+	fprintf(out, "  %8lld %8lld %10s %10s %10s %10s %11s %7s", (long long)r->side[0].count,
+		(long long)r->side[1].count, t[0], t[1], t[2], t[3],
 		text_signed_duration(dd, sizeof(dd), diff_delta(r)),
-		text_ratio(ra, sizeof(ra), diff_ratio(r)), status_of(r),
-		shown_name(d, r, NAME_COLS, "...", raw, sb));
+		text_ratio(ra, sizeof(ra), diff_ratio(r)));
+	if (per_step(d))
+		fprintf(out, " %10s %10s %11s %10s %10s",
+			format_duration(st[0], sizeof(st[0]), r->steps[0].median_ns),
+			format_duration(st[1], sizeof(st[1]), r->steps[1].median_ns),
+			text_signed_duration(dd, sizeof(dd), diff_median_delta(r)),
+			format_duration(st[2], sizeof(st[2]), r->steps[0].warmup_ns),
+			format_duration(st[3], sizeof(st[3]), r->steps[1].warmup_ns));
+	fprintf(out, "  %-7s  %s\n", status_of(r), shown_name(d, r, NAME_COLS, "...", raw, sb));
 }
 
 /* One side's steps: how many, median, warm-up ("-" without steps). */
@@ -180,7 +188,7 @@ static void text_medians(FILE *out, const struct diff *d, struct sbuf *raw, stru
 		text_steps(&r->steps[0], ma, wa);
 		text_steps(&r->steps[1], mb, wb);
 		if (r->steps[0].n && r->steps[1].n)
-			text_signed_duration(dd, sizeof(dd), median_delta(r));
+			text_signed_duration(dd, sizeof(dd), diff_median_delta(r));
 		else
 			snprintf(dd, sizeof(dd), "-");
 		fprintf(out, "  %7lld %7lld %10s %10s %11s %7s %10s %10s  %-7s  %s\n",
@@ -218,9 +226,12 @@ static void write_text(FILE *out, const struct diff *d, size_t limit)
 			added, removed);
 		if (first == end)
 			continue;
-		fprintf(out, "  %8s %8s %10s %10s %10s %10s %11s %7s  %-7s  %s\n", "count A",
-			"count B", "total A", "total B", "mean A", "mean B", "B-A", "B/A", "",
-			"name");
+		fprintf(out, "  %8s %8s %10s %10s %10s %10s %11s %7s", "count A", "count B",
+			"total A", "total B", "mean A", "mean B", "B-A", "B/A");
+		if (per_step(d))
+			fprintf(out, " %10s %10s %11s %10s %10s", "step A", "step B", "step B-A",
+				"warm-up A", "warm-up B");
+		fprintf(out, "  %-7s  %s\n", "", "name");
 		size_t shown = limit && end - first > limit ? limit : end - first;
 		for (size_t i = first; i < first + shown; i++)
 			text_row(out, d, &d->rows[i], &raw, &sb);
@@ -250,6 +261,22 @@ static json_t *json_run(const struct diff_run *r)
 			 (json_int_t)r->makespan_ns, "workflows", (json_int_t)r->workflows);
 }
 
+static json_t *json_steps(const struct diff_steps *s)
+{
+	return json_pack("{s:I, s:I, s:I, s:I}", "steps", (json_int_t)s->n, "median_ns",
+			 (json_int_t)s->median_ns, "first_ns", (json_int_t)s->first_ns, "warmup_ns",
+			 (json_int_t)s->warmup_ns);
+}
+
+/* A row's figures per step, where a run has steps. */
+static json_t *json_per_step(const struct diff_row *r)
+{
+	int both = r->steps[0].n && r->steps[1].n;
+	return json_pack("{s:o, s:o, s:o}", "a", json_steps(&r->steps[0]), "b",
+			 json_steps(&r->steps[1]), "median_diff_ns",
+			 both ? json_integer((json_int_t)diff_median_delta(r)) : json_null());
+}
+
 /* The row's name and parts as diff_row_parts cuts them, and how many
  * names above them it left out (only when it did). */
 static json_t *json_row(const struct diff *d, const struct diff_row *r, struct sbuf *sb)
@@ -270,6 +297,8 @@ static json_t *json_row(const struct diff *d, const struct diff_row *r, struct s
 		      isnan(ratio) ? json_null() : json_real(ratio));
 	if (left)
 		json_object_set_new(j, "path_left_out", json_integer((json_int_t)left));
+	if (d->run[0].steps || d->run[1].steps)
+		json_object_set_new(j, "per_step", json_per_step(r));
 	if (r->renamed) {
 		json_t *bp = json_array();
 		n = diff_renamed_parts(d, r, part, &left);
@@ -280,13 +309,6 @@ static json_t *json_row(const struct diff *d, const struct diff_row *r, struct s
 			json_object_set_new(j, "b_path_left_out", json_integer((json_int_t)left));
 	}
 	return j;
-}
-
-static json_t *json_steps(const struct diff_steps *s)
-{
-	return json_pack("{s:I, s:I, s:I, s:I}", "steps", (json_int_t)s->n, "median_ns",
-			 (json_int_t)s->median_ns, "first_ns", (json_int_t)s->first_ns, "warmup_ns",
-			 (json_int_t)s->warmup_ns);
 }
 
 /* The step medians, largest change first (see text_medians). */
@@ -306,7 +328,7 @@ static json_t *json_medians(const struct diff *d, struct sbuf *sb)
 		    json_pack("{s:o, s:s, s:o, s:o, s:o, s:o}", "name", report_json_string(sb->buf),
 			      "status", *st ? st : "both", "a", json_steps(&r->steps[0]), "b",
 			      json_steps(&r->steps[1]), "median_diff_ns",
-			      both ? json_integer((json_int_t)median_delta(r)) : json_null(),
+			      both ? json_integer((json_int_t)diff_median_delta(r)) : json_null(),
 			      "median_ratio", isnan(ratio) ? json_null() : json_real(ratio)));
 	}
 	free(idx);
@@ -410,6 +432,10 @@ enum {
 	COL_COUNT_B,
 	COL_MEAN_A,
 	COL_MEAN_B,
+	COL_STEP_A,
+	COL_STEP_B,
+	COL_WARMUP_A,
+	COL_WARMUP_B,
 	COL_PATH,
 	COL_PHASE,
 	NCOLS
@@ -419,12 +445,14 @@ static const struct {
 	const char *name;
 	enum query_coltype type;
 } table_cols[NCOLS] = {
-    [COL_LEVEL] = {"level", QC_TEXT},	 [COL_NAME] = {"name", QC_TEXT},
-    [COL_STATUS] = {"status", QC_TEXT},	 [COL_DIFF] = {"diff", QC_DELTA},
-    [COL_RATIO] = {"ratio", QC_RATIO},	 [COL_TOTAL_A] = {"total_a", QC_DUR},
-    [COL_TOTAL_B] = {"total_b", QC_DUR}, [COL_COUNT_A] = {"count_a", QC_INT},
-    [COL_COUNT_B] = {"count_b", QC_INT}, [COL_MEAN_A] = {"mean_a", QC_DUR},
-    [COL_MEAN_B] = {"mean_b", QC_DUR},	 [COL_PATH] = {"path", QC_TEXT},
+    [COL_LEVEL] = {"level", QC_TEXT},	   [COL_NAME] = {"name", QC_TEXT},
+    [COL_STATUS] = {"status", QC_TEXT},	   [COL_DIFF] = {"diff", QC_DELTA},
+    [COL_RATIO] = {"ratio", QC_RATIO},	   [COL_TOTAL_A] = {"total_a", QC_DUR},
+    [COL_TOTAL_B] = {"total_b", QC_DUR},   [COL_COUNT_A] = {"count_a", QC_INT},
+    [COL_COUNT_B] = {"count_b", QC_INT},   [COL_MEAN_A] = {"mean_a", QC_DUR},
+    [COL_MEAN_B] = {"mean_b", QC_DUR},	   [COL_STEP_A] = {"step_a", QC_DUR},
+    [COL_STEP_B] = {"step_b", QC_DUR},	   [COL_WARMUP_A] = {"warmup_a", QC_DUR},
+    [COL_WARMUP_B] = {"warmup_b", QC_DUR}, [COL_PATH] = {"path", QC_TEXT},
     [COL_PHASE] = {"phase", QC_PHASE},
 };
 
@@ -485,6 +513,11 @@ static void diff_table(const struct diff *d, const char *more, struct query_resu
 		v[COL_COUNT_B] = int_value(row->side[1].count);
 		v[COL_MEAN_A] = real_value(mean_of(&row->side[0]));
 		v[COL_MEAN_B] = real_value(mean_of(&row->side[1]));
+		for (int k = 0; k < 2; k++) { /* none where the run has no steps */
+			const struct diff_steps *st = &row->steps[k];
+			v[COL_STEP_A + k] = st->n ? int_value(st->median_ns) : real_value(NAN);
+			v[COL_WARMUP_A + k] = st->n ? int_value(st->warmup_ns) : real_value(NAN);
+		}
 		v[COL_PATH] = text_value(r, raw.buf);
 		v[COL_PHASE] = row->side[0].first_id ? int_value(row->side[0].first_id)
 						     : (struct query_value){.type = QP_NULL};

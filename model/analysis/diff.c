@@ -13,7 +13,10 @@
  * beneath it (an operator, annotation, runtime call, span or profiler step with children) keeps its
  * name path by id; nothing else is kept per phase.  Only sorting reads a path's names as text, from
  * where two paths part.  A step's duration is kept per step (steps are few) for
- * its name's median; renamed rows are paired once both runs are merged.
+ * its name's median; a phase carries, with its name path, the step it is
+ * beneath (one index for the pair), and a row's time per step is summed in
+ * one table of (row, step) pairs, which only names in steps fill.  Renamed
+ * rows are paired once both runs are merged.
  */
 #include <ctype.h>
 #include <math.h>
@@ -61,6 +64,18 @@ struct step_dur {
 	int64_t id, dur;
 };
 
+/* A row's time in one step (1-based, in the order read): the per-step
+ * table's entry, empty when step is 0. */
+struct step_acc {
+	uint32_t row, step;
+	int64_t ns;
+};
+
+/* What a phase passes to those beneath it: its name path and its step. */
+struct context {
+	uint32_t path, step;
+};
+
 /* One run's scan: its memos of names by id and of name paths by phase id. */
 struct scan {
 	struct builder *b;
@@ -76,6 +91,13 @@ struct scan {
 	struct namememo carriers;
 	struct step_dur *durs; /* every profiler step read, for its name's median */
 	size_t ndurs, adurs;
+	/* what phase ids carry are indices into cx (0: nothing), interned
+	 * in cxs, so that a phase costs one index whatever it carries */
+	struct context *cx;
+	size_t ncx, acx;
+	struct strmap cxs;
+	struct step_acc *acc; /* (row, step) -> time: open addressing */
+	size_t nacc, capacc;
 	const char *file;
 	int (*stop)(void *ctx); /* diff_compute's; NULL: none */
 	void *ctx;
@@ -140,10 +162,67 @@ static size_t row_of(struct builder *b, uint32_t path, int level)
 	return (size_t)e->value;
 }
 
-static void add(struct builder *b, int run, uint32_t path, int level, int64_t id, int64_t dur)
+/* The index of context (path, step); 0 for (0, 0). */
+static uint32_t context_of(struct scan *sc, uint32_t path, uint32_t step)
 {
+	if (!sc->ncx) {
+		XGROW(sc->cx, 1, sc->acx);
+		sc->cx[sc->ncx++] = (struct context){0, 0};
+	}
+	if (!path && !step)
+		return 0;
+	uint32_t key[2] = {path, step};
+	int created;
+	struct strmap_ent *e =
+	    strmap_put(&sc->cxs, (const char *)key, sizeof(key), (int64_t)sc->ncx, &created);
+	if (created) {
+		XGROW(sc->cx, sc->ncx + 1, sc->acx);
+		sc->cx[sc->ncx++] = (struct context){path, step};
+	}
+	return (uint32_t)e->value;
+}
+
+static uint64_t acc_hash(uint32_t row, uint32_t step)
+{
+	uint64_t h = ((uint64_t)row << 32 | step) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+/* Adds ns to row's time in step (not 0). */
+static void acc_add(struct scan *sc, size_t row, uint32_t step, int64_t ns)
+{
+	if (2 * (sc->nacc + 1) > sc->capacc) {
+		size_t cap = sc->capacc ? 2 * sc->capacc : 1024;
+		struct step_acc *t = xcalloc(cap, sizeof(*t)), *old = sc->acc;
+		for (size_t i = 0; i < sc->capacc; i++)
+			if (old[i].step) {
+				size_t k = acc_hash(old[i].row, old[i].step) & (cap - 1);
+				while (t[k].step)
+					k = (k + 1) & (cap - 1);
+				t[k] = old[i];
+			}
+		free(old);
+		sc->acc = t;
+		sc->capacc = cap;
+	}
+	size_t k = acc_hash((uint32_t)row, step) & (sc->capacc - 1);
+	while (sc->acc[k].step && (sc->acc[k].row != row || sc->acc[k].step != step))
+		k = (k + 1) & (sc->capacc - 1);
+	if (!sc->acc[k].step) {
+		sc->acc[k] = (struct step_acc){(uint32_t)row, step, 0};
+		sc->nacc++;
+	}
+	sc->acc[k].ns = ns_sum(sc->acc[k].ns, ns);
+}
+
+/* One instance of path at level, in step (0: none) when it is not a step. */
+static void add(struct scan *sc, uint32_t path, int level, uint32_t step, int64_t id, int64_t dur)
+{
+	struct builder *b = sc->b;
 	size_t i = row_of(b, path, level); /* before d->rows is read: it may move it */
-	struct diff_side *s = &b->d->rows[i].side[run];
+	if (step && level != DIFF_STEP)
+		acc_add(sc, i, step, dur);
+	struct diff_side *s = &b->d->rows[i].side[sc->run];
 	if (!s->count || id < s->first_id)
 		s->first_id = id;
 	s->count++;
@@ -232,7 +311,7 @@ static void carriers_release(struct scan *sc)
 	namememo_release(&sc->carriers);
 }
 
-/* The name path phase id carries (0: none). */
+/* The context phase id carries (0: none). */
 static uint32_t carried(struct scan *sc, int64_t id)
 {
 	if (sc->by_id)
@@ -245,14 +324,14 @@ static uint32_t carried(struct scan *sc, int64_t id)
 	return created ? 0 : (uint32_t)*v; /* a new entry holds 0: none */
 }
 
-static void carry_on(struct scan *sc, int64_t id, uint32_t path)
+static void carry_on(struct scan *sc, int64_t id, uint32_t ctx)
 {
 	int created;
 	if (sc->by_id) {
 		if (id >= sc->id0 && (uint64_t)(id - sc->id0) < sc->nby_id)
-			sc->by_id[id - sc->id0] = path;
+			sc->by_id[id - sc->id0] = ctx;
 	} else if (id > 0) {
-		*namememo_put(&sc->carriers, id, &created) = (int)path;
+		*namememo_put(&sc->carriers, id, &created) = (int)ctx;
 	}
 }
 
@@ -268,6 +347,9 @@ static int scan_phases(struct scan *sc, sqlite3 *db, const char *order, int *dis
 		      PHASE_PROFILER_STEP, PHASE_OPERATOR, PHASE_ANNOTATION, PHASE_RUNTIME,
 		      PHASE_SPAN, PHASE_KERNEL, PHASE_MEMCPY, PHASE_MEMSET, order);
 	sc->ndurs = 0;
+	sc->nacc = 0;
+	if (sc->acc)
+		memset(sc->acc, 0, sc->capacc * sizeof(*sc->acc));
 	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
 		goto out;
 	struct builder *b = sc->b;
@@ -285,29 +367,32 @@ static int scan_phases(struct scan *sc, sqlite3 *db, const char *order, int *dis
 		dur = dur < 0 ? 0 : dur > MODEL_TIME_MAX ? MODEL_TIME_MAX : dur;
 		if (parent > id)
 			*disorder = 1;
-		uint32_t up = carried(sc, parent), carry = 0;
+		uint32_t up = carried(sc, parent), carry = 0, path;
+		struct context c = up < sc->ncx ? sc->cx[up] : (struct context){0, 0};
 		switch (kind) {
 		case PHASE_PROFILER_STEP:
-			carry = intern_path(b, 0, name_of(sc, name_id, 1));
-			add(b, sc->run, carry, DIFF_STEP, id, dur);
+			path = intern_path(b, 0, name_of(sc, name_id, 1));
+			add(sc, path, DIFF_STEP, 0, id, dur);
 			XGROW(sc->durs, sc->ndurs + 1, sc->adurs);
-			sc->durs[sc->ndurs++] = (struct step_dur){carry, id, dur};
+			sc->durs[sc->ndurs++] = (struct step_dur){path, id, dur};
+			carry = context_of(sc, path, (uint32_t)sc->ndurs);
 			break;
 		case PHASE_OPERATOR:
 		case PHASE_ANNOTATION:
-			carry = intern_path(b, up, name_of(sc, name_id, 0));
-			add(b, sc->run, carry, DIFF_OP, id, dur);
+			path = intern_path(b, c.path, name_of(sc, name_id, 0));
+			add(sc, path, DIFF_OP, c.step, id, dur);
+			carry = context_of(sc, path, c.step);
 			break;
 		case PHASE_SPAN: /* a Python function: its operators keep their path */
 			carry = up;
 			break;
 		case PHASE_RUNTIME:
 			carry = up;
-			add(b, sc->run, intern_path(b, 0, name_of(sc, name_id, 0)), DIFF_RUNTIME,
+			add(sc, intern_path(b, 0, name_of(sc, name_id, 0)), DIFF_RUNTIME, c.step,
 			    id, dur);
 			break;
 		default: /* device work */
-			add(b, sc->run, intern_path(b, 0, name_of(sc, name_id, 0)), DIFF_KERNEL, id,
+			add(sc, intern_path(b, 0, name_of(sc, name_id, 0)), DIFF_KERNEL, c.step, id,
 			    dur);
 			continue;
 		}
@@ -348,11 +433,70 @@ static int step_dur_cmp(const void *pa, const void *pb)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
-/* Each step name's median, first step and warm-up, from the steps read. */
+static int acc_cmp(const void *pa, const void *pb)
+{
+	const struct step_acc *a = pa, *b = pb;
+	if (a->row != b->row)
+		return a->row < b->row ? -1 : 1;
+	return a->ns < b->ns ? -1 : a->ns > b->ns;
+}
+
+/* The median of n values of which the k in v (sorted) are the largest and
+ * the rest 0, as diff_median reads them. */
+static int64_t median_with_zeros(const int64_t *v, size_t k, size_t n)
+{
+	size_t zeros = n - k;
+#define AT(i) ((i) < zeros ? 0 : v[(i)-zeros])
+	if (n % 2)
+		return AT(n / 2);
+	int64_t a = AT(n / 2 - 1), b = AT(n / 2);
+#undef AT
+	return a / 2 + b / 2 + (a % 2 + b % 2) / 2;
+}
+
+/* Every row's time per step but the steps': over each of the run's steps
+ * (0 where it has none in one), its median, its time in the first step
+ * (first, 1-based) and the excess of that over the median. */
+static void row_medians(struct scan *sc, uint32_t first)
+{
+	struct diff *d = sc->b->d;
+	size_t n = 0, nsteps = sc->ndurs;
+	for (size_t i = 0; i < sc->capacc; i++)
+		if (sc->acc[i].step)
+			sc->acc[n++] = sc->acc[i]; /* packed to the front: the table is done */
+	qsort(sc->acc, n, sizeof(*sc->acc), acc_cmp);
+	for (size_t i = 0; i < d->nrows; i++)
+		if (d->rows[i].level != DIFF_STEP)
+			d->rows[i].steps[sc->run] = (struct diff_steps){.n = (int64_t)nsteps};
+	int64_t *v = xcalloc(n ? n : 1, sizeof(*v));
+	for (size_t i = 0, k; i < n; i = k) {
+		struct diff_steps *st = &d->rows[sc->acc[i].row].steps[sc->run];
+		for (k = i; k < n && sc->acc[k].row == sc->acc[i].row; k++) {
+			v[k - i] = sc->acc[k].ns;
+			if (sc->acc[k].step == first)
+				st->first_ns = sc->acc[k].ns;
+		}
+		st->median_ns = median_with_zeros(v, k - i, nsteps);
+		if (nsteps >= 3 && st->first_ns > st->median_ns)
+			st->warmup_ns = st->first_ns - st->median_ns;
+	}
+	free(v);
+	sc->nacc = 0;
+	memset(sc->acc, 0, sc->capacc * sizeof(*sc->acc));
+}
+
+/* Each step name's median, first step and warm-up, from the steps read,
+ * and every other row's per step. */
 static void step_medians(struct scan *sc)
 {
 	if (!sc->ndurs)
-		return; /* and durs may be NULL, which qsort must not see */
+		return;	    /* and durs may be NULL, which qsort must not see */
+	uint32_t first = 0; /* the step with the lowest id, as numbered when read */
+	for (size_t i = 0; i < sc->ndurs; i++)
+		if (sc->durs[i].id < sc->durs[first].id)
+			first = (uint32_t)i;
+	row_medians(sc, first + 1);
+	sc->b->d->run[sc->run].steps = (int64_t)sc->ndurs;
 	qsort(sc->durs, sc->ndurs, sizeof(*sc->durs), step_dur_cmp);
 	int64_t *v = xcalloc(sc->ndurs, sizeof(*v));
 	for (size_t i = 0, k; i < sc->ndurs; i = k) {
@@ -429,6 +573,9 @@ out:
 	namememo_release(&sc.steps);
 	carriers_release(&sc);
 	free(sc.durs);
+	free(sc.cx);
+	strmap_clear(&sc.cxs);
+	free(sc.acc);
 	store_close(st);
 	return rc;
 }
@@ -620,6 +767,11 @@ void diff_row_name(const struct diff *d, const struct diff_row *r, size_t max, s
 	out->len -= c - from;
 }
 
+int64_t diff_median_delta(const struct diff_row *r)
+{
+	return r->steps[0].n && r->steps[1].n ? r->steps[1].median_ns - r->steps[0].median_ns : 0;
+}
+
 int64_t diff_delta(const struct diff_row *r)
 {
 	return r->side[1].total_ns - r->side[0].total_ns;
@@ -714,9 +866,15 @@ static int path_cmp(const struct diff *d, uint32_t pa, uint32_t pb)
 
 static int row_cmp(const void *pa, const void *pb, void *ctx)
 {
+	const struct diff *d = ctx;
 	const struct diff_row *a = pa, *b = pb;
 	if (a->level != b->level)
 		return a->level < b->level ? -1 : 1;
+	if (d->run[0].steps && d->run[1].steps) {
+		int64_t ma = llabs(diff_median_delta(a)), mb = llabs(diff_median_delta(b));
+		if (ma != mb)
+			return ma > mb ? -1 : 1;
+	}
 	int64_t da = llabs(diff_delta(a)), db = llabs(diff_delta(b));
 	if (da != db)
 		return da > db ? -1 : 1;
@@ -816,6 +974,10 @@ int diff_compute(const char *a, const char *b, int (*stop)(void *ctx), void *ctx
 	drop_empty(d);
 	pair_renamed(d);
 	drop_empty(d);
+	for (size_t i = 0; i < d->nrows; i++) /* a name a run lacks is 0 in each of its steps */
+		for (int run = 0; run < 2; run++)
+			if (d->rows[i].level != DIFF_STEP && !d->rows[i].steps[run].n)
+				d->rows[i].steps[run].n = d->run[run].steps;
 	for (size_t i = 0; i < d->nrows; i++)
 		for (int run = 0; run < 2; run++) {
 			struct diff_side *sum = &d->run[run].level[d->rows[i].level];

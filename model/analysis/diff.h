@@ -13,8 +13,9 @@
  *
  * Counts and totals are over every rank, thread and stream of a file.  A
  * step row also has its steps' median and the first step's excess over it
- * (its warm-up), so that a change in the time of a step is not read off
- * totals that a slow first step or a different number of steps distort.
+ * (its warm-up), and every other row the same of its time per step, so
+ * that a change is not read off totals that a slow first step or a
+ * different number of steps distort.
  * A name only in A and one only in B that play the same role (diff_role:
  * the same level, the same path above them, the same name once the
  * implementation's class names and a trailing qualifier are set aside) are
@@ -67,11 +68,14 @@ struct diff_path {
 	uint32_t depth;	       /* how many names: 1 but at DIFF_OP; 0 for path 0 */
 };
 
-/* A step name's steps in one run (DIFF_STEP rows; all 0 where it has none). */
+/* A row per step in one run.  A step row (DIFF_STEP): its name's steps,
+ * all 0 where it has none.  Any other: its time in each of the run's steps
+ * (of every name), 0 in those without it; only its instances beneath a
+ * step count.  n is 0 where the run has no steps. */
 struct diff_steps {
-	int64_t n;	   /* how many */
-	int64_t median_ns; /* their durations' (diff_median) */
-	int64_t first_ns;  /* the first one's: the one with the lowest id */
+	int64_t n;	   /* how many steps */
+	int64_t median_ns; /* their durations' or times' (diff_median) */
+	int64_t first_ns;  /* the first step's: the one with the lowest id */
 	/* first_ns less median_ns where the first step took longer and there
 	 * are at least 3 steps (with fewer, no median tells warm-up apart) */
 	int64_t warmup_ns;
@@ -91,11 +95,14 @@ struct diff_run {
 	char *path;
 	int64_t makespan_ns; /* from the first workflow's start to the last one's end */
 	int64_t workflows;
+	int64_t steps;			      /* profiler steps, of every name */
 	struct diff_side level[DIFF_NLEVELS]; /* each level's rows summed */
 };
 
-/* Rows by level, then by the absolute difference of the totals, largest
- * first, then by name: the bytes of the name path joined with " > " (its
+/* Rows by level, then, where both runs have steps, by the absolute
+ * difference of the medians per step (diff_median_delta), largest first,
+ * then by the absolute difference of the totals, largest first, then by
+ * name: the bytes of the name path joined with " > " (its
  * innermost DIFF_MAX_PARTS names, not cut to DIFF_NAME_MAX). */
 struct diff {
 	struct diff_run run[2];
@@ -140,6 +147,9 @@ void diff_row_name(const struct diff *d, const struct diff_row *r, size_t max, s
 /* The row's difference (run 1 less run 0) and ratio (run 1 over run 0;
  * NAN when run 0 has no time). */
 int64_t diff_delta(const struct diff_row *r);
+/* The difference of the medians per step (B less A); 0 unless both runs
+ * have steps (a step row: both have steps of its name). */
+int64_t diff_median_delta(const struct diff_row *r);
 double diff_ratio(const struct diff_row *r);
 
 /* The median of v[0..n) (n > 0), which it sorts: the middle value, or for

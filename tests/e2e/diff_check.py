@@ -82,6 +82,22 @@ def median(v):
     return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) // 2
 
 
+def per_step(run, level, key):
+    """A row's figures per step in one run (grademl-tui(1) DIFF): its time
+    in each of the run's steps, 0 where it has none."""
+    steps = run["steps"]
+    if level == "step":
+        return steps_of(run["durs"].get(key, []))
+    if not steps:
+        return steps_of([])
+    per = run["per"].get((level, key), {})
+    v = [per.get(id(st), 0) for st in steps]
+    med = median(v)
+    first = v[0]
+    return {"steps": len(v), "median_ns": med, "first_ns": first,
+            "warmup_ns": first - med if len(v) >= 3 and first > med else 0}
+
+
 def steps_of(durs):
     """[(id order, dur)] of one step name -> its figures."""
     if not durs:
@@ -92,16 +108,33 @@ def steps_of(durs):
             "warmup_ns": first - med if len(durs) >= 3 and first > med else 0}
 
 
+def step_of(x):
+    """The profiler step x is beneath, through operators, annotations,
+    runtime calls and spans only (None: none)."""
+    p = x["parent"]
+    while p is not None and p["kind"] in ("operator", "annotation", "runtime", "span"):
+        p = p["parent"]
+    return p if p is not None and p["kind"] == "profiler_step" else None
+
+
 def aggregate(raw):
     """level -> path tuple -> [count, total_ns]; "durs" -> step name ->
-    [(order, dur)]."""
+    [(order, dur)]; "per" -> (level, path) -> {step's id: time};
+    "steps": the run's steps, first first."""
     out = {lv: {} for lv in LEVELS}
     out["durs"] = {}
+    out["per"] = {}
+    out["steps"] = sorted((x for x in raw.spans if x["kind"] == "profiler_step"),
+                          key=lambda x: x["t0"])
 
     def add(level, key, dur):
         c = out[level].setdefault(key, [0, 0])
         c[0] += 1
         c[1] += dur
+        st = step_of(x) if level != "step" else None
+        if st is not None:
+            per = out["per"].setdefault((level, key), {})
+            per[id(st)] = per.get(id(st), 0) + dur
 
     for x in raw.spans:
         dur = x["t1"] - x["t0"]
@@ -147,10 +180,17 @@ def main(argv):
                 "a": {"count": ca, "total_ns": ta, "mean_ns": ta / ca if ca else None},
                 "b": {"count": cb, "total_ns": tb, "mean_ns": tb / cb if cb else None},
                 "diff_ns": tb - ta, "ratio": tb / ta if ta else None}
+            if agg[0]["steps"] or agg[1]["steps"]:
+                pa, pb = per_step(agg[0], level, k), per_step(agg[1], level, kb)
+                row["per_step"] = {
+                    "a": pa, "b": pb, "median_diff_ns": pb["median_ns"] - pa["median_ns"]
+                    if pa["steps"] and pb["steps"] else None}
             if kb != k:
                 row["b_path"] = list(kb)
             want.append(row)
-        want.sort(key=lambda r: (-abs(r["diff_ns"]), " > ".join(r["path"]).encode("utf-8")))
+        by_step = agg[0]["steps"] and agg[1]["steps"]
+        want.sort(key=lambda r: (-abs(r["per_step"]["median_diff_ns"] or 0) if by_step else 0,
+                                 -abs(r["diff_ns"]), " > ".join(r["path"]).encode("utf-8")))
         for row in want if level == "step" else ():
             k = tuple(row["path"])
             sa = steps_of(agg[0]["durs"].get(k, []))

@@ -13,6 +13,8 @@
 #     as its own figure;
 #   - the DataLoader iterator and the host-to-device copy each read as one
 #     renamed row, neither as added nor as removed;
+#   - per step, aten::linear's first-step initialisation is its warm-up,
+#     apart, and the rows that changed per step come before it;
 #   - every figure of the JSON against tests/e2e/diff_check.py;
 #   - `:diff` headless at 80x24: the title leads with the step median.
 # On two real captures of tests/truth/gpu/data (input, sync: three steps
@@ -139,6 +141,28 @@ if grep -qE '^ +5 +8 .* renamed +\.\.\..*_MultiProcessingDataLoaderIter\.__next_
 	ok "the text marks the iterator's row renamed"
 else
 	not_ok "text renamed" "$(grep -i dataloader "$TMP/text.txt" | head -c 300)"
+fi
+
+# aten::linear: A's first step's 40 ms of initialisation is its warm-up,
+# apart; per step it hardly changed, and rows that changed more lead
+"$PY" - "$TMP/a.json" "$TMP/pair.json" >"$TMP/linear.txt" <<'EOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+v = [round(e["dur"] * 1000) for e in sorted(
+    (e for e in ev if e.get("name") == "aten::linear"), key=lambda e: e["ts"])]
+s = sorted(v)
+med = s[len(s) // 2]
+ops = [l for l in json.load(open(sys.argv[2]))["levels"] if l["level"] == "op"][0]["rows"]
+i = [r["name"] for r in ops].index("ProfilerStep#* > aten::linear")
+ps = ops[i]["per_step"]
+print(v[0] - med, ps["a"]["warmup_ns"], abs(ps["median_diff_ns"]), i, ops[0]["status"])
+EOF
+read -r want got change pos lead <"$TMP/linear.txt"
+if [ "$want" -gt 30000000 ] && [ "$got" = "$want" ] && [ "$change" -lt 1000000 ] &&
+	[ "$pos" -ge 3 ] && [ "$lead" = renamed ]; then
+	ok "aten::linear: A's first-step excess ($want ns) is warm-up apart; per step it moved $change ns, row $((pos + 1)); the iterator leads"
+else
+	not_ok "aten::linear per step" "want warm-up $want, got $got; change $change; row $pos; first $lead"
 fi
 
 relay diff_check.py < <("$PY" tests/e2e/diff_check.py "$TMP/a.json" "$TMP/b.json" \
