@@ -411,14 +411,15 @@ out:
 	return rc;
 }
 
+static int int64_cmp(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+	return a < b ? -1 : a > b;
+}
+
 int64_t diff_median(int64_t *v, size_t n)
 {
-	for (size_t i = 1; i < n; i++) /* steps are few: an insertion sort */
-		for (size_t k = i; k && v[k - 1] > v[k]; k--) {
-			int64_t t = v[k];
-			v[k] = v[k - 1];
-			v[k - 1] = t;
-		}
+	qsort(v, n, sizeof(*v), int64_cmp);
 	if (n % 2)
 		return v[n / 2];
 	int64_t a = v[n / 2 - 1], b = v[n / 2];
