@@ -5,7 +5,9 @@
  * on the way adds nothing), names added and removed, totals, means and ratios,
  * the order by the absolute difference, the first instance of each row,
  * a file whose child comes before its parent or whose ids are far apart,
- * a missing file, and a stop asked for at once or part-way.
+ * a missing file, and a stop asked for at once or part-way; the steps'
+ * medians (odd and even counts, one step) and warm-up, names' roles, and
+ * the pairing of renamed names (only one to one, under the same path).
  */
 #include <limits.h>
 #include <math.h>
@@ -145,6 +147,15 @@ static const struct diff_row *row(const struct diff *d, int level, const char *n
 	return NULL;
 }
 
+static void check_steps(const struct diff_steps *s, int64_t n, int64_t median, int64_t first,
+			int64_t warmup)
+{
+	assert_int_equal(s->n, n);
+	assert_int_equal(s->median_ns, median);
+	assert_int_equal(s->first_ns, first);
+	assert_int_equal(s->warmup_ns, warmup);
+}
+
 static void check_side(const struct diff_side *s, int64_t count, int64_t total)
 {
 	assert_int_equal(s->count, count);
@@ -165,6 +176,148 @@ static void steps_merged(void **state)
 	assert_int_equal(f->d.run[0].makespan_ns, 1000);
 	assert_int_equal(f->d.run[1].makespan_ns, 800);
 	assert_int_equal(f->d.run[0].workflows, 1);
+	/* A: steps of 100 and 120, the median their mean; 2 steps tell no
+	 * warm-up apart.  B: one step, its own median. */
+	check_steps(&r->steps[0], 2, 110, 100, 0);
+	check_steps(&r->steps[1], 1, 200, 200, 0);
+	assert_int_equal(r->renamed, 0);
+}
+
+static void medians(void **state)
+{
+	(void)state;
+	int64_t one[] = {7}, odd[] = {30, 10, 20}, even[] = {4, 1, 3, 2}, odd2[] = {5, 5, 9, 1, 5};
+	int64_t big[] = {INT64_MAX, INT64_MAX - 2}, neg[] = {-3, 0};
+	assert_int_equal(diff_median(one, 1), 7);
+	assert_int_equal(diff_median(odd, 3), 20);
+	assert_int_equal(diff_median(even, 4), 2); /* (2 + 3) / 2, rounded down */
+	assert_int_equal(diff_median(odd2, 5), 5);
+	assert_int_equal(diff_median(big, 2), INT64_MAX - 1); /* no overflow */
+	assert_int_equal(diff_median(neg, 2), -1);
+	assert_int_equal(even[0], 1); /* sorted in place */
+	assert_int_equal(even[3], 4);
+}
+
+static const char *role_of(const char *name)
+{
+	static struct sbuf sb;
+	sbuf_release(&sb);
+	sbuf_init(&sb);
+	diff_role(name, &sb);
+	return sb.buf;
+}
+
+static void roles(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+	    {"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+	     "enumerate(DataLoader)#*.__next__"},
+	    {"enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+	     "enumerate(DataLoader)#*.__next__"},
+	    {"Memcpy HtoD (Pageable -> Device)", "Memcpy HtoD"},
+	    {"Memcpy HtoD (Pinned -> Device)", "Memcpy HtoD"},
+	    {"Memset (Device)", "Memset"},
+	    {"Optimizer.step#SGD.step", "*.step#*.step"},
+	    {"x (a (b) c)", "x"},
+	    {"Foo. bar A1.b", "Foo. bar *.b"},
+	    /* what is not a class before a member, or not a trailing qualifier */
+	    {"aten::linear", "aten::linear"},
+	    {"nn.Module: Linear", "nn.Module: Linear"},
+	    {"void f<int>(float*, int)", "void f<int>(float*, int)"},
+	    {"a (b) c", "a (b) c"},
+	    {"(Device)", "(Device)"},
+	    {"", ""},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_string_equal(role_of(cases[i][0]), cases[i][1]);
+}
+
+/* A: ProfilerStep#1..3 of 50, 10, 12 { enumerate(DataLoader)#_SingleIter.__next__,
+ * _AIter.go, _BIter.go; Memcpy HtoD (Pageable -> Device) }, and at the top
+ * X.run.  B: ProfilerStep#4..7 of 8, 6, 9, 7 { ..._MultiIter.__next__,
+ * _CIter.go; Memcpy HtoD (Pinned -> Device) }, and under a step Y.run (a
+ * path other than A's X.run). */
+static void renamed(void **state)
+{
+	struct fx *f = *state;
+	char *err = NULL, pa[320], pb[320];
+	snprintf(pa, sizeof(pa), "%s/ra.db", f->dir);
+	snprintf(pb, sizeof(pb), "%s/rb.db", f->dir);
+	struct store *st = create(pa);
+	int64_t wf = add(st, 0, PHASE_WORKFLOW, "wf", 0, 1000, 4, 0);
+	int64_t d1[] = {50, 10, 12};
+	for (int k = 0; k < 3; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "ProfilerStep#%d", k + 1);
+		int64_t s1 = add(st, wf, PHASE_PROFILER_STEP, name, 100 * k, d1[k], 4, 1);
+		add(st, s1, PHASE_ANNOTATION, "enumerate(DataLoader)#_SingleIter.__next__", 100 * k,
+		    k ? 5 : 20, 0, 2);
+		add(st, s1, PHASE_OPERATOR, "_AIter.go", 100 * k, 1, 0, 2);
+		add(st, s1, PHASE_OPERATOR, "_BIter.go", 100 * k, 1, 0, 2);
+		int64_t rt = add(st, s1, PHASE_RUNTIME, "cudaMemcpyAsync", 100 * k, 1, 1, 2);
+		add(st, rt, PHASE_MEMCPY, "Memcpy HtoD (Pageable -> Device)", 100 * k, 3, 0, 3);
+	}
+	add(st, wf, PHASE_OPERATOR, "X.run", 900, 4, 0, 1);
+	finish(st);
+	st = create(pb);
+	wf = add(st, 0, PHASE_WORKFLOW, "wf", 0, 1000, 4, 0);
+	int64_t d2[] = {8, 6, 9, 7};
+	for (int k = 0; k < 4; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "ProfilerStep#%d", k + 4);
+		int64_t s1 = add(st, wf, PHASE_PROFILER_STEP, name, 100 * k, d2[k], 4, 1);
+		add(st, s1, PHASE_ANNOTATION, "enumerate(DataLoader)#_MultiIter.__next__", 100 * k,
+		    2, 0, 2);
+		add(st, s1, PHASE_OPERATOR, "_CIter.go", 100 * k, 1, 0, 2);
+		int64_t rt = add(st, s1, PHASE_RUNTIME, "cudaMemcpyAsync", 100 * k, 1, 1, 2);
+		add(st, rt, PHASE_MEMCPY, "Memcpy HtoD (Pinned -> Device)", 100 * k, 2, 0, 3);
+		if (k == 3)
+			add(st, s1, PHASE_OPERATOR, "Y.run", 300, 4, 0, 2);
+	}
+	finish(st);
+	assert_int_equal(diff_compute(pa, pb, NULL, NULL, &f->d, &err), 0);
+
+	const struct diff_row *r = row(&f->d, DIFF_STEP, "ProfilerStep#*");
+	assert_non_null(r);
+	check_steps(&r->steps[0], 3, 12, 50, 38);
+	check_steps(&r->steps[1], 4, 7, 8, 1);
+
+	/* one row for the iterators, B's name after A's */
+	r = row(&f->d, DIFF_OP,
+		"ProfilerStep#* > enumerate(DataLoader)#_SingleIter.__next__"
+		" -> enumerate(DataLoader)#_MultiIter.__next__");
+	assert_non_null(r);
+	check_side(&r->side[0], 3, 30);
+	check_side(&r->side[1], 4, 8);
+	/* per step: 20, 5, 5 -> 2, 2, 2, 2; the first step's 15 more apart */
+	check_steps(&r->steps[0], 3, 5, 20, 15);
+	check_steps(&r->steps[1], 4, 2, 2, 0);
+	assert_int_equal(diff_median_delta(r), -3);
+	const char *parts[DIFF_MAX_PARTS];
+	size_t left;
+	assert_int_equal(diff_renamed_parts(&f->d, r, parts, &left), 2);
+	assert_string_equal(parts[1], "enumerate(DataLoader)#_MultiIter.__next__");
+	assert_null(
+	    row(&f->d, DIFF_OP, "ProfilerStep#* > enumerate(DataLoader)#_MultiIter.__next__"));
+	r = row(&f->d, DIFF_KERNEL,
+		"Memcpy HtoD (Pageable -> Device) -> Memcpy HtoD (Pinned -> Device)");
+	assert_non_null(r);
+	check_side(&r->side[0], 3, 9);
+	check_side(&r->side[1], 4, 8);
+	/* two of a role only in A and one in B: no pair says which */
+	assert_non_null(r = row(&f->d, DIFF_OP, "ProfilerStep#* > _AIter.go"));
+	check_side(&r->side[1], 0, 0);
+	assert_non_null(row(&f->d, DIFF_OP, "ProfilerStep#* > _BIter.go"));
+	assert_non_null(r = row(&f->d, DIFF_OP, "ProfilerStep#* > _CIter.go"));
+	check_side(&r->side[0], 0, 0);
+	/* the same role under another path is another name */
+	assert_non_null(row(&f->d, DIFF_OP, "X.run"));
+	assert_non_null(r = row(&f->d, DIFF_OP, "ProfilerStep#* > Y.run"));
+	check_steps(&r->steps[1], 4, 0, 0, 0); /* 0, 0, 0, 4 */
+	/* the level's sums keep every instance once */
+	assert_int_equal(f->d.run[1].level[DIFF_OP].count, 4 + 4 + 1);
+	assert_int_equal(f->d.run[0].level[DIFF_KERNEL].total_ns, 9);
 }
 
 static void ops_by_path(void **state)
@@ -229,14 +382,26 @@ static void sorted_by_abs_diff(void **state)
 	struct fx *f = *state;
 	char *err = NULL;
 	assert_int_equal(diff_compute(f->a, f->b, NULL, NULL, &f->d, &err), 0);
+	const struct diff_row *r =
+	    row(&f->d, DIFF_OP, "ProfilerStep#* > aten::linear > aten::addmm");
+	check_steps(&r->steps[0], 2, 32, 30, 0); /* (30 + 35) / 2, rounded down */
+	check_steps(&r->steps[1], 1, 80, 80, 0);
+	assert_int_equal(diff_median_delta(r), 48);
+	r = row(&f->d, DIFF_OP, "aten::copy_"); /* in no step */
+	check_steps(&r->steps[0], 2, 0, 0, 0);
+	check_steps(&r->steps[1], 1, 0, 0, 0);	 /* not in B: 0 in its one step */
+	r = row(&f->d, DIFF_KERNEL, "gemm");	 /* beneath A's first step, by its launch */
+	check_steps(&r->steps[0], 2, 10, 20, 0); /* 20, 0 */
+	/* both runs have steps: by the change of the median per step (A's two
+	 * steps, B's one), then of the total */
 	static const char *const want[] = {
-	    "ProfilerStep#* > aten::gelu",		   /* +15, and ahead of addmm by name */
-	    "ProfilerStep#* > aten::linear > aten::addmm", /* +15 */
-	    "ProfilerStep#* > aten::relu",		   /* -10 */
-	    "aten::copy_",				   /* -7 */
-	    "ProfilerStep#* > aten::linear > aten::addmm > aten::empty", /* -2 */
-	    "ProfilerStep#* > aten::linear",				 /* 0 */
-	    "ProfilerStep#* > aten::linear > aten::t",			 /* 0 */
+	    "ProfilerStep#* > aten::linear > aten::addmm",		 /* 32 -> 80 */
+	    "ProfilerStep#* > aten::linear",				 /* 45 -> 90 */
+	    "ProfilerStep#* > aten::gelu",				 /* 0 -> 15 */
+	    "ProfilerStep#* > aten::relu",				 /* 5 -> 0 */
+	    "ProfilerStep#* > aten::linear > aten::addmm > aten::empty", /* 1 -> 0 */
+	    "aten::copy_",			       /* in no step: 0 -> 0, total -7 */
+	    "ProfilerStep#* > aten::linear > aten::t", /* 0 -> 0, total 0 */
 	};
 	size_t i = 0;
 	while (i < f->d.nrows && f->d.rows[i].level != DIFF_OP)
@@ -555,6 +720,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(steps_merged, setup, teardown),
+	    cmocka_unit_test(medians),
+	    cmocka_unit_test(roles),
+	    cmocka_unit_test_setup_teardown(renamed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(ops_by_path, setup, teardown),
 	    cmocka_unit_test_setup_teardown(sorted_by_abs_diff, setup, teardown),
 	    cmocka_unit_test_setup_teardown(names_sorted_as_joined_text, setup, teardown),

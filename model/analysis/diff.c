@@ -12,8 +12,13 @@
  * then rows are mapped onto the first's in one pass over each.  A phase that may have operators
  * beneath it (an operator, annotation, runtime call, span or profiler step with children) keeps its
  * name path by id; nothing else is kept per phase.  Only sorting reads a path's names as text, from
- * where two paths part.
+ * where two paths part.  A step's duration is kept per step (steps are few) for
+ * its name's median; a phase carries, with its name path, the step it is
+ * beneath (one index for the pair), and a row's time per step is summed in
+ * one table of (row, step) pairs, which only names in steps fill.  Renamed
+ * rows are paired once both runs are merged.
  */
+#include <ctype.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -53,6 +58,24 @@ struct builder {
 	struct diff *d;
 };
 
+/* One profiler step as read: its row's path, id and duration. */
+struct step_dur {
+	uint32_t path;
+	int64_t id, dur;
+};
+
+/* A row's time in one step (1-based, in the order read): the per-step
+ * table's entry, empty when step is 0. */
+struct step_acc {
+	uint32_t row, step;
+	int64_t ns;
+};
+
+/* What a phase passes to those beneath it: its name path and its step. */
+struct context {
+	uint32_t path, step;
+};
+
 /* One run's scan: its memos of names by id and of name paths by phase id. */
 struct scan {
 	struct builder *b;
@@ -66,6 +89,15 @@ struct scan {
 	uint32_t *by_id;
 	size_t nby_id;
 	struct namememo carriers;
+	struct step_dur *durs; /* every profiler step read, for its name's median */
+	size_t ndurs, adurs;
+	/* what phase ids carry are indices into cx (0: nothing), interned
+	 * in cxs, so that a phase costs one index whatever it carries */
+	struct context *cx;
+	size_t ncx, acx;
+	struct strmap cxs;
+	struct step_acc *acc; /* (row, step) -> time: open addressing */
+	size_t nacc, capacc;
 	const char *file;
 	int (*stop)(void *ctx); /* diff_compute's; NULL: none */
 	void *ctx;
@@ -130,10 +162,67 @@ static size_t row_of(struct builder *b, uint32_t path, int level)
 	return (size_t)e->value;
 }
 
-static void add(struct builder *b, int run, uint32_t path, int level, int64_t id, int64_t dur)
+/* The index of context (path, step); 0 for (0, 0). */
+static uint32_t context_of(struct scan *sc, uint32_t path, uint32_t step)
 {
+	if (!sc->ncx) {
+		XGROW(sc->cx, 1, sc->acx);
+		sc->cx[sc->ncx++] = (struct context){0, 0};
+	}
+	if (!path && !step)
+		return 0;
+	uint32_t key[2] = {path, step};
+	int created;
+	struct strmap_ent *e =
+	    strmap_put(&sc->cxs, (const char *)key, sizeof(key), (int64_t)sc->ncx, &created);
+	if (created) {
+		XGROW(sc->cx, sc->ncx + 1, sc->acx);
+		sc->cx[sc->ncx++] = (struct context){path, step};
+	}
+	return (uint32_t)e->value;
+}
+
+static uint64_t acc_hash(uint32_t row, uint32_t step)
+{
+	uint64_t h = ((uint64_t)row << 32 | step) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+/* Adds ns to row's time in step (not 0). */
+static void acc_add(struct scan *sc, size_t row, uint32_t step, int64_t ns)
+{
+	if (2 * (sc->nacc + 1) > sc->capacc) {
+		size_t cap = sc->capacc ? 2 * sc->capacc : 1024;
+		struct step_acc *t = xcalloc(cap, sizeof(*t)), *old = sc->acc;
+		for (size_t i = 0; i < sc->capacc; i++)
+			if (old[i].step) {
+				size_t k = acc_hash(old[i].row, old[i].step) & (cap - 1);
+				while (t[k].step)
+					k = (k + 1) & (cap - 1);
+				t[k] = old[i];
+			}
+		free(old);
+		sc->acc = t;
+		sc->capacc = cap;
+	}
+	size_t k = acc_hash((uint32_t)row, step) & (sc->capacc - 1);
+	while (sc->acc[k].step && (sc->acc[k].row != row || sc->acc[k].step != step))
+		k = (k + 1) & (sc->capacc - 1);
+	if (!sc->acc[k].step) {
+		sc->acc[k] = (struct step_acc){(uint32_t)row, step, 0};
+		sc->nacc++;
+	}
+	sc->acc[k].ns = ns_sum(sc->acc[k].ns, ns);
+}
+
+/* One instance of path at level, in step (0: none) when it is not a step. */
+static void add(struct scan *sc, uint32_t path, int level, uint32_t step, int64_t id, int64_t dur)
+{
+	struct builder *b = sc->b;
 	size_t i = row_of(b, path, level); /* before d->rows is read: it may move it */
-	struct diff_side *s = &b->d->rows[i].side[run];
+	if (step && level != DIFF_STEP)
+		acc_add(sc, i, step, dur);
+	struct diff_side *s = &b->d->rows[i].side[sc->run];
 	if (!s->count || id < s->first_id)
 		s->first_id = id;
 	s->count++;
@@ -168,7 +257,8 @@ static uint32_t name_of(struct scan *sc, int64_t name_id, int step)
 	}
 	sqlite3_bind_int64(sc->nameq, 1, name_id);
 	size_t n = 0;
-	const char *text = sqlite3_step(sc->nameq) == SQLITE_ROW ? col_text_n(sc->nameq, 0, &n) : "";
+	const char *text =
+	    sqlite3_step(sc->nameq) == SQLITE_ROW ? col_text_n(sc->nameq, 0, &n) : "";
 	n = strnlen(text, n);
 	struct sbuf cut = SBUF_INIT, s = SBUF_INIT;
 	if (n > DIFF_NAME_LONG) {
@@ -221,7 +311,7 @@ static void carriers_release(struct scan *sc)
 	namememo_release(&sc->carriers);
 }
 
-/* The name path phase id carries (0: none). */
+/* The context phase id carries (0: none). */
 static uint32_t carried(struct scan *sc, int64_t id)
 {
 	if (sc->by_id)
@@ -234,14 +324,14 @@ static uint32_t carried(struct scan *sc, int64_t id)
 	return created ? 0 : (uint32_t)*v; /* a new entry holds 0: none */
 }
 
-static void carry_on(struct scan *sc, int64_t id, uint32_t path)
+static void carry_on(struct scan *sc, int64_t id, uint32_t ctx)
 {
 	int created;
 	if (sc->by_id) {
 		if (id >= sc->id0 && (uint64_t)(id - sc->id0) < sc->nby_id)
-			sc->by_id[id - sc->id0] = path;
+			sc->by_id[id - sc->id0] = ctx;
 	} else if (id > 0) {
-		*namememo_put(&sc->carriers, id, &created) = (int)path;
+		*namememo_put(&sc->carriers, id, &created) = (int)ctx;
 	}
 }
 
@@ -256,6 +346,10 @@ static int scan_phases(struct scan *sc, sqlite3 *db, const char *order, int *dis
 		      " FROM phases WHERE kind IN (%d, %d, %d, %d, %d, %d, %d, %d) ORDER BY %s",
 		      PHASE_PROFILER_STEP, PHASE_OPERATOR, PHASE_ANNOTATION, PHASE_RUNTIME,
 		      PHASE_SPAN, PHASE_KERNEL, PHASE_MEMCPY, PHASE_MEMSET, order);
+	sc->ndurs = 0;
+	sc->nacc = 0;
+	if (sc->acc)
+		memset(sc->acc, 0, sc->capacc * sizeof(*sc->acc));
 	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
 		goto out;
 	struct builder *b = sc->b;
@@ -273,27 +367,32 @@ static int scan_phases(struct scan *sc, sqlite3 *db, const char *order, int *dis
 		dur = dur < 0 ? 0 : dur > MODEL_TIME_MAX ? MODEL_TIME_MAX : dur;
 		if (parent > id)
 			*disorder = 1;
-		uint32_t up = carried(sc, parent), carry = 0;
+		uint32_t up = carried(sc, parent), carry = 0, path;
+		struct context c = up < sc->ncx ? sc->cx[up] : (struct context){0, 0};
 		switch (kind) {
 		case PHASE_PROFILER_STEP:
-			carry = intern_path(b, 0, name_of(sc, name_id, 1));
-			add(b, sc->run, carry, DIFF_STEP, id, dur);
+			path = intern_path(b, 0, name_of(sc, name_id, 1));
+			add(sc, path, DIFF_STEP, 0, id, dur);
+			XGROW(sc->durs, sc->ndurs + 1, sc->adurs);
+			sc->durs[sc->ndurs++] = (struct step_dur){path, id, dur};
+			carry = context_of(sc, path, (uint32_t)sc->ndurs);
 			break;
 		case PHASE_OPERATOR:
 		case PHASE_ANNOTATION:
-			carry = intern_path(b, up, name_of(sc, name_id, 0));
-			add(b, sc->run, carry, DIFF_OP, id, dur);
+			path = intern_path(b, c.path, name_of(sc, name_id, 0));
+			add(sc, path, DIFF_OP, c.step, id, dur);
+			carry = context_of(sc, path, c.step);
 			break;
 		case PHASE_SPAN: /* a Python function: its operators keep their path */
 			carry = up;
 			break;
 		case PHASE_RUNTIME:
 			carry = up;
-			add(b, sc->run, intern_path(b, 0, name_of(sc, name_id, 0)), DIFF_RUNTIME,
+			add(sc, intern_path(b, 0, name_of(sc, name_id, 0)), DIFF_RUNTIME, c.step,
 			    id, dur);
 			break;
 		default: /* device work */
-			add(b, sc->run, intern_path(b, 0, name_of(sc, name_id, 0)), DIFF_KERNEL, id,
+			add(sc, intern_path(b, 0, name_of(sc, name_id, 0)), DIFF_KERNEL, c.step, id,
 			    dur);
 			continue;
 		}
@@ -312,11 +411,114 @@ out:
 	return rc;
 }
 
+static int int64_cmp(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+	return a < b ? -1 : a > b;
+}
+
+int64_t diff_median(int64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), int64_cmp);
+	if (n % 2)
+		return v[n / 2];
+	int64_t a = v[n / 2 - 1], b = v[n / 2];
+	return a / 2 + b / 2 + (a % 2 + b % 2) / 2; /* (a + b) / 2 without overflow */
+}
+
+static int step_dur_cmp(const void *pa, const void *pb)
+{
+	const struct step_dur *a = pa, *b = pb;
+	if (a->path != b->path)
+		return a->path < b->path ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int acc_cmp(const void *pa, const void *pb)
+{
+	const struct step_acc *a = pa, *b = pb;
+	if (a->row != b->row)
+		return a->row < b->row ? -1 : 1;
+	return a->ns < b->ns ? -1 : a->ns > b->ns;
+}
+
+/* The median of n values of which the k in v (sorted) are the largest and
+ * the rest 0, as diff_median reads them. */
+static int64_t median_with_zeros(const int64_t *v, size_t k, size_t n)
+{
+	size_t zeros = n - k;
+#define AT(i) ((i) < zeros ? 0 : v[(i)-zeros])
+	if (n % 2)
+		return AT(n / 2);
+	int64_t a = AT(n / 2 - 1), b = AT(n / 2);
+#undef AT
+	return a / 2 + b / 2 + (a % 2 + b % 2) / 2;
+}
+
+/* Every row's time per step but the steps': over each of the run's steps
+ * (0 where it has none in one), its median, its time in the first step
+ * (first, 1-based) and the excess of that over the median. */
+static void row_medians(struct scan *sc, uint32_t first)
+{
+	struct diff *d = sc->b->d;
+	size_t n = 0, nsteps = sc->ndurs;
+	for (size_t i = 0; i < sc->capacc; i++)
+		if (sc->acc[i].step)
+			sc->acc[n++] = sc->acc[i]; /* packed to the front: the table is done */
+	qsort(sc->acc, n, sizeof(*sc->acc), acc_cmp);
+	for (size_t i = 0; i < d->nrows; i++)
+		if (d->rows[i].level != DIFF_STEP)
+			d->rows[i].steps[sc->run] = (struct diff_steps){.n = (int64_t)nsteps};
+	int64_t *v = xcalloc(n ? n : 1, sizeof(*v));
+	for (size_t i = 0, k; i < n; i = k) {
+		struct diff_steps *st = &d->rows[sc->acc[i].row].steps[sc->run];
+		for (k = i; k < n && sc->acc[k].row == sc->acc[i].row; k++) {
+			v[k - i] = sc->acc[k].ns;
+			if (sc->acc[k].step == first)
+				st->first_ns = sc->acc[k].ns;
+		}
+		st->median_ns = median_with_zeros(v, k - i, nsteps);
+		if (nsteps >= 3 && st->first_ns > st->median_ns)
+			st->warmup_ns = st->first_ns - st->median_ns;
+	}
+	free(v);
+	sc->nacc = 0;
+	memset(sc->acc, 0, sc->capacc * sizeof(*sc->acc));
+}
+
+/* Each step name's median, first step and warm-up, from the steps read,
+ * and every other row's per step. */
+static void step_medians(struct scan *sc)
+{
+	if (!sc->ndurs)
+		return;	    /* and durs may be NULL, which qsort must not see */
+	uint32_t first = 0; /* the step with the lowest id, as numbered when read */
+	for (size_t i = 0; i < sc->ndurs; i++)
+		if (sc->durs[i].id < sc->durs[first].id)
+			first = (uint32_t)i;
+	row_medians(sc, first + 1);
+	sc->b->d->run[sc->run].steps = (int64_t)sc->ndurs;
+	qsort(sc->durs, sc->ndurs, sizeof(*sc->durs), step_dur_cmp);
+	int64_t *v = xcalloc(sc->ndurs, sizeof(*v));
+	for (size_t i = 0, k; i < sc->ndurs; i = k) {
+		for (k = i; k < sc->ndurs && sc->durs[k].path == sc->durs[i].path; k++)
+			v[k - i] = sc->durs[k].dur;
+		struct diff_steps st = {.n = (int64_t)(k - i), .first_ns = sc->durs[i].dur};
+		st.median_ns = diff_median(v, k - i);
+		if (st.n >= 3 && st.first_ns > st.median_ns)
+			st.warmup_ns = st.first_ns - st.median_ns;
+		sc->b->d->rows[row_of(sc->b, sc->durs[i].path, DIFF_STEP)].steps[sc->run] = st;
+	}
+	free(v);
+}
+
 /* A run's figures, all rows of it cleared first (a second scan). */
 static void clear_run(struct diff *d, int run)
 {
-	for (size_t i = 0; i < d->nrows; i++)
+	for (size_t i = 0; i < d->nrows; i++) {
 		memset(&d->rows[i].side[run], 0, sizeof(d->rows[i].side[run]));
+		memset(&d->rows[i].steps[run], 0, sizeof(d->rows[i].steps[run]));
+	}
 }
 
 static int read_run(struct builder *b, int run, const char *path, int (*stop)(void *ctx), void *ctx,
@@ -362,6 +564,7 @@ static int read_run(struct builder *b, int run, const char *path, int (*stop)(vo
 		*err = xstrdup("stopped");
 		goto out;
 	}
+	step_medians(&sc);
 	rc = 0;
 out:
 	*stopped = sc.stopped;
@@ -370,11 +573,102 @@ out:
 	namememo_release(&sc.plain);
 	namememo_release(&sc.steps);
 	carriers_release(&sc);
+	free(sc.durs);
+	free(sc.cx);
+	strmap_clear(&sc.cxs);
+	free(sc.acc);
 	store_close(st);
 	return rc;
 }
 
-/* Rows neither run has: left by a scan in id order redone in depth order. */
+void diff_role(const char *name, struct sbuf *out)
+{
+	size_t n = strlen(name);
+	sbuf_reset(out);
+	if (n && name[n - 1] == ')') { /* a trailing " (...)", its parentheses balanced */
+		size_t depth = 0, i = n;
+		while (i-- > 0)
+			if (name[i] == ')')
+				depth++;
+			else if (name[i] == '(' && --depth == 0)
+				break;
+		if (i + 1 > 1 && depth == 0 && name[i - 1] == ' ')
+			n = i - 1;
+	}
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)name[i];
+		unsigned char prev = i ? (unsigned char)name[i - 1] : ' ';
+		if (!(isalpha(c) || c == '_') || isalnum(prev) || prev == '_') {
+			sbuf_addc(out, (char)c);
+			i++;
+			continue;
+		}
+		size_t j = i, k = i; /* a word: [i, j), its first letter at k */
+		while (j < n && (isalnum((unsigned char)name[j]) || name[j] == '_'))
+			j++;
+		while (k < j && name[k] == '_')
+			k++;
+		if (k < j && isupper((unsigned char)name[k]) && j + 1 < n && name[j] == '.' &&
+		    (isalpha((unsigned char)name[j + 1]) || name[j + 1] == '_'))
+			sbuf_addc(out, '*'); /* a class name before a member */
+		else
+			sbuf_add(out, name + i, j - i);
+		i = j;
+	}
+}
+
+/* One role's one-sided rows: the last of each side and how many. */
+struct role_rows {
+	size_t row[2], n[2];
+};
+
+/* Pairs each name only in A (side 0) with the one name only in B of its
+ * role, where it is the only one of its role only in A: A's row takes
+ * B's figures and path as renamed, and B's row is left empty. */
+static void pair_renamed(struct diff *d)
+{
+	struct strmap roles = STRMAP_INIT;
+	struct role_rows *rr = NULL;
+	size_t nrr = 0, arr = 0;
+	struct sbuf key = SBUF_INIT, role = SBUF_INIT;
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct diff_row *r = &d->rows[i];
+		int side = r->side[0].count ? 0 : 1;
+		if (r->side[1 - side].count)
+			continue; /* in both */
+		const struct diff_path *p = &d->paths[r->path];
+		uint32_t head[2] = {(uint32_t)r->level, p->parent};
+		diff_role(d->names[p->name], &role);
+		sbuf_reset(&key);
+		sbuf_add(&key, head, sizeof(head));
+		sbuf_add(&key, role.buf, role.len);
+		int created;
+		struct strmap_ent *e = strmap_put(&roles, key.buf, key.len, (int64_t)nrr, &created);
+		if (created) {
+			XGROW(rr, nrr + 1, arr);
+			rr[nrr++] = (struct role_rows){{0, 0}, {0, 0}};
+		}
+		struct role_rows *x = &rr[e->value];
+		x->row[side] = i;
+		x->n[side]++;
+	}
+	for (size_t k = 0; k < nrr; k++) {
+		if (rr[k].n[0] != 1 || rr[k].n[1] != 1)
+			continue;
+		struct diff_row *a = &d->rows[rr[k].row[0]], *b = &d->rows[rr[k].row[1]];
+		a->side[1] = b->side[1];
+		a->steps[1] = b->steps[1];
+		a->renamed = b->path;
+		memset(b->side, 0, sizeof(b->side));
+	}
+	strmap_clear(&roles);
+	free(rr);
+	sbuf_release(&key);
+	sbuf_release(&role);
+}
+
+/* Rows neither run has: left by a scan in id order redone in depth order,
+ * or by pair_renamed. */
 static void drop_empty(struct diff *d)
 {
 	size_t n = 0;
@@ -384,11 +678,11 @@ static void drop_empty(struct diff *d)
 	d->nrows = n;
 }
 
-size_t diff_row_parts(const struct diff *d, const struct diff_row *r, const char **parts,
-		      size_t *left_out)
+/* diff_row_parts of a path. */
+static size_t path_parts(const struct diff *d, uint32_t path, const char **parts, size_t *left_out)
 {
 	size_t n = 0, len = 0;
-	for (uint32_t p = r->path; p && n < DIFF_MAX_PARTS; p = d->paths[p].parent) {
+	for (uint32_t p = path; p && n < DIFF_MAX_PARTS; p = d->paths[p].parent) {
 		const char *s = d->names[d->paths[p].name];
 		if (n) {
 			if (len + PATH_SEP_LEN > DIFF_NAME_MAX)
@@ -408,8 +702,22 @@ size_t diff_row_parts(const struct diff *d, const struct diff_row *r, const char
 		parts[n - 1 - i] = t;
 	}
 	if (left_out)
-		*left_out = d->paths[r->path].depth - n;
+		*left_out = d->paths[path].depth - n;
 	return n;
+}
+
+size_t diff_row_parts(const struct diff *d, const struct diff_row *r, const char **parts,
+		      size_t *left_out)
+{
+	return path_parts(d, r->path, parts, left_out);
+}
+
+size_t diff_renamed_parts(const struct diff *d, const struct diff_row *r, const char **parts,
+			  size_t *left_out)
+{
+	if (left_out)
+		*left_out = 0;
+	return r->renamed ? path_parts(d, r->renamed, parts, left_out) : 0;
 }
 
 /* Appends s[0..n) less its first *skip bytes, which it uses up. */
@@ -420,32 +728,37 @@ static void add_skipping(struct sbuf *out, const char *s, size_t n, size_t *skip
 	sbuf_add(out, s + k, n - k);
 }
 
+#define RENAMED_SEP " -> "
+
 void diff_row_name(const struct diff *d, const struct diff_row *r, size_t max, struct sbuf *out)
 {
+	/* the pieces of text: "… > ", the names and " > " between them, and
+	 * a renamed row's " -> " and B's name */
+	const char *piece[2 * DIFF_MAX_PARTS + 2];
+	size_t len[2 * DIFF_MAX_PARTS + 2], np = 0, total = 0, skip = 0;
 	const char *parts[DIFF_MAX_PARTS];
-	size_t len[DIFF_MAX_PARTS];
-	size_t left, n = diff_row_parts(d, r, parts, &left), total = 0, skip = 0;
-	for (size_t k = 0; k < n; k++) {
-		len[k] = strlen(parts[k]);
-		total += len[k] + (k ? PATH_SEP_LEN : 0);
-	}
+	size_t left, n = diff_row_parts(d, r, parts, &left);
 	if (left)
-		total += ELLIPSIS_LEN + PATH_SEP_LEN;
+		piece[np++] = ELLIPSIS PATH_SEP;
+	for (size_t k = 0; k < n; k++) {
+		if (k)
+			piece[np++] = PATH_SEP;
+		piece[np++] = parts[k];
+	}
+	if (r->renamed) {
+		piece[np++] = RENAMED_SEP;
+		piece[np++] = d->names[d->paths[r->renamed].name];
+	}
+	for (size_t k = 0; k < np; k++)
+		total += len[k] = strlen(piece[k]);
 	size_t start = out->len;
 	int cut = max && total > max;
 	if (cut) { /* only the end is written */
 		skip = total - (max > ELLIPSIS_LEN ? max - ELLIPSIS_LEN : 0);
 		sbuf_adds(out, ELLIPSIS);
 	}
-	if (left) {
-		add_skipping(out, ELLIPSIS, ELLIPSIS_LEN, &skip);
-		add_skipping(out, PATH_SEP, PATH_SEP_LEN, &skip);
-	}
-	for (size_t k = 0; k < n; k++) {
-		if (k)
-			add_skipping(out, PATH_SEP, PATH_SEP_LEN, &skip);
-		add_skipping(out, parts[k], len[k], &skip);
-	}
+	for (size_t k = 0; k < np; k++)
+		add_skipping(out, piece[k], len[k], &skip);
 	if (!cut)
 		return;
 	size_t from = start + ELLIPSIS_LEN, c = from;
@@ -453,6 +766,11 @@ void diff_row_name(const struct diff *d, const struct diff_row *r, size_t max, s
 		c++; /* from the first whole UTF-8 character */
 	memmove(out->buf + from, out->buf + c, out->len - c + 1);
 	out->len -= c - from;
+}
+
+int64_t diff_median_delta(const struct diff_row *r)
+{
+	return r->steps[0].n && r->steps[1].n ? r->steps[1].median_ns - r->steps[0].median_ns : 0;
 }
 
 int64_t diff_delta(const struct diff_row *r)
@@ -549,9 +867,15 @@ static int path_cmp(const struct diff *d, uint32_t pa, uint32_t pb)
 
 static int row_cmp(const void *pa, const void *pb, void *ctx)
 {
+	const struct diff *d = ctx;
 	const struct diff_row *a = pa, *b = pb;
 	if (a->level != b->level)
 		return a->level < b->level ? -1 : 1;
+	if (d->run[0].steps && d->run[1].steps) {
+		int64_t ma = llabs(diff_median_delta(a)), mb = llabs(diff_median_delta(b));
+		if (ma != mb)
+			return ma > mb ? -1 : 1;
+	}
 	int64_t da = llabs(diff_delta(a)), db = llabs(diff_delta(b));
 	if (da != db)
 		return da > db ? -1 : 1;
@@ -608,6 +932,7 @@ static void merge(struct builder *b, struct diff *p)
 	for (size_t i = 0; i < p->nrows; i++) {
 		size_t k = row_of(b, path_to[p->rows[i].path], p->rows[i].level);
 		d->rows[k].side[1] = p->rows[i].side[1];
+		d->rows[k].steps[1] = p->rows[i].steps[1];
 	}
 	d->run[1] = p->run[1];
 	p->run[1].path = NULL;
@@ -648,6 +973,12 @@ int diff_compute(const char *a, const char *b, int (*stop)(void *ctx), void *ctx
 	builder_release(&job[0].b);
 	*d = job[0].part;
 	drop_empty(d);
+	pair_renamed(d);
+	drop_empty(d);
+	for (size_t i = 0; i < d->nrows; i++) /* a name a run lacks is 0 in each of its steps */
+		for (int run = 0; run < 2; run++)
+			if (d->rows[i].level != DIFF_STEP && !d->rows[i].steps[run].n)
+				d->rows[i].steps[run].n = d->run[run].steps;
 	for (size_t i = 0; i < d->nrows; i++)
 		for (int run = 0; run < 2; run++) {
 			struct diff_side *sum = &d->run[run].level[d->rows[i].level];

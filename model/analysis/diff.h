@@ -11,7 +11,16 @@
  *   runtime  runtime calls by name;
  *   kernel   device work (kernels, copies, sets) by name.
  *
- * Counts and totals are over every rank, thread and stream of a file.  The
+ * Counts and totals are over every rank, thread and stream of a file.  A
+ * step row also has its steps' median and the first step's excess over it
+ * (its warm-up), and every other row the same of its time per step, so
+ * that a change is not read off totals that a slow first step or a
+ * different number of steps distort.
+ * A name only in A and one only in B that play the same role (diff_role:
+ * the same level, the same path above them, the same name once the
+ * implementation's class names and a trailing qualifier are set aside) are
+ * one renamed row, as DataLoader's single-process and multi-process
+ * iterators, or a pageable and a pinned host-to-device copy, are.  The
  * two files are read read-only, one scan of the phases each.  A row names
  * its name path by index: the paths form a tree over the distinct names,
  * so a path costs one entry whatever its depth and the length of its
@@ -59,21 +68,41 @@ struct diff_path {
 	uint32_t depth;	       /* how many names: 1 but at DIFF_OP; 0 for path 0 */
 };
 
+/* A row per step in one run.  A step row (DIFF_STEP): its name's steps,
+ * all 0 where it has none.  Any other: its time in each of the run's steps
+ * (of every name), 0 in those without it; only its instances beneath a
+ * step count.  n is 0 where the run has no steps. */
+struct diff_steps {
+	int64_t n;	   /* how many steps */
+	int64_t median_ns; /* their durations' or times' (diff_median) */
+	int64_t first_ns;  /* the first step's: the one with the lowest id */
+	/* first_ns less median_ns where the first step took longer and there
+	 * are at least 3 steps (with fewer, no median tells warm-up apart) */
+	int64_t warmup_ns;
+};
+
 struct diff_row {
 	int level;     /* enum diff_level */
-	uint32_t path; /* an index into diff.paths */
+	uint32_t path; /* an index into diff.paths: A's when renamed */
+	/* B's path when this row pairs a name only in A with its renamed
+	 * counterpart only in B (diff_role); 0: the row is path's in both */
+	uint32_t renamed;
 	struct diff_side side[2];
+	struct diff_steps steps[2];
 };
 
 struct diff_run {
 	char *path;
 	int64_t makespan_ns; /* from the first workflow's start to the last one's end */
 	int64_t workflows;
+	int64_t steps;			      /* profiler steps, of every name */
 	struct diff_side level[DIFF_NLEVELS]; /* each level's rows summed */
 };
 
-/* Rows by level, then by the absolute difference of the totals, largest
- * first, then by name: the bytes of the name path joined with " > " (its
+/* Rows by level, then, where both runs have steps, by the absolute
+ * difference of the medians per step (diff_median_delta), largest first,
+ * then by the absolute difference of the totals, largest first, then by
+ * name: the bytes of the name path joined with " > " (its
  * innermost DIFF_MAX_PARTS names, not cut to DIFF_NAME_MAX). */
 struct diff {
 	struct diff_run run[2];
@@ -105,8 +134,12 @@ void diff_release(struct diff *d);
  * out. */
 size_t diff_row_parts(const struct diff *d, const struct diff_row *r, const char **parts,
 		      size_t *left_out);
+/* diff_row_parts of B's path of a renamed row (0 without one). */
+size_t diff_renamed_parts(const struct diff *d, const struct diff_row *r, const char **parts,
+			  size_t *left_out);
 /* Appends the row's name: diff_row_parts's names joined with " > ", after
- * "… > " when names were left out.  With max (0: none), at most max
+ * "… > " when names were left out, and for a renamed row " -> " and B's
+ * innermost name.  With max (0: none), at most max
  * bytes and a cut's "…": a longer name keeps its end after "…",
  * from the first whole UTF-8 character there. */
 void diff_row_name(const struct diff *d, const struct diff_row *r, size_t max, struct sbuf *out);
@@ -114,6 +147,21 @@ void diff_row_name(const struct diff *d, const struct diff_row *r, size_t max, s
 /* The row's difference (run 1 less run 0) and ratio (run 1 over run 0;
  * NAN when run 0 has no time). */
 int64_t diff_delta(const struct diff_row *r);
+/* The difference of the medians per step (B less A); 0 unless both runs
+ * have steps (a step row: both have steps of its name). */
+int64_t diff_median_delta(const struct diff_row *r);
 double diff_ratio(const struct diff_row *r);
+
+/* The median of v[0..n) (n > 0), which it sorts: the middle value, or for
+ * an even n the mean of the two middle ones, rounded down. */
+int64_t diff_median(int64_t *v, size_t n);
+
+/* A name's role, into out (reset first): the name less a trailing
+ * parenthesised qualifier after a space ("Memcpy HtoD (Pinned -> Device)"
+ * -> "Memcpy HtoD") and with each class name before a '.' and a member
+ * (a word whose first letter after any '_' is a capital:
+ * "#_SingleProcessDataLoaderIter.__next__" -> "#*.__next__") as "*".
+ * Two names of one role are the same name to the pairing of renamed rows. */
+void diff_role(const char *name, struct sbuf *out);
 
 #endif
