@@ -5,7 +5,9 @@
  * call that launched them, containers and phases nested past the rows
  * drawn kept but not drawn; over a limit the deepest rows dropped with
  * their children moved up and kernels never dropped, even past the limit;
- * the depth-first numbers, the seek, the virtual root and a cancelled read.
+ * the depth-first numbers, the seek, the virtual root and a cancelled read;
+ * a row's busy time and column shades with overlapping kernels counted
+ * once.
  * A generated trace of launches checks the limit on thousands of phases:
  * every kernel kept, and the layout's time linear when the limit and the
  * phases grow tenfold together.
@@ -350,6 +352,65 @@ static void test_cancel_and_missing_root(void **state)
 	free(err);
 }
 
+/* A stream whose kernels overlap: K 0..40 and 20..60 (and 50..55 inside
+ * them) are busy 0..60 once, not 95 ns; then an instant at 70 and K
+ * 90..100.  Busy in total 70 ns of the 100. */
+static void test_busy_and_shade(void **state)
+{
+	char dir[256], db[300], *err = NULL;
+	struct writer w;
+	struct model *m;
+	struct lanes l;
+	(void)state;
+	assert_int_equal(testdir_make(dir, sizeof(dir), "lanes-busy"), 0);
+	snprintf(db, sizeof(db), "%s/trace.db", dir);
+	writer_open(&w, db);
+	int64_t t = add_track(&w, "thread", "T", 2), s = add_track(&w, "stream", "S", 1);
+	int64_t step = add_phase(&w, 0, PHASE_STEP, "step", 0, 0, 100, 1, 0);
+	int64_t th = add_phase(&w, step, PHASE_THREAD, "thread T", t, 0, 100, 1, 0);
+	int64_t call = add_phase(&w, th, PHASE_RUNTIME, "launch", t, 0, 100, 5, 0);
+	add_phase(&w, call, PHASE_KERNEL, "K", s, 0, 40, 0, 0);
+	add_phase(&w, call, PHASE_KERNEL, "K", s, 20, 40, 0, 0);
+	add_phase(&w, call, PHASE_KERNEL, "K", s, 50, 5, 0, 0);
+	add_phase(&w, call, PHASE_KERNEL, "I", s, 70, 0, 0, 0);
+	add_phase(&w, call, PHASE_KERNEL, "K", s, 90, 10, 0, 0);
+	writer_close(&w);
+	if (model_open(db, &m, &err) < 0)
+		fail_msg("model_open: %s", err ? err : "?");
+	assert_int_equal(lanes_build(m, NULL, step, LANES_MAX_SPANS, NULL, &l, &err), 0);
+	assert_string_equal(lane_name(&l, 0), "S");
+	size_t r = l.lane[0].row;
+	assert_int_equal(lanes_busy(&l, r, 0, 100), 70);
+	assert_int_equal(lanes_busy(&l, r, 30, 95), 35);
+	assert_int_equal(lanes_busy(&l, r, 60, 90), 0);
+	assert_int_equal(lanes_busy(&l, r, 100, 0), 0);
+	/* ten columns of 10 ns: full to 60, empty (the instant takes no
+	 * time) to 90, full again */
+	double sh[10];
+	const double want[10] = {1, 1, 1, 1, 1, 1, 0, 0, 0, 1};
+	lanes_shade(&l, r, 0, 100, 10, sh);
+	for (int c = 0; c < 10; c++)
+		assert_float_equal(sh[c], want[c], 1e-12);
+	/* three columns: [0, 33), [33, 66), [66, 100) */
+	assert_int_equal(lanes_column_start(0, 100, 1, 3), 33);
+	assert_int_equal(lanes_column_start(0, 100, 2, 3), 66);
+	assert_int_equal(lanes_column_start(0, 100, 3, 3), 100);
+	lanes_shade(&l, r, 0, 100, 3, sh);
+	assert_float_equal(sh[0], 1, 1e-12);
+	assert_float_equal(sh[1], 27.0 / 33, 1e-12);
+	assert_float_equal(sh[2], 10.0 / 34, 1e-12);
+	/* a window of no length: covered or not */
+	lanes_shade(&l, r, 30, 30, 2, sh);
+	assert_true(sh[0] == 1 && sh[1] == 1);
+	lanes_shade(&l, r, 80, 80, 1, sh);
+	assert_true(sh[0] == 0);
+	/* the thread's row: the launch, busy throughout */
+	assert_int_equal(lanes_busy(&l, l.lane[1].row, 0, 100), 100);
+	lanes_release(&l);
+	model_free(m);
+	testdir_remove(dir);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -360,6 +421,7 @@ int main(void)
 	    cmocka_unit_test(test_limit_linear),
 	    T(test_virtual_root),
 	    T(test_cancel_and_missing_root),
+	    cmocka_unit_test(test_busy_and_shade),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -169,13 +169,15 @@ static int role_at(struct fx *f, int x, int y)
 	return c->role;
 }
 
-/* Asserts columns [x0, x1) of row y are '#' of role, and x0 - 1 and x1 not
- * of that role or not '#'. */
+/* Asserts columns [x0, x1) of row y are a bar of role: drawn, its inner
+ * columns full ('#'; the end columns may be partly busy, a lighter
+ * shade), and x0 - 1 and x1 not full of that role. */
 static void assert_bar(struct fx *f, int y, int x0, int x1, int role)
 {
 	for (int x = x0; x < x1; x++) {
 		const struct cell *c = grid_at(&f->g, x, y);
-		if (c->ch != '#' || c->role != role)
+		int edge = x == x0 || x == x1 - 1;
+		if (c->ch == ' ' || (!edge && c->ch != '#') || c->role != role)
 			fail_msg("row %d col %d: '%c' role %d, want '#' role %d", y, x, (int)c->ch,
 				 c->role, role);
 	}
@@ -378,6 +380,10 @@ static void test_enter_and_back(void **state)
 	assert_int_equal(strncmp(row(f, 2), "thread 7 ", 9), 0);
 	/* inner: 12..13 us of a 10 us window over 62 columns: 12.4 .. 18.6 */
 	assert_bar(f, 2, 18 + 12, 18 + 19, ROLE_SELECTED);
+	/* its end columns are 0.6 busy: five eighths ('=' in ASCII) */
+	assert_int_equal(grid_at(&f->g, 18 + 12, 2)->ch, '=');
+	assert_int_equal(grid_at(&f->g, 18 + 18, 2)->ch, '=');
+	assert_int_equal(grid_at(&f->g, 18 + 13, 2)->ch, '#');
 	assert_int_equal(strncmp(row(f, 22), "inner  at +2.00 us for 1.00 us", 30), 0);
 
 	timeline_key(&f->a, A_BACK);

@@ -7,16 +7,14 @@
  * axis, and a footer describing the selected phase.
  *
  * The lanes are laid out once when the timeline opens (model/view/lanes.h);
- * a draw seeks each visible row to the window and skips the spans that
- * fall in a column already drawn, so it costs the rows times the columns,
- * not the phases.  The selection is any phase of the subtree: j/k move
- * among its siblings, ] and [ into its children and back out.  Selecting a
- * CPU call marks the device work it launched; selecting device work marks
- * the calls that launched it.  The tree's selection follows the timeline's
- * where it can (on leaving it, always), so leaving lands on the same phase.
- * A trace.db may hold any int64 time: the windows, widths and columns are
- * worked out without overflow (model/util/nstime.h), a window's width
- * held at INT64_MAX.
+ * a draw shades each column of a visible row by the share of its time the
+ * row was busy, two bisections of the row's busy intervals a column, so it
+ * costs the rows times the columns, not the phases.  The selection is any phase of the subtree: j/k
+ * move among its siblings, ] and [ into its children and back out.  Selecting a CPU call marks the
+ * device work it launched; selecting device work marks the calls that launched it.  The tree's
+ * selection follows the timeline's where it can (on leaving it, always), so leaving lands on the
+ * same phase. A trace.db may hold any int64 time: the windows, widths and columns are worked out
+ * without overflow (model/util/nstime.h), a window's width held at INT64_MAX.
  */
 #include <math.h>
 #include <pthread.h>
@@ -470,10 +468,11 @@ static int col_of(const struct area *ar, int64_t t)
 	return c < 0 ? 0 : c >= ar->w ? ar->w - 1 : (int)c;
 }
 
-/* Fills the columns of [s, e] on row y, at least one cell when visible;
- * returns the column after the last it filled (0: none). */
-static int draw_span(struct grid *g, const struct area *ar, uint32_t ch, int y, int64_t s,
-		     int64_t e, enum role role)
+/* Gives the columns of [s, e] on row y the role, keeping their shade, at
+ * least one cell when visible; returns the column after the last (0:
+ * none). */
+static int paint_span(struct grid *g, const struct area *ar, int y, int64_t s, int64_t e,
+		      enum role role)
 {
 	if (e < ar->t0 || s > ar->t1 || ar->w < 1)
 		return 0;
@@ -486,16 +485,8 @@ static int draw_span(struct grid *g, const struct area *ar, uint32_t ch, int y, 
 	int c1 = ce > ar->w ? ar->w : (int)ce;
 	if (c1 <= c0)
 		c1 = c0 + 1;
-	grid_fill(g, ar->x + c0, y, c1 - c0, ch, role);
+	grid_paint(g, ar->x + c0, y, c1 - c0, role);
 	return c1;
-}
-
-/* The code point of a one-character glyph ('#' if it is not one). */
-static uint32_t glyph_cp(const char *glyph)
-{
-	const unsigned char *p = (const unsigned char *)glyph;
-	size_t k = text_utf8_seq(p, strlen(glyph));
-	return k ? format_decode(p, k) : '#';
 }
 
 /* "+1.20 ms" relative to base; zero at base itself. */
@@ -701,25 +692,43 @@ static int many_ranks(const struct lanes *l)
 	return 0;
 }
 
-/* Draws row r's spans (the lanes' row r) on grid row y: a seek to the
- * window, then one span per column at most, the rest skipped by seeking
- * past the columns drawn. */
-static void draw_row(struct grid *g, const struct area *ar, const struct lanes *l, size_t r, int y,
-		     uint32_t full)
+/* The glyph level of a column busy for share of its time: 0 (blank) when
+ * nothing ran in it, else 1 to 8 eighths, rounded up so that any work
+ * shows. */
+static int shade_level(double share, int any)
+{
+	if (!(share > 0))
+		return any ? 1 : 0;
+	int k = (int)ceil(share * 8 - 1e-9);
+	return k < 1 ? 1 : k > 8 ? 8 : k;
+}
+
+/* Draws row r on grid row y: each column shaded by the share of its time
+ * the row was busy (the union of its spans there), from blank to a full
+ * block in eighths (the spark glyphs), so that an idle stream looks idle
+ * at every zoom; a column any span touches shows at least the lowest
+ * glyph.  Bars alternate their role by span, so neighbours stay apart.
+ * Costs the columns times two bisections, whatever the spans. */
+static void draw_row(struct app *a, struct grid *g, const struct area *ar, const struct lanes *l,
+		     size_t r, int y, double *share)
 {
 	const struct lane_row *rw = &l->row[r];
-	double span = area_span(ar);
-	size_t k = lanes_seek(l, r, ar->t0);
-	while (k < rw->n) {
-		const struct lane_span *s = &l->s[rw->at[k]];
-		if (s->start > ar->t1)
-			break;
-		int c1 =
-		    draw_span(g, ar, full, y, s->start, s->end, k % 2 ? ROLE_BAR_ALT : ROLE_BAR);
-		/* the next span that reaches past column c1 - 1 */
-		int64_t next = time_after(ar->t0, ceil(span * c1 / ar->w));
-		size_t j = lanes_seek(l, r, next);
-		k = j > k ? j : k + 1;
+	lanes_shade(l, r, ar->t0, ar->t1, ar->w, share);
+	int64_t c0 = ar->t0;
+	for (int c = 0; c < ar->w; c++) {
+		int64_t c1 = lanes_column_start(ar->t0, ar->t1, c + 1, ar->w);
+		size_t k = lanes_seek(l, r, c0);
+		const struct lane_span *sp = k < rw->n ? &l->s[rw->at[k]] : NULL;
+		int any = sp && (c1 > c0 ? sp->start < c1 : sp->start <= c0) &&
+			  (sp->end > c0 || sp->start == c0);
+		int lv = shade_level(share[c], any);
+		/* the role of the first span that runs into the column */
+		if (lv && c0 < INT64_MAX && sp && sp->end == c0 && sp->start < c0)
+			k = lanes_seek(l, r, c0 + 1);
+		if (lv)
+			grid_put(g, ar->x + c, y, 1, a->g->spark[lv - 1],
+				 k % 2 ? ROLE_BAR_ALT : ROLE_BAR);
+		c0 = c1;
 	}
 }
 
@@ -732,7 +741,7 @@ static int row_y(const struct timeline *tl, int first, int shown, int32_t r)
 /* Marks what the selection is linked to: the device work below a call,
  * or the calls above device work; returns how many it marked. */
 static size_t draw_linked(struct grid *g, const struct area *ar, const struct timeline *tl,
-			  int first, int shown, uint32_t full)
+			  int first, int shown)
 {
 	const struct lanes *l = &tl->l;
 	const struct lane_span *c = selected(tl);
@@ -742,7 +751,7 @@ static size_t draw_linked(struct grid *g, const struct area *ar, const struct ti
 			const struct lane_span *s = &l->s[p];
 			int y = s->row >= 0 ? row_y(tl, first, shown, s->row) : -1;
 			if (y >= 0)
-				draw_span(g, ar, full, y, s->start, s->end, ROLE_MATCH);
+				paint_span(g, ar, y, s->start, s->end, ROLE_MATCH);
 			n += s->lane >= 0; /* a call, not a container */
 		}
 		return n;
@@ -754,7 +763,7 @@ static size_t draw_linked(struct grid *g, const struct area *ar, const struct ti
 		n++;
 		int y = s->row >= 0 ? row_y(tl, first, shown, s->row) : -1;
 		if (y >= 0)
-			draw_span(g, ar, full, y, s->start, s->end, ROLE_MATCH);
+			paint_span(g, ar, y, s->start, s->end, ROLE_MATCH);
 	}
 	return n;
 }
@@ -849,7 +858,7 @@ void timeline_draw(struct app *a, struct grid *g, int y, int h)
 		shown = 0;
 	if (h >= 2)
 		draw_axis(g, &ar, y, tl->node->start_ns);
-	uint32_t full = glyph_cp(a->g->full);
+	double *share = xmalloc((size_t)(ar.w > 0 ? ar.w : 1) * sizeof(*share));
 	for (int p = 0; p < shown; p++) {
 		const struct lane_row *rw = &l->row[tl->top + p];
 		if (rw->nest == 0 || p == 0) {
@@ -861,9 +870,10 @@ void timeline_draw(struct app *a, struct grid *g, int y, int h)
 			sbuf_release(&label);
 			sbuf_release(&name);
 		}
-		draw_row(g, &ar, l, (size_t)(tl->top + p), first + p, full);
+		draw_row(a, g, &ar, l, (size_t)(tl->top + p), first + p, share);
 	}
-	size_t linked = draw_linked(g, &ar, tl, first, shown, full);
+	free(share);
+	size_t linked = draw_linked(g, &ar, tl, first, shown);
 	/* a phase nested past the rows drawn shows on its lane's last row */
 	const struct lane_span *c = selected(tl);
 	int32_t cr = c->row >= 0    ? c->row
@@ -871,7 +881,7 @@ void timeline_draw(struct app *a, struct grid *g, int y, int h)
 				    : -1;
 	int sy = cr >= 0 ? row_y(tl, first, shown, cr) : -1;
 	if (sy >= 0)
-		draw_span(g, &ar, full, sy, c->start, c->end, ROLE_SELECTED);
+		paint_span(g, &ar, sy, c->start, c->end, ROLE_SELECTED);
 	if (rows > shown)
 		draw_sparks(a, g, &ar, first + shown, rows - shown);
 	draw_footer(a, g, y + h - 1, linked);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/util/idmap.h"
+#include "model/util/nstime.h"
 #include "model/view/lanes.h"
 #include "model/view/model.h"
 #include "model/store/store.h"
@@ -35,7 +36,7 @@ struct build {
 	atomic_int *cancel; /* set: the walk stops (NULL: never) */
 	unsigned tick;
 	size_t alloc_lanes;
-	int max_nest;	    /* host phases nested this deep or deeper are not kept */
+	int max_nest; /* host phases nested this deep or deeper are not kept */
 	/* Over the limit a row is dropped at once, by its count; its spans
 	 * stay in l->s until they number half the spans kept, when one
 	 * compaction takes them out: a compaction passes over at most three
@@ -297,6 +298,37 @@ static int cmp_start(const void *pa, const void *pb)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
+/* The row's spans (sorted by start) merged into disjoint busy intervals,
+ * with the running sum of their lengths. */
+static void make_union(const struct lanes *l, struct lane_row *rw)
+{
+	size_t cap = rw->n ? rw->n : 1;
+	rw->u0 = xmalloc(cap * sizeof(*rw->u0));
+	rw->u1 = xmalloc(cap * sizeof(*rw->u1));
+	rw->ucum = xmalloc((cap + 1) * sizeof(*rw->ucum));
+	rw->nu = 0;
+	rw->ucum[0] = 0;
+	for (size_t j = 0; j < rw->n; j++) {
+		const struct lane_span *s = &l->s[rw->at[j]];
+		if (s->end <= s->start)
+			continue; /* an instant takes no time */
+		if (rw->nu && s->start <= rw->u1[rw->nu - 1]) {
+			if (s->end > rw->u1[rw->nu - 1])
+				rw->u1[rw->nu - 1] = s->end;
+			continue;
+		}
+		if (rw->nu)
+			rw->ucum[rw->nu] =
+			    rw->ucum[rw->nu - 1] + ns_diff(rw->u0[rw->nu - 1], rw->u1[rw->nu - 1]);
+		rw->u0[rw->nu] = s->start;
+		rw->u1[rw->nu] = s->end;
+		rw->nu++;
+	}
+	if (rw->nu)
+		rw->ucum[rw->nu] =
+		    rw->ucum[rw->nu - 1] + ns_diff(rw->u0[rw->nu - 1], rw->u1[rw->nu - 1]);
+}
+
 /* Orders the lanes, drops those with nothing drawn, and makes the rows. */
 static void make_rows(struct build *b)
 {
@@ -365,6 +397,7 @@ static void make_rows(struct build *b)
 			int64_t e = l->s[rw->at[j]].end;
 			rw->maxend[j] = j && rw->maxend[j - 1] > e ? rw->maxend[j - 1] : e;
 		}
+		make_union(l, rw);
 	}
 	free(first);
 	free(pos);
@@ -473,6 +506,9 @@ void lanes_release(struct lanes *l)
 	for (size_t r = 0; r < l->nrows; r++) {
 		free(l->row[r].at);
 		free(l->row[r].maxend);
+		free(l->row[r].u0);
+		free(l->row[r].u1);
+		free(l->row[r].ucum);
 	}
 	free(l->row);
 	free(l->lane);
@@ -493,4 +529,55 @@ size_t lanes_seek(const struct lanes *l, size_t r, int64_t t)
 	size_t at;
 	PARTITION_POINT(at, rw->n, i, rw->maxend[i] < t);
 	return at;
+}
+
+/* The time row r was busy before t. */
+static uint64_t busy_before(const struct lane_row *rw, int64_t t)
+{
+	size_t k;
+	PARTITION_POINT(k, rw->nu, i, rw->u1[i] <= t);
+	return rw->ucum[k] + (k < rw->nu && rw->u0[k] < t ? ns_diff(rw->u0[k], t) : 0);
+}
+
+uint64_t lanes_busy(const struct lanes *l, size_t r, int64_t t0, int64_t t1)
+{
+	const struct lane_row *rw = &l->row[r];
+	if (t1 <= t0 || !rw->nu)
+		return 0;
+	return busy_before(rw, t1) - busy_before(rw, t0);
+}
+
+int64_t lanes_column_start(int64_t t0, int64_t t1, int c, int w)
+{
+	if (c <= 0 || w <= 0 || t1 <= t0)
+		return t0;
+	if (c >= w)
+		return t1;
+	/* in long double: a window may be 2^64 ns wide, and the column's
+	 * offset stays below it */
+	uint64_t off = (uint64_t)((long double)ns_diff(t0, t1) * c / w);
+	return (int64_t)((uint64_t)t0 + off);
+}
+
+void lanes_shade(const struct lanes *l, size_t r, int64_t t0, int64_t t1, int w, double *share)
+{
+	const struct lane_row *rw = &l->row[r];
+	if (t1 <= t0) {
+		size_t k;
+		PARTITION_POINT(k, rw->nu, i, rw->u1[i] <= t0);
+		for (int c = 0; c < w; c++)
+			share[c] = k < rw->nu && rw->u0[k] <= t0;
+		return;
+	}
+	int64_t a = t0;
+	uint64_t before = busy_before(rw, a);
+	for (int c = 0; c < w; c++) {
+		int64_t b = lanes_column_start(t0, t1, c + 1, w);
+		uint64_t upto = busy_before(rw, b);
+		/* a column narrower than a nanosecond: whether t is covered */
+		share[c] = b > a ? (double)(upto - before) / (double)ns_diff(a, b)
+				 : (double)(a < t1 && lanes_busy(l, r, a, a + 1) > 0);
+		a = b;
+		before = upto;
+	}
 }

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Checks the timeline's column shades in a screen dump against the raw
+Kineto trace (tests/tools/busy_streams.py writes it), for
+tests/e2e/timeline_shade.sh.
+
+Usage: timeline_shade_check.py TRACE DUMP
+
+The dump is the timeline of the trace's step, its window the step's
+(checked in the footer), at any size.  For each stream lane drawn, each
+column's glyph must be the share of the column's time the stream was busy
+(the union of its kernels there, overlaps once), in eighths rounded up,
+blank only where no kernel touched it: the level Python works out here
+for the same columns, [W * c / w, W * (c + 1) / w) of the window W.  One
+column a lane may differ (a boundary rounded the other way).  Prints each
+lane's ink (the mean level over 8) and the busy share Python measured.
+"""
+import json
+import math
+import re
+import sys
+
+LEVELS = {" ": 0, "\u2581": 1, "\u2582": 2, "\u2583": 3, "\u2584": 4, "\u2585": 5,
+          "\u2586": 6, "\u2587": 7, "\u2588": 8}
+
+
+def busy_intervals(trace):
+    ev = json.load(open(trace))["traceEvents"]
+    step = next(e for e in ev if e.get("name") == "ProfilerStep#1")
+    t0 = round(step["ts"] * 1000)
+    width = round(step["dur"] * 1000)
+    per = {}
+    for e in ev:
+        if e.get("cat") != "kernel":
+            continue
+        s = round(e["ts"] * 1000) - t0
+        per.setdefault(e["tid"], []).append((s, s + round(e["dur"] * 1000)))
+    return width, per
+
+
+def union(iv):
+    out = []
+    for s, e in sorted(iv):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def levels(iv, width, w):
+    u = union(iv)
+    bounds = [width * c // w for c in range(w + 1)]
+    out = []
+    for c in range(w):
+        a, b = bounds[c], bounds[c + 1]
+        busy = sum(max(0, min(e, b) - max(s, a)) for s, e in u)
+        share = busy / (b - a) if b > a else 0
+        touched = any(s < b and e > a for s, e in iv)
+        if share > 0:
+            lv = min(8, max(1, math.ceil(share * 8 - 1e-9)))
+        else:
+            lv = 1 if touched else 0
+        out.append(lv)
+    return out
+
+
+def main(trace, dump):
+    width, per = busy_intervals(trace)
+    lines = open(dump, encoding="utf-8").read().split("\n")
+    axis = next(i for i, l in enumerate(lines) if l.startswith("time"))
+    x = re.match(r"time( \(from t0\))?\s+", lines[axis]).end()
+    if not any(re.search(r"window \+0 \+ 20\.", l) for l in lines):
+        sys.exit("the window is not the step's 20.0 ms")
+    cols = max(len(l) for l in lines[axis:axis + 3]) - x
+    report = []
+    for stream, iv in sorted(per.items()):
+        label = "gpu0 stream %d" % stream
+        row = next((l for l in lines if l.startswith(label + " ")), None)
+        if row is None:
+            continue
+        cells = row[x:].ljust(cols)[:cols]
+        got = [LEVELS.get(ch, -1) for ch in cells]
+        want = levels(iv, width, cols)
+        bad = [c for c in range(cols) if got[c] != want[c]]
+        if len(bad) > 1:
+            c = bad[0]
+            sys.exit("%s: %d columns differ, first %d: %r (level %d), want level %d"
+                     % (label, len(bad), c, cells[c], got[c], want[c]))
+        share = sum(e - s for s, e in union(iv)) / width
+        ink = sum(got) / (8.0 * cols)
+        if stream in (7, 8, 9):
+            report.append("stream %d: busy %.3f, ink %.3f" % (stream, share, ink))
+        if stream == 7 and not (share < 0.02 and ink < 0.10):
+            sys.exit("stream 7 (busy %.3f) is drawn with ink %.3f" % (share, ink))
+        if stream == 8 and not (share > 0.9 and ink > 0.90):
+            sys.exit("stream 8 (busy %.3f) is drawn with ink %.3f" % (share, ink))
+    if len(report) < 3:
+        sys.exit("streams 7, 8 and 9 are not all drawn")
+    print("; ".join(report) + " over %d columns" % cols)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
