@@ -489,45 +489,65 @@ static int paint_span(struct grid *g, const struct area *ar, int y, int64_t s, i
 	return c1;
 }
 
-/* "+1.20 ms" relative to base; zero at base itself. */
-static const char *rel(char *buf, size_t n, int64_t t, int64_t base, const char *zero)
+/* "+1.20 ms" relative to base, zero at base itself; with as many more
+ * digits as it takes to tell apart two instants res apart (res > 0). */
+static const char *rel(char *buf, size_t n, int64_t t, int64_t base, const char *zero, int64_t res)
 {
 	if (t == base) {
 		snprintf(buf, n, "%s", zero);
 		return buf;
 	}
 	char d[32];
-	format_duration(d, sizeof(d), ns_sub(base, t));
+	if (res > 0)
+		format_instant(d, sizeof(d), ns_sub(base, t), res);
+	else
+		format_duration(d, sizeof(d), ns_sub(base, t));
 	snprintf(buf, n, "%s%s", t > base ? "+" : "", d);
 	return buf;
 }
 
-/* Tick labels relative to the node's start; when zoomed in so far that
- * neighbouring ticks would read the same (3 significant digits), the first
- * tick keeps its offset and the others count from it ("t0" in the
- * label column says so). */
-static void draw_axis(struct grid *g, const struct area *ar, int y, int64_t base)
+/* The tick labels over the area, one each TICK_W columns, relative to base
+ * (from: t0 for the first, then from it), into lab[]; whether they all fit
+ * a tick and no two neighbours read the same. */
+static int axis_labels(const struct area *ar, int64_t base, int from_t0, char lab[][64], int n)
 {
 	double span = ns_span(ar->t0, ar->t1);
-	char a0[40], a1[40];
-	double step = ar->w > TICK_W ? span * TICK_W / ar->w : span;
-	rel(a0, sizeof(a0), ar->t0, base, "0");
-	rel(a1, sizeof(a1), time_after(ar->t0, step), base, "0");
-	int delta = ar->t1 > ar->t0 && !strcmp(a0, a1);
+	int64_t res = (int64_t)(ar->w > TICK_W ? span * TICK_W / ar->w : span);
+	int ok = 1;
+	for (int i = 0; i < n; i++) {
+		char r[40];
+		int64_t t = time_after(ar->t0, span * i * TICK_W / ar->w);
+		rel(r, sizeof(r), t, from_t0 && i > 0 ? ar->t0 : base, "0", res > 0 ? res : 1);
+		snprintf(lab[i], 64, "%s%s", from_t0 && i == 0 ? "t0=" : "", r);
+		if ((i > 0 || !from_t0) && (int)strlen(lab[i]) > TICK_W - 1)
+			ok = 0;
+		if (i > 0 && !strcmp(lab[i], lab[i - 1]))
+			ok = 0;
+	}
+	return ok;
+}
+
+/* Tick labels relative to the node's start, each with as many digits as
+ * it takes to tell it from its neighbours; when that makes them too wide
+ * (zoomed in far from the start), the first tick keeps its offset and the
+ * others count from it ("t0" in the label column says so), so that no
+ * two neighbouring labels ever read the same. */
+static void draw_axis(struct grid *g, const struct area *ar, int y, int64_t base)
+{
+	int n = ar->t1 > ar->t0 && ar->w > 0 ? (ar->w + TICK_W - 1) / TICK_W : 1;
+	char(*lab)[64] = xmalloc((size_t)n * sizeof(*lab));
+	int delta = !axis_labels(ar, base, 0, lab, n);
+	if (delta)
+		axis_labels(ar, base, 1, lab, n);
 	grid_fill(g, 0, y, g->w, ' ', ROLE_HEADER);
 	grid_put(g, 0, y, ar->x - 1, delta ? "time (from t0)" : "time", ROLE_HEADER);
-	for (int c = 0; c < ar->w; c += TICK_W) {
-		char buf[48], r[40];
-		int64_t t = time_after(ar->t0, span * c / ar->w);
-		if (c > 0 && ar->t1 <= ar->t0)
-			break; /* a zero-length window has one time to show */
-		rel(r, sizeof(r), t, delta && c > 0 ? ar->t0 : base, "0");
-		snprintf(buf, sizeof(buf), "%s%s", delta && c == 0 ? "t0=" : "", r);
-		int len = (int)strlen(buf);
+	for (int i = 0; i < n; i++) {
+		int c = i * TICK_W, len = (int)strlen(lab[i]);
 		if (ar->x + c + len > g->w)
 			break;
-		grid_put(g, ar->x + c, y, TICK_W - 1, buf, ROLE_HEADER);
+		grid_put(g, ar->x + c, y, TICK_W - 1, lab[i], ROLE_HEADER);
 	}
+	free(lab);
 }
 
 /* The label of a metric lane: its device and a short name ("gpu0 util"),
@@ -775,7 +795,7 @@ static void draw_footer(struct app *a, struct grid *g, int y, size_t linked)
 	char s[40], d[32], w0[40], w1[40];
 	struct sbuf rest = SBUF_INIT;
 	int64_t base = tl->node->start_ns;
-	sbuf_addf(&rest, "  at %s for %s", rel(s, sizeof(s), c->start, base, "+0"),
+	sbuf_addf(&rest, "  at %s for %s", rel(s, sizeof(s), c->start, base, "+0", 0),
 		  format_duration(d, sizeof(d), ns_dur(c->start, c->end)));
 	if (linked)
 		sbuf_addf(&rest,
@@ -789,7 +809,7 @@ static void draw_footer(struct app *a, struct grid *g, int y, size_t linked)
 	if (tl->l.left_out)
 		sbuf_addf(&rest, "  %lld phases left out (Enter one to see them)",
 			  (long long)tl->l.left_out);
-	sbuf_addf(&rest, "  window %s + %s", rel(w0, sizeof(w0), tl->t0, base, "+0"),
+	sbuf_addf(&rest, "  window %s + %s", rel(w0, sizeof(w0), tl->t0, base, "+0", 0),
 		  format_duration(w1, sizeof(w1), ns_dur(tl->t0, tl->t1)));
 	int room = g->w - (int)rest.len;
 	if (room < 12)

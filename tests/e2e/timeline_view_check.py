@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Checks the timeline's column shades in a screen dump against the raw
-Kineto trace (tests/tools/busy_streams.py writes it), for
-tests/e2e/timeline_shade.sh.
+"""Checks the timeline's screens in dumps against the raw Kineto trace
+(tests/tools/busy_streams.py writes it), for tests/e2e/timeline_view.sh.
 
-Usage: timeline_shade_check.py TRACE DUMP
+Usage: timeline_view_check.py shade TRACE DUMP
+       timeline_view_check.py axis DUMP
 
-The dump is the timeline of the trace's step, its window the step's
+shade: the dump is the timeline of the trace's step, its window the step's
 (checked in the footer), at any size.  For each stream lane drawn, each
 column's glyph must be the share of the column's time the stream was busy
 (the union of its kernels there, overlaps once), in eighths rounded up,
@@ -13,6 +13,9 @@ blank only where no kernel touched it: the level Python works out here
 for the same columns, [W * c / w, W * (c + 1) / w) of the window W.  One
 column a lane may differ (a boundary rounded the other way).  Prints each
 lane's ink (the mean level over 8) and the busy share Python measured.
+
+axis: every time axis in the dump (screens one after another) has labels
+that read as times, increase left to right, and no two neighbours alike.
 """
 import json
 import math
@@ -64,7 +67,43 @@ def levels(iv, width, w):
     return out
 
 
-def main(trace, dump):
+UNITS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9, "min": 60e9, "h": 3600e9}
+
+
+def label_ns(text):
+    m = re.fullmatch(r"(t0=)?([+-]?)([0-9.]+) ?(ns|us|ms|s|min|h)?", text)
+    if not m:
+        sys.exit("axis label %r is not a time" % text)
+    v = float(m.group(3)) * UNITS[m.group(4) or "ns"]
+    return -v if m.group(2) == "-" else v
+
+
+def axis(dump):
+    n = 0
+    for line in open(dump, encoding="utf-8"):
+        if not line.startswith("time"):
+            continue
+        head = re.match(r"time( \(from t0\))?\s+", line)
+        labels = line[head.end():].split()
+        labels = [a + " " + b for a, b in zip(labels[::2], labels[1::2])] \
+            if all(re.fullmatch(r"(ns|us|ms|s|min|h)", x) for x in labels[1::2]) else labels
+        if head.group(1):
+            values = [label_ns(x) for x in labels[1:]]
+        else:
+            values = [label_ns(x) for x in labels]
+        for a, b in zip(labels, labels[1:]):
+            if a == b:
+                sys.exit("two neighbouring labels read %r: %s" % (a, line.strip()))
+        for a, b in zip(values, values[1:]):
+            if not b > a:
+                sys.exit("labels do not increase: %s" % line.strip())
+        n += 1
+    if not n:
+        sys.exit("no time axis in the dump")
+    print("%d axes" % n)
+
+
+def shade(trace, dump):
     width, per = busy_intervals(trace)
     lines = open(dump, encoding="utf-8").read().split("\n")
     axis = next(i for i, l in enumerate(lines) if l.startswith("time"))
@@ -100,4 +139,9 @@ def main(trace, dump):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    if len(sys.argv) == 4 and sys.argv[1] == "shade":
+        shade(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 3 and sys.argv[1] == "axis":
+        axis(sys.argv[2])
+    else:
+        sys.exit("usage: timeline_view_check.py shade TRACE DUMP | axis DUMP")
