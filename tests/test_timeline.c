@@ -729,6 +729,72 @@ static void test_times_at_int64_ends(void **state)
 	app_off(&a);
 }
 
+/* J and K scroll the lanes a lane at a time, leaving the selection where
+ * it is (off screen); b scrolls to the next lane with work in the window
+ * and says how busy it is there; moving the selection scrolls back to it. */
+static void test_lane_keys(void **state)
+{
+	struct fx *f = *state;
+	struct timeline *tl = &f->a.tl;
+	grid_clear(&f->g, ROLE_NORMAL);
+	timeline_draw(&f->a, &f->g, 1, 3); /* one row of lanes */
+	assert_int_equal(tl->top, 0);
+	timeline_key(&f->a, A_LANE_DOWN);
+	timeline_draw(&f->a, &f->g, 1, 3);
+	assert_int_equal(tl->top, 1);
+	assert_int_equal(strncmp(row(f, 2), "thread 7 ", 9), 0);
+	timeline_key(&f->a, A_LANE_DOWN);
+	timeline_draw(&f->a, &f->g, 1, 3);
+	assert_int_equal(tl->top, 3);
+	assert_int_equal(strncmp(row(f, 2), "(no track) ", 11), 0);
+	timeline_key(&f->a, A_LANE_DOWN); /* the last lane: stays */
+	assert_int_equal(tl->top, 3);
+	timeline_key(&f->a, A_LANE_UP);
+	assert_int_equal(tl->top, 1);
+	/* the window 30..45 us: only the (no track) lane has work, 2 us */
+	tl->t0 = T0 + 30 * US;
+	tl->t1 = T0 + 45 * US;
+	timeline_key(&f->a, A_LANE_BUSY);
+	assert_int_equal(tl->top, 3);
+	assert_non_null(f->a.message);
+	assert_string_equal(f->a.message, "(no track): busy 13.3% of the window");
+	/* from there, the next with work wraps round to itself */
+	timeline_key(&f->a, A_LANE_BUSY);
+	assert_int_equal(tl->top, 3);
+	/* a window with no work at all */
+	tl->t0 = T0 + 30 * US;
+	tl->t1 = T0 + 35 * US;
+	timeline_key(&f->a, A_LANE_BUSY);
+	assert_string_equal(f->a.message, "no lane has work in the window");
+	/* selecting again scrolls to the selection (beta, stream 3) */
+	timeline_key(&f->a, A_ZOOM_RESET);
+	select_child(f, ALPHA);
+	timeline_key(&f->a, A_DOWN);
+	assert_int_equal(sel_child(f), BETA);
+	timeline_draw(&f->a, &f->g, 1, 3);
+	assert_int_equal(tl->top, 0);
+}
+
+/* Keys typed while the phases are read are kept and acted on, in order,
+ * once they are (the read is not taken until a draw, a poll or a wait). */
+static void test_keys_while_reading(void **state)
+{
+	struct fx *f = *state;
+	struct timeline *tl = &f->a.tl;
+	timeline_key(&f->a, A_HOME); /* alpha, in the tree too */
+	timeline_open(&f->a);
+	assert_non_null(tl->job);
+	timeline_key(&f->a, A_DOWN);
+	timeline_key(&f->a, A_DOWN);
+	timeline_key(&f->a, A_ZOOM_IN);
+	timeline_wait(&f->a);
+	assert_null(tl->job);
+	assert_int_equal(tl->nqueued, 0);
+	/* alpha, then beta, then gamma; zoomed in around gamma */
+	assert_int_equal(sel_child(f), GAMMA);
+	assert_true(tl->t1 - tl->t0 == 31 * US);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -744,6 +810,8 @@ int main(void)
 	    T(test_utf8_glyphs),
 	    T(test_small_heights_stay_inside),
 	    T(test_lanes_scroll_to_selection),
+	    T(test_lane_keys),
+	    T(test_keys_while_reading),
 	    T(test_draw_100k_children),
 	    T(test_linked_and_nesting_keys),
 	    T(test_times_at_int64_ends),

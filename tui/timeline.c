@@ -173,6 +173,19 @@ static void *job_run(void *arg)
 	return NULL;
 }
 
+/* Acts on the keys typed while the phases were read, in order; one that
+ * opens another timeline (Enter, Backspace) queues those after it again. */
+static void replay(struct app *a)
+{
+	struct timeline *tl = &a->tl;
+	enum action q[TIMELINE_QUEUE];
+	int n = tl->nqueued;
+	memcpy(q, tl->queued, (size_t)n * sizeof(*q));
+	tl->nqueued = 0;
+	for (int i = 0; i < n; i++)
+		timeline_key(a, q[i]);
+}
+
 /* Ends the job (waits for it when wait, else cancels it) and takes its
  * lanes when it finished. */
 static void job_end(struct app *a, int wait)
@@ -199,6 +212,7 @@ static void job_end(struct app *a, int wait)
 	}
 	free(j->err);
 	free(j);
+	replay(a);
 }
 
 int timeline_poll(struct app *a)
@@ -373,13 +387,109 @@ static void move(struct timeline *tl, enum action act)
 	tl->sel = sib[at];
 }
 
+/* The label of a lane: its rank when the lanes hold several, its GPU, its
+ * track's name. */
+static void lane_label(const struct lane *ln, int ranks, struct sbuf *out)
+{
+	if (!ln->t) {
+		sbuf_adds(out, "(no track)");
+		return;
+	}
+	if (ranks && ln->t->rank >= 0)
+		sbuf_addf(out, "r%lld ", (long long)ln->t->rank);
+	if (ln->t->device >= 0)
+		sbuf_addf(out, "gpu%d ", ln->t->device);
+	size_t n = strlen(ln->t->name);
+	while (n > 0 && ln->t->name[n - 1] == ' ')
+		n--; /* Kineto's "stream 7 " */
+	sbuf_add(out, ln->t->name, n);
+}
+
+static int many_ranks(const struct lanes *l)
+{
+	int64_t first = -1;
+	for (size_t k = 0; k < l->nlanes; k++) {
+		const struct mtrack *t = l->lane[k].t;
+		if (!t || t->rank < 0)
+			continue;
+		if (first >= 0 && t->rank != first)
+			return 1;
+		first = t->rank;
+	}
+	return 0;
+}
+
+/* The glyph level of a column busy for share of its time: 0 (blank) when
+ * nothing ran in it, else 1 to 8 eighths, rounded up so that any work
+ * shows. */
+static int shade_level(double share, int any)
+{
+	if (!(share > 0))
+		return any ? 1 : 0;
+	int k = (int)ceil(share * 8 - 1e-9);
+	return k < 1 ? 1 : k > 8 ? 8 : k;
+}
+
+/* The lane shown on the first row (the lanes must not be empty). */
+static size_t top_lane(const struct timeline *tl)
+{
+	int top = tl->top < 0 ? 0 : tl->top >= (int)tl->l.nrows ? (int)tl->l.nrows - 1 : tl->top;
+	return tl->l.row[top].lane;
+}
+
+/* The first row shows the next lane (dir 1) or the previous one, or the
+ * top lane's first row when it is cut; the selection may scroll out. */
+static void scroll_lane(struct timeline *tl, int dir)
+{
+	const struct lanes *l = &tl->l;
+	if (!l->nlanes)
+		return;
+	size_t k = top_lane(tl);
+	if (dir > 0 && k + 1 < l->nlanes)
+		k++;
+	else if (dir < 0 && (int)l->lane[k].row == tl->top && k > 0)
+		k--;
+	tl->top = (int)l->lane[k].row;
+	tl->free_scroll = 1;
+}
+
+/* Scrolls to the next lane below the first shown (wrapping) that has work
+ * in the window, and says how busy it is there. */
+static void next_busy_lane(struct app *a)
+{
+	struct timeline *tl = &a->tl;
+	const struct lanes *l = &tl->l;
+	size_t k0 = top_lane(tl);
+	uint64_t w = width(tl);
+	for (size_t j = 1; j <= l->nlanes; j++) {
+		size_t k = (k0 + j) % l->nlanes;
+		uint64_t busy = lanes_busy(l, l->lane[k].row, tl->t0, tl->t1);
+		if (!busy)
+			continue;
+		struct sbuf label = SBUF_INIT;
+		lane_label(&l->lane[k], many_ranks(l), &label);
+		app_message(a, 0, "%s: busy %.1f%% of the window", label.buf,
+			    w ? 100.0 * (double)busy / (double)w : 100.0);
+		sbuf_release(&label);
+		tl->top = (int)l->lane[k].row;
+		tl->free_scroll = 1;
+		return;
+	}
+	app_message(a, 0, "no lane has work in the window");
+}
+
 void timeline_key(struct app *a, enum action act)
 {
 	struct timeline *tl = &a->tl;
 	if (!tl->node)
 		return;
 	if (tl->job && act != A_BACK) {
-		app_message(a, 0, "still reading the timeline's phases");
+		if (tl->nqueued < TIMELINE_QUEUE)
+			tl->queued[tl->nqueued++] = act;
+		else
+			app_message(a, 1,
+				    "still reading the timeline's phases: %d keys kept, no more",
+				    TIMELINE_QUEUE);
 		return;
 	}
 	switch (act) {
@@ -413,7 +523,19 @@ void timeline_key(struct app *a, enum action act)
 	}
 	if (!tl->l.n)
 		return;
+	switch (act) {
+	case A_LANE_DOWN:
+	case A_LANE_UP:
+		scroll_lane(tl, act == A_LANE_DOWN ? 1 : -1);
+		return;
+	case A_LANE_BUSY:
+		next_busy_lane(a);
+		return;
+	default:
+		break;
+	}
 	const struct lane_span *c = selected(tl);
+	tl->free_scroll = 0;
 	switch (act) {
 	case A_DOWN:
 	case A_UP:
@@ -664,24 +786,6 @@ static int draw_sparks(struct app *a, struct grid *g, const struct area *ar, int
 	return used;
 }
 
-/* The label of a lane: its rank when the lanes hold several, its GPU, its
- * track's name. */
-static void lane_label(const struct lane *ln, int ranks, struct sbuf *out)
-{
-	if (!ln->t) {
-		sbuf_adds(out, "(no track)");
-		return;
-	}
-	if (ranks && ln->t->rank >= 0)
-		sbuf_addf(out, "r%lld ", (long long)ln->t->rank);
-	if (ln->t->device >= 0)
-		sbuf_addf(out, "gpu%d ", ln->t->device);
-	size_t n = strlen(ln->t->name);
-	while (n > 0 && ln->t->name[n - 1] == ' ')
-		n--; /* Kineto's "stream 7 " */
-	sbuf_add(out, ln->t->name, n);
-}
-
 /* The label column's width: the widest lane label and a blank, at least
  * LABEL_W, at most a quarter of the screen. */
 static int label_width(const struct lanes *l, int ranks, int w)
@@ -696,31 +800,6 @@ static int label_width(const struct lanes *l, int ranks, int w)
 		sbuf_release(&label);
 	}
 	return want > w / 4 && w / 4 > LABEL_W ? w / 4 : want > w / 4 ? LABEL_W : want;
-}
-
-static int many_ranks(const struct lanes *l)
-{
-	int64_t first = -1;
-	for (size_t k = 0; k < l->nlanes; k++) {
-		const struct mtrack *t = l->lane[k].t;
-		if (!t || t->rank < 0)
-			continue;
-		if (first >= 0 && t->rank != first)
-			return 1;
-		first = t->rank;
-	}
-	return 0;
-}
-
-/* The glyph level of a column busy for share of its time: 0 (blank) when
- * nothing ran in it, else 1 to 8 eighths, rounded up so that any work
- * shows. */
-static int shade_level(double share, int any)
-{
-	if (!(share > 0))
-		return any ? 1 : 0;
-	int k = (int)ceil(share * 8 - 1e-9);
-	return k < 1 ? 1 : k > 8 ? 8 : k;
 }
 
 /* Draws row r on grid row y: each column shaded by the share of its time
@@ -869,9 +948,9 @@ void timeline_draw(struct app *a, struct grid *g, int y, int h)
 		tl->top = (int)l->nrows - rows;
 	if (tl->top < 0)
 		tl->top = 0;
-	if (rows > 0 && sel_row >= 0 && sel_row < tl->top)
+	if (!tl->free_scroll && rows > 0 && sel_row >= 0 && sel_row < tl->top)
 		tl->top = sel_row;
-	if (rows > 0 && sel_row >= tl->top + rows)
+	if (!tl->free_scroll && rows > 0 && sel_row >= tl->top + rows)
 		tl->top = sel_row - rows + 1;
 	int shown = (int)l->nrows - tl->top < rows ? (int)l->nrows - tl->top : rows;
 	if (shown < 0)

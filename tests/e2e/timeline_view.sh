@@ -8,7 +8,9 @@
 #     idle stream looks idle: every column's level worked out from the raw
 #     trace with Python;
 #   - zoomed in step by step to 16000x, no two neighbouring axis labels
-#     read the same, and they increase.
+#     read the same, and they increase;
+#   - at 80x23, where the last stream's lane is below the screen, J
+#     scrolls the lanes down to it.
 #
 # Prints "ok - NAME", "not ok - NAME (why)", then "N passed, M failed";
 # exits 1 when any check failed.  Needs: bash, python3.
@@ -49,5 +51,22 @@ else
 			not_ok "$size: zooming in, neighbouring axis labels differ and increase" "$why"
 		fi
 	done
+	{
+		echo t
+		for i in $(seq 1 40); do echo J; done
+	} >"$TMP/lanes"
+	last=$(python3 -c 'import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+print("gpu0 stream %d" % max(e["tid"] for e in ev if e.get("cat") == "kernel"))' "$TMP/busy.json")
+	if ! "$BIN" --keys "$TMP/lanes" --dump "$TMP/lanes.txt" --size 80x23 \
+		"$TMP/busy.db" 2>"$TMP/err"; then
+		not_ok "J: lanes scrolled" "$(head -n 1 "$TMP/err")"
+	elif grep -q "^$last " "$TMP/s80x23.txt"; then
+		not_ok "J scrolls to the last lane" "$last shows on the first screen already"
+	elif grep -q "^$last " "$TMP/lanes.txt"; then
+		ok "J scrolls the lanes at 80x23 down to the last ($last), below the first screen"
+	else
+		not_ok "J scrolls to the last lane" "$last is not on the screen: $(grep -c '^gpu0' "$TMP/lanes.txt") lanes"
+	fi
 fi
 summary
