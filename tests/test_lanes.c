@@ -25,6 +25,7 @@
 #include "model/view/lanes.h"
 #include "model/view/model.h"
 #include "model/store/store.h"
+#include "model/util/sbuf.h"
 #include "tests/phasefx.h"
 #include "tests/testdir.h"
 
@@ -406,9 +407,68 @@ static void test_busy_and_shade(void **state)
 	assert_true(sh[0] == 0);
 	/* the thread's row: the launch, busy throughout */
 	assert_int_equal(lanes_busy(&l, l.lane[1].row, 0, 100), 100);
+	/* the window [30, 95) summed: S busy 30..60 and 90..95; by name, the
+	 * launch 65 ns, K 10 + 30 + 5 + 5 clipped (overlaps are each K's own
+	 * time), the instant I none, each counted */
+	struct lanes_sum sum;
+	lanes_sum(&l, 30, 95, &sum);
+	assert_int_equal(sum.lane_busy[0], 35);
+	assert_int_equal(sum.lane_busy[1], 65);
+	assert_int_equal(sum.nname, 3);
+	struct sbuf name = SBUF_INIT;
+	const char *want_name[] = {"launch", "K", "I"};
+	const uint64_t want_ns[] = {65, 50, 0}, want_count[] = {1, 4, 1};
+	for (size_t i = 0; i < 3; i++) {
+		assert_string_equal(store_string(model_store(m), sum.name[i].name_id, &name, &err),
+				    want_name[i]);
+		assert_int_equal(sum.name[i].ns, want_ns[i]);
+		assert_int_equal(sum.name[i].count, want_count[i]);
+	}
+	assert_int_equal(sum.name[1].device, 1);
+	assert_int_equal(sum.name[0].device, 0);
+	sbuf_release(&name);
+	lanes_sum_release(&sum);
+	/* a window past every span: nothing */
+	lanes_sum(&l, 200, 300, &sum);
+	assert_true(sum.nname == 0 && sum.lane_busy[0] == 0 && sum.lane_busy[1] == 0);
+	lanes_sum_release(&sum);
 	lanes_release(&l);
 	model_free(m);
 	testdir_remove(dir);
+}
+
+/* A range's sums count the phases nested past the rows drawn (launch, on
+ * row 4 under A3), once, and the kernels on their stream. */
+static void test_sum_counts_undrawn(void **state)
+{
+	struct fx *f = *state;
+	struct lanes l;
+	struct lanes_sum sum;
+	struct sbuf name = SBUF_INIT;
+	char *err = NULL;
+	assert_int_equal(lanes_build(f->m, NULL, f->step, LANES_MAX_SPANS, NULL, &l, &err), 0);
+	assert_true(l.s[span_of(&l, f->launch)].row < 0);
+	lanes_sum(&l, 0, 150, &sum);
+	int seen = 0;
+	for (size_t i = 0; i < sum.nname; i++) {
+		const char *n = store_string(model_store(f->m), sum.name[i].name_id, &name, &err);
+		if (!strcmp(n, "launch")) {
+			assert_int_equal(sum.name[i].ns, 1);
+			assert_int_equal(sum.name[i].count, 1);
+			seen |= 1;
+		}
+		if (!strcmp(n, "K1")) {
+			assert_int_equal(sum.name[i].ns, 10);
+			seen |= 2;
+		}
+	}
+	assert_int_equal(seen, 3);
+	/* S (K1 60..70, K2 80..90) and T (A, B: 0..150) */
+	assert_int_equal(sum.lane_busy[0], 20);
+	assert_int_equal(sum.lane_busy[1], 150);
+	sbuf_release(&name);
+	lanes_sum_release(&sum);
+	lanes_release(&l);
 }
 
 int main(void)
@@ -422,6 +482,7 @@ int main(void)
 	    T(test_virtual_root),
 	    T(test_cancel_and_missing_root),
 	    cmocka_unit_test(test_busy_and_shade),
+	    T(test_sum_counts_undrawn),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -795,6 +795,34 @@ static void test_keys_while_reading(void **state)
 	assert_true(tl->t1 - tl->t0 == 31 * US);
 }
 
+/* v twice on one phase sums its window; V the window shown, v or V
+ * again clears; the panel lists the busiest lane first. */
+static void test_range_keys(void **state)
+{
+	struct fx *f = *state;
+	struct timeline *tl = &f->a.tl;
+	select_child(f, BETA);
+	timeline_key(&f->a, A_RANGE_MARK);
+	assert_true(tl->anchored && !tl->ranged);
+	timeline_key(&f->a, A_RANGE_MARK);
+	assert_true(tl->ranged && !tl->anchored);
+	assert_true(tl->sum.t0 == T0 + 5 * US && tl->sum.t1 == T0 + 25 * US);
+	/* stream 3: beta 20 us; thread 7: alpha 5..10, gamma 10..20 */
+	assert_int_equal(tl->sum.lane_busy[0], 20 * US);
+	assert_int_equal(tl->sum.lane_busy[1], 15 * US);
+	draw(f);
+	assert_int_equal(strncmp(row(f, 16), "range +5.000 us + 20.000 us: ", 29), 0);
+	assert_int_equal(strncmp(row(f, 18), "gpu1 stream 3 ", 14), 0);
+	assert_non_null(strstr(row(f, 18), "20.0 us 100.0%"));
+	assert_non_null(strstr(row(f, 19), "gamma                   10.0 us       1"));
+	timeline_key(&f->a, A_RANGE_MARK);
+	assert_false(tl->ranged);
+	timeline_key(&f->a, A_RANGE_WINDOW);
+	assert_true(tl->ranged && tl->sum.t0 == tl->t0 && tl->sum.t1 == tl->t1);
+	timeline_key(&f->a, A_RANGE_WINDOW);
+	assert_false(tl->ranged);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -812,6 +840,7 @@ int main(void)
 	    T(test_lanes_scroll_to_selection),
 	    T(test_lane_keys),
 	    T(test_keys_while_reading),
+	    T(test_range_keys),
 	    T(test_draw_100k_children),
 	    T(test_linked_and_nesting_keys),
 	    T(test_times_at_int64_ends),

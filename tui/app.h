@@ -55,6 +55,11 @@ struct timeline {
 	enum action queued[TIMELINE_QUEUE];
 	int nqueued;
 	int free_scroll; /* the lanes scrolled by hand: the selection may be off screen */
+	/* a range: v marks a phase (anchor), v at another sums from the
+	 * earlier start to the later end; V sums the window */
+	int anchored, ranged;
+	uint32_t anchor; /* index into l.s */
+	struct lanes_sum sum;
 };
 
 /* Metrics screen state. */

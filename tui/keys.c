@@ -74,6 +74,8 @@ const struct binding key_bindings[] = {
     {'J', L, A_LANE_DOWN},
     {'K', L, A_LANE_UP},
     {'b', L, A_LANE_BUSY},
+    {'v', L, A_RANGE_MARK},
+    {'V', L, A_RANGE_WINDOW},
     {']', L, A_INTO},
     {'[', L, A_OUT},
     {K_LEFT, F, A_SIB_PREV},

@@ -91,6 +91,8 @@ enum {
 	X(A_LANE_DOWN, "scroll the lanes down one lane")                                           \
 	X(A_LANE_UP, "scroll the lanes up one lane")                                               \
 	X(A_LANE_BUSY, "scroll to the next lane with work in the window")                          \
+	X(A_RANGE_MARK, "range: mark the selected phase; at another, sum from one to the other")   \
+	X(A_RANGE_WINDOW, "range: sum the window shown by lane and by name (again: clear)")        \
 	X(A_INTO, "select the first child of the selected phase")                                  \
 	X(A_OUT, "select the parent of the selected phase")                                        \
 	X(A_SIB_PREV, "select the frame to the left")                                              \

@@ -35,6 +35,8 @@
 #define LABEL_W 18
 /* Columns between two tick labels of the time axis. */
 #define TICK_W 15
+/* The most rows a range's sums take. */
+#define RANGE_ROWS 12
 /* The narrowest window zooming in reaches (ns). */
 #define MIN_WINDOW 1000
 
@@ -231,6 +233,7 @@ void timeline_wait(struct app *a)
 void timeline_release(struct app *a)
 {
 	job_end(a, 0);
+	lanes_sum_release(&a->tl.sum);
 	lanes_release(&a->tl.l);
 	memset(&a->tl, 0, sizeof(a->tl));
 }
@@ -430,6 +433,49 @@ static int shade_level(double share, int any)
 	return k < 1 ? 1 : k > 8 ? 8 : k;
 }
 
+/* Sums [t0, t1) by lane and by name (Perfetto's area selection); shown
+ * below the lanes until cleared. */
+static void sum_range(struct timeline *tl, int64_t t0, int64_t t1)
+{
+	lanes_sum_release(&tl->sum);
+	lanes_sum(&tl->l, t0, t1, &tl->sum);
+	tl->ranged = 1;
+	tl->anchored = 0;
+}
+
+/* v: a range from the phase marked to the one selected (the same one: its
+ * own window); with a range shown, it is cleared. */
+static void range_mark(struct app *a)
+{
+	struct timeline *tl = &a->tl;
+	if (tl->ranged) {
+		tl->ranged = 0;
+		lanes_sum_release(&tl->sum);
+		return;
+	}
+	if (!tl->anchored) {
+		tl->anchored = 1;
+		tl->anchor = tl->sel;
+		app_message(a, 0, "range marked: v at another phase sums from one to the other");
+		return;
+	}
+	const struct lane_span *x = &tl->l.s[tl->anchor], *y = &tl->l.s[tl->sel];
+	int64_t t0 = x->start < y->start ? x->start : y->start;
+	int64_t t1 = x->end > y->end ? x->end : y->end;
+	sum_range(tl, t0, t1 > t0 ? t1 : ns_sum(t0, 1));
+}
+
+/* V: the window shown; with a range shown, it is cleared. */
+static void range_window(struct timeline *tl)
+{
+	if (tl->ranged) {
+		tl->ranged = 0;
+		lanes_sum_release(&tl->sum);
+		return;
+	}
+	sum_range(tl, tl->t0, tl->t1 > tl->t0 ? tl->t1 : ns_sum(tl->t0, 1));
+}
+
 /* The lane shown on the first row (the lanes must not be empty). */
 static size_t top_lane(const struct timeline *tl)
 {
@@ -530,6 +576,12 @@ void timeline_key(struct app *a, enum action act)
 		return;
 	case A_LANE_BUSY:
 		next_busy_lane(a);
+		return;
+	case A_RANGE_MARK:
+		range_mark(a);
+		return;
+	case A_RANGE_WINDOW:
+		range_window(tl);
 		return;
 	default:
 		break;
@@ -910,6 +962,96 @@ static void draw_footer(struct app *a, struct grid *g, int y, size_t linked)
 	sbuf_release(&rest);
 }
 
+/* The rows the range's sums take of rows: a title, the column heads and
+ * a row per lane or name, at most half of them and RANGE_ROWS. */
+static int range_rows(const struct timeline *tl, int rows)
+{
+	size_t busy = 0, want;
+	for (size_t k = 0; k < tl->l.nlanes; k++)
+		busy += tl->sum.lane_busy[k] > 0;
+	want = 2 + (busy > tl->sum.nname ? busy : tl->sum.nname);
+	if (want > RANGE_ROWS)
+		want = RANGE_ROWS;
+	return (int)want < rows / 2 ? (int)want : rows / 2;
+}
+
+/* The lane with the most busy time not yet listed (done marks those
+ * listed), or -1 when no other was busy. */
+static ssize_t busiest_left(const struct lanes_sum *sm, size_t n, const char *done)
+{
+	ssize_t best = -1;
+	for (size_t k = 0; k < n; k++)
+		if (!done[k] && sm->lane_busy[k] &&
+		    (best < 0 || sm->lane_busy[k] > sm->lane_busy[best]))
+			best = (ssize_t)k;
+	return best;
+}
+
+/* The range's sums on rows [y, y + rows): its window, then side by side
+ * the lanes by busy time (and share of the range) and the names by time
+ * (and count), the most first, as Perfetto's area selection lists them. */
+static void draw_range(struct app *a, struct grid *g, int y, int rows, int lw, int ranks)
+{
+	const struct timeline *tl = &a->tl;
+	const struct lanes_sum *sm = &tl->sum;
+	char t0[40], d[32], cell[64];
+	uint64_t w = ns_diff(sm->t0, sm->t1);
+	int half = g->w / 2, nx = half + 1;
+	int nw = g->w - nx - 18, bw = half - 17;
+	struct sbuf text = SBUF_INIT, name = SBUF_INIT;
+	char *done = xcalloc(tl->l.nlanes ? tl->l.nlanes : 1, 1);
+	if (lw > bw)
+		lw = bw;
+	for (int r = y; r < y + rows; r++)
+		grid_fill(g, 0, r, g->w, ' ', ROLE_NORMAL);
+	/* the range to the nanosecond: it may be any two phases' ends */
+	sbuf_addf(&text, "range %s + %s: busy by lane, time by name (v or V clears)",
+		  rel(t0, sizeof(t0), sm->t0, tl->node->start_ns, "+0", 1),
+		  format_instant(d, sizeof(d), (int64_t)(w > INT64_MAX ? INT64_MAX : w), 1));
+	grid_fill(g, 0, y, g->w, ' ', ROLE_HEADER);
+	grid_put_cut(g, 0, y, g->w, text.buf, a->g->more, ROLE_HEADER);
+	if (rows > 1) {
+		grid_put(g, 0, y + 1, lw, "lane", ROLE_DIM);
+		grid_put(g, lw + 1, y + 1, 16, "     busy  share", ROLE_DIM);
+		if (nw > 4) {
+			grid_put(g, nx, y + 1, nw, "name", ROLE_DIM);
+			grid_put(g, nx + nw + 1, y + 1, 17, "     time   count", ROLE_DIM);
+		}
+	}
+	for (int i = 0; i + 2 < rows; i++) {
+		ssize_t k = busiest_left(sm, tl->l.nlanes, done);
+		if (k >= 0 && lw > 0) {
+			done[k] = 1;
+			sbuf_reset(&text);
+			lane_label(&tl->l.lane[k], ranks, &text);
+			grid_put_cut(g, 0, y + 2 + i, lw, text.buf, a->g->more, ROLE_LABEL);
+			format_duration(d, sizeof(d), (int64_t)sm->lane_busy[k]);
+			snprintf(cell, sizeof(cell), "%9s %5.1f%%", d,
+				 w ? 100.0 * (double)sm->lane_busy[k] / (double)w : 0.0);
+			grid_put(g, lw + 1, y + 2 + i, 16, cell, ROLE_NORMAL);
+		}
+		if ((size_t)i < sm->nname && nw > 4) {
+			const struct lanes_sum_name *nm = &sm->name[i];
+			char *err = NULL;
+			sbuf_reset(&name);
+			if (!store_string(model_store(a->m), nm->name_id, &text, &err)) {
+				free(err);
+				sbuf_reset(&text);
+				sbuf_adds(&text, "?");
+			}
+			format_name(&name, text.buf, nm->device, a->g->more);
+			grid_put_cut(g, nx, y + 2 + i, nw, name.buf, a->g->more, ROLE_NORMAL);
+			format_duration(d, sizeof(d),
+					(int64_t)(nm->ns > INT64_MAX ? INT64_MAX : nm->ns));
+			snprintf(cell, sizeof(cell), "%9s %7llu", d, (unsigned long long)nm->count);
+			grid_put(g, nx + nw + 1, y + 2 + i, 17, cell, ROLE_NORMAL);
+		}
+	}
+	free(done);
+	sbuf_release(&text);
+	sbuf_release(&name);
+}
+
 void timeline_draw(struct app *a, struct grid *g, int y, int h)
 {
 	struct timeline *tl = &a->tl;
@@ -938,7 +1080,8 @@ void timeline_draw(struct app *a, struct grid *g, int y, int h)
 	struct area ar = {lw < g->w ? lw : g->w, g->w - lw, tl->t0, tl->t1};
 	if (ar.w < 0)
 		ar.w = 0;
-	int rows = h - 2, first = y + 1;
+	int rows = h - 2, first = y + 1, panel = tl->ranged ? range_rows(tl, rows) : 0;
+	rows -= panel;
 	/* scroll so the selected phase's row shows */
 	const struct lane_span *sc = selected(tl);
 	int sel_row = sc->row >= 0    ? sc->row
@@ -957,6 +1100,8 @@ void timeline_draw(struct app *a, struct grid *g, int y, int h)
 		shown = 0;
 	if (h >= 2)
 		draw_axis(g, &ar, y, tl->node->start_ns);
+	if (h >= 2 && tl->ranged)
+		paint_span(g, &ar, y, tl->sum.t0, tl->sum.t1 - 1, ROLE_MATCH);
 	double *share = xmalloc((size_t)(ar.w > 0 ? ar.w : 1) * sizeof(*share));
 	for (int p = 0; p < shown; p++) {
 		const struct lane_row *rw = &l->row[tl->top + p];
@@ -983,5 +1128,7 @@ void timeline_draw(struct app *a, struct grid *g, int y, int h)
 		paint_span(g, &ar, sy, c->start, c->end, ROLE_SELECTED);
 	if (rows > shown)
 		draw_sparks(a, g, &ar, first + shown, rows - shown);
+	if (panel)
+		draw_range(a, g, first + rows, panel, ar.x - 1, ranks);
 	draw_footer(a, g, y + h - 1, linked);
 }

@@ -118,6 +118,7 @@ static int32_t keep(struct build *b, const struct subtree_row *r, int32_t parent
 	struct lane_span *s = &l->s[i];
 	memset(s, 0, sizeof(*s));
 	s->id = r->id;
+	s->name_id = r->name_id;
 	s->start = r->start_ns;
 	s->end = end_of(r->start_ns, r->dur_ns);
 	s->parent = parent;
@@ -472,7 +473,7 @@ int lanes_build(struct model *m, sqlite3 *db, int64_t root_id, size_t max_spans,
 			  .max = max_spans < INT32_MAX ? max_spans : INT32_MAX,
 			  .cancel = cancel,
 			  .max_nest = INT_MAX};
-	struct subtree_visitor v = {visit, restart, &b, SUBTREE_TIMES};
+	struct subtree_visitor v = {visit, restart, &b, SUBTREE_TIMES_NAMES};
 	idmap_init(&b.tracks, 64);
 	const char *path = store_path(model_store(m));
 	int rc = subtree_walk(db ? db : store_db(model_store(m)), path, root_id, SUBTREE_DFS_ROWS,
@@ -580,4 +581,79 @@ void lanes_shade(const struct lanes *l, size_t r, int64_t t0, int64_t t1, int w,
 		a = b;
 		before = upto;
 	}
+}
+
+static int cmp_sum_name(const void *pa, const void *pb)
+{
+	const struct lanes_sum_name *a = pa, *b = pb;
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	return a->name_id < b->name_id ? -1 : a->name_id > b->name_id;
+}
+
+struct summing {
+	const struct lanes *l;
+	int64_t t0, t1;
+	struct idmap names;
+	size_t alloc;
+	struct lanes_sum *out;
+};
+
+/* Adds span s's time within the window to its name's, when it lies in it
+ * (an instant at t0 too). */
+static void sum_span(struct summing *sg, const struct lane_span *s)
+{
+	struct lanes_sum *out = sg->out;
+	if (s->start >= sg->t1 || s->end < sg->t0 || (s->end == sg->t0 && s->start < sg->t0))
+		return;
+	int64_t a = s->start > sg->t0 ? s->start : sg->t0, b = s->end < sg->t1 ? s->end : sg->t1;
+	int32_t k = idmap_get(&sg->names, s->name_id);
+	if (k < 0) {
+		XGROW(out->name, out->nname + 1, sg->alloc);
+		k = (int32_t)out->nname++;
+		out->name[k] = (struct lanes_sum_name){s->name_id, 0, 0, lanes_is_device(s->kind)};
+		idmap_put(&sg->names, s->name_id, k);
+	}
+	out->name[k].ns += b > a ? ns_diff(a, b) : 0;
+	out->name[k].count++;
+}
+
+void lanes_sum(const struct lanes *l, int64_t t0, int64_t t1, struct lanes_sum *out)
+{
+	struct summing sg = {l, t0, t1, {0}, 0, out};
+	memset(out, 0, sizeof(*out));
+	out->t0 = t0;
+	out->t1 = t1;
+	out->lane_busy = xcalloc(l->nlanes ? l->nlanes : 1, sizeof(*out->lane_busy));
+	for (size_t k = 0; k < l->nlanes; k++)
+		out->lane_busy[k] = lanes_busy(l, l->lane[k].row, t0, t1);
+	idmap_init(&sg.names, 64);
+	for (size_t r = 0; r < l->nrows; r++) {
+		const struct lane_row *rw = &l->row[r];
+		for (size_t j = lanes_seek(l, r, t0); j < rw->n; j++) {
+			const struct lane_span *s = &l->s[rw->at[j]];
+			if (s->start >= t1)
+				break;
+			sum_span(&sg, s);
+			if (rw->nest < LANES_NEST - 1)
+				continue;
+			/* the phases nested past the rows drawn lie below the
+			 * last row's, numbered right after them */
+			for (uint32_t d = s->pre + 1; d <= s->last; d++) {
+				const struct lane_span *x = &l->s[l->by_pre[d]];
+				if (x->row < 0 && x->lane >= 0)
+					sum_span(&sg, x);
+			}
+		}
+	}
+	idmap_release(&sg.names);
+	if (out->nname > 1)
+		qsort(out->name, out->nname, sizeof(*out->name), cmp_sum_name);
+}
+
+void lanes_sum_release(struct lanes_sum *s)
+{
+	free(s->lane_busy);
+	free(s->name);
+	memset(s, 0, sizeof(*s));
 }

@@ -41,6 +41,7 @@ struct mtrack;
 
 struct lane_span {
 	int64_t id, start, end;
+	int64_t name_id;      /* its name in trace.db's strings */
 	int32_t parent;	      /* its parent's index, -1 under the root */
 	int32_t row;	      /* its row in lanes.row, -1 when not drawn */
 	int32_t lane;	      /* its lane, -1 for a container */
@@ -105,6 +106,27 @@ int64_t lanes_column_start(int64_t t0, int64_t t1, int c, int w);
  * start of c + 1), that row r was busy, 0 to 1.  A window of no length
  * has a share of 1 where a span covers t0, else 0. */
 void lanes_shade(const struct lanes *l, size_t r, int64_t t0, int64_t t1, int w, double *share);
+/* What a window of the lanes holds, as Perfetto's area selection sums it:
+ * each lane's busy time there (its top row's union), and by name the time
+ * of the phases on the lanes there (those nested past the rows drawn
+ * too), each clipped to the window, with how many there were. */
+struct lanes_sum_name {
+	int64_t name_id;
+	uint64_t ns, count;
+	int device; /* the first such phase is device work */
+};
+struct lanes_sum {
+	int64_t t0, t1;
+	uint64_t *lane_busy;	     /* per lane, in lanes order */
+	struct lanes_sum_name *name; /* by time, most first (then by name id) */
+	size_t nname;
+};
+
+/* Sums the window [t0, t1) into out (lanes_sum_release frees it): a seek
+ * per row and a pass over the spans in the window (and those nested below
+ * the last row's there), whatever lie outside. */
+void lanes_sum(const struct lanes *l, int64_t t0, int64_t t1, struct lanes_sum *out);
+void lanes_sum_release(struct lanes_sum *s);
 /* Whether kind is device work (kernel, memcpy, memset). */
 int lanes_is_device(int kind);
 

@@ -10,7 +10,10 @@
 #   - zoomed in step by step to 16000x, no two neighbouring axis labels
 #     read the same, and they increase;
 #   - at 80x23, where the last stream's lane is below the screen, J
-#     scrolls the lanes down to it.
+#     scrolls the lanes down to it;
+#   - a range (V: the window shown, zoomed and panned so that kernels are
+#     cut at its ends; v twice: the selected phase's window) sums busy
+#     time by lane and time by name as Python does over the raw trace.
 #
 # Prints "ok - NAME", "not ok - NAME (why)", then "N passed, M failed";
 # exits 1 when any check failed.  Needs: bash, python3.
@@ -68,5 +71,19 @@ print("gpu0 stream %d" % max(e["tid"] for e in ev if e.get("cat") == "kernel"))'
 	else
 		not_ok "J scrolls to the last lane" "$last is not on the screen: $(grep -c '^gpu0' "$TMP/lanes.txt") lanes"
 	fi
+	printf 't\n+\n+\n+\nl\nV\n' >"$TMP/rangeV"
+	printf 't\nv\nv\n' >"$TMP/rangev"
+	for run in "V 200x50" "v 80x23" "V 80x23"; do
+		set -- $run
+		if ! "$BIN" --keys "$TMP/range$1" --dump "$TMP/r$1$2.txt" --size "$2" \
+			"$TMP/busy.db" 2>"$TMP/err"; then
+			not_ok "$2: range $1" "$(head -n 1 "$TMP/err")"
+		elif why=$(python3 tests/e2e/timeline_view_check.py range "$TMP/busy.json" \
+			"$TMP/r$1$2.txt" 2>&1); then
+			ok "$2: the range ($1) sums by lane and by name as the raw trace does ($why)"
+		else
+			not_ok "$2: the range ($1) sums by lane and by name as the raw trace does" "$why"
+		fi
+	done
 fi
 summary

@@ -4,6 +4,7 @@
 
 Usage: timeline_view_check.py shade TRACE DUMP
        timeline_view_check.py axis DUMP
+       timeline_view_check.py range TRACE DUMP
 
 shade: the dump is the timeline of the trace's step, its window the step's
 (checked in the footer), at any size.  For each stream lane drawn, each
@@ -13,6 +14,12 @@ blank only where no kernel touched it: the level Python works out here
 for the same columns, [W * c / w, W * (c + 1) / w) of the window W.  One
 column a lane may differ (a boundary rounded the other way).  Prints each
 lane's ink (the mean level over 8) and the busy share Python measured.
+
+range: the range's sums below the lanes (v twice, or V) against the raw
+trace over the range the panel names: each lane's busy time (the union of
+its events there) and share, each name's time (its events clipped to the
+range) and count, to the three significant digits shown; the lanes and
+names listed are the busiest, the most first.
 
 axis: every time axis in the dump (screens one after another) has labels
 that read as times, increase left to right, and no two neighbours alike.
@@ -103,6 +110,80 @@ def axis(dump):
     print("%d axes" % n)
 
 
+def dur_ns(text):
+    v, unit = text.split()
+    return float(v) * UNITS[unit]
+
+
+def close(shown, exact):
+    return abs(shown - exact) <= 0.005 * abs(exact) + 0.5
+
+
+def range_sums(trace, dump):
+    ev = json.load(open(trace))["traceEvents"]
+    step = next(e for e in ev if e.get("name") == "ProfilerStep#1")
+    base = round(step["ts"] * 1000)
+    lines = open(dump, encoding="utf-8").read().split("\n")
+    at = next((i for i, l in enumerate(lines) if l.startswith("range ")), None)
+    if at is None:
+        sys.exit("no range on the screen")
+    m = re.match(r"range (\+0|\+[0-9.]+ \w+) \+ ([0-9.]+ \w+):", lines[at])
+    t0 = 0 if m.group(1) == "+0" else dur_ns(m.group(1)[1:])
+    t1 = t0 + dur_ns(m.group(2))
+    nx = lines[at + 1].index("name")
+    lanes, names = {}, {}
+    for e in ev:
+        if e.get("ph") != "X":
+            continue
+        s = round(e["ts"] * 1000) - base
+        d = round(e["dur"] * 1000)
+        label = ("gpu0 stream %d" % e["tid"]) if e.get("cat") == "kernel" \
+            else "thread %d" % e["tid"]
+        lanes.setdefault(label, []).append((s, s + d))
+        if s < t1 and (s + d > t0 or s == t0):
+            n = names.setdefault(e["name"], [0, 0])
+            n[0] += max(0, min(s + d, t1) - max(s, t0))
+            n[1] += 1
+    busy = {k: sum(max(0, min(e, t1) - max(s, t0)) for s, e in union(v))
+            for k, v in lanes.items()}
+    shown_lanes, shown_names = [], []
+    for line in lines[at + 2:]:
+        if not line.strip() or line.startswith(("?:help", "python3")):
+            break
+        left, right = line[:nx], line[nx:]
+        ml = re.match(r"^(.*?)\s+([0-9.]+ (?:ns|us|ms|s))\s+([0-9.]+)%\s*$", left)
+        if ml:
+            lane, b, share = ml.group(1), dur_ns(ml.group(2)), float(ml.group(3))
+            if lane not in busy:
+                sys.exit("lane %r is not in the trace" % lane)
+            if not close(b, busy[lane]) or abs(share - 100 * busy[lane] / (t1 - t0)) > 0.051:
+                sys.exit("%s: busy %s (%.1f%%), the trace says %d ns" %
+                         (lane, ml.group(2), share, busy[lane]))
+            shown_lanes.append(lane)
+        mr = re.match(r"^(.*?)\s+([0-9.]+ (?:ns|us|ms|s))\s+(\d+)\s*$", right)
+        if mr:
+            name, t, count = mr.group(1), dur_ns(mr.group(2)), int(mr.group(3))
+            if name not in names:
+                sys.exit("name %r is not in the range in the trace" % name)
+            if not close(t, names[name][0]) or count != names[name][1]:
+                sys.exit("%s: %s in %d, the trace says %d ns in %d" %
+                         (name, mr.group(2), count, names[name][0], names[name][1]))
+            shown_names.append(name)
+    if not shown_lanes or not shown_names:
+        sys.exit("the range lists no lane or no name")
+    least = min(busy[k] for k in shown_lanes)
+    hidden = [k for k in busy if k not in shown_lanes and busy[k] > least]
+    if hidden:
+        sys.exit("lane %s (busy %d ns) is left out for a less busy one" % (hidden[0], busy[hidden[0]]))
+    least = min(names[k][0] for k in shown_names)
+    hidden = [k for k in names if k not in shown_names and names[k][0] > least]
+    if hidden:
+        sys.exit("name %s is left out for one with less time" % hidden[0])
+    top = max(names, key=lambda k: names[k][0])
+    print("range %.0f..%.0f ns: %d lanes and %d names as the trace sums them, %s first (%d ns)"
+          % (t0, t1, len(shown_lanes), len(shown_names), top, names[top][0]))
+
+
 def shade(trace, dump):
     width, per = busy_intervals(trace)
     lines = open(dump, encoding="utf-8").read().split("\n")
@@ -141,7 +222,9 @@ def shade(trace, dump):
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "shade":
         shade(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "range":
+        range_sums(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 3 and sys.argv[1] == "axis":
         axis(sys.argv[2])
     else:
-        sys.exit("usage: timeline_view_check.py shade TRACE DUMP | axis DUMP")
+        sys.exit("usage: timeline_view_check.py shade|range TRACE DUMP | axis DUMP")
