@@ -170,16 +170,17 @@ static int role_at(struct fx *f, int x, int y)
 }
 
 /* Asserts columns [x0, x1) of row y are a bar of role: drawn, its inner
- * columns full ('#'; the end columns may be partly busy, a lighter
- * shade), and x0 - 1 and x1 not full of that role. */
+ * columns full ('#') or its name, which bars wide enough carry (the end
+ * columns may be partly busy, a lighter shade), and x0 - 1 and x1 not
+ * full of that role. */
 static void assert_bar(struct fx *f, int y, int x0, int x1, int role)
 {
 	for (int x = x0; x < x1; x++) {
 		const struct cell *c = grid_at(&f->g, x, y);
 		int edge = x == x0 || x == x1 - 1;
-		if (c->ch == ' ' || (!edge && c->ch != '#') || c->role != role)
-			fail_msg("row %d col %d: '%c' role %d, want '#' role %d", y, x, (int)c->ch,
-				 c->role, role);
+		if ((edge && c->ch == ' ') || c->role != role)
+			fail_msg("row %d col %d: '%c' role %d, want a bar of role %d", y, x,
+				 (int)c->ch, c->role, role);
 	}
 	const struct cell *l = grid_at(&f->g, x0 - 1, y), *r = grid_at(&f->g, x1, y);
 	assert_false(l && l->ch == '#' && l->role == role);
@@ -270,6 +271,15 @@ static void test_draw_lanes_and_bars(void **state)
 	assert_string_equal(row(f, 6) + 18, want);
 	assert_int_equal(role_at(f, 18, 6), ROLE_SPARK);
 
+	/* bars of six columns or more carry their names, a bar cell either
+	 * side: beta (20 columns), delta (10: "delta" fits its 8), gamma and
+	 * alpha (10); kernel (2) and inner (1) do not */
+	assert_int_equal(strncmp(row(f, 2) + 23, "#beta#####", 10), 0);
+	assert_int_equal(strncmp(row(f, 2) + 68, "#delta####", 10), 0);
+	assert_int_equal(strncmp(row(f, 3) + 18, "#alpha####", 10), 0);
+	assert_int_equal(strncmp(row(f, 3) + 28, "#gamma####", 10), 0);
+	assert_int_equal(strncmp(row(f, 4) + 30, "#", 1), 0);
+
 	/* the footer on the area's last row */
 	assert_string_equal(row(f, 22),
 			    "beta  at +5.00 us for 20.0 us  zoom 1x  window +0 + 62.0 us");
@@ -288,7 +298,15 @@ static void test_hostile_name_is_visible_text(void **state)
 				fail_msg("control character 0x%02x at %d,%d", (unsigned)ch, x, y);
 		}
 	/* the selected span is on the (no track) lane */
-	assert_bar(f, 5, 18 + 40, 18 + 42, ROLE_SELECTED);
+	assert_bar(f, 5, 18 + 40, 18 + 42,
+		   ROLE_SELECTED); /* fitted, its bar carries its name, as visible text too */
+	timeline_key(&f->a, A_ZOOM_FIT);
+	draw(f);
+	assert_non_null(strstr(row(f, 5), "\\e]0;evil\\x07###"));
+	for (int x = 0; x < f->g.w; x++) {
+		uint32_t ch = grid_at(&f->g, x, 5)->ch;
+		assert_false(ch < 0x20 || ch == 0x7f);
+	}
 }
 
 static void test_zoom_and_pan_clamp(void **state)
@@ -380,10 +398,9 @@ static void test_enter_and_back(void **state)
 	assert_int_equal(strncmp(row(f, 2), "thread 7 ", 9), 0);
 	/* inner: 12..13 us of a 10 us window over 62 columns: 12.4 .. 18.6 */
 	assert_bar(f, 2, 18 + 12, 18 + 19, ROLE_SELECTED);
-	/* its end columns are 0.6 busy: five eighths ('=' in ASCII) */
-	assert_int_equal(grid_at(&f->g, 18 + 12, 2)->ch, '=');
-	assert_int_equal(grid_at(&f->g, 18 + 18, 2)->ch, '=');
-	assert_int_equal(grid_at(&f->g, 18 + 13, 2)->ch, '#');
+	/* its end columns are 0.6 busy: five eighths ('=' in ASCII); its
+	 * name just fits between them */
+	assert_int_equal(strncmp(row(f, 2) + 30, "=inner=", 7), 0);
 	assert_int_equal(strncmp(row(f, 22), "inner  at +2.00 us for 1.00 us", 30), 0);
 
 	timeline_key(&f->a, A_BACK);

@@ -35,6 +35,8 @@
 #define LABEL_W 18
 /* Columns between two tick labels of the time axis. */
 #define TICK_W 15
+/* The narrowest bar that carries its name (columns). */
+#define BAR_NAME_W 6
 /* The most rows a range's sums take. */
 #define RANGE_ROWS 12
 /* The narrowest window zooming in reaches (ns). */
@@ -642,11 +644,9 @@ static int col_of(const struct area *ar, int64_t t)
 	return c < 0 ? 0 : c >= ar->w ? ar->w - 1 : (int)c;
 }
 
-/* Gives the columns of [s, e] on row y the role, keeping their shade, at
- * least one cell when visible; returns the column after the last (0:
- * none). */
-static int paint_span(struct grid *g, const struct area *ar, int y, int64_t s, int64_t e,
-		      enum role role)
+/* The columns [*c0, *c1) that [s, e] touches, at least one; 0 when it
+ * lies outside the area. */
+static int span_cols(const struct area *ar, int64_t s, int64_t e, int *c0, int *c1)
 {
 	if (e < ar->t0 || s > ar->t1 || ar->w < 1)
 		return 0;
@@ -654,11 +654,23 @@ static int paint_span(struct grid *g, const struct area *ar, int y, int64_t s, i
 		s = ar->t0;
 	if (e > ar->t1)
 		e = ar->t1;
-	int c0 = col_of(ar, s);
+	*c0 = col_of(ar, s);
 	double ce = ceil(ns_span(ar->t0, e) * ar->w / area_span(ar));
-	int c1 = ce > ar->w ? ar->w : (int)ce;
-	if (c1 <= c0)
-		c1 = c0 + 1;
+	*c1 = ce > ar->w ? ar->w : (int)ce;
+	if (*c1 <= *c0)
+		*c1 = *c0 + 1;
+	return 1;
+}
+
+/* Gives the columns of [s, e] on row y the role, keeping their shade, at
+ * least one cell when visible; returns the column after the last (0:
+ * none). */
+static int paint_span(struct grid *g, const struct area *ar, int y, int64_t s, int64_t e,
+		      enum role role)
+{
+	int c0, c1;
+	if (!span_cols(ar, s, e, &c0, &c1))
+		return 0;
 	grid_paint(g, ar->x + c0, y, c1 - c0, role);
 	return c1;
 }
@@ -881,6 +893,42 @@ static void draw_row(struct app *a, struct grid *g, const struct area *ar, const
 				 k % 2 ? ROLE_BAR_ALT : ROLE_BAR);
 		c0 = c1;
 	}
+}
+
+/* Bars at least BAR_NAME_W columns wide carry their name (sanitised, a
+ * kernel's signature shortened, cut to fit) inside them, a bar cell kept
+ * either side; a seek per bar or column, so the columns bound the cost. */
+static void name_bars(struct app *a, struct grid *g, const struct area *ar, const struct lanes *l,
+		      size_t r, int y)
+{
+	const struct lane_row *rw = &l->row[r];
+	struct sbuf text = SBUF_INIT, name = SBUF_INIT;
+	for (int c = 0; c < ar->w;) {
+		int64_t t = lanes_column_start(ar->t0, ar->t1, c, ar->w);
+		size_t k = lanes_seek(l, r, t < INT64_MAX ? t + 1 : t);
+		if (k >= rw->n || l->s[rw->at[k]].start > ar->t1)
+			break;
+		const struct lane_span *sp = &l->s[rw->at[k]];
+		int c0, c1;
+		if (!span_cols(ar, sp->start, sp->end, &c0, &c1) || c1 <= c) {
+			c++;
+			continue;
+		}
+		if (c0 < c)
+			c0 = c;
+		char *err = NULL;
+		if (c1 - c0 >= BAR_NAME_W &&
+		    store_string(model_store(a->m), sp->name_id, &text, &err)) {
+			sbuf_reset(&name);
+			format_name(&name, text.buf, sp->kind == PHASE_KERNEL, a->g->more);
+			grid_put_cut(g, ar->x + c0 + 1, y, c1 - c0 - 2, name.buf, a->g->more,
+				     k % 2 ? ROLE_BAR_ALT : ROLE_BAR);
+		}
+		free(err);
+		c = c1;
+	}
+	sbuf_release(&text);
+	sbuf_release(&name);
 }
 
 /* Grid row of lanes row r, or -1 when it is scrolled out. */
@@ -1115,6 +1163,7 @@ void timeline_draw(struct app *a, struct grid *g, int y, int h)
 			sbuf_release(&name);
 		}
 		draw_row(a, g, &ar, l, (size_t)(tl->top + p), first + p, share);
+		name_bars(a, g, &ar, l, (size_t)(tl->top + p), first + p);
 	}
 	free(share);
 	size_t linked = draw_linked(g, &ar, tl, first, shown);

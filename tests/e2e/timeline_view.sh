@@ -8,7 +8,8 @@
 #     idle stream looks idle: every column's level worked out from the raw
 #     trace with Python;
 #   - zoomed in step by step to 16000x, no two neighbouring axis labels
-#     read the same, and they increase;
+#     read the same, and they increase, and the bars wide enough carry the
+#     names of their work;
 #   - at 80x23, where the last stream's lane is below the screen, J
 #     scrolls the lanes down to it;
 #   - a range (V: the window shown, zoomed and panned so that kernels are
@@ -52,6 +53,12 @@ else
 			ok "$size: zooming in, neighbouring axis labels differ and increase ($why)"
 		else
 			not_ok "$size: zooming in, neighbouring axis labels differ and increase" "$why"
+		fi
+		if why=$(python3 tests/e2e/timeline_view_check.py names "$TMP/busy.json" \
+			"$TMP/z$size.txt" 2>&1); then
+			ok "$size: zooming in, bars carry the names of their work ($why)"
+		else
+			not_ok "$size: zooming in, bars carry the names of their work" "$why"
 		fi
 	done
 	{

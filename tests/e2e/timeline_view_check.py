@@ -5,6 +5,7 @@
 Usage: timeline_view_check.py shade TRACE DUMP
        timeline_view_check.py axis DUMP
        timeline_view_check.py range TRACE DUMP
+       timeline_view_check.py names TRACE DUMP
 
 shade: the dump is the timeline of the trace's step, its window the step's
 (checked in the footer), at any size.  For each stream lane drawn, each
@@ -20,6 +21,10 @@ trace over the range the panel names: each lane's busy time (the union of
 its events there) and share, each name's time (its events clipped to the
 range) and count, to the three significant digits shown; the lanes and
 names listed are the busiest, the most first.
+
+names: on every screen in the dump, the text inside each stream's and
+thread's bars is (part of) the name of work that ran there, and some bar
+carries one.
 
 axis: every time axis in the dump (screens one after another) has labels
 that read as times, increase left to right, and no two neighbours alike.
@@ -184,6 +189,34 @@ def range_sums(trace, dump):
           % (t0, t1, len(shown_lanes), len(shown_names), top, names[top][0]))
 
 
+def names(trace, dump):
+    ev = json.load(open(trace))["traceEvents"]
+    on = {}
+    for e in ev:
+        if e.get("ph") == "X":
+            label = ("gpu0 stream %d" % e["tid"]) if e.get("cat") == "kernel" \
+                else "thread %d" % e["tid"]
+            on.setdefault(label, set()).add(e["name"])
+    shown, lane = 0, None
+    for line in open(dump, encoding="utf-8").read().split("\n"):
+        m = re.match(r"(gpu0 stream \d+|thread \d+) ", line)
+        if m:
+            lane = m.group(1)
+        elif not line.startswith(" " * 10):
+            lane = None
+            continue
+        if lane is None:
+            continue
+        for text in re.findall(r"[^\s\u2581-\u2588]{2,}", line[18:]):
+            text = text.rstrip("\u2026")
+            if not any(text in n for n in on[lane]):
+                sys.exit("%s: %r in a bar is no name of its work" % (lane, text))
+            shown += 1
+    if not shown:
+        sys.exit("no bar carries its name")
+    print("%d names in bars, each its work's" % shown)
+
+
 def shade(trace, dump):
     width, per = busy_intervals(trace)
     lines = open(dump, encoding="utf-8").read().split("\n")
@@ -222,9 +255,11 @@ def shade(trace, dump):
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "shade":
         shade(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "names":
+        names(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 4 and sys.argv[1] == "range":
         range_sums(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 3 and sys.argv[1] == "axis":
         axis(sys.argv[2])
     else:
-        sys.exit("usage: timeline_view_check.py shade|range TRACE DUMP | axis DUMP")
+        sys.exit("usage: timeline_view_check.py shade|range|names TRACE DUMP | axis DUMP")
