@@ -26,39 +26,44 @@ e2e_init timeline_view
 e2e_home
 e2e_need_bin
 
+# draw NAME KEYS SIZE DUMP: the key script's screens at SIZE into DUMP.
+draw() {
+	"$BIN" --keys "$2" --dump "$4" --size "$3" "$TMP/busy.db" 2>"$TMP/err" && return 0
+	not_ok "$1" "$(head -n 1 "$TMP/err")"
+	return 1
+}
+
+# check NAME MODE ARG...: timeline_view_check.py MODE ARG... passes.
+check() {
+	local name=$1 why
+	shift
+	if why=$(python3 tests/e2e/timeline_view_check.py "$@" 2>&1); then
+		ok "$name ($why)"
+	else
+		not_ok "$name" "$why"
+	fi
+}
+
 if ! python3 tests/tools/busy_streams.py "$TMP/busy.json" 2>"$TMP/err"; then
 	not_ok "trace written" "$(head -n 1 "$TMP/err")"
 elif ! "$BIN" import -o "$TMP/busy.db" "$TMP/busy.json" >/dev/null 2>"$TMP/err"; then
 	not_ok "imported" "$(head -n 1 "$TMP/err")"
 else
+	J=$TMP/busy.json
 	printf 't\n' >"$TMP/k"
 	{
 		echo t
 		for i in $(seq 1 14); do printf '+\ndump\n'; done
 	} >"$TMP/zoom"
 	for size in 200x50 80x23; do
-		if ! "$BIN" --keys "$TMP/k" --dump "$TMP/s$size.txt" --size "$size" \
-			"$TMP/busy.db" 2>"$TMP/err"; then
-			not_ok "$size: timeline drawn" "$(head -n 1 "$TMP/err")"
-		elif why=$(python3 tests/e2e/timeline_view_check.py shade "$TMP/busy.json" \
-			"$TMP/s$size.txt" 2>&1); then
-			ok "$size: each column's shade is its busy share in the raw trace ($why)"
-		else
-			not_ok "$size: each column's shade is its busy share in the raw trace" "$why"
-		fi
-		if ! "$BIN" --keys "$TMP/zoom" --dump "$TMP/z$size.txt" --size "$size" \
-			"$TMP/busy.db" 2>"$TMP/err"; then
-			not_ok "$size: zoomed in" "$(head -n 1 "$TMP/err")"
-		elif why=$(python3 tests/e2e/timeline_view_check.py axis "$TMP/z$size.txt" 2>&1); then
-			ok "$size: zooming in, neighbouring axis labels differ and increase ($why)"
-		else
-			not_ok "$size: zooming in, neighbouring axis labels differ and increase" "$why"
-		fi
-		if why=$(python3 tests/e2e/timeline_view_check.py names "$TMP/busy.json" \
-			"$TMP/z$size.txt" 2>&1); then
-			ok "$size: zooming in, bars carry the names of their work ($why)"
-		else
-			not_ok "$size: zooming in, bars carry the names of their work" "$why"
+		draw "$size: timeline" "$TMP/k" "$size" "$TMP/s$size.txt" &&
+			check "$size: each column's shade is its busy share in the raw trace" \
+				shade "$J" "$TMP/s$size.txt"
+		if draw "$size: zoomed in" "$TMP/zoom" "$size" "$TMP/z$size.txt"; then
+			check "$size: zooming in, neighbouring axis labels differ and increase" \
+				axis "$TMP/z$size.txt"
+			check "$size: zooming in, bars carry the names of their work" \
+				names "$J" "$TMP/z$size.txt"
 		fi
 	done
 	{
@@ -67,10 +72,9 @@ else
 	} >"$TMP/lanes"
 	last=$(python3 -c 'import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
-print("gpu0 stream %d" % max(e["tid"] for e in ev if e.get("cat") == "kernel"))' "$TMP/busy.json")
-	if ! "$BIN" --keys "$TMP/lanes" --dump "$TMP/lanes.txt" --size 80x23 \
-		"$TMP/busy.db" 2>"$TMP/err"; then
-		not_ok "J: lanes scrolled" "$(head -n 1 "$TMP/err")"
+print("gpu0 stream %d" % max(e["tid"] for e in ev if e.get("cat") == "kernel"))' "$J")
+	if ! draw "J: lanes scrolled" "$TMP/lanes" 80x23 "$TMP/lanes.txt"; then
+		:
 	elif grep -q "^$last " "$TMP/s80x23.txt"; then
 		not_ok "J scrolls to the last lane" "$last shows on the first screen already"
 	elif grep -q "^$last " "$TMP/lanes.txt"; then
@@ -82,15 +86,9 @@ print("gpu0 stream %d" % max(e["tid"] for e in ev if e.get("cat") == "kernel"))'
 	printf 't\nv\nv\n' >"$TMP/rangev"
 	for run in "V 200x50" "v 80x23" "V 80x23"; do
 		set -- $run
-		if ! "$BIN" --keys "$TMP/range$1" --dump "$TMP/r$1$2.txt" --size "$2" \
-			"$TMP/busy.db" 2>"$TMP/err"; then
-			not_ok "$2: range $1" "$(head -n 1 "$TMP/err")"
-		elif why=$(python3 tests/e2e/timeline_view_check.py range "$TMP/busy.json" \
-			"$TMP/r$1$2.txt" 2>&1); then
-			ok "$2: the range ($1) sums by lane and by name as the raw trace does ($why)"
-		else
-			not_ok "$2: the range ($1) sums by lane and by name as the raw trace does" "$why"
-		fi
+		draw "$2: range $1" "$TMP/range$1" "$2" "$TMP/r$1$2.txt" &&
+			check "$2: the range ($1) sums by lane and by name as the raw trace does" \
+				range "$J" "$TMP/r$1$2.txt"
 	done
 fi
 summary

@@ -32,19 +32,19 @@ NFILL = 24
 LAUNCH_US = 2.0
 
 
+def meta(what, pid, tid, **args):
+    """A metadata event: a process's or thread's name or labels."""
+    return {"name": what, "ph": "M", "ts": 0, "pid": pid, "tid": tid, "args": args}
+
+
 def trace():
     pid, tid, dev = 1000, 1000, 0
     step_us = STEP_MS * 1000.0
-    ev = [
-        {"name": "process_name", "ph": "M", "ts": 0, "pid": pid, "tid": 0,
-         "args": {"name": "python3"}},
-        {"name": "process_name", "ph": "M", "ts": 0, "pid": dev, "tid": 0,
-         "args": {"name": "python3"}},
-        {"name": "process_labels", "ph": "M", "ts": 0, "pid": dev, "tid": 0,
-         "args": {"labels": "GPU 0"}},
-        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": pid,
-         "tid": tid, "ts": 0.0, "dur": step_us, "args": {"External id": 1}},
-    ]
+    ev = [meta("process_name", pid, 0, name="python3"),
+          meta("process_name", dev, 0, name="python3"),
+          meta("process_labels", dev, 0, labels="GPU 0"),
+          {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": pid,
+           "tid": tid, "ts": 0.0, "dur": step_us, "args": {"External id": 1}}]
     kernels = []  # (stream, start us, dur us)
     for k in range(NIDLE):
         kernels.append((7, (k + 0.5) * step_us / NIDLE, IDLE_US))
@@ -60,8 +60,7 @@ def trace():
     for k in range(NFILL):
         kernels.append((20 + k, step_us / 2, IDLE_US))
     for s in sorted({k[0] for k in kernels}):
-        ev.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": dev, "tid": s,
-                   "args": {"name": "stream %d " % s}})
+        ev.append(meta("thread_name", dev, s, name="stream %d " % s))
     corr = 100
     for s, start, dur in sorted(kernels, key=lambda k: k[1]):
         ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
