@@ -5,7 +5,9 @@
  * call that launched them, containers and phases nested past the rows
  * drawn kept but not drawn; over a limit the deepest rows dropped with
  * their children moved up and kernels never dropped, even past the limit;
- * the depth-first numbers, the seek, the virtual root and a cancelled read.
+ * the depth-first numbers, the seek, the virtual root and a cancelled read;
+ * a row's busy time and column shades with overlapping kernels counted
+ * once.
  * A generated trace of launches checks the limit on thousands of phases:
  * every kernel kept, and the layout's time linear when the limit and the
  * phases grow tenfold together.
@@ -23,6 +25,7 @@
 #include "model/view/lanes.h"
 #include "model/view/model.h"
 #include "model/store/store.h"
+#include "model/util/sbuf.h"
 #include "tests/phasefx.h"
 #include "tests/testdir.h"
 
@@ -350,6 +353,124 @@ static void test_cancel_and_missing_root(void **state)
 	free(err);
 }
 
+/* A stream whose kernels overlap: K 0..40 and 20..60 (and 50..55 inside
+ * them) are busy 0..60 once, not 95 ns; then an instant at 70 and K
+ * 90..100.  Busy in total 70 ns of the 100. */
+static void test_busy_and_shade(void **state)
+{
+	char dir[256], db[300], *err = NULL;
+	struct writer w;
+	struct model *m;
+	struct lanes l;
+	(void)state;
+	assert_int_equal(testdir_make(dir, sizeof(dir), "lanes-busy"), 0);
+	snprintf(db, sizeof(db), "%s/trace.db", dir);
+	writer_open(&w, db);
+	int64_t t = add_track(&w, "thread", "T", 2), s = add_track(&w, "stream", "S", 1);
+	int64_t step = add_phase(&w, 0, PHASE_STEP, "step", 0, 0, 100, 1, 0);
+	int64_t th = add_phase(&w, step, PHASE_THREAD, "thread T", t, 0, 100, 1, 0);
+	int64_t call = add_phase(&w, th, PHASE_RUNTIME, "launch", t, 0, 100, 5, 0);
+	add_phase(&w, call, PHASE_KERNEL, "K", s, 0, 40, 0, 0);
+	add_phase(&w, call, PHASE_KERNEL, "K", s, 20, 40, 0, 0);
+	add_phase(&w, call, PHASE_KERNEL, "K", s, 50, 5, 0, 0);
+	add_phase(&w, call, PHASE_KERNEL, "I", s, 70, 0, 0, 0);
+	add_phase(&w, call, PHASE_KERNEL, "K", s, 90, 10, 0, 0);
+	writer_close(&w);
+	if (model_open(db, &m, &err) < 0)
+		fail_msg("model_open: %s", err ? err : "?");
+	assert_int_equal(lanes_build(m, NULL, step, LANES_MAX_SPANS, NULL, &l, &err), 0);
+	assert_string_equal(lane_name(&l, 0), "S");
+	size_t r = l.lane[0].row;
+	assert_int_equal(lanes_busy(&l, r, 0, 100), 70);
+	assert_int_equal(lanes_busy(&l, r, 30, 95), 35);
+	assert_int_equal(lanes_busy(&l, r, 60, 90), 0);
+	assert_int_equal(lanes_busy(&l, r, 100, 0), 0);
+	/* ten columns of 10 ns: full to 60, empty (the instant takes no
+	 * time) to 90, full again */
+	double sh[10];
+	const double want[10] = {1, 1, 1, 1, 1, 1, 0, 0, 0, 1};
+	lanes_shade(&l, r, 0, 100, 10, sh);
+	for (int c = 0; c < 10; c++)
+		assert_float_equal(sh[c], want[c], 1e-12);
+	/* three columns: [0, 33), [33, 66), [66, 100) */
+	assert_int_equal(lanes_column_start(0, 100, 1, 3), 33);
+	assert_int_equal(lanes_column_start(0, 100, 2, 3), 66);
+	assert_int_equal(lanes_column_start(0, 100, 3, 3), 100);
+	lanes_shade(&l, r, 0, 100, 3, sh);
+	assert_float_equal(sh[0], 1, 1e-12);
+	assert_float_equal(sh[1], 27.0 / 33, 1e-12);
+	assert_float_equal(sh[2], 10.0 / 34, 1e-12);
+	/* a window of no length: covered or not */
+	lanes_shade(&l, r, 30, 30, 2, sh);
+	assert_true(sh[0] == 1 && sh[1] == 1);
+	lanes_shade(&l, r, 80, 80, 1, sh);
+	assert_true(sh[0] == 0);
+	/* the thread's row: the launch, busy throughout */
+	assert_int_equal(lanes_busy(&l, l.lane[1].row, 0, 100), 100);
+	/* the window [30, 95) summed: S busy 30..60 and 90..95; by name, the
+	 * launch 65 ns, K 10 + 30 + 5 + 5 clipped (overlaps are each K's own
+	 * time), the instant I none, each counted */
+	struct lanes_sum sum;
+	lanes_sum(&l, 30, 95, &sum);
+	assert_int_equal(sum.lane_busy[0], 35);
+	assert_int_equal(sum.lane_busy[1], 65);
+	assert_int_equal(sum.nname, 3);
+	struct sbuf name = SBUF_INIT;
+	const char *want_name[] = {"launch", "K", "I"};
+	const uint64_t want_ns[] = {65, 50, 0}, want_count[] = {1, 4, 1};
+	for (size_t i = 0; i < 3; i++) {
+		assert_string_equal(store_string(model_store(m), sum.name[i].name_id, &name, &err),
+				    want_name[i]);
+		assert_int_equal(sum.name[i].ns, want_ns[i]);
+		assert_int_equal(sum.name[i].count, want_count[i]);
+	}
+	assert_int_equal(sum.name[1].device, 1);
+	assert_int_equal(sum.name[0].device, 0);
+	sbuf_release(&name);
+	lanes_sum_release(&sum);
+	/* a window past every span: nothing */
+	lanes_sum(&l, 200, 300, &sum);
+	assert_true(sum.nname == 0 && sum.lane_busy[0] == 0 && sum.lane_busy[1] == 0);
+	lanes_sum_release(&sum);
+	lanes_release(&l);
+	model_free(m);
+	testdir_remove(dir);
+}
+
+/* A range's sums count the phases nested past the rows drawn (launch, on
+ * row 4 under A3), once, and the kernels on their stream. */
+static void test_sum_counts_undrawn(void **state)
+{
+	struct fx *f = *state;
+	struct lanes l;
+	struct lanes_sum sum;
+	struct sbuf name = SBUF_INIT;
+	char *err = NULL;
+	assert_int_equal(lanes_build(f->m, NULL, f->step, LANES_MAX_SPANS, NULL, &l, &err), 0);
+	assert_true(l.s[span_of(&l, f->launch)].row < 0);
+	lanes_sum(&l, 0, 150, &sum);
+	int seen = 0;
+	for (size_t i = 0; i < sum.nname; i++) {
+		const char *n = store_string(model_store(f->m), sum.name[i].name_id, &name, &err);
+		if (!strcmp(n, "launch")) {
+			assert_int_equal(sum.name[i].ns, 1);
+			assert_int_equal(sum.name[i].count, 1);
+			seen |= 1;
+		}
+		if (!strcmp(n, "K1")) {
+			assert_int_equal(sum.name[i].ns, 10);
+			seen |= 2;
+		}
+	}
+	assert_int_equal(seen, 3);
+	/* S (K1 60..70, K2 80..90) and T (A, B: 0..150) */
+	assert_int_equal(sum.lane_busy[0], 20);
+	assert_int_equal(sum.lane_busy[1], 150);
+	sbuf_release(&name);
+	lanes_sum_release(&sum);
+	lanes_release(&l);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -360,6 +481,8 @@ int main(void)
 	    cmocka_unit_test(test_limit_linear),
 	    T(test_virtual_root),
 	    T(test_cancel_and_missing_root),
+	    cmocka_unit_test(test_busy_and_shade),
+	    T(test_sum_counts_undrawn),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

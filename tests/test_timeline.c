@@ -169,15 +169,18 @@ static int role_at(struct fx *f, int x, int y)
 	return c->role;
 }
 
-/* Asserts columns [x0, x1) of row y are '#' of role, and x0 - 1 and x1 not
- * of that role or not '#'. */
+/* Asserts columns [x0, x1) of row y are a bar of role: drawn, its inner
+ * columns full ('#') or its name, which bars wide enough carry (the end
+ * columns may be partly busy, a lighter shade), and x0 - 1 and x1 not
+ * full of that role. */
 static void assert_bar(struct fx *f, int y, int x0, int x1, int role)
 {
 	for (int x = x0; x < x1; x++) {
 		const struct cell *c = grid_at(&f->g, x, y);
-		if (c->ch != '#' || c->role != role)
-			fail_msg("row %d col %d: '%c' role %d, want '#' role %d", y, x, (int)c->ch,
-				 c->role, role);
+		int edge = x == x0 || x == x1 - 1;
+		if ((edge && c->ch == ' ') || c->role != role)
+			fail_msg("row %d col %d: '%c' role %d, want a bar of role %d", y, x,
+				 (int)c->ch, c->role, role);
 	}
 	const struct cell *l = grid_at(&f->g, x0 - 1, y), *r = grid_at(&f->g, x1, y);
 	assert_false(l && l->ch == '#' && l->role == role);
@@ -268,6 +271,15 @@ static void test_draw_lanes_and_bars(void **state)
 	assert_string_equal(row(f, 6) + 18, want);
 	assert_int_equal(role_at(f, 18, 6), ROLE_SPARK);
 
+	/* bars of six columns or more carry their names, a bar cell either
+	 * side: beta (20 columns), delta (10: "delta" fits its 8), gamma and
+	 * alpha (10); kernel (2) and inner (1) do not */
+	assert_int_equal(strncmp(row(f, 2) + 23, "#beta#####", 10), 0);
+	assert_int_equal(strncmp(row(f, 2) + 68, "#delta####", 10), 0);
+	assert_int_equal(strncmp(row(f, 3) + 18, "#alpha####", 10), 0);
+	assert_int_equal(strncmp(row(f, 3) + 28, "#gamma####", 10), 0);
+	assert_int_equal(strncmp(row(f, 4) + 30, "#", 1), 0);
+
 	/* the footer on the area's last row */
 	assert_string_equal(row(f, 22),
 			    "beta  at +5.00 us for 20.0 us  zoom 1x  window +0 + 62.0 us");
@@ -286,7 +298,15 @@ static void test_hostile_name_is_visible_text(void **state)
 				fail_msg("control character 0x%02x at %d,%d", (unsigned)ch, x, y);
 		}
 	/* the selected span is on the (no track) lane */
-	assert_bar(f, 5, 18 + 40, 18 + 42, ROLE_SELECTED);
+	assert_bar(f, 5, 18 + 40, 18 + 42,
+		   ROLE_SELECTED); /* fitted, its bar carries its name, as visible text too */
+	timeline_key(&f->a, A_ZOOM_FIT);
+	draw(f);
+	assert_non_null(strstr(row(f, 5), "\\e]0;evil\\x07###"));
+	for (int x = 0; x < f->g.w; x++) {
+		uint32_t ch = grid_at(&f->g, x, 5)->ch;
+		assert_false(ch < 0x20 || ch == 0x7f);
+	}
 }
 
 static void test_zoom_and_pan_clamp(void **state)
@@ -378,6 +398,9 @@ static void test_enter_and_back(void **state)
 	assert_int_equal(strncmp(row(f, 2), "thread 7 ", 9), 0);
 	/* inner: 12..13 us of a 10 us window over 62 columns: 12.4 .. 18.6 */
 	assert_bar(f, 2, 18 + 12, 18 + 19, ROLE_SELECTED);
+	/* its end columns are 0.6 busy: five eighths ('=' in ASCII); its
+	 * name just fits between them */
+	assert_int_equal(strncmp(row(f, 2) + 30, "=inner=", 7), 0);
 	assert_int_equal(strncmp(row(f, 22), "inner  at +2.00 us for 1.00 us", 30), 0);
 
 	timeline_key(&f->a, A_BACK);
@@ -723,6 +746,100 @@ static void test_times_at_int64_ends(void **state)
 	app_off(&a);
 }
 
+/* J and K scroll the lanes a lane at a time, leaving the selection where
+ * it is (off screen); b scrolls to the next lane with work in the window
+ * and says how busy it is there; moving the selection scrolls back to it. */
+static void test_lane_keys(void **state)
+{
+	struct fx *f = *state;
+	struct timeline *tl = &f->a.tl;
+	grid_clear(&f->g, ROLE_NORMAL);
+	timeline_draw(&f->a, &f->g, 1, 3); /* one row of lanes */
+	assert_int_equal(tl->top, 0);
+	timeline_key(&f->a, A_LANE_DOWN);
+	timeline_draw(&f->a, &f->g, 1, 3);
+	assert_int_equal(tl->top, 1);
+	assert_int_equal(strncmp(row(f, 2), "thread 7 ", 9), 0);
+	timeline_key(&f->a, A_LANE_DOWN);
+	timeline_draw(&f->a, &f->g, 1, 3);
+	assert_int_equal(tl->top, 3);
+	assert_int_equal(strncmp(row(f, 2), "(no track) ", 11), 0);
+	timeline_key(&f->a, A_LANE_DOWN); /* the last lane: stays */
+	assert_int_equal(tl->top, 3);
+	timeline_key(&f->a, A_LANE_UP);
+	assert_int_equal(tl->top, 1);
+	/* the window 30..45 us: only the (no track) lane has work, 2 us */
+	tl->t0 = T0 + 30 * US;
+	tl->t1 = T0 + 45 * US;
+	timeline_key(&f->a, A_LANE_BUSY);
+	assert_int_equal(tl->top, 3);
+	assert_non_null(f->a.message);
+	assert_string_equal(f->a.message, "(no track): busy 13.3% of the window");
+	/* from there, the next with work wraps round to itself */
+	timeline_key(&f->a, A_LANE_BUSY);
+	assert_int_equal(tl->top, 3);
+	/* a window with no work at all */
+	tl->t0 = T0 + 30 * US;
+	tl->t1 = T0 + 35 * US;
+	timeline_key(&f->a, A_LANE_BUSY);
+	assert_string_equal(f->a.message, "no lane has work in the window");
+	/* selecting again scrolls to the selection (beta, stream 3) */
+	timeline_key(&f->a, A_ZOOM_RESET);
+	select_child(f, ALPHA);
+	timeline_key(&f->a, A_DOWN);
+	assert_int_equal(sel_child(f), BETA);
+	timeline_draw(&f->a, &f->g, 1, 3);
+	assert_int_equal(tl->top, 0);
+}
+
+/* Keys typed while the phases are read are kept and acted on, in order,
+ * once they are (the read is not taken until a draw, a poll or a wait). */
+static void test_keys_while_reading(void **state)
+{
+	struct fx *f = *state;
+	struct timeline *tl = &f->a.tl;
+	timeline_key(&f->a, A_HOME); /* alpha, in the tree too */
+	timeline_open(&f->a);
+	assert_non_null(tl->job);
+	timeline_key(&f->a, A_DOWN);
+	timeline_key(&f->a, A_DOWN);
+	timeline_key(&f->a, A_ZOOM_IN);
+	timeline_wait(&f->a);
+	assert_null(tl->job);
+	assert_int_equal(tl->nqueued, 0);
+	/* alpha, then beta, then gamma; zoomed in around gamma */
+	assert_int_equal(sel_child(f), GAMMA);
+	assert_true(tl->t1 - tl->t0 == 31 * US);
+}
+
+/* v twice on one phase sums its window; V the window shown, v or V
+ * again clears; the panel lists the busiest lane first. */
+static void test_range_keys(void **state)
+{
+	struct fx *f = *state;
+	struct timeline *tl = &f->a.tl;
+	select_child(f, BETA);
+	timeline_key(&f->a, A_RANGE_MARK);
+	assert_true(tl->anchored && !tl->ranged);
+	timeline_key(&f->a, A_RANGE_MARK);
+	assert_true(tl->ranged && !tl->anchored);
+	assert_true(tl->sum.t0 == T0 + 5 * US && tl->sum.t1 == T0 + 25 * US);
+	/* stream 3: beta 20 us; thread 7: alpha 5..10, gamma 10..20 */
+	assert_int_equal(tl->sum.lane_busy[0], 20 * US);
+	assert_int_equal(tl->sum.lane_busy[1], 15 * US);
+	draw(f);
+	assert_int_equal(strncmp(row(f, 16), "range +5.000 us + 20.000 us: ", 29), 0);
+	assert_int_equal(strncmp(row(f, 18), "gpu1 stream 3 ", 14), 0);
+	assert_non_null(strstr(row(f, 18), "20.0 us 100.0%"));
+	assert_non_null(strstr(row(f, 19), "gamma                   10.0 us       1"));
+	timeline_key(&f->a, A_RANGE_MARK);
+	assert_false(tl->ranged);
+	timeline_key(&f->a, A_RANGE_WINDOW);
+	assert_true(tl->ranged && tl->sum.t0 == tl->t0 && tl->sum.t1 == tl->t1);
+	timeline_key(&f->a, A_RANGE_WINDOW);
+	assert_false(tl->ranged);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -738,6 +855,9 @@ int main(void)
 	    T(test_utf8_glyphs),
 	    T(test_small_heights_stay_inside),
 	    T(test_lanes_scroll_to_selection),
+	    T(test_lane_keys),
+	    T(test_keys_while_reading),
+	    T(test_range_keys),
 	    T(test_draw_100k_children),
 	    T(test_linked_and_nesting_keys),
 	    T(test_times_at_int64_ends),

@@ -37,6 +37,9 @@ enum app_screen {
 	SCREEN_FLAME,
 };
 
+/* Keys a timeline keeps while its phases are read. */
+#define TIMELINE_QUEUE 64
+
 /* Timeline state: tree.node's subtree laid out, the window shown, the
  * selected phase. */
 struct timeline {
@@ -48,6 +51,15 @@ struct timeline {
 	struct mnode cur;	  /* the selected phase as read for its name */
 	struct timeline_job *job; /* the lanes being read; NULL: none */
 	int64_t want;		  /* the phase to select when they are read */
+	/* keys typed while they are read, acted on once they are */
+	enum action queued[TIMELINE_QUEUE];
+	int nqueued;
+	int free_scroll; /* the lanes scrolled by hand: the selection may be off screen */
+	/* a range: v marks a phase (anchor), v at another sums from the
+	 * earlier start to the later end; V sums the window */
+	int anchored, ranged;
+	uint32_t anchor; /* index into l.s */
+	struct lanes_sum sum;
 };
 
 /* Metrics screen state. */

@@ -88,6 +88,11 @@ enum {
 	X(A_PAN_RIGHT, "pan right")                                                                \
 	X(A_ZOOM_RESET, "show the whole window")                                                   \
 	X(A_ZOOM_FIT, "zoom to the selected phase")                                                \
+	X(A_LANE_DOWN, "scroll the lanes down one lane")                                           \
+	X(A_LANE_UP, "scroll the lanes up one lane")                                               \
+	X(A_LANE_BUSY, "scroll to the next lane with work in the window")                          \
+	X(A_RANGE_MARK, "range: mark the selected phase; at another, sum from one to the other")   \
+	X(A_RANGE_WINDOW, "range: sum the window shown by lane and by name (again: clear)")        \
 	X(A_INTO, "select the first child of the selected phase")                                  \
 	X(A_OUT, "select the parent of the selected phase")                                        \
 	X(A_SIB_PREV, "select the frame to the left")                                              \

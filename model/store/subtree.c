@@ -29,6 +29,7 @@ static int db_error(struct walk *w, char **err)
 static const char *const row_names[] = {
     [SUBTREE_SUMS] = "id, kind, dur_ns, child_count, name_id, self_ns, device_ns",
     [SUBTREE_TIMES] = "id, kind, dur_ns, child_count, start_ns, track_id",
+    [SUBTREE_TIMES_NAMES] = "id, kind, dur_ns, child_count, start_ns, track_id, name_id",
 };
 
 /* Reads the columns of row_names[cols] from column off on. */
@@ -46,6 +47,8 @@ static void row_read(sqlite3_stmt *q, int off, enum subtree_cols cols, struct su
 	} else {
 		r->start_ns = col_int(q, off + 4);
 		r->track_id = col_int(q, off + 5);
+		if (cols == SUBTREE_TIMES_NAMES)
+			r->name_id = col_int(q, off + 6);
 	}
 }
 

@@ -26,8 +26,9 @@
 
 /* Which columns a walk reads beyond id, kind, dur_ns and child_count. */
 enum subtree_cols {
-	SUBTREE_SUMS,  /* name_id, self_ns, device_ns */
-	SUBTREE_TIMES, /* start_ns, track_id */
+	SUBTREE_SUMS,	     /* name_id, self_ns, device_ns */
+	SUBTREE_TIMES,	     /* start_ns, track_id */
+	SUBTREE_TIMES_NAMES, /* start_ns, track_id, name_id */
 };
 
 /* One phase; the columns not read are 0. */

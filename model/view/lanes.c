@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/util/idmap.h"
+#include "model/util/nstime.h"
 #include "model/view/lanes.h"
 #include "model/view/model.h"
 #include "model/store/store.h"
@@ -35,7 +36,7 @@ struct build {
 	atomic_int *cancel; /* set: the walk stops (NULL: never) */
 	unsigned tick;
 	size_t alloc_lanes;
-	int max_nest;	    /* host phases nested this deep or deeper are not kept */
+	int max_nest; /* host phases nested this deep or deeper are not kept */
 	/* Over the limit a row is dropped at once, by its count; its spans
 	 * stay in l->s until they number half the spans kept, when one
 	 * compaction takes them out: a compaction passes over at most three
@@ -117,6 +118,7 @@ static int32_t keep(struct build *b, const struct subtree_row *r, int32_t parent
 	struct lane_span *s = &l->s[i];
 	memset(s, 0, sizeof(*s));
 	s->id = r->id;
+	s->name_id = r->name_id;
 	s->start = r->start_ns;
 	s->end = end_of(r->start_ns, r->dur_ns);
 	s->parent = parent;
@@ -297,6 +299,37 @@ static int cmp_start(const void *pa, const void *pb)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
+/* The row's spans (sorted by start) merged into disjoint busy intervals,
+ * with the running sum of their lengths. */
+static void make_union(const struct lanes *l, struct lane_row *rw)
+{
+	size_t cap = rw->n ? rw->n : 1;
+	rw->u0 = xmalloc(cap * sizeof(*rw->u0));
+	rw->u1 = xmalloc(cap * sizeof(*rw->u1));
+	rw->ucum = xmalloc((cap + 1) * sizeof(*rw->ucum));
+	rw->nu = 0;
+	rw->ucum[0] = 0;
+	for (size_t j = 0; j < rw->n; j++) {
+		const struct lane_span *s = &l->s[rw->at[j]];
+		if (s->end <= s->start)
+			continue; /* an instant takes no time */
+		if (rw->nu && s->start <= rw->u1[rw->nu - 1]) {
+			if (s->end > rw->u1[rw->nu - 1])
+				rw->u1[rw->nu - 1] = s->end;
+			continue;
+		}
+		if (rw->nu)
+			rw->ucum[rw->nu] =
+			    rw->ucum[rw->nu - 1] + ns_diff(rw->u0[rw->nu - 1], rw->u1[rw->nu - 1]);
+		rw->u0[rw->nu] = s->start;
+		rw->u1[rw->nu] = s->end;
+		rw->nu++;
+	}
+	if (rw->nu)
+		rw->ucum[rw->nu] =
+		    rw->ucum[rw->nu - 1] + ns_diff(rw->u0[rw->nu - 1], rw->u1[rw->nu - 1]);
+}
+
 /* Orders the lanes, drops those with nothing drawn, and makes the rows. */
 static void make_rows(struct build *b)
 {
@@ -365,6 +398,7 @@ static void make_rows(struct build *b)
 			int64_t e = l->s[rw->at[j]].end;
 			rw->maxend[j] = j && rw->maxend[j - 1] > e ? rw->maxend[j - 1] : e;
 		}
+		make_union(l, rw);
 	}
 	free(first);
 	free(pos);
@@ -439,7 +473,7 @@ int lanes_build(struct model *m, sqlite3 *db, int64_t root_id, size_t max_spans,
 			  .max = max_spans < INT32_MAX ? max_spans : INT32_MAX,
 			  .cancel = cancel,
 			  .max_nest = INT_MAX};
-	struct subtree_visitor v = {visit, restart, &b, SUBTREE_TIMES};
+	struct subtree_visitor v = {visit, restart, &b, SUBTREE_TIMES_NAMES};
 	idmap_init(&b.tracks, 64);
 	const char *path = store_path(model_store(m));
 	int rc = subtree_walk(db ? db : store_db(model_store(m)), path, root_id, SUBTREE_DFS_ROWS,
@@ -473,6 +507,9 @@ void lanes_release(struct lanes *l)
 	for (size_t r = 0; r < l->nrows; r++) {
 		free(l->row[r].at);
 		free(l->row[r].maxend);
+		free(l->row[r].u0);
+		free(l->row[r].u1);
+		free(l->row[r].ucum);
 	}
 	free(l->row);
 	free(l->lane);
@@ -493,4 +530,130 @@ size_t lanes_seek(const struct lanes *l, size_t r, int64_t t)
 	size_t at;
 	PARTITION_POINT(at, rw->n, i, rw->maxend[i] < t);
 	return at;
+}
+
+/* The time row r was busy before t. */
+static uint64_t busy_before(const struct lane_row *rw, int64_t t)
+{
+	size_t k;
+	PARTITION_POINT(k, rw->nu, i, rw->u1[i] <= t);
+	return rw->ucum[k] + (k < rw->nu && rw->u0[k] < t ? ns_diff(rw->u0[k], t) : 0);
+}
+
+uint64_t lanes_busy(const struct lanes *l, size_t r, int64_t t0, int64_t t1)
+{
+	const struct lane_row *rw = &l->row[r];
+	if (t1 <= t0 || !rw->nu)
+		return 0;
+	return busy_before(rw, t1) - busy_before(rw, t0);
+}
+
+int64_t lanes_column_start(int64_t t0, int64_t t1, int c, int w)
+{
+	if (c <= 0 || w <= 0 || t1 <= t0)
+		return t0;
+	if (c >= w)
+		return t1;
+	/* in long double: a window may be 2^64 ns wide, and the column's
+	 * offset stays below it */
+	uint64_t off = (uint64_t)((long double)ns_diff(t0, t1) * c / w);
+	return (int64_t)((uint64_t)t0 + off);
+}
+
+void lanes_shade(const struct lanes *l, size_t r, int64_t t0, int64_t t1, int w, double *share)
+{
+	const struct lane_row *rw = &l->row[r];
+	if (t1 <= t0) {
+		size_t k;
+		PARTITION_POINT(k, rw->nu, i, rw->u1[i] <= t0);
+		for (int c = 0; c < w; c++)
+			share[c] = k < rw->nu && rw->u0[k] <= t0;
+		return;
+	}
+	int64_t a = t0;
+	uint64_t before = busy_before(rw, a);
+	for (int c = 0; c < w; c++) {
+		int64_t b = lanes_column_start(t0, t1, c + 1, w);
+		uint64_t upto = busy_before(rw, b);
+		/* a column narrower than a nanosecond: whether t is covered */
+		share[c] = b > a ? (double)(upto - before) / (double)ns_diff(a, b)
+				 : (double)(a < t1 && lanes_busy(l, r, a, a + 1) > 0);
+		a = b;
+		before = upto;
+	}
+}
+
+static int cmp_sum_name(const void *pa, const void *pb)
+{
+	const struct lanes_sum_name *a = pa, *b = pb;
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	return a->name_id < b->name_id ? -1 : a->name_id > b->name_id;
+}
+
+struct summing {
+	const struct lanes *l;
+	int64_t t0, t1;
+	struct idmap names;
+	size_t alloc;
+	struct lanes_sum *out;
+};
+
+/* Adds span s's time within the window to its name's, when it lies in it
+ * (an instant at t0 too). */
+static void sum_span(struct summing *sg, const struct lane_span *s)
+{
+	struct lanes_sum *out = sg->out;
+	if (s->start >= sg->t1 || s->end < sg->t0 || (s->end == sg->t0 && s->start < sg->t0))
+		return;
+	int64_t a = s->start > sg->t0 ? s->start : sg->t0, b = s->end < sg->t1 ? s->end : sg->t1;
+	int32_t k = idmap_get(&sg->names, s->name_id);
+	if (k < 0) {
+		XGROW(out->name, out->nname + 1, sg->alloc);
+		k = (int32_t)out->nname++;
+		out->name[k] = (struct lanes_sum_name){s->name_id, 0, 0, lanes_is_device(s->kind)};
+		idmap_put(&sg->names, s->name_id, k);
+	}
+	out->name[k].ns += b > a ? ns_diff(a, b) : 0;
+	out->name[k].count++;
+}
+
+void lanes_sum(const struct lanes *l, int64_t t0, int64_t t1, struct lanes_sum *out)
+{
+	struct summing sg = {l, t0, t1, {0}, 0, out};
+	memset(out, 0, sizeof(*out));
+	out->t0 = t0;
+	out->t1 = t1;
+	out->lane_busy = xcalloc(l->nlanes ? l->nlanes : 1, sizeof(*out->lane_busy));
+	for (size_t k = 0; k < l->nlanes; k++)
+		out->lane_busy[k] = lanes_busy(l, l->lane[k].row, t0, t1);
+	idmap_init(&sg.names, 64);
+	for (size_t r = 0; r < l->nrows; r++) {
+		const struct lane_row *rw = &l->row[r];
+		for (size_t j = lanes_seek(l, r, t0); j < rw->n; j++) {
+			const struct lane_span *s = &l->s[rw->at[j]];
+			if (s->start >= t1)
+				break;
+			sum_span(&sg, s);
+			if (rw->nest < LANES_NEST - 1)
+				continue;
+			/* the phases nested past the rows drawn lie below the
+			 * last row's, numbered right after them */
+			for (uint32_t d = s->pre + 1; d <= s->last; d++) {
+				const struct lane_span *x = &l->s[l->by_pre[d]];
+				if (x->row < 0 && x->lane >= 0)
+					sum_span(&sg, x);
+			}
+		}
+	}
+	idmap_release(&sg.names);
+	if (out->nname > 1)
+		qsort(out->name, out->nname, sizeof(*out->name), cmp_sum_name);
+}
+
+void lanes_sum_release(struct lanes_sum *s)
+{
+	free(s->lane_busy);
+	free(s->name);
+	memset(s, 0, sizeof(*s));
 }
