@@ -511,8 +511,8 @@ static void test_memory_limits(void **state)
 	snprintf(path, sizeof(path), "%s/t.db", dir);
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	char *pragma = xasprintf("PRAGMA application_id = %d; PRAGMA user_version = 1;",
-				 STORE_APPLICATION_ID);
+	char *pragma =
+	    xasprintf("PRAGMA application_id = %d; PRAGMA user_version = 1;", STORE_APPLICATION_ID);
 	assert_int_equal(sqlite3_exec(db, pragma, NULL, NULL, NULL), SQLITE_OK);
 	free(pragma);
 	assert_int_equal(sqlite3_exec(db, store_schema_sql, NULL, NULL, NULL), SQLITE_OK);
@@ -1462,6 +1462,17 @@ static void test_print_fit(void **state)
 				 "wf     1970-01-01 00:00:00.000001  10.0 us  /wf\n"
 				 "step1  1970-01-01 00:00:00.000001  8.00 us  /wf/ste\u2026\n"
 				 "(2 rows)\n");
+	free(buf);
+	/* narrower than the numbers: the columns past the width left out */
+	hooks.cols = 40;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(query_print(f, &r, QF_TABLE, &hooks, 1, &err), 0);
+	fclose(f);
+	assert_string_equal(buf, "name                        start\n"
+				 "wf     1970-01-01 00:00:00.000001\n"
+				 "step1  1970-01-01 00:00:00.000001\n"
+				 "(2 rows)\n"
+				 "(2 columns past the width left out: --wide shows them)\n");
 	free(buf);
 	hooks.raw = 1;
 	hooks.cols = 0;
