@@ -30,6 +30,7 @@
 #include "tui/format.h"
 #include "tui/glyphs.h"
 #include "tui/headless.h"
+#include "tui/progress.h"
 #include "tui/report.h"
 #include "tui/summ.h"
 #include "tui/term.h"
@@ -433,7 +434,14 @@ static int cmd_import(int argc, char **argv)
 	if (expand_paths(argv + optind, argc - optind, &paths, &n, &err) < 0)
 		return fail(err);
 	import_signals();
+	struct import_summary summary = {0};
+	o.summary = &summary;
+	setlocale(LC_CTYPE, ""); /* for the glyphs; no importer reads it */
+	struct progress *pg = progress_start(
+	    STDERR_FILENO, paths, n, glyphs_get(strcmp(nl_langinfo(CODESET), "UTF-8") != 0)->more);
 	int rc = import_files(db, paths, n, format, &o, &err);
+	progress_finish(pg, db, rc == 0 ? &summary : NULL);
+	import_summary_release(&summary);
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
