@@ -23,9 +23,9 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 e2e_init e2e-import-out
-e2e_home
 e2e_need_bin
 e2e_need_tools python3 mkfifo
+e2e_home
 GPU=tests/data/gpu
 PTY=tests/e2e/import_out.py
 
