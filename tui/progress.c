@@ -116,7 +116,13 @@ static void progress_line(struct progress *p, const struct tally *t, int64_t now
 	}
 }
 
-static void progress_write(int fd, const char *s, size_t n);
+static void progress_write(int fd, const char *s, size_t n)
+{
+	ssize_t w;
+	do
+		w = write(fd, s, n);
+	while (w < 0 && errno == EINTR);
+}
 
 static void progress_draw(struct progress *p)
 {
@@ -170,14 +176,6 @@ struct progress *progress_start(int fd, char *const *paths, size_t n, const char
 	p->tty = isatty(fd);
 	p->drawing = p->tty && pthread_create(&p->th, NULL, progress_thread, p) == 0;
 	return p;
-}
-
-static void progress_write(int fd, const char *s, size_t n)
-{
-	ssize_t w;
-	do
-		w = write(fd, s, n);
-	while (w < 0 && errno == EINTR);
 }
 
 /* The notable diagnostics, one line each, and on a terminal the closing
