@@ -55,31 +55,16 @@ static const int part_rank[NPARTS] = {
 /* The shortest a file name is cut to before parts are dropped. */
 #define NAME_MIN 16
 
-/* The line for snapshot t at time now, fitted to cols columns: a file's
- * name cut in the middle (a rank's number ends it), the parts a narrow
- * terminal has no room for left out. */
-static void progress_line(struct progress *p, const struct tally *t, int64_t now, int cols,
-			  struct sbuf *out)
+/* The parts of the line for reading file t->file, into part[]. */
+static void progress_parts(struct sbuf *part, const struct tally *t, const char *path, size_t n,
+			   int64_t now)
 {
 	char a[32], b[32];
-	struct sbuf part[NPARTS];
-	for (int i = 0; i < NPARTS; i++)
-		sbuf_init(&part[i]);
-	sbuf_adds(out, "importing");
-	if (t->stage != TALLY_READ || t->file >= p->n) {
-		sbuf_addf(out, ": %s, %llu events read, %s",
-			  t->stage == TALLY_PULL ? "pulling from Prometheus"
-						 : "checking, indexing, committing",
-			  (unsigned long long)t->events,
-			  format_duration(a, sizeof(a), now - p->t0));
-		return;
-	}
-	const char *path = p->paths[t->file], *base = strrchr(path, '/');
 	uint64_t size = file_size(path);
 	double secs = (double)(now - t->file_ns) / 1e9;
 	double rate = secs > 0 ? (double)t->bytes / secs : 0;
-	if (p->n > 1)
-		sbuf_addf(&part[PART_NTH], " [%zu/%zu]", t->file + 1, p->n);
+	if (n > 1)
+		sbuf_addf(&part[PART_NTH], " [%zu/%zu]", t->file + 1, n);
 	sbuf_addf(&part[PART_BYTES], ": %s", format_bytes(a, sizeof(a), (int64_t)t->bytes));
 	if (size)
 		sbuf_addf(&part[PART_BYTES], " of %s (%.0f%%)",
@@ -91,29 +76,54 @@ static void progress_line(struct progress *p, const struct tally *t, int64_t now
 		sbuf_addf(&part[PART_LEFT], ", %s left",
 			  format_duration(a, sizeof(a),
 					  (int64_t)((double)(size - t->bytes) / rate * 1e9)));
-	struct sbuf name = SBUF_INIT;
-	sbuf_init(&name);
-	format_sanitize(&name, base ? base + 1 : path);
-	int room = cols - 1 - (int)strlen("importing ");
-	for (int i = 0; i < NPARTS; i++)
-		room -= (int)part[i].len; /* ASCII */
-	for (int r = 0; r < NPARTS && room < NAME_MIN && room < format_width(name.buf); r++)
+}
+
+void progress_format(struct sbuf *out, const struct tally *t, char *const *paths, size_t n,
+		     int64_t t0, int64_t now, int cols, const char *more)
+{
+	char a[32];
+	struct sbuf line = SBUF_INIT;
+	sbuf_init(&line);
+	sbuf_adds(&line, "importing");
+	if (t->stage != TALLY_READ || t->file >= n) {
+		sbuf_addf(&line, ": %s, %llu events read, %s",
+			  t->stage == TALLY_PULL ? "pulling from Prometheus"
+						 : "checking, indexing, committing",
+			  (unsigned long long)t->events, format_duration(a, sizeof(a), now - t0));
+	} else {
+		const char *path = paths[t->file], *base = strrchr(path, '/');
+		struct sbuf part[NPARTS], name = SBUF_INIT;
+		sbuf_init(&name);
 		for (int i = 0; i < NPARTS; i++)
-			if (part_rank[i] == r && r < part_rank[PART_BYTES]) {
-				room += (int)part[i].len;
-				sbuf_reset(&part[i]);
-			}
-	const char *texts[] = {name.buf};
-	char **cut = format_cut_distinct(texts, 1, room > NAME_MIN ? room : NAME_MIN, p->more);
-	sbuf_addc(out, ' ');
-	sbuf_adds(out, cut[0]);
-	free(cut[0]);
-	free(cut);
-	sbuf_release(&name);
-	for (int i = 0; i < NPARTS; i++) {
-		sbuf_adds(out, part[i].buf);
-		sbuf_release(&part[i]);
+			sbuf_init(&part[i]);
+		progress_parts(part, t, path, n, now);
+		base = base ? base + 1 : path;
+		format_sanitize(&name, base);
+		int room = cols - 1 - (int)strlen("importing ");
+		for (int i = 0; i < NPARTS; i++)
+			room -= (int)part[i].len; /* ASCII */
+		for (int r = 0;
+		     r < part_rank[PART_BYTES] && room < NAME_MIN && room < format_width(name.buf);
+		     r++)
+			for (int i = 0; i < NPARTS; i++)
+				if (part_rank[i] == r) {
+					room += (int)part[i].len;
+					sbuf_reset(&part[i]);
+				}
+		char **cut = format_cut_distinct(&base, 1, room > NAME_MIN ? room : NAME_MIN, more);
+		sbuf_addf(&line, " %s", cut[0]);
+		free(cut[0]);
+		free(cut);
+		for (int i = 0; i < NPARTS; i++) {
+			sbuf_adds(&line, part[i].buf);
+			sbuf_release(&part[i]);
+		}
+		sbuf_release(&name);
 	}
+	/* the whole line within the terminal, or it wraps and "\r" cannot
+	 * take it back */
+	format_fit(out, line.buf, cols > 1 ? cols - 1 : 1, 0);
+	sbuf_release(&line);
 }
 
 static void progress_write(int fd, const char *s, size_t n)
@@ -127,21 +137,16 @@ static void progress_write(int fd, const char *s, size_t n)
 static void progress_draw(struct progress *p)
 {
 	struct tally t;
-	struct sbuf line = SBUF_INIT, fit = SBUF_INIT;
+	struct sbuf line = SBUF_INIT;
 	sbuf_init(&line);
-	sbuf_init(&fit);
 	tally_get(&t);
-	int cols = format_term_cols(p->fd);
-	progress_line(p, &t, now_ns(), cols, &line);
-	/* the whole line within the terminal, or it wraps and "\r" cannot
-	 * take it back */
-	sbuf_addc(&fit, '\r');
-	format_fit(&fit, line.buf, cols > 1 ? cols - 1 : 1, 0);
-	sbuf_adds(&fit, "\033[K");
-	progress_write(p->fd, fit.buf, fit.len);
+	sbuf_addc(&line, '\r');
+	progress_format(&line, &t, p->paths, p->n, p->t0, now_ns(), format_term_cols(p->fd),
+			p->more);
+	sbuf_adds(&line, "\033[K");
+	progress_write(p->fd, line.buf, line.len);
 	p->drawn = 1;
 	sbuf_release(&line);
-	sbuf_release(&fit);
 }
 
 static void *progress_thread(void *arg)

@@ -21,6 +21,18 @@
 #define PROGRESS_PERIOD_NS 250000000
 
 struct progress;
+struct sbuf;
+struct tally;
+
+/* Appends the progress line for snapshot t of the import of paths[0..n)
+ * begun at t0 (CLOCK_MONOTONIC ns), at now, within cols - 1 columns (no
+ * "\r", no erase).  While the file's name would get fewer than 16
+ * columns, the parts after it are left out in this order: the file's
+ * number, the rate, the events, the time left (the bytes and share stay);
+ * then the name is cut in the middle (a rank's number ends it) to the room
+ * left, and the line cut at the end if it still does not fit. */
+void progress_format(struct sbuf *out, const struct tally *t, char *const *paths, size_t n,
+		     int64_t t0, int64_t now, int cols, const char *more);
 
 /* The import of paths[0..n) begins: its clock starts, and the line is
  * drawn on fd when fd is a terminal (and the drawing thread starts), a
