@@ -24,6 +24,7 @@
 #include "importers/devtrack.h"
 #include "importers/diag.h"
 #include "importers/sniff.h"
+#include "importers/tally.h"
 #include "model/ingest/nest.h"
 #include "model/util/sbuf.h"
 #include "model/util/strmap.h"
@@ -653,6 +654,7 @@ static int complete_event(struct cp *p, const struct event *e, struct nest_span 
 int chrome_finish_event(struct cp *p)
 {
 	struct event *e = &p->ev;
+	tally_events(1);
 	if (e->args_cut)
 		chrome_note_at(p, D_LONG_ARGS);
 	if (!e->nfields) {

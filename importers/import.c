@@ -19,6 +19,7 @@
 #include "importers/hosts.h"
 #include "importers/importer.h"
 #include "importers/promlive.h"
+#include "importers/tally.h"
 #include "model/store/col.h"
 #include "model/util/sbuf.h"
 #include "model/util/text.h"
@@ -452,6 +453,79 @@ static int repeated_rank(struct store *st, int64_t first_src, char **err)
 	return rc < 0 ? -1 : 0;
 }
 
+/* The diagnostics a user is told of on stderr, whatever the output: data
+ * lost at the end of a file, or placed where it may mislead. */
+static const char *const notable_codes[] = {
+    "TRUNCATED",     "UNCLOSED_ARRAY",	  "NO_DEVICE_WORK",	 "FAR_APART",
+    "RANK_REPEATED", "RANK_NAME_DIFFERS", "RANK_NAME_AMBIGUOUS", "RANK_UNALIGNED",
+};
+
+static int notable(const char *code)
+{
+	for (size_t i = 0; i < sizeof(notable_codes) / sizeof(*notable_codes); i++)
+		if (!strcmp(code, notable_codes[i]))
+			return 1;
+	return 0;
+}
+
+void import_summary_release(struct import_summary *s)
+{
+	for (size_t i = 0; i < s->nnotes; i++) {
+		free(s->notes[i].path);
+		free(s->notes[i].code);
+		free(s->notes[i].message);
+		free(s->notes[i].example);
+	}
+	free(s->notes);
+	memset(s, 0, sizeof(*s));
+}
+
+/* The import's summary (importer.h) from its sources, those from id
+ * first_src on, before the commit.  0, or -1 with *err. */
+static int summarize(struct store *st, int64_t first_src, struct import_summary *s, char **err)
+{
+	static const char counts[] =
+	    "SELECT count(*), coalesce(sum(phases), 0), coalesce(sum(events), 0),"
+	    " coalesce(sum(samples), 0), (SELECT count(*) FROM diagnostics WHERE"
+	    " source_id >= ?1) FROM sources WHERE id >= ?1";
+	static const char notes[] = "SELECT s.path, d.code, d.message, d.example, d.count FROM"
+				    " diagnostics d JOIN sources s ON s.id = d.source_id WHERE"
+				    " d.source_id >= ?1 ORDER BY d.id";
+	sqlite3_stmt *q = NULL;
+	size_t alloc = 0;
+	int rc = -1, r;
+	import_summary_release(s);
+	if (sqlite3_prepare_v2(store_db(st), counts, -1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(q, 1, first_src);
+	if (sqlite3_step(q) != SQLITE_ROW)
+		goto fail;
+	*s = (struct import_summary){
+	    col_int(q, 0), col_int(q, 1), col_int(q, 2), col_int(q, 3), col_int(q, 4), NULL, 0};
+	sqlite3_finalize(q);
+	if (sqlite3_prepare_v2(store_db(st), notes, -1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(q, 1, first_src);
+	while ((r = sqlite3_step(q)) == SQLITE_ROW) {
+		if (!notable(col_text(q, 1)))
+			continue;
+		XGROW(s->notes, s->nnotes + 1, alloc);
+		s->notes[s->nnotes++] =
+		    (struct import_note){col_strdup(q, 0), col_strdup(q, 1), col_strdup(q, 2),
+					 col_strdup_or_null(q, 3), col_int(q, 4)};
+	}
+	if (r != SQLITE_DONE)
+		goto fail;
+	rc = 0;
+	goto out;
+fail:
+	*err = xasprintf("%s: cannot read the import's sources: %s", store_path(st),
+			 sqlite3_errmsg(store_db(st)));
+out:
+	sqlite3_finalize(q);
+	return rc;
+}
+
 /* After a file's import under --step: its depths, its host. */
 static int place_source(struct store *st, const struct import_opts *o, char **err)
 {
@@ -519,6 +593,7 @@ int import_to_store(struct store *st, char *const *paths, size_t npaths, const c
 		if (hosts_add_alias(st, o.host_aliases[i], err) < 0)
 			goto out;
 	for (size_t i = 0; i < npaths; i++) {
+		tally_file(i);
 		if (input_open(paths[i], &in, err) < 0)
 			goto out;
 		const struct importer *imp = forced;
@@ -547,10 +622,14 @@ int import_to_store(struct store *st, char *const *paths, size_t npaths, const c
 		input_close(in);
 		in = NULL;
 	}
+	tally_stage(TALLY_PULL);
 	if (o.prometheus && promlive_pull(st, &o, err) < 0)
 		goto out;
 	timing_mark("import");
-	if (far_apart(st, first, err) < 0 || store_commit(st, err) < 0)
+	tally_stage(TALLY_COMMIT);
+	if (far_apart(st, first, err) < 0 ||
+	    (o.summary && summarize(st, first_src, o.summary, err) < 0) ||
+	    store_commit(st, err) < 0)
 		goto out;
 	rc = 0;
 out:

@@ -17,6 +17,7 @@
 #include "model/store/store.h"
 
 struct promlive_opts;
+struct import_summary;
 
 /* Options of one `grademl-tui import` run, shared by every file in it. */
 struct import_opts {
@@ -35,7 +36,24 @@ struct import_opts {
 	size_t nhost_aliases;
 	const struct promlive_opts *prometheus; /* a live pull after the files, or NULL */
 	int strict; /* --strict: refuse what Perfetto reads beyond JSON (chrome_json.c) */
+	struct import_summary *summary; /* filled when the import commits, or NULL */
 };
+
+/* What a committed import added, for the import command's closing line:
+ * its sources' counts, and its diagnostics worth a user's attention (the
+ * input cut inside an event, device tracks without device work, ranks or
+ * windows that do not line up; import.c lists the codes), each with the
+ * path of its source.  Text as stored: the caller sanitises it. */
+struct import_note {
+	char *path, *code, *message, *example; /* example may be NULL */
+	int64_t count;
+};
+struct import_summary {
+	int64_t sources, phases, events, samples, diagnostics;
+	struct import_note *notes;
+	size_t nnotes;
+};
+void import_summary_release(struct import_summary *s);
 
 struct importer {
 	const char *name;

@@ -20,6 +20,7 @@
 #include <zstd.h>
 
 #include "importers/input.h"
+#include "importers/tally.h"
 #include "model/store/store.h"
 #include "model/util/xalloc.h"
 
@@ -90,6 +91,7 @@ static int fill_raw(struct input *in, char **err)
 	in->raw_pos = 0;
 	if (n == 0)
 		in->raw_eof = 1;
+	tally_bytes((uint64_t)n);
 	return 0;
 }
 

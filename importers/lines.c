@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "importers/lines.h"
+#include "importers/tally.h"
 #include "model/util/xalloc.h"
 
 #define CHUNK (64 << 10)
@@ -68,6 +69,7 @@ int lines_next(struct lines *l, char **line, size_t *len, char **err)
 			char *s = l->buf + l->pos;
 			size_t n = end - l->pos;
 			l->lineno++;
+			tally_events(1);
 			if (memchr(s, '\0', n)) {
 				*err = xasprintf("%s:%lld: a NUL byte: this is not a text file",
 						 input_path(l->in), (long long)l->lineno);

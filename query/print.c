@@ -277,43 +277,62 @@ void query_table_release(struct query_table *t)
 #define FIT_MIN 8
 
 /* Text columns' widths under a cap level L (each at most L). */
-static long capped(const struct query_table *t, int level)
+static long capped(const struct query_table *t, size_t n, int level)
 {
 	long sum = 0;
-	for (size_t c = 0; c < t->ncols; c++)
+	for (size_t c = 0; c < n; c++)
 		if (!t->right[c])
 			sum += t->width[c] < level ? t->width[c] : level;
 	return sum;
 }
 
-/* Each column's width in a table at most width columns wide (0: as wide as
- * it is): numbers keep theirs, the widest text columns give up columns,
- * down to FIT_MIN each, the highest level that fits, the columns left over
- * to the leftmost cut ones. */
-static void fit_widths(const struct query_table *t, int width, int *cap)
+/* The columns shown in a table at most width columns wide (0: all): from
+ * the left, as many as fit with their text cut to FIT_MIN, at least one,
+ * as htop leaves out the columns past the screen. */
+static size_t fit_columns(const struct query_table *t, int width)
 {
-	long total = 2 * (long)(t->ncols ? t->ncols - 1 : 0), budget = width, widest = 0;
-	for (size_t c = 0; c < t->ncols; c++) {
+	long used = 0;
+	size_t n = 0;
+	for (; width > 0 && n < t->ncols; n++) {
+		long w = t->width[n];
+		if (!t->right[n] && w > FIT_MIN)
+			w = FIT_MIN;
+		used += w + (n ? 2 : 0);
+		if (n && used > width)
+			break;
+	}
+	return width > 0 ? n : t->ncols;
+}
+
+/* Each of the first n columns' width in a table at most width columns wide
+ * (0: as wide as it is): numbers keep theirs, the widest text columns give
+ * up columns, down to FIT_MIN each, the highest level that fits, the
+ * columns left over to the leftmost cut ones. */
+static void fit_widths(const struct query_table *t, size_t n, int width, int *cap)
+{
+	long total = 2 * (long)(n ? n - 1 : 0), budget = width, widest = 0;
+	for (size_t c = 0; c < t->ncols; c++)
 		cap[c] = t->width[c];
+	for (size_t c = 0; c < n; c++) {
 		total += t->width[c];
 		if (t->right[c])
 			budget -= t->width[c];
 		else if (t->width[c] > widest)
 			widest = t->width[c];
 	}
-	budget -= 2 * (long)(t->ncols ? t->ncols - 1 : 0);
+	budget -= 2 * (long)(n ? n - 1 : 0);
 	if (width <= 0 || total <= width || widest <= FIT_MIN)
 		return;
 	int lo = FIT_MIN, hi = (int)widest; /* capped(lo) fits unless nothing does */
 	while (lo < hi) {
 		int mid = lo + (hi - lo + 1) / 2;
-		if (capped(t, mid) <= budget)
+		if (capped(t, n, mid) <= budget)
 			lo = mid;
 		else
 			hi = mid - 1;
 	}
-	long left = budget - capped(t, lo);
-	for (size_t c = 0; c < t->ncols; c++)
+	long left = budget - capped(t, n, lo);
+	for (size_t c = 0; c < n; c++)
 		if (!t->right[c] && t->width[c] > lo)
 			cap[c] = lo + (left > 0 ? (left--, 1) : 0);
 }
@@ -472,12 +491,13 @@ static int print_table(FILE *f, const struct query_result *r, const struct query
 				padded[c] = w;
 		}
 	int cut = h->cols > 0, more = h->width(h->more);
+	size_t shown = cut ? fit_columns(&t, h->cols) : nc;
 	if (cut)
-		fit_widths(&t, h->cols, cap);
+		fit_widths(&t, shown, h->cols, cap);
 	else
 		memcpy(cap, padded, (nc ? nc : 1) * sizeof(int));
 	for (long i = -1; i < (long)r->nrows; i++) {
-		for (size_t c = 0; c < nc; c++) {
+		for (size_t c = 0; c < shown; c++) {
 			struct cell k = cell_of(o, r, i, c, decimals);
 			int w = widths[(size_t)(i + 1) * nc + c], pad = cap[c] - w;
 			if (c)
@@ -490,13 +510,16 @@ static int print_table(FILE *f, const struct query_result *r, const struct query
 					spaces(f, pad);
 				cell_put(o, k, -1);
 			}
-			if (!t.right[c] && c + 1 < nc)
+			if (!t.right[c] && c + 1 < shown)
 				spaces(f, pad);
 		}
 		putc('\n', f);
 	}
 	fprintf(f, "(%zu row%s%s)\n", r->nrows, r->nrows == 1 ? "" : "s",
 		r->truncated ? ", truncated" : "");
+	if (shown < nc)
+		fprintf(f, "(%zu column%s past the width left out: --wide shows %s)\n", nc - shown,
+			nc - shown == 1 ? "" : "s", nc - shown == 1 ? "it" : "them");
 	free(cap);
 	free(widths);
 	free(decimals);

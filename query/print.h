@@ -37,10 +37,11 @@ struct query_print_hooks {
 	void (*fit)(struct sbuf *out, const char *s, int cols);
 	/* The table on a terminal (0 for none of it): fit it into cols
 	 * columns by cutting its widest text columns, each cut cell ending in
-	 * more ("..." when NULL); clock: times as UTC date and time of day
-	 * with the decimals their column needs; raw: durations and times as
-	 * integer nanoseconds, bytes, rates and ratios as stored (before
-	 * clock). */
+	 * more ("..." when NULL), and leaving out the columns past it, from
+	 * the right, with a line that says how many; clock: times as UTC
+	 * date and time of day with the decimals their column needs; raw:
+	 * durations and times as integer nanoseconds, bytes, rates and ratios
+	 * as stored (before clock). */
 	int cols;
 	const char *more;
 	int clock, raw;

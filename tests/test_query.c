@@ -511,8 +511,8 @@ static void test_memory_limits(void **state)
 	snprintf(path, sizeof(path), "%s/t.db", dir);
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	char *pragma = xasprintf("PRAGMA application_id = %d; PRAGMA user_version = 1;",
-				 STORE_APPLICATION_ID);
+	char *pragma =
+	    xasprintf("PRAGMA application_id = %d; PRAGMA user_version = 1;", STORE_APPLICATION_ID);
 	assert_int_equal(sqlite3_exec(db, pragma, NULL, NULL, NULL), SQLITE_OK);
 	free(pragma);
 	assert_int_equal(sqlite3_exec(db, store_schema_sql, NULL, NULL, NULL), SQLITE_OK);
@@ -1228,16 +1228,23 @@ static void test_print(void **state)
 	sqlite3_close(db);
 }
 
-/* query_print's output as a string (the caller frees it). */
-static char *print_to_string(const struct query_result *r, enum query_format fmt, int terminal)
+/* query_print's output through hooks as a string (the caller frees it). */
+static char *print_hooked(const struct query_result *r, enum query_format fmt,
+			  const struct query_print_hooks *hooks, int terminal)
 {
-	const struct query_print_hooks hooks = {.sanitize = format_sanitize, .width = format_width};
 	char *buf = NULL, *err = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	assert_int_equal(query_print(f, r, fmt, &hooks, terminal, &err), 0);
+	assert_int_equal(query_print(f, r, fmt, hooks, terminal, &err), 0);
 	fclose(f);
 	return buf;
+}
+
+/* The same with the sanitiser and width alone. */
+static char *print_to_string(const struct query_result *r, enum query_format fmt, int terminal)
+{
+	const struct query_print_hooks hooks = {.sanitize = format_sanitize, .width = format_width};
+	return print_hooked(r, fmt, &hooks, terminal);
 }
 
 /* CSV and JSON carry text exactly to a file or pipe; to a terminal, CSV shows
@@ -1453,21 +1460,24 @@ static void test_print_fit(void **state)
 					  .cols = 52,
 					  .more = "\u2026",
 					  .clock = 1};
-	char *buf = NULL, *err = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	assert_int_equal(query_print(f, &r, QF_TABLE, &hooks, 1, &err), 0);
-	fclose(f);
+	char *buf = print_hooked(&r, QF_TABLE, &hooks, 1);
 	assert_string_equal(buf, "name                        start      dur  path\n"
 				 "wf     1970-01-01 00:00:00.000001  10.0 us  /wf\n"
 				 "step1  1970-01-01 00:00:00.000001  8.00 us  /wf/ste\u2026\n"
 				 "(2 rows)\n");
 	free(buf);
+	/* narrower than the numbers: the columns past the width left out */
+	hooks.cols = 40;
+	buf = print_hooked(&r, QF_TABLE, &hooks, 1);
+	assert_string_equal(buf, "name                        start\n"
+				 "wf     1970-01-01 00:00:00.000001\n"
+				 "step1  1970-01-01 00:00:00.000001\n"
+				 "(2 rows)\n"
+				 "(2 columns past the width left out: --wide shows them)\n");
+	free(buf);
 	hooks.raw = 1;
 	hooks.cols = 0;
-	f = open_memstream(&buf, &len);
-	assert_int_equal(query_print(f, &r, QF_TABLE, &hooks, 1, &err), 0);
-	fclose(f);
+	buf = print_hooked(&r, QF_TABLE, &hooks, 1);
 	assert_string_equal(buf, "name   start    dur  path\n"
 				 "wf      1000  10000  /wf\n"
 				 "step1   1000   8000  /wf/step1\n"

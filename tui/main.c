@@ -30,6 +30,7 @@
 #include "tui/format.h"
 #include "tui/glyphs.h"
 #include "tui/headless.h"
+#include "tui/progress.h"
 #include "tui/report.h"
 #include "tui/summ.h"
 #include "tui/term.h"
@@ -51,7 +52,7 @@ static const char usage_text[] =
     "       grademl-tui query trace.db 'QUERY' [--format table|csv|json] [--timeout DUR]\n"
     "                         [--max-memory SIZE] [--wide] [--raw]\n"
     "       grademl-tui summary trace.db kernels|ops|api|annotations|ranks [PATH]\n"
-    "                         [--format table|csv|json]\n"
+    "                         [--format table|csv|json] [--wide]\n"
     "       grademl-tui export -o OUT.json[.gz]|- trace.db [PATH]\n"
     "       grademl-tui [--theme NAME] [--no-color] [--ascii] [--mouse] [--timeout DUR]\n"
     "                   [--max-memory SIZE] trace.db\n"
@@ -433,7 +434,14 @@ static int cmd_import(int argc, char **argv)
 	if (expand_paths(argv + optind, argc - optind, &paths, &n, &err) < 0)
 		return fail(err);
 	import_signals();
+	struct import_summary summary = {0};
+	o.summary = &summary;
+	setlocale(LC_CTYPE, ""); /* for the glyphs; no importer reads it */
+	struct progress *pg = progress_start(
+	    STDERR_FILENO, paths, n, glyphs_get(strcmp(nl_langinfo(CODESET), "UTF-8") != 0)->more);
 	int rc = import_files(db, paths, n, format, &o, &err);
+	progress_finish(pg, db, rc == 0 ? &summary : NULL);
+	import_summary_release(&summary);
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
@@ -630,6 +638,22 @@ static void fit_cell(struct sbuf *out, const char *s, int cols)
 	format_fit(out, s, cols, 0);
 }
 
+/* How query and summary print a table: on a terminal (tty) it fits the
+ * terminal's width unless wide, and shows times as dates.  Needs
+ * setlocale(LC_CTYPE) done for the glyphs. */
+static struct query_print_hooks table_hooks(int tty, int wide, int raw)
+{
+	return (struct query_print_hooks){
+	    .sanitize = format_sanitize,
+	    .width = format_width,
+	    .fit = fit_cell,
+	    .cols = tty && !wide ? format_term_cols(STDOUT_FILENO) : 0,
+	    .more = glyphs_get(strcmp(nl_langinfo(CODESET), "UTF-8") != 0)->more,
+	    .clock = tty,
+	    .raw = raw,
+	};
+}
+
 /* grademl-tui query trace.db 'QUERY' [--format table|csv|json] [--timeout
  * DUR] [--max-memory SIZE] [--wide] [--raw]: runs one query (man
  * grademl-query(7)) read-only within its limits and prints its result; a
@@ -688,15 +712,7 @@ static int cmd_query(int argc, char **argv)
 	/* on a terminal the table fits its width and shows times as dates */
 	int tty = isatty(STDOUT_FILENO);
 	setlocale(LC_CTYPE, "");
-	const struct query_print_hooks hooks = {
-	    .sanitize = format_sanitize,
-	    .width = format_width,
-	    .fit = fit_cell,
-	    .cols = tty && !wide ? format_term_cols(STDOUT_FILENO) : 0,
-	    .more = glyphs_get(strcmp(nl_langinfo(CODESET), "UTF-8") != 0)->more,
-	    .clock = tty,
-	    .raw = raw,
-	};
+	const struct query_print_hooks hooks = table_hooks(tty, wide, raw);
 	char *err = NULL;
 	if (query_open(argv[optind], &lim, &db, &err) < 0)
 		return fail(err);
@@ -735,18 +751,20 @@ static int model_open_at(const char *db, const char *path, struct model **m, int
 	return rc;
 }
 
-/* grademl-tui summary trace.db kernels|ops|api|annotations|ranks [PATH] [--format FMT]: the
- * explorer's summary (tui/summ.h) of the phase at PATH, of every phase
- * without one, printed as a query result is. */
+/* grademl-tui summary trace.db kernels|ops|api|annotations|ranks [PATH] [--format FMT]
+ * [--wide]: the explorer's summary (tui/summ.h) of the phase at PATH, of
+ * every phase without one, printed as a query result is (fitted to a
+ * terminal's width as query's table is). */
 static int cmd_summary(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"format", required_argument, NULL, 'f'},
+	    {"wide", no_argument, NULL, 'w'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	enum query_format fmt = QF_TABLE;
-	int c;
+	int c, wide = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -754,6 +772,9 @@ static int cmd_summary(int argc, char **argv)
 			if (query_format_parse(optarg, &fmt) < 0)
 				return usage_error(
 				    "unknown summary format '%s' (table, csv or json)", optarg);
+			break;
+		case 'w':
+			wide = 1;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -779,9 +800,10 @@ static int cmd_summary(int argc, char **argv)
 	if (rc == 0)
 		rc = summ_table(model_store(m), root, kind, 1, &r, &why, &err);
 	if (rc == 0) {
-		const struct query_print_hooks hooks = {.sanitize = format_sanitize,
-							.width = format_width};
-		rc = query_print(stdout, &r, fmt, &hooks, isatty(STDOUT_FILENO), &err);
+		int tty = isatty(STDOUT_FILENO);
+		setlocale(LC_CTYPE, "");
+		const struct query_print_hooks hooks = table_hooks(tty, wide, 0);
+		rc = query_print(stdout, &r, fmt, &hooks, tty, &err);
 		query_result_release(&r);
 	}
 	if (rc == 0 && why) /* the table is empty: say why, beside it */

@@ -91,6 +91,101 @@ static const char *cell(struct sbuf *sb, const char *s, int cols)
 	return sb->buf;
 }
 
+/* Each GPU stream's and each rank's name in the report: the path of the
+ * part of the workflow it lies under (analysis_track_part), since every
+ * rank's process reads alike ("python3 (0) GPU 0"), and the breakdown's
+ * ranks are files whose absolute paths say nothing of the workflow. */
+struct gpu_names {
+	char **part;   /* s->streams[i]'s part, or NULL */
+	char **stream; /* s->streams[i] as the text shows it, cut to STREAM_COLS */
+	char **rank;   /* gpu->ranks[i]'s part (that of its first stream), or NULL */
+	size_t nstreams, nranks;
+};
+
+#define STREAM_COLS 44
+
+/* "PART: stream 7" (or "rank 0 / PROCESS / stream 7" without a part), and
+ * the process after it when another stream's reads the same. */
+static char *stream_label(const struct summary *s, char *const *part, size_t i, int with_process)
+{
+	const struct summary_stream *x = &s->streams[i];
+	struct sbuf sb = SBUF_INIT;
+	sbuf_init(&sb);
+	if (part[i]) {
+		sbuf_addf(&sb, "%s: ", part[i]);
+	} else {
+		if (x->rank >= 0)
+			sbuf_addf(&sb, "rank %d / ", x->rank);
+		sbuf_addf(&sb, "%s / ", x->process ? x->process : "");
+	}
+	format_name(&sb, x->stream ? x->stream : "", 0, "");
+	if (with_process && part[i])
+		sbuf_addf(&sb, " (%s)", x->process ? x->process : "");
+	return sbuf_detach(&sb);
+}
+
+static void gpu_names_release(struct gpu_names *g)
+{
+	for (size_t i = 0; i < g->nstreams; i++) {
+		free(g->part[i]);
+		free(g->stream[i]);
+	}
+	for (size_t i = 0; i < g->nranks; i++)
+		free(g->rank[i]);
+	free(g->part);
+	free(g->stream);
+	free(g->rank);
+	memset(g, 0, sizeof(*g));
+}
+
+static int gpu_names_load(struct model *m, const struct summary *s, const struct gpubreak *gpu,
+			  struct gpu_names *g, char **err)
+{
+	struct store *st = model_store(m);
+	int rc = 0;
+	g->nstreams = s->nstreams;
+	g->nranks = gpu->nranks;
+	g->part = xcalloc(s->nstreams + 1, sizeof(char *));
+	g->stream = xcalloc(s->nstreams + 1, sizeof(char *));
+	g->rank = xcalloc(gpu->nranks + 1, sizeof(char *));
+	for (size_t i = 0; i < s->nstreams && rc == 0; i++)
+		rc = analysis_track_part(st, s->streams[i].track_id, &g->part[i], err);
+	for (size_t i = 0; i < gpu->nranks && rc == 0; i++)
+		if (gpu->ranks[i].nstreams)
+			rc = analysis_track_part(st, gpu->ranks[i].streams[0].track_id, &g->rank[i],
+						 err);
+	if (rc != 0) {
+		gpu_names_release(g);
+		return -1;
+	}
+	char **label = xcalloc(s->nstreams + 1, sizeof(char *));
+	for (size_t i = 0; i < s->nstreams; i++)
+		label[i] = stream_label(s, g->part, i, 0);
+	for (size_t i = 0; i < s->nstreams; i++) {
+		int twin = 0;
+		for (size_t k = 0; k < s->nstreams && !twin; k++)
+			twin = k != i && !strcmp(label[i], label[k]);
+		if (twin)
+			g->stream[i] = stream_label(s, g->part, i, 1);
+	}
+	for (size_t i = 0; i < s->nstreams; i++) {
+		if (g->stream[i]) {
+			free(label[i]);
+			label[i] = g->stream[i];
+		}
+	}
+	/* cut in the middle, never into two that read the same */
+	char **cut =
+	    format_cut_distinct((const char *const *)label, s->nstreams, STREAM_COLS, "...");
+	for (size_t i = 0; i < s->nstreams; i++) {
+		g->stream[i] = cut[i];
+		free(label[i]);
+	}
+	free(cut);
+	free(label);
+	return 0;
+}
+
 /* ---- text ---- */
 
 static int text_tree(FILE *out, struct model *m, struct mnode *n, int level, struct sbuf *sb,
@@ -206,7 +301,8 @@ static void text_top_kernel(FILE *out, const struct gpubreak *gpu, const struct 
 
 /* HTA's breakdowns per rank (model/analysis/gpubreak.c), from the analyses: the
  * cache when it matches the file, else computed with them. */
-static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
+static void text_gpu(FILE *out, const struct gpubreak *gpu, const struct gpu_names *names,
+		     struct sbuf *sb)
 {
 	char a[32], b[32], c[32], d[32];
 	fprintf(out,
@@ -219,11 +315,20 @@ static void text_gpu(FILE *out, const struct gpubreak *gpu, struct sbuf *sb)
 	for (size_t i = 0; i < gpu->nranks; i++) {
 		const struct gpubreak_rank *r = &gpu->ranks[i];
 		const struct gpubreak_temporal *t = &r->time;
+		/* the part of the workflow it lies under, its rank when that part
+		 * does not say it */
+		const char *part = names->rank[i];
+		char rank[32] = "";
 		if (r->rank >= 0)
-			fprintf(out, "  rank %d ", r->rank);
+			snprintf(rank, sizeof(rank), "rank %d", r->rank);
+		const char *last = part ? strrchr(part, '/') : NULL;
+		if (part && *rank && (!last || strcmp(last + 1, rank)))
+			fprintf(out, "  %s, %s", clean(sb, part), rank);
+		else if (part)
+			fprintf(out, "  %s", clean(sb, part));
 		else
-			fprintf(out, "  ");
-		fprintf(out, "%s: %lld items, scope: ", clean(sb, r->source), (long long)r->items);
+			fprintf(out, "  %s%s%s", rank, *rank ? " " : "", clean(sb, r->source));
+		fprintf(out, ": %lld items, scope: ", (long long)r->items);
 		if (r->cutoff_ns)
 			fprintf(out, "launched before the last profiler step (%lld left out)",
 				(long long)r->left_out);
@@ -422,7 +527,7 @@ static void text_stragglers(FILE *out, struct model *m, const struct analysis *a
 }
 
 static int write_text(FILE *out, const char *path, struct model *m, const struct summary *s,
-		      const struct analysis *an, char **err)
+		      const struct gpu_names *names, const struct analysis *an, char **err)
 {
 	int rc = 0;
 	struct sbuf sb = SBUF_INIT;
@@ -538,22 +643,13 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 	for (size_t i = 0; i < s->nstreams; i++) {
 		const struct summary_stream *x = &s->streams[i];
 		double f = x->window_ns > 0 ? 100.0 * (double)x->busy_ns / (double)x->window_ns : 0;
-		struct sbuf label = SBUF_INIT, tmp = SBUF_INIT;
-		sbuf_init(&label);
-		sbuf_init(&tmp);
-		if (x->rank >= 0)
-			sbuf_addf(&label, "rank %d / ", x->rank);
-		sbuf_addf(&label, "%s / ", clean(&tmp, x->process));
-		sbuf_adds(&label, clean(&tmp, x->stream));
-		sbuf_reset(&tmp);
-		format_fit(&tmp, label.buf, 44, 1);
-		fprintf(out, "  %s busy %11s of %11s %6.1f%%  %7lld items\n", tmp.buf,
+		sbuf_reset(&sb);
+		format_fit(&sb, names->stream[i], STREAM_COLS, 1); /* sanitised: pads */
+		fprintf(out, "  %s busy %11s of %11s %6.1f%%  %7lld items\n", sb.buf,
 			format_duration(a, sizeof(a), x->busy_ns),
 			format_duration(b, sizeof(b), x->window_ns), f, (long long)x->items);
-		sbuf_release(&label);
-		sbuf_release(&tmp);
 	}
-	text_gpu(out, &an->gpu, &sb);
+	text_gpu(out, &an->gpu, names, &sb);
 	sbuf_release(&sb);
 	return 0;
 }
@@ -638,7 +734,7 @@ static json_t *json_causes(const struct gpubreak_causes *c)
 	return o;
 }
 
-static json_t *json_gpu(const struct gpubreak *gpu)
+static json_t *json_gpu(const struct gpubreak *gpu, const struct gpu_names *names)
 {
 	json_t *arr = json_array();
 	for (size_t i = 0; i < gpu->nranks; i++) {
@@ -696,24 +792,25 @@ static json_t *json_gpu(const struct gpubreak *gpu)
 		}
 		json_array_append_new(
 		    arr,
-		    json_pack(
-			"{s:o, s:o, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, "
-			"s:I,"
-			" s:I,"
-			" s:o, s:s, s:o}",
-			"source", jstr(r->source), "rank",
-			r->rank >= 0 ? json_integer(r->rank) : json_null(), "figures",
-			gpu->hta ? "hta-0.6.1" : "exact", "scope",
-			r->cutoff_ns ? "before_last_step" : "trace", "items", (json_int_t)r->items,
-			"left_out", (json_int_t)r->left_out, "cutoff_ns", (json_int_t)r->cutoff_ns,
-			"window_ns", (json_int_t)r->time.window_ns, "idle_ns",
-			(json_int_t)r->time.idle_ns, "compute_ns", (json_int_t)r->time.compute_ns,
-			"noncompute_ns", (json_int_t)r->time.noncompute_ns, "idle_causes",
-			json_causes(&r->cause), "kernel_type_ns", types, "kernel_type_mix_ns", mix,
-			"comm_ns", (json_int_t)r->comm_ns, "overlap_ns", (json_int_t)r->overlap_ns,
-			"streams", streams, "top_kernels_scope",
-			kernels_cut(gpu, r) ? "before_last_step" : "trace", "top_kernels",
-			kernels));
+		    json_pack("{s:o, s:o, s:o, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, "
+			      "s:o, s:o, "
+			      "s:I,"
+			      " s:I,"
+			      " s:o, s:s, s:o}",
+			      "source", jstr(r->source), "step_path", jstr(names->rank[i]), "rank",
+			      r->rank >= 0 ? json_integer(r->rank) : json_null(), "figures",
+			      gpu->hta ? "hta-0.6.1" : "exact", "scope",
+			      r->cutoff_ns ? "before_last_step" : "trace", "items",
+			      (json_int_t)r->items, "left_out", (json_int_t)r->left_out,
+			      "cutoff_ns", (json_int_t)r->cutoff_ns, "window_ns",
+			      (json_int_t)r->time.window_ns, "idle_ns", (json_int_t)r->time.idle_ns,
+			      "compute_ns", (json_int_t)r->time.compute_ns, "noncompute_ns",
+			      (json_int_t)r->time.noncompute_ns, "idle_causes",
+			      json_causes(&r->cause), "kernel_type_ns", types, "kernel_type_mix_ns",
+			      mix, "comm_ns", (json_int_t)r->comm_ns, "overlap_ns",
+			      (json_int_t)r->overlap_ns, "streams", streams, "top_kernels_scope",
+			      kernels_cut(gpu, r) ? "before_last_step" : "trace", "top_kernels",
+			      kernels));
 	}
 	return arr;
 }
@@ -782,7 +879,7 @@ static json_t *json_attr(struct model *m, const struct attribution *at, int *rc,
 }
 
 static int write_json(FILE *out, const char *path, struct model *m, const struct summary *s,
-		      const struct analysis *an, char **err)
+		      const struct gpu_names *names, const struct analysis *an, char **err)
 {
 	int rc = 0;
 	json_t *root = json_object();
@@ -824,13 +921,14 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 		const struct summary_stream *x = &s->streams[i];
 		json_array_append_new(
 		    streams,
-		    json_pack("{s:o, s:o, s:o, s:I, s:s, s:s, s:I, s:I, s:I, s:f, s:I}", "rank",
+		    json_pack("{s:o, s:o, s:o, s:o, s:I, s:s, s:s, s:I, s:I, s:I, s:f, s:I}",
+			      "step_path", jstr(names->part[i]), "rank",
 			      x->rank >= 0 ? json_integer(x->rank) : json_null(), "process",
 			      jstr(x->process), "stream", jstr(x->stream), "track_id",
-			      (json_int_t)x->track_id, "scope", "trace", "window", "stream", "busy_ns",
-			      (json_int_t)x->busy_ns, "window_ns", (json_int_t)x->window_ns,
-			      "source_window_ns", (json_int_t)x->source_window_ns,
-			      "busy_fraction",
+			      (json_int_t)x->track_id, "scope", "trace", "window", "stream",
+			      "busy_ns", (json_int_t)x->busy_ns, "window_ns",
+			      (json_int_t)x->window_ns, "source_window_ns",
+			      (json_int_t)x->source_window_ns, "busy_fraction",
 			      x->window_ns > 0 ? (double)x->busy_ns / (double)x->window_ns : 0.0,
 			      "items", (json_int_t)x->items));
 	}
@@ -878,7 +976,7 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 		json_array_append_new(imb, o);
 	}
 	json_object_set_new(root, "imbalance", imb);
-	json_object_set_new(root, "gpu_breakdown", json_gpu(&an->gpu));
+	json_object_set_new(root, "gpu_breakdown", json_gpu(&an->gpu, names));
 	json_t *cp = json_array();
 	for (size_t i = 0; i < an->npath; i++) {
 		const struct pathrow *p = &an->path[i];
@@ -910,7 +1008,7 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 /* write_text into memory first, so that a broken file found half way
  * prints nothing. */
 static int write_text_whole(FILE *out, const char *path, struct model *m, const struct summary *s,
-			    const struct analysis *an, char **err)
+			    const struct gpu_names *names, const struct analysis *an, char **err)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -919,7 +1017,7 @@ static int write_text_whole(FILE *out, const char *path, struct model *m, const 
 		*err = xasprintf("cannot write the report: %s", strerror(errno));
 		return -1;
 	}
-	int rc = write_text(mem, path, m, s, an, err);
+	int rc = write_text(mem, path, m, s, names, an, err);
 	if (fclose(mem) != 0 && rc == 0) {
 		*err = xasprintf("cannot write the report: %s", strerror(errno));
 		rc = -1;
@@ -960,9 +1058,15 @@ int report_write_opts(FILE *out, const char *path, enum report_format fmt,
 		summary_release(&s);
 		analysis_release(&an);
 	}
+	struct gpu_names names = {0};
+	if (rc == 0 && (rc = gpu_names_load(m, &s, &an.gpu, &names, err)) < 0) {
+		summary_release(&s);
+		analysis_release(&an);
+	}
 	if (rc == 0) {
-		rc = fmt == REPORT_JSON ? write_json(out, path, m, &s, &an, err)
-					: write_text_whole(out, path, m, &s, &an, err);
+		rc = fmt == REPORT_JSON ? write_json(out, path, m, &s, &names, &an, err)
+					: write_text_whole(out, path, m, &s, &names, &an, err);
+		gpu_names_release(&names);
 		summary_release(&s);
 		analysis_release(&an);
 	}

@@ -22,6 +22,7 @@
 #include "model/analysis/analyze.h"
 #include "model/analysis/critpath.h"
 #include "model/analysis/gpucache.h"
+#include "model/analysis/level.h"
 #include "model/store/col.h"
 #include "model/store/ptree.h"
 #include "model/util/sbuf.h"
@@ -626,6 +627,37 @@ int analysis_phase_path(struct store *st, int64_t id, char **path, char **err)
 		sbuf_addf(&sb, "/%s", name ? name : "?");
 	}
 	*path = sbuf_detach(&sb);
+out:
+	sqlite3_finalize(q);
+	free(chain);
+	return rc;
+}
+
+int analysis_track_part(struct store *st, int64_t track_id, char **path, char **err)
+{
+	sqlite3 *db = store_db(st);
+	sqlite3_stmt *q = NULL;
+	int64_t *chain = NULL, node = 0;
+	size_t n = 0;
+	int rc = -1;
+	*path = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT phase_id FROM tracks WHERE id = ?1", -1, &q, NULL) !=
+	    SQLITE_OK) {
+		*err = xasprintf("%s: cannot read tracks: %s", store_path(st), sqlite3_errmsg(db));
+		goto out;
+	}
+	sqlite3_bind_int64(q, 1, track_id);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		node = col_int(q, 0);
+	rc = node > 0 ? ptree_up(db, store_path(st), node, &chain, &n, err) : 0;
+	/* chain[0] is the node, chain[n - 1] the root */
+	for (size_t k = 0; rc == 0 && k < n; k++) {
+		int level = level_of_phase(db, chain[k], NULL);
+		if (level == LEVEL_PART || level == LEVEL_WORKFLOW) {
+			rc = analysis_phase_path(st, chain[k], path, err);
+			break;
+		}
+	}
 out:
 	sqlite3_finalize(q);
 	free(chain);

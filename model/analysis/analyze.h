@@ -77,6 +77,13 @@ char *analysis_phase_name(struct store *st, int64_t id);
 /* "/workflow/step/.../name" of a phase (for :goto) into *path, NULL when
  * there is no such phase.  0; -1 or PTREE_LOOP (model/store/ptree.h) with *err. */
 int analysis_phase_path(struct store *st, int64_t id, char **path, char **err);
+/* The path of the part of the workflow (model/analysis/level.h: a step, a
+ * rank, a span) that track track_id's node lies under, its nearest, into
+ * *path: what names a stream or a rank apart from the others of its kind
+ * ("/gpu/ddp/rank 0", where every rank's process reads "python3 (0) GPU
+ * 0").  NULL when the track has no node or no part is above it.  0; -1 or
+ * PTREE_LOOP with *err. */
+int analysis_track_part(struct store *st, int64_t track_id, char **path, char **err);
 /* Phase id's device_ns (the union of the device work beneath it, devunion.h)
  * in *ns; 0, or -1 with *err. */
 int analysis_phase_device(struct store *st, int64_t id, int64_t *ns, char **err);

@@ -11,7 +11,8 @@
 #   `grademl-tui import` of a sadf -j file of ~2 M samples (make_big_sadf.py),
 #   `grademl-tui import` of a ~200 MB Spark log (make_big_spark.py; needs
 #   ../shared/samples),
-#   and, after the table, tests/bench/longstr.sh: one 160 MiB string, and
+#   and, after the table, tests/bench/longstr.sh: one 160 MiB string,
+#   tests/bench/progress.sh: the import with its progress line on, and
 #   tests/bench/export.sh: the export of tui.sh's trace.db to Chrome JSON, and
 #   tests/bench/promlive.sh: a live pull of an hour from a local Prometheus.
 # Prints one table of figure / measured / budget / verdict.  Exits 0 even when
@@ -193,6 +194,9 @@ BEGIN {
 }'
 echo
 GRADEML_BIN=$bin BENCH_DIR=$dir BENCH_RUNS=$runs bash "$here/longstr.sh"
+# the import again with its progress line on a terminal, against a pipe
+echo
+GRADEML_BIN=$bin BENCH_JSON=$json BENCH_RUNS=$runs bash "$here/progress.sh"
 # the export of the explorer benchmark's trace.db (made here when missing)
 echo
 GRADEML_BIN=$bin BENCH_DIR=$dir BENCH_MB=$mb bash "$here/export.sh"

@@ -203,6 +203,28 @@ sys.exit(not re.search("^  9  Profile\\S*\u2026 *1795350499793331000  50300000  
 	else
 		not_ok "csv on a terminal: the same raw values as through a pipe" "$(diff "$TMP/pipe.csv" "$TMP/tty.csv" | head -n 4 | tr '\n' '|')"
 	fi
+	# summary prints as query does: fitted to an 80-column terminal (the
+	# kernels' 14 columns do not fit whole), every column to a pipe
+	sdb=$TMP/demo.db skind=ops
+	[ "$have_gpu" = 1 ] && sdb=$TMP/gpu.db skind=kernels
+	tty_run 80 "$TMP/summ-tty.txt" summary "$sdb" "$skind"
+	"$BIN" summary "$sdb" "$skind" >"$TMP/summ-pipe.txt"
+	if python3 - "$TMP/summ-tty.txt" "$TMP/summ-pipe.txt" <<'EOF'; then
+import sys
+tty = open(sys.argv[1], encoding="utf-8").read().splitlines()
+pipe = open(sys.argv[2], encoding="utf-8").read().splitlines()
+assert max(map(len, tty)) <= 80, max(map(len, tty))
+assert max(map(len, pipe)) > 80, "the pipe's lines are wider"
+assert len(tty) >= len(pipe) > 2, (len(tty), len(pipe))
+shown = tty[0].split()
+assert shown == pipe[0].split()[:len(shown)], (tty[0], pipe[0])
+if len(shown) < len(pipe[0].split()):
+    assert tty[-1] == "(%d columns past the width left out: --wide shows them)" % (len(pipe[0].split()) - len(shown)), tty[-1]
+EOF
+		ok "summary on an 80-column terminal: no line wider than 80"
+	else
+		not_ok "summary on an 80-column terminal: no line wider than 80" "$(head -n 2 "$TMP/summ-tty.txt" | tr '\n' '|')"
+	fi
 fi
 
 summary

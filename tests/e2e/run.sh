@@ -595,6 +595,42 @@ if bash "$GPU/import.sh" "$BIN" "$g_db" 2>"$TMP/err"; then
 		not_ok "gpu: analyze, then report (text and JSON) from the cache" \
 			"$(head -c 300 "$TMP/err"; diff "$TMP/gpu-before.json" "$TMP/gpu-after.json" | head -5)"
 	fi
+	# the report names each stream and each rank of its GPU breakdown by the
+	# step path it lies under (the nearest step, rank or other part above
+	# its track's node, walked here from trace.db's parent links), never by
+	# the process every rank shares or by a file's path
+	if python3 - "$g_db" "$TMP/gpu-after.json" "$TMP/gpu-after.txt" <<'PY'; then
+import json, re, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+r, text = json.load(open(sys.argv[2])), open(sys.argv[3]).read()
+parts = ("workflow", "step", "rank", "span", "application", "job", "stage")
+def part(track):
+    node = db.execute("SELECT phase_id FROM tracks WHERE id = ?", (track,)).fetchone()[0]
+    chain = []
+    while node:
+        kind, name, parent = db.execute("SELECT kind, name, parent_id FROM phases_v WHERE id = ?", (node,)).fetchone()
+        chain.append((kind, name))
+        node = parent
+    for k in range(len(chain)):
+        if chain[k][0] in parts:
+            return "/" + "/".join(n for _, n in reversed(chain[k:]))
+want = [part(x["track_id"]) for x in r["gpu_streams"]]
+assert [x["step_path"] for x in r["gpu_streams"]] == want, [x["step_path"] for x in r["gpu_streams"]]
+assert {"/gpu/train", "/gpu/eval", "/gpu/ddp/rank 0", "/gpu/ddp/rank 1"} == set(want), want
+rows = [l for l in text.split("\nGPU streams")[1].split("\n\n")[0].splitlines()[1:] if " busy " in l]
+labels = [l.split(" busy ")[0].strip() for l in rows]
+assert labels == ["%s: %s" % (w, x["stream"].strip()) for w, x in zip(want, r["gpu_streams"])], labels[:3]
+assert len(set(labels)) == len(labels), "two streams read the same"
+g = r["gpu_breakdown"]
+assert [x["step_path"] for x in g] == [part(x["streams"][0]["track_id"]) for x in g], [x["step_path"] for x in g]
+heads = [l for l in text.split("\nGPU breakdown")[1].splitlines() if re.match(r"^  \S", l)]
+assert [h.split(": ")[0].strip() for h in heads] == [x["step_path"] for x in g], heads
+assert not any(x["source"] in text.split("\nGPU breakdown")[1] for x in g), "a file path in the breakdown"
+PY
+		ok "gpu: the report names each GPU stream and each rank of its breakdown by its step path (text and JSON), no two streams alike"
+	else
+		not_ok "gpu: the report names streams and ranks by their step path" "$(sed -n '/^GPU streams/,+3p' "$TMP/gpu-after.txt" | tr '\n' '|')"
+	fi
 	# the user's demand rules: kept in the file, applied, dropped again
 	fit() {
 		q "$g_db" "SELECT coalesce((SELECT value FROM meta WHERE key = 'demand_rules'), '-')
