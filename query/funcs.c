@@ -7,6 +7,7 @@
  * during and within funcs_window.c's, the aggregates gm_hagg and gm_pct
  * funcs_agg.c's.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +263,32 @@ static void fn_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	itext_lookup(ctx, f, &f->kinds, argv[0]);
 }
 
+/* ---- gm_ns ---- */
+
+static void fn_ns(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	switch (sqlite3_value_numeric_type(argv[0])) {
+	case SQLITE_INTEGER:
+		sqlite3_result_int64(ctx, sqlite3_value_int64(argv[0]));
+		return;
+	case SQLITE_FLOAT: {
+		double v = sqlite3_value_double(argv[0]);
+		if (isnan(v))
+			sqlite3_result_null(ctx);
+		else if (v >= 9223372036854775807.0)
+			sqlite3_result_int64(ctx, INT64_MAX);
+		else if (v <= -9223372036854775808.0)
+			sqlite3_result_int64(ctx, INT64_MIN);
+		else
+			sqlite3_result_int64(ctx, llround(v));
+		return;
+	}
+	default:
+		sqlite3_result_null(ctx);
+	}
+}
+
 /* ---- gm_path ---- */
 
 static struct path_ent *path_slot(struct qfuncs *f, int64_t id)
@@ -491,7 +518,7 @@ int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err)
 	    {"regexp", 2, fn_regexp},	   {"gm_path", 1, fn_path},   {"gm_metric", 3, fn_metric},
 	    {"gm_twmean", 3, gm_twmean},   {"gm_twmax", 3, gm_twmax}, {"gm_satns", 4, gm_satns},
 	    {"gm_valueat", 2, gm_valueat}, {"gm_str", 1, fn_str},     {"gm_kind", 1, fn_kind},
-	    {"gm_running", 2, gm_running},
+	    {"gm_running", 2, gm_running}, {"gm_ns", 1, fn_ns},
 	};
 	/* regexp owns the state: its destructor runs when it is replaced by
 	 * the next registration or the connection closes, after which no

@@ -11,6 +11,9 @@
  *   gm_kind(id)                the same over phase_kinds(name).
  *   gm_path(id)                the phase's path "/wf/step/.../name", parents
  *                              cached; NULL for an unknown id.
+ *   gm_ns(x)                   x as whole nanoseconds: an integer as it is,
+ *                              a real rounded to the nearest and saturated at
+ *                              the int64 range; NULL for NULL, NaN or text.
  *   gm_metric(name, host, phost)  the metric id for a reference: name is
  *                              a metric's name or "resource.name"; host, when
  *                              not NULL, must match; among several, the one

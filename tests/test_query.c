@@ -123,11 +123,13 @@ static void test_lex_tokens(void **state)
 {
 	(void)state;
 	const char *q =
-	    "phases name ~ \"a\\\"b\" | top 10 sum(dur) /wf/**/x != <= >= !~ cpu.util@h1 -5ms";
-	enum query_tok want[] = {QT_WORD,   QT_WORD,   QT_MATCH,  QT_STRING, QT_PIPE,
-				 QT_WORD,   QT_NUMBER, QT_WORD,	  QT_LP,     QT_WORD,
-				 QT_RP,	    QT_PATH,   QT_NE,	  QT_LE,     QT_GE,
-				 QT_NMATCH, QT_WORD,   QT_NUMBER, QT_EOF};
+	    "phases name ~ \"a\\\"b\" | top 10 sum(dur) /wf/**/x != <= >= !~ cpu.util@h1 -5ms"
+	    " + - * dur*2 2*x";
+	enum query_tok want[] = {QT_WORD,   QT_WORD,  QT_MATCH, QT_STRING, QT_PIPE,   QT_WORD,
+				 QT_NUMBER, QT_WORD,  QT_LP,	QT_WORD,   QT_RP,     QT_PATH,
+				 QT_NE,	    QT_LE,    QT_GE,	QT_NMATCH, QT_WORD,   QT_NUMBER,
+				 QT_PLUS,   QT_MINUS, QT_STAR,	QT_WORD,   QT_NUMBER, QT_STAR,
+				 QT_WORD,   QT_EOF};
 	int pos = 0;
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		struct query_token t = query_lex_next(q, &pos);
@@ -511,8 +513,8 @@ static void test_memory_limits(void **state)
 	snprintf(path, sizeof(path), "%s/t.db", dir);
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	char *pragma = xasprintf("PRAGMA application_id = %d; PRAGMA user_version = 1;",
-				 STORE_APPLICATION_ID);
+	char *pragma =
+	    xasprintf("PRAGMA application_id = %d; PRAGMA user_version = 1;", STORE_APPLICATION_ID);
 	assert_int_equal(sqlite3_exec(db, pragma, NULL, NULL, NULL), SQLITE_OK);
 	free(pragma);
 	assert_int_equal(sqlite3_exec(db, store_schema_sql, NULL, NULL, NULL), SQLITE_OK);
@@ -1178,6 +1180,108 @@ static void test_aggregates(void **state)
 	sqlite3_close(db);
 }
 
+/* Arithmetic in conditions and selections: precedence, parentheses, units,
+ * division by zero and overflow, on the tiny trace (wf 10000 ns, self 0;
+ * step1 8000, 0; mm 3000, 3000; add 1000, 1000). */
+static void test_arith(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	struct query_result r =
+	    run_ok(db, "phases id = 1 | select 1 + 2 * 3, (1 + 2) * 3, 10 - 4 - 3,"
+		       " 12 / 4 / 3, -2 * 3, 7 -2, 2 * (dur - 1us)");
+	assert_int_equal(r.nrows, 1);
+	assert_string_equal(r.cols[0].name, "1 + 2 * 3");
+	assert_string_equal(r.cols[1].name, "(1 + 2) * 3");
+	assert_true(query_cell(&r, 0, 0)->i == 7);
+	assert_true(query_cell(&r, 0, 1)->i == 9);
+	assert_true(query_cell(&r, 0, 2)->i == 3); /* left to right */
+	assert_true(fabs(cell_real(&r, 0, 3) - 1.0) < 1e-12);
+	assert_true(query_cell(&r, 0, 4)->i == -6);
+	assert_true(query_cell(&r, 0, 5)->i == 5); /* "7 -2": a literal after a value subtracts */
+	assert_int_equal(r.cols[6].type, QC_DUR);
+	assert_true(query_cell(&r, 0, 6)->i == 18000);
+	query_result_release(&r);
+
+	/* the issue's query: operators whose self time is over half their time */
+	r = run_ok(db, "phases | where self > 0.5 * dur | select id");
+	assert_int_equal(r.nrows, 2);
+	assert_true(query_cell(&r, 0, 0)->i == 3 && query_cell(&r, 1, 0)->i == 4);
+	query_result_release(&r);
+	/* a parenthesised value opens the left side; ratios are real */
+	r = run_ok(db,
+		   "phases | where (dur - self) / dur >= 1 and not id = 2 | select id, self / dur");
+	assert_int_equal(r.nrows, 1);
+	assert_true(query_cell(&r, 0, 0)->i == 1);
+	assert_int_equal(r.cols[1].type, QC_REAL);
+	assert_true(fabs(cell_real(&r, 0, 1)) < 1e-12);
+	query_result_release(&r);
+	r = run_ok(db, "phases | where ((dur + 0.5 * self)) - 1us > 3.5us | sort id | select id");
+	assert_int_equal(r.nrows, 2); /* wf 9000, step1 7000; mm 3500 is not over */
+	query_result_release(&r);
+	/* times: a time minus a time is a duration, a time plus one a time */
+	r = run_ok(db, "phases id = 3 | select end - start, start + 1us, end - 1us - start");
+	assert_int_equal(r.cols[0].type, QC_DUR);
+	assert_int_equal(r.cols[1].type, QC_TIME);
+	assert_true(query_cell(&r, 0, 0)->i == 3000);
+	assert_true(query_cell(&r, 0, 1)->i == 3000);
+	assert_true(query_cell(&r, 0, 2)->i == 2000);
+	query_result_release(&r);
+	/* aggregates of arithmetic, and arithmetic of aggregates after stats */
+	r = run_ok(db, "phases | by kind | stats sum(dur - self), sum(dur), sum(self)"
+		       " | where sum(self) > 0.5 * sum(dur)");
+	assert_int_equal(r.nrows, 1);
+	assert_string_equal(query_cell(&r, 0, 0)->s, "operator");
+	assert_string_equal(r.cols[1].name, "sum(dur - self)");
+	assert_true(query_cell(&r, 0, 1)->i == 0);
+	query_result_release(&r);
+	r = run_ok(db, "phases | top 1 dur - 2 * self | select id");
+	assert_true(query_cell(&r, 0, 0)->i == 1);
+	query_result_release(&r);
+	/* division by zero is NULL: no row matches it, a cell shows none */
+	r = run_ok(db, "phases | where dur / 0 >= 0 or 1 / (children - children) = 1 | count");
+	assert_true(query_cell(&r, 0, 0)->i == 0);
+	query_result_release(&r);
+	r = run_ok(db, "phases id = 1 | select dur / 0, dur / (self * 0)");
+	assert_int_equal(query_cell(&r, 0, 0)->type, QP_NULL);
+	assert_int_equal(query_cell(&r, 0, 1)->type, QP_NULL);
+	query_result_release(&r);
+	/* overflow: a duration saturates at the int64 range, a number turns real */
+	r = run_ok(db, "phases id = 1 | select dur * 9223372036854775807,"
+		       " dur * -9223372036854775807, dur * 1e300, 9223372036854775807 + 1");
+	assert_true(query_cell(&r, 0, 0)->i == INT64_MAX);
+	assert_true(query_cell(&r, 0, 1)->i == INT64_MIN);
+	assert_true(query_cell(&r, 0, 2)->i == INT64_MAX);
+	assert_true(fabs(cell_real(&r, 0, 3) - 9223372036854775808.0) < 1e4);
+	query_result_release(&r);
+	sqlite3_close(db);
+
+	/* errors point at the operation and say why */
+	compile_fails("phases | where dur * dur > 1", 16,
+		      "cannot multiply a duration and a duration", "scale by numbers");
+	compile_fails("phases | where 2 / dur > 1", 16, "cannot divide a number and a duration",
+		      NULL);
+	compile_fails("phases | where start + start > 1", 16, "cannot add a time and a time", NULL);
+	compile_fails("phases | where -start < 1", 16, "a time cannot be negated", NULL);
+	compile_fails("phases | where 1 + name > 2", 20, "'name' is text", NULL);
+	compile_fails("phases | where dur > 1 + 2 * \"x\"", 30, "'\"x\"' is text", NULL);
+	compile_fails("phases | where start > dur * 2", 16, "cannot compare a time with a duration",
+		      NULL);
+	compile_fails("phases | where dur*2 > 1", 16, "unknown field 'dur*2'",
+		      "put blanks around operators: 'dur * 2'");
+	compile_fails("phases | where dur /2 > 1", 20, "expected a comparison",
+		      "blanks around '/'");
+	compile_fails("phases | where (dur + 1 > 2", 28, "expected ')'", NULL);
+	compile_fails("phases | where dur > (self + 1", 31, "expected ')'", NULL);
+	compile_fails("phases | where dur > 2 * ", 26, "expected a field", NULL);
+	compile_fails("phases | where (dur - self)", 28, "expected a comparison", NULL);
+	compile_fails("phases | by dur - self | count", 13, "by takes fields", NULL);
+	compile_fails("phases | where dur + > 1", 22, "expected a field", NULL);
+	/* a lone '/' that no value follows is still the root path */
+	compiles("phases /");
+	compiles("phases kind = step /wf/**");
+}
+
 static void test_print(void **state)
 {
 	(void)state;
@@ -1575,6 +1679,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_lex_tokens),
 	    cmocka_unit_test(test_lex_units),
+	    cmocka_unit_test(test_arith),
 	    cmocka_unit_test(test_parse_valid),
 	    cmocka_unit_test(test_parse_errors),
 	    cmocka_unit_test(test_error_format),
