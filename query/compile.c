@@ -640,8 +640,14 @@ static int emit_cmp(struct cc *c, struct scope *s, struct sbuf *out, const struc
 		a.sql = sbuf_detach(&sb);
 		a.name = node_text(c, n->a);
 	}
-	if (resolve_term(c, s, n->b, post, 1, &b) < 0)
+	if (a.field && !strcmp(a.field->name, "kind") && n->b->kind == QN_WORD) {
+		/* kind = step: a bare word is a kind, even one that names a field */
+		b.is_text_literal = 1;
+		b.type = QC_TEXT;
+		b.node = n->b;
+	} else if (resolve_term(c, s, n->b, post, 1, &b) < 0) {
 		goto out;
+	}
 	if ((n->a->kind == QN_ARITH || n->a->kind == QN_NEG || n->b->kind == QN_ARITH ||
 	     n->b->kind == QN_NEG) &&
 	    b.sql && !b.is_text_literal) {
@@ -810,8 +816,9 @@ static int stage_by(struct cc *c, struct scope *s, const struct qstage *st)
 		}
 		if (resolve_term(c, s, st->terms[i], 0, 0, &t) < 0)
 			return -1;
-		add_outcol(&s->keys, &s->nkeys, &s->akeys, t.name, t.type, t.sql,
-			   is_interned(&t) ? t.field->icol : t.sql);
+		const char *shown = source_key_shown(s, t.field);
+		add_outcol(&s->keys, &s->nkeys, &s->akeys, t.name, shown ? QC_TEXT : t.type,
+			   shown ? shown : t.sql, is_interned(&t) ? t.field->icol : t.sql);
 		const char *g = s->keys[s->nkeys - 1].group_sql;
 		s->keys[s->nkeys - 1].intkey =
 		    t.field && t.type != QC_TEXT && t.type != QC_REAL &&

@@ -17,6 +17,16 @@
 /* A column of the track of the row aliased a (tracks' primary key serves it). */
 #define TRACK_SQL(col, a) "(SELECT " col " FROM tracks WHERE id = " a ".track_id)"
 
+/* A source's file name, with its rank when it has one: "rank0.json (rank 0)".
+ * The base name is what follows the last '/' (SQLite has no basename). */
+#define SOURCE_NAME_SQL(a)                                                                         \
+	"(SELECT replace(path, rtrim(path, replace(path, '/', '')), '')"                           \
+	" || coalesce(' (rank ' || rank || ')', '') FROM sources WHERE id = " a ".source_id)"
+
+/* The name of a phase's step (gm_step): interned, so that `by step`
+ * groups on an integer and `step ~ re` runs once per distinct name. */
+#define STEP_NAME_ID_SQL "(SELECT name_id FROM phases WHERE id = gm_step(p.id))"
+
 #define F_STRUCT(n, t, s, ic, it, ix) {n, t, s, ic, it, ix},
 #define F_NAME(n, t, s, ic, it, ix)   n,
 
@@ -32,6 +42,9 @@
 	X("track.name", QC_TEXT, TRACK_SQL("name", "p"), NULL, NULL, NULL)                         \
 	X("rank", QC_INT, TRACK_SQL("rank", "p"), NULL, NULL, NULL)                                \
 	X("source", QC_INT, "p.source_id", NULL, NULL, NULL)                                       \
+	X("source.name", QC_TEXT, SOURCE_NAME_SQL("p"), NULL, NULL, NULL)                          \
+	X("step", QC_TEXT, "gm_str(" STEP_NAME_ID_SQL ")", STEP_NAME_ID_SQL, "strings", "text")    \
+	X("step.id", QC_PHASE, "gm_step(p.id)", NULL, NULL, NULL)                                  \
 	X("start", QC_TIME, "p.start_ns", NULL, NULL, NULL)                                        \
 	X("end", QC_TIME, "(p.start_ns + p.dur_ns)", NULL, NULL, NULL)                             \
 	X("dur", QC_DUR, "p.dur_ns", NULL, NULL, NULL)                                             \
@@ -50,6 +63,7 @@
 	X("track.name", QC_TEXT, TRACK_SQL("name", "e"), NULL, NULL, NULL)                         \
 	X("rank", QC_INT, TRACK_SQL("rank", "e"), NULL, NULL, NULL)                                \
 	X("source", QC_INT, "e.source_id", NULL, NULL, NULL)                                       \
+	X("source.name", QC_TEXT, SOURCE_NAME_SQL("e"), NULL, NULL, NULL)                          \
 	X("phase", QC_PHASE, RUNNING_SQL, NULL, NULL, NULL)                                        \
 	X("phase.name", QC_TEXT,                                                                   \
 	  "gm_str((SELECT name_id FROM phases WHERE id = " RUNNING_SQL "))", NULL, NULL, NULL)     \
@@ -187,6 +201,17 @@ const struct extra *source_extra(const struct scope *s, const char *name)
 	for (size_t i = 0; i < s->nextras; i++)
 		if (!strcasecmp(s->extras[i].name, name))
 			return &s->extras[i];
+	return NULL;
+}
+
+/* What a `by` key on field f shows when that is not the value it groups
+ * on (a source groups on its id and shows its name), else NULL. */
+const char *source_key_shown(const struct scope *s, const struct field *f)
+{
+	if (f && !strcmp(f->name, "source"))
+		return s->src == QS_PHASES   ? SOURCE_NAME_SQL("p")
+		       : s->src == QS_EVENTS ? SOURCE_NAME_SQL("e")
+					     : NULL;
 	return NULL;
 }
 

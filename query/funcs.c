@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/analysis/level.h"
 #include "model/store/col.h"
 #include "model/store/ptree.h"
 #include "model/util/sbuf.h"
@@ -84,6 +85,10 @@ static void qfuncs_free(void *p)
 		free(f->paths[i].path);
 	free(f->paths);
 	sqlite3_finalize(f->path_q);
+	if (f->steps.key)
+		idmap_release(&f->steps);
+	free(f->step_of);
+	sqlite3_finalize(f->step_q);
 	free(f);
 }
 
@@ -408,6 +413,85 @@ static void fn_path(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sbuf_release(&sb);
 }
 
+/* ---- gm_step ---- */
+
+/* The step of id: the nearest of id and its ancestors that is a part of
+ * the workflow or an iteration (model/analysis/level.h), 0 when none;
+ * -1 on a SQLite error, PTREE_LOOP when the parents loop.  Ancestors'
+ * answers are cached, id's own is not (most rows are leaves). */
+static int phase_step(struct qfuncs *f, int64_t id, int64_t *step)
+{
+	int64_t *chain = NULL;
+	size_t n = 0, alloc = 0;
+	int rc = 0;
+	int64_t cur = id;
+	struct ptree_walk up;
+	*step = 0;
+	if (!f->step_q && sqlite3_prepare_v2(f->db,
+					     "SELECT p.parent_id, p.kind, " LEVEL_ON_THREAD_SQL(
+						 "p") " FROM phases p WHERE p.id = ?1",
+					     -1, &f->step_q, NULL) != SQLITE_OK)
+		return -1;
+	if (!f->steps.key)
+		idmap_init(&f->steps, 1024);
+	ptree_walk_init(&up, id);
+	while (cur) {
+		int32_t k = n ? idmap_get(&f->steps, cur) : -1;
+		if (k >= 0) {
+			*step = f->step_of[k];
+			break;
+		}
+		sqlite3_bind_int64(f->step_q, 1, cur);
+		int r = sqlite3_step(f->step_q);
+		if (r != SQLITE_ROW) {
+			sqlite3_reset(f->step_q);
+			rc = r == SQLITE_DONE ? 0 : -1;
+			break;
+		}
+		int level = level_of(col_int32(f->step_q, 1), col_int32(f->step_q, 2));
+		int64_t parent = col_int(f->step_q, 0);
+		sqlite3_reset(f->step_q);
+		if (level == LEVEL_PART || level == LEVEL_ITERATION) {
+			*step = cur;
+			break;
+		}
+		XGROW(chain, n + 1, alloc);
+		chain[n++] = cur;
+		cur = parent;
+		if (ptree_walk_loops(&up, cur)) {
+			rc = PTREE_LOOP;
+			break;
+		}
+	}
+	for (size_t i = 1; rc == 0 && i < n && f->nstep_of < INT32_MAX; i++) {
+		if (idmap_put(&f->steps, chain[i], (int32_t)f->nstep_of) < 0)
+			continue;
+		XGROW(f->step_of, f->nstep_of + 1, f->astep_of);
+		f->step_of[f->nstep_of++] = *step;
+	}
+	free(chain);
+	return rc;
+}
+
+static void fn_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+		return;
+	int64_t id = sqlite3_value_int64(argv[0]), step;
+	int rc = phase_step(f, id, &step);
+	if (rc == PTREE_LOOP) {
+		char *e = ptree_loop_error(sqlite3_db_filename(f->db, "main"), id);
+		sqlite3_result_error(ctx, e, -1);
+		free(e);
+	} else if (rc < 0) {
+		sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
+	} else if (step) {
+		sqlite3_result_int64(ctx, step);
+	}
+}
+
 /* ---- metrics ---- */
 
 static int load_metrics(struct qfuncs *f)
@@ -492,6 +576,8 @@ void query_funcs_idle(struct qfuncs *f)
 	if (f) {
 		sqlite3_finalize(f->path_q);
 		f->path_q = NULL;
+		sqlite3_finalize(f->step_q);
+		f->step_q = NULL;
 		sqlite3_finalize(f->strs.q);
 		f->strs.q = NULL;
 		sqlite3_finalize(f->kinds.q);
@@ -518,7 +604,7 @@ int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err)
 	    {"regexp", 2, fn_regexp},	   {"gm_path", 1, fn_path},   {"gm_metric", 3, fn_metric},
 	    {"gm_twmean", 3, gm_twmean},   {"gm_twmax", 3, gm_twmax}, {"gm_satns", 4, gm_satns},
 	    {"gm_valueat", 2, gm_valueat}, {"gm_str", 1, fn_str},     {"gm_kind", 1, fn_kind},
-	    {"gm_running", 2, gm_running}, {"gm_ns", 1, fn_ns},
+	    {"gm_running", 2, gm_running}, {"gm_ns", 1, fn_ns},	      {"gm_step", 1, fn_step},
 	};
 	/* regexp owns the state: its destructor runs when it is replaced by
 	 * the next registration or the connection closes, after which no

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/util/idmap.h"
 #include "query/funcs.h"
 
 struct series;
@@ -68,6 +69,10 @@ struct qfuncs {
 	struct path_ent *paths;
 	size_t paths_cap, paths_n;
 	sqlite3_stmt *path_q;
+	struct idmap steps; /* gm_step: an ancestor's id -> index in step_of */
+	int64_t *step_of;   /* its step's id, 0: none */
+	size_t nstep_of, astep_of;
+	sqlite3_stmt *step_q;
 };
 
 static inline uint64_t hash64(int64_t x)

@@ -1282,6 +1282,35 @@ static void test_arith(void **state)
 	compiles("phases kind = step /wf/**");
 }
 
+/* The step field: the nearest part of the workflow or iteration above a
+ * phase, itself included; `kind = step` still means the kind. */
+static void test_step_field(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	struct query_result r = run_ok(db, "phases | select id, step, step.id | sort id");
+	assert_int_equal(r.nrows, 4);
+	assert_int_equal(query_cell(&r, 0, 1)->type, QP_NULL); /* the workflow has none */
+	for (size_t i = 1; i < 4; i++) {
+		assert_string_equal(query_cell(&r, i, 1)->s, "step1");
+		assert_true(query_cell(&r, i, 2)->i == 2);
+	}
+	assert_int_equal(r.cols[2].type, QC_PHASE);
+	query_result_release(&r);
+	r = run_ok(db, "phases kind = step | count");
+	assert_true(query_cell(&r, 0, 0)->i == 1);
+	query_result_release(&r);
+	r = run_ok(db, "phases step = step1 kind = operator | by step | stats count, sum(dur)");
+	assert_int_equal(r.nrows, 1);
+	assert_string_equal(query_cell(&r, 0, 0)->s, "step1");
+	assert_true(query_cell(&r, 0, 1)->i == 2 && query_cell(&r, 0, 2)->i == 4000);
+	query_result_release(&r);
+	r = run_ok(db, "phases step ~ \"^st\" | count");
+	assert_true(query_cell(&r, 0, 0)->i == 3);
+	query_result_release(&r);
+	sqlite3_close(db);
+}
+
 static void test_print(void **state)
 {
 	(void)state;
@@ -1680,6 +1709,7 @@ int main(void)
 	    cmocka_unit_test(test_lex_tokens),
 	    cmocka_unit_test(test_lex_units),
 	    cmocka_unit_test(test_arith),
+	    cmocka_unit_test(test_step_field),
 	    cmocka_unit_test(test_parse_valid),
 	    cmocka_unit_test(test_parse_errors),
 	    cmocka_unit_test(test_error_format),
