@@ -1050,6 +1050,8 @@ static int run_stage(struct cc *c, struct scope *s, const struct qstage *st)
 				sbuf_adds(&tmp, "p.dur_ns");
 			} else if (s->src == QS_SAMPLES) {
 				sbuf_adds(&tmp, "s.value");
+			} else if (s->src == QS_GAPS) {
+				sbuf_adds(&tmp, "(g.end_ns - g.start_ns)");
 			} else if (s->src == QS_METRICS) {
 				char *m = source_field_sql(s, "gm_twmean(m.id, $W0, $W1)");
 				sbuf_adds(&tmp, m);
@@ -1110,11 +1112,11 @@ static char *replace_all(const char *text, char *const *from, char *const *to, s
 	return sbuf_detach(&sb);
 }
 
-/* Whether sql still reads a column of the source row (p. e. m. s. w.). */
+/* Whether sql still reads a column of the source row (p. e. m. s. w. g.). */
 static int reads_row(const char *sql)
 {
 	for (const char *p = sql; *p; p++)
-		if (strchr("pemsw", *p) && p[1] == '.' &&
+		if (strchr("pemswg", *p) && p[1] == '.' &&
 		    (p == sql ||
 		     !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
 		       (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'))))
@@ -1298,7 +1300,8 @@ int compile_select(struct cc *c, const struct query_ast *ast, struct scope *s, s
 	static const char *const row_order[] = {[QS_PHASES] = "p.id",
 						[QS_EVENTS] = "e.id",
 						[QS_METRICS] = "m.id",
-						[QS_SAMPLES] = "s.metric_id, s.t_ns"};
+						[QS_SAMPLES] = "s.metric_id, s.t_ns",
+						[QS_GAPS] = "g.track_id, g.start_ns"};
 	if (s->window_mode) {
 		if (s->has_order)
 			sbuf_addf(out, " ORDER BY %s", s->order.buf);

@@ -97,6 +97,26 @@
 	X("t", QC_TIME, "s.t_ns", NULL, NULL, NULL)                                                \
 	X("value", QC_REAL, "s.value", NULL, NULL, NULL)
 
+/* The idle gaps of device streams (query/funcs_gaps.c's gm_gaps). */
+#define GAP_FIELDS(X)                                                                              \
+	X("stream", QC_TEXT, TRACK_SQL("name", "g"), NULL, NULL, NULL)                             \
+	X("track", QC_INT, "g.track_id", NULL, NULL, NULL)                                         \
+	X("host", QC_TEXT, TRACK_SQL("host", "g"), NULL, NULL, NULL)                               \
+	X("rank", QC_INT, "g.rank", NULL, NULL, NULL)                                              \
+	X("source", QC_INT, "g.source_id", NULL, NULL, NULL)                                       \
+	X("source.name", QC_TEXT, SOURCE_NAME_SQL("g"), NULL, NULL, NULL)                          \
+	X("start", QC_TIME, "g.start_ns", NULL, NULL, NULL)                                        \
+	X("end", QC_TIME, "g.end_ns", NULL, NULL, NULL)                                            \
+	X("dur", QC_DUR, "(g.end_ns - g.start_ns)", NULL, NULL, NULL)                              \
+	X("cause", QC_TEXT, "g.cause", NULL, NULL, NULL)                                           \
+	X("thread", QC_TEXT, "(SELECT name FROM tracks WHERE id = g.thread_id)", NULL, NULL, NULL) \
+	X("op", QC_PHASE, "g.op_id", NULL, NULL, NULL)                                             \
+	X("op.name", QC_TEXT, "gm_str((SELECT name_id FROM phases WHERE id = g.op_id))", NULL,     \
+	  NULL, NULL)                                                                              \
+	X("op.path", QC_TEXT, "gm_path(g.op_id)", NULL, NULL, NULL)                                \
+	X("step", QC_TEXT, "gm_str((SELECT name_id FROM phases WHERE id = gm_step(g.op_id)))",     \
+	  NULL, NULL, NULL)
+
 static const struct field phase_fields[] = {
     PHASE_FIELDS(F_STRUCT){NULL, 0, NULL, NULL, NULL, NULL}};
 static const struct field event_fields[] = {
@@ -105,7 +125,9 @@ static const struct field metric_fields[] = {
     METRIC_FIELDS(F_STRUCT){NULL, 0, NULL, NULL, NULL, NULL}};
 static const struct field sample_fields[] = {
     SAMPLE_FIELDS(F_STRUCT){NULL, 0, NULL, NULL, NULL, NULL}};
+static const struct field gap_fields[] = {GAP_FIELDS(F_STRUCT){NULL, 0, NULL, NULL, NULL, NULL}};
 static const char *const phase_names[] = {PHASE_FIELDS(F_NAME) NULL};
+static const char *const gap_names[] = {GAP_FIELDS(F_NAME) NULL};
 static const char *const event_names[] = {EVENT_FIELDS(F_NAME) NULL};
 static const char *const metric_names[] = {METRIC_FIELDS(F_NAME) NULL};
 static const char *const sample_names[] = {SAMPLE_FIELDS(F_NAME) NULL};
@@ -135,9 +157,15 @@ static const struct source_info sources[] = {
 		    "s.t_ns",
 		    "s.t_ns",
 		    {"metric", "host", "t", "value", NULL}},
+    [QS_GAPS] = {gap_fields,
+		 gap_names,
+		 "gm_gaps g",
+		 "g.start_ns",
+		 "g.end_ns",
+		 {"stream", "rank", "start", "dur", "cause", "op.name", NULL}},
 };
 
-const char *const source_words[] = {"phases", "events", "metrics", "samples"};
+const char *const source_words[] = {"phases", "events", "metrics", "samples", "gaps"};
 
 const char *const *query_fields(enum query_source src)
 {
@@ -211,6 +239,7 @@ const char *source_key_shown(const struct scope *s, const struct field *f)
 	if (f && !strcmp(f->name, "source"))
 		return s->src == QS_PHASES   ? SOURCE_NAME_SQL("p")
 		       : s->src == QS_EVENTS ? SOURCE_NAME_SQL("e")
+		       : s->src == QS_GAPS   ? SOURCE_NAME_SQL("g")
 					     : NULL;
 	return NULL;
 }

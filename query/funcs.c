@@ -89,6 +89,9 @@ static void qfuncs_free(void *p)
 		idmap_release(&f->steps);
 	free(f->step_of);
 	sqlite3_finalize(f->step_q);
+	funcs_gaps_release(f);
+	sqlite3_finalize(f->gap_node_q);
+	sqlite3_finalize(f->gap_child_q);
 	free(f);
 }
 
@@ -578,6 +581,10 @@ void query_funcs_idle(struct qfuncs *f)
 		f->path_q = NULL;
 		sqlite3_finalize(f->step_q);
 		f->step_q = NULL;
+		sqlite3_finalize(f->gap_node_q);
+		f->gap_node_q = NULL;
+		sqlite3_finalize(f->gap_child_q);
+		f->gap_child_q = NULL;
 		sqlite3_finalize(f->strs.q);
 		f->strs.q = NULL;
 		sqlite3_finalize(f->kinds.q);
@@ -629,6 +636,8 @@ int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err)
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_function_v2(db, "gm_pct", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
 						NULL, NULL, gm_pct_step, gm_pct_final, NULL);
+	if (rc == SQLITE_OK)
+		rc = funcs_gaps_register(db, f);
 	if (rc != SQLITE_OK) {
 		*err = xasprintf("cannot register query functions: %s", sqlite3_errmsg(db));
 		return -1;

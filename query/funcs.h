@@ -58,6 +58,11 @@
  *                              gap max(w0 - t1, t0 - w1, 0) <= d, the lowest
  *                              wid among equals, not self; NULL if none or
  *                              if an argument is NULL.
+ *   gm_gaps                    a virtual table (eponymous: FROM gm_gaps):
+ *                              the idle gaps of device streams (source_id,
+ *                              rank, track_id, start_ns, end_ns, cause,
+ *                              thread_id, op_id), computed on the first scan
+ *                              (query/funcs_gaps.c).
  *   gm_pct(x, p)               aggregate: the p-th percentile (0..100) of x,
  *                              linear between closest ranks (numpy's default).
  *

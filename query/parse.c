@@ -13,7 +13,7 @@
 
 #define MAX_DEPTH 64 /* nesting of parentheses, not's and sub-queries */
 
-const char *const query_sources[] = {"phases", "events", "metrics", "samples", "sql", NULL};
+const char *const query_sources[] = {"phases", "events", "metrics", "samples", "gaps", "sql", NULL};
 const char *const query_stage_words[] = {"where", "by",	    "stats",	 "count",  "top",
 					 "sort",  "limit",  "select",	 "during", "between",
 					 "with",  "within", "saturated", NULL};
@@ -746,15 +746,16 @@ static int parse_stage(struct parser *p, struct qstage *s)
 static int parse_inner(struct parser *p, struct query_ast *ast, int pipes)
 {
 	size_t k;
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < QS_NSOURCES; k++)
 		if (is_kw(p, query_sources[k]))
 			break;
-	if (k == 4) {
+	if (k == QS_NSOURCES) {
 		char *w = xstrndup(p->q + p->tok.pos, (size_t)p->tok.len);
 		const char *sug = p->tok.type == QT_WORD ? query_suggest(w, query_sources) : NULL;
 		char *t = tok_text(p);
 		fail(p, p->tok.pos, p->tok.len,
-		     xasprintf("expected phases, events, metrics, samples or sql, found %s", t),
+		     xasprintf("expected phases, events, metrics, samples, gaps or sql, found %s",
+			       t),
 		     sug ? xasprintf("did you mean '%s'?", sug) : NULL);
 		free(t);
 		free(w);

@@ -2,7 +2,7 @@
  * The query parser: text to a syntax tree (grammar in man grademl-query(7)).
  *
  *   query  = "sql" ANY-TEXT | source { "|" stage }
- *   source = ("phases"|"events"|"metrics"|"samples") [metric] [expr]
+ *   source = ("phases"|"events"|"metrics"|"samples"|"gaps") [metric] [expr]
  *   stage  = where expr | by term,... | stats agg,... | count
  *          | top INT [term] | sort term [asc|desc],... | limit INT
  *          | select term,... | during window | between time and time
@@ -44,7 +44,7 @@ void query_error_release(struct query_error *e);
  * it.  The query line is shown as typed (control characters as '?'). */
 char *query_error_format(const char *query, const struct query_error *e);
 
-enum query_source { QS_PHASES, QS_EVENTS, QS_METRICS, QS_SAMPLES };
+enum query_source { QS_PHASES, QS_EVENTS, QS_METRICS, QS_SAMPLES, QS_GAPS, QS_NSOURCES };
 
 enum qnode_kind {
 	QN_OR,
@@ -126,7 +126,7 @@ int query_parse(const char *q, struct query_ast *ast, struct query_error *e);
 void query_ast_release(struct query_ast *ast);
 
 /* Keyword tables, for completion and hints. */
-extern const char *const query_sources[];     /* NULL-terminated */
+extern const char *const query_sources[];     /* by enum query_source, then "sql", NULL */
 extern const char *const query_stage_words[]; /* NULL-terminated */
 
 /* The word among cands (NULL-terminated) closest to s by edit distance,

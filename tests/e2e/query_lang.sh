@@ -12,9 +12,17 @@
 #   - arithmetic: the kernels with `end - start > 0.5 * 21us`, and on the
 #     profiler steps `dur` (the raw one), `dur - self` and `self / dur`
 #     against the same operations on the dur and self columns.
+#   - the gaps source on the H100 train trace and, when ../shared/samples
+#     is present, HTA's NCCL sample (two streams): every stream's gaps
+#     (start and end, to the nanosecond, in the trace's own time) against
+#     tests/tools/hta_reference.py --gaps; per stream and cause the gaps'
+#     count and time against the report's idle causes; each gap's op lies
+#     on the launching thread and holds the gap's middle; and
+#     `gaps | top 10 dur` is the ten longest.
 #
-# Prints "ok - NAME" or "not ok - NAME (why)", then "N passed, M failed";
-# exits 1 when any check failed.  Needs: bash, python3.
+# Prints "ok - NAME", "not ok - NAME (why)" or "skip - NAME (why)", then
+# "N passed, M failed[, K skipped]"; exits 1 when any check failed.  Needs:
+# bash, python3.  GRADEML_SAMPLES overrides ../shared/samples.
 set -u
 
 cd "$(dirname "$0")/../.." || exit 1
@@ -43,4 +51,28 @@ q 'phases kind = kernel | where end - start > 0.5 * 21us | by source | count' lo
 q 'phases kind = profiler_step | select source.name, name, dur, self, dur - self, self / dur' steps
 
 relay query_lang_check < <("$PY" tests/e2e/query_lang_check.py "$TMP" "$DATA"/ddp_rank*.pt.trace.json.gz 2>&1)
+
+# gaps TRACE LABEL: the gaps source on TRACE imported alone
+gaps() {
+	local db=$TMP/$2.db
+	if ! "$BIN" import -o "$db" "$1" >"$TMP/import-$2.out" 2>&1; then
+		not_ok "$2: import" "$(tail -1 "$TMP/import-$2.out")"
+		return
+	fi
+	DB=$db
+	q 'gaps | select track, start, end, cause, thread, op, dur' "$2-gaps"
+	q 'gaps | top 10 dur | select track, start, end' "$2-top"
+	q 'sql SELECT id, pid, tid, time_offset_ns FROM tracks JOIN (SELECT id AS sid, time_offset_ns FROM sources) ON sid = source_id' "$2-tracks"
+	q 'sql SELECT g.start_ns AS g0, g.end_ns AS g1, g.thread_id AS thread, p.track_id AS track, p.start_ns AS p0, p.start_ns + p.dur_ns AS p1 FROM gm_gaps g JOIN phases p ON p.id = g.op_id' "$2-ops"
+	"$BIN" report --format json "$db" >"$TMP/$2-report.json" 2>"$TMP/$2-report.err"
+	"$PY" tests/tools/hta_reference.py --gaps "$1" >"$TMP/$2-ref.txt" 2>&1
+	relay query_lang_check < <("$PY" tests/e2e/query_lang_check.py --gaps "$TMP" "$2" 2>&1)
+}
+gaps "$DATA/train.pt.trace.json.gz" train
+SAMPLE=${GRADEML_SAMPLES:-$ROOT/../shared/samples}/chrome-trace/facebookresearch__HolisticTraceAnalysis__nccl_data.json.gz
+if [ -f "$SAMPLE" ]; then
+	gaps "$SAMPLE" nccl
+else
+	skip "gaps on HTA's NCCL sample" "$SAMPLE is absent"
+fi
 summary

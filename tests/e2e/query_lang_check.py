@@ -1,7 +1,10 @@
 """Checks tests/e2e/query_lang.sh's query results against the raw traces.
 
-Usage: query_lang_check.py TMP TRACE...  (TMP holds by_step.json, step3.json,
-long.json and steps.json).  Prints "ok - NAME" or "not ok - NAME (why)".
+Usage: query_lang_check.py TMP TRACE...  (TMP holds by_source.json,
+by_step.json, step3.json, long.json and steps.json), or
+query_lang_check.py --gaps TMP LABEL (TMP holds LABEL-gaps.json, -top.json,
+-tracks.json, -ops.json, -report.json and -ref.txt, hta_reference.py
+--gaps's lines).  Prints "ok - NAME" or "not ok - NAME (why)".
 
 A kernel's step is the profiler step (a ProfilerStep#N user annotation on a
 CPU thread) whose window holds the runtime call that launched it (the same
@@ -69,7 +72,73 @@ def report(ok, name, why=""):
     print(f"ok - {name}" if ok else f"not ok - {name} ({why})")
 
 
+def check_gaps(tmp, label):
+    def read(what):
+        text = open(os.path.join(tmp, f"{label}-{what}")).read()
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text.strip()
+
+    got, top, tracks, ops = (read(w + ".json") for w in ("gaps", "top", "tracks", "ops"))
+    for what, v in (("gaps", got), ("top", top), ("tracks", tracks), ("ops", ops)):
+        if isinstance(v, str):
+            report(False, f"{label}: gaps query {what}", v)
+            return
+    track = {t["id"]: t for t in tracks}
+
+    def key(g):
+        t = track[g["track"]]
+        off = t["time_offset_ns"] or 0
+        return (f"{t['pid']}:{t['tid']}", g["start"] - off, g["end"] - off)
+
+    mine = sorted(key(g) for g in got)
+    ref = []
+    for line in open(os.path.join(tmp, f"{label}-ref.txt")):
+        w = line.split()
+        if len(w) != 4 or w[0] != "gap":
+            report(False, f"{label}: hta_reference.py --gaps", line.strip())
+            return
+        ref.append((w[1], int(w[2]), int(w[3])))
+    ref.sort()
+    streams = len({r[0] for r in ref})
+    apart = [(a, b) for a, b in zip(mine + [None] * len(ref), ref + [None] * len(mine)) if a != b]
+    report(mine == ref and ref, f"{label}: {len(ref)} gaps of {streams} streams as HTA's reference",
+           f"{len(mine)} gaps, {len(ref)} in the reference; first apart: {apart[:1]}")
+    bad = [g for g in got if g["dur"] != g["end"] - g["start"]]
+    report(not bad, f"{label}: dur = end - start", f"{bad[:2]}")
+
+    rep = json.load(open(os.path.join(tmp, f"{label}-report.json")))
+    want = collections.Counter()
+    for r in rep["gpu_breakdown"]:
+        for x in r["streams"]:
+            for cause, v in x["idle_causes"].items():
+                if v["gaps"]:
+                    want[(x["track_id"], cause, "gaps")] += v["gaps"]
+                    want[(x["track_id"], cause, "ns")] += v["ns"]
+    have = collections.Counter()
+    for g in got:
+        have[(g["track"], g["cause"], "gaps")] += 1
+        have[(g["track"], g["cause"], "ns")] += g["dur"]
+    report(have == want, f"{label}: gaps by stream and cause as the report's idle causes",
+           f"{dict(have)} != {dict(want)}")
+
+    with_op = [g for g in got if g["op"] is not None]
+    bad = [o for o in ops if o["thread"] != o["track"]
+           or not o["p0"] <= o["g0"] + (o["g1"] - o["g0"]) // 2 < o["p1"]]
+    report(with_op and not bad and len(ops) == len(with_op),
+           f"{label}: {len(with_op)} of {len(got)} gaps name the launching thread's phase"
+           " at their middle", f"{bad[:2]}, {len(ops)} joined")
+
+    longest = sorted(got, key=lambda g: (-g["dur"], g["track"], g["start"]))[:10]
+    report([g["dur"] for g in longest] == [g["end"] - g["start"] for g in top] and len(top) == min(10, len(got)),
+           f"{label}: gaps | top 10 dur", f"{top} vs {longest}")
+
+
 def main():
+    if sys.argv[1] == "--gaps":
+        check_gaps(sys.argv[2], sys.argv[3])
+        return
     tmp, paths = sys.argv[1], sys.argv[2:]
     per_step, total, long, steps = expected(paths)
 
