@@ -19,6 +19,10 @@
 #     count and time against the report's idle causes; each gap's op lies
 #     on the launching thread and holds the gap's middle; and
 #     `gaps | top 10 dur` is the ten longest.
+#   - the explorer's :spark on the GPU capture (tests/data/gpu/import.sh):
+#     every metric as the query language names it (resource.name, and
+#     name@host) is accepted, and draws the same cells as its bare name;
+#     an unknown host is refused with the accepted forms.
 #
 # Prints "ok - NAME", "not ok - NAME (why)" or "skip - NAME (why)", then
 # "N passed, M failed[, K skipped]"; exits 1 when any check failed.  Needs:
@@ -74,5 +78,53 @@ if [ -f "$SAMPLE" ]; then
 	gaps "$SAMPLE" nccl
 else
 	skip "gaps on HTA's NCCL sample" "$SAMPLE is absent"
+fi
+# One explorer run at 120x24 types `:spark REF` for each metric's name, then
+# resource.name, name@host and both, and dumps each screen (24 lines).
+GPU_DB=$TMP/gpu.db
+# screen K FILE: line 2 (the header) and the rows' sparklines (the last 12
+# columns of lines 3 to 6) of the K-th screen
+screen() {
+	sed -n "$((24 * $1 + 2)),$((24 * $1 + 6))p" "$2" | sed 's/ *$//' |
+		sed -n '1p;2,5s/.*\(.\{12\}\)$/\1/p'
+}
+if ! bash "$DATA/import.sh" "$BIN" "$GPU_DB" >"$TMP/import-gpu.out" 2>&1; then
+	not_ok ":spark: GPU capture imports" "$(tail -1 "$TMP/import-gpu.out")"
+else
+	"$BIN" query "$GPU_DB" 'metrics | select resource, name, host' --format csv |
+		tail -n +2 | tr -d '\r' >"$TMP/metrics.csv"
+	: >"$TMP/spark.keys"
+	while IFS=, read -r res name host; do
+		for ref in "$name" "$res.$name" "$name@$host" "$res.$name@$host"; do
+			printf 'type :spark %s\nEnter\ndump\n' "$ref" >>"$TMP/spark.keys"
+		done
+	done <"$TMP/metrics.csv"
+	printf 'type :spark utilization.gpu@no-such-host\nEnter\n' >>"$TMP/spark.keys"
+	(cd "$TMP" && "$BIN" --keys "$TMP/spark.keys" --dump "$TMP/spark.txt" --size 120x24 \
+		"$GPU_DB") </dev/null >"$TMP/spark.err" 2>&1
+	n=0 k=0 bad=""
+	while IFS=, read -r res name host; do
+		n=$((n + 1))
+		bare=$(screen $k "$TMP/spark.txt" | tail -n +2)
+		for ref in "$name" "$res.$name" "$name@$host" "$res.$name@$host"; do
+			shot=$(screen $k "$TMP/spark.txt")
+			k=$((k + 1))
+			if grep -q 'no metric series' <<<"$shot" || [ "$(tail -n +2 <<<"$shot")" != "$bare" ] ||
+				[ -z "$(tr -d ' \n' <<<"$bare")" ] || ! head -1 <<<"$shot" | grep -qF "${ref:0:10}"; then
+				bad="$bad $ref"
+			fi
+		done
+	done <"$TMP/metrics.csv"
+	if [ "$n" -gt 0 ] && [ -z "$bad" ]; then
+		ok ":spark: each of $n metrics as resource.name, name@host and both, drawn as its name"
+	else
+		not_ok ":spark: metrics as the query language names them" "of $n:${bad:- none}"
+	fi
+	if grep -q "no metric series named 'utilization.gpu@no-such-host' (NAME or RESOURCE.NAME\[@HOST\]" \
+		"$TMP/spark.txt"; then
+		ok ":spark: an unknown host is refused, naming the accepted forms"
+	else
+		not_ok ":spark: an unknown host is refused" "$(tail -1 "$TMP/spark.txt")"
+	fi
 fi
 summary
