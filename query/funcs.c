@@ -331,6 +331,33 @@ static void path_put(struct qfuncs *f, int64_t id, const char *path)
 	f->paths_n++;
 }
 
+/* Steps q (one phase by id, ?1) for id: 0 with its row (the caller reads
+ * it, then resets q), 1 when there is no such phase, -1 on a SQLite error
+ * (q reset either way). */
+static int phase_row(sqlite3_stmt *q, int64_t id)
+{
+	sqlite3_bind_int64(q, 1, id);
+	int r = sqlite3_step(q);
+	if (r == SQLITE_ROW)
+		return 0;
+	sqlite3_reset(q);
+	return r == SQLITE_DONE ? 1 : -1;
+}
+
+/* Sets ctx's error when a walk up from id failed (rc < 0: PTREE_LOOP, or
+ * SQLite's); 1 when it did. */
+static int walk_failed(sqlite3_context *ctx, struct qfuncs *f, int64_t id, int rc)
+{
+	if (rc == PTREE_LOOP) {
+		char *e = ptree_loop_error(sqlite3_db_filename(f->db, "main"), id);
+		sqlite3_result_error(ctx, e, -1);
+		free(e);
+	} else if (rc < 0) {
+		sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
+	}
+	return rc < 0;
+}
+
 /* The path of id into out; 0 when found, 1 when id is unknown, -1 on a
  * SQLite error, PTREE_LOOP when its parents loop.  Ancestors' paths are
  * cached, id's own is not. */
@@ -355,13 +382,8 @@ static int phase_path(struct qfuncs *f, int64_t id, struct sbuf *out)
 			base = e->path;
 			break;
 		}
-		sqlite3_bind_int64(f->path_q, 1, cur);
-		int step = sqlite3_step(f->path_q);
-		if (step != SQLITE_ROW) {
-			sqlite3_reset(f->path_q);
-			rc = step == SQLITE_DONE ? 1 : -1;
+		if ((rc = phase_row(f->path_q, cur)) != 0)
 			break;
-		}
 		const char *name = col_text_or_null(f->path_q, 1);
 		XGROW(chain, n + 1, alloc);
 		XGROW(names, n + 1, nalloc);
@@ -404,13 +426,7 @@ static void fn_path(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sbuf_init(&sb);
 	int64_t id = sqlite3_value_int64(argv[0]);
 	int rc = phase_path(f, id, &sb);
-	if (rc == PTREE_LOOP) {
-		char *e = ptree_loop_error(sqlite3_db_filename(f->db, "main"), id);
-		sqlite3_result_error(ctx, e, -1);
-		free(e);
-	} else if (rc < 0) {
-		sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
-	} else if (rc == 0) {
+	if (!walk_failed(ctx, f, id, rc) && rc == 0) {
 		sqlite3_result_text(ctx, sb.buf, (int)sb.len, SQLITE_TRANSIENT);
 	}
 	sbuf_release(&sb);
@@ -444,11 +460,8 @@ static int phase_step(struct qfuncs *f, int64_t id, int64_t *step)
 			*step = f->step_of[k];
 			break;
 		}
-		sqlite3_bind_int64(f->step_q, 1, cur);
-		int r = sqlite3_step(f->step_q);
-		if (r != SQLITE_ROW) {
-			sqlite3_reset(f->step_q);
-			rc = r == SQLITE_DONE ? 0 : -1;
+		if ((rc = phase_row(f->step_q, cur)) != 0) {
+			rc = rc > 0 ? 0 : -1; /* a missing phase has no step */
 			break;
 		}
 		int level = level_of(col_int32(f->step_q, 1), col_int32(f->step_q, 2));
@@ -484,15 +497,8 @@ static void fn_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		return;
 	int64_t id = sqlite3_value_int64(argv[0]), step;
 	int rc = phase_step(f, id, &step);
-	if (rc == PTREE_LOOP) {
-		char *e = ptree_loop_error(sqlite3_db_filename(f->db, "main"), id);
-		sqlite3_result_error(ctx, e, -1);
-		free(e);
-	} else if (rc < 0) {
-		sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
-	} else if (step) {
+	if (!walk_failed(ctx, f, id, rc) && step)
 		sqlite3_result_int64(ctx, step);
-	}
 }
 
 /* ---- metrics ---- */
