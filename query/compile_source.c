@@ -162,7 +162,7 @@ static const struct source_info sources[] = {
 		 "gm_gaps g",
 		 "g.start_ns",
 		 "g.end_ns",
-		 {"stream", "rank", "start", "dur", "cause", "op.name", NULL}},
+		 {"stream", "rank", "start", "dur", "cause", "op", "op.name", NULL}},
 };
 
 const char *const source_words[] = {"phases", "events", "metrics", "samples", "gaps"};

@@ -18,7 +18,8 @@
 #     tests/tools/hta_reference.py --gaps; per stream and cause the gaps'
 #     count and time against the report's idle causes; each gap's op lies
 #     on the launching thread and holds the gap's middle; and
-#     `gaps | top 10 dur` is the ten longest.
+#     `gaps | top 10 dur` is the ten longest; in the explorer, Enter on a
+#     gap of `:gaps` shows its op in the tree.
 #   - the explorer's :spark on the GPU capture (tests/data/gpu/import.sh):
 #     every metric as the query language names it (resource.name, and
 #     name@host) is accepted, and draws the same cells as its bare name;
@@ -73,6 +74,18 @@ gaps() {
 	relay query_lang_check < <("$PY" tests/e2e/query_lang_check.py --gaps "$TMP" "$2" 2>&1)
 }
 gaps "$DATA/train.pt.trace.json.gz" train
+# In the explorer, Enter on a gap shows its op in the tree: the breadcrumb
+# is the op's parent's path.
+parent=$("$BIN" query "$TMP/train.db" 'gaps | top 1 dur | select op.path' --format csv |
+	tail -n +2 | tr -d '\r' | sed 's|/[^/]*$||; s|.*/||')
+printf 'type :gaps | top 1 dur\nEnter\nEnter\n' >"$TMP/gaps.keys"
+(cd "$TMP" && "$BIN" --keys "$TMP/gaps.keys" --dump "$TMP/gaps-tree.txt" --size 200x24 \
+	"$TMP/train.db") </dev/null >/dev/null 2>&1
+if [ -n "$parent" ] && head -1 "$TMP/gaps-tree.txt" | grep -q " › $parent *$"; then
+	ok "explorer: Enter on :gaps' longest gap shows its op under '$parent'"
+else
+	not_ok "explorer: Enter on a gap shows its op" "$(head -1 "$TMP/gaps-tree.txt"), wanted '$parent'"
+fi
 SAMPLE=${GRADEML_SAMPLES:-$ROOT/../shared/samples}/chrome-trace/facebookresearch__HolisticTraceAnalysis__nccl_data.json.gz
 if [ -f "$SAMPLE" ]; then
 	gaps "$SAMPLE" nccl
