@@ -1186,21 +1186,33 @@ static void test_aggregates(void **state)
 static void test_arith(void **state)
 {
 	(void)state;
+	/* precedence, left to right, unary minus, parentheses, units */
+	static const struct {
+		const char *expr;
+		int64_t want;
+		enum query_coltype type;
+	} ints[] = {
+	    {"1 + 2 * 3", 7, QC_INT},
+	    {"(1 + 2) * 3", 9, QC_INT},
+	    {"10 - 4 - 3", 3, QC_INT},
+	    {"-2 * 3", -6, QC_INT},
+	    {"7 -2", 5, QC_INT}, /* a literal after a value subtracts */
+	    {"2 * (dur - 1us)", 18000, QC_DUR},
+	};
 	sqlite3 *db = tiny_db();
-	struct query_result r =
-	    run_ok(db, "phases id = 1 | select 1 + 2 * 3, (1 + 2) * 3, 10 - 4 - 3,"
-		       " 12 / 4 / 3, -2 * 3, 7 -2, 2 * (dur - 1us)");
-	assert_int_equal(r.nrows, 1);
-	assert_string_equal(r.cols[0].name, "1 + 2 * 3");
-	assert_string_equal(r.cols[1].name, "(1 + 2) * 3");
-	assert_true(query_cell(&r, 0, 0)->i == 7);
-	assert_true(query_cell(&r, 0, 1)->i == 9);
-	assert_true(query_cell(&r, 0, 2)->i == 3); /* left to right */
-	assert_true(fabs(cell_real(&r, 0, 3) - 1.0) < 1e-12);
-	assert_true(query_cell(&r, 0, 4)->i == -6);
-	assert_true(query_cell(&r, 0, 5)->i == 5); /* "7 -2": a literal after a value subtracts */
-	assert_int_equal(r.cols[6].type, QC_DUR);
-	assert_true(query_cell(&r, 0, 6)->i == 18000);
+	struct query_result r;
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+		char *q = xasprintf("phases id = 1 | select %s", ints[i].expr);
+		r = run_ok(db, q);
+		if (r.nrows != 1 || strcmp(r.cols[0].name, ints[i].expr) ||
+		    r.cols[0].type != ints[i].type || query_cell(&r, 0, 0)->i != ints[i].want)
+			fail_msg("'%s': %s = %lld", q, r.cols[0].name,
+				 (long long)query_cell(&r, 0, 0)->i);
+		query_result_release(&r);
+		free(q);
+	}
+	r = run_ok(db, "phases id = 1 | select 12 / 4 / 3");
+	assert_true(fabs(cell_real(&r, 0, 0) - 1.0) < 1e-12);
 	query_result_release(&r);
 
 	/* the issue's query: operators whose self time is over half their time */
@@ -1257,26 +1269,31 @@ static void test_arith(void **state)
 	sqlite3_close(db);
 
 	/* errors point at the operation and say why */
-	compile_fails("phases | where dur * dur > 1", 16,
-		      "cannot multiply a duration and a duration", "scale by numbers");
-	compile_fails("phases | where 2 / dur > 1", 16, "cannot divide a number and a duration",
-		      NULL);
-	compile_fails("phases | where start + start > 1", 16, "cannot add a time and a time", NULL);
-	compile_fails("phases | where -start < 1", 16, "a time cannot be negated", NULL);
-	compile_fails("phases | where 1 + name > 2", 20, "'name' is text", NULL);
-	compile_fails("phases | where dur > 1 + 2 * \"x\"", 30, "'\"x\"' is text", NULL);
-	compile_fails("phases | where start > dur * 2", 16, "cannot compare a time with a duration",
-		      NULL);
-	compile_fails("phases | where dur*2 > 1", 16, "unknown field 'dur*2'",
-		      "put blanks around operators: 'dur * 2'");
-	compile_fails("phases | where dur /2 > 1", 20, "expected a comparison",
-		      "blanks around '/'");
-	compile_fails("phases | where (dur + 1 > 2", 28, "expected ')'", NULL);
-	compile_fails("phases | where dur > (self + 1", 31, "expected ')'", NULL);
-	compile_fails("phases | where dur > 2 * ", 26, "expected a field", NULL);
-	compile_fails("phases | where (dur - self)", 28, "expected a comparison", NULL);
-	compile_fails("phases | by dur - self | count", 13, "by takes fields", NULL);
-	compile_fails("phases | where dur + > 1", 22, "expected a field", NULL);
+	static const struct {
+		const char *q;
+		int col;
+		const char *msg, *hint;
+	} errs[] = {
+	    {"phases | where dur * dur > 1", 16, "cannot multiply a duration and a duration",
+	     "scale by numbers"},
+	    {"phases | where 2 / dur > 1", 16, "cannot divide a number and a duration", NULL},
+	    {"phases | where start + start > 1", 16, "cannot add a time and a time", NULL},
+	    {"phases | where -start < 1", 16, "a time cannot be negated", NULL},
+	    {"phases | where 1 + name > 2", 20, "'name' is text", NULL},
+	    {"phases | where dur > 1 + 2 * \"x\"", 30, "'\"x\"' is text", NULL},
+	    {"phases | where start > dur * 2", 16, "cannot compare a time with a duration", NULL},
+	    {"phases | where dur*2 > 1", 16, "unknown field 'dur*2'",
+	     "put blanks around operators: 'dur * 2'"},
+	    {"phases | where dur /2 > 1", 20, "expected a comparison", "blanks around '/'"},
+	    {"phases | where (dur + 1 > 2", 28, "expected ')'", NULL},
+	    {"phases | where dur > (self + 1", 31, "expected ')'", NULL},
+	    {"phases | where dur > 2 * ", 26, "expected a field", NULL},
+	    {"phases | where (dur - self)", 28, "expected a comparison", NULL},
+	    {"phases | by dur - self | count", 13, "by takes fields", NULL},
+	    {"phases | where dur + > 1", 22, "expected a field", NULL},
+	};
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++)
+		compile_fails(errs[i].q, errs[i].col, errs[i].msg, errs[i].hint);
 	/* a lone '/' that no value follows is still the root path */
 	compiles("phases /");
 	compiles("phases kind = step /wf/**");
