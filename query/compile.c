@@ -1051,7 +1051,7 @@ static int run_stage(struct cc *c, struct scope *s, const struct qstage *st)
 			} else if (s->src == QS_SAMPLES) {
 				sbuf_adds(&tmp, "s.value");
 			} else if (s->src == QS_GAPS) {
-				sbuf_adds(&tmp, "(g.end_ns - g.start_ns)");
+				sbuf_adds(&tmp, "(i.end_ns - i.start_ns)");
 			} else if (s->src == QS_METRICS) {
 				char *m = source_field_sql(s, "gm_twmean(m.id, $W0, $W1)");
 				sbuf_adds(&tmp, m);
@@ -1112,11 +1112,11 @@ static char *replace_all(const char *text, char *const *from, char *const *to, s
 	return sbuf_detach(&sb);
 }
 
-/* Whether sql still reads a column of the source row (p. e. m. s. w. g.). */
+/* Whether sql still reads a column of the source row (p. e. m. s. w. i.). */
 static int reads_row(const char *sql)
 {
 	for (const char *p = sql; *p; p++)
-		if (strchr("pemswg", *p) && p[1] == '.' &&
+		if (strchr("pemswi", *p) && p[1] == '.' &&
 		    (p == sql ||
 		     !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
 		       (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'))))
@@ -1301,7 +1301,7 @@ int compile_select(struct cc *c, const struct query_ast *ast, struct scope *s, s
 						[QS_EVENTS] = "e.id",
 						[QS_METRICS] = "m.id",
 						[QS_SAMPLES] = "s.metric_id, s.t_ns",
-						[QS_GAPS] = "g.track_id, g.start_ns"};
+						[QS_GAPS] = "i.track_id, i.start_ns"};
 	if (s->window_mode) {
 		if (s->has_order)
 			sbuf_addf(out, " ORDER BY %s", s->order.buf);

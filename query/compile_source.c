@@ -25,7 +25,8 @@
 
 /* The name of a phase's step (gm_step): interned, so that `by step`
  * groups on an integer and `step ~ re` runs once per distinct name. */
-#define STEP_NAME_ID_SQL "(SELECT name_id FROM phases WHERE id = gm_step(p.id))"
+#define STEP_ID_SQL	 "gm_step(p.id, p.parent_id, p.kind)"
+#define STEP_NAME_ID_SQL "(SELECT name_id FROM phases WHERE id = " STEP_ID_SQL ")"
 
 #define F_STRUCT(n, t, s, ic, it, ix) {n, t, s, ic, it, ix},
 #define F_NAME(n, t, s, ic, it, ix)   n,
@@ -44,7 +45,7 @@
 	X("source", QC_INT, "p.source_id", NULL, NULL, NULL)                                       \
 	X("source.name", QC_TEXT, SOURCE_NAME_SQL("p"), NULL, NULL, NULL)                          \
 	X("step", QC_TEXT, "gm_str(" STEP_NAME_ID_SQL ")", STEP_NAME_ID_SQL, "strings", "text")    \
-	X("step.id", QC_PHASE, "gm_step(p.id)", NULL, NULL, NULL)                                  \
+	X("step.id", QC_PHASE, STEP_ID_SQL, NULL, NULL, NULL)                                      \
 	X("start", QC_TIME, "p.start_ns", NULL, NULL, NULL)                                        \
 	X("end", QC_TIME, "(p.start_ns + p.dur_ns)", NULL, NULL, NULL)                             \
 	X("dur", QC_DUR, "p.dur_ns", NULL, NULL, NULL)                                             \
@@ -99,22 +100,22 @@
 
 /* The idle gaps of device streams (query/funcs_gaps.c's gm_gaps). */
 #define GAP_FIELDS(X)                                                                              \
-	X("stream", QC_TEXT, TRACK_SQL("name", "g"), NULL, NULL, NULL)                             \
-	X("track", QC_INT, "g.track_id", NULL, NULL, NULL)                                         \
-	X("host", QC_TEXT, TRACK_SQL("host", "g"), NULL, NULL, NULL)                               \
-	X("rank", QC_INT, "g.rank", NULL, NULL, NULL)                                              \
-	X("source", QC_INT, "g.source_id", NULL, NULL, NULL)                                       \
-	X("source.name", QC_TEXT, SOURCE_NAME_SQL("g"), NULL, NULL, NULL)                          \
-	X("start", QC_TIME, "g.start_ns", NULL, NULL, NULL)                                        \
-	X("end", QC_TIME, "g.end_ns", NULL, NULL, NULL)                                            \
-	X("dur", QC_DUR, "(g.end_ns - g.start_ns)", NULL, NULL, NULL)                              \
-	X("cause", QC_TEXT, "g.cause", NULL, NULL, NULL)                                           \
-	X("thread", QC_TEXT, "(SELECT name FROM tracks WHERE id = g.thread_id)", NULL, NULL, NULL) \
-	X("op", QC_PHASE, "g.op_id", NULL, NULL, NULL)                                             \
-	X("op.name", QC_TEXT, "gm_str((SELECT name_id FROM phases WHERE id = g.op_id))", NULL,     \
+	X("stream", QC_TEXT, TRACK_SQL("name", "i"), NULL, NULL, NULL)                             \
+	X("track", QC_INT, "i.track_id", NULL, NULL, NULL)                                         \
+	X("host", QC_TEXT, TRACK_SQL("host", "i"), NULL, NULL, NULL)                               \
+	X("rank", QC_INT, "i.rank", NULL, NULL, NULL)                                              \
+	X("source", QC_INT, "i.source_id", NULL, NULL, NULL)                                       \
+	X("source.name", QC_TEXT, SOURCE_NAME_SQL("i"), NULL, NULL, NULL)                          \
+	X("start", QC_TIME, "i.start_ns", NULL, NULL, NULL)                                        \
+	X("end", QC_TIME, "i.end_ns", NULL, NULL, NULL)                                            \
+	X("dur", QC_DUR, "(i.end_ns - i.start_ns)", NULL, NULL, NULL)                              \
+	X("cause", QC_TEXT, "i.cause", NULL, NULL, NULL)                                           \
+	X("thread", QC_TEXT, "(SELECT name FROM tracks WHERE id = i.thread_id)", NULL, NULL, NULL) \
+	X("op", QC_PHASE, "i.op_id", NULL, NULL, NULL)                                             \
+	X("op.name", QC_TEXT, "gm_str((SELECT name_id FROM phases WHERE id = i.op_id))", NULL,     \
 	  NULL, NULL)                                                                              \
-	X("op.path", QC_TEXT, "gm_path(g.op_id)", NULL, NULL, NULL)                                \
-	X("step", QC_TEXT, "gm_str((SELECT name_id FROM phases WHERE id = gm_step(g.op_id)))",     \
+	X("op.path", QC_TEXT, "gm_path(i.op_id)", NULL, NULL, NULL)                                \
+	X("step", QC_TEXT, "gm_str((SELECT name_id FROM phases WHERE id = gm_step(i.op_id)))",     \
 	  NULL, NULL, NULL)
 
 static const struct field phase_fields[] = {
@@ -159,9 +160,9 @@ static const struct source_info sources[] = {
 		    {"metric", "host", "t", "value", NULL}},
     [QS_GAPS] = {gap_fields,
 		 gap_names,
-		 "gm_gaps g",
-		 "g.start_ns",
-		 "g.end_ns",
+		 "gm_gaps i",
+		 "i.start_ns",
+		 "i.end_ns",
 		 {"stream", "rank", "start", "dur", "cause", "op", "op.name", NULL}},
 };
 
@@ -239,7 +240,7 @@ const char *source_key_shown(const struct scope *s, const struct field *f)
 	if (f && !strcmp(f->name, "source"))
 		return s->src == QS_PHASES   ? SOURCE_NAME_SQL("p")
 		       : s->src == QS_EVENTS ? SOURCE_NAME_SQL("e")
-		       : s->src == QS_GAPS   ? SOURCE_NAME_SQL("g")
+		       : s->src == QS_GAPS   ? SOURCE_NAME_SQL("i")
 					     : NULL;
 	return NULL;
 }

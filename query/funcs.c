@@ -14,6 +14,7 @@
 
 #include "model/analysis/level.h"
 #include "model/store/col.h"
+#include "model/store/store.h"
 #include "model/store/ptree.h"
 #include "model/util/sbuf.h"
 #include "query/funcs_int.h"
@@ -434,16 +435,19 @@ static void fn_path(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 /* ---- gm_step ---- */
 
-/* The step of id: the nearest of id and its ancestors that is a part of
- * the workflow or an iteration (model/analysis/level.h), 0 when none;
- * -1 on a SQLite error, PTREE_LOOP when the parents loop.  Ancestors'
- * answers are cached, id's own is not (most rows are leaves). */
-static int phase_step(struct qfuncs *f, int64_t id, int64_t *step)
+/* The step of a phase: the nearest of it and its ancestors that is a part
+ * of the workflow or an iteration (model/analysis/level.h), 0 when none;
+ * -1 on a SQLite error, PTREE_LOOP when the parents loop.  The walk starts
+ * at from: the phase itself, or (when the caller knows the phase is no
+ * step) its parent.  Ancestors' answers are cached, the phase's own is not
+ * (most rows are leaves). */
+static int phase_step(struct qfuncs *f, int64_t id, int64_t from, int64_t *step)
 {
 	int64_t *chain = NULL;
 	size_t n = 0, alloc = 0;
 	int rc = 0;
-	int64_t cur = id;
+	int64_t cur = from;
+	int ancestors = from != id; /* every phase met is an ancestor: cached */
 	struct ptree_walk up;
 	*step = 0;
 	if (!f->step_q && sqlite3_prepare_v2(f->db,
@@ -453,9 +457,9 @@ static int phase_step(struct qfuncs *f, int64_t id, int64_t *step)
 		return -1;
 	if (!f->steps.key)
 		idmap_init(&f->steps, 1024);
-	ptree_walk_init(&up, id);
+	ptree_walk_init(&up, from);
 	while (cur) {
-		int32_t k = n ? idmap_get(&f->steps, cur) : -1;
+		int32_t k = n || ancestors ? idmap_get(&f->steps, cur) : -1;
 		if (k >= 0) {
 			*step = f->step_of[k];
 			break;
@@ -479,7 +483,7 @@ static int phase_step(struct qfuncs *f, int64_t id, int64_t *step)
 			break;
 		}
 	}
-	for (size_t i = 1; rc == 0 && i < n && f->nstep_of < INT32_MAX; i++) {
+	for (size_t i = ancestors ? 0 : 1; rc == 0 && i < n && f->nstep_of < INT32_MAX; i++) {
 		if (idmap_put(&f->steps, chain[i], (int32_t)f->nstep_of) < 0)
 			continue;
 		XGROW(f->step_of, f->nstep_of + 1, f->astep_of);
@@ -489,14 +493,29 @@ static int phase_step(struct qfuncs *f, int64_t id, int64_t *step)
 	return rc;
 }
 
+/* gm_step(id) or gm_step(id, parent_id, kind): with the row's parent and
+ * kind, a phase that cannot be a step is not read again (a span can: its
+ * level depends on its track, read with it). */
 static void fn_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	struct qfuncs *f = sqlite3_user_data(ctx);
-	(void)argc;
 	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
 		return;
-	int64_t id = sqlite3_value_int64(argv[0]), step;
-	int rc = phase_step(f, id, &step);
+	int64_t id = sqlite3_value_int64(argv[0]), from = id, step;
+	if (argc == 3 && sqlite3_value_type(argv[2]) == SQLITE_INTEGER) {
+		int kind = sqlite3_value_int(argv[2]);
+		int level = level_of(kind, 0);
+		if (kind != PHASE_SPAN && (level == LEVEL_PART || level == LEVEL_ITERATION)) {
+			sqlite3_result_int64(ctx, id);
+			return;
+		}
+		if (kind != PHASE_SPAN) {
+			if (sqlite3_value_type(argv[1]) == SQLITE_NULL)
+				return; /* a root that is no step */
+			from = sqlite3_value_int64(argv[1]);
+		}
+	}
+	int rc = phase_step(f, id, from, &step);
 	if (!walk_failed(ctx, f, id, rc) && step)
 		sqlite3_result_int64(ctx, step);
 }
@@ -642,6 +661,9 @@ int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err)
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_function_v2(db, "gm_pct", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
 						NULL, NULL, gm_pct_step, gm_pct_final, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function_v2(db, "gm_step", 3, SQLITE_UTF8, f, fn_step, NULL,
+						NULL, NULL);
 	if (rc == SQLITE_OK)
 		rc = funcs_gaps_register(db, f);
 	if (rc != SQLITE_OK) {

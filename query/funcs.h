@@ -14,11 +14,13 @@
  *   gm_ns(x)                   x as whole nanoseconds: an integer as it is,
  *                              a real rounded to the nearest and saturated at
  *                              the int64 range; NULL for NULL, NaN or text.
- *   gm_step(id)                the phase's step: the nearest of it and its
+ *   gm_step(id[, parent, kind])  the phase's step: the nearest of it and its
  *                              ancestors that is a part of the workflow or
  *                              an iteration (model/analysis/level.h: a step,
  *                              a rank, a span off threads, a Spark stage, a
- *                              profiler step), ancestors cached; NULL if none.
+ *                              profiler step), ancestors cached; NULL if none;
+ *                              with the row's parent and kind, a phase that
+ *                              cannot be a step is not read again.
  *   gm_metric(name, host, phost)  the metric id for a reference: name is
  *                              a metric's name or "resource.name"; host, when
  *                              not NULL, must match; among several, the one
