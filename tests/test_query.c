@@ -1326,6 +1326,19 @@ static void test_step_field(void **state)
 	assert_true(query_cell(&r, 0, 0)->i == 3);
 	query_result_release(&r);
 	sqlite3_close(db);
+	/* by step, as by name, groups through the hash table (an alias of a
+	 * source that looks like the table's once sent them to GROUP BY) */
+	static const char *const hashed[] = {"phases | by step | count",
+					     "phases | by name | stats count, sum(dur)",
+					     "gaps | by source | top 3 sum(dur)"};
+	for (size_t i = 0; i < sizeof(hashed) / sizeof(hashed[0]); i++) {
+		struct query_plan plan;
+		struct query_error e = {0};
+		assert_int_equal(query_compile(hashed[i], &plan, &e), 0);
+		if (!strstr(plan.sql, "gm_hagg"))
+			fail_msg("'%s' is not hash-grouped: %s", hashed[i], plan.sql);
+		query_plan_release(&plan);
+	}
 }
 
 static void test_print(void **state)
