@@ -4,8 +4,9 @@
  * the GPU breakdown cuts them (model/analysis/gpubreak.h: each stream's
  * counted work, the last profiler step left out as HTA leaves it, each gap
  * from the end of all its work so far to the next start) with its cause
- * (model/analysis/idle.h).  The gaps are computed once per connection, on
- * the first scan; a gap's host phase (the deepest phase on the launching
+ * (model/analysis/idle.h).  The gaps are computed once per registration
+ * of the functions (query_funcs_register: once per query), on the first
+ * scan; a gap's host phase (the deepest phase on the launching
  * thread's track at the gap's middle, down the thread's tree through the
  * parent index) when its column is first read.
  */
