@@ -23,6 +23,11 @@
 	"(SELECT replace(path, rtrim(path, replace(path, '/', '')), '')"                           \
 	" || coalesce(' (rank ' || rank || ')', '') FROM sources WHERE id = " a ".source_id)"
 
+/* A row's file: its id (`by source` shows its name) and its name. */
+#define SOURCE_FIELDS(X, a)                                                                        \
+	X("source", QC_INT, a ".source_id", NULL, NULL, NULL)                                      \
+	X("source.name", QC_TEXT, SOURCE_NAME_SQL(a), NULL, NULL, NULL)
+
 /* The name of a phase's step (gm_step): interned, so that `by step`
  * groups on an integer and `step ~ re` runs once per distinct name. */
 #define STEP_ID_SQL	 "gm_step(p.id, p.parent_id, p.kind)"
@@ -42,8 +47,7 @@
 	X("track", QC_INT, "p.track_id", NULL, NULL, NULL)                                         \
 	X("track.name", QC_TEXT, TRACK_SQL("name", "p"), NULL, NULL, NULL)                         \
 	X("rank", QC_INT, TRACK_SQL("rank", "p"), NULL, NULL, NULL)                                \
-	X("source", QC_INT, "p.source_id", NULL, NULL, NULL)                                       \
-	X("source.name", QC_TEXT, SOURCE_NAME_SQL("p"), NULL, NULL, NULL)                          \
+	SOURCE_FIELDS(X, "p")                                                                      \
 	X("step", QC_TEXT, "gm_str(" STEP_NAME_ID_SQL ")", STEP_NAME_ID_SQL, "strings", "text")    \
 	X("step.id", QC_PHASE, STEP_ID_SQL, NULL, NULL, NULL)                                      \
 	X("start", QC_TIME, "p.start_ns", NULL, NULL, NULL)                                        \
@@ -63,8 +67,7 @@
 	X("track", QC_INT, "e.track_id", NULL, NULL, NULL)                                         \
 	X("track.name", QC_TEXT, TRACK_SQL("name", "e"), NULL, NULL, NULL)                         \
 	X("rank", QC_INT, TRACK_SQL("rank", "e"), NULL, NULL, NULL)                                \
-	X("source", QC_INT, "e.source_id", NULL, NULL, NULL)                                       \
-	X("source.name", QC_TEXT, SOURCE_NAME_SQL("e"), NULL, NULL, NULL)                          \
+	SOURCE_FIELDS(X, "e")                                                                      \
 	X("phase", QC_PHASE, RUNNING_SQL, NULL, NULL, NULL)                                        \
 	X("phase.name", QC_TEXT,                                                                   \
 	  "gm_str((SELECT name_id FROM phases WHERE id = " RUNNING_SQL "))", NULL, NULL, NULL)     \
@@ -104,8 +107,7 @@
 	X("track", QC_INT, "i.track_id", NULL, NULL, NULL)                                         \
 	X("host", QC_TEXT, TRACK_SQL("host", "i"), NULL, NULL, NULL)                               \
 	X("rank", QC_INT, "i.rank", NULL, NULL, NULL)                                              \
-	X("source", QC_INT, "i.source_id", NULL, NULL, NULL)                                       \
-	X("source.name", QC_TEXT, SOURCE_NAME_SQL("i"), NULL, NULL, NULL)                          \
+	SOURCE_FIELDS(X, "i")                                                                      \
 	X("start", QC_TIME, "i.start_ns", NULL, NULL, NULL)                                        \
 	X("end", QC_TIME, "i.end_ns", NULL, NULL, NULL)                                            \
 	X("dur", QC_DUR, "(i.end_ns - i.start_ns)", NULL, NULL, NULL)                              \
