@@ -206,6 +206,9 @@ static const char *const agg_sql[][2] = {
 
 static int resolve_term(struct cc *c, struct scope *s, const struct qnode *n, int post,
 			int literal_ok, struct rterm *out);
+static int resolve_arith(struct cc *c, struct scope *s, const struct qnode *n, int post,
+			 struct rterm *out);
+static const char *type_word(enum query_coltype t);
 
 /* An aggregate call: count, count(x), sum(x), mean/avg(x), min, max, pNN. */
 static int resolve_agg(struct cc *c, struct scope *s, const struct qnode *n, struct rterm *out)
@@ -238,7 +241,7 @@ static int resolve_agg(struct cc *c, struct scope *s, const struct qnode *n, str
 		return 0;
 	}
 	struct rterm arg;
-	if (n->a->kind != QN_WORD) {
+	if (n->a->kind != QN_WORD && n->a->kind != QN_ARITH && n->a->kind != QN_NEG) {
 		compile_fail(c, n->a->pos, n->a->len,
 			     xasprintf("%s() takes a field", agg_sql[k][0]),
 			     xasprintf("e.g. %s(dur)", agg_sql[k][0]));
@@ -269,6 +272,22 @@ static int resolve_agg(struct cc *c, struct scope *s, const struct qnode *n, str
 	return 0;
 }
 
+/* The hint for an unknown word: a field glued to an operator ("dur*2",
+ * "dur-self": '*' and '-' are word characters) asks for blanks. */
+static char *operator_hint(const struct scope *s, const char *word)
+{
+	size_t k = strcspn(word, "*-");
+	if (word[k] && k > 0) {
+		char *head = xstrndup(word, k);
+		int field = source_field(s, head) || source_extra(s, head);
+		free(head);
+		if (field)
+			return xasprintf("put blanks around operators: '%.*s %c %s'", (int)k, word,
+					 word[k], word + k + 1);
+	}
+	return source_field_hint(s, word);
+}
+
 /* Resolves a term.  post: after stats, where names are group keys and
  * aggregates; literal_ok: a bare word naming no field is a text value. */
 static int resolve_term(struct cc *c, struct scope *s, const struct qnode *n, int post,
@@ -287,6 +306,9 @@ static int resolve_term(struct cc *c, struct scope *s, const struct qnode *n, in
 		out->is_text_literal = 1;
 		out->type = QC_TEXT;
 		return 0;
+	case QN_ARITH:
+	case QN_NEG:
+		return resolve_arith(c, s, n, post, out);
 	case QN_CALL:
 		if (!post && !s->aggregated) {
 			/* only valid where aggregates are: stats, top, sort after stats */
@@ -352,13 +374,160 @@ static int resolve_term(struct cc *c, struct scope *s, const struct qnode *n, in
 			return 0;
 		}
 		compile_fail(c, n->pos, n->len, xasprintf("unknown field '%s'", n->text),
-			     source_field_hint(s, n->text));
+			     operator_hint(s, n->text));
 		return -1;
 	}
 	default:
 		compile_fail(c, n->pos, n->len, xstrdup("expected a field"), NULL);
 		return -1;
 	}
+}
+
+/* What arithmetic sees in a type: a number, a duration, a time, or none
+ * of these (text). */
+enum akind { AK_NUM, AK_DUR, AK_TIME, AK_NONE };
+
+static enum akind arith_kind(enum query_coltype t)
+{
+	switch (t) {
+	case QC_INT:
+	case QC_REAL:
+	case QC_PHASE:
+	case QC_ANY:
+	case QC_BYTES:
+	case QC_RATIO:
+	case QC_PCT:
+		return AK_NUM;
+	case QC_DUR:
+	case QC_DELTA:
+		return AK_DUR;
+	case QC_TIME:
+		return AK_TIME;
+	default:
+		return AK_NONE;
+	}
+}
+
+/* An operand of arithmetic: a term whose SQL is a number (a literal is
+ * bound here). */
+static int resolve_operand(struct cc *c, struct scope *s, const struct qnode *n, int post,
+			   struct rterm *out)
+{
+	if (resolve_term(c, s, n, post, 0, out) < 0)
+		return -1;
+	if (out->is_number) {
+		struct sbuf sb;
+		sbuf_init(&sb);
+		compile_bind_number(c, &sb, &n->num);
+		out->sql = sbuf_detach(&sb);
+		out->name = node_text(c, n);
+	}
+	if (!out->sql || arith_kind(out->type) == AK_NONE) {
+		compile_fail(c, n->pos, n->len,
+			     xasprintf("'%.*s' is text; arithmetic takes numbers, durations and "
+				       "times",
+				       n->len > 40 ? 40 : n->len, c->q + n->pos),
+			     NULL);
+		return -1;
+	}
+	return 0;
+}
+
+/* The type of a op b, or -1 when the operation means nothing (a time
+ * plus a time, a duration times a duration, anything over a time...).  A
+ * bare number with a duration or a time counts nanoseconds, as it does in
+ * comparisons. */
+static int arith_type(enum query_tok op, const struct rterm *a, const struct rterm *b)
+{
+	enum akind x = arith_kind(a->type), y = arith_kind(b->type);
+	int real =
+	    a->type == QC_REAL || b->type == QC_REAL || a->type == QC_ANY || b->type == QC_ANY;
+	switch (op) {
+	case QT_PLUS:
+		if (x == AK_TIME || y == AK_TIME)
+			return x == AK_TIME && y == AK_TIME ? -1 : QC_TIME;
+		break;
+	case QT_MINUS:
+		if (x == AK_TIME)
+			return y == AK_TIME ? QC_DUR : QC_TIME;
+		if (y == AK_TIME)
+			return -1;
+		break;
+	case QT_STAR:
+		if (x == AK_TIME || y == AK_TIME || (x == AK_DUR && y == AK_DUR))
+			return -1;
+		break;
+	default: /* QT_SLASH */
+		if (x == AK_TIME || y == AK_TIME || (x == AK_NUM && y == AK_DUR))
+			return -1;
+		if (x == AK_DUR && y == AK_DUR)
+			return QC_REAL;
+		return x == AK_DUR ? QC_DUR : QC_REAL;
+	}
+	if (x == AK_DUR || y == AK_DUR)
+		return QC_DUR;
+	return real ? QC_REAL : QC_INT;
+}
+
+/* Arithmetic (QN_ARITH, QN_NEG) into out.  Division is in real numbers
+ * and by zero gives NULL (SQLite's); a duration or a time is whole
+ * nanoseconds through gm_ns, which rounds and saturates at the int64
+ * range; whole numbers past it become real (SQLite's overflow). */
+static int resolve_arith(struct cc *c, struct scope *s, const struct qnode *n, int post,
+			 struct rterm *out)
+{
+	static const char *const opsql[] = {
+	    [QT_PLUS] = "+", [QT_MINUS] = "-", [QT_STAR] = "*", [QT_SLASH] = "/"};
+	static const char *const opname[] = {[QT_PLUS] = "add",
+					     [QT_MINUS] = "subtract",
+					     [QT_STAR] = "multiply",
+					     [QT_SLASH] = "divide"};
+	struct rterm a, b;
+	int rc = -1;
+	memset(&b, 0, sizeof(b));
+	if (resolve_operand(c, s, n->a, post, &a) < 0)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	out->node = n;
+	out->name = node_text(c, n);
+	if (n->kind == QN_NEG) {
+		if (arith_kind(a.type) == AK_TIME) {
+			compile_fail(c, n->pos, n->len, xstrdup("a time cannot be negated"),
+				     xstrdup("subtract it from another time: end - start"));
+			goto out;
+		}
+		out->type = a.type;
+		out->sql = xasprintf("(-%s)", a.sql);
+		rc = 0;
+		goto out;
+	}
+	if (resolve_operand(c, s, n->b, post, &b) < 0)
+		goto out;
+	int t = arith_type(n->op, &a, &b);
+	if (t < 0) {
+		compile_fail(c, n->pos, n->len,
+			     xasprintf("cannot %s %s and %s", opname[n->op], type_word(a.type),
+				       type_word(b.type)),
+			     xstrdup("durations add and subtract, scale by numbers and divide "
+				     "into ratios; times differ by durations"));
+		goto out;
+	}
+	out->type = (enum query_coltype)t;
+	char *e = n->op == QT_SLASH ? xasprintf("(CAST(%s AS REAL) / %s)", a.sql, b.sql)
+				    : xasprintf("(%s %s %s)", a.sql, opsql[n->op], b.sql);
+	if (out->type == QC_DUR || out->type == QC_TIME) {
+		out->sql = xasprintf("gm_ns(%s)", e);
+		free(e);
+	} else {
+		out->sql = e;
+	}
+	rc = 0;
+out:
+	rterm_release(&a);
+	rterm_release(&b);
+	if (rc < 0)
+		rterm_release(out);
+	return rc;
 }
 
 static const char *type_word(enum query_coltype t)
@@ -463,8 +632,34 @@ static int emit_cmp(struct cc *c, struct scope *s, struct sbuf *out, const struc
 	memset(&b, 0, sizeof(b));
 	if (resolve_term(c, s, n->a, post, 0, &a) < 0)
 		return -1;
-	if (resolve_term(c, s, n->b, post, 1, &b) < 0)
+	if (a.is_number) {
+		/* a literal on the left: bound as it is */
+		struct sbuf sb;
+		sbuf_init(&sb);
+		compile_bind_number(c, &sb, &n->a->num);
+		a.sql = sbuf_detach(&sb);
+		a.name = node_text(c, n->a);
+	}
+	if (a.field && !strcmp(a.field->name, "kind") && n->b->kind == QN_WORD) {
+		/* kind = step: a bare word is a kind, even one that names a field */
+		b.is_text_literal = 1;
+		b.type = QC_TEXT;
+		b.node = n->b;
+	} else if (resolve_term(c, s, n->b, post, 1, &b) < 0) {
 		goto out;
+	}
+	if ((n->a->kind == QN_ARITH || n->a->kind == QN_NEG || n->b->kind == QN_ARITH ||
+	     n->b->kind == QN_NEG) &&
+	    b.sql && !b.is_text_literal) {
+		enum akind x = arith_kind(a.type), y = arith_kind(b.type);
+		if (x != y && (x == AK_NONE || y == AK_NONE || x == AK_TIME || y == AK_TIME)) {
+			compile_fail(c, n->pos, n->len,
+				     xasprintf("cannot compare %s with %s", type_word(a.type),
+					       type_word(b.type)),
+				     NULL);
+			goto out;
+		}
+	}
 	if (b.is_text_literal && n->b->kind == QN_WORD) {
 		/* a bare word value: keep its text */
 		b.node = n->b;
@@ -621,8 +816,9 @@ static int stage_by(struct cc *c, struct scope *s, const struct qstage *st)
 		}
 		if (resolve_term(c, s, st->terms[i], 0, 0, &t) < 0)
 			return -1;
-		add_outcol(&s->keys, &s->nkeys, &s->akeys, t.name, t.type, t.sql,
-			   is_interned(&t) ? t.field->icol : t.sql);
+		const char *shown = source_key_shown(s, t.field);
+		add_outcol(&s->keys, &s->nkeys, &s->akeys, t.name, shown ? QC_TEXT : t.type,
+			   shown ? shown : t.sql, is_interned(&t) ? t.field->icol : t.sql);
 		const char *g = s->keys[s->nkeys - 1].group_sql;
 		s->keys[s->nkeys - 1].intkey =
 		    t.field && t.type != QC_TEXT && t.type != QC_REAL &&
@@ -723,10 +919,11 @@ static int stage_select(struct cc *c, struct scope *s, const struct qstage *st)
 {
 	for (size_t i = 0; i < st->nterms; i++) {
 		struct rterm t;
-		if (st->terms[i]->kind != QN_WORD) {
+		enum qnode_kind k = st->terms[i]->kind;
+		if (k != QN_WORD && k != QN_ARITH && k != QN_NEG) {
 			compile_fail(c, st->terms[i]->pos, st->terms[i]->len,
-				     xstrdup("select takes fields"),
-				     xstrdup("e.g. select id, name, dur"));
+				     xstrdup("select takes fields and arithmetic on them"),
+				     xstrdup("e.g. select id, name, dur, dur - self"));
 			return -1;
 		}
 		if (resolve_term(c, s, st->terms[i], 0, 0, &t) < 0)
@@ -853,6 +1050,8 @@ static int run_stage(struct cc *c, struct scope *s, const struct qstage *st)
 				sbuf_adds(&tmp, "p.dur_ns");
 			} else if (s->src == QS_SAMPLES) {
 				sbuf_adds(&tmp, "s.value");
+			} else if (s->src == QS_GAPS) {
+				sbuf_adds(&tmp, "(i.end_ns - i.start_ns)");
 			} else if (s->src == QS_METRICS) {
 				char *m = source_field_sql(s, "gm_twmean(m.id, $W0, $W1)");
 				sbuf_adds(&tmp, m);
@@ -913,11 +1112,11 @@ static char *replace_all(const char *text, char *const *from, char *const *to, s
 	return sbuf_detach(&sb);
 }
 
-/* Whether sql still reads a column of the source row (p. e. m. s. w.). */
+/* Whether sql still reads a column of the source row (p. e. m. s. w. i.). */
 static int reads_row(const char *sql)
 {
 	for (const char *p = sql; *p; p++)
-		if (strchr("pemsw", *p) && p[1] == '.' &&
+		if (strchr("pemswi", *p) && p[1] == '.' &&
 		    (p == sql ||
 		     !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
 		       (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'))))
@@ -1101,7 +1300,8 @@ int compile_select(struct cc *c, const struct query_ast *ast, struct scope *s, s
 	static const char *const row_order[] = {[QS_PHASES] = "p.id",
 						[QS_EVENTS] = "e.id",
 						[QS_METRICS] = "m.id",
-						[QS_SAMPLES] = "s.metric_id, s.t_ns"};
+						[QS_SAMPLES] = "s.metric_id, s.t_ns",
+						[QS_GAPS] = "i.track_id, i.start_ns"};
 	if (s->window_mode) {
 		if (s->has_order)
 			sbuf_addf(out, " ORDER BY %s", s->order.buf);

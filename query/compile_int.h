@@ -120,6 +120,7 @@ void source_scope_release(struct scope *s);
 const struct field *source_field(const struct scope *s, const char *name);
 const struct extra *source_extra(const struct scope *s, const char *name);
 char *source_field_sql(const struct scope *s, const char *tmpl);
+const char *source_key_shown(const struct scope *s, const struct field *f);
 void source_add_extra(struct scope *s, const char *name, enum query_coltype type, char *sql);
 char *source_field_hint(const struct scope *s, const char *name);
 

@@ -17,6 +17,22 @@
 /* A column of the track of the row aliased a (tracks' primary key serves it). */
 #define TRACK_SQL(col, a) "(SELECT " col " FROM tracks WHERE id = " a ".track_id)"
 
+/* A source's file name, with its rank when it has one: "rank0.json (rank 0)".
+ * The base name is what follows the last '/' (SQLite has no basename). */
+#define SOURCE_NAME_SQL(a)                                                                         \
+	"(SELECT replace(path, rtrim(path, replace(path, '/', '')), '')"                           \
+	" || coalesce(' (rank ' || rank || ')', '') FROM sources WHERE id = " a ".source_id)"
+
+/* A row's file: its id (`by source` shows its name) and its name. */
+#define SOURCE_FIELDS(X, a)                                                                        \
+	X("source", QC_INT, a ".source_id", NULL, NULL, NULL)                                      \
+	X("source.name", QC_TEXT, SOURCE_NAME_SQL(a), NULL, NULL, NULL)
+
+/* The name of a phase's step (gm_step): interned, so that `by step`
+ * groups on an integer and `step ~ re` runs once per distinct name. */
+#define STEP_ID_SQL	 "gm_step(p.id, p.parent_id, p.kind)"
+#define STEP_NAME_ID_SQL "(SELECT name_id FROM phases WHERE id = " STEP_ID_SQL ")"
+
 #define F_STRUCT(n, t, s, ic, it, ix) {n, t, s, ic, it, ix},
 #define F_NAME(n, t, s, ic, it, ix)   n,
 
@@ -31,7 +47,9 @@
 	X("track", QC_INT, "p.track_id", NULL, NULL, NULL)                                         \
 	X("track.name", QC_TEXT, TRACK_SQL("name", "p"), NULL, NULL, NULL)                         \
 	X("rank", QC_INT, TRACK_SQL("rank", "p"), NULL, NULL, NULL)                                \
-	X("source", QC_INT, "p.source_id", NULL, NULL, NULL)                                       \
+	SOURCE_FIELDS(X, "p")                                                                      \
+	X("step", QC_TEXT, "gm_str(" STEP_NAME_ID_SQL ")", STEP_NAME_ID_SQL, "strings", "text")    \
+	X("step.id", QC_PHASE, STEP_ID_SQL, NULL, NULL, NULL)                                      \
 	X("start", QC_TIME, "p.start_ns", NULL, NULL, NULL)                                        \
 	X("end", QC_TIME, "(p.start_ns + p.dur_ns)", NULL, NULL, NULL)                             \
 	X("dur", QC_DUR, "p.dur_ns", NULL, NULL, NULL)                                             \
@@ -49,7 +67,7 @@
 	X("track", QC_INT, "e.track_id", NULL, NULL, NULL)                                         \
 	X("track.name", QC_TEXT, TRACK_SQL("name", "e"), NULL, NULL, NULL)                         \
 	X("rank", QC_INT, TRACK_SQL("rank", "e"), NULL, NULL, NULL)                                \
-	X("source", QC_INT, "e.source_id", NULL, NULL, NULL)                                       \
+	SOURCE_FIELDS(X, "e")                                                                      \
 	X("phase", QC_PHASE, RUNNING_SQL, NULL, NULL, NULL)                                        \
 	X("phase.name", QC_TEXT,                                                                   \
 	  "gm_str((SELECT name_id FROM phases WHERE id = " RUNNING_SQL "))", NULL, NULL, NULL)     \
@@ -83,6 +101,25 @@
 	X("t", QC_TIME, "s.t_ns", NULL, NULL, NULL)                                                \
 	X("value", QC_REAL, "s.value", NULL, NULL, NULL)
 
+/* The idle gaps of device streams (query/funcs_gaps.c's gm_gaps). */
+#define GAP_FIELDS(X)                                                                              \
+	X("stream", QC_TEXT, TRACK_SQL("name", "i"), NULL, NULL, NULL)                             \
+	X("track", QC_INT, "i.track_id", NULL, NULL, NULL)                                         \
+	X("host", QC_TEXT, TRACK_SQL("host", "i"), NULL, NULL, NULL)                               \
+	X("rank", QC_INT, "i.rank", NULL, NULL, NULL)                                              \
+	SOURCE_FIELDS(X, "i")                                                                      \
+	X("start", QC_TIME, "i.start_ns", NULL, NULL, NULL)                                        \
+	X("end", QC_TIME, "i.end_ns", NULL, NULL, NULL)                                            \
+	X("dur", QC_DUR, "(i.end_ns - i.start_ns)", NULL, NULL, NULL)                              \
+	X("cause", QC_TEXT, "i.cause", NULL, NULL, NULL)                                           \
+	X("thread", QC_TEXT, "(SELECT name FROM tracks WHERE id = i.thread_id)", NULL, NULL, NULL) \
+	X("op", QC_PHASE, "i.op_id", NULL, NULL, NULL)                                             \
+	X("op.name", QC_TEXT, "gm_str((SELECT name_id FROM phases WHERE id = i.op_id))", NULL,     \
+	  NULL, NULL)                                                                              \
+	X("op.path", QC_TEXT, "gm_path(i.op_id)", NULL, NULL, NULL)                                \
+	X("step", QC_TEXT, "gm_str((SELECT name_id FROM phases WHERE id = gm_step(i.op_id)))",     \
+	  NULL, NULL, NULL)
+
 static const struct field phase_fields[] = {
     PHASE_FIELDS(F_STRUCT){NULL, 0, NULL, NULL, NULL, NULL}};
 static const struct field event_fields[] = {
@@ -91,7 +128,9 @@ static const struct field metric_fields[] = {
     METRIC_FIELDS(F_STRUCT){NULL, 0, NULL, NULL, NULL, NULL}};
 static const struct field sample_fields[] = {
     SAMPLE_FIELDS(F_STRUCT){NULL, 0, NULL, NULL, NULL, NULL}};
+static const struct field gap_fields[] = {GAP_FIELDS(F_STRUCT){NULL, 0, NULL, NULL, NULL, NULL}};
 static const char *const phase_names[] = {PHASE_FIELDS(F_NAME) NULL};
+static const char *const gap_names[] = {GAP_FIELDS(F_NAME) NULL};
 static const char *const event_names[] = {EVENT_FIELDS(F_NAME) NULL};
 static const char *const metric_names[] = {METRIC_FIELDS(F_NAME) NULL};
 static const char *const sample_names[] = {SAMPLE_FIELDS(F_NAME) NULL};
@@ -121,9 +160,15 @@ static const struct source_info sources[] = {
 		    "s.t_ns",
 		    "s.t_ns",
 		    {"metric", "host", "t", "value", NULL}},
+    [QS_GAPS] = {gap_fields,
+		 gap_names,
+		 "gm_gaps i",
+		 "i.start_ns",
+		 "i.end_ns",
+		 {"stream", "rank", "start", "dur", "cause", "op", "op.name", NULL}},
 };
 
-const char *const source_words[] = {"phases", "events", "metrics", "samples"};
+const char *const source_words[] = {"phases", "events", "metrics", "samples", "gaps"};
 
 const char *const *query_fields(enum query_source src)
 {
@@ -187,6 +232,18 @@ const struct extra *source_extra(const struct scope *s, const char *name)
 	for (size_t i = 0; i < s->nextras; i++)
 		if (!strcasecmp(s->extras[i].name, name))
 			return &s->extras[i];
+	return NULL;
+}
+
+/* What a `by` key on field f shows when that is not the value it groups
+ * on (a source groups on its id and shows its name), else NULL. */
+const char *source_key_shown(const struct scope *s, const struct field *f)
+{
+	if (f && !strcmp(f->name, "source"))
+		return s->src == QS_PHASES   ? SOURCE_NAME_SQL("p")
+		       : s->src == QS_EVENTS ? SOURCE_NAME_SQL("e")
+		       : s->src == QS_GAPS   ? SOURCE_NAME_SQL("i")
+					     : NULL;
 	return NULL;
 }
 

@@ -257,7 +257,8 @@ static int pragma_table_allowed(const char *table)
 	return in_list(table + 7, pragma_named) || in_list(table + 7, pragma_plain);
 }
 
-/* SQLite creates an eponymous virtual table (json_each, pragma_table_info)
+/* SQLite creates an eponymous virtual table (json_each, pragma_table_info,
+ * query/funcs_gaps.c's gm_gaps)
  * on its first use in a connection and, while it does, asks the authorizer
  * for SQLITE_UPDATE on each column of sqlite_master, which a real UPDATE
  * of the schema asks too.  Creating the ones a query may use here, before
@@ -265,9 +266,9 @@ static int pragma_table_allowed(const char *table)
  * one: each costs a prepare. */
 static void warm_virtual_tables(sqlite3 *db, const char *sql)
 {
-	static const char *const json[] = {"json_each", "json_tree", NULL};
+	static const char *const json[] = {"json_each", "json_tree", "gm_gaps", NULL};
 	const char *const *lists[] = {json, pragma_named, pragma_plain};
-	if (!strcasestr(sql, "json_") && !strcasestr(sql, "pragma_"))
+	if (!strcasestr(sql, "json_") && !strcasestr(sql, "pragma_") && !strcasestr(sql, "gm_gaps"))
 		return;
 	for (size_t l = 0; l < 3; l++)
 		for (size_t i = 0; lists[l][i]; i++) {
@@ -768,7 +769,7 @@ size_t query_complete(sqlite3 *db, const char *text, char ***out, size_t *start)
 	c.wlen = len - *start;
 	/* the source, the current stage's keyword, the token before */
 	int src = -1;
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < QS_NSOURCES; k++)
 		if (nprev && tok_is(text, &toks[0], query_sources[k]))
 			src = k;
 	const struct query_token *prev = nprev ? &toks[nprev - 1] : NULL;
@@ -810,7 +811,7 @@ size_t query_complete(sqlite3 *db, const char *text, char ***out, size_t *start)
 			  " WHERE substr(s.text, 1, length(?1)) = ?1 ORDER BY 1 LIMIT 200"
 			: "SELECT text FROM strings WHERE substr(text, 1, length(?1)) = ?1"
 			  " ORDER BY 1 LIMIT 200");
-	} else if (src >= 0 && src < 4) {
+	} else if (src >= 0) {
 		cand_list(&c, query_fields((enum query_source)src));
 		if (stage && (tok_is(text, stage, "stats") || tok_is(text, stage, "top") ||
 			      tok_is(text, stage, "sort")))

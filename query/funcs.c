@@ -7,11 +7,14 @@
  * during and within funcs_window.c's, the aggregates gm_hagg and gm_pct
  * funcs_agg.c's.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/analysis/level.h"
 #include "model/store/col.h"
+#include "model/store/store.h"
 #include "model/store/ptree.h"
 #include "model/util/sbuf.h"
 #include "query/funcs_int.h"
@@ -83,6 +86,13 @@ static void qfuncs_free(void *p)
 		free(f->paths[i].path);
 	free(f->paths);
 	sqlite3_finalize(f->path_q);
+	if (f->steps.key)
+		idmap_release(&f->steps);
+	free(f->step_of);
+	sqlite3_finalize(f->step_q);
+	funcs_gaps_release(f);
+	sqlite3_finalize(f->gap_node_q);
+	sqlite3_finalize(f->gap_child_q);
 	free(f);
 }
 
@@ -262,6 +272,32 @@ static void fn_kind(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	itext_lookup(ctx, f, &f->kinds, argv[0]);
 }
 
+/* ---- gm_ns ---- */
+
+static void fn_ns(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	switch (sqlite3_value_numeric_type(argv[0])) {
+	case SQLITE_INTEGER:
+		sqlite3_result_int64(ctx, sqlite3_value_int64(argv[0]));
+		return;
+	case SQLITE_FLOAT: {
+		double v = sqlite3_value_double(argv[0]);
+		if (isnan(v))
+			sqlite3_result_null(ctx);
+		else if (v >= 9223372036854775807.0)
+			sqlite3_result_int64(ctx, INT64_MAX);
+		else if (v <= -9223372036854775808.0)
+			sqlite3_result_int64(ctx, INT64_MIN);
+		else
+			sqlite3_result_int64(ctx, llround(v));
+		return;
+	}
+	default:
+		sqlite3_result_null(ctx);
+	}
+}
+
 /* ---- gm_path ---- */
 
 static struct path_ent *path_slot(struct qfuncs *f, int64_t id)
@@ -296,6 +332,33 @@ static void path_put(struct qfuncs *f, int64_t id, const char *path)
 	f->paths_n++;
 }
 
+/* Steps q (one phase by id, ?1) for id: 0 with its row (the caller reads
+ * it, then resets q), 1 when there is no such phase, -1 on a SQLite error
+ * (q reset either way). */
+static int phase_row(sqlite3_stmt *q, int64_t id)
+{
+	sqlite3_bind_int64(q, 1, id);
+	int r = sqlite3_step(q);
+	if (r == SQLITE_ROW)
+		return 0;
+	sqlite3_reset(q);
+	return r == SQLITE_DONE ? 1 : -1;
+}
+
+/* Sets ctx's error when a walk up from id failed (rc < 0: PTREE_LOOP, or
+ * SQLite's); 1 when it did. */
+static int walk_failed(sqlite3_context *ctx, struct qfuncs *f, int64_t id, int rc)
+{
+	if (rc == PTREE_LOOP) {
+		char *e = ptree_loop_error(sqlite3_db_filename(f->db, "main"), id);
+		sqlite3_result_error(ctx, e, -1);
+		free(e);
+	} else if (rc < 0) {
+		sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
+	}
+	return rc < 0;
+}
+
 /* The path of id into out; 0 when found, 1 when id is unknown, -1 on a
  * SQLite error, PTREE_LOOP when its parents loop.  Ancestors' paths are
  * cached, id's own is not. */
@@ -320,13 +383,8 @@ static int phase_path(struct qfuncs *f, int64_t id, struct sbuf *out)
 			base = e->path;
 			break;
 		}
-		sqlite3_bind_int64(f->path_q, 1, cur);
-		int step = sqlite3_step(f->path_q);
-		if (step != SQLITE_ROW) {
-			sqlite3_reset(f->path_q);
-			rc = step == SQLITE_DONE ? 1 : -1;
+		if ((rc = phase_row(f->path_q, cur)) != 0)
 			break;
-		}
 		const char *name = col_text_or_null(f->path_q, 1);
 		XGROW(chain, n + 1, alloc);
 		XGROW(names, n + 1, nalloc);
@@ -369,16 +427,97 @@ static void fn_path(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sbuf_init(&sb);
 	int64_t id = sqlite3_value_int64(argv[0]);
 	int rc = phase_path(f, id, &sb);
-	if (rc == PTREE_LOOP) {
-		char *e = ptree_loop_error(sqlite3_db_filename(f->db, "main"), id);
-		sqlite3_result_error(ctx, e, -1);
-		free(e);
-	} else if (rc < 0) {
-		sqlite3_result_error(ctx, sqlite3_errmsg(f->db), -1);
-	} else if (rc == 0) {
+	if (!walk_failed(ctx, f, id, rc) && rc == 0) {
 		sqlite3_result_text(ctx, sb.buf, (int)sb.len, SQLITE_TRANSIENT);
 	}
 	sbuf_release(&sb);
+}
+
+/* ---- gm_step ---- */
+
+/* The step of a phase: the nearest of it and its ancestors that is a part
+ * of the workflow or an iteration (model/analysis/level.h), 0 when none;
+ * -1 on a SQLite error, PTREE_LOOP when the parents loop.  The walk starts
+ * at from: the phase itself, or (when the caller knows the phase is no
+ * step) its parent.  Ancestors' answers are cached, the phase's own is not
+ * (most rows are leaves). */
+static int phase_step(struct qfuncs *f, int64_t id, int64_t from, int64_t *step)
+{
+	int64_t *chain = NULL;
+	size_t n = 0, alloc = 0;
+	int rc = 0;
+	int64_t cur = from;
+	int ancestors = from != id; /* every phase met is an ancestor: cached */
+	struct ptree_walk up;
+	*step = 0;
+	if (!f->step_q && sqlite3_prepare_v2(f->db,
+					     "SELECT p.parent_id, p.kind, " LEVEL_ON_THREAD_SQL(
+						 "p") " FROM phases p WHERE p.id = ?1",
+					     -1, &f->step_q, NULL) != SQLITE_OK)
+		return -1;
+	if (!f->steps.key)
+		idmap_init(&f->steps, 1024);
+	ptree_walk_init(&up, from);
+	while (cur) {
+		int32_t k = n || ancestors ? idmap_get(&f->steps, cur) : -1;
+		if (k >= 0) {
+			*step = f->step_of[k];
+			break;
+		}
+		if ((rc = phase_row(f->step_q, cur)) != 0) {
+			rc = rc > 0 ? 0 : -1; /* a missing phase has no step */
+			break;
+		}
+		int level = level_of(col_int32(f->step_q, 1), col_int32(f->step_q, 2));
+		int64_t parent = col_int(f->step_q, 0);
+		sqlite3_reset(f->step_q);
+		if (level == LEVEL_PART || level == LEVEL_ITERATION) {
+			*step = cur;
+			break;
+		}
+		XGROW(chain, n + 1, alloc);
+		chain[n++] = cur;
+		cur = parent;
+		if (ptree_walk_loops(&up, cur)) {
+			rc = PTREE_LOOP;
+			break;
+		}
+	}
+	for (size_t i = ancestors ? 0 : 1; rc == 0 && i < n && f->nstep_of < INT32_MAX; i++) {
+		if (idmap_put(&f->steps, chain[i], (int32_t)f->nstep_of) < 0)
+			continue;
+		XGROW(f->step_of, f->nstep_of + 1, f->astep_of);
+		f->step_of[f->nstep_of++] = *step;
+	}
+	free(chain);
+	return rc;
+}
+
+/* gm_step(id) or gm_step(id, parent_id, kind): with the row's parent and
+ * kind, a phase that cannot be a step is not read again (a span can: its
+ * level depends on its track, read with it). */
+static void fn_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct qfuncs *f = sqlite3_user_data(ctx);
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+		return;
+	int64_t id = sqlite3_value_int64(argv[0]), from = id, step;
+	if (argc == 3 && sqlite3_value_type(argv[2]) == SQLITE_INTEGER) {
+		int kind = sqlite3_value_int(argv[2]);
+		int level = level_of(kind, 0);
+		if (kind != PHASE_SPAN && (level == LEVEL_PART || level == LEVEL_ITERATION)) {
+			sqlite3_result_int64(ctx, id);
+			return;
+		}
+		if (kind != PHASE_SPAN) {
+			if (sqlite3_value_type(argv[1]) == SQLITE_NULL)
+				return; /* a root that is no step */
+			from = sqlite3_value_int64(argv[1]);
+		}
+	}
+	int rc = phase_step(f, id, from, &step);
+	if (!walk_failed(ctx, f, id, rc) && step)
+		sqlite3_result_int64(ctx, step);
 }
 
 /* ---- metrics ---- */
@@ -465,6 +604,12 @@ void query_funcs_idle(struct qfuncs *f)
 	if (f) {
 		sqlite3_finalize(f->path_q);
 		f->path_q = NULL;
+		sqlite3_finalize(f->step_q);
+		f->step_q = NULL;
+		sqlite3_finalize(f->gap_node_q);
+		f->gap_node_q = NULL;
+		sqlite3_finalize(f->gap_child_q);
+		f->gap_child_q = NULL;
 		sqlite3_finalize(f->strs.q);
 		f->strs.q = NULL;
 		sqlite3_finalize(f->kinds.q);
@@ -491,7 +636,7 @@ int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err)
 	    {"regexp", 2, fn_regexp},	   {"gm_path", 1, fn_path},   {"gm_metric", 3, fn_metric},
 	    {"gm_twmean", 3, gm_twmean},   {"gm_twmax", 3, gm_twmax}, {"gm_satns", 4, gm_satns},
 	    {"gm_valueat", 2, gm_valueat}, {"gm_str", 1, fn_str},     {"gm_kind", 1, fn_kind},
-	    {"gm_running", 2, gm_running},
+	    {"gm_running", 2, gm_running}, {"gm_ns", 1, fn_ns},	      {"gm_step", 1, fn_step},
 	};
 	/* regexp owns the state: its destructor runs when it is replaced by
 	 * the next registration or the connection closes, after which no
@@ -516,6 +661,11 @@ int query_funcs_register(sqlite3 *db, struct qfuncs **out, char **err)
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_function_v2(db, "gm_pct", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
 						NULL, NULL, gm_pct_step, gm_pct_final, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function_v2(db, "gm_step", 3, SQLITE_UTF8, f, fn_step, NULL,
+						NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = funcs_gaps_register(db, f);
 	if (rc != SQLITE_OK) {
 		*err = xasprintf("cannot register query functions: %s", sqlite3_errmsg(db));
 		return -1;

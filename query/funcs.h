@@ -11,6 +11,16 @@
  *   gm_kind(id)                the same over phase_kinds(name).
  *   gm_path(id)                the phase's path "/wf/step/.../name", parents
  *                              cached; NULL for an unknown id.
+ *   gm_ns(x)                   x as whole nanoseconds: an integer as it is,
+ *                              a real rounded to the nearest and saturated at
+ *                              the int64 range; NULL for NULL, NaN or text.
+ *   gm_step(id[, parent, kind])  the phase's step: the nearest of it and its
+ *                              ancestors that is a part of the workflow or
+ *                              an iteration (model/analysis/level.h: a step,
+ *                              a rank, a span off threads, a Spark stage, a
+ *                              profiler step), ancestors cached; NULL if none;
+ *                              with the row's parent and kind, a phase that
+ *                              cannot be a step is not read again.
  *   gm_metric(name, host, phost)  the metric id for a reference: name is
  *                              a metric's name or "resource.name"; host, when
  *                              not NULL, must match; among several, the one
@@ -50,6 +60,11 @@
  *                              gap max(w0 - t1, t0 - w1, 0) <= d, the lowest
  *                              wid among equals, not self; NULL if none or
  *                              if an argument is NULL.
+ *   gm_gaps                    a virtual table (eponymous: FROM gm_gaps):
+ *                              the idle gaps of device streams (source_id,
+ *                              rank, track_id, start_ns, end_ns, cause,
+ *                              thread_id, op_id), computed on the first scan
+ *                              (query/funcs_gaps.c).
  *   gm_pct(x, p)               aggregate: the p-th percentile (0..100) of x,
  *                              linear between closest ranks (numpy's default).
  *

@@ -6,7 +6,8 @@
  * gm_str, gm_kind, gm_path, gm_metric); funcs_time.c what is answered over
  * time (a metric's series over a window, the phase running at an event);
  * funcs_window.c the windows of during and within (gm_wset, gm_during,
- * gm_near); funcs_agg.c the aggregates that need no state of the
+ * gm_near); funcs_gaps.c the idle gaps of device streams (the virtual
+ * table gm_gaps); funcs_agg.c the aggregates that need no state of the
  * connection (gm_hagg, gm_pct).
  */
 #ifndef GRADEML_QUERY_FUNCS_INT_H
@@ -20,10 +21,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/util/idmap.h"
 #include "query/funcs.h"
 
 struct series;
 struct wset;
+struct gap_row;
 
 #define NREGEX	16
 #define NSERIES 8
@@ -68,6 +71,14 @@ struct qfuncs {
 	struct path_ent *paths;
 	size_t paths_cap, paths_n;
 	sqlite3_stmt *path_q;
+	struct idmap steps; /* gm_step: an ancestor's id -> index in step_of */
+	int64_t *step_of;   /* its step's id, 0: none */
+	size_t nstep_of, astep_of;
+	sqlite3_stmt *step_q;
+	struct gap_row *gaps; /* gm_gaps' rows, once loaded */
+	size_t ngaps;
+	int gaps_loaded;
+	sqlite3_stmt *gap_node_q, *gap_child_q;
 };
 
 static inline uint64_t hash64(int64_t x)
@@ -92,6 +103,11 @@ void gm_wset_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void gm_wset_final(sqlite3_context *ctx);
 void gm_during(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void gm_near(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+
+/* ---- funcs_gaps.c ---- */
+
+int funcs_gaps_register(sqlite3 *db, struct qfuncs *f);
+void funcs_gaps_release(struct qfuncs *f);
 
 /* ---- funcs_agg.c ---- */
 

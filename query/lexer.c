@@ -31,6 +31,7 @@ enum cc {
 	CC_TILDE,
 	CC_MINUS,
 	CC_DOT,
+	CC_PLUS,
 	CC_WORDONLY /* : # @ * : inside a word, never first */
 };
 
@@ -55,6 +56,7 @@ static const unsigned char cc_table[256] = {
     ['~'] = CC_TILDE,
     ['-'] = CC_MINUS,
     ['.'] = CC_DOT,
+    ['+'] = CC_PLUS,
     [':'] = CC_WORDONLY,
     ['#'] = CC_WORDONLY,
     ['@'] = CC_WORDONLY,
@@ -184,7 +186,10 @@ enum query_tok query_lex_token(const char *s, int *len)
 			return QT_NUMBER;
 		}
 		*len = 1;
-		return QT_ERROR;
+		return s[0] == '-' ? QT_MINUS : QT_ERROR;
+	case CC_PLUS:
+		*len = 1;
+		return QT_PLUS;
 	case CC_QUOTE:
 		for (i = 1; s[i] && s[i] != s[0]; i++)
 			if (s[i] == '\\' && s[i + 1])
@@ -244,7 +249,7 @@ enum query_tok query_lex_token(const char *s, int *len)
 		}
 		/* one whole UTF-8 sequence is impossible here (>= 0x80 is ALPHA) */
 		*len = 1;
-		return QT_ERROR;
+		return s[0] == '*' ? QT_STAR : QT_ERROR;
 	}
 }
 

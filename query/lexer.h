@@ -9,8 +9,11 @@
  * (so `cpu.util`, `disk:vda.util-percent`, `aten::mm` are one word).
  * Keywords are words the parser recognises by text, case-insensitively.
  * A number may carry a unit suffix (`1.5ms`, `2GB`, `80%`), kept in the
- * token and converted by query_lex_number.  A path starts with '/' and runs
- * to a blank, '|', ',' or ')'; a name with blanks needs a quoted path.
+ * token and converted by query_lex_number.  The arithmetic operators are
+ * `+`, a `-` that starts no number, and a `*` that starts a token; `/`
+ * starts a path, and the parser reads a lone `/` between operands as
+ * division (so operators after a word need a blank: `dur*2` is one word).  A path starts with '/'
+ * and runs to a blank, '|', ',' or ')'; a name with blanks needs a quoted path.
  */
 #ifndef GRADEML_QUERY_LEXER_H
 #define GRADEML_QUERY_LEXER_H
@@ -36,7 +39,11 @@ enum query_tok {
 	QT_GE,
 	QT_MATCH,  /* ~ */
 	QT_NMATCH, /* !~ */
-	QT_ERROR   /* a character no token starts with, or an unterminated string */
+	QT_PLUS,
+	QT_MINUS, /* a '-' not starting a number */
+	QT_STAR,  /* a '*' starting a token (inside a word it is part of it) */
+	QT_SLASH, /* never returned: the parser's name for a lone '/' operator */
+	QT_ERROR  /* a character no token starts with, or an unterminated string */
 };
 
 struct query_token {

@@ -13,7 +13,7 @@
 
 #define MAX_DEPTH 64 /* nesting of parentheses, not's and sub-queries */
 
-const char *const query_sources[] = {"phases", "events", "metrics", "samples", "sql", NULL};
+const char *const query_sources[] = {"phases", "events", "metrics", "samples", "gaps", "sql", NULL};
 const char *const query_stage_words[] = {"where", "by",	    "stats",	 "count",  "top",
 					 "sort",  "limit",  "select",	 "during", "between",
 					 "with",  "within", "saturated", NULL};
@@ -157,6 +157,7 @@ struct parser {
 	void **arena;
 	struct query_error *e;
 	int depth;
+	int parens; /* open '(' of conditions: a value may end at ')' */
 	int failed;
 };
 
@@ -221,6 +222,7 @@ static struct qnode *new_node(struct parser *p, enum qnode_kind kind, int pos, i
 }
 
 static struct qnode *parse_or(struct parser *p);
+static struct qnode *parse_value(struct parser *p);
 
 /* NUMBER | STRING | PATH | WORD [ "(" [term] ")" ] */
 static struct qnode *parse_term(struct parser *p)
@@ -278,7 +280,7 @@ static struct qnode *parse_term(struct parser *p)
 				     NULL);
 				return NULL;
 			}
-			n->a = parse_term(p);
+			n->a = parse_value(p);
 			p->depth--;
 			if (!n->a)
 				return NULL;
@@ -302,13 +304,129 @@ static int is_cmp_op(enum query_tok t)
 	return t >= QT_EQ && t <= QT_NMATCH;
 }
 
-/* "(" expr ")" | PATH | "/..." string | term op term */
+static void fail_deep(struct parser *p)
+{
+	fail(p, p->tok.pos, p->tok.len, xstrdup("query nested too deeply"), NULL);
+}
+
+/* Whether the token after the current one can start a value: a lone '/'
+ * before one is division, anywhere else the root path. */
+static int next_starts_value(const struct parser *p)
+{
+	int look = p->pos;
+	struct query_token t = query_lex_next(p->q, &look);
+	return t.type == QT_NUMBER || t.type == QT_WORD || t.type == QT_LP || t.type == QT_MINUS;
+}
+
+/* Whether n is a value (something arithmetic and comparisons take), not a
+ * condition. */
+static int is_value(const struct qnode *n)
+{
+	return n->kind == QN_WORD || n->kind == QN_NUMBER || n->kind == QN_STRING ||
+	       n->kind == QN_CALL || n->kind == QN_ARITH || n->kind == QN_NEG;
+}
+
+static struct qnode *new_arith(struct parser *p, enum query_tok op, struct qnode *a,
+			       struct qnode *b)
+{
+	struct qnode *n = new_node(p, QN_ARITH, a->pos, b->pos + b->len - a->pos);
+	n->op = op;
+	n->a = a;
+	n->b = b;
+	return n;
+}
+
+/* "-" unary | "(" value ")" | term */
+static struct qnode *parse_unary(struct parser *p)
+{
+	struct qnode *n = NULL;
+	int pos = p->tok.pos;
+	if (++p->depth > MAX_DEPTH) {
+		fail_deep(p);
+		return NULL;
+	}
+	if (p->tok.type == QT_MINUS) {
+		advance(p);
+		struct qnode *a = parse_unary(p);
+		if (a) {
+			n = new_node(p, QN_NEG, pos, a->pos + a->len - pos);
+			n->a = a;
+		}
+	} else if (p->tok.type == QT_LP) {
+		advance(p);
+		n = parse_value(p);
+		if (n && p->tok.type != QT_RP) {
+			fail_expected(p, "')'", NULL);
+			n = NULL;
+		} else if (n) {
+			/* the parentheses are part of the value's text */
+			n->len = p->tok.pos + 1 - pos;
+			n->pos = pos;
+			advance(p);
+		}
+	} else {
+		n = parse_term(p);
+	}
+	p->depth--;
+	return n;
+}
+
+/* a {("*"|"/") unary}, a already parsed (NULL: it failed) */
+static struct qnode *parse_mul_from(struct parser *p, struct qnode *a)
+{
+	while (a && is_value(a) && a->kind != QN_STRING) {
+		enum query_tok op;
+		if (p->tok.type == QT_STAR)
+			op = QT_STAR;
+		else if (p->tok.type == QT_PATH && p->tok.len == 1 && next_starts_value(p))
+			op = QT_SLASH;
+		else
+			break;
+		advance(p);
+		struct qnode *b = parse_unary(p);
+		a = b ? new_arith(p, op, a, b) : NULL;
+	}
+	return a;
+}
+
+/* a {("+"|"-") mul}, a already parsed: multiplication binds tighter */
+static struct qnode *parse_add_from(struct parser *p, struct qnode *a)
+{
+	while (a && is_value(a) && a->kind != QN_STRING) {
+		enum query_tok op = p->tok.type;
+		if (op == QT_NUMBER && p->q[p->tok.pos] == '-') {
+			/* "dur -5ms": a negative literal after a value subtracts */
+			op = QT_MINUS;
+			p->tok.pos++;
+			p->tok.len--;
+		} else if (op == QT_PLUS || op == QT_MINUS) {
+			advance(p);
+		} else {
+			break;
+		}
+		struct qnode *b = parse_mul_from(p, parse_unary(p));
+		a = b ? new_arith(p, op, a, b) : NULL;
+	}
+	return a;
+}
+
+static struct qnode *parse_value(struct parser *p)
+{
+	return parse_add_from(p, parse_mul_from(p, parse_unary(p)));
+}
+
+/* "(" expr ")" | PATH | "/..." string | value op value.  A '(' may open a
+ * condition or a value: its content is parsed as a condition, where a
+ * value may end at the ')', and a value goes on as arithmetic after it. */
 static struct qnode *parse_cmp(struct parser *p)
 {
+	struct qnode *a;
 	if (p->tok.type == QT_LP) {
 		int pos = p->tok.pos;
 		advance(p);
+		p->parens++;
 		struct qnode *n = parse_or(p);
+		p->parens--;
 		if (!n)
 			return NULL;
 		if (p->tok.type != QT_RP) {
@@ -318,24 +436,35 @@ static struct qnode *parse_cmp(struct parser *p)
 			free(t);
 			return NULL;
 		}
+		if (!is_value(n)) {
+			advance(p);
+			return n;
+		}
+		n->len = p->tok.pos + 1 - pos;
+		n->pos = pos;
 		advance(p);
-		return n;
-	}
-	struct qnode *a = parse_term(p);
-	if (!a)
-		return NULL;
-	if (a->kind == QN_PATH || (a->kind == QN_STRING && a->text[0] == '/')) {
-		if (!is_cmp_op(p->tok.type)) {
-			a->kind = QN_PATH;
-			return a;
+		if (!(a = parse_add_from(p, parse_mul_from(p, n))))
+			return NULL;
+	} else {
+		if (!(a = parse_value(p)))
+			return NULL;
+		if (a->kind == QN_PATH || (a->kind == QN_STRING && a->text[0] == '/')) {
+			if (!is_cmp_op(p->tok.type)) {
+				a->kind = QN_PATH;
+				return a;
+			}
 		}
 	}
 	if (!is_cmp_op(p->tok.type)) {
+		if (p->parens && p->tok.type == QT_RP)
+			return a; /* a value in parentheses: the caller goes on */
 		char *t = tok_text(p);
+		int slash = p->tok.type == QT_PATH && p->tok.len > 1;
 		fail(p, p->tok.pos, p->tok.len,
 		     xasprintf("expected a comparison (= != < <= > >= ~ !~) after '%.*s', found %s",
 			       a->len > 40 ? 40 : a->len, p->q + a->pos, t),
-		     xstrdup("e.g. dur > 1ms, name ~ \"^aten::\", kind = operator"));
+		     xstrdup(slash ? "to divide, put blanks around '/': dur / 2"
+				   : "e.g. dur > 1ms, name ~ \"^aten::\", kind = operator"));
 		free(t);
 		return NULL;
 	}
@@ -343,7 +472,7 @@ static struct qnode *parse_cmp(struct parser *p)
 	n->op = p->tok.type;
 	advance(p);
 	n->a = a;
-	if (!(n->b = parse_term(p)))
+	if (!(n->b = parse_value(p)))
 		return NULL;
 	n->len = n->b->pos + n->b->len - n->pos;
 	return n;
@@ -436,7 +565,7 @@ static int parse_terms(struct parser *p, struct qstage *s, int sort)
 			     NULL);
 			return -1;
 		}
-		if (!(buf[n] = parse_term(p)))
+		if (!(buf[n] = parse_value(p)))
 			return -1;
 		desc[n] = 0;
 		if (sort && (is_kw(p, "asc") || is_kw(p, "desc"))) {
@@ -575,7 +704,7 @@ static int parse_stage(struct parser *p, struct qstage *s)
 	case QST_TOP:
 		if (parse_count(p, &s->n, "how many rows") < 0)
 			return -1;
-		if (!at_stage_end(p) && !(s->key = parse_term(p)))
+		if (!at_stage_end(p) && !(s->key = parse_value(p)))
 			return -1;
 		return 0;
 	case QST_LIMIT:
@@ -617,15 +746,16 @@ static int parse_stage(struct parser *p, struct qstage *s)
 static int parse_inner(struct parser *p, struct query_ast *ast, int pipes)
 {
 	size_t k;
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < QS_NSOURCES; k++)
 		if (is_kw(p, query_sources[k]))
 			break;
-	if (k == 4) {
+	if (k == QS_NSOURCES) {
 		char *w = xstrndup(p->q + p->tok.pos, (size_t)p->tok.len);
 		const char *sug = p->tok.type == QT_WORD ? query_suggest(w, query_sources) : NULL;
 		char *t = tok_text(p);
 		fail(p, p->tok.pos, p->tok.len,
-		     xasprintf("expected phases, events, metrics, samples or sql, found %s", t),
+		     xasprintf("expected phases, events, metrics, samples, gaps or sql, found %s",
+			       t),
 		     sug ? xasprintf("did you mean '%s'?", sug) : NULL);
 		free(t);
 		free(w);

@@ -2,7 +2,7 @@
  * The query parser: text to a syntax tree (grammar in man grademl-query(7)).
  *
  *   query  = "sql" ANY-TEXT | source { "|" stage }
- *   source = ("phases"|"events"|"metrics"|"samples") [metric] [expr]
+ *   source = ("phases"|"events"|"metrics"|"samples"|"gaps") [metric] [expr]
  *   stage  = where expr | by term,... | stats agg,... | count
  *          | top INT [term] | sort term [asc|desc],... | limit INT
  *          | select term,... | during window | between time and time
@@ -10,13 +10,17 @@
  *          | saturated metric [>= number]
  *   window = PATH | "(" query ")" | phases [expr]
  *   expr   = expr or expr | expr and expr | expr expr (and) | not expr
- *          | "(" expr ")" | term op term | PATH
- *   term   = WORD | NUMBER | STRING | PATH | WORD "(" [term] ")"
+ *          | "(" expr ")" | value op value | PATH
+ *   value  = value ("+"|"-") value | value ("*"|"/") value | "-" value
+ *          | "(" value ")" | term    ('*' and '/' bind tighter than '+' '-')
+ *   term   = WORD | NUMBER | STRING | PATH | WORD "(" [value] ")"
  *
- * The parser only checks the shape; names (fields, functions, metrics) are
- * resolved by query_compile.  Every node keeps its position for errors.
- * The tree is owned by struct query_ast and freed whole by
- * query_ast_release; strings in nodes are owned by the tree.
+ * A value where a term may stand (a comparison's sides, select, sort and
+ * top keys, an aggregate's argument) may be arithmetic; by, stats and with
+ * take terms, and the compiler says so.  The parser only checks the shape; names (fields,
+ * functions, metrics) are resolved by query_compile.  Every node keeps its position for errors. The
+ * tree is owned by struct query_ast and freed whole by query_ast_release; strings in nodes are
+ * owned by the tree.
  */
 #ifndef GRADEML_QUERY_PARSE_H
 #define GRADEML_QUERY_PARSE_H
@@ -40,7 +44,7 @@ void query_error_release(struct query_error *e);
  * it.  The query line is shown as typed (control characters as '?'). */
 char *query_error_format(const char *query, const struct query_error *e);
 
-enum query_source { QS_PHASES, QS_EVENTS, QS_METRICS, QS_SAMPLES };
+enum query_source { QS_PHASES, QS_EVENTS, QS_METRICS, QS_SAMPLES, QS_GAPS, QS_NSOURCES };
 
 enum qnode_kind {
 	QN_OR,
@@ -50,14 +54,16 @@ enum qnode_kind {
 	QN_WORD, /* a field or a bare text value */
 	QN_NUMBER,
 	QN_STRING,
-	QN_PATH, /* a glob over phase paths */
-	QN_CALL	 /* word(arg) or word(): aggregates */
+	QN_PATH,  /* a glob over phase paths */
+	QN_CALL,  /* word(arg) or word(): aggregates */
+	QN_ARITH, /* a op b: QT_PLUS, QT_MINUS, QT_STAR or QT_SLASH */
+	QN_NEG	  /* - a */
 };
 
 struct qnode {
 	enum qnode_kind kind;
 	int pos, len;
-	enum query_tok op;	 /* QN_CMP */
+	enum query_tok op;	 /* QN_CMP, QN_ARITH */
 	struct qnode *a, *b;	 /* operands; QN_CALL: a is the argument or NULL */
 	char *text;		 /* QN_WORD, QN_STRING, QN_PATH, QN_CALL (name) */
 	struct query_number num; /* QN_NUMBER */
@@ -120,7 +126,7 @@ int query_parse(const char *q, struct query_ast *ast, struct query_error *e);
 void query_ast_release(struct query_ast *ast);
 
 /* Keyword tables, for completion and hints. */
-extern const char *const query_sources[];     /* NULL-terminated */
+extern const char *const query_sources[];     /* by enum query_source, then "sql", NULL */
 extern const char *const query_stage_words[]; /* NULL-terminated */
 
 /* The word among cands (NULL-terminated) closest to s by edit distance,

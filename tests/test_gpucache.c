@@ -186,6 +186,8 @@ static void test_round_trip_by_hand(void **state)
 	    {{78000, -300, 80000}, {1, 2, 1}},
 	    {{0, 2000, 0, 160000, 3000}, {0, 2, 0, 1, 1}},
 	    {3, 5000, 805306368, 2, 4000, INT64_MAX},
+	    NULL,
+	    0,
 	};
 	r = &g.ranks[1];
 	r->source_id = sid + 1000;

@@ -123,11 +123,13 @@ static void test_lex_tokens(void **state)
 {
 	(void)state;
 	const char *q =
-	    "phases name ~ \"a\\\"b\" | top 10 sum(dur) /wf/**/x != <= >= !~ cpu.util@h1 -5ms";
-	enum query_tok want[] = {QT_WORD,   QT_WORD,   QT_MATCH,  QT_STRING, QT_PIPE,
-				 QT_WORD,   QT_NUMBER, QT_WORD,	  QT_LP,     QT_WORD,
-				 QT_RP,	    QT_PATH,   QT_NE,	  QT_LE,     QT_GE,
-				 QT_NMATCH, QT_WORD,   QT_NUMBER, QT_EOF};
+	    "phases name ~ \"a\\\"b\" | top 10 sum(dur) /wf/**/x != <= >= !~ cpu.util@h1 -5ms"
+	    " + - * dur*2 2*x";
+	enum query_tok want[] = {QT_WORD,   QT_WORD,  QT_MATCH, QT_STRING, QT_PIPE,   QT_WORD,
+				 QT_NUMBER, QT_WORD,  QT_LP,	QT_WORD,   QT_RP,     QT_PATH,
+				 QT_NE,	    QT_LE,    QT_GE,	QT_NMATCH, QT_WORD,   QT_NUMBER,
+				 QT_PLUS,   QT_MINUS, QT_STAR,	QT_WORD,   QT_NUMBER, QT_STAR,
+				 QT_WORD,   QT_EOF};
 	int pos = 0;
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		struct query_token t = query_lex_next(q, &pos);
@@ -1178,6 +1180,167 @@ static void test_aggregates(void **state)
 	sqlite3_close(db);
 }
 
+/* Arithmetic in conditions and selections: precedence, parentheses, units,
+ * division by zero and overflow, on the tiny trace (wf 10000 ns, self 0;
+ * step1 8000, 0; mm 3000, 3000; add 1000, 1000). */
+static void test_arith(void **state)
+{
+	(void)state;
+	/* precedence, left to right, unary minus, parentheses, units */
+	static const struct {
+		const char *expr;
+		int64_t want;
+		enum query_coltype type;
+	} ints[] = {
+	    {"1 + 2 * 3", 7, QC_INT},
+	    {"(1 + 2) * 3", 9, QC_INT},
+	    {"10 - 4 - 3", 3, QC_INT},
+	    {"-2 * 3", -6, QC_INT},
+	    {"7 -2", 5, QC_INT}, /* a literal after a value subtracts */
+	    {"2 * (dur - 1us)", 18000, QC_DUR},
+	};
+	sqlite3 *db = tiny_db();
+	struct query_result r;
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+		char *q = xasprintf("phases id = 1 | select %s", ints[i].expr);
+		r = run_ok(db, q);
+		if (r.nrows != 1 || strcmp(r.cols[0].name, ints[i].expr) ||
+		    r.cols[0].type != ints[i].type || query_cell(&r, 0, 0)->i != ints[i].want)
+			fail_msg("'%s': %s = %lld", q, r.cols[0].name,
+				 (long long)query_cell(&r, 0, 0)->i);
+		query_result_release(&r);
+		free(q);
+	}
+	r = run_ok(db, "phases id = 1 | select 12 / 4 / 3");
+	assert_true(fabs(cell_real(&r, 0, 0) - 1.0) < 1e-12);
+	query_result_release(&r);
+
+	/* the issue's query: operators whose self time is over half their time */
+	r = run_ok(db, "phases | where self > 0.5 * dur | select id");
+	assert_int_equal(r.nrows, 2);
+	assert_true(query_cell(&r, 0, 0)->i == 3 && query_cell(&r, 1, 0)->i == 4);
+	query_result_release(&r);
+	/* a parenthesised value opens the left side; ratios are real */
+	r = run_ok(db,
+		   "phases | where (dur - self) / dur >= 1 and not id = 2 | select id, self / dur");
+	assert_int_equal(r.nrows, 1);
+	assert_true(query_cell(&r, 0, 0)->i == 1);
+	assert_int_equal(r.cols[1].type, QC_REAL);
+	assert_true(fabs(cell_real(&r, 0, 1)) < 1e-12);
+	query_result_release(&r);
+	r = run_ok(db, "phases | where ((dur + 0.5 * self)) - 1us > 3.5us | sort id | select id");
+	assert_int_equal(r.nrows, 2); /* wf 9000, step1 7000; mm 3500 is not over */
+	query_result_release(&r);
+	/* times: a time minus a time is a duration, a time plus one a time */
+	r = run_ok(db, "phases id = 3 | select end - start, start + 1us, end - 1us - start");
+	assert_int_equal(r.cols[0].type, QC_DUR);
+	assert_int_equal(r.cols[1].type, QC_TIME);
+	assert_true(query_cell(&r, 0, 0)->i == 3000);
+	assert_true(query_cell(&r, 0, 1)->i == 3000);
+	assert_true(query_cell(&r, 0, 2)->i == 2000);
+	query_result_release(&r);
+	/* aggregates of arithmetic, and arithmetic of aggregates after stats */
+	r = run_ok(db, "phases | by kind | stats sum(dur - self), sum(dur), sum(self)"
+		       " | where sum(self) > 0.5 * sum(dur)");
+	assert_int_equal(r.nrows, 1);
+	assert_string_equal(query_cell(&r, 0, 0)->s, "operator");
+	assert_string_equal(r.cols[1].name, "sum(dur - self)");
+	assert_true(query_cell(&r, 0, 1)->i == 0);
+	query_result_release(&r);
+	r = run_ok(db, "phases | top 1 dur - 2 * self | select id");
+	assert_true(query_cell(&r, 0, 0)->i == 1);
+	query_result_release(&r);
+	/* division by zero is NULL: no row matches it, a cell shows none */
+	r = run_ok(db, "phases | where dur / 0 >= 0 or 1 / (children - children) = 1 | count");
+	assert_true(query_cell(&r, 0, 0)->i == 0);
+	query_result_release(&r);
+	r = run_ok(db, "phases id = 1 | select dur / 0, dur / (self * 0)");
+	assert_int_equal(query_cell(&r, 0, 0)->type, QP_NULL);
+	assert_int_equal(query_cell(&r, 0, 1)->type, QP_NULL);
+	query_result_release(&r);
+	/* overflow: a duration saturates at the int64 range, a number turns real */
+	r = run_ok(db, "phases id = 1 | select dur * 9223372036854775807,"
+		       " dur * -9223372036854775807, dur * 1e300, 9223372036854775807 + 1");
+	assert_true(query_cell(&r, 0, 0)->i == INT64_MAX);
+	assert_true(query_cell(&r, 0, 1)->i == INT64_MIN);
+	assert_true(query_cell(&r, 0, 2)->i == INT64_MAX);
+	assert_true(fabs(cell_real(&r, 0, 3) - 9223372036854775808.0) < 1e4);
+	query_result_release(&r);
+	sqlite3_close(db);
+
+	/* errors point at the operation and say why */
+	static const struct {
+		const char *q;
+		int col;
+		const char *msg, *hint;
+	} errs[] = {
+	    {"phases | where dur * dur > 1", 16, "cannot multiply a duration and a duration",
+	     "scale by numbers"},
+	    {"phases | where 2 / dur > 1", 16, "cannot divide a number and a duration", NULL},
+	    {"phases | where start + start > 1", 16, "cannot add a time and a time", NULL},
+	    {"phases | where -start < 1", 16, "a time cannot be negated", NULL},
+	    {"phases | where 1 + name > 2", 20, "'name' is text", NULL},
+	    {"phases | where dur > 1 + 2 * \"x\"", 30, "'\"x\"' is text", NULL},
+	    {"phases | where start > dur * 2", 16, "cannot compare a time with a duration", NULL},
+	    {"phases | where dur*2 > 1", 16, "unknown field 'dur*2'",
+	     "put blanks around operators: 'dur * 2'"},
+	    {"phases | where dur /2 > 1", 20, "expected a comparison", "blanks around '/'"},
+	    {"phases | where (dur + 1 > 2", 28, "expected ')'", NULL},
+	    {"phases | where dur > (self + 1", 31, "expected ')'", NULL},
+	    {"phases | where dur > 2 * ", 26, "expected a field", NULL},
+	    {"phases | where (dur - self)", 28, "expected a comparison", NULL},
+	    {"phases | by dur - self | count", 13, "by takes fields", NULL},
+	    {"phases | where dur + > 1", 22, "expected a field", NULL},
+	};
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++)
+		compile_fails(errs[i].q, errs[i].col, errs[i].msg, errs[i].hint);
+	/* a lone '/' that no value follows is still the root path */
+	compiles("phases /");
+	compiles("phases kind = step /wf/**");
+}
+
+/* The step field: the nearest part of the workflow or iteration above a
+ * phase, itself included; `kind = step` still means the kind. */
+static void test_step_field(void **state)
+{
+	(void)state;
+	sqlite3 *db = tiny_db();
+	struct query_result r = run_ok(db, "phases | select id, step, step.id | sort id");
+	assert_int_equal(r.nrows, 4);
+	assert_int_equal(query_cell(&r, 0, 1)->type, QP_NULL); /* the workflow has none */
+	for (size_t i = 1; i < 4; i++) {
+		assert_string_equal(query_cell(&r, i, 1)->s, "step1");
+		assert_true(query_cell(&r, i, 2)->i == 2);
+	}
+	assert_int_equal(r.cols[2].type, QC_PHASE);
+	query_result_release(&r);
+	r = run_ok(db, "phases kind = step | count");
+	assert_true(query_cell(&r, 0, 0)->i == 1);
+	query_result_release(&r);
+	r = run_ok(db, "phases step = step1 kind = operator | by step | stats count, sum(dur)");
+	assert_int_equal(r.nrows, 1);
+	assert_string_equal(query_cell(&r, 0, 0)->s, "step1");
+	assert_true(query_cell(&r, 0, 1)->i == 2 && query_cell(&r, 0, 2)->i == 4000);
+	query_result_release(&r);
+	r = run_ok(db, "phases step ~ \"^st\" | count");
+	assert_true(query_cell(&r, 0, 0)->i == 3);
+	query_result_release(&r);
+	sqlite3_close(db);
+	/* by step, as by name, groups through the hash table (an alias of a
+	 * source that looks like the table's once sent them to GROUP BY) */
+	static const char *const hashed[] = {"phases | by step | count",
+					     "phases | by name | stats count, sum(dur)",
+					     "gaps | by source | top 3 sum(dur)"};
+	for (size_t i = 0; i < sizeof(hashed) / sizeof(hashed[0]); i++) {
+		struct query_plan plan;
+		struct query_error e = {0};
+		assert_int_equal(query_compile(hashed[i], &plan, &e), 0);
+		if (!strstr(plan.sql, "gm_hagg"))
+			fail_msg("'%s' is not hash-grouped: %s", hashed[i], plan.sql);
+		query_plan_release(&plan);
+	}
+}
+
 static void test_print(void **state)
 {
 	(void)state;
@@ -1585,6 +1748,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_lex_tokens),
 	    cmocka_unit_test(test_lex_units),
+	    cmocka_unit_test(test_arith),
+	    cmocka_unit_test(test_step_field),
 	    cmocka_unit_test(test_parse_valid),
 	    cmocka_unit_test(test_parse_errors),
 	    cmocka_unit_test(test_error_format),

@@ -303,8 +303,9 @@ static void cmd_save(struct app *a, const char *arg)
 		app_message(a, 0, "saved the screen to %s", arg);
 }
 
-/* ':spark NAME' shows metric NAME in the tree's last column, during each
- * row; ':spark' alone goes back to when the rows ran. */
+/* ':spark METRIC' shows the metric in the tree's last column, during each
+ * row, METRIC named as queries name it (mseries_named); ':spark' alone goes
+ * back to when the rows ran. */
 static void cmd_spark(struct app *a, const char *arg)
 {
 	const struct mseries *s;
@@ -319,12 +320,15 @@ static void cmd_spark(struct app *a, const char *arg)
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (!strcmp(s[i].name, arg)) {
+		if (mseries_named(&s[i], arg, NULL)) {
 			a->spark = xstrdup(arg);
 			return;
 		}
 	}
-	app_message(a, 1, "no metric series named '%s' (Tab lists them; m shows them all)", arg);
+	app_message(a, 1,
+		    "no metric series named '%s' (NAME or RESOURCE.NAME[@HOST]; Tab lists them; m "
+		    "shows them all)",
+		    arg);
 }
 
 /* What bounds a what-if's path: the phase's name and, when it ran on a
@@ -754,10 +758,17 @@ static char *complete(void *ctx, const char *line, char **hint)
 		size_t n;
 		char *err = NULL;
 		if (model_series(a->m, &ms, &n, &err) == 0) {
-			char **names = xcalloc(n + 1, sizeof(*names));
-			for (size_t i = 0; i < n; i++)
-				names[i] = (char *)ms[i].name;
-			out = complete_from(head, arg, names, n, "", hint);
+			/* each name, and resource.name as queries write it */
+			char **names = xcalloc(2 * n + 1, sizeof(*names));
+			size_t k = 0;
+			for (size_t i = 0; i < n; i++) {
+				names[k++] = xstrdup(ms[i].name);
+				if (ms[i].resource)
+					names[k++] = xasprintf("%s.%s", ms[i].resource, ms[i].name);
+			}
+			out = complete_from(head, arg, names, k, "", hint);
+			for (size_t i = 0; i < k; i++)
+				free(names[i]);
 			free(names);
 		}
 		free(err);

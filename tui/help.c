@@ -64,6 +64,7 @@ static void build(struct help_text *h)
 	}
 	add(h, xasprintf("  :%-30s %s", "phases|events|metrics|samples",
 			 "run a query (man 7 grademl-query)"));
+	add(h, xasprintf("  :%-30s %s", "gaps | top 10 dur", "the longest GPU idle gaps, and why"));
 	add(h, xasprintf("  :%-30s %s", "sql SELECT ...", "run read-only SQL on trace.db"));
 	add(h, xstrdup(""));
 	add(h, xstrdup("Prompt: Enter runs, Esc cancels, Up/Down history, Tab completes,"));

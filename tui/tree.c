@@ -51,8 +51,9 @@ static void put_right(struct grid *g, int x, int y, int w, const char *s, enum r
 	grid_put(g, x + (n < w ? w - n : 0), y, w, s, r);
 }
 
-/* The series named a->spark that describes what row c ran on (its host,
- * its GPU: model/analysis/attach.c); NULL when none does. */
+/* The series a->spark names that describes what row c ran on (its host,
+ * its GPU: model/analysis/attach.c), or, when it names a host, that
+ * host's; NULL when none does. */
 static const struct mseries *spark_series(struct app *a, const struct mnode *c)
 {
 	const struct mseries *s;
@@ -62,9 +63,12 @@ static const struct mseries *spark_series(struct app *a, const struct mnode *c)
 		free(err);
 		return NULL;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(s[i].name, a->spark) && model_attached(a->m, c, &s[i]))
+	for (size_t i = 0; i < n; i++) {
+		int pinned;
+		if (mseries_named(&s[i], a->spark, &pinned) &&
+		    (pinned || model_attached(a->m, c, &s[i])))
 			return &s[i];
+	}
 	return NULL;
 }
 

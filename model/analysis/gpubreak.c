@@ -71,6 +71,7 @@ void gpubreak_default_opts(struct gpubreak_opts *o)
 	o->duration_ratio = 0.8;
 	o->launch_ns = IDLE_LAUNCH_NS;
 	o->hta = 0;
+	o->gaps = 0;
 }
 
 const char *gpubreak_type_name(int type)
@@ -210,8 +211,9 @@ static void idle_breakdown(const struct item *it, size_t n, int64_t kernel_wait_
  * (model/analysis/idle.h): the stretches between the end of all work so far and the
  * next start, which add up to the stream's idle time. */
 static void idle_causes(const struct item *it, size_t n, const struct idle_host *h,
-			int64_t launch_ns, struct gpubreak_causes *c)
+			int64_t launch_ns, struct gpubreak_causes *c, struct gpubreak_stream *keep)
 {
+	size_t alloc = 0;
 	memset(c, 0, sizeof(*c));
 	int64_t end = n ? it[0].end : 0;
 	for (size_t i = 1; i < n; i++) {
@@ -219,6 +221,11 @@ static void idle_causes(const struct item *it, size_t n, const struct idle_host 
 			int k = idle_gap_cause(h, end, it[i].start, &it[i].how, launch_ns);
 			c->ns[k] = ns_sum(c->ns[k], ns_dur(end, it[i].start));
 			c->gaps[k]++;
+			if (keep) {
+				XGROW(keep->gaps, keep->ngaps + 1, alloc);
+				keep->gaps[keep->ngaps++] =
+				    (struct gpubreak_gap){end, it[i].start, k, it[i].how.track};
+			}
 		}
 		if (it[i].end > end)
 			end = it[i].end;
@@ -510,7 +517,8 @@ static int analyse(sqlite3 *db, sqlite3_stmt *nameq, struct group *g, const stru
 		x->items = (int64_t)(to - from);
 		temporal(&g->items[from], to - from, &x->time);
 		idle_breakdown(&g->items[from], to - from, o->kernel_wait_ns, &x->idle);
-		idle_causes(&g->items[from], to - from, host, o->launch_ns, &x->cause);
+		idle_causes(&g->items[from], to - from, host, o->launch_ns, &x->cause,
+			    o->gaps ? x : NULL);
 		copies(&g->items[from], to - from, &x->copies);
 	}
 	g->nstreams = 0;
@@ -518,7 +526,7 @@ static int analyse(sqlite3 *db, sqlite3_stmt *nameq, struct group *g, const stru
 	if (g->n)
 		qsort(g->items, g->n, sizeof(*g->items), by_start);
 	temporal(g->items, g->n, &r->time);
-	idle_causes(g->items, g->n, host, o->launch_ns, &r->cause);
+	idle_causes(g->items, g->n, host, o->launch_ns, &r->cause, NULL);
 	type_times(g->items, g->n, r);
 	for (int t = 0; o->hta && t < GPUBREAK_NTYPES; t++)
 		top_kernels(nameq, g->items, g->n, t, o, r, &kalloc);
@@ -549,6 +557,12 @@ static int item_name(const char *name)
 
 int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpubreak *out,
 		  char **err)
+{
+	return gpubreak_load_db(store_db(st), opts, out, err);
+}
+
+int gpubreak_load_db(sqlite3 *db, const struct gpubreak_opts *opts, struct gpubreak *out,
+		     char **err)
 {
 	/* The work is read through w: each item with the track it counts on,
 	 * its stream's (a sync on a host-side "stream N" track counts on the
@@ -596,7 +610,6 @@ int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpu
 	struct gpubreak_opts def;
 	gpubreak_default_opts(&def);
 	const struct gpubreak_opts *o = opts ? opts : &def;
-	sqlite3 *db = store_db(st);
 	struct cutoff *cuts = NULL;
 	size_t ncuts = 0, ralloc = 0;
 	sqlite3_stmt *q = NULL, *nameq = NULL;
@@ -700,8 +713,10 @@ void gpubreak_release(struct gpubreak *g)
 		for (size_t k = 0; k < r->nkernels; k++)
 			free(r->kernels[k].name);
 		free(r->kernels);
-		for (size_t s = 0; s < r->nstreams; s++)
+		for (size_t s = 0; s < r->nstreams; s++) {
 			free(r->streams[s].name);
+			free(r->streams[s].gaps);
+		}
 		free(r->streams);
 	}
 	free(g->ranks);

@@ -107,6 +107,7 @@
 #ifndef GRADEML_GPUBREAK_H
 #define GRADEML_GPUBREAK_H
 
+#include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -128,6 +129,7 @@ struct gpubreak_opts {
 	double duration_ratio;	/* HTA duration_ratio; 0.8 */
 	int64_t launch_ns;	/* idle causes: IDLE_LAUNCH_NS */
 	int hta;		/* 1: HTA 0.6.1's own figures (its cutoff, its rounding) */
+	int gaps;		/* 1: keep each stream's idle gaps (gpubreak_stream.gaps) */
 };
 
 struct gpubreak_temporal {
@@ -156,6 +158,14 @@ struct gpubreak_kernel {
 	int64_t names, count, sum_ns, min_ns, max_ns;
 };
 
+/* One idle gap of a stream, as the idle causes cut them: from the end of
+ * all its work so far to the next start. */
+struct gpubreak_gap {
+	int64_t start, end;
+	int cause;	/* enum idle_cause */
+	int64_t thread; /* the track of the call that launched the work ending it; 0: none */
+};
+
 struct gpubreak_stream {
 	int64_t track_id;
 	char *name; /* the track's name, e.g. "stream 7" */
@@ -164,6 +174,8 @@ struct gpubreak_stream {
 	struct gpubreak_idle idle;
 	struct gpubreak_causes cause;
 	struct gpubreak_copies copies;
+	struct gpubreak_gap *gaps; /* with opts.gaps, by start; else NULL (never cached) */
+	size_t ngaps;
 };
 
 struct gpubreak_rank {
@@ -207,6 +219,8 @@ int gpubreak_kernel_type(const char *name);
  * Returns 0, or -1 with *err set (the caller frees it) and g empty. */
 int gpubreak_load(struct store *st, const struct gpubreak_opts *opts, struct gpubreak *g,
 		  char **err);
+/* The same over an open trace.db. */
+int gpubreak_load_db(sqlite3 *db, const struct gpubreak_opts *opts, struct gpubreak *g, char **err);
 void gpubreak_release(struct gpubreak *g);
 
 #endif

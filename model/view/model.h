@@ -107,6 +107,10 @@ int model_detail(struct model *m, const struct mnode *n, struct mdetail *d, char
 void model_detail_release(struct mdetail *d);
 /* Every metric, with its statistics (read on first call). */
 int model_series(struct model *m, const struct mseries **out, size_t *n, char **err);
+/* Whether ref names s as the query language names a metric
+ * (man grademl-query(7)): its name or "resource.name", either with "@host";
+ * *pinned (may be NULL) is 1 when ref names a host. */
+int mseries_named(const struct mseries *s, const char *ref, int *pinned);
 /* The step-function value of a series averaged over n equal buckets of
  * [t0, t1): out[i] is the time-weighted mean of the time in bucket i that
  * a sample holds (model/store/sample.h), or NAN where none does (before the

@@ -82,6 +82,21 @@ static int series_stats(sqlite3 *db, struct mseries *s)
 	return sqlite3_finalize(q) == SQLITE_OK ? 0 : -1;
 }
 
+int mseries_named(const struct mseries *s, const char *ref, int *pinned)
+{
+	const char *at = strrchr(ref, '@');
+	size_t n = at ? (size_t)(at - ref) : strlen(ref);
+	size_t r = s->resource ? strlen(s->resource) : 0;
+	if (pinned)
+		*pinned = at != NULL;
+	if (at && (!s->host || strcmp(s->host, at + 1)))
+		return 0;
+	if (strlen(s->name) == n && !strncmp(s->name, ref, n))
+		return 1;
+	return r && n == r + 1 + strlen(s->name) && !strncmp(ref, s->resource, r) &&
+	       ref[r] == '.' && !strncmp(ref + r + 1, s->name, n - r - 1);
+}
+
 int model_series(struct model *m, const struct mseries **out, size_t *n, char **err)
 {
 	size_t *count;

@@ -4,7 +4,7 @@ Holistic Trace Analysis (HTA) computed straight from a raw Chrome/Kineto
 trace (JSON or .json.gz), without trace.db, pandas or HTA itself.
 
 Usage: hta_reference.py [--include-last-step] [--kernel-wait-ns N] [--hta-rounding] [--hta]
-                        TRACE...
+                        [--gaps] TRACE...
 
 It prints, for each trace, the figures tests/test_gpubreak.c compares with
 (lines described in tests/expected/gpubreak/README).  The definitions are
@@ -36,6 +36,12 @@ HTA's, as model/analysis/gpubreak.h states them:
     per-stream idle breakdown (host wait, kernel wait, other); the top
     kernels over all the device work, the last step's included (as
     `summary kernels` counts it), except with --hta, after HTA's cutoff.
+
+--gaps prints, instead, each stream's idle gaps as the idle causes cut
+them (model/analysis/gpubreak.h, "Idle causes"): over the device work kept,
+sorted by start, each stretch from the end of all work so far to the next
+start, one line "gap PID:STREAM START_NS END_NS" each, in the trace's own
+time (no time offset): what the query language's `gaps` source lists.
 
 Times are exact integer nanoseconds: a decimal microsecond timestamp is
 converted digit by digit, never through a float.  --hta-rounding does what
@@ -234,7 +240,18 @@ def name_rank(path):
     return said.pop() if len(said) == 1 else -1
 
 
-def analyse(path, include_last_step, kernel_wait_ns, rounding=False, hta_cutoff=False):
+def idle_gaps(work):
+    """(start, end) of each gap: the end of all work so far to the next start."""
+    out, end = [], None
+    for w in sorted(work, key=lambda w: (w["s"], w["e"])):
+        if end is not None and w["s"] > end:
+            out.append((end, w["s"]))
+        end = w["e"] if end is None else max(end, w["e"])
+    return out
+
+
+def analyse(path, include_last_step, kernel_wait_ns, rounding=False, hta_cutoff=False,
+            gaps=False):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
         doc = json.load(fh, parse_float=str)
@@ -278,6 +295,12 @@ def analyse(path, include_last_step, kernel_wait_ns, rounding=False, hta_cutoff=
         left_out = len(device) - len(kept)
         device = kept
 
+    if gaps:
+        streams = {}
+        for w in device:
+            streams.setdefault((w["pid"], w["stream"]), []).append(w)
+        return [f"gap {pid}:{stream} {s} {e}" for (pid, stream), ws in sorted(streams.items())
+                for s, e in idle_gaps(ws)]
     lines = [f"rank {rank} items {len(device)} left_out {left_out}"]
     lines.append("temporal window_ns %d idle_ns %d compute_ns %d noncompute_ns %d"
                  % temporal(device))
@@ -307,7 +330,7 @@ def analyse(path, include_last_step, kernel_wait_ns, rounding=False, hta_cutoff=
 
 
 def main(argv):
-    include_last_step, kernel_wait_ns, rounding, hta, paths = False, 30000, False, False, []
+    include_last_step, kernel_wait_ns, rounding, hta, gaps, paths = False, 30000, False, False, False, []
     it = iter(argv)
     for a in it:
         if a == "--include-last-step":
@@ -318,13 +341,15 @@ def main(argv):
             rounding = True
         elif a == "--hta":
             rounding, hta = True, True
+        elif a == "--gaps":
+            gaps = True
         else:
             paths.append(a)
     if not paths:
         sys.stderr.write(__doc__)
         return 2
     for p in paths:
-        lines = analyse(p, include_last_step, kernel_wait_ns, rounding, hta)
+        lines = analyse(p, include_last_step, kernel_wait_ns, rounding, hta, gaps)
         sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
