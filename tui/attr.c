@@ -100,7 +100,7 @@ void app_attr_lines(struct app *a, const struct attrib_row *r, struct sbuf *use,
 	if (!use->len)
 		sbuf_adds(use, "none: no sample holds while its work runs");
 	attrib_work_text(r, use);
-	attrib_bound_text(r, bneck);
+	attrib_bound_text(r, NULL, bneck);
 }
 
 /* Over time on a file attributed from its cache, the samples the window

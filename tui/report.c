@@ -324,7 +324,7 @@ static void text_attr(FILE *out, struct model *m, const struct attribution *at, 
 		attrib_work_text(r, &line);
 		fprintf(out, "      est. use %s\n", line.buf);
 		sbuf_reset(&line);
-		attrib_bound_text(r, &line);
+		attrib_bound_text(r, NULL, &line);
 		fprintf(out, "      bound by %s\n", line.buf);
 		sbuf_release(&line);
 		free(where);
