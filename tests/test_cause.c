@@ -29,7 +29,6 @@ struct fx {
 	struct gpubreak_stream streams[3];
 	struct gpubreak_rank ranks[3];
 	struct gpubreak g;
-	struct store *st;
 };
 
 /* Rank k: its GPU window and idle time by cause. */
@@ -54,11 +53,13 @@ static void rank_figures(struct fx *f, int k, int64_t window, const int64_t ns[I
 	r->nstreams = 1;
 }
 
-static int setup(void **state)
+/* The fixture, its file written into a scratch directory; the test
+ * removes the directory and frees it. */
+static struct fx *build(void)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	if (!f || testdir_make(f->dir, sizeof(f->dir), "cause") < 0)
-		return -1;
+		fail_msg("cannot make a scratch directory");
 	snprintf(f->db, sizeof(f->db), "%s/t.db", f->dir);
 	struct writer w;
 	writer_open(&w, f->db);
@@ -93,20 +94,17 @@ static int setup(void **state)
 	rank_figures(f, 2, 100 * MS, (int64_t[IDLE_NCAUSES]){[IDLE_HOST] = 5 * MS});
 	f->g.ranks = f->ranks;
 	f->g.nranks = 3;
-	char *err = NULL;
-	if (store_open(f->db, STORE_READ, &f->st, &err) < 0)
-		fail_msg("open: %s", err);
-	*state = f;
-	return 0;
+	return f;
 }
 
-static int teardown(void **state)
+/* The fixture's file, open for reading; the test closes it. */
+static struct store *opened(const struct fx *f)
 {
-	struct fx *f = *state;
-	store_close(f->st);
-	testdir_remove(f->dir);
-	free(f);
-	return 0;
+	struct store *st = NULL;
+	char *err = NULL;
+	if (store_open(f->db, STORE_READ, &st, &err) < 0)
+		fail_msg("open: %s", err);
+	return st;
 }
 
 /* A row bound by software for sw_ns of its dur_ns, by gpu for the rest. */
@@ -122,22 +120,30 @@ static struct attrib_row row(int64_t id, int64_t dur_ns, int64_t sw_ns)
 
 static void test_gpu_node(void **state)
 {
-	struct fx *f = *state;
+	(void)state;
+	struct fx *f = build();
+	struct store *st = opened(f);
 	for (int k = 0; k < 3; k++)
-		assert_int_equal(cause_gpu_node(store_db(f->st), &f->ranks[k]), f->gpu[k]);
+		assert_int_equal(cause_gpu_node(store_db(st), &f->ranks[k]), f->gpu[k]);
+	store_close(st);
 	assert_true(cause_is_issue(&f->ranks[0], IDLE_INPUT));
 	assert_true(cause_is_issue(&f->ranks[0], IDLE_LAUNCH)); /* 10 of 80 ms */
 	assert_false(cause_is_issue(&f->ranks[0], IDLE_SYNC));
 	assert_false(cause_is_issue(&f->ranks[2], IDLE_HOST)); /* 5 of 100 ms */
+	testdir_remove(f->dir);
+	free(f);
 }
 
 static void test_where(void **state)
 {
-	struct fx *f = *state;
+	(void)state;
+	struct fx *f = build();
 	struct cause_map *m = NULL;
 	char *err = NULL;
 	struct cause c;
-	assert_int_equal(cause_map_build(f->st, &f->g, &m, &err), 0);
+	struct store *st = opened(f);
+	assert_int_equal(cause_map_build(st, &f->g, &m, &err), 0);
+	store_close(st);
 	/* a rank's GPU and the phases above it, one rank's figures */
 	for (int k = 0; k < 2; k++) {
 		struct attrib_row r = row(f->rank[k], 100 * MS, 90 * MS);
@@ -178,6 +184,8 @@ static void test_where(void **state)
 	assert_int_equal(cause_of(m, &r, &c), 0);
 	assert_int_equal(cause_of(NULL, &r, &c), 0);
 	cause_map_free(m);
+	testdir_remove(f->dir);
+	free(f);
 }
 
 static void test_words(void **state)
@@ -231,8 +239,8 @@ static void test_words(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_gpu_node, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_where, setup, teardown),
+	    cmocka_unit_test(test_gpu_node),
+	    cmocka_unit_test(test_where),
 	    cmocka_unit_test(test_words),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
