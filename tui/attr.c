@@ -4,7 +4,9 @@
  * figures come from the file's cache while it matches the file (`grademl-tui
  * analyze`), one row read per phase drawn; a file without a fresh cache and
  * under ATTR_COMPUTE_MAX phases is attributed in memory when first needed
- * (milliseconds at that size); a larger one shows none, and a hint.
+ * (milliseconds at that size); a larger one shows none, and a hint.  The
+ * idle causes beside a software verdict (model/analysis/cause.h) come the
+ * same way, from the GPU breakdowns' cache or computed.
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +20,10 @@
 #include "model/util/xalloc.h"
 
 #define ATTR_COMPUTE_MAX 1000000
+/* The GPU breakdowns behind the idle causes cost more: about 0.15 s for
+ * the 38 k phases of tests/data/gpu; a file without a fresh cache computes
+ * them up to this size, a larger one keeps "sw" until `analyze`. */
+#define CAUSE_COMPUTE_MAX 100000
 
 static void look(struct app *a)
 {
@@ -61,7 +67,7 @@ const struct attrib_row *app_attr(struct app *a, int64_t phase_id)
 }
 
 /* Reads the GPU breakdowns' idle causes the way the attribution was had:
- * the file's cache, else computed (the file is small enough). */
+ * the file's cache, else computed when the file is small enough. */
 static void look_causes(struct app *a)
 {
 	struct app_attr *t = &a->attr;
@@ -69,7 +75,7 @@ static void look_causes(struct app *a)
 	struct gpubreak g = {0};
 	char *err = NULL;
 	t->cause_state = -1;
-	if (t->state != 1 && t->state != 2)
+	if (t->state != 1 && (t->state != 2 || model_phase_bound(a->m) > CAUSE_COMPUTE_MAX))
 		return;
 	int rc = t->state == 1 ? gpucache_load(store_db(st), &g, &err)
 			       : gpubreak_load(st, NULL, &g, &err);
