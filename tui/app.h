@@ -14,6 +14,7 @@
 
 #include "model/analysis/analyze.h"
 #include "model/analysis/attach.h"
+#include "model/analysis/cause.h"
 #include "model/analysis/flame.h"
 #include "model/view/lanes.h"
 #include "model/util/sbuf.h"
@@ -128,15 +129,22 @@ struct app_attr {
 	int64_t series_for;	/* the phase series is of (0: none yet) */
 	int series_ok;
 	double series[ATTRIB_NRES * APP_ATTR_BUCKETS];
+
+	/* the GPUs' idle causes (model/analysis/cause.h), read when a row first
+	 * needs them: cause_state 0 not yet, 1 read, -1 none to be had */
+	int cause_state;
+	struct cause_map *causes;
 };
 
 /* Whether the file has attribution to show (looks on the first call). */
 int app_attr_available(struct app *a);
 /* The attribution row of a phase, or NULL (none, or none to be had). */
 const struct attrib_row *app_attr(struct app *a, int64_t phase_id);
-/* The phase's main bottleneck as "gpu 52%" ("sw" for software-bound) into
- * buf, or "" when it has none. */
-void app_attr_top(const struct attrib_row *r, char *buf, size_t n);
+/* The phase's main bottleneck in at most w columns into buf, or "" when it
+ * has none: "gpu 52%", "sw 100%" for software-bound, or where software
+ * bounds it and its GPUs idled, the cause: "idle:input 96%" (or shorter
+ * to fit, model/analysis/cause.h). */
+void app_attr_top(struct app *a, const struct attrib_row *r, int w, char *buf, size_t n);
 /* The details pane's two lines on r: resource use as bars, bottlenecks. */
 void app_attr_lines(struct app *a, const struct attrib_row *r, struct sbuf *use,
 		    struct sbuf *bneck);

@@ -4,19 +4,26 @@
  * figures come from the file's cache while it matches the file (`grademl-tui
  * analyze`), one row read per phase drawn; a file without a fresh cache and
  * under ATTR_COMPUTE_MAX phases is attributed in memory when first needed
- * (milliseconds at that size); a larger one shows none, and a hint.
+ * (milliseconds at that size); a larger one shows none, and a hint.  The
+ * idle causes beside a software verdict (model/analysis/cause.h) come the
+ * same way, from the GPU breakdowns' cache or computed.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/analysis/gpucache.h"
 #include "model/store/store.h"
 #include "tui/app.h"
 #include "tui/format.h"
 #include "model/util/xalloc.h"
 
 #define ATTR_COMPUTE_MAX 1000000
+/* The GPU breakdowns behind the idle causes cost more: about 0.15 s for
+ * the 38 k phases of tests/data/gpu; a file without a fresh cache computes
+ * them up to this size, a larger one keeps "sw" until `analyze`. */
+#define CAUSE_COMPUTE_MAX 100000
 
 static void look(struct app *a)
 {
@@ -59,9 +66,43 @@ const struct attrib_row *app_attr(struct app *a, int64_t phase_id)
 	return attrib_read(store_db(model_store(a->m)), phase_id, &t->row) == 1 ? &t->row : NULL;
 }
 
-void app_attr_top(const struct attrib_row *r, char *buf, size_t n)
+/* Reads the GPU breakdowns' idle causes the way the attribution was had:
+ * the file's cache, else computed when the file is small enough. */
+static void look_causes(struct app *a)
+{
+	struct app_attr *t = &a->attr;
+	struct store *st = model_store(a->m);
+	struct gpubreak g = {0};
+	char *err = NULL;
+	t->cause_state = -1;
+	if (t->state != 1 && (t->state != 2 || model_phase_bound(a->m) > CAUSE_COMPUTE_MAX))
+		return;
+	int rc = t->state == 1 ? gpucache_load(store_db(st), &g, &err)
+			       : gpubreak_load(st, NULL, &g, &err);
+	if (rc == 0)
+		rc = cause_map_build(st, &g, &t->causes, &err);
+	gpubreak_release(&g);
+	if (rc == 0)
+		t->cause_state = 1;
+	else
+		app_error(a, rc, err);
+}
+
+/* The cause beside r's software verdict into c: 1, or 0 when it has none. */
+static int attr_cause(struct app *a, const struct attrib_row *r, struct cause *c)
 {
 	struct attrib_bneck b[ATTRIB_NBNECK];
+	if (!r || !attrib_bottlenecks(r, b) || b[0].res != ATTRIB_SOFTWARE)
+		return 0;
+	if (!a->attr.cause_state)
+		look_causes(a);
+	return cause_of(a->attr.causes, r, c);
+}
+
+void app_attr_top(struct app *a, const struct attrib_row *r, int w, char *buf, size_t n)
+{
+	struct attrib_bneck b[ATTRIB_NBNECK];
+	struct cause c;
 	*buf = 0;
 	if (!r)
 		return;
@@ -70,7 +111,10 @@ void app_attr_top(const struct attrib_row *r, char *buf, size_t n)
 			snprintf(buf, n, "no data");
 		return;
 	}
-	snprintf(buf, n, "%s %.0f%%", attrib_bound_short(b[0].res), 100 * b[0].frac);
+	if (attr_cause(a, r, &c))
+		cause_column(&c, w, buf, n);
+	else
+		snprintf(buf, n, "%s %.0f%%", attrib_bound_short(b[0].res), 100 * b[0].frac);
 }
 
 /* "name ███░░ 37%" for one resource's mean use (1.0 = one resource). */
@@ -100,7 +144,8 @@ void app_attr_lines(struct app *a, const struct attrib_row *r, struct sbuf *use,
 	if (!use->len)
 		sbuf_adds(use, "none: no sample holds while its work runs");
 	attrib_work_text(r, use);
-	attrib_bound_text(r, bneck);
+	struct cause c;
+	cause_bound_text(r, attr_cause(a, r, &c) ? &c : NULL, bneck);
 }
 
 /* Over time on a file attributed from its cache, the samples the window
@@ -166,5 +211,6 @@ void app_attr_over_time(struct app *a, const struct mnode *n, const struct attri
 void app_attr_release(struct app_attr *t)
 {
 	attrib_release(&t->all);
+	cause_map_free(t->causes);
 	memset(t, 0, sizeof(*t));
 }

@@ -11,6 +11,7 @@
 
 #include "model/analysis/analyze.h"
 #include "model/analysis/attach.h"
+#include "model/analysis/cause.h"
 #include "model/analysis/level.h"
 #include "model/view/model.h"
 #include "model/store/store.h"
@@ -396,8 +397,8 @@ static struct mbusy *measured(struct model *m, const struct attrib_row *r, size_
 	return b;
 }
 
-static void text_attr(FILE *out, struct model *m, const struct attribution *at, struct sbuf *sb,
-		      int *rc, char **err)
+static void text_attr(FILE *out, struct model *m, const struct attribution *at,
+		      const struct cause_map *causes, struct sbuf *sb, int *rc, char **err)
 {
 	fprintf(out, "\nResources (measured: mean and peak share of capacity over the phase's time,"
 		     " a GPU's device\nwork the share of its traced time in which some ran;"
@@ -429,7 +430,8 @@ static void text_attr(FILE *out, struct model *m, const struct attribution *at, 
 		attrib_work_text(r, &line);
 		fprintf(out, "      est. use %s\n", line.buf);
 		sbuf_reset(&line);
-		attrib_bound_text(r, &line);
+		struct cause c;
+		cause_bound_text(r, cause_of(causes, r, &c) ? &c : NULL, &line);
 		fprintf(out, "      bound by %s\n", line.buf);
 		sbuf_release(&line);
 		free(where);
@@ -527,7 +529,8 @@ static void text_stragglers(FILE *out, struct model *m, const struct analysis *a
 }
 
 static int write_text(FILE *out, const char *path, struct model *m, const struct summary *s,
-		      const struct gpu_names *names, const struct analysis *an, char **err)
+		      const struct gpu_names *names, const struct analysis *an,
+		      const struct cause_map *causes, char **err)
 {
 	int rc = 0;
 	struct sbuf sb = SBUF_INIT;
@@ -589,7 +592,7 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 	}
 
 	text_stragglers(out, m, an, &sb, &rc, err);
-	text_attr(out, m, &an->attr, &sb, &rc, err);
+	text_attr(out, m, &an->attr, causes, &sb, &rc, err);
 
 	fprintf(out, "\nCritical path (per workflow: the phases longest on it, and its waits)\n");
 	if (!an->npath)
@@ -815,7 +818,20 @@ static json_t *json_gpu(const struct gpubreak *gpu, const struct gpu_names *name
 	return arr;
 }
 
-static json_t *json_attr(struct model *m, const struct attribution *at, int *rc, char **err)
+/* The cause beside a software verdict (model/analysis/cause.h), or null. */
+static json_t *json_cause(const struct cause_map *causes, const struct attrib_row *r)
+{
+	struct cause c;
+	if (!cause_of(causes, r, &c))
+		return json_null();
+	return json_pack("{s:s, s:f, s:I, s:I, s:I, s:I, s:i}", "cause", idle_cause_name(c.cause),
+			 "share", c.share, "ns", (json_int_t)c.ns, "gaps", (json_int_t)c.gaps,
+			 "idle_ns", (json_int_t)c.idle_ns, "window_ns", (json_int_t)c.window_ns,
+			 "gpus", c.gpus);
+}
+
+static json_t *json_attr(struct model *m, const struct attribution *at,
+			 const struct cause_map *causes, int *rc, char **err)
 {
 	json_t *rows = json_array(), *fits = json_array();
 	for (size_t i = 0; i < at->nrows; i++) {
@@ -857,15 +873,16 @@ static json_t *json_attr(struct model *m, const struct attribution *at, int *rc,
 		/* device_work_ns: the attribution's work, summed; device_ns: its union */
 		json_array_append_new(
 		    rows,
-		    json_pack(
-			"{s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:o, s:o, s:o, s:I, s:b}",
-			"phase_id", (json_int_t)r->phase_id, "path", jstr(where), "dur_ns",
-			(json_int_t)r->dur_ns, "host_work_ns", (json_int_t)r->busy_ns[0],
-			"device_work_ns", (json_int_t)r->busy_ns[1], "device_ns",
-			(json_int_t)device, "data_ns", (json_int_t)r->data_ns, "software_ns",
-			(json_int_t)r->free_ns, "no_data", attrib_nodata(r), "measured", meas,
-			"resources", res, "bottlenecks", bns, "shared_gpu",
-			(json_int_t)r->shared_gpu, "own_gpu", r->own_gpu));
+		    json_pack("{s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:o, s:o, s:o, s:o, "
+			      "s:I, s:b}",
+			      "phase_id", (json_int_t)r->phase_id, "path", jstr(where), "dur_ns",
+			      (json_int_t)r->dur_ns, "host_work_ns", (json_int_t)r->busy_ns[0],
+			      "device_work_ns", (json_int_t)r->busy_ns[1], "device_ns",
+			      (json_int_t)device, "data_ns", (json_int_t)r->data_ns, "software_ns",
+			      (json_int_t)r->free_ns, "no_data", attrib_nodata(r), "measured", meas,
+			      "resources", res, "bottlenecks", bns, "idle_cause",
+			      json_cause(causes, r), "shared_gpu", (json_int_t)r->shared_gpu,
+			      "own_gpu", r->own_gpu));
 		free(where);
 	}
 	for (size_t i = 0; i < at->nfits; i++)
@@ -879,7 +896,8 @@ static json_t *json_attr(struct model *m, const struct attribution *at, int *rc,
 }
 
 static int write_json(FILE *out, const char *path, struct model *m, const struct summary *s,
-		      const struct gpu_names *names, const struct analysis *an, char **err)
+		      const struct gpu_names *names, const struct analysis *an,
+		      const struct cause_map *causes, char **err)
 {
 	int rc = 0;
 	json_t *root = json_object();
@@ -994,7 +1012,7 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 		free(bound);
 	}
 	json_object_set_new(root, "critical_path", cp);
-	json_object_set_new(root, "attribution", json_attr(m, &an->attr, &rc, err));
+	json_object_set_new(root, "attribution", json_attr(m, &an->attr, causes, &rc, err));
 	if (rc < 0) {
 		json_decref(root);
 		return rc;
@@ -1008,7 +1026,8 @@ static int write_json(FILE *out, const char *path, struct model *m, const struct
 /* write_text into memory first, so that a broken file found half way
  * prints nothing. */
 static int write_text_whole(FILE *out, const char *path, struct model *m, const struct summary *s,
-			    const struct gpu_names *names, const struct analysis *an, char **err)
+			    const struct gpu_names *names, const struct analysis *an,
+			    const struct cause_map *causes, char **err)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -1017,7 +1036,7 @@ static int write_text_whole(FILE *out, const char *path, struct model *m, const 
 		*err = xasprintf("cannot write the report: %s", strerror(errno));
 		return -1;
 	}
-	int rc = write_text(mem, path, m, s, names, an, err);
+	int rc = write_text(mem, path, m, s, names, an, causes, err);
 	if (fclose(mem) != 0 && rc == 0) {
 		*err = xasprintf("cannot write the report: %s", strerror(errno));
 		rc = -1;
@@ -1051,9 +1070,15 @@ int report_write_opts(FILE *out, const char *path, enum report_format fmt,
 		return -1;
 	struct summary s;
 	struct analysis an;
+	struct cause_map *causes = NULL;
 	int rc = summary_load(m, &s, TOP_N, err);
 	if (rc == 0 && (rc = analysis_get(model_store(m), &an, err)) < 0)
 		summary_release(&s);
+	/* the causes the issues give, before --hta replaces the breakdowns */
+	if (rc == 0 && (rc = cause_map_build(model_store(m), &an.gpu, &causes, err)) < 0) {
+		summary_release(&s);
+		analysis_release(&an);
+	}
 	if (rc == 0 && opts && opts->hta && (rc = hta_figures(m, &an, err)) < 0) {
 		summary_release(&s);
 		analysis_release(&an);
@@ -1064,12 +1089,13 @@ int report_write_opts(FILE *out, const char *path, enum report_format fmt,
 		analysis_release(&an);
 	}
 	if (rc == 0) {
-		rc = fmt == REPORT_JSON ? write_json(out, path, m, &s, &names, &an, err)
-					: write_text_whole(out, path, m, &s, &names, &an, err);
+		rc = fmt == REPORT_JSON ? write_json(out, path, m, &s, &names, &an, causes, err)
+					: write_text_whole(out, path, m, &s, &names, &an, causes, err);
 		gpu_names_release(&names);
 		summary_release(&s);
 		analysis_release(&an);
 	}
+	cause_map_free(causes);
 	model_free(m);
 	if (rc == 0 && (fflush(out) != 0 || ferror(out))) {
 		*err = xasprintf("cannot write the report: output error");

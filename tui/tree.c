@@ -26,6 +26,11 @@
 #define DETAILS_H  12
 #define LIST_MIN_H 8
 
+/* From BNECK_WIDE_AT columns on, Bneck holds "idle:launch 100%"
+ * (model/analysis/cause.h). */
+#define BNECK_WIDE_AT 120
+#define W_BNECK_WIDE  17
+
 static int is_device(int kind)
 {
 	return kind == PHASE_KERNEL || kind == PHASE_MEMCPY || kind == PHASE_MEMSET ||
@@ -122,6 +127,13 @@ static const char *sort_mark(const struct app *a, enum tree_sort s)
 	return a->tree.sort != s ? "" : a->tree.desc ? a->g->down : a->g->up;
 }
 
+/* The Bneck column's width on g: the cause's long form where there is
+ * room, else its short form (cause_column). */
+static int bneck_w(const struct grid *g)
+{
+	return g->w >= BNECK_WIDE_AT ? W_BNECK_WIDE : W_BNECK;
+}
+
 static void draw_header(struct app *a, struct grid *g, int y, int name_w)
 {
 	char buf[64];
@@ -141,8 +153,8 @@ static void draw_header(struct app *a, struct grid *g, int y, int name_w)
 	put_right(g, x, y, W_COUNT, buf, a->tree.sort == SORT_COUNT ? ROLE_SORTED : ROLE_HEADER);
 	x += W_COUNT + 1;
 	if (app_attr_available(a)) {
-		grid_put(g, x, y, W_BNECK, "Bneck", ROLE_HEADER);
-		x += W_BNECK;
+		grid_put(g, x, y, bneck_w(g), "Bneck", ROLE_HEADER);
+		x += bneck_w(g);
 	}
 	/* a metric's scale: the selected row's series' (0..capacity, else
 	 * its min..max) */
@@ -198,9 +210,9 @@ static void draw_row(struct app *a, struct grid *g, int y, int name_w, const str
 		if (books_said)
 			snprintf(buf, sizeof(buf), "profiler");
 		else
-			app_attr_top(app_attr(a, c->id), buf, sizeof(buf));
-		grid_put(g, x, y, W_BNECK - 1, buf, r);
-		x += W_BNECK;
+			app_attr_top(a, app_attr(a, c->id), bneck_w(g) - 1, buf, sizeof(buf));
+		grid_put(g, x, y, bneck_w(g) - 1, buf, r);
+		x += bneck_w(g);
 	}
 	draw_spark(a, g, x, y, g->w - x < W_SPARK ? g->w - x : W_SPARK, c, r);
 }
@@ -508,7 +520,7 @@ void tree_draw(struct app *a, struct grid *g, int y, int h)
 {
 	struct tree_view *v = &a->tree;
 	int name_w = g->w - (W_DUR + W_SHARE + W_SELF + W_COUNT + 1 + W_SPARK) -
-		     (app_attr_available(a) ? W_BNECK : 0);
+		     (app_attr_available(a) ? bneck_w(g) : 0);
 	/* on a short terminal the pane gives up rows (it scrolls) so the
 	 * list keeps LIST_MIN_H */
 	int details_h = h - 1 - DETAILS_H >= LIST_MIN_H ? DETAILS_H : h - 1 - LIST_MIN_H;

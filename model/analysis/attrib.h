@@ -220,9 +220,11 @@ double attrib_nodata(const struct attrib_row *r);
 /* What bounds the row, in words the report and the explorer share: "cpu
  * 89%, software 11% of its 11.3 s; 1.29 s without cpu" (each bound's share
  * of the duration, largest saving first, the time with no data, and the
- * estimate without the first), or "-" when it has none. */
+ * estimate without the first), or "-" when it has none.  why_sw, when not
+ * NULL, follows the software share in parentheses (why the GPUs idled,
+ * model/analysis/cause.h). */
 struct sbuf;
-void attrib_bound_text(const struct attrib_row *r, struct sbuf *out);
+void attrib_bound_text(const struct attrib_row *r, const char *why_sw, struct sbuf *out);
 /* " (its host work 101 ms)": how much of its window its work covers, when
  * not all of it (the use is a mean over the whole window). */
 void attrib_work_text(const struct attrib_row *r, struct sbuf *out);

@@ -452,7 +452,7 @@ const char *attrib_bound_short(int res)
 	return res >= 0 && res < ATTRIB_NBNECK ? shorts[res] : "?";
 }
 
-void attrib_bound_text(const struct attrib_row *r, struct sbuf *out)
+void attrib_bound_text(const struct attrib_row *r, const char *why_sw, struct sbuf *out)
 {
 	struct attrib_bneck b[ATTRIB_NBNECK];
 	size_t n = attrib_bottlenecks(r, b);
@@ -463,9 +463,12 @@ void attrib_bound_text(const struct attrib_row *r, struct sbuf *out)
 		sbuf_adds(out, "-");
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		sbuf_addf(out, "%s%s %.0f%%", i ? ", " : "", attrib_res_name(b[i].res),
 			  100 * b[i].frac);
+		if (why_sw && b[i].res == ATTRIB_SOFTWARE)
+			sbuf_addf(out, " (%s)", why_sw);
+	}
 	if (shown_nodata)
 		sbuf_addf(out, "%sno data %.0f%%", n ? ", " : "", 100 * nodata);
 	sbuf_addf(out, " of its %s", text_duration(d, sizeof(d), r->dur_ns));

@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "model/analysis/analyze.h"
+#include "model/analysis/cause.h"
 #include "model/analysis/devcall.h"
 #include "model/analysis/level.h"
 #include "model/store/col.h"
@@ -48,10 +49,10 @@
 #include "model/util/text.h"
 #include "model/util/xalloc.h"
 
-/* An idle cause is an issue once it holds a GPU idle this share of its
- * window; copies, once they take this share of a stream's window and
- * COPY_ISSUE_SHARE of its device work. */
-#define IDLE_ISSUE_SHARE 0.10
+/* An idle cause is an issue once it holds a GPU idle CAUSE_ISSUE_SHARE of
+ * its window (model/analysis/cause.h); copies, once they take that share of
+ * a stream's window and COPY_ISSUE_SHARE of its device work. */
+#define IDLE_ISSUE_SHARE CAUSE_ISSUE_SHARE
 #define COPY_ISSUE_SHARE 0.50
 
 /* The first column of sql's first row with ?1 bound to id; 0 when none. */
@@ -236,17 +237,8 @@ static void idle_gpu(struct ranking *rk, struct analysis *a, const struct gpubre
 	sqlite3 *db = store_db(rk->st);
 	for (size_t i = 0; i < g->nranks; i++) {
 		const struct gpubreak_rank *r = &g->ranks[i];
-		const struct gpubreak_stream *x = NULL;
-		for (size_t k = 0; k < r->nstreams; k++)
-			if (!x || r->streams[k].time.window_ns - r->streams[k].time.idle_ns >
-				      x->time.window_ns - x->time.idle_ns)
-				x = &r->streams[k];
-		int64_t node = x ? track_phase(db, x->track_id) : 0;
-		int64_t gpu =
-		    node > 0 ? one_int(db, "SELECT parent_id FROM phases WHERE id = ?1", node) : 0;
+		int64_t gpu = cause_gpu_node(db, r);
 		const struct gpubreak_temporal *t = &r->time;
-		if (gpu <= 0)
-			gpu = node;
 		if (gpu <= 0)
 			continue;
 		if (t->window_ns <= 0 || t->idle_ns <= 0) {
@@ -274,7 +266,7 @@ static void idle_gpu(struct ranking *rk, struct analysis *a, const struct gpubre
 		int any = 0;
 		for (int c = 0; c < IDLE_NCAUSES; c++) {
 			int64_t ns = r->cause.ns[c];
-			if (ns <= 0 || (double)ns < IDLE_ISSUE_SHARE * (double)t->window_ns)
+			if (!cause_is_issue(r, c))
 				continue;
 			any = 1;
 			text_duration(d, sizeof(d), ns);

@@ -1169,8 +1169,23 @@ class Checks:
                 bad.append("text %s: '%s'" % (path, lines[1].strip()))
         bs = [(b["resource"], b["fraction"]) for b in row["bottlenecks"]]
         words = ", ".join("%s %s" % (r, "%.0f%%" % (100 * f)) for r, f in bs)
-        if not lines[2].startswith("      bound by " + words) or \
-                not near_dur(re.search(r" of its (\S+ \S+?)(?:;|$)", lines[2]).group(1), dur):
+        bound = lines[2]
+        # beside the software share, why its GPUs idled (idle_cause,
+        # checked against the GPU breakdown by tests/e2e/cause.sh)
+        c = row.get("idle_cause")
+        if c:
+            why = " (its %s idled for %s %.0f%% of %s: " % (
+                "GPU" if c["gpus"] == 1 else "%d GPUs" % c["gpus"], c["cause"],
+                100 * c["share"], "its window" if c["gpus"] == 1 else "their windows")
+            at = bound.find(why)
+            end = bound.find(")", at + len(why))
+            if at < 0 or end < 0 or not bound[:at].endswith("software %.0f%%" % (
+                    100 * dict(bs)["software"])):
+                bad.append("text %s: no cause %r in '%s'" % (path, why, bound.strip()))
+            else:
+                bound = bound[:at] + bound[end + 1:]
+        if not bound.startswith("      bound by " + words) or \
+                not near_dur(re.search(r" of its (\S+ \S+?)(?:;|$)", bound).group(1), dur):
             bad.append("text %s: '%s'" % (path, lines[2].strip()))
         return bad
 
@@ -1901,6 +1916,10 @@ class Panes:
         if row and m:
             bs = row["bottlenecks"]
             want = "%s %.0f%%" % (SHORT[bs[0]["resource"]], 100 * bs[0]["fraction"]) if bs else None
+            c = row.get("idle_cause")
+            if c:  # the cause instead of "sw" (at 200 columns its long form)
+                want = "idle:%s %.0f%%" % ({"communication": "comm"}.get(c["cause"], c["cause"]),
+                                           100 * c["share"])
             if m.group(5) != want:
                 bad.append("Bneck %s, the report's verdict %s" % (m.group(5), want))
         if row:

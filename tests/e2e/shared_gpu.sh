@@ -51,7 +51,7 @@ run turns 0 0 300
 want=$(sed -n '/^  \/shared\/train\/rank 0$/,/bound by/s/^      bound by //p' "$TMP/shared.txt")
 printf '%s\n' 'type :goto /shared/train/rank 0' Enter d dump >"$TMP/pane.keys"
 if [ -n "$want" ] && case $want in *"shared GPU (2 ranks on it), judged on its own"*) true ;; *) false ;; esac &&
-	"$BIN" --keys "$TMP/pane.keys" --dump "$TMP/pane.txt" --size 160x40 "$TMP/shared.db" \
+	"$BIN" --keys "$TMP/pane.keys" --dump "$TMP/pane.txt" --size 240x40 "$TMP/shared.db" \
 		2>"$TMP/err" && grep -qxF " bound by  $want" "$TMP/pane.txt"; then
 	ok "shared: the details pane of rank 0 says it as the report does ($want)"
 else
