@@ -1089,8 +1089,9 @@ int report_write_opts(FILE *out, const char *path, enum report_format fmt,
 		analysis_release(&an);
 	}
 	if (rc == 0) {
-		rc = fmt == REPORT_JSON ? write_json(out, path, m, &s, &names, &an, causes, err)
-					: write_text_whole(out, path, m, &s, &names, &an, causes, err);
+		rc = fmt == REPORT_JSON
+			 ? write_json(out, path, m, &s, &names, &an, causes, err)
+			 : write_text_whole(out, path, m, &s, &names, &an, causes, err);
 		gpu_names_release(&names);
 		summary_release(&s);
 		analysis_release(&an);
