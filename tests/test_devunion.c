@@ -93,12 +93,13 @@ static sqlite3 *make_db(const struct row *rows, long n)
 {
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db,
-				      "CREATE TABLE phases(id INTEGER PRIMARY KEY, parent_id INTEGER,"
-				      " kind INTEGER, start_ns INTEGER, dur_ns INTEGER,"
-				      " device_ns INTEGER)",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(db,
+			 "CREATE TABLE phases(id INTEGER PRIMARY KEY, parent_id INTEGER,"
+			 " kind INTEGER, start_ns INTEGER, dur_ns INTEGER,"
+			 " device_ns INTEGER)",
+			 NULL, NULL, NULL),
+	    SQLITE_OK);
 	sqlite3_stmt *q;
 	assert_int_equal(
 	    sqlite3_prepare_v2(db, "INSERT INTO phases VALUES (?, ?, ?, ?, ?, ?)", -1, &q, NULL),
@@ -128,8 +129,9 @@ static void check_db(sqlite3 *db, const struct row *rows, long n, const int64_t 
 		assert_int_equal(sqlite3_step(q), SQLITE_ROW);
 		int64_t got = sqlite3_column_int64(q, 0);
 		if (got != want[i])
-			print_error("phase %lld (kind %d): %lld, want %lld\n", (long long)rows[i].id,
-				    rows[i].kind, (long long)got, (long long)want[i]);
+			print_error("phase %lld (kind %d): %lld, want %lld\n",
+				    (long long)rows[i].id, rows[i].kind, (long long)got,
+				    (long long)want[i]);
 		assert_int_equal(got, want[i]);
 		sqlite3_reset(q);
 	}
@@ -187,7 +189,8 @@ static void sweep_and_check(const struct row *rows, long n, size_t max_phases)
 	sqlite3 *db = make_db(rows, n);
 	char *err = NULL;
 	assert_int_equal(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
-	int rc = max_phases ? devunion_write_within(db, max_phases, &err) : devunion_write(db, &err);
+	int rc =
+	    max_phases ? devunion_write_within(db, max_phases, &err) : devunion_write(db, &err);
 	if (rc)
 		print_error("%s\n", err);
 	assert_int_equal(rc, 0);
@@ -222,12 +225,9 @@ static void test_overlap_and_gap(void **state)
 {
 	(void)state;
 	struct row rows[] = {
-	    {1, 0, 0, 5000, 0, PHASE_STEP},
-	    {2, 1, 900, 200, 0, PHASE_OPERATOR},
-	    {3, 2, 1000, 30, 30, PHASE_KERNEL},
-	    {4, 2, 1010, 40, 40, PHASE_KERNEL},
-	    {5, 1, 3000, 100, 0, PHASE_OPERATOR},
-	    {6, 5, 4000, 25, 25, PHASE_MEMCPY},
+	    {1, 0, 0, 5000, 0, PHASE_STEP},	  {2, 1, 900, 200, 0, PHASE_OPERATOR},
+	    {3, 2, 1000, 30, 30, PHASE_KERNEL},	  {4, 2, 1010, 40, 40, PHASE_KERNEL},
+	    {5, 1, 3000, 100, 0, PHASE_OPERATOR}, {6, 5, 4000, 25, 25, PHASE_MEMCPY},
 	};
 	long n = sizeof(rows) / sizeof(rows[0]);
 	/* Between the two, launches of their own with a kernel each fill the

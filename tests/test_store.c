@@ -1456,7 +1456,7 @@ static void test_store_device_union(void **state)
 	assert_int_equal(store_commit(st, &err), 0);
 	sqlite3 *db = store_db(st);
 	char sql[96];
-	int64_t want[][2] = {{k1, 30},	       {l1, 30},     {l2, 40},	 {op, 50},
+	int64_t want[][2] = {{k1, 30},	       {l1, 30},     {l2, 40},	   {op, 50},
 			     {ids.thread, 50}, {ids.wf, 50}, {ids.op, 300}};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		snprintf(sql, sizeof(sql), "SELECT device_ns FROM phases WHERE id = %lld",

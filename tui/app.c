@@ -394,13 +394,15 @@ static char *whatif_text(struct app *a, const struct mnode *n, const struct mnod
 		char *b = whatif_bound(a, r, n->track_id, cols);
 		format_duration(lost, sizeof(lost), r->loss_ns);
 		if (gain)
-			s = xasprintf("%s %s saves %s (%.2f%%) of %s's %s, not %s: then %s bounds the"
-				      " path",
-				      nname, how, saved, pct, wname, was, lost, b);
+			s = xasprintf(
+			    "%s %s saves %s (%.2f%%) of %s's %s, not %s: then %s bounds the"
+			    " path",
+			    nname, how, saved, pct, wname, was, lost, b);
 		else
-			s = xasprintf("%s %s saves nothing of %s's %s, not %s: %s bounds the path as"
-				      " well",
-				      nname, how, wname, was, lost, b);
+			s = xasprintf(
+			    "%s %s saves nothing of %s's %s, not %s: %s bounds the path as"
+			    " well",
+			    nname, how, wname, was, lost, b);
 		free(b);
 	} else {
 		s = xasprintf("%s %s saves %s (%.2f%%) of %s's %s", nname, how, saved, pct, wname,

@@ -33,11 +33,11 @@
 
 /* The parent_id and device_ns of a block of ids as read, and whether the
  * sweep has set the phase's sum aside (then device_ns holds it). */
-#define BLOCK 256
+#define BLOCK	256
 #define NBLOCKS 1024 /* held at once: 4 MiB */
 #define MISSING INT64_MIN
 struct block {
-	int64_t base; /* a multiple of BLOCK; MISSING: none read */
+	int64_t base;	       /* a multiple of BLOCK; MISSING: none read */
 	int64_t parent[BLOCK]; /* 0: none; MISSING: the id names no phase */
 	int64_t stored[BLOCK];
 	unsigned char aside[BLOCK];
@@ -65,12 +65,12 @@ struct sweep {
 	struct idmap map; /* id -> index in met */
 	int64_t *set;	  /* the ids of the phases set aside, increasing (not yet in ASIDE) */
 	size_t nset, noted_max;
-	int64_t now;	  /* the start of the current piece of work */
+	int64_t now; /* the start of the current piece of work */
 };
 
 /* Sums are held to 2^61 ns (73 years), as trace.db's readers expect. */
 #define NS_CAP ((int64_t)1 << 61)
-#define ASIDE "temp.grademl_devunion"
+#define ASIDE  "temp.grademl_devunion"
 /* Ids of phases set aside held in memory before they go to ASIDE, for each
  * phase the table holds (8 MiB for DEVUNION_MAX_PHASES). */
 #define NOTED_PER_PHASE 16
@@ -163,7 +163,8 @@ static int note_flush(struct sweep *s, char **err)
 {
 	if (!s->note &&
 	    (sqlite3_exec(s->db,
-			  "DROP TABLE IF EXISTS " ASIDE "; CREATE TABLE " ASIDE "(id INTEGER PRIMARY KEY)",
+			  "DROP TABLE IF EXISTS " ASIDE "; CREATE TABLE " ASIDE
+			  "(id INTEGER PRIMARY KEY)",
 			  NULL, NULL, NULL) != SQLITE_OK ||
 	     sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO " ASIDE "(id) VALUES (?1)", -1,
 				&s->note, NULL) != SQLITE_OK ||
@@ -343,8 +344,9 @@ int devunion_write_within(sqlite3 *db, size_t max_phases, char **err)
 		 " AND dur_ns > 0 ORDER BY start_ns",
 		 PHASE_KERNEL, PHASE_MEMCPY, PHASE_MEMSET);
 	if (sqlite3_prepare_v2(db, sql, -1, &work, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT id, parent_id, device_ns FROM phases"
-				   " WHERE id >= ?1 AND id < ?2",
+	    sqlite3_prepare_v2(db,
+			       "SELECT id, parent_id, device_ns FROM phases"
+			       " WHERE id >= ?1 AND id < ?2",
 			       -1, &s.read, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "UPDATE phases SET device_ns = ?2 WHERE id = ?1", -1, &s.write,
 			       NULL) != SQLITE_OK) {
