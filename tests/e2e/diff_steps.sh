@@ -154,8 +154,8 @@ s = sorted(v)
 med = s[len(s) // 2]
 ops = [l for l in json.load(open(sys.argv[2]))["levels"] if l["level"] == "op"][0]["rows"]
 i = [r["name"] for r in ops].index("ProfilerStep#* > aten::linear")
-ps = ops[i]["per_step"]
-print(v[0] - med, ps["a"]["warmup_ns"], abs(ps["median_diff_ns"]), i, ops[0]["status"])
+per = ops[i]["per_step"]
+print(v[0] - med, per["a"]["warmup_ns"], abs(per["median_diff_ns"]), i, ops[0]["status"])
 EOF
 read -r want got change pos lead <"$TMP/linear.txt"
 if [ "$want" -gt 30000000 ] && [ "$got" = "$want" ] && [ "$change" -lt 1000000 ] &&
