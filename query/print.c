@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model/util/cxxname.h"
 #include "model/util/text.h"
 #include "query/print.h"
 #include "model/util/xalloc.h"
@@ -202,6 +203,41 @@ static void cell_text(struct sbuf *out, const struct query_value *v, enum query_
 	}
 }
 
+/* With h->short_names, the shown text of each row's name (NULL for a row
+ * whose name is no text) and the column's index in *col; NULL when the
+ * hooks ask for none or r has no text column called "name". */
+static char **short_names(const struct query_result *r, const struct query_print_hooks *h,
+			  size_t *col)
+{
+	size_t c = 0;
+	while (c < r->ncols && strcmp(r->cols[c].name, "name"))
+		c++;
+	if (!h->short_names || c == r->ncols ||
+	    (r->cols[c].type != QC_TEXT && r->cols[c].type != QC_ANY))
+		return NULL;
+	const char **texts = xcalloc(r->nrows ? r->nrows : 1, sizeof(*texts));
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct query_value *v = query_cell(r, i, c);
+		texts[i] = v->type == QP_TEXT ? v->s : "";
+	}
+	char **out = cxxname_distinct(texts, r->nrows, h->more);
+	for (size_t i = 0; i < r->nrows; i++)
+		if (query_cell(r, i, c)->type != QP_TEXT) {
+			free(out[i]);
+			out[i] = NULL;
+		}
+	free(texts);
+	*col = c;
+	return out;
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
 static int right_aligned(enum query_coltype t)
 {
 	return t != QC_TEXT && t != QC_ANY;
@@ -247,12 +283,18 @@ void query_table_build(struct query_table *t, const struct query_result *r,
 		h.sanitize(&sb, r->cols[c].name);
 		t->cells[c] = xstrdup(sb.buf);
 	}
+	size_t name_col = 0;
+	char **names = short_names(r, &h, &name_col);
 	for (size_t i = 0; i < nr; i++)
 		for (size_t c = 0; c < nc; c++) {
+			struct query_value v = *query_cell(r, i, c);
+			if (names && c == name_col && names[i])
+				v.s = names[i];
 			sbuf_reset(&sb);
-			cell_text(&sb, query_cell(r, i, c), r->cols[c].type, &h, decimals[c]);
+			cell_text(&sb, &v, r->cols[c].type, &h, decimals[c]);
 			t->cells[(i + 1) * nc + c] = xstrdup(sb.buf);
 		}
+	free_names(names, nr);
 	for (size_t i = 0; i <= nr; i++)
 		for (size_t c = 0; c < nc; c++) {
 			int w = h.width(t->cells[i * nc + c]);
@@ -359,6 +401,8 @@ struct out {
 	const struct query_print_hooks *h;
 	struct pieces pc;
 	struct sbuf tmp, cut;
+	char **names; /* short_names' (NULL: none), of column name_col */
+	size_t name_col;
 };
 
 /* One table cell: text to sanitise (raw), or display text already. */
@@ -375,6 +419,8 @@ static struct cell cell_of(struct out *o, const struct query_result *r, long row
 	if (row < 0)
 		return (struct cell){r->cols[c].name, 1};
 	const struct query_value *v = query_cell(r, (size_t)row, c);
+	if (v->type == QP_TEXT && o->names && c == o->name_col)
+		return (struct cell){o->names[row], 1};
 	if (v->type == QP_TEXT)
 		return (struct cell){v->s, 1};
 	sbuf_reset(&o->tmp);
@@ -462,6 +508,7 @@ static int print_table(FILE *f, const struct query_result *r, const struct query
 	int *cap = xcalloc(nc ? nc : 1, sizeof(int));
 	int *widths = xcalloc((r->nrows + 1) * nc + 1, sizeof(int)); /* each cell's */
 	table_columns(r, h, t.right, decimals);
+	o->names = short_names(r, h, &o->name_col);
 	for (long i = -1; i < (long)r->nrows; i++)
 		for (size_t c = 0; c < nc; c++) {
 			int w = cell_width(o, cell_of(o, r, i, c, decimals));
@@ -503,6 +550,7 @@ static int print_table(FILE *f, const struct query_result *r, const struct query
 	free(padded);
 	free(t.width);
 	free(t.right);
+	free_names(o->names, r->nrows);
 	out_free(o);
 	return 0;
 }

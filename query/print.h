@@ -44,6 +44,11 @@ struct query_print_hooks {
 	int cols;
 	const char *more;
 	int clock, raw;
+	/* the text of the first column called "name" as model/util/cxxname.h
+	 * shortens it (C++ signatures as their function's name; two names
+	 * never read the same unless they are the same; it costs a copy of
+	 * that column's text) */
+	int short_names;
 };
 
 /* A result as display text: the header (row 0) and every cell through the

@@ -695,6 +695,7 @@ static int cmd_query(int argc, char **argv)
 	    .more = glyphs_get(strcmp(nl_langinfo(CODESET), "UTF-8") != 0)->more,
 	    .clock = tty,
 	    .raw = raw,
+	    .short_names = tty,
 	};
 	char *err = NULL;
 	if (query_open(argv[optind], &lim, &db, &err) < 0)
@@ -780,7 +781,8 @@ static int cmd_summary(int argc, char **argv)
 		rc = summ_table(model_store(m), root, kind, 1, &r, &why, &err);
 	if (rc == 0) {
 		const struct query_print_hooks hooks = {.sanitize = format_sanitize,
-							.width = format_width};
+							.width = format_width,
+							.short_names = isatty(STDOUT_FILENO)};
 		rc = query_print(stdout, &r, fmt, &hooks, isatty(STDOUT_FILENO), &err);
 		query_result_release(&r);
 	}

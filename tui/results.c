@@ -124,8 +124,9 @@ static void reorder(struct results_view *v)
 
 /* ---- running a query ---- */
 
-/* r, taken over, as the rows shown, in its own order. */
-static void install(struct results_view *v, struct query_result *r)
+/* r, taken over, as the rows shown, in its own order; more marks what a
+ * shortened name left out. */
+static void install(struct results_view *v, struct query_result *r, const char *more)
 {
 	free(v->order);
 	free(v->filter);
@@ -135,8 +136,11 @@ static void install(struct results_view *v, struct query_result *r)
 	v->r = *r;
 	/* as `grademl-tui query` shows them on a terminal: times as dates */
 	query_table_build(&v->t, &v->r,
-			  &(struct query_print_hooks){
-			      .sanitize = format_sanitize, .width = format_width, .clock = 1});
+			  &(struct query_print_hooks){.sanitize = format_sanitize,
+						      .width = format_width,
+						      .more = more,
+						      .clock = 1,
+						      .short_names = 1});
 	v->order = xcalloc(v->r.nrows ? v->r.nrows : 1, sizeof(*v->order));
 	v->nshown = v->sel = v->top = v->col = v->left = 0;
 	v->sort_col = -1;
@@ -193,7 +197,7 @@ void results_run(struct app *a, const char *query)
 		query_error_release(&qe);
 		return;
 	}
-	install(v, &r);
+	install(v, &r, a->g->more);
 	char d[32];
 	app_message(a, 0, "%zu row%s%s in %s", r.nrows, r.nrows == 1 ? "" : "s",
 		    r.truncated ? " (more left out)" : "", format_duration(d, sizeof(d), took));
@@ -207,7 +211,7 @@ void results_show(struct app *a, const char *title, struct query_result *r)
 	v->query = t;
 	free(v->error);
 	v->error = NULL;
-	install(v, r);
+	install(v, r, a->g->more);
 	a->screen = SCREEN_RESULTS;
 }
 
@@ -219,14 +223,34 @@ void results_open(struct app *a)
 
 /* ---- keys ---- */
 
-/* A column's width: its widest cell, room for the sort marker after the
- * name, at most COL_MAX. */
-static int col_width(const struct results_view *v, size_t c)
+/* The column that takes the width the others leave: the first called
+ * name (query_print_hooks' short_names), or -1. */
+static long grow_col(const struct results_view *v)
+{
+	for (size_t c = 0; c < v->t.ncols; c++)
+		if (!strcmp(v->r.cols[c].name, "name"))
+			return (long)c;
+	return -1;
+}
+
+/* A column's width on a screen sw wide: its widest cell, room for the sort
+ * marker after the name, at most COL_MAX; the name column up to what the
+ * other columns leave of the screen when that is more. */
+static int col_width(const struct results_view *v, size_t c, int sw)
 {
 	int w = v->t.width[c], head = format_width(query_table_cell(&v->t, 0, c)) + 1;
 	if (head > w)
 		w = head;
-	return w < COL_MAX ? w : COL_MAX;
+	int most = COL_MAX;
+	if ((long)c == grow_col(v)) {
+		int rest = 1;
+		for (size_t k = 0; k < v->t.ncols; k++)
+			if (k != c)
+				rest += col_width(v, k, sw) + COL_GAP;
+		if (sw - 1 - rest > most)
+			most = sw - 1 - rest;
+	}
+	return w < most ? w : most;
 }
 
 /* Whether column c ends on a screen w wide when the first shown is v->left. */
@@ -234,7 +258,7 @@ static int col_fits(const struct results_view *v, size_t c, int w)
 {
 	int x = 1;
 	for (size_t k = v->left; k <= c; k++)
-		x += col_width(v, k) + COL_GAP;
+		x += col_width(v, k, w) + COL_GAP;
 	return x - COL_GAP <= w - 1;
 }
 
@@ -401,13 +425,15 @@ static void draw_cell(struct app *a, struct grid *g, int x, int y, int w, const 
 	grid_put(g, right ? x + w - sw : x, y, w, s, role);
 }
 
-/* Row row of the table (0: the header) across the columns shown. */
-static void draw_row(struct app *a, struct grid *g, int y, size_t row, enum role role)
+/* Row row of the table (0: the header) across the columns shown; name,
+ * when not NULL, is the name column's text (cut to its width already). */
+static void draw_row(struct app *a, struct grid *g, int y, size_t row, enum role role,
+		     const char *name)
 {
 	struct results_view *v = &a->rv;
 	int x = 1;
 	for (size_t c = v->left; c < v->t.ncols && x < g->w - 1; c++) {
-		int w = col_width(v, c);
+		int w = col_width(v, c, g->w);
 		if (x + w > g->w - 1)
 			w = g->w - 1 - x;
 		enum role r = role;
@@ -425,7 +451,10 @@ static void draw_row(struct app *a, struct grid *g, int y, size_t row, enum role
 			sbuf_release(&h);
 		} else {
 			grid_fill(g, x, y, w, ' ', r);
-			draw_cell(a, g, x, y, w, query_table_cell(&v->t, row, c), v->t.right[c], r);
+			draw_cell(a, g, x, y, w,
+				  name && (long)c == grow_col(v) ? name
+								 : query_table_cell(&v->t, row, c),
+				  v->t.right[c], r);
 		}
 		x += w + COL_GAP;
 	}
@@ -463,18 +492,34 @@ void results_draw(struct app *a, struct grid *g, int y, int h)
 		return;
 	}
 	grid_fill(g, 0, y + 1, g->w, ' ', ROLE_HEADER);
-	draw_row(a, g, y + 1, 0, ROLE_HEADER);
+	draw_row(a, g, y + 1, 0, ROLE_HEADER, NULL);
 	if (!v->nshown) {
 		grid_put(g, 1, y + 3, g->w - 2,
 			 v->filter ? "No rows match the filter." : "No rows.", ROLE_DIM);
 		return;
 	}
-	size_t rows = (size_t)(h - 2 > 1 ? h - 2 : 1);
-	for (size_t r = 0; r < rows && v->top + r < v->nshown; r++) {
+	size_t rows = (size_t)(h - 2 > 1 ? h - 2 : 1), n = 0;
+	if (v->top + rows > v->nshown)
+		rows = v->nshown - v->top;
+	/* the names shown, cut so that different ones read apart */
+	long gc = grow_col(v);
+	char **names = NULL;
+	if (gc >= 0) {
+		const char **texts = xcalloc(rows ? rows : 1, sizeof(*texts));
+		for (n = 0; n < rows; n++)
+			texts[n] = query_table_cell(&v->t, v->order[v->top + n] + 1, (size_t)gc);
+		names =
+		    format_cut_distinct(texts, rows, col_width(v, (size_t)gc, g->w), a->g->more);
+		free(texts);
+	}
+	for (size_t r = 0; r < rows; r++) {
 		size_t i = v->top + r;
 		enum role role = i == v->sel ? ROLE_SELECTED : ROLE_NORMAL;
 		int row = y + 2 + (int)r;
 		grid_fill(g, 0, row, g->w, ' ', role);
-		draw_row(a, g, row, v->order[i] + 1, role);
+		draw_row(a, g, row, v->order[i] + 1, role, names ? names[r] : NULL);
 	}
+	for (size_t k = 0; names && k < n; k++)
+		free(names[k]);
+	free(names);
 }
