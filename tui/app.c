@@ -330,17 +330,20 @@ static void cmd_spark(struct app *a, const char *arg)
  * track other than the selected phase's, "on" the track (and its rank). */
 static char *whatif_bound(struct app *a, const struct critpath_whatif *r, int64_t own_track)
 {
-	char *name = analysis_phase_name(model_store(a->m), r->bound_id), *s;
+	char *whole = analysis_phase_name(model_store(a->m), r->bound_id), *s;
+	struct sbuf name = SBUF_INIT; /* as lists show it: a kernel's signature shortened */
+	format_name(&name, whole, 1, a->g->more);
 	const struct mtrack *t = r->bound_track_id && r->bound_track_id != own_track
 				     ? model_track(a->m, r->bound_track_id)
 				     : NULL;
 	if (t && t->rank >= 0)
-		s = xasprintf("%s on rank %lld's %s", name, (long long)t->rank, t->name);
+		s = xasprintf("%s on rank %lld's %s", name.buf, (long long)t->rank, t->name);
 	else if (t)
-		s = xasprintf("%s on %s", name, t->name);
+		s = xasprintf("%s on %s", name.buf, t->name);
 	else
-		s = xstrdup(name);
-	free(name);
+		s = xstrdup(name.buf);
+	sbuf_release(&name);
+	free(whole);
 	return s;
 }
 
