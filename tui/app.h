@@ -85,6 +85,7 @@ struct results_view {
 	 * :callers and c read (0: the table is none of them), in device time */
 	int64_t callers_root;
 	int callers_device;
+	int whole; /* w: the selected row's whole name below the table */
 };
 
 /* Flame graph screen state (tui/flame.c). */
@@ -101,6 +102,7 @@ struct flame_view {
 	char *cname;
 	uint32_t *callers;
 	size_t ncallers, csel, ctop;
+	int whole; /* w: the current frame's whole name below the graph */
 };
 
 struct app;

@@ -203,6 +203,10 @@ void flame_view_key(struct app *a, enum action act)
 	const struct flame *fl = &v->fl;
 	if (!v->built)
 		return;
+	if (act == A_WHOLE_NAME) {
+		v->whole = !v->whole;
+		return;
+	}
 	if (v->in_callers) {
 		callers_key(a, act);
 		return;
@@ -405,6 +409,9 @@ void flame_view_draw(struct app *a, struct grid *g, int y, int h)
 			 ROLE_DIM);
 		return;
 	}
+	if (v->whole) /* w: the current frame's whole name below */
+		h -= grid_put_pane(g, y + h, h / 2, "whole name (w hides it)",
+				   v->fl.f[current(v)].name, a->g->more);
 	if (v->in_callers) {
 		callers_draw(a, g, y, h);
 		return;

@@ -324,6 +324,9 @@ void results_key(struct app *a, enum action act)
 	case A_CALLERS:
 		results_callers(a, "");
 		return;
+	case A_WHOLE_NAME:
+		v->whole = !v->whole;
+		return;
 	default:
 		return;
 	}
@@ -474,6 +477,19 @@ static void draw_error(struct app *a, struct grid *g, int y, int h)
 	}
 }
 
+/* w's pane: the selected row's name (its first column where it has no
+ * name column) whole, in at most most rows ending above row end; returns
+ * the rows it takes. */
+static int draw_whole(struct app *a, struct grid *g, int end, int most)
+{
+	struct results_view *v = &a->rv;
+	long c = grow_col(v);
+	const struct query_value *x =
+	    v->nshown ? query_cell(&v->r, v->order[v->sel], c >= 0 ? (size_t)c : 0) : NULL;
+	return grid_put_pane(g, end, most, "whole name (w hides it)",
+			     x && x->type == QP_TEXT ? x->s : "-", a->g->more);
+}
+
 void results_draw(struct app *a, struct grid *g, int y, int h)
 {
 	struct results_view *v = &a->rv;
@@ -499,6 +515,10 @@ void results_draw(struct app *a, struct grid *g, int y, int h)
 		return;
 	}
 	size_t rows = (size_t)(h - 2 > 1 ? h - 2 : 1), n = 0;
+	int pane = v->whole ? draw_whole(a, g, y + h, h / 2) : 0;
+	rows = rows > (size_t)pane + 1 ? rows - (size_t)pane : 1;
+	if (pane && v->sel >= v->top + rows) /* the pane covers it */
+		v->top = v->sel - rows + 1;
 	if (v->top + rows > v->nshown)
 		rows = v->nshown - v->top;
 	/* the names shown, cut so that different ones read apart */
