@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Names a user can read and tell apart (issue 28, item 1), on the GPU
+# capture in tests/data/gpu (imported as tests/data/gpu/import.sh does):
+#   - :kernels of the train step at 80x23 and 200x50, every page: no two
+#     rows read the same (each row is a different kernel name), and no C++
+#     return type or parameter list is shown;
+#   - at 200x50 the table uses the width: the name column grows past the
+#     old 40-column cap to what the other columns leave;
+#   - w shows the selected row's whole name: the pane's text is the name
+#     `summary kernels --format json` gives for that row;
+#   - c on the first two kernel rows lists the kernel's callers: the
+#     operator and runtime call that launched it, against the raw trace's
+#     correlation ids (tests/e2e/names_check.py), with the counts adding up
+#     to the kernel's instances;
+#   - the text report: no line holds a kernel's whole C++ signature, and
+#     the critical path's and top kernels' lines stay under 400 columns.
+# Prints "ok - NAME" / "not ok - NAME (why)", then the summary; exits 1
+# when any check failed.  Needs: bash, python3.
+set -u
+
+cd "$(dirname "$0")/../.." || exit 1
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+e2e_init names
+e2e_home
+PY=$(command -v python3) || PY=python3
+CHECK=tests/e2e/names_check.py
+TRACE=tests/data/gpu/train.pt.trace.json.gz
+
+e2e_need_bin
+DB=$TMP/gpu.db
+if ! bash tests/data/gpu/import.sh "$BIN" "$DB" >"$TMP/import.err" 2>&1; then
+	not_ok "import the GPU capture" "$(head -c 300 "$TMP/import.err")"
+	summary
+	exit
+fi
+"$BIN" summary "$DB" kernels /gpu/train --format json >"$TMP/kernels.json" 2>"$TMP/summary.err" ||
+	not_ok "summary kernels /gpu/train" "$(head -c 300 "$TMP/summary.err")"
+
+# run NAME SIZE KEYS...: the explorer on $DB with the key lines given, its
+# dumps into $TMP/NAME.txt; 0 when it ran
+run() {
+	local name=$1 size=$2
+	shift 2
+	printf '%s\n' "$@" >"$TMP/$name.keys"
+	"$BIN" --keys "$TMP/$name.keys" --dump "$TMP/$name.txt" --size "$size" "$DB" \
+		2>"$TMP/$name.err" || {
+		not_ok "$name: the explorer ran" "$(head -c 300 "$TMP/$name.err")"
+		return 1
+	}
+}
+
+# check NAME ARGS...: names_check.py's "ok - " / "not ok - " lines
+check() {
+	local line n=0
+	while IFS= read -r line; do
+		n=$((n + 1))
+		case $line in
+		"ok - "*) ok "${line#ok - }" ;;
+		"not ok - "*) not_ok "${line#not ok - }" ;;
+		*) not_ok "names_check.py said" "$line" ;;
+		esac
+	done < <("$PY" "$CHECK" "$@" 2>&1)
+	[ "$n" -gt 0 ] || not_ok "names_check.py printed nothing"
+}
+
+# every page of :kernels (64 rows), at both sizes
+for size in 80x23 200x50; do
+	if run "table-$size" "$size" 'type :kernels /gpu/train' Enter dump \
+		PgDn dump PgDn dump PgDn dump; then
+		check table "$TMP/table-$size.txt" "${size#*x}" "${size%x*}" "$TMP/kernels.json"
+	fi
+done
+
+if run whole 200x50 'type :kernels /gpu/train' Enter j w dump; then
+	check whole "$TMP/whole.txt" 50 "$TMP/kernels.json" 1
+fi
+
+for row in 0 1; do
+	moves=()
+	[ "$row" = 1 ] && moves=(j)
+	if run "callers-$row" 200x50 'type :kernels /gpu/train' Enter "${moves[@]}" c dump; then
+		check callers "$TMP/callers-$row.txt" "$TRACE" "$TMP/kernels.json" "$row"
+	fi
+done
+
+if "$BIN" report "$DB" >"$TMP/report.txt" 2>"$TMP/report.err"; then
+	check report "$TMP/report.txt" "$TRACE"
+else
+	not_ok "report" "$(head -c 300 "$TMP/report.err")"
+fi
+
+summary
