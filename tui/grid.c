@@ -143,26 +143,15 @@ int grid_put_wrapped(struct grid *g, int x, int y, int w, int rows, const char *
 	struct sbuf clean = SBUF_INIT, line = SBUF_INIT;
 	format_sanitize(&clean, s);
 	sbuf_init(&line);
-	const unsigned char *p = (const unsigned char *)clean.buf;
-	size_t n = clean.len;
+	const char *p = clean.buf;
 	int used = 0;
-	while (n && used < rows && w > 0) {
-		int cols = 0;
+	while (*p && used < rows && w > 0) {
 		sbuf_reset(&line);
-		while (n) {
-			uint32_t cp;
-			int cw;
-			size_t k = format_next(p, n, &cp, &cw);
-			if (cols + cw > w)
-				break;
-			sbuf_add(&line, p, k);
-			cols += cw;
-			p += k;
-			n -= k;
-		}
+		format_fit(&line, p, w, 0); /* the bytes as they are: line.len of p */
 		if (!line.len) /* a character wider than the row */
 			break;
-		if (n && used + 1 == rows) { /* the last row, and more to say */
+		p += line.len;
+		if (*p && used + 1 == rows) { /* the last row, and more to say */
 			sbuf_adds(&line, more);
 			grid_put_cut(g, x, y + used, w, line.buf, more, role);
 		} else {

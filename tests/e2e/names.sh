@@ -21,12 +21,10 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 e2e_init names
-e2e_home
-PY=$(command -v python3) || PY=python3
 CHECK=tests/e2e/names_check.py
 TRACE=tests/data/gpu/train.pt.trace.json.gz
-
 e2e_need_bin
+e2e_home
 DB=$TMP/gpu.db
 if ! bash tests/data/gpu/import.sh "$BIN" "$DB" >"$TMP/import.err" 2>&1; then
 	not_ok "import the GPU capture" "$(head -c 300 "$TMP/import.err")"
@@ -36,31 +34,16 @@ fi
 "$BIN" summary "$DB" kernels /gpu/train --format json >"$TMP/kernels.json" 2>"$TMP/summary.err" ||
 	not_ok "summary kernels /gpu/train" "$(head -c 300 "$TMP/summary.err")"
 
-# run NAME SIZE KEYS...: the explorer on $DB with the key lines given, its
-# dumps into $TMP/NAME.txt; 0 when it ran
+# run NAME SIZE KEYS...: the explorer on the capture (tap.sh's e2e_keys)
 run() {
-	local name=$1 size=$2
-	shift 2
-	printf '%s\n' "$@" >"$TMP/$name.keys"
-	"$BIN" --keys "$TMP/$name.keys" --dump "$TMP/$name.txt" --size "$size" "$DB" \
-		2>"$TMP/$name.err" || {
-		not_ok "$name: the explorer ran" "$(head -c 300 "$TMP/$name.err")"
-		return 1
-	}
+	e2e_keys "$1" "$2" "$DB" "${@:3}"
 }
 
-# check NAME ARGS...: names_check.py's "ok - " / "not ok - " lines
+# check ARGS...: names_check.py's "ok - " / "not ok - " lines
 check() {
-	local line n=0
-	while IFS= read -r line; do
-		n=$((n + 1))
-		case $line in
-		"ok - "*) ok "${line#ok - }" ;;
-		"not ok - "*) not_ok "${line#not ok - }" ;;
-		*) not_ok "names_check.py said" "$line" ;;
-		esac
-	done < <("$PY" "$CHECK" "$@" 2>&1)
-	[ "$n" -gt 0 ] || not_ok "names_check.py printed nothing"
+	local before=$((pass + fail))
+	relay names_check.py < <(python3 "$CHECK" "$@" 2>&1)
+	[ $((pass + fail)) -gt "$before" ] || not_ok "names_check.py printed nothing"
 }
 
 # every page of :kernels (64 rows), at both sizes
