@@ -523,10 +523,24 @@ static int print_table(FILE *f, const struct query_result *r, const struct query
 		fit_widths(&t, h->cols, cap);
 	else
 		memcpy(cap, padded, (nc ? nc : 1) * sizeof(int));
+	/* a name column too wide is cut so that its names stay apart */
+	char **cut_names = NULL;
+	if (cut && o->names && h->cut_distinct && t.width[o->name_col] > cap[o->name_col]) {
+		const char **texts = xcalloc(r->nrows ? r->nrows : 1, sizeof(*texts));
+		for (size_t i = 0; i < r->nrows; i++)
+			texts[i] = o->names[i] ? o->names[i] : "";
+		cut_names = h->cut_distinct(texts, r->nrows, cap[o->name_col], h->more);
+		free(texts);
+	}
 	for (long i = -1; i < (long)r->nrows; i++) {
 		for (size_t c = 0; c < nc; c++) {
 			struct cell k = cell_of(o, r, i, c, decimals);
 			int w = widths[(size_t)(i + 1) * nc + c], pad = cap[c] - w;
+			if (cut_names && i >= 0 && c == o->name_col && o->names[i]) {
+				k = (struct cell){cut_names[i], 0};
+				w = h->width(k.s);
+				pad = cap[c] - w;
+			}
 			if (c)
 				fputs("  ", f);
 			if (cut && w > cap[c]) {
@@ -544,6 +558,7 @@ static int print_table(FILE *f, const struct query_result *r, const struct query
 	}
 	fprintf(f, "(%zu row%s%s)\n", r->nrows, r->nrows == 1 ? "" : "s",
 		r->truncated ? ", truncated" : "");
+	free_names(cut_names, r->nrows);
 	free(cap);
 	free(widths);
 	free(decimals);

@@ -35,6 +35,11 @@ struct query_print_hooks {
 	/* appends display text s (sanitised) cut to at most cols columns;
 	 * NULL: one column per UTF-8 character */
 	void (*fit)(struct sbuf *out, const char *s, int cols);
+	/* texts[0..n) sanitised and cut to cols columns each, with more,
+	 * different texts never alike (tui/format.h's format_cut_distinct;
+	 * free each and the array); NULL: the name column is cut as the
+	 * others are */
+	char **(*cut_distinct)(const char *const *texts, size_t n, int cols, const char *more);
 	/* The table on a terminal (0 for none of it): fit it into cols
 	 * columns by cutting its widest text columns, each cut cell ending in
 	 * more ("..." when NULL); clock: times as UTC date and time of day

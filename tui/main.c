@@ -696,6 +696,7 @@ static int cmd_query(int argc, char **argv)
 	    .clock = tty,
 	    .raw = raw,
 	    .short_names = tty,
+	    .cut_distinct = format_cut_distinct,
 	};
 	char *err = NULL;
 	if (query_open(argv[optind], &lim, &db, &err) < 0)

@@ -12,6 +12,8 @@
 #     operator and runtime call that launched it, against the raw trace's
 #     correlation ids (tests/e2e/names_check.py), with the counts adding up
 #     to the kernel's instances;
+#   - query and summary on a terminal: the name column's rows all differ
+#     and none shows a return type;
 #   - the text report: no line holds a kernel's whole C++ signature, and
 #     the critical path's and top kernels' lines stay under 400 columns.
 # Prints "ok - NAME" / "not ok - NAME (why)", then the summary; exits 1
@@ -65,6 +67,18 @@ for row in 0 1; do
 		check callers "$TMP/callers-$row.txt" "$TRACE" "$TMP/kernels.json" "$row"
 	fi
 done
+
+# query and summary on a terminal (script(1) gives them a pty)
+if ! command -v script >/dev/null 2>&1; then
+	skip "query and summary on a terminal" "no script(1)"
+else
+	for cmd in "query $DB 'phases kind = kernel | by name | top 64 sum(dur)'" \
+		"summary $DB kernels /gpu/train"; do
+		what=${cmd%% *}
+		COLUMNS=120 script -qc "$BIN $cmd" /dev/null </dev/null | tr -d '\r' >"$TMP/$what.tty"
+		check tty "$TMP/$what.tty" "$what"
+	done
+fi
 
 if "$BIN" report "$DB" >"$TMP/report.txt" 2>"$TMP/report.err"; then
 	check report "$TMP/report.txt" "$TRACE"

@@ -5,6 +5,7 @@ names, against `summary kernels --format json` and the raw Kineto trace.
   names_check.py table SCREENS.txt HEIGHT WIDTH KERNELS.json
   names_check.py whole SCREENS.txt HEIGHT KERNELS.json ROW
   names_check.py callers SCREENS.txt TRACE.json.gz KERNELS.json ROW
+  names_check.py tty OUTPUT.txt WHAT
   names_check.py report REPORT.txt TRACE.json.gz
 
 Prints one "ok - ..." or "not ok - ..." line per check.
@@ -128,6 +129,17 @@ def callers(path, trace, kernels, row):
         f'shown {dict(shown)}' + (f'; rows show its own signature: {own[0]!r}' if own else ''))
 
 
+def tty(path, what):
+    lines = open(path, encoding='utf-8').read().split('\n')
+    rows = [line[:line.find('  ')] if '  ' in line else line for line in lines[1:]
+            if line and not line.startswith('(')]
+    alike = [n for n, k in collections.Counter(rows).items() if k > 1]
+    cxx = [n for n in rows if n.startswith('void ')]
+    say(len(rows) > 10 and not alike and not cxx,
+        f'{what} on a terminal: {len(rows)} kernel names, all different, no return type',
+        f'alike {alike[:2]}, with a return type {cxx[:2]}')
+
+
 def report(path, trace):
     text = open(path, encoding='utf-8').read()
     names = {e['name'] for e in load_events(trace)
@@ -154,6 +166,8 @@ def main():
         whole(sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5]))
     elif mode == 'callers':
         callers(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    elif mode == 'tty':
+        tty(sys.argv[2], sys.argv[3])
     elif mode == 'report':
         report(sys.argv[2], sys.argv[3])
 
