@@ -6,6 +6,8 @@
 #     return type or parameter list is shown;
 #   - at 200x50 the table uses the width: the name column grows past the
 #     old 40-column cap to what the other columns leave;
+#   - the same first page in a real terminal, a detached tmux at 80x23 and
+#     200x50 (skipped without tmux);
 #   - w shows the selected row's whole name: the pane's text is the name
 #     `summary kernels --format json` gives for that row;
 #   - c on the first two kernel rows lists the kernel's callers: the
@@ -17,7 +19,8 @@
 #   - the text report: no line holds a kernel's whole C++ signature, and
 #     the critical path's and top kernels' lines stay under 400 columns.
 # Prints "ok - NAME" / "not ok - NAME (why)", then the summary; exits 1
-# when any check failed.  Needs: bash, python3.
+# when any check failed.  Needs: bash, python3; tmux and script(1) for
+# their checks.
 set -u
 
 cd "$(dirname "$0")/../.." || exit 1
@@ -55,6 +58,30 @@ for size in 80x23 200x50; do
 		check table "$TMP/table-$size.txt" "${size#*x}" "${size%x*}" "$TMP/kernels.json"
 	fi
 done
+
+# the same in a real terminal: a detached tmux at 80x23 and 200x50
+if ! command -v tmux >/dev/null 2>&1; then
+	skip "tmux: :kernels in a terminal" "tmux is not installed"
+else
+	SOCK=grademl-names-$$-$RANDOM
+	trap 'tmux -L "$SOCK" kill-server >/dev/null 2>&1; rm -rf "$TMP"' EXIT
+	for size in 80x23 200x50; do
+		w=${size%x*} h=${size#*x} s=names-$w
+		tmux -f /dev/null -L "$SOCK" new-session -d -s "$s" -x "$w" -y "$h" \
+			env TERM=xterm-256color LANG=C.UTF-8 HOME="$HOME" XDG_STATE_HOME="$XDG_STATE_HOME" \
+			"$BIN" "$DB"
+		sleep 0.5
+		tmux -L "$SOCK" send-keys -t "$s" ':' && sleep 0.2 &&
+			tmux -L "$SOCK" send-keys -t "$s" -l 'kernels /gpu/train' &&
+			tmux -L "$SOCK" send-keys -t "$s" Enter
+		for _ in $(seq 100); do
+			tmux -L "$SOCK" capture-pane -p -t "$s" >"$TMP/tmux-$w.txt" 2>/dev/null
+			grep -q ' 64 rows' "$TMP/tmux-$w.txt" && break
+			sleep 0.05
+		done
+		check table "$TMP/tmux-$w.txt" "$h" "$w" "$TMP/kernels.json" tmux
+	done
+fi
 
 if run whole 200x50 'type :kernels /gpu/train' Enter j w dump; then
 	check whole "$TMP/whole.txt" 50 "$TMP/kernels.json" 1

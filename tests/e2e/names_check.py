@@ -2,7 +2,7 @@
 """Checks for tests/e2e/names.sh: how the explorer and the report show
 names, against `summary kernels --format json` and the raw Kineto trace.
 
-  names_check.py table SCREENS.txt HEIGHT WIDTH KERNELS.json
+  names_check.py table SCREENS.txt HEIGHT WIDTH KERNELS.json [WHERE]
   names_check.py whole SCREENS.txt HEIGHT KERNELS.json ROW
   names_check.py callers SCREENS.txt TRACE.json.gz KERNELS.json ROW
   names_check.py tty OUTPUT.txt WHAT
@@ -20,6 +20,7 @@ import sys
 def screens(path, height):
     with open(path, encoding='utf-8') as f:
         lines = f.read().split('\n')
+    lines += [''] * (height - len(lines))  # capture-pane may leave the last blank
     return [lines[i:i + height] for i in range(0, len(lines) - height + 1, height)]
 
 
@@ -27,8 +28,9 @@ def say(ok, what, why=''):
     print(f'{"ok" if ok else "not ok"} - {what}' + ('' if ok or not why else f' ({why})'))
 
 
-def table(path, height, width, kernels):
+def table(path, height, width, kernels, where=''):
     rows = json.load(open(kernels))
+    width_s = f'{where + ": " if where else ""}{width}'  # tmux or headless
     nrows = 0
     twins, cxx, widths = [], [], []
     for s in screens(path, height):
@@ -42,15 +44,15 @@ def table(path, height, width, kernels):
         twins += [n for n, k in count.items() if k > 1]
         cxx += [n for n in shown if n.startswith('void ') or ')(' in n]
         nrows += len(shown)
-    say(widths and not twins and nrows >= len(rows),
-        f'{width}x{height}: no two rows of a screen of the {len(rows)} kernels of train read '
+    say(widths and not twins and (nrows >= len(rows) or where),
+        f'{width_s}x{height}: no two rows of a screen of the {len(rows)} kernels of train read '
         f'alike ({len(widths)} screens, {nrows} rows)', f'alike: {twins[:3]}')
-    say(widths and not cxx, f'{width}x{height}: no row shows a return type or parameters',
+    say(widths and not cxx, f'{width_s}x{height}: no row shows a return type or parameters',
         f'{cxx[:2]}')
     if width >= 200 and widths:
         name_w, used = widths[0]
         say(name_w > 40 and used >= width - 10,
-            f'{width}x{height}: the name column takes the free width ({name_w} columns, '
+            f'{width_s}x{height}: the name column takes the free width ({name_w} columns, '
             f'the table {used} of {width})', 'the name column stays at 40 or the table '
             'leaves the right of the screen empty')
 
@@ -161,7 +163,7 @@ def report(path, trace):
 def main():
     mode = sys.argv[1]
     if mode == 'table':
-        table(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+        table(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], *sys.argv[6:])
     elif mode == 'whole':
         whole(sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5]))
     elif mode == 'callers':
