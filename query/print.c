@@ -205,16 +205,25 @@ static void cell_text(struct sbuf *out, const struct query_value *v, enum query_
 
 /* With h->short_names, the shown text of each row's name (NULL for a row
  * whose name is no text) and the column's index in *col; NULL when the
- * hooks ask for none or r has no text column called "name". */
+ * hooks ask for none or r has no name column (query_name_col). */
+long query_name_col(const struct query_result *r)
+{
+	static const char *const names[] = {"name", "phase"};
+	for (size_t k = 0; k < sizeof(names) / sizeof(*names); k++)
+		for (size_t c = 0; c < r->ncols; c++)
+			if (!strcmp(r->cols[c].name, names[k]) &&
+			    (r->cols[c].type == QC_TEXT || r->cols[c].type == QC_ANY))
+				return (long)c;
+	return -1;
+}
+
 static char **short_names(const struct query_result *r, const struct query_print_hooks *h,
 			  size_t *col)
 {
-	size_t c = 0;
-	while (c < r->ncols && strcmp(r->cols[c].name, "name"))
-		c++;
-	if (!h->short_names || c == r->ncols ||
-	    (r->cols[c].type != QC_TEXT && r->cols[c].type != QC_ANY))
+	long nc = query_name_col(r);
+	if (!h->short_names || nc < 0)
 		return NULL;
+	size_t c = (size_t)nc;
 	const char **texts = xcalloc(r->nrows ? r->nrows : 1, sizeof(*texts));
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct query_value *v = query_cell(r, i, c);

@@ -49,7 +49,7 @@ struct query_print_hooks {
 	int cols;
 	const char *more;
 	int clock, raw;
-	/* the text of the first column called "name" as model/util/cxxname.h
+	/* the text of the name column (query_name_col) as model/util/cxxname.h
 	 * shortens it (C++ signatures as their function's name; two names
 	 * never read the same unless they are the same; it costs a copy of
 	 * that column's text) */
@@ -68,6 +68,11 @@ struct query_table {
 	int *width;
 	int *right;
 };
+
+/* The column of r that names its rows, whose text short_names shortens:
+ * the first text column called "name" (else "phase": the explorer's :path);
+ * -1 for none. */
+long query_name_col(const struct query_result *r);
 
 /* hooks NULL or its members NULL: the plain defaults above. */
 void query_table_build(struct query_table *t, const struct query_result *r,

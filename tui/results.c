@@ -223,14 +223,11 @@ void results_open(struct app *a)
 
 /* ---- keys ---- */
 
-/* The column that takes the width the others leave: the first called
- * name (query_print_hooks' short_names), or -1. */
+/* The column that takes the width the others leave: the name column,
+ * whose names query_print_hooks' short_names shortened; -1 for none. */
 static long grow_col(const struct results_view *v)
 {
-	for (size_t c = 0; c < v->t.ncols; c++)
-		if (!strcmp(v->r.cols[c].name, "name"))
-			return (long)c;
-	return -1;
+	return v->t.ncols ? query_name_col(&v->r) : -1;
 }
 
 /* A column's width on a screen sw wide: its widest cell, room for the sort
