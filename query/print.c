@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model/util/cxxname.h"
 #include "model/util/text.h"
 #include "query/print.h"
 #include "model/util/xalloc.h"
@@ -202,6 +203,50 @@ static void cell_text(struct sbuf *out, const struct query_value *v, enum query_
 	}
 }
 
+/* With h->short_names, the shown text of each row's name (NULL for a row
+ * whose name is no text) and the column's index in *col; NULL when the
+ * hooks ask for none or r has no name column (query_name_col). */
+long query_name_col(const struct query_result *r)
+{
+	static const char *const names[] = {"name", "phase"};
+	for (size_t k = 0; k < sizeof(names) / sizeof(*names); k++)
+		for (size_t c = 0; c < r->ncols; c++)
+			if (!strcmp(r->cols[c].name, names[k]) &&
+			    (r->cols[c].type == QC_TEXT || r->cols[c].type == QC_ANY))
+				return (long)c;
+	return -1;
+}
+
+static char **short_names(const struct query_result *r, const struct query_print_hooks *h,
+			  size_t *col)
+{
+	long nc = query_name_col(r);
+	if (!h->short_names || nc < 0)
+		return NULL;
+	size_t c = (size_t)nc;
+	const char **texts = xcalloc(r->nrows ? r->nrows : 1, sizeof(*texts));
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct query_value *v = query_cell(r, i, c);
+		texts[i] = v->type == QP_TEXT ? v->s : "";
+	}
+	char **out = cxxname_distinct(texts, r->nrows, h->more);
+	for (size_t i = 0; i < r->nrows; i++)
+		if (query_cell(r, i, c)->type != QP_TEXT) {
+			free(out[i]);
+			out[i] = NULL;
+		}
+	free(texts);
+	*col = c;
+	return out;
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
 static int right_aligned(enum query_coltype t)
 {
 	return t != QC_TEXT && t != QC_ANY;
@@ -247,12 +292,18 @@ void query_table_build(struct query_table *t, const struct query_result *r,
 		h.sanitize(&sb, r->cols[c].name);
 		t->cells[c] = xstrdup(sb.buf);
 	}
+	size_t name_col = 0;
+	char **names = short_names(r, &h, &name_col);
 	for (size_t i = 0; i < nr; i++)
 		for (size_t c = 0; c < nc; c++) {
+			struct query_value v = *query_cell(r, i, c);
+			if (names && c == name_col && names[i])
+				v.s = names[i];
 			sbuf_reset(&sb);
-			cell_text(&sb, query_cell(r, i, c), r->cols[c].type, &h, decimals[c]);
+			cell_text(&sb, &v, r->cols[c].type, &h, decimals[c]);
 			t->cells[(i + 1) * nc + c] = xstrdup(sb.buf);
 		}
+	free_names(names, nr);
 	for (size_t i = 0; i <= nr; i++)
 		for (size_t c = 0; c < nc; c++) {
 			int w = h.width(t->cells[i * nc + c]);
@@ -378,6 +429,8 @@ struct out {
 	const struct query_print_hooks *h;
 	struct pieces pc;
 	struct sbuf tmp, cut;
+	char **names; /* short_names' (NULL: none), of column name_col */
+	size_t name_col;
 };
 
 /* One table cell: text to sanitise (raw), or display text already. */
@@ -394,6 +447,8 @@ static struct cell cell_of(struct out *o, const struct query_result *r, long row
 	if (row < 0)
 		return (struct cell){r->cols[c].name, 1};
 	const struct query_value *v = query_cell(r, (size_t)row, c);
+	if (v->type == QP_TEXT && o->names && c == o->name_col)
+		return (struct cell){o->names[row], 1};
 	if (v->type == QP_TEXT)
 		return (struct cell){v->s, 1};
 	sbuf_reset(&o->tmp);
@@ -481,6 +536,7 @@ static int print_table(FILE *f, const struct query_result *r, const struct query
 	int *cap = xcalloc(nc ? nc : 1, sizeof(int));
 	int *widths = xcalloc((r->nrows + 1) * nc + 1, sizeof(int)); /* each cell's */
 	table_columns(r, h, t.right, decimals);
+	o->names = short_names(r, h, &o->name_col);
 	for (long i = -1; i < (long)r->nrows; i++)
 		for (size_t c = 0; c < nc; c++) {
 			int w = cell_width(o, cell_of(o, r, i, c, decimals));
@@ -496,10 +552,24 @@ static int print_table(FILE *f, const struct query_result *r, const struct query
 		fit_widths(&t, shown, h->cols, cap);
 	else
 		memcpy(cap, padded, (nc ? nc : 1) * sizeof(int));
+	/* a name column too wide is cut so that its names stay apart */
+	char **cut_names = NULL;
+	if (cut && o->names && h->cut_distinct && t.width[o->name_col] > cap[o->name_col]) {
+		const char **texts = xcalloc(r->nrows ? r->nrows : 1, sizeof(*texts));
+		for (size_t i = 0; i < r->nrows; i++)
+			texts[i] = o->names[i] ? o->names[i] : "";
+		cut_names = h->cut_distinct(texts, r->nrows, cap[o->name_col], h->more);
+		free(texts);
+	}
 	for (long i = -1; i < (long)r->nrows; i++) {
 		for (size_t c = 0; c < shown; c++) {
 			struct cell k = cell_of(o, r, i, c, decimals);
 			int w = widths[(size_t)(i + 1) * nc + c], pad = cap[c] - w;
+			if (cut_names && i >= 0 && c == o->name_col && o->names[i]) {
+				k = (struct cell){cut_names[i], 0};
+				w = h->width(k.s);
+				pad = cap[c] - w;
+			}
 			if (c)
 				fputs("  ", f);
 			if (cut && w > cap[c]) {
@@ -520,12 +590,14 @@ static int print_table(FILE *f, const struct query_result *r, const struct query
 	if (shown < nc)
 		fprintf(f, "(%zu column%s past the width left out: --wide shows %s)\n", nc - shown,
 			nc - shown == 1 ? "" : "s", nc - shown == 1 ? "it" : "them");
+	free_names(cut_names, r->nrows);
 	free(cap);
 	free(widths);
 	free(decimals);
 	free(padded);
 	free(t.width);
 	free(t.right);
+	free_names(o->names, r->nrows);
 	out_free(o);
 	return 0;
 }

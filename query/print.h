@@ -35,6 +35,11 @@ struct query_print_hooks {
 	/* appends display text s (sanitised) cut to at most cols columns;
 	 * NULL: one column per UTF-8 character */
 	void (*fit)(struct sbuf *out, const char *s, int cols);
+	/* texts[0..n) sanitised and cut to cols columns each, with more,
+	 * different texts never alike (tui/format.h's format_cut_distinct;
+	 * free each and the array); NULL: the name column is cut as the
+	 * others are */
+	char **(*cut_distinct)(const char *const *texts, size_t n, int cols, const char *more);
 	/* The table on a terminal (0 for none of it): fit it into cols
 	 * columns by cutting its widest text columns, each cut cell ending in
 	 * more ("..." when NULL), and leaving out the columns past it, from
@@ -45,6 +50,11 @@ struct query_print_hooks {
 	int cols;
 	const char *more;
 	int clock, raw;
+	/* the text of the name column (query_name_col) as model/util/cxxname.h
+	 * shortens it (C++ signatures as their function's name; two names
+	 * never read the same unless they are the same; it costs a copy of
+	 * that column's text) */
+	int short_names;
 };
 
 /* A result as display text: the header (row 0) and every cell through the
@@ -59,6 +69,11 @@ struct query_table {
 	int *width;
 	int *right;
 };
+
+/* The column of r that names its rows, whose text short_names shortens:
+ * the first text column called "name" (else "phase": the explorer's :path);
+ * -1 for none. */
+long query_name_col(const struct query_result *r);
 
 /* hooks NULL or its members NULL: the plain defaults above. */
 void query_table_build(struct query_table *t, const struct query_result *r,

@@ -125,12 +125,45 @@ static void fill_paint_resize(void **state)
 	grid_release(&g);
 }
 
+/* A name wrapped onto rows, the last cut with the mark when more is left;
+ * a pane is a title row above it, or nothing where two rows do not fit. */
+static void wrapped_and_pane(void **state)
+{
+	(void)state;
+	struct grid g;
+	char buf[512];
+	grid_init(&g, 6, 6, 0);
+	assert_int_equal(grid_put_wrapped(&g, 1, 0, 4, 2,
+					  "abcd\x1b"
+					  "efgh",
+					  "~", ROLE_NORMAL),
+			 2);
+	row(&g, 0, buf);
+	assert_string_equal(buf, " abcd");
+	row(&g, 1, buf);
+	assert_string_equal(buf, " \\ee~"); /* ESC made visible ("\\e"), then cut */
+	assert_int_equal(grid_put_wrapped(&g, 0, 2, 6, 3, "xyz", "~", ROLE_NORMAL), 1);
+	row(&g, 2, buf);
+	assert_string_equal(buf, "xyz");
+	grid_clear(&g, ROLE_NORMAL);
+	assert_int_equal(grid_put_pane(&g, 6, 3, "T", "0123456789", "~"), 3);
+	row(&g, 3, buf);
+	assert_string_equal(buf, " T");
+	row(&g, 4, buf);
+	assert_string_equal(buf, " 0123");
+	row(&g, 5, buf);
+	assert_string_equal(buf, " 456~");
+	assert_int_equal(grid_put_pane(&g, 6, 1, "T", "0123", "~"), 0);
+	grid_release(&g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(put_and_clip),	 cmocka_unit_test(escapes_become_text),
 	    cmocka_unit_test(wide_characters),	 cmocka_unit_test(ascii_mode),
 	    cmocka_unit_test(fill_paint_resize), cmocka_unit_test(put_cut_marks),
+	    cmocka_unit_test(wrapped_and_pane),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -331,8 +331,6 @@ static void cmd_spark(struct app *a, const char *arg)
 		    arg);
 }
 
-/* What bounds a what-if's path: the phase's name and, when it ran on a
- * track other than the selected phase's, "on" the track (and its rank). */
 /* A name as :whatif's message shows it: shortened as lists show it and cut
  * to cols columns, so that the message's end (what then bounds the path)
  * is on the line whatever the names; the caller frees it. */
@@ -349,6 +347,9 @@ static char *whatif_name(const char *name, int cxx, int cols, const char *more)
 	return sb.buf;
 }
 
+/* What bounds a what-if's path: the phase's name and, when it ran on a
+ * track other than the selected phase's, "on" the track (and its rank),
+ * each cut to cols columns. */
 static char *whatif_bound(struct app *a, const struct critpath_whatif *r, int64_t own_track,
 			  int cols)
 {

@@ -98,6 +98,7 @@ struct results_view {
 	 * :callers and c read (0: the table is none of them), in device time */
 	int64_t callers_root;
 	int callers_device;
+	int whole; /* w: the selected row's whole name below the table */
 };
 
 /* Flame graph screen state (tui/flame.c). */
@@ -114,6 +115,7 @@ struct flame_view {
 	char *cname;
 	uint32_t *callers;
 	size_t ncallers, csel, ctop;
+	int whole; /* w: the current frame's whole name below the graph */
 };
 
 struct app;

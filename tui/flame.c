@@ -203,6 +203,10 @@ void flame_view_key(struct app *a, enum action act)
 	const struct flame *fl = &v->fl;
 	if (!v->built)
 		return;
+	if (act == A_WHOLE_NAME) {
+		v->whole = !v->whole;
+		return;
+	}
 	if (v->in_callers) {
 		callers_key(a, act);
 		return;
@@ -254,16 +258,22 @@ void flame_view_key(struct app *a, enum action act)
 	}
 }
 
-/* s cut to cols columns, ending with the "more" glyph when cut. */
+/* Name s as lists show it (format_name: a C++ signature shortened), cut
+ * to cols columns, ending with the "more" glyph when cut. */
 static void fit_more(struct app *a, struct sbuf *out, const char *s, int cols)
 {
+	struct sbuf name = SBUF_INIT, clean = SBUF_INIT;
+	format_name(&name, s, 1, a->g->more);
+	format_sanitize(&clean, name.buf);
 	sbuf_reset(out);
-	if (format_width(s) <= cols) {
-		format_fit(out, s, cols, 0);
-		return;
+	if (format_width(clean.buf) <= cols)
+		format_fit(out, clean.buf, cols, 0);
+	else {
+		format_fit(out, clean.buf, cols - format_width(a->g->more), 0);
+		sbuf_adds(out, a->g->more);
 	}
-	format_fit(out, s, cols - format_width(a->g->more), 0);
-	sbuf_adds(out, a->g->more);
+	sbuf_release(&name);
+	sbuf_release(&clean);
 }
 
 struct layout {
@@ -318,8 +328,8 @@ static void draw_frame(struct layout *l, uint32_t i, double x0, double x1, int l
 	}
 }
 
-/* "a › b › c": the path from the root to frame i, its start cut off to fit
- * cols. */
+/* "a › b › c": the path from the root to frame i, each name as lists show
+ * it, its start cut off to fit cols. */
 static void frame_path(struct app *a, uint32_t i, int cols, struct sbuf *out)
 {
 	const struct flame *fl = &a->fv.fl;
@@ -328,11 +338,15 @@ static void frame_path(struct app *a, uint32_t i, int cols, struct sbuf *out)
 	for (int32_t p = (int32_t)i; p >= 0 && n <= FLAME_MAX_DEPTH; p = fl->f[p].parent)
 		chain[n++] = (uint32_t)p;
 	sbuf_reset(out);
+	struct sbuf name = SBUF_INIT;
 	for (int k = n - 1; k >= 0; k--) {
 		if (k != n - 1)
 			sbuf_adds(out, a->g->crumb);
-		format_sanitize(out, fl->f[chain[k]].name);
+		sbuf_reset(&name);
+		format_name(&name, fl->f[chain[k]].name, 1, a->g->more);
+		format_sanitize(out, name.buf);
 	}
+	sbuf_release(&name);
 	format_left_cut(out, cols, a->g->more);
 }
 
@@ -347,8 +361,11 @@ static void callers_draw(struct app *a, struct grid *g, int y, int h)
 			all = ns_sum(all, total(v, v->callers[i]));
 	char tb[32], sb[32];
 	struct sbuf s = SBUF_INIT, path = SBUF_INIT;
+	struct sbuf name = SBUF_INIT;
+	format_name(&name, v->cname, 1, a->g->more);
 	sbuf_adds(&s, "callers of ");
-	format_sanitize(&s, v->cname);
+	format_sanitize(&s, name.buf);
+	sbuf_release(&name);
 	sbuf_addf(&s, " (%s time): %zu path%s, total %s", v->mode == FLAME_HOST ? "host" : "device",
 		  v->ncallers, v->ncallers == 1 ? "" : "s", format_duration(tb, sizeof(tb), all));
 	if (root > 0)
@@ -356,7 +373,8 @@ static void callers_draw(struct app *a, struct grid *g, int y, int h)
 	fit_more(a, &path, s.buf, g->w);
 	grid_put(g, 0, y, g->w, path.buf, ROLE_TITLE);
 	grid_fill(g, 0, y + 1, g->w, ' ', ROLE_HEADER);
-	grid_put(g, 0, y + 1, g->w, "    Total  Share      Self    Count  Path", ROLE_HEADER);
+	grid_put(g, 0, y + 1, g->w, "    Total  Share      Self    Count  Called from",
+		 ROLE_HEADER);
 	size_t rows = (size_t)(h > 3 ? h - 2 : 1);
 	keep_shown(v, rows);
 	for (size_t r = 0; r < rows && v->ctop + r < v->ncallers; r++) {
@@ -370,7 +388,9 @@ static void callers_draw(struct app *a, struct grid *g, int y, int h)
 			  format_duration(sb, sizeof(sb), flame_self(&fl->f[f], v->mode)),
 			  (long long)fl->f[f].count);
 		int used = format_width(s.buf);
-		frame_path(a, f, g->w - used > 8 ? g->w - used : 8, &path);
+		/* the frames above it: the title names the frame itself */
+		frame_path(a, f && fl->f[f].parent >= 0 ? (uint32_t)fl->f[f].parent : f,
+			   g->w - used > 8 ? g->w - used : 8, &path);
 		sbuf_adds(&s, path.buf);
 		enum role role = i == v->csel ? ROLE_SELECTED : nested ? ROLE_DIM : ROLE_NORMAL;
 		if (i == v->csel)
@@ -389,6 +409,9 @@ void flame_view_draw(struct app *a, struct grid *g, int y, int h)
 			 ROLE_DIM);
 		return;
 	}
+	if (v->whole) /* w: the current frame's whole name below */
+		h -= grid_put_pane(g, y + h, h / 2, "whole name (w hides it)",
+				   v->fl.f[current(v)].name, a->g->more);
 	if (v->in_callers) {
 		callers_draw(a, g, y, h);
 		return;

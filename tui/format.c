@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "model/util/cxxname.h"
 #include "model/util/text.h"
 #include "tui/format.h"
 #include "model/util/xalloc.h"
@@ -275,60 +276,9 @@ const char *format_left_cut(struct sbuf *s, int cols, const char *more)
 	return s->buf;
 }
 
-/* The end of the bracketed run that opens at p[i] (one of "<(["), or the
- * end of p when it does not close. */
-static size_t closing(const char *p, size_t i, size_t n)
-{
-	int depth = 0;
-	for (; i < n; i++) {
-		if (p[i] == '<' || p[i] == '(' || p[i] == '[' || p[i] == '{')
-			depth++;
-		else if ((p[i] == '>' || p[i] == ')' || p[i] == ']' || p[i] == '}') && !--depth)
-			return i + 1;
-	}
-	return n;
-}
-
 void format_name(struct sbuf *out, const char *name, int cxx, const char *more)
 {
-	size_t n = strlen(name);
-	while (n && name[n - 1] == ' ')
-		n--;
-	if (!cxx || !memchr(name, '<', n) || !memchr(name, '(', n)) {
-		sbuf_add(out, name, n);
-		return;
-	}
-	/* top level of the signature: a space ends the return type, '<'
-	 * opens template arguments, '(' the parameters unless a "::" comes
-	 * before it, as in "(anonymous namespace)::" */
-	struct sbuf s = SBUF_INIT;
-	sbuf_init(&s);
-	for (size_t i = 0; i < n;) {
-		char c = name[i];
-		if (c == ' ') {
-			sbuf_reset(&s);
-			i++;
-		} else if (c == '<') {
-			sbuf_addc(&s, '<');
-			sbuf_adds(&s, more);
-			sbuf_addc(&s, '>');
-			i = closing(name, i, n);
-		} else if (c == '(' && !(s.len >= 2 && !strcmp(s.buf + s.len - 2, "::"))) {
-			break;
-		} else if (c == '(' || c == '{' || c == '[') {
-			size_t e = closing(name, i, n);
-			sbuf_add(&s, name + i, e - i);
-			i = e;
-		} else {
-			sbuf_addc(&s, c);
-			i++;
-		}
-	}
-	if (s.len)
-		sbuf_add(out, s.buf, s.len);
-	else
-		sbuf_add(out, name, n);
-	sbuf_release(&s);
+	cxxname_short(out, name, cxx ? 0 : CXXNAME_LEVELS - 1, more);
 }
 
 int format_term_cols(int fd)

@@ -40,10 +40,10 @@ void format_sanitize(struct sbuf *out, const char *s);
 void format_fit(struct sbuf *out, const char *s, int cols, int pad);
 
 /* Appends how a phase's name is shown in lists: without trailing blanks
- * (Kineto's "stream 7 "), and with cxx, a C++ signature (a kernel's) as its
- * qualified name with template arguments elided and no return type or
- * parameters: "void at::native::f<4, ...>(int, ...)" -> "at::native::f<" more
- * ">".  The details pane shows the whole name. */
+ * (Kineto's "stream 7 "), and with cxx, a C++ signature (a kernel's) as
+ * model/util/cxxname.h shortens it at level 0: "void at::native::f<4,
+ * at::native::Op<float> >(int, ...)" -> "at::native::f<Op" more ">".  The
+ * details pane shows the whole name. */
 void format_name(struct sbuf *out, const char *name, int cxx, const char *more);
 
 /* The code point of the k-byte UTF-8 sequence at p (k from text_utf8_seq). */

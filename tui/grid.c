@@ -137,6 +137,50 @@ int grid_put_cut(struct grid *g, int x, int y, int max, const char *s, const cha
 	return used + grid_put(g, x + used, y, mw, more, role);
 }
 
+int grid_put_wrapped(struct grid *g, int x, int y, int w, int rows, const char *s, const char *more,
+		     enum role role)
+{
+	struct sbuf clean = SBUF_INIT, line = SBUF_INIT;
+	format_sanitize(&clean, s);
+	sbuf_init(&line);
+	const char *p = clean.buf;
+	int used = 0;
+	while (*p && used < rows && w > 0) {
+		sbuf_reset(&line);
+		format_fit(&line, p, w, 0); /* the bytes as they are: line.len of p */
+		if (!line.len) /* a character wider than the row */
+			break;
+		p += line.len;
+		if (*p && used + 1 == rows) { /* the last row, and more to say */
+			sbuf_adds(&line, more);
+			grid_put_cut(g, x, y + used, w, line.buf, more, role);
+		} else {
+			grid_put(g, x, y + used, w, line.buf, role);
+		}
+		used++;
+	}
+	sbuf_release(&clean);
+	sbuf_release(&line);
+	return used;
+}
+
+int grid_put_pane(struct grid *g, int end, int most, const char *title, const char *s,
+		  const char *more)
+{
+	int w = g->w - 2, need = (format_width(s) + w - 1) / (w > 0 ? w : 1) + 1;
+	if (need > most)
+		need = most;
+	if (need < 2 || w < 1)
+		return 0;
+	int y = end - need;
+	grid_fill(g, 0, y, g->w, ' ', ROLE_HEADER);
+	grid_put(g, 1, y, w, title, ROLE_HEADER);
+	for (int k = 1; k < need; k++)
+		grid_fill(g, 0, y + k, g->w, ' ', ROLE_NORMAL);
+	grid_put_wrapped(g, 1, y + 1, w, need - 1, s, more, ROLE_NORMAL);
+	return need;
+}
+
 void grid_row_text(const struct grid *g, int y, char *buf, size_t n)
 {
 	size_t len = 0, keep = 0;

@@ -67,6 +67,16 @@ int grid_put(struct grid *g, int x, int y, int max, const char *s, enum role rol
  * more (the glyph set's "…"), so a cut never passes for the whole. */
 int grid_put_cut(struct grid *g, int x, int y, int max, const char *s, const char *more,
 		 enum role role);
+/* Draws s (sanitised here) from column x of row y on, w columns a row,
+ * wrapped onto at most rows rows, the last one cut with more when s needs
+ * more.  Returns the rows used. */
+int grid_put_wrapped(struct grid *g, int x, int y, int w, int rows, const char *s, const char *more,
+		     enum role role);
+/* A pane across the width whose last row is end - 1: a title row, then s
+ * wrapped (grid_put_wrapped), at most most rows in all.  Returns the rows
+ * it takes: 0 when fewer than two fit. */
+int grid_put_pane(struct grid *g, int end, int most, const char *title, const char *s,
+		  const char *more);
 /* Sets the role of columns [x, x + n) of row y, keeping their text. */
 void grid_paint(struct grid *g, int x, int y, int n, enum role role);
 const struct cell *grid_at(const struct grid *g, int x, int y);

@@ -83,6 +83,7 @@ const struct binding key_bindings[] = {
     {'l', F, A_SIB_NEXT},
     {'d', F, A_FLAME_MODE},
     {'c', F | R, A_CALLERS},
+    {'w', F | R, A_WHOLE_NAME},
     {'/', T | L | M | H | R, A_SEARCH},
     {K_F3, T | L | M | H | R, A_SEARCH},
     {'n', T | L | M | H | R, A_SEARCH_NEXT},

@@ -99,6 +99,7 @@ enum {
 	X(A_SIB_NEXT, "select the frame to the right")                                             \
 	X(A_FLAME_MODE, "widths by host time or by device time")                                   \
 	X(A_CALLERS, "callers: every path to the selected frame's or row's name")                  \
+	X(A_WHOLE_NAME, "show or hide the whole name of the selected row or frame")                \
 	X(A_SEARCH, "search names (the tree: all below this level; smart case, wraps)")            \
 	X(A_SEARCH_NEXT, "next match")                                                             \
 	X(A_SEARCH_PREV, "previous match")                                                         \

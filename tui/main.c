@@ -651,6 +651,8 @@ static struct query_print_hooks table_hooks(int tty, int wide, int raw)
 	    .more = glyphs_get(strcmp(nl_langinfo(CODESET), "UTF-8") != 0)->more,
 	    .clock = tty,
 	    .raw = raw,
+	    .short_names = tty,
+	    .cut_distinct = format_cut_distinct,
 	};
 }
 

@@ -37,7 +37,7 @@ static void set_int(struct query_value *v, int64_t i)
 /* One row: phase id's time on the path of the workflow p names (wait: the
  * path's waiting time). */
 static int fill_row(struct store *st, struct query_result *r, size_t row, const struct pathrow *p,
-		    const char *wf, int wait, char **err)
+		    const char *wf, int wait, const char *more, char **err)
 {
 	struct query_value *v = &r->cells[row * r->ncols];
 	int64_t id = wait ? p->root_id : p->phase_id, ns = wait ? p->wait_ns : p->on_path_ns;
@@ -64,7 +64,10 @@ static int fill_row(struct store *st, struct query_result *r, size_t row, const 
 		set_int(v + 4, p->makespan_ns - p->whatif_ns);
 		if (p->bound_id) {
 			char *b = analysis_phase_name(st, p->bound_id);
-			set_text(r, v + 5, b);
+			struct sbuf shown = SBUF_INIT; /* a kernel's signature shortened */
+			format_name(&shown, b, 1, more);
+			set_text(r, v + 5, shown.buf);
+			sbuf_release(&shown);
 			free(b);
 		}
 	}
@@ -74,7 +77,8 @@ static int fill_row(struct store *st, struct query_result *r, size_t row, const 
 	return 0;
 }
 
-int pathview_table(struct store *st, const struct analysis *an, struct query_result *r, char **err)
+int pathview_table(struct store *st, const struct analysis *an, const char *more,
+		   struct query_result *r, char **err)
 {
 	size_t nwf = 0;
 	int rc = 0;
@@ -88,14 +92,14 @@ int pathview_table(struct store *st, const struct analysis *an, struct query_res
 		int waited = 0;
 		for (end = i; end < an->npath && an->path[end].root_id == p->root_id; end++) {
 			if (rc == 0 && !waited && p->wait_ns > an->path[end].on_path_ns) {
-				rc = fill_row(st, r, row++, p, wf, 1, err);
+				rc = fill_row(st, r, row++, p, wf, 1, more, err);
 				waited = 1;
 			}
 			if (rc == 0)
-				rc = fill_row(st, r, row++, &an->path[end], wf, 0, err);
+				rc = fill_row(st, r, row++, &an->path[end], wf, 0, more, err);
 		}
 		if (rc == 0 && !waited)
-			rc = fill_row(st, r, row++, p, wf, 1, err);
+			rc = fill_row(st, r, row++, p, wf, 1, more, err);
 		free(wf);
 	}
 	if (rc < 0)
@@ -130,7 +134,7 @@ void pathview_command(struct app *a, const char *arg)
 		return;
 	}
 	struct query_result r;
-	rc = pathview_table(st, &an, &r, &err);
+	rc = pathview_table(st, &an, a->g->more, &r, &err);
 	if (rc < 0) {
 		analysis_release(&an);
 		app_error(a, rc, err);

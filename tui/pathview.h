@@ -20,10 +20,12 @@ struct app;
  * columns phase, step (the one the phase lies in), on_path, share% (of
  * the makespan), 2x_saves (the makespan less the what-if makespan were the
  * phase twice as fast; NULL where the analysis asked none: a step, rank,
- * process, thread or stream node), bound_by (what bounds the path then),
- * kind ("run" or "wait"), workflow, id.
+ * process, thread or stream node), bound_by (what bounds the path then,
+ * named as lists show it: a kernel's signature shortened, with more where
+ * it left out), kind ("run" or "wait"), workflow, id.
  * 0, or -1 (PTREE_LOOP: a parent cycle) with *err. */
-int pathview_table(struct store *st, const struct analysis *an, struct query_result *r, char **err);
+int pathview_table(struct store *st, const struct analysis *an, const char *more,
+		   struct query_result *r, char **err);
 /* `:path`: the table on the results screen; Enter shows a row's phase. */
 void pathview_command(struct app *a, const char *arg);
 

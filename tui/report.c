@@ -16,6 +16,7 @@
 #include "model/view/model.h"
 #include "model/store/store.h"
 #include "model/analysis/summary.h"
+#include "model/util/cxxname.h"
 #include "model/util/text.h"
 #include "tui/format.h"
 #include "tui/report.h"
@@ -80,12 +81,32 @@ static const char *clean(struct sbuf *sb, const char *s)
 	return sb->buf;
 }
 
-/* s made safe and fitted to exactly cols display columns, in sb. */
-static const char *cell(struct sbuf *sb, const char *s, int cols)
+/* What a shortened name or path left out: plain text, for files too. */
+#define REPORT_MORE "..."
+
+/* A phase path's text: each name in it as lists show it (a C++ signature
+ * shortened, model/util/cxxname.h), made safe, in sb.  The JSON keeps the
+ * names whole. */
+static const char *clean_path(struct sbuf *sb, const char *path)
 {
 	struct sbuf tmp = SBUF_INIT;
 	sbuf_init(&tmp);
-	format_sanitize(&tmp, s ? s : "");
+	cxxname_path(&tmp, path ? path : "", REPORT_MORE);
+	sbuf_reset(sb);
+	format_sanitize(sb, tmp.buf);
+	sbuf_release(&tmp);
+	return sb->buf;
+}
+
+/* Name s as lists show it, made safe and fitted to exactly cols display
+ * columns, in sb. */
+static const char *cell(struct sbuf *sb, const char *s, int cols)
+{
+	struct sbuf name = SBUF_INIT, tmp = SBUF_INIT;
+	sbuf_init(&tmp);
+	format_name(&name, s ? s : "", 1, REPORT_MORE);
+	format_sanitize(&tmp, name.buf);
+	sbuf_release(&name);
 	sbuf_reset(sb);
 	format_fit(sb, tmp.buf, cols, 1);
 	sbuf_release(&tmp);
@@ -296,7 +317,7 @@ static void text_top_kernel(FILE *out, const struct gpubreak *gpu, const struct 
 	fprintf(out, "     top kernel, scope: %s: %s, %lld instances, %s\n",
 		kernels_cut(gpu, r) ? "launched before the last profiler step"
 				    : "the whole trace, as summary kernels",
-		clean(sb, top->name), (long long)top->count,
+		clean_path(sb, top->name), (long long)top->count,
 		format_duration(a, sizeof(a), top->sum_ns));
 }
 
@@ -413,7 +434,7 @@ static void text_attr(FILE *out, struct model *m, const struct attribution *at,
 		char *where = phase_where(m, r->phase_id, rc, err);
 		struct sbuf line = SBUF_INIT;
 		sbuf_init(&line);
-		fprintf(out, "  %s\n", clean(sb, where ? where : "?"));
+		fprintf(out, "  %s\n", clean_path(sb, where ? where : "?"));
 		size_t nb;
 		struct mbusy *b = measured(m, r, &nb, rc, err);
 		model_busy_text(b, nb, &line);
@@ -490,7 +511,7 @@ static void text_stragglers(FILE *out, struct model *m, const struct analysis *a
 				" how long the others wait)\n");
 		char *where = phase_where(m, g->parent_id, rc, err);
 		char *says = imbalance_says(g);
-		fprintf(out, "  %s: ", clean(sb, where ? where : "?"));
+		fprintf(out, "  %s: ", clean_path(sb, where ? where : "?"));
 		fprintf(out, "%s\n", clean(sb, says));
 		free(says);
 		free(where);
@@ -585,7 +606,7 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 				 100 * u->share);
 		fprintf(out, "  %2zu. %-13s %10s %6s  %s\n", i + 1, u->kind,
 			format_duration(a, sizeof(a), u->impact_ns), pct,
-			clean(&sb, where ? where : "?"));
+			clean_path(&sb, where ? where : "?"));
 		fprintf(out, "      %s\n", clean(&why, u->explanation));
 		sbuf_release(&why);
 		free(where);
@@ -604,21 +625,21 @@ static int write_text(FILE *out, const char *path, struct model *m, const struct
 		sbuf_init(&w);
 		if (!i || an->path[i - 1].root_id != p->root_id) {
 			char *root = phase_where(m, p->root_id, &rc, err);
-			fprintf(out, "  %s: %s", clean(&w, root ? root : "?"),
+			fprintf(out, "  %s: %s", clean_path(&w, root ? root : "?"),
 				format_duration(a, sizeof(a), p->makespan_ns));
 			fprintf(out, ", %s of it waiting (gaps between steps, launches, queues)\n",
 				format_duration(a, sizeof(a), p->wait_ns));
 			free(root);
 		}
 		fprintf(out, "  %11s %5.1f%%  %s", format_duration(a, sizeof(a), p->on_path_ns),
-			pct_of(p->on_path_ns, p->makespan_ns), clean(&w, where ? where : "?"));
+			pct_of(p->on_path_ns, p->makespan_ns), clean_path(&w, where ? where : "?"));
 		if (p->whatif_ns >= 0)
 			fprintf(out, "  (twice as fast: %s sooner",
 				format_duration(b, sizeof(b), p->makespan_ns - p->whatif_ns));
 		char *bound =
 		    p->whatif_ns >= 0 && p->bound_id ? phase_where(m, p->bound_id, &rc, err) : NULL;
 		if (bound)
-			fprintf(out, "; then %s bounds the path", clean(&w, bound));
+			fprintf(out, "; then %s bounds the path", clean_path(&w, bound));
 		if (p->whatif_ns >= 0)
 			fputc(')', out);
 		free(bound);

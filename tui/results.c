@@ -124,8 +124,9 @@ static void reorder(struct results_view *v)
 
 /* ---- running a query ---- */
 
-/* r, taken over, as the rows shown, in its own order. */
-static void install(struct results_view *v, struct query_result *r)
+/* r, taken over, as the rows shown, in its own order; more marks what a
+ * shortened name left out. */
+static void install(struct results_view *v, struct query_result *r, const char *more)
 {
 	free(v->order);
 	free(v->filter);
@@ -135,8 +136,11 @@ static void install(struct results_view *v, struct query_result *r)
 	v->r = *r;
 	/* as `grademl-tui query` shows them on a terminal: times as dates */
 	query_table_build(&v->t, &v->r,
-			  &(struct query_print_hooks){
-			      .sanitize = format_sanitize, .width = format_width, .clock = 1});
+			  &(struct query_print_hooks){.sanitize = format_sanitize,
+						      .width = format_width,
+						      .more = more,
+						      .clock = 1,
+						      .short_names = 1});
 	v->order = xcalloc(v->r.nrows ? v->r.nrows : 1, sizeof(*v->order));
 	v->nshown = v->sel = v->top = v->col = v->left = 0;
 	v->sort_col = -1;
@@ -193,7 +197,7 @@ void results_run(struct app *a, const char *query)
 		query_error_release(&qe);
 		return;
 	}
-	install(v, &r);
+	install(v, &r, a->g->more);
 	char d[32];
 	app_message(a, 0, "%zu row%s%s in %s", r.nrows, r.nrows == 1 ? "" : "s",
 		    r.truncated ? " (more left out)" : "", format_duration(d, sizeof(d), took));
@@ -207,7 +211,7 @@ void results_show(struct app *a, const char *title, struct query_result *r)
 	v->query = t;
 	free(v->error);
 	v->error = NULL;
-	install(v, r);
+	install(v, r, a->g->more);
 	a->screen = SCREEN_RESULTS;
 }
 
@@ -219,26 +223,51 @@ void results_open(struct app *a)
 
 /* ---- keys ---- */
 
-/* A column's width: its widest cell, room for the sort marker after the
- * name, at most COL_MAX. */
-static int col_width(const struct results_view *v, size_t c)
+/* The column that takes the width the others leave: the name column,
+ * whose names query_print_hooks' short_names shortened; -1 for none. */
+static long grow_col(const struct results_view *v)
+{
+	return v->t.ncols ? query_name_col(&v->r) : -1;
+}
+
+/* A column's width on a screen sw wide: its widest cell, room for the sort
+ * marker after the name, at most COL_MAX; the name column up to what the
+ * other columns leave of the screen when that is more. */
+static int col_width(const struct results_view *v, size_t c, int sw)
 {
 	int w = v->t.width[c], head = format_width(query_table_cell(&v->t, 0, c)) + 1;
 	if (head > w)
 		w = head;
-	return w < COL_MAX ? w : COL_MAX;
+	int most = COL_MAX;
+	if ((long)c == grow_col(v)) {
+		int rest = 1;
+		for (size_t k = 0; k < v->t.ncols; k++)
+			if (k != c)
+				rest += col_width(v, k, sw) + COL_GAP;
+		if (sw - 1 - rest > most)
+			most = sw - 1 - rest;
+	}
+	return w < most ? w : most;
 }
 
-/* The columns the first one (the name, as a rule) takes when it stays on
- * screen while the others scroll, as htop keeps its command: its width and
- * gap once the table is scrolled (v->left > 0) and there is room for it
- * beside the selected column; else 0. */
+/* The column that stays on screen while the others scroll, as htop keeps
+ * its command: the name column, else the first. */
+static size_t frozen_col(const struct results_view *v)
+{
+	long g = grow_col(v);
+	return g >= 0 ? (size_t)g : 0;
+}
+
+/* What the frozen column takes: its width and gap once the table is
+ * scrolled past it and there is room for it beside the selected column;
+ * else 0. */
 static int frozen_width(const struct results_view *v, int w)
 {
-	if (!v->left || v->t.ncols < 2)
+	size_t fc = frozen_col(v);
+	if (v->t.ncols < 2 || fc >= v->left || fc == v->col)
 		return 0;
-	int fw = col_width(v, 0) + COL_GAP;
-	return 1 + fw + col_width(v, v->col) <= w - 1 ? fw : 0;
+	int fw = col_width(v, fc, w) + COL_GAP;
+	return 1 + fw + col_width(v, v->col, w) <= w - 1 ? fw : 0;
 }
 
 /* Whether column c ends on a screen w wide when the first shown is v->left. */
@@ -246,7 +275,7 @@ static int col_fits(const struct results_view *v, size_t c, int w)
 {
 	int x = 1 + frozen_width(v, w);
 	for (size_t k = v->left; k <= c; k++)
-		x += col_width(v, k) + COL_GAP;
+		x += col_width(v, k, w) + COL_GAP;
 	return x - COL_GAP <= w - 1;
 }
 
@@ -311,6 +340,9 @@ void results_key(struct app *a, enum action act)
 		return;
 	case A_CALLERS:
 		results_callers(a, "");
+		return;
+	case A_WHOLE_NAME:
+		v->whole = !v->whole;
 		return;
 	default:
 		return;
@@ -413,9 +445,10 @@ static void draw_cell(struct app *a, struct grid *g, int x, int y, int w, const 
 	grid_put(g, right ? x + w - sw : x, y, w, s, role);
 }
 
-/* Column c of row row (0: the header) at x, w wide. */
+/* Column c of row row (0: the header) at x, w wide; name, when not NULL,
+ * is the name column's text (cut to its width already). */
 static void draw_col(struct app *a, struct grid *g, int x, int y, int w, size_t row, size_t c,
-		     enum role role)
+		     enum role role, const char *name)
 {
 	struct results_view *v = &a->rv;
 	enum role r = role;
@@ -432,26 +465,29 @@ static void draw_col(struct app *a, struct grid *g, int x, int y, int w, size_t 
 		draw_cell(a, g, x, y, w, h.buf, v->t.right[c], r);
 		sbuf_release(&h);
 	} else {
-		draw_cell(a, g, x, y, w, query_table_cell(&v->t, row, c), v->t.right[c], r);
+		draw_cell(a, g, x, y, w,
+			  name && (long)c == grow_col(v) ? name : query_table_cell(&v->t, row, c),
+			  v->t.right[c], r);
 	}
 }
 
-/* Row row of the table (0: the header) across the columns shown: the first
- * column frozen where the table is scrolled (frozen_width), then those from
- * v->left. */
-static void draw_row(struct app *a, struct grid *g, int y, size_t row, enum role role)
+/* Row row of the table (0: the header) across the columns shown: the frozen
+ * column where the table is scrolled past it (frozen_width), then those
+ * from v->left; name, when not NULL, is the name column's text. */
+static void draw_row(struct app *a, struct grid *g, int y, size_t row, enum role role,
+		     const char *name)
 {
 	struct results_view *v = &a->rv;
 	int x = 1, fw = frozen_width(v, g->w);
 	if (fw) {
-		draw_col(a, g, x, y, fw - COL_GAP, row, 0, role);
+		draw_col(a, g, x, y, fw - COL_GAP, row, frozen_col(v), role, name);
 		x += fw;
 	}
 	for (size_t c = v->left; c < v->t.ncols && x < g->w - 1; c++) {
-		int w = col_width(v, c);
+		int w = col_width(v, c, g->w);
 		if (x + w > g->w - 1)
 			w = g->w - 1 - x;
-		draw_col(a, g, x, y, w, row, c, role);
+		draw_col(a, g, x, y, w, row, c, role, name);
 		x += w + COL_GAP;
 	}
 }
@@ -468,6 +504,19 @@ static void draw_error(struct app *a, struct grid *g, int y, int h)
 		sbuf_release(&line);
 		p += len + (p[len] == '\n');
 	}
+}
+
+/* w's pane: the selected row's name (its first column where it has no
+ * name column) whole, in at most most rows ending above row end; returns
+ * the rows it takes. */
+static int draw_whole(struct app *a, struct grid *g, int end, int most)
+{
+	struct results_view *v = &a->rv;
+	long c = grow_col(v);
+	const struct query_value *x =
+	    v->nshown ? query_cell(&v->r, v->order[v->sel], c >= 0 ? (size_t)c : 0) : NULL;
+	return grid_put_pane(g, end, most, "whole name (w hides it)",
+			     x && x->type == QP_TEXT ? x->s : "-", a->g->more);
 }
 
 void results_draw(struct app *a, struct grid *g, int y, int h)
@@ -488,18 +537,38 @@ void results_draw(struct app *a, struct grid *g, int y, int h)
 		return;
 	}
 	grid_fill(g, 0, y + 1, g->w, ' ', ROLE_HEADER);
-	draw_row(a, g, y + 1, 0, ROLE_HEADER);
+	draw_row(a, g, y + 1, 0, ROLE_HEADER, NULL);
 	if (!v->nshown) {
 		grid_put(g, 1, y + 3, g->w - 2,
 			 v->filter ? "No rows match the filter." : "No rows.", ROLE_DIM);
 		return;
 	}
-	size_t rows = (size_t)(h - 2 > 1 ? h - 2 : 1);
-	for (size_t r = 0; r < rows && v->top + r < v->nshown; r++) {
+	size_t rows = (size_t)(h - 2 > 1 ? h - 2 : 1), n = 0;
+	int pane = v->whole ? draw_whole(a, g, y + h, h / 2) : 0;
+	rows = rows > (size_t)pane + 1 ? rows - (size_t)pane : 1;
+	if (pane && v->sel >= v->top + rows) /* the pane covers it */
+		v->top = v->sel - rows + 1;
+	if (v->top + rows > v->nshown)
+		rows = v->nshown - v->top;
+	/* the names shown, cut so that different ones read apart */
+	long gc = grow_col(v);
+	char **names = NULL;
+	if (gc >= 0) {
+		const char **texts = xcalloc(rows ? rows : 1, sizeof(*texts));
+		for (n = 0; n < rows; n++)
+			texts[n] = query_table_cell(&v->t, v->order[v->top + n] + 1, (size_t)gc);
+		names =
+		    format_cut_distinct(texts, rows, col_width(v, (size_t)gc, g->w), a->g->more);
+		free(texts);
+	}
+	for (size_t r = 0; r < rows; r++) {
 		size_t i = v->top + r;
 		enum role role = i == v->sel ? ROLE_SELECTED : ROLE_NORMAL;
 		int row = y + 2 + (int)r;
 		grid_fill(g, 0, row, g->w, ' ', role);
-		draw_row(a, g, row, v->order[i] + 1, role);
+		draw_row(a, g, row, v->order[i] + 1, role, names ? names[r] : NULL);
 	}
+	for (size_t k = 0; names && k < n; k++)
+		free(names[k]);
+	free(names);
 }

@@ -41,14 +41,7 @@ e2e_need_bin
 # run NAME SIZE KEYS...: the explorer on $DB with the key lines given,
 # dumps into $TMP/NAME.txt; 0 when it ran
 run() {
-	local name=$1 size=$2
-	shift 2
-	printf '%s\n' "$@" >"$TMP/$name.keys"
-	"$BIN" --keys "$TMP/$name.keys" --dump "$TMP/$name.txt" --size "$size" "$DB" \
-		2>"$TMP/$name.err" || {
-		not_ok "$name: the explorer ran" "$(head -c 300 "$TMP/$name.err")"
-		return 1
-	}
+	e2e_keys "$1" "$2" "$DB" "${@:3}"
 }
 
 # lines CMD...: counts the checker's "ok - " / "not ok - " lines; with

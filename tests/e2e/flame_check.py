@@ -21,8 +21,9 @@ With callers, the first screen is the bottom-up list of NAME (host time) in
 the flame graph of the thread, whose frame is named ROOT:
 its title's path count and total (of the paths not below another NAME),
 and each row's total, self and count, against every name path below the
-thread that ends in NAME (a row's path may be cut at its start: its end
-must match one path, and no two rows the same one).
+thread that ends in NAME (a row shows the path of its callers, down to
+the frame's parent; it may be cut at its start: its end must match one
+path, and no two rows the same one).
 """
 import collections
 import gzip
@@ -113,10 +114,11 @@ def check_callers(want, screen, name, root):
         parts = tuple(shown.split(' › '))
         cut = parts[0].startswith('…')
         n = len(parts)
+        # a row shows its callers: the path down to the frame's parent
         hits = [p for p in ends if p not in seen and (
-            ((root,) + p == parts) if not cut else
-            (len(p) + 1 >= n and ((root,) + p)[-n + 1:] == parts[1:]
-             and ((root,) + p)[-n].endswith(parts[0][1:].lstrip('› '))))]
+            ((root,) + p[:-1] == parts) if not cut else
+            (len(p) >= n and ((root,) + p[:-1])[-n + 1:] == parts[1:]
+             and ((root,) + p[:-1])[-n].endswith(parts[0][1:].lstrip('› '))))]
         bad = []
         f = None
         for p in hits:

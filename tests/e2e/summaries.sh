@@ -123,7 +123,8 @@ sample() {
 		"$BIN" summary "$db" "$kind" "$path" --format json >"$TMP/s.json"
 		rows=$(json "$TMP/s.json" 'len(d)')
 		local first count
-		first=$(json "$TMP/s.json" 'd[0]["name"][:30]')
+		# the function's name: the table shows a C++ signature shortened
+		first=$(json "$TMP/s.json" 'd[0]["name"].split("(")[0].split("<")[0].strip().split(" ")[-1][:30]')
 		count=$(json "$TMP/s.json" 'd[0]["count"]')
 		if grep -q ":$kind of $step (all beneath it, no step left out) .* $rows rows" "$TMP/screen.txt" &&
 			sed -n 4p "$TMP/screen.txt" | grep -qF " $first" &&

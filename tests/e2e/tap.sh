@@ -1,8 +1,9 @@
 # Test-line helpers shared by the end-to-end scripts (sourced, not run):
 # e2e_init NAME, e2e_need_bin, e2e_need_tools TOOL..., e2e_home, ok NAME,
 # not_ok NAME [WHY], skip NAME [WHY], regenerated, relay WHO, json FILE
-# EXPR, and summary, which prints "N passed, M failed[, K skipped][, R
-# regenerated]" and returns non-zero when anything failed.
+# EXPR, e2e_keys NAME SIZE DB KEY..., and summary, which prints "N passed,
+# M failed[, K skipped][, R regenerated]" and returns non-zero when
+# anything failed.
 pass=0 fail=0 skipped=0 regen=0
 ok() {
 	pass=$((pass + 1))
@@ -43,6 +44,19 @@ relay() {
 # FILE.
 json() {
 	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+# e2e_keys NAME SIZE DB KEY...: the explorer on DB headless at SIZE (WxH),
+# one key line each KEY ("type TEXT", "dump", ...), its dumps into
+# TMP/NAME.txt; 0 when it ran, else a failed line.
+e2e_keys() {
+	local name=$1 size=$2 db=$3
+	shift 3
+	printf '%s\n' "$@" >"$TMP/$name.keys"
+	"$BIN" --keys "$TMP/$name.keys" --dump "$TMP/$name.txt" --size "$size" "$db" \
+		2>"$TMP/$name.err" || {
+		not_ok "$name: the explorer ran" "$(head -c 300 "$TMP/$name.err")"
+		return 1
+	}
 }
 # e2e_need_bin: one failed line and exit 1 unless BIN is an executable.
 e2e_need_bin() {
