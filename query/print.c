@@ -324,30 +324,48 @@ void query_table_release(struct query_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* The narrowest a cut column gets: a few characters and the cut mark. */
-#define FIT_MIN 8
+/* The narrowest a cut column gets: a few characters and the cut mark; the
+ * name column (query_name_col) keeps more, up to a third of the width, so
+ * that names stay readable and apart, and columns past the width are left
+ * out instead. */
+#define FIT_MIN	     8
+#define FIT_NAME_MIN 40
 
-/* Text columns' widths under a cap level L (each at most L). */
-static long capped(const struct query_table *t, size_t n, int level)
+/* The narrowest text column c may be cut to in a table at most width
+ * columns wide whose name column is name_col (-1: none). */
+static int fit_floor(const struct query_table *t, size_t c, long name_col, int width)
+{
+	int least = FIT_MIN;
+	if ((long)c == name_col)
+		least = width / 3 < FIT_NAME_MIN ? width / 3 : FIT_NAME_MIN;
+	if (least < FIT_MIN)
+		least = FIT_MIN;
+	return t->width[c] < least ? t->width[c] : least;
+}
+
+/* Text columns' widths under a cap level L (each at most L, at least its
+ * floor). */
+static long capped(const struct query_table *t, size_t n, int level, long name_col, int width)
 {
 	long sum = 0;
 	for (size_t c = 0; c < n; c++)
-		if (!t->right[c])
-			sum += t->width[c] < level ? t->width[c] : level;
+		if (!t->right[c]) {
+			int w = t->width[c] < level ? t->width[c] : level;
+			int least = fit_floor(t, c, name_col, width);
+			sum += w > least ? w : least;
+		}
 	return sum;
 }
 
 /* The columns shown in a table at most width columns wide (0: all): from
- * the left, as many as fit with their text cut to FIT_MIN, at least one,
+ * the left, as many as fit with their text cut to its floor, at least one,
  * as htop leaves out the columns past the screen. */
-static size_t fit_columns(const struct query_table *t, int width)
+static size_t fit_columns(const struct query_table *t, int width, long name_col)
 {
 	long used = 0;
 	size_t n = 0;
 	for (; width > 0 && n < t->ncols; n++) {
-		long w = t->width[n];
-		if (!t->right[n] && w > FIT_MIN)
-			w = FIT_MIN;
+		long w = t->right[n] ? t->width[n] : fit_floor(t, n, name_col, width);
 		used += w + (n ? 2 : 0);
 		if (n && used > width)
 			break;
@@ -357,9 +375,9 @@ static size_t fit_columns(const struct query_table *t, int width)
 
 /* Each of the first n columns' width in a table at most width columns wide
  * (0: as wide as it is): numbers keep theirs, the widest text columns give
- * up columns, down to FIT_MIN each, the highest level that fits, the
+ * up columns, down to their floor each, the highest level that fits, the
  * columns left over to the leftmost cut ones. */
-static void fit_widths(const struct query_table *t, size_t n, int width, int *cap)
+static void fit_widths(const struct query_table *t, size_t n, int width, int *cap, long name_col)
 {
 	long total = 2 * (long)(n ? n - 1 : 0), budget = width, widest = 0;
 	for (size_t c = 0; c < t->ncols; c++)
@@ -377,15 +395,17 @@ static void fit_widths(const struct query_table *t, size_t n, int width, int *ca
 	int lo = FIT_MIN, hi = (int)widest; /* capped(lo) fits unless nothing does */
 	while (lo < hi) {
 		int mid = lo + (hi - lo + 1) / 2;
-		if (capped(t, n, mid) <= budget)
+		if (capped(t, n, mid, name_col, width) <= budget)
 			lo = mid;
 		else
 			hi = mid - 1;
 	}
-	long left = budget - capped(t, n, lo);
+	long left = budget - capped(t, n, lo, name_col, width);
 	for (size_t c = 0; c < n; c++)
-		if (!t->right[c] && t->width[c] > lo)
-			cap[c] = lo + (left > 0 ? (left--, 1) : 0);
+		if (!t->right[c] && t->width[c] > lo) {
+			int least = fit_floor(t, c, name_col, width);
+			cap[c] = (lo > least ? lo : least) + (left > 0 ? (left--, 1) : 0);
+		}
 }
 
 /* ---- writing text of any length ----
@@ -547,9 +567,10 @@ static int print_table(FILE *f, const struct query_result *r, const struct query
 				padded[c] = w;
 		}
 	int cut = h->cols > 0, more = h->width(h->more);
-	size_t shown = cut ? fit_columns(&t, h->cols) : nc;
+	long name_col = o->names ? (long)o->name_col : -1;
+	size_t shown = cut ? fit_columns(&t, h->cols, name_col) : nc;
 	if (cut)
-		fit_widths(&t, shown, h->cols, cap);
+		fit_widths(&t, shown, h->cols, cap, name_col);
 	else
 		memcpy(cap, padded, (nc ? nc : 1) * sizeof(int));
 	/* a name column too wide is cut so that its names stay apart */

@@ -399,6 +399,42 @@ static void test_format_cut_distinct(void **state)
 	free(out);
 }
 
+/* Names that share more than any head and tail of the width can show (a
+ * common 40-character head, the same 30-character tail, a difference
+ * between, and two that differ at two places): each shows its head, then
+ * a window from where it parts from its nearest twin; no two read alike. */
+static void test_format_cut_distinct_middle(void **state)
+{
+	(void)state;
+	const char *const names[] = {
+	    "at::native::vectorized_elementwise_kernel<8, CUDAFunctor_add<BFloat16>, "
+	    "std::array<char*, 3ul> > tail of thirty characters",
+	    "at::native::vectorized_elementwise_kernel<8, FillFunctor<BFloat16>, "
+	    "std::array<char*, 3ul> > tail of thirty characters",
+	    "at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add<float>, "
+	    "std::array<char*, 3ul> > tail of thirty characters",
+	    "at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add<float>, "
+	    "std::array<char*, 2ul> > tail of thirty characters",
+	    "at::native::vectorized_elementwise_kernel<8, CUDAFunctor_add<BFloat16>, "
+	    "std::array<char*, 3ul> > tail of thirty characters",
+	};
+	size_t n = sizeof(names) / sizeof(*names);
+	for (int cols = 20; cols <= 60; cols += 5) {
+		char **out = format_cut_distinct(names, n, cols, "\u2026");
+		for (size_t i = 0; i < n; i++) {
+			assert_true(format_width(out[i]) <= cols);
+			for (size_t j = 0; j < i; j++)
+				if (strcmp(names[i], names[j]))
+					assert_string_not_equal(out[i], out[j]);
+				else
+					assert_string_equal(out[i], out[j]);
+		}
+		for (size_t i = 0; i < n; i++)
+			free(out[i]);
+		free(out);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +453,7 @@ int main(void)
 	    cmocka_unit_test(test_format_instant),
 	    cmocka_unit_test(test_format_value),
 	    cmocka_unit_test(test_format_cut_distinct),
+	    cmocka_unit_test(test_format_cut_distinct_middle),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -335,6 +335,36 @@ static int default_head(const char *s, int cols, int mw)
 	return room - tail;
 }
 
+/* s cut to cols: its first head columns, the cut mark, then as much as
+ * fits from byte from on (a window where s differs from another text),
+ * ending in the cut mark where s goes on. */
+static char *cut_window(const char *s, int cols, int head, size_t from, const char *more)
+{
+	struct sbuf out = SBUF_INIT;
+	int mw = format_width(more), room = cols - head - mw;
+	format_fit(&out, s, head, 0);
+	sbuf_adds(&out, more);
+	if (format_width(s + from) <= room) {
+		sbuf_adds(&out, s + from);
+	} else {
+		format_fit(&out, s + from, room - mw, 0);
+		sbuf_adds(&out, more);
+	}
+	return sbuf_detach(&out);
+}
+
+/* The bytes s and t share from their start, backed up to the start of a
+ * character. */
+static size_t common_head(const char *s, const char *t)
+{
+	size_t k = 0;
+	while (s[k] && s[k] == t[k])
+		k++;
+	while (k && ((unsigned char)s[k] & 0xc0) == 0x80)
+		k--;
+	return k;
+}
+
 struct cut_ent {
 	const char *shown;
 	size_t i;
@@ -365,8 +395,9 @@ char **format_cut_distinct(const char *const *texts, size_t n, int cols, const c
 	}
 	/* Twins: runs of equal shown text from different texts.  Each run's cut
 	 * moves (a shorter head, a longer tail) to the first place that parts
-	 * them all; a few passes, as a moved cut may meet another text. */
-	for (int pass = 0; pass < 3 && cols > mw; pass++) {
+	 * them all, else to the one that parts most of them, the rest left to
+	 * the next pass; a few passes, as a moved cut may meet another text. */
+	for (int pass = 0; pass < 8 && cols > mw; pass++) {
 		int moved = 0;
 		for (size_t i = 0; i < n; i++)
 			ent[i] = (struct cut_ent){out[i], i};
@@ -377,36 +408,79 @@ char **format_cut_distinct(const char *const *texts, size_t n, int cols, const c
 				twins |= strcmp(san[ent[b].i], san[ent[a].i]) != 0;
 			if (!twins)
 				continue;
-			for (int head = cols - mw; head >= 0; head--) {
+			char **best = NULL;
+			size_t best_parted = 0;
+			for (int head = cols - mw; head >= 0 && best_parted < b - a; head--) {
 				char **try = xcalloc(b - a, sizeof(*try));
-				int parted = 1;
+				size_t parted = 0; /* texts no other text of the run reads as */
 				for (size_t k = a; k < b; k++)
 					try[k - a] =
 					    format_width(san[ent[k].i]) <= cols
 						? xstrdup(san[ent[k].i])
 						: cut_middle(san[ent[k].i], cols, head, more);
-				for (size_t k = a; k < b && parted; k++)
-					for (size_t j = a; j < k && parted; j++)
-						parted = !strcmp(san[ent[k].i], san[ent[j].i]) ||
-							 strcmp(try[k - a], try[j - a]);
-				if (parted) {
-					for (size_t k = a; k < b; k++) {
-						free(out[ent[k].i]);
-						out[ent[k].i] = try[k - a];
-					}
-					moved = 1;
-				} else {
+				for (size_t k = a; k < b; k++) {
+					int alone = 1;
+					for (size_t j = a; j < b && alone; j++)
+						alone = j == k ||
+							!strcmp(san[ent[k].i], san[ent[j].i]) ||
+							strcmp(try[k - a], try[j - a]);
+					parted += (size_t)alone;
+				}
+				if (parted > best_parted) {
+					char **old = best;
+					best = try;
+					try = old;
+					best_parted = parted;
+				}
+				if (try) {
 					for (size_t k = a; k < b; k++)
 						free(try[k - a]);
+					free(try);
 				}
-				free(try);
-				if (parted)
-					break;
+			}
+			if (best) {
+				for (size_t k = a; k < b; k++) {
+					free(out[ent[k].i]);
+					out[ent[k].i] = best[k - a];
+				}
+				free(best);
+				moved = 1;
 			}
 		}
 		if (!moved)
 			break;
 	}
+	/* Texts that share more than any head and tail can show: each shows its
+	 * head, then a window from where it parts from its nearest twin. */
+	for (size_t i = 0; i < n; i++)
+		ent[i] = (struct cut_ent){out[i], i};
+	qsort(ent, n, sizeof(*ent), cmp_cut_ent);
+	char **fixed = xcalloc(n ? n : 1, sizeof(*fixed));
+	int head = (cols - mw) / 3;
+	for (size_t a = 0, b; a < n && head > 0 && cols - 2 * mw - head > 2; a = b) {
+		for (b = a + 1; b < n && !strcmp(ent[b].shown, ent[a].shown); b++)
+			;
+		for (size_t k = a; k < b; k++) {
+			size_t at = 0;
+			for (size_t j = a; j < b; j++)
+				if (strcmp(san[ent[k].i], san[ent[j].i])) {
+					size_t c = common_head(san[ent[k].i], san[ent[j].i]);
+					at = c > at ? c : at;
+				}
+			if (!at)
+				continue;
+			size_t skip = at > 4 ? at - 4 : 0;
+			while (skip && ((unsigned char)san[ent[k].i][skip] & 0xc0) == 0x80)
+				skip--;
+			fixed[ent[k].i] = cut_window(san[ent[k].i], cols, head, skip, more);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (fixed[i]) {
+			free(out[i]);
+			out[i] = fixed[i];
+		}
+	free(fixed);
 	for (size_t i = 0; i < n; i++)
 		free(san[i]);
 	free(san);
