@@ -220,6 +220,15 @@ static void test_format_duration(void **state)
 	/* rounding that reaches the next decade drops a decimal */
 	assert_string_equal(dur(99960), "100 us");
 	assert_string_equal(dur(9996), "10.0 us");
+	/* rounding that reaches the next unit reads in that unit */
+	assert_string_equal(dur(999499), "999 us");
+	assert_string_equal(dur(999500), "1.00 ms");
+	assert_string_equal(dur(999999), "1.00 ms");
+	assert_string_equal(dur(999600000), "1.00 s");
+	assert_string_equal(dur(INT64_C(59940000000)), "59.9 s");
+	assert_string_equal(dur(INT64_C(59960000000)), "1.00 min");
+	assert_string_equal(dur(INT64_C(3597000000000)), "1.00 h");
+	assert_string_equal(dur(-999999), "-1.00 ms");
 	/* a short buffer truncates and stays terminated */
 	char small[5];
 	assert_string_equal(format_duration(small, sizeof(small), 1230000000), "1.23");
@@ -256,6 +265,16 @@ static void test_format_bytes(void **state)
 	assert_string_equal(bytes(999), "999 B");
 	assert_string_equal(bytes(1000), "1.0 KB");
 	assert_string_equal(bytes(1536), "1.5 KB");
+	/* decimal units (SI): 1023 and 1024 are both a KB and a little */
+	assert_string_equal(bytes(1023), "1.0 KB");
+	assert_string_equal(bytes(1024), "1.0 KB");
+	assert_string_equal(bytes(-999), "-999 B");
+	/* rounding that reaches 1000.0 of a unit reads in the next */
+	assert_string_equal(bytes(999949), "999.9 KB");
+	assert_string_equal(bytes(999950), "1.0 MB");
+	assert_string_equal(bytes(999999), "1.0 MB");
+	assert_string_equal(bytes(INT64_C(999960000000)), "1.0 TB");
+	assert_string_equal(bytes(-999999), "-1.0 MB");
 	assert_string_equal(bytes(12345678), "12.3 MB");
 	assert_string_equal(bytes(INT64_C(4500000000)), "4.5 GB");
 	assert_string_equal(bytes(INT64_C(5000000000000)), "5.0 TB");
@@ -337,6 +356,12 @@ static void test_format_value(void **state)
 	assert_string_equal(format_value(buf, sizeof(buf), 395756, "kB"), "395.8 MB");
 	assert_string_equal(format_value(buf, sizeof(buf), 1200, "kB/s"), "1.2 MB/s");
 	assert_string_equal(format_value(buf, sizeof(buf), 7122, "MiB"), "7.5 GB");
+	/* nvidia-smi's MiB reads as bytes do everywhere: 143 808 MiB */
+	assert_string_equal(format_value(buf, sizeof(buf), 143808, "MiB"), "150.8 GB");
+	assert_string_equal(format_value(buf, sizeof(buf), 953.674, "MiB"), "1.0 GB");
+	assert_string_equal(format_value(buf, sizeof(buf), 999.96, "us"), "1.00 ms");
+	assert_string_equal(format_value(buf, sizeof(buf), 999.96, "W"), "1000 W");
+	assert_string_equal(format_value(buf, sizeof(buf), 99999.6, ""), "100 k");
 	assert_string_equal(format_value(buf, sizeof(buf), 1.5, "ms"), "1.50 ms");
 	assert_string_equal(format_value(buf, sizeof(buf), 0.00001234, NULL), "0.0000123");
 	assert_string_equal(format_value(buf, sizeof(buf), 0, "%"), "0%");

@@ -503,7 +503,8 @@ static void test_metrics_far_times(void **state)
 
 /* A series with a capacity is drawn on 0..capacity (a percentage between
  * 1 and 3 of 100 stays at the lowest glyph), one without on its own
- * min..max; the scale as text, compact. */
+ * min..max; the scale as text, its ends as the Min and Max columns write
+ * them. */
 static void test_metrics_scale(void **state)
 {
 	struct fx *f = *state;
@@ -520,10 +521,18 @@ static void test_metrics_scale(void **state)
 	assert_string_equal(buf, "0..100%");
 	s = (struct mseries){.capacity = 0, .unit = "MHz", .min = 345, .max = 1980};
 	mseries_scale_text(&s, buf, sizeof(buf));
-	assert_string_equal(buf, "345..1.98k MHz");
+	assert_string_equal(buf, "345..1980 MHz");
 	double lo, hi;
 	mseries_scale(&s, &lo, &hi);
 	assert_true(lo == 345 && hi == 1980);
+	/* memory in nvidia-smi's MiB reads as bytes do on the metrics screen
+	 * (text_metric), not "0..144k MiB" */
+	s = (struct mseries){.capacity = 143808, .unit = "MiB", .min = 0, .max = 7000};
+	mseries_scale_text(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "0..150.8 GB");
+	s = (struct mseries){.capacity = 0, .unit = "MiB", .min = 512, .max = 7000};
+	mseries_scale_text(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "536.9 MB..7.3 GB");
 	/* a value far outside the scale (a hostile sample) is its end glyph,
 	 * not what converting 1e300 to int gives (undefined: the lowest here) */
 	assert_string_equal(glyphs_spark(g, 1e300, 0, 100), g->spark[7]);

@@ -121,7 +121,8 @@ int model_series_window(struct model *m, const struct mseries *s, int64_t t0, in
 /* The scale a sparkline of s is drawn on: 0..capacity when it has one
  * (%, cores, link speed), else its own min..max over the trace. */
 void mseries_scale(const struct mseries *s, double *lo, double *hi);
-/* That scale as text: "0..100%", "31..78 C", "0..7.5". */
+/* That scale as text, its ends as text_metric writes them: "0..100%",
+ * "31..78 C", "0..150.8 GB". */
 void mseries_scale_text(const struct mseries *s, char *buf, size_t n);
 /* For the model's own modules: s[0..n) as a string owned by the model
  * (NULL when s is NULL). */

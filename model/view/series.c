@@ -13,6 +13,7 @@
 #include "model/store/col.h"
 #include "model/view/model.h"
 #include "model/util/nstime.h"
+#include "model/util/text.h"
 #include "model/store/sample.h"
 #include "model/store/store.h"
 #include "model/util/xalloc.h"
@@ -138,30 +139,25 @@ void mseries_scale(const struct mseries *s, double *lo, double *hi)
 	}
 }
 
-/* v in at most about five columns: 3 significant digits, k M G T. */
-static void compact(char *buf, size_t n, double v)
+/* Where a value's unit starts in text_metric's text: its first blank or
+ * '%' (" GB", " k MHz", "%"), else its end. */
+static const char *unit_part(const char *text)
 {
-	static const char sfx[] = " kMGT";
-	int k = 0;
-	while (fabs(v) >= 999.5 && k < 4) {
-		v /= 1000;
-		k++;
-	}
-	if (k)
-		snprintf(buf, n, "%.3g%c", v, sfx[k]);
-	else
-		snprintf(buf, n, "%.3g", v);
+	return text + strcspn(text, " %");
 }
 
 void mseries_scale_text(const struct mseries *s, char *buf, size_t n)
 {
 	double lo, hi;
-	char a[16], b[16];
+	char a[48], b[48];
 	mseries_scale(s, &lo, &hi);
-	compact(a, sizeof(a), lo);
-	compact(b, sizeof(b), hi);
-	const char *u = s->unit ? s->unit : "";
-	snprintf(buf, n, "%s..%s%s%s", a, b, *u && strcmp(u, "%") ? " " : "", u);
+	/* both ends as the metrics screen writes a value (text_metric), a unit
+	 * they share once: "0..150.8 GB", "345..1980 MHz", "2 B..1.5 KB" */
+	text_metric(a, sizeof(a), lo, s->unit);
+	text_metric(b, sizeof(b), hi, s->unit);
+	if (lo == 0 || !strcmp(unit_part(a), unit_part(b)))
+		*(char *)unit_part(a) = '\0';
+	snprintf(buf, n, "%s..%s", a, b);
 }
 
 /* t - t0 as a double, exact to the nanosecond where the difference fits
