@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Checks for tests/e2e/units.sh, from the raw files, not trace.db.
+
+  units_check.py metrics DUMP NVSMI_CSV_GZ WORKFLOW_JSONL STEP
+      DUMP is the explorer's metrics screen drilled into STEP.  Each row of
+      an nvidia-smi series must show, over the step's window (its start_ns
+      and end_ns in the manifest), the min, time-weighted mean and max of
+      the values that hold there and how many samples those are, computed
+      here from the CSV with grademl-tui's rule for how long a sample holds
+      (model/store/sample.h: an instant holds until the next sample, at
+      most 3 periods; the period is the lower median spacing of the first
+      1025 samples; the last holds one period).  A figure matches when it
+      is within half a unit of its last printed digit of the exact value,
+      in the unit it is printed in (MiB read as bytes in decimal units).
+      The Name header must say over which step the figures are.
+
+Prints "ok - NAME" / "not ok - NAME (why)" lines.
+"""
+import datetime
+import gzip
+import json
+import re
+import sys
+
+BYTE_UNITS = {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
+
+
+def ns_of(stamp):
+    d = datetime.datetime.strptime(stamp.strip(), "%Y/%m/%d %H:%M:%S.%f")
+    d = d.replace(tzinfo=datetime.timezone.utc)
+    return int(d.timestamp()) * 10**9 + d.microsecond * 1000
+
+
+def read_nvsmi(path):
+    """{metric name: (unit, [(t_ns, value)])} for the numeric columns."""
+    with gzip.open(path, "rt") as f:
+        rows = [line.rstrip("\n").split(", ") for line in f if line.strip()]
+    head = rows[0]
+    out = {}
+    for c, h in enumerate(head):
+        m = re.match(r"^([\w.]+)(?: \[(.*)\])?$", h.strip())
+        name, unit = m.group(1), m.group(2) or ""
+        if name.startswith("temperature."):
+            unit = "C"  # nvidia-smi --help-query-gpu: degrees C, no brackets
+        if name in ("timestamp", "index", "name", "pci.bus_id", "pstate"):
+            continue
+        series = []
+        for r in rows[1:]:
+            v = r[c].strip()
+            if unit and v.endswith(" " + unit):
+                v = v[: -len(unit) - 1]
+            series.append((ns_of(r[0]), float(v)))
+        out[name] = (unit, series)
+    return out
+
+
+def window_figures(series, t0, t1):
+    """min, time-weighted mean, max and count of the values that hold in [t0, t1)."""
+    ts = [t for t, _ in series]
+    d = sorted(b - a for a, b in zip(ts[:1025], ts[1:1025]) if b > a)
+    period = d[(len(d) - 1) // 2]
+    hold = 3 * period
+    vals, area, cov = [], 0, 0
+    for i, (t, v) in enumerate(series):
+        until = t + period if i + 1 == len(series) else min(ts[i + 1], t + hold)
+        if until <= t or until <= t0 or t >= t1:
+            continue
+        part = min(until, t1) - max(t, t0)
+        vals.append(v)
+        area += v * part
+        cov += part
+    return min(vals), area / cov, max(vals), len(vals)
+
+
+def parse_shown(text):
+    """'2.2 GB' -> (2.2, 'GB', half of its last digit); '0.749%' -> (0.749, '%', 0.0005)."""
+    m = re.match(r"^(-?[0-9]+(?:\.([0-9]+))?)\s*(\S*)$", text.strip())
+    if not m:
+        return None
+    decimals = len(m.group(2) or "")
+    return float(m.group(1)), m.group(3), 0.5 * 10**-decimals
+
+
+def matches(shown, exact, unit):
+    p = parse_shown(shown)
+    if not p:
+        return False
+    num, sunit, half = p
+    if unit == "MiB":
+        if sunit not in BYTE_UNITS:
+            return False
+        exact = exact * 1048576 / BYTE_UNITS[sunit]
+    elif sunit != unit:
+        return False
+    return abs(num - exact) <= half * (1 + 1e-9) + 1e-9
+
+
+def cmd_metrics(dump, csv, manifest, step):
+    steps = {}
+    with open(manifest) as f:
+        for line in f:
+            j = json.loads(line)
+            steps[j["step"]] = (j["start_ns"], j["end_ns"])
+    t0, t1 = steps[step]
+    series = read_nvsmi(csv)
+    lines = open(dump, encoding="utf-8").read().split("\n")
+    header = lines[1]
+    want = "Name (figures over %s)" % step
+    forms = (want, "Name (over %s)" % step, "Over %s" % step)
+    if any(header.startswith(f) for f in forms):
+        print("ok - the header names the step %s" % step)
+    else:
+        print("not ok - the header names the step %s (%r)" % (step, header[:40]))
+    seen = 0
+    for line in lines[2:]:
+        cells = re.split(r"\s{2,}", line.strip())
+        if len(cells) < 7 or cells[0] not in series:
+            continue
+        name = cells[0]
+        unit, s = series[name]
+        lo, mean, hi, count = window_figures(s, t0, t1)
+        shown = cells[3:7]
+        good = (
+            matches(shown[0], lo, unit)
+            and matches(shown[1], mean, unit)
+            and matches(shown[2], hi, unit)
+            and shown[3] == str(count)
+        )
+        what = "%s over %s: min %s mean %s max %s samples %s" % (
+            name, step, *shown)
+        if good:
+            print("ok - " + what)
+        else:
+            print("not ok - %s (from the CSV: %.6g %.6g %.6g %d %s)" %
+                  (what, lo, mean, hi, count, unit))
+        seen += 1
+    if seen < 8:
+        print("not ok - %s: rows of nvidia-smi series on the screen (%d)" % (step, seen))
+
+
+def main():
+    if len(sys.argv) == 6 and sys.argv[1] == "metrics":
+        cmd_metrics(*sys.argv[2:])
+    else:
+        sys.exit("usage: units_check.py metrics DUMP NVSMI_CSV_GZ WORKFLOW_JSONL STEP")
+
+
+if __name__ == "__main__":
+    main()
