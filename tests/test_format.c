@@ -340,6 +340,20 @@ static void test_format_instant(void **state)
 }
 
 /* Metric values in their units, never in exponent form. */
+/* Rates as bytes are written, per second, the same rounding into the next
+ * unit; out of range reads "-". */
+static void test_text_rate(void **state)
+{
+	(void)state;
+	char buf[32];
+	assert_string_equal(text_rate(buf, sizeof(buf), 999), "999 B/s");
+	assert_string_equal(text_rate(buf, sizeof(buf), 1.3e12), "1.3 TB/s");
+	assert_string_equal(text_rate(buf, sizeof(buf), 999.96e9), "1.0 TB/s");
+	assert_string_equal(text_rate(buf, sizeof(buf), 12.34e9), "12.3 GB/s");
+	assert_string_equal(text_rate(buf, sizeof(buf), NAN), "-");
+	assert_string_equal(text_rate(buf, sizeof(buf), 1e30), "-");
+}
+
 static void test_format_value(void **state)
 {
 	(void)state;
@@ -441,6 +455,7 @@ int main(void)
 	    cmocka_unit_test(test_format_name),
 	    cmocka_unit_test(test_format_instant),
 	    cmocka_unit_test(test_format_value),
+	    cmocka_unit_test(test_text_rate),
 	    cmocka_unit_test(test_format_cut_distinct),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

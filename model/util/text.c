@@ -381,11 +381,9 @@ const char *text_metric(char *buf, size_t n, double v, const char *unit)
 	}
 	unit = unit ? unit : "";
 	double bytes = byte_unit(unit, &rate);
-	if (bytes > 0 && fabs(v * bytes) < 9e18) {
-		text_bytes(num, sizeof(num), (int64_t)llround(v * bytes));
-		snprintf(buf, n, "%s%s", num, rate ? "/s" : "");
-		return buf;
-	}
+	if (bytes > 0 && fabs(v * bytes) < 9e18)
+		return rate ? text_rate(buf, n, v * bytes)
+			    : text_bytes(buf, n, (int64_t)llround(v * bytes));
 	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
 		if (!strcmp(unit, times[i].name) && fabs(v * times[i].ns) < 9e18)
 			return text_duration(buf, n, (int64_t)llround(v * times[i].ns));
@@ -397,6 +395,18 @@ const char *text_metric(char *buf, size_t n, double v, const char *unit)
 		}
 	plain_number(num, sizeof(num), v);
 	snprintf(buf, n, "%s%s%s%s", num, si[k], *unit && strcmp(unit, "%") ? " " : "", unit);
+	return buf;
+}
+
+const char *text_rate(char *buf, size_t n, double bytes_per_s)
+{
+	if (!(fabs(bytes_per_s) < 9e18)) {
+		snprintf(buf, n, "-");
+		return buf;
+	}
+	text_bytes(buf, n, llround(bytes_per_s));
+	size_t k = strlen(buf);
+	snprintf(buf + k, n > k ? n - k : 0, "/s");
 	return buf;
 }
 

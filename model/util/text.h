@@ -42,6 +42,9 @@ const char *text_signed_duration(char *buf, size_t n, int64_t ns);
  * one decimal ("512 B", "12.3 MB", up to TB), a value that would round to
  * 1000.0 of a unit in the next ("1.0 MB" for 999 950 B); returns buf. */
 const char *text_bytes(char *buf, size_t n, int64_t bytes);
+/* Bytes per second as text_bytes writes bytes, with "/s" ("1.3 GB/s"),
+ * out of range (NAN, beyond int64) "-"; returns buf. */
+const char *text_rate(char *buf, size_t n, double bytes_per_s);
 /* A metric's value v in its unit, never in exponent form: byte units
  * (B, kB, KB, KiB, MB, MiB, GB, GiB, bytes, with or without "/s") as
  * text_bytes writes bytes ("395.8 MB", "1.2 MB/s"), time units (ns, us,

@@ -7,7 +7,10 @@
 #      over which step they are, at 120x30 and at 80x23;
 #   b. the timeline's scale of a memory lane and the metrics screen write
 #      the same figure (memory.total, the capacity of memory.used) in the
-#      same unit, decimal bytes, at 200x50.
+#      same unit, decimal bytes, at 200x50;
+#   c. query output of metric values carries their unit: a table shows
+#      samples' value, metrics' mean and max and `with`'s columns in their
+#      unit, the CSV of the same query the raw number beside a unit column.
 # Prints "ok - NAME" / "not ok - NAME (why)", then the summary; exits 1
 # when any check failed.  Needs python3.
 set -euo pipefail
@@ -71,5 +74,23 @@ else
 	not_ok "timeline and metrics screen of the GPU capture" \
 		"$(head -c 300 "$TMP/t-train.err" "$TMP/m-root.err" 2>/dev/null)"
 fi
+
+# ---- c. query output of a metric's values has their unit ----
+# query_units NAME QUERY COLUMN...: the table against the CSV
+query_units() {
+	local name=$1 q=$2
+	shift 2
+	if "$BIN" query "$DB" "$q" >"$TMP/$name.table" 2>"$TMP/$name.err" &&
+		"$BIN" query "$DB" "$q" --format csv >"$TMP/$name.csv" 2>>"$TMP/$name.err"; then
+		relay units_check.py < <(python3 "$here/units_check.py" query "$TMP/$name.table" \
+			"$TMP/$name.csv" "$@" 2>&1)
+	else
+		not_ok "query $q" "$(head -c 300 "$TMP/$name.err")"
+	fi
+}
+query_units samples 'samples memory.used | during /gpu/train' value
+query_units metrics 'metrics | during /gpu/eval | select name, mean, max' mean max
+query_units with 'phases kind = step | with memory.used, utilization.gpu' \
+	memory.used.mean memory.used.max utilization.gpu.mean utilization.gpu.max
 
 summary

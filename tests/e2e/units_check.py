@@ -14,8 +14,17 @@
       in the unit it is printed in (MiB read as bytes in decimal units).
       The Name header must say over which step the figures are.
 
+  units_check.py query TABLE CSV COLUMN...
+      TABLE and CSV are one query's output as a table and as CSV.  The CSV
+      must have a unit column beside each COLUMN (a metric's value): "unit",
+      or "X.unit" for "X.mean"; each table cell of COLUMN must be the CSV's
+      raw number written in that unit (decimal bytes for MiB and kB, "%"
+      after the number, any other unit after a blank), and not a bare
+      number where the unit is not empty.
+
 Prints "ok - NAME" / "not ok - NAME (why)" lines.
 """
+import csv
 import datetime
 import gzip
 import json
@@ -86,10 +95,10 @@ def matches(shown, exact, unit):
     if not p:
         return False
     num, sunit, half = p
-    if unit == "MiB":
+    if unit in ("MiB", "kB"):
         if sunit not in BYTE_UNITS:
             return False
-        exact = exact * 1048576 / BYTE_UNITS[sunit]
+        exact = exact * {"MiB": 1048576, "kB": 1000}[unit] / BYTE_UNITS[sunit]
     elif sunit != unit:
         return False
     return abs(num - exact) <= half * (1 + 1e-9) + 1e-9
@@ -138,11 +147,49 @@ def cmd_metrics(dump, csv, manifest, step):
         print("not ok - %s: rows of nvidia-smi series on the screen (%d)" % (step, seen))
 
 
+def unit_of(col):
+    return col.rsplit(".", 1)[0] + ".unit" if "." in col else "unit"
+
+
+def cmd_query(table, csvfile, columns):
+    name = table.rsplit("/", 1)[-1]
+    with open(csvfile, newline="") as f:
+        rows = list(csv.DictReader(f))
+    lines = [l for l in open(table, encoding="utf-8").read().split("\n") if l.strip()]
+    head = re.split(r"\s{2,}", lines[0].strip())
+    body = [re.split(r"\s{2,}", l.strip()) for l in lines[1:-1]]
+    if len(body) != len(rows) or not rows:
+        print("not ok - %s: table and CSV rows (%d, %d)" % (name, len(body), len(rows)))
+        return
+    for col in columns:
+        ucol = unit_of(col)
+        if ucol not in rows[0]:
+            print("not ok - %s: a %s column beside %s in the CSV (%s)" %
+                  (name, ucol, col, ",".join(rows[0])))
+            continue
+        c = head.index(col)
+        bad = []
+        for cells, row in zip(body, rows):
+            raw, unit = row[col], row[ucol]
+            if raw == "":
+                continue
+            if not matches(cells[c], float(raw), unit):
+                bad.append("%s for %s %s" % (cells[c], raw, unit))
+        if bad:
+            print("not ok - %s: %s in its unit (%s)" % (name, col, "; ".join(bad[:3])))
+        else:
+            print("ok - %s: %s in its unit, %d rows (%s)" %
+                  (name, col, len(rows), body[0][c]))
+
+
 def main():
     if len(sys.argv) == 6 and sys.argv[1] == "metrics":
         cmd_metrics(*sys.argv[2:])
+    elif len(sys.argv) >= 5 and sys.argv[1] == "query":
+        cmd_query(sys.argv[2], sys.argv[3], sys.argv[4:])
     else:
-        sys.exit("usage: units_check.py metrics DUMP NVSMI_CSV_GZ WORKFLOW_JSONL STEP")
+        sys.exit("usage: units_check.py metrics DUMP NVSMI_CSV_GZ WORKFLOW_JSONL STEP\n"
+                 "       units_check.py query TABLE CSV COLUMN...")
 
 
 if __name__ == "__main__":
