@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Units and the figures of a phase (grademl-tui(1) UNITS), on the GPU
-# capture in tests/data/gpu (nvidia-smi every 100 ms, memory in MiB):
+# capture in tests/data/gpu (nvidia-smi every 100 ms, memory in MiB) and the
+# demo capture in tests/data/demo (sar every second):
 #   a. the metrics screen drilled into a step shows that step's min, mean,
 #      max and sample count, each equal to Python over nvidia-smi's CSV
-#      within the step's window from the manifest (units_check.py), and says
-#      over which step they are, at 120x30 and at 80x23;
+#      (sar's JSON for the demo's CPU series) within the step's window from
+#      the manifest (units_check.py), and says over which step they are, at
+#      120x30, 200x50 and 80x23;
 #   b. the timeline's scale of a memory lane and the metrics screen write
 #      the same figure (memory.total, the capacity of memory.used) in the
 #      same unit, decimal bytes, at 200x50;
@@ -49,6 +51,23 @@ for step in train eval; do
 		not_ok "metrics screen in $step" "$(head -c 300 "$TMP/m-$step.err")"
 	fi
 done
+DEMO_DB=$TMP/demo.db
+if bash tests/data/demo/import.sh "$BIN" "$DEMO_DB" >"$TMP/demo.out" 2>&1; then
+	for step in train infer; do
+		# Enter passes the step's chain of only children; h h comes back
+		printf '%s\n' "type :goto /demo/$step" Enter Enter h h m >"$TMP/d-$step.keys"
+		if "$BIN" --keys "$TMP/d-$step.keys" --dump "$TMP/d-$step.txt" --size 200x50 \
+			"$DEMO_DB" 2>"$TMP/d-$step.err"; then
+			relay units_check.py < <(python3 "$here/units_check.py" sar "$TMP/d-$step.txt" \
+				tests/data/demo/sysstat.sadf.json.gz tests/data/demo/workflow.jsonl \
+				"$step" 2>&1)
+		else
+			not_ok "demo: metrics screen in $step" "$(head -c 300 "$TMP/d-$step.err")"
+		fi
+	done
+else
+	not_ok "import the demo capture" "$(head -c 300 "$TMP/demo.out")"
+fi
 if screen m-80 80x23 "type :goto /gpu/eval" Enter Enter m &&
 	sed -n 2p "$TMP/m-80.txt" | grep -q '^Over eval '; then
 	ok "80x23: the metrics screen's header says the figures are over eval"

@@ -14,6 +14,12 @@
       in the unit it is printed in (MiB read as bytes in decimal units).
       The Name header must say over which step the figures are.
 
+  units_check.py sar DUMP SADF_JSON_GZ WORKFLOW_JSONL STEP
+      The same for sysstat's CPU series (cpu-load: usr, sys, idle, ... of
+      "all" on device cpu, of CPU N on cpuN): sar stamps a sample at the end
+      of its interval, so the value holds from timestamp - interval, for
+      at most 1.5 periods (an interval mean; model/store/sample.h).
+
   units_check.py query TABLE CSV COLUMN...
       TABLE and CSV are one query's output as a table and as CSV.  The CSV
       must have a unit column beside each COLUMN (a metric's value): "unit",
@@ -63,12 +69,30 @@ def read_nvsmi(path):
     return out
 
 
-def window_figures(series, t0, t1):
+def read_sar(path):
+    """{(device, field): [(t_ns, value)]} of cpu-load, t at the interval's start."""
+    with gzip.open(path, "rt") as f:
+        doc = json.load(f)
+    out = {}
+    for st in doc["sysstat"]["hosts"][0]["statistics"]:
+        ts = st["timestamp"]
+        d = datetime.datetime.strptime(ts["date"] + " " + ts["time"], "%Y-%m-%d %H:%M:%S")
+        d = d.replace(tzinfo=datetime.timezone.utc)
+        t = (int(d.timestamp()) - ts["interval"]) * 10**9
+        for cpu in st.get("cpu-load", []):
+            dev = "cpu" if cpu["cpu"] == "all" else "cpu" + cpu["cpu"]
+            for k, v in cpu.items():
+                if k != "cpu":
+                    out.setdefault((dev, k), []).append((t, float(v)))
+    return out
+
+
+def window_figures(series, t0, t1, mean_kind=False):
     """min, time-weighted mean, max and count of the values that hold in [t0, t1)."""
     ts = [t for t, _ in series]
     d = sorted(b - a for a, b in zip(ts[:1025], ts[1:1025]) if b > a)
     period = d[(len(d) - 1) // 2]
-    hold = 3 * period
+    hold = period + period // 2 if mean_kind else 3 * period
     vals, area, cov = [], 0, 0
     for i, (t, v) in enumerate(series):
         until = t + period if i + 1 == len(series) else min(ts[i + 1], t + hold)
@@ -104,14 +128,14 @@ def matches(shown, exact, unit):
     return abs(num - exact) <= half * (1 + 1e-9) + 1e-9
 
 
-def cmd_metrics(dump, csv, manifest, step):
+def cmd_metrics(dump, data, manifest, step, sar=False):
     steps = {}
     with open(manifest) as f:
         for line in f:
             j = json.loads(line)
             steps[j["step"]] = (j["start_ns"], j["end_ns"])
     t0, t1 = steps[step]
-    series = read_nvsmi(csv)
+    series = read_sar(data) if sar else read_nvsmi(data)
     lines = open(dump, encoding="utf-8").read().split("\n")
     header = lines[1]
     want = "Name (figures over %s)" % step
@@ -123,11 +147,12 @@ def cmd_metrics(dump, csv, manifest, step):
     seen = 0
     for line in lines[2:]:
         cells = re.split(r"\s{2,}", line.strip())
-        if len(cells) < 7 or cells[0] not in series:
+        key = (cells[1], cells[0]) if sar and len(cells) > 1 else cells[0]
+        if len(cells) < 7 or key not in series:
             continue
-        name = cells[0]
-        unit, s = series[name]
-        lo, mean, hi, count = window_figures(s, t0, t1)
+        name = "%s %s" % key if sar else cells[0]
+        unit, s = ("%", series[key]) if sar else series[key]
+        lo, mean, hi, count = window_figures(s, t0, t1, sar)
         shown = cells[3:7]
         good = (
             matches(shown[0], lo, unit)
@@ -183,12 +208,13 @@ def cmd_query(table, csvfile, columns):
 
 
 def main():
-    if len(sys.argv) == 6 and sys.argv[1] == "metrics":
-        cmd_metrics(*sys.argv[2:])
+    if len(sys.argv) == 6 and sys.argv[1] in ("metrics", "sar"):
+        cmd_metrics(*sys.argv[2:], sar=sys.argv[1] == "sar")
     elif len(sys.argv) >= 5 and sys.argv[1] == "query":
         cmd_query(sys.argv[2], sys.argv[3], sys.argv[4:])
     else:
         sys.exit("usage: units_check.py metrics DUMP NVSMI_CSV_GZ WORKFLOW_JSONL STEP\n"
+                 "       units_check.py sar DUMP SADF_JSON_GZ WORKFLOW_JSONL STEP\n"
                  "       units_check.py query TABLE CSV COLUMN...")
 
 
