@@ -221,14 +221,19 @@ static void test_format_duration(void **state)
 	assert_string_equal(dur(99960), "100 us");
 	assert_string_equal(dur(9996), "10.0 us");
 	/* rounding that reaches the next unit reads in that unit */
-	assert_string_equal(dur(999499), "999 us");
-	assert_string_equal(dur(999500), "1.00 ms");
-	assert_string_equal(dur(999999), "1.00 ms");
-	assert_string_equal(dur(999600000), "1.00 s");
-	assert_string_equal(dur(INT64_C(59940000000)), "59.9 s");
-	assert_string_equal(dur(INT64_C(59960000000)), "1.00 min");
-	assert_string_equal(dur(INT64_C(3597000000000)), "1.00 h");
-	assert_string_equal(dur(-999999), "-1.00 ms");
+	static const struct {
+		int64_t ns;
+		const char *text;
+	} next[] = {{999499, "999 us"},
+		    {999500, "1.00 ms"},
+		    {999999, "1.00 ms"},
+		    {999600000, "1.00 s"},
+		    {INT64_C(59940000000), "59.9 s"},
+		    {INT64_C(59960000000), "1.00 min"},
+		    {INT64_C(3597000000000), "1.00 h"},
+		    {-999999, "-1.00 ms"}};
+	for (size_t i = 0; i < sizeof(next) / sizeof(next[0]); i++)
+		assert_string_equal(dur(next[i].ns), next[i].text);
 	/* a short buffer truncates and stays terminated */
 	char small[5];
 	assert_string_equal(format_duration(small, sizeof(small), 1230000000), "1.23");

@@ -18,8 +18,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$here/../.." && pwd)
-cd "$ROOT"
+cd "$here/../.." # the repository root: e2e_init sets ROOT
 . "$here/tap.sh"
 e2e_init units
 e2e_home
