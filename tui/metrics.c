@@ -27,6 +27,7 @@
 
 #include "tui/app.h"
 #include "tui/format.h"
+#include "model/util/nstime.h"
 #include "model/util/xalloc.h"
 
 #define GAP	  2  /* columns between two table columns */
@@ -175,7 +176,7 @@ static const struct mwindow *figures(struct app *a, const struct mseries *s, siz
 	struct metrics_view *mv = &a->mv;
 	if (!node || node == model_root(a->m) || node->dur_ns <= 0)
 		return NULL;
-	int64_t t0 = node->start_ns, t1 = node->start_ns + node->dur_ns;
+	int64_t t0 = node->start_ns, t1 = ns_end(node->start_ns, node->dur_ns);
 	if (mv->win && mv->nwin == n && mv->win_t0 == t0 && mv->win_t1 == t1)
 		return mv->win;
 	free(mv->win);
@@ -312,7 +313,7 @@ static void window(struct app *a, const struct mseries *s, size_t n, int64_t *t0
 	const struct mnode *node = a->tree.node;
 	if (node && node->dur_ns > 0) {
 		*t0 = node->start_ns;
-		*t1 = node->start_ns + node->dur_ns;
+		*t1 = ns_end(node->start_ns, node->dur_ns);
 		return;
 	}
 	*t0 = INT64_MAX;
