@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -501,6 +502,39 @@ static void test_metrics_far_times(void **state)
 	assert_true(find_row(f, "far") >= 0);
 }
 
+/* The fixture's series of this name (one there must be). */
+static const struct mseries *series_named(struct fx *f, const char *name)
+{
+	const struct mseries *s, *found = NULL;
+	size_t n;
+	char *err = NULL;
+	assert_int_equal(model_series(f->m, &s, &n, &err), 0);
+	for (size_t i = 0; i < n && !found; i++)
+		if (!strcmp(s[i].name, name))
+			found = &s[i];
+	assert_non_null(found);
+	return found;
+}
+
+/* A series' figures over a window: of the values that hold there, by
+ * time.  util: 10 at 0, 40 at 600, 20 at 1000 (period 400, the last holds
+ * to 1400); over [500, 900) 10 holds 100 ns and 40 300 ns. */
+static void test_metrics_window_stats(void **state)
+{
+	struct fx *f = *state;
+	const struct mseries *util = series_named(f, "util");
+	char *err = NULL;
+	struct mwindow w;
+	assert_int_equal(model_series_stats(f->m, util, 500, 900, &w, &err), 0);
+	assert_true(w.min == 10 && w.max == 40 && w.samples == 2 && w.covered_ns == 400);
+	assert_true(fabs(w.mean - 32.5) < 1e-9);
+	assert_int_equal(model_series_stats(f->m, util, 1100, 1300, &w, &err), 0);
+	assert_true(w.min == 20 && w.mean == 20 && w.max == 20 && w.samples == 1);
+	/* past the last sample's hold: nothing holds */
+	assert_int_equal(model_series_stats(f->m, util, 1500, 2000, &w, &err), 0);
+	assert_true(isnan(w.min) && isnan(w.mean) && isnan(w.max) && w.samples == 0);
+}
+
 /* A series with a capacity is drawn on 0..capacity (a percentage between
  * 1 and 3 of 100 stays at the lowest glyph), one without on its own
  * min..max; the scale as text, its ends as the Min and Max columns write
@@ -544,6 +578,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_metrics_stats, setup_main, teardown),
+	    cmocka_unit_test_setup_teardown(test_metrics_window_stats, setup_main, teardown),
 	    cmocka_unit_test_setup_teardown(test_metrics_sparkline, setup_main, teardown),
 	    cmocka_unit_test_setup_teardown(test_metrics_hostile_name, setup_main, teardown),
 	    cmocka_unit_test_setup_teardown(test_metrics_filter, setup_main, teardown),
