@@ -182,6 +182,7 @@ static int teardown(void **state)
 	grid_release(&f->g);
 	tree_view_release(&f->a.tree);
 	free(f->a.mv.filter);
+	free(f->a.mv.win);
 	free(f->a.message);
 	model_free(f->m);
 	testdir_remove(f->dir);
