@@ -51,8 +51,8 @@ const char *text_rate(char *buf, size_t n, double bytes_per_s);
  * ms, s) as text_duration, "%" right after the number ("70.1%"), anything
  * else after a blank ("209 W"); the number with three significant digits,
  * whole up to 9999, then with k, M, G, T ("4.66 k").  NAN: "-".  The one
- * formatter of metric values: the metrics screen, the timeline's scales,
- * the report and query tables. */
+ * formatter of metric values: the metrics screen, the timeline's and
+ * the details pane's scales, and query tables. */
 const char *text_metric(char *buf, size_t n, double v, const char *unit);
 /* A ratio as "1.61x" (two decimals), NAN as "-"; returns buf. */
 const char *text_ratio(char *buf, size_t n, double r);
