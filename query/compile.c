@@ -1194,6 +1194,26 @@ static int filters_parent(const struct qnode *n)
 	       !strcasecmp(n->a->text, "parent") && n->b->kind == QN_NUMBER;
 }
 
+/* The SQL of the unit column a metric's value column shows its values in
+ * (query/print.c: "X.unit" for "X.mean", which `with X` adds, else "unit"),
+ * when the plan has not got that column yet; NULL otherwise.  *name is
+ * the unit column's name (the caller frees it). */
+static const char *missing_unit(const struct query_plan *p, const struct scope *s, size_t col,
+				char **name)
+{
+	const char *v = p->cols[col].name, *dot = strrchr(v, '.');
+	*name = dot ? xasprintf("%.*s.unit", (int)(dot - v), v) : xstrdup("unit");
+	for (size_t i = 0; i < p->ncols; i++)
+		if (!strcmp(p->cols[i].name, *name))
+			return NULL;
+	if (!dot)
+		return s->src == QS_METRICS || s->src == QS_SAMPLES ? "m.unit" : NULL;
+	for (size_t i = 0; i < s->nextras; i++)
+		if (!strcmp(s->extras[i].name, *name))
+			return s->extras[i].sql;
+	return NULL;
+}
+
 /* Builds the SELECT of ast in scope s into out; the top level also records
  * the plan's columns. */
 int compile_select(struct cc *c, const struct query_ast *ast, struct scope *s, struct sbuf *out)
@@ -1284,6 +1304,16 @@ int compile_select(struct cc *c, const struct query_ast *ast, struct scope *s, s
 		/* the columns stages added, unless select chose the columns */
 		for (size_t i = 0; !s->nsel && i < s->nextras; i++)
 			COL(s->extras[i].sql, s->extras[i].name, s->extras[i].type);
+		/* each metric value's unit, for the table to show it in */
+		for (size_t i = 0, n = top ? c->plan->ncols : 0; i < n; i++) {
+			char *uname = NULL;
+			const char *usql = c->plan->cols[i].type == QC_MVAL
+					       ? missing_unit(c->plan, s, i, &uname)
+					       : NULL;
+			if (usql)
+				COL(usql, uname, QC_TEXT);
+			free(uname);
+		}
 	}
 #undef COL
 	sbuf_addf(out, " FROM %s", s->from.buf);

@@ -32,7 +32,11 @@ enum query_coltype {
 	QC_RATE,  /* bytes per nanosecond (GB/s) */
 	QC_DELTA, /* a difference of nanoseconds, shown signed */
 	QC_RATIO, /* a ratio, shown as "1.61x" */
-	QC_PCT	  /* a percentage, shown to two decimals ("28.88"), as the report does */
+	QC_PCT,	  /* a percentage, shown to two decimals ("28.88"), as the report does */
+	/* a metric's value (samples' value, metrics' mean and max): shown in
+	 * the unit of its row's "unit" column, which the query adds when it
+	 * selects none ("150.8 GB" for 143808 MiB; grademl-tui(1) UNITS) */
+	QC_MVAL
 };
 
 enum query_ptype { QP_NULL, QP_INT, QP_REAL, QP_TEXT };

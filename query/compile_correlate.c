@@ -256,18 +256,23 @@ int correlate_with(struct cc *c, struct scope *s, const struct qstage *st)
 		if (s->src == QS_PHASES) {
 			name = xasprintf("%s.mean", disp);
 			source_add_extra(
-			    s, name, QC_REAL,
+			    s, name, QC_MVAL,
 			    xasprintf("gm_twmean(%s, p.start_ns, p.start_ns + p.dur_ns)", mid.buf));
 			free(name);
 			name = xasprintf("%s.max", disp);
 			source_add_extra(
-			    s, name, QC_REAL,
+			    s, name, QC_MVAL,
 			    xasprintf("gm_twmax(%s, p.start_ns, p.start_ns + p.dur_ns)", mid.buf));
 		} else {
 			name = xasprintf("%s.value", disp);
-			source_add_extra(s, name, QC_REAL,
+			source_add_extra(s, name, QC_MVAL,
 					 xasprintf("gm_valueat(%s, e.t_ns)", mid.buf));
 		}
+		free(name);
+		/* the unit the values are shown in (query/print.c) */
+		name = xasprintf("%s.unit", disp);
+		source_add_extra(s, name, QC_TEXT,
+				 xasprintf("(SELECT unit FROM metrics WHERE id = %s)", mid.buf));
 		free(name);
 		free(disp);
 		sbuf_release(&mid);

@@ -87,8 +87,8 @@
 	  NULL)                                                                                    \
 	X("last", QC_TIME, "(SELECT max(t_ns) FROM samples WHERE metric_id = m.id)", NULL, NULL,   \
 	  NULL)                                                                                    \
-	X("mean", QC_REAL, "gm_twmean(m.id, $W0, $W1)", NULL, NULL, NULL)                          \
-	X("max", QC_REAL, "gm_twmax(m.id, $W0, $W1)", NULL, NULL, NULL)                            \
+	X("mean", QC_MVAL, "gm_twmean(m.id, $W0, $W1)", NULL, NULL, NULL)                          \
+	X("max", QC_MVAL, "gm_twmax(m.id, $W0, $W1)", NULL, NULL, NULL)                            \
 	X("sat", QC_DUR, "CASE WHEN m.capacity > 0 THEN gm_satns(m.id, $W0, $W1, NULL) END", NULL, \
 	  NULL, NULL)
 
@@ -99,7 +99,7 @@
 	X("resource", QC_TEXT, "m.resource", NULL, NULL, NULL)                                     \
 	X("unit", QC_TEXT, "m.unit", NULL, NULL, NULL)                                             \
 	X("t", QC_TIME, "s.t_ns", NULL, NULL, NULL)                                                \
-	X("value", QC_REAL, "s.value", NULL, NULL, NULL)
+	X("value", QC_MVAL, "s.value", NULL, NULL, NULL)
 
 /* The idle gaps of device streams (query/funcs_gaps.c's gm_gaps). */
 #define GAP_FIELDS(X)                                                                              \

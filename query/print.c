@@ -135,24 +135,23 @@ static void clock_text(struct sbuf *out, int64_t ns, int decimals)
 }
 
 /* A number of a column with a unit (a duration, bytes, a rate, a
- * ratio) as the explorer shows it into buf; NULL for other columns and
- * for values out of range. */
+ * ratio, a metric's value in unit, its row's) as the explorer shows it
+ * into buf; NULL for other columns, for values out of range and for a
+ * metric's value without a unit column. */
 static const char *unit_text(char *buf, size_t n, const struct query_value *v,
-			     enum query_coltype type)
+			     enum query_coltype type, const char *unit)
 {
 	double d = v->type == QP_INT ? (double)v->i : v->r;
+	if (type == QC_MVAL)
+		return unit ? text_metric(buf, n, d, unit) : NULL;
 	if (type == QC_RATIO)
 		return text_ratio(buf, n, d);
 	if (type == QC_PCT) {
 		snprintf(buf, n, "%.2f", d);
 		return buf;
 	}
-	if (type == QC_RATE && fabs(d) < 9e9) { /* bytes per ns: per s, 1e9 times as many */
-		text_bytes(buf, n, llround(d * 1e9));
-		size_t k = strlen(buf);
-		snprintf(buf + k, n - k, "/s");
-		return buf;
-	}
+	if (type == QC_RATE && fabs(d) < 9e9) /* bytes per ns: per s, 1e9 times as many */
+		return text_rate(buf, n, d * 1e9);
 	if (type != QC_DUR && type != QC_DELTA && type != QC_BYTES)
 		return NULL;
 	if (v->type == QP_REAL && !(fabs(d) < 9e18))
@@ -168,11 +167,43 @@ static int has_unit(enum query_coltype t)
 	return t == QC_DUR || t == QC_TIME || t >= QC_BYTES;
 }
 
-/* A value for the table; decimals: a clock time's (see clock_decimals). */
-static void cell_text(struct sbuf *out, const struct query_value *v, enum query_coltype type,
-		      const struct query_print_hooks *h, int decimals)
+/* For each column of r that holds a metric's value (QC_MVAL), the column
+ * that holds its unit: "X.unit" for "X.mean" (`with X`), else "unit"; -1
+ * for the others and where there is none.  The caller frees the array. */
+static int *unit_columns(const struct query_result *r)
 {
-	char buf[64];
+	int *u = xcalloc(r->ncols ? r->ncols : 1, sizeof(int));
+	for (size_t c = 0; c < r->ncols; c++) {
+		const char *name = r->cols[c].name, *dot = strrchr(name, '.');
+		int len = dot ? (int)(dot - name) : 0;
+		u[c] = -1;
+		for (size_t k = 0; r->cols[c].type == QC_MVAL && k < r->ncols; k++) {
+			const char *n = r->cols[k].name;
+			if (r->cols[k].type == QC_TEXT &&
+			    (dot ? !strncmp(n, name, (size_t)len) && !strcmp(n + len, ".unit")
+				 : !strcmp(n, "unit")))
+				u[c] = (int)k;
+		}
+	}
+	return u;
+}
+
+/* The unit of cell (row, c) of r when it is a metric's value: the text in
+ * its unit column (ucol from unit_columns), else NULL. */
+static const char *cell_unit(const struct query_result *r, size_t row, int ucol)
+{
+	if (ucol < 0)
+		return NULL;
+	const struct query_value *u = query_cell(r, row, (size_t)ucol);
+	return u->type == QP_TEXT ? u->s : NULL;
+}
+
+/* A value for the table; decimals: a clock time's (see clock_decimals);
+ * unit: a metric value's (cell_unit), trace text, sanitised here. */
+static void cell_text(struct sbuf *out, const struct query_value *v, enum query_coltype type,
+		      const char *unit, const struct query_print_hooks *h, int decimals)
+{
+	char buf[128];
 	if (v->type == QP_INT || v->type == QP_REAL) {
 		if (h->raw && has_unit(type)) {
 			raw_text(out, v);
@@ -182,8 +213,11 @@ static void cell_text(struct sbuf *out, const struct query_value *v, enum query_
 			clock_text(out, time_ns(v), decimals);
 			return;
 		}
-		if (unit_text(buf, sizeof(buf), v, type)) {
-			sbuf_adds(out, buf);
+		if (unit_text(buf, sizeof(buf), v, type, unit)) {
+			if (unit)
+				h->sanitize(out, buf);
+			else
+				sbuf_adds(out, buf);
 			return;
 		}
 	}
@@ -284,6 +318,7 @@ void query_table_build(struct query_table *t, const struct query_result *r,
 	t->width = xcalloc(nc ? nc : 1, sizeof(int));
 	t->right = xcalloc(nc ? nc : 1, sizeof(int));
 	int *decimals = xcalloc(nc ? nc : 1, sizeof(int));
+	int *ucol = unit_columns(r);
 	table_columns(r, &h, t->right, decimals);
 	struct sbuf sb;
 	sbuf_init(&sb);
@@ -300,7 +335,8 @@ void query_table_build(struct query_table *t, const struct query_result *r,
 			if (names && c == name_col && names[i])
 				v.s = names[i];
 			sbuf_reset(&sb);
-			cell_text(&sb, &v, r->cols[c].type, &h, decimals[c]);
+			cell_text(&sb, &v, r->cols[c].type, cell_unit(r, i, ucol[c]), &h,
+				  decimals[c]);
 			t->cells[(i + 1) * nc + c] = xstrdup(sb.buf);
 		}
 	free_names(names, nr);
@@ -311,6 +347,7 @@ void query_table_build(struct query_table *t, const struct query_result *r,
 				t->width[c] = w;
 		}
 	free(decimals);
+	free(ucol);
 	sbuf_release(&sb);
 }
 
@@ -451,6 +488,7 @@ struct out {
 	struct sbuf tmp, cut;
 	char **names; /* short_names' (NULL: none), of column name_col */
 	size_t name_col;
+	int *ucol; /* each column's unit column (unit_columns), or NULL */
 };
 
 /* One table cell: text to sanitise (raw), or display text already. */
@@ -472,7 +510,8 @@ static struct cell cell_of(struct out *o, const struct query_result *r, long row
 	if (v->type == QP_TEXT)
 		return (struct cell){v->s, 1};
 	sbuf_reset(&o->tmp);
-	cell_text(&o->tmp, v, r->cols[c].type, o->h, decimals[c]);
+	cell_text(&o->tmp, v, r->cols[c].type,
+		  o->ucol ? cell_unit(r, (size_t)row, o->ucol[c]) : NULL, o->h, decimals[c]);
 	return (struct cell){o->tmp.buf, 0};
 }
 
@@ -527,6 +566,7 @@ static struct out *out_new(FILE *f, const struct query_print_hooks *h)
 
 static void out_free(struct out *o)
 {
+	free(o->ucol);
 	sbuf_release(&o->tmp);
 	sbuf_release(&o->cut);
 	free(o);
@@ -548,6 +588,7 @@ static int print_table(FILE *f, const struct query_result *r, const struct query
 {
 	size_t nc = r->ncols;
 	struct out *o = out_new(f, h);
+	o->ucol = unit_columns(r);
 	struct query_table t = {.nrows = r->nrows, .ncols = nc};
 	t.width = xcalloc(nc ? nc : 1, sizeof(int));
 	t.right = xcalloc(nc ? nc : 1, sizeof(int));

@@ -220,6 +220,20 @@ static void test_format_duration(void **state)
 	/* rounding that reaches the next decade drops a decimal */
 	assert_string_equal(dur(99960), "100 us");
 	assert_string_equal(dur(9996), "10.0 us");
+	/* rounding that reaches the next unit reads in that unit */
+	static const struct {
+		int64_t ns;
+		const char *text;
+	} next[] = {{999499, "999 us"},
+		    {999500, "1.00 ms"},
+		    {999999, "1.00 ms"},
+		    {999600000, "1.00 s"},
+		    {INT64_C(59940000000), "59.9 s"},
+		    {INT64_C(59960000000), "1.00 min"},
+		    {INT64_C(3597000000000), "1.00 h"},
+		    {-999999, "-1.00 ms"}};
+	for (size_t i = 0; i < sizeof(next) / sizeof(next[0]); i++)
+		assert_string_equal(dur(next[i].ns), next[i].text);
 	/* a short buffer truncates and stays terminated */
 	char small[5];
 	assert_string_equal(format_duration(small, sizeof(small), 1230000000), "1.23");
@@ -256,6 +270,16 @@ static void test_format_bytes(void **state)
 	assert_string_equal(bytes(999), "999 B");
 	assert_string_equal(bytes(1000), "1.0 KB");
 	assert_string_equal(bytes(1536), "1.5 KB");
+	/* decimal units (SI): 1023 and 1024 are both a KB and a little */
+	assert_string_equal(bytes(1023), "1.0 KB");
+	assert_string_equal(bytes(1024), "1.0 KB");
+	assert_string_equal(bytes(-999), "-999 B");
+	/* rounding that reaches 1000.0 of a unit reads in the next */
+	assert_string_equal(bytes(999949), "999.9 KB");
+	assert_string_equal(bytes(999950), "1.0 MB");
+	assert_string_equal(bytes(999999), "1.0 MB");
+	assert_string_equal(bytes(INT64_C(999960000000)), "1.0 TB");
+	assert_string_equal(bytes(-999999), "-1.0 MB");
 	assert_string_equal(bytes(12345678), "12.3 MB");
 	assert_string_equal(bytes(INT64_C(4500000000)), "4.5 GB");
 	assert_string_equal(bytes(INT64_C(5000000000000)), "5.0 TB");
@@ -321,6 +345,20 @@ static void test_format_instant(void **state)
 }
 
 /* Metric values in their units, never in exponent form. */
+/* Rates as bytes are written, per second, the same rounding into the next
+ * unit; out of range reads "-". */
+static void test_text_rate(void **state)
+{
+	(void)state;
+	char buf[32];
+	assert_string_equal(text_rate(buf, sizeof(buf), 999), "999 B/s");
+	assert_string_equal(text_rate(buf, sizeof(buf), 1.3e12), "1.3 TB/s");
+	assert_string_equal(text_rate(buf, sizeof(buf), 999.96e9), "1.0 TB/s");
+	assert_string_equal(text_rate(buf, sizeof(buf), 12.34e9), "12.3 GB/s");
+	assert_string_equal(text_rate(buf, sizeof(buf), NAN), "-");
+	assert_string_equal(text_rate(buf, sizeof(buf), 1e30), "-");
+}
+
 static void test_format_value(void **state)
 {
 	(void)state;
@@ -337,6 +375,12 @@ static void test_format_value(void **state)
 	assert_string_equal(format_value(buf, sizeof(buf), 395756, "kB"), "395.8 MB");
 	assert_string_equal(format_value(buf, sizeof(buf), 1200, "kB/s"), "1.2 MB/s");
 	assert_string_equal(format_value(buf, sizeof(buf), 7122, "MiB"), "7.5 GB");
+	/* nvidia-smi's MiB reads as bytes do everywhere: 143 808 MiB */
+	assert_string_equal(format_value(buf, sizeof(buf), 143808, "MiB"), "150.8 GB");
+	assert_string_equal(format_value(buf, sizeof(buf), 953.674, "MiB"), "1.0 GB");
+	assert_string_equal(format_value(buf, sizeof(buf), 999.96, "us"), "1.00 ms");
+	assert_string_equal(format_value(buf, sizeof(buf), 999.96, "W"), "1000 W");
+	assert_string_equal(format_value(buf, sizeof(buf), 99999.6, ""), "100 k");
 	assert_string_equal(format_value(buf, sizeof(buf), 1.5, "ms"), "1.50 ms");
 	assert_string_equal(format_value(buf, sizeof(buf), 0.00001234, NULL), "0.0000123");
 	assert_string_equal(format_value(buf, sizeof(buf), 0, "%"), "0%");
@@ -452,6 +496,7 @@ int main(void)
 	    cmocka_unit_test(test_format_name),
 	    cmocka_unit_test(test_format_instant),
 	    cmocka_unit_test(test_format_value),
+	    cmocka_unit_test(test_text_rate),
 	    cmocka_unit_test(test_format_cut_distinct),
 	    cmocka_unit_test(test_format_cut_distinct_middle),
 	};

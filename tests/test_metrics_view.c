@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +182,7 @@ static int teardown(void **state)
 	grid_release(&f->g);
 	tree_view_release(&f->a.tree);
 	free(f->a.mv.filter);
+	free(f->a.mv.win);
 	free(f->a.message);
 	model_free(f->m);
 	testdir_remove(f->dir);
@@ -501,9 +503,43 @@ static void test_metrics_far_times(void **state)
 	assert_true(find_row(f, "far") >= 0);
 }
 
+/* The fixture's series of this name (one there must be). */
+static const struct mseries *series_named(struct fx *f, const char *name)
+{
+	const struct mseries *s, *found = NULL;
+	size_t n;
+	char *err = NULL;
+	assert_int_equal(model_series(f->m, &s, &n, &err), 0);
+	for (size_t i = 0; i < n && !found; i++)
+		if (!strcmp(s[i].name, name))
+			found = &s[i];
+	assert_non_null(found);
+	return found;
+}
+
+/* A series' figures over a window: of the values that hold there, by
+ * time.  util: 10 at 0, 40 at 600, 20 at 1000 (period 400, the last holds
+ * to 1400); over [500, 900) 10 holds 100 ns and 40 300 ns. */
+static void test_metrics_window_stats(void **state)
+{
+	struct fx *f = *state;
+	const struct mseries *util = series_named(f, "util");
+	char *err = NULL;
+	struct mwindow w;
+	assert_int_equal(model_series_stats(f->m, util, 500, 900, &w, &err), 0);
+	assert_true(w.min == 10 && w.max == 40 && w.samples == 2 && w.covered_ns == 400);
+	assert_true(fabs(w.mean - 32.5) < 1e-9);
+	assert_int_equal(model_series_stats(f->m, util, 1100, 1300, &w, &err), 0);
+	assert_true(w.min == 20 && w.mean == 20 && w.max == 20 && w.samples == 1);
+	/* past the last sample's hold: nothing holds */
+	assert_int_equal(model_series_stats(f->m, util, 1500, 2000, &w, &err), 0);
+	assert_true(isnan(w.min) && isnan(w.mean) && isnan(w.max) && w.samples == 0);
+}
+
 /* A series with a capacity is drawn on 0..capacity (a percentage between
  * 1 and 3 of 100 stays at the lowest glyph), one without on its own
- * min..max; the scale as text, compact. */
+ * min..max; the scale as text, its ends as the Min and Max columns write
+ * them. */
 static void test_metrics_scale(void **state)
 {
 	struct fx *f = *state;
@@ -520,10 +556,18 @@ static void test_metrics_scale(void **state)
 	assert_string_equal(buf, "0..100%");
 	s = (struct mseries){.capacity = 0, .unit = "MHz", .min = 345, .max = 1980};
 	mseries_scale_text(&s, buf, sizeof(buf));
-	assert_string_equal(buf, "345..1.98k MHz");
+	assert_string_equal(buf, "345..1980 MHz");
 	double lo, hi;
 	mseries_scale(&s, &lo, &hi);
 	assert_true(lo == 345 && hi == 1980);
+	/* memory in nvidia-smi's MiB reads as bytes do on the metrics screen
+	 * (text_metric), not "0..144k MiB" */
+	s = (struct mseries){.capacity = 143808, .unit = "MiB", .min = 0, .max = 7000};
+	mseries_scale_text(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "0..150.8 GB");
+	s = (struct mseries){.capacity = 0, .unit = "MiB", .min = 512, .max = 7000};
+	mseries_scale_text(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "536.9 MB..7.3 GB");
 	/* a value far outside the scale (a hostile sample) is its end glyph,
 	 * not what converting 1e300 to int gives (undefined: the lowest here) */
 	assert_string_equal(glyphs_spark(g, 1e300, 0, 100), g->spark[7]);
@@ -535,6 +579,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_metrics_stats, setup_main, teardown),
+	    cmocka_unit_test_setup_teardown(test_metrics_window_stats, setup_main, teardown),
 	    cmocka_unit_test_setup_teardown(test_metrics_sparkline, setup_main, teardown),
 	    cmocka_unit_test_setup_teardown(test_metrics_hostile_name, setup_main, teardown),
 	    cmocka_unit_test_setup_teardown(test_metrics_filter, setup_main, teardown),

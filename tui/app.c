@@ -39,6 +39,7 @@ void app_release(struct app *a)
 	tree_view_release(&a->tree);
 	prompt_release(&a->prompt);
 	free(a->mv.filter);
+	free(a->mv.win);
 	issues_release(&a->iv);
 	results_release(&a->rv);
 	flame_view_release(&a->fv);

@@ -67,6 +67,11 @@ struct timeline {
 struct metrics_view {
 	size_t sel, top;
 	char *filter;
+	/* each series' figures over [win_t0, win_t1), the window of the
+	 * phase they were read for (NULL: none read yet); metrics.c owns it */
+	struct mwindow *win;
+	size_t nwin;
+	int64_t win_t0, win_t1;
 };
 
 /* Top-issues screen state: the analyses, read when it first opens. */

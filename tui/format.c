@@ -43,79 +43,9 @@ const char *format_bytes(char *buf, size_t n, int64_t bytes)
 	return text_bytes(buf, n, bytes);
 }
 
-/* v in three significant digits without an exponent: whole from 1000 on,
- * up to 9 decimals below 1 (then 0). */
-static void plain_number(char *buf, size_t n, double v)
-{
-	double a = fabs(v);
-	int dec = a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 0;
-	if (a > 0 && a < 1) {
-		dec = 2 - (int)floor(log10(a));
-		if (dec > 9)
-			dec = 9;
-	}
-	snprintf(buf, n, "%.*f", dec, v);
-	/* as %g: "20.3", "96", "0.5", no trailing zeros */
-	if (strchr(buf, '.')) {
-		char *e = buf + strlen(buf) - 1;
-		while (*e == '0')
-			*e-- = '\0';
-		if (*e == '.')
-			*e = '\0';
-	}
-}
-
-/* A byte unit's size in bytes (rate: it ends in "/s"); 0 for none. */
-static double byte_unit(const char *unit, int *rate)
-{
-	static const struct {
-		const char *name;
-		double bytes;
-	} units[] = {{"B", 1},	    {"kB", 1e3},	   {"KB", 1e3},
-		     {"KiB", 1024}, {"MB", 1e6},	   {"MiB", 1048576},
-		     {"GB", 1e9},   {"GiB", 1073741824.0}, {"bytes", 1}};
-	size_t n = strlen(unit);
-	*rate = n > 2 && !strcmp(unit + n - 2, "/s");
-	if (*rate)
-		n -= 2;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (strlen(units[i].name) == n && !strncmp(unit, units[i].name, n))
-			return units[i].bytes;
-	return 0;
-}
-
 const char *format_value(char *buf, size_t n, double v, const char *unit)
 {
-	static const struct {
-		const char *name;
-		double ns;
-	} times[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
-	static const char *const si[] = {"", " k", " M", " G", " T"};
-	char num[48];
-	int rate;
-	if (isnan(v)) {
-		snprintf(buf, n, "-");
-		return buf;
-	}
-	unit = unit ? unit : "";
-	double bytes = byte_unit(unit, &rate);
-	if (bytes > 0 && fabs(v * bytes) < 9e18) {
-		format_bytes(num, sizeof(num), (int64_t)llround(v * bytes));
-		snprintf(buf, n, "%s%s", num, rate ? "/s" : "");
-		return buf;
-	}
-	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
-		if (!strcmp(unit, times[i].name) && fabs(v * times[i].ns) < 9e18)
-			return format_duration(buf, n, (int64_t)llround(v * times[i].ns));
-	int k = 0;
-	if (fabs(v) >= 9999.5)
-		while (fabs(v) >= 999.5 && k < 4) {
-			v /= 1000;
-			k++;
-		}
-	plain_number(num, sizeof(num), v);
-	snprintf(buf, n, "%s%s%s%s", num, si[k], *unit && strcmp(unit, "%") ? " " : "", unit);
-	return buf;
+	return text_metric(buf, n, v, unit);
 }
 
 uint32_t format_decode(const unsigned char *p, size_t k)

@@ -18,14 +18,9 @@ const char *format_duration(char *buf, size_t n, int64_t ns);
  * short phase far from the origin ("688.123 ms" .. "688.126 ms"); minutes
  * and hours become seconds then. */
 const char *format_instant(char *buf, size_t n, int64_t ns, int64_t res);
-/* "12.3 MB" etc. */
+/* text_bytes: decimal units, "12.3 MB" etc. */
 const char *format_bytes(char *buf, size_t n, int64_t bytes);
-/* A metric's value v in its unit, never in exponent form: byte units
- * (B, kB, KB, KiB, MB, MiB, GB, GiB, with or without "/s") as
- * format_bytes writes bytes ("395.8 MB", "1.2 MB/s"), time units (ns, us,
- * ms, s) as a duration, "%" right after the number ("70.1%"), anything else
- * after a blank ("209 W"); the number with three significant digits, whole
- * up to 9999, then with k, M, G, T ("4.66 k").  NAN: "-". */
+/* text_metric (model/util/text.h): a metric's value in its unit, "150.8 GB". */
 const char *format_value(char *buf, size_t n, double v, const char *unit);
 /* Appends s with everything that could drive or spoof a terminal made
  * visible: ESC as "\e", other C0 controls and DEL as "\xNN", C1 controls

@@ -8,12 +8,17 @@
  * devices and hosts too wide for their column are cut so that two
  * different ones never read the same (format_cut_distinct).
  *
+ * Inside a phase (a step, an operator) every figure is that phase's: min,
+ * mean, max and the sample count are of the values that hold during its
+ * window (model_series_stats), read once per window for all series, and
+ * the Name header says over which phase; at the root they are the whole
+ * trace's (model_series).
+ *
  * a->mv.sel is an index into model_series' array (app.c's search sets it
  * that way); a->mv.top counts rows of the filtered table.  A sparkline is
  * scaled to its series' capacity where known (0..100%, cores, link speed),
- * else to its own min..max over the whole trace (the Min and Max columns),
- * so the same level means the same value whichever node the window comes
- * from.
+ * else to its own min..max over the whole trace, so the same level means
+ * the same value whichever node the window comes from.
  */
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +27,7 @@
 
 #include "tui/app.h"
 #include "tui/format.h"
+#include "model/util/nstime.h"
 #include "model/util/xalloc.h"
 
 #define GAP	  2  /* columns between two table columns */
@@ -161,6 +167,41 @@ static void put_col(struct app *a, struct grid *g, int x, int y, int w, const ch
 	grid_put(g, x + used, y, 1, a->g->more, role);
 }
 
+/* The series' figures over the current node's window, as whole-trace
+ * ones are at the root: NULL there, else an array parallel to s (read on
+ * the first draw in a window, kept while it stays). */
+static const struct mwindow *figures(struct app *a, const struct mseries *s, size_t n)
+{
+	const struct mnode *node = a->tree.node;
+	struct metrics_view *mv = &a->mv;
+	if (!node || node == model_root(a->m) || node->dur_ns <= 0)
+		return NULL;
+	int64_t t0 = node->start_ns, t1 = ns_end(node->start_ns, node->dur_ns);
+	if (mv->win && mv->nwin == n && mv->win_t0 == t0 && mv->win_t1 == t1)
+		return mv->win;
+	free(mv->win);
+	mv->win = xcalloc(n ? n : 1, sizeof(*mv->win));
+	mv->nwin = n;
+	mv->win_t0 = t0;
+	mv->win_t1 = t1;
+	for (size_t i = 0; i < n; i++) {
+		char *err = NULL;
+		if (model_series_stats(a->m, &s[i], t0, t1, &mv->win[i], &err) < 0) {
+			app_message(a, 1, "%s", err);
+			free(err);
+		}
+	}
+	return mv->win;
+}
+
+/* Series s[i]'s figures: over the window when win, else the whole trace's. */
+static struct mwindow figure(const struct mseries *s, size_t i, const struct mwindow *win)
+{
+	if (win)
+		return win[i];
+	return (struct mwindow){s[i].min, s[i].mean, s[i].max, s[i].samples, s[i].covered_ns};
+}
+
 static int maxi(int a, int b)
 {
 	return a > b ? a : b;
@@ -207,24 +248,23 @@ static const char *host_of(const struct mseries *m)
 }
 
 static void lay_out(struct app *a, struct layout *l, const struct mseries *s, const size_t *idx,
-		    size_t nv, int width)
+		    size_t nv, const struct mwindow *win, int width)
 {
 	char buf[64];
 	int longest = 4;
 	*l = (struct layout){.dev = 6, .host = 4, .min = 3, .mean = 4, .max = 3, .samples = 7};
 	for (size_t i = 0; i < nv; i++) {
 		const struct mseries *m = &s[idx[i]];
+		struct mwindow f = figure(s, idx[i], win);
 		longest = maxi(longest, format_width(shown_name(m)));
 		l->dev = maxi(l->dev, format_width(device(m)));
 		l->host = maxi(l->host, format_width(host_of(m)));
-		l->min =
-		    maxi(l->min, format_width(format_value(buf, sizeof(buf), m->min, m->unit)));
+		l->min = maxi(l->min, format_width(format_value(buf, sizeof(buf), f.min, m->unit)));
 		l->mean =
-		    maxi(l->mean, format_width(format_value(buf, sizeof(buf), m->mean, m->unit)));
-		l->max =
-		    maxi(l->max, format_width(format_value(buf, sizeof(buf), m->max, m->unit)));
+		    maxi(l->mean, format_width(format_value(buf, sizeof(buf), f.mean, m->unit)));
+		l->max = maxi(l->max, format_width(format_value(buf, sizeof(buf), f.max, m->unit)));
 		l->samples =
-		    maxi(l->samples, snprintf(buf, sizeof(buf), "%lld", (long long)m->samples));
+		    maxi(l->samples, snprintf(buf, sizeof(buf), "%lld", (long long)f.samples));
 	}
 	if (l->host > HOST_MAX)
 		l->host = HOST_MAX;
@@ -273,7 +313,7 @@ static void window(struct app *a, const struct mseries *s, size_t n, int64_t *t0
 	const struct mnode *node = a->tree.node;
 	if (node && node->dur_ns > 0) {
 		*t0 = node->start_ns;
-		*t1 = node->start_ns + node->dur_ns;
+		*t1 = ns_end(node->start_ns, node->dur_ns);
 		return;
 	}
 	*t0 = INT64_MAX;
@@ -311,6 +351,27 @@ static char *spark_title(struct app *a, int w)
 	return xstrdup(whole[i]);
 }
 
+/* The name column's header: over which phase the figures are, when they
+ * are a phase's, the longest form that fits in w ("Over NAME" cut to w when
+ * none does, put_col marks the cut). */
+static char *name_title(struct app *a, int windowed, int w)
+{
+	static const char *const forms[] = {"Name (figures over %s)", "Name (over %s)", "Over %s"};
+	if (!windowed)
+		return xstrdup("Name");
+	struct sbuf name = SBUF_INIT;
+	format_name(&name, a->tree.node->name, 1, a->g->more);
+	char *t = NULL;
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		free(t);
+		t = xasprintf(forms[i], name.buf);
+		if (format_width(t) <= w)
+			break;
+	}
+	sbuf_release(&name);
+	return t;
+}
+
 static void centred(struct grid *g, int y, const char *msg, enum role role)
 {
 	int w = format_width(msg);
@@ -319,7 +380,8 @@ static void centred(struct grid *g, int y, const char *msg, enum role role)
 
 /* Row p of the visible series, m. */
 static void draw_row(struct app *a, struct grid *g, int y, const struct layout *l, size_t p,
-		     const struct mseries *m, int selected, int64_t t0, int64_t t1, double *buckets)
+		     const struct mseries *m, const struct mwindow *f, int selected, int64_t t0,
+		     int64_t t1, double *buckets)
 {
 	char buf[64];
 	enum role role = selected ? ROLE_SELECTED : ROLE_NORMAL;
@@ -328,13 +390,13 @@ static void draw_row(struct app *a, struct grid *g, int y, const struct layout *
 	put_col(a, g, 0, y, l->name, l->names[p], role, 0);
 	put_col(a, g, l->x_dev, y, l->dev, l->devs[p], role, 0);
 	put_col(a, g, l->x_host, y, l->host, l->hosts[p], role, 0);
-	put_col(a, g, l->x_min, y, l->min, format_value(buf, sizeof(buf), m->min, m->unit), role,
+	put_col(a, g, l->x_min, y, l->min, format_value(buf, sizeof(buf), f->min, m->unit), role,
 		1);
-	put_col(a, g, l->x_mean, y, l->mean, format_value(buf, sizeof(buf), m->mean, m->unit), role,
+	put_col(a, g, l->x_mean, y, l->mean, format_value(buf, sizeof(buf), f->mean, m->unit), role,
 		1);
-	put_col(a, g, l->x_max, y, l->max, format_value(buf, sizeof(buf), m->max, m->unit), role,
+	put_col(a, g, l->x_max, y, l->max, format_value(buf, sizeof(buf), f->max, m->unit), role,
 		1);
-	snprintf(buf, sizeof(buf), "%lld", (long long)m->samples);
+	snprintf(buf, sizeof(buf), "%lld", (long long)f->samples);
 	put_col(a, g, l->x_samples, y, l->samples, buf, role, 1);
 	if (!l->spark || !m->samples)
 		return;
@@ -365,14 +427,17 @@ void metrics_draw(struct app *a, struct grid *g, int y, int h)
 		return;
 	}
 	size_t nv = visible(s, n, a->mv.filter, &idx);
+	const struct mwindow *win = figures(a, s, n);
 	struct layout l;
-	lay_out(a, &l, s, idx, nv, g->w);
+	lay_out(a, &l, s, idx, nv, win, g->w);
 
 	int64_t t0, t1;
 	window(a, s, n, &t0, &t1);
 	char *over = spark_title(a, l.spark);
 	grid_fill(g, 0, y, g->w, ' ', ROLE_HEADER);
-	put_col(a, g, 0, y, l.name, "Name", ROLE_HEADER, 0);
+	char *name = name_title(a, win != NULL, l.name);
+	put_col(a, g, 0, y, l.name, name, ROLE_HEADER, 0);
+	free(name);
 	put_col(a, g, l.x_dev, y, l.dev, "Device", ROLE_HEADER, 0);
 	put_col(a, g, l.x_host, y, l.host, "Host", ROLE_HEADER, 0);
 	put_col(a, g, l.x_min, y, l.min, "Min", ROLE_HEADER, 1);
@@ -395,7 +460,8 @@ void metrics_draw(struct app *a, struct grid *g, int y, int h)
 	buckets = xmalloc((size_t)(l.spark ? l.spark : 1) * sizeof(*buckets));
 	for (size_t r = 0; r < rows && a->mv.top + r < nv; r++) {
 		size_t p = a->mv.top + r;
-		draw_row(a, g, y + 1 + (int)r, &l, p, &s[idx[p]], p == sel, t0, t1, buckets);
+		struct mwindow f = figure(s, idx[p], win);
+		draw_row(a, g, y + 1 + (int)r, &l, p, &s[idx[p]], &f, p == sel, t0, t1, buckets);
 	}
 out:
 	layout_release(&l);

@@ -301,16 +301,6 @@ static void idle_gpu(struct ranking *rk, struct analysis *a, const struct gpubre
 	}
 }
 
-/* "805 MB" (decimal units, as link speeds are given). */
-static const char *bytes_text(char *buf, size_t n, int64_t b)
-{
-	if (b >= 1000000000)
-		snprintf(buf, n, "%.2f GB", (double)b / 1e9);
-	else
-		snprintf(buf, n, "%.1f MB", (double)b / 1e6);
-	return buf;
-}
-
 /* Per rank, the stream copying longest, when copies are at least
  * COPY_ISSUE_SHARE of its device work and IDLE_ISSUE_SHARE of its window. */
 static void copy_bound(struct ranking *rk, struct analysis *a, const struct gpubreak *g,
@@ -331,7 +321,7 @@ static void copy_bound(struct ranking *rk, struct analysis *a, const struct gpub
 		if (phase <= 0 || busy <= 0 || (double)k->ns < COPY_ISSUE_SHARE * (double)busy ||
 		    (double)k->ns < IDLE_ISSUE_SHARE * (double)x->time.window_ns)
 			continue;
-		char who[32], t[32], win[32], b[32], pg[96] = "";
+		char who[32], t[32], win[32], b[32], rate[40], pg[96] = "";
 		int len = stream_label(r, x, who, sizeof(who));
 		int pageable = 2.0 * (double)k->pageable_ns >= (double)k->ns;
 		text_duration(t, sizeof(t), k->ns);
@@ -352,12 +342,13 @@ static void copy_bound(struct ranking *rk, struct analysis *a, const struct gpub
 			.share = whole > 0 ? (double)k->ns / (double)whole : NAN,
 			.explanation = xasprintf(
 			    "%s %.*s%s copied memory %s of its %s (%.0f%%), %.0f%% of its device "
-			    "work: %lld copies, %s at %.2f GB/s%s%s: %sfewer, larger transfers"
+			    "work: %lld copies, %s at %s%s%s: %sfewer, larger transfers"
 			    " would give back up to %s",
 			    devcall_api_device(r->api), len, x->name, who, t, win,
 			    100.0 * (double)k->ns / (double)x->time.window_ns,
 			    100.0 * (double)k->ns / (double)busy, (long long)k->count,
-			    bytes_text(b, sizeof(b), k->bytes), (double)k->bytes / (double)k->ns,
+			    text_bytes(b, sizeof(b), k->bytes),
+			    text_rate(rate, sizeof(rate), 1e9 * (double)k->bytes / (double)k->ns),
 			    pg,
 			    r->api == DEVCALL_API_CUDA ? " (nvidia-smi's utilization.gpu does not"
 							 " count copies)"

@@ -272,24 +272,32 @@ static void sig3(char *buf, size_t n, const char *neg, double v, const char *uni
 
 const char *text_duration(char *buf, size_t n, int64_t ns)
 {
+	/* each unit in ns and where its count, rounded to three significant
+	 * digits, reaches the next unit: 999.6 us reads "1.00 ms", 59.96 s
+	 * "1.00 min" */
+	static const struct {
+		double ns, next;
+		const char *name;
+	} units[] = {{1e3, 999.5, "us"},
+		     {1e6, 999.5, "ms"},
+		     {1e9, 59.95, "s"},
+		     {60e9, 59.95, "min"},
+		     {3600e9, INFINITY, "h"}};
 	double v = (double)ns;
 	const char *neg = "";
 	if (v < 0) {
 		v = -v;
 		neg = "-";
 	}
-	if (v >= 3600e9)
-		sig3(buf, n, neg, v / 3600e9, "h");
-	else if (v >= 60e9)
-		sig3(buf, n, neg, v / 60e9, "min");
-	else if (v >= 1e9)
-		sig3(buf, n, neg, v / 1e9, "s");
-	else if (v >= 1e6)
-		sig3(buf, n, neg, v / 1e6, "ms");
-	else if (v >= 1e3)
-		sig3(buf, n, neg, v / 1e3, "us");
-	else
+	if (v < 1e3) {
 		snprintf(buf, n, "%s%.0f ns", neg, v);
+		return buf;
+	}
+	size_t u = 0;
+	while (u + 1 < sizeof(units) / sizeof(units[0]) &&
+	       (v >= units[u + 1].ns || v / units[u].ns >= units[u].next))
+		u++;
+	sig3(buf, n, neg, v / units[u].ns, units[u].name);
 	return buf;
 }
 
@@ -307,11 +315,98 @@ const char *text_bytes(char *buf, size_t n, int64_t bytes)
 	static const char *const unit[] = {"B", "KB", "MB", "GB", "TB"};
 	double v = (double)bytes;
 	int u = 0;
-	while (fabs(v) >= 1000 && u < 4) {
+	/* whole bytes up to 999; from a KB on one decimal, so that 999.95 KB
+	 * would print as "1000.0 KB": it reads "1.0 MB" */
+	while (fabs(v) >= (u ? 999.95 : 1000) && u < 4) {
 		v /= 1000;
 		u++;
 	}
 	snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+	return buf;
+}
+
+/* v in three significant digits without an exponent: whole from 1000 on,
+ * up to 9 decimals below 1 (then 0). */
+static void plain_number(char *buf, size_t n, double v)
+{
+	double a = fabs(v);
+	int dec = a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 0;
+	if (a > 0 && a < 1) {
+		dec = 2 - (int)floor(log10(a));
+		if (dec > 9)
+			dec = 9;
+	}
+	snprintf(buf, n, "%.*f", dec, v);
+	/* as %g: "20.3", "96", "0.5", no trailing zeros */
+	if (strchr(buf, '.')) {
+		char *e = buf + strlen(buf) - 1;
+		while (*e == '0')
+			*e-- = '\0';
+		if (*e == '.')
+			*e = '\0';
+	}
+}
+
+/* A byte unit's size in bytes (rate: it ends in "/s"); 0 for none. */
+static double byte_unit(const char *unit, int *rate)
+{
+	static const struct {
+		const char *name;
+		double bytes;
+	} units[] = {{"B", 1},	    {"kB", 1e3},	   {"KB", 1e3},
+		     {"KiB", 1024}, {"MB", 1e6},	   {"MiB", 1048576},
+		     {"GB", 1e9},   {"GiB", 1073741824.0}, {"bytes", 1}};
+	size_t n = strlen(unit);
+	*rate = n > 2 && !strcmp(unit + n - 2, "/s");
+	if (*rate)
+		n -= 2;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strlen(units[i].name) == n && !strncmp(unit, units[i].name, n))
+			return units[i].bytes;
+	return 0;
+}
+
+const char *text_metric(char *buf, size_t n, double v, const char *unit)
+{
+	static const struct {
+		const char *name;
+		double ns;
+	} times[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+	static const char *const si[] = {"", " k", " M", " G", " T"};
+	char num[48];
+	int rate;
+	if (isnan(v)) {
+		snprintf(buf, n, "-");
+		return buf;
+	}
+	unit = unit ? unit : "";
+	double bytes = byte_unit(unit, &rate);
+	if (bytes > 0 && fabs(v * bytes) < 9e18)
+		return rate ? text_rate(buf, n, v * bytes)
+			    : text_bytes(buf, n, (int64_t)llround(v * bytes));
+	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
+		if (!strcmp(unit, times[i].name) && fabs(v * times[i].ns) < 9e18)
+			return text_duration(buf, n, (int64_t)llround(v * times[i].ns));
+	int k = 0;
+	if (fabs(v) >= 9999.5)
+		while (fabs(v) >= 999.5 && k < 4) {
+			v /= 1000;
+			k++;
+		}
+	plain_number(num, sizeof(num), v);
+	snprintf(buf, n, "%s%s%s%s", num, si[k], *unit && strcmp(unit, "%") ? " " : "", unit);
+	return buf;
+}
+
+const char *text_rate(char *buf, size_t n, double bytes_per_s)
+{
+	if (!(fabs(bytes_per_s) < 9e18)) {
+		snprintf(buf, n, "-");
+		return buf;
+	}
+	text_bytes(buf, n, llround(bytes_per_s));
+	size_t k = strlen(buf);
+	snprintf(buf + k, n > k ? n - k : 0, "/s");
 	return buf;
 }
 

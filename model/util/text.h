@@ -32,14 +32,28 @@ int text_parse_int64(const char *s, size_t n, int64_t *out);
 int text_parse_id64(const char *s, size_t n, uint64_t *out);
 
 /* ns as three significant digits in the largest unit that keeps the value
- * at least 1 ("24.8 ms", "3.00 s", "90 ns"); returns buf. */
+ * at least 1 ("24.8 ms", "3.00 s", "90 ns"), a value that would round to
+ * the next unit in that one ("1.00 ms" for 999 600 ns); returns buf. */
 const char *text_duration(char *buf, size_t n, int64_t ns);
 /* text_duration with a '+' before a positive one: a difference ("+1.20
  * ms", "-300 ns", "0 ns"); returns buf. */
 const char *text_signed_duration(char *buf, size_t n, int64_t ns);
-/* bytes in decimal units, one decimal from a kB on ("512 B", "12.3 MB",
- * up to TB); returns buf. */
+/* bytes in decimal (SI) units, KB = 1000 B: whole bytes up to 999, then
+ * one decimal ("512 B", "12.3 MB", up to TB), a value that would round to
+ * 1000.0 of a unit in the next ("1.0 MB" for 999 950 B); returns buf. */
 const char *text_bytes(char *buf, size_t n, int64_t bytes);
+/* Bytes per second as text_bytes writes bytes, with "/s" ("1.3 GB/s"),
+ * out of range (NAN, beyond int64) "-"; returns buf. */
+const char *text_rate(char *buf, size_t n, double bytes_per_s);
+/* A metric's value v in its unit, never in exponent form: byte units
+ * (B, kB, KB, KiB, MB, MiB, GB, GiB, bytes, with or without "/s") as
+ * text_bytes writes bytes ("395.8 MB", "1.2 MB/s"), time units (ns, us,
+ * ms, s) as text_duration, "%" right after the number ("70.1%"), anything
+ * else after a blank ("209 W"); the number with three significant digits,
+ * whole up to 9999, then with k, M, G, T ("4.66 k").  NAN: "-".  The one
+ * formatter of metric values: the metrics screen, the timeline's and
+ * the details pane's scales, and query tables. */
+const char *text_metric(char *buf, size_t n, double v, const char *unit);
 /* A ratio as "1.61x" (two decimals), NAN as "-"; returns buf. */
 const char *text_ratio(char *buf, size_t n, double r);
 /* A duration with an optional unit (ns, us, ms, s, min, h; default ns),

@@ -122,10 +122,21 @@ int model_series_buckets(struct model *m, const struct mseries *s, int64_t t0, i
  * may be NULL); mean and max NAN where none does. */
 int model_series_window(struct model *m, const struct mseries *s, int64_t t0, int64_t t1,
 			double *mean, double *max, int64_t *covered, char **err);
+/* A series over [t0, t1), as the metrics screen shows it for a phase: the
+ * lowest, time-weighted mean and highest of the values that hold there,
+ * how many samples those are, and how long a value holds there; NAN and 0
+ * where none does. */
+struct mwindow {
+	double min, mean, max;
+	int64_t samples, covered_ns;
+};
+int model_series_stats(struct model *m, const struct mseries *s, int64_t t0, int64_t t1,
+		       struct mwindow *out, char **err);
 /* The scale a sparkline of s is drawn on: 0..capacity when it has one
  * (%, cores, link speed), else its own min..max over the trace. */
 void mseries_scale(const struct mseries *s, double *lo, double *hi);
-/* That scale as text: "0..100%", "31..78 C", "0..7.5". */
+/* That scale as text, its ends as text_metric writes them: "0..100%",
+ * "31..78 C", "0..150.8 GB". */
 void mseries_scale_text(const struct mseries *s, char *buf, size_t n);
 /* For the model's own modules: s[0..n) as a string owned by the model
  * (NULL when s is NULL). */

@@ -13,6 +13,7 @@
 #include "model/store/col.h"
 #include "model/view/model.h"
 #include "model/util/nstime.h"
+#include "model/util/text.h"
 #include "model/store/sample.h"
 #include "model/store/store.h"
 #include "model/util/xalloc.h"
@@ -153,30 +154,25 @@ void mseries_scale(const struct mseries *s, double *lo, double *hi)
 	}
 }
 
-/* v in at most about five columns: 3 significant digits, k M G T. */
-static void compact(char *buf, size_t n, double v)
+/* Where a value's unit starts in text_metric's text: its first blank or
+ * '%' (" GB", " k MHz", "%"), else its end. */
+static const char *unit_part(const char *text)
 {
-	static const char sfx[] = " kMGT";
-	int k = 0;
-	while (fabs(v) >= 999.5 && k < 4) {
-		v /= 1000;
-		k++;
-	}
-	if (k)
-		snprintf(buf, n, "%.3g%c", v, sfx[k]);
-	else
-		snprintf(buf, n, "%.3g", v);
+	return text + strcspn(text, " %");
 }
 
 void mseries_scale_text(const struct mseries *s, char *buf, size_t n)
 {
 	double lo, hi;
-	char a[16], b[16];
+	char a[48], b[48];
 	mseries_scale(s, &lo, &hi);
-	compact(a, sizeof(a), lo);
-	compact(b, sizeof(b), hi);
-	const char *u = s->unit ? s->unit : "";
-	snprintf(buf, n, "%s..%s%s%s", a, b, *u && strcmp(u, "%") ? " " : "", u);
+	/* both ends as the metrics screen writes a value (text_metric), a unit
+	 * they share once: "0..150.8 GB", "345..1980 MHz", "2 B..1.5 KB" */
+	text_metric(a, sizeof(a), lo, s->unit);
+	text_metric(b, sizeof(b), hi, s->unit);
+	if (lo == 0 || !strcmp(unit_part(a), unit_part(b)))
+		*(char *)unit_part(a) = '\0';
+	snprintf(buf, n, "%s..%s", a, b);
 }
 
 /* t - t0 as a double, exact to the nanosecond where the difference fits
@@ -217,15 +213,29 @@ static void spread(double *area, double *covered, int n, double t0, double t1, d
 	}
 }
 
+/* Of the samples that hold some of a window: the lowest and highest value
+ * (+-INFINITY if none) and how many they are. */
+struct held {
+	double min, max;
+	int64_t count;
+};
+
+static void held_add(struct held *h, double v)
+{
+	h->min = fmin(h->min, v);
+	h->max = fmax(h->max, v);
+	h->count++;
+}
+
 /* The samples of s that may hold in [t0, t1), in n buckets: per bucket the
- * integral and the time covered (area[0..n), covered[0..n)), and the
- * highest value that holds some of the window (*max, -INFINITY if none). */
+ * integral and the time covered (area[0..n), covered[0..n)), and those
+ * that hold some of the window (*h). */
 static int walk(struct model *m, const struct mseries *s, int64_t t0, int64_t t1, int n,
-		double *area, double *covered, double *max, char **err)
+		double *area, double *covered, struct held *h, char **err)
 {
 	sqlite3 *db = store_db(model_store(m));
 	sqlite3_stmt *q;
-	*max = -INFINITY;
+	*h = (struct held){INFINITY, -INFINITY, 0};
 	/* The sample at or before t0, every sample up to t1, and the first one
 	 * after: where the last of the window stops holding depends on it. */
 	if (sqlite3_prepare_v2(db,
@@ -260,7 +270,7 @@ static int walk(struct model *m, const struct mseries *s, int64_t t0, int64_t t1
 			if (until > t0 && until > pt) {
 				spread(area, covered, n, 0, since(t1, t0), since(pt, t0),
 				       since(until, t0), pv);
-				*max = fmax(*max, pv);
+				held_add(h, pv);
 			} else if (until == pt && pt >= t0 && !s->period_ns) {
 				/* a lone sample holds for no time, but marks its bucket */
 				int i = (int)(since(pt, t0) * n / since(t1, t0));
@@ -269,7 +279,7 @@ static int walk(struct model *m, const struct mseries *s, int64_t t0, int64_t t1
 					area[i] = pv;
 					covered[i] = 1;
 				}
-				*max = fmax(*max, pv);
+				held_add(h, pv);
 			}
 		}
 		have = more;
@@ -283,7 +293,7 @@ static int walk(struct model *m, const struct mseries *s, int64_t t0, int64_t t1
 int model_series_buckets(struct model *m, const struct mseries *s, int64_t t0, int64_t t1,
 			 double *out, int n, char **err)
 {
-	double max;
+	struct held h;
 	if (n <= 0)
 		return 0;
 	for (int i = 0; i < n; i++)
@@ -291,7 +301,7 @@ int model_series_buckets(struct model *m, const struct mseries *s, int64_t t0, i
 	if (t1 <= t0)
 		return 0;
 	double *area = xcalloc((size_t)n * 2, sizeof(double)), *covered = area + n;
-	int rc = walk(m, s, t0, t1, n, area, covered, &max, err);
+	int rc = walk(m, s, t0, t1, n, area, covered, &h, err);
 	for (int i = 0; i < n && rc == 0; i++)
 		if (covered[i] > 0)
 			out[i] = area[i] / covered[i];
@@ -302,20 +312,32 @@ int model_series_buckets(struct model *m, const struct mseries *s, int64_t t0, i
 int model_series_window(struct model *m, const struct mseries *s, int64_t t0, int64_t t1,
 			double *mean, double *max, int64_t *covered, char **err)
 {
-	double area = 0, cov = 0;
-	*mean = *max = NAN;
+	struct mwindow w;
+	if (model_series_stats(m, s, t0, t1, &w, err) < 0)
+		return -1;
+	*mean = w.mean;
+	*max = w.max;
 	if (covered)
-		*covered = 0;
+		*covered = w.covered_ns;
+	return 0;
+}
+
+int model_series_stats(struct model *m, const struct mseries *s, int64_t t0, int64_t t1,
+		       struct mwindow *out, char **err)
+{
+	double area = 0, cov = 0;
+	struct held h;
+	*out = (struct mwindow){NAN, NAN, NAN, 0, 0};
 	if (t1 <= t0)
 		return 0;
-	if (walk(m, s, t0, t1, 1, &area, &cov, max, err) < 0)
+	if (walk(m, s, t0, t1, 1, &area, &cov, &h, err) < 0)
 		return -1;
 	if (cov > 0) {
-		*mean = area / cov;
-		if (covered)
-			*covered = (int64_t)llround(cov);
-	} else {
-		*max = NAN;
+		out->min = h.min;
+		out->mean = area / cov;
+		out->max = h.max;
+		out->samples = h.count;
+		out->covered_ns = (int64_t)llround(cov);
 	}
 	return 0;
 }

@@ -201,8 +201,9 @@ print("none" if r is None else "%.3f %d %d" % (r.get("no_data", -1), len(r["bott
 		fi
 		# the query language agrees: no value of cpu.util during the step,
 		# though the sample before the gap is 12 minutes old
+		# (the CSV's first column: the unit's follows it)
 		mean=$("$BIN" query "$gap_db" 'metrics cpu.util | during /w/prep | select mean' \
-			--format csv 2>"$TMP/err" | tr -d '\r' | tail -n +2)
+			--format csv 2>"$TMP/err" | tr -d '\r' | tail -n +2 | cut -d, -f1)
 		if [ -z "$mean" ] || [ "$mean" = '""' ]; then
 			ok "gap: query: no cpu.util value during the step"
 		else
