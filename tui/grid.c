@@ -148,7 +148,7 @@ int grid_put_wrapped(struct grid *g, int x, int y, int w, int rows, const char *
 	while (*p && used < rows && w > 0) {
 		sbuf_reset(&line);
 		format_fit(&line, p, w, 0); /* the bytes as they are: line.len of p */
-		if (!line.len) /* a character wider than the row */
+		if (!line.len)		    /* a character wider than the row */
 			break;
 		p += line.len;
 		if (*p && used + 1 == rows) { /* the last row, and more to say */

@@ -59,26 +59,40 @@ for d in 10 100; do
 	fi
 done
 
+# gpu_line SIZE LINE KEY...: the explorer on the GPU capture at SIZE with
+# one key line each KEY; prints line LINE (a number, or $ for the last) of
+# its screen.
+gpu_line() {
+	local size=$1 line=$2
+	shift 2
+	printf '%s\n' "$@" >"$TMP/gpu.keys"
+	"$BIN" --keys "$TMP/gpu.keys" --dump "$TMP/gpu.txt" --size "$size" "$TMP/gpu.db" >/dev/null 2>&1
+	sed -n "${line}p" "$TMP/gpu.txt" 2>/dev/null
+}
+
+# expect_line TEXT PATTERN NAME: ok NAME when TEXT matches the grep PATTERN.
+expect_line() {
+	if printf '%s\n' "$1" | grep -q "$2"; then
+		ok "$3"
+	else
+		not_ok "$3" "$1"
+	fi
+}
+
 if [ -x tests/data/gpu/import.sh ] || [ -r tests/data/gpu/import.sh ]; then
 	if bash tests/data/gpu/import.sh "$BIN" "$TMP/gpu.db" >/dev/null 2>&1; then
-		printf 'type /cunn_SoftMaxBackwardSmem\nEnter\ndump\n' >"$TMP/gpu.keys"
-		"$BIN" --keys "$TMP/gpu.keys" --dump "$TMP/gpu.txt" --size 80x24 "$TMP/gpu.db" >/dev/null 2>&1
-		top=$(head -n 1 "$TMP/gpu.txt" 2>/dev/null)
-		if printf '%s\n' "$top" | grep -q '^gpu › ddp › … › .* › cudaLaunchKernel *$'; then
-			ok "breadcrumb at 80 columns: a launch deep in the GPU capture keeps its workflow and step"
-		else
-			not_ok "breadcrumb at 80 columns: a launch deep in the GPU capture keeps its workflow and step" "$top"
-		fi
+		# the breadcrumb deep in the capture at 80 columns: a launch keeps
+		# its workflow and step
+		top=$(gpu_line 80x24 1 'type /cunn_SoftMaxBackwardSmem' Enter dump)
+		expect_line "$top" '^gpu › ddp › … › .* › cudaLaunchKernel *$' \
+			"breadcrumb at 80 columns: a launch deep in the GPU capture keeps its workflow and step"
 		# :whatif's message names what then bounds the path, a kernel of a
 		# 600-character signature: at 200 columns its end is on the line
-		printf 'type :goto /gpu/ddp/rank 1/python3 (525) CPU/thread 525 (python3)/ProfilerStep#3\nEnter\ntype :whatif 2\nEnter\ndump\n' >"$TMP/whatif.keys"
-		"$BIN" --keys "$TMP/whatif.keys" --dump "$TMP/whatif.txt" --size 200x50 "$TMP/gpu.db" >/dev/null 2>&1
-		last=$(tail -n 1 "$TMP/whatif.txt" 2>/dev/null)
-		if printf '%s\n' "$last" | grep -q '^ProfilerStep#3 2x faster saves .*: then .* on rank 1.s stream 7 bounds the path *$'; then
-			ok ":whatif at 200 columns: the message ends in what then bounds the path"
-		else
-			not_ok ":whatif at 200 columns: the message ends in what then bounds the path" "$last"
-		fi
+		last=$(gpu_line 200x50 '$' \
+			'type :goto /gpu/ddp/rank 1/python3 (525) CPU/thread 525 (python3)/ProfilerStep#3' \
+			Enter 'type :whatif 2' Enter dump)
+		expect_line "$last" '^ProfilerStep#3 2x faster saves .*: then .* on rank 1.s stream 7 bounds the path *$' \
+			":whatif at 200 columns: the message ends in what then bounds the path"
 	else
 		skip "breadcrumb on the GPU capture" "tests/data/gpu does not import here"
 	fi
