@@ -371,7 +371,7 @@ else
 			shows "h: as many rows as \`summary kernels\` ($nk)" " $nk rows\$" &&
 			shows "h: a kernel of the trace, its type" '^ nvjet_sm90_tst_256x128_64x4_1x2_h_bz_co… +COMP +[0-9]+ ' &&
 			step h "h: Esc goes back to the tree" "?:help" Escape &&
-			step h "h: :diff opens the diff against the eval trace" "makespan" ":diff $EDB" Enter &&
+			step h "h: :diff opens the diff against the eval trace" "step median" ":diff $EDB" Enter &&
 			fits80x23 h "h: the diff fits 80x23, its names on row 23 (whole, or cut with …)" \
 				"^$nd names, this run A, .*(Enter shows a name in A|…)\$" &&
 			shows "h: the diff's columns" '^ level +name +status +diff +ratio' &&
