@@ -428,6 +428,7 @@ static int resolve_operand(struct cc *c, struct scope *s, const struct qnode *n,
 				       "times",
 				       n->len > 40 ? 40 : n->len, c->q + n->pos),
 			     NULL);
+		rterm_release(out);
 		return -1;
 	}
 	return 0;
