@@ -419,6 +419,8 @@ static int int64_cmp(const void *pa, const void *pb)
 
 int64_t diff_median(int64_t *v, size_t n)
 {
+	if (!n)
+		return 0;
 	qsort(v, n, sizeof(*v), int64_cmp);
 	if (n % 2)
 		return v[n / 2];
@@ -465,7 +467,8 @@ static void row_medians(struct scan *sc, uint32_t first)
 	for (size_t i = 0; i < sc->capacc; i++)
 		if (sc->acc[i].step)
 			sc->acc[n++] = sc->acc[i]; /* packed to the front: the table is done */
-	qsort(sc->acc, n, sizeof(*sc->acc), acc_cmp);
+	if (n) /* acc is NULL in a run that met no row in a step */
+		qsort(sc->acc, n, sizeof(*sc->acc), acc_cmp);
 	for (size_t i = 0; i < d->nrows; i++)
 		if (d->rows[i].level != DIFF_STEP)
 			d->rows[i].steps[sc->run] = (struct diff_steps){.n = (int64_t)nsteps};

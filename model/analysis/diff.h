@@ -152,7 +152,7 @@ int64_t diff_delta(const struct diff_row *r);
 int64_t diff_median_delta(const struct diff_row *r);
 double diff_ratio(const struct diff_row *r);
 
-/* The median of v[0..n) (n > 0), which it sorts: the middle value, or for
+/* The median of v[0..n), which it sorts (0 when n is 0): the middle value, or for
  * an even n the mean of the two middle ones, rounded down. */
 int64_t diff_median(int64_t *v, size_t n);
 
