@@ -484,22 +484,30 @@ static double mean_of(const struct diff_side *s)
  * (its end after "…"). */
 static void diff_table(const struct diff *d, const char *more, struct query_result *r)
 {
+	/* the per-step columns only where a run has steps */
+	int steps = d->run[0].steps || d->run[1].steps;
+	size_t keep[NCOLS], nc = 0;
+	for (size_t c = 0; c < NCOLS; c++)
+		if (steps ||
+		    (c != COL_STEP_A && c != COL_STEP_B && c != COL_WARMUP_A && c != COL_WARMUP_B))
+			keep[nc++] = c;
 	struct sbuf name, raw;
 	sbuf_init(&name);
 	sbuf_init(&raw);
 	memset(r, 0, sizeof(*r));
-	r->ncols = NCOLS;
+	r->ncols = nc;
 	r->nrows = d->nrows;
-	r->phase_col = COL_PHASE;
-	r->cols = xcalloc(NCOLS, sizeof(*r->cols));
-	for (size_t c = 0; c < NCOLS; c++) {
-		r->cols[c].name = xstrdup(table_cols[c].name);
-		r->cols[c].type = table_cols[c].type;
+	r->cols = xcalloc(nc, sizeof(*r->cols));
+	for (size_t j = 0; j < nc; j++) {
+		r->cols[j].name = xstrdup(table_cols[keep[j]].name);
+		r->cols[j].type = table_cols[keep[j]].type;
+		if (keep[j] == COL_PHASE)
+			r->phase_col = (int)j;
 	}
-	r->cells = xcalloc(d->nrows ? d->nrows * NCOLS : 1, sizeof(*r->cells));
+	r->cells = xcalloc(d->nrows ? d->nrows * nc : 1, sizeof(*r->cells));
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct diff_row *row = &d->rows[i];
-		struct query_value *v = &r->cells[i * NCOLS];
+		struct query_value v[NCOLS];
 		v[COL_LEVEL] = text_value(r, diff_level_name(row->level));
 		v[COL_NAME] = text_value(r, shown_name(d, row, TABLE_NAME_COLS, more, &raw, &name));
 		sbuf_reset(&raw);
@@ -521,6 +529,8 @@ static void diff_table(const struct diff *d, const char *more, struct query_resu
 		v[COL_PATH] = text_value(r, raw.buf);
 		v[COL_PHASE] = row->side[0].first_id ? int_value(row->side[0].first_id)
 						     : (struct query_value){.type = QP_NULL};
+		for (size_t j = 0; j < nc; j++)
+			r->cells[i * nc + j] = v[keep[j]];
 	}
 	sbuf_release(&name);
 	sbuf_release(&raw);
