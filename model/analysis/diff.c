@@ -486,7 +486,8 @@ static void row_medians(struct scan *sc, uint32_t first)
 	}
 	free(v);
 	sc->nacc = 0;
-	memset(sc->acc, 0, sc->capacc * sizeof(*sc->acc));
+	if (sc->acc)
+		memset(sc->acc, 0, sc->capacc * sizeof(*sc->acc));
 }
 
 /* Each step name's median, first step and warm-up, from the steps read,
