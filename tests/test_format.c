@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "model/util/sbuf.h"
@@ -476,6 +477,56 @@ static void test_format_cut_distinct_middle(void **state)
 	}
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* n names alike at both ends (40 bytes each) with a distinct middle, cut to
+ * 40 columns: seconds to part them, best of three; all read apart. */
+static double cut_twins(size_t n)
+{
+	char **names = xcalloc(n, sizeof(*names));
+	for (size_t i = 0; i < n; i++)
+		names[i] = xasprintf("at::native::vectorized_elementwise_kernel<%zu, "
+				     "std::array<char*, 3ul>, same tail of forty bytes >",
+				     i * 7919 % 1000003);
+	double best = 1e9;
+	for (int round = 0; round < 3; round++) {
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		char **out = format_cut_distinct((const char *const *)names, n, 40, "\u2026");
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		double t =
+		    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		best = t < best ? t : best;
+		char **sorted = xcalloc(n, sizeof(*sorted));
+		memcpy(sorted, out, n * sizeof(*sorted));
+		qsort(sorted, n, sizeof(*sorted), cmp_str);
+		for (size_t i = 1; i < n; i++)
+			assert_string_not_equal(sorted[i - 1], sorted[i]);
+		free(sorted);
+		for (size_t i = 0; i < n; i++)
+			free(out[i]);
+		free(out);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return best;
+}
+
+/* Ten times the twins take about ten times as long, not a hundred: the
+ * nearest twin is a neighbour in sorted order, never found pair by pair. */
+static void test_format_cut_distinct_many(void **state)
+{
+	(void)state;
+	double small = cut_twins(2000), big = cut_twins(20000);
+	if (big > 30 * small + 0.05)
+		print_error("2000 twins %.4f s, 20000 %.4f s\n", small, big);
+	assert_true(big <= 30 * small + 0.05);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +547,7 @@ int main(void)
 	    cmocka_unit_test(test_text_rate),
 	    cmocka_unit_test(test_format_cut_distinct),
 	    cmocka_unit_test(test_format_cut_distinct_middle),
+	    cmocka_unit_test(test_format_cut_distinct_many),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -296,9 +296,19 @@ static size_t common_head(const char *s, const char *t)
 }
 
 struct cut_ent {
-	const char *shown;
+	const char *shown, *whole; /* whole: the text sanitised, uncut */
 	size_t i;
 };
+
+static int cmp_cut_whole(const void *x, const void *y)
+{
+	const struct cut_ent *a = x, *b = y;
+	return strcmp(a->whole, b->whole);
+}
+
+/* Twin runs longer than this skip the search for a cut that parts them
+ * (a run's texts times the line's heads) and go to the windows below. */
+#define TWIN_SEARCH_MAX 64
 
 static int cmp_cut_ent(const void *x, const void *y)
 {
@@ -330,13 +340,13 @@ char **format_cut_distinct(const char *const *texts, size_t n, int cols, const c
 	for (int pass = 0; pass < 8 && cols > mw; pass++) {
 		int moved = 0;
 		for (size_t i = 0; i < n; i++)
-			ent[i] = (struct cut_ent){out[i], i};
+			ent[i] = (struct cut_ent){out[i], san[i], i};
 		qsort(ent, n, sizeof(*ent), cmp_cut_ent);
 		for (size_t a = 0, b; a < n; a = b) {
 			int twins = 0;
 			for (b = a + 1; b < n && !strcmp(ent[b].shown, ent[a].shown); b++)
 				twins |= strcmp(san[ent[b].i], san[ent[a].i]) != 0;
-			if (!twins)
+			if (!twins || b - a > TWIN_SEARCH_MAX)
 				continue;
 			char **best = NULL;
 			size_t best_parted = 0;
@@ -381,28 +391,36 @@ char **format_cut_distinct(const char *const *texts, size_t n, int cols, const c
 			break;
 	}
 	/* Texts that share more than any head and tail can show: each shows its
-	 * head, then a window from where it parts from its nearest twin. */
+	 * head, then a window from where it parts from its nearest twin (a
+	 * neighbour in the run sorted by whole text: the longest common head). */
 	for (size_t i = 0; i < n; i++)
-		ent[i] = (struct cut_ent){out[i], i};
+		ent[i] = (struct cut_ent){out[i], san[i], i};
 	qsort(ent, n, sizeof(*ent), cmp_cut_ent);
 	char **fixed = xcalloc(n ? n : 1, sizeof(*fixed));
 	int head = (cols - mw) / 3;
 	for (size_t a = 0, b; a < n && head > 0 && cols - 2 * mw - head > 2; a = b) {
 		for (b = a + 1; b < n && !strcmp(ent[b].shown, ent[a].shown); b++)
 			;
-		for (size_t k = a; k < b; k++) {
+		if (b - a < 2)
+			continue;
+		qsort(ent + a, b - a, sizeof(*ent), cmp_cut_whole);
+		for (size_t g = a, h; g < b; g = h) { /* groups of the same whole text */
+			for (h = g + 1; h < b && !strcmp(ent[h].whole, ent[g].whole); h++)
+				;
 			size_t at = 0;
-			for (size_t j = a; j < b; j++)
-				if (strcmp(san[ent[k].i], san[ent[j].i])) {
-					size_t c = common_head(san[ent[k].i], san[ent[j].i]);
-					at = c > at ? c : at;
-				}
+			if (g > a)
+				at = common_head(ent[g].whole, ent[g - 1].whole);
+			if (h < b) {
+				size_t c = common_head(ent[g].whole, ent[h].whole);
+				at = c > at ? c : at;
+			}
 			if (!at)
 				continue;
 			size_t skip = at > 4 ? at - 4 : 0;
-			while (skip && ((unsigned char)san[ent[k].i][skip] & 0xc0) == 0x80)
+			while (skip && ((unsigned char)ent[g].whole[skip] & 0xc0) == 0x80)
 				skip--;
-			fixed[ent[k].i] = cut_window(san[ent[k].i], cols, head, skip, more);
+			for (size_t k = g; k < h; k++)
+				fixed[ent[k].i] = cut_window(ent[k].whole, cols, head, skip, more);
 		}
 	}
 	for (size_t i = 0; i < n; i++)
